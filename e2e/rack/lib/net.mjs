@@ -1,0 +1,35 @@
+// Loopback address plan shared by both halves of the simulated rack.
+//
+// A rack has a network number `net` (0..200). Machine `host` (last octet, 1..254) of that rack
+// listens on 127.0.<10+net>.<host>; the whole 127.0.0.0/8 block is loopback on Linux, so no
+// setup is needed and several racks (one per test file) can run side by side.
+// Kubernetes control-plane processes (etcd, kube-apiserver, ...) stay on 127.0.0.1 with free ports.
+
+export const MIN_NET = 0;
+export const MAX_NET = 200;
+
+export function checkNet(net) {
+  const n = Number(net);
+  if (!Number.isInteger(n) || n < MIN_NET || n > MAX_NET) {
+    throw new Error(`rack net must be an integer in ${MIN_NET}..${MAX_NET}, got ${net}`);
+  }
+  return n;
+}
+
+/** Address of machine `host` (last octet) in rack `net`: 127.0.<10+net>.<host>. */
+export function machineAddress(net, host) {
+  const n = checkNet(net);
+  const h = Number(host);
+  if (!Number.isInteger(h) || h < 1 || h > 254) throw new Error(`machine host must be 1..254, got ${host}`);
+  return `127.0.${10 + n}.${h}`;
+}
+
+/** Inverse of machineAddress: {net, host} for an address of the plan, or null. */
+export function parseMachineAddress(addr) {
+  const m = /^127\.0\.(\d+)\.(\d+)$/.exec(String(addr));
+  if (!m) return null;
+  const net = Number(m[1]) - 10;
+  const host = Number(m[2]);
+  if (net < MIN_NET || net > MAX_NET || host < 1 || host > 254) return null;
+  return { net, host };
+}
