@@ -665,8 +665,12 @@ export async function startRack({
       `--secure-port=${kcmPort}`,
       '--leader-elect=false',
       '--use-service-account-credentials=false',
-      '--controllers=disruption,garbagecollector,serviceaccount-token,serviceaccount,namespace,' +
-        'deployment,replicaset,daemonset,statefulset,job,root-ca-certificate-publisher,ttl-after-finished',
+      // No node-lifecycle controller: node readiness belongs to kwok and the Talos emulator.
+      '--controllers=' + [
+        'disruption', 'garbage-collector', 'serviceaccount-token', 'serviceaccount', 'namespace',
+        'deployment', 'replicaset', 'daemonset', 'statefulset', 'job', 'ttl-after-finished',
+        'pod-garbage-collector', 'clusterrole-aggregation', 'root-ca-certificate-publisher',
+      ].map((c) => `${c}-controller`).join(','),
       `--service-account-private-key-file=${pki.sa.key}`,
       `--root-ca-file=${pki.ca.cert}`,
       `--service-cluster-ip-range=${SERVICE_CIDR}`,
