@@ -584,6 +584,7 @@ export async function startRack({
     }
     kube?.close();
     await procs.stopAll();
+    if (readPid(path.join(dir, 'rack.pid')) === process.pid) fs.rmSync(path.join(dir, 'rack.pid'), { force: true });
     try {
       const info = JSON.parse(fs.readFileSync(path.join(dir, 'rack.json'), 'utf8'));
       info.state = 'stopped';
@@ -698,7 +699,12 @@ export async function startRack({
 
     // Nodes
     for (const n of fx.nodes || []) {
-      await kube.post('/api/v1/nodes', fixtureNode(n, rackNet, versions.KUBERNETES_VERSION));
+      const want = fixtureNode(n, rackNet, versions.KUBERNETES_VERSION);
+      const got = await kube.post('/api/v1/nodes', want);
+      if (got.status?.nodeInfo?.bootID !== want.status.nodeInfo.bootID) {
+        // Status dropped on create: set it through the status subresource.
+        await kube.patch(`/api/v1/nodes/${n.name}/status`, { status: want.status }, 'application/strategic-merge-patch+json');
+      }
     }
     await waitFor('nodes Ready', async () => {
       const list = await kube.get('/api/v1/nodes');

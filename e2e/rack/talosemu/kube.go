@@ -41,7 +41,7 @@ type noNodeLink struct{}
 
 func (noNodeLink) PowerOff(context.Context, string, string) {}
 func (noNodeLink) PowerOn(context.Context, string, string)  {}
-func (noNodeLink) Join(context.Context, NodeSpec)            {}
+func (noNodeLink) Join(context.Context, NodeSpec)           {}
 
 // kubeNodeLink talks to the rack's kube-apiserver with client-go.
 type kubeNodeLink struct {

@@ -2,7 +2,7 @@ import { render, waitFor } from '@testing-library/react';
 import App from './App';
 
 describe('App', () => {
-  it('should render', async () => {
+  it('starts at the guest sign-in the demo portal uses', async () => {
     process.env = {
       NODE_ENV: 'test',
       APP_CONFIG: [
@@ -10,9 +10,6 @@ describe('App', () => {
           data: {
             app: { title: 'Test' },
             backend: { baseUrl: 'http://localhost:7007' },
-            techdocs: {
-              storageUrl: 'http://localhost:7007/api/techdocs/static/docs',
-            },
           },
           context: 'test',
         },
@@ -21,8 +18,12 @@ describe('App', () => {
 
     const rendered = render(App.createRoot());
 
-    await waitFor(() => {
-      expect(rendered.baseElement).toBeInTheDocument();
-    });
-  });
+    await waitFor(
+      () => {
+        expect(rendered.getByText('Guest')).toBeInTheDocument();
+        expect(rendered.getByRole('button', { name: 'Enter' })).toBeEnabled();
+      },
+      { timeout: 20_000 },
+    );
+  }, 30_000);
 });

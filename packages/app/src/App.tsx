@@ -1,8 +1,18 @@
 import { createApp } from '@backstage/frontend-defaults';
 import catalogPlugin from '@backstage/plugin-catalog/alpha';
+import orgPlugin from '@backstage/plugin-org/alpha';
+import signalsPlugin from '@backstage/plugin-signals/alpha';
+import userSettingsPlugin from '@backstage/plugin-user-settings/alpha';
+import serversPlugin from '@rackside/plugin-servers/alpha';
 import { navModule } from './modules/nav';
-import { homeModule } from './modules/home';
 
 export default createApp({
-  features: [catalogPlugin, navModule, homeModule],
+  features: [
+    catalogPlugin,
+    orgPlugin,
+    signalsPlugin,
+    userSettingsPlugin,
+    serversPlugin,
+    navModule,
+  ],
 });

@@ -1,1 +1,6 @@
-export {};
+/**
+ * Catalog entity provider publishing Rackside servers as Resource entities.
+ *
+ * @packageDocumentation
+ */
+export * from './serverEntity';

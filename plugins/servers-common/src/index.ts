@@ -1,1 +1,8 @@
-export {};
+/**
+ * Shared by the Rackside browser and server packages: permissions, resource
+ * types, and the rules (quorum derivation, guard, ceremony ladder, capability
+ * rule) that every caller applies the same way.
+ *
+ * @packageDocumentation
+ */
+export * from './permissions';

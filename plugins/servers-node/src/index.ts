@@ -1,1 +1,7 @@
-export {};
+/**
+ * Node-only code shared by the Rackside backend plugin and the operator:
+ * cluster access, resource clients, watch caches and power channels.
+ *
+ * @packageDocumentation
+ */
+export * from './clusterConfig';

@@ -1,1 +1,7 @@
-export {};
+/**
+ * Rackside frontend plugin (legacy frontend system). The new frontend system
+ * entry point is `@rackside/plugin-servers/alpha`.
+ *
+ * @packageDocumentation
+ */
+export { serversPlugin, ServersPage } from './plugin';

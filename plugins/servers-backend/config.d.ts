@@ -1,0 +1,39 @@
+export interface Config {
+  /** Rackside: bare-metal server maintenance from Backstage. */
+  servers?: {
+    /**
+     * The Kubernetes clusters whose servers Rackside shows. Each entry uses
+     * exactly one way in: `url` with a ServiceAccount token, `kubeconfigFile`,
+     * or `inCluster`.
+     */
+    clusters?: Array<{
+      /** Identifier used in routes and catalog annotations (lowercase, dashes). */
+      name: string;
+      /** Human-readable name shown on the Servers page. Defaults to `name`. */
+      title?: string;
+      /** The API server URL, e.g. https://10.0.0.1:6443. */
+      url?: string;
+      /** PEM CA bundle of the API server. */
+      caData?: string;
+      /** Path to a PEM CA bundle of the API server. */
+      caFile?: string;
+      /** Skip TLS verification of the API server. Never in production. */
+      skipTLSVerify?: boolean;
+      /**
+       * ServiceAccount token of the Rackside Backstage identity.
+       * @visibility secret
+       */
+      serviceAccountToken?: string;
+      /** Path to a file holding the ServiceAccount token (re-read on start). */
+      serviceAccountTokenFile?: string;
+      /** Path to a kubeconfig file, instead of url and token. */
+      kubeconfigFile?: string;
+      /** Context to use from kubeconfigFile; defaults to its current context. */
+      kubeconfigContext?: string;
+      /** Use the pod's in-cluster ServiceAccount. */
+      inCluster?: boolean;
+      /** Namespace where the Rackside operator runs. Defaults to rackside-system. */
+      operatorNamespace?: string;
+    }>;
+  };
+}

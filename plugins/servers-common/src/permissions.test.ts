@@ -1,0 +1,51 @@
+import {
+  isServerAction,
+  machinesReclaimPermission,
+  SERVER_ACTIONS,
+  SERVER_RESOURCE_TYPE,
+  serverActionPermissions,
+  serversPermissions,
+} from './permissions';
+import { isResourcePermission } from '@backstage/plugin-permission-common';
+
+describe('permissions', () => {
+  it('defines exactly the eleven names of the product contract', () => {
+    expect(serversPermissions.map(p => p.name).sort()).toEqual(
+      [
+        'machines:add',
+        'machines:read',
+        'machines:reclaim',
+        'servers:cordon',
+        'servers:drain',
+        'servers:maintenance-abandon',
+        'servers:power-on',
+        'servers:read',
+        'servers:reboot',
+        'servers:shutdown',
+        'servers:uncordon',
+      ].sort(),
+    );
+  });
+
+  it('checks every servers:* permission against the server resource', () => {
+    for (const permission of serversPermissions) {
+      if (permission.name.startsWith('servers:')) {
+        expect(isResourcePermission(permission, SERVER_RESOURCE_TYPE)).toBe(
+          true,
+        );
+      } else {
+        expect(permission.type).toBe('basic');
+      }
+    }
+  });
+
+  it('maps each action route name to the permission of that name', () => {
+    for (const action of SERVER_ACTIONS) {
+      expect(serverActionPermissions[action].name).toBe(`servers:${action}`);
+    }
+    expect(isServerAction('drain')).toBe(true);
+    expect(isServerAction('toString')).toBe(false);
+    expect(isServerAction('delete')).toBe(false);
+    expect(machinesReclaimPermission.name).toBe('machines:reclaim');
+  });
+});

@@ -1,0 +1,121 @@
+import {
+  createPermission,
+  type BasicPermission,
+  type ResourcePermission,
+} from '@backstage/plugin-permission-common';
+
+/** The resource type every `servers:*` permission is checked against. */
+export const SERVER_RESOURCE_TYPE = 'server';
+
+/** A server permission carries the node as its resource. */
+export type ServerPermission = ResourcePermission<typeof SERVER_RESOURCE_TYPE>;
+
+/** See the list of servers and their maintenances. */
+export const serversReadPermission = createPermission({
+  name: 'servers:read',
+  attributes: { action: 'read' },
+  resourceType: SERVER_RESOURCE_TYPE,
+});
+
+/** Mark a node unschedulable. */
+export const serversCordonPermission = createPermission({
+  name: 'servers:cordon',
+  attributes: { action: 'update' },
+  resourceType: SERVER_RESOURCE_TYPE,
+});
+
+/** Return a node to service (uncordon). */
+export const serversUncordonPermission = createPermission({
+  name: 'servers:uncordon',
+  attributes: { action: 'update' },
+  resourceType: SERVER_RESOURCE_TYPE,
+});
+
+/** Cordon and evict every evictable pod. */
+export const serversDrainPermission = createPermission({
+  name: 'servers:drain',
+  attributes: { action: 'update' },
+  resourceType: SERVER_RESOURCE_TYPE,
+});
+
+/** Drain, then reboot through the power channel. */
+export const serversRebootPermission = createPermission({
+  name: 'servers:reboot',
+  attributes: { action: 'update' },
+  resourceType: SERVER_RESOURCE_TYPE,
+});
+
+/** Drain, then power off through the power channel. */
+export const serversShutdownPermission = createPermission({
+  name: 'servers:shutdown',
+  attributes: { action: 'update' },
+  resourceType: SERVER_RESOURCE_TYPE,
+});
+
+/** Power a shut-down server back on. */
+export const serversPowerOnPermission = createPermission({
+  name: 'servers:power-on',
+  attributes: { action: 'update' },
+  resourceType: SERVER_RESOURCE_TYPE,
+});
+
+/** Give up a maintenance and restore the node's previous schedulability. */
+export const serversMaintenanceAbandonPermission = createPermission({
+  name: 'servers:maintenance-abandon',
+  attributes: { action: 'update' },
+  resourceType: SERVER_RESOURCE_TYPE,
+});
+
+/** See discovery addresses, discovered machines and reclaim requests. */
+export const machinesReadPermission = createPermission({
+  name: 'machines:read',
+  attributes: { action: 'read' },
+});
+
+/** Add a discovery address or join a machine in maintenance mode. */
+export const machinesAddPermission = createPermission({
+  name: 'machines:add',
+  attributes: { action: 'create' },
+});
+
+/** Reset a machine another Talos cluster holds, then add it ("Reset and add"). */
+export const machinesReclaimPermission = createPermission({
+  name: 'machines:reclaim',
+  attributes: { action: 'update' },
+});
+
+/** Every server action a user can request, by its route name. */
+export const serverActionPermissions = {
+  cordon: serversCordonPermission,
+  uncordon: serversUncordonPermission,
+  drain: serversDrainPermission,
+  reboot: serversRebootPermission,
+  shutdown: serversShutdownPermission,
+  'power-on': serversPowerOnPermission,
+  'maintenance-abandon': serversMaintenanceAbandonPermission,
+} as const satisfies Record<string, ServerPermission>;
+
+export type ServerAction = keyof typeof serverActionPermissions;
+
+export const SERVER_ACTIONS = Object.keys(
+  serverActionPermissions,
+) as ServerAction[];
+
+/** Type guard for the `:action` route parameter. */
+export function isServerAction(value: string): value is ServerAction {
+  return Object.prototype.hasOwnProperty.call(serverActionPermissions, value);
+}
+
+/** The machine permissions (not tied to one server). */
+export const machinePermissions: BasicPermission[] = [
+  machinesReadPermission,
+  machinesAddPermission,
+  machinesReclaimPermission,
+];
+
+/** All eleven Rackside permissions, for registration and policy validation. */
+export const serversPermissions = [
+  serversReadPermission,
+  ...Object.values(serverActionPermissions),
+  ...machinePermissions,
+];
