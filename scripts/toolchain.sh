@@ -5,7 +5,11 @@
 
 
 RACKSIDE_CACHE="${RACKSIDE_CACHE:-$HOME/.cache/rackside}"
-NODE_VERSION="${RACKSIDE_NODE_VERSION:-24.21.0}"
+# 24.18.0, not newer: from 24.19 node_object_wrap.h registers an environment
+# cleanup hook per ObjectWrap, and better-sqlite3 compiled against those
+# headers aborts the backend when the GC finalises a statement
+# ("RemoveEnvironmentCleanupHook: Assertion failed: (env) != nullptr").
+NODE_VERSION="${RACKSIDE_NODE_VERSION:-24.18.0}"
 YARN_VERSION="${RACKSIDE_YARN_VERSION:-4.18.1}"
 export RACKSIDE_CACHE
 

@@ -18,19 +18,31 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const TALOSEMU_SRC = path.resolve(here, '..', 'talosemu');
-export const DEFAULT_FIXTURE = path.resolve(here, '..', 'fixture', 'plant-a.yaml');
+export const DEFAULT_FIXTURE = path.resolve(
+  here,
+  '..',
+  'fixture',
+  'plant-a.yaml',
+);
 
 export function cacheDir() {
-  return process.env.RACKSIDE_CACHE || path.join(os.homedir(), '.cache', 'rackside');
+  return (
+    process.env.RACKSIDE_CACHE || path.join(os.homedir(), '.cache', 'rackside')
+  );
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const sleep = ms => new Promise(r => setTimeout(r, ms));
 
 function sourceHash() {
   const h = crypto.createHash('sha256');
   const files = fs
     .readdirSync(TALOSEMU_SRC)
-    .filter((f) => (f.endsWith('.go') && !f.endsWith('_test.go')) || f === 'go.mod' || f === 'go.sum')
+    .filter(
+      f =>
+        (f.endsWith('.go') && !f.endsWith('_test.go')) ||
+        f === 'go.mod' ||
+        f === 'go.sum',
+    )
     .sort();
   for (const f of files) {
     h.update(f + '\0');
@@ -40,7 +52,12 @@ function sourceHash() {
 }
 
 function goBinary() {
-  for (const c of [process.env.GO, 'go', '/usr/local/go/bin/go', '/usr/lib/go/bin/go']) {
+  for (const c of [
+    process.env.GO,
+    'go',
+    '/usr/local/go/bin/go',
+    '/usr/lib/go/bin/go',
+  ]) {
     if (!c) continue;
     const r = spawnSync(c, ['version'], { encoding: 'utf8' });
     if (r.status === 0) return c;
@@ -57,17 +74,39 @@ export function buildTalosEmulator({ log = () => {} } = {}) {
   const tmp = `${bin}.tmp-${process.pid}-${Date.now()}`;
   log(`building talosemu into ${dir} (first build of these sources)`);
   const t0 = Date.now();
-  const r = spawnSync(goBinary(), ['build', '-trimpath', '-buildvcs=false', '-ldflags', '-s -w', '-o', tmp, '.'], {
-    cwd: TALOSEMU_SRC,
-    env: { ...process.env, CGO_ENABLED: '0' },
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const r = spawnSync(
+    goBinary(),
+    [
+      'build',
+      '-trimpath',
+      '-buildvcs=false',
+      '-ldflags',
+      '-s -w',
+      '-o',
+      tmp,
+      '.',
+    ],
+    {
+      cwd: TALOSEMU_SRC,
+      env: { ...process.env, CGO_ENABLED: '0' },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   if (r.status !== 0) {
     fs.rmSync(tmp, { force: true });
     throw new Error(`talosemu build failed:\n${r.stderr || r.stdout}`);
   }
   fs.renameSync(tmp, bin); // atomic: concurrent builders race harmlessly
+  // Drop binaries of older sources (a running emulator keeps its deleted file open).
+  for (const d of fs.readdirSync(path.dirname(dir))) {
+    if (d.startsWith('talosemu-') && d !== path.basename(dir)) {
+      fs.rmSync(path.join(path.dirname(dir), d), {
+        recursive: true,
+        force: true,
+      });
+    }
+  }
   log(`talosemu built in ${((Date.now() - t0) / 1000).toFixed(1)}s`);
   return bin;
 }
@@ -103,19 +142,35 @@ async function stopPid(pid, timeoutMs = 5000) {
 
 function tail(file, n = 30) {
   try {
-    return fs.readFileSync(file, 'utf8').trim().split('\n').slice(-n).join('\n');
+    return fs
+      .readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .slice(-n)
+      .join('\n');
   } catch {
     return '';
   }
 }
 
 /** Spawns a long-running child in its own process group, logging to DIR/logs/NAME.log. */
-export function spawnRecorded(dir, name, bin, args, { env, recorded = bin } = {}) {
+export function spawnRecorded(
+  dir,
+  name,
+  bin,
+  args,
+  { env, recorded = bin } = {},
+) {
   fs.mkdirSync(path.join(dir, 'logs'), { recursive: true });
   fs.mkdirSync(path.join(dir, 'pids'), { recursive: true });
   const logFile = path.join(dir, 'logs', `${name}.log`);
   const fd = fs.openSync(logFile, 'a');
-  const child = spawn(bin, args, { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', fd, fd], detached: true });
+  const child = spawn(bin, args, {
+    cwd: dir,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', fd, fd],
+    detached: true,
+  });
   fs.closeSync(fd);
   if (!child.pid) throw new Error(`could not start ${name} (${bin})`);
   child.unref();
@@ -123,7 +178,7 @@ export function spawnRecorded(dir, name, bin, args, { env, recorded = bin } = {}
   fs.writeFileSync(pidFile, `${child.pid} ${recorded}\n`);
   const entry = { name, pid: child.pid, child, logFile, pidFile, exited: null };
   child.on('exit', (code, sig) => (entry.exited = { code, sig }));
-  child.on('error', (e) => (entry.exited = { error: e.message }));
+  child.on('error', e => (entry.exited = { error: e.message }));
   // A rack started by a library call must not outlive the Node process.
   const exitHook = () => {
     if (!entry.exited && isAlive(entry.pid)) signalGroup(entry.pid, 'SIGKILL');
@@ -135,7 +190,12 @@ export function spawnRecorded(dir, name, bin, args, { env, recorded = bin } = {}
     fs.rmSync(pidFile, { force: true });
   };
   entry.check = () => {
-    if (entry.exited) throw new Error(`${name} exited (${JSON.stringify(entry.exited)}); last log lines:\n${tail(logFile)}`);
+    if (entry.exited)
+      throw new Error(
+        `${name} exited (${JSON.stringify(
+          entry.exited,
+        )}); last log lines:\n${tail(logFile)}`,
+      );
   };
   return entry;
 }
@@ -153,7 +213,12 @@ async function httpJson(url, { method = 'GET', body } = {}) {
   } catch {
     data = text;
   }
-  if (!res.ok) throw new Error(`${method} ${url}: ${res.status} ${typeof data === 'string' ? data : JSON.stringify(data)}`);
+  if (!res.ok)
+    throw new Error(
+      `${method} ${url}: ${res.status} ${
+        typeof data === 'string' ? data : JSON.stringify(data)
+      }`,
+    );
   return data;
 }
 
@@ -167,7 +232,15 @@ async function httpJson(url, { method = 'GET', body } = {}) {
  * @param {string} [o.kubeconfig]  admin kubeconfig of the rack (Nodes are linked); omit for none
  * @param {object} [o.timing]      {rebootDownMs, resetDownMs, applyDownMs}
  */
-export async function startTalosEmulator({ dir, net = 0, fixture, fixturePath, kubeconfig, log = () => {}, timing = {} } = {}) {
+export async function startTalosEmulator({
+  dir,
+  net = 0,
+  fixture,
+  fixturePath,
+  kubeconfig,
+  log = () => {},
+  timing = {},
+} = {}) {
   if (!dir) throw new Error('startTalosEmulator: dir is required');
   dir = path.resolve(dir);
   const stateDir = path.join(dir, 'talos');
@@ -181,11 +254,23 @@ export async function startTalosEmulator({ dir, net = 0, fixture, fixturePath, k
   const bin = buildTalosEmulator({ log });
   const readyFile = path.join(stateDir, 'talosemu.json');
   fs.rmSync(readyFile, { force: true });
-  const args = ['--fixture', fx, '--net', String(net), '--state-dir', stateDir, '--control-addr', '127.0.0.1:0'];
+  const args = [
+    '--fixture',
+    fx,
+    '--net',
+    String(net),
+    '--state-dir',
+    stateDir,
+    '--control-addr',
+    '127.0.0.1:0',
+  ];
   if (kubeconfig) args.push('--kubeconfig', kubeconfig);
-  if (timing.rebootDownMs != null) args.push('--reboot-down', `${timing.rebootDownMs}ms`);
-  if (timing.resetDownMs != null) args.push('--reset-down', `${timing.resetDownMs}ms`);
-  if (timing.applyDownMs != null) args.push('--apply-down', `${timing.applyDownMs}ms`);
+  if (timing.rebootDownMs != null)
+    args.push('--reboot-down', `${timing.rebootDownMs}ms`);
+  if (timing.resetDownMs != null)
+    args.push('--reset-down', `${timing.resetDownMs}ms`);
+  if (timing.applyDownMs != null)
+    args.push('--apply-down', `${timing.applyDownMs}ms`);
   const proc = spawnRecorded(dir, 'talosemu', bin, args);
   const deadline = Date.now() + 60000;
   let ready;
@@ -202,14 +287,22 @@ export async function startTalosEmulator({ dir, net = 0, fixture, fixturePath, k
     }
     if (Date.now() > deadline) {
       await proc.stop();
-      throw new Error(`talosemu not ready after 60s; last log lines:\n${tail(proc.logFile)}`);
+      throw new Error(
+        `talosemu not ready after 60s; last log lines:\n${tail(proc.logFile)}`,
+      );
     }
     await sleep(50);
   }
   const controlUrl = ready.controlUrl;
   const talosconfigs = ready.talosconfigs;
-  const caFiles = Object.fromEntries(Object.keys(talosconfigs).map((c) => [c, path.join(stateDir, `${c}-ca.crt`)]));
-  log(`talosemu: ${ready.machines.length} machines on 127.0.${10 + net}.x:50000, control ${controlUrl}`);
+  const caFiles = Object.fromEntries(
+    Object.keys(talosconfigs).map(c => [c, path.join(stateDir, `${c}-ca.crt`)]),
+  );
+  log(
+    `talosemu: ${ready.machines.length} machines on 127.0.${
+      10 + net
+    }.x:50000, control ${controlUrl}`,
+  );
   return {
     controlUrl,
     stateDir,
@@ -222,12 +315,19 @@ export async function startTalosEmulator({ dir, net = 0, fixture, fixturePath, k
     machines: ready.machines,
     /** Current machines from the control API. */
     list: () => httpJson(`${controlUrl}/machines`),
-    machine: (id) => httpJson(`${controlUrl}/machines/${encodeURIComponent(id)}`),
+    machine: id => httpJson(`${controlUrl}/machines/${encodeURIComponent(id)}`),
     /** {uuid: {reboot, shutdown, reset, apply, powerOn, powerOff}} */
     counts: () => httpJson(`${controlUrl}/counts`),
-    power: (id, state) => httpJson(`${controlUrl}/machines/${encodeURIComponent(id)}/power`, { method: 'POST', body: { state } }),
+    power: (id, state) =>
+      httpJson(`${controlUrl}/machines/${encodeURIComponent(id)}/power`, {
+        method: 'POST',
+        body: { state },
+      }),
     resetAddress: (id, host) =>
-      httpJson(`${controlUrl}/machines/${encodeURIComponent(id)}/reset-address`, { method: 'POST', body: { host } }),
+      httpJson(
+        `${controlUrl}/machines/${encodeURIComponent(id)}/reset-address`,
+        { method: 'POST', body: { host } },
+      ),
     stop: () => proc.stop(),
   };
 }

@@ -130,6 +130,20 @@ func (e *Emulator) ControlHandler() http.Handler {
 		l.Start()
 		writeJSON(w, 200, map[string]any{"linked": len(cfg.Systems)})
 	})
+	mux.HandleFunc("PUT /redfish/notify", func(w http.ResponseWriter, r *http.Request) {
+		var sys map[string]any
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&sys); err != nil {
+			errJSON(w, 400, "want the fake system record")
+			return
+		}
+		e.mu.Lock()
+		l := e.Linker
+		e.mu.Unlock()
+		if l != nil {
+			l.Notify(sys)
+		}
+		writeJSON(w, 200, map[string]bool{"ok": true})
+	})
 	mux.HandleFunc("DELETE /redfish/link", func(w http.ResponseWriter, r *http.Request) {
 		e.mu.Lock()
 		old := e.Linker

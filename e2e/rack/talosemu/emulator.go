@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"sort"
@@ -253,9 +254,9 @@ func (m *Machine) startLocked() error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
 	}
-	tlsLis := tls.NewListener(lis, &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+	tlsLis := &tlsListener{Listener: lis, cfg: &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
 		return m.tlsConfig()
-	}})
+	}}}
 	srv := newGRPCServer(m)
 	m.srv, m.lis = srv, lis
 	go func() { _ = srv.Serve(tlsLis) }()
@@ -510,4 +511,45 @@ func (e *Emulator) notifyPower(m *Machine, on bool) {
 	if l != nil {
 		l.talosPowerChanged(m, on)
 	}
+}
+
+// tlsListener is tls.NewListener with a gentler close: see lingerConn.
+type tlsListener struct {
+	net.Listener
+	cfg *tls.Config
+}
+
+func (l *tlsListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return tls.Server(&lingerConn{Conn: c}, l.cfg), nil
+}
+
+// lingerConn half-closes and drains before closing. A TLS 1.3 client without a certificate has
+// already sent its first request when the server rejects it; closing a socket with unread data
+// makes the kernel send RST, which can destroy the "certificate required" alert before the
+// client reads it (the client would then see "broken pipe"). Sending FIN and draining first lets
+// the alert arrive, as the DESIGN's probe relies on.
+type lingerConn struct {
+	net.Conn
+	once sync.Once
+}
+
+func (c *lingerConn) Close() error {
+	c.once.Do(func() {
+		tc, ok := c.Conn.(*net.TCPConn)
+		if !ok {
+			_ = c.Conn.Close()
+			return
+		}
+		_ = tc.CloseWrite()
+		go func() {
+			_ = tc.SetReadDeadline(time.Now().Add(2 * time.Second))
+			_, _ = io.Copy(io.Discard, tc)
+			_ = tc.Close()
+		}()
+	})
+	return nil
 }

@@ -106,7 +106,11 @@ func nodeReady(n *corev1.Node) bool {
 func (k *kubeNodeLink) PowerOff(ctx context.Context, node, reason string) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := k.patchMeta(ctx, node, map[string]any{PowerAnnotation: "off"}, nil); err != nil {
+	ann := map[string]any{PowerAnnotation: "off"}
+	if reason == "Reset" {
+		ann[TalosAnnotation] = "reset"
+	}
+	if err := k.patchMeta(ctx, node, ann, nil); err != nil {
 		log.Printf("node %s: annotate power off: %v", node, err)
 		return
 	}

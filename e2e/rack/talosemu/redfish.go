@@ -31,7 +31,9 @@ type LinkConfig struct {
 	CAFile   string            `json:"caFile"`
 	Insecure bool              `json:"insecure"`
 	Systems  map[string]string `json:"systems"` // machine uuid -> system path (/redfish/v1/Systems/<id>)
-	Interval time.Duration     `json:"intervalNs"`
+	// Interval between polls of every system: 500 ms by default; with sushy's external
+	// notifier pointed at PUT /redfish/notify a slow safety poll (e.g. 10 s) is enough.
+	Interval time.Duration `json:"intervalNs"`
 }
 
 // Linker polls each ComputerSystem's PowerState and turns machines off/on to match; it also
@@ -43,8 +45,9 @@ type Linker struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 
-	mu   sync.Mutex
-	last map[string]string // uuid -> last PowerState seen
+	mu       sync.Mutex
+	last     map[string]string // uuid -> last PowerState seen
+	watching map[string]bool
 }
 
 // NewLinker validates the config and builds the HTTP client.
@@ -74,6 +77,75 @@ func NewLinker(emu *Emulator, cfg LinkConfig) (*Linker, error) {
 		stop: make(chan struct{}), last: map[string]string{}}, nil
 }
 
+// Notify handles sushy's external notification (a PUT of the fake system's record on every
+// change, including a Reset that is still pending): the new PowerState is applied at once and
+// the system is watched every 500 ms until the pending change has landed (sushy applies a
+// pending change only when the system is read).
+func (l *Linker) Notify(sys map[string]any) {
+	id, _ := sys["uuid"].(string)
+	path, ok := l.cfg.Systems[id]
+	if !ok {
+		return
+	}
+	if ps, _ := sys["power_state"].(string); ps != "" {
+		l.observe(id, ps)
+	}
+	if pending, _ := sys["pending_power"].(map[string]any); pending != nil {
+		target, _ := pending["power_state"].(string)
+		if target != "Off" {
+			target = "On" // On, ForceOn, *Restart all end On
+		}
+		l.watch(id, path, target)
+	}
+}
+
+// watch polls one system until it reports target (at most 20 s).
+func (l *Linker) watch(id, path, target string) {
+	l.mu.Lock()
+	if l.watching == nil {
+		l.watching = map[string]bool{}
+	}
+	if l.watching[id] {
+		l.mu.Unlock()
+		return
+	}
+	select {
+	case <-l.stop:
+		l.mu.Unlock()
+		return
+	default:
+	}
+	l.watching[id] = true
+	l.wg.Add(1)
+	l.mu.Unlock()
+	go func() {
+		defer l.wg.Done()
+		defer func() {
+			l.mu.Lock()
+			delete(l.watching, id)
+			l.mu.Unlock()
+		}()
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			select {
+			case <-l.stop:
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+			l.pollOne(id, path)
+			if l.lastState(id) == target {
+				return
+			}
+		}
+	}()
+}
+
+func (l *Linker) lastState(id string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last[id]
+}
+
 // Start begins polling.
 func (l *Linker) Start() {
 	l.wg.Add(1)
@@ -94,7 +166,9 @@ func (l *Linker) Start() {
 
 // Stop ends polling.
 func (l *Linker) Stop() {
+	l.mu.Lock()
 	close(l.stop)
+	l.mu.Unlock()
 	l.wg.Wait()
 }
 
@@ -125,23 +199,26 @@ func (l *Linker) pollAll() {
 			return
 		default:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		resp, err := l.do(ctx, http.MethodGet, path, nil)
-		if err != nil {
-			cancel()
-			continue
-		}
-		var sys struct {
-			PowerState string `json:"PowerState"`
-		}
-		err = json.NewDecoder(resp.Body).Decode(&sys)
-		resp.Body.Close()
-		cancel()
-		if err != nil || resp.StatusCode != 200 {
-			continue
-		}
-		l.observe(id, sys.PowerState)
+		l.pollOne(id, path)
 	}
+}
+
+func (l *Linker) pollOne(id, path string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	resp, err := l.do(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return
+	}
+	var sys struct {
+		PowerState string `json:"PowerState"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&sys)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != 200 {
+		return
+	}
+	l.observe(id, sys.PowerState)
 }
 
 // observe reacts to a PowerState change seen at the BMC.
@@ -190,6 +267,11 @@ func (l *Linker) talosPowerChanged(m *Machine, on bool) {
 		}
 		resp.Body.Close()
 		log.Printf("redfish: mirrored %s to %s (%d)", reset, m.UUID, resp.StatusCode)
+		target := "Off"
+		if on {
+			target = "On"
+		}
+		l.watch(m.UUID, path, target)
 	}()
 }
 

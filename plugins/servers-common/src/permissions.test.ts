@@ -28,15 +28,23 @@ describe('permissions', () => {
   });
 
   it('checks every servers:* permission against the server resource', () => {
-    for (const permission of serversPermissions) {
-      if (permission.name.startsWith('servers:')) {
-        expect(isResourcePermission(permission, SERVER_RESOURCE_TYPE)).toBe(
-          true,
-        );
-      } else {
-        expect(permission.type).toBe('basic');
-      }
-    }
+    const kinds = serversPermissions.map(p => [
+      p.name,
+      isResourcePermission(p, SERVER_RESOURCE_TYPE) ? 'server' : p.type,
+    ]);
+    expect(Object.fromEntries(kinds)).toEqual({
+      'servers:read': 'server',
+      'servers:cordon': 'server',
+      'servers:uncordon': 'server',
+      'servers:drain': 'server',
+      'servers:reboot': 'server',
+      'servers:shutdown': 'server',
+      'servers:power-on': 'server',
+      'servers:maintenance-abandon': 'server',
+      'machines:read': 'basic',
+      'machines:add': 'basic',
+      'machines:reclaim': 'basic',
+    });
   });
 
   it('maps each action route name to the permission of that name', () => {

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Runs every check and test of the repository: type-check, lint, formatting,
+# the Jest suites of every package, and the simulated rack's own tests.
+# Ends with one line "N passed, N failed" totalled over every runner.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+. scripts/toolchain.sh
+
+export CI="${CI:-true}"
+OUT="$(mktemp -d "${TMPDIR:-/tmp}/rackside-test.XXXXXX")"
+passed=0
+failed=0
+failures=()
+
+record() { # name status
+  if [ "$2" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$1"); fi
+}
+add_counts() { # name passed failed
+  passed=$((passed + $2)); failed=$((failed + $3))
+  [ "$3" -eq 0 ] || failures+=("$1 ($3 failed)")
+}
+stage() { echo; echo "=== $* ==="; }
+
+stage "install dependencies"
+if [ "$CI" = "true" ] && [ -z "${RACKSIDE_ALLOW_LOCKFILE_CHANGE:-}" ]; then
+  yarn install --immutable || { echo "yarn install failed"; echo "0 passed, 1 failed"; exit 1; }
+else
+  yarn install || { echo "yarn install failed"; echo "0 passed, 1 failed"; exit 1; }
+fi
+
+stage "type-check (tsc)"
+yarn tsc; record "tsc" $?
+
+stage "lint"
+yarn backstage-cli repo lint; record "lint" $?
+
+stage "formatting (prettier)"
+yarn prettier --check .; record "prettier" $?
+
+if [ -x e2e/rack/build.sh ]; then
+  stage "simulated rack: build or reuse cached binaries"
+  e2e/rack/build.sh; record "rack build" $?
+fi
+
+stage "jest: every package"
+yarn backstage-cli repo test --json --outputFile="$OUT/jest.json"
+jest_status=$?
+if [ -f "$OUT/jest.json" ]; then
+  read -r jp jf < <(node -e 'const r=require(process.argv[1]);console.log(r.numPassedTests, r.numFailedTests + r.numRuntimeErrorTestSuites)' "$OUT/jest.json")
+  echo "jest: $jp passed, $jf failed"
+  add_counts "jest" "$jp" "$jf"
+  [ "$jest_status" -eq 0 ] || [ "$jf" -gt 0 ] || record "jest (exit $jest_status)" 1
+else
+  record "jest (no report)" 1
+fi
+
+if ls e2e/rack/test/*.test.mjs >/dev/null 2>&1; then
+  stage "node --test: simulated rack"
+  node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=tap --test-reporter-destination="$OUT/rack.tap" e2e/rack/test/
+  rack_status=$?
+  rp=$(grep -E '^# pass ' "$OUT/rack.tap" | awk '{print $3}'); rf=$(grep -E '^# fail ' "$OUT/rack.tap" | awk '{print $3}')
+  rp=${rp:-0}; rf=${rf:-0}
+  echo "node --test: $rp passed, $rf failed"
+  add_counts "rack tests" "$rp" "$rf"
+  [ "$rack_status" -eq 0 ] || [ "$rf" -gt 0 ] || record "rack tests (exit $rack_status)" 1
+fi
+
+for mod in e2e/rack/talosemu; do
+  [ -f "$mod/go.mod" ] || continue
+  stage "go test: $mod"
+  (cd "$mod" && go test -count=1 -json ./... > "$OUT/gotest.json"); go_status=$?
+  gp=$(grep -c '"Action":"pass","Package":"[^"]*","Test"' "$OUT/gotest.json" || true)
+  gf=$(grep -c '"Action":"fail","Package":"[^"]*","Test"' "$OUT/gotest.json" || true)
+  grep -h '"Action":"output"' "$OUT/gotest.json" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n")){if(!l)continue;const o=JSON.parse(l);if(/^(---|ok|FAIL|PASS|\s+\S+_test\.go)/.test(o.Output))process.stdout.write(o.Output)}})'
+  echo "go test: $gp passed, $gf failed"
+  add_counts "go test $mod" "$gp" "$gf"
+  [ "$go_status" -eq 0 ] || [ "$gf" -gt 0 ] || record "go test $mod (exit $go_status)" 1
+done
+
+echo
+if [ "$failed" -gt 0 ]; then
+  echo "Failed: ${failures[*]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
