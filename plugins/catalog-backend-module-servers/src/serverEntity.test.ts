@@ -10,7 +10,10 @@ describe('serverEntity', () => {
         controlPlane: true,
         virtual: false,
       },
-      { owner: 'group:default/plant-engineers', locationKey: 'rackside:plant-a' },
+      {
+        owner: 'group:default/plant-engineers',
+        locationKey: 'rackside:plant-a',
+      },
     );
     await expect(resourceEntityV1alpha1Validator.check(entity)).resolves.toBe(
       true,
@@ -33,7 +36,12 @@ describe('serverEntity', () => {
 
   it('keeps entity names within the 63 character limit', () => {
     const entity = serverEntity(
-      { cluster: 'c'.repeat(40), node: 'n'.repeat(40), controlPlane: false, virtual: true },
+      {
+        cluster: 'c'.repeat(40),
+        node: 'n'.repeat(40),
+        controlPlane: false,
+        virtual: true,
+      },
       { owner: 'user:default/guest', locationKey: 'rackside:x' },
     );
     expect(entity.metadata.name.length).toBeLessThanOrEqual(63);

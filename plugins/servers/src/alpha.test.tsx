@@ -4,7 +4,10 @@ import serversPlugin from './alpha';
 
 describe('servers plugin (new frontend system)', () => {
   it('mounts the Servers page at /servers', async () => {
-    renderTestApp({ features: [serversPlugin], initialRouteEntries: ['/servers'] });
+    renderTestApp({
+      features: [serversPlugin],
+      initialRouteEntries: ['/servers'],
+    });
     expect(
       await screen.findByTestId('rackside-servers-page'),
     ).toBeInTheDocument();
