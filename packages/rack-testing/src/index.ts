@@ -1,0 +1,9 @@
+/**
+ * Test helper: a simulated rack (real kube-apiserver, kwok, Talos emulator,
+ * Redfish BMCs) per Jest test file.
+ *
+ * @packageDocumentation
+ */
+export { startTestRack, REPO_ROOT } from './rack';
+export type { RackInfo, StartTestRackOptions, TestRack } from './rack';
+export { claimNet } from './net';
