@@ -6,3 +6,7 @@
  * @packageDocumentation
  */
 export * from './permissions';
+export * from './quorum';
+export * from './guard';
+export * from './ceremony';
+export * from './capability';

@@ -1,0 +1,162 @@
+import {
+  advertise,
+  invoke,
+  offerFor,
+  type PowerAdvertisement,
+  type PowerProviderType,
+  POWER_VERBS,
+  type PowerVerb,
+} from './capability';
+import type { NodeFacts } from './quorum';
+
+const node: NodeFacts = {
+  name: 'cp-1',
+  controlPlane: true,
+  ready: true,
+  virtual: false,
+};
+const virtualNode: NodeFacts = { ...node, name: 'v-1', virtual: true };
+
+describe('advertise', () => {
+  it.each<
+    [PowerProviderType, Omit<PowerAdvertisement, 'type' | 'attendedRack'>]
+  >([
+    [
+      'none',
+      {
+        reboot: false,
+        shutdown: false,
+        powerOn: false,
+        confirmsPowerOff: false,
+      },
+    ],
+    [
+      'talos',
+      { reboot: true, shutdown: true, powerOn: false, confirmsPowerOff: false },
+    ],
+    [
+      'redfish',
+      { reboot: true, shutdown: true, powerOn: true, confirmsPowerOff: true },
+    ],
+  ])('%s advertises what the channel can do', (type, verbs) => {
+    for (const attendedRack of [false, true]) {
+      expect(advertise(type, { attendedRack })).toEqual({
+        type,
+        ...verbs,
+        attendedRack,
+      });
+    }
+  });
+});
+
+describe('offerFor', () => {
+  it.each<[PowerProviderType, boolean, PowerVerb[]]>([
+    ['none', false, []],
+    ['none', true, []],
+    ['talos', false, ['reboot']],
+    ['talos', true, ['reboot', 'shutdown']],
+    ['redfish', false, ['reboot', 'shutdown', 'power-on']],
+    ['redfish', true, ['reboot', 'shutdown', 'power-on']],
+  ])('%s with attendedRack %s offers %j', (type, attendedRack, offered) => {
+    const advertisement = advertise(type, { attendedRack });
+    expect(offerFor(advertisement)).toEqual(offered);
+    expect(offerFor(advertisement, node)).toEqual(offered);
+  });
+
+  it('offers nothing for a virtual node, whatever the channel', () => {
+    expect(
+      offerFor(advertise('redfish', { attendedRack: true }), virtualNode),
+    ).toEqual([]);
+  });
+
+  it('offers only what is advertised', () => {
+    const rebootOnly: PowerAdvertisement = {
+      type: 'redfish',
+      reboot: true,
+      shutdown: false,
+      powerOn: false,
+      confirmsPowerOff: true,
+      attendedRack: true,
+    };
+    expect(offerFor(rebootOnly)).toEqual(['reboot']);
+    expect(
+      offerFor({ ...rebootOnly, reboot: false, shutdown: true, powerOn: true }),
+    ).toEqual(['shutdown', 'power-on']);
+  });
+
+  it('offers nothing for type none even if its flags claim otherwise', () => {
+    expect(
+      offerFor({
+        ...advertise('redfish', { attendedRack: true }),
+        type: 'none',
+      }),
+    ).toEqual([]);
+  });
+});
+
+describe('invoke', () => {
+  const advertisements: PowerAdvertisement[] = [
+    advertise('none', { attendedRack: false }),
+    advertise('none', { attendedRack: true }),
+    advertise('talos', { attendedRack: false }),
+    advertise('talos', { attendedRack: true }),
+    advertise('redfish', { attendedRack: false }),
+    { ...advertise('redfish', { attendedRack: false }), powerOn: false },
+  ];
+
+  it('refuses exactly what offerFor does not offer', () => {
+    for (const advertisement of advertisements) {
+      for (const target of [undefined, node, virtualNode]) {
+        const offered = offerFor(advertisement, target);
+        for (const verb of POWER_VERBS) {
+          expect({
+            advertisement,
+            target,
+            verb,
+            ok: invoke(advertisement, verb, target).ok,
+          }).toEqual({
+            advertisement,
+            target,
+            verb,
+            ok: offered.includes(verb),
+          });
+        }
+      }
+    }
+  });
+
+  it('allows what is offered', () => {
+    expect(
+      invoke(advertise('talos', { attendedRack: true }), 'shutdown'),
+    ).toEqual({ ok: true });
+  });
+
+  it.each<[PowerAdvertisement, PowerVerb, NodeFacts | undefined, string]>([
+    [
+      advertise('none', { attendedRack: true }),
+      'reboot',
+      undefined,
+      'No power channel is configured (PowerProvider type none).',
+    ],
+    [
+      advertise('talos', { attendedRack: false }),
+      'shutdown',
+      node,
+      'Shutdown is offered only where it is recoverable: the talos channel cannot power the machine back on and the rack is not declared attended (attendedRack).',
+    ],
+    [
+      advertise('talos', { attendedRack: true }),
+      'power-on',
+      node,
+      'The talos channel does not advertise power-on.',
+    ],
+    [
+      advertise('redfish', { attendedRack: false }),
+      'reboot',
+      virtualNode,
+      'v-1 is a virtual node (rackside.dev/virtual-node=true); it has no power to act on.',
+    ],
+  ])('explains a refusal (%#)', (advertisement, verb, target, reason) => {
+    expect(invoke(advertisement, verb, target)).toEqual({ ok: false, reason });
+  });
+});

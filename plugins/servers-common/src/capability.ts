@@ -1,0 +1,160 @@
+import type { ServerAction } from './permissions';
+import type { NodeFacts } from './quorum';
+import { VIRTUAL_NODE_LABEL } from './quorum';
+
+/**
+ * The capability rule (DESIGN section 5, ADR 0034 section 4 as amended by #1288 and
+ * #1281). A channel advertises what it can do; {@link offerFor} decides what the product
+ * offers, and {@link invoke} refuses whatever {@link offerFor} would not offer, so the
+ * UI, the backend and the operator apply one rule.
+ */
+
+/** The power channel a deployment configures (`PowerProvider.spec.type`). */
+export const POWER_PROVIDER_TYPES = ['none', 'talos', 'redfish'] as const;
+
+/** A power channel type. */
+export type PowerProviderType = (typeof POWER_PROVIDER_TYPES)[number];
+
+/** The power verbs, named as their action routes. */
+export const POWER_VERBS = [
+  'reboot',
+  'shutdown',
+  'power-on',
+] as const satisfies readonly ServerAction[];
+
+/** A power verb. */
+export type PowerVerb = (typeof POWER_VERBS)[number];
+
+/**
+ * What the configured channel can do (`PowerProvider.status`) plus the deployment's
+ * declaration that a person is at the rack (`spec.attendedRack`).
+ */
+export interface PowerAdvertisement {
+  type: PowerProviderType;
+  reboot: boolean;
+  shutdown: boolean;
+  powerOn: boolean;
+  /** The channel can observe that the machine reached off (a BMC can; Talos cannot). */
+  confirmsPowerOff: boolean;
+  attendedRack: boolean;
+}
+
+/** The answer of {@link invoke}. */
+export type InvokeResult = { ok: true } | { ok: false; reason: string };
+
+/**
+ * What a channel type advertises, honestly: Talos can reboot and shut down gracefully but
+ * a powered-off machine serves no API, so it never powers on and cannot see the machine
+ * off; a BMC over Redfish keeps answering while the machine is dark, so it can do all
+ * three and confirm the power-off; no channel advertises nothing. The operator writes this
+ * to `PowerProvider.status`.
+ */
+export function advertise(
+  type: PowerProviderType,
+  options: { attendedRack: boolean },
+): PowerAdvertisement {
+  const { attendedRack } = options;
+  switch (type) {
+    case 'talos':
+      return {
+        type,
+        reboot: true,
+        shutdown: true,
+        powerOn: false,
+        confirmsPowerOff: false,
+        attendedRack,
+      };
+    case 'redfish':
+      return {
+        type,
+        reboot: true,
+        shutdown: true,
+        powerOn: true,
+        confirmsPowerOff: true,
+        attendedRack,
+      };
+    default:
+      return {
+        type: 'none',
+        reboot: false,
+        shutdown: false,
+        powerOn: false,
+        confirmsPowerOff: false,
+        attendedRack,
+      };
+  }
+}
+
+/**
+ * Why a verb is not offered, or undefined when it is. This is the rule itself; both
+ * {@link offerFor} and {@link invoke} go through it.
+ *
+ * A shutdown is offered only where it is recoverable: the channel can power the machine
+ * back on, or a person has declared they are at the rack. Otherwise it turns a remote
+ * action into a drive to the plant.
+ */
+function whyNotOffered(
+  advertisement: PowerAdvertisement,
+  verb: PowerVerb,
+  node?: NodeFacts,
+): string | undefined {
+  if (advertisement.type === 'none') {
+    return 'No power channel is configured (PowerProvider type none).';
+  }
+  if (node?.virtual) {
+    return `${node.name} is a virtual node (${VIRTUAL_NODE_LABEL}=true); it has no power to act on.`;
+  }
+  switch (verb) {
+    case 'reboot':
+      return advertisement.reboot
+        ? undefined
+        : `The ${advertisement.type} channel does not advertise reboot.`;
+    case 'power-on':
+      return advertisement.powerOn
+        ? undefined
+        : `The ${advertisement.type} channel does not advertise power-on.`;
+    case 'shutdown':
+      if (!advertisement.shutdown) {
+        return `The ${advertisement.type} channel does not advertise shutdown.`;
+      }
+      if (!advertisement.powerOn && !advertisement.attendedRack) {
+        return `Shutdown is offered only where it is recoverable: the ${advertisement.type} channel cannot power the machine back on and the rack is not declared attended (attendedRack).`;
+      }
+      return undefined;
+    default:
+      return `${String(verb)} is not a power verb.`;
+  }
+}
+
+/**
+ * The power verbs offered for a node (or for the deployment, without one), in the order
+ * of {@link POWER_VERBS}. The UI shows exactly these; with no channel, none.
+ */
+export function offerFor(
+  advertisement: PowerAdvertisement,
+  node?: NodeFacts,
+): PowerVerb[] {
+  return POWER_VERBS.filter(
+    verb => whyNotOffered(advertisement, verb, node) === undefined,
+  );
+}
+
+/**
+ * Whether the channel may be asked to perform the verb. Decided by {@link offerFor}, so
+ * nothing can be invoked that would not have been offered.
+ */
+export function invoke(
+  advertisement: PowerAdvertisement,
+  verb: PowerVerb,
+  node?: NodeFacts,
+): InvokeResult {
+  if (offerFor(advertisement, node).includes(verb)) {
+    return { ok: true };
+  }
+  return {
+    ok: false,
+    reason:
+      whyNotOffered(advertisement, verb, node) ??
+      `${String(verb)} is not offered.`,
+  };
+}
