@@ -42,7 +42,9 @@ export function readVersions(file = path.join(RACK_DIR, 'versions.env')) {
 }
 
 export function cacheDir() {
-  return process.env.RACKSIDE_CACHE || path.join(os.homedir(), '.cache', 'rackside');
+  return (
+    process.env.RACKSIDE_CACHE || path.join(os.homedir(), '.cache', 'rackside')
+  );
 }
 
 /** Paths of the binaries build.sh produces. */
@@ -68,7 +70,11 @@ function checkBinaries(bins) {
     .filter(([, p]) => !fs.existsSync(p))
     .map(([, p]) => p);
   if (missing.length) {
-    throw new Error(`rack binaries missing (run e2e/rack/build.sh first):\n  ${missing.join('\n  ')}`);
+    throw new Error(
+      `rack binaries missing (run e2e/rack/build.sh first):\n  ${missing.join(
+        '\n  ',
+      )}`,
+    );
   }
 }
 
@@ -102,7 +108,13 @@ export function fixtureMachines(fixture, rackNet) {
     });
   }
   for (const s of fixture.spares || []) {
-    machines.push({ kind: 'spare', host: s.host, address: machineAddress(rackNet, s.host), uuid: s.uuid, bmc: !!s.bmc });
+    machines.push({
+      kind: 'spare',
+      host: s.host,
+      address: machineAddress(rackNet, s.host),
+      uuid: s.uuid,
+      bmc: !!s.bmc,
+    });
   }
   for (const f of fixture.foreign?.machines || []) {
     machines.push({
@@ -124,28 +136,47 @@ export function fixtureNode(n, rackNet, k8sVersion) {
     'kubernetes.io/hostname': n.name,
     'kubernetes.io/os': 'linux',
     'kubernetes.io/arch': 'amd64',
-    'type': 'kwok',
+    type: 'kwok',
   };
   const taints = [];
   if (n.controlPlane) {
     labels['node-role.kubernetes.io/control-plane'] = '';
-    taints.push({ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' });
+    taints.push({
+      key: 'node-role.kubernetes.io/control-plane',
+      effect: 'NoSchedule',
+    });
   }
   if (n.virtual) {
     labels['rackside.dev/virtual-node'] = 'true';
-    taints.push({ key: 'virtual-kubelet.io/provider', value: 'rackside', effect: 'NoSchedule' });
+    taints.push({
+      key: 'virtual-kubelet.io/provider',
+      value: 'rackside',
+      effect: 'NoSchedule',
+    });
   }
   const addresses = [];
-  if (n.machine) addresses.push({ type: 'InternalIP', address: machineAddress(rackNet, n.machine.host) });
+  if (n.machine)
+    addresses.push({
+      type: 'InternalIP',
+      address: machineAddress(rackNet, n.machine.host),
+    });
   addresses.push({ type: 'Hostname', address: n.name });
-  const resources = { cpu: '16', memory: '64Gi', pods: '110', 'ephemeral-storage': '500Gi' };
+  const resources = {
+    cpu: '16',
+    memory: '64Gi',
+    pods: '110',
+    'ephemeral-storage': '500Gi',
+  };
   return {
     apiVersion: 'v1',
     kind: 'Node',
     metadata: {
       name: n.name,
       labels,
-      annotations: { [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+      annotations: {
+        [KWOK_NODE_ANNOTATION]: 'fake',
+        'node.alpha.kubernetes.io/ttl': '0',
+      },
     },
     spec: { taints },
     status: {
@@ -158,7 +189,9 @@ export function fixtureNode(n, rackNet, k8sVersion) {
         bootID: crypto.randomUUID(),
         kernelVersion: n.virtual ? '' : '6.12.48-talos',
         osImage: n.virtual ? 'virtual-kubelet' : 'Talos (v1.11.3)',
-        containerRuntimeVersion: n.virtual ? 'virtual://1.0' : 'containerd://2.1.4',
+        containerRuntimeVersion: n.virtual
+          ? 'virtual://1.0'
+          : 'containerd://2.1.4',
         kubeletVersion: `v${k8sVersion}`,
         kubeProxyVersion: '',
         operatingSystem: 'linux',
@@ -171,7 +204,7 @@ export function fixtureNode(n, rackNet, k8sVersion) {
 // ---------------------------------------------------------------------------------------------
 // Small helpers
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const sleep = ms => new Promise(r => setTimeout(r, ms));
 
 function freePort(host = '127.0.0.1') {
   return new Promise((resolve, reject) => {
@@ -219,7 +252,10 @@ function readPid(file) {
 /** The command line of a pid (to check that a pid file still names our process). */
 function cmdline(pid) {
   try {
-    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+    return fs
+      .readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      .split('\0')
+      .join(' ');
   } catch {
     return '';
   }
@@ -257,7 +293,12 @@ async function stopPid(pid, { timeoutMs = 10000 } = {}) {
 
 function tail(file, lines = 25) {
   try {
-    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+    return fs
+      .readFileSync(file, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .slice(-lines)
+      .join('\n');
   } catch {
     return '';
   }
@@ -272,13 +313,23 @@ function defaultLog(msg) {
 
 function openssl(args, opts = {}) {
   const r = spawnSync('openssl', args, { encoding: 'utf8', ...opts });
-  if (r.error) throw new Error(`openssl: ${r.error.message} (is openssl installed?)`);
-  if (r.status !== 0) throw new Error(`openssl ${args.join(' ')} failed:\n${r.stderr}`);
+  if (r.error)
+    throw new Error(`openssl: ${r.error.message} (is openssl installed?)`);
+  if (r.status !== 0)
+    throw new Error(`openssl ${args.join(' ')} failed:\n${r.stderr}`);
   return r.stdout;
 }
 
 function ecKey(file) {
-  openssl(['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', file]);
+  openssl([
+    'genpkey',
+    '-algorithm',
+    'EC',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-out',
+    file,
+  ]);
 }
 
 function signCert(pki, name, subject, ext) {
@@ -290,9 +341,23 @@ function signCert(pki, name, subject, ext) {
   openssl(['req', '-new', '-key', key, '-subj', subject, '-out', csr]);
   fs.writeFileSync(extFile, ext.join('\n') + '\n');
   openssl([
-    'x509', '-req', '-in', csr, '-CA', path.join(pki, 'ca.crt'), '-CAkey', path.join(pki, 'ca.key'),
-    '-set_serial', '0x' + crypto.randomBytes(12).toString('hex'), '-days', '3650', '-sha256',
-    '-extfile', extFile, '-out', crt,
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    path.join(pki, 'ca.crt'),
+    '-CAkey',
+    path.join(pki, 'ca.key'),
+    '-set_serial',
+    '0x' + crypto.randomBytes(12).toString('hex'),
+    '-days',
+    '3650',
+    '-sha256',
+    '-extfile',
+    extFile,
+    '-out',
+    crt,
   ]);
   fs.rmSync(csr);
   fs.rmSync(extFile);
@@ -305,9 +370,22 @@ export function generatePki(pki) {
   const ca = { cert: path.join(pki, 'ca.crt'), key: path.join(pki, 'ca.key') };
   ecKey(ca.key);
   openssl([
-    'req', '-x509', '-new', '-key', ca.key, '-sha256', '-days', '3650', '-subj', '/CN=rackside-rack-ca',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
-    '-out', ca.cert,
+    'req',
+    '-x509',
+    '-new',
+    '-key',
+    ca.key,
+    '-sha256',
+    '-days',
+    '3650',
+    '-subj',
+    '/CN=rackside-rack-ca',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign,digitalSignature',
+    '-out',
+    ca.cert,
   ]);
   const serving = signCert(pki, 'apiserver', '/CN=kube-apiserver', [
     'basicConstraints=CA:FALSE',
@@ -321,18 +399,35 @@ export function generatePki(pki) {
     'keyUsage=critical,digitalSignature,keyEncipherment',
     'extendedKeyUsage=clientAuth',
   ]);
-  const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+  });
   const sa = { key: path.join(pki, 'sa.key'), pub: path.join(pki, 'sa.pub') };
-  fs.writeFileSync(sa.key, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  fs.writeFileSync(
+    sa.key,
+    privateKey.export({ type: 'pkcs8', format: 'pem' }),
+    { mode: 0o600 },
+  );
   fs.writeFileSync(sa.pub, publicKey.export({ type: 'spki', format: 'pem' }));
   return { ca, serving, admin, sa };
 }
 
-function kubeconfigYaml({ server, caFile, certFile, keyFile, token, user = 'rackside-admin', cluster = 'rack' }) {
-  const b64 = (f) => fs.readFileSync(f).toString('base64');
+function kubeconfigYaml({
+  server,
+  caFile,
+  certFile,
+  keyFile,
+  token,
+  user = 'rackside-admin',
+  cluster = 'rack',
+}) {
+  const b64 = f => fs.readFileSync(f).toString('base64');
   const userLines = token
     ? [`    token: ${token}`]
-    : [`    client-certificate-data: ${b64(certFile)}`, `    client-key-data: ${b64(keyFile)}`];
+    : [
+        `    client-certificate-data: ${b64(certFile)}`,
+        `    client-key-data: ${b64(keyFile)}`,
+      ];
   return [
     'apiVersion: v1',
     'kind: Config',
@@ -358,7 +453,14 @@ function kubeconfigYaml({ server, caFile, certFile, keyFile, token, user = 'rack
 // ---------------------------------------------------------------------------------------------
 // A minimal Kubernetes client (node:https; admin client cert or bearer token)
 
-export function kubeClient({ server, caFile, certFile, keyFile, token, timeoutMs = 30000 }) {
+export function kubeClient({
+  server,
+  caFile,
+  certFile,
+  keyFile,
+  token,
+  timeoutMs = 30000,
+}) {
   const u = new URL(server);
   const agent = new https.Agent({
     ca: fs.readFileSync(caFile),
@@ -367,9 +469,19 @@ export function kubeClient({ server, caFile, certFile, keyFile, token, timeoutMs
     keepAlive: true,
     maxSockets: 8,
   });
-  function request(method, p, body, { contentType = 'application/json', headers = {} } = {}) {
+  function request(
+    method,
+    p,
+    body,
+    { contentType = 'application/json', headers = {} } = {},
+  ) {
     return new Promise((resolve, reject) => {
-      const data = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
+      const data =
+        body === undefined
+          ? undefined
+          : typeof body === 'string'
+          ? body
+          : JSON.stringify(body);
       const req = https.request(
         {
           host: u.hostname,
@@ -379,14 +491,19 @@ export function kubeClient({ server, caFile, certFile, keyFile, token, timeoutMs
           agent,
           headers: {
             accept: 'application/json',
-            ...(data !== undefined ? { 'content-type': contentType, 'content-length': Buffer.byteLength(data) } : {}),
+            ...(data !== undefined
+              ? {
+                  'content-type': contentType,
+                  'content-length': Buffer.byteLength(data),
+                }
+              : {}),
             ...(token ? { authorization: `Bearer ${token}` } : {}),
             ...headers,
           },
         },
-        (res) => {
+        res => {
           const chunks = [];
-          res.on('data', (c) => chunks.push(c));
+          res.on('data', c => chunks.push(c));
           res.on('end', () => {
             const text = Buffer.concat(chunks).toString('utf8');
             let json;
@@ -395,13 +512,19 @@ export function kubeClient({ server, caFile, certFile, keyFile, token, timeoutMs
             } catch {
               json = undefined;
             }
-            resolve({ status: res.statusCode, body: json ?? text, headers: res.headers });
+            resolve({
+              status: res.statusCode,
+              body: json ?? text,
+              headers: res.headers,
+            });
           });
           res.on('error', reject);
         },
       );
       req.on('error', reject);
-      req.setTimeout(timeoutMs, () => req.destroy(new Error(`${method} ${p}: timeout`)));
+      req.setTimeout(timeoutMs, () =>
+        req.destroy(new Error(`${method} ${p}: timeout`)),
+      );
       if (data !== undefined) req.write(data);
       req.end();
     });
@@ -419,11 +542,12 @@ export function kubeClient({ server, caFile, certFile, keyFile, token, timeoutMs
   }
   return {
     request,
-    get: (p) => must('GET', p),
+    get: p => must('GET', p),
     post: (p, b) => must('POST', p, b),
     put: (p, b) => must('PUT', p, b),
-    del: (p) => must('DELETE', p),
-    patch: (p, b, type = 'application/merge-patch+json') => must('PATCH', p, b, { contentType: type }),
+    del: p => must('DELETE', p),
+    patch: (p, b, type = 'application/merge-patch+json') =>
+      must('PATCH', p, b, { contentType: type }),
     close: () => agent.destroy(),
   };
 }
@@ -456,17 +580,24 @@ class Procs {
     child.on('exit', (code, sig) => {
       entry.exited = { code, sig };
     });
-    child.on('error', (e) => {
+    child.on('error', e => {
       entry.exited = { error: e.message };
     });
-    fs.writeFileSync(path.join(this.dir, 'pids', `${name}.pid`), `${child.pid} ${bin}\n`);
+    fs.writeFileSync(
+      path.join(this.dir, 'pids', `${name}.pid`),
+      `${child.pid} ${bin}\n`,
+    );
     this.list.push(entry);
     return entry;
   }
 
   check(entry) {
     if (entry.exited) {
-      throw new Error(`${entry.name} exited (${JSON.stringify(entry.exited)}); last log lines:\n${tail(entry.logFile)}`);
+      throw new Error(
+        `${entry.name} exited (${JSON.stringify(
+          entry.exited,
+        )}); last log lines:\n${tail(entry.logFile)}`,
+      );
     }
   }
 
@@ -480,11 +611,16 @@ class Procs {
   }
 
   killAllSync() {
-    for (const e of this.list) if (isAlive(e.pid)) signalGroup(e.pid, 'SIGKILL');
+    for (const e of this.list)
+      if (isAlive(e.pid)) signalGroup(e.pid, 'SIGKILL');
   }
 }
 
-async function waitFor(what, fn, { timeoutMs = 60000, intervalMs = 200, check } = {}) {
+async function waitFor(
+  what,
+  fn,
+  { timeoutMs = 60000, intervalMs = 200, check } = {},
+) {
   const deadline = Date.now() + timeoutMs;
   let last;
   for (;;) {
@@ -496,7 +632,11 @@ async function waitFor(what, fn, { timeoutMs = 60000, intervalMs = 200, check } 
       last = e;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${last.message}` : ''}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${
+          last ? `: ${last.message}` : ''
+        }`,
+      );
     }
     await sleep(intervalMs);
   }
@@ -509,31 +649,47 @@ function prepareDir(dir) {
   if (fs.existsSync(dir)) {
     const entries = fs.readdirSync(dir);
     if (entries.length && !entries.includes(RACK_MARKER)) {
-      throw new Error(`${dir} is not empty and is not a rack directory; refusing to use it`);
+      throw new Error(
+        `${dir} is not empty and is not a rack directory; refusing to use it`,
+      );
     }
     const running = runningPids(dir);
     if (running.length) {
-      throw new Error(`a rack is already running in ${dir} (pids ${running.join(', ')}); run \`rack.mjs down --dir ${dir}\``);
+      throw new Error(
+        `a rack is already running in ${dir} (pids ${running.join(
+          ', ',
+        )}); run \`rack.mjs down --dir ${dir}\``,
+      );
     }
     fs.rmSync(dir, { recursive: true, force: true });
   }
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, RACK_MARKER), 'simulated rack directory (safe to delete when the rack is down)\n');
+  fs.writeFileSync(
+    path.join(dir, RACK_MARKER),
+    'simulated rack directory (safe to delete when the rack is down)\n',
+  );
 }
 
 /** Pids recorded in DIR (rack.pid and pids/*.pid) that are still our processes. */
 function runningPids(dir) {
   const files = [path.join(dir, 'rack.pid')];
   const pidDir = path.join(dir, 'pids');
-  if (fs.existsSync(pidDir)) for (const f of fs.readdirSync(pidDir)) files.push(path.join(pidDir, f));
+  if (fs.existsSync(pidDir))
+    for (const f of fs.readdirSync(pidDir)) files.push(path.join(pidDir, f));
   const out = [];
   for (const f of files) {
     const pid = readPid(f);
     if (pid && isAlive(pid) && pid !== process.pid) {
-      const recorded = fs.readFileSync(f, 'utf8').trim().split(/\s+/).slice(1).join(' ');
+      const recorded = fs
+        .readFileSync(f, 'utf8')
+        .trim()
+        .split(/\s+/)
+        .slice(1)
+        .join(' ');
       const cl = cmdline(pid);
       // Guard against pid reuse: the process must still run the recorded binary / rack.mjs.
-      if (!recorded || cl.includes(recorded) || cl.includes('rack.mjs')) out.push(pid);
+      if (!recorded || cl.includes(recorded) || cl.includes('rack.mjs'))
+        out.push(pid);
     }
   }
   return out;
@@ -584,47 +740,82 @@ export async function startRack({
     }
     kube?.close();
     await procs.stopAll();
-    if (readPid(path.join(dir, 'rack.pid')) === process.pid) fs.rmSync(path.join(dir, 'rack.pid'), { force: true });
+    if (readPid(path.join(dir, 'rack.pid')) === process.pid)
+      fs.rmSync(path.join(dir, 'rack.pid'), { force: true });
     try {
-      const info = JSON.parse(fs.readFileSync(path.join(dir, 'rack.json'), 'utf8'));
+      const info = JSON.parse(
+        fs.readFileSync(path.join(dir, 'rack.json'), 'utf8'),
+      );
       info.state = 'stopped';
-      fs.writeFileSync(path.join(dir, 'rack.json'), JSON.stringify(info, null, 2) + '\n');
+      fs.writeFileSync(
+        path.join(dir, 'rack.json'),
+        JSON.stringify(info, null, 2) + '\n',
+      );
     } catch {
       /* no rack.json yet */
     }
   };
 
   try {
-    log(`starting rack in ${dir} (net ${rackNet}, machines on 127.0.${10 + rackNet}.x)`);
+    log(
+      `starting rack in ${dir} (net ${rackNet}, machines on 127.0.${
+        10 + rackNet
+      }.x)`,
+    );
     const pki = generatePki(path.join(dir, 'pki'));
-    const [etcdClient, etcdPeer, apiPort, kcmPort, schedPort] = await freePorts(5);
+    const [etcdClient, etcdPeer, apiPort, kcmPort, schedPort] = await freePorts(
+      5,
+    );
     const server = `https://127.0.0.1:${apiPort}`;
     const kubeconfig = path.join(dir, 'kubeconfig');
     fs.writeFileSync(
       kubeconfig,
-      kubeconfigYaml({ server, caFile: pki.ca.cert, certFile: pki.admin.cert, keyFile: pki.admin.key }),
+      kubeconfigYaml({
+        server,
+        caFile: pki.ca.cert,
+        certFile: pki.admin.cert,
+        keyFile: pki.admin.key,
+      }),
       { mode: 0o600 },
     );
 
     // etcd
     const etcd = procs.start('etcd', bins.etcd, [
-      '--name', 'rack',
-      '--data-dir', path.join(dir, 'etcd'),
-      '--listen-client-urls', `http://127.0.0.1:${etcdClient}`,
-      '--advertise-client-urls', `http://127.0.0.1:${etcdClient}`,
-      '--listen-peer-urls', `http://127.0.0.1:${etcdPeer}`,
-      '--initial-advertise-peer-urls', `http://127.0.0.1:${etcdPeer}`,
-      '--initial-cluster', `rack=http://127.0.0.1:${etcdPeer}`,
-      '--initial-cluster-state', 'new',
+      '--name',
+      'rack',
+      '--data-dir',
+      path.join(dir, 'etcd'),
+      '--listen-client-urls',
+      `http://127.0.0.1:${etcdClient}`,
+      '--advertise-client-urls',
+      `http://127.0.0.1:${etcdClient}`,
+      '--listen-peer-urls',
+      `http://127.0.0.1:${etcdPeer}`,
+      '--initial-advertise-peer-urls',
+      `http://127.0.0.1:${etcdPeer}`,
+      '--initial-cluster',
+      `rack=http://127.0.0.1:${etcdPeer}`,
+      '--initial-cluster-state',
+      'new',
       '--unsafe-no-fsync',
-      '--quota-backend-bytes', String(4 * 1024 ** 3),
-      '--log-level', 'warn',
+      '--quota-backend-bytes',
+      String(4 * 1024 ** 3),
+      '--log-level',
+      'warn',
     ]);
-    await waitFor('etcd', async () => {
-      const r = await fetch(`http://127.0.0.1:${etcdClient}/health`);
-      return r.ok && (await r.json()).health === 'true';
-    }, { check: () => procs.check(etcd) });
-    log(`etcd up on 127.0.0.1:${etcdClient} (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
+    await waitFor(
+      'etcd',
+      async () => {
+        const r = await fetch(`http://127.0.0.1:${etcdClient}/health`);
+        return r.ok && (await r.json()).health === 'true';
+      },
+      { check: () => procs.check(etcd) },
+    );
+    log(
+      `etcd up on 127.0.0.1:${etcdClient} (${((Date.now() - t0) / 1000).toFixed(
+        1,
+      )}s)`,
+    );
 
     // kube-apiserver
     const apiserver = procs.start('kube-apiserver', bins.kubeApiserver, [
@@ -642,20 +833,35 @@ export async function startRack({
       '--authorization-mode=Node,RBAC',
       // Defaults include MutatingAdmissionWebhook, ValidatingAdmissionWebhook and
       // ValidatingAdmissionPolicy. ServiceAccount admission is off: there is no kubelet to mount
-      // tokens, and pods need not wait for the default ServiceAccount.
+      // tokens, and pods need not wait for the default ServiceAccount. TaintNodesByCondition is
+      // off: it puts node.kubernetes.io/not-ready on every new Node and only the node-lifecycle
+      // controller (not run here: kwok and the Talos emulator own node readiness) removes it.
       '--enable-admission-plugins=NodeRestriction',
-      '--disable-admission-plugins=ServiceAccount',
+      '--disable-admission-plugins=ServiceAccount,TaintNodesByCondition',
       '--allow-privileged=true',
       '--profiling=false',
       '--v=1',
     ]);
-    kube = kubeClient({ server, caFile: pki.ca.cert, certFile: pki.admin.cert, keyFile: pki.admin.key });
-    await waitFor('kube-apiserver /readyz', async () => (await kube.request('GET', '/readyz')).status === 200, {
-      timeoutMs: 120000,
-      intervalMs: 250,
-      check: () => procs.check(apiserver),
+    kube = kubeClient({
+      server,
+      caFile: pki.ca.cert,
+      certFile: pki.admin.cert,
+      keyFile: pki.admin.key,
     });
-    log(`kube-apiserver ready at ${server} (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
+    await waitFor(
+      'kube-apiserver /readyz',
+      async () => (await kube.request('GET', '/readyz')).status === 200,
+      {
+        timeoutMs: 120000,
+        intervalMs: 250,
+        check: () => procs.check(apiserver),
+      },
+    );
+    log(
+      `kube-apiserver ready at ${server} (${((Date.now() - t0) / 1000).toFixed(
+        1,
+      )}s)`,
+    );
 
     // kube-controller-manager, kube-scheduler, kwok
     procs.start('kube-controller-manager', bins.kubeControllerManager, [
@@ -667,11 +873,25 @@ export async function startRack({
       '--leader-elect=false',
       '--use-service-account-credentials=false',
       // No node-lifecycle controller: node readiness belongs to kwok and the Talos emulator.
-      '--controllers=' + [
-        'disruption', 'garbage-collector', 'serviceaccount-token', 'serviceaccount', 'namespace',
-        'deployment', 'replicaset', 'daemonset', 'statefulset', 'job', 'ttl-after-finished',
-        'pod-garbage-collector', 'clusterrole-aggregation', 'root-ca-certificate-publisher',
-      ].map((c) => `${c}-controller`).join(','),
+      '--controllers=' +
+        [
+          'disruption',
+          'garbage-collector',
+          'serviceaccount-token',
+          'serviceaccount',
+          'namespace',
+          'deployment',
+          'replicaset',
+          'daemonset',
+          'statefulset',
+          'job',
+          'ttl-after-finished',
+          'pod-garbage-collector',
+          'clusterrole-aggregation',
+          'root-ca-certificate-publisher',
+        ]
+          .map(c => `${c}-controller`)
+          .join(','),
       `--service-account-private-key-file=${pki.sa.key}`,
       `--root-ca-file=${pki.ca.cert}`,
       `--service-cluster-ip-range=${SERVICE_CIDR}`,
@@ -688,7 +908,8 @@ export async function startRack({
       '--v=1',
     ]);
     const kwok = procs.start('kwok', bins.kwok, [
-      '-c', path.join(RACK_DIR, 'kwok', 'stages.yaml'),
+      '-c',
+      path.join(RACK_DIR, 'kwok', 'stages.yaml'),
       `--kubeconfig=${kubeconfig}`,
       '--manage-all-nodes=false',
       `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
@@ -703,14 +924,30 @@ export async function startRack({
       const got = await kube.post('/api/v1/nodes', want);
       if (got.status?.nodeInfo?.bootID !== want.status.nodeInfo.bootID) {
         // Status dropped on create: set it through the status subresource.
-        await kube.patch(`/api/v1/nodes/${n.name}/status`, { status: want.status }, 'application/strategic-merge-patch+json');
+        await kube.patch(
+          `/api/v1/nodes/${n.name}/status`,
+          { status: want.status },
+          'application/strategic-merge-patch+json',
+        );
       }
     }
-    await waitFor('nodes Ready', async () => {
-      const list = await kube.get('/api/v1/nodes');
-      return list.items.length >= (fx.nodes || []).length && list.items.every(isNodeReady);
-    }, { timeoutMs: 60000, check: () => procs.check(kwok) });
-    log(`${(fx.nodes || []).length} nodes Ready (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
+    await waitFor(
+      'nodes Ready',
+      async () => {
+        const list = await kube.get('/api/v1/nodes');
+        return (
+          list.items.length >= (fx.nodes || []).length &&
+          list.items.every(isNodeReady)
+        );
+      },
+      { timeoutMs: 60000, check: () => procs.check(kwok) },
+    );
+    log(
+      `${(fx.nodes || []).length} nodes Ready (${(
+        (Date.now() - t0) /
+        1000
+      ).toFixed(1)}s)`,
+    );
 
     const rack = {
       dir,
@@ -729,10 +966,14 @@ export async function startRack({
       talos: null,
       redfish: null,
       kube,
-      createServiceAccountToken: (ns, name, opts) => createServiceAccountToken(kube, ns, name, opts),
-      saToken: (ns, name, opts) => createServiceAccountToken(kube, ns, name, { create: true, ...opts }),
-      kubeconfigFor: (token, file) => writeTokenKubeconfig({ server, caFile: pki.ca.cert, token, file }),
-      processes: () => procs.list.map(({ name, pid, logFile }) => ({ name, pid, logFile })),
+      createServiceAccountToken: (ns, name, opts) =>
+        createServiceAccountToken(kube, ns, name, opts),
+      saToken: (ns, name, opts) =>
+        createServiceAccountToken(kube, ns, name, { create: true, ...opts }),
+      kubeconfigFor: (token, file) =>
+        writeTokenKubeconfig({ server, caFile: pki.ca.cert, token, file }),
+      processes: () =>
+        procs.list.map(({ name, pid, logFile }) => ({ name, pid, logFile })),
       stop,
     };
 
@@ -742,11 +983,24 @@ export async function startRack({
       fs.writeFileSync(wl, fx.workloads);
       kubectl(bins.kubectl, kubeconfig, ['apply', '-f', wl]);
       await waitForWorkloads(kube, { check: () => procs.check(kwok) });
-      log(`workloads running, PDBs computed (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
+      log(
+        `workloads running, PDBs computed (${((Date.now() - t0) / 1000).toFixed(
+          1,
+        )}s)`,
+      );
     }
 
     // Talos emulator and Redfish BMCs (the other half of the rack)
-    const common = { dir, net: rackNet, fixture: fx, kubeconfig, binDir: bins.binRoot, server, caFile: pki.ca.cert, log };
+    const common = {
+      dir,
+      net: rackNet,
+      fixture: fx,
+      kubeconfig,
+      binDir: bins.binRoot,
+      server,
+      caFile: pki.ca.cert,
+      log,
+    };
     if (withTalos) {
       const mod = await importOptional('./lib/talos.mjs', log);
       if (mod?.startTalosEmulator) {
@@ -768,7 +1022,11 @@ export async function startRack({
 
     writeRackJson(rack, { pid: process.pid });
     fs.writeFileSync(path.join(dir, 'rack.pid'), `${process.pid} rack.mjs\n`);
-    log(`rack ready in ${((Date.now() - t0) / 1000).toFixed(1)}s — export KUBECONFIG=${kubeconfig}`);
+    log(
+      `rack ready in ${((Date.now() - t0) / 1000).toFixed(
+        1,
+      )}s — export KUBECONFIG=${kubeconfig}`,
+    );
     return rack;
   } catch (e) {
     await stop().catch(() => {});
@@ -777,29 +1035,56 @@ export async function startRack({
 }
 
 function isNodeReady(node) {
-  return (node.status?.conditions || []).some((c) => c.type === 'Ready' && c.status === 'True');
+  return (node.status?.conditions || []).some(
+    c => c.type === 'Ready' && c.status === 'True',
+  );
 }
 
 function kubectl(bin, kubeconfig, args, input) {
-  const r = spawnSync(bin, [`--kubeconfig=${kubeconfig}`, ...args], { encoding: 'utf8', input });
-  if (r.status !== 0) throw new Error(`kubectl ${args.join(' ')} failed:\n${r.stderr}${r.stdout}`);
+  const r = spawnSync(bin, [`--kubeconfig=${kubeconfig}`, ...args], {
+    encoding: 'utf8',
+    input,
+  });
+  if (r.status !== 0)
+    throw new Error(
+      `kubectl ${args.join(' ')} failed:\n${r.stderr}${r.stdout}`,
+    );
   return r.stdout;
 }
 
 async function waitForWorkloads(kube, { check, timeoutMs = 90000 } = {}) {
-  await waitFor('workloads', async () => {
-    const [deps, dss, pods, pdbs] = await Promise.all([
-      kube.get('/apis/apps/v1/deployments'),
-      kube.get('/apis/apps/v1/daemonsets'),
-      kube.get('/api/v1/pods'),
-      kube.get('/apis/policy/v1/poddisruptionbudgets'),
-    ]);
-    const depsOk = deps.items.every((d) => (d.status?.readyReplicas || 0) === d.spec.replicas && d.status?.observedGeneration >= d.metadata.generation);
-    const dssOk = dss.items.every((d) => d.status?.desiredNumberScheduled > 0 && d.status.numberReady === d.status.desiredNumberScheduled);
-    const podsOk = pods.items.every((p) => p.status?.phase === 'Running' || p.status?.phase === 'Succeeded');
-    const pdbsOk = pdbs.items.every((p) => p.status?.observedGeneration >= p.metadata.generation && p.status.expectedPods > 0 && p.status.currentHealthy === p.status.expectedPods);
-    return depsOk && dssOk && podsOk && pdbsOk;
-  }, { timeoutMs, intervalMs: 300, check });
+  await waitFor(
+    'workloads',
+    async () => {
+      const [deps, dss, pods, pdbs] = await Promise.all([
+        kube.get('/apis/apps/v1/deployments'),
+        kube.get('/apis/apps/v1/daemonsets'),
+        kube.get('/api/v1/pods'),
+        kube.get('/apis/policy/v1/poddisruptionbudgets'),
+      ]);
+      const depsOk = deps.items.every(
+        d =>
+          (d.status?.readyReplicas || 0) === d.spec.replicas &&
+          d.status?.observedGeneration >= d.metadata.generation,
+      );
+      const dssOk = dss.items.every(
+        d =>
+          d.status?.desiredNumberScheduled > 0 &&
+          d.status.numberReady === d.status.desiredNumberScheduled,
+      );
+      const podsOk = pods.items.every(
+        p => p.status?.phase === 'Running' || p.status?.phase === 'Succeeded',
+      );
+      const pdbsOk = pdbs.items.every(
+        p =>
+          p.status?.observedGeneration >= p.metadata.generation &&
+          p.status.expectedPods > 0 &&
+          p.status.currentHealthy === p.status.expectedPods,
+      );
+      return depsOk && dssOk && podsOk && pdbsOk;
+    },
+    { timeoutMs, intervalMs: 300, check },
+  );
 }
 
 async function importOptional(rel, log) {
@@ -812,10 +1097,11 @@ async function importOptional(rel, log) {
 }
 
 function writeRackJson(rack, extra = {}) {
-  const strip = (o) => {
+  const strip = o => {
     if (!o) return null;
     const out = {};
-    for (const [k, v] of Object.entries(o)) if (typeof v !== 'function') out[k] = v;
+    for (const [k, v] of Object.entries(o))
+      if (typeof v !== 'function') out[k] = v;
     return out;
   };
   const info = {
@@ -837,7 +1123,10 @@ function writeRackJson(rack, extra = {}) {
     processes: rack.processes(),
     ...extra,
   };
-  fs.writeFileSync(path.join(rack.dir, 'rack.json'), JSON.stringify(info, null, 2) + '\n');
+  fs.writeFileSync(
+    path.join(rack.dir, 'rack.json'),
+    JSON.stringify(info, null, 2) + '\n',
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -847,44 +1136,88 @@ function writeRackJson(rack, extra = {}) {
  * A token for ServiceAccount ns/name through the TokenRequest API (admin client cert).
  * `create: true` creates the namespace and ServiceAccount when missing.
  */
-export async function createServiceAccountToken(kube, namespace, name, { expirationSeconds = 3600, create = false, audiences } = {}) {
+export async function createServiceAccountToken(
+  kube,
+  namespace,
+  name,
+  { expirationSeconds = 3600, create = false, audiences } = {},
+) {
   if (create) {
-    const ns = await kube.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-    if (ns.status >= 300 && ns.status !== 409) throw new Error(`create namespace ${namespace}: ${ns.status}`);
-    const sa = await kube.request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, {
-      apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace },
+    const ns = await kube.request('POST', '/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: namespace },
     });
-    if (sa.status >= 300 && sa.status !== 409) throw new Error(`create serviceaccount ${namespace}/${name}: ${sa.status}`);
+    if (ns.status >= 300 && ns.status !== 409)
+      throw new Error(`create namespace ${namespace}: ${ns.status}`);
+    const sa = await kube.request(
+      'POST',
+      `/api/v1/namespaces/${namespace}/serviceaccounts`,
+      {
+        apiVersion: 'v1',
+        kind: 'ServiceAccount',
+        metadata: { name, namespace },
+      },
+    );
+    if (sa.status >= 300 && sa.status !== 409)
+      throw new Error(
+        `create serviceaccount ${namespace}/${name}: ${sa.status}`,
+      );
   }
-  const tr = await kube.post(`/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
-    apiVersion: 'authentication.k8s.io/v1',
-    kind: 'TokenRequest',
-    spec: { expirationSeconds, ...(audiences ? { audiences } : {}) },
-  });
+  const tr = await kube.post(
+    `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+    {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds, ...(audiences ? { audiences } : {}) },
+    },
+  );
   return tr.status.token;
 }
 
 /** Writes a kubeconfig that authenticates with a bearer token; returns its path. */
 export function writeTokenKubeconfig({ server, caFile, token, file }) {
-  fs.writeFileSync(file, kubeconfigYaml({ server, caFile, token, user: 'token-user' }), { mode: 0o600 });
+  fs.writeFileSync(
+    file,
+    kubeconfigYaml({ server, caFile, token, user: 'token-user' }),
+    { mode: 0o600 },
+  );
   return file;
 }
 
 /** A client for an already running rack, from its rack.json. */
 export function connectRack(dir = path.join(cacheDir(), 'racks', 'demo')) {
   const info = JSON.parse(fs.readFileSync(path.join(dir, 'rack.json'), 'utf8'));
-  const kube = kubeClient({ server: info.server, caFile: info.caFile, certFile: info.adminCertFile, keyFile: info.adminKeyFile });
-  return { ...info, kube, createServiceAccountToken: (ns, name, opts) => createServiceAccountToken(kube, ns, name, opts) };
+  const kube = kubeClient({
+    server: info.server,
+    caFile: info.caFile,
+    certFile: info.adminCertFile,
+    keyFile: info.adminKeyFile,
+  });
+  return {
+    ...info,
+    kube,
+    createServiceAccountToken: (ns, name, opts) =>
+      createServiceAccountToken(kube, ns, name, opts),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
 // down
 
 /** Stops the rack in DIR: the `up` process (if any), then every process of pids/. */
-export async function stopRack(dir = path.join(cacheDir(), 'racks', 'demo'), { log = defaultLog } = {}) {
+export async function stopRack(
+  dir = path.join(cacheDir(), 'racks', 'demo'),
+  { log = defaultLog } = {},
+) {
   dir = path.resolve(dir);
   const rackPid = readPid(path.join(dir, 'rack.pid'));
-  if (rackPid && rackPid !== process.pid && isAlive(rackPid) && cmdline(rackPid).includes('rack.mjs')) {
+  if (
+    rackPid &&
+    rackPid !== process.pid &&
+    isAlive(rackPid) &&
+    cmdline(rackPid).includes('rack.mjs')
+  ) {
     log(`stopping rack process ${rackPid}`);
     // The up process stops its children on SIGTERM; give it time, then fall through.
     process.kill(rackPid, 'SIGTERM');
@@ -898,8 +1231,17 @@ export async function stopRack(dir = path.join(cacheDir(), 'racks', 'demo'), { l
     for (const f of fs.readdirSync(pidDir)) {
       const file = path.join(pidDir, f);
       const pid = readPid(file);
-      const recorded = fs.readFileSync(file, 'utf8').trim().split(/\s+/).slice(1).join(' ');
-      if (pid && isAlive(pid) && (!recorded || cmdline(pid).includes(recorded))) {
+      const recorded = fs
+        .readFileSync(file, 'utf8')
+        .trim()
+        .split(/\s+/)
+        .slice(1)
+        .join(' ');
+      if (
+        pid &&
+        isAlive(pid) &&
+        (!recorded || cmdline(pid).includes(recorded))
+      ) {
         await stopPid(pid);
         n++;
       }
@@ -907,7 +1249,11 @@ export async function stopRack(dir = path.join(cacheDir(), 'racks', 'demo'), { l
     }
   }
   fs.rmSync(path.join(dir, 'rack.pid'), { force: true });
-  log(n ? `stopped ${n} leftover process(es) in ${dir}` : `rack in ${dir} is down`);
+  log(
+    n
+      ? `stopped ${n} leftover process(es) in ${dir}`
+      : `rack in ${dir} is down`,
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -956,7 +1302,13 @@ async function main(argv) {
     }
     const info = JSON.parse(fs.readFileSync(f, 'utf8'));
     const alive = runningPids(dir);
-    console.log(JSON.stringify({ ...info, running: alive.length > 0, runningPids: alive }, null, 2));
+    console.log(
+      JSON.stringify(
+        { ...info, running: alive.length > 0, runningPids: alive },
+        null,
+        2,
+      ),
+    );
     return alive.length ? 0 : 1;
   }
   if (cmd !== 'up') {
@@ -968,16 +1320,22 @@ async function main(argv) {
     const logs = path.join(path.dirname(dir), `${path.basename(dir)}.up.log`);
     fs.mkdirSync(path.dirname(dir), { recursive: true });
     const fd = fs.openSync(logs, 'w');
-    const args = argv.filter((a) => a !== '--detach');
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), ...args], {
-      detached: true,
-      stdio: ['ignore', fd, fd],
-    });
+    const args = argv.filter(a => a !== '--detach');
+    const child = spawn(
+      process.execPath,
+      [fileURLToPath(import.meta.url), ...args],
+      {
+        detached: true,
+        stdio: ['ignore', fd, fd],
+      },
+    );
     fs.closeSync(fd);
     child.unref();
-    process.stderr.write(`[rack] starting in the background (pid ${child.pid}, log ${logs})\n`);
+    process.stderr.write(
+      `[rack] starting in the background (pid ${child.pid}, log ${logs})\n`,
+    );
     let exited = null;
-    child.on('exit', (code) => (exited = code));
+    child.on('exit', code => (exited = code));
     const deadline = Date.now() + 300000;
     for (;;) {
       await sleep(250);
@@ -986,10 +1344,17 @@ async function main(argv) {
         return 1;
       }
       try {
-        const info = JSON.parse(fs.readFileSync(path.join(dir, 'rack.json'), 'utf8'));
+        const info = JSON.parse(
+          fs.readFileSync(path.join(dir, 'rack.json'), 'utf8'),
+        );
         if (info.state === 'ready' && info.pid === child.pid) {
           process.stderr.write(tail(logs, 40) + '\n');
-          console.log(`rack up (pid ${child.pid}); stop with: node ${path.relative(process.cwd(), fileURLToPath(import.meta.url))} down --dir ${dir}`);
+          console.log(
+            `rack up (pid ${child.pid}); stop with: node ${path.relative(
+              process.cwd(),
+              fileURLToPath(import.meta.url),
+            )} down --dir ${dir}`,
+          );
           return 0;
         }
       } catch {
@@ -1011,11 +1376,22 @@ async function main(argv) {
   });
   console.log(`KUBECONFIG=${rack.kubeconfig}`);
   console.log(`rack info: ${path.join(rack.dir, 'rack.json')}`);
-  await new Promise((resolve) => {
+  await new Promise(resolve => {
+    // Keeps the process alive (the children are unref'd) and reports a process that died.
+    const reported = new Set();
+    const monitor = setInterval(() => {
+      for (const p of rack.processes()) {
+        if (!reported.has(p.name) && !isAlive(p.pid)) {
+          reported.add(p.name);
+          defaultLog(`${p.name} (pid ${p.pid}) exited; see ${p.logFile}`);
+        }
+      }
+    }, 2000);
     let stopping = false;
-    const onSignal = async (sig) => {
+    const onSignal = async sig => {
       if (stopping) return;
       stopping = true;
+      clearInterval(monitor);
       defaultLog(`${sig}: stopping the rack`);
       await rack.stop();
       fs.rmSync(path.join(dir, 'rack.pid'), { force: true });
@@ -1028,10 +1404,13 @@ async function main(argv) {
   return 0;
 }
 
-if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+if (
+  process.argv[1] &&
+  path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)
+) {
   main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (e) => {
+    code => process.exit(code),
+    e => {
       console.error(`[rack] ${e.message}`);
       process.exit(1);
     },

@@ -11,7 +11,9 @@ export const MAX_NET = 200;
 export function checkNet(net) {
   const n = Number(net);
   if (!Number.isInteger(n) || n < MIN_NET || n > MAX_NET) {
-    throw new Error(`rack net must be an integer in ${MIN_NET}..${MAX_NET}, got ${net}`);
+    throw new Error(
+      `rack net must be an integer in ${MIN_NET}..${MAX_NET}, got ${net}`,
+    );
   }
   return n;
 }
@@ -20,7 +22,8 @@ export function checkNet(net) {
 export function machineAddress(net, host) {
   const n = checkNet(net);
   const h = Number(host);
-  if (!Number.isInteger(h) || h < 1 || h > 254) throw new Error(`machine host must be 1..254, got ${host}`);
+  if (!Number.isInteger(h) || h < 1 || h > 254)
+    throw new Error(`machine host must be 1..254, got ${host}`);
   return `127.0.${10 + n}.${h}`;
 }
 

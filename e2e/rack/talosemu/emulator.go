@@ -344,26 +344,27 @@ func (m *Machine) Shutdown() string {
 	m.logf("shutdown")
 	go func() {
 		time.Sleep(100 * time.Millisecond)
-		m.powerOff("shutdown")
+		m.powerOff("shutdown", false)
 	}()
 	return newActorID()
 }
 
 // PowerOff is a hard power cut (control API / Redfish). counted: powerOff.
 func (m *Machine) PowerOff(source string) bool {
+	return m.powerOff(source, true)
+}
+
+// powerOff cuts power (check, count and transition under one lock, so concurrent callers
+// count once).
+func (m *Machine) powerOff(source string, count bool) bool {
 	m.mu.Lock()
 	if !m.Powered {
 		m.mu.Unlock()
 		return false
 	}
-	m.count("powerOff")
-	m.mu.Unlock()
-	m.powerOff(source)
-	return true
-}
-
-func (m *Machine) powerOff(source string) {
-	m.mu.Lock()
+	if count {
+		m.count("powerOff")
+	}
 	m.gen++
 	m.Powered = false
 	m.State = StateOff
@@ -377,6 +378,7 @@ func (m *Machine) powerOff(source string) {
 	if source == "shutdown" {
 		m.emu.notifyPower(m, false)
 	}
+	return true
 }
 
 // PowerOn boots a machine that is off. counted: powerOn.

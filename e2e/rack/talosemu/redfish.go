@@ -46,7 +46,8 @@ type Linker struct {
 	wg     sync.WaitGroup
 
 	mu       sync.Mutex
-	last     map[string]string // uuid -> last PowerState seen
+	last     map[string]string    // uuid -> last PowerState seen
+	lastAt   map[string]time.Time // when the state behind last was read (request start)
 	watching map[string]bool
 }
 
@@ -74,7 +75,7 @@ func NewLinker(emu *Emulator, cfg LinkConfig) (*Linker, error) {
 		cfg.Interval = 500 * time.Millisecond
 	}
 	return &Linker{emu: emu, cfg: cfg, client: &http.Client{Transport: tr, Timeout: 5 * time.Second},
-		stop: make(chan struct{}), last: map[string]string{}}, nil
+		stop: make(chan struct{}), last: map[string]string{}, lastAt: map[string]time.Time{}}, nil
 }
 
 // Notify handles sushy's external notification (a PUT of the fake system's record on every
@@ -88,7 +89,7 @@ func (l *Linker) Notify(sys map[string]any) {
 		return
 	}
 	if ps, _ := sys["power_state"].(string); ps != "" {
-		l.observe(id, ps)
+		l.observe(id, ps, time.Now())
 	}
 	if pending, _ := sys["pending_power"].(map[string]any); pending != nil {
 		target, _ := pending["power_state"].(string)
@@ -206,6 +207,7 @@ func (l *Linker) pollAll() {
 func (l *Linker) pollOne(id, path string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	sent := time.Now()
 	resp, err := l.do(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return
@@ -218,12 +220,19 @@ func (l *Linker) pollOne(id, path string) {
 	if err != nil || resp.StatusCode != 200 {
 		return
 	}
-	l.observe(id, sys.PowerState)
+	l.observe(id, sys.PowerState, sent)
 }
 
-// observe reacts to a PowerState change seen at the BMC.
-func (l *Linker) observe(id, ps string) {
+// observe reacts to a PowerState change seen at the BMC. at is when the state was read: a
+// poll that was sent before a newer observation (a notification, or a later poll) is stale and
+// ignored, so concurrent reads cannot flip a machine back and forth.
+func (l *Linker) observe(id, ps string, at time.Time) {
 	l.mu.Lock()
+	if at.Before(l.lastAt[id]) {
+		l.mu.Unlock()
+		return
+	}
+	l.lastAt[id] = at
 	prev, seen := l.last[id]
 	l.last[id] = ps
 	l.mu.Unlock()

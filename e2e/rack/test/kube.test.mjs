@@ -5,19 +5,33 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startRack, kubeClient, readVersions, POWER_ANNOTATION } from '../rack.mjs';
+import {
+  startRack,
+  kubeClient,
+  readVersions,
+  POWER_ANNOTATION,
+} from '../rack.mjs';
 
 // Each test file uses its own rack network so files can run in parallel.
 const NET = Number(process.env.RACK_TEST_NET ?? 150);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const sleep = ms => new Promise(r => setTimeout(r, ms));
 
 let rack;
 let dir;
 
-before(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rack-kube-test-'));
-  rack = await startRack({ dir, net: NET, withTalos: false, withRedfish: false, log: () => {} });
-}, { timeout: 240000 });
+before(
+  async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rack-kube-test-'));
+    rack = await startRack({
+      dir,
+      net: NET,
+      withTalos: false,
+      withRedfish: false,
+      log: () => {},
+    });
+  },
+  { timeout: 240000 },
+);
 
 after(async () => {
   if (rack) await rack.stop();
@@ -35,61 +49,101 @@ async function waitFor(what, fn, timeoutMs = 30000) {
 }
 
 function evict(pod) {
-  return rack.kube.request('POST', `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/eviction`, {
-    apiVersion: 'policy/v1',
-    kind: 'Eviction',
-    metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace },
-  });
+  return rack.kube.request(
+    'POST',
+    `/api/v1/namespaces/${pod.metadata.namespace}/pods/${pod.metadata.name}/eviction`,
+    {
+      apiVersion: 'policy/v1',
+      kind: 'Eviction',
+      metadata: { name: pod.metadata.name, namespace: pod.metadata.namespace },
+    },
+  );
 }
 
 test('fixture: nodes carry machine identity and roles', async () => {
   const nodes = (await rack.kube.get('/api/v1/nodes')).items;
-  const byName = Object.fromEntries(nodes.map((n) => [n.metadata.name, n]));
+  const byName = Object.fromEntries(nodes.map(n => [n.metadata.name, n]));
   for (const n of rack.fixture.nodes) {
     const node = byName[n.name];
     assert.ok(node, `node ${n.name}`);
     assert.equal(node.metadata.labels['kubernetes.io/hostname'], n.name);
-    assert.ok(node.status.conditions.some((c) => c.type === 'Ready' && c.status === 'True'), `${n.name} Ready`);
+    assert.ok(
+      node.status.conditions.some(
+        c => c.type === 'Ready' && c.status === 'True',
+      ),
+      `${n.name} Ready`,
+    );
     assert.ok(node.status.nodeInfo.bootID, `${n.name} bootID`);
-    if (n.machine) assert.equal(node.status.nodeInfo.systemUUID, n.machine.uuid);
-    if (n.controlPlane) assert.equal(node.metadata.labels['node-role.kubernetes.io/control-plane'], '');
-    if (n.virtual) assert.equal(node.metadata.labels['rackside.dev/virtual-node'], 'true');
+    if (n.machine)
+      assert.equal(node.status.nodeInfo.systemUUID, n.machine.uuid);
+    if (n.controlPlane)
+      assert.equal(
+        node.metadata.labels['node-role.kubernetes.io/control-plane'],
+        '',
+      );
+    if (n.virtual)
+      assert.equal(node.metadata.labels['rackside.dev/virtual-node'], 'true');
   }
-  const pdb = await rack.kube.get('/apis/policy/v1/namespaces/shop/poddisruptionbudgets/payments');
+  const pdb = await rack.kube.get(
+    '/apis/policy/v1/namespaces/shop/poddisruptionbudgets/payments',
+  );
   assert.equal(pdb.status.disruptionsAllowed, 0);
   assert.equal(pdb.status.currentHealthy, 2);
 });
 
 test('eviction: blocked by a PDB answers 429, an allowed one removes the pod', async () => {
-  const payments = (await rack.kube.get('/api/v1/namespaces/shop/pods?labelSelector=app%3Dpayments')).items;
+  const payments = (
+    await rack.kube.get(
+      '/api/v1/namespaces/shop/pods?labelSelector=app%3Dpayments',
+    )
+  ).items;
   assert.equal(payments.length, 2);
   const blocked = await evict(payments[0]);
   assert.equal(blocked.status, 429, JSON.stringify(blocked.body));
 
-  const web = (await rack.kube.get('/api/v1/namespaces/shop/pods?labelSelector=app%3Dweb')).items;
+  const web = (
+    await rack.kube.get('/api/v1/namespaces/shop/pods?labelSelector=app%3Dweb')
+  ).items;
   assert.ok(web.length >= 1);
   const victim = web[0];
   const ok = await evict(victim);
   assert.equal(ok.status, 201, JSON.stringify(ok.body));
   await waitFor('evicted pod to disappear', async () => {
-    const r = await rack.kube.request('GET', `/api/v1/namespaces/shop/pods/${victim.metadata.name}`);
+    const r = await rack.kube.request(
+      'GET',
+      `/api/v1/namespaces/shop/pods/${victim.metadata.name}`,
+    );
     return r.status === 404 || r.body?.metadata?.uid !== victim.metadata.uid;
   });
 });
 
 test('RBAC: a ServiceAccount without a role gets 403 on a node patch', async () => {
-  const token = await rack.saToken('rbac-test', 'nobody', { expirationSeconds: 600 });
+  const token = await rack.saToken('rbac-test', 'nobody', {
+    expirationSeconds: 600,
+  });
   const sa = kubeClient({ server: rack.server, caFile: rack.caFile, token });
   try {
-    const who = await sa.request('POST', '/apis/authentication.k8s.io/v1/selfsubjectreviews', {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'SelfSubjectReview',
-    });
+    const who = await sa.request(
+      'POST',
+      '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+      {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'SelfSubjectReview',
+      },
+    );
     assert.equal(who.status, 201, JSON.stringify(who.body));
-    assert.equal(who.body.status.userInfo.username, 'system:serviceaccount:rbac-test:nobody');
-    const r = await sa.request('PATCH', '/api/v1/nodes/worker-1', { metadata: { labels: { x: 'y' } } }, {
-      contentType: 'application/merge-patch+json',
-    });
+    assert.equal(
+      who.body.status.userInfo.username,
+      'system:serviceaccount:rbac-test:nobody',
+    );
+    const r = await sa.request(
+      'PATCH',
+      '/api/v1/nodes/worker-1',
+      { metadata: { labels: { x: 'y' } } },
+      {
+        contentType: 'application/merge-patch+json',
+      },
+    );
     assert.equal(r.status, 403, JSON.stringify(r.body));
   } finally {
     sa.close();
@@ -104,28 +158,56 @@ test('/version reports the pinned Kubernetes version', async () => {
 test('power link: kwok leaves a powered-off node alone', async () => {
   const name = 'worker-6';
   const before = await rack.kube.get(`/api/v1/nodes/${name}`);
-  await rack.kube.patch(`/api/v1/nodes/${name}`, { metadata: { annotations: { [POWER_ANNOTATION]: 'off' } } });
+  await rack.kube.patch(`/api/v1/nodes/${name}`, {
+    metadata: { annotations: { [POWER_ANNOTATION]: 'off' } },
+  });
   const now = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
   await rack.kube.patch(
     `/api/v1/nodes/${name}/status`,
-    { status: { conditions: [{ type: 'Ready', status: 'False', reason: 'PoweredOff', message: 'machine is off', lastHeartbeatTime: now, lastTransitionTime: now }] } },
+    {
+      status: {
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'False',
+            reason: 'PoweredOff',
+            message: 'machine is off',
+            lastHeartbeatTime: now,
+            lastTransitionTime: now,
+          },
+        ],
+      },
+    },
     'application/strategic-merge-patch+json',
   );
-  const ready = (n) => n.status.conditions.find((c) => c.type === 'Ready')?.status;
+  const ready = n => n.status.conditions.find(c => c.type === 'Ready')?.status;
   for (let i = 0; i < 15; i++) {
     await sleep(400);
     assert.equal(ready(await rack.kube.get(`/api/v1/nodes/${name}`)), 'False');
   }
   // Power on: the emulator removes the annotation and sets a new boot ID; kwok makes it Ready.
   const bootID = crypto.randomUUID();
-  await rack.kube.patch(`/api/v1/nodes/${name}`, { metadata: { annotations: { [POWER_ANNOTATION]: null } } });
-  await rack.kube.patch(`/api/v1/nodes/${name}/status`, { status: { nodeInfo: { bootID } } }, 'application/strategic-merge-patch+json');
-  const after = await waitFor('node Ready again', async () => {
-    const n = await rack.kube.get(`/api/v1/nodes/${name}`);
-    return ready(n) === 'True' ? n : null;
-  }, 15000);
+  await rack.kube.patch(`/api/v1/nodes/${name}`, {
+    metadata: { annotations: { [POWER_ANNOTATION]: null } },
+  });
+  await rack.kube.patch(
+    `/api/v1/nodes/${name}/status`,
+    { status: { nodeInfo: { bootID } } },
+    'application/strategic-merge-patch+json',
+  );
+  const after = await waitFor(
+    'node Ready again',
+    async () => {
+      const n = await rack.kube.get(`/api/v1/nodes/${name}`);
+      return ready(n) === 'True' ? n : null;
+    },
+    15000,
+  );
   assert.equal(after.status.nodeInfo.bootID, bootID);
-  assert.equal(after.status.nodeInfo.systemUUID, before.status.nodeInfo.systemUUID);
+  assert.equal(
+    after.status.nodeInfo.systemUUID,
+    before.status.nodeInfo.systemUUID,
+  );
 });
 
 test('stop: every rack process is gone', async () => {
@@ -137,7 +219,9 @@ test('stop: every rack process is gone', async () => {
     // Gone, or a zombie not yet reaped by this process.
     let alive = false;
     try {
-      alive = !/^\d+ \(.*\) Z /.test(fs.readFileSync(`/proc/${p.pid}/stat`, 'utf8'));
+      alive = !/^\d+ \(.*\) Z /.test(
+        fs.readFileSync(`/proc/${p.pid}/stat`, 'utf8'),
+      );
     } catch {
       alive = false;
     }

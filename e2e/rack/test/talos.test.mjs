@@ -340,3 +340,120 @@ test('rack: Redfish ForceOff makes the Node NotReady; On brings it back', async 
   assert.equal(counts[m.uuid].powerOff, 1);
   assert.equal(counts[m.uuid].powerOn, 1);
 });
+
+function pbVarint(field, n) {
+  return Buffer.concat([varint(field << 3), varint(n)]);
+}
+function pbBytes(field, b) {
+  return Buffer.concat([varint((field << 3) | 2), varint(b.length), b]);
+}
+
+test('rack: Shutdown keeps the Node NotReady until power-on', async t => {
+  if (skipRack) return t.skip(skipRack);
+  const m = machineOf('worker-5');
+  const creds = talosCreds(talos.talosconfigs['plant-a']);
+  const r = await grpcCall(
+    m.address,
+    '/machine.MachineService/Shutdown',
+    Buffer.alloc(0),
+    { creds },
+  );
+  assert.equal(r.code, 0, r.message);
+  await waitFor(
+    'worker-5 NotReady',
+    async () => !isReady(await node('worker-5')),
+    10000,
+  );
+  await sleep(3000); // kwok must leave it alone
+  assert.equal(isReady(await node('worker-5')), false);
+  await assert.rejects(
+    grpcCall(m.address, VERSION, Buffer.alloc(0), { creds }),
+  );
+  await talos.power(m.uuid, 'on');
+  await waitFor(
+    'worker-5 Ready',
+    async () => isReady(await node('worker-5')),
+    15000,
+  );
+  const counts = (await talos.counts())[m.uuid];
+  assert.equal(counts.shutdown, 1);
+  assert.equal(counts.powerOn, 1);
+});
+
+test('rack: foreign machine: EtcdMemberList, Reset to maintenance, ApplyConfiguration joins plant-a', async t => {
+  if (skipRack) return t.skip(skipRack);
+  const oldCreds = talosCreds(talos.talosconfigs['plant-old']);
+  const worker = talos.machines.find(
+    x => x.cluster === 'plant-old' && x.role === 'worker',
+  );
+  const cp = talos.machines.find(
+    x => x.cluster === 'plant-old' && x.role === 'controlplane',
+  );
+  const members = await grpcCall(
+    cp.address,
+    '/machine.MachineService/EtcdMemberList',
+    Buffer.alloc(0),
+    { creds: oldCreds },
+  );
+  assert.equal(members.code, 0, members.message);
+  assert.equal((pbFields(pbFields(members.body)[1][0])[3] || []).length, 1);
+
+  const wipe = label =>
+    pbBytes(3, Buffer.concat([pbString(1, label), pbVarint(2, 1)]));
+  const reset = Buffer.concat([
+    pbVarint(1, 1),
+    pbVarint(2, 1),
+    wipe('STATE'),
+    wipe('EPHEMERAL'),
+  ]);
+  const r = await grpcCall(
+    worker.address,
+    '/machine.MachineService/Reset',
+    reset,
+    { creds: oldCreds },
+  );
+  assert.equal(r.code, 0, r.message);
+  await waitFor(
+    'maintenance mode',
+    async () => {
+      try {
+        return (
+          (await grpcCall(worker.address, VERSION, Buffer.alloc(0))).code === 0
+        );
+      } catch {
+        return false;
+      }
+    },
+    15000,
+  );
+  const config =
+    'version: v1alpha1\nmachine:\n  type: worker\n  network:\n    hostname: worker-7\ncluster:\n  clusterName: plant-a\n';
+  const apply = Buffer.concat([
+    pbBytes(1, Buffer.from(config)),
+    pbVarint(4, 1),
+  ]);
+  const a = await grpcCall(
+    worker.address,
+    '/machine.MachineService/ApplyConfiguration',
+    apply,
+  );
+  assert.equal(a.code, 0, a.message);
+  const n = await waitFor(
+    'Node worker-7 Ready',
+    async () => {
+      try {
+        const n = await node('worker-7');
+        return isReady(n) && n;
+      } catch {
+        return false;
+      }
+    },
+    20000,
+  );
+  assert.equal(n.status.nodeInfo.systemUUID, worker.uuid);
+  assert.equal(n.metadata.annotations['kwok.x-k8s.io/node'], 'fake');
+  const s = await talos.machine(worker.uuid);
+  assert.equal(s.cluster, 'plant-a');
+  assert.equal(s.mode, 'configured');
+  assert.deepEqual([s.counts.reset, s.counts.apply], [1, 1]);
+});
