@@ -5,3 +5,6 @@
  * @packageDocumentation
  */
 export * from './clusterConfig';
+export * from './permissions';
+export * from './clients';
+export * from './watch';

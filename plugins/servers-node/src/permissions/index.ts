@@ -1,0 +1,3 @@
+export * from './serverResource';
+export * from './rules';
+export * from './conditions';
