@@ -20,6 +20,8 @@ backend.add(
   import('@backstage/plugin-permission-backend-module-allow-all-policy'),
 );
 
+// Signals need the events bus to fan out "changed" notices.
+backend.add(import('@backstage/plugin-events-backend'));
 backend.add(import('@backstage/plugin-signals-backend'));
 
 backend.add(import('@rackside/plugin-servers-backend'));
