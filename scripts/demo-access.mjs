@@ -5,7 +5,11 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { binaries, connectRack, createServiceAccountToken } from '../e2e/rack/rack.mjs';
+import {
+  binaries,
+  connectRack,
+  createServiceAccountToken,
+} from '../e2e/rack/rack.mjs';
 
 const [rackDir, output] = process.argv.slice(2);
 if (!rackDir || !output) {
@@ -18,12 +22,23 @@ const { kubectl } = binaries();
 
 execFileSync(
   kubectl,
-  ['--kubeconfig', rack.kubeconfig, 'apply', '-f', path.join(root, 'e2e/rack/demo/backstage-access.yaml')],
+  [
+    '--kubeconfig',
+    rack.kubeconfig,
+    'apply',
+    '-f',
+    path.join(root, 'e2e/rack/demo/backstage-access.yaml'),
+  ],
   { stdio: 'inherit' },
 );
-const token = await createServiceAccountToken(rack.kube, 'rackside-system', 'rackside-backstage', {
-  expirationSeconds: 24 * 3600,
-});
+const token = await createServiceAccountToken(
+  rack.kube,
+  'rackside-system',
+  'rackside-backstage',
+  {
+    expirationSeconds: 24 * 3600,
+  },
+);
 const tokenFile = path.join(rackDir, 'backstage.token');
 fs.writeFileSync(tokenFile, token, { mode: 0o600 });
 fs.writeFileSync(

@@ -14,4 +14,5 @@ const exports = createConditionExports({
 export const serverConditions = exports.conditions;
 
 /** Wraps server conditions into a conditional policy decision. */
-export const createServerConditionalDecision = exports.createConditionalDecision;
+export const createServerConditionalDecision =
+  exports.createConditionalDecision;

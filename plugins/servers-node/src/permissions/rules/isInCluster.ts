@@ -8,7 +8,9 @@ export const isInCluster = createPermissionRule({
   description: 'Allow servers of the given clusters',
   resourceRef: serverPermissionResourceRef,
   paramsSchema: z.object({
-    clusters: z.array(z.string()).describe('Cluster names from servers.clusters'),
+    clusters: z
+      .array(z.string())
+      .describe('Cluster names from servers.clusters'),
   }),
   apply: (server, { clusters }) => clusters.includes(server.cluster),
   toQuery:
