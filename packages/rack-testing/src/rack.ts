@@ -5,8 +5,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { claimNet } from './net';
 
-/** The repository root, found from this file so tests run from any package. */
-export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
+/** Walks up from the working directory (a package or the repo root) to the repo. */
+function findRepoRoot(start: string): string {
+  for (let dir = start; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'e2e', 'rack', 'rack.mjs'))) return dir;
+    if (path.dirname(dir) === dir) {
+      throw new Error(`no e2e/rack/rack.mjs above ${start}`);
+    }
+  }
+}
+
+/** The repository root, so tests run from any package. */
+export const REPO_ROOT = findRepoRoot(process.cwd());
 const RACK_CLI = path.join(REPO_ROOT, 'e2e', 'rack', 'rack.mjs');
 
 function cacheDir(): string {
