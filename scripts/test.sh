@@ -58,7 +58,7 @@ fi
 if ls e2e/rack/test/*.test.mjs >/dev/null 2>&1; then
   stage "node --test: simulated rack"
   node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
-    --test-reporter=tap --test-reporter-destination="$OUT/rack.tap" e2e/rack/test/
+    --test-reporter=tap --test-reporter-destination="$OUT/rack.tap" e2e/rack/test/*.test.mjs
   rack_status=$?
   rp=$(grep -E '^# pass ' "$OUT/rack.tap" | awk '{print $3}'); rf=$(grep -E '^# fail ' "$OUT/rack.tap" | awk '{print $3}')
   rp=${rp:-0}; rf=${rf:-0}

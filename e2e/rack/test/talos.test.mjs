@@ -3,7 +3,7 @@
 //
 // 1. `go test` of e2e/rack/talosemu (gRPC client side in Go, fake client-go clientset):
 //    maintenance TLS, mTLS, "certificate required", COSI SystemInformation, reboot/shutdown/
-//    reset/apply and their Node effects. Skipped with RACKSIDE_SKIP_GO_TESTS=1.
+//    reset/apply and their Node effects.
 // 2. Against a full rack (real kube-apiserver + kwok + emulator + sushy-tools; needs
 //    e2e/rack/build.sh): gRPC from Node's own http2 (no npm deps) over maintenance TLS and
 //    mTLS, a reboot that flips the Node NotReady -> Ready with a new bootID, and a Redfish
@@ -149,21 +149,7 @@ function versionTag(body) {
 
 // ------------------------------------------------------------------------------------------
 
-test(
-  'talosemu go test',
-  {
-    timeout: 900000,
-    skip:
-      process.env.RACKSIDE_SKIP_GO_TESTS === '1' && 'RACKSIDE_SKIP_GO_TESTS=1',
-  },
-  () => {
-    const r = spawnSync('go', ['test', '-count=1', './...'], {
-      cwd: path.resolve(here, '..', 'talosemu'),
-      encoding: 'utf8',
-    });
-    assert.equal(r.status, 0, `go test failed:\n${r.stdout}\n${r.stderr}`);
-  },
-);
+// The emulator's own Go tests run as `go test` in e2e/rack/talosemu (scripts/test.sh).
 
 let rackMod;
 let rack;
@@ -258,7 +244,7 @@ test('configured machine needs mTLS; without a client cert the handshake fails',
 });
 
 test('rack: Reboot makes the Node NotReady, then Ready with a new bootID', async t => {
-  if (skipRack) return t.skip(skipRack);
+  assert.ok(!skipRack, skipRack);
   const m = machineOf('worker-3');
   const before = await node('worker-3');
   const bootID = before.status.nodeInfo.bootID;
@@ -302,8 +288,8 @@ test('rack: Reboot makes the Node NotReady, then Ready with a new bootID', async
 });
 
 test('rack: Redfish ForceOff makes the Node NotReady; On brings it back', async t => {
-  if (skipRack) return t.skip(skipRack);
-  if (!rack.redfish) return t.skip('redfish not started');
+  assert.ok(!skipRack, skipRack);
+  assert.ok(rack.redfish, 'redfish not started');
   const sys = rack.redfish.systems['worker-4'];
   assert.ok(sys, 'worker-4 has a BMC');
   const r = await rack.redfish.request(
@@ -349,7 +335,7 @@ function pbBytes(field, b) {
 }
 
 test('rack: Shutdown keeps the Node NotReady until power-on', async t => {
-  if (skipRack) return t.skip(skipRack);
+  assert.ok(!skipRack, skipRack);
   const m = machineOf('worker-5');
   const creds = talosCreds(talos.talosconfigs['plant-a']);
   const r = await grpcCall(
@@ -381,7 +367,7 @@ test('rack: Shutdown keeps the Node NotReady until power-on', async t => {
 });
 
 test('rack: foreign machine: EtcdMemberList, Reset to maintenance, ApplyConfiguration joins plant-a', async t => {
-  if (skipRack) return t.skip(skipRack);
+  assert.ok(!skipRack, skipRack);
   const oldCreds = talosCreds(talos.talosconfigs['plant-old']);
   const worker = talos.machines.find(
     x => x.cluster === 'plant-old' && x.role === 'worker',
