@@ -10,3 +10,4 @@ export * from './quorum';
 export * from './guard';
 export * from './ceremony';
 export * from './capability';
+export * from './resources';

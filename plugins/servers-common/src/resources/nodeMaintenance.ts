@@ -1,0 +1,415 @@
+import { z } from 'zod';
+import type { CeremonyLevel } from '../ceremony';
+import {
+  MAINTENANCE_INTENTS,
+  MAINTENANCE_PHASES,
+  TERMINAL_MAINTENANCE_PHASES,
+} from '../quorum';
+import {
+  conditionsSchema,
+  namespaceNameSchema,
+  objectMetaSchema,
+  objectNameSchema,
+  observedGenerationSchema,
+  RACKSIDE_API_VERSION,
+  reasonSchema,
+  requestFlagSchema,
+  requesterSchema,
+  resourceDescriptor,
+  timestampSchema,
+  type Condition,
+} from './common';
+import {
+  fixedAtCreation,
+  immutable,
+  kube,
+  setOnce,
+  terminalPhaseIsFinal,
+  withRules,
+} from './kube';
+import type { CrdDefinition } from './crd';
+
+/** Where NodeMaintenance lives in the API. */
+export const nodeMaintenanceResource = resourceDescriptor({
+  kind: 'NodeMaintenance',
+  plural: 'nodemaintenances',
+  shortNames: ['nm'],
+  namespaced: false,
+});
+
+/** The condition types the operator sets on a NodeMaintenance. */
+export const NODE_MAINTENANCE_CONDITION_TYPES = ['PowerOffConfirmed'] as const;
+/** A NodeMaintenance condition type. */
+export type NodeMaintenanceConditionType =
+  (typeof NODE_MAINTENANCE_CONDITION_TYPES)[number];
+
+/**
+ * The ceremony level a pre-flight snapshot was acknowledged at: the rungs of the ladder a
+ * request can pass (a refused request is never written).
+ */
+export const PREFLIGHT_CEREMONY_LEVELS = [
+  'reason',
+  'preflight',
+  'typed-name',
+  'hazard',
+] as const satisfies readonly CeremonyLevel[];
+
+/** The three request flags a human sets on a running maintenance. */
+export const NODE_MAINTENANCE_REQUEST_FLAGS = [
+  'returnToService',
+  'abandon',
+  'powerOn',
+] as const;
+/** A NodeMaintenance request flag. */
+export type NodeMaintenanceRequestFlag =
+  (typeof NODE_MAINTENANCE_REQUEST_FLAGS)[number];
+
+/** The power verbs the operator records in `status.power`, at most once each. */
+export const RECORDED_POWER_VERBS = ['reboot', 'shutdown', 'powerOn'] as const;
+
+const nodeNameSchema = objectNameSchema;
+
+const podRefSchema = z.object({
+  namespace: namespaceNameSchema,
+  name: objectNameSchema,
+});
+
+/** A pod as `namespace/name`. */
+const podKeySchema = z
+  .string()
+  .min(3)
+  .max(317)
+  .regex(/^[a-z0-9][-a-z0-9]*\/[a-z0-9][-a-z0-9.]*$/);
+
+/** The snapshot the requester was shown and acknowledged (DESIGN section 6). */
+export const preflightSchema = z
+  .object({
+    takenAt: timestampSchema.describe('When the snapshot was taken.'),
+    token: z
+      .string()
+      .max(1024)
+      .optional()
+      .describe('The acknowledgement token that binds this snapshot.'),
+    ceremony: z
+      .enum(PREFLIGHT_CEREMONY_LEVELS)
+      .describe('The ceremony the request passed.'),
+    pods: z
+      .array(podRefSchema)
+      .max(2000)
+      .optional()
+      .describe('Pods the drain was going to evict.'),
+    blockingPDBs: z
+      .array(
+        z.object({
+          namespace: namespaceNameSchema,
+          name: objectNameSchema,
+        }),
+      )
+      .max(500)
+      .optional()
+      .describe('PodDisruptionBudgets that were going to block an eviction.'),
+    quorum: z
+      .object({
+        members: z.number().int().min(0),
+        quorum: z.number().int().min(0),
+        ready: z.number().int().min(0),
+        margin: z.number().int(),
+      })
+      .optional()
+      .describe(
+        'Control-plane quorum numbers at the time (absent when none could be derived).',
+      ),
+  })
+  .describe(
+    'The pre-flight snapshot the requester acknowledged, kept so what they were shown is recoverable.',
+  );
+
+/** Drain options. */
+export const drainOptionsSchema = z
+  .object({
+    timeoutSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'Give up after this long: the maintenance ends Failed with the node left cordoned. Absent: no timeout.',
+      ),
+    deleteEmptyDirData: z
+      .boolean()
+      .default(false)
+      .describe('Evict pods with emptyDir volumes (their data is lost).'),
+    force: z
+      .boolean()
+      .default(false)
+      .describe('Evict pods without a controller (they are not recreated).'),
+    gracePeriodSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        "Grace period given to each evicted pod. Absent: the pod's own.",
+      ),
+  })
+  .describe('How the drain evicts.');
+
+const specShape = {
+  nodeName: kube(nodeNameSchema, {
+    validations: [immutable('nodeName')],
+  }).describe('The Node this maintenance acts on.'),
+  intent: kube(z.enum(MAINTENANCE_INTENTS), {
+    validations: [immutable('intent')],
+  }).describe(
+    'How far the maintenance goes: cordon parks in Cordoned, drain in Drained, reboot returns once the node is back, shutdown parks in PoweredOff until powerOn.',
+  ),
+  reason: kube(reasonSchema, { validations: [immutable('reason')] }),
+  requestedBy: requesterSchema
+    .optional()
+    .describe(
+      'Who asked: a Backstage entity ref, or the Kubernetes user for objects made with kubectl.',
+    ),
+  preflight: preflightSchema.optional(),
+  drain: drainOptionsSchema.optional(),
+  returnToService: requestFlagSchema
+    .optional()
+    .describe('Set to end the maintenance: uncordon and wait for Ready.'),
+  abandon: requestFlagSchema
+    .optional()
+    .describe(
+      'Set to give up: restore the schedulability from before, never send a power verb, end Complete (abandoned).',
+    ),
+  powerOn: requestFlagSchema
+    .optional()
+    .describe(
+      'Set on a PoweredOff shutdown to power the machine on (sent once), then return to service.',
+    ),
+};
+
+/** `spec` of a NodeMaintenance. Fixed at creation, except the request flags (set once). */
+export const nodeMaintenanceSpecSchema = withRules(z.object(specShape), [
+  fixedAtCreation('requestedBy'),
+  fixedAtCreation('preflight'),
+  fixedAtCreation('drain'),
+  ...NODE_MAINTENANCE_REQUEST_FLAGS.map(flag => setOnce(flag)),
+  {
+    rule: "!has(self.powerOn) || self.intent == 'shutdown'",
+    message: 'powerOn applies only to a maintenance with intent shutdown',
+    fieldPath: '.powerOn',
+    check: spec => !spec.powerOn || spec.intent === 'shutdown',
+  },
+]).describe('What was asked, by whom and why.');
+
+const powerVerbRecordSchema = z
+  .object({
+    recordedAt: timestampSchema.describe(
+      'When the operator recorded that it is about to send the verb (before the call).',
+    ),
+    sentAt: timestampSchema
+      .optional()
+      .describe('When the channel accepted the verb.'),
+    channel: z.enum(['talos', 'redfish']).optional(),
+    detail: z
+      .string()
+      .max(1024)
+      .optional()
+      .describe(
+        'What the channel was asked exactly (e.g. the Redfish ResetType) or answered (e.g. a Talos actor id).',
+      ),
+    error: z
+      .string()
+      .max(4096)
+      .optional()
+      .describe('Why the call failed, if it did.'),
+  })
+  .describe(
+    'One power verb: recorded before it is sent, so a restart never sends it again.',
+  );
+
+/** `status.power` at-most-once rules: a recorded verb stays; its sentAt is set once. */
+function powerRecordRules() {
+  return RECORDED_POWER_VERBS.map(verb => {
+    const old = `oldSelf.power.${verb}`;
+    const now = `self.power.${verb}`;
+    return {
+      rule:
+        `!has(oldSelf.power) || !has(${old}) || (has(self.power) && has(${now}) && ${now}.recordedAt == ${old}.recordedAt` +
+        ` && (!has(${old}.sentAt) || (has(${now}.sentAt) && ${now}.sentAt == ${old}.sentAt)))`,
+      message: `status.power.${verb} is sent at most once: once recorded it cannot be removed or re-recorded, and its sentAt cannot change`,
+      fieldPath: `.power`,
+    };
+  });
+}
+
+const drainProgressSchema = z
+  .object({
+    startedAt: timestampSchema.optional(),
+    total: z
+      .number()
+      .int()
+      .min(0)
+      .default(0)
+      .describe('Pods the drain has to evict.'),
+    evicted: z.number().int().min(0).default(0).describe('Pods gone so far.'),
+    pending: z.number().int().min(0).default(0).describe('Pods still there.'),
+    pendingPods: z
+      .array(podKeySchema)
+      .max(2000)
+      .optional()
+      .describe('The pods still there, as namespace/name.'),
+    blockedBy: z
+      .array(
+        z.object({
+          pod: podKeySchema.describe('The pod, as namespace/name.'),
+          pdb: objectNameSchema.describe(
+            "The PodDisruptionBudget (in the pod's namespace) that refused the eviction.",
+          ),
+          message: z
+            .string()
+            .max(4096)
+            .describe("The apiserver's message for the 429."),
+        }),
+      )
+      .max(2000)
+      .optional()
+      .describe('Evictions a PodDisruptionBudget is refusing right now.'),
+    lastError: z.string().max(4096).optional(),
+  })
+  .describe('Drain progress.');
+
+const statusShape = {
+  phase: z.enum(MAINTENANCE_PHASES).optional(),
+  message: z
+    .string()
+    .max(4096)
+    .optional()
+    .describe('Human-readable summary of the current phase.'),
+  conditions: conditionsSchema.optional(),
+  drain: drainProgressSchema.optional(),
+  wasUnschedulable: z
+    .boolean()
+    .optional()
+    .describe(
+      "The node's spec.unschedulable before this maintenance cordoned it; abandon restores it.",
+    ),
+  bootIdBefore: z
+    .string()
+    .max(256)
+    .optional()
+    .describe(
+      'The boot ID before the reboot; a new one means the node is back.',
+    ),
+  cordonedAt: timestampSchema.optional(),
+  rebootSentAt: timestampSchema.optional(),
+  poweredOffAt: timestampSchema
+    .optional()
+    .describe(
+      'When the channel accepted the shutdown; bounds the PowerOffConfirmed readback window.',
+    ),
+  powerOnSentAt: timestampSchema.optional(),
+  returnedAt: timestampSchema.optional(),
+  completedAt: timestampSchema.optional(),
+  power: z
+    .object({
+      reboot: powerVerbRecordSchema.optional(),
+      shutdown: powerVerbRecordSchema.optional(),
+      powerOn: powerVerbRecordSchema.optional(),
+    })
+    .optional()
+    .describe('The power verbs of this maintenance, each sent at most once.'),
+  refusal: z
+    .object({
+      reason: z.string().min(1).max(4096),
+      members: z.number().int().min(0).optional(),
+      quorum: z.number().int().min(0).optional(),
+      ready: z.number().int().min(0).optional(),
+      margin: z.number().int().optional(),
+      blockingMaintenance: objectNameSchema
+        .optional()
+        .describe(
+          'The non-terminal NodeMaintenance of the same node that this one collided with.',
+        ),
+    })
+    .optional()
+    .describe(
+      'Why the operator refused, with the quorum numbers where they apply.',
+    ),
+  abandoned: z
+    .boolean()
+    .optional()
+    .describe('The maintenance was abandoned (it ends Complete).'),
+  history: z
+    .array(
+      z.object({
+        phase: z.enum(MAINTENANCE_PHASES),
+        at: timestampSchema,
+        message: z.string().max(1024).optional(),
+      }),
+    )
+    .max(50)
+    .optional()
+    .describe(
+      'Phase transitions, oldest first; the oldest are dropped past 50.',
+    ),
+  observedGeneration: observedGenerationSchema,
+};
+
+/** `status` of a NodeMaintenance, written by the operator only. */
+export const nodeMaintenanceStatusSchema = withRules(z.object(statusShape), [
+  terminalPhaseIsFinal(TERMINAL_MAINTENANCE_PHASES, 'a maintenance'),
+  ...powerRecordRules(),
+]).describe('What the operator did.');
+
+/** A NodeMaintenance, as read from the apiserver. */
+export const nodeMaintenanceSchema = z
+  .object({
+    apiVersion: z.literal(RACKSIDE_API_VERSION),
+    kind: z.literal('NodeMaintenance'),
+    metadata: objectMetaSchema,
+    spec: nodeMaintenanceSpecSchema,
+    status: nodeMaintenanceStatusSchema.optional(),
+  })
+  .describe(
+    'One maintenance of one node: a request (cordon, drain, reboot, shutdown) the Rackside operator executes, and its lifecycle.',
+  );
+
+/** A NodeMaintenance (defaults applied, as read back from the apiserver). */
+export type NodeMaintenance = z.infer<typeof nodeMaintenanceSchema>;
+/** A NodeMaintenance as written: fields with defaults may be left out. */
+export type NodeMaintenanceInput = z.input<typeof nodeMaintenanceSchema>;
+export type NodeMaintenanceSpec = z.infer<typeof nodeMaintenanceSpecSchema>;
+export type NodeMaintenanceStatus = z.infer<typeof nodeMaintenanceStatusSchema>;
+export type NodeMaintenancePreflight = z.infer<typeof preflightSchema>;
+export type NodeMaintenanceDrainOptions = z.infer<typeof drainOptionsSchema>;
+export type NodeMaintenanceDrainProgress = z.infer<typeof drainProgressSchema>;
+export type PowerVerbRecord = z.infer<typeof powerVerbRecordSchema>;
+export type NodeMaintenanceCondition = Condition<NodeMaintenanceConditionType>;
+
+export const nodeMaintenanceCrd: CrdDefinition = {
+  resource: nodeMaintenanceResource,
+  schema: nodeMaintenanceSchema,
+  printerColumns: [
+    { name: 'Node', type: 'string', jsonPath: '.spec.nodeName' },
+    { name: 'Intent', type: 'string', jsonPath: '.spec.intent' },
+    { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+    { name: 'Requester', type: 'string', jsonPath: '.spec.requestedBy' },
+    {
+      name: 'Age',
+      type: 'date',
+      jsonPath: '.metadata.creationTimestamp',
+    },
+    {
+      name: 'Evicted',
+      type: 'integer',
+      jsonPath: '.status.drain.evicted',
+      priority: 1,
+    },
+    {
+      name: 'Pending',
+      type: 'integer',
+      jsonPath: '.status.drain.pending',
+      priority: 1,
+    },
+    { name: 'Reason', type: 'string', jsonPath: '.spec.reason', priority: 1 },
+  ],
+};
