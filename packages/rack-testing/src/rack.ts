@@ -1,4 +1,4 @@
-import { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -116,9 +116,7 @@ export async function startTestRack(
   };
 
   const serviceAccountToken = async (namespace: string, name: string) => {
-    const kc = adminKubeConfig();
-    const { CoreV1Api } = await import('@kubernetes/client-node');
-    const core = kc.makeApiClient(CoreV1Api);
+    const core = adminKubeConfig().makeApiClient(CoreV1Api);
     const result = await core.createNamespacedServiceAccountToken({
       namespace,
       name,

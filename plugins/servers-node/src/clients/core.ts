@@ -1,0 +1,225 @@
+import type {
+  CoreV1Event,
+  KubeConfig,
+  V1Node,
+  V1Pod,
+  V1PodDisruptionBudget,
+  V1Secret,
+} from '@kubernetes/client-node';
+import { NotFoundError } from '@backstage/errors';
+import { kubeErrorStatus, toBackstageError } from './errors';
+import { KubeHttp } from './kubeHttp';
+import { ResourceClient, ResourceClientOptions } from './ResourceClient';
+import { KubeObject, ResourceDescriptor, Wire } from './types';
+
+/** Descriptors of the built-in kinds Rackside reads and writes. */
+export const coreResources = {
+  nodes: {
+    group: '',
+    version: 'v1',
+    plural: 'nodes',
+    kind: 'Node',
+    namespaced: false,
+  },
+  pods: {
+    group: '',
+    version: 'v1',
+    plural: 'pods',
+    kind: 'Pod',
+    namespaced: true,
+  },
+  podDisruptionBudgets: {
+    group: 'policy',
+    version: 'v1',
+    plural: 'poddisruptionbudgets',
+    kind: 'PodDisruptionBudget',
+    namespaced: true,
+  },
+  events: {
+    group: '',
+    version: 'v1',
+    plural: 'events',
+    kind: 'Event',
+    namespaced: true,
+  },
+  secrets: {
+    group: '',
+    version: 'v1',
+    plural: 'secrets',
+    kind: 'Secret',
+    namespaced: true,
+  },
+} satisfies Record<string, ResourceDescriptor>;
+
+/** A Node as the apiserver sends it. */
+export type NodeObject = Wire<V1Node>;
+/** A Pod as the apiserver sends it. */
+export type PodObject = Wire<V1Pod>;
+/** A policy/v1 PodDisruptionBudget as the apiserver sends it. */
+export type PodDisruptionBudgetObject = Wire<V1PodDisruptionBudget>;
+/** A core/v1 Event as the apiserver sends it. */
+export type EventObject = Wire<CoreV1Event>;
+/** A Secret as the apiserver sends it. */
+export type SecretObject = Wire<V1Secret>;
+
+/** What became of an eviction request. */
+export type EvictionResult =
+  | { outcome: 'evicted' }
+  /** The pod no longer exists: for a drain as good as evicted. */
+  | { outcome: 'gone' }
+  /**
+   * 429: a PodDisruptionBudget forbids it now. `message` is the apiserver's,
+   * `causes` its details (they name the budget).
+   */
+  | { outcome: 'blocked'; message: string; causes: string[] };
+
+/** An Event to record on an object. */
+export interface EventInput {
+  type: 'Normal' | 'Warning';
+  /** UpperCamelCase, e.g. `Cordoned`. */
+  reason: string;
+  message: string;
+  /** What was done, e.g. `Cordon`. */
+  action?: string;
+}
+
+/** Who records Events (shows as the source in `kubectl describe`). */
+export interface EventSource {
+  component: string;
+  /** e.g. the pod name of the operator replica. */
+  instance?: string;
+}
+
+/**
+ * Clients for the built-in kinds plus the few compound operations the
+ * backend and the operator need. Errors are `@backstage/errors` errors.
+ */
+export class CoreClient {
+  readonly nodes: ResourceClient<NodeObject>;
+  readonly pods: ResourceClient<PodObject>;
+  readonly podDisruptionBudgets: ResourceClient<PodDisruptionBudgetObject>;
+  readonly events: ResourceClient<EventObject>;
+  readonly secrets: ResourceClient<SecretObject>;
+  private readonly http: KubeHttp;
+
+  constructor(
+    kubeConfig: KubeConfig | KubeHttp,
+    options: ResourceClientOptions = {},
+  ) {
+    this.http =
+      kubeConfig instanceof KubeHttp
+        ? kubeConfig
+        : new KubeHttp(kubeConfig, { timeoutMs: options.timeoutMs });
+    this.nodes = new ResourceClient(this.http, coreResources.nodes, options);
+    this.pods = new ResourceClient(this.http, coreResources.pods, options);
+    this.podDisruptionBudgets = new ResourceClient(
+      this.http,
+      coreResources.podDisruptionBudgets,
+      options,
+    );
+    this.events = new ResourceClient(this.http, coreResources.events, options);
+    this.secrets = new ResourceClient(
+      this.http,
+      coreResources.secrets,
+      options,
+    );
+  }
+
+  /** The pods bound to one node, in every namespace. */
+  async podsOnNode(nodeName: string): Promise<PodObject[]> {
+    const { items } = await this.pods.list({
+      fieldSelector: `spec.nodeName=${nodeName}`,
+    });
+    return items;
+  }
+
+  /**
+   * Asks the apiserver to evict a pod (policy/v1 Eviction), which honours
+   * PodDisruptionBudgets. A budget refusal (429) is a result, not an error;
+   * anything else unexpected throws.
+   */
+  async evictPod(
+    namespace: string,
+    name: string,
+    options: { gracePeriodSeconds?: number; dryRun?: boolean } = {},
+  ): Promise<EvictionResult> {
+    try {
+      await this.http.request({
+        method: 'POST',
+        path: this.pods.itemPath(name, namespace, 'eviction'),
+        body: {
+          apiVersion: 'policy/v1',
+          kind: 'Eviction',
+          metadata: { name, namespace },
+          deleteOptions: {
+            gracePeriodSeconds: options.gracePeriodSeconds,
+            dryRun: options.dryRun ? ['All'] : undefined,
+          },
+        },
+      });
+      return { outcome: 'evicted' };
+    } catch (error) {
+      const status = kubeErrorStatus(error);
+      if (status?.code === 429) {
+        return {
+          outcome: 'blocked',
+          message: status.message ?? 'eviction refused by a disruption budget',
+          causes: (status.details?.causes ?? [])
+            .map(c => c.message ?? '')
+            .filter(Boolean),
+        };
+      }
+      const mapped = toBackstageError(error);
+      if (mapped instanceof NotFoundError) return { outcome: 'gone' };
+      throw mapped;
+    }
+  }
+
+  /**
+   * Records a core/v1 Event about `target` (it needs apiVersion, kind and
+   * metadata.name; uid and resourceVersion are linked when present). Events
+   * about cluster-scoped objects go to the `default` namespace, as kubectl
+   * expects.
+   */
+  async recordEvent(
+    target: KubeObject,
+    event: EventInput,
+    source: EventSource,
+  ): Promise<EventObject> {
+    const meta = target.metadata ?? {};
+    if (!meta.name || !target.kind) {
+      throw new TypeError('recordEvent: target needs kind and metadata.name');
+    }
+    const namespace = meta.namespace || 'default';
+    const now = new Date().toISOString();
+    const body: EventObject = {
+      metadata: {
+        name: `${meta.name}.${Date.now().toString(16)}${Math.floor(
+          Math.random() * 0x10000,
+        )
+          .toString(16)
+          .padStart(4, '0')}`,
+        namespace,
+      },
+      involvedObject: {
+        apiVersion: target.apiVersion,
+        kind: target.kind,
+        name: meta.name,
+        namespace: meta.namespace,
+        uid: meta.uid,
+        resourceVersion: meta.resourceVersion,
+      },
+      type: event.type,
+      reason: event.reason,
+      message: event.message,
+      action: event.action,
+      source: { component: source.component },
+      reportingComponent: source.component,
+      reportingInstance: source.instance ?? '',
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+    return this.events.create(body, { namespace });
+  }
+}

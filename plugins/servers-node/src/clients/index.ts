@@ -1,0 +1,40 @@
+export { ResourceClient } from './ResourceClient';
+export type {
+  DeleteOptions,
+  JsonPatchOperation,
+  ListOptions,
+  MergePatch,
+  PatchOptions,
+  ResourceClientOptions,
+  ScopeOptions,
+  WriteOptions,
+} from './ResourceClient';
+export { CoreClient, coreResources } from './core';
+export { RacksideClient } from './rackside';
+export type {
+  EventInput,
+  EventObject,
+  EventSource,
+  EvictionResult,
+  NodeObject,
+  PodDisruptionBudgetObject,
+  PodObject,
+  SecretObject,
+} from './core';
+export { KubeApiError, kubeErrorStatus, toBackstageError } from './errors';
+export type { KubeStatus } from './errors';
+export { KubeHttp, StreamIdleError } from './kubeHttp';
+export type {
+  KubeQuery,
+  KubeRequest,
+  KubeStream,
+  KubeStreamOptions,
+} from './kubeHttp';
+export { apiVersionOf, objectKey, resourcePath } from './types';
+export type {
+  KubeObject,
+  KubeObjectMeta,
+  RawKubeObject,
+  ResourceDescriptor,
+  Wire,
+} from './types';
