@@ -35,5 +35,25 @@ export interface Config {
       /** Namespace where the Rackside operator runs. Defaults to rackside-system. */
       operatorNamespace?: string;
     }>;
+    /**
+     * How the reason given with every server action is checked. The backend
+     * refuses (400) a reason that does not pass, before anything is written.
+     */
+    reasonPolicy?: {
+      /** Fewest characters (after trimming). Defaults to 10. */
+      minLength?: number;
+      /** Most characters (after trimming). Defaults to 500. */
+      maxLength?: number;
+      /**
+       * A regular expression the reason must match, e.g. a ticket reference
+       * `[A-Z]+-[0-9]+`. No pattern by default.
+       */
+      pattern?: string;
+      /**
+       * Shown to the user when the reason does not match `pattern`, e.g.
+       * "mention the ticket, like OPS-123".
+       */
+      hint?: string;
+    };
   };
 }

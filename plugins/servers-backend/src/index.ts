@@ -4,4 +4,15 @@
  *
  * @packageDocumentation
  */
-export { serversPlugin as default } from './plugin';
+export { serversPlugin as default, SERVERS_SIGNAL_CHANNEL } from './plugin';
+export {
+  clusterRegistryServiceRef,
+  staticClusterRegistry,
+} from './service/clusterRegistry';
+export type {
+  ClusterRegistry,
+  ClusterState,
+  MaintenanceObject,
+  NewMaintenance,
+  RequestFlagName,
+} from './service/types';

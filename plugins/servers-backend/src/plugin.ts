@@ -2,9 +2,25 @@ import {
   coreServices,
   createBackendPlugin,
 } from '@backstage/backend-plugin-api';
-import { readClusterConfigs } from '@rackside/plugin-servers-node';
+import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
+import { signalsServiceRef } from '@backstage/plugin-signals-node';
 import { serversPermissions } from '@rackside/plugin-servers-common';
+import {
+  parseServerResourceRef,
+  readClusterConfigs,
+  serverPermissionResourceRef,
+  serverPermissionRules,
+} from '@rackside/plugin-servers-node';
 import { createRouter } from './router';
+import { clusterRegistryServiceRef } from './service/clusterRegistry';
+import { readReasonPolicy } from './service/reasonPolicy';
+import { serverResourceOf } from './service/view';
+
+/** The signals channel the plugin publishes `{ cluster }` on when a cluster changes. */
+export const SERVERS_SIGNAL_CHANNEL = 'rackside:servers';
+
+/** How long cache changes are collected before one signal is sent. */
+const SIGNAL_DEBOUNCE_MS = 1000;
 
 /**
  * The Rackside backend plugin, mounted at `/api/servers`.
@@ -18,20 +34,102 @@ export const serversPlugin = createBackendPlugin({
       deps: {
         config: coreServices.rootConfig,
         httpRouter: coreServices.httpRouter,
+        httpAuth: coreServices.httpAuth,
         logger: coreServices.logger,
+        permissions: coreServices.permissions,
         permissionsRegistry: coreServices.permissionsRegistry,
+        auditor: coreServices.auditor,
+        lifecycle: coreServices.lifecycle,
+        signals: signalsServiceRef,
+        clusters: clusterRegistryServiceRef,
       },
-      async init({ config, httpRouter, logger, permissionsRegistry }) {
+      async init({
+        config,
+        httpRouter,
+        httpAuth,
+        logger,
+        permissions,
+        permissionsRegistry,
+        auditor,
+        lifecycle,
+        signals,
+        clusters,
+      }) {
         // Validate the cluster list at start-up: a typo should stop the
         // backend with the key named, not serve an empty Servers page.
-        const clusters = readClusterConfigs(config);
+        const configured = readClusterConfigs(config);
         logger.info(
-          `Rackside servers: ${clusters.length} cluster(s) configured${
-            clusters.length ? `: ${clusters.map(c => c.name).join(', ')}` : ''
+          `Rackside servers: ${configured.length} cluster(s) configured${
+            configured.length
+              ? `: ${configured.map(c => c.name).join(', ')}`
+              : ''
           }`,
         );
+        const reasonPolicy = readReasonPolicy(config);
+
         permissionsRegistry.addPermissions(serversPermissions);
-        httpRouter.use(await createRouter());
+        permissionsRegistry.addResourceType({
+          resourceRef: serverPermissionResourceRef,
+          permissions: serversPermissions,
+          rules: Object.values(serverPermissionRules),
+          getResources: async refs =>
+            Promise.all(
+              refs.map(async ref => {
+                const parsed = parseServerResourceRef(ref);
+                const cluster = parsed && clusters.get(parsed.cluster);
+                if (!parsed || !cluster) return undefined;
+                const node = (await cluster.nodes()).find(
+                  n => n.metadata?.name === parsed.node,
+                );
+                return node ? serverResourceOf(cluster.name, node) : undefined;
+              }),
+            ),
+        });
+        const applyConditions = createConditionAuthorizer(
+          permissionsRegistry.getPermissionRuleset(serverPermissionResourceRef),
+        );
+
+        // One small "changed" signal per cluster per burst of cache changes.
+        const timers = new Map<string, NodeJS.Timeout>();
+        const unsubscribes = clusters.list().map(cluster =>
+          cluster.onChange(() => {
+            if (timers.has(cluster.name)) return;
+            timers.set(
+              cluster.name,
+              setTimeout(() => {
+                timers.delete(cluster.name);
+                signals
+                  .publish({
+                    recipients: { type: 'broadcast' },
+                    channel: SERVERS_SIGNAL_CHANNEL,
+                    message: { cluster: cluster.name },
+                  })
+                  .catch(error =>
+                    logger.warn(
+                      `could not publish the change signal of ${cluster.name}: ${error}`,
+                    ),
+                  );
+              }, SIGNAL_DEBOUNCE_MS),
+            );
+          }),
+        );
+        lifecycle.addShutdownHook(() => {
+          unsubscribes.forEach(off => off());
+          timers.forEach(timer => clearTimeout(timer));
+          timers.clear();
+        });
+
+        httpRouter.use(
+          await createRouter({
+            clusters,
+            httpAuth,
+            permissions,
+            auditor,
+            logger,
+            reasonPolicy,
+            applyConditions,
+          }),
+        );
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
       },
     });

@@ -1,8 +1,157 @@
+import type {
+  AuditorService,
+  AuditorServiceEvent,
+  BackstageCredentials,
+  BackstageUserPrincipal,
+  HttpAuthService,
+  LoggerService,
+  PermissionsService,
+} from '@backstage/backend-plugin-api';
+import {
+  ConflictError,
+  InputError,
+  NotAllowedError,
+  NotFoundError,
+} from '@backstage/errors';
+import {
+  AuthorizeResult,
+  type PolicyDecision,
+} from '@backstage/plugin-permission-common';
+import {
+  ceremonyFor,
+  checkCeremony,
+  guard,
+  isServerAction,
+  nodeFactsFromNode,
+  offerFor,
+  powerAdvertisementOf,
+  RACKSIDE_API_VERSION,
+  SERVER_ACTIONS,
+  serverActionPermissions,
+  serversReadPermission,
+  type GuardResult,
+  type ServerAction,
+} from '@rackside/plugin-servers-common';
+import {
+  serverResourceRefOf,
+  type NodeObject,
+  type ServerResource,
+} from '@rackside/plugin-servers-node';
 import express from 'express';
 import Router from 'express-promise-router';
+import { z } from 'zod';
+import { checkReason, type ReasonPolicy } from './service/reasonPolicy';
+import type { ClusterRegistry, ClusterState } from './service/types';
+import {
+  activeMaintenanceOf,
+  IMPLEMENTED_ACTIONS,
+  maintenanceView,
+  NOT_YET_AVAILABLE,
+  quorumSummary,
+  serverResourceOf,
+  serverView,
+  snapshotOf,
+  type ClusterSnapshot,
+} from './service/view';
+
+/** Options of {@link createRouter}. */
+export interface RouterOptions {
+  clusters: ClusterRegistry;
+  httpAuth: HttpAuthService;
+  permissions: PermissionsService;
+  auditor: AuditorService;
+  logger: LoggerService;
+  reasonPolicy: ReasonPolicy;
+  /** Applies a conditional decision of `servers:*` to one server. */
+  applyConditions: (
+    decision: PolicyDecision,
+    resource: ServerResource | undefined,
+  ) => boolean;
+}
+
+/** A guard refusal: 409 with the quorum numbers in the error body. */
+export class QuorumRefusedError extends ConflictError {
+  readonly members: number | null;
+  readonly quorum: number | null;
+  readonly margin: number | null;
+  readonly marginAfter: number | null;
+  readonly reason: string;
+
+  constructor(result: GuardResult) {
+    super(result.reason);
+    this.members = result.members;
+    this.quorum = result.quorum;
+    this.margin = result.margin;
+    this.marginAfter = result.marginAfter;
+    this.reason = result.reason;
+  }
+}
+
+const actionBodySchema = z.object({
+  reason: z.string({
+    required_error: 'reason is required',
+    invalid_type_error: 'reason must be a string',
+  }),
+  preflightToken: z
+    .string({ invalid_type_error: 'preflightToken must be a string' })
+    .max(4096)
+    .optional(),
+  typedName: z
+    .string({ invalid_type_error: 'typedName must be a string' })
+    .max(253)
+    .optional(),
+});
+
+function parseBody(body: unknown) {
+  const parsed = actionBodySchema.safeParse(body ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue.path.join('.') || 'body';
+    throw new InputError(`invalid request body: ${field}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+async function snapshot(cluster: ClusterState): Promise<ClusterSnapshot> {
+  const [nodes, maintenances, powerProvider] = await Promise.all([
+    cluster.nodes(),
+    cluster.maintenances(),
+    cluster.powerProvider(),
+  ]);
+  return snapshotOf(nodes, maintenances, powerProvider);
+}
+
+const OUTCOMES: Record<string, string> = {
+  NotAllowedError: 'denied',
+  InputError: 'invalid',
+  NotFoundError: 'not-found',
+  ConflictError: 'conflict',
+};
+
+function outcomeOf(error: unknown): string {
+  if (error instanceof QuorumRefusedError) return 'refused';
+  return OUTCOMES[(error as Error)?.name] ?? 'failed';
+}
+
+function maintenanceName(node: string, intent: string): string {
+  const stamp = Date.now().toString(36);
+  const base = `${node}-${intent}`.slice(0, 253 - stamp.length - 1);
+  return `${base}-${stamp}`;
+}
 
 /** Builds the `/api/servers` routes. */
-export async function createRouter(): Promise<express.Router> {
+export async function createRouter(
+  options: RouterOptions,
+): Promise<express.Router> {
+  const {
+    clusters,
+    httpAuth,
+    permissions,
+    auditor,
+    logger,
+    reasonPolicy,
+    applyConditions,
+  } = options;
   const router = Router();
   router.use(express.json());
 
@@ -10,6 +159,435 @@ export async function createRouter(): Promise<express.Router> {
   router.get('/health', (_req, res) => {
     res.json({ status: 'ok' });
   });
+
+  function clusterOr404(name: string): ClusterState {
+    const cluster = clusters.get(name);
+    if (!cluster) throw new NotFoundError(`no cluster named ${name}`);
+    return cluster;
+  }
+
+  /** The read filter; 403 when reading servers is denied outright. */
+  async function requireRead(credentials: BackstageCredentials) {
+    const [decision] = await permissions.authorizeConditional(
+      [{ permission: serversReadPermission }],
+      { credentials },
+    );
+    if (decision.result === AuthorizeResult.DENY) {
+      throw new NotAllowedError(
+        `you are not allowed to read servers (${serversReadPermission.name})`,
+      );
+    }
+    if (decision.result === AuthorizeResult.ALLOW) {
+      return (_server: ServerResource) => true;
+    }
+    return (server: ServerResource) => applyConditions(decision, server);
+  }
+
+  /** Per-action decisions for many servers in one batch call. */
+  async function actionDecisions(
+    credentials: BackstageCredentials,
+    cluster: string,
+    nodes: string[],
+  ): Promise<(node: string, action: ServerAction) => boolean> {
+    if (nodes.length === 0) return () => false;
+    const requests = nodes.flatMap(node =>
+      SERVER_ACTIONS.map(action => ({
+        permission: serverActionPermissions[action],
+        resourceRef: serverResourceRefOf(cluster, node),
+      })),
+    );
+    const decisions = await permissions.authorize(requests, { credentials });
+    const allowed = new Set<string>();
+    decisions.forEach((d, i) => {
+      if (d.result === AuthorizeResult.ALLOW) {
+        allowed.add(
+          `${requests[i].resourceRef}|${requests[i].permission.name}`,
+        );
+      }
+    });
+    return (node, action) =>
+      allowed.has(
+        `${serverResourceRefOf(cluster, node)}|${
+          serverActionPermissions[action].name
+        }`,
+      );
+  }
+
+  router.get('/clusters', async (req, res) => {
+    const credentials = await httpAuth.credentials(req);
+    await requireRead(credentials);
+    const items = await Promise.all(
+      clusters.list().map(async cluster => {
+        try {
+          const snap = await snapshot(cluster);
+          const advertisement = powerAdvertisementOf(snap.powerProvider);
+          return {
+            name: cluster.name,
+            title: cluster.title,
+            available: true,
+            servers: snap.nodes.length,
+            quorum: quorumSummary(snap.derivation),
+            power: {
+              type: advertisement.type,
+              attendedRack: advertisement.attendedRack,
+              confirmsPowerOff: advertisement.confirmsPowerOff,
+              verbs: offerFor(advertisement),
+            },
+          };
+        } catch (error) {
+          logger.warn(`cluster ${cluster.name} unavailable: ${error}`);
+          return {
+            name: cluster.name,
+            title: cluster.title,
+            available: false,
+            error: String((error as Error)?.message ?? error),
+          };
+        }
+      }),
+    );
+    res.json({ items });
+  });
+
+  router.get('/clusters/:cluster/servers', async (req, res) => {
+    const credentials = await httpAuth.credentials(req);
+    const cluster = clusterOr404(req.params.cluster);
+    const filter = await requireRead(credentials);
+    const snap = await snapshot(cluster);
+    const visible = snap.nodes
+      .filter(node => filter(serverResourceOf(cluster.name, node)))
+      .sort((a, b) =>
+        (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''),
+      );
+    const allowed = await actionDecisions(
+      credentials,
+      cluster.name,
+      visible.map(n => n.metadata?.name ?? ''),
+    );
+    res.json({
+      cluster: cluster.name,
+      quorum: quorumSummary(snap.derivation),
+      items: visible.map(node =>
+        serverView(cluster.name, node, snap, action =>
+          allowed(node.metadata?.name ?? '', action),
+        ),
+      ),
+    });
+  });
+
+  function findNode(snap: ClusterSnapshot, cluster: string, name: string) {
+    const node = snap.nodes.find(n => n.metadata?.name === name);
+    if (!node) {
+      throw new NotFoundError(`no server named ${name} in cluster ${cluster}`);
+    }
+    return node;
+  }
+
+  router.get('/clusters/:cluster/servers/:node', async (req, res) => {
+    const credentials = await httpAuth.credentials(req);
+    const cluster = clusterOr404(req.params.cluster);
+    const filter = await requireRead(credentials);
+    const snap = await snapshot(cluster);
+    const node = findNode(snap, cluster.name, req.params.node);
+    if (!filter(serverResourceOf(cluster.name, node))) {
+      // Do not tell apart "hidden" and "absent".
+      throw new NotFoundError(
+        `no server named ${req.params.node} in cluster ${cluster.name}`,
+      );
+    }
+    const allowed = await actionDecisions(credentials, cluster.name, [
+      req.params.node,
+    ]);
+    res.json(
+      serverView(cluster.name, node, snap, action =>
+        allowed(req.params.node, action),
+      ),
+    );
+  });
+
+  function visibleNodeNames(
+    snap: ClusterSnapshot,
+    cluster: string,
+    filter: (s: ServerResource) => boolean,
+  ): Set<string> {
+    return new Set(
+      snap.nodes
+        .filter(n => filter(serverResourceOf(cluster, n)))
+        .map(n => n.metadata?.name ?? ''),
+    );
+  }
+
+  router.get('/clusters/:cluster/maintenances', async (req, res) => {
+    const credentials = await httpAuth.credentials(req);
+    const cluster = clusterOr404(req.params.cluster);
+    const filter = await requireRead(credentials);
+    const snap = await snapshot(cluster);
+    const visible = visibleNodeNames(snap, cluster.name, filter);
+    const nodeFilter =
+      typeof req.query.node === 'string' ? req.query.node : undefined;
+    const items = snap.maintenances
+      .filter(m => visible.has(m.spec.nodeName))
+      .filter(m => !nodeFilter || m.spec.nodeName === nodeFilter)
+      .sort((a, b) =>
+        (b.metadata.creationTimestamp ?? '').localeCompare(
+          a.metadata.creationTimestamp ?? '',
+        ),
+      )
+      .map(maintenanceView);
+    res.json({ items });
+  });
+
+  router.get('/clusters/:cluster/maintenances/:name', async (req, res) => {
+    const credentials = await httpAuth.credentials(req);
+    const cluster = clusterOr404(req.params.cluster);
+    const filter = await requireRead(credentials);
+    const snap = await snapshot(cluster);
+    const visible = visibleNodeNames(snap, cluster.name, filter);
+    const m = snap.maintenances.find(x => x.metadata.name === req.params.name);
+    if (!m || !visible.has(m.spec.nodeName)) {
+      throw new NotFoundError(
+        `no maintenance named ${req.params.name} in cluster ${cluster.name}`,
+      );
+    }
+    res.json(maintenanceView(m));
+  });
+
+  router.post(
+    '/clusters/:cluster/servers/:node/actions/:action',
+    async (req, res) => {
+      const { node: nodeName, action: actionParam } = req.params;
+      let credentials: BackstageCredentials<BackstageUserPrincipal>;
+      try {
+        credentials = await httpAuth.credentials(req, { allow: ['user'] });
+      } catch (error) {
+        // Attempts without a user are audited too.
+        const meta = {
+          actor: null,
+          action: actionParam,
+          cluster: req.params.cluster,
+          node: nodeName,
+          outcome: 'unauthenticated',
+        };
+        const e = await auditor.createEvent({
+          eventId: 'server-action',
+          severityLevel: 'medium',
+          request: req,
+          meta,
+        });
+        await e.fail({ meta, error: error as Error });
+        throw error;
+      }
+      const actor = credentials.principal.userEntityRef;
+      const rawReason =
+        typeof req.body?.reason === 'string' ? req.body.reason : '';
+      const meta = {
+        actor,
+        action: actionParam,
+        reason: rawReason,
+        cluster: req.params.cluster,
+        node: nodeName,
+      };
+      let event: AuditorServiceEvent | undefined;
+      let maintenance: string | undefined;
+      try {
+        if (!isServerAction(actionParam)) {
+          throw new NotFoundError(
+            `unknown action ${actionParam}; actions are ${SERVER_ACTIONS.join(
+              ', ',
+            )}`,
+          );
+        }
+        const action: ServerAction = actionParam;
+        event = await auditor.createEvent({
+          eventId: 'server-action',
+          severityLevel:
+            action === 'reboot' || action === 'shutdown' ? 'high' : 'medium',
+          request: req,
+          meta,
+        });
+        const cluster = clusterOr404(req.params.cluster);
+
+        // Authorise before anything else is told about the node.
+        const [decision] = await permissions.authorize(
+          [
+            {
+              permission: serverActionPermissions[action],
+              resourceRef: serverResourceRefOf(cluster.name, nodeName),
+            },
+          ],
+          { credentials },
+        );
+        if (decision.result !== AuthorizeResult.ALLOW) {
+          throw new NotAllowedError(
+            `you are not allowed to ${action} ${nodeName} (${serverActionPermissions[action].name})`,
+          );
+        }
+
+        const body = parseBody(req.body);
+        const reasonProblem = checkReason(reasonPolicy, body.reason);
+        if (reasonProblem) throw new InputError(reasonProblem);
+
+        if (!IMPLEMENTED_ACTIONS.includes(action)) {
+          throw new InputError(`${action} is ${NOT_YET_AVAILABLE}`);
+        }
+
+        const snap = await snapshot(cluster);
+        const node = findNode(snap, cluster.name, nodeName);
+        const facts = nodeFactsFromNode(node as any);
+        const active = activeMaintenanceOf(snap.maintenances, nodeName);
+
+        const verdict = guard(
+          { action, nodeName },
+          snap.derivation,
+          snap.facts,
+        );
+        if (verdict.verdict === 'refuse') {
+          throw new QuorumRefusedError(verdict);
+        }
+        const problems = checkCeremony(ceremonyFor(action, verdict.verdict), {
+          reason: body.reason,
+          preflightToken: body.preflightToken,
+          typedName: body.typedName,
+          nodeName,
+        });
+        if (problems.length) {
+          throw new InputError(`ceremony not met: ${problems.join(' ')}`);
+        }
+
+        const flag = {
+          by: actor,
+          reason: body.reason.trim(),
+          at: new Date().toISOString(),
+        };
+        const result = await perform(
+          cluster,
+          action,
+          node,
+          active,
+          facts.name,
+          flag,
+        );
+        maintenance = result.name;
+        await event.success({
+          meta: { ...meta, maintenance, outcome: result.outcome },
+        });
+        res.status(result.status).json({ name: result.name });
+      } catch (error) {
+        const outcome = outcomeOf(error);
+        const failMeta = { ...meta, maintenance: maintenance ?? null, outcome };
+        if (event) {
+          await event.fail({ meta: failMeta, error: error as Error });
+        } else {
+          const e = await auditor.createEvent({
+            eventId: 'server-action',
+            severityLevel: 'medium',
+            request: req,
+            meta,
+          });
+          await e.fail({ meta: failMeta, error: error as Error });
+        }
+        throw error;
+      }
+    },
+  );
+
+  async function perform(
+    cluster: ClusterState,
+    action: ServerAction,
+    node: NodeObject,
+    active: ReturnType<typeof activeMaintenanceOf>,
+    nodeName: string,
+    flag: { by: string; reason: string; at: string },
+  ): Promise<{ status: number; name: string; outcome: string }> {
+    const unschedulable = node.spec?.unschedulable === true;
+    const ending = (m: NonNullable<typeof active>) =>
+      m.spec.returnToService
+        ? 'is already returning to service'
+        : 'is already being abandoned';
+    switch (action) {
+      case 'cordon': {
+        if (active) {
+          throw new ConflictError(
+            `${nodeName} already has a maintenance in progress: ${
+              active.metadata.name
+            } (${active.spec.intent}, ${active.status?.phase ?? 'Requested'})`,
+          );
+        }
+        if (unschedulable) {
+          throw new ConflictError(`${nodeName} is already cordoned`);
+        }
+        const created = await cluster.createMaintenance({
+          apiVersion: RACKSIDE_API_VERSION,
+          kind: 'NodeMaintenance',
+          metadata: { name: maintenanceName(nodeName, 'cordon') },
+          spec: {
+            nodeName,
+            intent: 'cordon',
+            reason: flag.reason,
+            requestedBy: flag.by,
+          },
+        });
+        return { status: 201, name: created.metadata.name, outcome: 'created' };
+      }
+      case 'uncordon': {
+        if (active) {
+          if (active.spec.returnToService || active.spec.abandon) {
+            throw new ConflictError(
+              `maintenance ${active.metadata.name} ${ending(active)}`,
+            );
+          }
+          await cluster.setRequestFlag(
+            active.metadata.name,
+            'returnToService',
+            flag,
+          );
+          return {
+            status: 200,
+            name: active.metadata.name,
+            outcome: 'return-to-service-requested',
+          };
+        }
+        if (!unschedulable) {
+          throw new ConflictError(`${nodeName} is in service already`);
+        }
+        // Cordoned outside Rackside: record the return like any other act.
+        const created = await cluster.createMaintenance({
+          apiVersion: RACKSIDE_API_VERSION,
+          kind: 'NodeMaintenance',
+          metadata: { name: maintenanceName(nodeName, 'cordon') },
+          spec: {
+            nodeName,
+            intent: 'cordon',
+            reason: flag.reason,
+            requestedBy: flag.by,
+            returnToService: flag,
+          },
+        });
+        return {
+          status: 201,
+          name: created.metadata.name,
+          outcome: 'created-with-return-to-service',
+        };
+      }
+      case 'maintenance-abandon': {
+        if (!active) {
+          throw new ConflictError(`${nodeName} has no maintenance to abandon`);
+        }
+        if (active.spec.returnToService || active.spec.abandon) {
+          throw new ConflictError(
+            `maintenance ${active.metadata.name} ${ending(active)}`,
+          );
+        }
+        await cluster.setRequestFlag(active.metadata.name, 'abandon', flag);
+        return {
+          status: 200,
+          name: active.metadata.name,
+          outcome: 'abandon-requested',
+        };
+      }
+      default:
+        throw new InputError(`${action} is ${NOT_YET_AVAILABLE}`);
+    }
+  }
 
   return router;
 }

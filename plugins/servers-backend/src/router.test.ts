@@ -1,0 +1,573 @@
+import {
+  createServiceFactory,
+  type AuditorServiceEvent,
+} from '@backstage/backend-plugin-api';
+import {
+  mockCredentials,
+  mockServices,
+  startTestBackend,
+} from '@backstage/backend-test-utils';
+import {
+  AuthorizeResult,
+  type AuthorizePermissionRequest,
+  type PolicyDecision,
+} from '@backstage/plugin-permission-common';
+import { signalsServiceRef } from '@backstage/plugin-signals-node';
+import { serverConditions } from '@rackside/plugin-servers-node';
+import request from 'supertest';
+import { serversPlugin } from './plugin';
+import { clusterRegistryServiceRef } from './service/clusterRegistry';
+import { staticClusterRegistry } from './service/clusterRegistry';
+import { FakeCluster, fakeMaintenance, fakeNode } from './testing/fakeCluster';
+
+function rack(): FakeCluster {
+  return new FakeCluster(
+    'plant-a',
+    [
+      fakeNode('cp-1', { controlPlane: true }),
+      fakeNode('cp-2', { controlPlane: true }),
+      fakeNode('cp-3', { controlPlane: true }),
+      fakeNode('worker-1', { labels: { zone: 'a' } }),
+      fakeNode('worker-2', { labels: { zone: 'b' } }),
+      fakeNode('worker-3', { unschedulable: true }),
+      fakeNode('virt-1', { virtual: true }),
+    ],
+    [],
+    undefined,
+    'Plant A',
+  );
+}
+
+type Decisions = Record<string, AuthorizeResult.ALLOW | AuthorizeResult.DENY>;
+
+async function start(
+  cluster: FakeCluster,
+  options: {
+    decisions?: Decisions;
+    read?: PolicyDecision;
+    config?: object;
+    credentials?: ReturnType<typeof mockCredentials.service>;
+  } = {},
+) {
+  const events: Array<{
+    options: any;
+    outcome?: 'success' | 'fail';
+    meta?: any;
+  }> = [];
+  const auditor = mockServices.auditor.mock({
+    createEvent: async opts => {
+      const entry: (typeof events)[number] = { options: opts };
+      events.push(entry);
+      const event: AuditorServiceEvent = {
+        success: async o => {
+          entry.outcome = 'success';
+          entry.meta = o?.meta;
+        },
+        fail: async o => {
+          entry.outcome = 'fail';
+          entry.meta = o.meta;
+        },
+      };
+      return event;
+    },
+  });
+  const authorized: AuthorizePermissionRequest[] = [];
+  const permissions = mockServices.permissions.mock({
+    authorize: async requests =>
+      requests.map(r => {
+        authorized.push(r as AuthorizePermissionRequest);
+        return {
+          result:
+            options.decisions?.[r.permission.name] ?? AuthorizeResult.ALLOW,
+        };
+      }),
+    authorizeConditional: async requests =>
+      requests.map(
+        () => options.read ?? { result: AuthorizeResult.ALLOW },
+      ) as any,
+  });
+  const published: any[] = [];
+  const signals = createServiceFactory({
+    service: signalsServiceRef,
+    deps: {},
+    factory: () => ({
+      publish: async (signal: any) => {
+        published.push(signal);
+      },
+    }),
+  });
+  const clusters = createServiceFactory({
+    service: clusterRegistryServiceRef,
+    deps: {},
+    factory: () => staticClusterRegistry([cluster]),
+  });
+  const { server } = await startTestBackend({
+    features: [
+      serversPlugin,
+      auditor.factory,
+      permissions.factory,
+      signals,
+      clusters,
+      ...(options.credentials
+        ? [
+            mockServices.httpAuth.factory({
+              defaultCredentials: options.credentials,
+            }),
+          ]
+        : []),
+      mockServices.rootConfig.factory({
+        data: { servers: { ...options.config } },
+      }),
+    ],
+  });
+  return { server, events, authorized, published };
+}
+
+const REASON = 'replace the failed disk in bay 3';
+
+describe('GET routes', () => {
+  it('lists clusters with quorum and power verbs', async () => {
+    const { server } = await start(rack());
+    const res = await request(server).get('/api/servers/clusters');
+    expect(res.status).toBe(200);
+    expect(res.body.items).toEqual([
+      expect.objectContaining({
+        name: 'plant-a',
+        title: 'Plant A',
+        quorum: expect.objectContaining({
+          derived: true,
+          members: 3,
+          quorum: 2,
+          ready: 3,
+          margin: 1,
+        }),
+        power: expect.objectContaining({ type: 'none', verbs: [] }),
+      }),
+    ]);
+  });
+
+  it('lists servers with facts and per-action offers and permissions', async () => {
+    const cluster = rack();
+    cluster.maintenanceList.push(
+      fakeMaintenance('worker-2-cordon-x', 'worker-2', 'cordon', 'Cordoned'),
+    );
+    const { server } = await start(cluster, {
+      decisions: { 'servers:uncordon': AuthorizeResult.DENY },
+    });
+    const res = await request(server).get(
+      '/api/servers/clusters/plant-a/servers',
+    );
+    expect(res.status).toBe(200);
+    const byName = Object.fromEntries(
+      res.body.items.map((s: any) => [s.name, s]),
+    );
+    expect(Object.keys(byName)).toHaveLength(7);
+    expect(byName['cp-1']).toMatchObject({
+      controlPlane: true,
+      virtual: false,
+      ready: true,
+      unschedulable: false,
+      roles: ['control-plane'],
+      systemUUID: 'uuid-cp-1',
+    });
+    expect(byName['virt-1'].virtual).toBe(true);
+    expect(byName['virt-1'].actions.cordon.offered).toBe(false);
+    expect(byName['worker-1'].actions.cordon).toMatchObject({
+      offered: true,
+      allowed: true,
+      ceremony: { level: 'reason' },
+    });
+    expect(byName['worker-1'].actions.uncordon).toMatchObject({
+      offered: false,
+      allowed: false,
+    });
+    expect(byName['worker-2'].maintenance).toMatchObject({
+      name: 'worker-2-cordon-x',
+      phase: 'Cordoned',
+    });
+    expect(byName['worker-2'].actions['maintenance-abandon'].offered).toBe(
+      true,
+    );
+    expect(byName['worker-3'].actions.uncordon.offered).toBe(true);
+    expect(byName['worker-1'].actions.reboot.offered).toBe(false);
+  });
+
+  it('filters servers with a conditional read decision', async () => {
+    const { server } = await start(rack(), {
+      read: {
+        result: AuthorizeResult.CONDITIONAL,
+        pluginId: 'servers',
+        resourceType: 'server',
+        conditions: serverConditions.isControlPlane({}),
+      } as PolicyDecision,
+    });
+    const res = await request(server).get(
+      '/api/servers/clusters/plant-a/servers',
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.items.map((s: any) => s.name)).toEqual([
+      'cp-1',
+      'cp-2',
+      'cp-3',
+    ]);
+    const hidden = await request(server).get(
+      '/api/servers/clusters/plant-a/servers/worker-1',
+    );
+    expect(hidden.status).toBe(404);
+  });
+
+  it('403 on every read route when reading is denied', async () => {
+    const { server } = await start(rack(), {
+      read: { result: AuthorizeResult.DENY },
+    });
+    for (const path of [
+      '/api/servers/clusters',
+      '/api/servers/clusters/plant-a/servers',
+      '/api/servers/clusters/plant-a/servers/worker-1',
+      '/api/servers/clusters/plant-a/maintenances',
+    ]) {
+      expect((await request(server).get(path)).status).toBe(403);
+    }
+  });
+
+  it('answers one server, 404 for unknown cluster or node', async () => {
+    const { server } = await start(rack());
+    const one = await request(server).get(
+      '/api/servers/clusters/plant-a/servers/worker-1',
+    );
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({ name: 'worker-1', labels: { zone: 'a' } });
+    expect(
+      (await request(server).get('/api/servers/clusters/nope/servers')).status,
+    ).toBe(404);
+    expect(
+      (await request(server).get('/api/servers/clusters/plant-a/servers/nope'))
+        .status,
+    ).toBe(404);
+  });
+
+  it('lists maintenances, by node, and one by name', async () => {
+    const cluster = rack();
+    cluster.maintenanceList.push(
+      fakeMaintenance('a', 'worker-1', 'cordon', 'Complete'),
+      fakeMaintenance('b', 'worker-2', 'drain', 'Draining'),
+    );
+    const { server } = await start(cluster);
+    const all = await request(server).get(
+      '/api/servers/clusters/plant-a/maintenances',
+    );
+    expect(all.body.items.map((m: any) => m.name).sort()).toEqual(['a', 'b']);
+    const byNode = await request(server).get(
+      '/api/servers/clusters/plant-a/maintenances?node=worker-2',
+    );
+    expect(byNode.body.items).toEqual([
+      expect.objectContaining({
+        name: 'b',
+        phase: 'Draining',
+        terminal: false,
+      }),
+    ]);
+    const one = await request(server).get(
+      '/api/servers/clusters/plant-a/maintenances/a',
+    );
+    expect(one.body).toMatchObject({ name: 'a', terminal: true });
+    expect(
+      (
+        await request(server).get(
+          '/api/servers/clusters/plant-a/maintenances/zzz',
+        )
+      ).status,
+    ).toBe(404);
+  });
+});
+
+describe('POST actions', () => {
+  const url = (node: string, action: string, cluster = 'plant-a') =>
+    `/api/servers/clusters/${cluster}/servers/${node}/actions/${action}`;
+
+  it('cordons: 201 with the CR written and an audit event', async () => {
+    const cluster = rack();
+    const { server, events, authorized } = await start(cluster);
+    const res = await request(server)
+      .post(url('worker-1', 'cordon'))
+      .send({ reason: REASON });
+    expect(res.status).toBe(201);
+    expect(res.body.name).toMatch(/^worker-1-cordon-[0-9a-z]+$/);
+    expect(cluster.created).toEqual([
+      {
+        apiVersion: 'rackside.dev/v1alpha1',
+        kind: 'NodeMaintenance',
+        metadata: { name: res.body.name },
+        spec: {
+          nodeName: 'worker-1',
+          intent: 'cordon',
+          reason: REASON,
+          requestedBy: mockCredentials.user().principal.userEntityRef,
+        },
+      },
+    ]);
+    expect(authorized).toEqual([
+      expect.objectContaining({
+        permission: expect.objectContaining({ name: 'servers:cordon' }),
+        resourceRef: 'plant-a/worker-1',
+      }),
+    ]);
+    expect(events).toHaveLength(1);
+    expect(events[0].options).toMatchObject({
+      eventId: 'server-action',
+      severityLevel: 'medium',
+      meta: {
+        actor: 'user:default/mock',
+        action: 'cordon',
+        cluster: 'plant-a',
+        node: 'worker-1',
+        reason: REASON,
+      },
+    });
+    expect(events[0].outcome).toBe('success');
+    expect(events[0].meta).toMatchObject({
+      maintenance: res.body.name,
+      outcome: 'created',
+    });
+  });
+
+  it('403 when denied: nothing written, audited as denied', async () => {
+    const cluster = rack();
+    const { server, events } = await start(cluster, {
+      decisions: { 'servers:cordon': AuthorizeResult.DENY },
+    });
+    const res = await request(server)
+      .post(url('worker-1', 'cordon'))
+      .send({ reason: REASON });
+    expect(res.status).toBe(403);
+    expect(res.body.error.name).toBe('NotAllowedError');
+    expect(cluster.writes).toBe(0);
+    expect(events).toHaveLength(1);
+    expect(events[0].outcome).toBe('fail');
+    expect(events[0].meta).toMatchObject({ outcome: 'denied' });
+  });
+
+  it('refuses a non-user caller, audited, nothing written', async () => {
+    const cluster = rack();
+    const { server, events } = await start(cluster, {
+      credentials: mockCredentials.service(),
+    });
+    const res = await request(server)
+      .post(url('worker-1', 'cordon'))
+      .send({ reason: REASON });
+    expect(res.status).toBeGreaterThanOrEqual(401);
+    expect(res.status).toBeLessThanOrEqual(403);
+    expect(cluster.writes).toBe(0);
+    expect(events).toHaveLength(1);
+    expect(events[0].outcome).toBe('fail');
+    expect(events[0].meta).toMatchObject({ outcome: 'unauthenticated' });
+  });
+
+  it('400 for a bad body, naming the field', async () => {
+    const cluster = rack();
+    const { server, events } = await start(cluster);
+    const res = await request(server)
+      .post(url('worker-1', 'cordon'))
+      .send({ reason: 42 });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toMatch(/reason/);
+    const missing = await request(server)
+      .post(url('worker-1', 'cordon'))
+      .send({});
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.message).toMatch(/reason/);
+    const typed = await request(server)
+      .post(url('worker-1', 'cordon'))
+      .send({ reason: REASON, typedName: 7 });
+    expect(typed.status).toBe(400);
+    expect(typed.body.error.message).toMatch(/typedName/);
+    expect(cluster.writes).toBe(0);
+    expect(events.every(e => e.outcome === 'fail')).toBe(true);
+  });
+
+  it('400 for a reason failing the policy (defaults and configured pattern)', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster, {
+      config: {
+        reasonPolicy: { pattern: '[A-Z]+-[0-9]+', hint: 'cite a ticket' },
+      },
+    });
+    const short = await request(server)
+      .post(url('worker-1', 'cordon'))
+      .send({ reason: 'disk' });
+    expect(short.status).toBe(400);
+    expect(short.body.error.message).toMatch(/at least 10/);
+    const noTicket = await request(server)
+      .post(url('worker-1', 'cordon'))
+      .send({ reason: REASON });
+    expect(noTicket.status).toBe(400);
+    expect(noTicket.body.error.message).toMatch(/cite a ticket/);
+    const ok = await request(server)
+      .post(url('worker-1', 'cordon'))
+      .send({ reason: `${REASON} OPS-12` });
+    expect(ok.status).toBe(201);
+    expect(cluster.created).toHaveLength(1);
+  });
+
+  it('404 for an unknown cluster or node, nothing written', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster);
+    expect(
+      (
+        await request(server)
+          .post(url('worker-1', 'cordon', 'nope'))
+          .send({ reason: REASON })
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await request(server)
+          .post(url('nope', 'cordon'))
+          .send({ reason: REASON })
+      ).status,
+    ).toBe(404);
+    expect(
+      (
+        await request(server)
+          .post(url('worker-1', 'explode'))
+          .send({ reason: REASON })
+      ).status,
+    ).toBe(404);
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('409 naming the maintenance when the node is busy', async () => {
+    const cluster = rack();
+    cluster.maintenanceList.push(
+      fakeMaintenance('worker-1-drain-abc', 'worker-1', 'drain', 'Draining'),
+    );
+    const { server } = await start(cluster);
+    const res = await request(server)
+      .post(url('worker-1', 'cordon'))
+      .send({ reason: REASON });
+    expect(res.status).toBe(409);
+    expect(res.body.error.message).toMatch(/worker-1-drain-abc/);
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('409 with numbers when the guard refuses (virtual node)', async () => {
+    const cluster = rack();
+    const { server, events } = await start(cluster);
+    const res = await request(server)
+      .post(url('virt-1', 'cordon'))
+      .send({ reason: REASON });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatchObject({
+      name: 'ConflictError',
+      members: 3,
+      quorum: 2,
+      margin: 1,
+      reason: expect.stringMatching(/virtual/),
+    });
+    expect(cluster.writes).toBe(0);
+    expect(events[0].meta).toMatchObject({ outcome: 'refused' });
+  });
+
+  it('uncordon sets returnToService on the active maintenance (200)', async () => {
+    const cluster = rack();
+    cluster.maintenanceList.push(
+      fakeMaintenance('worker-1-cordon-1', 'worker-1', 'cordon', 'Cordoned'),
+    );
+    const { server } = await start(cluster);
+    const res = await request(server)
+      .post(url('worker-1', 'uncordon'))
+      .send({ reason: REASON });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ name: 'worker-1-cordon-1' });
+    expect(cluster.flags).toEqual([
+      {
+        name: 'worker-1-cordon-1',
+        flag: 'returnToService',
+        value: {
+          by: 'user:default/mock',
+          reason: REASON,
+          at: expect.any(String),
+        },
+      },
+    ]);
+    const again = await request(server)
+      .post(url('worker-1', 'uncordon'))
+      .send({ reason: REASON });
+    expect(again.status).toBe(409);
+  });
+
+  it('uncordon of a node cordoned outside Rackside records a maintenance (201)', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster);
+    const res = await request(server)
+      .post(url('worker-3', 'uncordon'))
+      .send({ reason: REASON });
+    expect(res.status).toBe(201);
+    expect(cluster.created[0].spec).toEqual({
+      nodeName: 'worker-3',
+      intent: 'cordon',
+      reason: REASON,
+      requestedBy: 'user:default/mock',
+      returnToService: {
+        by: 'user:default/mock',
+        reason: REASON,
+        at: expect.any(String),
+      },
+    });
+    const inService = await request(server)
+      .post(url('worker-2', 'uncordon'))
+      .send({ reason: REASON });
+    expect(inService.status).toBe(409);
+  });
+
+  it('maintenance-abandon sets abandon, 409 when there is none', async () => {
+    const cluster = rack();
+    cluster.maintenanceList.push(
+      fakeMaintenance('worker-1-cordon-1', 'worker-1', 'cordon', undefined),
+    );
+    const { server } = await start(cluster);
+    const res = await request(server)
+      .post(url('worker-1', 'maintenance-abandon'))
+      .send({ reason: REASON });
+    expect(res.status).toBe(200);
+    expect(cluster.flags[0]).toMatchObject({
+      name: 'worker-1-cordon-1',
+      flag: 'abandon',
+    });
+    const none = await request(server)
+      .post(url('worker-2', 'maintenance-abandon'))
+      .send({ reason: REASON });
+    expect(none.status).toBe(409);
+    expect(cluster.flags).toHaveLength(1);
+  });
+
+  it('refuses the actions not carried out yet with a clear 400', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster);
+    for (const action of ['drain', 'reboot', 'shutdown', 'power-on']) {
+      const res = await request(server)
+        .post(url('worker-1', action))
+        .send({ reason: REASON, typedName: 'worker-1', preflightToken: 't' });
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toMatch(/not yet available/);
+    }
+    expect(cluster.writes).toBe(0);
+  });
+});
+
+describe('signals', () => {
+  it('publishes one debounced changed signal per cluster', async () => {
+    const cluster = rack();
+    const { published } = await start(cluster);
+    cluster.emitChange();
+    cluster.emitChange();
+    await new Promise(resolve => setTimeout(resolve, 1200));
+    expect(published).toEqual([
+      {
+        recipients: { type: 'broadcast' },
+        channel: 'rackside:servers',
+        message: { cluster: 'plant-a' },
+      },
+    ]);
+  });
+});

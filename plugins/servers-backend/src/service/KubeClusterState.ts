@@ -1,0 +1,170 @@
+import { ConflictError, ServiceUnavailableError } from '@backstage/errors';
+import type { LoggerService } from '@backstage/backend-plugin-api';
+import {
+  nodeMaintenanceResource,
+  powerProviderResource,
+  type PowerProvider,
+  type RequestFlag,
+} from '@rackside/plugin-servers-common';
+import {
+  coreResources,
+  createWatchCache,
+  makeKubeConfig,
+  ResourceClient,
+  resourcePath,
+  type ClusterConfig,
+  type NodeObject,
+  type WatchCache,
+} from '@rackside/plugin-servers-node';
+import type {
+  ClusterState,
+  MaintenanceObject,
+  NewMaintenance,
+  RequestFlagName,
+} from './types';
+
+/** How long a read waits for a cache's first list before answering 503. */
+const SYNC_TIMEOUT_MS = 15_000;
+
+function stripNode(raw: any): NodeObject {
+  // Keep what the routes read; images and volumes are large and unused.
+  const {
+    images: _images,
+    volumesInUse: _v,
+    volumesAttached: _a,
+    ...status
+  } = raw.status ?? {};
+  return { ...raw, status } as NodeObject;
+}
+
+/**
+ * A cluster backed by watch caches of Nodes, NodeMaintenances and the
+ * PowerProvider `default`; writes go through {@link ResourceClient}.
+ */
+export class KubeClusterState implements ClusterState {
+  readonly name: string;
+  readonly title: string;
+  private readonly nodeCache: WatchCache<NodeObject>;
+  private readonly maintenanceCache: WatchCache<MaintenanceObject>;
+  private readonly powerCache: WatchCache<PowerProvider>;
+  private readonly maintenanceClient: ResourceClient<any>;
+
+  constructor(cluster: ClusterConfig, logger: LoggerService) {
+    this.name = cluster.name;
+    this.title = cluster.title;
+    const kubeConfig = makeKubeConfig(cluster);
+    const log = logger.child({ cluster: cluster.name });
+    this.nodeCache = createWatchCache<NodeObject>({
+      kubeConfig,
+      path: resourcePath(coreResources.nodes),
+      transform: stripNode,
+      name: `${cluster.name} nodes`,
+      logger: log,
+    });
+    this.maintenanceCache = createWatchCache<MaintenanceObject>({
+      kubeConfig,
+      path: resourcePath(nodeMaintenanceResource),
+      name: `${cluster.name} nodemaintenances`,
+      logger: log,
+    });
+    this.powerCache = createWatchCache<PowerProvider>({
+      kubeConfig,
+      path: resourcePath(powerProviderResource),
+      fieldSelector: 'metadata.name=default',
+      name: `${cluster.name} powerprovider`,
+      logger: log,
+    });
+    this.maintenanceClient = new ResourceClient(
+      kubeConfig,
+      nodeMaintenanceResource,
+      { fieldManager: 'rackside-backstage' },
+    );
+  }
+
+  private async synced<
+    T extends { synced: Promise<void>; hasSynced(): boolean },
+  >(cache: T, what: string): Promise<void> {
+    if (cache.hasSynced()) return;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        cache.synced,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () =>
+              reject(
+                new ServiceUnavailableError(
+                  `cluster ${this.name}: the ${what} are not loaded yet (the apiserver did not answer in time)`,
+                ),
+              ),
+            SYNC_TIMEOUT_MS,
+          );
+        }),
+      ]);
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+  }
+
+  async nodes(): Promise<NodeObject[]> {
+    await this.synced(this.nodeCache, 'nodes');
+    return this.nodeCache.list();
+  }
+
+  async maintenances(): Promise<MaintenanceObject[]> {
+    await this.synced(this.maintenanceCache, 'maintenances');
+    return this.maintenanceCache.list();
+  }
+
+  async powerProvider(): Promise<PowerProvider | undefined> {
+    await this.synced(this.powerCache, 'power provider');
+    return this.powerCache.get('default');
+  }
+
+  async createMaintenance(obj: NewMaintenance): Promise<MaintenanceObject> {
+    return this.maintenanceClient.create(obj);
+  }
+
+  async setRequestFlag(
+    name: string,
+    flag: RequestFlagName,
+    value: RequestFlag,
+  ): Promise<MaintenanceObject> {
+    // Read-modify-write with the resourceVersion: the Backstage identity may
+    // update NodeMaintenances but is not granted patch. A lost race (409) is
+    // retried on the fresh object.
+    for (let attempt = 0; ; attempt++) {
+      const current: MaintenanceObject = await this.maintenanceClient.get(name);
+      if (current.spec[flag]) {
+        throw new ConflictError(
+          `maintenance ${name} already has ${flag} set by ${
+            current.spec[flag]!.by
+          }`,
+        );
+      }
+      try {
+        return await this.maintenanceClient.update({
+          ...current,
+          spec: { ...current.spec, [flag]: value },
+        });
+      } catch (error) {
+        if (attempt >= 2 || !ConflictError.is(error)) throw error;
+      }
+    }
+  }
+
+  onChange(listener: () => void): () => void {
+    const offs = [this.nodeCache, this.maintenanceCache, this.powerCache].map(
+      cache => cache.on('changed', () => listener()),
+    );
+    return () => offs.forEach(off => off());
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([
+      this.nodeCache.stop(),
+      this.maintenanceCache.stop(),
+      this.powerCache.stop(),
+    ]);
+  }
+}

@@ -1,0 +1,48 @@
+import { ConfigReader } from '@backstage/config';
+import { checkReason, readReasonPolicy } from './reasonPolicy';
+
+describe('reason policy', () => {
+  it('defaults to 10..500 characters', () => {
+    const policy = readReasonPolicy(new ConfigReader({}));
+    expect(policy).toEqual({
+      minLength: 10,
+      maxLength: 500,
+      pattern: undefined,
+      hint: undefined,
+    });
+    expect(checkReason(policy, '   short   ')).toMatch(/at least 10/);
+    expect(checkReason(policy, 'x'.repeat(501))).toMatch(/at most 500/);
+    expect(checkReason(policy, 'a sound reason')).toBeUndefined();
+  });
+
+  it('applies a configured pattern with its hint', () => {
+    const policy = readReasonPolicy(
+      new ConfigReader({
+        servers: {
+          reasonPolicy: {
+            minLength: 3,
+            pattern: 'OPS-\\d+',
+            hint: 'cite OPS-n',
+          },
+        },
+      }),
+    );
+    expect(checkReason(policy, 'no ticket')).toMatch(/cite OPS-n/);
+    expect(checkReason(policy, 'see OPS-1')).toBeUndefined();
+  });
+
+  it('rejects a broken configuration at start', () => {
+    expect(() =>
+      readReasonPolicy(
+        new ConfigReader({ servers: { reasonPolicy: { pattern: '(' } } }),
+      ),
+    ).toThrow(/pattern/);
+    expect(() =>
+      readReasonPolicy(
+        new ConfigReader({
+          servers: { reasonPolicy: { minLength: 20, maxLength: 5 } },
+        }),
+      ),
+    ).toThrow(/minLength/);
+  });
+});

@@ -1,0 +1,52 @@
+import type { Config } from '@backstage/config';
+
+/** How reasons given with actions are checked (`servers.reasonPolicy`). */
+export interface ReasonPolicy {
+  minLength: number;
+  maxLength: number;
+  pattern?: RegExp;
+  hint?: string;
+}
+
+export function readReasonPolicy(config: Config): ReasonPolicy {
+  const c = config.getOptionalConfig('servers.reasonPolicy');
+  const minLength = c?.getOptionalNumber('minLength') ?? 10;
+  const maxLength = c?.getOptionalNumber('maxLength') ?? 500;
+  if (minLength < 1 || maxLength < minLength) {
+    throw new Error(
+      `servers.reasonPolicy: need 1 <= minLength (${minLength}) <= maxLength (${maxLength})`,
+    );
+  }
+  const source = c?.getOptionalString('pattern');
+  let pattern: RegExp | undefined;
+  if (source !== undefined) {
+    try {
+      pattern = new RegExp(source);
+    } catch (error) {
+      throw new Error(
+        `servers.reasonPolicy.pattern is not a valid regular expression: ${error}`,
+      );
+    }
+  }
+  return { minLength, maxLength, pattern, hint: c?.getOptionalString('hint') };
+}
+
+/** The problem with a reason, or undefined when it passes. */
+export function checkReason(
+  policy: ReasonPolicy,
+  reason: string,
+): string | undefined {
+  const text = reason.trim();
+  if (text.length < policy.minLength) {
+    return `reason must be at least ${policy.minLength} characters`;
+  }
+  if (text.length > policy.maxLength) {
+    return `reason must be at most ${policy.maxLength} characters`;
+  }
+  if (policy.pattern && !policy.pattern.test(text)) {
+    return `reason does not match the required format${
+      policy.hint ? `: ${policy.hint}` : ''
+    }`;
+  }
+  return undefined;
+}

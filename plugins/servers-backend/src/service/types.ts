@@ -1,0 +1,71 @@
+import type {
+  NodeMaintenanceSpec,
+  NodeMaintenanceStatus,
+  PowerProvider,
+  RequestFlag,
+} from '@rackside/plugin-servers-common';
+import type { NodeObject } from '@rackside/plugin-servers-node';
+
+/** A NodeMaintenance as the backend reads it (status may be absent or partial). */
+export interface MaintenanceObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    creationTimestamp?: string;
+    labels?: Record<string, string>;
+  };
+  spec: NodeMaintenanceSpec;
+  status?: Partial<NodeMaintenanceStatus>;
+}
+
+/** What the backend writes to create a NodeMaintenance. */
+export interface NewMaintenance {
+  apiVersion: string;
+  kind: 'NodeMaintenance';
+  metadata: { name: string; labels?: Record<string, string> };
+  spec: {
+    nodeName: string;
+    intent: NodeMaintenanceSpec['intent'];
+    reason: string;
+    requestedBy: string;
+    returnToService?: RequestFlag;
+  };
+}
+
+/** A request flag the backend sets on a maintenance. */
+export type RequestFlagName = 'returnToService' | 'abandon' | 'powerOn';
+
+/**
+ * One cluster as the routes see it: reads come from watch caches, writes go
+ * to the apiserver. Kept small so routes are testable with a fake.
+ */
+export interface ClusterState {
+  readonly name: string;
+  readonly title: string;
+  /** All Nodes (waits for the first sync). */
+  nodes(): Promise<NodeObject[]>;
+  /** All NodeMaintenances (waits for the first sync). */
+  maintenances(): Promise<MaintenanceObject[]>;
+  /** The PowerProvider `default`, if any. */
+  powerProvider(): Promise<PowerProvider | undefined>;
+  /** Creates a NodeMaintenance; errors are `@backstage/errors` errors. */
+  createMaintenance(obj: NewMaintenance): Promise<MaintenanceObject>;
+  /** Sets one request flag on a maintenance (merge patch of spec). */
+  setRequestFlag(
+    name: string,
+    flag: RequestFlagName,
+    value: RequestFlag,
+  ): Promise<MaintenanceObject>;
+  /** Calls `listener` when anything cached changed; returns unsubscribe. */
+  onChange(listener: () => void): () => void;
+}
+
+/** The configured clusters. */
+export interface ClusterRegistry {
+  list(): ClusterState[];
+  get(name: string): ClusterState | undefined;
+}

@@ -1,0 +1,251 @@
+import {
+  ceremonyFor,
+  deriveQuorum,
+  guard,
+  isTerminalPhase,
+  nodeFactsFromNode,
+  offerFor,
+  powerAdvertisementOf,
+  SERVER_ACTIONS,
+  type Ceremony,
+  type MaintenanceFacts,
+  type MaintenancePhase,
+  type NodeFacts,
+  type PowerProvider,
+  type QuorumDerivation,
+  type ServerAction,
+} from '@rackside/plugin-servers-common';
+import type { NodeObject, ServerResource } from '@rackside/plugin-servers-node';
+import type { MaintenanceObject } from './types';
+
+/** The actions this backend carries out today. */
+export const IMPLEMENTED_ACTIONS: readonly ServerAction[] = [
+  'cordon',
+  'uncordon',
+  'maintenance-abandon',
+];
+
+export const NOT_YET_AVAILABLE =
+  'not yet available: this Rackside backend does not carry out this action yet';
+
+/** The phase of a maintenance; an object the operator has not seen yet is Requested. */
+export function phaseOf(m: MaintenanceObject): MaintenancePhase {
+  return (m.status?.phase as MaintenancePhase | undefined) ?? 'Requested';
+}
+
+export function isActive(m: MaintenanceObject): boolean {
+  return !isTerminalPhase(phaseOf(m));
+}
+
+export function maintenanceFacts(
+  maintenances: readonly MaintenanceObject[],
+): MaintenanceFacts[] {
+  return maintenances.map(m => ({
+    nodeName: m.spec.nodeName,
+    intent: m.spec.intent,
+    phase: phaseOf(m),
+  }));
+}
+
+/** The non-terminal maintenance of a node (the newest if several). */
+export function activeMaintenanceOf(
+  maintenances: readonly MaintenanceObject[],
+  node: string,
+): MaintenanceObject | undefined {
+  return maintenances
+    .filter(m => m.spec.nodeName === node && isActive(m))
+    .sort((a, b) =>
+      (b.metadata.creationTimestamp ?? '').localeCompare(
+        a.metadata.creationTimestamp ?? '',
+      ),
+    )[0];
+}
+
+export function maintenanceView(m: MaintenanceObject) {
+  const status = m.status ?? {};
+  return {
+    name: m.metadata.name,
+    nodeName: m.spec.nodeName,
+    intent: m.spec.intent,
+    reason: m.spec.reason,
+    requestedBy: m.spec.requestedBy,
+    createdAt: m.metadata.creationTimestamp,
+    phase: phaseOf(m),
+    terminal: !isActive(m),
+    returnToService: m.spec.returnToService,
+    abandon: m.spec.abandon,
+    powerOn: m.spec.powerOn,
+    progress: status.drain,
+    conditions: status.conditions ?? [],
+    refusal: status.refusal,
+    abandoned: status.abandoned,
+    history: status.history ?? [],
+  };
+}
+
+export type MaintenanceView = ReturnType<typeof maintenanceView>;
+
+/** Everything a request needs to know about a cluster, read once. */
+export interface ClusterSnapshot {
+  nodes: NodeObject[];
+  facts: NodeFacts[];
+  maintenances: MaintenanceObject[];
+  derivation: QuorumDerivation;
+  powerProvider?: PowerProvider;
+}
+
+export function snapshotOf(
+  nodes: NodeObject[],
+  maintenances: MaintenanceObject[],
+  powerProvider: PowerProvider | undefined,
+): ClusterSnapshot {
+  const facts = nodes.map(n => nodeFactsFromNode(n as any));
+  return {
+    nodes,
+    facts,
+    maintenances,
+    derivation: deriveQuorum(facts, maintenanceFacts(maintenances)),
+    powerProvider,
+  };
+}
+
+export function quorumSummary(derivation: QuorumDerivation) {
+  return derivation.derived
+    ? {
+        derived: true as const,
+        members: derivation.members,
+        quorum: derivation.quorum,
+        ready: derivation.ready,
+        margin: derivation.margin,
+        goingDown: derivation.goingDown,
+      }
+    : { derived: false as const, reason: derivation.reason };
+}
+
+export function serverResourceOf(
+  cluster: string,
+  node: NodeObject,
+): ServerResource {
+  const facts = nodeFactsFromNode(node as any);
+  return {
+    cluster,
+    node: facts.name,
+    controlPlane: facts.controlPlane,
+    virtual: facts.virtual,
+    labels: { ...(node.metadata?.labels ?? {}) },
+  };
+}
+
+function rolesOf(labels: Record<string, string>): string[] {
+  const prefix = 'node-role.kubernetes.io/';
+  return Object.keys(labels)
+    .filter(key => key.startsWith(prefix) && key.length > prefix.length)
+    .map(key => key.slice(prefix.length))
+    .sort();
+}
+
+export interface ActionView {
+  offered: boolean;
+  allowed: boolean;
+  ceremony: Ceremony;
+  /** Why the action is not offered. */
+  why?: string;
+}
+
+/** Whether an action is offered on a node now, and if not, why. */
+export function offerOf(
+  action: ServerAction,
+  node: NodeObject,
+  facts: NodeFacts,
+  active: MaintenanceObject | undefined,
+): { offered: boolean; why?: string } {
+  if (!IMPLEMENTED_ACTIONS.includes(action)) {
+    return { offered: false, why: `${action} is ${NOT_YET_AVAILABLE}` };
+  }
+  if (facts.virtual) {
+    return {
+      offered: false,
+      why: `${facts.name} is a virtual node; Rackside takes no action on it.`,
+    };
+  }
+  const unschedulable = node.spec?.unschedulable === true;
+  const pending = active?.spec.returnToService || active?.spec.abandon;
+  switch (action) {
+    case 'cordon':
+      if (active) {
+        return {
+          offered: false,
+          why: `${facts.name} is already under maintenance ${active.metadata.name}.`,
+        };
+      }
+      return unschedulable
+        ? { offered: false, why: `${facts.name} is already cordoned.` }
+        : { offered: true };
+    case 'uncordon':
+      if (active) {
+        return pending
+          ? {
+              offered: false,
+              why: `maintenance ${active.metadata.name} is already ending.`,
+            }
+          : { offered: true };
+      }
+      return unschedulable
+        ? { offered: true }
+        : { offered: false, why: `${facts.name} is in service.` };
+    case 'maintenance-abandon':
+      if (!active) {
+        return { offered: false, why: `${facts.name} has no maintenance.` };
+      }
+      return pending
+        ? {
+            offered: false,
+            why: `maintenance ${active.metadata.name} is already ending.`,
+          }
+        : { offered: true };
+    default:
+      return { offered: false, why: `${action} is ${NOT_YET_AVAILABLE}` };
+  }
+}
+
+/** A server as the list and detail routes answer it. */
+export function serverView(
+  cluster: string,
+  node: NodeObject,
+  snapshot: ClusterSnapshot,
+  allowed: (action: ServerAction) => boolean,
+) {
+  const facts = nodeFactsFromNode(node as any);
+  const labels = { ...(node.metadata?.labels ?? {}) };
+  const active = activeMaintenanceOf(snapshot.maintenances, facts.name);
+  const advertisement = powerAdvertisementOf(snapshot.powerProvider);
+  const actions = {} as Record<ServerAction, ActionView>;
+  for (const action of SERVER_ACTIONS) {
+    const verdict = guard(
+      { action, nodeName: facts.name },
+      snapshot.derivation,
+      snapshot.facts,
+    ).verdict;
+    const offer = offerOf(action, node, facts, active);
+    actions[action] = {
+      offered: offer.offered,
+      allowed: allowed(action),
+      ceremony: ceremonyFor(action, verdict),
+      ...(offer.why ? { why: offer.why } : {}),
+    };
+  }
+  return {
+    name: facts.name,
+    cluster,
+    roles: rolesOf(labels),
+    controlPlane: facts.controlPlane,
+    virtual: facts.virtual,
+    ready: facts.ready,
+    unschedulable: node.spec?.unschedulable === true,
+    labels,
+    systemUUID: node.status?.nodeInfo?.systemUUID,
+    maintenance: active ? maintenanceView(active) : undefined,
+    powerVerbs: offerFor(advertisement, facts),
+    actions,
+  };
+}
