@@ -38,6 +38,9 @@ yarn backstage-cli repo lint; record "lint" $?
 stage "formatting (prettier)"
 yarn prettier --check .; record "prettier" $?
 
+stage "build every package (backstage-cli repo build --all)"
+yarn backstage-cli repo build --all; record "build" $?
+
 if [ -x e2e/rack/build.sh ]; then
   stage "simulated rack: build or reuse cached binaries"
   e2e/rack/build.sh; record "rack build" $?
