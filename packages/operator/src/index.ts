@@ -1,17 +1,57 @@
 /*
- * The Rackside operator. It executes the requests recorded on Rackside
- * objects; controllers are added issue by issue. For now it serves its probes.
+ * The Rackside operator process: configuration from flags and environment, probes and
+ * metrics, leader election gating the controllers, graceful SIGTERM.
+ *
+ *   --kubeconfig PATH        (or KUBECONFIG; in-cluster config when neither is set)
+ *   --namespace NS           Lease namespace (RACKSIDE_OPERATOR_NAMESPACE / POD_NAMESPACE)
+ *   --probe-port N           /healthz /readyz /metrics (RACKSIDE_OPERATOR_PROBE_PORT, 8081)
+ *   --workers N              reconcile workers (RACKSIDE_OPERATOR_WORKERS, 4)
+ *   --identity ID            Lease holder identity (RACKSIDE_OPERATOR_IDENTITY / POD_NAME / hostname)
  */
+import { KubeConfig } from '@kubernetes/client-node';
 import { startHealthServer } from './health';
+import { createMetrics } from './metrics';
+import { startOperator } from './operator';
+import { readConfig } from './config';
 
 async function main() {
-  const port = Number(process.env.RACKSIDE_OPERATOR_PROBE_PORT ?? 8081);
-  const server = await startHealthServer({ port, isReady: () => true });
-  // eslint-disable-next-line no-console
-  console.log(`rackside-operator: probes on :${port}`);
-  const stop = () => server.close(() => process.exit(0));
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  const log = (message: string) =>
+    // eslint-disable-next-line no-console
+    console.log(`${new Date().toISOString()} rackside-operator: ${message}`);
+  const config = readConfig(process.argv.slice(2), process.env);
+  const kubeConfig = new KubeConfig();
+  if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
+  else kubeConfig.loadFromCluster();
+
+  const metrics = createMetrics();
+  let exiting = false;
+  const operator = await startOperator({
+    kubeConfig,
+    identity: config.identity,
+    leaseNamespace: config.namespace,
+    workers: config.workers,
+    metrics,
+    log,
+    // Like controller-runtime: a replica that lost its lease exits and starts afresh.
+    onLostLeadership: () => void shutdown(1),
+  });
+  const server = await startHealthServer({
+    port: config.probePort,
+    isReady: () => operator.isReady(),
+    metrics: () => metrics.render(),
+  });
+  log(`identity ${config.identity}, probes on :${config.probePort}`);
+
+  async function shutdown(code: number) {
+    if (exiting) return;
+    exiting = true;
+    log('shutting down');
+    await operator.stop().catch(error => log(String(error)));
+    server.close(() => process.exit(code));
+    setTimeout(() => process.exit(code), 5000).unref();
+  }
+  process.on('SIGTERM', () => void shutdown(0));
+  process.on('SIGINT', () => void shutdown(0));
 }
 
 main().catch(error => {

@@ -19,6 +19,14 @@ export interface LeaderElectionOptions {
   log?: (message: string) => void;
 }
 
+/**
+ * A Lease's times are MicroTime: the apiserver insists on six fractional digits, which
+ * `Date#toISOString` (three) does not give. client-node passes a string through as is.
+ */
+export function microTime(date: Date): string {
+  return date.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
 function statusCode(error: unknown): number | undefined {
   const e = error as { code?: number; statusCode?: number };
   return e?.code ?? e?.statusCode;
@@ -91,7 +99,7 @@ export class LeaderElector {
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
-    const now = new Date();
+    const now = microTime(new Date());
     const { identity, name, namespace } = this.options;
     const lease = await this.read();
     const spec = {

@@ -1,0 +1,301 @@
+/*
+ * The NodeMaintenance state machine as a table (DESIGN section 4). Each row looks at one
+ * maintenance in one phase, may act on the node through `ports.nodes`, and answers with a
+ * Decision. The reconciler (reconciler.ts) writes the decided transition to status, then
+ * emits the Event, before anything else happens. Rows only ever act idempotently, so a
+ * restart resumes from whatever status says.
+ */
+import {
+  deriveQuorum,
+  guard,
+  isTerminalPhase,
+  nodeFactsFromNode,
+  type MaintenanceFacts,
+  type MaintenanceIntent,
+  type MaintenancePhase,
+  type NodeFacts,
+  type NodeLike,
+  type NodeMaintenance,
+  type NodeMaintenanceStatus,
+  type ServerAction,
+} from '@rackside/plugin-servers-common';
+
+/** A maintenance without a phase yet (just created) is `New`. */
+export type Phase = MaintenancePhase | 'New';
+
+/** What the machine needs of a Node. */
+export interface NodeView extends NodeLike {
+  metadata?: NodeLike['metadata'];
+  spec?: { unschedulable?: boolean };
+}
+
+/** Reads of the cluster, served from watch caches. */
+export interface ClusterView {
+  node(name: string): NodeView | undefined;
+  nodes(): NodeView[];
+  maintenances(): NodeMaintenance[];
+}
+
+/** The one node write the machine makes. Idempotent: setting the current value is a no-op. */
+export interface NodePort {
+  setUnschedulable(nodeName: string, unschedulable: boolean): Promise<void>;
+}
+
+export interface MachinePorts {
+  view: ClusterView;
+  nodes: NodePort;
+}
+
+export type RefusalCause = 'virtual' | 'busy' | 'guard';
+
+/** What a row decided. */
+export type Decision =
+  | {
+      kind: 'transition';
+      to: MaintenancePhase;
+      message: string;
+      /** Status fields written together with the phase. */
+      status?: Partial<NodeMaintenanceStatus>;
+      /** The Event; Normal with reason = target phase unless given. */
+      event?: { type: 'Normal' | 'Warning'; reason: string };
+      refusal?: RefusalCause;
+    }
+  /** Nothing to do until something changes (a watch event wakes the maintenance). */
+  | { kind: 'wait'; message: string }
+  /** Terminal: never looked at again. */
+  | { kind: 'done' };
+
+export type Row = (
+  nm: NodeMaintenance,
+  ports: MachinePorts,
+) => Promise<Decision>;
+
+export const VIRTUAL_LABEL = 'rackside.dev/virtual-node';
+
+const ACTION_OF_INTENT: Record<MaintenanceIntent, ServerAction> = {
+  cordon: 'cordon',
+  drain: 'drain',
+  reboot: 'reboot',
+  shutdown: 'shutdown',
+};
+
+/** Intents this operator version carries beyond Cordoned: none yet but cordon itself. */
+const EXECUTED_INTENTS: readonly MaintenanceIntent[] = ['cordon'];
+
+export function phaseOf(nm: NodeMaintenance): Phase {
+  return nm.status?.phase ?? 'New';
+}
+
+function isReady(node: NodeView | undefined): boolean {
+  return !!node && nodeFactsFromNode(node).ready;
+}
+
+function refuse(
+  message: string,
+  cause: RefusalCause,
+  refusal: NonNullable<NodeMaintenanceStatus['refusal']>,
+): Decision {
+  return {
+    kind: 'transition',
+    to: 'Refused',
+    message,
+    status: { refusal },
+    event: { type: 'Warning', reason: 'Refused' },
+    refusal: cause,
+  };
+}
+
+/** Orders maintenances of one node: who asked first wins. */
+function older(a: NodeMaintenance, b: NodeMaintenance): boolean {
+  const ta = a.metadata.creationTimestamp ?? '';
+  const tb = b.metadata.creationTimestamp ?? '';
+  if (ta !== tb) return ta < tb;
+  return (a.metadata.name ?? '') < (b.metadata.name ?? '');
+}
+
+/**
+ * The other maintenance that keeps this node busy: an admitted non-terminal one, or a not
+ * yet admitted one that was created first.
+ */
+export function blockingMaintenance(
+  nm: NodeMaintenance,
+  all: readonly NodeMaintenance[],
+): NodeMaintenance | undefined {
+  return all
+    .filter(other => other.metadata.name !== nm.metadata.name)
+    .filter(other => other.spec.nodeName === nm.spec.nodeName)
+    .filter(other => !isTerminalPhase(other.status?.phase ?? 'Requested'))
+    .filter(other => other.status?.phase !== undefined || older(other, nm))
+    .sort((a, b) => (older(a, b) ? -1 : 1))[0];
+}
+
+/** New: the rules every intent passes, under the operator's one guard lock. */
+const admit: Row = async (nm, { view }) => {
+  const nodeName = nm.spec.nodeName;
+  const node = view.node(nodeName);
+  if (node?.metadata?.labels?.[VIRTUAL_LABEL] === 'true') {
+    return refuse(
+      `${nodeName} is a virtual node (${VIRTUAL_LABEL}=true): Rackside takes no action on it`,
+      'virtual',
+      { reason: `${nodeName} is a virtual node; every action is refused` },
+    );
+  }
+  const others = view
+    .maintenances()
+    .filter(m => m.metadata.name !== nm.metadata.name);
+  const busy = blockingMaintenance(nm, others);
+  if (busy) {
+    const reason = `${nodeName} is already under maintenance ${
+      busy.metadata.name
+    } (${
+      busy.status?.phase ?? 'not yet admitted'
+    }); at most one maintenance per node`;
+    return refuse(reason, 'busy', {
+      reason,
+      blockingMaintenance: busy.metadata.name,
+    });
+  }
+  const nodes: NodeFacts[] = view.nodes().map(nodeFactsFromNode);
+  const facts: MaintenanceFacts[] = others
+    .filter(m => m.status?.phase !== undefined)
+    .map(m => ({
+      nodeName: m.spec.nodeName,
+      intent: m.spec.intent,
+      phase: m.status!.phase!,
+    }));
+  const verdict = guard(
+    { action: ACTION_OF_INTENT[nm.spec.intent], nodeName },
+    deriveQuorum(nodes, facts),
+    nodes,
+  );
+  if (verdict.verdict === 'refuse') {
+    return refuse(verdict.reason, 'guard', {
+      reason: verdict.reason,
+      members: verdict.members ?? undefined,
+      quorum: verdict.quorum ?? undefined,
+      margin: verdict.margin ?? undefined,
+    });
+  }
+  // Recorded before anything touches the node: abandon restores exactly this.
+  return {
+    kind: 'transition',
+    to: 'Requested',
+    message: `Admitted: ${verdict.reason}`,
+    status: { wasUnschedulable: node?.spec?.unschedulable === true },
+  };
+};
+
+/** Requested: cordon (a no-op if a crash left it done), then record Cordoned. */
+const cordon: Row = async (nm, { nodes }) => {
+  if (nm.spec.returnToService) {
+    return {
+      kind: 'transition',
+      to: 'Returning',
+      message: `Return to service requested by ${nm.spec.returnToService.by}: ${nm.spec.returnToService.reason}`,
+      status: { returnedAt: new Date().toISOString() },
+    };
+  }
+  await nodes.setUnschedulable(nm.spec.nodeName, true);
+  const executed = EXECUTED_INTENTS.includes(nm.spec.intent);
+  return {
+    kind: 'transition',
+    to: 'Cordoned',
+    message: executed
+      ? `${nm.spec.nodeName} cordoned; parked until returnToService or abandon`
+      : `${nm.spec.nodeName} cordoned; intent ${nm.spec.intent} is not executed by this operator version: parked in Cordoned until returnToService or abandon`,
+    status: { cordonedAt: new Date().toISOString() },
+    event: executed
+      ? undefined
+      : { type: 'Warning', reason: 'IntentNotExecuted' },
+  };
+};
+
+/** Cordoned (and phases this version never enters): park until returnToService. */
+const parked: Row = async nm => {
+  if (nm.spec.returnToService) {
+    return {
+      kind: 'transition',
+      to: 'Returning',
+      message: `Return to service requested by ${nm.spec.returnToService.by}: ${nm.spec.returnToService.reason}`,
+      status: { returnedAt: new Date().toISOString() },
+    };
+  }
+  return { kind: 'wait', message: 'parked until returnToService or abandon' };
+};
+
+/**
+ * Returning: make the node schedulable again (or, abandoned, as it was before), then wait
+ * for it to be Ready (the node watch wakes us).
+ */
+const returning: Row = async (nm, { view, nodes }) => {
+  const abandoned = nm.status?.abandoned === true;
+  const restore = abandoned ? nm.status?.wasUnschedulable : false;
+  const node = view.node(nm.spec.nodeName);
+  if (
+    restore !== undefined &&
+    node &&
+    (node.spec?.unschedulable === true) !== restore
+  ) {
+    await nodes.setUnschedulable(nm.spec.nodeName, restore);
+  }
+  if (!node) {
+    return {
+      kind: 'transition',
+      to: 'Complete',
+      message: `${nm.spec.nodeName} no longer exists; nothing to return`,
+      status: { completedAt: new Date().toISOString() },
+    };
+  }
+  if (!abandoned && !isReady(node)) {
+    return {
+      kind: 'wait',
+      message: `waiting for ${nm.spec.nodeName} to be Ready`,
+    };
+  }
+  return {
+    kind: 'transition',
+    to: 'Complete',
+    message: abandoned
+      ? `Abandoned; ${nm.spec.nodeName} left ${
+          restore ? 'unschedulable as it was before' : 'schedulable'
+        }`
+      : `${nm.spec.nodeName} is schedulable and Ready`,
+    status: { completedAt: new Date().toISOString() },
+  };
+};
+
+const finished: Row = async () => ({ kind: 'done' });
+
+/** The table: one row per phase. */
+export const transitions: Record<Phase, Row> = {
+  New: admit,
+  Requested: cordon,
+  Cordoned: parked,
+  Draining: parked,
+  Drained: parked,
+  Rebooting: parked,
+  PoweredOff: parked,
+  Returning: returning,
+  Complete: finished,
+  Refused: finished,
+  Failed: finished,
+};
+
+/** The rule above the table: abandon leads from any non-terminal phase to Returning. */
+export const abandonRule: Row = async nm => ({
+  kind: 'transition',
+  to: 'Returning',
+  message: `Abandon requested by ${nm.spec.abandon!.by}: ${
+    nm.spec.abandon!.reason
+  }`,
+  status: { abandoned: true, returnedAt: new Date().toISOString() },
+  event: { type: 'Normal', reason: 'Abandoned' },
+});
+
+/** The row that applies to this maintenance now. */
+export function rowFor(nm: NodeMaintenance): Row {
+  const phase = phaseOf(nm);
+  const abandonable =
+    phase === 'New' || (phase !== 'Returning' && !isTerminalPhase(phase));
+  return nm.spec.abandon && abandonable ? abandonRule : transitions[phase];
+}

@@ -1,0 +1,463 @@
+/*
+ * The operator against the real apiserver of the simulated rack, running with its own
+ * ServiceAccount and a minimal ClusterRole (as the chart grants it).
+ */
+import {
+  CoordinationV1Api,
+  CoreV1Api,
+  RbacAuthorizationV1Api,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import {
+  nodeMaintenanceResource,
+  type NodeMaintenance,
+} from '@rackside/plugin-servers-common';
+import {
+  coreResources,
+  ResourceClient,
+  type NodeObject,
+} from '@rackside/plugin-servers-node';
+import {
+  REPO_ROOT,
+  startTestRack,
+  type TestRack,
+} from '@rackside/rack-testing';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { startOperator, type Operator } from './operator';
+
+jest.setTimeout(60_000);
+
+const NS = 'rackside-system';
+const SA = 'rackside-operator';
+
+let rack: TestRack;
+let admin: KubeConfig;
+let operatorKc: KubeConfig;
+let nms: ResourceClient<NodeMaintenance>;
+let nodes: ResourceClient<NodeObject>;
+let core: CoreV1Api;
+let operator: Operator | undefined;
+
+/** The operator's log, printed when a test fails. */
+const logs: string[] = [];
+
+const flag = { by: 'user:default/ops', reason: 'done' };
+
+function start(extra: Partial<Parameters<typeof startOperator>[0]> = {}) {
+  return startOperator({
+    kubeConfig: operatorKc,
+    leaseNamespace: NS,
+    leaseDurationSeconds: 10,
+    retryPeriodMs: 500,
+    log: message => logs.push(message),
+    ...extra,
+  });
+}
+
+async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out waiting for ${what}; operator log:\n${logs
+          .slice(-30)
+          .join('\n')}`,
+      );
+    }
+    await new Promise(r => setTimeout(r, 200));
+  }
+}
+
+async function create(name: string, nodeName: string, intent = 'cordon') {
+  await nms.create({
+    apiVersion: nodeMaintenanceResource.apiVersion,
+    kind: 'NodeMaintenance',
+    metadata: { name },
+    spec: { nodeName, intent, reason: 'integration test' },
+  } as NodeMaintenance);
+}
+
+function phaseIs(name: string, phase: string) {
+  return waitFor(`${name} in ${phase}`, async () => {
+    const nm = await nms.get(name);
+    return nm.status?.phase === phase && nm;
+  });
+}
+
+async function unschedulable(node: string) {
+  return (await nodes.get(node)).spec?.unschedulable === true;
+}
+
+async function eventReasons(name: string): Promise<string[]> {
+  const list = await core.listNamespacedEvent({
+    namespace: 'default',
+    fieldSelector: `involvedObject.name=${name}`,
+  });
+  return list.items.map(e => e.reason ?? '');
+}
+
+async function applyCrds() {
+  const dir = path.join(REPO_ROOT, 'crds');
+  const crds = new ResourceClient<any>(admin, {
+    group: 'apiextensions.k8s.io',
+    version: 'v1',
+    plural: 'customresourcedefinitions',
+    kind: 'CustomResourceDefinition',
+    namespaced: false,
+  });
+  for (const file of fs.readdirSync(dir).filter(f => f.endsWith('.yaml'))) {
+    const crd = parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+    await crds.apply(crd, { force: true });
+    await waitFor(`${crd.metadata.name} Established`, async () => {
+      const got = await crds.get(crd.metadata.name);
+      return (got.status?.conditions ?? []).some(
+        (c: any) => c.type === 'Established' && c.status === 'True',
+      );
+    });
+  }
+}
+
+async function createOperatorIdentity() {
+  await core.createNamespace({ body: { metadata: { name: NS } } });
+  await core.createNamespacedServiceAccount({
+    namespace: NS,
+    body: { metadata: { name: SA } },
+  });
+  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+  await rbac.createClusterRole({
+    body: {
+      metadata: { name: SA },
+      rules: [
+        {
+          apiGroups: [''],
+          resources: ['nodes'],
+          verbs: ['get', 'list', 'watch', 'patch'],
+        },
+        {
+          apiGroups: ['rackside.dev'],
+          resources: ['nodemaintenances', 'nodemaintenances/status'],
+          verbs: ['get', 'list', 'watch', 'update', 'patch'],
+        },
+        { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
+      ],
+    },
+  });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: SA },
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'ClusterRole',
+        name: SA,
+      },
+      subjects: [{ kind: 'ServiceAccount', name: SA, namespace: NS }],
+    },
+  });
+  await rbac.createNamespacedRole({
+    namespace: NS,
+    body: {
+      metadata: { name: SA },
+      rules: [
+        {
+          apiGroups: ['coordination.k8s.io'],
+          resources: ['leases'],
+          verbs: ['get', 'create', 'update'],
+        },
+      ],
+    },
+  });
+  await rbac.createNamespacedRoleBinding({
+    namespace: NS,
+    body: {
+      metadata: { name: SA },
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'Role',
+        name: SA,
+      },
+      subjects: [{ kind: 'ServiceAccount', name: SA, namespace: NS }],
+    },
+  });
+  // TokenRequest directly: rack.serviceAccountToken's dynamic import needs ESM in Jest.
+  const token = await core.createNamespacedServiceAccountToken({
+    namespace: NS,
+    name: SA,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  operatorKc = rack.tokenKubeConfig(token.status!.token);
+}
+
+beforeAll(async () => {
+  rack = await startTestRack({
+    withTalos: false,
+    withRedfish: false,
+    withWorkloads: false,
+  });
+  admin = rack.adminKubeConfig();
+  core = admin.makeApiClient(CoreV1Api);
+  nms = new ResourceClient<NodeMaintenance>(admin, nodeMaintenanceResource);
+  nodes = new ResourceClient<NodeObject>(admin, coreResources.nodes);
+  await applyCrds();
+  await createOperatorIdentity();
+  // The rack's nodes are Ready before the tests rely on it.
+  await waitFor(
+    'worker nodes Ready',
+    async () => {
+      const { items } = await nodes.list();
+      return (
+        items.length >= 10 &&
+        items.every(n =>
+          (n.status?.conditions ?? []).some(
+            c => c.type === 'Ready' && c.status === 'True',
+          ),
+        )
+      );
+    },
+    120_000,
+  );
+  operator = await start();
+  await waitFor('operator ready', async () => operator!.isReady());
+}, 240_000);
+
+afterAll(async () => {
+  await operator?.stop();
+  await rack?.stop();
+}, 60_000);
+
+describe('NodeMaintenance, intent cordon', () => {
+  it('cordons, parks in Cordoned, returns to service and completes', async () => {
+    await create('cordon-w1', 'worker-1');
+    const cordoned = await phaseIs('cordon-w1', 'Cordoned');
+    expect(cordoned.status?.wasUnschedulable).toBe(false);
+    expect(cordoned.status?.cordonedAt).toBeDefined();
+    expect(cordoned.status?.observedGeneration).toBe(1);
+    expect(await unschedulable('worker-1')).toBe(true);
+
+    await nms.patch('cordon-w1', { spec: { returnToService: flag } } as any);
+    const complete = await phaseIs('cordon-w1', 'Complete');
+    expect(complete.status?.completedAt).toBeDefined();
+    expect(complete.status?.history?.map(h => h.phase)).toEqual([
+      'Requested',
+      'Cordoned',
+      'Returning',
+      'Complete',
+    ]);
+    expect(await unschedulable('worker-1')).toBe(false);
+    const reasons = await waitFor('events', async () => {
+      const r = await eventReasons('cordon-w1');
+      return r.length >= 4 && r;
+    });
+    expect(reasons).toEqual(
+      expect.arrayContaining([
+        'Requested',
+        'Cordoned',
+        'Returning',
+        'Complete',
+      ]),
+    );
+  });
+
+  it('abandon restores a node that was already unschedulable', async () => {
+    await nodes.patch(
+      'worker-2',
+      { spec: { unschedulable: true } },
+      { type: 'strategic' },
+    );
+    await create('abandon-w2', 'worker-2');
+    const cordoned = await phaseIs('abandon-w2', 'Cordoned');
+    expect(cordoned.status?.wasUnschedulable).toBe(true);
+    await nms.patch('abandon-w2', { spec: { abandon: flag } } as any);
+    const complete = await phaseIs('abandon-w2', 'Complete');
+    expect(complete.status?.abandoned).toBe(true);
+    expect(await unschedulable('worker-2')).toBe(true);
+  });
+
+  it('refuses a virtual node', async () => {
+    await create('virt', 'virt-1');
+    const refused = await phaseIs('virt', 'Refused');
+    expect(refused.status?.refusal?.reason).toMatch(/virtual/);
+    expect(await unschedulable('virt-1')).toBe(false);
+  });
+
+  it('refuses a second maintenance of a busy node, naming the first', async () => {
+    await create('busy-1', 'worker-3');
+    await phaseIs('busy-1', 'Cordoned');
+    await create('busy-2', 'worker-3');
+    const refused = await phaseIs('busy-2', 'Refused');
+    expect(refused.status?.refusal?.blockingMaintenance).toBe('busy-1');
+    expect(await eventReasons('busy-2')).toContain('Refused');
+  });
+
+  it('parks a drain in Cordoned and says the intent is not executed', async () => {
+    await create('drain-w5', 'worker-5', 'drain');
+    const nm = await phaseIs('drain-w5', 'Cordoned');
+    expect(nm.status?.message).toContain('not executed');
+    const reasons = await waitFor('events', async () => {
+      const r = await eventReasons('drain-w5');
+      return r.includes('IntentNotExecuted') && r;
+    });
+    expect(reasons).toContain('IntentNotExecuted');
+  });
+
+  it('admits exactly one of two reboots racing for the last quorum margin', async () => {
+    await Promise.all([
+      create('race-cp1', 'cp-1', 'reboot'),
+      create('race-cp2', 'cp-2', 'reboot'),
+    ]);
+    const settled = await waitFor('both settled', async () => {
+      const phases = await Promise.all(
+        ['race-cp1', 'race-cp2'].map(
+          async n => (await nms.get(n)).status?.phase,
+        ),
+      );
+      return phases.every(p => p === 'Cordoned' || p === 'Refused') && phases;
+    });
+    expect([...settled].sort()).toEqual(['Cordoned', 'Refused']);
+    const refused = (
+      await Promise.all(['race-cp1', 'race-cp2'].map(n => nms.get(n)))
+    ).find(nm => nm.status?.phase === 'Refused')!;
+    expect(refused.status?.refusal).toMatchObject({ members: 3, quorum: 2 });
+    // Let the rest of the file use the control plane again.
+    for (const n of ['race-cp1', 'race-cp2']) {
+      if ((await nms.get(n)).status?.phase === 'Cordoned') {
+        await nms.patch(n, { spec: { abandon: flag } } as any);
+        await phaseIs(n, 'Complete');
+      }
+    }
+  });
+
+  it('exports metrics: refusals by cause and maintenances by phase', async () => {
+    const { body } = await operator!.metrics.render();
+    expect(body).toMatch(/rackside_refusals_total\{cause="virtual"\} 1/);
+    expect(body).toMatch(/rackside_maintenances\{phase="Complete"\} [1-9]/);
+  });
+
+  it('a second replica stands by and is not ready while the first leads', async () => {
+    const standby = await start({ identity: 'standby' });
+    try {
+      await new Promise(r => setTimeout(r, 1500));
+      expect(standby.isLeader()).toBe(false);
+      expect(standby.isReady()).toBe(false);
+      expect(operator!.isReady()).toBe(true);
+    } finally {
+      await standby.stop();
+    }
+  });
+
+  it('resumes after being stopped between the cordon and the Cordoned record', async () => {
+    await operator!.stop();
+    let reached!: () => void;
+    const atCrashPoint = new Promise<void>(resolve => {
+      reached = resolve;
+    });
+    operator = await start({
+      identity: 'doomed',
+      beforeStatusWrite: async (name, phase) => {
+        if (name === 'crash-w4' && phase === 'Cordoned') {
+          reached();
+          await new Promise(() => {}); // never returns: the process "dies" here
+        }
+      },
+    });
+    await create('crash-w4', 'worker-4');
+    await atCrashPoint;
+    expect(await unschedulable('worker-4')).toBe(true);
+    expect((await nms.get('crash-w4')).status?.phase).toBe('Requested');
+    await operator.stop();
+
+    operator = await start({ identity: 'successor' });
+    const nm = await phaseIs('crash-w4', 'Cordoned');
+    expect(nm.status?.wasUnschedulable).toBe(false);
+    expect(nm.status?.history?.map(h => h.phase)).toEqual([
+      'Requested',
+      'Cordoned',
+    ]);
+    expect(await unschedulable('worker-4')).toBe(true);
+  });
+});
+
+describe('the operator process', () => {
+  async function freePort(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const server = net.createServer();
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        const port = (server.address() as net.AddressInfo).port;
+        server.close(() => resolve(port));
+      });
+    });
+  }
+
+  async function get(port: number, urlPath: string) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}${urlPath}`);
+      return { status: res.status, body: await res.text() };
+    } catch {
+      return { status: 0, body: '' };
+    }
+  }
+
+  it('serves probes and metrics, acts when leading, exits on SIGTERM releasing the lease', async () => {
+    await operator?.stop();
+    operator = undefined;
+    const port = await freePort();
+    const output: string[] = [];
+    const child = spawn(
+      process.execPath,
+      [
+        '--require',
+        require.resolve('@backstage/cli/config/nodeTransform.cjs'),
+        path.join(__dirname, 'index.ts'),
+        '--kubeconfig',
+        rack.info.kubeconfig,
+        '--namespace',
+        NS,
+        '--probe-port',
+        String(port),
+        '--identity',
+        'child-process',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child.stdout.on('data', d => output.push(String(d)));
+    child.stderr.on('data', d => output.push(String(d)));
+    const exited = new Promise<number | null>(resolve =>
+      child.once('exit', code => resolve(code)),
+    );
+    try {
+      await waitFor(
+        '/readyz 200',
+        async () => (await get(port, '/readyz')).status === 200 || undefined,
+        45_000,
+      ).catch(error => {
+        throw new Error(`${error.message}\nchild output:\n${output.join('')}`);
+      });
+      expect((await get(port, '/healthz')).status).toBe(200);
+      await create('child-w6', 'worker-6');
+      await phaseIs('child-w6', 'Cordoned');
+      const metricsText = (await get(port, '/metrics')).body;
+      expect(metricsText).toMatch(
+        /rackside_maintenances\{phase="Cordoned"\} [1-9]/,
+      );
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      const lease = await admin
+        .makeApiClient(CoordinationV1Api)
+        .readNamespacedLease({ name: 'rackside-operator', namespace: NS })
+        .catch(() => undefined);
+      expect(lease?.spec?.holderIdentity).toBeFalsy();
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 90_000);
+});

@@ -1,0 +1,286 @@
+/*
+ * The operator process minus main(): watch caches for NodeMaintenances and Nodes, a keyed
+ * work queue running the maintenance reconciler, leader election gating the controllers,
+ * Events and metrics. Nothing here polls: the caches hold one watch each.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  MAINTENANCE_PHASES,
+  nodeMaintenanceResource,
+  type NodeMaintenance,
+  type NodeMaintenanceStatus,
+} from '@rackside/plugin-servers-common';
+import {
+  coreResources,
+  createWatchCache,
+  objectKey,
+  ResourceClient,
+  resourcePath,
+  type NodeObject,
+  type RawKubeObject,
+  type WatchCache,
+} from '@rackside/plugin-servers-node';
+import { createEventRecorder } from './events';
+import { LeaderElector } from './leaderElection';
+import type { NodeView } from './maintenance/machine';
+import {
+  MaintenanceReconciler,
+  Mutex,
+  type ReconcilerPorts,
+} from './maintenance/reconciler';
+import { createMetrics, type OperatorMetrics } from './metrics';
+import { WorkQueue } from './workqueue';
+
+export interface OperatorOptions {
+  kubeConfig: KubeConfig;
+  /** Identity in the Lease and in Events. */
+  identity?: string;
+  /** Namespace of the leader-election Lease. */
+  leaseNamespace?: string;
+  leaseName?: string;
+  leaseDurationSeconds?: number;
+  retryPeriodMs?: number;
+  workers?: number;
+  metrics?: OperatorMetrics;
+  log?: (message: string) => void;
+  /** Called when leadership is lost after it was held (main exits the process). */
+  onLostLeadership?: () => void;
+  /**
+   * Test hook: awaited just before a transition to `phase` is written for `name`. A hook
+   * that never resolves simulates a crash between the action and its record.
+   */
+  beforeStatusWrite?: (name: string, phase: string) => Promise<void>;
+}
+
+export interface Operator {
+  metrics: OperatorMetrics;
+  isLeader(): boolean;
+  /** Caches synced (the controllers can act). */
+  isSynced(): boolean;
+  /** Leading and synced: what /readyz answers. */
+  isReady(): boolean;
+  stop(): Promise<void>;
+}
+
+const NODE_INDEX = 'nodeName';
+
+/** Keeps what the machine reads of a Node: labels, unschedulable, conditions. */
+function slimNode(obj: RawKubeObject): NodeView & RawKubeObject {
+  const node = obj as NodeObject;
+  return {
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    metadata: {
+      name: node.metadata?.name,
+      resourceVersion: node.metadata?.resourceVersion,
+      uid: node.metadata?.uid,
+      labels: node.metadata?.labels,
+    } as any,
+    spec: { unschedulable: node.spec?.unschedulable },
+    status: {
+      conditions: (node.status?.conditions ?? []).map(c => ({
+        type: c.type,
+        status: c.status,
+      })),
+    },
+  };
+}
+
+function newer(a: NodeMaintenance, b: NodeMaintenance): boolean {
+  try {
+    return (
+      BigInt(a.metadata.resourceVersion ?? '0') >
+      BigInt(b.metadata.resourceVersion ?? '0')
+    );
+  } catch {
+    return false;
+  }
+}
+
+export async function startOperator(
+  options: OperatorOptions,
+): Promise<Operator> {
+  const log = options.log ?? (() => {});
+  const identity = options.identity ?? `rackside-operator-${process.pid}`;
+  const metrics = options.metrics ?? createMetrics();
+  const kc = options.kubeConfig;
+  const maintenanceClient = new ResourceClient<NodeMaintenance>(
+    kc,
+    nodeMaintenanceResource,
+    { fieldManager: 'rackside-operator' },
+  );
+  const nodeClient = new ResourceClient<NodeObject>(kc, coreResources.nodes, {
+    fieldManager: 'rackside-operator',
+  });
+  const recorder = createEventRecorder({
+    kubeConfig: kc,
+    component: 'rackside-operator',
+    instance: identity,
+    log,
+  });
+
+  const maintenances: WatchCache<NodeMaintenance> =
+    createWatchCache<NodeMaintenance>({
+      kubeConfig: kc,
+      path: resourcePath(nodeMaintenanceResource),
+      name: 'nodemaintenances',
+      indexes: { [NODE_INDEX]: nm => nm.spec?.nodeName },
+    });
+  const nodes = createWatchCache<NodeView & RawKubeObject>({
+    kubeConfig: kc,
+    path: resourcePath(coreResources.nodes),
+    name: 'nodes',
+    transform: slimNode,
+  });
+
+  // Our own writes, until the watch catches up: the next admission must see them.
+  const written = new Map<string, NodeMaintenance>();
+  const freshest = (name: string): NodeMaintenance | undefined => {
+    const cached = maintenances.get(name);
+    const own = written.get(name);
+    if (!own) return cached;
+    if (!cached || newer(own, cached)) return own;
+    written.delete(name);
+    return cached;
+  };
+
+  const ports: ReconcilerPorts = {
+    view: {
+      maintenance: freshest,
+      maintenances: () =>
+        maintenances.list().map(nm => freshest(nm.metadata.name) ?? nm),
+      node: name => nodes.get(name),
+      nodes: () => nodes.list(),
+    },
+    nodes: {
+      async setUnschedulable(nodeName, unschedulable) {
+        const node = nodes.get(nodeName);
+        if (node && (node.spec?.unschedulable === true) === unschedulable)
+          return;
+        await nodeClient.patch(
+          nodeName,
+          { spec: { unschedulable } },
+          { type: 'strategic' },
+        );
+      },
+    },
+    status: {
+      async write(nm, status: NodeMaintenanceStatus) {
+        await options.beforeStatusWrite?.(nm.metadata.name, status.phase ?? '');
+        // resourceVersion makes the patch conditional: a stale view gets a 409, and the
+        // queue retries with the current object.
+        const result = await maintenanceClient.patchStatus(
+          nm.metadata.name,
+          {
+            metadata: { resourceVersion: nm.metadata.resourceVersion },
+            status,
+          } as any,
+          { type: 'merge' },
+        );
+        written.set(result.metadata.name, result);
+        return result;
+      },
+    },
+    events: {
+      record: (nm, type, reason, message) =>
+        recorder.record(
+          {
+            apiVersion: nodeMaintenanceResource.apiVersion,
+            kind: nodeMaintenanceResource.kind,
+            name: nm.metadata.name,
+            uid: nm.metadata.uid,
+          },
+          type,
+          reason,
+          message,
+        ),
+    },
+    admissionLock: new Mutex(),
+    onRefused: cause => metrics.refusals.inc({ cause }),
+    log,
+  };
+  const reconciler = new MaintenanceReconciler(ports);
+
+  let queue: WorkQueue | undefined;
+  let stopped = false;
+  const enqueueAll = () => {
+    for (const nm of maintenances.list()) queue?.add(nm.metadata.name);
+  };
+  const updateGauge = () => {
+    const counts = new Map<string, number>(MAINTENANCE_PHASES.map(p => [p, 0]));
+    for (const nm of maintenances.list()) {
+      const phase = nm.status?.phase;
+      if (phase) counts.set(phase, (counts.get(phase) ?? 0) + 1);
+    }
+    for (const [phase, count] of counts) {
+      metrics.maintenancesByPhase.set({ phase }, count);
+    }
+  };
+
+  const unsubscribe = [
+    maintenances.on('add', nm => queue?.add(objectKey(nm))),
+    maintenances.on('update', nm => queue?.add(objectKey(nm))),
+    maintenances.on('delete', nm => written.delete(objectKey(nm))),
+    maintenances.on('changed', updateGauge),
+    // A node change wakes the maintenances of that node (e.g. Returning waits for Ready).
+    ...(['add', 'update', 'delete'] as const).map(event =>
+      nodes.on(event, (node: NodeView & RawKubeObject) => {
+        for (const nm of maintenances.byIndex(NODE_INDEX, objectKey(node))) {
+          queue?.add(objectKey(nm));
+        }
+      }),
+    ),
+  ];
+
+  const startControllers = async () => {
+    await Promise.all([maintenances.synced, nodes.synced]);
+    if (stopped) return;
+    queue = new WorkQueue(key => reconciler.reconcile(key), {
+      workers: options.workers ?? 4,
+      onError: (key, error) => {
+        metrics.reconcileErrors.inc({ kind: 'NodeMaintenance' });
+        log(`reconcile ${key}: ${(error as Error).message}`);
+      },
+    });
+    updateGauge();
+    enqueueAll();
+  };
+
+  const elector = new LeaderElector({
+    kubeConfig: kc,
+    namespace: options.leaseNamespace ?? 'rackside-system',
+    name: options.leaseName ?? 'rackside-operator',
+    identity,
+    leaseDurationSeconds: options.leaseDurationSeconds,
+    retryPeriodMs: options.retryPeriodMs,
+    log,
+    onStartedLeading: () => {
+      startControllers().catch(error =>
+        log(`starting controllers: ${(error as Error).message}`),
+      );
+    },
+    onStoppedLeading: () => {
+      queue?.stop();
+      queue = undefined;
+      options.onLostLeadership?.();
+    },
+  });
+  elector.start();
+
+  const isSynced = () => maintenances.hasSynced() && nodes.hasSynced();
+  return {
+    metrics,
+    isLeader: () => elector.isLeader,
+    isSynced,
+    isReady: () => elector.isLeader && isSynced() && !!queue,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      queue?.stop();
+      queue = undefined;
+      for (const off of unsubscribe) off();
+      await elector.stop();
+      await Promise.all([maintenances.stop(), nodes.stop()]);
+    },
+  };
+}
