@@ -1,5 +1,6 @@
-// Grants the demo Backstage backend its ServiceAccount on the simulated rack
-// and writes the app-config block that points the backend at it.
+// Prepares the demo rack for Rackside: installs the CRDs, gives the operator
+// and the Backstage backend their own ServiceAccounts, writes the operator's
+// kubeconfig and the app-config block that points the backend at the rack.
 // Usage: node scripts/demo-access.mjs RACK_DIR OUTPUT_YAML
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -9,6 +10,7 @@ import {
   binaries,
   connectRack,
   createServiceAccountToken,
+  writeTokenKubeconfig,
 } from '../e2e/rack/rack.mjs';
 
 const [rackDir, output] = process.argv.slice(2);
@@ -19,28 +21,55 @@ if (!rackDir || !output) {
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const rack = connectRack(rackDir);
 const { kubectl } = binaries();
+const kubectlApply = file =>
+  execFileSync(
+    kubectl,
+    ['--kubeconfig', rack.kubeconfig, 'apply', '-f', file],
+    {
+      stdio: 'inherit',
+    },
+  );
 
+kubectlApply(path.join(root, 'crds'));
 execFileSync(
   kubectl,
   [
     '--kubeconfig',
     rack.kubeconfig,
-    'apply',
-    '-f',
-    path.join(root, 'e2e/rack/demo/backstage-access.yaml'),
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd',
+    '-l',
+    'app.kubernetes.io/part-of=rackside',
   ],
-  { stdio: 'inherit' },
+  { stdio: 'ignore' },
 );
-const token = await createServiceAccountToken(
+kubectlApply(path.join(root, 'e2e/rack/demo/operator-access.yaml'));
+kubectlApply(path.join(root, 'e2e/rack/demo/backstage-access.yaml'));
+
+const day = { expirationSeconds: 24 * 3600 };
+const operatorToken = await createServiceAccountToken(
+  rack.kube,
+  'rackside-system',
+  'rackside-operator',
+  day,
+);
+const operatorKubeconfig = writeTokenKubeconfig({
+  server: rack.server,
+  caFile: rack.caFile,
+  token: operatorToken,
+  file: path.join(rackDir, 'operator.kubeconfig'),
+});
+
+const backstageToken = await createServiceAccountToken(
   rack.kube,
   'rackside-system',
   'rackside-backstage',
-  {
-    expirationSeconds: 24 * 3600,
-  },
+  day,
 );
 const tokenFile = path.join(rackDir, 'backstage.token');
-fs.writeFileSync(tokenFile, token, { mode: 0o600 });
+fs.writeFileSync(tokenFile, backstageToken, { mode: 0o600 });
 fs.writeFileSync(
   output,
   [
@@ -57,4 +86,5 @@ fs.writeFileSync(
   ].join('\n'),
 );
 rack.kube.close?.();
+console.log(`demo: operator kubeconfig ${operatorKubeconfig}`);
 console.log(`demo: backend access to plant-a written to ${output}`);
