@@ -29,8 +29,13 @@ import {
   SERVER_ACTIONS,
   serverActionPermissions,
   serversReadPermission,
+  type ActionResponse,
+  type ClusterListResponse,
+  type ClusterSummaryResponse,
   type GuardResult,
+  type MaintenanceListResponse,
   type ServerAction,
+  type ServerListResponse,
 } from '@rackside/plugin-servers-common';
 import {
   serverResourceRefOf,
@@ -217,7 +222,7 @@ export async function createRouter(
     const credentials = await httpAuth.credentials(req);
     await requireRead(credentials);
     const items = await Promise.all(
-      clusters.list().map(async cluster => {
+      clusters.list().map(async (cluster): Promise<ClusterSummaryResponse> => {
         try {
           const snap = await snapshot(cluster);
           const advertisement = powerAdvertisementOf(snap.powerProvider);
@@ -245,7 +250,8 @@ export async function createRouter(
         }
       }),
     );
-    res.json({ items });
+    const body: ClusterListResponse = { items };
+    res.json(body);
   });
 
   router.get('/clusters/:cluster/servers', async (req, res) => {
@@ -263,7 +269,7 @@ export async function createRouter(
       cluster.name,
       visible.map(n => n.metadata?.name ?? ''),
     );
-    res.json({
+    const body: ServerListResponse = {
       cluster: cluster.name,
       quorum: quorumSummary(snap.derivation),
       items: visible.map(node =>
@@ -271,7 +277,8 @@ export async function createRouter(
           allowed(node.metadata?.name ?? '', action),
         ),
       ),
-    });
+    };
+    res.json(body);
   });
 
   function findNode(snap: ClusterSnapshot, cluster: string, name: string) {
@@ -333,7 +340,8 @@ export async function createRouter(
         ),
       )
       .map(maintenanceView);
-    res.json({ items });
+    const body: MaintenanceListResponse = { items };
+    res.json(body);
   });
 
   router.get('/clusters/:cluster/maintenances/:name', async (req, res) => {
@@ -470,7 +478,8 @@ export async function createRouter(
         await event.success({
           meta: { ...meta, maintenance, outcome: result.outcome },
         });
-        res.status(result.status).json({ name: result.name });
+        const answer: ActionResponse = { name: result.name };
+        res.status(result.status).json(answer);
       } catch (error) {
         const outcome = outcomeOf(error);
         const failMeta = { ...meta, maintenance: maintenance ?? null, outcome };

@@ -11,3 +11,4 @@ export * from './guard';
 export * from './ceremony';
 export * from './capability';
 export * from './resources';
+export * from './api';

@@ -1,9 +1,24 @@
 import {
+  ApiBlueprint,
   createFrontendPlugin,
+  discoveryApiRef,
+  fetchApiRef,
   PageBlueprint,
 } from '@backstage/frontend-plugin-api';
 import DnsIcon from '@mui/icons-material/Dns';
 import { serversRouteRef } from './routes';
+import { ServersClient, serversApiRef } from './api';
+
+/** The `ServersApi` over HTTP. */
+export const serversApi = ApiBlueprint.make({
+  params: defineParams =>
+    defineParams({
+      api: serversApiRef,
+      deps: { discoveryApi: discoveryApiRef, fetchApi: fetchApiRef },
+      factory: ({ discoveryApi, fetchApi }) =>
+        new ServersClient({ discoveryApi, fetchApi }),
+    }),
+});
 
 /** The Servers page at `/servers`. */
 export const serversPage = PageBlueprint.make({
@@ -25,6 +40,9 @@ export const serversPage = PageBlueprint.make({
  */
 export default createFrontendPlugin({
   pluginId: 'servers',
-  extensions: [serversPage],
+  extensions: [serversApi, serversPage],
   routes: { root: serversRouteRef },
 });
+
+export { serversApiRef, ServersClient } from './api';
+export type { ServersApi } from './api';

@@ -5,3 +5,5 @@
  * @packageDocumentation
  */
 export { serversPlugin, ServersPage } from './plugin';
+export { serversApiRef, ServersClient } from './api';
+export type { ServersApi } from './api';

@@ -1,8 +1,12 @@
 import {
+  createApiFactory,
   createPlugin,
   createRoutableExtension,
+  discoveryApiRef,
+  fetchApiRef,
 } from '@backstage/core-plugin-api';
 import { legacyServersRouteRef } from './routes';
+import { ServersClient, serversApiRef } from './api';
 
 /**
  * Rackside for apps on the legacy frontend system.
@@ -12,6 +16,14 @@ import { legacyServersRouteRef } from './routes';
 export const serversPlugin = createPlugin({
   id: 'servers',
   routes: { root: legacyServersRouteRef },
+  apis: [
+    createApiFactory({
+      api: serversApiRef,
+      deps: { discoveryApi: discoveryApiRef, fetchApi: fetchApiRef },
+      factory: ({ discoveryApi, fetchApi }) =>
+        new ServersClient({ discoveryApi, fetchApi }),
+    }),
+  ],
 });
 
 /**

@@ -7,13 +7,16 @@ import {
   offerFor,
   powerAdvertisementOf,
   SERVER_ACTIONS,
-  type Ceremony,
   type MaintenanceFacts,
   type MaintenancePhase,
   type NodeFacts,
   type PowerProvider,
   type QuorumDerivation,
   type ServerAction,
+  type ActionOffer,
+  type MaintenanceResponse,
+  type QuorumSummaryResponse,
+  type ServerResponse,
 } from '@rackside/plugin-servers-common';
 import type { NodeObject, ServerResource } from '@rackside/plugin-servers-node';
 import type { MaintenanceObject } from './types';
@@ -61,7 +64,7 @@ export function activeMaintenanceOf(
     )[0];
 }
 
-export function maintenanceView(m: MaintenanceObject) {
+export function maintenanceView(m: MaintenanceObject): MaintenanceResponse {
   const status = m.status ?? {};
   return {
     name: m.metadata.name,
@@ -83,7 +86,7 @@ export function maintenanceView(m: MaintenanceObject) {
   };
 }
 
-export type MaintenanceView = ReturnType<typeof maintenanceView>;
+export type MaintenanceView = MaintenanceResponse;
 
 /** Everything a request needs to know about a cluster, read once. */
 export interface ClusterSnapshot {
@@ -109,7 +112,9 @@ export function snapshotOf(
   };
 }
 
-export function quorumSummary(derivation: QuorumDerivation) {
+export function quorumSummary(
+  derivation: QuorumDerivation,
+): QuorumSummaryResponse {
   return derivation.derived
     ? {
         derived: true as const,
@@ -144,13 +149,8 @@ function rolesOf(labels: Record<string, string>): string[] {
     .sort();
 }
 
-export interface ActionView {
-  offered: boolean;
-  allowed: boolean;
-  ceremony: Ceremony;
-  /** Why the action is not offered. */
-  why?: string;
-}
+/** The shared {@link ActionOffer} shape. */
+export type ActionView = ActionOffer;
 
 /** Whether an action is offered on a node now, and if not, why. */
 export function offerOf(
@@ -214,7 +214,7 @@ export function serverView(
   node: NodeObject,
   snapshot: ClusterSnapshot,
   allowed: (action: ServerAction) => boolean,
-) {
+): ServerResponse {
   const facts = nodeFactsFromNode(node as any);
   const labels = { ...(node.metadata?.labels ?? {}) };
   const active = activeMaintenanceOf(snapshot.maintenances, facts.name);

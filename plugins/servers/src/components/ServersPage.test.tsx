@@ -1,12 +1,396 @@
-import { render, screen } from '@testing-library/react';
+import '@testing-library/jest-dom';
+import { mockApis, renderInTestApp } from '@backstage/frontend-test-utils';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { ceremonyFor } from '@rackside/plugin-servers-common';
+import { serversApiRef } from '../api';
+import {
+  fakeServersApi,
+  OK,
+  responseError,
+  server,
+  serverList,
+} from '../testing/fixtures';
 import { ServersPage } from './ServersPage';
+import { quorumText } from './QuorumBanner';
+import { ROW_HEIGHT } from './ServerTable';
+
+function renderPage(api: ReturnType<typeof fakeServersApi>) {
+  return renderInTestApp(<ServersPage />, { apis: [[serversApiRef, api]] });
+}
+
+const rowsOf = () => screen.queryAllByTestId('server-row');
 
 describe('ServersPage', () => {
-  it('says how to configure a cluster when none is configured', () => {
-    render(<ServersPage />);
+  it('renders one row per server from the API, with the quorum banner', async () => {
+    const api = fakeServersApi(
+      serverList([
+        server('cp-1', {
+          roles: ['control-plane'],
+          controlPlane: true,
+        }),
+        server('worker-1'),
+        server('worker-2', { ready: false, unschedulable: true }),
+      ]),
+    );
+    renderPage(api);
+    await waitFor(() => expect(rowsOf()).toHaveLength(3));
+    expect(api.listServers).toHaveBeenCalledWith('rack');
+    expect(screen.getByTestId('quorum-banner-rack')).toHaveTextContent(
+      '3 members, quorum 2, 3 ready, margin 1',
+    );
+    expect(screen.getByText('control plane')).toBeInTheDocument();
+    expect(screen.getByText('NotReady')).toBeInTheDocument();
+    expect(screen.getByText('Cordoned')).toBeInTheDocument();
+  });
+
+  it('says why quorum cannot be derived', async () => {
+    const api = fakeServersApi(
+      serverList([server('worker-1')], {
+        derived: false,
+        reason: 'no node is labelled control plane',
+      }),
+    );
+    renderPage(api);
+    expect(await screen.findByTestId('quorum-banner-rack')).toHaveTextContent(
+      'Quorum cannot be derived: no node is labelled control plane',
+    );
+  });
+
+  it('filters rows by name, role and label', async () => {
+    const api = fakeServersApi(
+      serverList([
+        server('cp-1', {
+          roles: ['control-plane'],
+          labels: { 'node-role.kubernetes.io/control-plane': '' },
+        }),
+        server('worker-1', { labels: { zone: 'east' } }),
+        server('worker-2', { labels: { zone: 'west' } }),
+      ]),
+    );
+    renderPage(api);
+    await waitFor(() => expect(rowsOf()).toHaveLength(3));
+    const filter = screen.getByLabelText('Filter servers of rack');
+    fireEvent.change(filter, { target: { value: 'worker' } });
+    expect(rowsOf()).toHaveLength(2);
+    fireEvent.change(filter, { target: { value: 'zone=west' } });
+    expect(rowsOf().map(r => r.getAttribute('data-node'))).toEqual([
+      'worker-2',
+    ]);
+    fireEvent.change(filter, { target: { value: 'control' } });
+    expect(rowsOf().map(r => r.getAttribute('data-node'))).toEqual(['cp-1']);
+  });
+
+  it('sorts by readiness when the column is clicked', async () => {
+    const api = fakeServersApi(
+      serverList([
+        server('a-ready'),
+        server('b-down', { ready: false }),
+        server('c-ready'),
+      ]),
+    );
+    renderPage(api);
+    await waitFor(() => expect(rowsOf()).toHaveLength(3));
+    fireEvent.click(
+      within(screen.getByRole('columnheader', { name: 'Ready' })).getByRole(
+        'button',
+      ),
+    );
+    expect(rowsOf()[0]).toHaveAttribute('data-node', 'b-down');
+  });
+
+  it('offers only actions that are offered and allowed', async () => {
+    const api = fakeServersApi(
+      serverList([
+        server('worker-1', {}, { cordon: OK }),
+        server('worker-2', {}, { cordon: { offered: true, allowed: false } }),
+        server('worker-3', {}, { cordon: { offered: false, allowed: true } }),
+      ]),
+    );
+    renderPage(api);
+    await waitFor(() => expect(rowsOf()).toHaveLength(3));
     expect(
-      screen.getByRole('heading', { name: 'Servers' }),
+      screen.getByRole('button', { name: 'Cordon worker-1' }),
+    ).toBeVisible();
+    expect(
+      screen.queryByRole('button', { name: 'Cordon worker-2' }),
+    ).not.toBeInTheDocument();
+    expect(
+      screen.queryByRole('button', { name: 'Cordon worker-3' }),
+    ).not.toBeInTheDocument();
+  });
+
+  it('submits a cordon with its reason, confirms and refetches', async () => {
+    const api = fakeServersApi(
+      serverList([server('worker-1', {}, { cordon: OK })]),
+    );
+    renderPage(api);
+    fireEvent.click(
+      await screen.findByRole('button', { name: 'Cordon worker-1' }),
+    );
+    const dialog = await screen.findByRole('dialog');
+    const submit = within(dialog).getByRole('button', { name: 'Cordon' });
+    expect(submit).toBeDisabled();
+    fireEvent.change(within(dialog).getByTestId('action-reason'), {
+      target: { value: 'disk replacement INC-42' },
+    });
+    fireEvent.click(submit);
+    await waitFor(() =>
+      expect(api.requestAction).toHaveBeenCalledWith(
+        'rack',
+        'worker-1',
+        'cordon',
+        { reason: 'disk replacement INC-42' },
+      ),
+    );
+    expect(await screen.findByTestId('action-success')).toHaveTextContent(
+      'NodeMaintenance worker-1-cordon-abc',
+    );
+    await waitFor(() => expect(api.listServers).toHaveBeenCalledTimes(2));
+    await waitFor(() =>
+      expect(screen.queryByRole('dialog')).not.toBeInTheDocument(),
+    );
+  });
+
+  it('shows a refusal with the numbers of the 409', async () => {
+    const api = fakeServersApi(
+      serverList([server('virt-1', {}, { cordon: OK })]),
+    );
+    api.requestAction.mockRejectedValue(
+      await responseError(409, 'Conflict', {
+        name: 'ConflictError',
+        message: 'virt-1 is a virtual node; Rackside takes no action on it.',
+        members: 3,
+        quorum: 2,
+        margin: 1,
+        reason: 'virtual',
+      }),
+    );
+    renderPage(api);
+    fireEvent.click(
+      await screen.findByRole('button', { name: 'Cordon virt-1' }),
+    );
+    const dialog = await screen.findByRole('dialog');
+    fireEvent.change(within(dialog).getByTestId('action-reason'), {
+      target: { value: 'because of reasons' },
+    });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Cordon' }));
+    const error = await within(dialog).findByTestId('action-error');
+    expect(error).toHaveTextContent('Refused');
+    expect(error).toHaveTextContent(
+      'virt-1 is a virtual node; Rackside takes no action on it.',
+    );
+    expect(error).toHaveTextContent('Members 3, quorum 2, margin 1.');
+  });
+
+  it('shows the reason policy message of a 400 under the reason', async () => {
+    const api = fakeServersApi(
+      serverList([server('worker-1', {}, { cordon: OK })]),
+    );
+    api.requestAction.mockRejectedValue(
+      await responseError(400, 'Bad Request', {
+        name: 'InputError',
+        message: 'reason must be at least 10 characters',
+      }),
+    );
+    renderPage(api);
+    fireEvent.click(
+      await screen.findByRole('button', { name: 'Cordon worker-1' }),
+    );
+    const dialog = await screen.findByRole('dialog');
+    fireEvent.change(within(dialog).getByTestId('action-reason'), {
+      target: { value: 'short' },
+    });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Cordon' }));
+    expect(
+      await within(dialog).findByText('reason must be at least 10 characters'),
     ).toBeInTheDocument();
-    expect(screen.getByText('servers.clusters')).toBeInTheDocument();
+  });
+
+  it('marks a hazard and asks for the typed node name', async () => {
+    const api = fakeServersApi(
+      serverList([
+        server(
+          'cp-1',
+          {},
+          {
+            'maintenance-abandon': {
+              ...OK,
+              ceremony: ceremonyFor('maintenance-abandon', 'hazard'),
+            },
+          },
+        ),
+      ]),
+    );
+    renderPage(api);
+    fireEvent.click(
+      await screen.findByRole('button', { name: 'Abandon maintenance cp-1' }),
+    );
+    const dialog = await screen.findByRole('dialog');
+    expect(dialog).toHaveTextContent(
+      'This consumes the last of the quorum margin',
+    );
+    expect(within(dialog).getByTitle('warning')).toBeInTheDocument();
+    fireEvent.change(within(dialog).getByTestId('action-reason'), {
+      target: { value: 'operator asked for it' },
+    });
+    const submit = within(dialog).getByRole('button', {
+      name: 'Abandon maintenance',
+    });
+    expect(submit).toBeDisabled();
+    fireEvent.change(within(dialog).getByTestId('action-typed-name'), {
+      target: { value: 'cp-1' },
+    });
+    expect(submit).toBeEnabled();
+    fireEvent.click(submit);
+    await waitFor(() =>
+      expect(api.requestAction).toHaveBeenCalledWith(
+        'rack',
+        'cp-1',
+        'maintenance-abandon',
+        { reason: 'operator asked for it', typedName: 'cp-1' },
+      ),
+    );
+  });
+
+  it('explains a refused ceremony without a way to submit', async () => {
+    const api = fakeServersApi(
+      serverList([
+        server(
+          'cp-1',
+          {},
+          { cordon: { ...OK, ceremony: ceremonyFor('cordon', 'refuse') } },
+        ),
+      ]),
+    );
+    renderPage(api);
+    fireEvent.click(await screen.findByRole('button', { name: 'Cordon cp-1' }));
+    const dialog = await screen.findByRole('dialog');
+    expect(within(dialog).getByTestId('action-refused')).toHaveTextContent(
+      'Members 3, quorum 2, margin 1.',
+    );
+    expect(
+      within(dialog).queryByRole('button', { name: 'Cordon' }),
+    ).not.toBeInTheDocument();
+    expect(within(dialog).queryByTestId('action-reason')).toBeNull();
+  });
+
+  it('offers a power verb only when the channel advertises it', async () => {
+    const api = fakeServersApi(
+      serverList([
+        server('worker-1', { powerVerbs: ['reboot'] }, { reboot: OK }),
+        server('worker-2', { powerVerbs: [] }, { reboot: OK }),
+      ]),
+    );
+    renderPage(api);
+    expect(
+      await screen.findByRole('button', { name: 'Reboot worker-1' }),
+    ).toBeInTheDocument();
+    expect(
+      screen.queryByRole('button', { name: 'Reboot worker-2' }),
+    ).not.toBeInTheDocument();
+  });
+
+  it('renders far fewer rows than servers (virtualised)', async () => {
+    const many = Array.from({ length: 5000 }, (_, i) =>
+      server(`node-${String(i).padStart(4, '0')}`),
+    );
+    const api = fakeServersApi(serverList(many));
+    renderPage(api);
+    expect(await screen.findByText('5000 of 5000 servers')).toBeInTheDocument();
+    const rendered = rowsOf().length;
+    expect(rendered).toBeGreaterThan(0);
+    expect(rendered).toBeLessThan(100);
+    expect(rowsOf()[0]).toHaveAttribute('data-node', 'node-0000');
+
+    // Scrolling moves the window: row 1000 is in view, row 0 is not.
+    fireEvent.scroll(screen.getByTestId('server-table-rack'), {
+      target: { scrollTop: ROW_HEIGHT * 1000 },
+    });
+    const nodes = rowsOf().map(r => r.getAttribute('data-node'));
+    expect(nodes).toContain('node-1000');
+    expect(nodes).not.toContain('node-0000');
+    expect(nodes.length).toBeLessThan(100);
+
+    // Filtering down to a few rows shows them even from far down the list.
+    fireEvent.change(screen.getByLabelText('Filter servers of rack'), {
+      target: { value: 'node-000' },
+    });
+    expect(rowsOf()).toHaveLength(10);
+  });
+
+  it('shows the maintenance phase with its drain progress', async () => {
+    const api = fakeServersApi(
+      serverList([
+        server('worker-1', {
+          unschedulable: true,
+          maintenance: {
+            name: 'worker-1-drain-1',
+            nodeName: 'worker-1',
+            intent: 'drain',
+            reason: 'kernel update',
+            requestedBy: 'user:default/ops',
+            phase: 'Draining',
+            terminal: false,
+            progress: { total: 10, evicted: 4, pending: 6 },
+            conditions: [],
+            history: [],
+          },
+        }),
+      ]),
+    );
+    renderPage(api);
+    expect(await screen.findByText('Draining · 4/10 pods')).toBeInTheDocument();
+    expect(
+      screen.getByRole('progressbar', { name: 'drain progress of worker-1' }),
+    ).toHaveAttribute('aria-valuenow', '40');
+  });
+
+  it('says how to configure a cluster when none is configured', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.listClusters.mockResolvedValue([]);
+    renderPage(api);
+    expect(await screen.findByText('servers.clusters')).toBeInTheDocument();
+  });
+
+  it('closes the page when servers:read is denied outright', async () => {
+    const api = fakeServersApi(serverList([server('worker-1')]));
+    renderInTestApp(<ServersPage />, {
+      apis: [
+        [serversApiRef, api],
+        mockApis.permission({ authorize: AuthorizeResult.DENY }),
+      ],
+    });
+    expect(
+      await screen.findByText(/not allowed to see servers/),
+    ).toBeInTheDocument();
+    expect(api.listClusters).not.toHaveBeenCalled();
+  });
+
+  it('shows the page when servers:read is allowed', async () => {
+    const api = fakeServersApi(serverList([server('worker-1')]));
+    renderInTestApp(<ServersPage />, {
+      apis: [
+        [serversApiRef, api],
+        mockApis.permission({ authorize: AuthorizeResult.ALLOW }),
+      ],
+    });
+    expect(await screen.findByTestId('server-row')).toBeInTheDocument();
+  });
+
+  it('text of the quorum banner', () => {
+    expect(
+      quorumText({
+        derived: true,
+        members: 5,
+        quorum: 3,
+        ready: 4,
+        margin: 1,
+        goingDown: ['cp-2'],
+      }),
+    ).toBe('5 members, quorum 3, 4 ready, margin 1; going down: cp-2');
+    expect(quorumText({ derived: false, reason: 'why' })).toBe(
+      'Quorum cannot be derived: why',
+    );
   });
 });

@@ -1,0 +1,98 @@
+import { ResponseError } from '@backstage/errors';
+import { ServersClient } from './ServersClient';
+import { describeError } from './errors';
+
+function jsonResponse(status: number, body: unknown, statusText = 'OK') {
+  const text = JSON.stringify(body);
+  return {
+    ok: status >= 200 && status < 300,
+    status,
+    statusText,
+    url: 'http://backend/api/servers/x',
+    headers: {
+      get: (n: string) =>
+        n.toLowerCase() === 'content-type' ? 'application/json' : null,
+    },
+    json: async () => JSON.parse(text),
+    text: async () => text,
+  } as unknown as Response;
+}
+
+function client(response: Response) {
+  const fetch = jest.fn(async (_url: string, _init?: RequestInit) => response);
+  const discoveryApi = {
+    getBaseUrl: jest.fn(async () => 'http://backend/api/servers'),
+  };
+  return {
+    fetch,
+    discoveryApi,
+    client: new ServersClient({ discoveryApi, fetchApi: { fetch } as any }),
+  };
+}
+
+describe('ServersClient', () => {
+  it('lists clusters from /clusters', async () => {
+    const {
+      client: c,
+      fetch,
+      discoveryApi,
+    } = client(jsonResponse(200, { items: [{ name: 'rack' }] }));
+    await expect(c.listClusters()).resolves.toEqual([{ name: 'rack' }]);
+    expect(discoveryApi.getBaseUrl).toHaveBeenCalledWith('servers');
+    expect(fetch.mock.calls[0][0]).toBe('http://backend/api/servers/clusters');
+  });
+
+  it('lists servers and maintenances of a cluster (escaped)', async () => {
+    const { client: c, fetch } = client(jsonResponse(200, { items: [] }));
+    await c.listServers('rack a');
+    await c.listMaintenances('rack', 'node/1');
+    await c.getMaintenance('rack', 'm-1');
+    expect(fetch.mock.calls.map(call => call[0])).toEqual([
+      'http://backend/api/servers/clusters/rack%20a/servers',
+      'http://backend/api/servers/clusters/rack/maintenances?node=node%2F1',
+      'http://backend/api/servers/clusters/rack/maintenances/m-1',
+    ]);
+  });
+
+  it('posts an action with its body', async () => {
+    const { client: c, fetch } = client(jsonResponse(201, { name: 'm-1' }));
+    await expect(
+      c.requestAction('rack', 'worker-1', 'cordon', { reason: 'disk swap' }),
+    ).resolves.toEqual({ name: 'm-1' });
+    const [url, init] = fetch.mock.calls[0];
+    expect(url).toBe(
+      'http://backend/api/servers/clusters/rack/servers/worker-1/actions/cordon',
+    );
+    expect(init?.method).toBe('POST');
+    expect(JSON.parse(String(init?.body))).toEqual({ reason: 'disk swap' });
+  });
+
+  it("rejects with a ResponseError carrying the backend's message", async () => {
+    const { client: c } = client(
+      jsonResponse(
+        409,
+        {
+          error: {
+            name: 'ConflictError',
+            message: 'would break quorum',
+            members: 3,
+            quorum: 2,
+            margin: 0,
+          },
+          request: { method: 'POST', url: '/x' },
+          response: { statusCode: 409 },
+        },
+        'Conflict',
+      ),
+    );
+    const error = await c
+      .requestAction('rack', 'cp-1', 'cordon', { reason: 'x' })
+      .catch(e => e);
+    expect(ResponseError.is(error)).toBe(true);
+    expect(describeError(error)).toEqual({
+      message: 'would break quorum',
+      status: 409,
+      quorum: { members: 3, quorum: 2, margin: 0 },
+    });
+  });
+});

@@ -1,0 +1,197 @@
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useApi } from '@backstage/frontend-plugin-api';
+import { useSignal } from '@backstage/plugin-signals-react';
+import Alert from '@mui/material/Alert';
+import Box from '@mui/material/Box';
+import LinearProgress from '@mui/material/LinearProgress';
+import Paper from '@mui/material/Paper';
+import Snackbar from '@mui/material/Snackbar';
+import TextField from '@mui/material/TextField';
+import Typography from '@mui/material/Typography';
+import type {
+  ServerAction,
+  ServerResponse,
+} from '@rackside/plugin-servers-common';
+import { describeError, serversApiRef } from '../api';
+import { ActionDialog } from './ActionDialog';
+import { QuorumBanner } from './QuorumBanner';
+import { ServerTable, type SortDirection, type SortKey } from './ServerTable';
+import { useLoader } from './useLoader';
+
+/** The signal channel the backend publishes on when a cluster changes. */
+export const SERVERS_SIGNAL_CHANNEL = 'rackside:servers';
+/** How often to refetch when signals are not available. */
+export const POLL_INTERVAL_MS = 10_000;
+
+type ServersSignal = { cluster?: string };
+
+/** Whether a server matches the filter text (name, roles, labels). */
+export function matchesFilter(server: ServerResponse, text: string): boolean {
+  const needle = text.trim().toLowerCase();
+  if (!needle) return true;
+  if (server.name.toLowerCase().includes(needle)) return true;
+  if (server.roles.some(r => r.toLowerCase().includes(needle))) return true;
+  return Object.entries(server.labels ?? {}).some(([k, v]) =>
+    `${k}=${v}`.toLowerCase().includes(needle),
+  );
+}
+
+function sortValue(server: ServerResponse, key: SortKey): string {
+  switch (key) {
+    case 'role':
+      return server.roles.join(',');
+    case 'ready':
+      return server.ready ? '1' : '0';
+    case 'phase':
+      return server.maintenance?.phase ?? '';
+    default:
+      return server.name;
+  }
+}
+
+/** Sorts servers by a column; ties are broken by name. */
+export function sortServers(
+  servers: readonly ServerResponse[],
+  key: SortKey,
+  direction: SortDirection,
+): ServerResponse[] {
+  const sign = direction === 'asc' ? 1 : -1;
+  return [...servers].sort((a, b) => {
+    const c = sortValue(a, key).localeCompare(sortValue(b, key));
+    return c !== 0 ? sign * c : a.name.localeCompare(b.name);
+  });
+}
+
+/** One cluster: its quorum banner and its servers, kept live. */
+export function ClusterSection(props: { cluster: string; title?: string }) {
+  const { cluster, title } = props;
+  const api = useApi(serversApiRef);
+  const servers = useLoader(() => api.listServers(cluster), [api, cluster]);
+  const { reload } = servers;
+
+  // Live updates: a signal names the cluster that changed; without signals, poll.
+  const { lastSignal, isSignalsAvailable } = useSignal<ServersSignal>(
+    SERVERS_SIGNAL_CHANNEL,
+  );
+  useEffect(() => {
+    if (lastSignal && lastSignal.cluster === cluster) reload();
+  }, [lastSignal, cluster, reload]);
+  useEffect(() => {
+    if (isSignalsAvailable) return undefined;
+    const timer = setInterval(reload, POLL_INTERVAL_MS);
+    return () => clearInterval(timer);
+  }, [isSignalsAvailable, reload]);
+
+  const [filter, setFilter] = useState('');
+  const [sortKey, setSortKey] = useState<SortKey>('name');
+  const [sortDirection, setSortDirection] = useState<SortDirection>('asc');
+  const [dialog, setDialog] = useState<
+    { server: ServerResponse; action: ServerAction } | undefined
+  >();
+  const [done, setDone] = useState<string | undefined>();
+
+  const onSort = useCallback(
+    (key: SortKey) => {
+      if (key === sortKey) {
+        setSortDirection(d => (d === 'asc' ? 'desc' : 'asc'));
+      } else {
+        setSortKey(key);
+        setSortDirection('asc');
+      }
+    },
+    [sortKey],
+  );
+  const onAction = useCallback(
+    (server: ServerResponse, action: ServerAction) =>
+      setDialog({ server, action }),
+    [],
+  );
+
+  const items = servers.value?.items;
+  const rows = useMemo(
+    () =>
+      sortServers(
+        (items ?? []).filter(s => matchesFilter(s, filter)),
+        sortKey,
+        sortDirection,
+      ),
+    [items, filter, sortKey, sortDirection],
+  );
+
+  return (
+    <Paper
+      component="section"
+      sx={{ p: 2, mb: 3 }}
+      aria-label={`Cluster ${cluster}`}
+      data-testid={`cluster-${cluster}`}
+    >
+      <Typography variant="h5" component="h2" gutterBottom>
+        {title && title !== cluster ? `${title} (${cluster})` : cluster}
+      </Typography>
+      {servers.value && (
+        <QuorumBanner cluster={cluster} quorum={servers.value.quorum} />
+      )}
+      {servers.error !== undefined && (
+        <Alert severity="error" sx={{ mb: 1 }}>
+          {`Could not load the servers of ${cluster}: ${
+            describeError(servers.error).message
+          }`}
+        </Alert>
+      )}
+      {servers.loading && !servers.value && <LinearProgress />}
+      {servers.value && (
+        <>
+          <Box display="flex" alignItems="center" gap={2} mb={1}>
+            <TextField
+              size="small"
+              label="Filter"
+              placeholder="name, role or label"
+              value={filter}
+              onChange={e => setFilter(e.target.value)}
+              inputProps={{ 'aria-label': `Filter servers of ${cluster}` }}
+            />
+            <Typography variant="body2" color="text.secondary">
+              {`${rows.length} of ${servers.value.items.length} servers`}
+            </Typography>
+          </Box>
+          <ServerTable
+            cluster={cluster}
+            servers={rows}
+            sortKey={sortKey}
+            sortDirection={sortDirection}
+            onSort={onSort}
+            onAction={onAction}
+          />
+        </>
+      )}
+      {dialog && (
+        <ActionDialog
+          cluster={cluster}
+          node={dialog.server.name}
+          action={dialog.action}
+          offer={dialog.server.actions[dialog.action]}
+          quorum={servers.value?.quorum}
+          onClose={() => setDialog(undefined)}
+          onDone={name => {
+            setDialog(undefined);
+            setDone(name);
+            reload();
+          }}
+        />
+      )}
+      <Snackbar
+        open={done !== undefined}
+        autoHideDuration={8000}
+        onClose={() => setDone(undefined)}
+      >
+        <Alert
+          severity="success"
+          onClose={() => setDone(undefined)}
+          data-testid="action-success"
+        >
+          {`Requested: NodeMaintenance ${done ?? ''}`}
+        </Alert>
+      </Snackbar>
+    </Paper>
+  );
+}

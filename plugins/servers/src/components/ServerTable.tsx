@@ -1,0 +1,252 @@
+import { memo, useState, type UIEvent } from 'react';
+import Box from '@mui/material/Box';
+import Button from '@mui/material/Button';
+import Chip from '@mui/material/Chip';
+import LinearProgress from '@mui/material/LinearProgress';
+import Table from '@mui/material/Table';
+import TableBody from '@mui/material/TableBody';
+import TableCell from '@mui/material/TableCell';
+import TableContainer from '@mui/material/TableContainer';
+import TableHead from '@mui/material/TableHead';
+import TableRow from '@mui/material/TableRow';
+import TableSortLabel from '@mui/material/TableSortLabel';
+import Tooltip from '@mui/material/Tooltip';
+import Typography from '@mui/material/Typography';
+import {
+  POWER_VERBS,
+  SERVER_ACTIONS,
+  type ServerAction,
+  type ServerResponse,
+} from '@rackside/plugin-servers-common';
+import { ACTION_LABELS } from './labels';
+
+/** Height of one body row; rows are fixed height so the window is arithmetic. */
+export const ROW_HEIGHT = 56;
+/** Height of the scrolling viewport. */
+export const VIEWPORT_HEIGHT = 560;
+/** Rows rendered above and below the visible ones. */
+export const OVERSCAN = 6;
+
+export type SortKey = 'name' | 'role' | 'ready' | 'phase';
+export type SortDirection = 'asc' | 'desc';
+
+/** The rows [start, end) to render for a scroll position. */
+export function visibleRange(
+  count: number,
+  scrollTop: number,
+  viewportHeight: number = VIEWPORT_HEIGHT,
+  rowHeight: number = ROW_HEIGHT,
+  overscan: number = OVERSCAN,
+): { start: number; end: number } {
+  const first = Math.floor(Math.max(0, scrollTop) / rowHeight);
+  const visible = Math.ceil(viewportHeight / rowHeight) + 1;
+  const start = Math.min(count, Math.max(0, first - overscan));
+  const end = Math.min(count, first + visible + overscan);
+  return { start, end: Math.max(start, end) };
+}
+
+/**
+ * The actions a row offers: offered by the server state, allowed for the user
+ * and, for a power verb, advertised by the channel. The rest are absent.
+ */
+export function rowActions(server: ServerResponse): ServerAction[] {
+  return SERVER_ACTIONS.filter(action => {
+    const offer = server.actions?.[action];
+    if (!offer || !offer.offered || !offer.allowed) return false;
+    if ((POWER_VERBS as readonly ServerAction[]).includes(action)) {
+      return (server.powerVerbs as readonly ServerAction[]).includes(action);
+    }
+    return true;
+  });
+}
+
+const COLUMNS = 7;
+
+const MaintenanceCell = ({ server }: { server: ServerResponse }) => {
+  const m = server.maintenance;
+  if (!m) {
+    return (
+      <Typography variant="body2" color="text.secondary">
+        —
+      </Typography>
+    );
+  }
+  const p = m.progress;
+  const percent =
+    p && p.total > 0 ? Math.round((100 * p.evicted) / p.total) : undefined;
+  return (
+    <Tooltip title={`${m.name} (${m.intent}): ${m.reason}`}>
+      <Box>
+        <Typography variant="body2" noWrap>
+          {m.phase}
+          {p ? ` · ${p.evicted}/${p.total} pods` : ''}
+        </Typography>
+        {percent !== undefined && (
+          <LinearProgress
+            variant="determinate"
+            value={percent}
+            aria-label={`drain progress of ${server.name}`}
+          />
+        )}
+      </Box>
+    </Tooltip>
+  );
+};
+
+const ServerRow = memo(function ServerRowContent(props: {
+  server: ServerResponse;
+  onAction(server: ServerResponse, action: ServerAction): void;
+}) {
+  const { server, onAction } = props;
+  const actions = rowActions(server);
+  const cell = { height: ROW_HEIGHT, py: 0, overflow: 'hidden' } as const;
+  return (
+    <TableRow hover data-testid="server-row" data-node={server.name}>
+      <TableCell sx={cell}>
+        <Typography variant="body2" noWrap title={server.name}>
+          {server.name}
+        </Typography>
+      </TableCell>
+      <TableCell sx={cell}>
+        <Typography variant="body2" noWrap>
+          {server.roles.join(', ') || '—'}
+        </Typography>
+      </TableCell>
+      <TableCell sx={cell}>
+        {server.controlPlane && (
+          <Chip size="small" label="control plane" color="primary" />
+        )}
+        {server.virtual && <Chip size="small" label="virtual" />}
+      </TableCell>
+      <TableCell sx={cell}>
+        <Chip
+          size="small"
+          label={server.ready ? 'Ready' : 'NotReady'}
+          color={server.ready ? 'success' : 'error'}
+          variant="outlined"
+        />
+      </TableCell>
+      <TableCell sx={cell}>
+        {server.unschedulable ? (
+          <Chip size="small" label="Cordoned" color="warning" />
+        ) : (
+          <Typography variant="body2">Schedulable</Typography>
+        )}
+      </TableCell>
+      <TableCell sx={cell}>
+        <MaintenanceCell server={server} />
+      </TableCell>
+      <TableCell sx={cell}>
+        <Box display="flex" gap={1} flexWrap="nowrap">
+          {actions.map(action => (
+            <Button
+              key={action}
+              size="small"
+              variant="outlined"
+              color={
+                server.actions[action].ceremony.level === 'hazard'
+                  ? 'error'
+                  : 'primary'
+              }
+              onClick={() => onAction(server, action)}
+              aria-label={`${ACTION_LABELS[action]} ${server.name}`}
+            >
+              {ACTION_LABELS[action]}
+            </Button>
+          ))}
+        </Box>
+      </TableCell>
+    </TableRow>
+  );
+});
+
+const HEADERS: { label: string; sort?: SortKey; width?: string }[] = [
+  { label: 'Name', sort: 'name', width: '22%' },
+  { label: 'Roles', sort: 'role', width: '14%' },
+  { label: 'Markers', width: '14%' },
+  { label: 'Ready', sort: 'ready', width: '9%' },
+  { label: 'Schedulable', width: '10%' },
+  { label: 'Maintenance', sort: 'phase', width: '13%' },
+  { label: 'Actions' },
+];
+
+/**
+ * The servers of one cluster in a table whose body is windowed: only the rows
+ * in view (plus a few) are in the DOM, so thousands of servers stay fast.
+ */
+export function ServerTable(props: {
+  cluster: string;
+  servers: ServerResponse[];
+  sortKey: SortKey;
+  sortDirection: SortDirection;
+  onSort(key: SortKey): void;
+  onAction(server: ServerResponse, action: ServerAction): void;
+}) {
+  const { cluster, servers, sortKey, sortDirection, onSort, onAction } = props;
+  const [scrollTop, setScrollTop] = useState(0);
+  // A shrunk list (a filter) may leave the old scroll position past its end.
+  const maxTop = Math.max(0, servers.length * ROW_HEIGHT - VIEWPORT_HEIGHT);
+  const { start, end } = visibleRange(
+    servers.length,
+    Math.min(scrollTop, maxTop),
+  );
+  const onScroll = (e: UIEvent<HTMLDivElement>) =>
+    setScrollTop(e.currentTarget.scrollTop);
+  const spacer = (height: number, key: string) =>
+    height > 0 ? (
+      <TableRow key={key} aria-hidden style={{ height }}>
+        <TableCell colSpan={COLUMNS} sx={{ p: 0, border: 0 }} />
+      </TableRow>
+    ) : null;
+  return (
+    <TableContainer
+      sx={{ maxHeight: VIEWPORT_HEIGHT }}
+      onScroll={onScroll}
+      data-testid={`server-table-${cluster}`}
+    >
+      <Table
+        stickyHeader
+        size="small"
+        sx={{ tableLayout: 'fixed', minWidth: 900 }}
+        aria-label={`Servers of ${cluster}`}
+        aria-rowcount={servers.length + 1}
+      >
+        <TableHead>
+          <TableRow>
+            {HEADERS.map(h => (
+              <TableCell key={h.label} sx={{ width: h.width }}>
+                {h.sort ? (
+                  <TableSortLabel
+                    active={sortKey === h.sort}
+                    direction={sortKey === h.sort ? sortDirection : 'asc'}
+                    onClick={() => onSort(h.sort!)}
+                  >
+                    {h.label}
+                  </TableSortLabel>
+                ) : (
+                  h.label
+                )}
+              </TableCell>
+            ))}
+          </TableRow>
+        </TableHead>
+        <TableBody>
+          {spacer(start * ROW_HEIGHT, 'top')}
+          {servers.slice(start, end).map(server => (
+            <ServerRow key={server.name} server={server} onAction={onAction} />
+          ))}
+          {spacer((servers.length - end) * ROW_HEIGHT, 'bottom')}
+          {servers.length === 0 && (
+            <TableRow>
+              <TableCell colSpan={COLUMNS}>
+                <Typography variant="body2" color="text.secondary">
+                  No servers match.
+                </Typography>
+              </TableCell>
+            </TableRow>
+          )}
+        </TableBody>
+      </Table>
+    </TableContainer>
+  );
+}

@@ -1,0 +1,112 @@
+import { ResponseError } from '@backstage/errors';
+import {
+  ceremonyFor,
+  SERVER_ACTIONS,
+  type ActionOffer,
+  type QuorumSummaryResponse,
+  type ServerAction,
+  type ServerListResponse,
+  type ServerResponse,
+} from '@rackside/plugin-servers-common';
+import type { ServersApi } from '../api';
+
+export const DERIVED: QuorumSummaryResponse = {
+  derived: true,
+  members: 3,
+  quorum: 2,
+  ready: 3,
+  margin: 1,
+  goingDown: [],
+};
+
+/** A server; every action is absent unless `offers` says otherwise. */
+export function server(
+  name: string,
+  overrides: Partial<ServerResponse> = {},
+  offers: Partial<Record<ServerAction, Partial<ActionOffer>>> = {},
+): ServerResponse {
+  const actions = {} as Record<ServerAction, ActionOffer>;
+  for (const action of SERVER_ACTIONS) {
+    actions[action] = {
+      offered: false,
+      allowed: false,
+      ceremony: ceremonyFor(action, 'allow'),
+      ...offers[action],
+    };
+  }
+  return {
+    name,
+    cluster: 'rack',
+    roles: ['worker'],
+    controlPlane: false,
+    virtual: false,
+    ready: true,
+    unschedulable: false,
+    labels: { 'node-role.kubernetes.io/worker': '' },
+    powerVerbs: [],
+    actions,
+    ...overrides,
+  };
+}
+
+/** Offered and allowed. */
+export const OK: Partial<ActionOffer> = { offered: true, allowed: true };
+
+export function serverList(
+  items: ServerResponse[],
+  quorum: QuorumSummaryResponse = DERIVED,
+): ServerListResponse {
+  return { cluster: 'rack', quorum, items };
+}
+
+/** A fake ServersApi with one cluster `rack`. */
+export function fakeServersApi(list: ServerListResponse) {
+  const api = {
+    listClusters: jest.fn(async () => [
+      {
+        name: 'rack',
+        title: 'Rack',
+        available: true as const,
+        servers: list.items.length,
+        quorum: list.quorum,
+        power: {
+          type: 'none' as const,
+          attendedRack: false,
+          confirmsPowerOff: false,
+          verbs: [],
+        },
+      },
+    ]),
+    listServers: jest.fn(async () => list),
+    listMaintenances: jest.fn(async () => []),
+    getMaintenance: jest.fn(async () => {
+      throw new Error('not in this fake');
+    }),
+    requestAction: jest.fn(async () => ({ name: 'worker-1-cordon-abc' })),
+  };
+  return api as unknown as jest.Mocked<ServersApi>;
+}
+
+/** A ResponseError as the client throws it for an error response. */
+export async function responseError(
+  status: number,
+  statusText: string,
+  error: Record<string, unknown>,
+): Promise<ResponseError> {
+  const body = JSON.stringify({
+    error,
+    request: { method: 'POST', url: '/x' },
+    response: { statusCode: status },
+  });
+  return ResponseError.fromResponse({
+    ok: false,
+    status,
+    statusText,
+    url: '/x',
+    headers: {
+      get: (n: string) =>
+        n.toLowerCase() === 'content-type' ? 'application/json' : null,
+    },
+    text: async () => body,
+  } as any);
+}
