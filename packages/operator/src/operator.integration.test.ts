@@ -21,6 +21,7 @@ import {
   REPO_ROOT,
   startTestRack,
   type TestRack,
+  eventually,
 } from '@rackside/rack-testing';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -58,24 +59,16 @@ function start(extra: Partial<Parameters<typeof startOperator>[0]> = {}) {
   });
 }
 
-async function waitFor<T>(
+function waitFor<T>(
   what: string,
   fn: () => Promise<T | undefined | false>,
   timeoutMs = 30_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out waiting for ${what}; operator log:\n${logs
-          .slice(-30)
-          .join('\n')}`,
-      );
-    }
-    await new Promise(r => setTimeout(r, 200));
-  }
+  return eventually(what, fn, {
+    timeoutMs,
+    intervalMs: 200,
+    detail: () => `operator log:\n${logs.slice(-30).join('\n')}`,
+  });
 }
 
 async function create(name: string, nodeName: string, intent = 'cordon') {

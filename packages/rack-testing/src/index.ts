@@ -7,3 +7,4 @@
 export { startTestRack, REPO_ROOT } from './rack';
 export type { RackInfo, StartTestRackOptions, TestRack } from './rack';
 export { claimNet } from './net';
+export { eventually } from './eventually';

@@ -12,6 +12,7 @@ import {
   REPO_ROOT,
   startTestRack,
   type TestRack,
+  eventually,
 } from '@rackside/rack-testing';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -55,18 +56,12 @@ async function apply(obj: Obj) {
   });
 }
 
-async function waitFor<T>(
+function waitFor<T>(
   what: string,
   fn: () => Promise<T | undefined>,
   timeoutMs = 30_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise(resolve => setTimeout(resolve, 250));
-  }
+  return eventually(what, fn, { timeoutMs, intervalMs: 250 });
 }
 
 async function waitEstablished(http: KubeHttp, name: string) {

@@ -17,7 +17,11 @@ import {
   RACKSIDE_RESOURCES,
   type NodeMaintenance,
 } from '@rackside/plugin-servers-common';
-import { startTestRack, type TestRack } from '@rackside/rack-testing';
+import {
+  startTestRack,
+  type TestRack,
+  eventually,
+} from '@rackside/rack-testing';
 import { createWatchCache } from '../watch/WatchCache';
 import { CoreClient } from './core';
 import { kubeErrorStatus } from './errors';
@@ -32,16 +36,7 @@ async function waitFor(
   check: () => boolean | Promise<boolean>,
   timeoutMs = 30_000,
 ) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch {
-      // not yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise(r => setTimeout(r, 100));
-  }
+  await eventually(what, check, { timeoutMs });
 }
 
 const widgets = {

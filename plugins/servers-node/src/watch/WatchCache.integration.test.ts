@@ -7,7 +7,11 @@
  * ServiceAccount without RBAC keeps retrying until it is granted access.
  */
 import { KubeConfig } from '@kubernetes/client-node';
-import { startTestRack, type TestRack } from '@rackside/rack-testing';
+import {
+  startTestRack,
+  type TestRack,
+  eventually,
+} from '@rackside/rack-testing';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -26,16 +30,7 @@ async function waitFor(
   check: () => boolean | Promise<boolean>,
   timeoutMs = 30_000,
 ) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await check()) return;
-    } catch {
-      // not yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise(r => setTimeout(r, 50));
-  }
+  await eventually(what, check, { timeoutMs });
 }
 
 /** A loopback TCP proxy in front of the apiserver that can be cut and restored. */
