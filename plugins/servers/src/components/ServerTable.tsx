@@ -161,12 +161,12 @@ const ServerRow = memo(function ServerRowContent(props: {
 });
 
 const HEADERS: { label: string; sort?: SortKey; width?: string }[] = [
-  { label: 'Name', sort: 'name', width: '22%' },
-  { label: 'Roles', sort: 'role', width: '14%' },
-  { label: 'Markers', width: '14%' },
-  { label: 'Ready', sort: 'ready', width: '9%' },
-  { label: 'Schedulable', width: '10%' },
-  { label: 'Maintenance', sort: 'phase', width: '13%' },
+  { label: 'Name', sort: 'name', width: '18%' },
+  { label: 'Roles', sort: 'role', width: '13%' },
+  { label: 'Markers', width: '13%' },
+  { label: 'Ready', sort: 'ready', width: '10%' },
+  { label: 'Schedulable', width: '13%' },
+  { label: 'Maintenance', sort: 'phase', width: '15%' },
   { label: 'Actions' },
 ];
 
@@ -207,7 +207,12 @@ export function ServerTable(props: {
       <Table
         stickyHeader
         size="small"
-        sx={{ tableLayout: 'fixed', minWidth: 900 }}
+        sx={{
+          tableLayout: 'fixed',
+          minWidth: 900,
+          // Rows are fixed height for windowing: a label never wraps.
+          '& th, & td': { whiteSpace: 'nowrap' },
+        }}
         aria-label={`Servers of ${cluster}`}
         aria-rowcount={servers.length + 1}
       >
