@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check and test of the repository: type-check, lint, formatting,
-# the Jest suites of every package, and the simulated rack's own tests.
+# the Jest suites of every package, the simulated rack's own tests and the
+# browser tests (e2e/tests).
 # Ends with one line "N passed, N failed" totalled over every runner.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -68,6 +69,23 @@ if ls e2e/rack/test/*.test.mjs >/dev/null 2>&1; then
   echo "node --test: $rp passed, $rf failed"
   add_counts "rack tests" "$rp" "$rf"
   [ "$rack_status" -eq 0 ] || [ "$rf" -gt 0 ] || record "rack tests (exit $rack_status)" 1
+fi
+
+if ls e2e/tests/*.e2e.mjs >/dev/null 2>&1; then
+  stage "node --test: browser tests (headless Chromium on a simulated rack)"
+  if [ ! -x "${RACKSIDE_E2E_CHROMIUM:-/usr/bin/chromium}" ] && command -v apt-get >/dev/null; then
+    echo "installing Debian's chromium for the browser tests"
+    (apt-get install -y chromium >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y chromium >/dev/null; }) \
+      || echo "could not install chromium; the browser tests will fail"
+  fi
+  node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=tap --test-reporter-destination="$OUT/e2e.tap" e2e/tests/*.e2e.mjs
+  e2e_status=$?
+  ep=$(grep -E '^# pass ' "$OUT/e2e.tap" | awk '{print $3}'); ef=$(grep -E '^# fail ' "$OUT/e2e.tap" | awk '{print $3}')
+  ep=${ep:-0}; ef=${ef:-0}
+  echo "node --test: $ep passed, $ef failed"
+  add_counts "browser tests" "$ep" "$ef"
+  [ "$e2e_status" -eq 0 ] || [ "$ef" -gt 0 ] || record "browser tests (exit $e2e_status)" 1
 fi
 
 for mod in e2e/rack/talosemu; do

@@ -15,10 +15,9 @@ backend.add(import('@backstage/plugin-catalog-backend'));
 
 backend.add(import('@backstage/plugin-permission-backend'));
 // Replaced by @rackside/plugin-permission-backend-module-servers once its
-// app-config policy lands; until then every authenticated user is allowed.
-backend.add(
-  import('@backstage/plugin-permission-backend-module-allow-all-policy'),
-);
+// app-config policy lands; until then every authenticated user is allowed
+// everything but the permissions listed under rackside.demoPolicy.deny.
+backend.add(import('./demoPolicy'));
 
 // Signals need the events bus to fan out "changed" notices.
 backend.add(import('@backstage/plugin-events-backend'));

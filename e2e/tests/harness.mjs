@@ -1,0 +1,280 @@
+// Browser-test harness: brings up what scripts/demo.sh brings up, but with its
+// own rack (own --dir and --net) and with the production app bundle
+// (packages/app/dist, from `yarn backstage-cli repo build --all`) served by
+// the backend's app-backend on one port, so there is no dev server to wait
+// for. Plain ESM, Node 24.
+//
+//   const portal = await startPortal();   // { baseUrl, rackDir, kubectl(...args), stop() }
+//   startPortal({ net, port, deny: ['servers:cordon'] })  // deny = permissions denied to everyone
+//   ...
+//   await portal.stop();
+//
+// Environment:
+//   RACKSIDE_E2E_NET    rack network number (default 190)
+//   RACKSIDE_E2E_PORT   backend/app port (default 7007)
+//   RACKSIDE_E2E_BUILD  1 = rebuild packages/app/dist even when it is newer than its sources
+//                       (it is rebuilt anyway when missing or stale; ~20 s)
+//   RACKSIDE_E2E_KEEP   1 = leave the rack dir (logs) in place after stop()
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { binaries } from '../rack/rack.mjs';
+
+export const ROOT = path.resolve(
+  path.dirname(fileURLToPath(import.meta.url)),
+  '../..',
+);
+const RACK = path.join(ROOT, 'e2e/rack/rack.mjs');
+
+const sleep = ms => new Promise(r => setTimeout(r, ms));
+
+function log(msg) {
+  process.stderr.write(`harness: ${msg}\n`);
+}
+
+/** Spawns a long-running child in its own process group, output to a log file. */
+function spawnLogged(cmd, args, { env, logFile, cwd = ROOT }) {
+  const out = fs.openSync(logFile, 'a');
+  const child = spawn(cmd, args, {
+    cwd,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', out, out],
+    detached: true,
+  });
+  fs.closeSync(out);
+  return child;
+}
+
+/** Signals a process group and waits (up to 15 s) for its leader to exit. */
+async function stopGroup(child) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise(r => child.once('exit', r));
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  const done = await Promise.race([
+    exited.then(() => true),
+    sleep(15000).then(() => false),
+  ]);
+  if (!done) {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+async function waitFor(what, fn, { timeoutMs, child, logFile }) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child && child.exitCode !== null) {
+      const tail = logFile
+        ? fs.readFileSync(logFile, 'utf8').split('\n').slice(-40).join('\n')
+        : '';
+      throw new Error(`${what}: process exited (${child.exitCode})\n${tail}`);
+    }
+    try {
+      if (await fn()) return;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: timed out`);
+    await sleep(1000);
+  }
+}
+
+/** Newest mtime (ms) of the files under dir, skipping node_modules and dist. */
+function newestMtime(dir) {
+  let newest = 0;
+  if (!fs.existsSync(dir)) return newest;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name === 'dist') continue;
+    const p = path.join(dir, entry.name);
+    const t = entry.isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs;
+    if (t > newest) newest = t;
+  }
+  return newest;
+}
+
+/** The sources the app bundle is built from (the frontend side of the repo). */
+const APP_SOURCES = [
+  'packages/app',
+  'plugins/servers',
+  'plugins/servers-common',
+  'app-config.yaml',
+];
+
+/** True when packages/app/dist is missing or older than its sources. */
+/** Rejects when something (say a running scripts/demo.sh) holds the port. */
+function checkPortFree(port) {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', e =>
+      reject(
+        new Error(
+          `port ${port} is in use (${e.code}); stop the demo or set RACKSIDE_E2E_PORT`,
+        ),
+      ),
+    );
+    server.listen(port, () => server.close(() => resolve()));
+  });
+}
+
+function appBundleIsStale() {
+  const index = path.join(ROOT, 'packages/app/dist/index.html');
+  if (!fs.existsSync(index)) return true;
+  const built = fs.statSync(index).mtimeMs;
+  return APP_SOURCES.some(s => {
+    const p = path.join(ROOT, s);
+    const t = fs.statSync(p).isDirectory()
+      ? newestMtime(p)
+      : fs.statSync(p).mtimeMs;
+    return t > built;
+  });
+}
+
+export async function startPortal(opts = {}) {
+  const rackNet = Number(opts.net ?? process.env.RACKSIDE_E2E_NET ?? 190);
+  const port = Number(opts.port ?? process.env.RACKSIDE_E2E_PORT ?? 7007);
+  const baseUrl = `http://localhost:${port}`;
+  await checkPortFree(port);
+  const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rackside-e2e-'));
+  const rackDir = path.join(workDir, 'rack'); // rack.mjs wants a fresh dir
+  const logs = path.join(workDir, 'logs');
+  fs.mkdirSync(logs, { recursive: true });
+  const children = [];
+  let rackUp = false;
+
+  const stop = async () => {
+    for (const c of children.reverse()) await stopGroup(c);
+    if (rackUp) {
+      spawnSync(process.execPath, [RACK, 'down', '--dir', rackDir], {
+        stdio: 'ignore',
+      });
+    }
+    if (process.env.RACKSIDE_E2E_KEEP === '1') log(`kept ${workDir}`);
+    else fs.rmSync(workDir, { recursive: true, force: true });
+  };
+
+  try {
+    if (process.env.RACKSIDE_E2E_BUILD === '1' || appBundleIsStale()) {
+      log('building the app bundle (yarn workspace app build)');
+      execFileSync('yarn', ['workspace', 'app', 'build'], {
+        cwd: ROOT,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+    }
+
+    log(`starting the simulated rack in ${rackDir} (net ${rackNet})`);
+    execFileSync(
+      process.execPath,
+      [RACK, 'up', '--detach', '--dir', rackDir, '--net', String(rackNet)],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+    rackUp = true;
+
+    const rackConfig = path.join(workDir, 'app-config.rack.yaml');
+    execFileSync(
+      process.execPath,
+      [path.join(ROOT, 'scripts/demo-access.mjs'), rackDir, rackConfig],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+
+    // The app is served by the backend: one origin for the app and the API.
+    const portConfig = path.join(workDir, 'app-config.e2e.yaml');
+    fs.writeFileSync(
+      portConfig,
+      [
+        'app:',
+        `  baseUrl: ${baseUrl}`,
+        'backend:',
+        `  baseUrl: ${baseUrl}`,
+        '  listen:',
+        `    port: ${port}`,
+        '  cors:',
+        `    origin: ${baseUrl}`,
+        // The demo backend's policy (packages/backend/src/demoPolicy.ts).
+        ...(opts.deny?.length
+          ? [
+              'rackside:',
+              '  demoPolicy:',
+              `    deny: ${JSON.stringify(opts.deny)}`,
+            ]
+          : []),
+        '',
+      ].join('\n'),
+    );
+
+    log('starting the operator');
+    const operatorLog = path.join(logs, 'operator.log');
+    const operator = spawnLogged(
+      'yarn',
+      ['workspace', '@rackside/operator', 'start'],
+      {
+        env: {
+          KUBECONFIG: path.join(rackDir, 'operator.kubeconfig'),
+          RACKSIDE_OPERATOR_NAMESPACE: 'rackside-system',
+          RACKSIDE_OPERATOR_PROBE_PORT: String(
+            opts.probePort ?? 18081 + (rackNet % 100),
+          ),
+        },
+        logFile: operatorLog,
+      },
+    );
+    children.push(operator);
+
+    log(`starting the backend with the built app at ${baseUrl}`);
+    const backendLog = path.join(logs, 'backend.log');
+    const configs = [
+      path.join(ROOT, 'app-config.yaml'),
+      rackConfig,
+      portConfig,
+    ].flatMap(f => ['--config', f]);
+    const backend = spawnLogged(
+      'yarn',
+      ['workspace', 'backend', 'start', ...configs],
+      { env: { NODE_ENV: 'development' }, logFile: backendLog },
+    );
+    children.push(backend);
+
+    await waitFor(
+      'backend',
+      async () => {
+        const res = await fetch(`${baseUrl}/servers`);
+        const body = await res.text();
+        return res.ok && body.includes('id="root"');
+      },
+      { timeoutMs: 240000, child: backend, logFile: backendLog },
+    );
+    await waitFor(
+      'servers API',
+      async () => {
+        const res = await fetch(`${baseUrl}/api/servers/health`);
+        return res.ok;
+      },
+      { timeoutMs: 60000, child: backend, logFile: backendLog },
+    );
+    log('portal is up');
+  } catch (e) {
+    log(`logs in ${logs}`);
+    process.env.RACKSIDE_E2E_KEEP = '1';
+    await stop();
+    throw e;
+  }
+
+  const kubectlBin = binaries().kubectl;
+  const kubectl = (...args) =>
+    execFileSync(
+      kubectlBin,
+      ['--kubeconfig', path.join(rackDir, 'kubeconfig'), ...args],
+      { encoding: 'utf8' },
+    );
+
+  return { baseUrl, rackDir, logs, kubectl, stop };
+}

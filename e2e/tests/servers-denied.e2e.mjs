@@ -1,0 +1,125 @@
+// Browser test of a user whose policy denies servers:cordon: the Servers page
+// offers no Cordon, and a direct API call gets 403 with nothing written.
+// Its own rack (net 191) and port (7008), so it never meets servers.e2e.mjs.
+//
+//   node --test e2e/tests/*.e2e.mjs
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { startPortal } from './harness.mjs';
+
+const CHROMIUM = process.env.RACKSIDE_E2E_CHROMIUM ?? '/usr/bin/chromium';
+const NODE = 'worker-1';
+
+let portal;
+let context;
+let profile;
+
+before(
+  async () => {
+    // A missing browser is a failure, not a skip: scripts/test.sh installs it.
+    if (!fs.existsSync(CHROMIUM)) {
+      throw new Error(`no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+    }
+    portal = await startPortal({
+      net: Number(process.env.RACKSIDE_E2E_NET ?? 190) + 1,
+      port: Number(process.env.RACKSIDE_E2E_PORT ?? 7007) + 1,
+      deny: ['servers:cordon'],
+    });
+    profile = fs.mkdtempSync(path.join(os.tmpdir(), 'rackside-chromium-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      viewport: { width: 1400, height: 900 },
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  },
+  { timeout: 600_000 },
+);
+
+after(async () => {
+  await context?.close().catch(() => {});
+  await portal?.stop();
+  if (profile) fs.rmSync(profile, { recursive: true, force: true });
+});
+
+const maintenances = () =>
+  portal.kubectl('get', 'nodemaintenances', '-A', '-o', 'name').trim();
+
+test(
+  'a user denied servers:cordon sees no Cordon and gets 403 from the API',
+  { timeout: 300_000 },
+  async () => {
+    const page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    try {
+      await page.goto(`${portal.baseUrl}/servers`);
+      await page.getByRole('button', { name: 'Enter' }).click();
+
+      const row = page.locator(
+        `[data-testid="server-row"][data-node="${NODE}"]`,
+      );
+      await row.waitFor({ timeout: 60_000 });
+      // The row is there and readable, but offers no Cordon.
+      assert.equal(
+        (await row.locator('td').nth(4).innerText()).trim(),
+        'Schedulable',
+      );
+      assert.equal(
+        await row.getByRole('button', { name: `Cordon ${NODE}` }).count(),
+        0,
+        'no Cordon action for a denied user',
+      );
+      assert.equal(
+        await page.getByRole('button', { name: /^Cordon / }).count(),
+        0,
+        'no Cordon action on any row',
+      );
+
+      // The same user's token, straight at the API.
+      const existing = maintenances();
+      const res = await page.evaluate(async node => {
+        const session = await fetch('/api/auth/guest/refresh', {
+          headers: { 'x-requested-with': 'XMLHttpRequest' },
+        }).then(r => r.json());
+        const r = await fetch(
+          `/api/servers/clusters/plant-a/servers/${node}/actions/cordon`,
+          {
+            method: 'POST',
+            headers: {
+              authorization: `Bearer ${session.backstageIdentity.token}`,
+              'content-type': 'application/json',
+            },
+            body: JSON.stringify({ reason: 'e2e: denied user tries anyway' }),
+          },
+        );
+        return { status: r.status, body: await r.text() };
+      }, NODE);
+      assert.equal(res.status, 403, res.body);
+      assert.match(res.body, /servers:cordon/);
+
+      // Nothing written: no NodeMaintenance, node still schedulable.
+      assert.equal(maintenances(), existing);
+      assert.equal(
+        portal
+          .kubectl('get', 'node', NODE, '-o', 'jsonpath={.spec.unschedulable}')
+          .trim(),
+        '',
+      );
+    } finally {
+      await page.close();
+    }
+  },
+);
