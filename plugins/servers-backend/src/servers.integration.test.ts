@@ -257,6 +257,28 @@ describe('servers routes on the simulated rack', () => {
     expect(after.items).toHaveLength(before.items.length);
   });
 
+  it('answers 400 for a bad body or a reason the policy rejects, writing nothing', async () => {
+    const list = async () =>
+      (
+        (await admin.request({
+          method: 'GET',
+          path: '/apis/rackside.dev/v1alpha1/nodemaintenances',
+        })) as Obj
+      ).items.length;
+    const before = await list();
+    const noReason = await request(server)
+      .post(actionUrl('worker-3', 'cordon'))
+      .send({ typedName: 'worker-3' });
+    expect(noReason.status).toBe(400);
+    expect(noReason.body.error.message).toMatch(/reason/);
+    const short = await request(server)
+      .post(actionUrl('worker-3', 'cordon'))
+      .send({ reason: 'too short' });
+    expect(short.status).toBe(400);
+    expect(short.body.error.message).toMatch(/at least 10 characters/);
+    expect(await list()).toBe(before);
+  });
+
   it('refuses the virtual node with 409 and the quorum numbers', async () => {
     const res = await request(server)
       .post(actionUrl('virt-1', 'cordon'))
