@@ -278,3 +278,42 @@ export async function startPortal(opts = {}) {
 
   return { baseUrl, rackDir, logs, kubectl, stop };
 }
+
+export const CHROMIUM =
+  process.env.RACKSIDE_E2E_CHROMIUM ?? '/usr/bin/chromium';
+
+/**
+ * Debian's Chromium, headless, with a fresh profile (launchPersistentContext
+ * is how playwright-core takes --user-data-dir). The background-networking
+ * flags keep it from reaching for hosts this machine cannot reach. A missing
+ * browser is a failure, not a skip: scripts/test.sh installs it.
+ */
+export async function launchBrowser() {
+  if (!fs.existsSync(CHROMIUM)) {
+    throw new Error(`no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+  }
+  const { chromium } = await import('playwright-core');
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'rackside-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1400, height: 900 },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  return {
+    context,
+    async close() {
+      await context.close().catch(() => {});
+      fs.rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}

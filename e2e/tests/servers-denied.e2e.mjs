@@ -5,54 +5,30 @@
 //   node --test e2e/tests/*.e2e.mjs
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { chromium } from 'playwright-core';
-import { startPortal } from './harness.mjs';
+import { launchBrowser, startPortal } from './harness.mjs';
 
-const CHROMIUM = process.env.RACKSIDE_E2E_CHROMIUM ?? '/usr/bin/chromium';
 const NODE = 'worker-1';
 
 let portal;
 let context;
-let profile;
+let chrome;
 
 before(
   async () => {
-    // A missing browser is a failure, not a skip: scripts/test.sh installs it.
-    if (!fs.existsSync(CHROMIUM)) {
-      throw new Error(`no Chromium at ${CHROMIUM} (apt-get install chromium)`);
-    }
     portal = await startPortal({
       net: Number(process.env.RACKSIDE_E2E_NET ?? 190) + 1,
       port: Number(process.env.RACKSIDE_E2E_PORT ?? 7007) + 1,
       deny: ['servers:cordon'],
     });
-    profile = fs.mkdtempSync(path.join(os.tmpdir(), 'rackside-chromium-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1400, height: 900 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    chrome = await launchBrowser();
+    context = chrome.context;
   },
   { timeout: 600_000 },
 );
 
 after(async () => {
-  await context?.close().catch(() => {});
+  await chrome?.close();
   await portal?.stop();
-  if (profile) fs.rmSync(profile, { recursive: true, force: true });
 });
 
 const maintenances = () =>

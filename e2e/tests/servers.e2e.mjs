@@ -8,54 +8,28 @@
 // RACKSIDE_E2E_SCREENSHOT (default /tmp/rackside-e2e.png), plus harness.mjs's.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { chromium } from 'playwright-core';
-import { startPortal } from './harness.mjs';
+import { launchBrowser, startPortal } from './harness.mjs';
 
-const CHROMIUM = process.env.RACKSIDE_E2E_CHROMIUM ?? '/usr/bin/chromium';
 const SCREENSHOT =
   process.env.RACKSIDE_E2E_SCREENSHOT ?? '/tmp/rackside-e2e.png';
 const NODE = 'worker-1';
 
 let portal;
 let browser;
-let profile;
+let chrome;
 
 before(
   async () => {
-    // A missing browser is a failure, not a skip: scripts/test.sh installs it.
-    if (!fs.existsSync(CHROMIUM)) {
-      throw new Error(`no Chromium at ${CHROMIUM} (apt-get install chromium)`);
-    }
     portal = await startPortal();
-    profile = fs.mkdtempSync(path.join(os.tmpdir(), 'rackside-chromium-'));
-    // A fresh profile per run (launchPersistentContext is how playwright
-    // takes --user-data-dir).
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      viewport: { width: 1400, height: 900 },
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    chrome = await launchBrowser();
+    browser = chrome.context;
   },
   { timeout: 600_000 },
 );
 
 after(async () => {
-  await browser?.close().catch(() => {});
+  await chrome?.close();
   await portal?.stop();
-  if (profile) fs.rmSync(profile, { recursive: true, force: true });
 });
 
 const unschedulable = () =>
