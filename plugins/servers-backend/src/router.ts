@@ -51,6 +51,7 @@ import {
   activeMaintenanceOf,
   IMPLEMENTED_ACTIONS,
   maintenanceView,
+  newestFirst,
   NOT_YET_AVAILABLE,
   quorumSummary,
   serverResourceOf,
@@ -334,11 +335,7 @@ export async function createRouter(
     const items = snap.maintenances
       .filter(m => visible.has(m.spec.nodeName))
       .filter(m => !nodeFilter || m.spec.nodeName === nodeFilter)
-      .sort((a, b) =>
-        (b.metadata.creationTimestamp ?? '').localeCompare(
-          a.metadata.creationTimestamp ?? '',
-        ),
-      )
+      .sort(newestFirst)
       .map(maintenanceView);
     const body: MaintenanceListResponse = { items };
     res.json(body);

@@ -50,6 +50,16 @@ export function maintenanceFacts(
   }));
 }
 
+/** Orders maintenances newest first (RFC 3339 timestamps sort as strings). */
+export function newestFirst(
+  a: MaintenanceObject,
+  b: MaintenanceObject,
+): number {
+  return (b.metadata.creationTimestamp ?? '').localeCompare(
+    a.metadata.creationTimestamp ?? '',
+  );
+}
+
 /** The non-terminal maintenance of a node (the newest if several). */
 export function activeMaintenanceOf(
   maintenances: readonly MaintenanceObject[],
@@ -57,11 +67,7 @@ export function activeMaintenanceOf(
 ): MaintenanceObject | undefined {
   return maintenances
     .filter(m => m.spec.nodeName === node && isActive(m))
-    .sort((a, b) =>
-      (b.metadata.creationTimestamp ?? '').localeCompare(
-        a.metadata.creationTimestamp ?? '',
-      ),
-    )[0];
+    .sort(newestFirst)[0];
 }
 
 export function maintenanceView(m: MaintenanceObject): MaintenanceResponse {
