@@ -1,5 +1,7 @@
 import type { PowerProviderType, PowerVerb } from './capability';
 import type { Ceremony } from './ceremony';
+import type { DrainBudget, DrainPod, RefusedDrainPod } from './drain';
+import type { GuardVerdict } from './guard';
 import type { ServerAction } from './permissions';
 import type { MaintenanceIntent, MaintenancePhase } from './quorum';
 import type { NodeMaintenanceSpec, NodeMaintenanceStatus } from './resources';
@@ -154,9 +156,68 @@ export interface ActionRequestBody {
   reason: string;
   preflightToken?: string;
   typedName?: string;
+  /** Drain options (drain, reboot, shutdown); they must match the acknowledged pre-flight. */
+  deleteEmptyDirData?: boolean;
+  force?: boolean;
 }
 
 /** The answer of a successful action: the NodeMaintenance it created or changed. */
 export interface ActionResponse {
   name: string;
+}
+
+/** The actions that carry a pre-flight (`GET .../preflight?action=`). */
+export const PREFLIGHT_ACTIONS = ['drain', 'reboot', 'shutdown'] as const;
+/** An action with a pre-flight. */
+export type PreflightAction = (typeof PREFLIGHT_ACTIONS)[number];
+
+/** The quorum effect of an action, as the pre-flight shows it. */
+export interface PreflightQuorumEffect {
+  verdict: GuardVerdict;
+  /** The guard's explanation, a sentence. */
+  reason: string;
+  members: number | null;
+  quorum: number | null;
+  ready: number | null;
+  margin: number | null;
+  /** The margin once the action has taken its member down. */
+  marginAfter: number | null;
+}
+
+/**
+ * `GET /clusters/:cluster/servers/:node/preflight?action=`: what the action would do now.
+ * `token` binds exactly this impact; a request carrying it is refused with 409 (and the
+ * new pre-flight) if the impact changed.
+ */
+export interface PreflightResponse {
+  cluster: string;
+  node: string;
+  action: PreflightAction;
+  takenAt: string;
+  /** The drain options the impact was computed with. */
+  options: { deleteEmptyDirData: boolean; force: boolean };
+  /** Pods that would be evicted (and waited for). */
+  evict: DrainPod[];
+  /** Pods that would be refused, and why; a drain with any of these is not started. */
+  refused: RefusedDrainPod[];
+  /** DaemonSet pods left in place. */
+  daemonSet: DrainPod[];
+  /** Static (mirror) pods left in place. */
+  mirror: DrainPod[];
+  /** Succeeded or Failed pods: nothing to evict. */
+  finished: DrainPod[];
+  /** Disruption budgets covering pods to evict; `blocksNow` ones refuse evictions today. */
+  budgets: DrainBudget[];
+  quorum: PreflightQuorumEffect;
+  ceremony: Ceremony;
+  /** Whether a request with this token would be accepted now; `blockers` say why not. */
+  canProceed: boolean;
+  blockers: string[];
+  token: string;
+}
+
+/** The body of a 409 when the acknowledged pre-flight no longer matches the impact. */
+export interface PreflightChangedBody {
+  error: { name: 'ConflictError'; message: string };
+  preflight: PreflightResponse;
 }

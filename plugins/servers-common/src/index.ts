@@ -10,5 +10,6 @@ export * from './quorum';
 export * from './guard';
 export * from './ceremony';
 export * from './capability';
+export * from './drain';
 export * from './resources';
 export * from './api';
