@@ -11,15 +11,18 @@ import {
   type NodeMaintenanceStatus,
 } from '@rackside/plugin-servers-common';
 import {
+  CoreClient,
   coreResources,
   createWatchCache,
   objectKey,
   ResourceClient,
   resourcePath,
   type NodeObject,
+  type PodObject,
   type RawKubeObject,
   type WatchCache,
 } from '@rackside/plugin-servers-node';
+import { DrainRunner, type DrainRunnerOptions } from './drain/DrainRunner';
 import { createEventRecorder } from './events';
 import { LeaderElector } from './leaderElection';
 import type { NodeView } from './maintenance/machine';
@@ -45,6 +48,8 @@ export interface OperatorOptions {
   log?: (message: string) => void;
   /** Called when leadership is lost after it was held (main exits the process). */
   onLostLeadership?: () => void;
+  /** Eviction retry backoff and progress cadence of drains (tests shorten them). */
+  drain?: DrainRunnerOptions;
   /**
    * Test hook: awaited just before a transition to `phase` is written for `name`. A hook
    * that never resolves simulates a crash between the action and its record.
@@ -63,6 +68,34 @@ export interface Operator {
 }
 
 const NODE_INDEX = 'nodeName';
+
+/** Keeps what a drain reads of a Pod (see planDrain). */
+function slimPod(obj: RawKubeObject): PodObject & RawKubeObject {
+  const pod = obj as PodObject;
+  return {
+    apiVersion: obj.apiVersion,
+    kind: obj.kind,
+    metadata: {
+      name: pod.metadata?.name,
+      namespace: pod.metadata?.namespace,
+      resourceVersion: pod.metadata?.resourceVersion,
+      labels: pod.metadata?.labels,
+      annotations: pod.metadata?.annotations,
+      ownerReferences: pod.metadata?.ownerReferences,
+      deletionTimestamp: pod.metadata?.deletionTimestamp,
+    },
+    spec: {
+      containers: [],
+      nodeName: pod.spec?.nodeName,
+      terminationGracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds,
+      volumes: (pod.spec?.volumes ?? []).map(v => ({
+        name: v.name,
+        emptyDir: v.emptyDir,
+      })),
+    },
+    status: { phase: pod.status?.phase },
+  } as PodObject & RawKubeObject;
+}
 
 /** Keeps what the machine reads of a Node: labels, unschedulable, conditions. */
 function slimNode(obj: RawKubeObject): NodeView & RawKubeObject {
@@ -112,6 +145,7 @@ export async function startOperator(
   const nodeClient = new ResourceClient<NodeObject>(kc, coreResources.nodes, {
     fieldManager: 'rackside-operator',
   });
+  const core = new CoreClient(kc, { fieldManager: 'rackside-operator' });
   const recorder = createEventRecorder({
     kubeConfig: kc,
     component: 'rackside-operator',
@@ -144,6 +178,48 @@ export async function startOperator(
     return cached;
   };
 
+  let queue: WorkQueue | undefined;
+  const drains = new DrainRunner(
+    {
+      watchPods(nodeName) {
+        const cache = createWatchCache<PodObject & RawKubeObject>({
+          kubeConfig: kc,
+          path: resourcePath(coreResources.pods),
+          fieldSelector: `spec.nodeName=${nodeName}`,
+          name: `pods on ${nodeName}`,
+          transform: slimPod,
+        });
+        return {
+          synced: cache.synced,
+          pods: () => cache.list() as any,
+          onChange(listener) {
+            // Per event, not the debounced 'changed': Drained follows the last pod at once.
+            const offs = (['add', 'update', 'delete'] as const).map(event =>
+              cache.on(event, () => listener()),
+            );
+            return () => offs.forEach(off => off());
+          },
+          stop: () => cache.stop(),
+        };
+      },
+      evict: (namespace, name, opts) => core.evictPod(namespace, name, opts),
+      budgets: async namespace =>
+        (await core.podDisruptionBudgets.list({ namespace })).items as any,
+      async writeProgress(name, progress) {
+        // Only status.drain: the phase stays the reconciler's, and a merge patch of this
+        // one field cannot undo its writes.
+        await maintenanceClient.patchStatus(
+          name,
+          { status: { drain: progress } } as any,
+          { type: 'merge' },
+        );
+      },
+      wake: name => queue?.add(name),
+      log,
+    },
+    options.drain,
+  );
+
   const ports: ReconcilerPorts = {
     view: {
       maintenance: freshest,
@@ -152,6 +228,10 @@ export async function startOperator(
       node: name => nodes.get(name),
       nodes: () => nodes.list(),
     },
+    pods: {
+      onNode: nodeName => core.podsOnNode(nodeName) as any,
+    },
+    drains,
     nodes: {
       async setUnschedulable(nodeName, unschedulable) {
         const node = nodes.get(nodeName);
@@ -201,7 +281,6 @@ export async function startOperator(
   };
   const reconciler = new MaintenanceReconciler(ports);
 
-  let queue: WorkQueue | undefined;
   let stopped = false;
   const enqueueAll = () => {
     for (const nm of maintenances.list()) queue?.add(nm.metadata.name);
@@ -219,8 +298,21 @@ export async function startOperator(
 
   const unsubscribe = [
     maintenances.on('add', nm => queue?.add(objectKey(nm))),
-    maintenances.on('update', nm => queue?.add(objectKey(nm))),
-    maintenances.on('delete', nm => written.delete(objectKey(nm))),
+    maintenances.on('update', (nm, old) => {
+      // A drain belongs to Draining: abandoned, returned or finished, it stops.
+      if (nm.status?.phase !== 'Draining') drains.cancel(objectKey(nm));
+      if (nm.status?.phase === 'Drained' && old.status?.phase === 'Draining') {
+        const started = Date.parse(nm.status.drain?.startedAt ?? '');
+        if (Number.isFinite(started)) {
+          metrics.drainDuration.observe((Date.now() - started) / 1000);
+        }
+      }
+      queue?.add(objectKey(nm));
+    }),
+    maintenances.on('delete', nm => {
+      drains.cancel(objectKey(nm));
+      written.delete(objectKey(nm));
+    }),
     maintenances.on('changed', updateGauge),
     // A node change wakes the maintenances of that node (e.g. Returning waits for Ready).
     ...(['add', 'update', 'delete'] as const).map(event =>
@@ -260,6 +352,7 @@ export async function startOperator(
       );
     },
     onStoppedLeading: () => {
+      drains.stop();
       queue?.stop();
       queue = undefined;
       options.onLostLeadership?.();
@@ -276,6 +369,7 @@ export async function startOperator(
     async stop() {
       if (stopped) return;
       stopped = true;
+      drains.stop();
       queue?.stop();
       queue = undefined;
       for (const off of unsubscribe) off();

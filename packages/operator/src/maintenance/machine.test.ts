@@ -2,7 +2,9 @@ import type {
   MaintenanceIntent,
   NodeMaintenance,
   NodeMaintenanceStatus,
+  PodLike,
 } from '@rackside/plugin-servers-common';
+import type { DrainOutcome } from '../drain/DrainRunner';
 import {
   blockingMaintenance,
   type NodeView,
@@ -55,6 +57,14 @@ class FakeCluster {
   nodePatches: Array<{ node: string; unschedulable: boolean }> = [];
   statusWrites: Array<{ name: string; phase?: string }> = [];
   rv = 1;
+  /** Pods per node, as admission reads them. */
+  pods = new Map<string, PodLike[]>();
+  /** What the fake drain answers; `ensure` calls are recorded. */
+  drainOutcome: DrainOutcome = {
+    state: 'running',
+    progress: { total: 2, evicted: 1, pending: 1 },
+  };
+  drainsStarted: string[] = [];
   /** Throws once before writing a transition to this phase (a crash). */
   crashBefore?: string;
 
@@ -114,6 +124,15 @@ class FakeCluster {
           const n = this.nodes.get(name)!;
           this.nodePatches.push({ node: name, unschedulable });
           this.nodes.set(name, { ...n, spec: { unschedulable } });
+        },
+      },
+      pods: { onNode: async name => this.pods.get(name) ?? [] },
+      drains: {
+        ensure: nm => {
+          if (!this.drainsStarted.includes(nm.metadata.name)) {
+            this.drainsStarted.push(nm.metadata.name);
+          }
+          return this.drainOutcome;
         },
       },
       status: {
@@ -365,24 +384,115 @@ describe('the transition table', () => {
     const reconciler = c.reconciler();
     await Promise.all([reconciler.reconcile('r1'), reconciler.reconcile('r2')]);
     const phases = [c.phase('r1'), c.phase('r2')].sort();
-    expect(phases).toEqual(['Cordoned', 'Refused']);
+    expect(phases).toEqual(['Draining', 'Refused']);
   });
 
-  it.each(['drain', 'reboot', 'shutdown'] as const)(
-    'intent %s parks in Cordoned with a warning that it is not executed',
+  it('drain: Cordoned -> Draining starts the drain, waits, then Drained with its progress', async () => {
+    const c = rack();
+    c.create('m1', 'worker-1', 'drain');
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Draining');
+    expect(c.drainsStarted).toEqual(['m1']);
+    expect(c.nodes.get('worker-1')!.spec?.unschedulable).toBe(true);
+    // Woken while the drain runs: nothing is written.
+    const writes = c.statusWrites.length;
+    await c.reconciler().reconcile('m1');
+    expect(c.statusWrites).toHaveLength(writes);
+    c.drainOutcome = {
+      state: 'drained',
+      progress: { total: 2, evicted: 2, pending: 0 },
+    };
+    await c.reconciler().reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Drained');
+    expect(nm.status?.drain).toMatchObject({
+      total: 2,
+      evicted: 2,
+      pending: 0,
+    });
+    expect(c.events.filter(e => e.type === 'Warning')).toEqual([]);
+    // Parked in Drained until a return to service.
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Drained');
+    c.setSpec('m1', { returnToService: flag });
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Complete');
+    expect(c.nodes.get('worker-1')!.spec?.unschedulable).toBe(false);
+  });
+
+  it.each(['reboot', 'shutdown'] as const)(
+    'intent %s drains, then parks in Drained with a warning that it is not executed',
     async intent => {
       const c = rack();
+      c.drainOutcome = {
+        state: 'drained',
+        progress: { total: 0, evicted: 0, pending: 0 },
+      };
       c.create('m1', 'worker-1', intent);
       await c.reconciler().reconcile('m1');
-      expect(c.phase('m1')).toBe('Cordoned');
+      expect(c.phase('m1')).toBe('Drained');
       const warning = c.events.find(e => e.type === 'Warning')!;
       expect(warning.reason).toBe('IntentNotExecuted');
-      expect(warning.message).toContain('not executed');
       expect(c.maintenances.get('m1')!.status?.message).toContain(
         'not executed',
       );
     },
   );
+
+  it('a failed drain ends Failed with the reason and leaves the node cordoned', async () => {
+    const c = rack();
+    c.drainOutcome = {
+      state: 'failed',
+      reason: 'the drain timed out after 5s with 1 pod(s) still on worker-1',
+      progress: { total: 1, evicted: 0, pending: 1, pendingPods: ['shop/a'] },
+    };
+    c.create('m1', 'worker-1', 'drain');
+    await c.reconciler().reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Failed');
+    expect(nm.status?.message).toContain('timed out');
+    expect(nm.status?.drain?.pendingPods).toEqual(['shop/a']);
+    expect(c.nodes.get('worker-1')!.spec?.unschedulable).toBe(true);
+    expect(c.events.at(-1)).toMatchObject({
+      type: 'Warning',
+      reason: 'DrainFailed',
+    });
+  });
+
+  it('return to service while draining stops waiting and returns the node', async () => {
+    const c = rack();
+    c.create('m1', 'worker-1', 'drain');
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Draining');
+    c.setSpec('m1', { returnToService: flag });
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Complete');
+    expect(c.nodes.get('worker-1')!.spec?.unschedulable).toBe(false);
+  });
+
+  it('refuses a drain with unmanaged or emptyDir pods before touching the node, listing them', async () => {
+    const c = rack();
+    c.pods.set('worker-1', [
+      {
+        metadata: { name: 'debug-shell', namespace: 'ops' },
+        status: { phase: 'Running' },
+      },
+    ]);
+    c.create('m1', 'worker-1', 'drain');
+    await c.reconciler().reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Refused');
+    expect(nm.status?.refusal?.reason).toContain('ops/debug-shell');
+    expect(nm.status?.refusal?.reason).toContain('force');
+    expect(c.nodePatches).toEqual([]);
+    expect(c.drainsStarted).toEqual([]);
+    // With force the same node drains.
+    c.create('m2', 'worker-1', 'drain', {
+      drain: { force: true, deleteEmptyDirData: false },
+    });
+    await c.reconciler().reconcile('m2');
+    expect(c.phase('m2')).toBe('Draining');
+  });
 
   it('resumes after a crash between the cordon and the Cordoned record', async () => {
     const c = rack();

@@ -10,6 +10,8 @@ import {
   guard,
   isTerminalPhase,
   nodeFactsFromNode,
+  planDrain,
+  type PodLike,
   type MaintenanceFacts,
   type MaintenanceIntent,
   type MaintenancePhase,
@@ -19,6 +21,7 @@ import {
   type NodeMaintenanceStatus,
   type ServerAction,
 } from '@rackside/plugin-servers-common';
+import type { DrainOutcome } from '../drain/DrainRunner';
 
 /** A maintenance without a phase yet (just created) is `New`. */
 export type Phase = MaintenancePhase | 'New';
@@ -41,12 +44,24 @@ export interface NodePort {
   setUnschedulable(nodeName: string, unschedulable: boolean): Promise<void>;
 }
 
+/** The pods of a node, read once when a drain is admitted. */
+export interface PodPort {
+  onNode(nodeName: string): Promise<PodLike[]>;
+}
+
+/** Drains run outside the table; a row only asks where one stands (DrainRunner). */
+export interface DrainPort {
+  ensure(nm: NodeMaintenance): DrainOutcome;
+}
+
 export interface MachinePorts {
   view: ClusterView;
   nodes: NodePort;
+  pods: PodPort;
+  drains: DrainPort;
 }
 
-export type RefusalCause = 'virtual' | 'busy' | 'guard';
+export type RefusalCause = 'virtual' | 'busy' | 'guard' | 'pods';
 
 /** What a row decided. */
 export type Decision =
@@ -79,8 +94,25 @@ const ACTION_OF_INTENT: Record<MaintenanceIntent, ServerAction> = {
   shutdown: 'shutdown',
 };
 
-/** Intents this operator version carries beyond Cordoned: none yet but cordon itself. */
-const EXECUTED_INTENTS: readonly MaintenanceIntent[] = ['cordon'];
+/** Intents whose maintenance drains the node after cordoning it. */
+const DRAINING_INTENTS: readonly MaintenanceIntent[] = [
+  'drain',
+  'reboot',
+  'shutdown',
+];
+
+/** Intents this operator version carries all the way: reboot and shutdown park in Drained. */
+const EXECUTED_INTENTS: readonly MaintenanceIntent[] = ['cordon', 'drain'];
+
+function returnRequested(nm: NodeMaintenance): Decision | undefined {
+  if (!nm.spec.returnToService) return undefined;
+  return {
+    kind: 'transition',
+    to: 'Returning',
+    message: `Return to service requested by ${nm.spec.returnToService.by}: ${nm.spec.returnToService.reason}`,
+    status: { returnedAt: new Date().toISOString() },
+  };
+}
 
 export function phaseOf(nm: NodeMaintenance): Phase {
   return nm.status?.phase ?? 'New';
@@ -130,7 +162,7 @@ export function blockingMaintenance(
 }
 
 /** New: the rules every intent passes, under the operator's one guard lock. */
-const admit: Row = async (nm, { view }) => {
+const admit: Row = async (nm, { view, pods }) => {
   const nodeName = nm.spec.nodeName;
   const node = view.node(nodeName);
   if (node?.metadata?.labels?.[VIRTUAL_LABEL] === 'true') {
@@ -176,6 +208,18 @@ const admit: Row = async (nm, { view }) => {
       margin: verdict.margin ?? undefined,
     });
   }
+  if (DRAINING_INTENTS.includes(nm.spec.intent)) {
+    // Checked before the cordon, so a refused drain leaves the node as it was.
+    const plan = planDrain(await pods.onNode(nodeName), nm.spec.drain ?? {});
+    if (plan.refused.length > 0) {
+      const reason = `the drain of ${nodeName} would have to evict pods it may not: ${plan.refused
+        .map(r => r.message)
+        .join(' ')}`;
+      return refuse(reason.slice(0, 4096), 'pods', {
+        reason: reason.slice(0, 4096),
+      });
+    }
+  }
   // Recorded before anything touches the node: abandon restores exactly this.
   return {
     kind: 'transition',
@@ -187,41 +231,85 @@ const admit: Row = async (nm, { view }) => {
 
 /** Requested: cordon (a no-op if a crash left it done), then record Cordoned. */
 const cordon: Row = async (nm, { nodes }) => {
-  if (nm.spec.returnToService) {
-    return {
-      kind: 'transition',
-      to: 'Returning',
-      message: `Return to service requested by ${nm.spec.returnToService.by}: ${nm.spec.returnToService.reason}`,
-      status: { returnedAt: new Date().toISOString() },
-    };
-  }
+  const back = returnRequested(nm);
+  if (back) return back;
   await nodes.setUnschedulable(nm.spec.nodeName, true);
-  const executed = EXECUTED_INTENTS.includes(nm.spec.intent);
   return {
     kind: 'transition',
     to: 'Cordoned',
-    message: executed
-      ? `${nm.spec.nodeName} cordoned; parked until returnToService or abandon`
-      : `${nm.spec.nodeName} cordoned; intent ${nm.spec.intent} is not executed by this operator version: parked in Cordoned until returnToService or abandon`,
+    message: DRAINING_INTENTS.includes(nm.spec.intent)
+      ? `${nm.spec.nodeName} cordoned; draining next`
+      : `${nm.spec.nodeName} cordoned; parked until returnToService or abandon`,
     status: { cordonedAt: new Date().toISOString() },
-    event: executed
-      ? undefined
-      : { type: 'Warning', reason: 'IntentNotExecuted' },
   };
 };
 
-/** Cordoned (and phases this version never enters): park until returnToService. */
-const parked: Row = async nm => {
-  if (nm.spec.returnToService) {
-    return {
-      kind: 'transition',
-      to: 'Returning',
-      message: `Return to service requested by ${nm.spec.returnToService.by}: ${nm.spec.returnToService.reason}`,
-      status: { returnedAt: new Date().toISOString() },
-    };
+/** Cordoned: a cordon parks here; every other intent starts its drain. */
+const cordoned: Row = async nm => {
+  const back = returnRequested(nm);
+  if (back) return back;
+  if (!DRAINING_INTENTS.includes(nm.spec.intent)) {
+    return { kind: 'wait', message: 'parked until returnToService or abandon' };
   }
-  return { kind: 'wait', message: 'parked until returnToService or abandon' };
+  return {
+    kind: 'transition',
+    to: 'Draining',
+    message: `draining ${nm.spec.nodeName}: evicting its pods and waiting for them to be gone`,
+    status: {
+      drain: {
+        startedAt: new Date().toISOString(),
+        total: 0,
+        evicted: 0,
+        pending: 0,
+      },
+    },
+  };
 };
+
+/** Draining: the drain runs in DrainRunner; this row reads its outcome when woken. */
+const draining: Row = async (nm, { drains }) => {
+  const back = returnRequested(nm);
+  if (back) return back;
+  const outcome = drains.ensure(nm);
+  switch (outcome.state) {
+    case 'running':
+      return {
+        kind: 'wait',
+        message: `draining: ${outcome.progress.evicted} of ${outcome.progress.total} pods gone`,
+      };
+    case 'drained':
+      return {
+        kind: 'transition',
+        to: 'Drained',
+        message: `${nm.spec.nodeName} drained: ${
+          outcome.progress.total
+        } pod(s) evicted and gone${
+          EXECUTED_INTENTS.includes(nm.spec.intent)
+            ? '; parked until returnToService or abandon'
+            : `; intent ${nm.spec.intent} is not executed by this operator version: parked in Drained until returnToService or abandon`
+        }`,
+        status: { drain: outcome.progress },
+        event: EXECUTED_INTENTS.includes(nm.spec.intent)
+          ? undefined
+          : { type: 'Warning', reason: 'IntentNotExecuted' },
+      };
+    case 'failed':
+      return {
+        kind: 'transition',
+        to: 'Failed',
+        message: outcome.reason,
+        status: { drain: outcome.progress },
+        event: { type: 'Warning', reason: 'DrainFailed' },
+      };
+  }
+};
+
+/** Drained (and phases this version never enters): park until returnToService. */
+const parked: Row = async nm =>
+  returnRequested(nm) ?? {
+    kind: 'wait',
+    message: 'parked until returnToService or abandon',
+  };
 
 /**
  * Returning: make the node schedulable again (or, abandoned, as it was before), then wait
@@ -270,8 +358,8 @@ const finished: Row = async () => ({ kind: 'done' });
 export const transitions: Record<Phase, Row> = {
   New: admit,
   Requested: cordon,
-  Cordoned: parked,
-  Draining: parked,
+  Cordoned: cordoned,
+  Draining: draining,
   Drained: parked,
   Rebooting: parked,
   PoweredOff: parked,

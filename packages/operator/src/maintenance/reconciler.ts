@@ -11,7 +11,9 @@ import type {
 import {
   type ClusterView,
   type Decision,
+  type DrainPort,
   type NodePort,
+  type PodPort,
   phaseOf,
   type RefusalCause,
   rowFor,
@@ -56,6 +58,8 @@ export interface ReconcilerPorts {
     maintenance(name: string): NodeMaintenance | undefined;
   };
   nodes: NodePort;
+  pods: PodPort;
+  drains: DrainPort;
   status: StatusPort;
   events: EventPort;
   admissionLock: Mutex;

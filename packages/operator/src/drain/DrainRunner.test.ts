@@ -1,0 +1,302 @@
+import type {
+  NodeMaintenance,
+  NodeMaintenanceDrainProgress,
+  PodLike,
+} from '@rackside/plugin-servers-common';
+import {
+  DrainRunner,
+  type DrainPorts,
+  type EvictionOutcome,
+  type NodePodWatch,
+} from './DrainRunner';
+
+function pod(
+  name: string,
+  opts: { ns?: string; owner?: string; app?: string } = {},
+): PodLike {
+  return {
+    metadata: {
+      name,
+      namespace: opts.ns ?? 'shop',
+      labels: { app: opts.app ?? name },
+      ownerReferences: [
+        { kind: opts.owner ?? 'ReplicaSet', name: 'rs', controller: true },
+      ],
+    },
+    status: { phase: 'Running' },
+  };
+}
+
+/** One node's pods in memory; evictions mark a pod terminating, `gone()` removes it. */
+class FakeNode {
+  pods = new Map<string, PodLike>();
+  listeners = new Set<() => void>();
+  evictions: string[] = [];
+  /** Pods whose eviction answers 429 while listed here. */
+  guarded = new Set<string>();
+  failNext = new Map<string, string>();
+  progress: NodeMaintenanceDrainProgress[] = [];
+  woken: string[] = [];
+  watches = 0;
+  stopped = 0;
+
+  add(p: PodLike) {
+    this.pods.set(`${p.metadata!.namespace}/${p.metadata!.name}`, p);
+    this.emit();
+  }
+
+  gone(key: string) {
+    this.pods.delete(key);
+    this.emit();
+  }
+
+  emit() {
+    for (const l of [...this.listeners]) l();
+  }
+
+  ports(): DrainPorts {
+    return {
+      watchPods: (): NodePodWatch => {
+        this.watches++;
+        return {
+          synced: Promise.resolve(),
+          pods: () => [...this.pods.values()],
+          onChange: l => {
+            this.listeners.add(l);
+            return () => this.listeners.delete(l);
+          },
+          stop: async () => {
+            this.stopped++;
+          },
+        };
+      },
+      evict: async (namespace, name): Promise<EvictionOutcome> => {
+        const key = `${namespace}/${name}`;
+        this.evictions.push(key);
+        const failure = this.failNext.get(key);
+        if (failure) {
+          this.failNext.delete(key);
+          throw new Error(failure);
+        }
+        if (this.guarded.has(key)) {
+          return {
+            outcome: 'blocked',
+            message:
+              "Cannot evict pod as it would violate the pod's disruption budget.",
+            causes: [
+              'The disruption budget payments needs 2 healthy pods and has 2 currently',
+            ],
+          };
+        }
+        const p = this.pods.get(key);
+        if (!p) return { outcome: 'gone' };
+        this.pods.set(key, {
+          ...p,
+          metadata: {
+            ...p.metadata,
+            deletionTimestamp: '2026-12-01T00:00:00Z',
+          },
+        });
+        this.emit();
+        return { outcome: 'evicted' };
+      },
+      budgets: async () => [],
+      writeProgress: async (_name, progress) => {
+        this.progress.push(progress);
+      },
+      wake: name => this.woken.push(name),
+    };
+  }
+}
+
+function maintenance(
+  drain: NodeMaintenance['spec']['drain'] = undefined,
+  status?: NodeMaintenance['status'],
+): NodeMaintenance {
+  return {
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'NodeMaintenance',
+    metadata: { name: 'm1' },
+    spec: { nodeName: 'worker-1', intent: 'drain', reason: 'disk swap', drain },
+    status,
+  };
+}
+
+async function until(check: () => boolean, ms = 3000) {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise(r => setTimeout(r, 5));
+  }
+}
+
+const fast = { initialBackoffMs: 10, maxBackoffMs: 40, progressIntervalMs: 0 };
+
+describe('DrainRunner', () => {
+  it('evicts every evictable pod once, leaves DaemonSet pods, and is drained when they are gone', async () => {
+    const n = new FakeNode();
+    n.add(pod('web-1'));
+    n.add(pod('web-2'));
+    n.add(pod('exporter', { ns: 'monitoring', owner: 'DaemonSet' }));
+    const runner = new DrainRunner(n.ports(), fast);
+    const nm = maintenance();
+    expect(runner.ensure(nm).state).toBe('running');
+    await until(() => n.evictions.length === 2);
+    expect(n.evictions.sort()).toEqual(['shop/web-1', 'shop/web-2']);
+    // Evicted but still terminating: still running, progress says 0 of 2 gone.
+    expect(runner.ensure(nm)).toMatchObject({
+      state: 'running',
+      progress: { total: 2, evicted: 0, pending: 2 },
+    });
+    n.gone('shop/web-1');
+    await until(() => n.progress.some(p => p.evicted === 1));
+    n.gone('shop/web-2');
+    await until(() => runner.ensure(nm).state === 'drained');
+    expect(runner.ensure(nm).progress).toMatchObject({
+      total: 2,
+      evicted: 2,
+      pending: 0,
+      pendingPods: [],
+    });
+    expect(n.woken).toEqual(['m1']);
+    expect(n.evictions).toHaveLength(2);
+    await until(() => n.stopped === 1);
+  });
+
+  it('retries a 429 with backoff, shows the budget, and finishes once it allows', async () => {
+    const n = new FakeNode();
+    n.add(pod('payments-1', { app: 'payments' }));
+    n.guarded.add('shop/payments-1');
+    const runner = new DrainRunner(n.ports(), fast);
+    const nm = maintenance();
+    runner.ensure(nm);
+    await until(() => n.evictions.length >= 3);
+    const blocked = runner.ensure(nm);
+    expect(blocked.state).toBe('running');
+    expect(blocked.progress.blockedBy).toEqual([
+      {
+        pod: 'shop/payments-1',
+        pdb: 'payments',
+        message: expect.stringContaining('disruption budget'),
+      },
+    ]);
+    expect(n.progress.at(-1)?.blockedBy?.[0]?.pdb).toBe('payments');
+    n.guarded.delete('shop/payments-1');
+    await until(() => runner.ensure(nm).progress.blockedBy?.length === 0);
+    n.gone('shop/payments-1');
+    await until(() => runner.ensure(nm).state === 'drained');
+  });
+
+  it('shows other eviction errors as lastError and retries', async () => {
+    const n = new FakeNode();
+    n.add(pod('web-1'));
+    n.failNext.set('shop/web-1', 'etcdserver: request timed out');
+    const runner = new DrainRunner(n.ports(), fast);
+    const nm = maintenance();
+    runner.ensure(nm);
+    await until(() => n.evictions.length === 2);
+    expect(
+      n.progress.some(p => /request timed out/.test(p.lastError ?? '')),
+    ).toBe(true);
+    n.gone('shop/web-1');
+    await until(() => runner.ensure(nm).state === 'drained');
+  });
+
+  it('fails at the timeout with the pending pods listed', async () => {
+    const n = new FakeNode();
+    n.add(pod('payments-1', { app: 'payments' }));
+    n.guarded.add('shop/payments-1');
+    const runner = new DrainRunner(n.ports(), fast);
+    const nm = maintenance(
+      { timeoutSeconds: 1, deleteEmptyDirData: false, force: false },
+      undefined,
+    );
+    const started = Date.now();
+    runner.ensure(nm);
+    await until(() => runner.ensure(nm).state === 'failed', 4000);
+    const outcome = runner.ensure(nm);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+    expect(outcome.state === 'failed' && outcome.reason).toMatch(
+      /timed out after 1s .*shop\/payments-1.*left cordoned/,
+    );
+    expect(outcome.progress.pendingPods).toEqual(['shop/payments-1']);
+  });
+
+  it('fails when a pod it may not evict shows up mid-drain', async () => {
+    const n = new FakeNode();
+    n.add(pod('payments-1'));
+    n.guarded.add('shop/payments-1');
+    const runner = new DrainRunner(n.ports(), fast);
+    const nm = maintenance();
+    runner.ensure(nm);
+    await until(() => n.evictions.length >= 1);
+    n.add({
+      metadata: { name: 'debug-shell', namespace: 'ops' },
+      status: { phase: 'Running' },
+    });
+    await until(() => runner.ensure(nm).state === 'failed');
+    const outcome = runner.ensure(nm);
+    expect(outcome.state === 'failed' && outcome.reason).toContain(
+      'ops/debug-shell',
+    );
+  });
+
+  it('resumes from recorded progress: counts the earlier evictions and waits for the recorded pending pods', async () => {
+    const n = new FakeNode();
+    n.add(pod('web-3'));
+    const runner = new DrainRunner(n.ports(), fast);
+    const nm = maintenance(undefined, {
+      phase: 'Draining',
+      drain: {
+        startedAt: '2026-12-01T00:00:00Z',
+        total: 3,
+        evicted: 2,
+        pending: 1,
+        pendingPods: ['shop/web-3'],
+      },
+    });
+    expect(runner.ensure(nm).progress).toMatchObject({
+      startedAt: '2026-12-01T00:00:00Z',
+      total: 3,
+      evicted: 2,
+    });
+    await until(() => n.evictions.length === 1);
+    n.gone('shop/web-3');
+    await until(() => runner.ensure(nm).state === 'drained');
+    expect(runner.ensure(nm).progress).toMatchObject({
+      total: 3,
+      evicted: 3,
+      pending: 0,
+    });
+  });
+
+  it('cancel stops the drain: no more evictions, no wake-up, the watch closed', async () => {
+    const n = new FakeNode();
+    n.add(pod('payments-1'));
+    n.guarded.add('shop/payments-1');
+    const runner = new DrainRunner(n.ports(), fast);
+    runner.ensure(maintenance());
+    await until(() => n.evictions.length >= 1);
+    runner.cancel('m1');
+    await until(() => n.stopped === 1);
+    const count = n.evictions.length;
+    await new Promise(r => setTimeout(r, 100));
+    expect(n.evictions.length).toBe(count);
+    expect(n.woken).toEqual([]);
+    expect(runner.running()).toEqual([]);
+  });
+
+  it('runs many drains side by side', async () => {
+    const nodes = Array.from({ length: 20 }, () => new FakeNode());
+    const runners = nodes.map(n => {
+      n.add(pod('web-1'));
+      return new DrainRunner(n.ports(), fast);
+    });
+    runners.forEach(r => r.ensure(maintenance()));
+    await until(() => nodes.every(n => n.evictions.length === 1));
+    nodes.forEach(n => n.gone('shop/web-1'));
+    await until(() =>
+      runners.every(r => r.ensure(maintenance()).state === 'drained'),
+    );
+  });
+});
