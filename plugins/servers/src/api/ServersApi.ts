@@ -4,6 +4,8 @@ import type {
   ActionResponse,
   ClusterSummaryResponse,
   MaintenanceResponse,
+  PreflightAction,
+  PreflightResponse,
   ServerAction,
   ServerListResponse,
 } from '@rackside/plugin-servers-common';
@@ -28,13 +30,41 @@ export interface ServersApi {
   ): Promise<MaintenanceResponse[]>;
   /** `GET /clusters/:cluster/maintenances/:name`. */
   getMaintenance(cluster: string, name: string): Promise<MaintenanceResponse>;
-  /** `POST /clusters/:cluster/servers/:node/actions/:action`. */
+  /**
+   * `GET /clusters/:cluster/servers/:node/preflight?action=`: what a drain,
+   * reboot or shutdown would do now, and the token that binds it. The options
+   * ask again as if the drain were allowed to evict those pods.
+   */
+  preflight(
+    cluster: string,
+    node: string,
+    action: PreflightAction,
+    options?: PreflightOptions,
+  ): Promise<PreflightResponse>;
+  /**
+   * `POST /clusters/:cluster/servers/:node/actions/:action`. A drain (reboot,
+   * shutdown) carries the acknowledged `preflightToken` and the options the
+   * pre-flight was taken with; when the impact changed since, this rejects
+   * with a {@link PreflightChangedError} that carries the new pre-flight.
+   */
   requestAction(
     cluster: string,
     node: string,
     action: ServerAction,
     body: ActionRequestBody,
   ): Promise<ActionResponse>;
+}
+
+/**
+ * The drain options a pre-flight is computed with.
+ *
+ * @public
+ */
+export interface PreflightOptions {
+  /** Evict pods with emptyDir volumes (their data is lost). */
+  deleteEmptyDirData?: boolean;
+  /** Evict pods without a controller (nothing recreates them). */
+  force?: boolean;
 }
 
 /**

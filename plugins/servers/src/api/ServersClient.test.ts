@@ -1,6 +1,7 @@
 import { ResponseError } from '@backstage/errors';
 import { ServersClient } from './ServersClient';
-import { describeError } from './errors';
+import { describeError, PreflightChangedError } from './errors';
+import { preflightResponse } from '../testing/drain';
 
 function jsonResponse(status: number, body: unknown, statusText = 'OK') {
   const text = JSON.stringify(body);
@@ -93,6 +94,113 @@ describe('ServersClient', () => {
       message: 'would break quorum',
       status: 409,
       quorum: { members: 3, quorum: 2, margin: 0 },
+    });
+  });
+
+  it('asks for a pre-flight with only the options that are on', async () => {
+    const preflight = preflightResponse();
+    const { client: c, fetch } = client(jsonResponse(200, preflight));
+    await expect(c.preflight('rack', 'worker-1', 'drain')).resolves.toEqual(
+      preflight,
+    );
+    await c.preflight('rack', 'worker-1', 'drain', {
+      deleteEmptyDirData: true,
+      force: false,
+    });
+    await c.preflight('rack', 'worker 1', 'reboot', {
+      deleteEmptyDirData: true,
+      force: true,
+    });
+    expect(fetch.mock.calls.map(call => call[0])).toEqual([
+      'http://backend/api/servers/clusters/rack/servers/worker-1/preflight?action=drain',
+      'http://backend/api/servers/clusters/rack/servers/worker-1/preflight?action=drain&deleteEmptyDirData=true',
+      'http://backend/api/servers/clusters/rack/servers/worker%201/preflight?action=reboot&deleteEmptyDirData=true&force=true',
+    ]);
+  });
+
+  it('posts a drain with its token and options', async () => {
+    const { client: c, fetch } = client(jsonResponse(201, { name: 'm-2' }));
+    await c.requestAction('rack', 'worker-1', 'drain', {
+      reason: 'kernel update',
+      preflightToken: 'tok-1',
+      deleteEmptyDirData: true,
+      force: false,
+    });
+    const [url, init] = fetch.mock.calls[0];
+    expect(url).toBe(
+      'http://backend/api/servers/clusters/rack/servers/worker-1/actions/drain',
+    );
+    expect(JSON.parse(String(init?.body))).toEqual({
+      reason: 'kernel update',
+      preflightToken: 'tok-1',
+      deleteEmptyDirData: true,
+      force: false,
+    });
+  });
+
+  it('rejects a 409 that carries a new pre-flight with PreflightChangedError', async () => {
+    const preflight = preflightResponse({ token: 'tok-2' });
+    const { client: c } = client(
+      jsonResponse(
+        409,
+        {
+          error: {
+            name: 'ConflictError',
+            message: 'The impact changed since the pre-flight was taken',
+          },
+          preflight,
+        },
+        'Conflict',
+      ),
+    );
+    const error = await c
+      .requestAction('rack', 'worker-1', 'drain', {
+        reason: 'x',
+        preflightToken: 'tok-1',
+      })
+      .catch(e => e);
+    expect(PreflightChangedError.is(error)).toBe(true);
+    expect(error.preflight).toEqual(preflight);
+    expect(ResponseError.is(error.cause)).toBe(true);
+    expect(describeError(error)).toEqual({
+      message: 'The impact changed since the pre-flight was taken',
+      status: 409,
+    });
+  });
+
+  it('keeps a 409 without a pre-flight a ResponseError', async () => {
+    const { client: c } = client(
+      jsonResponse(
+        409,
+        {
+          error: { name: 'ConflictError', message: 'already draining' },
+          response: { statusCode: 409 },
+        },
+        'Conflict',
+      ),
+    );
+    const error = await c
+      .requestAction('rack', 'worker-1', 'drain', { reason: 'x' })
+      .catch(e => e);
+    expect(PreflightChangedError.is(error)).toBe(false);
+    expect(describeError(error).message).toBe('already draining');
+  });
+
+  it('reports a 403 of the pre-flight with its message', async () => {
+    const { client: c } = client(
+      jsonResponse(
+        403,
+        {
+          error: { name: 'NotAllowedError', message: 'servers:drain denied' },
+          response: { statusCode: 403 },
+        },
+        'Forbidden',
+      ),
+    );
+    const error = await c.preflight('rack', 'w', 'drain').catch(e => e);
+    expect(describeError(error)).toEqual({
+      message: 'servers:drain denied',
+      status: 403,
     });
   });
 });

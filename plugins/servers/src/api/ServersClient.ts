@@ -7,10 +7,13 @@ import type {
   ClusterSummaryResponse,
   MaintenanceListResponse,
   MaintenanceResponse,
+  PreflightAction,
+  PreflightResponse,
   ServerAction,
   ServerListResponse,
 } from '@rackside/plugin-servers-common';
-import type { ServersApi } from './ServersApi';
+import { PreflightChangedError } from './errors';
+import type { PreflightOptions, ServersApi } from './ServersApi';
 
 /**
  * {@link ServersApi} over HTTP, through the app's discovery and fetch APIs
@@ -54,6 +57,21 @@ export class ServersClient implements ServersApi {
     return this.request(`/clusters/${enc(cluster)}/maintenances/${enc(name)}`);
   }
 
+  preflight(
+    cluster: string,
+    node: string,
+    action: PreflightAction,
+    options: PreflightOptions = {},
+  ): Promise<PreflightResponse> {
+    const query = new URLSearchParams({ action });
+    // Only the options that are on: the backend's default is off.
+    if (options.deleteEmptyDirData) query.set('deleteEmptyDirData', 'true');
+    if (options.force) query.set('force', 'true');
+    return this.request(
+      `/clusters/${enc(cluster)}/servers/${enc(node)}/preflight?${query}`,
+    );
+  }
+
   requestAction(
     cluster: string,
     node: string,
@@ -74,10 +92,58 @@ export class ServersClient implements ServersApi {
     const baseUrl = await this.discoveryApi.getBaseUrl('servers');
     const response = await this.fetchApi.fetch(`${baseUrl}${path}`, init);
     if (!response.ok) {
-      throw await ResponseError.fromResponse(response);
+      throw await errorOf(response);
     }
     return (await response.json()) as T;
   }
+}
+
+/**
+ * The error of a failed response: a `ResponseError`, or for a 409 that carries
+ * the new pre-flight (`PreflightChangedBody`) a {@link PreflightChangedError}.
+ * The body is read once, so the `ResponseError` is built from a replay of it.
+ */
+async function errorOf(response: Response): Promise<Error> {
+  const text = await response.text().catch(() => '');
+  const replay = {
+    ok: response.ok,
+    status: response.status,
+    statusText: response.statusText,
+    url: response.url,
+    headers: response.headers,
+    text: async () => text,
+  } as Response;
+  const error = await ResponseError.fromResponse(replay);
+  if (response.status !== 409) return error;
+  const changed = preflightChangedOf(text);
+  if (!changed) return error;
+  return new PreflightChangedError(
+    changed.message || 'The impact changed since you looked.',
+    changed.preflight,
+    error,
+  );
+}
+
+/** The new pre-flight and the message of a 409 body, if it carries one. */
+function preflightChangedOf(
+  text: string,
+): { preflight: PreflightResponse; message?: string } | undefined {
+  let body: any;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  // The contract puts it beside `error`; a serialised error field works too.
+  const preflight = body?.preflight ?? body?.error?.preflight;
+  if (!preflight || typeof preflight !== 'object' || !preflight.token) {
+    return undefined;
+  }
+  const message = body?.error?.message;
+  return {
+    preflight: preflight as PreflightResponse,
+    message: typeof message === 'string' ? message : undefined,
+  };
 }
 
 function enc(part: string): string {

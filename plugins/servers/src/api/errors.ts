@@ -1,4 +1,40 @@
 import { ResponseError } from '@backstage/errors';
+import type { PreflightResponse } from '@rackside/plugin-servers-common';
+
+/**
+ * The backend refused a request because the impact it acknowledged changed
+ * (409 with the new pre-flight). The dialog shows `preflight` and asks for a
+ * fresh acknowledgement.
+ *
+ * @public
+ */
+export class PreflightChangedError extends Error {
+  readonly name = 'PreflightChangedError';
+  /** The pre-flight as it is now. */
+  readonly preflight: PreflightResponse;
+  /** The 409 itself. */
+  readonly cause: ResponseError;
+
+  constructor(
+    message: string,
+    preflight: PreflightResponse,
+    cause: ResponseError,
+  ) {
+    super(message);
+    this.preflight = preflight;
+    this.cause = cause;
+  }
+
+  /** Works across copies of this package, like `ResponseError.is`. */
+  static is(value: unknown): value is PreflightChangedError {
+    return (
+      value instanceof Error &&
+      value.name === 'PreflightChangedError' &&
+      typeof (value as PreflightChangedError).preflight === 'object' &&
+      (value as PreflightChangedError).preflight !== null
+    );
+  }
+}
 
 /** A failed request, described for a person. */
 export interface DescribedError {
@@ -20,6 +56,9 @@ function numberOrNull(value: unknown): number | null {
 
 /** The backend's message (and refusal numbers) out of a rejected request. */
 export function describeError(error: unknown): DescribedError {
+  if (PreflightChangedError.is(error)) {
+    return { message: error.message, status: 409 };
+  }
   if (ResponseError.is(error)) {
     const cause = error.cause as Error & Record<string, unknown>;
     const message = cause?.message || error.message;

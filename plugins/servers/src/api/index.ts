@@ -1,5 +1,5 @@
 export { serversApiRef } from './ServersApi';
-export type { ServersApi } from './ServersApi';
+export type { PreflightOptions, ServersApi } from './ServersApi';
 export { ServersClient } from './ServersClient';
-export { describeError } from './errors';
+export { describeError, PreflightChangedError } from './errors';
 export type { DescribedError } from './errors';

@@ -3,6 +3,7 @@ import {
   ceremonyFor,
   SERVER_ACTIONS,
   type ActionOffer,
+  type PreflightResponse,
   type QuorumSummaryResponse,
   type ServerAction,
   type ServerListResponse,
@@ -81,6 +82,9 @@ export function fakeServersApi(list: ServerListResponse) {
     listMaintenances: jest.fn(async () => []),
     getMaintenance: jest.fn(async () => {
       throw new Error('not in this fake');
+    }),
+    preflight: jest.fn(async (): Promise<PreflightResponse> => {
+      throw new Error('no pre-flight in this fake');
     }),
     requestAction: jest.fn(async () => ({ name: 'worker-1-cordon-abc' })),
   };
