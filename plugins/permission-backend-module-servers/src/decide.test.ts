@@ -1,0 +1,264 @@
+import { ConfigReader } from '@backstage/config';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import {
+  machinesAddPermission,
+  machinesReadPermission,
+  machinesReclaimPermission,
+  serverActionPermissions,
+  serversPermissions,
+  serversReadPermission,
+} from '@rackside/plugin-servers-common';
+import { readServersPolicyConfig } from './config';
+import { decideServersPermission, isRacksidePermission } from './decide';
+
+const config = readServersPolicyConfig(
+  new ConfigReader({
+    permission: {
+      rackside: {
+        tiers: {
+          read: ['group:default/viewers'],
+          'operate-lead': ['group:default/leads'],
+          admin: ['group:default/admins'],
+        },
+        principals: [
+          {
+            ref: 'group:default/leads',
+            allow: [
+              'servers:uncordon',
+              {
+                permission: 'servers:cordon',
+                conditions: { not: { rule: 'IS_CONTROL_PLANE' } },
+              },
+            ],
+          },
+          {
+            ref: 'group:default/plant-b',
+            allow: [
+              {
+                permission: 'servers:cordon',
+                conditions: {
+                  rule: 'IS_IN_CLUSTER',
+                  params: { clusters: ['plant-b'] },
+                },
+              },
+            ],
+          },
+          {
+            ref: 'user:default/mallory',
+            deny: ['servers:read', 'servers:cordon'],
+          },
+          {
+            ref: 'group:default/no-virtual',
+            deny: [
+              {
+                permission: 'servers:reboot',
+                conditions: { rule: 'IS_VIRTUAL' },
+              },
+            ],
+          },
+        ],
+      },
+    },
+  }),
+);
+
+const decide = (permission: any, ...principals: string[]) =>
+  decideServersPermission(permission, principals, config);
+
+const notControlPlane = {
+  not: { rule: 'IS_CONTROL_PLANE', resourceType: 'server', params: {} },
+};
+const inPlantB = {
+  rule: 'IS_IN_CLUSTER',
+  resourceType: 'server',
+  params: { clusters: ['plant-b'] },
+};
+const conditional = (_permission: { name: string }, conditions: unknown) => ({
+  result: AuthorizeResult.CONDITIONAL,
+  pluginId: 'servers',
+  resourceType: 'server',
+  conditions,
+});
+
+const ALLOW = { result: AuthorizeResult.ALLOW };
+const DENY = { result: AuthorizeResult.DENY };
+const actions = Object.values(serverActionPermissions);
+
+describe('decideServersPermission', () => {
+  it('knows Rackside permissions by name', () => {
+    expect(serversPermissions.every(isRacksidePermission)).toBe(true);
+    expect(
+      isRacksidePermission({
+        type: 'basic',
+        name: 'catalog.entity.read',
+        attributes: {},
+      }),
+    ).toBe(false);
+  });
+
+  it('denies everything to a principal without tier or lines', () => {
+    for (const permission of serversPermissions) {
+      expect(decide(permission, 'user:default/nobody')).toEqual(DENY);
+    }
+  });
+
+  it('read tier: reading only', () => {
+    const p = ['user:default/vic', 'group:default/viewers'];
+    expect(decide(serversReadPermission, ...p)).toEqual(ALLOW);
+    expect(decide(machinesReadPermission, ...p)).toEqual(ALLOW);
+    for (const permission of [
+      ...actions,
+      machinesAddPermission,
+      machinesReclaimPermission,
+    ]) {
+      expect([permission.name, decide(permission, ...p)]).toEqual([
+        permission.name,
+        DENY,
+      ]);
+    }
+  });
+
+  it('operate-lead tier: reading by tier, the rest only through its allow lines', () => {
+    const p = ['user:default/lee', 'group:default/leads'];
+    expect(decide(serversReadPermission, ...p)).toEqual(ALLOW);
+    expect(decide(serverActionPermissions.uncordon, ...p)).toEqual(ALLOW);
+    expect(decide(serverActionPermissions.cordon, ...p)).toEqual(
+      conditional(serverActionPermissions.cordon, notControlPlane),
+    );
+    for (const action of [
+      'drain',
+      'reboot',
+      'shutdown',
+      'power-on',
+      'maintenance-abandon',
+    ] as const) {
+      expect([action, decide(serverActionPermissions[action], ...p)]).toEqual([
+        action,
+        DENY,
+      ]);
+    }
+    expect(decide(machinesAddPermission, ...p)).toEqual(DENY);
+    expect(decide(machinesReclaimPermission, ...p)).toEqual(DENY);
+  });
+
+  it('admin tier: every Rackside permission', () => {
+    for (const permission of serversPermissions) {
+      expect([
+        permission.name,
+        decide(permission, 'group:default/admins'),
+      ]).toEqual([permission.name, ALLOW]);
+    }
+  });
+
+  it('an unconditional grant beats a conditional one', () => {
+    expect(
+      decide(
+        serverActionPermissions.cordon,
+        'group:default/leads',
+        'group:default/admins',
+      ),
+    ).toEqual(ALLOW);
+  });
+
+  it('conditional allow lines of several groups are alternatives', () => {
+    expect(
+      decide(
+        serverActionPermissions.cordon,
+        'group:default/leads',
+        'group:default/plant-b',
+      ),
+    ).toEqual(
+      conditional(serverActionPermissions.cordon, {
+        anyOf: [notControlPlane, inPlantB],
+      }),
+    );
+  });
+
+  it('a deny line wins over the admin tier and over allow lines', () => {
+    const p = [
+      'user:default/mallory',
+      'group:default/admins',
+      'group:default/leads',
+    ];
+    expect(decide(serversReadPermission, ...p)).toEqual(DENY);
+    expect(decide(serverActionPermissions.cordon, ...p)).toEqual(DENY);
+    expect(decide(serverActionPermissions.uncordon, ...p)).toEqual(ALLOW);
+  });
+
+  it('a conditional deny line narrows the grant', () => {
+    expect(
+      decide(
+        serverActionPermissions.reboot,
+        'group:default/admins',
+        'group:default/no-virtual',
+      ),
+    ).toEqual(
+      conditional(serverActionPermissions.reboot, {
+        not: { rule: 'IS_VIRTUAL', resourceType: 'server', params: {} },
+      }),
+    );
+    expect(
+      decide(serverActionPermissions.reboot, 'group:default/no-virtual'),
+    ).toEqual(DENY);
+  });
+
+  it('combines a conditional grant with a conditional deny', () => {
+    const withDeny = readServersPolicyConfig(
+      new ConfigReader({
+        permission: {
+          rackside: {
+            principals: [
+              {
+                ref: 'user:default/lee',
+                allow: [
+                  {
+                    permission: 'servers:cordon',
+                    conditions: {
+                      rule: 'IS_IN_CLUSTER',
+                      params: { clusters: ['plant-b'] },
+                    },
+                  },
+                ],
+                deny: [
+                  {
+                    permission: 'servers:cordon',
+                    conditions: { rule: 'IS_CONTROL_PLANE' },
+                  },
+                ],
+              },
+            ],
+          },
+        },
+      }),
+    );
+    expect(
+      decideServersPermission(
+        serverActionPermissions.cordon,
+        ['user:default/lee'],
+        withDeny,
+      ),
+    ).toEqual(
+      conditional(serverActionPermissions.cordon, {
+        allOf: [
+          inPlantB,
+          {
+            not: {
+              rule: 'IS_CONTROL_PLANE',
+              resourceType: 'server',
+              params: {},
+            },
+          },
+        ],
+      }),
+    );
+  });
+
+  it('refuses to decide a permission that is not Rackside’s', () => {
+    expect(() =>
+      decide(
+        { type: 'basic', name: 'catalog.entity.read', attributes: {} },
+        'user:default/a',
+      ),
+    ).toThrow(/not a Rackside permission/);
+  });
+});

@@ -1,0 +1,81 @@
+import { mockServices } from '@backstage/backend-test-utils';
+import type { Entity } from '@backstage/catalog-model';
+import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
+import { CatalogGroupResolver } from './groups';
+
+function user(name: string, memberOf: string[]): Entity {
+  return {
+    apiVersion: 'backstage.io/v1alpha1',
+    kind: 'User',
+    metadata: { name, namespace: 'default' },
+    spec: { memberOf },
+    relations: memberOf.map(g => ({ type: 'memberOf', targetRef: g })),
+  };
+}
+
+function group(name: string, parent?: string): Entity {
+  return {
+    apiVersion: 'backstage.io/v1alpha1',
+    kind: 'Group',
+    metadata: { name, namespace: 'default' },
+    spec: { type: 'team', children: [] },
+    relations: parent ? [{ type: 'childOf', targetRef: parent }] : [],
+  };
+}
+
+const entities = [
+  user('ada', ['group:default/hall-1']),
+  group('hall-1', 'group:default/plant'),
+  group('plant', 'group:default/loop-a'),
+  group('loop-a', 'group:default/plant'), // a cycle must not loop forever
+  user('solo', []),
+];
+
+function resolver(catalog = catalogServiceMock({ entities }), now = () => 0) {
+  return new CatalogGroupResolver({
+    catalog,
+    auth: mockServices.auth(),
+    logger: mockServices.logger.mock(),
+    cacheSeconds: 30,
+    now,
+  });
+}
+
+describe('CatalogGroupResolver', () => {
+  it('finds direct groups and their parents', async () => {
+    expect((await resolver().groupsOf('user:default/ada')).sort()).toEqual([
+      'group:default/hall-1',
+      'group:default/loop-a',
+      'group:default/plant',
+    ]);
+    expect(await resolver().groupsOf('user:default/solo')).toEqual([]);
+    expect(await resolver().groupsOf('user:default/unknown')).toEqual([]);
+  });
+
+  it('reuses an answer within cacheSeconds and asks again after', async () => {
+    const catalog = catalogServiceMock({ entities });
+    const spy = jest.spyOn(catalog, 'getEntityByRef');
+    let time = 0;
+    const groups = resolver(catalog, () => time);
+    await groups.groupsOf('user:default/ada');
+    time = 29_000;
+    await groups.groupsOf('User:default/Ada');
+    expect(spy).toHaveBeenCalledTimes(1);
+    time = 31_000;
+    await groups.groupsOf('user:default/ada');
+    expect(spy).toHaveBeenCalledTimes(2);
+  });
+
+  it('answers no groups when the catalog fails, and does not keep that answer', async () => {
+    const catalog = catalogServiceMock({ entities });
+    const spy = jest
+      .spyOn(catalog, 'getEntityByRef')
+      .mockRejectedValueOnce(new Error('catalog down'));
+    const groups = resolver(catalog);
+    expect(await groups.groupsOf('user:default/ada')).toEqual([]);
+    expect(await groups.groupsOf('user:default/ada')).toContain(
+      'group:default/hall-1',
+    );
+    expect(spy).toHaveBeenCalledTimes(2);
+  });
+});

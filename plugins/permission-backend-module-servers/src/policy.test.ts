@@ -1,0 +1,87 @@
+import { mockCredentials } from '@backstage/backend-test-utils';
+import { ConfigReader } from '@backstage/config';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import {
+  serverActionPermissions,
+  serversReadPermission,
+} from '@rackside/plugin-servers-common';
+import { readServersPolicyConfig } from './config';
+import { ServersPermissionPolicy } from './policy';
+
+const catalogRead = {
+  type: 'basic' as const,
+  name: 'catalog.entity.read',
+  attributes: { action: 'read' as const },
+};
+
+function policy(otherPermissions: 'allow' | 'deny') {
+  return new ServersPermissionPolicy(
+    readServersPolicyConfig(
+      new ConfigReader({
+        permission: {
+          rackside: {
+            otherPermissions,
+            tiers: { read: ['group:default/viewers'] },
+            principals: [
+              { ref: 'user:default/lee', allow: ['servers:cordon'] },
+            ],
+          },
+        },
+      }),
+    ),
+    {
+      groupsOf: async ref =>
+        ref === 'user:default/vic' ? ['group:default/viewers'] : [],
+    },
+  );
+}
+
+const asUser = (ref: string) => ({
+  credentials: mockCredentials.user(ref),
+  info: { userEntityRef: ref, ownershipEntityRefs: [ref] },
+});
+
+describe('ServersPermissionPolicy', () => {
+  it('decides Rackside permissions from the user and its catalog groups', async () => {
+    const p = policy('deny');
+    await expect(
+      p.handle(
+        { permission: serversReadPermission },
+        asUser('user:default/vic'),
+      ),
+    ).resolves.toEqual({ result: AuthorizeResult.ALLOW });
+    await expect(
+      p.handle(
+        { permission: serversReadPermission },
+        asUser('user:default/lee'),
+      ),
+    ).resolves.toEqual({ result: AuthorizeResult.DENY });
+    await expect(
+      p.handle(
+        { permission: serverActionPermissions.cordon },
+        asUser('User:default/Lee'),
+      ),
+    ).resolves.toEqual({ result: AuthorizeResult.ALLOW });
+  });
+
+  it('denies Rackside permissions without a user', async () => {
+    await expect(
+      policy('allow').handle({ permission: serversReadPermission }),
+    ).resolves.toEqual({ result: AuthorizeResult.DENY });
+  });
+
+  it.each(['allow', 'deny'] as const)(
+    'answers %s for permissions that are not Rackside’s',
+    async setting => {
+      await expect(
+        policy(setting).handle(
+          { permission: catalogRead },
+          asUser('user:default/vic'),
+        ),
+      ).resolves.toEqual({
+        result:
+          setting === 'allow' ? AuthorizeResult.ALLOW : AuthorizeResult.DENY,
+      });
+    },
+  );
+});
