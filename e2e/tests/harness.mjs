@@ -5,7 +5,9 @@
 // for. Plain ESM, Node 24.
 //
 //   const portal = await startPortal();   // { baseUrl, rackDir, kubectl(...args), stop() }
-//   startPortal({ net, port, deny: ['servers:cordon'] })  // deny = permissions denied to everyone
+//   startPortal({ net, port, user: 'contractor' })  // sign in as user:default/contractor
+//   (the users and groups of examples/org.yaml; what each may do is the
+//   permission.rackside policy of app-config.yaml)
 //   ...
 //   await portal.stop();
 //
@@ -199,12 +201,13 @@ export async function startPortal(opts = {}) {
         `    port: ${port}`,
         '  cors:',
         `    origin: ${baseUrl}`,
-        // The demo backend's policy (packages/backend/src/demoPolicy.ts).
-        ...(opts.deny?.length
+        // Who the guest sign-in signs in as (examples/org.yaml).
+        ...(opts.user
           ? [
-              'rackside:',
-              '  demoPolicy:',
-              `    deny: ${JSON.stringify(opts.deny)}`,
+              'auth:',
+              '  providers:',
+              '    guest:',
+              `      userEntityRef: user:default/${opts.user}`,
             ]
           : []),
         '',

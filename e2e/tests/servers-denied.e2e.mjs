@@ -1,5 +1,8 @@
-// Browser test of a user whose policy denies servers:cordon: the Servers page
-// offers no Cordon, and a direct API call gets 403 with nothing written.
+// Browser test of a user whose group is denied servers:cordon: the contractor
+// of examples/org.yaml is a plant engineer (allowed to cordon plant-a's
+// workers) and also in group contractors, whose deny line in app-config's
+// permission.rackside wins. The Servers page offers no Cordon, and a direct
+// API call gets 403 with nothing written.
 // Its own rack (net 191) and port (7008), so it never meets servers.e2e.mjs.
 //
 //   node --test e2e/tests/*.e2e.mjs
@@ -18,7 +21,7 @@ before(
     portal = await startPortal({
       net: Number(process.env.RACKSIDE_E2E_NET ?? 190) + 1,
       port: Number(process.env.RACKSIDE_E2E_PORT ?? 7007) + 1,
-      deny: ['servers:cordon'],
+      user: 'contractor',
     });
     chrome = await launchBrowser();
     context = chrome.context;
@@ -35,7 +38,7 @@ const maintenances = () =>
   portal.kubectl('get', 'nodemaintenances', '-A', '-o', 'name').trim();
 
 test(
-  'a user denied servers:cordon sees no Cordon and gets 403 from the API',
+  'a user whose group is denied servers:cordon sees no Cordon and gets 403 from the API',
   { timeout: 300_000 },
   async () => {
     const page = await context.newPage();

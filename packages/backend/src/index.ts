@@ -14,10 +14,9 @@ backend.add(import('@backstage/plugin-auth-backend-module-guest-provider'));
 backend.add(import('@backstage/plugin-catalog-backend'));
 
 backend.add(import('@backstage/plugin-permission-backend'));
-// Replaced by @rackside/plugin-permission-backend-module-servers once its
-// app-config policy lands; until then every authenticated user is allowed
-// everything but the permissions listed under rackside.demoPolicy.deny.
-backend.add(import('./demoPolicy'));
+// Rackside's app-config policy: tiers, allow and deny lines under
+// permission.rackside in app-config.yaml, groups from the catalog.
+backend.add(import('@rackside/plugin-permission-backend-module-servers'));
 
 // Signals need the events bus to fan out "changed" notices.
 backend.add(import('@backstage/plugin-events-backend'));

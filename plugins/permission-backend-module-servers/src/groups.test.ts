@@ -66,6 +66,15 @@ describe('CatalogGroupResolver', () => {
     expect(spy).toHaveBeenCalledTimes(2);
   });
 
+  it('asks again about a user the catalog does not know yet', async () => {
+    const catalog = catalogServiceMock({ entities });
+    const spy = jest.spyOn(catalog, 'getEntityByRef');
+    const groups = resolver(catalog);
+    expect(await groups.groupsOf('user:default/newcomer')).toEqual([]);
+    expect(await groups.groupsOf('user:default/newcomer')).toEqual([]);
+    expect(spy).toHaveBeenCalledTimes(2);
+  });
+
   it('answers no groups when the catalog fails, and does not keep that answer', async () => {
     const catalog = catalogServiceMock({ entities });
     const spy = jest

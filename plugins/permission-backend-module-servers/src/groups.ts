@@ -26,12 +26,12 @@ function targets(entity: Entity | undefined, type: string): string[] {
  * their `childOf` parents, so a grant to `group:default/plant` reaches the
  * members of its child teams. Answers are kept for `cacheSeconds`; a catalog
  * failure is logged and counts as "no groups" (the user keeps only what was
- * granted to them by name), and is not cached.
+ * granted to them by name); neither it nor an unknown user is cached.
  */
 export class CatalogGroupResolver implements GroupResolver {
   private readonly cache = new Map<
     string,
-    { at: number; groups: Promise<string[]> }
+    { at: number; groups: Promise<string[] | undefined> }
   >();
 
   constructor(
@@ -49,12 +49,19 @@ export class CatalogGroupResolver implements GroupResolver {
     const now = (this.options.now ?? Date.now)();
     const hit = this.cache.get(key);
     if (hit && now - hit.at < this.options.cacheSeconds * 1000) {
-      return hit.groups;
+      return (await hit.groups) ?? [];
     }
     const groups = this.lookup(key);
     this.cache.set(key, { at: now, groups });
     try {
-      return await groups;
+      const found = await groups;
+      // A user the catalog does not know (yet: it may still be ingesting
+      // the org) is asked about again next time rather than kept groupless.
+      if (found === undefined) {
+        this.cache.delete(key);
+        return [];
+      }
+      return found;
     } catch (error) {
       this.cache.delete(key);
       this.options.logger.warn(
@@ -64,10 +71,11 @@ export class CatalogGroupResolver implements GroupResolver {
     }
   }
 
-  private async lookup(userRef: string): Promise<string[]> {
+  private async lookup(userRef: string): Promise<string[] | undefined> {
     const { catalog, auth } = this.options;
     const credentials = await auth.getOwnServiceCredentials();
     const user = await catalog.getEntityByRef(userRef, { credentials });
+    if (!user) return undefined;
     const found = new Set<string>();
     let frontier = targets(user, RELATION_MEMBER_OF);
     for (
