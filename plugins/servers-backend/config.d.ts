@@ -55,5 +55,19 @@ export interface Config {
        */
       hint?: string;
     };
+    /**
+     * Pre-flight acknowledgements (drain, reboot, shutdown). A pre-flight token
+     * binds the impact the user was shown, for that user, for 15 minutes.
+     */
+    preflight?: {
+      /**
+       * Key that signs pre-flight tokens. Set the same value on every replica
+       * of the backend; without it each process makes a random key, so a
+       * token is only accepted by the replica that issued it (and not after
+       * a restart).
+       * @visibility secret
+       */
+      secret?: string;
+    };
   };
 }

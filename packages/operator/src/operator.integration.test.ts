@@ -2,229 +2,51 @@
  * The operator against the real apiserver of the simulated rack, running with its own
  * ServiceAccount and a minimal ClusterRole (as the chart grants it).
  */
-import {
-  CoordinationV1Api,
-  CoreV1Api,
-  RbacAuthorizationV1Api,
-  type KubeConfig,
-} from '@kubernetes/client-node';
-import {
-  nodeMaintenanceResource,
-  type NodeMaintenance,
-} from '@rackside/plugin-servers-common';
-import {
-  coreResources,
-  ResourceClient,
-  type NodeObject,
-} from '@rackside/plugin-servers-node';
-import {
-  REPO_ROOT,
-  startTestRack,
-  type TestRack,
-  eventually,
-} from '@rackside/rack-testing';
+import { CoordinationV1Api } from '@kubernetes/client-node';
+import type { NodeMaintenance } from '@rackside/plugin-servers-common';
+import type { NodeObject, ResourceClient } from '@rackside/plugin-servers-node';
+import type { TestRack } from '@rackside/rack-testing';
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { parse } from 'yaml';
-import { startOperator, type Operator } from './operator';
+import type { Operator } from './operator';
+import {
+  flag,
+  OPERATOR_NAMESPACE as NS,
+  startOperatorRack,
+  type OperatorRack,
+} from './testing/operatorRack';
 
 jest.setTimeout(60_000);
 
-const NS = 'rackside-system';
-const SA = 'rackside-operator';
-
+let env: OperatorRack;
 let rack: TestRack;
-let admin: KubeConfig;
-let operatorKc: KubeConfig;
+let admin: OperatorRack['admin'];
 let nms: ResourceClient<NodeMaintenance>;
 let nodes: ResourceClient<NodeObject>;
-let core: CoreV1Api;
 let operator: Operator | undefined;
-
-/** The operator's log, printed when a test fails. */
-const logs: string[] = [];
-
-const flag = { by: 'user:default/ops', reason: 'done' };
-
-function start(extra: Partial<Parameters<typeof startOperator>[0]> = {}) {
-  return startOperator({
-    kubeConfig: operatorKc,
-    leaseNamespace: NS,
-    leaseDurationSeconds: 10,
-    retryPeriodMs: 500,
-    log: message => logs.push(message),
-    ...extra,
-  });
-}
-
-function waitFor<T>(
-  what: string,
-  fn: () => Promise<T | undefined | false>,
-  timeoutMs = 30_000,
-): Promise<T> {
-  return eventually(what, fn, {
-    timeoutMs,
-    intervalMs: 200,
-    detail: () => `operator log:\n${logs.slice(-30).join('\n')}`,
-  });
-}
-
-async function create(name: string, nodeName: string, intent = 'cordon') {
-  await nms.create({
-    apiVersion: nodeMaintenanceResource.apiVersion,
-    kind: 'NodeMaintenance',
-    metadata: { name },
-    spec: { nodeName, intent, reason: 'integration test' },
-  } as NodeMaintenance);
-}
-
-function phaseIs(name: string, phase: string) {
-  return waitFor(`${name} in ${phase}`, async () => {
-    const nm = await nms.get(name);
-    return nm.status?.phase === phase && nm;
-  });
-}
-
-async function unschedulable(node: string) {
-  return (await nodes.get(node)).spec?.unschedulable === true;
-}
-
-async function eventReasons(name: string): Promise<string[]> {
-  const list = await core.listNamespacedEvent({
-    namespace: 'default',
-    fieldSelector: `involvedObject.name=${name}`,
-  });
-  return list.items.map(e => e.reason ?? '');
-}
-
-async function applyCrds() {
-  const dir = path.join(REPO_ROOT, 'crds');
-  const crds = new ResourceClient<any>(admin, {
-    group: 'apiextensions.k8s.io',
-    version: 'v1',
-    plural: 'customresourcedefinitions',
-    kind: 'CustomResourceDefinition',
-    namespaced: false,
-  });
-  for (const file of fs.readdirSync(dir).filter(f => f.endsWith('.yaml'))) {
-    const crd = parse(fs.readFileSync(path.join(dir, file), 'utf8'));
-    await crds.apply(crd, { force: true });
-    await waitFor(`${crd.metadata.name} Established`, async () => {
-      const got = await crds.get(crd.metadata.name);
-      return (got.status?.conditions ?? []).some(
-        (c: any) => c.type === 'Established' && c.status === 'True',
-      );
-    });
-  }
-}
-
-async function createOperatorIdentity() {
-  await core.createNamespace({ body: { metadata: { name: NS } } });
-  await core.createNamespacedServiceAccount({
-    namespace: NS,
-    body: { metadata: { name: SA } },
-  });
-  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
-  await rbac.createClusterRole({
-    body: {
-      metadata: { name: SA },
-      rules: [
-        {
-          apiGroups: [''],
-          resources: ['nodes'],
-          verbs: ['get', 'list', 'watch', 'patch'],
-        },
-        {
-          apiGroups: ['rackside.dev'],
-          resources: ['nodemaintenances', 'nodemaintenances/status'],
-          verbs: ['get', 'list', 'watch', 'update', 'patch'],
-        },
-        { apiGroups: [''], resources: ['events'], verbs: ['create', 'patch'] },
-      ],
-    },
-  });
-  await rbac.createClusterRoleBinding({
-    body: {
-      metadata: { name: SA },
-      roleRef: {
-        apiGroup: 'rbac.authorization.k8s.io',
-        kind: 'ClusterRole',
-        name: SA,
-      },
-      subjects: [{ kind: 'ServiceAccount', name: SA, namespace: NS }],
-    },
-  });
-  await rbac.createNamespacedRole({
-    namespace: NS,
-    body: {
-      metadata: { name: SA },
-      rules: [
-        {
-          apiGroups: ['coordination.k8s.io'],
-          resources: ['leases'],
-          verbs: ['get', 'create', 'update'],
-        },
-      ],
-    },
-  });
-  await rbac.createNamespacedRoleBinding({
-    namespace: NS,
-    body: {
-      metadata: { name: SA },
-      roleRef: {
-        apiGroup: 'rbac.authorization.k8s.io',
-        kind: 'Role',
-        name: SA,
-      },
-      subjects: [{ kind: 'ServiceAccount', name: SA, namespace: NS }],
-    },
-  });
-  // TokenRequest directly: rack.serviceAccountToken's dynamic import needs ESM in Jest.
-  const token = await core.createNamespacedServiceAccountToken({
-    namespace: NS,
-    name: SA,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  operatorKc = rack.tokenKubeConfig(token.status!.token);
-}
+let start: OperatorRack['start'];
+let waitFor: OperatorRack['waitFor'];
+let create: OperatorRack['create'];
+let phaseIs: OperatorRack['phaseIs'];
+let unschedulable: OperatorRack['unschedulable'];
+let eventReasons: OperatorRack['eventReasons'];
 
 beforeAll(async () => {
-  rack = await startTestRack({
+  env = await startOperatorRack({
     withTalos: false,
     withRedfish: false,
     withWorkloads: false,
   });
-  admin = rack.adminKubeConfig();
-  core = admin.makeApiClient(CoreV1Api);
-  nms = new ResourceClient<NodeMaintenance>(admin, nodeMaintenanceResource);
-  nodes = new ResourceClient<NodeObject>(admin, coreResources.nodes);
-  await applyCrds();
-  await createOperatorIdentity();
-  // The rack's nodes are Ready before the tests rely on it.
-  await waitFor(
-    'worker nodes Ready',
-    async () => {
-      const { items } = await nodes.list();
-      return (
-        items.length >= 10 &&
-        items.every(n =>
-          (n.status?.conditions ?? []).some(
-            c => c.type === 'Ready' && c.status === 'True',
-          ),
-        )
-      );
-    },
-    120_000,
-  );
+  ({ rack, admin, nms, nodes, start, waitFor, create, phaseIs } = env);
+  ({ unschedulable, eventReasons } = env);
   operator = await start();
   await waitFor('operator ready', async () => operator!.isReady());
 }, 240_000);
 
 afterAll(async () => {
   await operator?.stop();
-  await rack?.stop();
+  await env?.stop();
 }, 60_000);
 
 describe('NodeMaintenance, intent cordon', () => {
@@ -291,15 +113,21 @@ describe('NodeMaintenance, intent cordon', () => {
     expect(await eventReasons('busy-2')).toContain('Refused');
   });
 
-  it('parks a drain in Cordoned and says the intent is not executed', async () => {
+  it('drains a node without pods straight to Drained and parks there', async () => {
     await create('drain-w5', 'worker-5', 'drain');
-    const nm = await phaseIs('drain-w5', 'Cordoned');
-    expect(nm.status?.message).toContain('not executed');
-    const reasons = await waitFor('events', async () => {
-      const r = await eventReasons('drain-w5');
-      return r.includes('IntentNotExecuted') && r;
+    const nm = await phaseIs('drain-w5', 'Drained');
+    expect(nm.status?.drain).toMatchObject({
+      total: 0,
+      evicted: 0,
+      pending: 0,
     });
-    expect(reasons).toContain('IntentNotExecuted');
+    expect(nm.status?.history?.map(h => h.phase)).toEqual([
+      'Requested',
+      'Cordoned',
+      'Draining',
+      'Drained',
+    ]);
+    expect(await unschedulable('worker-5')).toBe(true);
   });
 
   it('admits exactly one of two reboots racing for the last quorum margin', async () => {
@@ -313,16 +141,17 @@ describe('NodeMaintenance, intent cordon', () => {
           async n => (await nms.get(n)).status?.phase,
         ),
       );
-      return phases.every(p => p === 'Cordoned' || p === 'Refused') && phases;
+      return phases.every(p => p === 'Drained' || p === 'Refused') && phases;
     });
-    expect([...settled].sort()).toEqual(['Cordoned', 'Refused']);
+    // This operator version drains a reboot and parks it in Drained.
+    expect([...settled].sort()).toEqual(['Drained', 'Refused']);
     const refused = (
       await Promise.all(['race-cp1', 'race-cp2'].map(n => nms.get(n)))
     ).find(nm => nm.status?.phase === 'Refused')!;
     expect(refused.status?.refusal).toMatchObject({ members: 3, quorum: 2 });
     // Let the rest of the file use the control plane again.
     for (const n of ['race-cp1', 'race-cp2']) {
-      if ((await nms.get(n)).status?.phase === 'Cordoned') {
+      if ((await nms.get(n)).status?.phase === 'Drained') {
         await nms.patch(n, { spec: { abandon: flag } } as any);
         await phaseIs(n, 'Complete');
       }

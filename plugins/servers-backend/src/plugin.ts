@@ -13,6 +13,7 @@ import {
 } from '@rackside/plugin-servers-node';
 import { createRouter } from './router';
 import { clusterRegistryServiceRef } from './service/clusterRegistry';
+import { PreflightTokens } from './service/preflight';
 import { readReasonPolicy } from './service/reasonPolicy';
 import { serverResourceOf } from './service/view';
 
@@ -66,6 +67,9 @@ export const serversPlugin = createBackendPlugin({
           }`,
         );
         const reasonPolicy = readReasonPolicy(config);
+        const preflightTokens = new PreflightTokens(
+          config.getOptionalString('servers.preflight.secret'),
+        );
 
         permissionsRegistry.addPermissions(serversPermissions);
         permissionsRegistry.addResourceType({
@@ -127,6 +131,7 @@ export const serversPlugin = createBackendPlugin({
             auditor,
             logger,
             reasonPolicy,
+            preflightTokens,
             applyConditions,
           }),
         );

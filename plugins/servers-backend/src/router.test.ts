@@ -18,7 +18,13 @@ import request from 'supertest';
 import { serversPlugin } from './plugin';
 import { clusterRegistryServiceRef } from './service/clusterRegistry';
 import { staticClusterRegistry } from './service/clusterRegistry';
-import { FakeCluster, fakeMaintenance, fakeNode } from './testing/fakeCluster';
+import {
+  FakeCluster,
+  fakeBudget,
+  fakeMaintenance,
+  fakeNode,
+  fakePod,
+} from './testing/fakeCluster';
 
 function rack(): FakeCluster {
   return new FakeCluster(
@@ -544,7 +550,7 @@ describe('POST actions', () => {
   it('refuses the actions not carried out yet with a clear 400', async () => {
     const cluster = rack();
     const { server } = await start(cluster);
-    for (const action of ['drain', 'reboot', 'shutdown', 'power-on']) {
+    for (const action of ['reboot', 'shutdown', 'power-on']) {
       const res = await request(server)
         .post(url('worker-1', action))
         .send({ reason: REASON, typedName: 'worker-1', preflightToken: 't' });
@@ -552,6 +558,294 @@ describe('POST actions', () => {
       expect(res.body.error.message).toMatch(/not yet available/);
     }
     expect(cluster.writes).toBe(0);
+  });
+});
+
+describe('pre-flight and drain', () => {
+  const url = (node: string, action: string) =>
+    `/api/servers/clusters/plant-a/servers/${node}/actions/${action}`;
+  const preflightUrl = (node: string, query = 'action=drain') =>
+    `/api/servers/clusters/plant-a/servers/${node}/preflight?${query}`;
+
+  function withWorkloads(): FakeCluster {
+    const cluster = rack();
+    cluster.pods.set('worker-1', [
+      fakePod('web-1', 'worker-1', { app: 'web' }),
+      fakePod('payments-1', 'worker-1', { app: 'payments' }),
+      fakePod('exporter-a', 'worker-1', {
+        namespace: 'monitoring',
+        owner: 'DaemonSet/node-exporter',
+      }),
+    ]);
+    cluster.pods.set('worker-2', [
+      fakePod('debug-shell', 'worker-2', { namespace: 'ops', owner: null }),
+      fakePod('cache-1', 'worker-2', { emptyDir: true }),
+    ]);
+    cluster.budgets = [
+      fakeBudget('web', 'web', 1),
+      fakeBudget('payments', 'payments', 0),
+    ];
+    return cluster;
+  }
+
+  it('shows pods to evict, DaemonSet pods kept, budgets, quorum effect, ceremony and a token', async () => {
+    const { server } = await start(withWorkloads());
+    const res = await request(server).get(preflightUrl('worker-1'));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      cluster: 'plant-a',
+      node: 'worker-1',
+      action: 'drain',
+      options: { deleteEmptyDirData: false, force: false },
+      refused: [],
+      canProceed: true,
+      blockers: [],
+      ceremony: { level: 'preflight' },
+      quorum: { verdict: 'allow', members: 3, quorum: 2, ready: 3 },
+    });
+    expect(res.body.evict.map((p: any) => `${p.namespace}/${p.name}`)).toEqual([
+      'shop/payments-1',
+      'shop/web-1',
+    ]);
+    expect(res.body.daemonSet.map((p: any) => p.name)).toEqual(['exporter-a']);
+    expect(
+      res.body.budgets.map((b: any) => [b.name, b.blocksNow, b.pods]),
+    ).toEqual([
+      ['payments', true, ['shop/payments-1']],
+      ['web', false, ['shop/web-1']],
+    ]);
+    expect(res.body.token).toEqual(expect.any(String));
+  });
+
+  it('lists refused pods with their causes and allows them with the options', async () => {
+    const { server } = await start(withWorkloads());
+    const res = await request(server).get(preflightUrl('worker-2'));
+    expect(res.body.canProceed).toBe(false);
+    expect(res.body.refused.map((r: any) => [r.pod.name, r.causes])).toEqual([
+      ['debug-shell', ['unmanaged']],
+      ['cache-1', ['emptyDir']],
+    ]);
+    expect(res.body.blockers[0]).toMatch(/2 pod\(s\) cannot be evicted/);
+    const allowed = await request(server).get(
+      preflightUrl(
+        'worker-2',
+        'action=drain&force=true&deleteEmptyDirData=true',
+      ),
+    );
+    expect(allowed.body).toMatchObject({
+      canProceed: true,
+      refused: [],
+      options: { force: true, deleteEmptyDirData: true },
+    });
+    expect(allowed.body.evict).toHaveLength(2);
+  });
+
+  it('400 for an unknown action or option value, 403 without the action permission', async () => {
+    const { server } = await start(withWorkloads(), {
+      decisions: { 'servers:drain': AuthorizeResult.DENY },
+    });
+    const bad = await request(server).get(
+      preflightUrl('worker-1', 'action=cordon'),
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toMatch(/drain, reboot, shutdown/);
+    const badFlag = await request(server).get(
+      preflightUrl('worker-1', 'action=reboot&force=yes'),
+    );
+    expect(badFlag.status).toBe(400);
+    expect(badFlag.body.error.message).toMatch(/force must be true or false/);
+    const denied = await request(server).get(preflightUrl('worker-1'));
+    expect(denied.status).toBe(403);
+    expect(denied.body.error.message).toMatch(/servers:drain/);
+  });
+
+  it('drains with the acknowledged token and records the snapshot and options', async () => {
+    const cluster = withWorkloads();
+    const { server, events } = await start(cluster);
+    const pre = await request(server).get(preflightUrl('worker-1'));
+    const res = await request(server)
+      .post(url('worker-1', 'drain'))
+      .send({ reason: REASON, preflightToken: pre.body.token });
+    expect(res.status).toBe(201);
+    expect(cluster.created).toHaveLength(1);
+    const spec = cluster.created[0].spec;
+    expect(spec).toMatchObject({
+      nodeName: 'worker-1',
+      intent: 'drain',
+      reason: REASON,
+      drain: { deleteEmptyDirData: false, force: false },
+      preflight: {
+        takenAt: pre.body.takenAt,
+        token: pre.body.token,
+        ceremony: 'preflight',
+        pods: [
+          { namespace: 'shop', name: 'payments-1' },
+          { namespace: 'shop', name: 'web-1' },
+        ],
+        blockingPDBs: [{ namespace: 'shop', name: 'payments' }],
+        quorum: { members: 3, quorum: 2, ready: 3, margin: 1 },
+      },
+    });
+    expect(events.at(-1)).toMatchObject({
+      outcome: 'success',
+      meta: { action: 'drain', maintenance: res.body.name, node: 'worker-1' },
+    });
+  });
+
+  it('409 with the new pre-flight when the impact changed, nothing written', async () => {
+    const cluster = withWorkloads();
+    const { server, events } = await start(cluster);
+    const pre = await request(server).get(preflightUrl('worker-1'));
+    cluster.pods
+      .get('worker-1')!
+      .push(fakePod('web-2', 'worker-1', { app: 'web' }));
+    const res = await request(server)
+      .post(url('worker-1', 'drain'))
+      .send({ reason: REASON, preflightToken: pre.body.token });
+    expect(res.status).toBe(409);
+    expect(res.body.error.message).toMatch(/impact changed/);
+    expect(res.body.preflight.evict.map((p: any) => p.name)).toContain('web-2');
+    expect(res.body.preflight.token).not.toBe(pre.body.token);
+    expect(cluster.writes).toBe(0);
+    expect(events.at(-1)).toMatchObject({
+      outcome: 'fail',
+      meta: { outcome: 'conflict' },
+    });
+    // The new token is accepted.
+    const again = await request(server)
+      .post(url('worker-1', 'drain'))
+      .send({ reason: REASON, preflightToken: res.body.preflight.token });
+    expect(again.status).toBe(201);
+  });
+
+  it('409 when the options of the request differ from the acknowledged ones', async () => {
+    const cluster = withWorkloads();
+    const { server } = await start(cluster);
+    const pre = await request(server).get(
+      preflightUrl(
+        'worker-2',
+        'action=drain&force=true&deleteEmptyDirData=true',
+      ),
+    );
+    const res = await request(server)
+      .post(url('worker-2', 'drain'))
+      .send({ reason: REASON, preflightToken: pre.body.token, force: true });
+    expect(res.status).toBe(409);
+    expect(res.body.preflight.canProceed).toBe(false);
+    const ok = await request(server).post(url('worker-2', 'drain')).send({
+      reason: REASON,
+      preflightToken: pre.body.token,
+      force: true,
+      deleteEmptyDirData: true,
+    });
+    expect(ok.status).toBe(201);
+    expect(cluster.created[0].spec.drain).toEqual({
+      deleteEmptyDirData: true,
+      force: true,
+    });
+  });
+
+  it('409 with blockers when pods would be refused, even with a matching token', async () => {
+    const cluster = withWorkloads();
+    const { server } = await start(cluster);
+    const pre = await request(server).get(preflightUrl('worker-2'));
+    const res = await request(server)
+      .post(url('worker-2', 'drain'))
+      .send({ reason: REASON, preflightToken: pre.body.token });
+    expect(res.status).toBe(409);
+    expect(res.body.error.message).toMatch(/cannot be evicted/);
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('400 without a token or with a forged one, nothing written', async () => {
+    const cluster = withWorkloads();
+    const { server } = await start(cluster);
+    const none = await request(server)
+      .post(url('worker-1', 'drain'))
+      .send({ reason: REASON });
+    expect(none.status).toBe(400);
+    expect(none.body.error.message).toMatch(/pre-flight token/);
+    const pre = await request(server).get(preflightUrl('worker-1'));
+    const [body] = pre.body.token.split('.');
+    const forged = await request(server)
+      .post(url('worker-1', 'drain'))
+      .send({ reason: REASON, preflightToken: `${body}.AAAA` });
+    expect(forged.status).toBe(400);
+    expect(forged.body.error.message).toMatch(/not valid/);
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('a token is bound to the user it was shown to', async () => {
+    const cluster = withWorkloads();
+    const alice = await start(cluster, {
+      credentials: mockCredentials.user('user:default/alice'),
+    });
+    const pre = await request(alice.server).get(preflightUrl('worker-1'));
+    const bob = await start(cluster, {
+      credentials: mockCredentials.user('user:default/bob'),
+      config: { preflight: { secret: 'shared' } },
+    });
+    const res = await request(bob.server)
+      .post(url('worker-1', 'drain'))
+      .send({ reason: REASON, preflightToken: pre.body.token });
+    expect(res.status).toBe(400);
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('tokens from one replica are accepted by another with the same secret, and only the same user', async () => {
+    const cluster = withWorkloads();
+    const config = { preflight: { secret: 'shared between replicas' } };
+    const one = await start(cluster, { config });
+    const two = await start(cluster, { config });
+    const pre = await request(one.server).get(preflightUrl('worker-1'));
+    const res = await request(two.server)
+      .post(url('worker-1', 'drain'))
+      .send({ reason: REASON, preflightToken: pre.body.token });
+    expect(res.status).toBe(201);
+    const other = await start(cluster, {
+      config,
+      credentials: mockCredentials.user('user:default/mallory'),
+    });
+    const pre2 = await request(one.server).get(
+      preflightUrl(
+        'worker-2',
+        'action=drain&force=true&deleteEmptyDirData=true',
+      ),
+    );
+    const stolen = await request(other.server)
+      .post(url('worker-2', 'drain'))
+      .send({
+        reason: REASON,
+        preflightToken: pre2.body.token,
+        force: true,
+        deleteEmptyDirData: true,
+      });
+    expect(stolen.status).toBe(400);
+    expect(stolen.body.error.message).toMatch(/another user/);
+  });
+
+  it('offers drain on a node without a maintenance, not on one under maintenance or virtual', async () => {
+    const cluster = withWorkloads();
+    cluster.maintenanceList.push(
+      fakeMaintenance('c', 'worker-2', 'cordon', 'Cordoned'),
+    );
+    const { server } = await start(cluster);
+    const res = await request(server).get(
+      '/api/servers/clusters/plant-a/servers',
+    );
+    const byName = Object.fromEntries(
+      res.body.items.map((s: any) => [s.name, s.actions.drain]),
+    );
+    expect(byName['worker-1']).toMatchObject({
+      offered: true,
+      ceremony: { level: 'preflight' },
+    });
+    expect(byName['worker-3'].offered).toBe(true);
+    expect(byName['worker-2']).toMatchObject({
+      offered: false,
+      why: expect.stringMatching(/already under maintenance c/),
+    });
+    expect(byName['virt-1'].offered).toBe(false);
   });
 });
 

@@ -24,6 +24,7 @@ import {
   isServerAction,
   nodeFactsFromNode,
   offerFor,
+  PREFLIGHT_ACTIONS,
   powerAdvertisementOf,
   RACKSIDE_API_VERSION,
   SERVER_ACTIONS,
@@ -34,6 +35,7 @@ import {
   type ClusterSummaryResponse,
   type GuardResult,
   type MaintenanceListResponse,
+  type PreflightAction,
   type ServerAction,
   type ServerListResponse,
 } from '@rackside/plugin-servers-common';
@@ -45,6 +47,13 @@ import {
 import express from 'express';
 import Router from 'express-promise-router';
 import { z } from 'zod';
+import {
+  computePreflight,
+  PreflightConflictError,
+  type PreflightImpact,
+  type PreflightOptions,
+  type PreflightTokens,
+} from './service/preflight';
 import { checkReason, type ReasonPolicy } from './service/reasonPolicy';
 import type { ClusterRegistry, ClusterState } from './service/types';
 import {
@@ -68,6 +77,8 @@ export interface RouterOptions {
   auditor: AuditorService;
   logger: LoggerService;
   reasonPolicy: ReasonPolicy;
+  /** Signs and checks pre-flight acknowledgement tokens. */
+  preflightTokens: PreflightTokens;
   /** Applies a conditional decision of `servers:*` to one server. */
   applyConditions: (
     decision: PolicyDecision,
@@ -106,7 +117,24 @@ const actionBodySchema = z.object({
     .string({ invalid_type_error: 'typedName must be a string' })
     .max(253)
     .optional(),
+  deleteEmptyDirData: z
+    .boolean({ invalid_type_error: 'deleteEmptyDirData must be a boolean' })
+    .optional(),
+  force: z
+    .boolean({ invalid_type_error: 'force must be a boolean' })
+    .optional(),
 });
+
+function isPreflightAction(action: string): action is PreflightAction {
+  return (PREFLIGHT_ACTIONS as readonly string[]).includes(action);
+}
+
+/** `true` / `false` / absent in a query string; anything else is a 400. */
+function queryFlag(value: unknown, name: string): boolean {
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  throw new InputError(`${name} must be true or false`);
+}
 
 function parseBody(body: unknown) {
   const parsed = actionBodySchema.safeParse(body ?? {});
@@ -139,6 +167,39 @@ function outcomeOf(error: unknown): string {
   return OUTCOMES[(error as Error)?.name] ?? 'failed';
 }
 
+/** What is kept on the NodeMaintenance of the pre-flight the requester acknowledged. */
+function preflightRecord(impact: PreflightImpact, token: string) {
+  const level = impact.ceremony.level;
+  if (level === 'refused') {
+    throw new TypeError('a refused action has no pre-flight to record');
+  }
+  const q = impact.quorum;
+  return {
+    takenAt: impact.takenAt,
+    token,
+    ceremony: level,
+    pods: impact.evict
+      .slice(0, 2000)
+      .map(p => ({ namespace: p.namespace, name: p.name })),
+    blockingPDBs: impact.budgets
+      .filter(b => b.blocksNow)
+      .slice(0, 500)
+      .map(b => ({ namespace: b.namespace, name: b.name })),
+    quorum:
+      q.members !== null &&
+      q.quorum !== null &&
+      q.ready !== null &&
+      q.margin !== null
+        ? {
+            members: q.members,
+            quorum: q.quorum,
+            ready: q.ready,
+            margin: q.margin,
+          }
+        : undefined,
+  };
+}
+
 function maintenanceName(node: string, intent: string): string {
   const stamp = Date.now().toString(36);
   const base = `${node}-${intent}`.slice(0, 253 - stamp.length - 1);
@@ -156,6 +217,7 @@ export async function createRouter(
     auditor,
     logger,
     reasonPolicy,
+    preflightTokens,
     applyConditions,
   } = options;
   const router = Router();
@@ -356,6 +418,90 @@ export async function createRouter(
     res.json(maintenanceView(m));
   });
 
+  /** Authorises one action on one server; 403 naming the permission otherwise. */
+  async function requireAction(
+    credentials: BackstageCredentials,
+    cluster: string,
+    nodeName: string,
+    action: ServerAction,
+  ) {
+    const [decision] = await permissions.authorize(
+      [
+        {
+          permission: serverActionPermissions[action],
+          resourceRef: serverResourceRefOf(cluster, nodeName),
+        },
+      ],
+      { credentials },
+    );
+    if (decision.result !== AuthorizeResult.ALLOW) {
+      throw new NotAllowedError(
+        `you are not allowed to ${action} ${nodeName} (${serverActionPermissions[action].name})`,
+      );
+    }
+  }
+
+  /** The impact of an action on a node now, read from the apiserver. */
+  async function currentImpact(
+    cluster: ClusterState,
+    snap: ClusterSnapshot,
+    nodeName: string,
+    action: PreflightAction,
+    drainOptions: PreflightOptions,
+  ): Promise<PreflightImpact> {
+    const [pods, budgets] = await Promise.all([
+      cluster.podsOnNode(nodeName),
+      cluster.podDisruptionBudgets(),
+    ]);
+    return computePreflight({
+      cluster: cluster.name,
+      node: nodeName,
+      action,
+      options: drainOptions,
+      snapshot: snap,
+      pods,
+      budgets,
+      now: new Date(),
+    });
+  }
+
+  router.get('/clusters/:cluster/servers/:node/preflight', async (req, res) => {
+    const credentials = await httpAuth.credentials(req, { allow: ['user'] });
+    const cluster = clusterOr404(req.params.cluster);
+    const action = String(req.query.action ?? '');
+    if (!isPreflightAction(action)) {
+      throw new InputError(
+        `action must be one of ${PREFLIGHT_ACTIONS.join(
+          ', ',
+        )}, got "${action}"`,
+      );
+    }
+    const drainOptions = {
+      deleteEmptyDirData: queryFlag(
+        req.query.deleteEmptyDirData,
+        'deleteEmptyDirData',
+      ),
+      force: queryFlag(req.query.force, 'force'),
+    };
+    const filter = await requireRead(credentials);
+    await requireAction(credentials, cluster.name, req.params.node, action);
+    const snap = await snapshot(cluster);
+    const node = findNode(snap, cluster.name, req.params.node);
+    if (!filter(serverResourceOf(cluster.name, node))) {
+      throw new NotFoundError(
+        `no server named ${req.params.node} in cluster ${cluster.name}`,
+      );
+    }
+    const impact = await currentImpact(
+      cluster,
+      snap,
+      req.params.node,
+      action,
+      drainOptions,
+    );
+    res.json(preflightTokens.sign(impact, credentials.principal.userEntityRef));
+  });
+
   router.post(
     '/clusters/:cluster/servers/:node/actions/:action',
     async (req, res) => {
@@ -412,20 +558,7 @@ export async function createRouter(
         const cluster = clusterOr404(req.params.cluster);
 
         // Authorise before anything else is told about the node.
-        const [decision] = await permissions.authorize(
-          [
-            {
-              permission: serverActionPermissions[action],
-              resourceRef: serverResourceRefOf(cluster.name, nodeName),
-            },
-          ],
-          { credentials },
-        );
-        if (decision.result !== AuthorizeResult.ALLOW) {
-          throw new NotAllowedError(
-            `you are not allowed to ${action} ${nodeName} (${serverActionPermissions[action].name})`,
-          );
-        }
+        await requireAction(credentials, cluster.name, nodeName, action);
 
         const body = parseBody(req.body);
         const reasonProblem = checkReason(reasonPolicy, body.reason);
@@ -458,6 +591,36 @@ export async function createRouter(
           throw new InputError(`ceremony not met: ${problems.join(' ')}`);
         }
 
+        let acknowledged: PreflightImpact | undefined;
+        if (isPreflightAction(action)) {
+          const drainOptions = {
+            deleteEmptyDirData: body.deleteEmptyDirData === true,
+            force: body.force === true,
+          };
+          acknowledged = await currentImpact(
+            cluster,
+            snap,
+            nodeName,
+            action,
+            drainOptions,
+          );
+          // 400 for a token that is not ours, 409 with the new pre-flight if it changed.
+          const { takenAt } = preflightTokens.verify(
+            body.preflightToken ?? '',
+            acknowledged,
+            actor,
+            new Date(),
+          );
+          // Same impact as acknowledged: record it as of when the user saw it.
+          acknowledged = { ...acknowledged, takenAt };
+          if (!acknowledged.canProceed) {
+            throw new PreflightConflictError(
+              acknowledged.blockers.join(' '),
+              preflightTokens.sign(acknowledged, actor),
+            );
+          }
+        }
+
         const flag = {
           by: actor,
           reason: body.reason.trim(),
@@ -470,6 +633,10 @@ export async function createRouter(
           active,
           facts.name,
           flag,
+          acknowledged && {
+            impact: acknowledged,
+            token: body.preflightToken ?? '',
+          },
         );
         maintenance = result.name;
         await event.success({
@@ -491,6 +658,16 @@ export async function createRouter(
           });
           await e.fail({ meta: failMeta, error: error as Error });
         }
+        if (error instanceof PreflightConflictError) {
+          // The new pre-flight travels with the 409 so the dialog can show it at once.
+          res.status(409).json({
+            error: { name: error.name, message: error.message },
+            request: { method: req.method, url: req.originalUrl },
+            response: { statusCode: 409 },
+            preflight: error.preflight,
+          });
+          return;
+        }
         throw error;
       }
     },
@@ -503,6 +680,7 @@ export async function createRouter(
     active: ReturnType<typeof activeMaintenanceOf>,
     nodeName: string,
     flag: { by: string; reason: string; at: string },
+    preflight?: { impact: PreflightImpact; token: string },
   ): Promise<{ status: number; name: string; outcome: string }> {
     const unschedulable = node.spec?.unschedulable === true;
     const ending = (m: NonNullable<typeof active>) =>
@@ -573,6 +751,33 @@ export async function createRouter(
           name: created.metadata.name,
           outcome: 'created-with-return-to-service',
         };
+      }
+      case 'drain': {
+        if (active) {
+          throw new ConflictError(
+            `${nodeName} already has a maintenance in progress: ${
+              active.metadata.name
+            } (${active.spec.intent}, ${active.status?.phase ?? 'Requested'})`,
+          );
+        }
+        const { impact, token } = preflight!;
+        const created = await cluster.createMaintenance({
+          apiVersion: RACKSIDE_API_VERSION,
+          kind: 'NodeMaintenance',
+          metadata: { name: maintenanceName(nodeName, action) },
+          spec: {
+            nodeName,
+            intent: action,
+            reason: flag.reason,
+            requestedBy: flag.by,
+            preflight: preflightRecord(impact, token),
+            drain: {
+              deleteEmptyDirData: impact.options.deleteEmptyDirData,
+              force: impact.options.force,
+            },
+          },
+        });
+        return { status: 201, name: created.metadata.name, outcome: 'created' };
       }
       case 'maintenance-abandon': {
         if (!active) {

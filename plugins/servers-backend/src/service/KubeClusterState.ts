@@ -7,6 +7,7 @@ import {
   type RequestFlag,
 } from '@rackside/plugin-servers-common';
 import {
+  CoreClient,
   coreResources,
   createWatchCache,
   makeKubeConfig,
@@ -14,6 +15,8 @@ import {
   resourcePath,
   type ClusterConfig,
   type NodeObject,
+  type PodDisruptionBudgetObject,
+  type PodObject,
   type WatchCache,
 } from '@rackside/plugin-servers-node';
 import type {
@@ -48,6 +51,7 @@ export class KubeClusterState implements ClusterState {
   private readonly maintenanceCache: WatchCache<MaintenanceObject>;
   private readonly powerCache: WatchCache<PowerProvider>;
   private readonly maintenanceClient: ResourceClient<any>;
+  private readonly core: CoreClient;
 
   constructor(cluster: ClusterConfig, logger: LoggerService) {
     this.name = cluster.name;
@@ -79,6 +83,9 @@ export class KubeClusterState implements ClusterState {
       nodeMaintenanceResource,
       { fieldManager: 'rackside-backstage' },
     );
+    this.core = new CoreClient(kubeConfig, {
+      fieldManager: 'rackside-backstage',
+    });
   }
 
   private async synced<
@@ -119,6 +126,14 @@ export class KubeClusterState implements ClusterState {
   async powerProvider(): Promise<PowerProvider | undefined> {
     await this.synced(this.powerCache, 'power provider');
     return this.powerCache.get('default');
+  }
+
+  async podsOnNode(nodeName: string): Promise<PodObject[]> {
+    return this.core.podsOnNode(nodeName);
+  }
+
+  async podDisruptionBudgets(): Promise<PodDisruptionBudgetObject[]> {
+    return (await this.core.podDisruptionBudgets.list()).items;
   }
 
   async createMaintenance(obj: NewMaintenance): Promise<MaintenanceObject> {

@@ -1,10 +1,16 @@
 import type {
+  NodeMaintenanceDrainOptions,
+  NodeMaintenancePreflight,
   NodeMaintenanceSpec,
   NodeMaintenanceStatus,
   PowerProvider,
   RequestFlag,
 } from '@rackside/plugin-servers-common';
-import type { NodeObject } from '@rackside/plugin-servers-node';
+import type {
+  NodeObject,
+  PodDisruptionBudgetObject,
+  PodObject,
+} from '@rackside/plugin-servers-node';
 
 /** A NodeMaintenance as the backend reads it (status may be absent or partial). */
 export interface MaintenanceObject {
@@ -33,6 +39,9 @@ export interface NewMaintenance {
     reason: string;
     requestedBy: string;
     returnToService?: RequestFlag;
+    /** The pre-flight snapshot the requester acknowledged. */
+    preflight?: NodeMaintenancePreflight;
+    drain?: Partial<NodeMaintenanceDrainOptions>;
   };
 }
 
@@ -52,6 +61,13 @@ export interface ClusterState {
   maintenances(): Promise<MaintenanceObject[]>;
   /** The PowerProvider `default`, if any. */
   powerProvider(): Promise<PowerProvider | undefined>;
+  /**
+   * The pods bound to a node, read from the apiserver now: a pre-flight must show the
+   * present, and caching every pod of a cluster would cost the backend far more memory.
+   */
+  podsOnNode(nodeName: string): Promise<PodObject[]>;
+  /** Every PodDisruptionBudget, read now (for the same reason). */
+  podDisruptionBudgets(): Promise<PodDisruptionBudgetObject[]>;
   /** Creates a NodeMaintenance; errors are `@backstage/errors` errors. */
   createMaintenance(obj: NewMaintenance): Promise<MaintenanceObject>;
   /** Sets one request flag on a maintenance (merge patch of spec). */

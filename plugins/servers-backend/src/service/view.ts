@@ -25,6 +25,7 @@ import type { MaintenanceObject } from './types';
 export const IMPLEMENTED_ACTIONS: readonly ServerAction[] = [
   'cordon',
   'uncordon',
+  'drain',
   'maintenance-abandon',
 ];
 
@@ -199,6 +200,14 @@ export function offerOf(
       return unschedulable
         ? { offered: true }
         : { offered: false, why: `${facts.name} is in service.` };
+    case 'drain':
+      // A node cordoned outside Rackside may be drained: abandon restores its cordon.
+      return active
+        ? {
+            offered: false,
+            why: `${facts.name} is already under maintenance ${active.metadata.name}.`,
+          }
+        : { offered: true };
     case 'maintenance-abandon':
       if (!active) {
         return { offered: false, why: `${facts.name} has no maintenance.` };

@@ -3,7 +3,11 @@ import type {
   PowerProvider,
   RequestFlag,
 } from '@rackside/plugin-servers-common';
-import type { NodeObject } from '@rackside/plugin-servers-node';
+import type {
+  NodeObject,
+  PodDisruptionBudgetObject,
+  PodObject,
+} from '@rackside/plugin-servers-node';
 import type {
   ClusterState,
   MaintenanceObject,
@@ -54,6 +58,9 @@ export class FakeCluster implements ClusterState {
     value: RequestFlag;
   }> = [];
   private listeners = new Set<() => void>();
+  /** Pods per node and the budgets, as the pre-flight reads them. */
+  pods = new Map<string, PodObject[]>();
+  budgets: PodDisruptionBudgetObject[] = [];
 
   constructor(
     readonly name: string,
@@ -75,6 +82,12 @@ export class FakeCluster implements ClusterState {
   }
   async powerProvider() {
     return this.provider;
+  }
+  async podsOnNode(nodeName: string) {
+    return this.pods.get(nodeName) ?? [];
+  }
+  async podDisruptionBudgets() {
+    return this.budgets;
   }
   async createMaintenance(obj: NewMaintenance): Promise<MaintenanceObject> {
     if (this.maintenanceList.some(m => m.metadata.name === obj.metadata.name)) {
@@ -135,5 +148,67 @@ export function fakeMaintenance(
       ...extra,
     } as MaintenanceObject['spec'],
     status: phase ? ({ phase } as any) : undefined,
+  };
+}
+
+/** A running pod of a ReplicaSet (or bare, with `owner: null`) on a node. */
+export function fakePod(
+  name: string,
+  nodeName: string,
+  options: {
+    namespace?: string;
+    app?: string;
+    owner?: string | null;
+    emptyDir?: boolean;
+  } = {},
+): PodObject {
+  const owner = options.owner === undefined ? 'ReplicaSet/rs' : options.owner;
+  const [kind, ownerName] = (owner ?? '').split('/');
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      name,
+      namespace: options.namespace ?? 'shop',
+      labels: { app: options.app ?? name },
+      ownerReferences: owner
+        ? [
+            {
+              apiVersion: 'apps/v1',
+              kind,
+              name: ownerName,
+              uid: 'u',
+              controller: true,
+            },
+          ]
+        : undefined,
+    },
+    spec: {
+      nodeName,
+      containers: [],
+      volumes: options.emptyDir ? [{ name: 'scratch', emptyDir: {} }] : [],
+    },
+    status: { phase: 'Running' },
+  };
+}
+
+/** A policy/v1 PodDisruptionBudget selecting `app`. */
+export function fakeBudget(
+  name: string,
+  app: string,
+  disruptionsAllowed: number,
+  namespace = 'shop',
+): PodDisruptionBudgetObject {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name, namespace },
+    spec: { selector: { matchLabels: { app } } },
+    status: {
+      disruptionsAllowed,
+      currentHealthy: 1,
+      desiredHealthy: 1,
+      expectedPods: 1,
+    },
   };
 }

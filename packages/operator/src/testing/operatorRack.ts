@@ -1,0 +1,242 @@
+/*
+ * Shared set-up of the operator's rack tests: a fresh simulated rack with the CRDs, the
+ * operator's ServiceAccount holding exactly the demo's rules (e2e/rack/demo/
+ * operator-access.yaml), and helpers to create maintenances and wait on them.
+ */
+import {
+  CoreV1Api,
+  RbacAuthorizationV1Api,
+  type KubeConfig,
+} from '@kubernetes/client-node';
+import {
+  nodeMaintenanceResource,
+  type NodeMaintenance,
+} from '@rackside/plugin-servers-common';
+import {
+  coreResources,
+  ResourceClient,
+  type NodeObject,
+} from '@rackside/plugin-servers-node';
+import {
+  eventually,
+  REPO_ROOT,
+  startTestRack,
+  type StartTestRackOptions,
+  type TestRack,
+} from '@rackside/rack-testing';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse, parseAllDocuments } from 'yaml';
+import { startOperator, type OperatorOptions } from '../operator';
+
+export const OPERATOR_NAMESPACE = 'rackside-system';
+const SA = 'rackside-operator';
+
+/** A request flag as a person sets it. */
+export const flag = { by: 'user:default/ops', reason: 'done' };
+
+/** The ClusterRole rules the demo grants the operator: the tests run with exactly these. */
+function operatorClusterRules() {
+  const docs = parseAllDocuments(
+    fs.readFileSync(
+      path.join(REPO_ROOT, 'e2e/rack/demo/operator-access.yaml'),
+      'utf8',
+    ),
+  ).map(d => d.toJSON());
+  return docs.find(d => d?.kind === 'ClusterRole').rules;
+}
+
+export interface OperatorRack {
+  rack: TestRack;
+  admin: KubeConfig;
+  /** The operator's own identity (its ServiceAccount token). */
+  operatorKc: KubeConfig;
+  core: CoreV1Api;
+  nms: ResourceClient<NodeMaintenance>;
+  nodes: ResourceClient<NodeObject>;
+  /** The operator's log lines, shown when a wait fails. */
+  logs: string[];
+  start(extra?: Partial<OperatorOptions>): ReturnType<typeof startOperator>;
+  waitFor<T>(
+    what: string,
+    fn: () => Promise<T | undefined | false>,
+    timeoutMs?: number,
+  ): Promise<T>;
+  create(
+    name: string,
+    nodeName: string,
+    intent?: string,
+    spec?: Record<string, unknown>,
+  ): Promise<void>;
+  phaseIs(
+    name: string,
+    phase: string,
+    timeoutMs?: number,
+  ): Promise<NodeMaintenance>;
+  unschedulable(node: string): Promise<boolean>;
+  eventReasons(name: string): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+/** Starts a rack for one test file and prepares the operator's identity on it. */
+export async function startOperatorRack(
+  options: StartTestRackOptions,
+): Promise<OperatorRack> {
+  const rack = await startTestRack(options);
+  const admin = rack.adminKubeConfig();
+  const core = admin.makeApiClient(CoreV1Api);
+  const nms = new ResourceClient<NodeMaintenance>(
+    admin,
+    nodeMaintenanceResource,
+  );
+  const nodes = new ResourceClient<NodeObject>(admin, coreResources.nodes);
+  const logs: string[] = [];
+
+  const waitFor = <T>(
+    what: string,
+    fn: () => Promise<T | undefined | false>,
+    timeoutMs = 30_000,
+  ): Promise<T> =>
+    eventually(what, fn, {
+      timeoutMs,
+      intervalMs: 200,
+      detail: () => `operator log:\n${logs.slice(-30).join('\n')}`,
+    });
+
+  const crds = new ResourceClient<any>(admin, {
+    group: 'apiextensions.k8s.io',
+    version: 'v1',
+    plural: 'customresourcedefinitions',
+    kind: 'CustomResourceDefinition',
+    namespaced: false,
+  });
+  const dir = path.join(REPO_ROOT, 'crds');
+  for (const file of fs.readdirSync(dir).filter(f => f.endsWith('.yaml'))) {
+    const crd = parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+    await crds.apply(crd, { force: true });
+    await waitFor(`${crd.metadata.name} Established`, async () => {
+      const got = await crds.get(crd.metadata.name);
+      return (got.status?.conditions ?? []).some(
+        (c: any) => c.type === 'Established' && c.status === 'True',
+      );
+    });
+  }
+
+  const NS = OPERATOR_NAMESPACE;
+  await core.createNamespace({ body: { metadata: { name: NS } } });
+  await core.createNamespacedServiceAccount({
+    namespace: NS,
+    body: { metadata: { name: SA } },
+  });
+  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
+  await rbac.createClusterRole({
+    body: { metadata: { name: SA }, rules: operatorClusterRules() },
+  });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: SA },
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'ClusterRole',
+        name: SA,
+      },
+      subjects: [{ kind: 'ServiceAccount', name: SA, namespace: NS }],
+    },
+  });
+  await rbac.createNamespacedRole({
+    namespace: NS,
+    body: {
+      metadata: { name: SA },
+      rules: [
+        {
+          apiGroups: ['coordination.k8s.io'],
+          resources: ['leases'],
+          verbs: ['get', 'create', 'update'],
+        },
+      ],
+    },
+  });
+  await rbac.createNamespacedRoleBinding({
+    namespace: NS,
+    body: {
+      metadata: { name: SA },
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'Role',
+        name: SA,
+      },
+      subjects: [{ kind: 'ServiceAccount', name: SA, namespace: NS }],
+    },
+  });
+  // TokenRequest directly: rack.serviceAccountToken's dynamic import needs ESM in Jest.
+  const token = await core.createNamespacedServiceAccountToken({
+    namespace: NS,
+    name: SA,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const operatorKc = rack.tokenKubeConfig(token.status!.token!);
+
+  // The rack's nodes are Ready before the tests rely on it.
+  await waitFor(
+    'nodes Ready',
+    async () => {
+      const { items } = await nodes.list();
+      return (
+        items.length >= 10 &&
+        items.every(n =>
+          (n.status?.conditions ?? []).some(
+            c => c.type === 'Ready' && c.status === 'True',
+          ),
+        )
+      );
+    },
+    120_000,
+  );
+
+  return {
+    rack,
+    admin,
+    operatorKc,
+    core,
+    nms,
+    nodes,
+    logs,
+    start: (extra = {}) =>
+      startOperator({
+        kubeConfig: operatorKc,
+        leaseNamespace: NS,
+        leaseDurationSeconds: 10,
+        retryPeriodMs: 500,
+        log: message => logs.push(`${new Date().toISOString()} ${message}`),
+        ...extra,
+      }),
+    waitFor,
+    async create(name, nodeName, intent = 'cordon', spec = {}) {
+      await nms.create({
+        apiVersion: nodeMaintenanceResource.apiVersion,
+        kind: 'NodeMaintenance',
+        metadata: { name },
+        spec: { nodeName, intent, reason: 'integration test', ...spec },
+      } as NodeMaintenance);
+    },
+    phaseIs: (name, phase, timeoutMs) =>
+      waitFor(
+        `${name} in ${phase}`,
+        async () => {
+          const nm = await nms.get(name);
+          return nm.status?.phase === phase && nm;
+        },
+        timeoutMs,
+      ),
+    unschedulable: async node =>
+      (await nodes.get(node)).spec?.unschedulable === true,
+    async eventReasons(name) {
+      const list = await core.listNamespacedEvent({
+        namespace: 'default',
+        fieldSelector: `involvedObject.name=${name}`,
+      });
+      return list.items.map(e => e.reason ?? '');
+    },
+    stop: () => rack.stop(),
+  };
+}

@@ -1,0 +1,216 @@
+import { ConflictError, InputError } from '@backstage/errors';
+import {
+  budgetsAffecting,
+  ceremonyFor,
+  guard,
+  planDrain,
+  podKey,
+  type PodDisruptionBudgetLike,
+  type PodLike,
+  type PreflightAction,
+  type PreflightResponse,
+} from '@rackside/plugin-servers-common';
+import crypto from 'node:crypto';
+import type { ClusterSnapshot } from './view';
+
+/** How long an acknowledged pre-flight stays valid. */
+export const PREFLIGHT_MAX_AGE_MS = 15 * 60 * 1000;
+
+/** The drain options a pre-flight is computed with. */
+export interface PreflightOptions {
+  deleteEmptyDirData: boolean;
+  force: boolean;
+}
+
+/** What the pre-flight is computed from, read at request time. */
+export interface PreflightInput {
+  cluster: string;
+  node: string;
+  action: PreflightAction;
+  options: PreflightOptions;
+  snapshot: ClusterSnapshot;
+  pods: PodLike[];
+  budgets: PodDisruptionBudgetLike[];
+  now: Date;
+}
+
+/** The pre-flight without its token. */
+export type PreflightImpact = Omit<PreflightResponse, 'token'>;
+
+/** What a drain, reboot or shutdown of the node would do right now. */
+export function computePreflight(input: PreflightInput): PreflightImpact {
+  const { snapshot, node, action, options } = input;
+  const plan = planDrain(input.pods, options);
+  const budgets = budgetsAffecting(input.pods, plan.evict, input.budgets);
+  const verdict = guard(
+    { action, nodeName: node },
+    snapshot.derivation,
+    snapshot.facts,
+  );
+  const blockers: string[] = [];
+  if (verdict.verdict === 'refuse') blockers.push(verdict.reason);
+  if (plan.refused.length > 0) {
+    blockers.push(
+      `${
+        plan.refused.length
+      } pod(s) cannot be evicted with these options: ${plan.refused
+        .map(r => r.message)
+        .join(' ')}`,
+    );
+  }
+  return {
+    cluster: input.cluster,
+    node,
+    action,
+    takenAt: input.now.toISOString(),
+    options,
+    evict: plan.evict,
+    refused: plan.refused,
+    daemonSet: plan.daemonSet,
+    mirror: plan.mirror,
+    finished: plan.finished,
+    budgets,
+    quorum: {
+      verdict: verdict.verdict,
+      reason: verdict.reason,
+      members: verdict.members,
+      quorum: verdict.quorum,
+      ready: snapshot.derivation.derived ? snapshot.derivation.ready : null,
+      margin: verdict.margin,
+      marginAfter: verdict.marginAfter,
+    },
+    ceremony: ceremonyFor(action, verdict.verdict),
+    canProceed: blockers.length === 0,
+    blockers,
+  };
+}
+
+/**
+ * The part of an impact the user acknowledges: which pods go, which are refused, which
+ * budgets block now, the quorum effect and the ceremony. Counts that drift on their own
+ * (how many disruptions a budget still allows) are left out, so an unrelated eviction
+ * elsewhere does not invalidate an acknowledgement.
+ */
+function digestOf(impact: PreflightImpact): string {
+  const canonical = JSON.stringify({
+    cluster: impact.cluster,
+    node: impact.node,
+    action: impact.action,
+    options: impact.options,
+    evict: impact.evict.map(podKey),
+    refused: impact.refused.map(r => [podKey(r.pod), r.causes]),
+    blocking: impact.budgets
+      .filter(b => b.blocksNow)
+      .map(b => `${b.namespace}/${b.name}`),
+    quorum: [
+      impact.quorum.verdict,
+      impact.quorum.members,
+      impact.quorum.quorum,
+      impact.quorum.ready,
+    ],
+    ceremony: impact.ceremony.level,
+  });
+  return crypto.createHash('sha256').update(canonical).digest('base64url');
+}
+
+interface TokenPayload {
+  v: 1;
+  /** Who the pre-flight was shown to. */
+  u: string;
+  d: string;
+  t: number;
+}
+
+/** A 409 that carries the current pre-flight: the impact changed, aged, or blocks the action. */
+export class PreflightConflictError extends ConflictError {
+  constructor(message: string, readonly preflight: PreflightResponse) {
+    super(message);
+  }
+}
+
+/**
+ * Signs and checks pre-flight acknowledgement tokens: an HMAC over the impact digest,
+ * the user and the time, so a token is bound to what this user was shown, recently.
+ */
+export class PreflightTokens {
+  private readonly key: Buffer;
+
+  /** `secret`: shared by every replica of the backend; random per process without one. */
+  constructor(secret?: string) {
+    this.key = secret
+      ? crypto.createHash('sha256').update(secret).digest()
+      : crypto.randomBytes(32);
+  }
+
+  private mac(body: string): string {
+    return crypto
+      .createHmac('sha256', this.key)
+      .update(body)
+      .digest('base64url');
+  }
+
+  /** The pre-flight with its token for `user`. */
+  sign(impact: PreflightImpact, user: string): PreflightResponse {
+    const payload: TokenPayload = {
+      v: 1,
+      u: user,
+      d: digestOf(impact),
+      t: Date.parse(impact.takenAt),
+    };
+    const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
+    return { ...impact, token: `${body}.${this.mac(body)}` };
+  }
+
+  /**
+   * Checks that `token` binds `current` (computed now) for `user`. A token that is not
+   * ours or not this user's is a bad request (400); one whose impact changed or that is
+   * too old is a conflict (409) carrying the new pre-flight. Answers when the
+   * acknowledged snapshot was taken.
+   */
+  verify(
+    token: string,
+    current: PreflightImpact,
+    user: string,
+    now: Date,
+  ): { takenAt: string } {
+    const [body, mac] = token.split('.');
+    const expected = body ? this.mac(body) : '';
+    if (
+      !body ||
+      !mac ||
+      mac.length !== expected.length ||
+      !crypto.timingSafeEqual(Buffer.from(mac), Buffer.from(expected))
+    ) {
+      throw new InputError(
+        'the pre-flight token is not valid: open the pre-flight again and acknowledge it',
+      );
+    }
+    let payload: TokenPayload;
+    try {
+      payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    } catch {
+      throw new InputError('the pre-flight token is not valid');
+    }
+    if (payload.u !== user) {
+      throw new InputError(
+        'the pre-flight token was issued to another user: open the pre-flight yourself',
+      );
+    }
+    const fresh = this.sign(current, user);
+    if (now.getTime() - payload.t > PREFLIGHT_MAX_AGE_MS) {
+      throw new PreflightConflictError(
+        `the acknowledged pre-flight is older than ${
+          PREFLIGHT_MAX_AGE_MS / 60000
+        } minutes: review the current impact and acknowledge it again`,
+        fresh,
+      );
+    }
+    if (payload.d !== digestOf(current)) {
+      throw new PreflightConflictError(
+        'the impact changed since the pre-flight was acknowledged: review the new pre-flight and acknowledge it again',
+        fresh,
+      );
+    }
+    return { takenAt: new Date(payload.t).toISOString() };
+  }
+}
