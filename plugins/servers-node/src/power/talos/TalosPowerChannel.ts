@@ -1,0 +1,157 @@
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import {
+  channelCapabilities,
+  PowerChannelError,
+  type PowerChannel,
+  type PowerChannelVerb,
+  type PowerFailureOutcome,
+  type PowerNode,
+  type PowerVerbReceipt,
+} from '../types';
+import { parseTalosconfig, type Talosconfig } from './talosconfig';
+import {
+  TalosApiClient,
+  TalosApiError,
+  type TalosApiClientOptions,
+} from './TalosApiClient';
+
+export interface TalosPowerChannelOptions {
+  /** The cluster's talosconfig: its text, or already parsed. */
+  talosconfig: string | Talosconfig;
+  /** Context of the talosconfig to use; default its current context. */
+  context?: string;
+  /** Deadline of each call; default 10 s. */
+  timeoutMs?: number;
+  /** @internal tests: replace TLS (see TalosApiClientOptions). */
+  clientOptions?: TalosApiClientOptions;
+}
+
+/** The machine answered with a status: it decided and did not act. */
+const ANSWERED = new Set<number>([
+  GrpcStatus.INVALID_ARGUMENT,
+  GrpcStatus.NOT_FOUND,
+  GrpcStatus.ALREADY_EXISTS,
+  GrpcStatus.PERMISSION_DENIED,
+  GrpcStatus.RESOURCE_EXHAUSTED,
+  GrpcStatus.FAILED_PRECONDITION,
+  GrpcStatus.ABORTED,
+  GrpcStatus.OUT_OF_RANGE,
+  GrpcStatus.UNIMPLEMENTED,
+  GrpcStatus.UNAUTHENTICATED,
+]);
+
+/**
+ * How sure we are the machine did not act. A deadline, a dropped connection or a broken
+ * answer leaves it open (the verb may have run); only the caller's observation settles it.
+ */
+export function talosFailureOutcome(error: unknown): PowerFailureOutcome {
+  if (!(error instanceof TalosApiError)) return 'unknown';
+  if (error.notSent) return 'notSent';
+  return ANSWERED.has(error.code) ? 'refused' : 'unknown';
+}
+
+/**
+ * The talos power channel: Reboot and Shutdown over the machine API with the cluster's
+ * talosconfig (mTLS), and the boot ID. It cannot power on or see a dark machine.
+ * One gRPC channel per machine address, kept until `close()`.
+ */
+export class TalosPowerChannel implements PowerChannel {
+  readonly type = 'talos' as const;
+  readonly capabilities = channelCapabilities('talos');
+  private readonly config: Talosconfig;
+  private readonly options: TalosPowerChannelOptions;
+  private readonly clients = new Map<string, TalosApiClient>();
+
+  constructor(options: TalosPowerChannelOptions) {
+    this.options = options;
+    this.config =
+      typeof options.talosconfig === 'string'
+        ? parseTalosconfig(options.talosconfig, { context: options.context })
+        : options.talosconfig;
+  }
+
+  async reboot(node: PowerNode): Promise<PowerVerbReceipt> {
+    return this.verb(node, 'reboot', client => client.reboot());
+  }
+
+  async shutdown(node: PowerNode): Promise<PowerVerbReceipt> {
+    return this.verb(node, 'shutdown', client => client.shutdown());
+  }
+
+  async bootId(node: PowerNode): Promise<string> {
+    const client = this.clientFor(node, 'read the boot ID of');
+    try {
+      return await client.bootId();
+    } catch (error) {
+      throw this.failure(node, 'read the boot ID of', client, error);
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const client of this.clients.values()) client.close();
+    this.clients.clear();
+  }
+
+  private async verb(
+    node: PowerNode,
+    verb: PowerChannelVerb,
+    send: (client: TalosApiClient) => Promise<{ actorId: string }>,
+  ): Promise<PowerVerbReceipt> {
+    const client = this.clientFor(node, verb);
+    try {
+      const { actorId } = await send(client);
+      return {
+        channel: 'talos',
+        verb,
+        node: node.name,
+        acceptedAt: new Date().toISOString(),
+        detail: actorId
+          ? `${verb} accepted by ${client.endpoint.authority}, actor ${actorId}`
+          : `${verb} accepted by ${client.endpoint.authority}`,
+      };
+    } catch (error) {
+      throw this.failure(node, verb, client, error);
+    }
+  }
+
+  private clientFor(node: PowerNode, what: string): TalosApiClient {
+    if (!node.address) {
+      throw new PowerChannelError({
+        channel: 'talos',
+        node: node.name,
+        outcome: 'notSent',
+        message: `talos: cannot ${what} node ${node.name}: it has no InternalIP to reach its Talos API`,
+      });
+    }
+    let client = this.clients.get(node.address);
+    if (!client) {
+      client = new TalosApiClient(
+        node.address,
+        { mode: 'mtls', identity: this.config.identity },
+        { timeoutMs: this.options.timeoutMs, ...this.options.clientOptions },
+      );
+      this.clients.set(node.address, client);
+    }
+    return client;
+  }
+
+  private failure(
+    node: PowerNode,
+    what: string,
+    client: TalosApiClient,
+    error: unknown,
+  ): PowerChannelError {
+    const reason =
+      error instanceof TalosApiError
+        ? `${GrpcStatus[error.code] ?? error.code}: ${error.details}`
+        : (error as Error).message;
+    return new PowerChannelError({
+      channel: 'talos',
+      node: node.name,
+      outcome: talosFailureOutcome(error),
+      code: error instanceof TalosApiError ? error.code : undefined,
+      message: `talos: ${what} node ${node.name} at ${client.endpoint.authority} failed: ${reason}`,
+      cause: error,
+    });
+  }
+}
