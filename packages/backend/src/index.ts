@@ -12,6 +12,8 @@ backend.add(import('@backstage/plugin-auth-backend'));
 backend.add(import('@backstage/plugin-auth-backend-module-guest-provider'));
 
 backend.add(import('@backstage/plugin-catalog-backend'));
+// Each server of servers.clusters as a Resource entity, each cluster a System.
+backend.add(import('@rackside/plugin-catalog-backend-module-servers'));
 
 backend.add(import('@backstage/plugin-permission-backend'));
 // Rackside's app-config policy: tiers, allow and deny lines under

@@ -1,5 +1,8 @@
-import { resourceEntityV1alpha1Validator } from '@backstage/catalog-model';
-import { serverEntity } from './serverEntity';
+import {
+  FieldFormatEntityPolicy,
+  resourceEntityV1alpha1Validator,
+} from '@backstage/catalog-model';
+import { rolesOf, serverEntity, serverEntityName } from './serverEntity';
 
 describe('serverEntity', () => {
   it('publishes a server as a Resource linked to its cluster and node', async () => {
@@ -12,7 +15,7 @@ describe('serverEntity', () => {
       },
       {
         owner: 'group:default/plant-engineers',
-        locationKey: 'rackside:plant-a',
+        locationKey: 'rackside-servers:plant-a',
       },
     );
     await expect(resourceEntityV1alpha1Validator.check(entity)).resolves.toBe(
@@ -34,17 +37,33 @@ describe('serverEntity', () => {
     });
   });
 
-  it('keeps entity names within the 63 character limit', () => {
+  it('keeps long names within 63 characters, valid and distinct', async () => {
+    const a = serverEntityName('c'.repeat(40), `${'n'.repeat(30)}.a`);
+    const b = serverEntityName('c'.repeat(40), `${'n'.repeat(30)}.b`);
+    expect(a.length).toBeLessThanOrEqual(63);
+    expect(a).not.toBe(b);
     const entity = serverEntity(
       {
         cluster: 'c'.repeat(40),
-        node: 'n'.repeat(40),
+        node: `${'n'.repeat(20)}-${'m'.repeat(30)}`,
         controlPlane: false,
         virtual: true,
       },
-      { owner: 'user:default/guest', locationKey: 'rackside:x' },
+      { owner: 'user:default/guest', locationKey: 'rackside-servers:x' },
     );
-    expect(entity.metadata.name.length).toBeLessThanOrEqual(63);
+    await expect(new FieldFormatEntityPolicy().enforce(entity)).resolves.toBe(
+      entity,
+    );
     expect(entity.metadata.labels?.['rackside.dev/virtual-node']).toBe('true');
+  });
+
+  it('reads roles from node-role labels', () => {
+    expect(
+      rolesOf({
+        'node-role.kubernetes.io/worker': '',
+        'node-role.kubernetes.io/control-plane': '',
+        'kubernetes.io/hostname': 'x',
+      }),
+    ).toEqual(['control-plane', 'worker']);
   });
 });

@@ -1,0 +1,39 @@
+import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import catalogPlugin from '@backstage/plugin-catalog-backend';
+import catalogModuleServers from '.';
+
+const start = (catalog: unknown) =>
+  startTestBackend({
+    features: [
+      catalogPlugin,
+      catalogModuleServers,
+      mockServices.rootConfig.factory({
+        data: { catalog, servers: { clusters: [] } },
+      }),
+    ],
+  });
+
+describe('catalogModuleServers', () => {
+  it('starts inside the real catalog backend', async () => {
+    const backend = await start({
+      providers: { rackside: { owner: 'plant-admins' } },
+    });
+    await backend.stop();
+  });
+
+  it('refuses to start without an owner, naming the key', async () => {
+    await expect(start({})).rejects.toThrow(
+      /catalog\.providers\.rackside\.owner: required/,
+    );
+  });
+
+  it('refuses a malformed schedule, naming the key', async () => {
+    await expect(
+      start({
+        providers: {
+          rackside: { owner: 'plant-admins', schedule: { frequency: 'often' } },
+        },
+      }),
+    ).rejects.toThrow(/frequency/);
+  });
+});
