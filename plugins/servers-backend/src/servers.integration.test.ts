@@ -286,4 +286,56 @@ describe('servers routes on the simulated rack', () => {
     expect(res.status).toBe(409);
     expect(res.body.error).toMatchObject({ members: 3, quorum: 2 });
   });
+
+  it('pre-flights a drain of worker-2 from the real pods and PDBs, and records the acknowledged snapshot', async () => {
+    const preflightUrl = (query: string) =>
+      `/api/servers/clusters/plant-a/servers/worker-2/preflight?${query}`;
+    const pre = await request(server).get(preflightUrl('action=drain'));
+    expect(pre.status).toBe(200);
+    // The fixture's unmanaged pod lives on worker-2: refused without force.
+    expect(pre.body.canProceed).toBe(false);
+    expect(
+      pre.body.refused.map((r: Obj) => `${r.pod.namespace}/${r.pod.name}`),
+    ).toContain('ops/debug-shell');
+    expect(pre.body.daemonSet.map((p: Obj) => p.namespace)).toEqual([
+      'monitoring',
+    ]);
+    expect(pre.body.quorum).toMatchObject({ verdict: 'allow', members: 3 });
+
+    const forced = await request(server).get(
+      preflightUrl('action=drain&force=true&deleteEmptyDirData=true'),
+    );
+    expect(forced.body.canProceed).toBe(true);
+    expect(forced.body.evict.map((p: Obj) => p.name)).toContain('debug-shell');
+    const res = await request(server)
+      .post(actionUrl('worker-2', 'drain'))
+      .send({
+        reason: REASON,
+        preflightToken: forced.body.token,
+        force: true,
+        deleteEmptyDirData: true,
+      });
+    expect(res.status).toBe(201);
+    const stored: Obj = await admin.request({
+      method: 'GET',
+      path: `/apis/rackside.dev/v1alpha1/nodemaintenances/${res.body.name}`,
+    });
+    expect(stored.spec).toMatchObject({
+      nodeName: 'worker-2',
+      intent: 'drain',
+      drain: { force: true, deleteEmptyDirData: true },
+      preflight: {
+        ceremony: 'preflight',
+        token: forced.body.token,
+        takenAt: forced.body.takenAt,
+        quorum: { members: 3, quorum: 2 },
+      },
+    });
+    expect(stored.spec.preflight.pods).toEqual(
+      forced.body.evict.map((p: Obj) => ({
+        namespace: p.namespace,
+        name: p.name,
+      })),
+    );
+  });
 });

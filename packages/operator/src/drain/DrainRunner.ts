@@ -214,6 +214,11 @@ class DrainTask {
             source,
             await this.budgets(pod.namespace),
           ) ?? 'unknown';
+        if (!this.blocked.has(key)) {
+          this.ports.log?.(
+            `${this.name}: eviction of ${key} refused by PodDisruptionBudget ${pdb}; retrying`,
+          );
+        }
         this.blocked.set(key, { pod: key, pdb, message: result.message });
         return;
       }
@@ -227,6 +232,7 @@ class DrainTask {
         0,
         4096,
       );
+      this.ports.log?.(`${this.name}: ${this.lastError}`);
     }
   }
 
@@ -250,8 +256,14 @@ class DrainTask {
 
   async run(): Promise<void> {
     const watch = this.ports.watchPods(this.nm.spec.nodeName);
+    this.ports.log?.(
+      `${this.name}: drain of ${this.nm.spec.nodeName} ${
+        this.tracked.size ? `resumed (${this.tracked.size} pending)` : 'started'
+      }`,
+    );
     try {
       await watch.synced;
+      this.ports.log?.(`${this.name}: pods of ${this.nm.spec.nodeName} listed`);
       const options = this.nm.spec.drain ?? {};
       while (!this.cancelled) {
         const pods = watch.pods();
@@ -335,6 +347,11 @@ class DrainTask {
 
   private finish(outcome: DrainOutcome) {
     this.outcome = outcome;
+    this.ports.log?.(
+      `${this.name}: drain ${outcome.state}${
+        outcome.state === 'failed' ? `: ${outcome.reason}` : ''
+      }`,
+    );
     if (!this.cancelled) this.ports.wake(this.name);
   }
 }
