@@ -1,6 +1,9 @@
 import { renderTestApp } from '@backstage/frontend-test-utils';
-import { screen } from '@testing-library/react';
+import { fireEvent, screen, within } from '@testing-library/react';
 import serversPlugin from './alpha';
+import { serversApiRef } from './api';
+import { fakeServersApi, server, serverList } from './testing/fixtures';
+import { drainingMaintenance } from './testing/drain';
 
 describe('servers plugin (new frontend system)', () => {
   it('mounts the Servers page at /servers', async () => {
@@ -11,5 +14,48 @@ describe('servers plugin (new frontend system)', () => {
     expect(
       await screen.findByTestId('rackside-servers-page'),
     ).toBeInTheDocument();
+  });
+
+  it('mounts a maintenance page at /servers/maintenances/:cluster/:name', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getMaintenance.mockResolvedValue(drainingMaintenance());
+    renderTestApp({
+      features: [serversPlugin],
+      initialRouteEntries: ['/servers/maintenances/rack/worker-1-drain-abc'],
+      apis: [[serversApiRef, api]],
+    });
+    expect(
+      await screen.findByTestId('maintenance-timeline'),
+    ).toBeInTheDocument();
+    expect(api.getMaintenance).toHaveBeenCalledWith(
+      'rack',
+      'worker-1-drain-abc',
+    );
+    expect(screen.getByRole('link', { name: '← Servers' })).toHaveAttribute(
+      'href',
+      '/servers',
+    );
+  });
+
+  it('links a row to its maintenance page and follows the link', async () => {
+    const api = fakeServersApi(
+      serverList([server('worker-1', { maintenance: drainingMaintenance() })]),
+    );
+    api.getMaintenance.mockResolvedValue(drainingMaintenance());
+    renderTestApp({
+      features: [serversPlugin],
+      initialRouteEntries: ['/servers'],
+      apis: [[serversApiRef, api]],
+    });
+    const row = await screen.findByTestId('server-row');
+    const link = within(row).getByRole('link', { name: 'Draining 3 of 7' });
+    expect(link).toHaveAttribute(
+      'href',
+      '/servers/maintenances/rack/worker-1-drain-abc',
+    );
+    fireEvent.click(link);
+    expect(
+      await screen.findByTestId('rackside-maintenance-page'),
+    ).toHaveTextContent('Maintenance worker-1-drain-abc');
   });
 });

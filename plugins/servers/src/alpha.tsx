@@ -6,7 +6,7 @@ import {
   PageBlueprint,
 } from '@backstage/frontend-plugin-api';
 import DnsIcon from '@mui/icons-material/Dns';
-import { serversRouteRef } from './routes';
+import { maintenanceRouteRef, serversRouteRef } from './routes';
 import { ServersClient, serversApiRef } from './api';
 
 /** The `ServersApi` over HTTP. */
@@ -28,7 +28,18 @@ export const serversPage = PageBlueprint.make({
     icon: <DnsIcon fontSize="small" />,
     routeRef: serversRouteRef,
     loader: () =>
-      import('./components/ServersPage').then(m => <m.ServersPage />),
+      import('./components/ServersRoutes').then(m => <m.NfsServersPage />),
+  },
+});
+
+/** One maintenance's page at `/servers/maintenances/:cluster/:name`. */
+export const maintenancePage = PageBlueprint.make({
+  name: 'maintenance',
+  params: {
+    path: '/servers/maintenances/:cluster/:name',
+    routeRef: maintenanceRouteRef,
+    loader: () =>
+      import('./components/ServersRoutes').then(m => <m.NfsMaintenancePage />),
   },
 });
 
@@ -40,8 +51,8 @@ export const serversPage = PageBlueprint.make({
  */
 export default createFrontendPlugin({
   pluginId: 'servers',
-  extensions: [serversApi, serversPage],
-  routes: { root: serversRouteRef },
+  extensions: [serversApi, serversPage, maintenancePage],
+  routes: { root: serversRouteRef, maintenance: maintenanceRouteRef },
 });
 
 export { serversApiRef, ServersClient } from './api';

@@ -5,7 +5,7 @@ import {
   discoveryApiRef,
   fetchApiRef,
 } from '@backstage/core-plugin-api';
-import { legacyServersRouteRef } from './routes';
+import { legacyMaintenanceRouteRef, legacyServersRouteRef } from './routes';
 import { ServersClient, serversApiRef } from './api';
 
 /**
@@ -15,7 +15,10 @@ import { ServersClient, serversApiRef } from './api';
  */
 export const serversPlugin = createPlugin({
   id: 'servers',
-  routes: { root: legacyServersRouteRef },
+  routes: {
+    root: legacyServersRouteRef,
+    maintenance: legacyMaintenanceRouteRef,
+  },
   apis: [
     createApiFactory({
       api: serversApiRef,
@@ -27,7 +30,8 @@ export const serversPlugin = createPlugin({
 });
 
 /**
- * The Servers page, for a `<Route path="/servers" element={<ServersPage />} />`.
+ * The Servers page, for a `<Route path="/servers" element={<ServersPage />} />`;
+ * a maintenance's page is its sub-route `maintenances/:cluster/:name`.
  *
  * @public
  */
@@ -35,7 +39,7 @@ export const ServersPage = serversPlugin.provide(
   createRoutableExtension({
     name: 'ServersPage',
     component: () =>
-      import('./components/ServersPage').then(m => m.ServersPage),
+      import('./components/ServersRoutes').then(m => m.LegacyServersRoutes),
     mountPoint: legacyServersRouteRef,
   }),
 );

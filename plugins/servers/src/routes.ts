@@ -1,8 +1,26 @@
-import { createRouteRef as createLegacyRouteRef } from '@backstage/core-plugin-api';
+import {
+  createRouteRef as createLegacyRouteRef,
+  createSubRouteRef as createLegacySubRouteRef,
+} from '@backstage/core-plugin-api';
 import { createRouteRef } from '@backstage/frontend-plugin-api';
 
 /** Route of the Servers page in the new frontend system. */
 export const serversRouteRef = createRouteRef();
 
+/**
+ * Route of one maintenance's page in the new frontend system, mounted at
+ * `/servers/maintenances/:cluster/:name`.
+ */
+export const maintenanceRouteRef = createRouteRef({
+  params: ['cluster', 'name'],
+});
+
 /** Route of the Servers page for apps on the legacy frontend system. */
 export const legacyServersRouteRef = createLegacyRouteRef({ id: 'servers' });
+
+/** One maintenance's page under the Servers page, for legacy apps. */
+export const legacyMaintenanceRouteRef = createLegacySubRouteRef({
+  id: 'servers-maintenance',
+  parent: legacyServersRouteRef,
+  path: '/maintenances/:cluster/:name',
+});

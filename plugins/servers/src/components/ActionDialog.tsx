@@ -4,20 +4,57 @@ import Alert from '@mui/material/Alert';
 import AlertTitle from '@mui/material/AlertTitle';
 import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
+import Checkbox from '@mui/material/Checkbox';
 import Dialog from '@mui/material/Dialog';
 import DialogActions from '@mui/material/DialogActions';
 import DialogContent from '@mui/material/DialogContent';
 import DialogContentText from '@mui/material/DialogContentText';
 import DialogTitle from '@mui/material/DialogTitle';
+import FormControlLabel from '@mui/material/FormControlLabel';
+import FormHelperText from '@mui/material/FormHelperText';
+import LinearProgress from '@mui/material/LinearProgress';
 import TextField from '@mui/material/TextField';
 import WarningIcon from '@mui/icons-material/Warning';
-import type {
-  ActionOffer,
-  QuorumSummaryResponse,
-  ServerAction,
+import {
+  PREFLIGHT_ACTIONS,
+  type ActionOffer,
+  type PreflightAction,
+  type QuorumSummaryResponse,
+  type ServerAction,
 } from '@rackside/plugin-servers-common';
-import { describeError, serversApiRef, type DescribedError } from '../api';
+import {
+  describeError,
+  PreflightChangedError,
+  serversApiRef,
+  type DescribedError,
+} from '../api';
 import { ACTION_DESCRIPTIONS, ACTION_LABELS } from './labels';
+import { PreflightView } from './PreflightView';
+import { usePreflight, type PreflightState } from './usePreflight';
+
+/** The acknowledgement a pre-flight asks for. */
+export const ACKNOWLEDGEMENT = 'I have reviewed this impact';
+
+/** Shown above a pre-flight the backend sent back because the impact changed. */
+export const IMPACT_CHANGED = 'The impact changed since you looked';
+
+/** The drain options, each with the plain warning of what it gives up. */
+const DRAIN_OPTIONS = [
+  {
+    option: 'deleteEmptyDirData',
+    label: 'Also evict pods with emptyDir volumes',
+    warning: 'Data in emptyDir volumes is lost.',
+  },
+  {
+    option: 'force',
+    label: 'Also evict pods without a controller',
+    warning: 'Pods without a controller are not recreated.',
+  },
+] as const;
+
+function isPreflightAction(action: ServerAction): action is PreflightAction {
+  return (PREFLIGHT_ACTIONS as readonly ServerAction[]).includes(action);
+}
 
 /** The hint shown under the reason field; the backend's 400 replaces it. */
 export const REASON_HINT =
@@ -42,11 +79,23 @@ export interface ActionDialogProps {
 export function ActionDialog(props: ActionDialogProps) {
   const { cluster, node, action, offer, quorum, onClose, onDone } = props;
   const api = useApi(serversApiRef);
-  const { ceremony } = offer;
+  const preflightAction =
+    offer.ceremony.requires.preflightAck && isPreflightAction(action)
+      ? action
+      : undefined;
+  const needsPreflight = preflightAction !== undefined;
+  const pre = usePreflight(cluster, node, preflightAction);
+  // The pre-flight's ceremony is the newer word on what the request must carry.
+  const ceremony = pre.preflight?.ceremony ?? offer.ceremony;
   const hazard = ceremony.level === 'hazard';
   const refused = ceremony.level === 'refused';
   const needsTypedName = ceremony.requires.typedName;
-  const needsPreflight = ceremony.requires.preflightAck;
+  const preflightReady =
+    !needsPreflight ||
+    (!pre.loading &&
+      !!pre.preflight &&
+      pre.preflight.canProceed &&
+      pre.acknowledged);
 
   const [reason, setReason] = useState('');
   const [typedName, setTypedName] = useState('');
@@ -61,7 +110,7 @@ export function ActionDialog(props: ActionDialogProps) {
   const canSubmit =
     !submitting &&
     !refused &&
-    !needsPreflight &&
+    preflightReady &&
     reason.trim().length > 0 &&
     (!needsTypedName || typedName === node);
 
@@ -69,13 +118,26 @@ export function ActionDialog(props: ActionDialogProps) {
     setSubmitting(true);
     setError(undefined);
     try {
+      const preflight = needsPreflight ? pre.preflight : undefined;
       const result = await api.requestAction(cluster, node, action, {
         reason,
         ...(needsTypedName ? { typedName } : {}),
+        ...(preflight
+          ? {
+              preflightToken: preflight.token,
+              // The options the acknowledged impact was computed with.
+              deleteEmptyDirData: preflight.options.deleteEmptyDirData,
+              force: preflight.options.force,
+            }
+          : {}),
       });
       onDone(result.name);
     } catch (e) {
-      setError(describeError(e));
+      if (PreflightChangedError.is(e)) {
+        pre.replace(e.preflight);
+      } else {
+        setError(describeError(e));
+      }
       setSubmitting(false);
     }
   };
@@ -88,7 +150,7 @@ export function ActionDialog(props: ActionDialogProps) {
       onClose={submitting ? undefined : onClose}
       aria-labelledby={titleId}
       fullWidth
-      maxWidth="sm"
+      maxWidth={needsPreflight ? 'md' : 'sm'}
       PaperProps={{
         sx: hazard ? { borderTop: 6, borderColor: 'error.main' } : undefined,
       }}
@@ -125,12 +187,7 @@ export function ActionDialog(props: ActionDialogProps) {
             )}
           </Alert>
         )}
-        {needsPreflight && (
-          <Alert severity="info" sx={{ mb: 2 }}>
-            This action needs a pre-flight acknowledgement, which this page
-            cannot show yet.
-          </Alert>
-        )}
+        {needsPreflight && !refused && <PreflightStep state={pre} />}
         {!refused && (
           <>
             <TextField
@@ -189,5 +246,88 @@ export function ActionDialog(props: ActionDialogProps) {
         )}
       </DialogActions>
     </Dialog>
+  );
+}
+
+/** The pre-flight part of the dialog: the impact, the options, the acknowledgement. */
+function PreflightStep(props: { state: PreflightState }) {
+  const { state } = props;
+  const { preflight, options } = state;
+  // The options matter only when something is refused, or once one is on.
+  const showOptions =
+    !!preflight &&
+    (preflight.refused.length > 0 ||
+      options.deleteEmptyDirData ||
+      options.force);
+  return (
+    <Box mb={2} data-testid="preflight-step">
+      {state.loading && (
+        <LinearProgress aria-label="taking the pre-flight" sx={{ mb: 1 }} />
+      )}
+      {state.error !== undefined && !state.loading && (
+        <Alert
+          severity="error"
+          sx={{ mb: 1 }}
+          data-testid="preflight-error"
+          action={
+            <Button color="inherit" size="small" onClick={state.retry}>
+              Try again
+            </Button>
+          }
+        >
+          {`Could not take the pre-flight: ${
+            describeError(state.error).message
+          }`}
+        </Alert>
+      )}
+      {state.changed && preflight && (
+        <Alert
+          severity="warning"
+          sx={{ mb: 1 }}
+          data-testid="preflight-changed"
+        >
+          <AlertTitle>{IMPACT_CHANGED}</AlertTitle>
+          This is the impact now. Review it and acknowledge it again.
+        </Alert>
+      )}
+      {preflight && <PreflightView preflight={preflight} />}
+      {showOptions && (
+        <Box mt={1} data-testid="preflight-options">
+          {DRAIN_OPTIONS.map(o => (
+            <Box key={o.option}>
+              <FormControlLabel
+                control={
+                  <Checkbox
+                    checked={options[o.option]}
+                    disabled={state.loading}
+                    onChange={e => state.setOption(o.option, e.target.checked)}
+                  />
+                }
+                label={o.label}
+              />
+              <FormHelperText sx={{ mt: -1, ml: 4 }} error>
+                {o.warning}
+              </FormHelperText>
+            </Box>
+          ))}
+        </Box>
+      )}
+      {preflight && (
+        <FormControlLabel
+          sx={{ mt: 1 }}
+          control={
+            <Checkbox
+              checked={state.acknowledged}
+              disabled={state.loading || !preflight.canProceed}
+              onChange={e => state.setAcknowledged(e.target.checked)}
+              inputProps={
+                { 'data-testid': 'preflight-ack' } as Record<string, string>
+              }
+            />
+          }
+          label={ACKNOWLEDGEMENT}
+        />
+      )}
+    </Box>
   );
 }

@@ -1,6 +1,5 @@
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useMemo, useState } from 'react';
 import { useApi } from '@backstage/frontend-plugin-api';
-import { useSignal } from '@backstage/plugin-signals-react';
 import Alert from '@mui/material/Alert';
 import Box from '@mui/material/Box';
 import LinearProgress from '@mui/material/LinearProgress';
@@ -16,14 +15,10 @@ import { describeError, serversApiRef } from '../api';
 import { ActionDialog } from './ActionDialog';
 import { QuorumBanner } from './QuorumBanner';
 import { ServerTable, type SortDirection, type SortKey } from './ServerTable';
+import { useLiveRefresh } from './useLiveRefresh';
 import { useLoader } from './useLoader';
 
-/** The signal channel the backend publishes on when a cluster changes. */
-export const SERVERS_SIGNAL_CHANNEL = 'rackside:servers';
-/** How often to refetch when signals are not available. */
-export const POLL_INTERVAL_MS = 10_000;
-
-type ServersSignal = { cluster?: string };
+export { POLL_INTERVAL_MS, SERVERS_SIGNAL_CHANNEL } from './useLiveRefresh';
 
 /** Whether a server matches the filter text (name, roles, labels). */
 export function matchesFilter(server: ServerResponse, text: string): boolean {
@@ -69,18 +64,7 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
   const servers = useLoader(() => api.listServers(cluster), [api, cluster]);
   const { reload } = servers;
 
-  // Live updates: a signal names the cluster that changed; without signals, poll.
-  const { lastSignal, isSignalsAvailable } = useSignal<ServersSignal>(
-    SERVERS_SIGNAL_CHANNEL,
-  );
-  useEffect(() => {
-    if (lastSignal && lastSignal.cluster === cluster) reload();
-  }, [lastSignal, cluster, reload]);
-  useEffect(() => {
-    if (isSignalsAvailable) return undefined;
-    const timer = setInterval(reload, POLL_INTERVAL_MS);
-    return () => clearInterval(timer);
-  }, [isSignalsAvailable, reload]);
+  useLiveRefresh(cluster, reload);
 
   const [filter, setFilter] = useState('');
   const [sortKey, setSortKey] = useState<SortKey>('name');

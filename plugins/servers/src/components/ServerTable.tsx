@@ -2,7 +2,6 @@ import { memo, useState, type UIEvent } from 'react';
 import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
 import Chip from '@mui/material/Chip';
-import LinearProgress from '@mui/material/LinearProgress';
 import Table from '@mui/material/Table';
 import TableBody from '@mui/material/TableBody';
 import TableCell from '@mui/material/TableCell';
@@ -10,7 +9,6 @@ import TableContainer from '@mui/material/TableContainer';
 import TableHead from '@mui/material/TableHead';
 import TableRow from '@mui/material/TableRow';
 import TableSortLabel from '@mui/material/TableSortLabel';
-import Tooltip from '@mui/material/Tooltip';
 import Typography from '@mui/material/Typography';
 import {
   POWER_VERBS,
@@ -19,6 +17,7 @@ import {
   type ServerResponse,
 } from '@rackside/plugin-servers-common';
 import { ACTION_LABELS } from './labels';
+import { MaintenanceCell } from './MaintenanceCell';
 
 /** Height of one body row; rows are fixed height so the window is arithmetic. */
 export const ROW_HEIGHT = 56;
@@ -61,37 +60,6 @@ export function rowActions(server: ServerResponse): ServerAction[] {
 }
 
 const COLUMNS = 7;
-
-const MaintenanceCell = ({ server }: { server: ServerResponse }) => {
-  const m = server.maintenance;
-  if (!m) {
-    return (
-      <Typography variant="body2" color="text.secondary">
-        —
-      </Typography>
-    );
-  }
-  const p = m.progress;
-  const percent =
-    p && p.total > 0 ? Math.round((100 * p.evicted) / p.total) : undefined;
-  return (
-    <Tooltip title={`${m.name} (${m.intent}): ${m.reason}`}>
-      <Box>
-        <Typography variant="body2" noWrap>
-          {m.phase}
-          {p ? ` · ${p.evicted}/${p.total} pods` : ''}
-        </Typography>
-        {percent !== undefined && (
-          <LinearProgress
-            variant="determinate"
-            value={percent}
-            aria-label={`drain progress of ${server.name}`}
-          />
-        )}
-      </Box>
-    </Tooltip>
-  );
-};
 
 const ServerRow = memo(function ServerRowContent(props: {
   server: ServerResponse;

@@ -340,7 +340,7 @@ describe('ServersPage', () => {
       ]),
     );
     renderPage(api);
-    expect(await screen.findByText('Draining · 4/10 pods')).toBeInTheDocument();
+    expect(await screen.findByText('Draining 4 of 10')).toBeInTheDocument();
     expect(
       screen.getByRole('progressbar', { name: 'drain progress of worker-1' }),
     ).toHaveAttribute('aria-valuenow', '40');

@@ -1,0 +1,333 @@
+import '@testing-library/jest-dom';
+import { renderInTestApp } from '@backstage/frontend-test-utils';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import { ResponseError } from '@backstage/errors';
+import { ceremonyFor } from '@rackside/plugin-servers-common';
+import { PreflightChangedError, serversApiRef } from '../api';
+import { fakeServersApi, responseError, serverList } from '../testing/fixtures';
+import { preflightResponse, refusedPreflight } from '../testing/drain';
+import { ActionDialog, ACKNOWLEDGEMENT, IMPACT_CHANGED } from './ActionDialog';
+
+const DRAIN_OFFER = {
+  offered: true,
+  allowed: true,
+  ceremony: ceremonyFor('drain', 'allow'),
+};
+
+function renderDrain(api: ReturnType<typeof fakeServersApi>) {
+  const onDone = jest.fn();
+  const onClose = jest.fn();
+  renderInTestApp(
+    <ActionDialog
+      cluster="rack"
+      node="worker-1"
+      action="drain"
+      offer={DRAIN_OFFER}
+      onClose={onClose}
+      onDone={onDone}
+    />,
+    { apis: [[serversApiRef, api]] },
+  );
+  return { onDone, onClose };
+}
+
+const submitButton = () =>
+  within(screen.getByRole('dialog')).getByRole('button', { name: 'Drain' });
+const ackBox = () => screen.getByTestId('preflight-ack');
+const typeReason = (text: string) =>
+  fireEvent.change(screen.getByTestId('action-reason'), {
+    target: { value: text },
+  });
+
+describe('the drain dialog', () => {
+  it('takes the pre-flight when it opens and shows it as readable lists', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight.mockResolvedValue(preflightResponse());
+    renderDrain(api);
+    const preflight = await screen.findByTestId('preflight');
+    expect(api.preflight).toHaveBeenCalledWith('rack', 'worker-1', 'drain', {
+      deleteEmptyDirData: false,
+      force: false,
+    });
+
+    const evict = within(preflight).getByTestId('preflight-evict');
+    expect(evict).toHaveTextContent('Pods to evict (2)');
+    expect(evict).toHaveTextContent('shop/web-7d9f-abcde');
+    expect(evict).toHaveTextContent(
+      'owned by ReplicaSet/web-7d9f · grace period 30 s',
+    );
+    expect(evict).toHaveTextContent('already terminating');
+
+    const daemonSet = within(preflight).getByTestId('preflight-daemonset');
+    expect(daemonSet).toHaveTextContent('DaemonSet pods left in place (1)');
+    expect(daemonSet).toHaveTextContent('monitoring/node-exporter-x1');
+
+    const budgets = within(preflight).getByTestId('preflight-budgets');
+    expect(budgets).toHaveTextContent('shop/web: allows 1 disruption');
+    expect(budgets).not.toHaveTextContent('blocks evictions now');
+
+    expect(within(preflight).getByTestId('preflight-quorum')).toHaveTextContent(
+      'A drain does not take a control-plane member down.',
+    );
+    expect(within(preflight).getByTestId('preflight-quorum')).toHaveTextContent(
+      'Members 3, quorum 2, ready 3, margin 1.',
+    );
+    expect(within(preflight).queryByTestId('preflight-refused')).toBeNull();
+    expect(within(preflight).queryByTestId('preflight-blockers')).toBeNull();
+    // Nothing is refused, so the eviction options stay out of the way.
+    expect(screen.queryByTestId('preflight-options')).toBeNull();
+  });
+
+  it('submits only once the impact is acknowledged, with its token and options', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight.mockResolvedValue(preflightResponse());
+    api.requestAction.mockResolvedValue({ name: 'worker-1-drain-abc' });
+    const { onDone } = renderDrain(api);
+    await screen.findByTestId('preflight');
+    typeReason('kernel update INC-7');
+    expect(submitButton()).toBeDisabled();
+    expect(screen.getByLabelText(ACKNOWLEDGEMENT)).not.toBeChecked();
+    fireEvent.click(ackBox());
+    expect(submitButton()).toBeEnabled();
+    fireEvent.click(submitButton());
+    await waitFor(() =>
+      expect(onDone).toHaveBeenCalledWith('worker-1-drain-abc'),
+    );
+    expect(api.requestAction).toHaveBeenCalledWith(
+      'rack',
+      'worker-1',
+      'drain',
+      {
+        reason: 'kernel update INC-7',
+        preflightToken: 'tok-1',
+        deleteEmptyDirData: false,
+        force: false,
+      },
+    );
+  });
+
+  it('does not submit without a reason even when acknowledged', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight.mockResolvedValue(preflightResponse());
+    renderDrain(api);
+    await screen.findByTestId('preflight');
+    fireEvent.click(ackBox());
+    expect(submitButton()).toBeDisabled();
+  });
+
+  it('explains refused pods and blocking budgets, and asks again with an option', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight
+      .mockResolvedValueOnce(refusedPreflight())
+      .mockResolvedValueOnce(
+        preflightResponse({
+          options: { deleteEmptyDirData: true, force: false },
+          token: 'tok-emptydir',
+        }),
+      );
+    api.requestAction.mockResolvedValue({ name: 'worker-1-drain-abc' });
+    renderDrain(api);
+    const preflight = await screen.findByTestId('preflight');
+    expect(
+      within(preflight).getByTestId('preflight-blockers'),
+    ).toHaveTextContent(
+      'shop/cache-5c-xyz would be refused: allow deleteEmptyDirData to evict it.',
+    );
+    const refused = within(preflight).getByTestId('preflight-refused');
+    expect(refused).toHaveTextContent('Pods refused (1)');
+    expect(refused).toHaveTextContent(
+      'it has emptyDir volumes whose data is lost on eviction',
+    );
+    const budgets = within(preflight).getByTestId('preflight-budgets');
+    const payments = within(budgets)
+      .getByText('shop/payments: allows 0 disruptions')
+      .closest('li')!;
+    expect(payments).toHaveAttribute('data-blocks-now', 'true');
+    expect(payments).toHaveTextContent('blocks evictions now');
+    expect(
+      within(budgets).getByText('shop/web: allows 1 disruption').closest('li'),
+    ).toHaveAttribute('data-blocks-now', 'false');
+    expect(
+      within(preflight).getByTestId('preflight-blocking'),
+    ).toHaveTextContent('Evictions covered by payments are refused');
+
+    // A pre-flight that cannot proceed cannot be acknowledged.
+    typeReason('kernel update INC-7');
+    expect(ackBox()).toBeDisabled();
+    expect(submitButton()).toBeDisabled();
+
+    const options = screen.getByTestId('preflight-options');
+    expect(options).toHaveTextContent('Data in emptyDir volumes is lost.');
+    expect(options).toHaveTextContent(
+      'Pods without a controller are not recreated.',
+    );
+    fireEvent.click(
+      within(options).getByLabelText('Also evict pods with emptyDir volumes'),
+    );
+    await waitFor(() =>
+      expect(api.preflight).toHaveBeenLastCalledWith(
+        'rack',
+        'worker-1',
+        'drain',
+        {
+          deleteEmptyDirData: true,
+          force: false,
+        },
+      ),
+    );
+    await waitFor(() =>
+      expect(screen.getByTestId('preflight')).toHaveAttribute(
+        'data-token',
+        'tok-emptydir',
+      ),
+    );
+    fireEvent.click(ackBox());
+    fireEvent.click(submitButton());
+    await waitFor(() =>
+      expect(api.requestAction).toHaveBeenCalledWith(
+        'rack',
+        'worker-1',
+        'drain',
+        {
+          reason: 'kernel update INC-7',
+          preflightToken: 'tok-emptydir',
+          deleteEmptyDirData: true,
+          force: false,
+        },
+      ),
+    );
+  });
+
+  it('shows the new pre-flight after a 409 and asks for the acknowledgement again', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight.mockResolvedValue(preflightResponse());
+    const changed = preflightResponse({
+      token: 'tok-2',
+      evict: [
+        ...preflightResponse().evict,
+        {
+          namespace: 'shop',
+          name: 'api-new-pod',
+          controller: 'ReplicaSet/api-1',
+          gracePeriodSeconds: 10,
+          terminating: false,
+        },
+      ],
+    });
+    const conflict = await responseError(409, 'Conflict', {
+      name: 'ConflictError',
+      message: 'The impact changed since the pre-flight was taken',
+    });
+    api.requestAction
+      .mockRejectedValueOnce(
+        new PreflightChangedError(
+          'The impact changed since the pre-flight was taken',
+          changed,
+          conflict as ResponseError,
+        ),
+      )
+      .mockResolvedValueOnce({ name: 'worker-1-drain-abc' });
+    const { onDone } = renderDrain(api);
+    await screen.findByTestId('preflight');
+    typeReason('kernel update INC-7');
+    fireEvent.click(ackBox());
+    fireEvent.click(submitButton());
+
+    expect(await screen.findByTestId('preflight-changed')).toHaveTextContent(
+      IMPACT_CHANGED,
+    );
+    expect(screen.getByTestId('preflight-evict')).toHaveTextContent(
+      'Pods to evict (3)',
+    );
+    expect(screen.getByTestId('preflight-evict')).toHaveTextContent(
+      'shop/api-new-pod',
+    );
+    expect(screen.queryByTestId('action-error')).toBeNull();
+    // The old acknowledgement does not carry over to the new impact.
+    expect(ackBox()).not.toBeChecked();
+    expect(submitButton()).toBeDisabled();
+    expect(screen.getByTestId('action-reason')).toHaveValue(
+      'kernel update INC-7',
+    );
+
+    fireEvent.click(ackBox());
+    fireEvent.click(submitButton());
+    await waitFor(() =>
+      expect(onDone).toHaveBeenCalledWith('worker-1-drain-abc'),
+    );
+    expect(api.requestAction).toHaveBeenLastCalledWith(
+      'rack',
+      'worker-1',
+      'drain',
+      expect.objectContaining({ preflightToken: 'tok-2' }),
+    );
+    // The backend's pre-flight is shown as it is: no second request for it.
+    expect(api.preflight).toHaveBeenCalledTimes(1);
+  });
+
+  it('says why the pre-flight could not be taken and offers no way to submit', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight.mockRejectedValueOnce(
+      await responseError(403, 'Forbidden', {
+        name: 'NotAllowedError',
+        message: 'You may not drain worker-1',
+      }),
+    );
+    api.preflight.mockResolvedValueOnce(preflightResponse());
+    renderDrain(api);
+    const error = await screen.findByTestId('preflight-error');
+    expect(error).toHaveTextContent(
+      'Could not take the pre-flight: You may not drain worker-1',
+    );
+    typeReason('kernel update INC-7');
+    expect(submitButton()).toBeDisabled();
+    expect(screen.queryByTestId('preflight-ack')).toBeNull();
+    fireEvent.click(within(error).getByRole('button', { name: 'Try again' }));
+    expect(await screen.findByTestId('preflight')).toBeInTheDocument();
+    expect(api.preflight).toHaveBeenCalledTimes(2);
+  });
+
+  it('shows a ceremony 400 from the backend under the form', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight.mockResolvedValue(preflightResponse());
+    api.requestAction.mockRejectedValue(
+      await responseError(400, 'Bad Request', {
+        name: 'InputError',
+        message:
+          'Acknowledge the pre-flight impact: the request carries no pre-flight token.',
+      }),
+    );
+    renderDrain(api);
+    await screen.findByTestId('preflight');
+    typeReason('kernel update INC-7');
+    fireEvent.click(ackBox());
+    fireEvent.click(submitButton());
+    expect(await screen.findByTestId('action-error')).toHaveTextContent(
+      'Acknowledge the pre-flight impact',
+    );
+  });
+});
+
+describe('the cordon dialog', () => {
+  it('takes no pre-flight', async () => {
+    const api = fakeServersApi(serverList([]));
+    renderInTestApp(
+      <ActionDialog
+        cluster="rack"
+        node="worker-1"
+        action="cordon"
+        offer={{
+          offered: true,
+          allowed: true,
+          ceremony: ceremonyFor('cordon', 'allow'),
+        }}
+        onClose={jest.fn()}
+        onDone={jest.fn()}
+      />,
+      { apis: [[serversApiRef, api]] },
+    );
+    expect(await screen.findByTestId('action-reason')).toBeInTheDocument();
+    expect(screen.queryByTestId('preflight-step')).toBeNull();
+    expect(api.preflight).not.toHaveBeenCalled();
+  });
+});

@@ -1,0 +1,102 @@
+import '@testing-library/jest-dom';
+import { renderInTestApp } from '@backstage/frontend-test-utils';
+import { fireEvent, screen, within } from '@testing-library/react';
+import { server } from '../testing/fixtures';
+import { drainingMaintenance } from '../testing/drain';
+import { ServersLinksProvider } from './links';
+import { MaintenanceCell, shortError } from './MaintenanceCell';
+
+const links = {
+  maintenance: (cluster: string, name: string) =>
+    `/servers/maintenances/${cluster}/${name}`,
+};
+
+function renderCell(maintenance = drainingMaintenance()) {
+  return renderInTestApp(
+    <ServersLinksProvider links={links}>
+      <MaintenanceCell server={server('worker-1', { maintenance })} />
+    </ServersLinksProvider>,
+  );
+}
+
+describe('MaintenanceCell', () => {
+  it('shows live drain progress: evicted of total, blocking budgets, last error', async () => {
+    renderCell();
+    const cell = await screen.findByTestId('maintenance-cell');
+    const link = within(cell).getByRole('link', { name: 'Draining 3 of 7' });
+    expect(link).toHaveAttribute(
+      'href',
+      '/servers/maintenances/rack/worker-1-drain-abc',
+    );
+    expect(
+      within(cell).getByRole('progressbar', {
+        name: 'drain progress of worker-1',
+      }),
+    ).toHaveAttribute('aria-valuenow', '43');
+    expect(within(cell).getByTestId('maintenance-blocking')).toHaveTextContent(
+      'blocked by payments',
+    );
+    const error = within(cell).getByTestId('maintenance-last-error');
+    expect(error.textContent).toBe(
+      shortError(drainingMaintenance().progress!.lastError!),
+    );
+    expect(error.textContent!.length).toBeLessThanOrEqual(60);
+    expect(error.textContent).toMatch(/…$/);
+
+    fireEvent.mouseOver(error);
+    expect(await screen.findByRole('tooltip')).toHaveTextContent(
+      'with exponential backoff up to 60 s',
+    );
+  });
+
+  it('names each blocking budget once', async () => {
+    const m = drainingMaintenance();
+    m.progress!.blockedBy = [
+      { pod: 'shop/payments-1', pdb: 'payments', message: 'no' },
+      { pod: 'shop/payments-2', pdb: 'payments', message: 'no' },
+      { pod: 'shop/web-2', pdb: 'web', message: 'no' },
+    ];
+    m.progress!.lastError = undefined;
+    renderCell(m);
+    expect(await screen.findByTestId('maintenance-blocking')).toHaveTextContent(
+      /^blocked by payments, web$/,
+    );
+    expect(screen.queryByTestId('maintenance-last-error')).toBeNull();
+  });
+
+  it('shows a finished drain as its phase, without progress bar or blockers', async () => {
+    renderCell(
+      drainingMaintenance({
+        phase: 'Drained',
+        progress: { total: 7, evicted: 7, pending: 0 },
+      }),
+    );
+    const cell = await screen.findByTestId('maintenance-cell');
+    expect(within(cell).getByRole('link', { name: 'Drained' })).toBeVisible();
+    expect(within(cell).queryByRole('progressbar')).toBeNull();
+    expect(within(cell).queryByTestId('maintenance-blockers')).toBeNull();
+  });
+
+  it('shows a dash without a maintenance', async () => {
+    renderInTestApp(<MaintenanceCell server={server('worker-1')} />);
+    expect(await screen.findByText('—')).toBeInTheDocument();
+  });
+
+  it('shows the phase as text where the app has no maintenance page', async () => {
+    renderInTestApp(
+      <MaintenanceCell
+        server={server('worker-1', { maintenance: drainingMaintenance() })}
+      />,
+    );
+    expect(await screen.findByText('Draining 3 of 7')).toBeInTheDocument();
+    expect(screen.queryByRole('link')).toBeNull();
+  });
+});
+
+describe('shortError', () => {
+  it('keeps a short error and cuts a long one at its first line', () => {
+    expect(shortError('timeout')).toBe('timeout');
+    expect(shortError('first line\nsecond line')).toBe('first line');
+    expect(shortError('x'.repeat(100), 20)).toBe(`${'x'.repeat(19)}…`);
+  });
+});

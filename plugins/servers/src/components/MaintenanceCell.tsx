@@ -1,0 +1,101 @@
+import Box from '@mui/material/Box';
+import LinearProgress from '@mui/material/LinearProgress';
+import Tooltip from '@mui/material/Tooltip';
+import Typography from '@mui/material/Typography';
+import type {
+  MaintenanceResponse,
+  ServerResponse,
+} from '@rackside/plugin-servers-common';
+import { AppLink, useServersLinks } from './links';
+
+/** The phase of a maintenance in a few words: "Draining 3 of 7" while it drains. */
+export function phaseSummary(m: MaintenanceResponse): string {
+  const p = m.progress;
+  if (m.phase === 'Draining' && p) {
+    return `Draining ${p.evicted} of ${p.total}`;
+  }
+  return m.phase;
+}
+
+/** The names of the disruption budgets refusing evictions now, each once. */
+export function blockingBudgets(m: MaintenanceResponse): string[] {
+  return [...new Set((m.progress?.blockedBy ?? []).map(b => b.pdb))];
+}
+
+/** An error cut to its first line and `max` characters, for a table cell. */
+export function shortError(text: string, max = 60): string {
+  const line = text.split('\n')[0].trim();
+  return line.length > max ? `${line.slice(0, max - 1).trimEnd()}…` : line;
+}
+
+/**
+ * The maintenance column of a server row: the phase (a link to the
+ * maintenance's page), and while it drains the progress, the budgets blocking
+ * now and the last error (short; the tooltip has it whole). Fits the fixed row
+ * height: one line, a bar, one caption line.
+ */
+export function MaintenanceCell(props: { server: ServerResponse }) {
+  const { server } = props;
+  const links = useServersLinks();
+  const m = server.maintenance;
+  if (!m) {
+    return (
+      <Typography variant="body2" color="text.secondary">
+        —
+      </Typography>
+    );
+  }
+  const p = m.progress;
+  const draining = m.phase === 'Draining' && !!p;
+  const percent =
+    draining && p.total > 0
+      ? Math.round((100 * p.evicted) / p.total)
+      : undefined;
+  const blocking = draining ? blockingBudgets(m) : [];
+  const lastError = draining ? p.lastError : undefined;
+  const summary = phaseSummary(m);
+  const href = links.maintenance?.(server.cluster, m.name);
+  return (
+    <Box data-testid="maintenance-cell" data-phase={m.phase}>
+      <Tooltip
+        title={`${m.name} (${m.intent})${
+          m.requestedBy ? ` by ${m.requestedBy}` : ''
+        }: ${m.reason}`}
+      >
+        <Typography variant="body2" noWrap data-testid="maintenance-phase">
+          {href ? <AppLink to={href}>{summary}</AppLink> : summary}
+        </Typography>
+      </Tooltip>
+      {percent !== undefined && (
+        <LinearProgress
+          variant="determinate"
+          value={percent}
+          aria-label={`drain progress of ${server.name}`}
+        />
+      )}
+      {(blocking.length > 0 || lastError) && (
+        <Typography
+          variant="caption"
+          component="div"
+          noWrap
+          color="error.main"
+          data-testid="maintenance-blockers"
+        >
+          {blocking.length > 0 && (
+            <span data-testid="maintenance-blocking">{`blocked by ${blocking.join(
+              ', ',
+            )}`}</span>
+          )}
+          {blocking.length > 0 && lastError && ' · '}
+          {lastError && (
+            <Tooltip title={lastError}>
+              <span data-testid="maintenance-last-error">
+                {shortError(lastError)}
+              </span>
+            </Tooltip>
+          )}
+        </Typography>
+      )}
+    </Box>
+  );
+}

@@ -1,0 +1,394 @@
+import type { ReactNode } from 'react';
+import { useApi } from '@backstage/frontend-plugin-api';
+import Alert from '@mui/material/Alert';
+import AlertTitle from '@mui/material/AlertTitle';
+import Box from '@mui/material/Box';
+import Chip from '@mui/material/Chip';
+import LinearProgress from '@mui/material/LinearProgress';
+import List from '@mui/material/List';
+import ListItem from '@mui/material/ListItem';
+import ListItemText from '@mui/material/ListItemText';
+import Paper from '@mui/material/Paper';
+import Typography from '@mui/material/Typography';
+import type {
+  MaintenancePhase,
+  MaintenanceProgress,
+  MaintenanceResponse,
+} from '@rackside/plugin-servers-common';
+import { describeError, serversApiRef } from '../api';
+import { AppLink, useServersLinks } from './links';
+import {
+  conditionText,
+  formatTime,
+  refusalNumbers,
+  requestFlags,
+  timelineOf,
+  type TimelineEntry,
+} from './maintenanceText';
+import { useLiveRefresh } from './useLiveRefresh';
+import { useLoader } from './useLoader';
+import { useReadDecision } from './useReadDecision';
+
+function phaseColor(
+  phase: MaintenancePhase,
+): 'default' | 'error' | 'success' | 'warning' | 'info' {
+  switch (phase) {
+    case 'Failed':
+    case 'Refused':
+      return 'error';
+    case 'Drained':
+    case 'Complete':
+      return 'success';
+    case 'PoweredOff':
+    case 'Rebooting':
+      return 'warning';
+    default:
+      return 'info';
+  }
+}
+
+/** The colour of a timeline dot: requests apart from phases, failures in red. */
+function dotColor(entry: TimelineEntry): string {
+  if (entry.kind === 'request' || !entry.phase) return 'secondary.main';
+  const color = phaseColor(entry.phase);
+  return color === 'default' ? 'grey.500' : `${color}.main`;
+}
+
+function Section(props: {
+  title: string;
+  testId: string;
+  children: ReactNode;
+}) {
+  const headingId = `rackside-maintenance-${props.testId}`;
+  return (
+    <Paper
+      component="section"
+      aria-labelledby={headingId}
+      data-testid={props.testId}
+      sx={{ p: 2, mb: 2 }}
+    >
+      <Typography variant="h6" component="h2" id={headingId} gutterBottom>
+        {props.title}
+      </Typography>
+      {props.children}
+    </Paper>
+  );
+}
+
+function DrainProgress(props: { progress: MaintenanceProgress }) {
+  const p = props.progress;
+  const percent = p.total > 0 ? Math.round((100 * p.evicted) / p.total) : 100;
+  const blockedBy = p.blockedBy ?? [];
+  const pendingPods = p.pendingPods ?? [];
+  return (
+    <Section title="Drain progress" testId="maintenance-progress">
+      <Typography variant="body1" data-testid="maintenance-progress-text">
+        {`${p.evicted} of ${p.total} pods evicted, ${p.pending} pending`}
+      </Typography>
+      <LinearProgress
+        variant="determinate"
+        value={percent}
+        aria-label="drain progress"
+        sx={{ my: 1 }}
+      />
+      {p.startedAt && (
+        <Typography variant="body2" color="text.secondary">
+          {`Started ${formatTime(p.startedAt)}`}
+        </Typography>
+      )}
+      {blockedBy.length > 0 && (
+        <Box mt={2} data-testid="maintenance-blocked-by">
+          <Typography variant="subtitle2" component="h3" color="error.main">
+            {`Blocked by disruption budgets (${blockedBy.length})`}
+          </Typography>
+          <List dense disablePadding>
+            {blockedBy.map(b => (
+              <ListItem key={`${b.pod}/${b.pdb}`} disableGutters>
+                <ListItemText
+                  primary={`${b.pod} → ${b.pdb}`}
+                  secondary={b.message}
+                />
+              </ListItem>
+            ))}
+          </List>
+        </Box>
+      )}
+      {pendingPods.length > 0 && (
+        <Box mt={2} data-testid="maintenance-pending">
+          <Typography variant="subtitle2" component="h3">
+            {`Pods still on the node (${pendingPods.length})`}
+          </Typography>
+          <Box
+            component="ul"
+            m={0}
+            pl={3}
+            sx={{ maxHeight: 240, overflowY: 'auto' }}
+          >
+            {pendingPods.map(pod => (
+              <li key={pod}>
+                <Typography variant="body2">{pod}</Typography>
+              </li>
+            ))}
+          </Box>
+        </Box>
+      )}
+      {p.lastError && (
+        <Alert
+          severity="error"
+          sx={{ mt: 2 }}
+          data-testid="maintenance-last-error"
+        >
+          <AlertTitle>Last error</AlertTitle>
+          <Box component="span" sx={{ whiteSpace: 'pre-wrap' }}>
+            {p.lastError}
+          </Box>
+        </Alert>
+      )}
+    </Section>
+  );
+}
+
+function Timeline(props: { maintenance: MaintenanceResponse }) {
+  const m = props.maintenance;
+  const entries = timelineOf(m);
+  const lastPhase = [...entries].reverse().find(e => e.kind === 'phase');
+  return (
+    <Section title="Timeline" testId="maintenance-timeline">
+      {entries.length === 0 ? (
+        <Typography variant="body2" color="text.secondary">
+          Nothing recorded yet: the operator has not picked this maintenance up.
+        </Typography>
+      ) : (
+        <Box component="ol" aria-label="Phase timeline" m={0} p={0}>
+          {entries.map((e, i) => {
+            const current = e === lastPhase && !m.terminal;
+            return (
+              <Box
+                component="li"
+                key={`${i}-${e.label}`}
+                data-testid="timeline-entry"
+                data-kind={e.kind}
+                data-phase={e.phase}
+                sx={{
+                  listStyle: 'none',
+                  position: 'relative',
+                  pl: 3,
+                  pb: 2,
+                  borderLeft: 2,
+                  borderColor:
+                    i === entries.length - 1 ? 'transparent' : 'divider',
+                  ml: 1,
+                  '&::before': {
+                    content: '""',
+                    position: 'absolute',
+                    left: -7,
+                    top: 4,
+                    width: 12,
+                    height: 12,
+                    borderRadius: '50%',
+                    bgcolor: dotColor(e),
+                  },
+                }}
+              >
+                <Typography variant="body2" color="text.secondary">
+                  {formatTime(e.at)}
+                </Typography>
+                <Typography variant="subtitle1" component="div">
+                  <strong>{e.label}</strong>
+                  {current && <Chip size="small" label="now" sx={{ ml: 1 }} />}
+                </Typography>
+                {e.message && (
+                  <Typography variant="body2">{e.message}</Typography>
+                )}
+                {(e.by || e.reason) && (
+                  <Typography variant="body2" color="text.secondary">
+                    {`${e.by ? `by ${e.by}` : 'by someone unrecorded'}${
+                      e.reason ? `: ${e.reason}` : ''
+                    }`}
+                  </Typography>
+                )}
+              </Box>
+            );
+          })}
+        </Box>
+      )}
+    </Section>
+  );
+}
+
+/** Everything about one maintenance: what, who and why, progress, conditions, timeline. */
+export function MaintenanceDetail(props: {
+  cluster: string;
+  maintenance: MaintenanceResponse;
+}) {
+  const { cluster, maintenance: m } = props;
+  const links = useServersLinks();
+  const flags = requestFlags(m);
+  const refusalText = m.refusal && refusalNumbers(m.refusal);
+  return (
+    <>
+      <Box
+        display="flex"
+        alignItems="center"
+        gap={1}
+        flexWrap="wrap"
+        mb={2}
+        data-testid="maintenance-header"
+      >
+        <Typography variant="h6" component="p">
+          {`Node ${m.nodeName} · ${m.intent} · cluster ${cluster}`}
+        </Typography>
+        <Chip
+          label={m.phase}
+          color={phaseColor(m.phase)}
+          data-testid="maintenance-phase-chip"
+        />
+        {m.abandoned && <Chip label="abandoned" variant="outlined" />}
+        {m.terminal && (
+          <Typography variant="body2" color="text.secondary">
+            (finished)
+          </Typography>
+        )}
+      </Box>
+
+      <Section title="Who and why" testId="maintenance-who">
+        <Typography variant="body1">
+          {`Requested by ${m.requestedBy ?? 'someone unrecorded'}${
+            m.createdAt ? ` at ${formatTime(m.createdAt)}` : ''
+          }`}
+        </Typography>
+        <Typography variant="body1" sx={{ fontStyle: 'italic', mb: 1 }}>
+          {`“${m.reason}”`}
+        </Typography>
+        {flags.length > 0 && (
+          <List dense disablePadding>
+            {flags.map(({ label, flag }) => (
+              <ListItem
+                key={label}
+                disableGutters
+                data-testid="maintenance-flag"
+              >
+                <ListItemText
+                  primary={`${label} by ${flag.by}${
+                    flag.at ? ` at ${formatTime(flag.at)}` : ''
+                  }`}
+                  secondary={`“${flag.reason}”`}
+                />
+              </ListItem>
+            ))}
+          </List>
+        )}
+      </Section>
+
+      {m.refusal && (
+        <Alert
+          severity="error"
+          sx={{ mb: 2 }}
+          data-testid="maintenance-refusal"
+        >
+          <AlertTitle>Refused</AlertTitle>
+          {m.refusal.reason}
+          {refusalText && <Box mt={1}>{refusalText}</Box>}
+          {m.refusal.blockingMaintenance && (
+            <Box mt={1}>
+              {'It collided with '}
+              {links.maintenance ? (
+                <AppLink
+                  to={links.maintenance(cluster, m.refusal.blockingMaintenance)}
+                >
+                  {m.refusal.blockingMaintenance}
+                </AppLink>
+              ) : (
+                m.refusal.blockingMaintenance
+              )}
+              .
+            </Box>
+          )}
+        </Alert>
+      )}
+
+      {m.progress && <DrainProgress progress={m.progress} />}
+
+      <Section title="Conditions" testId="maintenance-conditions">
+        {m.conditions.length === 0 ? (
+          <Typography variant="body2" color="text.secondary">
+            No conditions reported.
+          </Typography>
+        ) : (
+          <List dense disablePadding>
+            {m.conditions.map(c => (
+              <ListItem key={c.type} disableGutters>
+                <ListItemText
+                  primary={conditionText(c)}
+                  secondary={`${
+                    c.message ? `${c.message} ` : ''
+                  }(since ${formatTime(c.lastTransitionTime)})`}
+                />
+              </ListItem>
+            ))}
+          </List>
+        )}
+      </Section>
+
+      <Timeline maintenance={m} />
+    </>
+  );
+}
+
+/**
+ * The page of one maintenance at `/servers/maintenances/:cluster/:name`,
+ * kept live by the same signals (or polling) as the Servers page.
+ */
+export function MaintenancePage(props: { cluster: string; name: string }) {
+  const { cluster, name } = props;
+  const decision = useReadDecision();
+  const links = useServersLinks();
+  return (
+    <Box p={3} data-testid="rackside-maintenance-page">
+      {links.servers && (
+        <Typography variant="body2" mb={1}>
+          <AppLink to={links.servers()}>← Servers</AppLink>
+        </Typography>
+      )}
+      <Typography variant="h4" component="h1" gutterBottom>
+        {`Maintenance ${name}`}
+      </Typography>
+      {decision === 'deny' && (
+        <Alert severity="warning">
+          You are not allowed to see servers (servers:read).
+        </Alert>
+      )}
+      {decision === 'loading' && <LinearProgress />}
+      {decision === 'allow' && (
+        <LiveMaintenance cluster={cluster} name={name} />
+      )}
+    </Box>
+  );
+}
+
+function LiveMaintenance(props: { cluster: string; name: string }) {
+  const { cluster, name } = props;
+  const api = useApi(serversApiRef);
+  const loaded = useLoader(
+    () => api.getMaintenance(cluster, name),
+    [api, cluster, name],
+  );
+  useLiveRefresh(cluster, loaded.reload);
+  const error =
+    loaded.error !== undefined ? describeError(loaded.error) : undefined;
+  return (
+    <>
+      {loaded.loading && !loaded.value && <LinearProgress />}
+      {error && (
+        <Alert severity={loaded.value ? 'warning' : 'error'} sx={{ mb: 2 }}>
+          {error.status === 404
+            ? `There is no maintenance ${name} in cluster ${cluster}.`
+            : `Could not load maintenance ${name}: ${error.message}`}
+        </Alert>
+      )}
+      {loaded.value && (
+        <MaintenanceDetail cluster={cluster} maintenance={loaded.value} />
+      )}
+    </>
+  );
+}

@@ -1,0 +1,90 @@
+import { useMemo } from 'react';
+import { Route, Routes, useParams } from 'react-router-dom';
+import { useRouteRef as useLegacyRouteRef } from '@backstage/core-plugin-api';
+import { ReactRouterV6PageRouter } from '@backstage/frontend-adapter-react-router-v6';
+import { useRouteRef, useRouteRefParams } from '@backstage/frontend-plugin-api';
+import {
+  legacyMaintenanceRouteRef,
+  legacyServersRouteRef,
+  maintenanceRouteRef,
+  serversRouteRef,
+} from '../routes';
+import { ServersLinksProvider, type ServersLinks } from './links';
+import { MaintenancePage } from './MaintenancePage';
+import { ServersPage } from './ServersPage';
+
+/*
+ * The page wrappers of the two frontend systems. Each resolves the plugin's
+ * route refs with its own system's hook and hands the links to the shared
+ * components through ServersLinksProvider. The shared components link with
+ * React Router v6, so the new system's pages declare its adapter.
+ */
+
+function useNfsLinks(): ServersLinks {
+  const servers = useRouteRef(serversRouteRef);
+  const maintenance = useRouteRef(maintenanceRouteRef);
+  return useMemo(
+    () => ({
+      servers: servers && (() => servers()),
+      maintenance:
+        maintenance &&
+        ((cluster: string, name: string) => maintenance({ cluster, name })),
+    }),
+    [servers, maintenance],
+  );
+}
+
+/** The Servers page in the new frontend system. */
+export function NfsServersPage() {
+  return (
+    <ReactRouterV6PageRouter>
+      <ServersLinksProvider links={useNfsLinks()}>
+        <ServersPage />
+      </ServersLinksProvider>
+    </ReactRouterV6PageRouter>
+  );
+}
+
+/** A maintenance's page in the new frontend system. */
+export function NfsMaintenancePage() {
+  const { cluster, name } = useRouteRefParams(maintenanceRouteRef);
+  return (
+    <ReactRouterV6PageRouter>
+      <ServersLinksProvider links={useNfsLinks()}>
+        <MaintenancePage cluster={cluster} name={name} />
+      </ServersLinksProvider>
+    </ReactRouterV6PageRouter>
+  );
+}
+
+function LegacyMaintenanceRoute() {
+  const { cluster = '', name = '' } = useParams();
+  return <MaintenancePage cluster={cluster} name={name} />;
+}
+
+/**
+ * The legacy frontend system mounts one element at the Servers route; the
+ * maintenance pages are its sub-routes.
+ */
+export function LegacyServersRoutes() {
+  const servers = useLegacyRouteRef(legacyServersRouteRef);
+  const maintenance = useLegacyRouteRef(legacyMaintenanceRouteRef);
+  const links = useMemo<ServersLinks>(
+    () => ({
+      servers: () => servers(),
+      maintenance: (cluster, name) => maintenance({ cluster, name }),
+    }),
+    [servers, maintenance],
+  );
+  return (
+    <ServersLinksProvider links={links}>
+      <Routes>
+        <Route path="/" element={<ServersPage />} />
+        <Route
+          path={legacyMaintenanceRouteRef.path}
+          element={<LegacyMaintenanceRoute />}
+        />
+      </Routes>
+    </ServersLinksProvider>
+  );
+}
