@@ -32,6 +32,8 @@ class FakeNode {
   pods = new Map<string, PodLike>();
   listeners = new Set<() => void>();
   evictions: string[] = [];
+  /** Evicted pods vanish before the eviction call returns (a fast kubelet). */
+  instant = false;
   /** Pods whose eviction answers 429 while listed here. */
   guarded = new Set<string>();
   failNext = new Map<string, string>();
@@ -90,6 +92,10 @@ class FakeNode {
         }
         const p = this.pods.get(key);
         if (!p) return { outcome: 'gone' };
+        if (this.instant) {
+          this.gone(key);
+          return { outcome: 'evicted' };
+        }
         this.pods.set(key, {
           ...p,
           metadata: {
@@ -284,6 +290,19 @@ describe('DrainRunner', () => {
     expect(n.evictions.length).toBe(count);
     expect(n.woken).toEqual([]);
     expect(runner.running()).toEqual([]);
+  });
+
+  it('is drained when pods vanish while their evictions are still in flight (no lost wake-up)', async () => {
+    const n = new FakeNode();
+    n.instant = true;
+    n.add(pod('web-1'));
+    n.add(pod('web-2'));
+    const runner = new DrainRunner(n.ports(), {
+      ...fast,
+      progressIntervalMs: 10_000,
+    });
+    runner.ensure(maintenance());
+    await until(() => runner.ensure(maintenance()).state === 'drained', 1000);
   });
 
   it('runs many drains side by side', async () => {

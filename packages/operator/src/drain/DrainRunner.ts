@@ -104,6 +104,8 @@ class DrainTask {
   private lastWrite = 0;
   private lastWritten = '';
   private wakeUp: (() => void) | undefined;
+  /** A pod changed since the loop last read the pods. */
+  private changed = false;
   private readonly budgetsByNamespace = new Map<
     string,
     Promise<PodDisruptionBudgetLike[]>
@@ -236,21 +238,25 @@ class DrainTask {
     }
   }
 
-  /** Waits until a pod changes, a retry is due, the deadline passes, or cancel. */
-  private sleep(watch: NodePodWatch, untilMs: number | undefined) {
+  /**
+   * Waits until a pod changed since the loop last looked, a retry is due, the deadline
+   * passes, or cancel. A change that arrived while the loop was busy counts: `changed` is
+   * set by a listener that stays subscribed for the whole drain, so no wake-up is lost.
+   */
+  private sleep(untilMs: number | undefined) {
+    if (this.changed || this.cancelled) return Promise.resolve();
     return new Promise<void>(resolve => {
-      let timer: NodeJS.Timeout | undefined;
-      const done = () => {
+      const timer =
+        untilMs === undefined
+          ? undefined
+          : setTimeout(done, Math.max(0, untilMs - this.now()));
+      const self = this;
+      function done() {
         if (timer) clearTimeout(timer);
-        off();
-        this.wakeUp = undefined;
+        self.wakeUp = undefined;
         resolve();
-      };
-      const off = watch.onChange(done);
-      this.wakeUp = done;
-      if (untilMs !== undefined) {
-        timer = setTimeout(done, Math.max(0, untilMs - this.now()));
       }
+      this.wakeUp = done;
     });
   }
 
@@ -261,11 +267,15 @@ class DrainTask {
         this.tracked.size ? `resumed (${this.tracked.size} pending)` : 'started'
       }`,
     );
+    const off = watch.onChange(() => {
+      this.changed = true;
+      this.wakeUp?.();
+    });
     try {
       await watch.synced;
-      this.ports.log?.(`${this.name}: pods of ${this.nm.spec.nodeName} listed`);
       const options = this.nm.spec.drain ?? {};
       while (!this.cancelled) {
+        this.changed = false;
         const pods = watch.pods();
         const plan = planDrain(pods, options);
         const byKey = new Map(pods.map(p => [podKey(planKey(p)), p]));
@@ -332,7 +342,7 @@ class DrainTask {
             : this.lastWrite + this.options.progressIntervalMs,
         );
         // Evictions that went out show their effect through the watch.
-        await this.sleep(watch, Number.isFinite(nextAt) ? nextAt : undefined);
+        await this.sleep(Number.isFinite(nextAt) ? nextAt : undefined);
       }
     } catch (error) {
       this.finish({
@@ -341,6 +351,7 @@ class DrainTask {
         progress: this.outcome.progress,
       });
     } finally {
+      off();
       await watch.stop().catch(() => undefined);
     }
   }
