@@ -5,7 +5,9 @@ import {
   fetchApiRef,
   PageBlueprint,
 } from '@backstage/frontend-plugin-api';
+import { EntityContentBlueprint } from '@backstage/plugin-catalog-react/alpha';
 import DnsIcon from '@mui/icons-material/Dns';
+import { isServerEntity } from './components/EntityServerContent/annotations';
 import { maintenanceRouteRef, serversRouteRef } from './routes';
 import { ServersClient, serversApiRef } from './api';
 
@@ -43,6 +45,20 @@ export const maintenancePage = PageBlueprint.make({
   },
 });
 
+/** The Server tab on catalog entities annotated `rackside.dev/node`. */
+export const entityServerContent = EntityContentBlueprint.make({
+  name: 'server',
+  params: {
+    path: 'server',
+    title: 'Server',
+    filter: isServerEntity,
+    loader: () =>
+      import('./components/EntityServerContent').then(m => (
+        <m.EntityServerContent />
+      )),
+  },
+});
+
 /**
  * Rackside for the new frontend system: take bare-metal servers out of
  * service and bring them back.
@@ -51,7 +67,7 @@ export const maintenancePage = PageBlueprint.make({
  */
 export default createFrontendPlugin({
   pluginId: 'servers',
-  extensions: [serversApi, serversPage, maintenancePage],
+  extensions: [serversApi, serversPage, maintenancePage, entityServerContent],
   routes: { root: serversRouteRef, maintenance: maintenanceRouteRef },
 });
 

@@ -4,6 +4,11 @@
  *
  * @packageDocumentation
  */
-export { serversPlugin, ServersPage } from './plugin';
+export { serversPlugin, ServersPage, EntityServerContent } from './plugin';
+export {
+  CLUSTER_ANNOTATION,
+  NODE_ANNOTATION,
+  isServerEntity,
+} from './components/EntityServerContent/annotations';
 export { serversApiRef, ServersClient } from './api';
 export type { ServersApi } from './api';

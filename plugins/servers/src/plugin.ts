@@ -1,5 +1,6 @@
 import {
   createApiFactory,
+  createComponentExtension,
   createPlugin,
   createRoutableExtension,
   discoveryApiRef,
@@ -41,5 +42,24 @@ export const ServersPage = serversPlugin.provide(
     component: () =>
       import('./components/ServersRoutes').then(m => m.LegacyServersRoutes),
     mountPoint: legacyServersRouteRef,
+  }),
+);
+
+/**
+ * The Server tab of a catalog entity annotated `rackside.dev/node` (and
+ * `rackside.dev/cluster`), e.g.
+ * `<EntityLayout.Route path="/server" title="Server" if={isServerEntity}>`.
+ *
+ * @public
+ */
+export const EntityServerContent = serversPlugin.provide(
+  createComponentExtension({
+    name: 'EntityServerContent',
+    component: {
+      lazy: () =>
+        import('./components/EntityServerContent').then(
+          m => m.EntityServerContent,
+        ),
+    },
   }),
 );

@@ -18,6 +18,7 @@ import {
 } from '@rackside/plugin-servers-common';
 import { ACTION_LABELS } from './labels';
 import { MaintenanceCell } from './MaintenanceCell';
+import { ServerCatalogLink } from './EntityServerContent/ServerCatalogLink';
 
 /** Height of one body row; rows are fixed height so the window is arithmetic. */
 export const ROW_HEIGHT = 56;
@@ -74,6 +75,7 @@ const ServerRow = memo(function ServerRowContent(props: {
         <Typography variant="body2" noWrap title={server.name}>
           {server.name}
         </Typography>
+        <ServerCatalogLink cluster={server.cluster} node={server.name} />
       </TableCell>
       <TableCell sx={cell}>
         <Typography variant="body2" noWrap>
