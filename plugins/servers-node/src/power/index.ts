@@ -1,0 +1,3 @@
+export * from './types';
+export * from './talos';
+export * from './redfish';

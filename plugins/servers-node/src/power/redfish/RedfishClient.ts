@@ -1,0 +1,468 @@
+import { InputError } from '@backstage/errors';
+import { Agent, fetch, type Dispatcher } from 'undici';
+import type { PowerChannelVerb } from '../types';
+import {
+  networkErrorText,
+  networkFailureOutcome,
+  RedfishError,
+  redfishErrorText,
+  statusText,
+} from './errors';
+import { BmcRateLimiter } from './rateLimit';
+import { chooseResetType, readPowerState } from './resetTypes';
+
+/** How to trust a BMC's HTTPS certificate: its CA bundle, or an explicit decision not to check. */
+export interface RedfishTlsOptions {
+  /** PEM bundle of the CAs that sign the BMC certificates. */
+  caBundle?: string;
+  /** Do not verify the certificate. Must be set on purpose; never implied. */
+  insecureSkipVerify?: boolean;
+}
+
+export interface RedfishCredentials {
+  username: string;
+  password: string;
+}
+
+export interface RedfishClientOptions {
+  /** The BMC's base URL, e.g. `https://10.0.5.21` (no path, no user info). */
+  address: string;
+  credentials: RedfishCredentials;
+  /** Required for https: exactly one of `caBundle` or `insecureSkipVerify: true`. */
+  tls?: RedfishTlsOptions;
+  /** Shared by every client of a channel, so the interval holds per BMC host. */
+  rateLimiter?: BmcRateLimiter;
+  /** Deadline of each request; default 15 s. */
+  timeoutMs?: number;
+}
+
+/** What a Reset the BMC accepted was. */
+export interface RedfishResetResult {
+  resetType: string;
+  /** 200, 202 or 204. */
+  status: number;
+}
+
+/** The Reset action of a system, as the BMC publishes it. */
+export interface RedfishResetAction {
+  target: string;
+  /** Allowed ResetTypes; undefined when the BMC published no list. */
+  allowed?: string[];
+  /** Where the list came from. */
+  source: 'AllowableValues' | 'ActionInfo' | 'none';
+}
+
+type Json = Record<string, any>;
+
+interface Answer {
+  status: number;
+  headers: { get(name: string): string | null };
+  body: unknown;
+}
+
+type Auth =
+  | { kind: 'session'; token: string; location?: string }
+  | { kind: 'basic' };
+
+const ACCEPTED_RESET_STATUSES = new Set([200, 202, 204]);
+const SERVICE_ROOT = '/redfish/v1/';
+
+/** The same failure, known not to have reached the point of acting. */
+function notSent(error: unknown): unknown {
+  if (!(error instanceof RedfishError) || error.outcome === 'notSent') {
+    return error;
+  }
+  return new RedfishError({
+    bmc: error.bmc,
+    status: error.status,
+    outcome: 'notSent',
+    message: error.message,
+    cause: error.cause,
+  });
+}
+
+/** The origin of a BMC address, refusing what would leak or misroute credentials. */
+function bmcOrigin(address: string): URL {
+  let url: URL;
+  try {
+    url = new URL(address);
+  } catch {
+    // Not repeated: an unparsable address may still hold credentials.
+    throw new InputError('BMC address is not a URL');
+  }
+  if (url.username || url.password) {
+    // Do not repeat the address: it holds the credentials.
+    throw new InputError(
+      `BMC address for ${url.protocol}//${url.host} carries user info; put credentials in the Secret`,
+    );
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new InputError(`BMC address must be http(s): ${url.origin}`);
+  }
+  if ((url.pathname !== '/' && url.pathname !== '') || url.search) {
+    throw new InputError(
+      `BMC address must be the service's origin (like https://10.0.5.21), without a path: ${address}`,
+    );
+  }
+  return url;
+}
+
+function dispatcherFor(url: URL, tls: RedfishTlsOptions | undefined): Agent {
+  if (url.protocol === 'http:') return new Agent();
+  const hasCa = Boolean(tls?.caBundle);
+  const insecure = tls?.insecureSkipVerify === true;
+  if (hasCa === insecure) {
+    throw new InputError(
+      `BMC ${url.origin}: give exactly one of a CA bundle or insecureSkipVerify: true`,
+    );
+  }
+  return new Agent({
+    connect: insecure
+      ? { rejectUnauthorized: false }
+      : { ca: tls!.caBundle, rejectUnauthorized: true },
+  });
+}
+
+/**
+ * A client of one BMC's Redfish service. It logs in through the SessionService when the
+ * service has one (X-Auth-Token, deleted on `close()`), else uses Basic auth; spaces its
+ * requests with the shared rate limiter; and never sends a Reset twice (a 401 on a
+ * session is re-authenticated once, which is safe: the BMC did not act on it).
+ */
+export class RedfishClient {
+  readonly origin: string;
+  private readonly url: URL;
+  private readonly credentials: RedfishCredentials;
+  private readonly dispatcher: Dispatcher & { close(): Promise<void> };
+  private readonly limiter: BmcRateLimiter;
+  private readonly timeoutMs: number;
+  private auth?: Promise<Auth>;
+  private serviceRoot?: Json;
+  private closed = false;
+
+  constructor(options: RedfishClientOptions) {
+    this.url = bmcOrigin(options.address);
+    this.origin = this.url.origin;
+    if (!options.credentials?.username) {
+      throw new InputError(
+        `BMC ${this.origin}: no username in the credentials`,
+      );
+    }
+    this.credentials = options.credentials;
+    this.dispatcher = dispatcherFor(this.url, options.tls);
+    this.limiter = options.rateLimiter ?? new BmcRateLimiter();
+    this.timeoutMs = options.timeoutMs ?? 15_000;
+  }
+
+  /** The kind of authentication in use (after the first request). */
+  async authKind(): Promise<Auth['kind']> {
+    return (await this.authenticate()).kind;
+  }
+
+  /** GET a resource as JSON. */
+  async get(path: string): Promise<Json> {
+    const answer = await this.authorized('GET', path);
+    if (answer.status !== 200) throw this.answerError('GET', path, answer);
+    if (!answer.body || typeof answer.body !== 'object') {
+      throw new RedfishError({
+        bmc: this.origin,
+        outcome: 'refused',
+        status: answer.status,
+        message: `Redfish BMC ${this.origin}: GET ${path} did not answer JSON`,
+      });
+    }
+    return answer.body as Json;
+  }
+
+  /** The paths of the ComputerSystems the BMC manages. */
+  async systemPaths(): Promise<string[]> {
+    const root = await this.root();
+    const collection = await this.get(
+      root.Systems?.['@odata.id'] ?? '/redfish/v1/Systems',
+    );
+    return (collection.Members ?? [])
+      .map((m: Json) => m?.['@odata.id'])
+      .filter((p: unknown): p is string => typeof p === 'string');
+  }
+
+  /** The system whose UUID is `uuid` (case-insensitive), or undefined. */
+  async findSystemByUuid(uuid: string): Promise<string | undefined> {
+    const wanted = uuid.toLowerCase();
+    for (const path of await this.systemPaths()) {
+      const system = await this.get(path);
+      if (String(system.UUID ?? '').toLowerCase() === wanted) return path;
+    }
+    return undefined;
+  }
+
+  /** The system's Reset action and the ResetTypes it allows. */
+  async resetAction(systemPath: string): Promise<RedfishResetAction> {
+    const system = await this.get(systemPath);
+    const action = system.Actions?.['#ComputerSystem.Reset'];
+    if (!action?.target) {
+      throw new RedfishError({
+        bmc: this.origin,
+        outcome: 'notSent',
+        message: `Redfish BMC ${this.origin}: ${systemPath} has no #ComputerSystem.Reset action`,
+      });
+    }
+    const inline = action['ResetType@Redfish.AllowableValues'];
+    if (Array.isArray(inline)) {
+      return {
+        target: action.target,
+        allowed: inline,
+        source: 'AllowableValues',
+      };
+    }
+    const infoPath = action['@Redfish.ActionInfo'];
+    if (typeof infoPath === 'string') {
+      const info = await this.get(infoPath);
+      const parameter = (info.Parameters ?? []).find(
+        (p: Json) => p?.Name === 'ResetType',
+      );
+      if (Array.isArray(parameter?.AllowableValues)) {
+        return {
+          target: action.target,
+          allowed: parameter.AllowableValues,
+          source: 'ActionInfo',
+        };
+      }
+    }
+    return { target: action.target, source: 'none' };
+  }
+
+  /**
+   * Sends the Reset for a verb with the ResetType the BMC allows (see
+   * `chooseResetType`). Accepts 200, 202 and 204. Sent once.
+   */
+  async reset(
+    systemPath: string,
+    verb: PowerChannelVerb,
+  ): Promise<RedfishResetResult> {
+    // Nothing before the POST can have acted: any failure up to there is "not sent".
+    let action: RedfishResetAction;
+    try {
+      action = await this.resetAction(systemPath);
+    } catch (error) {
+      throw notSent(error);
+    }
+    const resetType = chooseResetType(verb, action.allowed);
+    if (!resetType) {
+      throw new RedfishError({
+        bmc: this.origin,
+        outcome: 'notSent',
+        message: `Redfish BMC ${
+          this.origin
+        }: ${systemPath} allows no ResetType for ${verb} (allowed: ${(
+          action.allowed ?? []
+        ).join(', ')})`,
+      });
+    }
+    const answer = await this.authorized('POST', action.target, {
+      ResetType: resetType,
+    });
+    if (!ACCEPTED_RESET_STATUSES.has(answer.status)) {
+      throw this.answerError(
+        'POST',
+        action.target,
+        answer,
+        ` (ResetType ${resetType})`,
+      );
+    }
+    return { resetType, status: answer.status };
+  }
+
+  /** PowerState, with PoweringOn read as On and PoweringOff as Off. */
+  async powerState(systemPath: string): Promise<'On' | 'Off'> {
+    const system = await this.get(systemPath);
+    const state = readPowerState(system.PowerState);
+    if (!state) {
+      throw new RedfishError({
+        bmc: this.origin,
+        outcome: 'refused',
+        message: `Redfish BMC ${
+          this.origin
+        }: ${systemPath} reports PowerState ${JSON.stringify(
+          system.PowerState ?? null,
+        )}`,
+      });
+    }
+    return state;
+  }
+
+  /** Ends the session (if any) and closes the connections. A second call does nothing. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const auth = this.auth ? await this.auth.catch(() => undefined) : undefined;
+    this.auth = undefined;
+    if (auth?.kind === 'session' && auth.location) {
+      await this.send('DELETE', auth.location, undefined, auth).catch(
+        () => undefined,
+      );
+    }
+    await this.dispatcher.close();
+  }
+
+  // --- plumbing ---
+
+  private async root(): Promise<Json> {
+    if (!this.serviceRoot) await this.authenticate();
+    return this.serviceRoot ?? {};
+  }
+
+  private authenticate(): Promise<Auth> {
+    if (!this.auth) {
+      const attempt = this.login();
+      this.auth = attempt;
+      // A failed login is not remembered: the next call tries again.
+      attempt.catch(() => {
+        if (this.auth === attempt) this.auth = undefined;
+      });
+    }
+    return this.auth;
+  }
+
+  /** Reads the service root, then opens a session if the service has a SessionService. */
+  private async login(): Promise<Auth> {
+    let root = await this.send('GET', SERVICE_ROOT);
+    if (root.status === 401 || root.status === 403) {
+      root = await this.send('GET', SERVICE_ROOT, undefined, { kind: 'basic' });
+    }
+    if (root.status !== 200 || !root.body || typeof root.body !== 'object') {
+      throw this.answerError('GET', SERVICE_ROOT, root, '', 'notSent');
+    }
+    this.serviceRoot = root.body as Json;
+    const sessions: string | undefined =
+      this.serviceRoot.Links?.Sessions?.['@odata.id'] ??
+      (this.serviceRoot.SessionService
+        ? '/redfish/v1/SessionService/Sessions'
+        : undefined);
+    if (!sessions) return { kind: 'basic' };
+    const created = await this.send('POST', sessions, {
+      UserName: this.credentials.username,
+      Password: this.credentials.password,
+    });
+    const token = created.headers.get('x-auth-token');
+    if ((created.status === 201 || created.status === 200) && token) {
+      const location = created.headers.get('location') ?? undefined;
+      return {
+        kind: 'session',
+        token,
+        location: location ? new URL(location, this.url).pathname : undefined,
+      };
+    }
+    if ([404, 405, 501].includes(created.status)) return { kind: 'basic' };
+    // The BMC's text is left out: a login answer may echo what was sent.
+    throw new RedfishError({
+      bmc: this.origin,
+      status: created.status,
+      outcome: 'notSent',
+      message:
+        created.status === 401 || created.status === 403
+          ? `Redfish BMC ${
+              this.origin
+            }: the BMC refused the credentials (${statusText(
+              created.status,
+            )} on POST ${sessions})`
+          : `Redfish BMC ${this.origin}: POST ${sessions} answered ${statusText(
+              created.status,
+            )}${token ? '' : ' without X-Auth-Token'}`,
+    });
+  }
+
+  /** A request with authentication; a 401 on a session logs in again, once. */
+  private async authorized(
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<Answer> {
+    const auth = await this.authenticate();
+    const answer = await this.send(method, path, body, auth);
+    if (answer.status === 401 && auth.kind === 'session') {
+      // The session expired or was dropped by the BMC; it did not act on the request.
+      if (this.auth && (await this.auth) === auth) this.auth = undefined;
+      const renewed = await this.authenticate().catch(error => {
+        throw notSent(error);
+      });
+      return this.send(method, path, body, renewed);
+    }
+    if (answer.status === 401) {
+      throw new RedfishError({
+        bmc: this.origin,
+        status: 401,
+        outcome: 'refused',
+        message: `Redfish BMC ${this.origin}: the BMC refused the credentials (401 Unauthorized on ${method} ${path})`,
+      });
+    }
+    return answer;
+  }
+
+  private async send(
+    method: string,
+    path: string,
+    body?: unknown,
+    auth?: Auth,
+  ): Promise<Answer> {
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'odata-version': '4.0',
+    };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (auth?.kind === 'session') headers['x-auth-token'] = auth.token;
+    if (auth?.kind === 'basic') {
+      headers.authorization = `Basic ${Buffer.from(
+        `${this.credentials.username}:${this.credentials.password}`,
+      ).toString('base64')}`;
+    }
+    await this.limiter.acquire(this.url.host);
+    let response;
+    try {
+      response = await fetch(new URL(path, this.url), {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        dispatcher: this.dispatcher,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
+    } catch (error) {
+      throw new RedfishError({
+        bmc: this.origin,
+        outcome: networkFailureOutcome(error),
+        message: `Redfish BMC ${
+          this.origin
+        }: ${method} ${path} failed: ${networkErrorText(error)}`,
+        cause: error,
+      });
+    }
+    const text = await response.text().catch(() => '');
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, headers: response.headers, body: parsed };
+  }
+
+  private answerError(
+    method: string,
+    path: string,
+    answer: Answer,
+    suffix = '',
+    outcome: 'notSent' | 'refused' = 'refused',
+  ): RedfishError {
+    const reason = redfishErrorText(answer.body);
+    return new RedfishError({
+      bmc: this.origin,
+      status: answer.status,
+      outcome,
+      message: `Redfish BMC ${
+        this.origin
+      }: ${method} ${path}${suffix} answered ${statusText(answer.status)}${
+        reason ? `: ${reason}` : ''
+      }`,
+    });
+  }
+}

@@ -1,0 +1,198 @@
+import { createHash } from 'node:crypto';
+import {
+  channelCapabilities,
+  PowerChannelError,
+  type ObservedPowerState,
+  type PowerChannel,
+  type PowerChannelVerb,
+  type PowerNode,
+  type PowerVerbReceipt,
+} from '../types';
+import { RedfishError } from './errors';
+import { BmcRateLimiter } from './rateLimit';
+import {
+  RedfishClient,
+  type RedfishCredentials,
+  type RedfishTlsOptions,
+} from './RedfishClient';
+
+/** How to reach one node's BMC (the operator builds it from the ServerBMC and its Secret). */
+export interface RedfishBmcTarget {
+  /** Base URL of the BMC, e.g. `https://10.0.5.21`. */
+  address: string;
+  /** The node's ComputerSystem; absent: the system whose UUID is the node's system UUID. */
+  systemPath?: string;
+  credentials: RedfishCredentials;
+}
+
+export interface RedfishPowerChannelOptions {
+  /** The BMC of a node. Throw (any error) when the node has none. */
+  resolveBmc(node: PowerNode): Promise<RedfishBmcTarget> | RedfishBmcTarget;
+  /** How BMC certificates are checked: a CA bundle, or insecureSkipVerify set on purpose. */
+  tls: RedfishTlsOptions;
+  /** Minimum time between two requests to one BMC host; default 200 ms. */
+  minIntervalMs?: number;
+  /** Deadline of each request; default 15 s. */
+  timeoutMs?: number;
+}
+
+/**
+ * The redfish power channel: `#ComputerSystem.Reset` on each node's BMC, PowerState
+ * readback. One client (and one session) per BMC and credentials, kept until `close()`;
+ * one rate limiter for the channel, so the interval holds per BMC host.
+ */
+export class RedfishPowerChannel implements PowerChannel {
+  readonly type = 'redfish' as const;
+  readonly capabilities = channelCapabilities('redfish');
+  private readonly options: RedfishPowerChannelOptions;
+  private readonly limiter: BmcRateLimiter;
+  private readonly clients = new Map<
+    string,
+    { fingerprint: string; client: RedfishClient }
+  >();
+  private readonly discovered = new Map<string, string>();
+
+  constructor(options: RedfishPowerChannelOptions) {
+    this.options = options;
+    this.limiter = new BmcRateLimiter({ minIntervalMs: options.minIntervalMs });
+  }
+
+  reboot(node: PowerNode): Promise<PowerVerbReceipt> {
+    return this.verb(node, 'reboot');
+  }
+
+  shutdown(node: PowerNode): Promise<PowerVerbReceipt> {
+    return this.verb(node, 'shutdown');
+  }
+
+  forceOff(node: PowerNode): Promise<PowerVerbReceipt> {
+    return this.verb(node, 'forceOff');
+  }
+
+  powerOn(node: PowerNode): Promise<PowerVerbReceipt> {
+    return this.verb(node, 'powerOn');
+  }
+
+  async powerState(node: PowerNode): Promise<ObservedPowerState> {
+    const { client, systemPath } = await this.locate(
+      node,
+      'read the power state of',
+    );
+    try {
+      return await client.powerState(systemPath);
+    } catch (error) {
+      throw this.failure(node, 'read the power state of', error);
+    }
+  }
+
+  async close(): Promise<void> {
+    const clients = [...this.clients.values()];
+    this.clients.clear();
+    await Promise.all(clients.map(({ client }) => client.close()));
+  }
+
+  private async verb(
+    node: PowerNode,
+    verb: PowerChannelVerb,
+  ): Promise<PowerVerbReceipt> {
+    const { client, systemPath } = await this.locate(node, verb);
+    try {
+      const { resetType, status } = await client.reset(systemPath, verb);
+      return {
+        channel: 'redfish',
+        verb,
+        node: node.name,
+        acceptedAt: new Date().toISOString(),
+        detail: `ResetType ${resetType} accepted by ${client.origin}${systemPath} (HTTP ${status})`,
+      };
+    } catch (error) {
+      throw this.failure(node, verb, error);
+    }
+  }
+
+  /** The client and system path of a node's BMC; every failure here is "not sent". */
+  private async locate(
+    node: PowerNode,
+    what: string,
+  ): Promise<{ client: RedfishClient; systemPath: string }> {
+    try {
+      const target = await this.options.resolveBmc(node);
+      const client = this.clientFor(target);
+      const systemPath =
+        target.systemPath ?? (await this.discover(node, target, client));
+      return { client, systemPath };
+    } catch (error) {
+      if (error instanceof PowerChannelError) throw error;
+      throw this.failure(node, what, error, 'notSent');
+    }
+  }
+
+  private async discover(
+    node: PowerNode,
+    target: RedfishBmcTarget,
+    client: RedfishClient,
+  ): Promise<string> {
+    if (!node.systemUUID) {
+      throw new PowerChannelError({
+        channel: 'redfish',
+        node: node.name,
+        outcome: 'notSent',
+        message: `redfish: node ${node.name} has no system path on its BMC and no system UUID to find it by`,
+      });
+    }
+    const key = `${client.origin}|${node.systemUUID.toLowerCase()}`;
+    const known = this.discovered.get(key);
+    if (known) return known;
+    const path = await client.findSystemByUuid(node.systemUUID);
+    if (!path) {
+      throw new PowerChannelError({
+        channel: 'redfish',
+        node: node.name,
+        outcome: 'notSent',
+        message: `redfish: BMC ${target.address} has no system with UUID ${node.systemUUID} (node ${node.name})`,
+      });
+    }
+    this.discovered.set(key, path);
+    return path;
+  }
+
+  /** One client per BMC origin; new credentials replace it (and end its session). */
+  private clientFor(target: RedfishBmcTarget): RedfishClient {
+    const fingerprint = createHash('sha256')
+      .update(target.credentials.username)
+      .update('\0')
+      .update(target.credentials.password)
+      .digest('hex');
+    const key = target.address.replace(/\/+$/, '');
+    const existing = this.clients.get(key);
+    if (existing?.fingerprint === fingerprint) return existing.client;
+    const client = new RedfishClient({
+      address: target.address,
+      credentials: target.credentials,
+      tls: this.options.tls,
+      rateLimiter: this.limiter,
+      timeoutMs: this.options.timeoutMs,
+    });
+    if (existing) void existing.client.close();
+    this.clients.set(key, { fingerprint, client });
+    return client;
+  }
+
+  private failure(
+    node: PowerNode,
+    what: string,
+    error: unknown,
+    outcome?: 'notSent',
+  ): PowerChannelError {
+    const reason = (error as Error)?.message ?? String(error);
+    return new PowerChannelError({
+      channel: 'redfish',
+      node: node.name,
+      outcome:
+        outcome ?? (error instanceof RedfishError ? error.outcome : 'unknown'),
+      code: error instanceof RedfishError ? error.status : undefined,
+      message: `redfish: ${what} node ${node.name} failed: ${reason}`,
+      cause: error,
+    });
+  }
+}

@@ -1,0 +1,21 @@
+export { RedfishClient } from './RedfishClient';
+export type {
+  RedfishClientOptions,
+  RedfishCredentials,
+  RedfishResetAction,
+  RedfishResetResult,
+  RedfishTlsOptions,
+} from './RedfishClient';
+export { RedfishError } from './errors';
+export { BmcRateLimiter } from './rateLimit';
+export type { LimiterClock } from './rateLimit';
+export {
+  chooseResetType,
+  readPowerState,
+  RESET_TYPE_PREFERENCES,
+} from './resetTypes';
+export { RedfishPowerChannel } from './RedfishPowerChannel';
+export type {
+  RedfishBmcTarget,
+  RedfishPowerChannelOptions,
+} from './RedfishPowerChannel';
