@@ -8,3 +8,4 @@ export * from './clusterConfig';
 export * from './permissions';
 export * from './clients';
 export * from './watch';
+export * from './power';
