@@ -7,8 +7,13 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import {
   MAINTENANCE_PHASES,
   nodeMaintenanceResource,
+  POWER_PROVIDER_NAME,
+  powerProviderResource,
+  serverBmcResource,
   type NodeMaintenance,
   type NodeMaintenanceStatus,
+  type PowerProvider,
+  type ServerBMC,
 } from '@rackside/plugin-servers-common';
 import {
   CoreClient,
@@ -32,6 +37,11 @@ import {
   type ReconcilerPorts,
 } from './maintenance/reconciler';
 import { createMetrics, type OperatorMetrics } from './metrics';
+import {
+  PowerProviderReconciler,
+  type PowerDeadlines,
+} from './power/PowerProviderReconciler';
+import { reconcileServerBmc } from './power/serverBmc';
 import { WorkQueue } from './workqueue';
 
 export interface OperatorOptions {
@@ -50,11 +60,17 @@ export interface OperatorOptions {
   onLostLeadership?: () => void;
   /** Eviction retry backoff and progress cadence of drains (tests shorten them). */
   drain?: DrainRunnerOptions;
+  /** How long a reboot may take, and how long a verb without an answer is watched. */
+  power?: Partial<PowerDeadlines>;
   /**
-   * Test hook: awaited just before a transition to `phase` is written for `name`. A hook
-   * that never resolves simulates a crash between the action and its record.
+   * Test hook: awaited just before a status is written for `name` (phase and the whole
+   * status). A hook that never resolves simulates a crash between an action and its record.
    */
-  beforeStatusWrite?: (name: string, phase: string) => Promise<void>;
+  beforeStatusWrite?: (
+    name: string,
+    phase: string,
+    status: NodeMaintenanceStatus,
+  ) => Promise<void>;
 }
 
 export interface Operator {
@@ -97,7 +113,7 @@ function slimPod(obj: RawKubeObject): PodObject & RawKubeObject {
   } as PodObject & RawKubeObject;
 }
 
-/** Keeps what the machine reads of a Node: labels, unschedulable, conditions. */
+/** Keeps what the machine reads of a Node: labels, unschedulable, conditions, boot ID, address. */
 function slimNode(obj: RawKubeObject): NodeView & RawKubeObject {
   const node = obj as NodeObject;
   return {
@@ -114,6 +130,14 @@ function slimNode(obj: RawKubeObject): NodeView & RawKubeObject {
       conditions: (node.status?.conditions ?? []).map(c => ({
         type: c.type,
         status: c.status,
+      })),
+      nodeInfo: {
+        bootID: node.status?.nodeInfo?.bootID,
+        systemUUID: node.status?.nodeInfo?.systemUUID,
+      },
+      addresses: (node.status?.addresses ?? []).map(a => ({
+        type: a.type,
+        address: a.address,
       })),
     },
   };
@@ -166,6 +190,80 @@ export async function startOperator(
     name: 'nodes',
     transform: slimNode,
   });
+
+  const providers = createWatchCache<PowerProvider & RawKubeObject>({
+    kubeConfig: kc,
+    path: resourcePath(powerProviderResource),
+    fieldSelector: `metadata.name=${POWER_PROVIDER_NAME}`,
+    name: 'powerproviders',
+  });
+  const bmcs = createWatchCache<ServerBMC & RawKubeObject>({
+    kubeConfig: kc,
+    path: resourcePath(serverBmcResource),
+    name: 'serverbmcs',
+  });
+  const providerClient = new ResourceClient<PowerProvider>(
+    kc,
+    powerProviderResource,
+    { fieldManager: 'rackside-operator' },
+  );
+  const bmcClient = new ResourceClient<ServerBMC>(kc, serverBmcResource, {
+    fieldManager: 'rackside-operator',
+  });
+  const configMaps = new ResourceClient<any>(
+    kc,
+    {
+      group: '',
+      version: 'v1',
+      plural: 'configmaps',
+      kind: 'ConfigMap',
+      namespaced: true,
+    },
+    {},
+  );
+  const operatorNamespace = options.leaseNamespace ?? 'rackside-system';
+  const secrets = {
+    async read(ref: {
+      kind?: 'Secret' | 'ConfigMap';
+      namespace?: string;
+      name: string;
+      key: string;
+    }) {
+      const namespace = ref.namespace ?? operatorNamespace;
+      const what = `${ref.kind ?? 'Secret'} ${namespace}/${ref.name}`;
+      const obj =
+        ref.kind === 'ConfigMap'
+          ? await configMaps.get(ref.name, { namespace })
+          : await core.secrets.get(ref.name, { namespace });
+      const raw =
+        ref.kind === 'ConfigMap'
+          ? obj.data?.[ref.key]
+          : obj.data?.[ref.key] &&
+            Buffer.from(obj.data[ref.key], 'base64').toString('utf8');
+      if (!raw) throw new Error(`${what} has no key ${ref.key}`);
+      return raw as string;
+    },
+  };
+  const power = new PowerProviderReconciler(
+    {
+      provider: () => providers.get(POWER_PROVIDER_NAME),
+      bmc: name => bmcs.get(name),
+      secrets,
+      writeStatus: async (provider, status) => {
+        await providerClient.patchStatus(
+          provider.metadata.name,
+          { status } as any,
+          { type: 'merge' },
+        );
+      },
+      onSent: (verb, channel) => metrics.powerVerbsSent.inc({ verb, channel }),
+      log,
+    },
+    {
+      rebootSeconds: options.power?.rebootSeconds ?? 900,
+      unansweredSeconds: options.power?.unansweredSeconds ?? 300,
+    },
+  );
 
   // Our own writes, until the watch catches up: the next admission must see them.
   const written = new Map<string, NodeMaintenance>();
@@ -232,6 +330,7 @@ export async function startOperator(
       onNode: nodeName => core.podsOnNode(nodeName) as any,
     },
     drains,
+    power: power.powerPort(),
     nodes: {
       async setUnschedulable(nodeName, unschedulable) {
         const node = nodes.get(nodeName);
@@ -246,7 +345,11 @@ export async function startOperator(
     },
     status: {
       async write(nm, status: NodeMaintenanceStatus) {
-        await options.beforeStatusWrite?.(nm.metadata.name, status.phase ?? '');
+        await options.beforeStatusWrite?.(
+          nm.metadata.name,
+          status.phase ?? '',
+          status,
+        );
         // resourceVersion makes the patch conditional: a stale view gets a 409, and the
         // queue retries with the current object.
         const result = await maintenanceClient.patchStatus(
@@ -324,8 +427,58 @@ export async function startOperator(
     ),
   ];
 
+  let powerQueue: WorkQueue | undefined;
+  const powerKey = 'PowerProvider/default';
+  unsubscribe.push(
+    ...(['add', 'update', 'delete'] as const).map(event =>
+      providers.on(event, () => powerQueue?.add(powerKey)),
+    ),
+    ...(['add', 'update'] as const).map(event =>
+      bmcs.on(event, (bmc: ServerBMC) =>
+        powerQueue?.add(`ServerBMC/${bmc.metadata.name}`),
+      ),
+    ),
+  );
+
   const startControllers = async () => {
-    await Promise.all([maintenances.synced, nodes.synced]);
+    await Promise.all([
+      maintenances.synced,
+      nodes.synced,
+      providers.synced,
+      bmcs.synced,
+    ]);
+    if (stopped) return;
+    // One reconciler per kind: the PowerProvider (and the ServerBMCs that serve it).
+    powerQueue = new WorkQueue(
+      async key => {
+        if (key === powerKey) return power.reconcile();
+        const name = key.slice('ServerBMC/'.length);
+        const bmc = bmcs.get(name);
+        if (!bmc) return;
+        await reconcileServerBmc(bmc, {
+          node: n => nodes.get(n),
+          secrets,
+          writeStatus: async status => {
+            await bmcClient.patchStatus(name, { status } as any, {
+              type: 'merge',
+            });
+          },
+        });
+      },
+      {
+        workers: 1,
+        onError: (key, error) => {
+          metrics.reconcileErrors.inc({ kind: key.split('/')[0] });
+          log(`reconcile ${key}: ${(error as Error).message}`);
+        },
+      },
+    );
+    powerQueue.add(powerKey);
+    for (const bmc of bmcs.list())
+      powerQueue.add(`ServerBMC/${bmc.metadata.name}`);
+    // Maintenances wait for the channel: an admission must not refuse a reboot only
+    // because the channel was not built yet.
+    await powerQueue.idle();
     if (stopped) return;
     queue = new WorkQueue(key => reconciler.reconcile(key), {
       workers: options.workers ?? 4,
@@ -353,6 +506,8 @@ export async function startOperator(
     },
     onStoppedLeading: () => {
       drains.stop();
+      powerQueue?.stop();
+      powerQueue = undefined;
       queue?.stop();
       queue = undefined;
       options.onLostLeadership?.();
@@ -360,7 +515,11 @@ export async function startOperator(
   });
   elector.start();
 
-  const isSynced = () => maintenances.hasSynced() && nodes.hasSynced();
+  const isSynced = () =>
+    maintenances.hasSynced() &&
+    nodes.hasSynced() &&
+    providers.hasSynced() &&
+    bmcs.hasSynced();
   return {
     metrics,
     isLeader: () => elector.isLeader,
@@ -370,11 +529,19 @@ export async function startOperator(
       if (stopped) return;
       stopped = true;
       drains.stop();
+      powerQueue?.stop();
+      powerQueue = undefined;
       queue?.stop();
       queue = undefined;
       for (const off of unsubscribe) off();
       await elector.stop();
-      await Promise.all([maintenances.stop(), nodes.stop()]);
+      await power.stop();
+      await Promise.all([
+        maintenances.stop(),
+        nodes.stop(),
+        providers.stop(),
+        bmcs.stop(),
+      ]);
     },
   };
 }

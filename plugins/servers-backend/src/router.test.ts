@@ -52,7 +52,9 @@ async function start(
     decisions?: Decisions;
     read?: PolicyDecision;
     config?: object;
-    credentials?: ReturnType<typeof mockCredentials.service>;
+    credentials?:
+      | ReturnType<typeof mockCredentials.service>
+      | ReturnType<typeof mockCredentials.user>;
   } = {},
 ) {
   const events: Array<{

@@ -1,14 +1,20 @@
-import type {
-  MaintenanceIntent,
-  NodeMaintenance,
-  NodeMaintenanceStatus,
-  PodLike,
+import {
+  advertise,
+  invoke,
+  nodeFactsFromNode,
+  type MaintenanceIntent,
+  type NodeMaintenance,
+  type NodeMaintenanceStatus,
+  type PodLike,
+  type PowerProviderType,
 } from '@rackside/plugin-servers-common';
 import type { DrainOutcome } from '../drain/DrainRunner';
 import {
   blockingMaintenance,
   type NodeView,
   phaseOf,
+  type PowerSendVerb,
+  type SendOutcome,
   transitions,
 } from './machine';
 import {
@@ -38,6 +44,7 @@ function node(
       conditions: [
         { type: 'Ready', status: opts.ready === false ? 'False' : 'True' },
       ],
+      nodeInfo: { bootID: `boot-${name}-1` },
     },
   };
 }
@@ -65,6 +72,19 @@ class FakeCluster {
     progress: { total: 2, evicted: 1, pending: 1 },
   };
   drainsStarted: string[] = [];
+  /** The power channel: its type, what it answers, what it was sent and reads. */
+  channel: PowerProviderType = 'talos';
+  attendedRack = false;
+  sent: Array<{ verb: PowerSendVerb; node: string }> = [];
+  sendOutcome: SendOutcome = {
+    ok: true,
+    receipt: { acceptedAt: '2026-12-01T10:00:00.000Z', detail: 'actor a1' },
+  };
+  powerStateOf = new Map<string, 'On' | 'Off'>();
+  readbackWindow:
+    | { windowSeconds: number; intervalSeconds: number }
+    | undefined;
+  deadlines = { rebootSeconds: 900, unansweredSeconds: 300 };
   /** Throws once before writing a transition to this phase (a crash). */
   crashBefore?: string;
 
@@ -127,6 +147,22 @@ class FakeCluster {
         },
       },
       pods: { onNode: async name => this.pods.get(name) ?? [] },
+      power: {
+        check: (verb, n) =>
+          invoke(
+            advertise(this.channel, { attendedRack: this.attendedRack }),
+            verb,
+            n ? nodeFactsFromNode(n) : undefined,
+          ),
+        channelType: () => (this.channel === 'none' ? undefined : this.channel),
+        powerState: async n => this.powerStateOf.get(n?.metadata?.name ?? ''),
+        readback: () => this.readbackWindow,
+        deadlines: this.deadlines,
+        send: async (verb, n) => {
+          this.sent.push({ verb, node: n?.metadata?.name ?? '' });
+          return this.sendOutcome;
+        },
+      },
       drains: {
         ensure: nm => {
           if (!this.drainsStarted.includes(nm.metadata.name)) {
@@ -420,24 +456,238 @@ describe('the transition table', () => {
     expect(c.nodes.get('worker-1')!.spec?.unschedulable).toBe(false);
   });
 
-  it.each(['reboot', 'shutdown'] as const)(
-    'intent %s drains, then parks in Drained with a warning that it is not executed',
-    async intent => {
-      const c = rack();
-      c.drainOutcome = {
-        state: 'drained',
-        progress: { total: 0, evicted: 0, pending: 0 },
-      };
-      c.create('m1', 'worker-1', intent);
-      await c.reconciler().reconcile('m1');
-      expect(c.phase('m1')).toBe('Drained');
-      const warning = c.events.find(e => e.type === 'Warning')!;
-      expect(warning.reason).toBe('IntentNotExecuted');
-      expect(c.maintenances.get('m1')!.status?.message).toContain(
-        'not executed',
-      );
-    },
-  );
+  function drainedAtOnce(c: FakeCluster) {
+    c.drainOutcome = {
+      state: 'drained',
+      progress: { total: 0, evicted: 0, pending: 0 },
+    };
+  }
+
+  function reboot(c: FakeCluster, name: string, bootID: string, ready = true) {
+    const n = c.nodes.get(name)!;
+    c.nodes.set(name, {
+      ...n,
+      status: {
+        conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
+        nodeInfo: { bootID },
+      },
+    });
+  }
+
+  it('reboot: Drained records the verb, sends it once, Rebooting parks until a new boot ID, then Complete', async () => {
+    const c = rack();
+    drainedAtOnce(c);
+    c.create('m1', 'worker-1', 'reboot');
+    await c.reconciler().reconcile('m1');
+    let nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Rebooting');
+    expect(c.sent).toEqual([{ verb: 'reboot', node: 'worker-1' }]);
+    expect(nm.status?.bootIdBefore).toBe('boot-worker-1-1');
+    expect(nm.status?.power?.reboot).toMatchObject({
+      channel: 'talos',
+      sentAt: '2026-12-01T10:00:00.000Z',
+      detail: 'actor a1',
+    });
+    expect(nm.status?.rebootSentAt).toBe('2026-12-01T10:00:00.000Z');
+    // The record came first: one status write with recordedAt and no sentAt.
+    const order = c.statusWrites.map(w => w.phase);
+    expect(order).toEqual([
+      'Requested',
+      'Cordoned',
+      'Draining',
+      'Drained',
+      'Drained',
+      'Rebooting',
+    ]);
+    // Same boot ID, or NotReady: still Rebooting, nothing sent again.
+    reboot(c, 'worker-1', 'boot-worker-1-1', false);
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Rebooting');
+    reboot(c, 'worker-1', 'boot-worker-1-2');
+    await c.reconciler().reconcile('m1');
+    nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Complete');
+    expect(c.nodes.get('worker-1')!.spec?.unschedulable).toBe(false);
+    expect(c.sent).toHaveLength(1);
+  });
+
+  it('never sends twice: a verb recorded without an answer is settled by watching the node', async () => {
+    const c = rack();
+    drainedAtOnce(c);
+    c.create('m1', 'worker-1', 'reboot');
+    c.crashBefore = 'Rebooting';
+    await expect(c.reconciler().reconcile('m1')).rejects.toThrow('crash');
+    expect(c.sent).toHaveLength(1);
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Drained');
+    expect(nm.status?.power?.reboot?.recordedAt).toBeDefined();
+    expect(nm.status?.power?.reboot?.sentAt).toBeUndefined();
+    // A new process: no sign yet, so it waits (and does not send).
+    const waited = await c.reconciler().reconcile('m1');
+    expect(c.sent).toHaveLength(1);
+    expect(c.phase('m1')).toBe('Drained');
+    expect(waited.requeueAfterMs).toBeGreaterThan(0);
+    // The node reboots: that is the answer.
+    reboot(c, 'worker-1', 'boot-worker-1-2');
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Complete');
+    expect(c.sent).toHaveLength(1);
+    expect(c.maintenances.get('m1')!.status?.power?.reboot?.detail).toMatch(
+      /no answer was recorded; the node came back with a new boot ID/,
+    );
+  });
+
+  it('a recorded verb with no sign of it fails at the deadline and is not resent', async () => {
+    const c = rack();
+    drainedAtOnce(c);
+    c.deadlines.unansweredSeconds = 0;
+    c.create('m1', 'worker-1', 'reboot');
+    c.crashBefore = 'Rebooting';
+    await expect(c.reconciler().reconcile('m1')).rejects.toThrow('crash');
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Failed');
+    expect(c.maintenances.get('m1')!.status?.message).toMatch(/not sent again/);
+    expect(c.sent).toHaveLength(1);
+  });
+
+  it('a refused verb fails at once; a lost answer is watched', async () => {
+    const c = rack();
+    drainedAtOnce(c);
+    c.sendOutcome = {
+      ok: false,
+      outcome: 'refused',
+      message: 'PERMISSION_DENIED',
+    };
+    c.create('m1', 'worker-1', 'reboot');
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Failed');
+    expect(c.maintenances.get('m1')!.status?.power?.reboot?.error).toBe(
+      'PERMISSION_DENIED',
+    );
+    c.sendOutcome = { ok: false, outcome: 'unknown', message: 'deadline' };
+    c.create('m2', 'worker-2', 'reboot');
+    await c.reconciler().reconcile('m2');
+    expect(c.phase('m2')).toBe('Drained');
+    expect(c.events.some(e => e.reason === 'PowerVerbUnanswered')).toBe(true);
+    reboot(c, 'worker-2', 'boot-worker-2-9');
+    await c.reconciler().reconcile('m2');
+    expect(c.phase('m2')).toBe('Complete');
+    expect(c.sent.map(s => s.node)).toEqual(['worker-1', 'worker-2']);
+  });
+
+  it('a reboot that does not come back fails at the reboot deadline', async () => {
+    const c = rack();
+    drainedAtOnce(c);
+    c.deadlines.rebootSeconds = 0;
+    c.sendOutcome = {
+      ok: true,
+      receipt: {
+        acceptedAt: new Date(Date.now() - 1000).toISOString(),
+        detail: 'ok',
+      },
+    };
+    c.create('m1', 'worker-1', 'reboot');
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Failed');
+    expect(c.maintenances.get('m1')!.status?.message).toMatch(
+      /did not come back within 0s/,
+    );
+  });
+
+  it('shutdown over redfish: PoweredOff on acceptance, PowerOffConfirmed False then True on an Off readback, power-on once, Complete', async () => {
+    const c = rack();
+    drainedAtOnce(c);
+    c.channel = 'redfish';
+    c.readbackWindow = { windowSeconds: 300, intervalSeconds: 5 };
+    c.sendOutcome = {
+      ok: true,
+      receipt: {
+        acceptedAt: '2026-12-01T10:00:00.000Z',
+        detail: 'ResetType GracefulShutdown (HTTP 204)',
+      },
+      confirmsPowerOff: true,
+    };
+    c.create('m1', 'worker-1', 'shutdown');
+    const first = await c.reconciler().reconcile('m1');
+    let nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('PoweredOff');
+    expect(nm.status?.poweredOffAt).toBe('2026-12-01T10:00:00.000Z');
+    expect(nm.status?.conditions).toEqual([
+      expect.objectContaining({
+        type: 'PowerOffConfirmed',
+        status: 'False',
+        reason: 'ReadbackRunning',
+      }),
+    ]);
+    expect(first.requeueAfterMs).toBe(5000);
+    // Readback while the BMC still says On: stays False.
+    c.powerStateOf.set('worker-1', 'On');
+    await c.reconciler().reconcile('m1');
+    expect(c.maintenances.get('m1')!.status?.conditions?.[0].status).toBe(
+      'False',
+    );
+    c.powerStateOf.set('worker-1', 'Off');
+    const settled = await c.reconciler().reconcile('m1');
+    nm = c.maintenances.get('m1')!;
+    expect(nm.status?.conditions?.[0]).toMatchObject({
+      status: 'True',
+      reason: 'PowerStateOff',
+    });
+    // Settled: no more readback.
+    expect(settled.requeueAfterMs).toBeUndefined();
+    c.setSpec('m1', { powerOn: flag });
+    await c.reconciler().reconcile('m1');
+    expect(c.sent.map(s => s.verb)).toEqual(['shutdown', 'powerOn']);
+    expect(c.phase('m1')).toBe('Complete');
+    expect(c.maintenances.get('m1')!.status?.powerOnSentAt).toBeDefined();
+  });
+
+  it('PowerOffConfirmed is Unknown when the window closes without Off, and over talos at once', async () => {
+    const c = rack();
+    drainedAtOnce(c);
+    c.channel = 'redfish';
+    c.readbackWindow = { windowSeconds: 0.001, intervalSeconds: 5 };
+    c.sendOutcome = {
+      ok: true,
+      receipt: {
+        acceptedAt: new Date(Date.now() - 1000).toISOString(),
+        detail: 'ok',
+      },
+      confirmsPowerOff: true,
+    };
+    c.create('m1', 'worker-1', 'shutdown');
+    await c.reconciler().reconcile('m1');
+    expect(c.maintenances.get('m1')!.status?.conditions?.[0]).toMatchObject({
+      status: 'Unknown',
+      reason: 'ReadbackWindowClosed',
+    });
+    const t = rack();
+    drainedAtOnce(t);
+    t.attendedRack = true;
+    t.create('m1', 'worker-1', 'shutdown');
+    await t.reconciler().reconcile('m1');
+    expect(t.phase('m1')).toBe('PoweredOff');
+    expect(t.maintenances.get('m1')!.status?.conditions?.[0]).toMatchObject({
+      status: 'Unknown',
+      reason: 'ChannelCannotObserve',
+    });
+  });
+
+  it('refuses what the capability rule does not offer, before touching the node', async () => {
+    const c = rack();
+    c.create('m1', 'worker-1', 'shutdown'); // talos, no attendedRack
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Refused');
+    expect(c.maintenances.get('m1')!.status?.refusal?.reason).toMatch(
+      /recoverable/,
+    );
+    c.channel = 'none';
+    c.create('m2', 'worker-2', 'reboot');
+    await c.reconciler().reconcile('m2');
+    expect(c.phase('m2')).toBe('Refused');
+    expect(c.nodePatches).toEqual([]);
+    expect(c.sent).toEqual([]);
+  });
 
   it('a failed drain ends Failed with the reason and leaves the node cordoned', async () => {
     const c = rack();

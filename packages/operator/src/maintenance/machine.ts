@@ -19,9 +19,12 @@ import {
   type NodeLike,
   type NodeMaintenance,
   type NodeMaintenanceStatus,
+  type InvokeResult,
+  type PowerVerb,
   type ServerAction,
 } from '@rackside/plugin-servers-common';
 import type { DrainOutcome } from '../drain/DrainRunner';
+import { poweredOff, rebooting, sendFromDrained } from './powerRows';
 
 /** A maintenance without a phase yet (just created) is `New`. */
 export type Phase = MaintenancePhase | 'New';
@@ -30,6 +33,10 @@ export type Phase = MaintenancePhase | 'New';
 export interface NodeView extends NodeLike {
   metadata?: NodeLike['metadata'];
   spec?: { unschedulable?: boolean };
+  status?: NodeLike['status'] & {
+    nodeInfo?: { bootID?: string; systemUUID?: string };
+    addresses?: Array<{ type: string; address: string }>;
+  };
 }
 
 /** Reads of the cluster, served from watch caches. */
@@ -54,14 +61,50 @@ export interface DrainPort {
   ensure(nm: NodeMaintenance): DrainOutcome;
 }
 
+/** The verbs the operator sends, named as in `status.power`. */
+export type PowerSendVerb = 'reboot' | 'shutdown' | 'powerOn';
+
+/** What became of a sent verb. */
+export type SendOutcome =
+  | {
+      ok: true;
+      receipt: { acceptedAt: string; detail: string };
+      /** The channel will be read for PowerState Off (shutdown). */
+      confirmsPowerOff?: boolean;
+    }
+  | {
+      ok: false;
+      /** notSent / refused: it did not run. unknown: it may have. */
+      outcome: 'notSent' | 'refused' | 'unknown';
+      message: string;
+    };
+
+/** The deployment's power channel, as the rows see it (PowerProvider reconciler). */
+export interface PowerPort {
+  /** The capability rule (servers-common `invoke`) for this node now. */
+  check(verb: PowerVerb, node: NodeView | undefined): InvokeResult;
+  channelType(): 'talos' | 'redfish' | undefined;
+  /** One read of the machine's power; undefined when the channel cannot see it. */
+  powerState(node: NodeView | undefined): Promise<'On' | 'Off' | undefined>;
+  /** The PowerOffConfirmed readback, or undefined when the channel cannot observe Off. */
+  readback(): { windowSeconds: number; intervalSeconds: number } | undefined;
+  deadlines: {
+    /** From the accepted reboot to the node back with a new boot ID. */
+    rebootSeconds: number;
+    /** A recorded verb without an answer fails after this long without a sign. */
+    unansweredSeconds: number;
+  };
+}
+
 export interface MachinePorts {
   view: ClusterView;
   nodes: NodePort;
   pods: PodPort;
   drains: DrainPort;
+  power: PowerPort;
 }
 
-export type RefusalCause = 'virtual' | 'busy' | 'guard' | 'pods';
+export type RefusalCause = 'virtual' | 'busy' | 'guard' | 'pods' | 'capability';
 
 /** What a row decided. */
 export type Decision =
@@ -75,8 +118,22 @@ export type Decision =
       event?: { type: 'Normal' | 'Warning'; reason: string };
       refusal?: RefusalCause;
     }
-  /** Nothing to do until something changes (a watch event wakes the maintenance). */
-  | { kind: 'wait'; message: string }
+  /**
+   * Status fields written without a phase change (no history entry), then, with `send`,
+   * the verb is sent and its answer decided by `afterSend` (powerRows.ts).
+   */
+  | {
+      kind: 'record';
+      message: string;
+      status: Partial<NodeMaintenanceStatus>;
+      send?: PowerSendVerb;
+      event?: { type: 'Normal' | 'Warning'; reason: string };
+    }
+  /**
+   * Nothing to do until something changes (a watch event wakes the maintenance), or
+   * until `requeueAfterMs` passes.
+   */
+  | { kind: 'wait'; message: string; requeueAfterMs?: number }
   /** Terminal: never looked at again. */
   | { kind: 'done' };
 
@@ -101,8 +158,10 @@ const DRAINING_INTENTS: readonly MaintenanceIntent[] = [
   'shutdown',
 ];
 
-/** Intents this operator version carries all the way: reboot and shutdown park in Drained. */
-const EXECUTED_INTENTS: readonly MaintenanceIntent[] = ['cordon', 'drain'];
+/** The power verb an intent sends once drained. */
+const VERB_OF_INTENT: Partial<
+  Record<MaintenanceIntent, 'reboot' | 'shutdown'>
+> = { reboot: 'reboot', shutdown: 'shutdown' };
 
 function returnRequested(nm: NodeMaintenance): Decision | undefined {
   if (!nm.spec.returnToService) return undefined;
@@ -162,7 +221,7 @@ export function blockingMaintenance(
 }
 
 /** New: the rules every intent passes, under the operator's one guard lock. */
-const admit: Row = async (nm, { view, pods }) => {
+const admit: Row = async (nm, { view, pods, power }) => {
   const nodeName = nm.spec.nodeName;
   const node = view.node(nodeName);
   if (node?.metadata?.labels?.[VIRTUAL_LABEL] === 'true') {
@@ -171,6 +230,15 @@ const admit: Row = async (nm, { view, pods }) => {
       'virtual',
       { reason: `${nodeName} is a virtual node; every action is refused` },
     );
+  }
+  const verb = VERB_OF_INTENT[nm.spec.intent];
+  if (verb) {
+    // The capability rule, whoever made the object: kubectl cannot ask for more.
+    const allowed = power.check(verb, node);
+    if (!allowed.ok) {
+      const reason = `${verb} of ${nodeName} is not offered: ${allowed.reason}`;
+      return refuse(reason, 'capability', { reason });
+    }
   }
   const others = view
     .maintenances()
@@ -284,14 +352,11 @@ const draining: Row = async (nm, { drains }) => {
         message: `${nm.spec.nodeName} drained: ${
           outcome.progress.total
         } pod(s) evicted and gone${
-          EXECUTED_INTENTS.includes(nm.spec.intent)
-            ? '; parked until returnToService or abandon'
-            : `; intent ${nm.spec.intent} is not executed by this operator version: parked in Drained until returnToService or abandon`
+          VERB_OF_INTENT[nm.spec.intent]
+            ? `; ${nm.spec.intent} next`
+            : '; parked until returnToService or abandon'
         }`,
         status: { drain: outcome.progress },
-        event: EXECUTED_INTENTS.includes(nm.spec.intent)
-          ? undefined
-          : { type: 'Warning', reason: 'IntentNotExecuted' },
       };
     case 'failed':
       return {
@@ -304,12 +369,19 @@ const draining: Row = async (nm, { drains }) => {
   }
 };
 
-/** Drained (and phases this version never enters): park until returnToService. */
-const parked: Row = async nm =>
-  returnRequested(nm) ?? {
-    kind: 'wait',
-    message: 'parked until returnToService or abandon',
-  };
+/** Drained: a drain parks until returnToService; reboot and shutdown send their verb. */
+const drained: Row = async (nm, ports) => {
+  const verb = VERB_OF_INTENT[nm.spec.intent];
+  if (verb && !nm.spec.returnToService) {
+    return sendFromDrained(nm, verb, ports);
+  }
+  return (
+    returnRequested(nm) ?? {
+      kind: 'wait',
+      message: 'parked until returnToService or abandon',
+    }
+  );
+};
 
 /**
  * Returning: make the node schedulable again (or, abandoned, as it was before), then wait
@@ -360,9 +432,9 @@ export const transitions: Record<Phase, Row> = {
   Requested: cordon,
   Cordoned: cordoned,
   Draining: draining,
-  Drained: parked,
-  Rebooting: parked,
-  PoweredOff: parked,
+  Drained: drained,
+  Rebooting: rebooting,
+  PoweredOff: poweredOff,
   Returning: returning,
   Complete: finished,
   Refused: finished,

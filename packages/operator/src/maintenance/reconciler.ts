@@ -13,11 +13,16 @@ import {
   type Decision,
   type DrainPort,
   type NodePort,
+  type NodeView,
   type PodPort,
   phaseOf,
+  type PowerPort,
+  type PowerSendVerb,
   type RefusalCause,
   rowFor,
+  type SendOutcome,
 } from './machine';
+import { afterSend } from './powerRows';
 
 /** status.history maxItems in the CRD. */
 export const HISTORY_MAX = 50;
@@ -60,11 +65,28 @@ export interface ReconcilerPorts {
   nodes: NodePort;
   pods: PodPort;
   drains: DrainPort;
+  /** The rows read the channel; only the reconciler sends, after the verb is recorded. */
+  power: PowerPort & {
+    send(verb: PowerSendVerb, node: NodeView | undefined): Promise<SendOutcome>;
+  };
   status: StatusPort;
   events: EventPort;
   admissionLock: Mutex;
   onRefused?: (cause: RefusalCause) => void;
   log?: (message: string) => void;
+}
+
+/** A record decision's status: fields and message, the phase and history as they are. */
+export function recordedStatus(
+  nm: NodeMaintenance,
+  decision: Extract<Decision, { kind: 'record' }>,
+): NodeMaintenanceStatus {
+  return {
+    ...nm.status,
+    ...decision.status,
+    message: decision.message.slice(0, 4096),
+    observedGeneration: nm.metadata.generation ?? nm.status?.observedGeneration,
+  };
 }
 
 /** Applies a transition decision: status first, then the Event. */
@@ -90,14 +112,19 @@ export function nextStatus(
 export class MaintenanceReconciler {
   constructor(private readonly ports: ReconcilerPorts) {}
 
-  /** Reconciles one maintenance by name until it waits or ends. */
-  async reconcile(name: string): Promise<void> {
+  /**
+   * Reconciles one maintenance by name until it waits or ends; answers when to look
+   * again if a row waits on time rather than on a watch event.
+   */
+  async reconcile(name: string): Promise<{ requeueAfterMs?: number }> {
     let nm = this.ports.view.maintenance(name);
-    // Each pass writes one transition; a maintenance has few phases.
-    for (let pass = 0; nm && pass < 10; pass++) {
+    let requeueAfterMs: number | undefined;
+    // Each pass writes one transition or record; a maintenance has few phases.
+    for (let pass = 0; nm && pass < 12; pass++) {
       const current = nm;
       const step = async () => {
         const decision = await rowFor(current)(current, this.ports);
+        if (decision.kind === 'wait') requeueAfterMs = decision.requeueAfterMs;
         return this.apply(current, decision);
       };
       nm =
@@ -111,6 +138,7 @@ export class MaintenanceReconciler {
             })
           : await step();
     }
+    return { requeueAfterMs };
   }
 
   /** Returns the written object to continue with, or undefined to stop. */
@@ -118,24 +146,58 @@ export class MaintenanceReconciler {
     nm: NodeMaintenance,
     decision: Decision,
   ): Promise<NodeMaintenance | undefined> {
+    if (decision.kind === 'record') {
+      const written = await this.write(
+        nm,
+        recordedStatus(nm, decision),
+        decision.event,
+        decision.message,
+        phaseOf(nm),
+      );
+      if (!decision.send) return written;
+      // The verb is on record: send it now, and write its answer with the next phase.
+      const outcome = await this.ports.power
+        .send(decision.send, this.ports.view.node(nm.spec.nodeName))
+        .catch(
+          (error): SendOutcome => ({
+            ok: false,
+            outcome: 'unknown',
+            message: (error as Error).message,
+          }),
+        );
+      return this.apply(written, afterSend[decision.send](written, outcome));
+    }
     if (decision.kind !== 'transition') return undefined;
     const status = nextStatus(nm, decision, new Date().toISOString());
-    const written = await this.ports.status.write(nm, status);
-    if (decision.refusal) this.ports.onRefused?.(decision.refusal);
-    const event = decision.event ?? {
-      type: 'Normal' as const,
-      reason: decision.to,
-    };
-    await this.ports.events.record(
-      written,
-      event.type,
-      event.reason,
+    const written = await this.write(
+      nm,
+      status,
+      decision.event ?? { type: 'Normal', reason: decision.to },
       decision.message,
+      decision.to,
     );
+    if (decision.refusal) this.ports.onRefused?.(decision.refusal);
+    return written;
+  }
+
+  private async write(
+    nm: NodeMaintenance,
+    status: NodeMaintenanceStatus,
+    event: { type: 'Normal' | 'Warning'; reason: string } | undefined,
+    message: string,
+    to: string,
+  ): Promise<NodeMaintenance> {
+    const written = await this.ports.status.write(nm, status);
+    if (event) {
+      await this.ports.events.record(
+        written,
+        event.type,
+        event.reason,
+        message,
+      );
+    }
     this.ports.log?.(
-      `${nm.metadata.name}: ${phaseOf(nm)} -> ${decision.to}: ${
-        decision.message
-      }`,
+      `${nm.metadata.name}: ${phaseOf(nm)} -> ${to}: ${message}`,
     );
     return written;
   }

@@ -1,0 +1,387 @@
+/*
+ * The rows of the table (machine.ts) that send power verbs: Drained for reboot and
+ * shutdown, Rebooting, PoweredOff (readback and power-on), and what a send's answer leads
+ * to. A verb is sent at most once per maintenance (DESIGN section 4): a row first records
+ * `status.power.<verb>.recordedAt` (a `record` decision with `send`), the reconciler sends
+ * after that write, and the answer is written with the next phase. A recorded verb with
+ * no answer (the operator stopped in between, or the channel's answer was lost) is settled
+ * by observing the node, never by sending again.
+ */
+import type {
+  NodeMaintenance,
+  NodeMaintenanceStatus,
+  PowerVerbRecord,
+} from '@rackside/plugin-servers-common';
+import type {
+  Decision,
+  MachinePorts,
+  NodeView,
+  PowerSendVerb,
+  Row,
+  SendOutcome,
+} from './machine';
+
+function nowIso() {
+  return new Date().toISOString();
+}
+
+function isReady(node: NodeView | undefined): boolean {
+  return !!node?.status?.conditions?.some(
+    c => c.type === 'Ready' && c.status === 'True',
+  );
+}
+
+function bootIdOf(node: NodeView | undefined): string | undefined {
+  return node?.status?.nodeInfo?.bootID || undefined;
+}
+
+const VERB_TEXT: Record<PowerSendVerb, string> = {
+  reboot: 'reboot',
+  shutdown: 'shutdown',
+  powerOn: 'power-on',
+};
+
+/** The capability rule's name of a verb (servers-common `PowerVerb`). */
+const OFFER_NAME = {
+  reboot: 'reboot',
+  shutdown: 'shutdown',
+  powerOn: 'power-on',
+} as const;
+
+type Conditions = NonNullable<NodeMaintenanceStatus['conditions']>;
+
+/** Sets one condition, keeping lastTransitionTime when the status does not change. */
+export function withCondition(
+  conditions: Conditions | undefined,
+  condition: Omit<Conditions[number], 'lastTransitionTime'>,
+): Conditions {
+  const list = conditions ?? [];
+  const old = list.find(c => c.type === condition.type);
+  const next: Conditions[number] = {
+    ...condition,
+    lastTransitionTime:
+      old && old.status === condition.status
+        ? old.lastTransitionTime
+        : nowIso(),
+  };
+  return [...list.filter(c => c.type !== condition.type), next];
+}
+
+function powerWith(
+  nm: NodeMaintenance,
+  verb: PowerSendVerb,
+  record: PowerVerbRecord,
+): NodeMaintenanceStatus['power'] {
+  return { ...nm.status?.power, [verb]: record };
+}
+
+/** Records the verb (before it is sent) and asks the reconciler to send it. */
+function recordAndSend(
+  nm: NodeMaintenance,
+  verb: PowerSendVerb,
+  ports: MachinePorts,
+  extra: Partial<NodeMaintenanceStatus> = {},
+): Decision {
+  const node = ports.view.node(nm.spec.nodeName);
+  const allowed = ports.power.check(OFFER_NAME[verb], node);
+  if (!allowed.ok) {
+    return {
+      kind: 'transition',
+      to: 'Failed',
+      message: `${VERB_TEXT[verb]} of ${nm.spec.nodeName} was not sent: ${allowed.reason}`,
+      event: { type: 'Warning', reason: 'PowerVerbNotSent' },
+    };
+  }
+  const channel = ports.power.channelType();
+  return {
+    kind: 'record',
+    message: `sending ${VERB_TEXT[verb]} to ${nm.spec.nodeName} over ${channel}`,
+    status: {
+      ...extra,
+      power: powerWith(nm, verb, { recordedAt: nowIso(), channel }),
+    },
+    send: verb,
+  };
+}
+
+/** The time left before `since + seconds`, in ms (negative once past). */
+function timeLeft(since: string | undefined, seconds: number): number {
+  const start = Date.parse(since ?? '');
+  if (!Number.isFinite(start)) return seconds * 1000;
+  return start + seconds * 1000 - Date.now();
+}
+
+/**
+ * A recorded verb without an answer: look at the node. Signs that the verb ran move on
+ * as if it had been answered; no sign until the deadline fails the maintenance, and the
+ * verb is never sent again.
+ */
+async function settleUnanswered(
+  nm: NodeMaintenance,
+  verb: PowerSendVerb,
+  ports: MachinePorts,
+): Promise<Decision> {
+  const record = nm.status!.power![verb]!;
+  const node = ports.view.node(nm.spec.nodeName);
+  let sign: string | undefined;
+  if (verb === 'reboot') {
+    const bootId = bootIdOf(node);
+    if (!isReady(node)) sign = 'the node went NotReady';
+    else if (bootId && bootId !== nm.status?.bootIdBefore) {
+      sign = 'the node came back with a new boot ID';
+    }
+  } else {
+    const state = await ports.power.powerState(node).catch(() => undefined);
+    if (verb === 'shutdown') {
+      if (state === 'Off') sign = 'the BMC reports PowerState Off';
+      else if (!isReady(node)) sign = 'the node went NotReady';
+    } else if (state === 'On') sign = 'the BMC reports PowerState On';
+    else if (isReady(node)) sign = 'the node is Ready';
+  }
+  if (sign) {
+    return afterSend[verb](nm, {
+      ok: true,
+      receipt: {
+        acceptedAt: nowIso(),
+        detail: `no answer was recorded; ${sign}`,
+      },
+      confirmsPowerOff: ports.power.readback() !== undefined,
+    });
+  }
+  const left = timeLeft(
+    record.recordedAt,
+    ports.power.deadlines.unansweredSeconds,
+  );
+  if (left <= 0) {
+    return {
+      kind: 'transition',
+      to: 'Failed',
+      message: `${VERB_TEXT[verb]} of ${nm.spec.nodeName} was recorded at ${
+        record.recordedAt
+      } but no answer of the channel was recorded${
+        record.error ? ` (${record.error})` : ''
+      }, and the node shows no sign of it after ${
+        ports.power.deadlines.unansweredSeconds
+      }s. It is not sent again: look at the machine.`,
+      event: { type: 'Warning', reason: 'PowerVerbUnconfirmed' },
+    };
+  }
+  return {
+    kind: 'wait',
+    message: `${VERB_TEXT[verb]} recorded without an answer: watching ${nm.spec.nodeName}`,
+    requeueAfterMs: Math.min(5000, left),
+  };
+}
+
+/** Drained, intent reboot or shutdown: send the verb once. */
+export const sendFromDrained = async (
+  nm: NodeMaintenance,
+  verb: 'reboot' | 'shutdown',
+  ports: MachinePorts,
+): Promise<Decision> => {
+  const record = nm.status?.power?.[verb];
+  if (record) return settleUnanswered(nm, verb, ports);
+  const node = ports.view.node(nm.spec.nodeName);
+  return recordAndSend(
+    nm,
+    verb,
+    ports,
+    verb === 'reboot' ? { bootIdBefore: bootIdOf(node) } : {},
+  );
+};
+
+/** Rebooting: parks until the node is Ready with a new boot ID, or the deadline. */
+export const rebooting: Row = async (nm, ports) => {
+  const node = ports.view.node(nm.spec.nodeName);
+  const bootId = bootIdOf(node);
+  if (isReady(node) && bootId && bootId !== nm.status?.bootIdBefore) {
+    return {
+      kind: 'transition',
+      to: 'Returning',
+      message: `${nm.spec.nodeName} is back: Ready with boot ID ${bootId}`,
+      status: { returnedAt: nowIso() },
+    };
+  }
+  const seconds = ports.power.deadlines.rebootSeconds;
+  const left = timeLeft(nm.status?.rebootSentAt, seconds);
+  if (left <= 0) {
+    return {
+      kind: 'transition',
+      to: 'Failed',
+      message: `${
+        nm.spec.nodeName
+      } did not come back within ${seconds}s of the reboot (${
+        isReady(node) ? 'Ready, but with the boot ID from before' : 'not Ready'
+      }). The node is left cordoned.`,
+      event: { type: 'Warning', reason: 'RebootTimedOut' },
+    };
+  }
+  return {
+    kind: 'wait',
+    message: `waiting for ${nm.spec.nodeName} to come back with a new boot ID`,
+    requeueAfterMs: left,
+  };
+};
+
+const CONFIRMED = 'PowerOffConfirmed' as const;
+
+/**
+ * PoweredOff: read the BMC until it confirms Off or the window closes; power on once when
+ * asked; a return to service without power-on waits for a person to power the machine.
+ */
+export const poweredOff: Row = async (nm, ports) => {
+  if (nm.spec.powerOn) {
+    const record = nm.status?.power?.powerOn;
+    if (record) return settleUnanswered(nm, 'powerOn', ports);
+    return recordAndSend(nm, 'powerOn', ports);
+  }
+  if (nm.spec.returnToService) {
+    return {
+      kind: 'transition',
+      to: 'Returning',
+      message: `Return to service requested by ${nm.spec.returnToService.by}: ${nm.spec.returnToService.reason}; waiting for the machine to be powered on and Ready`,
+      status: { returnedAt: nowIso() },
+    };
+  }
+  const condition = nm.status?.conditions?.find(c => c.type === CONFIRMED);
+  const readback = ports.power.readback();
+  if (condition?.status !== 'False' || !readback) {
+    return { kind: 'wait', message: 'parked until powerOn or returnToService' };
+  }
+  const left = timeLeft(nm.status?.poweredOffAt, readback.windowSeconds);
+  if (left <= 0) {
+    return {
+      kind: 'record',
+      message: `the BMC did not report ${nm.spec.nodeName} Off within ${readback.windowSeconds}s; parked until powerOn or returnToService`,
+      status: {
+        conditions: withCondition(nm.status?.conditions, {
+          type: CONFIRMED,
+          status: 'Unknown',
+          reason: 'ReadbackWindowClosed',
+          message: `The BMC did not report PowerState Off within ${readback.windowSeconds}s of the accepted shutdown.`,
+        }),
+      },
+      event: { type: 'Warning', reason: 'PowerOffUnconfirmed' },
+    };
+  }
+  const node = ports.view.node(nm.spec.nodeName);
+  const state = await ports.power.powerState(node).catch(() => undefined);
+  if (state === 'Off') {
+    return {
+      kind: 'record',
+      message: `the BMC reports ${nm.spec.nodeName} Off; parked until powerOn or returnToService`,
+      status: {
+        conditions: withCondition(nm.status?.conditions, {
+          type: CONFIRMED,
+          status: 'True',
+          reason: 'PowerStateOff',
+          message: 'The BMC reports PowerState Off.',
+        }),
+      },
+      event: { type: 'Normal', reason: 'PowerOffConfirmed' },
+    };
+  }
+  return {
+    kind: 'wait',
+    message: 'reading the BMC for PowerState Off',
+    requeueAfterMs: Math.min(readback.intervalSeconds * 1000, left),
+  };
+};
+
+/** What the channel's answer to a sent verb leads to. */
+export const afterSend: Record<
+  PowerSendVerb,
+  (nm: NodeMaintenance, outcome: SendOutcome) => Decision
+> = {
+  reboot: (nm, outcome) =>
+    answered(nm, 'reboot', outcome, record => ({
+      kind: 'transition',
+      to: 'Rebooting',
+      message: `reboot of ${nm.spec.nodeName} accepted (${record.detail}); waiting for it to come back with a new boot ID`,
+      status: {
+        power: powerWith(nm, 'reboot', record),
+        rebootSentAt: record.sentAt,
+      },
+    })),
+  shutdown: (nm, outcome) =>
+    answered(nm, 'shutdown', outcome, (record, confirms) => ({
+      kind: 'transition',
+      to: 'PoweredOff',
+      message: `shutdown of ${nm.spec.nodeName} accepted (${record.detail}); parked until powerOn or returnToService`,
+      status: {
+        power: powerWith(nm, 'shutdown', record),
+        poweredOffAt: record.sentAt,
+        conditions: withCondition(
+          nm.status?.conditions,
+          confirms
+            ? {
+                type: CONFIRMED,
+                status: 'False',
+                reason: 'ReadbackRunning',
+                message:
+                  'The shutdown was accepted; the BMC is being read until it reports PowerState Off.',
+              }
+            : {
+                type: CONFIRMED,
+                status: 'Unknown',
+                reason: 'ChannelCannotObserve',
+                message:
+                  'The shutdown was accepted; this power channel cannot observe a machine that is off.',
+              },
+        ),
+      },
+    })),
+  powerOn: (nm, outcome) =>
+    answered(nm, 'powerOn', outcome, record => ({
+      kind: 'transition',
+      to: 'Returning',
+      message: `power-on of ${nm.spec.nodeName} accepted (${record.detail}); waiting for it to be Ready`,
+      status: {
+        power: powerWith(nm, 'powerOn', record),
+        powerOnSentAt: record.sentAt,
+        returnedAt: nowIso(),
+      },
+    })),
+};
+
+function answered(
+  nm: NodeMaintenance,
+  verb: PowerSendVerb,
+  outcome: SendOutcome,
+  next: (record: PowerVerbRecord, confirmsPowerOff: boolean) => Decision,
+): Decision {
+  const recorded = nm.status?.power?.[verb] ?? { recordedAt: nowIso() };
+  if (outcome.ok) {
+    return next(
+      {
+        ...recorded,
+        sentAt: outcome.receipt.acceptedAt,
+        detail: outcome.receipt.detail.slice(0, 1024),
+      },
+      outcome.confirmsPowerOff === true,
+    );
+  }
+  const error = outcome.message.slice(0, 4096);
+  if (outcome.outcome === 'unknown') {
+    // It may have run: watch the node (settleUnanswered) rather than sending again.
+    return {
+      kind: 'record',
+      message: `${VERB_TEXT[verb]} of ${nm.spec.nodeName}: the channel's answer was lost (${error}); watching the node`,
+      status: { power: powerWith(nm, verb, { ...recorded, error }) },
+      event: { type: 'Warning', reason: 'PowerVerbUnanswered' },
+    };
+  }
+  return {
+    kind: 'transition',
+    to: 'Failed',
+    message: `${VERB_TEXT[verb]} of ${nm.spec.nodeName} ${
+      outcome.outcome === 'notSent'
+        ? 'could not be sent'
+        : 'was refused by the channel'
+    }: ${error}. It is not retried.${
+      verb === 'powerOn' ? ' The machine is still off.' : ''
+    }`,
+    status: { power: powerWith(nm, verb, { ...recorded, error }) },
+    event: { type: 'Warning', reason: 'PowerVerbFailed' },
+  };
+}

@@ -1,0 +1,56 @@
+/*
+ * Reconciles a ServerBMC: checks what can be checked without calling the BMC (its Node
+ * exists, a credentials override is readable) and reports it in a Ready condition. The
+ * BMC itself is only called when a verb is sent or read back: a BMC sits on the
+ * management network and is not polled.
+ */
+import type { ServerBMC } from '@rackside/plugin-servers-common';
+import type { NodeView } from '../maintenance/machine';
+import type { SecretReader } from './PowerProviderReconciler';
+
+export interface ServerBmcPorts {
+  node(name: string): NodeView | undefined;
+  secrets: SecretReader;
+  writeStatus(status: NonNullable<ServerBMC['status']>): Promise<void>;
+}
+
+export async function reconcileServerBmc(
+  bmc: ServerBMC,
+  ports: ServerBmcPorts,
+): Promise<void> {
+  const generation = bmc.metadata.generation;
+  if (bmc.status?.observedGeneration === generation && generation) return;
+  const problems: string[] = [];
+  if (!ports.node(bmc.metadata.name)) {
+    problems.push(`no Node named ${bmc.metadata.name}`);
+  }
+  const override = bmc.spec.credentialsSecretRef;
+  if (override) {
+    try {
+      await ports.secrets.read({ ...override, key: override.usernameKey });
+      await ports.secrets.read({ ...override, key: override.passwordKey });
+    } catch (error) {
+      problems.push(`credentials: ${(error as Error).message}`);
+    }
+  }
+  const ready = problems.length === 0;
+  await ports.writeStatus({
+    systemPath: bmc.spec.systemPath,
+    message: ready
+      ? bmc.spec.systemPath
+        ? `BMC ${bmc.spec.address}, system ${bmc.spec.systemPath}`
+        : `BMC ${bmc.spec.address}; the system is found by the node's system UUID when first used`
+      : problems.join('; '),
+    conditions: [
+      {
+        type: 'Ready',
+        status: ready ? 'True' : 'False',
+        reason: ready ? 'Configured' : 'Misconfigured',
+        message: ready ? 'The BMC is configured.' : problems.join('; '),
+        lastTransitionTime: new Date().toISOString(),
+        observedGeneration: generation,
+      },
+    ],
+    observedGeneration: generation,
+  });
+}
