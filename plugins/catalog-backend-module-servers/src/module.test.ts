@@ -18,6 +18,11 @@ describe('catalogModuleServers', () => {
     const backend = await start({
       providers: { rackside: { owner: 'plant-admins' } },
     });
+    const { port } = backend.server.address() as { port: number };
+    const res = await fetch(
+      `http://localhost:${port}/api/catalog/entities/by-query`,
+    );
+    expect(res.status).toBe(200);
     await backend.stop();
   });
 

@@ -1,0 +1,117 @@
+// Browser test of the catalog link: a server of the Servers page links to the
+// Resource entity the catalog module publishes for it, whose Server tab shows
+// the server's state and the actions the signed-in user may request; a
+// hand-written chassis entity (examples/chassis.yaml) annotated with the same
+// rackside.dev annotations gets the same tab.
+// Its own rack (net 193) and port (7010).
+//
+//   node --test e2e/tests/*.e2e.mjs
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launchBrowser, startPortal } from './harness.mjs';
+
+const NODE = 'worker-1';
+
+let portal;
+let context;
+let chrome;
+
+before(
+  async () => {
+    portal = await startPortal({
+      net: Number(process.env.RACKSIDE_E2E_NET ?? 190) + 3,
+      port: Number(process.env.RACKSIDE_E2E_PORT ?? 7007) + 3,
+    });
+    chrome = await launchBrowser();
+    context = chrome.context;
+  },
+  { timeout: 600_000 },
+);
+
+after(async () => {
+  await chrome?.close();
+  await portal?.stop();
+});
+
+/** Polls fn until it returns a truthy value. */
+async function eventually(what, fn, timeoutMs = 90_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn().catch(() => undefined);
+    if (value) return value;
+    if (Date.now() > deadline)
+      assert.fail(`${what}: not reached in ${timeoutMs} ms`);
+    await new Promise(r => setTimeout(r, 2000));
+  }
+}
+
+test(
+  'a server links to its catalog entity, whose Server tab shows it',
+  { timeout: 300_000 },
+  async () => {
+    const page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    try {
+      await page.goto(`${portal.baseUrl}/servers`);
+      await page.getByRole('button', { name: 'Enter' }).click();
+
+      // The catalog publishes the rack's servers shortly after start; the
+      // link appears once the entity exists (reload to ask again).
+      const link = await eventually('catalog link of worker-1', async () => {
+        await page.goto(`${portal.baseUrl}/servers`);
+        const row = page.locator(
+          `[data-testid="server-row"][data-node="${NODE}"]`,
+        );
+        await row.waitFor({ timeout: 60_000 });
+        const candidate = row.getByRole('link', {
+          name: `catalog entity of ${NODE}`,
+        });
+        await candidate.waitFor({ timeout: 5_000 });
+        return candidate;
+      });
+      assert.equal(
+        await link.getAttribute('href'),
+        `/catalog/default/resource/plant-a--${NODE}`,
+      );
+      await link.click();
+      await page.waitForURL(/\/catalog\/default\/resource\/plant-a--worker-1/);
+
+      // The entity page's tabs are links in the new header, tabs in the old.
+      await page
+        .getByRole('tab', { name: 'Server', exact: true })
+        .or(page.getByRole('link', { name: 'Server', exact: true }))
+        .click();
+      await page.waitForURL(/\/server$/);
+      const state = page.getByTestId('entity-server-state');
+      await state.waitFor();
+      assert.match(await state.innerText(), /worker-1/);
+      assert.match(await state.innerText(), /Schedulable/);
+      const actions = page.getByTestId('entity-server-actions');
+      assert.ok(
+        (await actions.getByRole('listitem').allInnerTexts()).includes(
+          'Cordon',
+        ),
+        'the admin guest may cordon worker-1',
+      );
+      assert.match(
+        await page.getByTestId('entity-server-maintenance').innerText(),
+        /No maintenance in progress/,
+      );
+
+      // The hand-written chassis of worker-2 has the same tab.
+      await page.goto(
+        `${portal.baseUrl}/catalog/default/resource/hall-1-rack-3-u12/server`,
+      );
+      await page.getByTestId('entity-server-state').waitFor();
+      assert.match(
+        await page.getByTestId('entity-server-state').innerText(),
+        /worker-2/,
+      );
+    } finally {
+      await page
+        .screenshot({ path: '/tmp/rackside-e2e-entity.png', fullPage: true })
+        .catch(() => {});
+      await page.close();
+    }
+  },
+);
