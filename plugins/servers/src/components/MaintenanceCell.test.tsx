@@ -4,7 +4,7 @@ import { fireEvent, screen, within } from '@testing-library/react';
 import { server } from '../testing/fixtures';
 import { drainingMaintenance } from '../testing/drain';
 import { ServersLinksProvider } from './links';
-import { MaintenanceCell, shortError } from './MaintenanceCell';
+import { MaintenanceCell, phaseSummary, shortError } from './MaintenanceCell';
 
 const links = {
   maintenance: (cluster: string, name: string) =>
@@ -90,6 +90,20 @@ describe('MaintenanceCell', () => {
     );
     expect(await screen.findByText('Draining 3 of 7')).toBeInTheDocument();
     expect(screen.queryByRole('link')).toBeNull();
+  });
+});
+
+describe('phaseSummary', () => {
+  it('counts pods only once the operator has counted them', () => {
+    expect(phaseSummary(drainingMaintenance())).toBe('Draining 3 of 7');
+    expect(
+      phaseSummary(
+        drainingMaintenance({ progress: { total: 0, evicted: 0, pending: 0 } }),
+      ),
+    ).toBe('Draining');
+    expect(phaseSummary(drainingMaintenance({ phase: 'Cordoned' }))).toBe(
+      'Cordoned',
+    );
   });
 });
 

@@ -8,10 +8,13 @@ import type {
 } from '@rackside/plugin-servers-common';
 import { AppLink, useServersLinks } from './links';
 
-/** The phase of a maintenance in a few words: "Draining 3 of 7" while it drains. */
+/**
+ * The phase of a maintenance in a few words: "Draining 3 of 7" while it drains
+ * (just "Draining" until the operator has counted the pods).
+ */
 export function phaseSummary(m: MaintenanceResponse): string {
   const p = m.progress;
-  if (m.phase === 'Draining' && p) {
+  if (m.phase === 'Draining' && p && p.total > 0) {
     return `Draining ${p.evicted} of ${p.total}`;
   }
   return m.phase;

@@ -1,0 +1,284 @@
+// Browser test of a drain on the demo portal: a guest (plant-admins) drains a
+// worker from /servers, reads the pre-flight, acknowledges it, submits with a
+// reason and watches the row's progress reach Drained; then the cluster is
+// checked with the admin kubeconfig: nothing but DaemonSet pods is left on the
+// node and the NodeMaintenance is Drained. The maintenance page shows the
+// timeline.
+// Its own rack (net 192) and port (7009), so it never meets the other tests.
+//
+//   node --test e2e/tests/servers-drain.e2e.mjs
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { launchBrowser, startPortal } from './harness.mjs';
+
+const SCREENSHOT =
+  process.env.RACKSIDE_E2E_DRAIN_SCREENSHOT ?? '/tmp/rackside-e2e-drain.png';
+const DIALOG_SCREENSHOT = SCREENSHOT.replace(/(\.png)?$/, '-dialog.png');
+
+let portal;
+let context;
+let chrome;
+
+before(
+  async () => {
+    portal = await startPortal({
+      net: Number(process.env.RACKSIDE_E2E_NET ?? 190) + 2,
+      port: Number(process.env.RACKSIDE_E2E_PORT ?? 7007) + 2,
+    });
+    chrome = await launchBrowser();
+    context = chrome.context;
+  },
+  { timeout: 600_000 },
+);
+
+after(async () => {
+  await chrome?.close();
+  await portal?.stop();
+});
+
+const sleep = ms => new Promise(r => setTimeout(r, ms));
+
+/** Polls fn until it returns a truthy value. */
+async function eventually(what, fn, timeoutMs = 60_000, everyMs = 1000) {
+  const deadline = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    last = await fn();
+    if (last) return last;
+    if (Date.now() > deadline)
+      assert.fail(`${what}: not reached in ${timeoutMs} ms`);
+    await sleep(everyMs);
+  }
+}
+
+const getJson = (...args) =>
+  JSON.parse(portal.kubectl('get', ...args, '-o', 'json'));
+
+const controllerOf = pod =>
+  (pod.metadata.ownerReferences ?? []).find(r => r.controller);
+
+const isFinished = pod =>
+  pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+
+/** The pods on a node that are not finished. */
+const podsOn = node =>
+  getJson(
+    'pods',
+    '-A',
+    '--field-selector',
+    `spec.nodeName=${node}`,
+  ).items.filter(p => !isFinished(p));
+
+/**
+ * A worker the drain can empty: none of its pods is a shop/payments pod (the
+ * budget minAvailable 2 refuses every eviction) or unmanaged (refused without
+ * force). Among those, one with the most pods to evict and, if possible, no
+ * emptyDir pod (which needs the emptyDir option).
+ */
+function pickWorker() {
+  const workers = getJson('nodes')
+    .items.filter(
+      n =>
+        !(
+          'node-role.kubernetes.io/control-plane' in (n.metadata.labels ?? {})
+        ) &&
+        n.metadata.labels?.['rackside.dev/virtual-node'] !== 'true' &&
+        !n.spec.unschedulable,
+    )
+    .map(n => n.metadata.name);
+  const pods = getJson('pods', '-A').items.filter(p => !isFinished(p));
+  const candidates = workers
+    .map(name => {
+      const mine = pods.filter(p => p.spec.nodeName === name);
+      const evictable = mine.filter(p => controllerOf(p)?.kind !== 'DaemonSet');
+      return {
+        name,
+        evictable,
+        payments: mine.some(
+          p =>
+            p.metadata.namespace === 'shop' &&
+            p.metadata.labels?.app === 'payments',
+        ),
+        unmanaged: mine.some(p => !controllerOf(p)),
+        emptyDir: evictable.some(p =>
+          (p.spec.volumes ?? []).some(v => v.emptyDir),
+        ),
+      };
+    })
+    .filter(c => !c.payments && !c.unmanaged && c.evictable.length > 0)
+    .sort(
+      (a, b) =>
+        Number(a.emptyDir) - Number(b.emptyDir) ||
+        b.evictable.length - a.evictable.length ||
+        a.name.localeCompare(b.name),
+    );
+  return candidates[0];
+}
+
+test(
+  'a guest drains a worker from /servers and watches it reach Drained',
+  { timeout: 420_000 },
+  async t => {
+    // The fixture's workloads are scheduled (and Running) before we choose.
+    await eventually(
+      'the shop workloads scheduled and running',
+      () => {
+        const shop = getJson('pods', '-n', 'shop').items;
+        return (
+          shop.length >= 7 &&
+          shop.every(p => p.spec.nodeName && p.status?.phase === 'Running')
+        );
+      },
+      120_000,
+    );
+    const worker = pickWorker();
+    assert.ok(worker, 'a worker without payments or unmanaged pods exists');
+    const NODE = worker.name;
+    const toEvict = worker.evictable.map(
+      p => `${p.metadata.namespace}/${p.metadata.name}`,
+    );
+    t.diagnostic(
+      `draining ${NODE}: ${toEvict.join(', ')}${
+        worker.emptyDir ? ' (emptyDir pod: the option is needed)' : ''
+      }`,
+    );
+
+    const page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    try {
+      await page.goto(`${portal.baseUrl}/servers`);
+      await page.getByRole('button', { name: 'Enter' }).click();
+
+      const row = page.locator(
+        `[data-testid="server-row"][data-node="${NODE}"]`,
+      );
+      await row.waitFor({ timeout: 60_000 });
+      await row.getByRole('button', { name: `Drain ${NODE}` }).click();
+
+      const dialog = page.getByRole('dialog');
+      const preflight = dialog.getByTestId('preflight');
+      await preflight.waitFor();
+
+      // The pre-flight, as a person reads it.
+      const evict = preflight.getByTestId('preflight-evict');
+      for (const pod of toEvict) {
+        await evict.getByText(pod, { exact: true }).waitFor();
+      }
+      assert.match(
+        await evict.innerText(),
+        new RegExp(`Pods to evict \\(${toEvict.length}\\)`),
+      );
+      assert.match(
+        await preflight.getByTestId('preflight-daemonset').innerText(),
+        /monitoring\/node-exporter-/,
+        'the DaemonSet pod is listed as left in place',
+      );
+      assert.match(
+        await preflight.getByTestId('preflight-quorum').innerText(),
+        /\S/,
+        'the quorum effect is stated',
+      );
+
+      if (worker.emptyDir) {
+        const before = await preflight.getAttribute('data-token');
+        await dialog
+          .getByLabel('Also evict pods with emptyDir volumes')
+          .check();
+        await eventually(
+          'a new pre-flight with the emptyDir option',
+          async () =>
+            (await preflight.getAttribute('data-token')) !== before &&
+            (await preflight.getByTestId('preflight-refused').count()) === 0,
+          30_000,
+          250,
+        );
+      }
+
+      const submit = dialog.getByRole('button', { name: 'Drain', exact: true });
+      await dialog
+        .getByTestId('action-reason')
+        .fill('e2e: kernel update, TICKET-6');
+      assert.equal(
+        await submit.isDisabled(),
+        true,
+        'no drain before the impact is acknowledged',
+      );
+      await dialog.getByLabel('I have reviewed this impact').check();
+      await page
+        .screenshot({ path: DIALOG_SCREENSHOT, fullPage: true })
+        .catch(() => {});
+      await submit.click();
+      await dialog.waitFor({ state: 'detached' });
+
+      // Watch the row: Draining n of N, then Drained.
+      const cell = row.getByTestId('maintenance-cell');
+      const seen = new Set();
+      await eventually(
+        'the row reaches Drained',
+        async () => {
+          const text = (await row.locator('td').nth(5).innerText()).trim();
+          seen.add(text.split('\n')[0]);
+          return (await cell.getAttribute('data-phase').catch(() => null)) ===
+            'Drained'
+            ? text
+            : undefined;
+        },
+        180_000,
+        250,
+      );
+      t.diagnostic(`the row showed: ${[...seen].join(' | ')}`);
+      assert.equal(
+        (await row.getByTestId('maintenance-phase').innerText()).trim(),
+        'Drained',
+      );
+      assert.equal(
+        (await row.locator('td').nth(4).innerText()).trim(),
+        'Cordoned',
+      );
+
+      // The cluster agrees: only DaemonSet pods are left, and it is Drained.
+      const left = podsOn(NODE).filter(
+        p => controllerOf(p)?.kind !== 'DaemonSet',
+      );
+      assert.deepEqual(
+        left.map(p => `${p.metadata.namespace}/${p.metadata.name}`),
+        [],
+        `no non-DaemonSet pod left on ${NODE}`,
+      );
+      const maintenance = getJson('nodemaintenances', '-A').items.find(
+        m => m.spec.nodeName === NODE && m.spec.intent === 'drain',
+      );
+      assert.ok(maintenance, `a drain NodeMaintenance of ${NODE}`);
+      assert.equal(maintenance.status?.phase, 'Drained');
+      assert.equal(maintenance.spec.reason, 'e2e: kernel update, TICKET-6');
+      assert.equal(maintenance.status?.drain?.total, toEvict.length);
+      assert.equal(maintenance.status?.drain?.evicted, toEvict.length);
+
+      // The row links to the maintenance page, whose timeline ends at Drained.
+      await row.getByRole('link', { name: 'Drained' }).click();
+      await page.getByTestId('rackside-maintenance-page').waitFor();
+      await page
+        .getByTestId('maintenance-phase-chip')
+        .getByText('Drained')
+        .waitFor();
+      const phases = await page
+        .getByTestId('timeline-entry')
+        .evaluateAll(els => els.map(e => e.getAttribute('data-phase')));
+      assert.deepEqual(phases.filter(Boolean), [
+        'Requested',
+        'Cordoned',
+        'Draining',
+        'Drained',
+      ]);
+      assert.match(
+        await page.getByTestId('maintenance-who').innerText(),
+        /e2e: kernel update, TICKET-6/,
+      );
+    } finally {
+      await page
+        .screenshot({ path: SCREENSHOT, fullPage: true })
+        .catch(() => {});
+      await page.close();
+    }
+  },
+);
