@@ -2,8 +2,8 @@ import { renderTestApp } from '@backstage/frontend-test-utils';
 import { fireEvent, screen, within } from '@testing-library/react';
 import serversPlugin from './alpha';
 import { serversApiRef } from './api';
-import { fakeServersApi, server, serverList } from './testing/fixtures';
-import { drainingMaintenance } from './testing/drain';
+import { fakeServersApi, OK, server, serverList } from './testing/fixtures';
+import { drainingMaintenance, preflightResponse } from './testing/drain';
 
 describe('servers plugin (new frontend system)', () => {
   it('mounts the Servers page at /servers', async () => {
@@ -57,5 +57,32 @@ describe('servers plugin (new frontend system)', () => {
     expect(
       await screen.findByTestId('rackside-maintenance-page'),
     ).toHaveTextContent('Maintenance worker-1-drain-abc');
+  });
+
+  it('links the confirmation of a drain to its maintenance page', async () => {
+    const api = fakeServersApi(
+      serverList([server('worker-1', {}, { drain: OK })]),
+    );
+    api.preflight.mockResolvedValue(preflightResponse());
+    api.requestAction.mockResolvedValue({ name: 'worker-1-drain-abc' });
+    renderTestApp({
+      features: [serversPlugin],
+      initialRouteEntries: ['/servers'],
+      apis: [[serversApiRef, api]],
+    });
+    fireEvent.click(
+      await screen.findByRole('button', { name: 'Drain worker-1' }),
+    );
+    const dialog = await screen.findByRole('dialog');
+    await within(dialog).findByTestId('preflight');
+    fireEvent.change(within(dialog).getByTestId('action-reason'), {
+      target: { value: 'kernel update INC-7' },
+    });
+    fireEvent.click(within(dialog).getByTestId('preflight-ack'));
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Drain' }));
+    const done = await screen.findByTestId('action-success');
+    expect(
+      within(done).getByRole('link', { name: 'follow it' }),
+    ).toHaveAttribute('href', '/servers/maintenances/rack/worker-1-drain-abc');
   });
 });

@@ -15,6 +15,7 @@ import { describeError, serversApiRef } from '../api';
 import { ActionDialog } from './ActionDialog';
 import { QuorumBanner } from './QuorumBanner';
 import { ServerTable, type SortDirection, type SortKey } from './ServerTable';
+import { AppLink, useServersLinks } from './links';
 import { useLiveRefresh } from './useLiveRefresh';
 import { useLoader } from './useLoader';
 
@@ -61,6 +62,7 @@ export function sortServers(
 export function ClusterSection(props: { cluster: string; title?: string }) {
   const { cluster, title } = props;
   const api = useApi(serversApiRef);
+  const links = useServersLinks();
   const servers = useLoader(() => api.listServers(cluster), [api, cluster]);
   const { reload } = servers;
 
@@ -174,6 +176,12 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
           data-testid="action-success"
         >
           {`Requested: NodeMaintenance ${done ?? ''}`}
+          {done && links.maintenance && (
+            <>
+              {' · '}
+              <AppLink to={links.maintenance(cluster, done)}>follow it</AppLink>
+            </>
+          )}
         </Alert>
       </Snackbar>
     </Paper>
