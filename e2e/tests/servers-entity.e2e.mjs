@@ -59,6 +59,11 @@ test(
       // link appears once the entity exists (reload to ask again).
       const link = await eventually('catalog link of worker-1', async () => {
         await page.goto(`${portal.baseUrl}/servers`);
+        // A reload can land on the guest sign-in again.
+        const enter = page.getByRole('button', { name: 'Enter' });
+        const row0 = page.locator('[data-testid="server-row"]').first();
+        await enter.or(row0).first().waitFor({ timeout: 60_000 });
+        if (await enter.isVisible()) await enter.click();
         const row = page.locator(
           `[data-testid="server-row"][data-node="${NODE}"]`,
         );
