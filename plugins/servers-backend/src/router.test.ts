@@ -548,19 +548,6 @@ describe('POST actions', () => {
     expect(none.status).toBe(409);
     expect(cluster.flags).toHaveLength(1);
   });
-
-  it('refuses the actions not carried out yet with a clear 400', async () => {
-    const cluster = rack();
-    const { server } = await start(cluster);
-    for (const action of ['reboot', 'shutdown', 'power-on']) {
-      const res = await request(server)
-        .post(url('worker-1', action))
-        .send({ reason: REASON, typedName: 'worker-1', preflightToken: 't' });
-      expect(res.status).toBe(400);
-      expect(res.body.error.message).toMatch(/not yet available/);
-    }
-    expect(cluster.writes).toBe(0);
-  });
 });
 
 describe('pre-flight and drain', () => {
@@ -848,6 +835,203 @@ describe('pre-flight and drain', () => {
       why: expect.stringMatching(/already under maintenance c/),
     });
     expect(byName['virt-1'].offered).toBe(false);
+  });
+});
+
+function provider(
+  type: 'talos' | 'redfish',
+  attendedRack = false,
+): NonNullable<FakeCluster['provider']> {
+  const redfish = type === 'redfish';
+  return {
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'PowerProvider',
+    metadata: { name: 'default', generation: 2 },
+    spec: { type, attendedRack } as any,
+    status: {
+      reboot: true,
+      shutdown: redfish || attendedRack,
+      powerOn: redfish,
+      confirmsPowerOff: redfish,
+      observedGeneration: 2,
+    },
+  };
+}
+
+describe('reboot, shutdown and power-on', () => {
+  const url = (node: string, action: string) =>
+    `/api/servers/clusters/plant-a/servers/${node}/actions/${action}`;
+  const preflightUrl = (node: string, action: string) =>
+    `/api/servers/clusters/plant-a/servers/${node}/preflight?action=${action}`;
+
+  async function acknowledged(server: any, node: string, action: string) {
+    const pre = await request(server).get(preflightUrl(node, action));
+    expect(pre.status).toBe(200);
+    return pre.body;
+  }
+
+  it('offers no power verb anywhere without a provider, and refuses one with 409', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster);
+    const list = await request(server).get(
+      '/api/servers/clusters/plant-a/servers',
+    );
+    for (const item of list.body.items) {
+      expect(item.powerVerbs).toEqual([]);
+      for (const verb of ['reboot', 'shutdown', 'power-on']) {
+        expect(item.actions[verb].offered).toBe(false);
+      }
+    }
+    const pre = await acknowledged(server, 'worker-1', 'reboot');
+    const res = await request(server).post(url('worker-1', 'reboot')).send({
+      reason: REASON,
+      typedName: 'worker-1',
+      preflightToken: pre.token,
+    });
+    expect(res.status).toBe(409);
+    expect(res.body.error.message).toMatch(/No power channel/);
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('reboots over talos with the typed name and the acknowledged pre-flight', async () => {
+    const cluster = rack();
+    cluster.provider = provider('talos');
+    const { server, events } = await start(cluster);
+    const list = await request(server).get(
+      '/api/servers/clusters/plant-a/servers',
+    );
+    const w1 = list.body.items.find((i: any) => i.name === 'worker-1');
+    expect(w1.powerVerbs).toEqual(['reboot']);
+    expect(w1.actions.reboot).toMatchObject({
+      offered: true,
+      ceremony: { level: 'typed-name' },
+    });
+    expect(w1.actions.shutdown.offered).toBe(false);
+    expect(w1.actions.shutdown.why).toMatch(/recoverable/);
+    const pre = await acknowledged(server, 'worker-1', 'reboot');
+    expect(pre.ceremony.level).toBe('typed-name');
+    const untyped = await request(server)
+      .post(url('worker-1', 'reboot'))
+      .send({ reason: REASON, preflightToken: pre.token });
+    expect(untyped.status).toBe(400);
+    expect(untyped.body.error.message).toMatch(/Type the node name worker-1/);
+    const wrong = await request(server).post(url('worker-1', 'reboot')).send({
+      reason: REASON,
+      preflightToken: pre.token,
+      typedName: 'worker-2',
+    });
+    expect(wrong.status).toBe(400);
+    expect(cluster.writes).toBe(0);
+    const ok = await request(server).post(url('worker-1', 'reboot')).send({
+      reason: REASON,
+      preflightToken: pre.token,
+      typedName: 'worker-1',
+    });
+    expect(ok.status).toBe(201);
+    expect(cluster.created[0].spec).toMatchObject({
+      intent: 'reboot',
+      nodeName: 'worker-1',
+      preflight: { ceremony: 'typed-name' },
+    });
+    expect(events.at(-1)).toMatchObject({
+      outcome: 'success',
+      options: { severityLevel: 'high' },
+    });
+  });
+
+  it('refuses a talos shutdown without attendedRack (409), allows it with attendedRack', async () => {
+    const cluster = rack();
+    cluster.provider = provider('talos');
+    const { server } = await start(cluster);
+    const pre = await acknowledged(server, 'worker-1', 'shutdown');
+    const res = await request(server).post(url('worker-1', 'shutdown')).send({
+      reason: REASON,
+      typedName: 'worker-1',
+      preflightToken: pre.token,
+    });
+    expect(res.status).toBe(409);
+    expect(res.body.error.message).toMatch(/recoverable/);
+    expect(cluster.writes).toBe(0);
+    cluster.provider = provider('talos', true);
+    const again = await request(server).post(url('worker-1', 'shutdown')).send({
+      reason: REASON,
+      typedName: 'worker-1',
+      preflightToken: pre.token,
+    });
+    expect(again.status).toBe(201);
+  });
+
+  it('the last quorum margin takes the hazard ceremony; below quorum is refused with the numbers', async () => {
+    const cluster = rack();
+    cluster.provider = provider('redfish');
+    const { server } = await start(cluster);
+    const pre = await acknowledged(server, 'cp-1', 'reboot');
+    expect(pre.ceremony).toMatchObject({
+      level: 'hazard',
+      requires: { typedName: true, typedReason: true, preflightAck: true },
+      hint: { icon: 'warning' },
+    });
+    expect(pre.quorum).toMatchObject({
+      verdict: 'hazard',
+      margin: 1,
+      marginAfter: 0,
+    });
+    const ok = await request(server).post(url('cp-1', 'reboot')).send({
+      reason: REASON,
+      typedName: 'cp-1',
+      preflightToken: pre.token,
+    });
+    expect(ok.status).toBe(201);
+    // cp-1 now going down: rebooting cp-2 would drop below quorum.
+    cluster.maintenanceList[0].status = { phase: 'Rebooting' } as any;
+    const refused = await request(server).post(url('cp-2', 'reboot')).send({
+      reason: REASON,
+      typedName: 'cp-2',
+      preflightToken: 'x',
+    });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({
+      members: 3,
+      quorum: 2,
+      margin: 0,
+    });
+    const refusedPre = await acknowledged(server, 'cp-2', 'reboot');
+    expect(refusedPre.canProceed).toBe(false);
+    expect(refusedPre.ceremony.level).toBe('refused');
+  });
+
+  it('power-on sets the flag on a PoweredOff shutdown, 409 otherwise', async () => {
+    const cluster = rack();
+    cluster.provider = provider('redfish');
+    cluster.maintenanceList.push(
+      fakeMaintenance('off', 'worker-1', 'shutdown', 'PoweredOff'),
+      fakeMaintenance('busy', 'worker-2', 'drain', 'Drained'),
+    );
+    const { server } = await start(cluster);
+    const list = await request(server).get(
+      '/api/servers/clusters/plant-a/servers',
+    );
+    const offers = Object.fromEntries(
+      list.body.items.map((i: any) => [i.name, i.actions['power-on'].offered]),
+    );
+    expect(offers).toMatchObject({ 'worker-1': true, 'worker-2': false });
+    const res = await request(server)
+      .post(url('worker-1', 'power-on'))
+      .send({ reason: REASON });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ name: 'off' });
+    expect(cluster.flags).toEqual([
+      expect.objectContaining({ name: 'off', flag: 'powerOn' }),
+    ]);
+    const notOff = await request(server)
+      .post(url('worker-2', 'power-on'))
+      .send({ reason: REASON });
+    expect(notOff.status).toBe(409);
+    expect(notOff.body.error.message).toMatch(/not powered off/);
+    const twice = await request(server)
+      .post(url('worker-1', 'power-on'))
+      .send({ reason: REASON });
+    expect(twice.status).toBe(409);
   });
 });
 

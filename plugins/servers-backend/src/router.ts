@@ -23,7 +23,9 @@ import {
   guard,
   isServerAction,
   nodeFactsFromNode,
+  invoke,
   offerFor,
+  POWER_VERBS,
   PREFLIGHT_ACTIONS,
   powerAdvertisementOf,
   RACKSIDE_API_VERSION,
@@ -35,6 +37,7 @@ import {
   type ClusterSummaryResponse,
   type GuardResult,
   type MaintenanceListResponse,
+  type PowerVerb,
   type PreflightAction,
   type ServerAction,
   type ServerListResponse,
@@ -58,10 +61,8 @@ import { checkReason, type ReasonPolicy } from './service/reasonPolicy';
 import type { ClusterRegistry, ClusterState } from './service/types';
 import {
   activeMaintenanceOf,
-  IMPLEMENTED_ACTIONS,
   maintenanceView,
   newestFirst,
-  NOT_YET_AVAILABLE,
   quorumSummary,
   serverResourceOf,
   serverView,
@@ -124,6 +125,10 @@ const actionBodySchema = z.object({
     .boolean({ invalid_type_error: 'force must be a boolean' })
     .optional(),
 });
+
+function isPowerVerb(action: string): action is PowerVerb {
+  return (POWER_VERBS as readonly string[]).includes(action);
+}
 
 function isPreflightAction(action: string): action is PreflightAction {
   return (PREFLIGHT_ACTIONS as readonly string[]).includes(action);
@@ -564,10 +569,6 @@ export async function createRouter(
         const reasonProblem = checkReason(reasonPolicy, body.reason);
         if (reasonProblem) throw new InputError(reasonProblem);
 
-        if (!IMPLEMENTED_ACTIONS.includes(action)) {
-          throw new InputError(`${action} is ${NOT_YET_AVAILABLE}`);
-        }
-
         const snap = await snapshot(cluster);
         const node = findNode(snap, cluster.name, nodeName);
         const facts = nodeFactsFromNode(node as any);
@@ -580,6 +581,15 @@ export async function createRouter(
         );
         if (verdict.verdict === 'refuse') {
           throw new QuorumRefusedError(verdict);
+        }
+        if (isPowerVerb(action)) {
+          // The capability rule: a verb the channel does not offer here is refused.
+          const allowed = invoke(
+            powerAdvertisementOf(snap.powerProvider),
+            action,
+            facts,
+          );
+          if (!allowed.ok) throw new ConflictError(allowed.reason);
         }
         const problems = checkCeremony(ceremonyFor(action, verdict.verdict), {
           reason: body.reason,
@@ -752,7 +762,9 @@ export async function createRouter(
           outcome: 'created-with-return-to-service',
         };
       }
-      case 'drain': {
+      case 'drain':
+      case 'reboot':
+      case 'shutdown': {
         if (active) {
           throw new ConflictError(
             `${nodeName} already has a maintenance in progress: ${
@@ -795,8 +807,39 @@ export async function createRouter(
           outcome: 'abandon-requested',
         };
       }
-      default:
-        throw new InputError(`${action} is ${NOT_YET_AVAILABLE}`);
+      case 'power-on': {
+        if (
+          !active ||
+          active.spec.intent !== 'shutdown' ||
+          active.status?.phase !== 'PoweredOff'
+        ) {
+          throw new ConflictError(
+            `${nodeName} is not powered off by a Rackside shutdown${
+              active
+                ? ` (maintenance ${active.metadata.name} is ${
+                    active.spec.intent
+                  }, ${active.status?.phase ?? 'Requested'})`
+                : ''
+            }`,
+          );
+        }
+        if (active.spec.returnToService || active.spec.abandon) {
+          throw new ConflictError(
+            `maintenance ${active.metadata.name} ${ending(active)}`,
+          );
+        }
+        if (active.spec.powerOn) {
+          throw new ConflictError(
+            `power-on of ${nodeName} was already requested by ${active.spec.powerOn.by}`,
+          );
+        }
+        await cluster.setRequestFlag(active.metadata.name, 'powerOn', flag);
+        return {
+          status: 200,
+          name: active.metadata.name,
+          outcome: 'power-on-requested',
+        };
+      }
     }
   }
 

@@ -114,11 +114,11 @@ function whyNotOffered(
         ? undefined
         : `The ${advertisement.type} channel does not advertise power-on.`;
     case 'shutdown':
-      if (!advertisement.shutdown) {
-        return `The ${advertisement.type} channel does not advertise shutdown.`;
-      }
       if (!advertisement.powerOn && !advertisement.attendedRack) {
         return `Shutdown is offered only where it is recoverable: the ${advertisement.type} channel cannot power the machine back on and the rack is not declared attended (attendedRack).`;
+      }
+      if (!advertisement.shutdown) {
+        return `The ${advertisement.type} channel does not advertise shutdown.`;
       }
       return undefined;
     default:

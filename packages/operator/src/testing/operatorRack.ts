@@ -3,11 +3,7 @@
  * operator's ServiceAccount holding exactly the demo's rules (e2e/rack/demo/
  * operator-access.yaml), and helpers to create maintenances and wait on them.
  */
-import {
-  CoreV1Api,
-  RbacAuthorizationV1Api,
-  type KubeConfig,
-} from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import {
   nodeMaintenanceResource,
   type NodeMaintenance,
@@ -16,6 +12,7 @@ import {
   coreResources,
   ResourceClient,
   type NodeObject,
+  type ResourceDescriptor,
 } from '@rackside/plugin-servers-node';
 import {
   eventually,
@@ -35,15 +32,70 @@ const SA = 'rackside-operator';
 /** A request flag as a person sets it. */
 export const flag = { by: 'user:default/ops', reason: 'done' };
 
-/** The ClusterRole rules the demo grants the operator: the tests run with exactly these. */
-function operatorClusterRules() {
+/** Where each kind of e2e/rack/demo/operator-access.yaml lives in the API. */
+const ACCESS_KINDS: Record<string, ResourceDescriptor> = {
+  Namespace: {
+    group: '',
+    version: 'v1',
+    plural: 'namespaces',
+    kind: 'Namespace',
+    namespaced: false,
+  },
+  ServiceAccount: {
+    group: '',
+    version: 'v1',
+    plural: 'serviceaccounts',
+    kind: 'ServiceAccount',
+    namespaced: true,
+  },
+  ClusterRole: {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'clusterroles',
+    kind: 'ClusterRole',
+    namespaced: false,
+  },
+  ClusterRoleBinding: {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'clusterrolebindings',
+    kind: 'ClusterRoleBinding',
+    namespaced: false,
+  },
+  Role: {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'roles',
+    kind: 'Role',
+    namespaced: true,
+  },
+  RoleBinding: {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'rolebindings',
+    kind: 'RoleBinding',
+    namespaced: true,
+  },
+};
+
+/** The operator's identity exactly as the demo grants it: every object of the file. */
+async function applyOperatorAccess(admin: KubeConfig) {
   const docs = parseAllDocuments(
     fs.readFileSync(
       path.join(REPO_ROOT, 'e2e/rack/demo/operator-access.yaml'),
       'utf8',
     ),
-  ).map(d => d.toJSON());
-  return docs.find(d => d?.kind === 'ClusterRole').rules;
+  )
+    .map(d => d.toJSON())
+    .filter(Boolean);
+  for (const doc of docs) {
+    const descriptor = ACCESS_KINDS[doc.kind];
+    if (!descriptor)
+      throw new Error(`operator-access.yaml: unexpected kind ${doc.kind}`);
+    await new ResourceClient<any>(admin, descriptor, {
+      fieldManager: 'rackside-tests',
+    }).apply(doc, { force: true });
+  }
 }
 
 export interface OperatorRack {
@@ -123,51 +175,7 @@ export async function startOperatorRack(
   }
 
   const NS = OPERATOR_NAMESPACE;
-  await core.createNamespace({ body: { metadata: { name: NS } } });
-  await core.createNamespacedServiceAccount({
-    namespace: NS,
-    body: { metadata: { name: SA } },
-  });
-  const rbac = admin.makeApiClient(RbacAuthorizationV1Api);
-  await rbac.createClusterRole({
-    body: { metadata: { name: SA }, rules: operatorClusterRules() },
-  });
-  await rbac.createClusterRoleBinding({
-    body: {
-      metadata: { name: SA },
-      roleRef: {
-        apiGroup: 'rbac.authorization.k8s.io',
-        kind: 'ClusterRole',
-        name: SA,
-      },
-      subjects: [{ kind: 'ServiceAccount', name: SA, namespace: NS }],
-    },
-  });
-  await rbac.createNamespacedRole({
-    namespace: NS,
-    body: {
-      metadata: { name: SA },
-      rules: [
-        {
-          apiGroups: ['coordination.k8s.io'],
-          resources: ['leases'],
-          verbs: ['get', 'create', 'update'],
-        },
-      ],
-    },
-  });
-  await rbac.createNamespacedRoleBinding({
-    namespace: NS,
-    body: {
-      metadata: { name: SA },
-      roleRef: {
-        apiGroup: 'rbac.authorization.k8s.io',
-        kind: 'Role',
-        name: SA,
-      },
-      subjects: [{ kind: 'ServiceAccount', name: SA, namespace: NS }],
-    },
-  });
+  await applyOperatorAccess(admin);
   // TokenRequest directly: rack.serviceAccountToken's dynamic import needs ESM in Jest.
   const token = await core.createNamespacedServiceAccountToken({
     namespace: NS,

@@ -4,8 +4,10 @@ import {
   guard,
   isTerminalPhase,
   nodeFactsFromNode,
+  invoke,
   offerFor,
   powerAdvertisementOf,
+  type PowerAdvertisement,
   SERVER_ACTIONS,
   type MaintenanceFacts,
   type MaintenancePhase,
@@ -20,17 +22,6 @@ import {
 } from '@rackside/plugin-servers-common';
 import type { NodeObject, ServerResource } from '@rackside/plugin-servers-node';
 import type { MaintenanceObject } from './types';
-
-/** The actions this backend carries out today. */
-export const IMPLEMENTED_ACTIONS: readonly ServerAction[] = [
-  'cordon',
-  'uncordon',
-  'drain',
-  'maintenance-abandon',
-];
-
-export const NOT_YET_AVAILABLE =
-  'not yet available: this Rackside backend does not carry out this action yet';
 
 /** The phase of a maintenance; an object the operator has not seen yet is Requested. */
 export function phaseOf(m: MaintenanceObject): MaintenancePhase {
@@ -165,10 +156,8 @@ export function offerOf(
   node: NodeObject,
   facts: NodeFacts,
   active: MaintenanceObject | undefined,
+  advertisement: PowerAdvertisement,
 ): { offered: boolean; why?: string } {
-  if (!IMPLEMENTED_ACTIONS.includes(action)) {
-    return { offered: false, why: `${action} is ${NOT_YET_AVAILABLE}` };
-  }
   if (facts.virtual) {
     return {
       offered: false,
@@ -201,6 +190,13 @@ export function offerOf(
         ? { offered: true }
         : { offered: false, why: `${facts.name} is in service.` };
     case 'drain':
+    case 'reboot':
+    case 'shutdown': {
+      if (action !== 'drain') {
+        // The capability rule: only what the channel advertises for this node.
+        const allowed = invoke(advertisement, action, facts);
+        if (!allowed.ok) return { offered: false, why: allowed.reason };
+      }
       // A node cordoned outside Rackside may be drained: abandon restores its cordon.
       return active
         ? {
@@ -208,6 +204,27 @@ export function offerOf(
             why: `${facts.name} is already under maintenance ${active.metadata.name}.`,
           }
         : { offered: true };
+    }
+    case 'power-on': {
+      const allowed = invoke(advertisement, 'power-on', facts);
+      if (!allowed.ok) return { offered: false, why: allowed.reason };
+      if (
+        !active ||
+        active.spec.intent !== 'shutdown' ||
+        phaseOf(active) !== 'PoweredOff'
+      ) {
+        return {
+          offered: false,
+          why: `${facts.name} is not powered off by a Rackside shutdown.`,
+        };
+      }
+      return pending || active.spec.powerOn
+        ? {
+            offered: false,
+            why: `maintenance ${active.metadata.name} is already ending.`,
+          }
+        : { offered: true };
+    }
     case 'maintenance-abandon':
       if (!active) {
         return { offered: false, why: `${facts.name} has no maintenance.` };
@@ -218,8 +235,6 @@ export function offerOf(
             why: `maintenance ${active.metadata.name} is already ending.`,
           }
         : { offered: true };
-    default:
-      return { offered: false, why: `${action} is ${NOT_YET_AVAILABLE}` };
   }
 }
 
@@ -241,7 +256,7 @@ export function serverView(
       snapshot.derivation,
       snapshot.facts,
     ).verdict;
-    const offer = offerOf(action, node, facts, active);
+    const offer = offerOf(action, node, facts, active, advertisement);
     actions[action] = {
       offered: offer.offered,
       allowed: allowed(action),

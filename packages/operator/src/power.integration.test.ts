@@ -1,0 +1,306 @@
+/*
+ * Reboot, shutdown and power-on on the simulated rack: the operator with its own
+ * ServiceAccount, the Talos emulator counting the verbs it receives, and sushy-tools
+ * BMCs linked to the same machines.
+ */
+import {
+  POWER_PROVIDER_NAME,
+  powerProviderResource,
+  serverBmcResource,
+  type PowerProvider,
+} from '@rackside/plugin-servers-common';
+import { ResourceClient } from '@rackside/plugin-servers-node';
+import fs from 'node:fs';
+import type { Operator } from './operator';
+import {
+  flag,
+  OPERATOR_NAMESPACE as NS,
+  startOperatorRack,
+  type OperatorRack,
+} from './testing/operatorRack';
+
+jest.setTimeout(120_000);
+
+interface RackMachine {
+  node?: string;
+  uuid: string;
+}
+type Counts = Record<
+  string,
+  { reboot: number; shutdown: number; powerOn: number }
+>;
+
+let env: OperatorRack;
+let operator: Operator | undefined;
+let providers: ResourceClient<PowerProvider>;
+let talos: { controlUrl: string; talosconfigs: Record<string, string> };
+let redfish: {
+  url: string;
+  caFile: string;
+  username: string;
+  password: string;
+  systems: Record<string, string>;
+};
+let machines: RackMachine[];
+
+const uuidOf = (node: string) => machines.find(m => m.node === node)!.uuid;
+
+async function counts(node: string) {
+  const res = await fetch(`${talos.controlUrl}/counts`);
+  const all = (await res.json()) as Counts;
+  return all[uuidOf(node)] ?? { reboot: 0, shutdown: 0, powerOn: 0 };
+}
+
+async function secret(name: string, data: Record<string, string>) {
+  await env.core.createNamespacedSecret({
+    namespace: NS,
+    body: { metadata: { name, namespace: NS }, stringData: data },
+  });
+}
+
+/** Sets the PowerProvider and waits until the operator advertises for this spec. */
+async function provide(spec: PowerProvider['spec']) {
+  const existing = await providers.find(POWER_PROVIDER_NAME);
+  const body = {
+    apiVersion: powerProviderResource.apiVersion,
+    kind: 'PowerProvider',
+    metadata: { name: POWER_PROVIDER_NAME },
+    spec,
+  } as PowerProvider;
+  const written = existing
+    ? await providers.update({ ...existing, spec })
+    : await providers.create(body);
+  return env.waitFor('PowerProvider status for this spec', async () => {
+    const got = await providers.get(POWER_PROVIDER_NAME);
+    return (
+      got.status?.observedGeneration === written.metadata.generation && got
+    );
+  });
+}
+
+async function readyWithBootId(node: string) {
+  const n = await env.nodes.get(node);
+  return {
+    ready: !!n.status?.conditions?.some(
+      c => c.type === 'Ready' && c.status === 'True',
+    ),
+    bootID: n.status?.nodeInfo?.bootID,
+  };
+}
+
+beforeAll(async () => {
+  env = await startOperatorRack({
+    withTalos: true,
+    withRedfish: true,
+    withWorkloads: false,
+  });
+  providers = new ResourceClient<PowerProvider>(
+    env.admin,
+    powerProviderResource,
+  );
+  talos = env.rack.info.talos as typeof talos;
+  redfish = env.rack.info.redfish as typeof redfish;
+  machines = env.rack.info.machines as RackMachine[];
+  await secret('plant-a-talosconfig', {
+    talosconfig: fs.readFileSync(talos.talosconfigs['plant-a'], 'utf8'),
+  });
+  await secret('bmc-credentials', {
+    username: redfish.username,
+    password: redfish.password,
+  });
+  await secret('bmc-ca', { 'ca.crt': fs.readFileSync(redfish.caFile, 'utf8') });
+  operator = await env.start({
+    drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
+    power: { rebootSeconds: 60, unansweredSeconds: 60 },
+  });
+  await env.waitFor('operator ready', async () => operator!.isReady());
+}, 240_000);
+
+afterAll(async () => {
+  await operator?.stop();
+  await env?.stop();
+}, 60_000);
+
+describe('power over Talos', () => {
+  it('advertises reboot but no shutdown without attendedRack, and no power-on', async () => {
+    const provider = await provide({
+      type: 'talos',
+      attendedRack: false,
+      talos: { secretRef: { name: 'plant-a-talosconfig', key: 'talosconfig' } },
+    });
+    expect(provider.status).toMatchObject({
+      reboot: true,
+      shutdown: false,
+      powerOn: false,
+      confirmsPowerOff: false,
+    });
+    expect(provider.status?.conditions?.[0]).toMatchObject({
+      type: 'Ready',
+      status: 'True',
+    });
+  });
+
+  it('refuses a shutdown made with kubectl when nothing could power the machine on', async () => {
+    await env.create('shutdown-w2', 'worker-2', 'shutdown');
+    const refused = await env.phaseIs('shutdown-w2', 'Refused');
+    expect(refused.status?.refusal?.reason).toMatch(/recoverable/);
+    expect(await env.unschedulable('worker-2')).toBe(false);
+    expect((await counts('worker-2')).shutdown).toBe(0);
+  });
+
+  it('reboots a worker once even when the operator dies right after sending, and returns it', async () => {
+    const before = await readyWithBootId('worker-1');
+    await operator!.stop();
+    let reached!: () => void;
+    const atCrashPoint = new Promise<void>(resolve => {
+      reached = resolve;
+    });
+    operator = await env.start({
+      identity: 'doomed',
+      beforeStatusWrite: async (name, phase) => {
+        if (name === 'reboot-w1' && phase === 'Rebooting') {
+          reached();
+          await new Promise(() => {}); // the process "dies" between the send and its record
+        }
+      },
+    });
+    await env.create('reboot-w1', 'worker-1', 'reboot');
+    await atCrashPoint;
+    expect((await counts('worker-1')).reboot).toBe(1);
+    const recorded = await env.nms.get('reboot-w1');
+    expect(recorded.status?.phase).toBe('Drained');
+    expect(recorded.status?.power?.reboot?.recordedAt).toBeDefined();
+    expect(recorded.status?.power?.reboot?.sentAt).toBeUndefined();
+    await operator.stop();
+
+    operator = await env.start({
+      identity: 'successor',
+      power: { rebootSeconds: 60, unansweredSeconds: 60 },
+    });
+    const complete = await env.phaseIs('reboot-w1', 'Complete', 60_000);
+    expect(complete.status?.bootIdBefore).toBe(before.bootID);
+    expect(complete.status?.power?.reboot?.detail).toMatch(
+      /no answer was recorded/,
+    );
+    const after = await readyWithBootId('worker-1');
+    expect(after.ready).toBe(true);
+    expect(after.bootID).not.toBe(before.bootID);
+    expect(await env.unschedulable('worker-1')).toBe(false);
+    expect((await counts('worker-1')).reboot).toBe(1);
+  });
+
+  it('reboots a worker: Rebooting, then back with a new boot ID, exactly one Reboot', async () => {
+    const before = await readyWithBootId('worker-3');
+    await env.create('reboot-w3', 'worker-3', 'reboot');
+    const rebooting = await env.phaseIs('reboot-w3', 'Rebooting');
+    expect(rebooting.status?.power?.reboot).toMatchObject({
+      channel: 'talos',
+      sentAt: expect.any(String),
+    });
+    const complete = await env.phaseIs('reboot-w3', 'Complete', 60_000);
+    expect(complete.status?.history?.map(h => h.phase)).toEqual([
+      'Requested',
+      'Cordoned',
+      'Draining',
+      'Drained',
+      'Rebooting',
+      'Returning',
+      'Complete',
+    ]);
+    expect((await readyWithBootId('worker-3')).bootID).not.toBe(before.bootID);
+    expect((await counts('worker-3')).reboot).toBe(1);
+    expect(await env.eventReasons('reboot-w3')).toEqual(
+      expect.arrayContaining(['Rebooting', 'Returning', 'Complete']),
+    );
+  });
+
+  it('of racing reboots of two of three control-plane nodes exactly one runs', async () => {
+    await Promise.all([
+      env.create('race-cp1', 'cp-1', 'reboot'),
+      env.create('race-cp2', 'cp-2', 'reboot'),
+    ]);
+    const phases = await env.waitFor(
+      'one refused, one past admission',
+      async () => {
+        const got = await Promise.all(
+          ['race-cp1', 'race-cp2'].map(
+            async n => (await env.nms.get(n)).status?.phase,
+          ),
+        );
+        return (
+          got.includes('Refused') && got.every(p => p !== undefined) && got
+        );
+      },
+    );
+    expect(phases.filter(p => p === 'Refused')).toHaveLength(1);
+    const winner = phases[0] === 'Refused' ? 'race-cp2' : 'race-cp1';
+    const loser = winner === 'race-cp1' ? 'race-cp2' : 'race-cp1';
+    const refused = await env.nms.get(loser);
+    expect(refused.status?.refusal).toMatchObject({ members: 3, quorum: 2 });
+    await env.phaseIs(winner, 'Complete', 60_000);
+    const node = winner === 'race-cp1' ? 'cp-1' : 'cp-2';
+    const other = winner === 'race-cp1' ? 'cp-2' : 'cp-1';
+    expect((await counts(node)).reboot).toBe(1);
+    expect((await counts(other)).reboot).toBe(0);
+  });
+});
+
+describe('power over Redfish', () => {
+  it('shuts a worker down: PoweredOff on acceptance, PowerOffConfirmed True from the BMC, power-on returns it to service', async () => {
+    await new ResourceClient<any>(env.admin, serverBmcResource).create({
+      apiVersion: serverBmcResource.apiVersion,
+      kind: 'ServerBMC',
+      metadata: { name: 'worker-4' },
+      spec: {
+        address: redfish.url,
+        systemPath: redfish.systems[uuidOf('worker-4')],
+      },
+    });
+    const provider = await provide({
+      type: 'redfish',
+      attendedRack: false,
+      redfish: {
+        credentialsSecretRef: {
+          name: 'bmc-credentials',
+          usernameKey: 'username',
+          passwordKey: 'password',
+        },
+        caBundleRef: { kind: 'Secret', name: 'bmc-ca', key: 'ca.crt' },
+        insecureSkipVerify: false,
+        readbackWindowSeconds: 60,
+        readbackIntervalSeconds: 1,
+      },
+    });
+    expect(provider.status).toMatchObject({
+      reboot: true,
+      shutdown: true,
+      powerOn: true,
+      confirmsPowerOff: true,
+    });
+
+    await env.create('shutdown-w4', 'worker-4', 'shutdown');
+    const off = await env.phaseIs('shutdown-w4', 'PoweredOff');
+    expect(off.status?.poweredOffAt).toBeDefined();
+    expect(off.status?.power?.shutdown?.detail).toMatch(/GracefulShutdown/);
+    const confirmed = await env.waitFor(
+      'PowerOffConfirmed True',
+      async () => {
+        const nm = await env.nms.get('shutdown-w4');
+        const c = nm.status?.conditions?.find(
+          x => x.type === 'PowerOffConfirmed',
+        );
+        return c?.status === 'True' && nm;
+      },
+      30_000,
+    );
+    expect(confirmed.status?.phase).toBe('PoweredOff');
+    expect(await env.unschedulable('worker-4')).toBe(true);
+
+    await env.nms.patch('shutdown-w4', { spec: { powerOn: flag } } as any);
+    const complete = await env.phaseIs('shutdown-w4', 'Complete', 60_000);
+    expect(complete.status?.powerOnSentAt).toBeDefined();
+    expect(complete.status?.power?.powerOn?.detail).toMatch(/On/);
+    expect((await readyWithBootId('worker-4')).ready).toBe(true);
+    expect(await env.unschedulable('worker-4')).toBe(false);
+  });
+});
