@@ -2,7 +2,7 @@ import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import catalogPlugin from '@backstage/plugin-catalog-backend';
 import catalogModuleServers from '.';
 
-const start = (catalog: unknown) =>
+const start = (catalog: any) =>
   startTestBackend({
     features: [
       catalogPlugin,

@@ -1,7 +1,7 @@
 import { ConfigReader } from '@backstage/config';
 import { readServersPolicyConfig } from './config';
 
-const read = (rackside: unknown) =>
+const read = (rackside: any) =>
   readServersPolicyConfig(
     new ConfigReader({ permission: { enabled: true, rackside } }),
   );

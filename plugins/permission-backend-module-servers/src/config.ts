@@ -64,6 +64,14 @@ const RULES_BY_NAME = new Map(
   Object.values(serverPermissionRules).map(rule => [rule.name, rule]),
 );
 
+interface ZodLikeSchema {
+  safeParse(value: unknown): {
+    success: boolean;
+    data?: unknown;
+    error?: { issues: Array<{ path: PropertyKey[]; message: string }> };
+  };
+}
+
 function fail(key: string, message: string): never {
   throw new InputError(`${key}: ${message}`);
 }
@@ -136,11 +144,13 @@ export function parseServerCriteria(
       );
     }
     const params = value.params ?? {};
-    const parsed = rule.paramsSchema?.safeParse(params);
+    // The server rules declare their parameters with zod.
+    const schema = rule.paramsSchema as unknown as ZodLikeSchema | undefined;
+    const parsed = schema?.safeParse(params);
     if (parsed && !parsed.success) {
       fail(
         `${key}.params`,
-        `invalid parameters for ${rule.name}: ${parsed.error.issues
+        `invalid parameters for ${rule.name}: ${(parsed.error?.issues ?? [])
           .map(i => `${i.path.join('.') || '(params)'} ${i.message}`)
           .join('; ')}`,
       );

@@ -159,7 +159,7 @@ const policyConfig = {
   ],
 };
 
-async function start(rackside: unknown = policyConfig) {
+async function start(rackside: any = policyConfig) {
   return startTestBackend({
     features: [
       permissionPlugin,

@@ -18,7 +18,7 @@ describe('the Server tab (new frontend system)', () => {
   it('is a tab at server titled Server, only on entities annotated rackside.dev/node', () => {
     const tester = createExtensionTester(entityServerContent);
     expect(tester.get(EntityContentBlueprint.dataRefs.title)).toBe('Server');
-    const filter = tester.get(EntityContentBlueprint.dataRefs.filterFunction);
+    const filter = tester.get(EntityContentBlueprint.dataRefs.filterFunction)!;
     expect(filter(entity({ 'rackside.dev/node': 'worker-1' }))).toBe(true);
     expect(filter(entity({}))).toBe(false);
   });
