@@ -964,6 +964,7 @@ describe('reboot, shutdown and power-on', () => {
   it('the last quorum margin takes the hazard ceremony; below quorum is refused with the numbers', async () => {
     const cluster = rack();
     cluster.provider = provider('redfish');
+    cluster.bmcNodes = ['cp-1', 'cp-2', 'cp-3'];
     const { server } = await start(cluster);
     const pre = await acknowledged(server, 'cp-1', 'reboot');
     expect(pre.ceremony).toMatchObject({
@@ -1000,9 +1001,43 @@ describe('reboot, shutdown and power-on', () => {
     expect(refusedPre.ceremony.level).toBe('refused');
   });
 
+  it('over redfish offers power verbs only on nodes with a ServerBMC', async () => {
+    const cluster = rack();
+    cluster.provider = provider('redfish');
+    cluster.bmcNodes = ['worker-1'];
+    const { server } = await start(cluster);
+    const list = await request(server).get(
+      '/api/servers/clusters/plant-a/servers',
+    );
+    const byName = Object.fromEntries(
+      list.body.items.map((i: any) => [i.name, i]),
+    );
+    expect(byName['worker-1'].powerVerbs).toEqual([
+      'reboot',
+      'shutdown',
+      'power-on',
+    ]);
+    expect(byName['worker-1'].actions.shutdown.offered).toBe(true);
+    expect(byName['worker-2'].powerVerbs).toEqual([]);
+    expect(byName['worker-2'].actions.reboot).toMatchObject({
+      offered: false,
+      why: expect.stringMatching(/no ServerBMC/),
+    });
+    const pre = await acknowledged(server, 'worker-2', 'reboot');
+    const res = await request(server).post(url('worker-2', 'reboot')).send({
+      reason: REASON,
+      typedName: 'worker-2',
+      preflightToken: pre.token,
+    });
+    expect(res.status).toBe(409);
+    expect(res.body.error.message).toMatch(/no ServerBMC/);
+    expect(cluster.writes).toBe(0);
+  });
+
   it('power-on sets the flag on a PoweredOff shutdown, 409 otherwise', async () => {
     const cluster = rack();
     cluster.provider = provider('redfish');
+    cluster.bmcNodes = ['worker-1', 'worker-2'];
     cluster.maintenanceList.push(
       fakeMaintenance('off', 'worker-1', 'shutdown', 'PoweredOff'),
       fakeMaintenance('busy', 'worker-2', 'drain', 'Drained'),

@@ -23,7 +23,6 @@ import {
   guard,
   isServerAction,
   nodeFactsFromNode,
-  invoke,
   offerFor,
   POWER_VERBS,
   PREFLIGHT_ACTIONS,
@@ -63,6 +62,7 @@ import {
   activeMaintenanceOf,
   maintenanceView,
   newestFirst,
+  powerCheck,
   quorumSummary,
   serverResourceOf,
   serverView,
@@ -152,12 +152,13 @@ function parseBody(body: unknown) {
 }
 
 async function snapshot(cluster: ClusterState): Promise<ClusterSnapshot> {
-  const [nodes, maintenances, powerProvider] = await Promise.all([
+  const [nodes, maintenances, powerProvider, bmcNodes] = await Promise.all([
     cluster.nodes(),
     cluster.maintenances(),
     cluster.powerProvider(),
+    cluster.serverBmcNodes(),
   ]);
-  return snapshotOf(nodes, maintenances, powerProvider);
+  return snapshotOf(nodes, maintenances, powerProvider, bmcNodes);
 }
 
 const OUTCOMES: Record<string, string> = {
@@ -584,11 +585,7 @@ export async function createRouter(
         }
         if (isPowerVerb(action)) {
           // The capability rule: a verb the channel does not offer here is refused.
-          const allowed = invoke(
-            powerAdvertisementOf(snap.powerProvider),
-            action,
-            facts,
-          );
+          const allowed = powerCheck(snap, action, facts);
           if (!allowed.ok) throw new ConflictError(allowed.reason);
         }
         const problems = checkCeremony(ceremonyFor(action, verdict.verdict), {

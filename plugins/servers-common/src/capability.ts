@@ -158,3 +158,23 @@ export function invoke(
       `${String(verb)} is not offered.`,
   };
 }
+
+/**
+ * Whether the channel can reach the machine behind a node at all: Talos reaches every
+ * node at its address, a BMC channel only a node whose BMC is named (a ServerBMC object).
+ * Callers ask this before {@link invoke}; a node the channel cannot reach is offered no
+ * power verb.
+ */
+export function channelReaches(
+  advertisement: PowerAdvertisement,
+  nodeName: string,
+  hasServerBmc: boolean,
+): InvokeResult {
+  if (advertisement.type === 'redfish' && !hasServerBmc) {
+    return {
+      ok: false,
+      reason: `${nodeName} has no ServerBMC: the redfish channel does not know its BMC.`,
+    };
+  }
+  return { ok: true };
+}

@@ -6,6 +6,7 @@
  */
 import {
   advertise,
+  channelReaches,
   invoke,
   nodeFactsFromNode,
   offerFor,
@@ -219,12 +220,21 @@ export class PowerProviderReconciler {
   /** What the maintenance rows and the reconciler use of the channel. */
   powerPort(): ReconcilerPorts['power'] {
     return {
-      check: (verb, node) =>
-        invoke(
-          this.advertisement(),
+      check: (verb, node) => {
+        const advertisement = this.advertisement();
+        const name = node?.metadata?.name ?? '';
+        const reach = channelReaches(
+          advertisement,
+          name,
+          this.ports.bmc(name) !== undefined,
+        );
+        if (!reach.ok) return reach;
+        return invoke(
+          advertisement,
           verb,
           node ? nodeFactsFromNode(node) : undefined,
-        ),
+        );
+      },
       channelType: () => this.channel?.type,
       powerState: async node => {
         const channel = this.channel;

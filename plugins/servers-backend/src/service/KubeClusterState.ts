@@ -3,6 +3,7 @@ import type { LoggerService } from '@backstage/backend-plugin-api';
 import {
   nodeMaintenanceResource,
   powerProviderResource,
+  serverBmcResource,
   type PowerProvider,
   type RequestFlag,
 } from '@rackside/plugin-servers-common';
@@ -17,6 +18,7 @@ import {
   type NodeObject,
   type PodDisruptionBudgetObject,
   type PodObject,
+  type RawKubeObject,
   type WatchCache,
 } from '@rackside/plugin-servers-node';
 import type {
@@ -50,6 +52,7 @@ export class KubeClusterState implements ClusterState {
   private readonly nodeCache: WatchCache<NodeObject>;
   private readonly maintenanceCache: WatchCache<MaintenanceObject>;
   private readonly powerCache: WatchCache<PowerProvider>;
+  private readonly bmcCache: WatchCache<RawKubeObject>;
   private readonly maintenanceClient: ResourceClient<any>;
   private readonly core: CoreClient;
 
@@ -76,6 +79,21 @@ export class KubeClusterState implements ClusterState {
       path: resourcePath(powerProviderResource),
       fieldSelector: 'metadata.name=default',
       name: `${cluster.name} powerprovider`,
+      logger: log,
+    });
+    this.bmcCache = createWatchCache<RawKubeObject>({
+      kubeConfig,
+      path: resourcePath(serverBmcResource),
+      // Only the names are read: which nodes a BMC channel can reach.
+      transform: obj => ({
+        apiVersion: obj.apiVersion,
+        kind: obj.kind,
+        metadata: {
+          name: obj.metadata?.name,
+          resourceVersion: obj.metadata?.resourceVersion,
+        },
+      }),
+      name: `${cluster.name} serverbmcs`,
       logger: log,
     });
     this.maintenanceClient = new ResourceClient(
@@ -128,6 +146,11 @@ export class KubeClusterState implements ClusterState {
     return this.powerCache.get('default');
   }
 
+  async serverBmcNodes(): Promise<string[]> {
+    await this.synced(this.bmcCache, 'server BMCs');
+    return this.bmcCache.list().map(b => b.metadata?.name ?? '');
+  }
+
   async podsOnNode(nodeName: string): Promise<PodObject[]> {
     return this.core.podsOnNode(nodeName);
   }
@@ -169,9 +192,12 @@ export class KubeClusterState implements ClusterState {
   }
 
   onChange(listener: () => void): () => void {
-    const offs = [this.nodeCache, this.maintenanceCache, this.powerCache].map(
-      cache => cache.on('changed', () => listener()),
-    );
+    const offs = [
+      this.nodeCache,
+      this.maintenanceCache,
+      this.powerCache,
+      this.bmcCache,
+    ].map(cache => cache.on('changed', () => listener()));
     return () => offs.forEach(off => off());
   }
 
@@ -180,6 +206,7 @@ export class KubeClusterState implements ClusterState {
       this.nodeCache.stop(),
       this.maintenanceCache.stop(),
       this.powerCache.stop(),
+      this.bmcCache.stop(),
     ]);
   }
 }

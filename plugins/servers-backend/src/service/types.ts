@@ -61,6 +61,8 @@ export interface ClusterState {
   maintenances(): Promise<MaintenanceObject[]>;
   /** The PowerProvider `default`, if any. */
   powerProvider(): Promise<PowerProvider | undefined>;
+  /** Names of the nodes that have a ServerBMC. */
+  serverBmcNodes(): Promise<string[]>;
   /**
    * The pods bound to a node, read from the apiserver now: a pre-flight must show the
    * present, and caching every pod of a cluster would cost the backend far more memory.

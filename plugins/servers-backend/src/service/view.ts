@@ -4,10 +4,12 @@ import {
   guard,
   isTerminalPhase,
   nodeFactsFromNode,
+  channelReaches,
   invoke,
-  offerFor,
+  POWER_VERBS,
   powerAdvertisementOf,
-  type PowerAdvertisement,
+  type InvokeResult,
+  type PowerVerb,
   SERVER_ACTIONS,
   type MaintenanceFacts,
   type MaintenancePhase,
@@ -93,12 +95,15 @@ export interface ClusterSnapshot {
   maintenances: MaintenanceObject[];
   derivation: QuorumDerivation;
   powerProvider?: PowerProvider;
+  /** Nodes that have a ServerBMC (a BMC channel reaches only these). */
+  bmcNodes: ReadonlySet<string>;
 }
 
 export function snapshotOf(
   nodes: NodeObject[],
   maintenances: MaintenanceObject[],
   powerProvider: PowerProvider | undefined,
+  bmcNodes: Iterable<string> = [],
 ): ClusterSnapshot {
   const facts = nodes.map(n => nodeFactsFromNode(n as any));
   return {
@@ -107,7 +112,26 @@ export function snapshotOf(
     maintenances,
     derivation: deriveQuorum(facts, maintenanceFacts(maintenances)),
     powerProvider,
+    bmcNodes: new Set(bmcNodes),
   };
+}
+
+/**
+ * Whether a power verb may be asked for this node: the channel reaches it and the
+ * capability rule offers the verb (both from servers-common).
+ */
+export function powerCheck(
+  snapshot: ClusterSnapshot,
+  verb: PowerVerb,
+  facts: NodeFacts,
+): InvokeResult {
+  const advertisement = powerAdvertisementOf(snapshot.powerProvider);
+  const reach = channelReaches(
+    advertisement,
+    facts.name,
+    snapshot.bmcNodes.has(facts.name),
+  );
+  return reach.ok ? invoke(advertisement, verb, facts) : reach;
 }
 
 export function quorumSummary(
@@ -156,7 +180,7 @@ export function offerOf(
   node: NodeObject,
   facts: NodeFacts,
   active: MaintenanceObject | undefined,
-  advertisement: PowerAdvertisement,
+  snapshot: ClusterSnapshot,
 ): { offered: boolean; why?: string } {
   if (facts.virtual) {
     return {
@@ -194,7 +218,7 @@ export function offerOf(
     case 'shutdown': {
       if (action !== 'drain') {
         // The capability rule: only what the channel advertises for this node.
-        const allowed = invoke(advertisement, action, facts);
+        const allowed = powerCheck(snapshot, action, facts);
         if (!allowed.ok) return { offered: false, why: allowed.reason };
       }
       // A node cordoned outside Rackside may be drained: abandon restores its cordon.
@@ -206,7 +230,7 @@ export function offerOf(
         : { offered: true };
     }
     case 'power-on': {
-      const allowed = invoke(advertisement, 'power-on', facts);
+      const allowed = powerCheck(snapshot, 'power-on', facts);
       if (!allowed.ok) return { offered: false, why: allowed.reason };
       if (
         !active ||
@@ -248,7 +272,6 @@ export function serverView(
   const facts = nodeFactsFromNode(node as any);
   const labels = { ...(node.metadata?.labels ?? {}) };
   const active = activeMaintenanceOf(snapshot.maintenances, facts.name);
-  const advertisement = powerAdvertisementOf(snapshot.powerProvider);
   const actions = {} as Record<ServerAction, ActionView>;
   for (const action of SERVER_ACTIONS) {
     const verdict = guard(
@@ -256,7 +279,7 @@ export function serverView(
       snapshot.derivation,
       snapshot.facts,
     ).verdict;
-    const offer = offerOf(action, node, facts, active, advertisement);
+    const offer = offerOf(action, node, facts, active, snapshot);
     actions[action] = {
       offered: offer.offered,
       allowed: allowed(action),
@@ -275,7 +298,9 @@ export function serverView(
     labels,
     systemUUID: node.status?.nodeInfo?.systemUUID,
     maintenance: active ? maintenanceView(active) : undefined,
-    powerVerbs: offerFor(advertisement, facts),
+    powerVerbs: POWER_VERBS.filter(
+      verb => powerCheck(snapshot, verb, facts).ok,
+    ),
     actions,
   };
 }

@@ -83,6 +83,11 @@ export class FakeCluster implements ClusterState {
   async powerProvider() {
     return this.provider;
   }
+  /** Nodes with a ServerBMC. */
+  bmcNodes: string[] = [];
+  async serverBmcNodes() {
+    return this.bmcNodes;
+  }
   async podsOnNode(nodeName: string) {
     return this.pods.get(nodeName) ?? [];
   }
