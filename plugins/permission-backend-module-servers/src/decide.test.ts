@@ -8,6 +8,10 @@ import {
   serversPermissions,
   serversReadPermission,
 } from '@rackside/plugin-servers-common';
+import {
+  createServerConditionalDecision,
+  serverConditions,
+} from '@rackside/plugin-servers-node';
 import { readServersPolicyConfig } from './config';
 import { decideServersPermission, isRacksidePermission } from './decide';
 
@@ -248,6 +252,25 @@ describe('decideServersPermission', () => {
               params: {},
             },
           },
+        ],
+      }),
+    );
+  });
+
+  it('gives the decisions a policy written in code with the condition exports gives', () => {
+    const { cordon } = serverActionPermissions;
+    expect(decide(cordon, 'group:default/leads')).toEqual(
+      createServerConditionalDecision(cordon, {
+        not: serverConditions.isControlPlane({}),
+      }),
+    );
+    expect(
+      decide(cordon, 'group:default/leads', 'group:default/plant-b'),
+    ).toEqual(
+      createServerConditionalDecision(cordon, {
+        anyOf: [
+          { not: serverConditions.isControlPlane({}) },
+          serverConditions.isInCluster({ clusters: ['plant-b'] }),
         ],
       }),
     );
