@@ -26,6 +26,8 @@ describe('readConfig', () => {
       probePort: 9000,
       workers: 2,
       identity: 'op-0',
+      rebootDeadlineSeconds: 900,
+      unansweredDeadlineSeconds: 300,
     });
     expect(
       readConfig(
@@ -33,6 +35,20 @@ describe('readConfig', () => {
         env,
       ),
     ).toMatchObject({ kubeconfig: '/flag/kc', workers: 8, identity: 'me' });
+  });
+
+  it('reads the power deadlines', () => {
+    expect(
+      readConfig(['--reboot-deadline-seconds', '60'], {
+        RACKSIDE_UNANSWERED_DEADLINE_SECONDS: '30',
+      }),
+    ).toMatchObject({
+      rebootDeadlineSeconds: 60,
+      unansweredDeadlineSeconds: 30,
+    });
+    expect(() => readConfig(['--reboot-deadline-seconds', '0'], {})).toThrow(
+      /reboot deadline must be a positive integer/,
+    );
   });
 
   it('rejects a bad number', () => {

@@ -7,6 +7,10 @@ export interface OperatorConfig {
   probePort: number;
   workers: number;
   identity: string;
+  /** A reboot that has not brought the node back (new boot ID) by then fails. */
+  rebootDeadlineSeconds: number;
+  /** A power verb recorded without the channel's answer is watched this long, never resent. */
+  unansweredDeadlineSeconds: number;
 }
 
 /** Reads the configuration; flags win over the environment. */
@@ -50,6 +54,18 @@ export function readConfig(
       flags.get('workers') ?? env.RACKSIDE_OPERATOR_WORKERS,
       4,
       'workers',
+    ),
+    rebootDeadlineSeconds: number(
+      flags.get('reboot-deadline-seconds') ??
+        env.RACKSIDE_REBOOT_DEADLINE_SECONDS,
+      900,
+      'reboot deadline',
+    ),
+    unansweredDeadlineSeconds: number(
+      flags.get('unanswered-deadline-seconds') ??
+        env.RACKSIDE_UNANSWERED_DEADLINE_SECONDS,
+      300,
+      'unanswered deadline',
     ),
     identity:
       flags.get('identity') ??

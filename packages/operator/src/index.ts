@@ -7,6 +7,8 @@
  *   --probe-port N           /healthz /readyz /metrics (RACKSIDE_OPERATOR_PROBE_PORT, 8081)
  *   --workers N              reconcile workers (RACKSIDE_OPERATOR_WORKERS, 4)
  *   --identity ID            Lease holder identity (RACKSIDE_OPERATOR_IDENTITY / POD_NAME / hostname)
+ *   --reboot-deadline-seconds N       a reboot not back by then fails (RACKSIDE_REBOOT_DEADLINE_SECONDS, 900)
+ *   --unanswered-deadline-seconds N   an unanswered power verb is watched this long (RACKSIDE_UNANSWERED_DEADLINE_SECONDS, 300)
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { startHealthServer } from './health';
@@ -30,6 +32,10 @@ async function main() {
     identity: config.identity,
     leaseNamespace: config.namespace,
     workers: config.workers,
+    power: {
+      rebootSeconds: config.rebootDeadlineSeconds,
+      unansweredSeconds: config.unansweredDeadlineSeconds,
+    },
     metrics,
     log,
     // Like controller-runtime: a replica that lost its lease exits and starts afresh.
