@@ -4,7 +4,24 @@
 # Backstage portal at http://localhost:3000 with its backend at
 # http://localhost:7007, reaching plant-a with a ServiceAccount token.
 # Ctrl-C stops everything it started.
+#
+#   scripts/demo.sh                  sign in as the plant admin (user:default/guest)
+#   scripts/demo.sh --user engineer  sign in as another user of examples/org.yaml
+#                                    (engineer, viewer, contractor); also RACKSIDE_DEMO_USER
 set -euo pipefail
+DEMO_USER="${RACKSIDE_DEMO_USER:-}"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --user) DEMO_USER="${2:?--user needs a user name}"; shift 2 ;;
+    --user=*) DEMO_USER="${1#--user=}"; shift ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "demo.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+if [ -n "$DEMO_USER" ] && ! printf '%s' "$DEMO_USER" | grep -Eq '^[a-z0-9][a-z0-9._-]*$'; then
+  echo "demo.sh: --user must be a user name of examples/org.yaml, got \"$DEMO_USER\"" >&2
+  exit 2
+fi
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 . scripts/toolchain.sh
@@ -46,6 +63,13 @@ operator_pid=$!
 
 configs=(--config "$ROOT/app-config.yaml" --config "$ROOT/app-config.rack.local.yaml")
 if [ -f app-config.local.yaml ]; then configs+=(--config "$ROOT/app-config.local.yaml"); fi
+if [ -n "$DEMO_USER" ]; then
+  # The guest sign-in becomes that user, with that user's groups and permissions.
+  printf 'auth:\n  providers:\n    guest:\n      userEntityRef: user:default/%s\n' "$DEMO_USER" \
+    > "$ROOT/app-config.user.local.yaml"
+  configs+=(--config "$ROOT/app-config.user.local.yaml")
+  echo "demo: signing in as user:default/$DEMO_USER"
+fi
 
 echo "demo: starting Backstage (app http://localhost:3000, backend :7007)"
 yarn backstage-cli repo start "${configs[@]}"
