@@ -287,6 +287,71 @@ describe('GET routes', () => {
       ).status,
     ).toBe(404);
   });
+  it('answers the power records, their timestamps and PowerOffConfirmed of a maintenance', async () => {
+    const cluster = rack();
+    const off = fakeMaintenance('off', 'worker-1', 'shutdown', 'PoweredOff');
+    off.status = {
+      ...off.status,
+      poweredOffAt: '2026-08-07T10:00:05Z',
+      power: {
+        shutdown: {
+          recordedAt: '2026-08-07T10:00:04Z',
+          sentAt: '2026-08-07T10:00:05Z',
+          channel: 'redfish',
+          detail: 'ResetType GracefulShutdown',
+        },
+      },
+      conditions: [
+        {
+          type: 'PowerOffConfirmed',
+          status: 'True',
+          reason: 'PowerStateOff',
+          message: 'The BMC reports PowerState Off.',
+          lastTransitionTime: '2026-08-07T10:00:09Z',
+        },
+      ],
+    } as any;
+    const rebooting = fakeMaintenance('rb', 'worker-2', 'reboot', 'Rebooting');
+    rebooting.status = {
+      ...rebooting.status,
+      rebootSentAt: '2026-08-07T11:00:01Z',
+      power: {
+        reboot: {
+          recordedAt: '2026-08-07T11:00:00Z',
+          sentAt: '2026-08-07T11:00:01Z',
+          channel: 'talos',
+          detail: 'actor 1f2e',
+        },
+      },
+    } as any;
+    cluster.maintenanceList.push(off, rebooting);
+    const { server } = await start(cluster);
+    const one = await request(server).get(
+      '/api/servers/clusters/plant-a/maintenances/off',
+    );
+    expect(one.body).toMatchObject({
+      phase: 'PoweredOff',
+      poweredOffAt: '2026-08-07T10:00:05Z',
+      power: {
+        shutdown: {
+          sentAt: '2026-08-07T10:00:05Z',
+          channel: 'redfish',
+          detail: 'ResetType GracefulShutdown',
+        },
+      },
+      conditions: [{ type: 'PowerOffConfirmed', status: 'True' }],
+    });
+    const list = await request(server).get(
+      '/api/servers/clusters/plant-a/servers',
+    );
+    const w2 = list.body.items.find((i: any) => i.name === 'worker-2');
+    expect(w2.maintenance).toMatchObject({
+      phase: 'Rebooting',
+      rebootSentAt: '2026-08-07T11:00:01Z',
+      power: { reboot: { channel: 'talos', sentAt: '2026-08-07T11:00:01Z' } },
+    });
+    expect(w2.maintenance.poweredOffAt).toBeUndefined();
+  });
 });
 
 describe('POST actions', () => {

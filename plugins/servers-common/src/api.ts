@@ -100,6 +100,16 @@ export type MaintenanceRequestFlag = NonNullable<
   NodeMaintenanceSpec['returnToService']
 >;
 
+/** The power verbs of a maintenance as the operator recorded them (`status.power`). */
+export type MaintenancePowerRecords = NonNullable<
+  NodeMaintenanceStatus['power']
+>;
+
+/** One recorded power verb: recorded, then sent (or failed), over which channel. */
+export type MaintenancePowerRecord = NonNullable<
+  MaintenancePowerRecords['reboot']
+>;
+
 /** A NodeMaintenance as the routes answer it. */
 export interface MaintenanceResponse {
   name: string;
@@ -118,6 +128,14 @@ export interface MaintenanceResponse {
   refusal?: MaintenanceRefusal;
   abandoned?: boolean;
   history: MaintenanceHistoryEntry[];
+  /** The power verbs sent for this maintenance, each at most once. */
+  power?: MaintenancePowerRecords;
+  /** When the channel accepted the reboot. */
+  rebootSentAt?: string;
+  /** When the channel accepted the shutdown; bounds the PowerOffConfirmed readback. */
+  poweredOffAt?: string;
+  /** When the channel accepted the power-on. */
+  powerOnSentAt?: string;
 }
 
 /** `GET /clusters/:cluster/maintenances`. */

@@ -83,6 +83,10 @@ export function maintenanceView(m: MaintenanceObject): MaintenanceResponse {
     refusal: status.refusal,
     abandoned: status.abandoned,
     history: status.history ?? [],
+    power: status.power,
+    rebootSentAt: status.rebootSentAt,
+    poweredOffAt: status.poweredOffAt,
+    powerOnSentAt: status.powerOnSentAt,
   };
 }
 
