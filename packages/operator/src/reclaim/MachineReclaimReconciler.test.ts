@@ -1,0 +1,409 @@
+import type {
+  MachineReclaim,
+  MachineReclaimStatus,
+} from '@rackside/plugin-servers-common';
+import { DEFAULT_RECLAIM_LIMITS, type ReclaimLimits } from './lifecycle';
+import {
+  MachineReclaimReconciler,
+  WAITING_CONDITION,
+  type ReclaimReconcilerPorts,
+} from './MachineReclaimReconciler';
+import {
+  CREATED,
+  etcdMember,
+  fakeTalos,
+  NS,
+  reclaimObject,
+  talosClusterObject,
+  UUID,
+  type FakeMachine,
+} from '../testing/reclaimFixtures';
+import { makeTalosconfig } from '../testing/talosconfigs';
+
+const TARGET = '10.0.2.191';
+const CP = '10.0.1.10';
+const T0 = Date.parse(CREATED);
+let TALOSCONFIG: string;
+
+beforeAll(async () => {
+  TALOSCONFIG = (await makeTalosconfig('plant-old', [CP])).text;
+});
+
+function foreignWorker(): Record<string, FakeMachine> {
+  return {
+    [TARGET]: {
+      probe: { mode: 'configured', serverTrusted: true },
+      uuid: UUID,
+      etcd: new Error('etcd is not running on this node (worker)'),
+      reset: { actorId: 'actor-1' },
+      maintenanceUUID: new Error('certificate required'),
+    },
+    [CP]: { etcd: [etcdMember(CP)] },
+  };
+}
+
+function setup(
+  initial: MachineReclaim,
+  options: {
+    machines?: Record<string, FakeMachine>;
+    limits?: Partial<ReclaimLimits>;
+    released?: string[] | Error;
+    beforeWrite?: (status: MachineReclaimStatus) => Promise<void>;
+    deleteCredential?: () => Promise<boolean>;
+  } = {},
+) {
+  let current = initial;
+  let rv = Number(initial.metadata.resourceVersion);
+  let now = T0 + 1000;
+  const order: string[] = [];
+  const writes: MachineReclaimStatus[] = [];
+  const events: Array<{ type: string; reason: string; message: string }> = [];
+  const talos = fakeTalos(options.machines ?? foreignWorker());
+  const reset = talos.access.reset;
+  talos.access.reset = async (...args) => {
+    order.push('reset');
+    return reset(...args);
+  };
+  const wakes: string[] = [];
+  const ports: ReclaimReconcilerPorts = {
+    view: { reclaim: () => current },
+    status: {
+      write: jest.fn(
+        async (mr: MachineReclaim, status: MachineReclaimStatus) => {
+          await options.beforeWrite?.(status);
+          if (
+            mr.metadata.resourceVersion !== current.metadata.resourceVersion
+          ) {
+            throw new Error('409 Conflict');
+          }
+          order.push(`write ${status.phase}`);
+          writes.push(status);
+          current = {
+            ...current,
+            metadata: { ...current.metadata, resourceVersion: String(++rv) },
+            status,
+          };
+          return current;
+        },
+      ),
+    },
+    credential: { read: async () => TALOSCONFIG },
+    deleteCredential: jest.fn(
+      options.deleteCredential ??
+        (async () => {
+          order.push('delete credential');
+          return true;
+        }),
+    ),
+    addresses: {
+      getCluster: async () => talosClusterObject(),
+      listReclaims: async () => [],
+      listMachines: async () => [],
+      writeCluster: async () => {},
+    },
+    events: {
+      record: async (_mr, type, reason, message) => {
+        order.push(`event ${reason}`);
+        events.push({ type, reason, message });
+      },
+    },
+    wakeDiscovery: (namespace, cluster) => {
+      order.push('wake');
+      wakes.push(`${namespace}/${cluster}`);
+    },
+    cluster: () => talosClusterObject(),
+    talos: talos.access,
+    limits: { ...DEFAULT_RECLAIM_LIMITS, ...options.limits },
+    now: () => now,
+    reconcileTimeoutMs: 120_000,
+  };
+  if (options.released) {
+    const released = options.released;
+    ports.addresses.getCluster = async () => {
+      if (released instanceof Error) throw released;
+      return {
+        ...talosClusterObject(),
+        metadata: {
+          ...talosClusterObject().metadata,
+          annotations: {
+            'rackside.dev/reclaim-added-addresses': released.join(','),
+          },
+        },
+        spec: {
+          ...talosClusterObject().spec,
+          discovery: { addresses: released, intervalSeconds: 300 },
+        },
+      };
+    };
+  }
+  return {
+    reconciler: new MachineReclaimReconciler(ports),
+    ports,
+    current: () => current,
+    order,
+    writes,
+    events,
+    talos,
+    wakes,
+    setNow: (ms: number) => {
+      now = ms;
+    },
+  };
+}
+
+const KEY = `${NS}/reclaim-1`;
+
+describe('MachineReclaimReconciler', () => {
+  it('takes a new request to AwaitingConfirmation: status first, then one Event per audit entry', async () => {
+    const t = setup(reclaimObject());
+    expect(await t.reconciler.reconcile(KEY)).toEqual({
+      requeueAfterMs: 10_000,
+    });
+    const status = t.current().status!;
+    expect(status.phase).toBe('AwaitingConfirmation');
+    expect(status.machineUUID).toBe(UUID);
+    expect(status.expiresAt).toBe(new Date(T0 + 15 * 60_000).toISOString());
+    expect(status.observedGeneration).toBe(1);
+    expect(status.audit?.map(a => a.event)).toEqual(['Created', 'UUIDRead']);
+    expect(status.audit?.[0].actor).toBe('user:default/admin');
+    expect(t.order).toEqual([
+      'write Pending',
+      'event Created',
+      'write AwaitingConfirmation',
+      'event UUIDRead',
+    ]);
+    expect(t.talos.calls.some(c => c.call === 'reset')).toBe(false);
+  });
+
+  it('records the reset before sending it once, then deletes the credential with the answer', async () => {
+    const t = setup(
+      reclaimObject(
+        {
+          phase: 'AwaitingConfirmation',
+          machineUUID: UUID,
+          expiresAt: new Date(T0 + 15 * 60_000).toISOString(),
+        },
+        { confirmUUID: UUID },
+      ),
+    );
+    await t.reconciler.reconcile(KEY);
+    expect(t.order.slice(0, 8)).toEqual([
+      'write Resetting',
+      'event Confirmed',
+      'event ResetRecorded',
+      'reset',
+      'delete credential',
+      'write WaitingForMaintenance',
+      'event ResetSent',
+      'event CredentialDeleted',
+    ]);
+    // Then it looks for the machine, which is not back yet.
+    expect(t.order.slice(8)).toEqual(['write WaitingForMaintenance']);
+    const status = t.current().status!;
+    expect(status.conditions?.[0]).toMatchObject({
+      type: WAITING_CONDITION,
+      reason: 'NotInMaintenanceYet',
+    });
+    expect(status).toMatchObject({
+      phase: 'WaitingForMaintenance',
+      confirmedAt: expect.any(String),
+      resetRecordedAt: expect.any(String),
+      resetSentAt: expect.any(String),
+      credentialDeletedAt: expect.any(String),
+    });
+    expect(t.writes[0].resetRecordedAt).toBeDefined();
+    expect(t.writes[0].resetSentAt).toBeUndefined();
+    expect(t.talos.calls.filter(c => c.call === 'reset')).toHaveLength(1);
+  });
+
+  it('never sends the reset again after dying between the send and its record', async () => {
+    let die = true;
+    const t = setup(
+      reclaimObject(
+        {
+          phase: 'AwaitingConfirmation',
+          machineUUID: UUID,
+          expiresAt: new Date(T0 + 15 * 60_000).toISOString(),
+        },
+        { confirmUUID: UUID },
+      ),
+      {
+        beforeWrite: async status => {
+          if (die && status.phase === 'WaitingForMaintenance') {
+            throw new Error('the operator died');
+          }
+        },
+      },
+    );
+    await expect(t.reconciler.reconcile(KEY)).rejects.toThrow(/died/);
+    expect(t.current().status?.phase).toBe('Resetting');
+    die = false;
+    await t.reconciler.reconcile(KEY);
+    expect(t.current().status?.phase).toBe('WaitingForMaintenance');
+    expect(t.current().status?.audit?.map(a => a.event)).toContain(
+      'ResetUnanswered',
+    );
+    expect(t.talos.calls.filter(c => c.call === 'reset')).toHaveLength(1);
+  });
+
+  it('keeps the answer when the credential cannot be deleted, and deletes it on a later pass', async () => {
+    let fail = true;
+    const t = setup(
+      reclaimObject(
+        {
+          phase: 'AwaitingConfirmation',
+          machineUUID: UUID,
+          expiresAt: new Date(T0 + 15 * 60_000).toISOString(),
+        },
+        { confirmUUID: UUID },
+      ),
+      {
+        deleteCredential: async () => {
+          if (fail) throw new Error('apiserver unavailable');
+          return true;
+        },
+      },
+    );
+    await expect(t.reconciler.reconcile(KEY)).rejects.toThrow(/unavailable/);
+    // The reset's answer is on record; only the deletion is owed.
+    expect(t.current().status).toMatchObject({
+      phase: 'WaitingForMaintenance',
+      resetSentAt: expect.any(String),
+    });
+    expect(t.current().status?.credentialDeletedAt).toBeUndefined();
+    expect(t.current().status?.audit?.map(a => a.event)).toContain(
+      'CredentialDeletionFailed',
+    );
+    fail = false;
+    await t.reconciler.reconcile(KEY);
+    expect(t.current().status?.credentialDeletedAt).toBeDefined();
+    expect(t.talos.calls.filter(c => c.call === 'reset')).toHaveLength(1);
+  });
+
+  it('Done wakes the target cluster’s discovery after the write', async () => {
+    const machines = foreignWorker();
+    machines[TARGET].maintenanceUUID = UUID;
+    const t = setup(
+      reclaimObject({
+        phase: 'WaitingForMaintenance',
+        machineUUID: UUID,
+        resetRecordedAt: CREATED,
+        resetSentAt: CREATED,
+        credentialDeletedAt: CREATED,
+      }),
+      { machines },
+    );
+    await t.reconciler.reconcile(KEY);
+    expect(t.current().status?.phase).toBe('Done');
+    expect(t.wakes).toEqual([`${NS}/plant-a`]);
+    expect(t.order.indexOf('write Done')).toBeLessThan(t.order.indexOf('wake'));
+  });
+
+  it('expires a request and deletes its credential', async () => {
+    const t = setup(
+      reclaimObject({
+        phase: 'AwaitingConfirmation',
+        machineUUID: UUID,
+        expiresAt: new Date(T0 + 1000).toISOString(),
+      }),
+    );
+    await t.reconciler.reconcile(KEY);
+    expect(t.current().status).toMatchObject({
+      phase: 'Expired',
+      credentialDeletedAt: expect.any(String),
+    });
+    expect(t.order).toEqual([
+      'delete credential',
+      'write Expired',
+      'event Expired',
+      'event CredentialDeleted',
+    ]);
+    expect(t.events[0].type).toBe('Warning');
+  });
+
+  it('records the addresses it took back out at create', async () => {
+    const t = setup(reclaimObject(), { released: ['10.0.2.7'] });
+    await t.reconciler.reconcile(KEY);
+    const audit = t.current().status?.audit ?? [];
+    expect(audit.map(a => a.event)).toEqual([
+      'Created',
+      'AddressesReleased',
+      'UUIDRead',
+    ]);
+    expect(audit[1].message).toMatch(/Took 10\.0\.2\.7 back out/);
+  });
+
+  it('goes on when the clean-up fails, saying so', async () => {
+    const t = setup(reclaimObject(), { released: new Error('403 Forbidden') });
+    await t.reconciler.reconcile(KEY);
+    expect(t.current().status?.phase).toBe('AwaitingConfirmation');
+    expect(t.current().status?.audit?.[1]).toMatchObject({
+      event: 'AddressCleanupFailed',
+      message: expect.stringMatching(/403 Forbidden/),
+    });
+  });
+
+  it('shows why it waits once, and drops the condition at the next transition', async () => {
+    const machines = foreignWorker();
+    machines[TARGET].probe = {
+      mode: 'unreachable',
+      reason: 'no route to host',
+    };
+    const t = setup(
+      reclaimObject({
+        phase: 'Pending',
+        expiresAt: new Date(T0 + 15 * 60_000).toISOString(),
+      }),
+      { machines },
+    );
+    await t.reconciler.reconcile(KEY);
+    await t.reconciler.reconcile(KEY);
+    expect(t.writes).toHaveLength(1);
+    expect(t.current().status?.conditions).toEqual([
+      expect.objectContaining({
+        type: WAITING_CONDITION,
+        status: 'True',
+        reason: 'MachineUnreachable',
+        message: expect.stringMatching(/no route to host/),
+      }),
+    ]);
+    machines[TARGET].probe = { mode: 'configured', serverTrusted: true };
+    await t.reconciler.reconcile(KEY);
+    expect(t.current().status?.phase).toBe('AwaitingConfirmation');
+    expect(t.current().status?.conditions).toEqual([]);
+  });
+
+  it('bounds a reconcile: an overrunning pass returns, and no second pass starts meanwhile', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate'] });
+    try {
+      let release!: () => void;
+      const stuck = new Promise<void>(resolve => {
+        release = resolve;
+      });
+      const t = setup(
+        reclaimObject({
+          phase: 'Pending',
+          expiresAt: new Date(T0 + 4000).toISOString(),
+        }),
+      );
+      t.ports.reconcileTimeoutMs = 120_000;
+      const probe = jest.fn(async () => {
+        await stuck;
+        return { mode: 'unreachable' as const, reason: 'late' };
+      });
+      t.ports.talos.probe = probe;
+      const first = t.reconciler.reconcile(KEY);
+      await Promise.resolve();
+      jest.advanceTimersByTime(120_000);
+      // The requeue is the smaller of 10 s and the time left before the expiry.
+      await expect(first).resolves.toEqual({ requeueAfterMs: 3000 });
+      await expect(t.reconciler.reconcile(KEY)).resolves.toEqual({
+        requeueAfterMs: 3000,
+      });
+      expect(probe).toHaveBeenCalledTimes(1);
+      release();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+});

@@ -1,0 +1,352 @@
+/*
+ * Runs the table of lifecycle.ts for one MachineReclaim: pick the row, let it decide, do
+ * what must come before the write (address clean-up, credential deletion), write status
+ * with the audit entries, emit one Event per entry, then what comes after (send the reset
+ * and write its answer; wake discovery). Each reconcile has a time limit (2 minutes): a
+ * pass that overruns is left to finish in the background, the request is looked at again
+ * at the smaller of the retry interval and its time left, and no second pass of the same
+ * request starts while the first still runs.
+ */
+import type {
+  Condition,
+  MachineReclaim,
+  MachineReclaimAuditEntry,
+  MachineReclaimStatus,
+} from '@rackside/plugin-servers-common';
+import { talosFailureOutcome } from '@rackside/plugin-servers-node';
+import {
+  releaseReclaimAddresses,
+  type AddressCleanupPorts,
+} from './addressCleanup';
+import {
+  afterReset,
+  maintenanceDeadline,
+  phaseOf,
+  rowFor,
+  ttlMs,
+  type AuditStep,
+  type Decision,
+  type LifecyclePorts,
+} from './lifecycle';
+
+/** status.audit maxItems in the CRD. */
+export const AUDIT_MAX = 100;
+
+export const WAITING_CONDITION = 'Waiting';
+
+export interface ReclaimReconcilerPorts extends LifecyclePorts {
+  view: { reclaim(key: string): MachineReclaim | undefined };
+  /** Writes status; fails (ConflictError) if `mr` is no longer the current version. */
+  status: {
+    write(
+      mr: MachineReclaim,
+      status: MachineReclaimStatus,
+    ): Promise<MachineReclaim>;
+  };
+  /** Deletes the credential Secret; false when it was already gone. */
+  deleteCredential(mr: MachineReclaim): Promise<boolean>;
+  addresses: AddressCleanupPorts;
+  events: {
+    record(
+      mr: MachineReclaim,
+      type: 'Normal' | 'Warning',
+      reason: string,
+      message: string,
+    ): Promise<void>;
+  };
+  wakeDiscovery(namespace: string, cluster: string): void;
+  /** The time limit of one reconcile (2 minutes). */
+  reconcileTimeoutMs: number;
+  log?: (message: string) => void;
+}
+
+function auditEntries(
+  steps: AuditStep[],
+  at: string,
+): MachineReclaimAuditEntry[] {
+  return steps.map(step => ({
+    at,
+    event: step.event,
+    message: step.message.slice(0, 4096),
+    ...(step.actor ? { actor: step.actor.slice(0, 512) } : {}),
+  }));
+}
+
+function withoutWaiting(conditions: Condition[] | undefined) {
+  return (conditions ?? []).filter(c => c.type !== WAITING_CONDITION);
+}
+
+export class MachineReclaimReconciler {
+  private readonly running = new Set<string>();
+
+  constructor(private readonly ports: ReclaimReconcilerPorts) {}
+
+  /** When to look at a request whose pass overran: the smaller of the retry and its time left. */
+  private overrunRequeue(key: string): number {
+    const { limits, now } = this.ports;
+    const mr = this.ports.view.reclaim(key);
+    if (!mr) return limits.retryMs;
+    const phase = phaseOf(mr);
+    const until =
+      phase === 'Pending' || phase === 'AwaitingConfirmation'
+        ? Date.parse(mr.status?.expiresAt ?? '') ||
+          Date.parse(mr.metadata.creationTimestamp ?? '') + ttlMs(mr, limits)
+        : maintenanceDeadline(mr, limits) ?? now() + limits.retryMs;
+    return Math.max(0, Math.min(limits.retryMs, until - now()));
+  }
+
+  async reconcile(key: string): Promise<{ requeueAfterMs?: number }> {
+    if (this.running.has(key)) {
+      // The previous pass overran its limit and is still running: never two at once.
+      return { requeueAfterMs: this.overrunRequeue(key) };
+    }
+    this.running.add(key);
+    const pass = this.passes(key).finally(() => this.running.delete(key));
+    let timer: NodeJS.Timeout | undefined;
+    const overrun = new Promise<'overrun'>(resolve => {
+      timer = setTimeout(
+        () => resolve('overrun'),
+        this.ports.reconcileTimeoutMs,
+      );
+      timer.unref?.();
+    });
+    try {
+      const result = await Promise.race([pass, overrun]);
+      if (result !== 'overrun') return result;
+      pass.catch(error =>
+        this.ports.log?.(
+          `${key}: overrun pass failed: ${(error as Error).message}`,
+        ),
+      );
+      this.ports.log?.(
+        `${key}: reconcile exceeded ${this.ports.reconcileTimeoutMs} ms; looking again later`,
+      );
+      return { requeueAfterMs: this.overrunRequeue(key) };
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async passes(key: string): Promise<{ requeueAfterMs?: number }> {
+    let mr = this.ports.view.reclaim(key);
+    let requeueAfterMs: number | undefined;
+    // Each pass writes one step; a request has few phases.
+    for (let pass = 0; mr && pass < 12; pass++) {
+      const decision = await rowFor(mr)(mr, this.ports);
+      if (decision.kind === 'wait') requeueAfterMs = decision.requeueAfterMs;
+      mr = await this.apply(mr, decision);
+    }
+    return { requeueAfterMs };
+  }
+
+  /** Returns the written object to continue with, or undefined to stop. */
+  private async apply(
+    mr: MachineReclaim,
+    decision: Decision,
+  ): Promise<MachineReclaim | undefined> {
+    switch (decision.kind) {
+      case 'done':
+        return undefined;
+      case 'wait':
+        await this.showWaiting(mr, decision.waiting);
+        return undefined;
+      case 'record':
+      case 'transition': {
+        const status: Partial<MachineReclaimStatus> = {
+          ...decision.status,
+        };
+        const steps = [...decision.audit];
+        if (decision.kind === 'transition' && decision.releaseAddresses) {
+          steps.push(...(await this.releaseAddresses(mr)));
+        }
+        if (decision.deleteCredential && !mr.status?.credentialDeletedAt) {
+          if (decision.kind === 'record') {
+            // Only the deletion is owed: a failure is retried with backoff.
+            steps.push(await this.deleteCredential(mr, status));
+          } else {
+            // The transition is recorded either way; the rule above the table retries.
+            steps.push(
+              await this.deleteCredential(mr, status).catch(
+                (error): AuditStep => ({
+                  event: 'CredentialDeletionFailed',
+                  warning: true,
+                  message: `The credential Secret ${
+                    mr.spec.credentialSecretRef.name
+                  } could not be deleted yet: ${(error as Error).message}`,
+                }),
+              ),
+            );
+          }
+        }
+        const written = await this.write(
+          mr,
+          decision.kind === 'transition' ? decision.to : undefined,
+          status,
+          steps,
+        );
+        if (decision.kind === 'transition' && decision.wakeDiscovery) {
+          this.ports.wakeDiscovery(
+            written.metadata.namespace ?? '',
+            written.spec.targetCluster,
+          );
+        }
+        return written;
+      }
+      case 'reset': {
+        const steps = [...decision.audit];
+        if (decision.releaseAddresses) {
+          steps.push(...(await this.releaseAddresses(mr)));
+        }
+        // On record before it is sent: a crash after this write never sends it again.
+        const written = await this.write(
+          mr,
+          'Resetting',
+          decision.status,
+          steps,
+        );
+        const outcome = await this.ports.talos
+          .reset(
+            written.spec.address,
+            decision.talosconfig.identity,
+            this.ports.limits.callTimeoutMs,
+          )
+          .then(
+            ack => ({
+              ok: true as const,
+              actorId: ack.actorId,
+              at: new Date(this.ports.now()).toISOString(),
+            }),
+            error => ({
+              ok: false as const,
+              outcome: talosFailureOutcome(error),
+              message: (error as Error).message,
+            }),
+          );
+        return this.apply(
+          written,
+          afterReset(written, outcome, this.ports.limits),
+        );
+      }
+    }
+    return undefined;
+  }
+
+  private async releaseAddresses(mr: MachineReclaim): Promise<AuditStep[]> {
+    const namespace = mr.metadata.namespace ?? '';
+    const cluster = mr.spec.targetCluster;
+    try {
+      const released = await releaseReclaimAddresses(
+        this.ports.addresses,
+        namespace,
+        cluster,
+      );
+      if (released.length === 0) return [];
+      return [
+        {
+          event: 'AddressesReleased',
+          message: `Took ${released.join(
+            ', ',
+          )} back out of the discovery addresses of TalosCluster ${cluster}: a reclaim had added them and no request or machine needs them any more.`,
+        },
+      ];
+    } catch (error) {
+      // Best effort: the next create or confirm tries again.
+      return [
+        {
+          event: 'AddressCleanupFailed',
+          warning: true,
+          message: `The discovery addresses of TalosCluster ${cluster} were not cleaned up: ${
+            (error as Error).message
+          }`,
+        },
+      ];
+    }
+  }
+
+  private async deleteCredential(
+    mr: MachineReclaim,
+    status: Partial<MachineReclaimStatus>,
+  ): Promise<AuditStep> {
+    const existed = await this.ports.deleteCredential(mr);
+    status.credentialDeletedAt = new Date(this.ports.now()).toISOString();
+    const name = mr.spec.credentialSecretRef.name;
+    return {
+      event: 'CredentialDeleted',
+      message: existed
+        ? `The credential Secret ${name} was deleted: it is single use.`
+        : `The credential Secret ${name} was already gone.`,
+    };
+  }
+
+  /** Shows why a request waits, written only when the reason or message changes. */
+  private async showWaiting(
+    mr: MachineReclaim,
+    waiting: { reason: string; message: string } | undefined,
+  ): Promise<void> {
+    if (!waiting) return;
+    const current = mr.status?.conditions?.find(
+      c => c.type === WAITING_CONDITION,
+    );
+    const message = waiting.message.slice(0, 4096);
+    if (
+      current?.status === 'True' &&
+      current.reason === waiting.reason &&
+      current.message === message
+    ) {
+      return;
+    }
+    await this.ports.status.write(mr, {
+      ...mr.status,
+      conditions: [
+        ...withoutWaiting(mr.status?.conditions),
+        {
+          type: WAITING_CONDITION,
+          status: 'True',
+          reason: waiting.reason,
+          message,
+          lastTransitionTime: new Date(this.ports.now()).toISOString(),
+          observedGeneration: mr.metadata.generation,
+        },
+      ],
+    });
+    this.ports.log?.(`${mr.metadata.name}: waiting: ${message}`);
+  }
+
+  private async write(
+    mr: MachineReclaim,
+    to: MachineReclaimStatus['phase'] | undefined,
+    changes: Partial<MachineReclaimStatus>,
+    steps: AuditStep[],
+  ): Promise<MachineReclaim> {
+    const at = new Date(this.ports.now()).toISOString();
+    const status: MachineReclaimStatus = {
+      ...mr.status,
+      ...changes,
+      ...(to ? { phase: to } : {}),
+      audit: [...(mr.status?.audit ?? []), ...auditEntries(steps, at)].slice(
+        -AUDIT_MAX,
+      ),
+      // A transition ends the wait it was shown for.
+      conditions:
+        to && mr.status?.conditions
+          ? withoutWaiting(mr.status.conditions)
+          : mr.status?.conditions,
+      observedGeneration: mr.metadata.generation,
+    };
+    const written = await this.ports.status.write(mr, status);
+    for (const step of steps) {
+      await this.ports.events.record(
+        written,
+        step.warning ? 'Warning' : 'Normal',
+        step.event,
+        step.message,
+      );
+    }
+    this.ports.log?.(
+      `${mr.metadata.namespace}/${mr.metadata.name}: ${phaseOf(mr)} -> ${
+        to ?? phaseOf(mr)
+      }${steps.length ? `: ${steps.map(s => s.event).join(', ')}` : ''}`,
+    );
+    return written;
+  }
+}

@@ -1,0 +1,150 @@
+/*
+ * Whether resetting a machine of a foreign Talos cluster would break that cluster's etcd
+ * (ADR 0107): a reset that removes its last control plane, or leaves fewer voting members
+ * alive than its quorum, is refused. The judgement is pure; the read of the member list
+ * (from the machine itself, else from the control planes its talosconfig names) is the
+ * edge in front of it.
+ */
+import { quorumSize } from '@rackside/plugin-servers-common';
+import {
+  parseTalosEndpoint,
+  type TalosClientIdentity,
+  type TalosEtcdMember,
+} from '@rackside/plugin-servers-node';
+import type { TalosAccess } from '../talos/talosAccess';
+
+/** What the foreign cluster's etcd looks like, as far as the operator could read it. */
+export type EtcdView =
+  | {
+      known: true;
+      /** The machine to reset answered the member list itself: it runs etcd. */
+      targetAnswered: boolean;
+      members: TalosEtcdMember[];
+      /** Which address answered. */
+      source: string;
+    }
+  | { known: false; reason: string };
+
+export type ResetVerdict =
+  | { verdict: 'allow'; summary: string }
+  | {
+      verdict: 'refuse';
+      reason: string;
+      members: number;
+      quorum?: number;
+    }
+  | { verdict: 'unknown'; reason: string };
+
+function hostOf(url: string): string | undefined {
+  try {
+    return new URL(url).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether an etcd member is the machine at `host` (by its peer or client URLs). */
+export function memberIsAt(member: TalosEtcdMember, host: string): boolean {
+  return [...member.peerUrls, ...member.clientUrls].some(
+    url => hostOf(url) === host,
+  );
+}
+
+/** The judgement: refuse what would remove the last control plane or lose quorum. */
+export function judgeReset(address: string, view: EtcdView): ResetVerdict {
+  if (!view.known) {
+    return {
+      verdict: 'unknown',
+      reason: `the etcd members of the foreign cluster could not be read: ${view.reason}`,
+    };
+  }
+  const host = parseTalosEndpoint(address).host;
+  const own = view.members.find(m => memberIsAt(m, host));
+  const isMember = view.targetAnswered || own !== undefined;
+  if (!isMember) {
+    return {
+      verdict: 'allow',
+      summary: `${address} is not an etcd member of the foreign cluster (a worker; ${view.members.length} control plane(s) stay)`,
+    };
+  }
+  // A machine that answered the list runs etcd even if its URLs name another address.
+  const controlPlanes = Math.max(view.members.length, own ? 0 : 1);
+  if (controlPlanes <= 1) {
+    return {
+      verdict: 'refuse',
+      reason: `resetting ${address} would remove the last control plane of the foreign cluster (its only etcd member)`,
+      members: controlPlanes,
+    };
+  }
+  if (own?.isLearner) {
+    return {
+      verdict: 'allow',
+      summary: `${address} is an etcd learner of the foreign cluster: its reset does not change the quorum`,
+    };
+  }
+  const voters = view.members.filter(m => !m.isLearner).length;
+  const quorum = quorumSize(voters);
+  const remaining = voters - 1;
+  if (remaining < quorum) {
+    return {
+      verdict: 'refuse',
+      reason: `resetting ${address} would break the foreign cluster's etcd quorum: ${voters} voting members need ${quorum}, and ${remaining} would remain`,
+      members: voters,
+      quorum,
+    };
+  }
+  return {
+    verdict: 'allow',
+    summary: `${address} is a control plane of the foreign cluster: ${voters} voting etcd members, quorum ${quorum}, ${remaining} remain after the reset`,
+  };
+}
+
+/**
+ * Reads the member list: from the machine to reset first (a control plane answers), then
+ * from each control-plane endpoint of the foreign talosconfig.
+ */
+export async function readEtcdView(
+  talos: TalosAccess,
+  address: string,
+  talosconfig: { endpoints: string[]; identity: TalosClientIdentity },
+  timeoutMs: number,
+): Promise<EtcdView> {
+  const failures: string[] = [];
+  try {
+    const members = await talos.etcdMembers(
+      address,
+      talosconfig.identity,
+      timeoutMs,
+    );
+    return { known: true, targetAnswered: true, members, source: address };
+  } catch (error) {
+    failures.push(`${address}: ${(error as Error).message}`);
+  }
+  const targetHost = parseTalosEndpoint(address).host;
+  for (const endpoint of talosconfig.endpoints) {
+    let host: string;
+    try {
+      host = parseTalosEndpoint(endpoint).host;
+    } catch {
+      continue;
+    }
+    if (host === targetHost) continue;
+    try {
+      const members = await talos.etcdMembers(
+        endpoint,
+        talosconfig.identity,
+        timeoutMs,
+      );
+      return { known: true, targetAnswered: false, members, source: endpoint };
+    } catch (error) {
+      failures.push(`${endpoint}: ${(error as Error).message}`);
+    }
+  }
+  return {
+    known: false,
+    reason:
+      failures.length > 0
+        ? failures.join('; ')
+        : 'the talosconfig names no control-plane endpoint',
+  };
+}

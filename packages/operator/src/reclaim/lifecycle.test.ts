@@ -1,0 +1,578 @@
+import type { MachineReclaim } from '@rackside/plugin-servers-common';
+import {
+  afterReset,
+  DEFAULT_RECLAIM_LIMITS,
+  owesCredentialDeletion,
+  rowFor,
+  transitions,
+  type Decision,
+  type LifecyclePorts,
+} from './lifecycle';
+import {
+  CREATED,
+  etcdMember,
+  fakeTalos,
+  reclaimObject,
+  talosClusterObject,
+  UUID,
+  type FakeMachine,
+} from '../testing/reclaimFixtures';
+import { makeTalosconfig } from '../testing/talosconfigs';
+
+const TARGET = '10.0.2.191';
+const CP = '10.0.1.10';
+const T0 = Date.parse(CREATED);
+const MIN = 60_000;
+let TALOSCONFIG: string;
+
+beforeAll(async () => {
+  TALOSCONFIG = (await makeTalosconfig('plant-old', [CP])).text;
+});
+
+/** A configured foreign worker and its control plane, as the happy path sees them. */
+function foreignWorker(): Record<string, FakeMachine> {
+  return {
+    [TARGET]: {
+      probe: { mode: 'configured', serverTrusted: true },
+      uuid: UUID.toUpperCase(),
+      etcd: new Error('etcd is not running on this node (worker)'),
+      reset: { actorId: 'actor-1' },
+      maintenanceUUID: new Error('certificate required'),
+    },
+    [CP]: { etcd: [etcdMember(CP)] },
+  };
+}
+
+function setup(
+  options: {
+    machines?: Record<string, FakeMachine>;
+    now?: number;
+    credential?: string | undefined;
+    cluster?: boolean;
+  } = {},
+) {
+  const talos = fakeTalos(options.machines ?? foreignWorker());
+  let now = options.now ?? T0 + 1000;
+  const ports: LifecyclePorts = {
+    credential: {
+      read: jest.fn(async () =>
+        'credential' in options ? options.credential : TALOSCONFIG,
+      ),
+    },
+    talos: talos.access,
+    cluster: () =>
+      options.cluster === false ? undefined : talosClusterObject(),
+    limits: DEFAULT_RECLAIM_LIMITS,
+    now: () => now,
+  };
+  return {
+    ports,
+    talos,
+    setNow: (ms: number) => {
+      now = ms;
+    },
+  };
+}
+
+const run = (mr: MachineReclaim, ports: LifecyclePorts) =>
+  rowFor(mr)(mr, ports);
+
+function transition(d: Decision) {
+  if (d.kind !== 'transition') throw new Error(`not a transition: ${d.kind}`);
+  return d;
+}
+
+const expires = (minutes = 15) => new Date(T0 + minutes * MIN).toISOString();
+
+describe('(new)', () => {
+  it('goes to Pending with expiresAt = creation + TTL, and cleans up addresses', async () => {
+    const { ports } = setup();
+    const d = transition(await run(reclaimObject(), ports));
+    expect(d.to).toBe('Pending');
+    expect(d.status?.expiresAt).toBe(expires(15));
+    expect(d.releaseAddresses).toBe(true);
+    expect(d.audit).toEqual([
+      expect.objectContaining({
+        event: 'Created',
+        actor: 'user:default/admin',
+        message: expect.stringMatching(
+          /Reset and add of 10\.0\.2\.191 into TalosCluster plant-a requested: reuse the old worker/,
+        ),
+      }),
+    ]);
+  });
+
+  it('caps the TTL at the configured maximum', async () => {
+    const { ports } = setup();
+    ports.limits = { ...ports.limits, ttlMaxMs: 5000 };
+    const d = transition(
+      await run(reclaimObject(undefined, { ttlMinutes: 60 }), ports),
+    );
+    expect(d.status?.expiresAt).toBe(new Date(T0 + 5000).toISOString());
+  });
+
+  it('refuses a request for a TalosCluster that does not exist, deleting the credential', async () => {
+    const { ports } = setup({ cluster: false });
+    const d = transition(await run(reclaimObject(), ports));
+    expect(d).toMatchObject({ to: 'Refused', deleteCredential: true });
+    expect(d.status?.result).toMatch(/no TalosCluster plant-a/);
+  });
+});
+
+describe('Pending', () => {
+  const pending = () =>
+    reclaimObject({ phase: 'Pending', expiresAt: expires() });
+
+  it('reads the UUID with the foreign talosconfig and awaits the typed UUID', async () => {
+    const { ports, talos } = setup();
+    const d = transition(await run(pending(), ports));
+    expect(d.to).toBe('AwaitingConfirmation');
+    expect(d.status?.machineUUID).toBe(UUID);
+    expect(d.audit[0]).toMatchObject({
+      event: 'UUIDRead',
+      message: expect.stringMatching(/not an etcd member/),
+    });
+    expect(talos.calls.map(c => c.call)).toEqual([
+      'probe',
+      'uuid',
+      'etcdMembers',
+      'etcdMembers',
+    ]);
+    expect(talos.calls.some(c => c.call === 'reset')).toBe(false);
+  });
+
+  it('expires at expiresAt, deleting the credential', async () => {
+    const { ports, talos } = setup({ now: T0 + 15 * MIN });
+    const d = transition(await run(pending(), ports));
+    expect(d).toMatchObject({ to: 'Expired', deleteCredential: true });
+    expect(d.status?.result).toMatch(
+      /not confirmed before .*Nothing was reset/,
+    );
+    expect(talos.calls).toEqual([]);
+  });
+
+  it('waits for the credential Secret, at most until the expiry', async () => {
+    const { ports } = setup({
+      credential: undefined,
+      now: T0 + 15 * MIN - 3000,
+    });
+    expect(await run(pending(), ports)).toEqual({
+      kind: 'wait',
+      requeueAfterMs: 3000,
+      waiting: {
+        reason: 'CredentialMissing',
+        message: expect.stringMatching(/reclaim-1-talosconfig/),
+      },
+    });
+  });
+
+  it('fails on a talosconfig that cannot be used, without quoting it', async () => {
+    const broken = TALOSCONFIG.replace(
+      /key: .*/,
+      'key: c2VjcmV0LWtleS1tYXRlcmlhbA==',
+    );
+    const { ports } = setup({ credential: broken });
+    const d = transition(await run(pending(), ports));
+    expect(d).toMatchObject({ to: 'Failed', deleteCredential: true });
+    expect(d.status?.result).toMatch(
+      /cannot be used: talosconfig context "plant-old": key is not base64 of a PEM block/,
+    );
+    expect(d.status?.result).not.toMatch(/c2VjcmV0|secret-key/);
+  });
+
+  it('waits while the machine is unreachable; the probe never outlives the TTL', async () => {
+    const machines = foreignWorker();
+    machines[TARGET].probe = {
+      mode: 'unreachable',
+      reason: 'connection refused',
+    };
+    const { ports, talos } = setup({ machines, now: T0 + 15 * MIN - 2500 });
+    const d = await run(pending(), ports);
+    expect(d).toMatchObject({
+      kind: 'wait',
+      requeueAfterMs: 2500,
+      waiting: { reason: 'MachineUnreachable' },
+    });
+    expect(talos.calls[0].timeoutMs).toBe(2500);
+  });
+
+  it('refuses a machine in maintenance mode: nothing to reset', async () => {
+    const machines = foreignWorker();
+    machines[TARGET].probe = {
+      mode: 'maintenance',
+      version: { tag: 'v1', sha: '', os: '', arch: '', platform: '' },
+    };
+    const { ports } = setup({ machines });
+    const d = transition(await run(pending(), ports));
+    expect(d.to).toBe('Refused');
+    expect(d.status?.result).toMatch(/maintenance mode/);
+  });
+
+  it('refuses a machine the talosconfig does not belong to', async () => {
+    const machines = foreignWorker();
+    machines[TARGET].probe = {
+      mode: 'configured',
+      serverTrusted: false,
+      trustDetail: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+    };
+    const { ports } = setup({ machines });
+    const d = transition(await run(pending(), ports));
+    expect(d.to).toBe('Refused');
+    expect(d.status?.result).toMatch(
+      /not a machine of the cluster this talosconfig belongs to .*UNABLE_TO_VERIFY/,
+    );
+  });
+
+  it('waits when the UUID cannot be read', async () => {
+    const machines = foreignWorker();
+    machines[TARGET].uuid = new Error('DEADLINE_EXCEEDED');
+    const { ports } = setup({ machines });
+    expect(await run(pending(), ports)).toMatchObject({
+      kind: 'wait',
+      waiting: { reason: 'UUIDUnreadable' },
+    });
+  });
+
+  it("refuses the reset of the foreign cluster's last control plane", async () => {
+    const machines = {
+      [TARGET]: {
+        ...foreignWorker()[TARGET],
+        etcd: [etcdMember(TARGET)],
+      },
+    };
+    const { ports } = setup({ machines });
+    const d = transition(await run(pending(), ports));
+    expect(d).toMatchObject({ to: 'Refused', deleteCredential: true });
+    expect(d.status?.result).toMatch(
+      /last control plane of the foreign cluster/,
+    );
+  });
+
+  it("refuses a reset that would break the foreign cluster's etcd quorum", async () => {
+    const machines = {
+      [TARGET]: {
+        ...foreignWorker()[TARGET],
+        etcd: [etcdMember(TARGET), etcdMember(CP)],
+      },
+    };
+    const { ports } = setup({ machines });
+    const d = transition(await run(pending(), ports));
+    expect(d.status?.result).toMatch(/etcd quorum: 2 voting members need 2/);
+  });
+
+  it('waits when no control plane tells the etcd members', async () => {
+    const machines = foreignWorker();
+    machines[CP].etcd = new Error('connection refused');
+    const { ports } = setup({ machines });
+    expect(await run(pending(), ports)).toMatchObject({
+      kind: 'wait',
+      waiting: {
+        reason: 'EtcdMembersUnknown',
+        message: expect.stringMatching(/connection refused/),
+      },
+    });
+  });
+});
+
+describe('AwaitingConfirmation', () => {
+  const awaiting = (confirmUUID?: string) =>
+    reclaimObject(
+      {
+        phase: 'AwaitingConfirmation',
+        expiresAt: expires(),
+        machineUUID: UUID,
+      },
+      { confirmUUID },
+    );
+
+  it('waits for the typed UUID, looking again at the smaller of 10 s and the time left', async () => {
+    const { ports, setNow } = setup();
+    expect(await run(awaiting(), ports)).toEqual({
+      kind: 'wait',
+      requeueAfterMs: 10_000,
+    });
+    setNow(T0 + 15 * MIN - 4000);
+    expect(await run(awaiting(), ports)).toEqual({
+      kind: 'wait',
+      requeueAfterMs: 4000,
+    });
+  });
+
+  it('expires without a confirmation, and also with one that came too late', async () => {
+    const { ports, talos } = setup({ now: T0 + 15 * MIN });
+    expect(transition(await run(awaiting(), ports)).to).toBe('Expired');
+    expect(transition(await run(awaiting(UUID), ports)).to).toBe('Expired');
+    expect(talos.calls).toEqual([]);
+  });
+
+  it('refuses a typed UUID that does not match, sending nothing', async () => {
+    const { ports, talos } = setup();
+    const d = transition(
+      await run(awaiting('00000000-0000-4000-8000-000000000000'), ports),
+    );
+    expect(d).toMatchObject({ to: 'Refused', deleteCredential: true });
+    expect(d.status?.result).toMatch(/does not match/);
+    expect(talos.calls).toEqual([]);
+  });
+
+  it('records the reset (confirmedAt, resetRecordedAt) after checking machine and quorum again', async () => {
+    const { ports, talos } = setup();
+    const d = await run(awaiting(UUID.toUpperCase()), ports);
+    expect(d).toMatchObject({
+      kind: 'reset',
+      releaseAddresses: true,
+      status: {
+        confirmedAt: new Date(T0 + 1000).toISOString(),
+        resetRecordedAt: new Date(T0 + 1000).toISOString(),
+      },
+    });
+    expect(
+      (d as { audit: Array<{ event: string }> }).audit.map(a => a.event),
+    ).toEqual(['Confirmed', 'ResetRecorded']);
+    // The row only decides: the reset is the reconciler's, after the record.
+    expect(talos.calls.map(c => c.call)).toEqual([
+      'probe',
+      'uuid',
+      'etcdMembers',
+      'etcdMembers',
+    ]);
+  });
+
+  it('fails when the credential is gone', async () => {
+    const { ports } = setup({ credential: undefined });
+    expect(transition(await run(awaiting(UUID), ports))).toMatchObject({
+      to: 'Failed',
+      status: { result: expect.stringMatching(/is gone/) },
+    });
+  });
+
+  it('refuses when another machine took the address', async () => {
+    const machines = foreignWorker();
+    machines[TARGET].uuid = '11111111-2222-4333-8444-555555555555';
+    const { ports } = setup({ machines });
+    expect(transition(await run(awaiting(UUID), ports))).toMatchObject({
+      to: 'Refused',
+      status: {
+        result: expect.stringMatching(/another machine took the address/),
+      },
+    });
+  });
+
+  it('refuses when the reset became unsafe since the UUID was read', async () => {
+    const machines = foreignWorker();
+    machines[TARGET].etcd = [etcdMember(TARGET)];
+    const { ports } = setup({ machines });
+    expect(transition(await run(awaiting(UUID), ports)).to).toBe('Refused');
+  });
+});
+
+describe('afterReset', () => {
+  const resetting = reclaimObject({
+    phase: 'Resetting',
+    machineUUID: UUID,
+    resetRecordedAt: CREATED,
+  });
+  const limits = DEFAULT_RECLAIM_LIMITS;
+
+  it('accepted: WaitingForMaintenance with resetSentAt, credential deleted', () => {
+    expect(
+      afterReset(resetting, { ok: true, actorId: 'a', at: CREATED }, limits),
+    ).toMatchObject({
+      kind: 'transition',
+      to: 'WaitingForMaintenance',
+      status: { resetSentAt: CREATED },
+      deleteCredential: true,
+      audit: [{ event: 'ResetSent' }],
+    });
+  });
+
+  it('no clear answer: waits all the same (it may have run) and never resends', () => {
+    const d = transition(
+      afterReset(
+        resetting,
+        { ok: false, outcome: 'unknown', message: 'DEADLINE_EXCEEDED' },
+        limits,
+      ),
+    );
+    expect(d).toMatchObject({
+      to: 'WaitingForMaintenance',
+      deleteCredential: true,
+    });
+    expect(d.status?.resetSentAt).toBeUndefined();
+    expect(d.audit[0].event).toBe('ResetUnanswered');
+  });
+
+  it.each(['notSent', 'refused'] as const)('%s: Failed', outcome => {
+    expect(
+      transition(
+        afterReset(resetting, { ok: false, outcome, message: 'x' }, limits),
+      ),
+    ).toMatchObject({ to: 'Failed', deleteCredential: true });
+  });
+});
+
+describe('Resetting (after a crash between record and answer)', () => {
+  it('waits for maintenance mode and does not send the reset again', async () => {
+    const { ports, talos } = setup();
+    const d = transition(
+      await run(
+        reclaimObject({
+          phase: 'Resetting',
+          machineUUID: UUID,
+          resetRecordedAt: CREATED,
+        }),
+        ports,
+      ),
+    );
+    expect(d).toMatchObject({
+      to: 'WaitingForMaintenance',
+      deleteCredential: true,
+    });
+    expect(talos.calls).toEqual([]);
+  });
+});
+
+describe('WaitingForMaintenance', () => {
+  const SENT = T0 + 5 * MIN;
+  const waiting = (status: Record<string, string> = {}) =>
+    reclaimObject({
+      phase: 'WaitingForMaintenance',
+      machineUUID: UUID,
+      resetRecordedAt: new Date(SENT - 100).toISOString(),
+      resetSentAt: new Date(SENT).toISOString(),
+      credentialDeletedAt: new Date(SENT).toISOString(),
+      ...status,
+    });
+  const back = (uuid: string | Error): Record<string, FakeMachine> => ({
+    [TARGET]: { maintenanceUUID: uuid },
+  });
+
+  it('Done when the machine answers in maintenance mode with the same UUID; wakes discovery', async () => {
+    const { ports } = setup({
+      machines: back(UUID.toUpperCase()),
+      now: SENT + 12_000,
+    });
+    const d = transition(await run(waiting(), ports));
+    expect(d).toMatchObject({ to: 'Done', wakeDiscovery: true });
+    expect(d.status?.result).toMatch(/answers in maintenance mode with UUID/);
+  });
+
+  it('keeps waiting while another machine answers there', async () => {
+    const { ports } = setup({
+      machines: back('99999999-0000-4000-8000-000000000000'),
+      now: SENT + 12_000,
+    });
+    expect(await run(waiting(), ports)).toMatchObject({
+      kind: 'wait',
+      waiting: { reason: 'OtherMachine' },
+    });
+  });
+
+  it('waits at the smaller of 10 s and the time left; the probe never runs past the deadline', async () => {
+    const { ports, talos } = setup({
+      machines: back(new Error('connection refused')),
+      now: SENT + 10 * MIN - 1500,
+    });
+    expect(await run(waiting(), ports)).toMatchObject({
+      kind: 'wait',
+      requeueAfterMs: 1500,
+      waiting: { reason: 'NotInMaintenanceYet' },
+    });
+    expect(talos.calls[0]).toMatchObject({
+      call: 'maintenanceUUID',
+      timeoutMs: 1500,
+    });
+  });
+
+  it('is not Failed a millisecond before the deadline, and Failed exactly at it with the DHCP hint', async () => {
+    const { ports, talos, setNow } = setup({
+      machines: back(new Error('connection refused')),
+      now: SENT + 10 * MIN - 1,
+    });
+    expect((await run(waiting(), ports)).kind).toBe('wait');
+    setNow(SENT + 10 * MIN);
+    talos.calls.length = 0;
+    const d = transition(await run(waiting(), ports));
+    expect(d.to).toBe('Failed');
+    expect(d.status?.result).toBe(
+      `${TARGET} did not return to maintenance mode with UUID ${UUID} within 10 minutes of the reset. It may have taken a new address from DHCP: scan for the machine and add its address to a TalosCluster's spec.discovery.addresses.`,
+    );
+    expect(d.audit[0]).toMatchObject({ event: 'ReclaimFailed', warning: true });
+    expect(talos.calls).toEqual([]);
+  });
+
+  it('counts the deadline from resetRecordedAt when the answer was never recorded', async () => {
+    const { ports } = setup({
+      machines: back(new Error('down')),
+      now: SENT - 100 + 10 * MIN,
+    });
+    const w = waiting();
+    delete w.status!.resetSentAt;
+    expect(transition(await run(w, ports)).to).toBe('Failed');
+  });
+
+  it('uses the configured wait (tests shorten it)', async () => {
+    const { ports } = setup({
+      machines: back(new Error('down')),
+      now: SENT + 20_000,
+    });
+    ports.limits = { ...ports.limits, maintenanceWaitMs: 20_000 };
+    const d = transition(await run(waiting(), ports));
+    expect(d.status?.result).toMatch(/within 20 seconds of the reset/);
+  });
+});
+
+describe('terminal phases and the credential rule', () => {
+  it.each(['Done', 'Failed', 'Expired', 'Refused'] as const)(
+    '%s is final once the credential is deleted',
+    async phase => {
+      const { ports, talos } = setup();
+      const mr = reclaimObject({ phase, credentialDeletedAt: CREATED });
+      expect(await run(mr, ports)).toEqual({ kind: 'done' });
+      expect(talos.calls).toEqual([]);
+    },
+  );
+
+  it('deletes a credential still owed, in any phase from the reset on', async () => {
+    const { ports } = setup();
+    for (const phase of [
+      'WaitingForMaintenance',
+      'Done',
+      'Failed',
+      'Expired',
+      'Refused',
+    ] as const) {
+      const mr = reclaimObject({ phase });
+      expect(owesCredentialDeletion(mr)).toBe(true);
+      expect(await run(mr, ports)).toEqual({
+        kind: 'record',
+        audit: [],
+        deleteCredential: true,
+      });
+    }
+    for (const phase of [
+      'Pending',
+      'AwaitingConfirmation',
+      'Resetting',
+    ] as const) {
+      expect(owesCredentialDeletion(reclaimObject({ phase }))).toBe(false);
+    }
+    expect(owesCredentialDeletion(reclaimObject())).toBe(false);
+  });
+
+  it('has a row for every phase', () => {
+    expect(Object.keys(transitions).sort()).toEqual(
+      [
+        'New',
+        'Pending',
+        'AwaitingConfirmation',
+        'Resetting',
+        'WaitingForMaintenance',
+        'Done',
+        'Failed',
+        'Expired',
+        'Refused',
+      ].sort(),
+    );
+  });
+});

@@ -1,0 +1,581 @@
+/*
+ * The MachineReclaim lifecycle (ADR 0107 with its hardware-run amendment, DESIGN 5b) as a
+ * table: one row per phase. A row reads the machine and the credential through ports and
+ * answers with a Decision; MachineReclaimReconciler.ts writes it (status with its audit
+ * entries, then the Events) and does what the decision asks after the write: send the
+ * reset, delete the credential, wake discovery. Rows never write.
+ *
+ *   (new)                 -> Pending (expiresAt, addresses cleaned up) | Refused (no target)
+ *   Pending               -> AwaitingConfirmation (UUID read with the foreign talosconfig)
+ *                            | Refused (reset unsafe, nothing to reset, wrong cluster)
+ *                            | Failed (unusable talosconfig) | Expired (TTL)
+ *   AwaitingConfirmation  -> Resetting -> WaitingForMaintenance (typed UUID matches, still safe)
+ *                            | Refused | Expired (TTL) | Failed (credential gone)
+ *   Resetting             -> WaitingForMaintenance (only after a crash between record and answer:
+ *                            never sent again)
+ *   WaitingForMaintenance -> Done (same UUID in maintenance mode) | Failed (deadline, DHCP hint)
+ *
+ * The TTL bounds only the time before the reset; from the reset on only the maintenance
+ * deadline counts. Every wait requeues at the smaller of the retry interval (10 s) and
+ * the time left, and no call runs past the deadline it serves.
+ */
+import {
+  isTerminalReclaimPhase,
+  type MachineReclaim,
+  type MachineReclaimPhase,
+  type MachineReclaimStatus,
+  type TalosCluster,
+} from '@rackside/plugin-servers-common';
+import {
+  parseTalosconfig,
+  type Talosconfig,
+} from '@rackside/plugin-servers-node';
+import type { TalosAccess } from '../talos/talosAccess';
+import { judgeReset, readEtcdView } from './etcdSafety';
+
+export type ReclaimPhase = MachineReclaimPhase | 'New';
+
+/** The limits of the lifecycle; tests shorten them. */
+export interface ReclaimLimits {
+  /** From the reset to Failed (ADR 0107: reclaimMaintenanceWait, 10 minutes). */
+  maintenanceWaitMs: number;
+  /** Upper bound of a request's TTL (the CRD allows up to 60 minutes). */
+  ttlMaxMs: number;
+  /** The longest wait between two looks at a request (10 s). */
+  retryMs: number;
+  /** Deadline of one call to a machine. */
+  callTimeoutMs: number;
+}
+
+export const DEFAULT_RECLAIM_LIMITS: ReclaimLimits = {
+  maintenanceWaitMs: 10 * 60_000,
+  ttlMaxMs: 60 * 60_000,
+  retryMs: 10_000,
+  callTimeoutMs: 10_000,
+};
+
+/** The foreign talosconfig of a request, read from its credential Secret. */
+export interface CredentialPort {
+  /** The Secret's talosconfig text; undefined when the Secret or its key is absent. */
+  read(mr: MachineReclaim): Promise<string | undefined>;
+}
+
+export interface LifecyclePorts {
+  credential: CredentialPort;
+  talos: TalosAccess;
+  /** The target TalosCluster (watch cache). */
+  cluster(namespace: string, name: string): TalosCluster | undefined;
+  limits: ReclaimLimits;
+  now(): number;
+}
+
+/** One step for status.audit and the Event of the same reason. */
+export interface AuditStep {
+  event: string;
+  message: string;
+  actor?: string;
+  warning?: boolean;
+}
+
+export type Decision =
+  | {
+      kind: 'transition';
+      to: MachineReclaimPhase;
+      audit: AuditStep[];
+      status?: Partial<MachineReclaimStatus>;
+      /** Delete the credential Secret first (single use) and record it. */
+      deleteCredential?: boolean;
+      /** Run the address clean-up first (on create and on confirm). */
+      releaseAddresses?: boolean;
+      /** Wake the target cluster's discovery after the write (Done). */
+      wakeDiscovery?: boolean;
+    }
+  /**
+   * Write Resetting with resetRecordedAt (the reset is on record before it is sent), then
+   * send it, then write the answer (see {@link afterReset}).
+   */
+  | {
+      kind: 'reset';
+      audit: AuditStep[];
+      status: Partial<MachineReclaimStatus>;
+      talosconfig: Talosconfig;
+      releaseAddresses?: boolean;
+    }
+  /** Status without a phase change (no transition), e.g. the credential's deletion. */
+  | {
+      kind: 'record';
+      audit: AuditStep[];
+      status?: Partial<MachineReclaimStatus>;
+      deleteCredential?: boolean;
+    }
+  /** Nothing to do now; `waiting` is shown as the Waiting condition. */
+  | {
+      kind: 'wait';
+      requeueAfterMs?: number;
+      waiting?: { reason: string; message: string };
+    }
+  /** Terminal: never looked at again. */
+  | { kind: 'done' };
+
+export type Row = (
+  mr: MachineReclaim,
+  ports: LifecyclePorts,
+) => Promise<Decision>;
+
+export function phaseOf(mr: MachineReclaim): ReclaimPhase {
+  return mr.status?.phase ?? 'New';
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A duration for a person: whole minutes as minutes, anything else in seconds. */
+export function formatDuration(ms: number): string {
+  if (ms >= 60_000 && ms % 60_000 === 0) {
+    const minutes = ms / 60_000;
+    return `${minutes} minute${minutes === 1 ? '' : 's'}`;
+  }
+  const seconds = Math.round(ms / 100) / 10;
+  return `${seconds} second${seconds === 1 ? '' : 's'}`;
+}
+
+/** The TTL the operator applies: spec.ttlMinutes, capped by the configured maximum. */
+export function ttlMs(mr: MachineReclaim, limits: ReclaimLimits): number {
+  return Math.min((mr.spec.ttlMinutes ?? 15) * 60_000, limits.ttlMaxMs);
+}
+
+function expiresAt(mr: MachineReclaim, limits: ReclaimLimits): number {
+  const recorded = Date.parse(mr.status?.expiresAt ?? '');
+  if (Number.isFinite(recorded)) return recorded;
+  return Date.parse(mr.metadata.creationTimestamp ?? '') + ttlMs(mr, limits);
+}
+
+/** When a request fails if the machine has not come back: the reset plus the wait. */
+export function maintenanceDeadline(
+  mr: MachineReclaim,
+  limits: ReclaimLimits,
+): number | undefined {
+  const anchor = Date.parse(
+    mr.status?.resetSentAt ?? mr.status?.resetRecordedAt ?? '',
+  );
+  return Number.isFinite(anchor)
+    ? anchor + limits.maintenanceWaitMs
+    : undefined;
+}
+
+/** The requeue of a wait: the smaller of the retry interval and the time left. */
+function requeue(ports: LifecyclePorts, until: number): number {
+  return Math.max(0, Math.min(ports.limits.retryMs, until - ports.now()));
+}
+
+/** A call's deadline: its own, but never past the deadline it serves. */
+function callTimeout(ports: LifecyclePorts, until: number): number {
+  return Math.max(1, Math.min(ports.limits.callTimeoutMs, until - ports.now()));
+}
+
+function wait(
+  ports: LifecyclePorts,
+  until: number,
+  reason: string,
+  message: string,
+): Decision {
+  return {
+    kind: 'wait',
+    requeueAfterMs: requeue(ports, until),
+    waiting: { reason, message },
+  };
+}
+
+function end(
+  to: 'Refused' | 'Failed' | 'Expired',
+  result: string,
+  event: string,
+): Decision {
+  return {
+    kind: 'transition',
+    to,
+    status: { result },
+    audit: [{ event, message: result, warning: true }],
+    deleteCredential: true,
+  };
+}
+
+function expired(mr: MachineReclaim, ports: LifecyclePorts): Decision {
+  return end(
+    'Expired',
+    `The reset of ${mr.spec.address} was not confirmed before ${iso(
+      expiresAt(mr, ports.limits),
+    )}: the request expired and its credential was deleted. Nothing was reset.`,
+    'Expired',
+  );
+}
+
+/** What the foreign machine is now, read with its talosconfig; a Decision when it cannot go on. */
+async function readForeignMachine(
+  mr: MachineReclaim,
+  ports: LifecyclePorts,
+  until: number,
+): Promise<
+  { talosconfig: Talosconfig; uuid: string; safety: string } | Decision
+> {
+  const address = mr.spec.address;
+  const text = await ports.credential.read(mr);
+  if (!text) {
+    return wait(
+      ports,
+      until,
+      'CredentialMissing',
+      `waiting for the credential Secret ${
+        mr.spec.credentialSecretRef.name
+      } (key ${mr.spec.credentialSecretRef.key ?? 'talosconfig'})`,
+    );
+  }
+  let talosconfig: Talosconfig;
+  try {
+    talosconfig = parseTalosconfig(text);
+  } catch (error) {
+    return end(
+      'Failed',
+      `The talosconfig in Secret ${
+        mr.spec.credentialSecretRef.name
+      } cannot be used: ${(error as Error).message}. Nothing was reset.`,
+      'ReclaimFailed',
+    );
+  }
+  const probe = await ports.talos.probe(address, {
+    ca: talosconfig.identity.ca,
+    timeoutMs: callTimeout(ports, until),
+  });
+  if (probe.mode === 'unreachable') {
+    return wait(
+      ports,
+      until,
+      'MachineUnreachable',
+      `${address} does not answer: ${probe.reason}`,
+    );
+  }
+  if (probe.mode === 'maintenance') {
+    return end(
+      'Refused',
+      `${address} answers in maintenance mode: no cluster holds it, so there is nothing to reset. Add it with Add node instead.`,
+      'Refused',
+    );
+  }
+  if (probe.serverTrusted !== true) {
+    return end(
+      'Refused',
+      `${address} is not a machine of the cluster this talosconfig belongs to (its server certificate is not issued by that cluster's CA${
+        probe.trustDetail ? `: ${probe.trustDetail}` : ''
+      }). Nothing was reset.`,
+      'Refused',
+    );
+  }
+  let uuid: string;
+  try {
+    uuid = (
+      await ports.talos.uuid(
+        address,
+        talosconfig.identity,
+        callTimeout(ports, until),
+      )
+    ).toLowerCase();
+  } catch (error) {
+    return wait(
+      ports,
+      until,
+      'UUIDUnreadable',
+      `the UUID of ${address} could not be read: ${(error as Error).message}`,
+    );
+  }
+  const verdict = judgeReset(
+    address,
+    await readEtcdView(
+      ports.talos,
+      address,
+      talosconfig,
+      callTimeout(ports, until),
+    ),
+  );
+  if (verdict.verdict === 'unknown') {
+    return wait(ports, until, 'EtcdMembersUnknown', verdict.reason);
+  }
+  if (verdict.verdict === 'refuse') {
+    return end(
+      'Refused',
+      `Refused: ${verdict.reason}. Nothing was reset.`,
+      'Refused',
+    );
+  }
+  return { talosconfig, uuid, safety: verdict.summary };
+}
+
+const isDecision = (value: object): value is Decision => 'kind' in value;
+
+/** (new): fix the expiry, clean up addresses, and check the target exists. */
+const admit: Row = async (mr, ports) => {
+  const actor = mr.spec.requestedBy;
+  if (!ports.cluster(mr.metadata.namespace ?? '', mr.spec.targetCluster)) {
+    return end(
+      'Refused',
+      `There is no TalosCluster ${mr.spec.targetCluster} in namespace ${mr.metadata.namespace} to add ${mr.spec.address} to. Nothing was reset.`,
+      'Refused',
+    );
+  }
+  const expires = expiresAt(mr, ports.limits);
+  return {
+    kind: 'transition',
+    to: 'Pending',
+    status: { expiresAt: iso(expires) },
+    releaseAddresses: true,
+    audit: [
+      {
+        event: 'Created',
+        actor,
+        message: `Reset and add of ${mr.spec.address} into TalosCluster ${
+          mr.spec.targetCluster
+        } requested${
+          mr.spec.reason ? `: ${mr.spec.reason}` : ''
+        }. The credential and the request expire at ${iso(
+          expires,
+        )} unless the reset is confirmed before.`,
+      },
+    ],
+  };
+};
+
+/** Pending: read the UUID with the foreign talosconfig and judge the reset. */
+const pending: Row = async (mr, ports) => {
+  const until = expiresAt(mr, ports.limits);
+  if (ports.now() >= until) return expired(mr, ports);
+  const read = await readForeignMachine(mr, ports, until);
+  if (isDecision(read)) return read;
+  return {
+    kind: 'transition',
+    to: 'AwaitingConfirmation',
+    status: { machineUUID: read.uuid },
+    audit: [
+      {
+        event: 'UUIDRead',
+        message: `${mr.spec.address} has the SMBIOS UUID ${
+          read.uuid
+        } (read with the foreign talosconfig); ${
+          read.safety
+        }. Type the UUID to confirm the reset before ${iso(until)}.`,
+      },
+    ],
+  };
+};
+
+/** AwaitingConfirmation: the typed UUID, then the same machine still there and still safe. */
+const awaitingConfirmation: Row = async (mr, ports) => {
+  const until = expiresAt(mr, ports.limits);
+  if (ports.now() >= until) return expired(mr, ports);
+  const typed = mr.spec.confirmUUID?.toLowerCase();
+  if (!typed) {
+    return { kind: 'wait', requeueAfterMs: requeue(ports, until) };
+  }
+  const expected = mr.status?.machineUUID?.toLowerCase();
+  if (typed !== expected) {
+    return end(
+      'Refused',
+      `The typed UUID ${typed} does not match the UUID of ${mr.spec.address} (${expected}). Nothing was reset.`,
+      'Refused',
+    );
+  }
+  if (!(await ports.credential.read(mr))) {
+    return end(
+      'Failed',
+      `The credential Secret ${mr.spec.credentialSecretRef.name} is gone, so the reset cannot be sent. Nothing was reset.`,
+      'ReclaimFailed',
+    );
+  }
+  const read = await readForeignMachine(mr, ports, until);
+  if (isDecision(read)) return read;
+  if (read.uuid !== expected) {
+    return end(
+      'Refused',
+      `${mr.spec.address} now has the UUID ${read.uuid}, not the confirmed ${expected}: another machine took the address. Nothing was reset.`,
+      'Refused',
+    );
+  }
+  const now = iso(ports.now());
+  return {
+    kind: 'reset',
+    talosconfig: read.talosconfig,
+    releaseAddresses: true,
+    status: { confirmedAt: now, resetRecordedAt: now },
+    audit: [
+      {
+        event: 'Confirmed',
+        message: `The typed UUID matches ${expected}; ${read.safety}.`,
+      },
+      {
+        event: 'ResetRecorded',
+        message: `Sending Reset to ${mr.spec.address} (graceful, reboot, wipe STATE and EPHEMERAL).`,
+      },
+    ],
+  };
+};
+
+/** What the answer to the reset makes of a request in Resetting. */
+export function afterReset(
+  mr: MachineReclaim,
+  outcome:
+    | { ok: true; actorId: string; at: string }
+    | {
+        ok: false;
+        outcome: 'notSent' | 'refused' | 'unknown';
+        message: string;
+      },
+  limits: ReclaimLimits,
+): Decision {
+  const address = mr.spec.address;
+  const wait = formatDuration(limits.maintenanceWaitMs);
+  if (outcome.ok) {
+    return {
+      kind: 'transition',
+      to: 'WaitingForMaintenance',
+      status: { resetSentAt: outcome.at },
+      deleteCredential: true,
+      audit: [
+        {
+          event: 'ResetSent',
+          message: `${address} accepted the Reset (actor ${
+            outcome.actorId || 'unnamed'
+          }); waiting up to ${wait} for it to answer in maintenance mode with UUID ${
+            mr.status?.machineUUID
+          }.`,
+        },
+      ],
+    };
+  }
+  if (outcome.outcome === 'unknown') {
+    return {
+      kind: 'transition',
+      to: 'WaitingForMaintenance',
+      deleteCredential: true,
+      audit: [
+        {
+          event: 'ResetUnanswered',
+          warning: true,
+          message: `The Reset to ${address} got no clear answer (${outcome.message}); it may have run and is not sent again. Waiting for ${address} to answer in maintenance mode.`,
+        },
+      ],
+    };
+  }
+  return end(
+    'Failed',
+    `The Reset was not carried out: ${
+      outcome.outcome === 'notSent'
+        ? `it could not be sent to ${address}`
+        : `${address} refused it`
+    } (${outcome.message}).`,
+    'ReclaimFailed',
+  );
+}
+
+/** Resetting seen on a later pass: the operator stopped between record and answer. */
+const resetting: Row = async mr => ({
+  kind: 'transition',
+  to: 'WaitingForMaintenance',
+  deleteCredential: true,
+  audit: [
+    {
+      event: 'ResetUnanswered',
+      warning: true,
+      message: `The operator stopped after it recorded the Reset and before it recorded the answer; the Reset is not sent again. Waiting for ${mr.spec.address} to answer in maintenance mode.`,
+    },
+  ],
+});
+
+/** WaitingForMaintenance: Done when the same machine answers in maintenance mode; Failed at the deadline. */
+const waitingForMaintenance: Row = async (mr, ports) => {
+  const address = mr.spec.address;
+  const uuid = mr.status?.machineUUID?.toLowerCase();
+  const deadline =
+    maintenanceDeadline(mr, ports.limits) ??
+    ports.now() + ports.limits.maintenanceWaitMs;
+  if (ports.now() >= deadline) {
+    const result = `${address} did not return to maintenance mode with UUID ${uuid} within ${formatDuration(
+      ports.limits.maintenanceWaitMs,
+    )} of the reset. It may have taken a new address from DHCP: scan for the machine and add its address to a TalosCluster's spec.discovery.addresses.`;
+    return {
+      kind: 'transition',
+      to: 'Failed',
+      status: { result },
+      deleteCredential: true,
+      audit: [{ event: 'ReclaimFailed', message: result, warning: true }],
+    };
+  }
+  let found: string;
+  try {
+    found = (
+      await ports.talos.maintenanceUUID(address, callTimeout(ports, deadline))
+    ).toLowerCase();
+  } catch (error) {
+    return wait(
+      ports,
+      deadline,
+      'NotInMaintenanceYet',
+      `${address} is not answering in maintenance mode yet: ${
+        (error as Error).message
+      }`,
+    );
+  }
+  if (found !== uuid) {
+    return wait(
+      ports,
+      deadline,
+      'OtherMachine',
+      `a machine with UUID ${found}, not ${uuid}, answers at ${address}`,
+    );
+  }
+  const result = `${address} answers in maintenance mode with UUID ${uuid}: it is reset. Discovery of TalosCluster ${mr.spec.targetCluster} lists it as a pending machine to add.`;
+  return {
+    kind: 'transition',
+    to: 'Done',
+    status: { result },
+    deleteCredential: true,
+    wakeDiscovery: true,
+    audit: [{ event: 'Done', message: result }],
+  };
+};
+
+const finished: Row = async () => ({ kind: 'done' });
+
+/** The table: one row per phase. */
+export const transitions: Record<ReclaimPhase, Row> = {
+  New: admit,
+  Pending: pending,
+  AwaitingConfirmation: awaitingConfirmation,
+  Resetting: resetting,
+  WaitingForMaintenance: waitingForMaintenance,
+  Done: finished,
+  Failed: finished,
+  Expired: finished,
+  Refused: finished,
+};
+
+/**
+ * The rule above the table: the credential is single use. Once the reset is on record, or
+ * the request has ended, a credential not yet deleted is deleted (e.g. the deletion at the
+ * reset failed and is retried).
+ */
+export function owesCredentialDeletion(mr: MachineReclaim): boolean {
+  const phase = phaseOf(mr);
+  if (mr.status?.credentialDeletedAt) return false;
+  return (
+    phase === 'WaitingForMaintenance' ||
+    (phase !== 'New' && isTerminalReclaimPhase(phase))
+  );
+}
+
+export const credentialRule: Row = async () => ({
+  kind: 'record',
+  audit: [],
+  deleteCredential: true,
+});
+
+/** The row that applies to this request now. */
+export function rowFor(mr: MachineReclaim): Row {
+  return owesCredentialDeletion(mr) ? credentialRule : transitions[phaseOf(mr)];
+}
