@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -264,6 +265,51 @@ func TestEtcdMemberList(t *testing.T) {
 	if err != nil || v.GetMessages()[0].GetMetadata().GetHostname() != e.addr(21) {
 		t.Fatalf("proxied version: %v %v", v, err)
 	}
+}
+
+func readBootID(t *testing.T, conn *grpc.ClientConn) (string, error) {
+	t.Helper()
+	stream, err := machine.NewMachineServiceClient(conn).Read(ctx5(t), &machine.ReadRequest{Path: BootIDPath})
+	if err != nil {
+		return "", err
+	}
+	var out []byte
+	for {
+		chunk, err := stream.Recv()
+		if err == io.EOF {
+			return strings.TrimSpace(string(out)), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		out = append(out, chunk.GetBytes()...)
+	}
+}
+
+func TestReadServesTheBootIDOnly(t *testing.T) {
+	e := startEnv(t)
+	conn := dial(t, e.addr(21), clientTLS(t, e.tcs["plant-a"]))
+	before, err := readBootID(t, conn)
+	if err != nil || before == "" {
+		t.Fatalf("boot id %q %v", before, err)
+	}
+	if want := e.emu.Find("worker-1").Snapshot().BootID; before != want {
+		t.Fatalf("read %q, machine has %q", before, want)
+	}
+	stream, err := machine.NewMachineServiceClient(conn).Read(ctx5(t), &machine.ReadRequest{Path: "/etc/shadow"})
+	if err == nil {
+		_, err = stream.Recv()
+	}
+	if status.Code(err) != codes.NotFound {
+		t.Fatalf("other path: %v", err)
+	}
+	if _, err := machine.NewMachineServiceClient(conn).Reboot(ctx5(t), &machine.RebootRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "a new boot ID after the reboot", 5*time.Second, func() bool {
+		after, err := readBootID(t, conn)
+		return err == nil && after != "" && after != before
+	})
 }
 
 func TestRebootFlipsNodeAndBootID(t *testing.T) {

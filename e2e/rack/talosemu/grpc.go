@@ -135,6 +135,25 @@ func (s *machineService) Reboot(ctx context.Context, _ *machine.RebootRequest) (
 	return &machine.RebootResponse{Messages: []*machine.Reboot{{Metadata: md, ActorId: m.Reboot()}}}, nil
 }
 
+// BootIDPath is the one file Read serves: the running kernel's boot ID, which a real
+// Talos serves the same way (talosctl read /proc/sys/kernel/random/boot_id).
+const BootIDPath = "/proc/sys/kernel/random/boot_id"
+
+// Read streams a file; the emulator has one, the boot ID, and knows no other.
+func (s *machineService) Read(req *machine.ReadRequest, srv machine.MachineService_ReadServer) error {
+	m, md, err := s.configured(srv.Context())
+	if err != nil {
+		return err
+	}
+	if req.GetPath() != BootIDPath {
+		return status.Errorf(codes.NotFound, "open %s: no such file or directory", req.GetPath())
+	}
+	m.mu.Lock()
+	bootID := m.BootID
+	m.mu.Unlock()
+	return srv.Send(&common.Data{Metadata: md, Bytes: []byte(bootID + "\n")})
+}
+
 func (s *machineService) Shutdown(ctx context.Context, _ *machine.ShutdownRequest) (*machine.ShutdownResponse, error) {
 	m, md, err := s.configured(ctx)
 	if err != nil {

@@ -37,6 +37,12 @@ type NodeLink interface {
 	Join(ctx context.Context, spec NodeSpec)
 }
 
+// bootIDReader is a NodeLink that can read a Node's current boot ID, so a machine starts
+// with the boot ID its Node already reports (the fixture writes the Nodes first).
+type bootIDReader interface {
+	BootID(ctx context.Context, node string) string
+}
+
 type noNodeLink struct{}
 
 func (noNodeLink) PowerOff(context.Context, string, string) {}
@@ -73,6 +79,15 @@ func readyCondition(ready bool, reason, message string) map[string]any {
 		"type": "Ready", "status": st, "reason": reason, "message": message,
 		"lastHeartbeatTime": now, "lastTransitionTime": now,
 	}
+}
+
+// BootID is the Node's status.nodeInfo.bootID, or "" when it cannot be read.
+func (k *kubeNodeLink) BootID(ctx context.Context, node string) string {
+	n, err := k.cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return n.Status.NodeInfo.BootID
 }
 
 func (k *kubeNodeLink) patchMeta(ctx context.Context, node string, annotations map[string]any, labels map[string]any) error {

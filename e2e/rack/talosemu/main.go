@@ -128,6 +128,11 @@ func NewEmulator(fx *Fixture, netIdx, port int, link NodeLink, timing Timing) (*
 		m.Powered = true
 		m.State = StateRunning
 		m.BootID = newBootID()
+		if r, ok := link.(bootIDReader); ok && m.NodeName != "" {
+			if id := r.BootID(context.Background(), m.NodeName); id != "" {
+				m.BootID = id
+			}
+		}
 		if m.Mode == ModeConfigured {
 			m.EtcdID = randomUint64()
 		}

@@ -256,14 +256,10 @@ describe('talos power channel', () => {
     expect((await counts())[uuid].reboot).toBe(0);
   });
 
-  it('the boot ID: the emulator does not serve MachineService/Read, so the read is refused (UNIMPLEMENTED)', async () => {
-    // A real Talos serves /proc/sys/kernel/random/boot_id through Read (unit-tested
-    // against a fake); the rack's emulator answers Unimplemented. The operator reads the
-    // boot ID from the Node (status.nodeInfo.bootID), which the emulator keeps current.
-    const error = await channel.bootId(powerNode('cp-1')).catch(e => e);
-    expect(error).toBeInstanceOf(PowerChannelError);
-    expect(error.outcome).toBe('refused');
-    expect(error.message).toContain('UNIMPLEMENTED');
+  it('reads the boot ID through MachineService/Read, the same as the Node reports', async () => {
+    const bootId = await channel.bootId(powerNode('cp-1'));
+    expect(bootId).toMatch(/^[0-9a-f-]{8,}$/);
+    expect(bootId).toBe((await nodeStatus('cp-1')).bootID);
   });
 });
 
