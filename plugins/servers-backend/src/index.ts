@@ -16,3 +16,13 @@ export type {
   NewMaintenance,
   RequestFlagName,
 } from './service/types';
+export {
+  machinesRegistryServiceRef,
+  staticMachinesRegistry,
+} from './service/machinesRegistry';
+export type {
+  CredentialSecret,
+  KubernetesReclaimAccess,
+  MachinesRegistry,
+  MachinesState,
+} from './service/machinesTypes';

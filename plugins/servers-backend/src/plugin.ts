@@ -11,8 +11,11 @@ import {
   serverPermissionResourceRef,
   serverPermissionRules,
 } from '@rackside/plugin-servers-node';
+import { createMachinesRouter } from './machinesRouter';
 import { createRouter } from './router';
 import { clusterRegistryServiceRef } from './service/clusterRegistry';
+import { machinesRegistryServiceRef } from './service/machinesRegistry';
+import { announceMachineChanges } from './service/machinesSignals';
 import { PreflightTokens } from './service/preflight';
 import { readReasonPolicy } from './service/reasonPolicy';
 import { serverResourceOf } from './service/view';
@@ -43,6 +46,7 @@ export const serversPlugin = createBackendPlugin({
         lifecycle: coreServices.lifecycle,
         signals: signalsServiceRef,
         clusters: clusterRegistryServiceRef,
+        machines: machinesRegistryServiceRef,
       },
       async init({
         config,
@@ -55,6 +59,7 @@ export const serversPlugin = createBackendPlugin({
         lifecycle,
         signals,
         clusters,
+        machines,
       }) {
         // Validate the cluster list at start-up: a typo should stop the
         // backend with the key named, not serve an empty Servers page.
@@ -123,6 +128,27 @@ export const serversPlugin = createBackendPlugin({
           timers.clear();
         });
 
+        // The machine routes, on the same channel, from their own caches.
+        lifecycle.addShutdownHook(
+          announceMachineChanges({
+            machines,
+            signals,
+            logger,
+            channel: SERVERS_SIGNAL_CHANNEL,
+            debounceMs: SIGNAL_DEBOUNCE_MS,
+          }),
+        );
+        // First: its body parser keeps a reclaim's credential out of parse errors.
+        httpRouter.use(
+          await createMachinesRouter({
+            machines,
+            httpAuth,
+            permissions,
+            auditor,
+            logger,
+            reasonPolicy,
+          }),
+        );
         httpRouter.use(
           await createRouter({
             clusters,

@@ -239,3 +239,5 @@ export interface PreflightChangedBody {
   error: { name: 'ConflictError'; message: string };
   preflight: PreflightResponse;
 }
+
+export * from './machinesApi';

@@ -1,0 +1,123 @@
+import {
+  machinesAddPermission,
+  reclaimAddedAddresses,
+  RECLAIM_ADDED_ADDRESSES_ANNOTATION,
+  type DiscoveryAddressAddedResponse,
+} from '@rackside/plugin-servers-common';
+import type { Router } from 'express';
+import { z } from 'zod';
+import { sameAddress } from '../service/discoveryAddresses';
+import {
+  machinesOr404,
+  parseBody,
+  rawString,
+  requirePermission,
+  requireReason,
+  runAudited,
+  StateConflictError,
+  targetTalosCluster,
+  withConflictRetry,
+  type MachinesRouteContext,
+} from './context';
+import { addressField, reasonField, talosClusterField } from './fields';
+
+/** Most addresses a TalosCluster may list (its CRD's bound). */
+const MAX_ADDRESSES = 1024;
+
+const bodySchema = z.object({
+  address: addressField,
+  reason: reasonField,
+  talosCluster: talosClusterField,
+});
+
+/**
+ * `POST /clusters/:cluster/discovery/addresses` (`machines:add`): appends an address
+ * the user typed to the TalosCluster's discovery list. An address the user lists is
+ * never recorded as added by a reclaim, so the reclaim clean-up leaves it alone.
+ */
+export function addDiscoveryAddressRoute(
+  router: Router,
+  ctx: MachinesRouteContext,
+) {
+  router.post('/clusters/:cluster/discovery/addresses', async (req, res) => {
+    await runAudited(
+      ctx,
+      req,
+      res,
+      {
+        eventId: 'machine-discovery-address-add',
+        severityLevel: 'medium',
+        meta: {
+          cluster: req.params.cluster,
+          address: rawString(req.body, 'address', 261),
+          reason: rawString(req.body, 'reason'),
+        },
+      },
+      async (credentials, extra) => {
+        const state = machinesOr404(ctx, req.params.cluster);
+        await requirePermission(
+          ctx,
+          credentials,
+          machinesAddPermission,
+          'add discovery addresses',
+        );
+        const body = parseBody(bodySchema, req.body);
+        requireReason(ctx, body.reason);
+        const target = await targetTalosCluster(state, body.talosCluster);
+        extra.talosCluster = target.metadata.name;
+
+        await withConflictRetry(async () => {
+          const current = await state.freshTalosCluster(target.metadata.name);
+          const listed = current.spec.discovery?.addresses ?? [];
+          const already = listed.find(a => sameAddress(a, body.address));
+          if (already) {
+            const byReclaim = reclaimAddedAddresses(current).some(a =>
+              sameAddress(a, already),
+            );
+            throw new StateConflictError(
+              `${already} is already a discovery address of ${
+                target.metadata.name
+              }${
+                byReclaim
+                  ? ' (a Reset and add request listed it; it is taken out again once no request needs it, so add it by hand after that to keep it)'
+                  : ''
+              }`,
+            );
+          }
+          if (listed.length >= MAX_ADDRESSES) {
+            throw new StateConflictError(
+              `${target.metadata.name} already lists ${MAX_ADDRESSES} discovery addresses, the most it may`,
+            );
+          }
+          // A stale record of this address would let the clean-up take the user's address.
+          const recorded = reclaimAddedAddresses(current).filter(
+            a => !sameAddress(a, body.address),
+          );
+          const annotations = { ...(current.metadata.annotations ?? {}) };
+          if (recorded.length > 0) {
+            annotations[RECLAIM_ADDED_ADDRESSES_ANNOTATION] =
+              recorded.join(',');
+          } else {
+            delete annotations[RECLAIM_ADDED_ADDRESSES_ANNOTATION];
+          }
+          await state.updateTalosCluster({
+            ...current,
+            metadata: { ...current.metadata, annotations },
+            spec: {
+              ...current.spec,
+              discovery: {
+                ...current.spec.discovery,
+                addresses: [...listed, body.address],
+              },
+            },
+          });
+        });
+        const answer: DiscoveryAddressAddedResponse = {
+          talosCluster: target.metadata.name,
+          address: body.address,
+        };
+        return { status: 201, body: answer, outcome: 'address-added' };
+      },
+    );
+  });
+}

@@ -1,0 +1,204 @@
+import { ServiceUnavailableError } from '@backstage/errors';
+import {
+  isTerminalReclaimPhase,
+  machinesReclaimPermission,
+  RACKSIDE_API_VERSION,
+  RECLAIM_TTL_MINUTES,
+  type ReclaimCreatedResponse,
+} from '@rackside/plugin-servers-common';
+import { parseTalosconfig } from '@rackside/plugin-servers-node';
+import { randomBytes } from 'node:crypto';
+import type { Router } from 'express';
+import { z } from 'zod';
+import { sameAddress } from '../service/discoveryAddresses';
+import {
+  machinesOr404,
+  parseBody,
+  rawString,
+  requirePermission,
+  requireReason,
+  runAudited,
+  StateConflictError,
+  targetTalosCluster,
+  type MachinesRouteContext,
+} from './context';
+import { addressField, reasonField, talosClusterField } from './fields';
+import { settleReclaimAddresses } from './reclaimAddresses';
+
+/** A talosconfig is a few kilobytes; anything near this is not one. */
+export const MAX_TALOSCONFIG_BYTES = 64 * 1024;
+/** The key of the credential in its Secret (the CRD's default). */
+const CREDENTIAL_KEY = 'talosconfig';
+
+const bodySchema = z.object({
+  address: addressField,
+  talosconfig: z
+    .string({
+      required_error: 'talosconfig is required',
+      invalid_type_error: 'talosconfig must be the text of a talosconfig file',
+    })
+    .min(1, 'talosconfig is empty')
+    .max(
+      MAX_TALOSCONFIG_BYTES,
+      `talosconfig is larger than ${MAX_TALOSCONFIG_BYTES / 1024} KiB`,
+    ),
+  reason: reasonField,
+  ttlMinutes: z
+    .number({ invalid_type_error: 'ttlMinutes must be a number' })
+    .int('ttlMinutes must be a whole number of minutes')
+    .min(
+      RECLAIM_TTL_MINUTES.min,
+      `ttlMinutes must be at least ${RECLAIM_TTL_MINUTES.min}`,
+    )
+    .max(
+      RECLAIM_TTL_MINUTES.max,
+      `ttlMinutes must be at most ${RECLAIM_TTL_MINUTES.max}`,
+    )
+    .optional(),
+  talosCluster: talosClusterField,
+});
+
+function reclaimName(): string {
+  return `reclaim-${Date.now().toString(36)}-${randomBytes(2).toString('hex')}`;
+}
+
+/**
+ * `POST /clusters/:cluster/reclaims` (`machines:reclaim`): "Reset and add" of a
+ * machine another Talos cluster holds (ADR 0107). Every check runs before anything
+ * is written; then the MachineReclaim is created, then the Secret with the foreign
+ * talosconfig, owned by it (the owner needs its uid, so it comes first), then the
+ * address is listed for discovery and stale reclaim-added addresses are taken out.
+ *
+ * The talosconfig travels only into that Secret: it is not logged, not in the audit
+ * record, not in any answer or error message.
+ */
+export function createReclaimRoute(router: Router, ctx: MachinesRouteContext) {
+  router.post('/clusters/:cluster/reclaims', async (req, res) => {
+    await runAudited(
+      ctx,
+      req,
+      res,
+      {
+        eventId: 'machine-reclaim-create',
+        severityLevel: 'high',
+        meta: {
+          cluster: req.params.cluster,
+          address: rawString(req.body, 'address', 261),
+          reason: rawString(req.body, 'reason'),
+          ttlMinutes:
+            typeof req.body?.ttlMinutes === 'number'
+              ? req.body.ttlMinutes
+              : null,
+        },
+      },
+      async (credentials, extra) => {
+        const state = machinesOr404(ctx, req.params.cluster);
+        await requirePermission(
+          ctx,
+          credentials,
+          machinesReclaimPermission,
+          'reset and add machines another cluster holds',
+        );
+        const body = parseBody(bodySchema, req.body);
+        requireReason(ctx, body.reason);
+        // Throws an InputError naming the context and field, never the key material.
+        parseTalosconfig(body.talosconfig);
+
+        const target = await targetTalosCluster(state, body.talosCluster);
+        const targetName = target.metadata.name;
+        extra.talosCluster = targetName;
+
+        const running = (await state.reclaims()).find(
+          r =>
+            sameAddress(r.spec.address, body.address) &&
+            !isTerminalReclaimPhase(r.status?.phase ?? 'Pending'),
+        );
+        if (running) {
+          throw new StateConflictError(
+            `${body.address} already has a Reset and add request in progress: ${
+              running.metadata.name
+            } (${running.status?.phase ?? 'Pending'})`,
+          );
+        }
+        const probed = (target.status?.addresses ?? []).find(a =>
+          sameAddress(a.address, body.address),
+        );
+        if (probed?.state === 'Member') {
+          throw new StateConflictError(
+            `${body.address} is already a member of ${targetName}: there is nothing to reset`,
+          );
+        }
+        if (probed?.state === 'Maintenance') {
+          throw new StateConflictError(
+            `${body.address} is in maintenance mode already: add it from the machine list instead of resetting it`,
+          );
+        }
+
+        const name = reclaimName();
+        const secretName = `${name}-talosconfig`;
+        const ttlMinutes = body.ttlMinutes ?? RECLAIM_TTL_MINUTES.default;
+        const created = await state.createReclaim({
+          apiVersion: RACKSIDE_API_VERSION,
+          kind: 'MachineReclaim',
+          metadata: {
+            name,
+            namespace: state.namespace,
+            labels: { 'app.kubernetes.io/part-of': 'rackside' },
+          },
+          spec: {
+            address: body.address,
+            targetCluster: targetName,
+            credentialSecretRef: { name: secretName, key: CREDENTIAL_KEY },
+            ttlMinutes,
+            requestedBy: credentials.principal.userEntityRef,
+            reason: body.reason.trim(),
+          },
+        });
+        extra.reclaim = name;
+
+        try {
+          await state.createCredentialSecret({
+            name: secretName,
+            owner: { name, uid: created.metadata.uid ?? '' },
+            key: CREDENTIAL_KEY,
+            talosconfig: body.talosconfig,
+          });
+        } catch (error) {
+          throw new ServiceUnavailableError(
+            `reclaim ${name} was recorded but its credential could not be stored (${
+              (error as Error).message
+            }); it cannot proceed and expires after ${ttlMinutes} minutes: try again`,
+          );
+        }
+
+        const warnings: string[] = [];
+        try {
+          const settled = await settleReclaimAddresses(
+            state,
+            targetName,
+            body.address,
+          );
+          extra.addressAppended = settled.appended;
+          extra.addressesRemoved = settled.removed;
+        } catch (error) {
+          // The request stands; the confirmation lists the address again.
+          ctx.logger.warn(
+            `reclaim ${name}: could not list ${body.address} for discovery in ${targetName}: ${error}`,
+          );
+          warnings.push(
+            `${
+              body.address
+            } could not be listed for discovery in ${targetName} yet (${
+              (error as Error).message
+            }); confirming the reset lists it`,
+          );
+        }
+        const answer: ReclaimCreatedResponse = {
+          name,
+          ...(warnings.length ? { warnings } : {}),
+        };
+        return { status: 201, body: answer, outcome: 'created' };
+      },
+    );
+  });
+}

@@ -1,0 +1,46 @@
+import { talosAddressSchema } from '@rackside/plugin-servers-common';
+import { z } from 'zod';
+
+/*
+ * Fields of the machine routes' request bodies. Their messages say what is wrong,
+ * never what was sent: a body may carry a credential.
+ */
+
+/** Shown when an address is not one. */
+export const ADDRESS_HINT =
+  'must be an IP address or host name, optionally with :port';
+
+/** An address: trimmed, checked as the CRDs check it. */
+export const addressField = z
+  .string({
+    required_error: 'address is required',
+    invalid_type_error: 'address must be a string',
+  })
+  .trim()
+  .refine(value => talosAddressSchema.safeParse(value).success, {
+    message: ADDRESS_HINT,
+  });
+
+/** A reason (the deployment's reason policy is checked after parsing). */
+export const reasonField = z.string({
+  required_error: 'reason is required',
+  invalid_type_error: 'reason must be a string',
+});
+
+/** The TalosCluster, needed only when a cluster has several. */
+export const talosClusterField = z
+  .string({ invalid_type_error: 'talosCluster must be a string' })
+  .min(1, 'talosCluster must not be empty')
+  .optional();
+
+/** An SMBIOS UUID as a person types it (any case). */
+export const uuidField = z
+  .string({
+    required_error: 'uuid is required',
+    invalid_type_error: 'uuid must be a string',
+  })
+  .trim()
+  .regex(
+    /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
+    'uuid must be a UUID such as 6963c843-f9c9-456d-acfd-4d79eebc1214',
+  );
