@@ -1,0 +1,358 @@
+/*
+ * The machine routes against the real apiserver of the simulated rack (with its Talos
+ * emulator, for the foreign cluster's real talosconfig), as the Backstage identity of
+ * e2e/rack/demo/backstage-access.yaml: a Reset and add request lands as a MachineReclaim
+ * plus a Secret owned by it that the backend itself cannot read back; the typed UUID is
+ * checked against what the operator reported; addresses and joins land on the objects.
+ * No operator runs here: the test writes the status the operator would.
+ */
+import { createServiceFactory } from '@backstage/backend-plugin-api';
+import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import { signalsServiceRef } from '@backstage/plugin-signals-node';
+import { RECLAIM_ADDED_ADDRESSES_ANNOTATION } from '@rackside/plugin-servers-common';
+import { KubeHttp } from '@rackside/plugin-servers-node';
+import {
+  eventually,
+  REPO_ROOT,
+  startTestRack,
+  type TestRack,
+} from '@rackside/rack-testing';
+import fs from 'node:fs';
+import path from 'node:path';
+import request from 'supertest';
+import { parseAllDocuments } from 'yaml';
+import { serversPlugin } from './plugin';
+
+jest.setTimeout(60_000);
+
+type Obj = Record<string, any>;
+
+const NS = 'rackside-system';
+const RACKSIDE = `/apis/rackside.dev/v1alpha1/namespaces/${NS}`;
+const REASON = 'integration test: take over the plant-old worker';
+const SPARE_UUID = 'bba72157-81f6-43fd-9ddd-4684b42f4bd9';
+const FOREIGN_WORKER_UUID = 'bd49731e-ab42-45d9-9f81-6c7d0e506bdf';
+
+let rack: TestRack | undefined;
+let admin: KubeHttp;
+let asBackstage: KubeHttp;
+let server: Parameters<typeof request>[0];
+let foreignTalosconfig: string;
+let address: (host: number) => string;
+
+function docsOf(file: string): Obj[] {
+  return parseAllDocuments(fs.readFileSync(file, 'utf8'))
+    .map(doc => doc.toJS() as Obj)
+    .filter(Boolean);
+}
+
+function collectionPath(obj: Obj): string {
+  const [group, version] = obj.apiVersion.includes('/')
+    ? obj.apiVersion.split('/')
+    : ['', obj.apiVersion];
+  const root = group ? `/apis/${group}/${version}` : `/api/${version}`;
+  const ns = obj.metadata.namespace
+    ? `/namespaces/${obj.metadata.namespace}`
+    : '';
+  return `${root}${ns}/${obj.kind.toLowerCase()}s`;
+}
+
+async function apply(obj: Obj) {
+  await admin.request({
+    method: 'PATCH',
+    path: `${collectionPath(obj)}/${obj.metadata.name}`,
+    query: { fieldManager: 'rackside-backend-test', force: true },
+    body: obj,
+    contentType: 'application/apply-patch+yaml',
+  });
+}
+
+const get = (p: string): Promise<Obj> =>
+  admin.request({ method: 'GET', path: p });
+
+async function mintToken(namespace: string, name: string): Promise<string> {
+  const res: Obj = await admin.request({
+    method: 'POST',
+    path: `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
+    body: {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds: 3600 },
+    },
+  });
+  return res.status.token;
+}
+
+beforeAll(async () => {
+  rack = await startTestRack({ withRedfish: false, withWorkloads: false });
+  admin = new KubeHttp(rack.adminKubeConfig());
+  address = host => `127.0.${10 + rack!.info.net}.${host}`;
+  const talos = rack.info.talos as { talosconfigs: Record<string, string> };
+  foreignTalosconfig = fs.readFileSync(talos.talosconfigs['plant-old'], 'utf8');
+
+  const crdDir = path.join(REPO_ROOT, 'crds');
+  const crds = fs
+    .readdirSync(crdDir)
+    .filter(f => f.endsWith('.yaml'))
+    .flatMap(f => docsOf(path.join(crdDir, f)));
+  for (const crd of crds) await apply(crd);
+  for (const crd of crds) {
+    await eventually(
+      `CRD ${crd.metadata.name} established`,
+      async () => {
+        const got = await get(
+          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
+        );
+        return got.status?.conditions?.some(
+          (c: Obj) => c.type === 'Established' && c.status === 'True',
+        )
+          ? true
+          : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+  }
+  for (const obj of docsOf(
+    path.join(REPO_ROOT, 'e2e/rack/demo/backstage-access.yaml'),
+  )) {
+    await apply(obj);
+  }
+  // The TalosCluster the machines are added to (the operator's, in its namespace).
+  await apply({
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'TalosCluster',
+    metadata: { name: 'plant-a', namespace: NS },
+    spec: {
+      discovery: { addresses: [address(31)], intervalSeconds: 300 },
+      joinConfigSecretRef: { name: 'plant-a-join' },
+      talosconfigSecretRef: { name: 'plant-a-talosconfig' },
+    },
+  });
+  await apply({
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'TalosMachine',
+    metadata: { name: SPARE_UUID, namespace: NS },
+    spec: { cluster: 'plant-a' },
+  });
+
+  const token = await mintToken(NS, 'rackside-backstage');
+  asBackstage = new KubeHttp(rack.tokenKubeConfig(token));
+  const backend = await startTestBackend({
+    features: [
+      serversPlugin,
+      mockServices.permissions.factory({ result: AuthorizeResult.ALLOW }),
+      createServiceFactory({
+        service: signalsServiceRef,
+        deps: {},
+        factory: () => ({ publish: async () => {} }),
+      }),
+      mockServices.rootConfig.factory({
+        data: {
+          servers: {
+            clusters: [
+              {
+                name: 'plant-a',
+                url: rack.info.server,
+                caFile: rack.info.caFile,
+                serviceAccountToken: token,
+                operatorNamespace: NS,
+              },
+            ],
+          },
+        },
+      }),
+    ],
+  });
+  server = backend.server;
+}, 180_000);
+
+afterAll(async () => {
+  await rack?.stop();
+}, 60_000);
+
+const base = '/api/servers/clusters/plant-a';
+
+describe('machine routes on the simulated rack', () => {
+  it('reads the TalosCluster and the machine from the watch caches', async () => {
+    const machines = await eventually(
+      'the machine list',
+      async () => {
+        const res = await request(server).get(`${base}/machines`);
+        return res.status === 200 && res.body.machines.length === 1
+          ? res.body
+          : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 250 },
+    );
+    expect(machines.talosClusters).toEqual([
+      expect.objectContaining({
+        name: 'plant-a',
+        namespace: NS,
+        addresses: [{ address: address(31), addedByReclaim: false }],
+      }),
+    ]);
+    expect(machines.machines[0]).toMatchObject({
+      uuid: SPARE_UUID,
+      phase: 'Pending',
+    });
+  });
+
+  it('offers Reset and add: the identity holds the reclaim verb', async () => {
+    const res = await request(server).get(`${base}/reclaims/can`);
+    expect(res.body).toEqual({ allowed: true });
+  });
+
+  it('adds a discovery address and asks to join a machine, as the objects show', async () => {
+    const added = await request(server)
+      .post(`${base}/discovery/addresses`)
+      .send({ address: address(32), reason: REASON });
+    expect(added.status).toBe(201);
+    const cluster = await get(`${RACKSIDE}/talosclusters/plant-a`);
+    expect(cluster.spec.discovery.addresses).toEqual([
+      address(31),
+      address(32),
+    ]);
+    expect(
+      cluster.metadata.annotations?.[RECLAIM_ADDED_ADDRESSES_ANNOTATION],
+    ).toBeUndefined();
+
+    const joined = await request(server)
+      .post(`${base}/machines/${SPARE_UUID}/join`)
+      .send({ reason: REASON });
+    expect(joined.status).toBe(200);
+    const machine = await get(`${RACKSIDE}/talosmachines/${SPARE_UUID}`);
+    expect(machine.spec.join).toMatchObject({
+      by: 'user:default/mock',
+      reason: REASON,
+    });
+    const again = await request(server)
+      .post(`${base}/machines/${SPARE_UUID}/join`)
+      .send({ reason: REASON });
+    expect(again.status).toBe(409);
+  });
+
+  it('creates a reclaim: the MachineReclaim, and a Secret owned by it that only the operator can read', async () => {
+    const foreign = address(42);
+    const res = await request(server)
+      .post(`${base}/reclaims`)
+      .send({ address: foreign, talosconfig: foreignTalosconfig, reason: REASON });
+    expect(res.status).toBe(201);
+    expect(Object.keys(res.body)).toEqual(['name']);
+    const name: string = res.body.name;
+
+    const reclaim = await get(`${RACKSIDE}/machinereclaims/${name}`);
+    expect(reclaim.spec).toEqual({
+      address: foreign,
+      targetCluster: 'plant-a',
+      credentialSecretRef: { name: `${name}-talosconfig`, key: 'talosconfig' },
+      ttlMinutes: 15,
+      requestedBy: 'user:default/mock',
+      reason: REASON,
+    });
+
+    const secret = await get(`/api/v1/namespaces/${NS}/secrets/${name}-talosconfig`);
+    expect(secret.type).toBe('Opaque');
+    expect(secret.immutable).toBe(true);
+    expect(secret.metadata.ownerReferences).toEqual([
+      {
+        apiVersion: 'rackside.dev/v1alpha1',
+        kind: 'MachineReclaim',
+        name,
+        uid: reclaim.metadata.uid,
+        controller: true,
+      },
+    ]);
+    expect(Buffer.from(secret.data.talosconfig, 'base64').toString('utf8')).toBe(
+      foreignTalosconfig,
+    );
+
+    // The backend's own identity cannot read it back (create only).
+    await expect(
+      asBackstage.request({
+        method: 'GET',
+        path: `/api/v1/namespaces/${NS}/secrets/${name}-talosconfig`,
+      }),
+    ).rejects.toMatchObject({ statusCode: 403 });
+
+    // The address is listed for discovery and recorded as the reclaim's.
+    const cluster = await get(`${RACKSIDE}/talosclusters/plant-a`);
+    expect(cluster.spec.discovery.addresses).toContain(foreign);
+    expect(
+      cluster.metadata.annotations?.[RECLAIM_ADDED_ADDRESSES_ANNOTATION],
+    ).toBe(foreign);
+
+    // The answers never carry the credential.
+    const one = await eventually(
+      'the reclaim in the cache',
+      async () => {
+        const got = await request(server).get(`${base}/reclaims`);
+        return got.body.items?.find((r: Obj) => r.name === name);
+      },
+      { timeoutMs: 20_000, intervalMs: 250 },
+    );
+    expect(one).toMatchObject({ phase: 'Pending', address: foreign });
+    const keyLine = foreignTalosconfig
+      .split('\n')
+      .find(l => l.trim().startsWith('key:'))!
+      .trim()
+      .slice(5);
+    expect(JSON.stringify(one)).not.toContain(keyLine);
+    expect(JSON.stringify(one)).not.toContain('talosconfig');
+
+    // A second request for the same address while this one runs: 409, nothing written.
+    const second = await request(server)
+      .post(`${base}/reclaims`)
+      .send({ address: foreign, talosconfig: foreignTalosconfig, reason: REASON });
+    expect(second.status).toBe(409);
+    const all = await get(`${RACKSIDE}/machinereclaims`);
+    expect(all.items).toHaveLength(1);
+
+    // The operator reads the UUID through the credential; here the test says so.
+    await admin.request({
+      method: 'PATCH',
+      path: `${RACKSIDE}/machinereclaims/${name}/status`,
+      body: {
+        status: {
+          phase: 'AwaitingConfirmation',
+          machineUUID: FOREIGN_WORKER_UUID,
+          expiresAt: new Date(Date.now() + 15 * 60_000).toISOString(),
+        },
+      },
+      contentType: 'application/merge-patch+json',
+    });
+
+    const wrong = await request(server)
+      .post(`${base}/reclaims/${name}/confirm`)
+      .send({ uuid: '437933e7-5d1e-4d07-8455-ea5d78c647f4' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error.message).toContain('uuid does not match');
+    expect((await get(`${RACKSIDE}/machinereclaims/${name}`)).spec.confirmUUID).toBeUndefined();
+
+    const right = await request(server)
+      .post(`${base}/reclaims/${name}/confirm`)
+      .send({ uuid: FOREIGN_WORKER_UUID.toUpperCase() });
+    expect(right.status).toBe(200);
+    expect((await get(`${RACKSIDE}/machinereclaims/${name}`)).spec.confirmUUID).toBe(
+      FOREIGN_WORKER_UUID,
+    );
+  });
+
+  it('a talosconfig that does not load is a 400 and writes nothing', async () => {
+    const before = (await get(`${RACKSIDE}/machinereclaims`)).items.length;
+    const res = await request(server)
+      .post(`${base}/reclaims`)
+      .send({
+        address: address(41),
+        talosconfig: foreignTalosconfig.replace(/key: \S+/, 'key: bm90IGEga2V5'),
+        reason: REASON,
+      });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain('key is not base64 of a PEM block');
+    expect((await get(`${RACKSIDE}/machinereclaims`)).items).toHaveLength(before);
+    const secrets = await get(`/api/v1/namespaces/${NS}/secrets`);
+    expect(
+      secrets.items.filter((s: Obj) => s.metadata.labels?.['rackside.dev/machine-reclaim']),
+    ).toHaveLength(before);
+  });
+});
