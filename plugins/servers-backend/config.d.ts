@@ -32,7 +32,11 @@ export interface Config {
       kubeconfigContext?: string;
       /** Use the pod's in-cluster ServiceAccount. */
       inCluster?: boolean;
-      /** Namespace where the Rackside operator runs. Defaults to rackside-system. */
+      /**
+       * Namespace where the Rackside operator runs. Defaults to rackside-system.
+       * The TalosClusters, TalosMachines and MachineReclaims Rackside reads are
+       * those of this namespace, and reclaim credentials are stored here.
+       */
       operatorNamespace?: string;
     }>;
     /**
