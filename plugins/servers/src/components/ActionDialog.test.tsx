@@ -2,11 +2,23 @@ import '@testing-library/jest-dom';
 import { renderInTestApp } from '@backstage/frontend-test-utils';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { ResponseError } from '@backstage/errors';
-import { ceremonyFor } from '@rackside/plugin-servers-common';
+import { ceremonyFor, HAZARD_TITLE } from '@rackside/plugin-servers-common';
 import { PreflightChangedError, serversApiRef } from '../api';
 import { fakeServersApi, responseError, serverList } from '../testing/fixtures';
 import { preflightResponse, refusedPreflight } from '../testing/drain';
-import { ActionDialog, ACKNOWLEDGEMENT, IMPACT_CHANGED } from './ActionDialog';
+import {
+  hazardPreflight,
+  rebootPreflight,
+  refusedRebootPreflight,
+} from '../testing/power';
+import {
+  ActionDialog,
+  ACKNOWLEDGEMENT,
+  IMPACT_CHANGED,
+  NOTHING_CHANGED,
+  shutdownReturnText,
+  TYPED_REASON_HINT,
+} from './ActionDialog';
 
 const DRAIN_OFFER = {
   offered: true,
@@ -329,5 +341,330 @@ describe('the cordon dialog', () => {
     expect(await screen.findByTestId('action-reason')).toBeInTheDocument();
     expect(screen.queryByTestId('preflight-step')).toBeNull();
     expect(api.preflight).not.toHaveBeenCalled();
+  });
+});
+
+describe('the reboot and shutdown dialogs', () => {
+  function renderPower(
+    api: ReturnType<typeof fakeServersApi>,
+    options: {
+      action?: 'reboot' | 'shutdown';
+      node?: string;
+      level?: 'allow' | 'hazard' | 'refuse';
+      powerVerbs?: Array<'reboot' | 'shutdown' | 'power-on'>;
+    } = {},
+  ) {
+    const action = options.action ?? 'reboot';
+    const onDone = jest.fn();
+    renderInTestApp(
+      <ActionDialog
+        cluster="rack"
+        node={options.node ?? 'worker-1'}
+        action={action}
+        offer={{
+          offered: true,
+          allowed: true,
+          ceremony: ceremonyFor(action, options.level ?? 'allow'),
+        }}
+        powerVerbs={options.powerVerbs}
+        quorum={{
+          derived: true,
+          members: 3,
+          quorum: 2,
+          ready: 3,
+          margin: 1,
+          goingDown: [],
+        }}
+        onClose={jest.fn()}
+        onDone={onDone}
+      />,
+      { apis: [[serversApiRef, api]] },
+    );
+    return { onDone };
+  }
+
+  const dialog = () => screen.getByRole('dialog');
+  const button = (name: string) =>
+    within(dialog()).getByRole('button', { name });
+  const typeName = (text: string) =>
+    fireEvent.change(screen.getByTestId('action-typed-name'), {
+      target: { value: text },
+    });
+
+  it('asks for the reason, the acknowledged pre-flight and the typed node name before a reboot', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight.mockResolvedValue(rebootPreflight());
+    api.requestAction.mockResolvedValue({ name: 'worker-1-reboot-abc' });
+    const { onDone } = renderPower(api);
+    const preflight = await screen.findByTestId('preflight');
+    expect(api.preflight).toHaveBeenCalledWith('rack', 'worker-1', 'reboot', {
+      deleteEmptyDirData: false,
+      force: false,
+    });
+    expect(within(preflight).getByTestId('preflight-evict')).toHaveTextContent(
+      'Pods to evict (2)',
+    );
+    expect(within(preflight).getByTestId('preflight-quorum')).toHaveTextContent(
+      'quorum is unaffected',
+    );
+    expect(dialog()).toHaveTextContent('Reboot: worker-1');
+    expect(dialog()).toHaveTextContent('Ready with a new boot ID');
+    expect(screen.getByLabelText(/Type worker-1 to confirm/)).toBeVisible();
+    // Not a hazard: no warning title.
+    expect(within(dialog()).queryByTitle('warning')).toBeNull();
+
+    const submit = button('Reboot');
+    typeReason('firmware update, INC-11');
+    expect(submit).toBeDisabled();
+    fireEvent.click(ackBox());
+    expect(submit).toBeDisabled();
+    typeName('worker-1');
+    expect(submit).toBeEnabled();
+    // Each of the three is needed on its own.
+    typeReason('');
+    expect(submit).toBeDisabled();
+    typeReason('firmware update, INC-11');
+    fireEvent.click(ackBox());
+    expect(submit).toBeDisabled();
+    fireEvent.click(ackBox());
+    expect(submit).toBeEnabled();
+
+    fireEvent.click(submit);
+    await waitFor(() =>
+      expect(onDone).toHaveBeenCalledWith('worker-1-reboot-abc'),
+    );
+    expect(api.requestAction).toHaveBeenCalledWith(
+      'rack',
+      'worker-1',
+      'reboot',
+      {
+        reason: 'firmware update, INC-11',
+        typedName: 'worker-1',
+        preflightToken: 'tok-reboot',
+        deleteEmptyDirData: false,
+        force: false,
+      },
+    );
+  });
+
+  it('does not take a typed name that is not exactly the node', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight.mockResolvedValue(rebootPreflight());
+    renderPower(api);
+    await screen.findByTestId('preflight');
+    typeReason('firmware update, INC-11');
+    fireEvent.click(ackBox());
+    const submit = button('Reboot');
+    for (const wrong of ['worker-2', 'Worker-1', 'worker-1 ', 'worker']) {
+      typeName(wrong);
+      expect(submit).toBeDisabled();
+      expect(screen.getByTestId('action-typed-name')).toHaveAttribute(
+        'aria-invalid',
+        'true',
+      );
+      expect(dialog()).toHaveTextContent(
+        'That is not worker-1: type the node name exactly.',
+      );
+    }
+    typeName('worker-1');
+    expect(submit).toBeEnabled();
+    expect(screen.getByTestId('action-typed-name')).toHaveAttribute(
+      'aria-invalid',
+      'false',
+    );
+    expect(dialog()).not.toHaveTextContent('That is not worker-1');
+  });
+
+  it('marks the hazard tier: warning title, the reason typed out, the typed name, the pre-flight', async () => {
+    const api = fakeServersApi(serverList([]));
+    // The row said typed-name; the pre-flight, newer, says hazard.
+    api.preflight.mockResolvedValue(hazardPreflight());
+    api.requestAction.mockResolvedValue({ name: 'cp-1-reboot-abc' });
+    renderPower(api, { node: 'cp-1' });
+    await screen.findByTestId('preflight');
+    const title = within(dialog()).getByRole('heading', { level: 2 });
+    expect(title).toHaveTextContent(HAZARD_TITLE);
+    expect(within(title).getByTitle('warning')).toBeInTheDocument();
+    expect(within(dialog()).getByTestId('preflight-quorum')).toHaveTextContent(
+      'margin 1, margin afterwards 0',
+    );
+
+    // The reason is written, not picked: no suggestions, no autofill.
+    expect(screen.getByTestId('action-reason')).toHaveAttribute(
+      'autocomplete',
+      'off',
+    );
+    expect(dialog()).toHaveTextContent(TYPED_REASON_HINT);
+    expect(within(dialog()).queryByRole('listbox')).toBeNull();
+    expect(
+      within(dialog())
+        .getAllByRole('button')
+        .map(b => b.textContent),
+    ).toEqual(['Cancel', 'Reboot']);
+
+    const submit = button('Reboot');
+    typeReason('cp-1 firmware, INC-12, cp-2 and cp-3 checked');
+    fireEvent.click(ackBox());
+    expect(submit).toBeDisabled();
+    typeName('cp-1');
+    expect(submit).toBeEnabled();
+    fireEvent.click(submit);
+    await waitFor(() =>
+      expect(api.requestAction).toHaveBeenCalledWith(
+        'rack',
+        'cp-1',
+        'reboot',
+        expect.objectContaining({
+          typedName: 'cp-1',
+          preflightToken: 'tok-hazard',
+        }),
+      ),
+    );
+  });
+
+  it('shows a refused pre-flight as the refusal, with the guard’s numbers and no way to submit', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight.mockResolvedValue(refusedRebootPreflight());
+    renderPower(api, { node: 'cp-2' });
+    const refused = await screen.findByTestId('action-refused');
+    await waitFor(() =>
+      expect(refused).toHaveTextContent(
+        'Rebooting cp-2 would drop the ready control-plane members below quorum.',
+      ),
+    );
+    expect(screen.getByTestId('action-refused-numbers')).toHaveTextContent(
+      'Members 3, quorum 2, ready 2, margin 0, margin afterwards -1.',
+    );
+    expect(refused).toHaveTextContent('No ceremony can allow it.');
+    expect(
+      within(dialog()).queryByRole('button', { name: 'Reboot' }),
+    ).toBeNull();
+    expect(screen.queryByTestId('action-reason')).toBeNull();
+    expect(screen.queryByTestId('action-typed-name')).toBeNull();
+    expect(screen.queryByTestId('preflight-ack')).toBeNull();
+  });
+
+  it('takes the pre-flight of an action the row already shows refused, for the guard’s sentence', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight.mockResolvedValue(refusedRebootPreflight());
+    renderPower(api, { node: 'cp-2', level: 'refuse' });
+    await waitFor(() =>
+      expect(screen.getByTestId('action-refused')).toHaveTextContent(
+        'Rebooting cp-2 would drop the ready control-plane members below quorum.',
+      ),
+    );
+    expect(api.preflight).toHaveBeenCalledWith(
+      'rack',
+      'cp-2',
+      'reboot',
+      expect.anything(),
+    );
+    expect(
+      within(dialog()).queryByRole('button', { name: 'Reboot' }),
+    ).toBeNull();
+  });
+
+  it('explains a 409 after submit: below quorum with the numbers, nothing changed', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight.mockResolvedValue(hazardPreflight());
+    api.requestAction.mockRejectedValue(
+      await responseError(409, 'Conflict', {
+        name: 'ConflictError',
+        message:
+          'Rebooting cp-1 would drop the ready control-plane members below quorum.',
+        members: 3,
+        quorum: 2,
+        margin: 0,
+      }),
+    );
+    renderPower(api, { node: 'cp-1' });
+    await screen.findByTestId('preflight');
+    typeReason('cp-1 firmware, INC-12');
+    fireEvent.click(ackBox());
+    typeName('cp-1');
+    fireEvent.click(button('Reboot'));
+    const error = await screen.findByTestId('action-error');
+    expect(error).toHaveTextContent('Refused');
+    expect(error).toHaveTextContent(
+      'Rebooting cp-1 would drop the ready control-plane members below quorum.',
+    );
+    expect(error).toHaveTextContent('Members 3, quorum 2, margin 0.');
+    expect(error).toHaveTextContent(NOTHING_CHANGED);
+  });
+
+  it('explains a 409 of the capability rule', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight.mockResolvedValue(rebootPreflight());
+    api.requestAction.mockRejectedValue(
+      await responseError(409, 'Conflict', {
+        name: 'ConflictError',
+        message:
+          'worker-1 has no ServerBMC: the redfish channel does not know its BMC.',
+      }),
+    );
+    renderPower(api);
+    await screen.findByTestId('preflight');
+    typeReason('firmware update, INC-11');
+    fireEvent.click(ackBox());
+    typeName('worker-1');
+    fireEvent.click(button('Reboot'));
+    const error = await screen.findByTestId('action-error');
+    expect(error).toHaveTextContent('worker-1 has no ServerBMC');
+    expect(error).toHaveTextContent(NOTHING_CHANGED);
+    expect(error).not.toHaveTextContent('Members');
+  });
+
+  it('says how a shut-down machine comes back: power-on through the BMC', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight.mockResolvedValue(
+      rebootPreflight({
+        action: 'shutdown',
+        ceremony: ceremonyFor('shutdown', 'allow'),
+      }),
+    );
+    renderPower(api, {
+      action: 'shutdown',
+      powerVerbs: ['reboot', 'shutdown', 'power-on'],
+    });
+    await screen.findByTestId('preflight');
+    expect(api.preflight).toHaveBeenCalledWith(
+      'rack',
+      'worker-1',
+      'shutdown',
+      expect.anything(),
+    );
+    expect(screen.getByTestId('shutdown-return')).toHaveTextContent(
+      'use Power on on its row: Rackside asks its BMC to switch it on',
+    );
+    expect(screen.getByLabelText(/Type worker-1 to confirm/)).toBeVisible();
+    expect(button('Shut down')).toBeDisabled();
+  });
+
+  it('says how a shut-down machine comes back: a person at the rack', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight.mockResolvedValue(
+      rebootPreflight({
+        action: 'shutdown',
+        ceremony: ceremonyFor('shutdown', 'allow'),
+      }),
+    );
+    renderPower(api, {
+      action: 'shutdown',
+      powerVerbs: ['reboot', 'shutdown'],
+    });
+    await screen.findByTestId('preflight');
+    expect(screen.getByTestId('shutdown-return')).toHaveTextContent(
+      'This power channel cannot switch worker-1 back on: a person at the rack has to power it on.',
+    );
+  });
+});
+
+describe('shutdownReturnText', () => {
+  it('names the way back the channel offers', () => {
+    expect(shutdownReturnText('w', ['power-on'])).toMatch(/BMC/);
+    expect(shutdownReturnText('w', ['shutdown'])).toMatch(/person at the rack/);
+    expect(shutdownReturnText('w', undefined)).toMatch(
+      /through its BMC where the power channel can, otherwise by a person at the rack/,
+    );
   });
 });

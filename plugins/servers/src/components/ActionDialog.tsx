@@ -18,7 +18,9 @@ import WarningIcon from '@mui/icons-material/Warning';
 import {
   PREFLIGHT_ACTIONS,
   type ActionOffer,
+  type PowerVerb,
   type PreflightAction,
+  type PreflightResponse,
   type QuorumSummaryResponse,
   type ServerAction,
 } from '@rackside/plugin-servers-common';
@@ -29,7 +31,7 @@ import {
   type DescribedError,
 } from '../api';
 import { ACTION_DESCRIPTIONS, ACTION_LABELS } from './labels';
-import { PreflightView } from './PreflightView';
+import { PreflightView, quorumNumbers } from './PreflightView';
 import { usePreflight, type PreflightState } from './usePreflight';
 
 /** The acknowledgement a pre-flight asks for. */
@@ -60,11 +62,64 @@ function isPreflightAction(action: ServerAction): action is PreflightAction {
 export const REASON_HINT =
   "Why, in your own words (a ticket reference helps). The deployment's reason policy applies.";
 
+/** The hint of the hazard tier, where the reason must be typed out. */
+export const TYPED_REASON_HINT =
+  'Type the reason out yourself: spending the last of the quorum margin is recorded in your own words.';
+
+/** Under a 409: the backend refused and wrote nothing. */
+export const NOTHING_CHANGED = 'Nothing was changed.';
+
+/**
+ * How a machine comes back after a shutdown, for the shutdown dialog: through
+ * power-on where the channel can switch it on, otherwise by a person at the
+ * rack (a shutdown is offered without power-on only where the rack is
+ * declared attended).
+ */
+export function shutdownReturnText(
+  node: string,
+  powerVerbs: readonly PowerVerb[] | undefined,
+): string {
+  if (!powerVerbs) {
+    return `${node} stays off until it is powered on: through its BMC where the power channel can, otherwise by a person at the rack.`;
+  }
+  if (powerVerbs.includes('power-on')) {
+    return `To bring ${node} back, use Power on on its row: Rackside asks its BMC to switch it on and returns it to service once it is Ready.`;
+  }
+  return `This power channel cannot switch ${node} back on: a person at the rack has to power it on. It returns to service once it is Ready.`;
+}
+
+/**
+ * The refusal in words: the guard's own sentence and numbers from the
+ * pre-flight when there is one, else the cluster's quorum as last read.
+ */
+function refusalOf(
+  cluster: string,
+  preflight: PreflightResponse | undefined,
+  quorum: QuorumSummaryResponse | undefined,
+): { sentence: string; numbers?: string } {
+  if (preflight && preflight.ceremony.level === 'refused') {
+    return {
+      sentence: preflight.quorum.reason,
+      numbers: quorumNumbers(preflight.quorum),
+    };
+  }
+  const sentence = `This would drop the ready control-plane members of ${cluster} below quorum, so Rackside refuses it.`;
+  if (!quorum) return { sentence };
+  return {
+    sentence,
+    numbers: quorum.derived
+      ? `Members ${quorum.members}, quorum ${quorum.quorum}, margin ${quorum.margin}.`
+      : `Quorum cannot be derived: ${quorum.reason}`,
+  };
+}
+
 export interface ActionDialogProps {
   cluster: string;
   node: string;
   action: ServerAction;
   offer: ActionOffer;
+  /** The power verbs the channel offers for this node (how a shutdown comes back). */
+  powerVerbs?: readonly PowerVerb[];
   /** The cluster's quorum, to explain a refusal. */
   quorum?: QuorumSummaryResponse;
   onClose(): void;
@@ -77,10 +132,14 @@ export interface ActionDialogProps {
  * ceremony from the server response requires.
  */
 export function ActionDialog(props: ActionDialogProps) {
-  const { cluster, node, action, offer, quorum, onClose, onDone } = props;
+  const { cluster, node, action, offer, powerVerbs, quorum, onClose, onDone } =
+    props;
   const api = useApi(serversApiRef);
+  // A refused action with a pre-flight still takes it: it carries the guard's
+  // sentence and numbers as they are now (and says so if the refusal is over).
   const preflightAction =
-    offer.ceremony.requires.preflightAck && isPreflightAction(action)
+    isPreflightAction(action) &&
+    (offer.ceremony.requires.preflightAck || offer.ceremony.level === 'refused')
       ? action
       : undefined;
   const needsPreflight = preflightAction !== undefined;
@@ -90,6 +149,7 @@ export function ActionDialog(props: ActionDialogProps) {
   const hazard = ceremony.level === 'hazard';
   const refused = ceremony.level === 'refused';
   const needsTypedName = ceremony.requires.typedName;
+  const typedReason = ceremony.requires.typedReason;
   const preflightReady =
     !needsPreflight ||
     (!pre.loading &&
@@ -143,6 +203,10 @@ export function ActionDialog(props: ActionDialogProps) {
   };
 
   const label = ACTION_LABELS[action];
+  const refusal = refused
+    ? refusalOf(cluster, pre.preflight, quorum)
+    : undefined;
+  const typedNameWrong = typedName.length > 0 && typedName !== node;
   const titleId = `rackside-action-title-${action}`;
   return (
     <Dialog
@@ -174,17 +238,26 @@ export function ActionDialog(props: ActionDialogProps) {
             write the reason yourself.
           </Alert>
         )}
-        {refused && (
+        {refusal && (
           <Alert severity="error" sx={{ mb: 2 }} data-testid="action-refused">
             <AlertTitle>Refused</AlertTitle>
-            {`This would drop the ready control-plane members of ${cluster} below quorum, so Rackside refuses it.`}
-            {quorum && (
-              <Box component="div" mt={1}>
-                {quorum.derived
-                  ? `Members ${quorum.members}, quorum ${quorum.quorum}, margin ${quorum.margin}.`
-                  : `Quorum cannot be derived: ${quorum.reason}`}
+            {refusal.sentence}
+            {refusal.numbers && (
+              <Box component="div" mt={1} data-testid="action-refused-numbers">
+                {refusal.numbers}
               </Box>
             )}
+            <Box component="div" mt={1}>
+              No ceremony can allow it.
+            </Box>
+          </Alert>
+        )}
+        {refused && pre.loading && (
+          <LinearProgress aria-label="taking the pre-flight" sx={{ mb: 1 }} />
+        )}
+        {action === 'shutdown' && !refused && (
+          <Alert severity="info" sx={{ mb: 2 }} data-testid="shutdown-return">
+            {shutdownReturnText(node, powerVerbs)}
           </Alert>
         )}
         {needsPreflight && !refused && <PreflightStep state={pre} />}
@@ -199,7 +272,11 @@ export function ActionDialog(props: ActionDialogProps) {
               multiline
               minRows={2}
               error={!!reasonError}
-              helperText={reasonError ?? REASON_HINT}
+              helperText={
+                reasonError ?? (typedReason ? TYPED_REASON_HINT : REASON_HINT)
+              }
+              // The hazard tier's reason is written, never picked: no autofill either.
+              autoComplete={typedReason ? 'off' : undefined}
               inputProps={{ 'data-testid': 'action-reason' }}
               sx={{ mb: 2 }}
             />
@@ -210,8 +287,15 @@ export function ActionDialog(props: ActionDialogProps) {
                 onChange={e => setTypedName(e.target.value)}
                 required
                 fullWidth
-                error={typedName.length > 0 && typedName !== node}
+                autoComplete="off"
+                error={typedNameWrong}
+                helperText={
+                  typedNameWrong
+                    ? `That is not ${node}: type the node name exactly.`
+                    : `The name of the node this acts on, typed out.`
+                }
                 inputProps={{ 'data-testid': 'action-typed-name' }}
+                sx={{ mb: 2 }}
               />
             )}
           </>
@@ -225,6 +309,11 @@ export function ActionDialog(props: ActionDialogProps) {
                 {`Members ${error.quorum.members ?? '?'}, quorum ${
                   error.quorum.quorum ?? '?'
                 }, margin ${error.quorum.margin ?? '?'}.`}
+              </Box>
+            )}
+            {error.status === 409 && (
+              <Box component="div" mt={1}>
+                {NOTHING_CHANGED}
               </Box>
             )}
           </Alert>

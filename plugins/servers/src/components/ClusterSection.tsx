@@ -156,6 +156,7 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
           node={dialog.server.name}
           action={dialog.action}
           offer={dialog.server.actions[dialog.action]}
+          powerVerbs={dialog.server.powerVerbs}
           quorum={servers.value?.quorum}
           onClose={() => setDialog(undefined)}
           onDone={name => {

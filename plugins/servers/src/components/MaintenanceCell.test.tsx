@@ -2,7 +2,9 @@ import '@testing-library/jest-dom';
 import { renderInTestApp } from '@backstage/frontend-test-utils';
 import { fireEvent, screen, within } from '@testing-library/react';
 import { server } from '../testing/fixtures';
+import type { MaintenanceResponse } from '@rackside/plugin-servers-common';
 import { drainingMaintenance } from '../testing/drain';
+import { poweredOffMaintenance, rebootingMaintenance } from '../testing/power';
 import { ServersLinksProvider } from './links';
 import { MaintenanceCell, phaseSummary, shortError } from './MaintenanceCell';
 
@@ -93,6 +95,92 @@ describe('MaintenanceCell', () => {
   });
 });
 
+describe('MaintenanceCell of the power verbs', () => {
+  function renderPower(maintenance: MaintenanceResponse) {
+    return renderInTestApp(
+      <ServersLinksProvider links={links}>
+        <MaintenanceCell
+          server={server(maintenance.nodeName, { maintenance })}
+        />
+      </ServersLinksProvider>,
+    );
+  }
+
+  it('says what a reboot waits for', async () => {
+    renderPower(rebootingMaintenance('worker-3'));
+    const cell = await screen.findByTestId('maintenance-cell');
+    expect(cell).toHaveAttribute('data-phase', 'Rebooting');
+    expect(
+      within(cell).getByRole('link', {
+        name: 'Rebooting — waiting for worker-3 to come back',
+      }),
+    ).toHaveAttribute('href', '/servers/maintenances/rack/worker-3-reboot-abc');
+    expect(within(cell).queryByTestId('maintenance-power-off')).toBeNull();
+  });
+
+  it.each([
+    ['True', undefined, 'Off, confirmed by the BMC', 'confirmed'],
+    [
+      'False',
+      undefined,
+      'Shutdown accepted; confirming with the BMC…',
+      'pending',
+    ],
+    [
+      'Unknown',
+      'ChannelCannotObserve',
+      'Shutdown accepted; the channel cannot confirm the machine is off',
+      'unconfirmed',
+    ],
+    [
+      'Unknown',
+      'ReadbackWindowClosed',
+      'The BMC did not confirm Off within the window',
+      'unconfirmed',
+    ],
+  ] as const)(
+    'a powered-off row with PowerOffConfirmed %s (%s) says "%s"',
+    async (status, reason, words, tone) => {
+      renderPower(poweredOffMaintenance('worker-4', status, reason));
+      const cell = await screen.findByTestId('maintenance-cell');
+      expect(within(cell).getByTestId('maintenance-phase')).toHaveTextContent(
+        /^Powered off$/,
+      );
+      const off = within(cell).getByTestId('maintenance-power-off');
+      expect(off).toHaveTextContent(words);
+      expect(off).toHaveAttribute('data-tone', tone);
+    },
+  );
+
+  it('never claims Off without the condition', async () => {
+    renderPower(
+      poweredOffMaintenance('worker-4', 'True', undefined, { conditions: [] }),
+    );
+    const off = await screen.findByTestId('maintenance-power-off');
+    expect(off).toHaveTextContent(/^Shutdown accepted$/);
+    expect(off).not.toHaveTextContent('confirmed');
+  });
+
+  it('shows the error of a power verb the channel did not accept', async () => {
+    renderPower(
+      rebootingMaintenance('worker-1', {
+        phase: 'Drained',
+        rebootSentAt: undefined,
+        power: {
+          reboot: {
+            recordedAt: '2026-08-07T11:00:04Z',
+            channel: 'redfish',
+            error: 'connect ECONNREFUSED 127.0.0.1:8443',
+          },
+        },
+      }),
+    );
+    expect(
+      await screen.findByTestId('maintenance-power-error'),
+    ).toHaveTextContent('connect ECONNREFUSED 127.0.0.1:8443');
+  });
+});
+
 describe('phaseSummary', () => {
   it('counts pods only once the operator has counted them', () => {
     expect(phaseSummary(drainingMaintenance())).toBe('Draining 3 of 7');
@@ -103,6 +191,15 @@ describe('phaseSummary', () => {
     ).toBe('Draining');
     expect(phaseSummary(drainingMaintenance({ phase: 'Cordoned' }))).toBe(
       'Cordoned',
+    );
+  });
+
+  it('names what a power phase waits for', () => {
+    expect(phaseSummary(rebootingMaintenance('worker-3'))).toBe(
+      'Rebooting — waiting for worker-3 to come back',
+    );
+    expect(phaseSummary(poweredOffMaintenance('worker-4', 'False'))).toBe(
+      'Powered off',
     );
   });
 });

@@ -7,17 +7,38 @@ import type {
   ServerResponse,
 } from '@rackside/plugin-servers-common';
 import { AppLink, useServersLinks } from './links';
+import {
+  powerOffState,
+  powerRecords,
+  powerWaitText,
+  type PowerOffTone,
+} from './maintenanceText';
 
 /**
  * The phase of a maintenance in a few words: "Draining 3 of 7" while it drains
- * (just "Draining" until the operator has counted the pods).
+ * (just "Draining" until the operator has counted the pods), what a reboot
+ * waits for, "Powered off" once a shutdown was accepted.
  */
 export function phaseSummary(m: MaintenanceResponse): string {
   const p = m.progress;
   if (m.phase === 'Draining' && p && p.total > 0) {
     return `Draining ${p.evicted} of ${p.total}`;
   }
+  if (m.phase === 'Rebooting') return powerWaitText(m)!;
+  if (m.phase === 'PoweredOff') return 'Powered off';
   return m.phase;
+}
+
+const TONE_COLORS: Record<PowerOffTone, string> = {
+  confirmed: 'success.main',
+  pending: 'text.secondary',
+  unconfirmed: 'warning.main',
+};
+
+/** The error of a power verb the channel did not accept, if there is one. */
+function powerError(m: MaintenanceResponse): string | undefined {
+  return powerRecords(m).find(r => !r.record.sentAt && r.record.error)?.record
+    .error;
 }
 
 /** The names of the disruption budgets refusing evictions now, each once. */
@@ -58,6 +79,8 @@ export function MaintenanceCell(props: { server: ServerResponse }) {
   const lastError = draining ? p.lastError : undefined;
   const summary = phaseSummary(m);
   const href = links.maintenance?.(server.cluster, m.name);
+  const offState = m.phase === 'PoweredOff' ? powerOffState(m) : undefined;
+  const verbError = powerError(m);
   return (
     <Box data-testid="maintenance-cell" data-phase={m.phase}>
       <Tooltip
@@ -98,6 +121,32 @@ export function MaintenanceCell(props: { server: ServerResponse }) {
             </Tooltip>
           )}
         </Typography>
+      )}
+      {offState && (
+        <Typography
+          variant="caption"
+          component="div"
+          noWrap
+          color={TONE_COLORS[offState.tone]}
+          title={offState.text}
+          data-testid="maintenance-power-off"
+          data-tone={offState.tone}
+        >
+          {offState.text}
+        </Typography>
+      )}
+      {!offState && verbError && (
+        <Tooltip title={verbError}>
+          <Typography
+            variant="caption"
+            component="div"
+            noWrap
+            color="error.main"
+            data-testid="maintenance-power-error"
+          >
+            {shortError(verbError)}
+          </Typography>
+        </Tooltip>
       )}
     </Box>
   );

@@ -6,9 +6,10 @@ import { screen, waitFor, within } from '@testing-library/react';
 import { serversApiRef } from '../api';
 import { fakeServersApi, responseError, serverList } from '../testing/fixtures';
 import { drainingMaintenance } from '../testing/drain';
+import { poweredOffMaintenance, rebootingMaintenance } from '../testing/power';
 import { ServersLinksProvider } from './links';
 import { MaintenancePage } from './MaintenancePage';
-import { timelineOf } from './maintenanceText';
+import { formatTime, timelineOf } from './maintenanceText';
 
 function renderPage(
   api: ReturnType<typeof fakeServersApi>,
@@ -233,6 +234,129 @@ describe('MaintenancePage', () => {
       '7 of 7 pods evicted, 0 pending',
     );
     expect(entries()).toHaveLength(4);
+  });
+});
+
+describe('MaintenancePage of the power verbs', () => {
+  it('says what a reboot waits for and when, over which channel, it was sent', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getMaintenance.mockResolvedValue(rebootingMaintenance('worker-3'));
+    renderPage(api);
+    const power = await screen.findByTestId('maintenance-power');
+    expect(
+      within(power).getByTestId('maintenance-power-waiting'),
+    ).toHaveTextContent('Rebooting — waiting for worker-3 to come back');
+    expect(power).toHaveTextContent(
+      `Reboot accepted at ${formatTime('2026-08-07T11:00:05Z')}`,
+    );
+    const records = within(power).getAllByTestId('maintenance-power-record');
+    expect(records).toHaveLength(1);
+    expect(records[0]).toHaveAttribute('data-verb', 'reboot');
+    expect(records[0]).toHaveTextContent(
+      `Reboot sent at ${formatTime('2026-08-07T11:00:05Z')} over redfish`,
+    );
+    expect(records[0]).toHaveTextContent('ResetType GracefulRestart');
+    expect(within(power).queryByTestId('maintenance-power-off')).toBeNull();
+    expect(screen.getByTestId('maintenance-phase-chip')).toHaveTextContent(
+      'Rebooting',
+    );
+  });
+
+  it.each([
+    ['True', undefined, 'Off, confirmed by the BMC', 'success'],
+    ['False', undefined, 'Shutdown accepted; confirming with the BMC…', 'info'],
+    [
+      'Unknown',
+      'ChannelCannotObserve',
+      'Shutdown accepted; the channel cannot confirm the machine is off',
+      'warning',
+    ],
+    [
+      'Unknown',
+      'ReadbackWindowClosed',
+      'The BMC did not confirm Off within the window',
+      'warning',
+    ],
+  ] as const)(
+    'puts PowerOffConfirmed %s (%s) in words: "%s"',
+    async (status, reason, words, severity) => {
+      const api = fakeServersApi(serverList([]));
+      api.getMaintenance.mockResolvedValue(
+        poweredOffMaintenance('worker-4', status, reason),
+      );
+      renderPage(api);
+      const power = await screen.findByTestId('maintenance-power');
+      expect(
+        within(power).getByTestId('maintenance-power-waiting'),
+      ).toHaveTextContent(
+        'Powered off — worker-4 stays off until it is powered on',
+      );
+      const off = within(power).getByTestId('maintenance-power-off');
+      expect(off).toHaveTextContent(words);
+      expect(off.className).toContain(
+        `MuiAlert-standard${severity[0].toUpperCase()}${severity.slice(1)}`,
+      );
+      // The conditions list says the same in words, the raw condition beside it.
+      const conditions = screen.getByTestId('maintenance-conditions');
+      expect(conditions).toHaveTextContent(words);
+      expect(conditions).toHaveTextContent(
+        `PowerOffConfirmed ${status} (${
+          reason ?? (status === 'True' ? 'PowerStateOff' : 'ReadbackRunning')
+        })`,
+      );
+      expect(conditions).not.toHaveTextContent('PowerOffConfirmed: ');
+    },
+  );
+
+  it('lists every power verb sent, and the error of one the channel did not accept', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getMaintenance.mockResolvedValue(
+      poweredOffMaintenance('worker-4', 'True', undefined, {
+        phase: 'Failed',
+        terminal: true,
+        powerOn: {
+          by: 'user:default/guest',
+          reason: 'PSU replaced',
+          at: '2026-08-07T12:00:00Z',
+        },
+        power: {
+          shutdown: poweredOffMaintenance('worker-4', 'True').power!.shutdown,
+          powerOn: {
+            recordedAt: '2026-08-07T12:00:01Z',
+            channel: 'redfish',
+            error: 'the BMC answered 500: internal error',
+          },
+        },
+      }),
+    );
+    renderPage(api);
+    const records = await screen.findAllByTestId('maintenance-power-record');
+    expect(records.map(r => r.getAttribute('data-verb'))).toEqual([
+      'shutdown',
+      'powerOn',
+    ]);
+    expect(records[0]).toHaveTextContent(
+      `Shutdown sent at ${formatTime('2026-08-07T10:00:05Z')} over redfish`,
+    );
+    expect(records[1]).toHaveTextContent(
+      `Power-on recorded at ${formatTime(
+        '2026-08-07T12:00:01Z',
+      )} over redfish; the channel did not accept it`,
+    );
+    expect(
+      within(records[1]).getByTestId('maintenance-power-record-error'),
+    ).toHaveTextContent('the BMC answered 500: internal error');
+    expect(screen.getByTestId('maintenance-flag')).toHaveTextContent(
+      'Power on requested by user:default/guest',
+    );
+  });
+
+  it('has no power section for a drain', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getMaintenance.mockResolvedValue(drainingMaintenance());
+    renderPage(api);
+    await screen.findByTestId('maintenance-progress');
+    expect(screen.queryByTestId('maintenance-power')).toBeNull();
   });
 });
 

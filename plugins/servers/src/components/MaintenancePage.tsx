@@ -20,9 +20,15 @@ import { AppLink, useServersLinks } from './links';
 import {
   conditionText,
   formatTime,
+  POWER_OFF_CONFIRMED,
+  powerOffState,
+  powerRecords,
+  powerRecordText,
+  powerWaitText,
   refusalNumbers,
   requestFlags,
   timelineOf,
+  type PowerOffTone,
   type TimelineEntry,
 } from './maintenanceText';
 import { useLiveRefresh } from './useLiveRefresh';
@@ -143,6 +149,100 @@ function DrainProgress(props: { progress: MaintenanceProgress }) {
             {p.lastError}
           </Box>
         </Alert>
+      )}
+    </Section>
+  );
+}
+
+const TONE_SEVERITIES: Record<PowerOffTone, 'success' | 'info' | 'warning'> = {
+  confirmed: 'success',
+  pending: 'info',
+  unconfirmed: 'warning',
+};
+
+/**
+ * The power part of a maintenance: what it waits for now, whether a shut-down
+ * machine is known to be off, and each verb as the operator recorded it (when
+ * it was sent, over which channel, what the channel was asked or answered,
+ * and its error).
+ */
+function PowerSection(props: { maintenance: MaintenanceResponse }) {
+  const m = props.maintenance;
+  const records = powerRecords(m);
+  const waiting = powerWaitText(m);
+  const offState = powerOffState(m);
+  if (!waiting && !offState && records.length === 0) return null;
+  return (
+    <Section title="Power" testId="maintenance-power">
+      {waiting && (
+        <Typography
+          variant="body1"
+          data-testid="maintenance-power-waiting"
+          gutterBottom
+        >
+          {waiting}
+        </Typography>
+      )}
+      {m.rebootSentAt && (
+        <Typography variant="body2" color="text.secondary">
+          {`Reboot accepted at ${formatTime(m.rebootSentAt)}`}
+        </Typography>
+      )}
+      {m.poweredOffAt && (
+        <Typography variant="body2" color="text.secondary">
+          {`Shutdown accepted at ${formatTime(m.poweredOffAt)}`}
+        </Typography>
+      )}
+      {m.powerOnSentAt && (
+        <Typography variant="body2" color="text.secondary">
+          {`Power-on accepted at ${formatTime(m.powerOnSentAt)}`}
+        </Typography>
+      )}
+      {offState && (
+        <Alert
+          severity={TONE_SEVERITIES[offState.tone]}
+          sx={{ my: 1 }}
+          data-testid="maintenance-power-off"
+          data-tone={offState.tone}
+        >
+          {offState.text}
+        </Alert>
+      )}
+      {records.length > 0 && (
+        <List dense disablePadding>
+          {records.map(({ verb, record }) => (
+            <ListItem
+              key={verb}
+              disableGutters
+              data-testid="maintenance-power-record"
+              data-verb={verb}
+            >
+              <ListItemText
+                primary={powerRecordText(verb, record)}
+                secondary={
+                  <>
+                    {record.detail && (
+                      <Box component="span" display="block">
+                        {record.detail}
+                      </Box>
+                    )}
+                    {record.error && (
+                      <Box
+                        component="span"
+                        display="block"
+                        color="error.main"
+                        sx={{ whiteSpace: 'pre-wrap' }}
+                        data-testid="maintenance-power-record-error"
+                      >
+                        {record.error}
+                      </Box>
+                    )}
+                  </>
+                }
+              />
+            </ListItem>
+          ))}
+        </List>
       )}
     </Section>
   );
@@ -309,6 +409,8 @@ export function MaintenanceDetail(props: {
 
       {m.progress && <DrainProgress progress={m.progress} />}
 
+      <PowerSection maintenance={m} />
+
       <Section title="Conditions" testId="maintenance-conditions">
         {m.conditions.length === 0 ? (
           <Typography variant="body2" color="text.secondary">
@@ -321,8 +423,13 @@ export function MaintenanceDetail(props: {
                 <ListItemText
                   primary={conditionText(c)}
                   secondary={`${
-                    c.message ? `${c.message} ` : ''
-                  }(since ${formatTime(c.lastTransitionTime)})`}
+                    // The words replace the raw condition; keep it for whoever reads the object.
+                    c.type === POWER_OFF_CONFIRMED
+                      ? `${c.type} ${c.status} (${c.reason}). `
+                      : ''
+                  }${c.message ? `${c.message} ` : ''}(since ${formatTime(
+                    c.lastTransitionTime,
+                  )})`}
                 />
               </ListItem>
             ))}

@@ -11,7 +11,6 @@ import TableRow from '@mui/material/TableRow';
 import TableSortLabel from '@mui/material/TableSortLabel';
 import Typography from '@mui/material/Typography';
 import {
-  POWER_VERBS,
   SERVER_ACTIONS,
   type ServerAction,
   type ServerResponse,
@@ -46,17 +45,14 @@ export function visibleRange(
 }
 
 /**
- * The actions a row offers: offered by the server state, allowed for the user
- * and, for a power verb, advertised by the channel. The rest are absent.
+ * The actions a row offers: offered (for a power verb the backend has already
+ * applied the capability rule and the channel's reach) and allowed for the
+ * user. The rest are absent.
  */
 export function rowActions(server: ServerResponse): ServerAction[] {
   return SERVER_ACTIONS.filter(action => {
     const offer = server.actions?.[action];
-    if (!offer || !offer.offered || !offer.allowed) return false;
-    if ((POWER_VERBS as readonly ServerAction[]).includes(action)) {
-      return (server.powerVerbs as readonly ServerAction[]).includes(action);
-    }
-    return true;
+    return !!offer && offer.offered && offer.allowed;
   });
 }
 

@@ -11,6 +11,7 @@ import {
   server,
   serverList,
 } from '../testing/fixtures';
+import { poweredOffMaintenance } from '../testing/power';
 import { ServersPage } from './ServersPage';
 import { quorumText } from './QuorumBanner';
 import { ROW_HEIGHT } from './ServerTable';
@@ -275,11 +276,23 @@ describe('ServersPage', () => {
     expect(within(dialog).queryByTestId('action-reason')).toBeNull();
   });
 
-  it('offers a power verb only when the channel advertises it', async () => {
+  it('offers a power verb only where the backend offers it', async () => {
     const api = fakeServersApi(
       serverList([
         server('worker-1', { powerVerbs: ['reboot'] }, { reboot: OK }),
-        server('worker-2', { powerVerbs: [] }, { reboot: OK }),
+        // The backend applies the capability rule to `offered`: a verb it does
+        // not offer is absent, whatever else the row says.
+        server(
+          'worker-2',
+          { powerVerbs: ['reboot'] },
+          {
+            reboot: {
+              offered: false,
+              allowed: true,
+              why: 'worker-2 has no ServerBMC: the redfish channel does not know its BMC.',
+            },
+          },
+        ),
       ]),
     );
     renderPage(api);
@@ -289,6 +302,70 @@ describe('ServersPage', () => {
     expect(
       screen.queryByRole('button', { name: 'Reboot worker-2' }),
     ).not.toBeInTheDocument();
+  });
+
+  it('offers Power on on a powered-off row, with the power-off state in words', async () => {
+    const api = fakeServersApi(
+      serverList([
+        server(
+          'worker-4',
+          {
+            unschedulable: true,
+            ready: false,
+            powerVerbs: ['reboot', 'shutdown', 'power-on'],
+            maintenance: poweredOffMaintenance('worker-4', 'True'),
+          },
+          { 'power-on': OK, uncordon: OK },
+        ),
+        server(
+          'worker-6',
+          {
+            unschedulable: true,
+            ready: false,
+            powerVerbs: ['reboot', 'shutdown', 'power-on'],
+            maintenance: poweredOffMaintenance('worker-6', 'False'),
+          },
+          { 'power-on': { offered: true, allowed: false } },
+        ),
+      ]),
+    );
+    api.requestAction.mockResolvedValue({ name: 'worker-4-shutdown-abc' });
+    renderPage(api);
+    const power = await screen.findByRole('button', {
+      name: 'Power on worker-4',
+    });
+    expect(
+      screen.queryByRole('button', { name: 'Power on worker-6' }),
+    ).not.toBeInTheDocument();
+    const row4 = power.closest('tr')!;
+    expect(within(row4).getByTestId('maintenance-phase')).toHaveTextContent(
+      'Powered off',
+    );
+    expect(within(row4).getByTestId('maintenance-power-off')).toHaveTextContent(
+      'Off, confirmed by the BMC',
+    );
+
+    fireEvent.click(power);
+    const dialog = await screen.findByRole('dialog');
+    // Power-on carries a reason only: no pre-flight, no typed name.
+    expect(api.preflight).not.toHaveBeenCalled();
+    expect(within(dialog).queryByTestId('action-typed-name')).toBeNull();
+    expect(within(dialog).queryByTestId('preflight-step')).toBeNull();
+    expect(dialog).toHaveTextContent('switch the node on');
+    const submit = within(dialog).getByRole('button', { name: 'Power on' });
+    expect(submit).toBeDisabled();
+    fireEvent.change(within(dialog).getByTestId('action-reason'), {
+      target: { value: 'disk swapped, INC-42' },
+    });
+    fireEvent.click(submit);
+    await waitFor(() =>
+      expect(api.requestAction).toHaveBeenCalledWith(
+        'rack',
+        'worker-4',
+        'power-on',
+        { reason: 'disk swapped, INC-42' },
+      ),
+    );
   });
 
   it('renders far fewer rows than servers (virtualised)', async () => {

@@ -20,7 +20,10 @@ export const ACTION_DESCRIPTIONS: Record<ServerAction, string> = {
   'maintenance-abandon':
     'Gives up the maintenance: restores the schedulability from before and sends no power verb.',
   drain: 'Cordons the node and evicts its pods, respecting disruption budgets.',
-  reboot: 'Drains the node and reboots it.',
-  shutdown: 'Drains the node and powers it off.',
-  'power-on': 'Powers the node back on.',
+  reboot:
+    'Drains the node, then asks its power channel to reboot it. Rackside waits until the node is back (Ready with a new boot ID), then returns it to service.',
+  shutdown:
+    'Drains the node, then asks its power channel to shut it down. The node stays off until it is powered on again.',
+  'power-on':
+    'Asks the power channel (the BMC) to switch the node on; once it is Ready it returns to service.',
 };

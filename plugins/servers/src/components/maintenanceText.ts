@@ -1,6 +1,8 @@
 import type {
   MaintenanceCondition,
   MaintenancePhase,
+  MaintenancePowerRecord,
+  MaintenancePowerRecords,
   MaintenanceRefusal,
   MaintenanceRequestFlag,
   MaintenanceResponse,
@@ -89,10 +91,133 @@ function byTime(entries: TimelineEntry[]): TimelineEntry[] {
 
 const STATUS_WORDS = { True: 'yes', False: 'no', Unknown: 'unknown' } as const;
 
-/** A condition in words: "PowerOffConfirmed: no (ReadbackRunning)". */
+/** The condition that says whether the machine was seen to reach off. */
+export const POWER_OFF_CONFIRMED = 'PowerOffConfirmed';
+
+/**
+ * How sure the page may be that a shut-down machine is off: `confirmed` is an
+ * observation of the BMC, `pending` a readback still running, `unconfirmed`
+ * settled without one. PoweredOff itself only says the channel accepted the
+ * shutdown (ADR 0034, amendment #1324), so the stronger claim is made only
+ * where the condition makes it.
+ */
+export type PowerOffTone = 'confirmed' | 'pending' | 'unconfirmed';
+
+/** The PowerOffConfirmed condition in words a person reads. */
+export function powerOffConfirmedText(c: MaintenanceCondition): {
+  text: string;
+  tone: PowerOffTone;
+} {
+  if (c.status === 'True') {
+    return { text: 'Off, confirmed by the BMC', tone: 'confirmed' };
+  }
+  if (c.status === 'False') {
+    return {
+      text: 'Shutdown accepted; confirming with the BMC…',
+      tone: 'pending',
+    };
+  }
+  switch (c.reason) {
+    case 'ChannelCannotObserve':
+      return {
+        text: 'Shutdown accepted; the channel cannot confirm the machine is off',
+        tone: 'unconfirmed',
+      };
+    case 'ReadbackWindowClosed':
+      return {
+        text: 'The BMC did not confirm Off within the window',
+        tone: 'unconfirmed',
+      };
+    default:
+      return {
+        text: `Shutdown accepted; not confirmed (${c.reason})`,
+        tone: 'unconfirmed',
+      };
+  }
+}
+
+/**
+ * Whether a powered-off maintenance's machine is known to be off, in words;
+ * undefined where no shutdown was accepted.
+ */
+export function powerOffState(
+  m: MaintenanceResponse,
+): { text: string; tone: PowerOffTone } | undefined {
+  const c = m.conditions.find(x => x.type === POWER_OFF_CONFIRMED);
+  if (c) return powerOffConfirmedText(c);
+  if (m.phase === 'PoweredOff') {
+    return { text: 'Shutdown accepted', tone: 'unconfirmed' };
+  }
+  return undefined;
+}
+
+/**
+ * A condition in words: "Admitted: no (QuorumGuard)"; PowerOffConfirmed as
+ * what it means for the machine ("Off, confirmed by the BMC").
+ */
 export function conditionText(c: MaintenanceCondition): string {
+  if (c.type === POWER_OFF_CONFIRMED) return powerOffConfirmedText(c).text;
   const word = STATUS_WORDS[c.status as keyof typeof STATUS_WORDS] ?? c.status;
   return `${c.type}: ${word} (${c.reason})`;
+}
+
+/** The power verbs as the maintenance records them, in the order they happen. */
+export const POWER_RECORD_VERBS = ['reboot', 'shutdown', 'powerOn'] as const;
+
+const POWER_RECORD_LABELS: Record<keyof MaintenancePowerRecords, string> = {
+  reboot: 'Reboot',
+  shutdown: 'Shutdown',
+  powerOn: 'Power-on',
+};
+
+/**
+ * One recorded power verb in words: "Reboot sent at … over redfish" once the
+ * channel accepted it; recorded but not (yet) answered otherwise. `detail`
+ * and `error` are the channel's own words and stay separate.
+ */
+export function powerRecordText(
+  verb: keyof MaintenancePowerRecords,
+  record: MaintenancePowerRecord,
+): string {
+  const label = POWER_RECORD_LABELS[verb];
+  const over = record.channel ? ` over ${record.channel}` : '';
+  if (record.sentAt)
+    return `${label} sent at ${formatTime(record.sentAt)}${over}`;
+  if (record.error) {
+    return `${label} recorded at ${formatTime(
+      record.recordedAt,
+    )}${over}; the channel did not accept it`;
+  }
+  return `${label} recorded at ${formatTime(
+    record.recordedAt,
+  )}${over}; waiting for the channel's answer`;
+}
+
+/** The recorded power verbs of a maintenance, in the order they happen. */
+export function powerRecords(m: MaintenanceResponse): Array<{
+  verb: keyof MaintenancePowerRecords;
+  record: MaintenancePowerRecord;
+}> {
+  return POWER_RECORD_VERBS.filter(verb => m.power?.[verb]).map(verb => ({
+    verb,
+    record: m.power![verb]!,
+  }));
+}
+
+/**
+ * What a maintenance parked on a power verb waits for, in a sentence:
+ * "Rebooting — waiting for worker-3 to come back". Undefined in other phases.
+ */
+export function powerWaitText(m: MaintenanceResponse): string | undefined {
+  if (m.phase === 'Rebooting') {
+    return `Rebooting — waiting for ${m.nodeName} to come back`;
+  }
+  if (m.phase === 'PoweredOff') {
+    return m.powerOn
+      ? `Powered off — power-on requested, sending it to ${m.nodeName}`
+      : `Powered off — ${m.nodeName} stays off until it is powered on`;
+  }
+  return undefined;
 }
 
 /** The numbers of a refusal, when the guard gave them. */
