@@ -1,0 +1,314 @@
+import type {
+  TalosCluster,
+  TalosClusterStatus,
+  TalosMachine,
+} from '@rackside/plugin-servers-common';
+import {
+  addressStatus,
+  setCondition,
+  TalosClusterReconciler,
+  type DiscoveryPorts,
+} from './TalosClusterReconciler';
+import {
+  fakeTalos,
+  NS,
+  talosClusterObject,
+  type FakeMachine,
+} from '../testing/reclaimFixtures';
+import { makeTalosconfig } from '../testing/talosconfigs';
+
+const T0 = Date.parse('2026-10-30T03:00:00.000Z');
+const SPARE = '10.0.3.31';
+const MEMBER = '10.0.3.11';
+const FOREIGN = '10.0.3.41';
+const GONE = '10.0.3.99';
+const SPARE_UUID = 'bba72157-81f6-43fd-9ddd-4684b42f4bd9';
+const MEMBER_UUID = '616b6ad6-7dd3-45b0-bb99-71c859ec845e';
+const version = {
+  tag: 'v1.13.9',
+  sha: '',
+  os: '',
+  arch: '',
+  platform: 'metal',
+};
+let TALOSCONFIG: string;
+
+beforeAll(async () => {
+  TALOSCONFIG = (await makeTalosconfig('plant-a', [MEMBER])).text;
+});
+
+function rack(): Record<string, FakeMachine> {
+  return {
+    [SPARE]: {
+      probe: { mode: 'maintenance', version },
+      maintenanceUUID: SPARE_UUID.toUpperCase(),
+    },
+    [MEMBER]: {
+      probe: { mode: 'configured', serverTrusted: true },
+      uuid: MEMBER_UUID,
+    },
+    [FOREIGN]: {
+      probe: {
+        mode: 'configured',
+        serverTrusted: false,
+        trustDetail: 'self signed',
+      },
+    },
+  };
+}
+
+function cluster(
+  addresses: string[],
+  status?: TalosClusterStatus,
+): TalosCluster {
+  const c = talosClusterObject();
+  c.spec.discovery = { addresses, intervalSeconds: 300 };
+  c.status = status;
+  return c;
+}
+
+function setup(
+  initial: TalosCluster,
+  options: {
+    machines?: Record<string, FakeMachine>;
+    existing?: TalosMachine[];
+    secret?: string | Error;
+  } = {},
+) {
+  let current = initial;
+  let now = T0;
+  const talos = fakeTalos(options.machines ?? rack());
+  const created: Array<{ uuid: string; address: string }> = [];
+  const seen: Array<{ name: string; address: string }> = [];
+  const events: Array<{ reason: string; message: string }> = [];
+  const statuses: TalosClusterStatus[] = [];
+  const ports: DiscoveryPorts = {
+    cluster: () => current,
+    machine: (_ns, name) =>
+      options.existing?.find(m => m.metadata.name === name),
+    readSecret: async (_ns, ref) => {
+      if (ref.name !== 'plant-a-talosconfig')
+        throw new Error(`wrong secret ${ref.name}`);
+      const secret = options.secret ?? TALOSCONFIG;
+      if (secret instanceof Error) throw secret;
+      return secret;
+    },
+    talos: talos.access,
+    createMachine: async (_c, uuid, s) => {
+      created.push({ uuid, address: s.address });
+    },
+    updateMachineSeen: async (m, s) => {
+      seen.push({ name: m.metadata.name, address: s.address });
+    },
+    writeStatus: async (_c, status) => {
+      statuses.push(status);
+      current = { ...current, status };
+    },
+    events: {
+      record: async (_c, _type, reason, message) => {
+        events.push({ reason, message });
+      },
+    },
+    now: () => now,
+    probeTimeoutMs: 5000,
+    concurrency: 4,
+  };
+  return {
+    reconciler: new TalosClusterReconciler(ports),
+    talos,
+    created,
+    seen,
+    events,
+    statuses,
+    current: () => current,
+    setNow: (ms: number) => {
+      now = ms;
+    },
+  };
+}
+
+const KEY = `${NS}/plant-a`;
+
+describe('TalosClusterReconciler (discovery)', () => {
+  it('probes every address and tells Maintenance, Member, AlreadyConfigured and Unreachable apart', async () => {
+    const t = setup(cluster([SPARE, MEMBER, FOREIGN, GONE]));
+    expect(await t.reconciler.reconcile(KEY)).toEqual({
+      requeueAfterMs: 300_000,
+    });
+    const status = t.current().status!;
+    expect(status.addresses).toEqual([
+      expect.objectContaining({
+        address: SPARE,
+        state: 'Maintenance',
+        uuid: SPARE_UUID,
+      }),
+      expect.objectContaining({
+        address: MEMBER,
+        state: 'Member',
+        uuid: MEMBER_UUID,
+      }),
+      expect.objectContaining({
+        address: FOREIGN,
+        state: 'AlreadyConfigured',
+        message: expect.stringMatching(/another Talos cluster.*self signed/),
+      }),
+      expect.objectContaining({
+        address: GONE,
+        state: 'Unreachable',
+        message: 'no route',
+      }),
+    ]);
+    expect(status.addresses?.[3].uuid).toBeUndefined();
+    expect(status.lastDiscoveryTime).toBe(new Date(T0).toISOString());
+    expect(status.observedGeneration).toBe(1);
+    expect(status.conditions?.[0]).toMatchObject({
+      type: 'Ready',
+      status: 'True',
+      message:
+        '4 address(es) probed: 1 Maintenance, 1 Member, 1 AlreadyConfigured, 1 Unreachable',
+    });
+    // Probed with our CA and a bounded deadline.
+    expect(
+      t.talos.calls.filter(c => c.call === 'probe').map(c => c.timeoutMs),
+    ).toEqual([5000, 5000, 5000, 5000]);
+  });
+
+  it('creates a Pending TalosMachine for a machine in maintenance mode, once', async () => {
+    const t = setup(cluster([SPARE]));
+    await t.reconciler.reconcile(KEY);
+    expect(t.created).toEqual([{ uuid: SPARE_UUID, address: SPARE }]);
+    expect(t.events).toEqual([
+      expect.objectContaining({ reason: 'MachineDiscovered' }),
+    ]);
+  });
+
+  it('updates where a known Pending machine answered, and leaves a joining one alone', async () => {
+    const machine = (phase: 'Pending' | 'Joining'): TalosMachine => ({
+      apiVersion: 'rackside.dev/v1alpha1',
+      kind: 'TalosMachine',
+      metadata: { name: SPARE_UUID, namespace: NS },
+      spec: { cluster: 'plant-a' },
+      status: { phase, address: '10.0.3.30' },
+    });
+    const pending = setup(cluster([SPARE]), { existing: [machine('Pending')] });
+    await pending.reconciler.reconcile(KEY);
+    expect(pending.created).toEqual([]);
+    expect(pending.seen).toEqual([{ name: SPARE_UUID, address: SPARE }]);
+    const joining = setup(cluster([SPARE]), { existing: [machine('Joining')] });
+    await joining.reconciler.reconcile(KEY);
+    expect(joining.seen).toEqual([]);
+  });
+
+  it('notes a machine another TalosCluster already found', async () => {
+    const t = setup(cluster([SPARE]), {
+      existing: [
+        {
+          apiVersion: 'rackside.dev/v1alpha1',
+          kind: 'TalosMachine',
+          metadata: { name: SPARE_UUID, namespace: NS },
+          spec: { cluster: 'plant-b' },
+        },
+      ],
+    });
+    await t.reconciler.reconcile(KEY);
+    expect(t.created).toEqual([]);
+    expect(t.current().status?.addresses?.[0].message).toMatch(
+      /already a machine of TalosCluster plant-b/,
+    );
+  });
+
+  it('probes again only when the interval has passed, the spec changed, or it is woken', async () => {
+    const t = setup(cluster([SPARE]));
+    await t.reconciler.reconcile(KEY);
+    const probes = () => t.talos.calls.filter(c => c.call === 'probe').length;
+    expect(probes()).toBe(1);
+
+    t.setNow(T0 + 100_000);
+    expect(await t.reconciler.reconcile(KEY)).toEqual({
+      requeueAfterMs: 200_000,
+    });
+    expect(probes()).toBe(1);
+
+    t.reconciler.wake(KEY);
+    await t.reconciler.reconcile(KEY);
+    expect(probes()).toBe(2);
+
+    // The pass at T0 + 100 s is the last one now: the next is due 300 s after it.
+    t.setNow(T0 + 400_000);
+    await t.reconciler.reconcile(KEY);
+    expect(probes()).toBe(3);
+
+    const c = t.current();
+    c.metadata.generation = 2;
+    t.setNow(T0 + 400_001);
+    await t.reconciler.reconcile(KEY);
+    expect(probes()).toBe(4);
+    expect(t.current().status?.observedGeneration).toBe(2);
+  });
+
+  it('probes nothing without the cluster’s talosconfig, and says so once', async () => {
+    const t = setup(cluster([SPARE, FOREIGN]), {
+      secret: new Error('Secret rackside-system/plant-a-talosconfig not found'),
+    });
+    expect(await t.reconciler.reconcile(KEY)).toEqual({
+      requeueAfterMs: 60_000,
+    });
+    expect(t.talos.calls).toEqual([]);
+    expect(t.current().status?.conditions?.[0]).toMatchObject({
+      type: 'Ready',
+      status: 'False',
+      reason: 'TalosconfigUnavailable',
+    });
+    expect(t.current().status?.addresses).toBeUndefined();
+    await t.reconciler.reconcile(KEY);
+    expect(t.statuses).toHaveLength(1);
+    expect(t.events).toHaveLength(1);
+  });
+
+  it('forgets a deleted cluster', async () => {
+    const t = setup(cluster([SPARE]));
+    (t.reconciler as any).ports.cluster = () => undefined;
+    expect(await t.reconciler.reconcile(KEY)).toEqual({});
+  });
+});
+
+describe('addressStatus', () => {
+  const at = new Date(T0).toISOString();
+  it('reports a machine in maintenance mode whose UUID could not be read', () => {
+    expect(
+      addressStatus(
+        SPARE,
+        { mode: 'maintenance', version },
+        { error: 'timeout' },
+        at,
+      ),
+    ).toEqual({
+      address: SPARE,
+      state: 'Maintenance',
+      lastProbeTime: at,
+      message: 'maintenance mode, but its UUID could not be read: timeout',
+    });
+  });
+});
+
+describe('setCondition', () => {
+  it('keeps lastTransitionTime while the status stays', () => {
+    const first = setCondition(
+      undefined,
+      { type: 'Ready', status: 'True', reason: 'Probed', message: 'a' },
+      'T1',
+    );
+    const second = setCondition(
+      first,
+      { type: 'Ready', status: 'True', reason: 'Probed', message: 'b' },
+      'T2',
+    );
+    expect(second[0]).toMatchObject({ message: 'b', lastTransitionTime: 'T1' });
+    const third = setCondition(
+      second,
+      { type: 'Ready', status: 'False', reason: 'X', message: 'c' },
+      'T3',
+    );
+    expect(third[0].lastTransitionTime).toBe('T3');
+  });
+});

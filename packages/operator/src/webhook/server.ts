@@ -1,0 +1,231 @@
+/*
+ * The operator's validating admission webhook: an HTTPS server in the operator process
+ * (every replica serves it, leader or not), answering AdmissionReview v1 for
+ * MachineReclaims at /validate-machinereclaims (decision.ts). The SubjectAccessReview is
+ * made with the operator's identity (subjectaccessreviews create) for the requesting user.
+ *
+ * TLS: a certificate and key from files (the chart, e.g. from cert-manager), or a
+ * self-signed CA and serving certificate made at start for the given hosts (tests and the
+ * demo), whose CA is the caBundle to register the ValidatingWebhookConfiguration with.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ResourceClient } from '@rackside/plugin-servers-node';
+import fs from 'node:fs';
+import https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  MACHINE_RECLAIM_VERB,
+  machineReclaimResource,
+} from '@rackside/plugin-servers-common';
+import { selfSignedServingCertificate } from './certificates';
+import {
+  reviewMachineReclaim,
+  type AccessReviewPort,
+  type AdmissionRequest,
+} from './decision';
+
+export const WEBHOOK_PATH = '/validate-machinereclaims';
+
+/** AdmissionReview bodies are small; the apiserver caps objects at a few MiB. */
+const MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export interface WebhookTls {
+  certPem: string;
+  keyPem: string;
+  /** The CA that issued certPem, when the operator made it (self-signed). */
+  caPem?: string;
+}
+
+/** TLS from files, or self-signed for `hosts`. */
+export async function webhookTls(options: {
+  certFile?: string;
+  keyFile?: string;
+  hosts: readonly string[];
+}): Promise<WebhookTls> {
+  if (options.certFile || options.keyFile) {
+    if (!options.certFile || !options.keyFile) {
+      throw new Error(
+        'the webhook needs both --webhook-cert-file and --webhook-key-file',
+      );
+    }
+    return {
+      certPem: fs.readFileSync(options.certFile, 'utf8'),
+      keyPem: fs.readFileSync(options.keyFile, 'utf8'),
+    };
+  }
+  const made = await selfSignedServingCertificate(options.hosts);
+  return { certPem: made.certPem, keyPem: made.keyPem, caPem: made.caPem };
+}
+
+/** SubjectAccessReview (authorization.k8s.io/v1) as the requesting user. */
+export function subjectAccessReviews(kubeConfig: KubeConfig): AccessReviewPort {
+  const client = new ResourceClient<any>(
+    kubeConfig,
+    {
+      group: 'authorization.k8s.io',
+      version: 'v1',
+      plural: 'subjectaccessreviews',
+      kind: 'SubjectAccessReview',
+      namespaced: false,
+    },
+    { timeoutMs: 5000 },
+  );
+  return {
+    async canReclaim(user, target) {
+      const review = await client.create({
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SubjectAccessReview',
+        metadata: {},
+        spec: {
+          user: user.username,
+          uid: user.uid,
+          groups: user.groups,
+          extra: user.extra,
+          resourceAttributes: {
+            group: machineReclaimResource.group,
+            resource: machineReclaimResource.plural,
+            verb: MACHINE_RECLAIM_VERB,
+            namespace: target.namespace,
+            name: target.name,
+          },
+        },
+      });
+      return {
+        allowed: review.status?.allowed === true,
+        reason: review.status?.reason || review.status?.evaluationError,
+      };
+    },
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error('request body too large'));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function send(res: ServerResponse, code: number, body: unknown) {
+  const text = JSON.stringify(body);
+  res.writeHead(code, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+export interface WebhookServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startWebhookServer(options: {
+  tls: WebhookTls;
+  access: AccessReviewPort;
+  port: number;
+  host?: string;
+  log?: (message: string) => void;
+  now?: () => number;
+}): Promise<WebhookServer> {
+  const log = options.log ?? (() => {});
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'https://webhook');
+    if (req.method === 'GET' && url.pathname === '/healthz') {
+      send(res, 200, { status: 'ok' });
+      return;
+    }
+    if (url.pathname !== WEBHOOK_PATH) {
+      send(res, 404, { message: `no such path: ${url.pathname}` });
+      return;
+    }
+    if (req.method !== 'POST') {
+      send(res, 405, { message: 'POST an AdmissionReview' });
+      return;
+    }
+    let review: {
+      apiVersion?: string;
+      kind?: string;
+      request?: AdmissionRequest;
+    };
+    try {
+      review = JSON.parse(await readBody(req));
+    } catch (error) {
+      send(res, 400, {
+        message: `not an AdmissionReview: ${(error as Error).message}`,
+      });
+      return;
+    }
+    const request = review?.request;
+    if (review?.kind !== 'AdmissionReview' || !request?.uid) {
+      send(res, 400, { message: 'not an AdmissionReview with a request uid' });
+      return;
+    }
+    const verdict = await reviewMachineReclaim(
+      request,
+      options.access,
+      options.now,
+    );
+    log(
+      `admission ${request.operation} ${request.namespace ?? ''}/${
+        request.name ?? (request.object as any)?.metadata?.name ?? ''
+      } by ${request.userInfo?.username ?? '?'}: ${
+        verdict.allowed ? 'allowed' : `denied: ${verdict.message}`
+      }`,
+    );
+    send(res, 200, {
+      apiVersion: review.apiVersion ?? 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      response: verdict.allowed
+        ? { uid: request.uid, allowed: true }
+        : {
+            uid: request.uid,
+            allowed: false,
+            status: {
+              code: verdict.code,
+              reason: verdict.reason,
+              message: verdict.message,
+            },
+          },
+    });
+  };
+  const server = https.createServer(
+    {
+      cert: options.tls.certPem,
+      key: options.tls.keyPem,
+      minVersion: 'TLSv1.2',
+    },
+    (req, res) => {
+      handle(req, res).catch(error => {
+        log(`admission: ${(error as Error).message}`);
+        if (!res.headersSent) send(res, 500, { message: 'internal error' });
+      });
+    },
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host ?? '0.0.0.0', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>(resolve => {
+        server.close(() => resolve());
+        server.closeAllConnections?.();
+      }),
+  };
+}
