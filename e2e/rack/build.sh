@@ -4,6 +4,7 @@
 #   yaml2json                                          (tiny helper in build/k8s, parses the fixture)
 #   etcd                                               (go.etcd.io/etcd/server/v3, wrapper module build/etcd)
 #   kwok                                               (go install sigs.k8s.io/kwok/cmd/kwok)
+#   helm                                               (go install helm.sh/helm/v3/cmd/helm)
 # Binaries land in ${RACKSIDE_CACHE:-$HOME/.cache/rackside}/bin/{k8s,etcd,kwok}-<version>/ and are
 # skipped when already present. Idempotent; safe to re-run after an interruption.
 #
@@ -21,6 +22,7 @@ BIN=$CACHE/bin
 K8S_DIR=$BIN/k8s-$KUBERNETES_VERSION
 ETCD_DIR=$BIN/etcd-$ETCD_VERSION
 KWOK_DIR=$BIN/kwok-$KWOK_VERSION
+HELM_DIR=$BIN/helm-$HELM_VERSION
 STAGING_VERSION=0.${KUBERNETES_VERSION#*.}          # 1.36.3 -> 0.36.3
 
 export GOFLAGS="-buildvcs=false -mod=mod"
@@ -134,11 +136,26 @@ build_kwok() {
   log "kwok v$KWOK_VERSION built in $(elapsed "$start") -> $KWOK_DIR"
 }
 
+build_helm() {
+  if [ "$FORCE" = 0 ] && have "$HELM_DIR" helm; then
+    log "helm v$HELM_VERSION present in $HELM_DIR"; return 0
+  fi
+  local start; start=$(date +%s)
+  log "building helm v$HELM_VERSION (~3 min)..."
+  rm -rf "$HELM_DIR.tmp"; mkdir -p "$HELM_DIR.tmp"
+  GOBIN="$HELM_DIR.tmp" GOFLAGS=-buildvcs=false go install -trimpath \
+    -ldflags "$LDFLAGS_BASE -X helm.sh/helm/v3/internal/version.version=v$HELM_VERSION" \
+    "helm.sh/helm/v3/cmd/helm@v$HELM_VERSION"
+  rm -rf "$HELM_DIR"; mv "$HELM_DIR.tmp" "$HELM_DIR"
+  log "helm v$HELM_VERSION built in $(elapsed "$start") -> $HELM_DIR"
+}
+
 if [ "$GEN_ONLY" = 1 ]; then FORCE=1 gen_k8s_mod; exit 0; fi
 
 T0=$(date +%s)
 mkdir -p "$BIN"
 build_etcd
 build_kwok
+build_helm
 build_k8s
 log "all binaries ready in $BIN ($(elapsed "$T0"))"

@@ -19,6 +19,20 @@ const prettier: Prettier = require('prettier');
 /** The repository's `crds/` directory. */
 export const CRDS_DIR = path.resolve(__dirname, '..', '..', '..', 'crds');
 
+/** The Helm chart's copy (Helm installs the CRDs of its own `crds/` folder). */
+export const CHART_CRDS_DIR = path.resolve(
+  __dirname,
+  '..',
+  '..',
+  '..',
+  'charts',
+  'rackside',
+  'crds',
+);
+
+/** Every directory that holds the generated files, byte for byte the same. */
+export const CRD_DIRS = [CRDS_DIR, CHART_CRDS_DIR];
+
 /** The command that regenerates the files. */
 export const GEN_COMMAND =
   'yarn workspace @rackside/plugin-servers-common gen:crds';

@@ -1,15 +1,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { CRDS_DIR, GEN_COMMAND, renderCrdFiles } from '../../scripts/crdFiles';
+import { CRD_DIRS, GEN_COMMAND, renderCrdFiles } from '../../scripts/crdFiles';
 import { racksideCustomResourceDefinitions } from './definitions';
 
-describe('crds/', () => {
+describe.each(
+  CRD_DIRS.map(dir => [
+    path.relative(path.join(__dirname, '../../../..'), dir),
+    dir,
+  ]),
+)('%s/', (shown, dir) => {
   const generated = renderCrdFiles();
 
   it('holds exactly the generated files', () => {
     const committed = fs
-      .readdirSync(CRDS_DIR)
+      .readdirSync(dir)
       .filter(name => name.endsWith('.yaml'))
       .sort();
     expect(committed).toEqual([...generated.keys()].sort());
@@ -18,10 +23,10 @@ describe('crds/', () => {
   it.each([...generated.keys()])(
     '%s equals what the zod schemas render',
     name => {
-      const committed = fs.readFileSync(path.join(CRDS_DIR, name), 'utf8');
+      const committed = fs.readFileSync(path.join(dir, name), 'utf8');
       if (committed !== generated.get(name)) {
         throw new Error(
-          `crds/${name} differs from the zod schemas in src/resources: run \`${GEN_COMMAND}\``,
+          `${shown}/${name} differs from the zod schemas in src/resources: run \`${GEN_COMMAND}\``,
         );
       }
       // The YAML round-trips to the rendered object.
