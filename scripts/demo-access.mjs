@@ -1,6 +1,8 @@
 // Prepares the demo rack for Rackside: installs the CRDs, gives the operator
-// and the Backstage backend their own ServiceAccounts, writes the operator's
-// kubeconfig and the app-config block that points the backend at the rack.
+// and the Backstage backend their own ServiceAccounts, sets up the power
+// channel (Redfish over the rack's BMCs: scripts/demo-power.mjs), writes the
+// operator's kubeconfig and the app-config block that points the backend at
+// the rack.
 // Usage: node scripts/demo-access.mjs RACK_DIR OUTPUT_YAML
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -12,6 +14,7 @@ import {
   createServiceAccountToken,
   writeTokenKubeconfig,
 } from '../e2e/rack/rack.mjs';
+import { bmcNodeNames, demoPowerManifests } from './demo-power.mjs';
 
 const [rackDir, output] = process.argv.slice(2);
 if (!rackDir || !output) {
@@ -47,6 +50,35 @@ execFileSync(
 );
 kubectlApply(path.join(root, 'e2e/rack/demo/operator-access.yaml'));
 kubectlApply(path.join(root, 'e2e/rack/demo/backstage-access.yaml'));
+
+// The power channel. Server-side apply from stdin: the Secrets' values never
+// reach a command line or a last-applied-configuration annotation.
+const power = demoPowerManifests(rack);
+if (power) {
+  execFileSync(
+    kubectl,
+    [
+      '--kubeconfig',
+      rack.kubeconfig,
+      'apply',
+      '--server-side',
+      '--field-manager=rackside-demo',
+      '-f',
+      '-',
+    ],
+    {
+      input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: power }),
+      stdio: ['pipe', 'inherit', 'inherit'],
+    },
+  );
+  console.log(
+    `demo: PowerProvider default (redfish), ServerBMC for ${bmcNodeNames(
+      power,
+    ).join(', ')}`,
+  );
+} else {
+  console.log('demo: the rack has no BMCs; no PowerProvider, no power verbs');
+}
 
 const day = { expirationSeconds: 24 * 3600 };
 const operatorToken = await createServiceAccountToken(
