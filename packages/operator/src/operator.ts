@@ -42,6 +42,10 @@ import {
   type PowerDeadlines,
 } from './power/PowerProviderReconciler';
 import { reconcileServerBmc } from './power/serverBmc';
+import {
+  createMachineControllers,
+  type MachineControllerSettings,
+} from './talos/controllers';
 import { WorkQueue } from './workqueue';
 
 export interface OperatorOptions {
@@ -62,6 +66,8 @@ export interface OperatorOptions {
   drain?: DrainRunnerOptions;
   /** How long a reboot may take, and how long a verb without an answer is watched. */
   power?: Partial<PowerDeadlines>;
+  /** Discovery, join and reclaim limits (tests shorten the reclaim deadline and TTL). */
+  machines?: MachineControllerSettings;
   /**
    * Test hook: awaited just before a status is written for `name` (phase and the whole
    * status). A hook that never resolves simulates a crash between an action and its record.
@@ -383,6 +389,17 @@ export async function startOperator(
     log,
   };
   const reconciler = new MaintenanceReconciler(ports);
+  // TalosClusters, TalosMachines and MachineReclaims (talos/controllers.ts).
+  const machineControllers = createMachineControllers({
+    ...options.machines,
+    kubeConfig: kc,
+    namespace: operatorNamespace,
+    nodes,
+    recorder,
+    workers: options.workers ?? 4,
+    onError: kind => metrics.reconcileErrors.inc({ kind }),
+    log,
+  });
 
   let stopped = false;
   const enqueueAll = () => {
@@ -489,6 +506,7 @@ export async function startOperator(
     });
     updateGauge();
     enqueueAll();
+    await machineControllers.start();
   };
 
   const elector = new LeaderElector({
@@ -505,6 +523,7 @@ export async function startOperator(
       );
     },
     onStoppedLeading: () => {
+      machineControllers.pause();
       drains.stop();
       powerQueue?.stop();
       powerQueue = undefined;
@@ -519,7 +538,8 @@ export async function startOperator(
     maintenances.hasSynced() &&
     nodes.hasSynced() &&
     providers.hasSynced() &&
-    bmcs.hasSynced();
+    bmcs.hasSynced() &&
+    machineControllers.hasSynced();
   return {
     metrics,
     isLeader: () => elector.isLeader,
@@ -528,6 +548,7 @@ export async function startOperator(
     async stop() {
       if (stopped) return;
       stopped = true;
+      await machineControllers.stop();
       drains.stop();
       powerQueue?.stop();
       powerQueue = undefined;

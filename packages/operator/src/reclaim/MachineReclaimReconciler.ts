@@ -278,7 +278,7 @@ export class MachineReclaimReconciler {
     };
   }
 
-  /** Shows why a request waits, written only when the reason or message changes. */
+  /** Shows why a request waits in the Waiting condition. */
   private async showWaiting(
     mr: MachineReclaim,
     waiting: { reason: string; message: string } | undefined,
@@ -288,11 +288,8 @@ export class MachineReclaimReconciler {
       c => c.type === WAITING_CONDITION,
     );
     const message = waiting.message.slice(0, 4096);
-    if (
-      current?.status === 'True' &&
-      current.reason === waiting.reason &&
-      current.message === message
-    ) {
+    // Written when the reason changes, not for every new wording of the same error.
+    if (current?.status === 'True' && current.reason === waiting.reason) {
       return;
     }
     await this.ports.status.write(mr, {

@@ -1,0 +1,440 @@
+/*
+ * Wires the discovery, join and reclaim reconcilers to the apiserver: watch caches of
+ * TalosClusters, TalosMachines and MachineReclaims in the operator's namespace (where
+ * their Secrets are), one keyed work queue per kind, and the edges (status writes,
+ * Secrets, Events, the Talos API). startOperator() creates this next to the maintenance
+ * controllers and starts it when it leads.
+ *
+ * What wakes what: a TalosCluster whose spec changed (an added address) is probed at once;
+ * a TalosMachine change, or a Node with its system UUID, reconciles the machine; a
+ * MachineReclaim change reconciles the request; a Done request wakes its target
+ * cluster's discovery.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { NotFoundError } from '@backstage/errors';
+import {
+  machineReclaimResource,
+  RECLAIM_ADDED_ADDRESSES_ANNOTATION,
+  talosClusterResource,
+  talosMachineResource,
+  type LocalSecretRef,
+  type MachineReclaim,
+  type TalosCluster,
+  type TalosMachine,
+} from '@rackside/plugin-servers-common';
+import {
+  CoreClient,
+  createWatchCache,
+  objectKey,
+  RacksideClient,
+  resourcePath,
+  type KubeObject,
+  type RawKubeObject,
+  type WatchCache,
+} from '@rackside/plugin-servers-node';
+import type { EventRecorder } from '../events';
+import type { NodeView } from '../maintenance/machine';
+import { addressReleasePatch } from '../reclaim/addressCleanup';
+import {
+  DEFAULT_RECLAIM_LIMITS,
+  type ReclaimLimits,
+} from '../reclaim/lifecycle';
+import { MachineReclaimReconciler } from '../reclaim/MachineReclaimReconciler';
+import { WorkQueue } from '../workqueue';
+import { DEFAULT_JOIN_LIMITS, type JoinLimits } from './joinTable';
+import { createTalosAccess, type TalosAccess } from './talosAccess';
+import { TalosClusterReconciler } from './TalosClusterReconciler';
+import { TalosMachineReconciler } from './TalosMachineReconciler';
+
+/** Limits of the machine controllers; tests shorten them. */
+export interface MachineControllerSettings {
+  reclaim?: Partial<ReclaimLimits> & {
+    /** The time limit of one reconcile of a MachineReclaim (2 minutes). */
+    reconcileTimeoutMs?: number;
+  };
+  join?: Partial<JoinLimits>;
+  /** Deadline of one discovery probe; default 5 s. */
+  probeTimeoutMs?: number;
+}
+
+export interface MachineControllersOptions extends MachineControllerSettings {
+  kubeConfig: KubeConfig;
+  /** The operator's namespace: TalosClusters, TalosMachines, MachineReclaims and their Secrets. */
+  namespace: string;
+  /** The operator's Node cache (system UUIDs and readiness). */
+  nodes: WatchCache<NodeView & RawKubeObject>;
+  recorder: EventRecorder;
+  workers: number;
+  onError?: (kind: string, key: string, error: unknown) => void;
+  log?: (message: string) => void;
+  /** The machine API; tests may replace it. */
+  talos?: TalosAccess;
+}
+
+export interface MachineControllers {
+  /** Waits for the caches, then runs the queues (call when leading). */
+  start(): Promise<void>;
+  /** Stops the queues (leadership lost); the caches keep watching. */
+  pause(): void;
+  hasSynced(): boolean;
+  stop(): Promise<void>;
+}
+
+function newer(a: KubeObject, b: KubeObject): boolean {
+  try {
+    return (
+      BigInt(a.metadata?.resourceVersion ?? '0') >
+      BigInt(b.metadata?.resourceVersion ?? '0')
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** A cache plus our own writes until the watch has caught up with them. */
+function freshView<T extends KubeObject>(cache: WatchCache<T & RawKubeObject>) {
+  const written = new Map<string, T>();
+  return {
+    get(key: string): T | undefined {
+      const cached = cache.get(key) as T | undefined;
+      const own = written.get(key);
+      if (!own) return cached;
+      if (!cached || newer(own, cached)) return own;
+      written.delete(key);
+      return cached;
+    },
+    remember(obj: T) {
+      written.set(objectKey(obj), obj);
+    },
+    forget(key: string) {
+      written.delete(key);
+    },
+  };
+}
+
+export function createMachineControllers(
+  options: MachineControllersOptions,
+): MachineControllers {
+  const { kubeConfig: kc, namespace, nodes, recorder } = options;
+  const log = options.log ?? (() => {});
+  const talos = options.talos ?? createTalosAccess();
+  const api = new RacksideClient(kc, { fieldManager: 'rackside-operator' });
+  const core = new CoreClient(kc, { fieldManager: 'rackside-operator' });
+  const now = () => Date.now();
+
+  const clusters = createWatchCache<TalosCluster & RawKubeObject>({
+    kubeConfig: kc,
+    path: resourcePath(talosClusterResource, namespace),
+    name: 'talosclusters',
+  });
+  const machines = createWatchCache<TalosMachine & RawKubeObject>({
+    kubeConfig: kc,
+    path: resourcePath(talosMachineResource, namespace),
+    name: 'talosmachines',
+  });
+  const reclaims = createWatchCache<MachineReclaim & RawKubeObject>({
+    kubeConfig: kc,
+    path: resourcePath(machineReclaimResource, namespace),
+    name: 'machinereclaims',
+  });
+  const freshMachines = freshView<TalosMachine>(machines);
+  const freshReclaims = freshView<MachineReclaim>(reclaims);
+
+  async function readSecret(ns: string, ref: LocalSecretRef): Promise<string> {
+    const key = ref.key;
+    let secret;
+    try {
+      secret = await core.secrets.get(ref.name, { namespace: ns });
+    } catch (error) {
+      if (error instanceof NotFoundError) {
+        throw new Error(`Secret ${ns}/${ref.name} not found`);
+      }
+      throw error;
+    }
+    const value = secret.data?.[key];
+    if (!value) throw new Error(`Secret ${ns}/${ref.name} has no key ${key}`);
+    return Buffer.from(value, 'base64').toString('utf8');
+  }
+
+  const record =
+    (descriptor: { apiVersion: string; kind: string }) =>
+    (
+      obj: KubeObject,
+      type: 'Normal' | 'Warning',
+      reason: string,
+      message: string,
+    ) =>
+      recorder.record(
+        {
+          apiVersion: descriptor.apiVersion,
+          kind: descriptor.kind,
+          name: obj.metadata?.name ?? '',
+          namespace: obj.metadata?.namespace,
+          uid: obj.metadata?.uid,
+        },
+        type,
+        reason,
+        message,
+      );
+
+  const discovery = new TalosClusterReconciler({
+    cluster: key => clusters.get(key),
+    machine: (ns, name) => freshMachines.get(`${ns}/${name}`),
+    readSecret,
+    talos,
+    async createMachine(cluster, uuid, seen) {
+      const ns = cluster.metadata.namespace ?? namespace;
+      const created = await api.talosMachines.create({
+        apiVersion: talosMachineResource.apiVersion,
+        kind: 'TalosMachine',
+        metadata: { name: uuid, namespace: ns },
+        spec: { cluster: cluster.metadata.name },
+      });
+      freshMachines.remember(
+        await api.talosMachines.patchStatus(
+          uuid,
+          {
+            status: {
+              phase: 'Pending',
+              address: seen.address,
+              lastSeenAt: seen.at,
+              message: `found by discovery of TalosCluster ${cluster.metadata.name} in maintenance mode`,
+            },
+          } as any,
+          { namespace: ns, type: 'merge' },
+        ),
+      );
+      log(
+        `TalosMachine ${ns}/${created.metadata.name}: Pending at ${seen.address}`,
+      );
+    },
+    async updateMachineSeen(machine, seen) {
+      if (
+        machine.status?.address === seen.address &&
+        machine.status?.phase === 'Pending'
+      ) {
+        return; // lastSeenAt alone is not worth a write per pass
+      }
+      freshMachines.remember(
+        await api.talosMachines.patchStatus(
+          machine.metadata.name,
+          {
+            status: {
+              phase: machine.status?.phase ?? 'Pending',
+              address: seen.address,
+              lastSeenAt: seen.at,
+            },
+          } as any,
+          { namespace: machine.metadata.namespace, type: 'merge' },
+        ),
+      );
+    },
+    async writeStatus(cluster, status) {
+      await api.talosClusters.patchStatus(
+        cluster.metadata.name,
+        { status } as any,
+        { namespace: cluster.metadata.namespace, type: 'merge' },
+      );
+    },
+    events: { record: record(talosClusterResource) },
+    now,
+    probeTimeoutMs: options.probeTimeoutMs ?? 5000,
+    concurrency: 8,
+    log,
+  });
+
+  const joinLimits = { ...DEFAULT_JOIN_LIMITS, ...options.join };
+  const nodeWithUUID = (uuid: string) =>
+    nodes
+      .list()
+      .find(n => n.status?.nodeInfo?.systemUUID?.toLowerCase() === uuid);
+  const joins = new TalosMachineReconciler({
+    view: { machine: key => freshMachines.get(key) },
+    cluster: (ns, name) => clusters.get(`${ns}/${name}`),
+    nodeWithUUID,
+    readSecret,
+    talos,
+    limits: joinLimits,
+    now,
+    async writeStatus(tm, status) {
+      const written = await api.talosMachines.patchStatus(
+        tm.metadata.name,
+        {
+          metadata: { resourceVersion: tm.metadata.resourceVersion },
+          status,
+        } as any,
+        { namespace: tm.metadata.namespace, type: 'merge' },
+      );
+      freshMachines.remember(written);
+      return written;
+    },
+    events: { record: record(talosMachineResource) },
+    log,
+  });
+
+  let discoveryQueue: WorkQueue | undefined;
+  let machineQueue: WorkQueue | undefined;
+  let reclaimQueue: WorkQueue | undefined;
+
+  const reclaimLimits = { ...DEFAULT_RECLAIM_LIMITS, ...options.reclaim };
+  const reclaimer = new MachineReclaimReconciler({
+    view: { reclaim: key => freshReclaims.get(key) },
+    cluster: (ns, name) => clusters.get(`${ns}/${name}`),
+    credential: {
+      async read(mr) {
+        try {
+          return await readSecret(
+            mr.metadata.namespace ?? namespace,
+            mr.spec.credentialSecretRef,
+          );
+        } catch (error) {
+          if (/not found|has no key/.test((error as Error).message)) {
+            return undefined;
+          }
+          throw error;
+        }
+      },
+    },
+    async deleteCredential(mr) {
+      const ns = mr.metadata.namespace ?? namespace;
+      const name = mr.spec.credentialSecretRef.name;
+      const existed = await core.secrets.find(name, { namespace: ns });
+      if (!existed) return false;
+      await core.secrets.delete(name, { namespace: ns, ignoreNotFound: true });
+      return true;
+    },
+    talos,
+    limits: reclaimLimits,
+    reconcileTimeoutMs: options.reclaim?.reconcileTimeoutMs ?? 120_000,
+    now,
+    status: {
+      async write(mr, status) {
+        const written = await api.machineReclaims.patchStatus(
+          mr.metadata.name,
+          {
+            metadata: { resourceVersion: mr.metadata.resourceVersion },
+            status,
+          } as any,
+          { namespace: mr.metadata.namespace, type: 'merge' },
+        );
+        freshReclaims.remember(written);
+        return written;
+      },
+    },
+    addresses: {
+      getCluster: (ns, name) => api.talosClusters.find(name, { namespace: ns }),
+      listReclaims: async ns =>
+        (await api.machineReclaims.list({ namespace: ns })).items,
+      listMachines: async ns =>
+        (await api.talosMachines.list({ namespace: ns })).items,
+      async writeCluster(cluster, release) {
+        await api.talosClusters.patch(
+          cluster.metadata.name,
+          addressReleasePatch(cluster, release) as any,
+          { namespace: cluster.metadata.namespace, type: 'merge' },
+        );
+        await record(talosClusterResource)(
+          cluster,
+          'Normal',
+          'AddressesReleased',
+          `Took ${release.released.join(
+            ', ',
+          )} out of spec.discovery.addresses (recorded in ${RECLAIM_ADDED_ADDRESSES_ANNOTATION}; no request or machine needs them)`,
+        );
+      },
+    },
+    events: { record: record(machineReclaimResource) },
+    wakeDiscovery(ns, cluster) {
+      const key = `${ns}/${cluster}`;
+      discovery.wake(key);
+      discoveryQueue?.add(key);
+    },
+    log,
+  });
+
+  const onError = (kind: string) => (key: string, error: unknown) => {
+    options.onError?.(kind, key, error);
+    log(`reconcile ${kind} ${key}: ${(error as Error).message}`);
+  };
+
+  const unsubscribe = [
+    clusters.on('add', c => discoveryQueue?.add(objectKey(c))),
+    clusters.on('update', (c, old) => {
+      // Our own status writes come back as updates: only a spec change wakes discovery.
+      if (c.metadata.generation !== old.metadata.generation) {
+        discoveryQueue?.add(objectKey(c));
+      }
+    }),
+    clusters.on('delete', c => discovery.forget(objectKey(c))),
+    machines.on('add', m => machineQueue?.add(objectKey(m))),
+    machines.on('update', (m, old) => {
+      // spec.join, or discovery saw it at a new address; our own status writes are not news.
+      if (
+        m.metadata.generation !== old.metadata.generation ||
+        m.status?.address !== old.status?.address
+      ) {
+        machineQueue?.add(objectKey(m));
+      }
+    }),
+    machines.on('delete', m => freshMachines.forget(objectKey(m))),
+    ...(['add', 'update'] as const).map(event =>
+      nodes.on(event, (node: NodeView & RawKubeObject) => {
+        const uuid = node.status?.nodeInfo?.systemUUID?.toLowerCase();
+        if (uuid && machines.get(`${namespace}/${uuid}`)) {
+          machineQueue?.add(`${namespace}/${uuid}`);
+        }
+      }),
+    ),
+    reclaims.on('add', r => reclaimQueue?.add(objectKey(r))),
+    reclaims.on('update', (r, old) => {
+      // The confirm (spec.confirmUUID); a reconcile goes on from its own writes itself.
+      if (r.metadata.generation !== old.metadata.generation) {
+        reclaimQueue?.add(objectKey(r));
+      }
+    }),
+    reclaims.on('delete', r => freshReclaims.forget(objectKey(r))),
+  ];
+
+  let stopped = false;
+  const stopQueues = () => {
+    for (const q of [discoveryQueue, machineQueue, reclaimQueue]) q?.stop();
+    discoveryQueue = machineQueue = reclaimQueue = undefined;
+  };
+
+  return {
+    async start() {
+      await Promise.all([
+        clusters.synced,
+        machines.synced,
+        reclaims.synced,
+        nodes.synced,
+      ]);
+      if (stopped) return;
+      const workers = Math.max(1, options.workers);
+      discoveryQueue = new WorkQueue(key => discovery.reconcile(key), {
+        workers: Math.min(workers, 2),
+        onError: onError('TalosCluster'),
+      });
+      machineQueue = new WorkQueue(key => joins.reconcile(key), {
+        workers,
+        onError: onError('TalosMachine'),
+      });
+      reclaimQueue = new WorkQueue(key => reclaimer.reconcile(key), {
+        workers,
+        onError: onError('MachineReclaim'),
+      });
+      for (const c of clusters.list()) discoveryQueue.add(objectKey(c));
+      for (const m of machines.list()) machineQueue.add(objectKey(m));
+      for (const r of reclaims.list()) reclaimQueue.add(objectKey(r));
+    },
+    pause: stopQueues,
+    hasSynced: () =>
+      clusters.hasSynced() && machines.hasSynced() && reclaims.hasSynced(),
+    async stop() {
+      stopped = true;
+      stopQueues();
+      for (const off of unsubscribe) off();
+      await Promise.all([clusters.stop(), machines.stop(), reclaims.stop()]);
+    },
+  };
+}
