@@ -1,0 +1,365 @@
+/*
+ * Helpers of the discovery, join and reclaim rack tests, on top of startOperatorRack():
+ * the Talos emulator's machines and control API, Secrets, the TalosCluster, the webhook
+ * registration, kubectl as another user, and waits on the new kinds.
+ */
+import {
+  machineReclaimResource,
+  talosClusterResource,
+  type MachineReclaim,
+  type TalosCluster,
+  type TalosMachine,
+} from '@rackside/plugin-servers-common';
+import {
+  RacksideClient,
+  ResourceClient,
+  TalosApiClient,
+} from '@rackside/plugin-servers-node';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { OperatorRack } from './operatorRack';
+import { OPERATOR_NAMESPACE as NS } from './operatorRack';
+
+export interface RackMachine {
+  kind: 'node' | 'spare' | 'foreign';
+  node?: string;
+  cluster?: string;
+  role?: string;
+  host: number;
+  address: string;
+  uuid: string;
+}
+
+export interface RackTalos {
+  controlUrl: string;
+  talosconfigs: Record<string, string>;
+  caFiles: Record<string, string>;
+}
+
+/** The join config of the rack's cluster: a worker of plant-a (the emulator reads clusterName). */
+export const PLANT_A_JOIN_CONFIG = [
+  'version: v1alpha1',
+  'machine:',
+  '  type: worker',
+  'cluster:',
+  '  clusterName: plant-a',
+  '',
+].join('\n');
+
+export function machinesRack(env: OperatorRack) {
+  const talos = env.rack.info.talos as RackTalos;
+  const machines = env.rack.info.machines as RackMachine[];
+  const api = new RacksideClient(env.admin);
+
+  const control = async <T>(p: string, init?: RequestInit): Promise<T> => {
+    const res = await fetch(`${talos.controlUrl}${p}`, init);
+    if (!res.ok) throw new Error(`${p}: ${res.status} ${await res.text()}`);
+    return (await res.json()) as T;
+  };
+
+  return {
+    talos,
+    machines,
+    api,
+    spares: machines.filter(m => m.kind === 'spare'),
+    foreign: machines.filter(m => m.kind === 'foreign'),
+    byNode: (name: string) => machines.find(m => m.node === name)!,
+    talosconfig: (cluster: string) =>
+      fs.readFileSync(talos.talosconfigs[cluster], 'utf8'),
+    /** An address on the rack's network no machine holds. */
+    unusedAddress: (host: number) =>
+      machines[0].address.replace(/\.\d+$/, `.${host}`),
+    counts: async (uuid: string) =>
+      (await control<Record<string, Record<string, number>>>('/counts'))[
+        uuid
+      ] ?? {},
+    emulated: (uuid: string) =>
+      control<{
+        mode: string;
+        cluster?: string;
+        address: string;
+        state: string;
+      }>(`/machines/${uuid}`),
+    /** The address the machine takes at its next reset (a new DHCP lease). */
+    resetAddress: (uuid: string, host: number) =>
+      control(`/machines/${uuid}/reset-address`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ host }),
+      }),
+
+    async secret(name: string, data: Record<string, string>) {
+      await env.core.createNamespacedSecret({
+        namespace: NS,
+        body: { metadata: { name, namespace: NS }, stringData: data },
+      });
+    },
+    async secretExists(name: string) {
+      try {
+        await env.core.readNamespacedSecret({ namespace: NS, name });
+        return true;
+      } catch (error) {
+        if ((error as { code?: number }).code === 404) return false;
+        throw error;
+      }
+    },
+
+    async createCluster(addresses: string[], intervalSeconds = 300) {
+      return api.talosClusters.create({
+        apiVersion: talosClusterResource.apiVersion,
+        kind: 'TalosCluster',
+        metadata: { name: 'plant-a', namespace: NS },
+        spec: {
+          discovery: { addresses, intervalSeconds },
+          joinConfigSecretRef: { name: 'plant-a-join', key: 'config.yaml' },
+          talosconfigSecretRef: {
+            name: 'plant-a-talosconfig',
+            key: 'talosconfig',
+          },
+        },
+      });
+    },
+    cluster: () => api.talosClusters.get('plant-a', { namespace: NS }),
+
+    /** Makes a spare in maintenance mode a worker of another Talos cluster (as if it had joined it). */
+    async joinForeign(address: string, cluster: string) {
+      const client = new TalosApiClient(address, { mode: 'maintenance' });
+      try {
+        await client.applyConfiguration(
+          `version: v1alpha1\nmachine:\n  type: worker\ncluster:\n  clusterName: ${cluster}\n`,
+        );
+      } finally {
+        client.close();
+      }
+    },
+
+    machine: (uuid: string) => api.talosMachines.find(uuid, { namespace: NS }),
+    async machinePhase(uuid: string, phase: string, timeoutMs = 60_000) {
+      return env.waitFor<TalosMachine>(
+        `TalosMachine ${uuid} in ${phase}`,
+        async () => {
+          const tm = await api.talosMachines.find(uuid, { namespace: NS });
+          return tm?.status?.phase === phase && tm;
+        },
+        timeoutMs,
+      );
+    },
+
+    reclaims: api.machineReclaims,
+    async createReclaim(
+      name: string,
+      address: string,
+      spec: Partial<MachineReclaim['spec']> = {},
+    ) {
+      return api.machineReclaims.create({
+        apiVersion: machineReclaimResource.apiVersion,
+        kind: 'MachineReclaim',
+        metadata: { name, namespace: NS },
+        spec: {
+          address,
+          targetCluster: 'plant-a',
+          credentialSecretRef: {
+            name: `${name}-talosconfig`,
+            key: 'talosconfig',
+          },
+          requestedBy: 'user:default/admin',
+          reason: 'rack test',
+          ...spec,
+        },
+      });
+    },
+    reclaim: (name: string) => api.machineReclaims.get(name, { namespace: NS }),
+    async reclaimPhase(name: string, phase: string, timeoutMs = 60_000) {
+      return env.waitFor<MachineReclaim>(
+        `MachineReclaim ${name} in ${phase}`,
+        async () => {
+          const mr = await api.machineReclaims.get(name, { namespace: NS });
+          return mr.status?.phase === phase && mr;
+        },
+        timeoutMs,
+      );
+    },
+
+    /** The backend's part of a reclaim: append the address, recorded in the annotation. */
+    async appendReclaimAddress(address: string) {
+      const cluster = await api.talosClusters.get('plant-a', { namespace: NS });
+      const recorded =
+        cluster.metadata.annotations?.['rackside.dev/reclaim-added-addresses'];
+      await api.talosClusters.patch(
+        'plant-a',
+        {
+          metadata: {
+            resourceVersion: cluster.metadata.resourceVersion,
+            annotations: {
+              'rackside.dev/reclaim-added-addresses': recorded
+                ? `${recorded},${address}`
+                : address,
+            },
+          },
+          spec: {
+            discovery: {
+              addresses: [
+                ...(cluster.spec.discovery?.addresses ?? []),
+                address,
+              ],
+            },
+          },
+        } as any,
+        { namespace: NS, type: 'merge' },
+      );
+    },
+
+    async eventReasons(name: string) {
+      const list = await env.core.listNamespacedEvent({
+        namespace: NS,
+        fieldSelector: `involvedObject.name=${name}`,
+      });
+      return list.items.map(e => e.reason ?? '');
+    },
+
+    /** Registers the operator's webhook with the apiserver for MachineReclaim create/update. */
+    async registerWebhook(port: number, caPem: string) {
+      const configs = new ResourceClient<any>(env.admin, {
+        group: 'admissionregistration.k8s.io',
+        version: 'v1',
+        plural: 'validatingwebhookconfigurations',
+        kind: 'ValidatingWebhookConfiguration',
+        namespaced: false,
+      });
+      await configs.create({
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingWebhookConfiguration',
+        metadata: { name: 'rackside-machinereclaims' },
+        webhooks: [
+          {
+            name: 'machinereclaims.rackside.dev',
+            clientConfig: {
+              url: `https://127.0.0.1:${port}/validate-machinereclaims`,
+              caBundle: Buffer.from(caPem).toString('base64'),
+            },
+            rules: [
+              {
+                apiGroups: ['rackside.dev'],
+                apiVersions: ['v1alpha1'],
+                operations: ['CREATE', 'UPDATE'],
+                resources: ['machinereclaims'],
+                scope: 'Namespaced',
+              },
+            ],
+            failurePolicy: 'Fail',
+            sideEffects: 'None',
+            admissionReviewVersions: ['v1'],
+            timeoutSeconds: 10,
+          },
+        ],
+      });
+    },
+
+    /** A ServiceAccount in the operator's namespace with exactly these rules there, and a kubeconfig file for it. */
+    async userWithRules(
+      name: string,
+      rules: Array<{
+        apiGroups: string[];
+        resources: string[];
+        verbs: string[];
+      }>,
+    ) {
+      await env.core.createNamespacedServiceAccount({
+        namespace: NS,
+        body: { metadata: { name } },
+      });
+      const rbac = (kind: string, plural: string) =>
+        new ResourceClient<any>(env.admin, {
+          group: 'rbac.authorization.k8s.io',
+          version: 'v1',
+          plural,
+          kind,
+          namespaced: true,
+        });
+      await rbac('Role', 'roles').create({
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'Role',
+        metadata: { name, namespace: NS },
+        rules,
+      });
+      await rbac('RoleBinding', 'rolebindings').create({
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: { name, namespace: NS },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects: [{ kind: 'ServiceAccount', name, namespace: NS }],
+      });
+      const token = await env.core.createNamespacedServiceAccountToken({
+        namespace: NS,
+        name,
+        body: { spec: { audiences: [], expirationSeconds: 3600 } },
+      });
+      const file = path.join(
+        fs.mkdtempSync(path.join(os.tmpdir(), 'rackside-kubeconfig-')),
+        'config',
+      );
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          apiVersion: 'v1',
+          kind: 'Config',
+          clusters: [
+            {
+              name: 'rack',
+              cluster: {
+                server: env.rack.info.server,
+                'certificate-authority': env.rack.info.caFile,
+              },
+            },
+          ],
+          users: [{ name, user: { token: token.status!.token } }],
+          contexts: [
+            { name: 'rack', context: { cluster: 'rack', user: name } },
+          ],
+          'current-context': 'rack',
+        }),
+      );
+      return {
+        kubeconfig: file,
+        kubeConfig: env.rack.tokenKubeConfig(token.status!.token!),
+        username: `system:serviceaccount:${NS}:${name}`,
+      };
+    },
+  };
+}
+
+/** The rack's kubectl. */
+export function kubectlPath(): string {
+  const cache =
+    process.env.RACKSIDE_CACHE ?? path.join(os.homedir(), '.cache', 'rackside');
+  const versions = fs
+    .readdirSync(path.join(cache, 'bin'))
+    .filter(d => d.startsWith('k8s-'));
+  if (versions.length === 0)
+    throw new Error(`no k8s binaries under ${cache}/bin`);
+  return path.join(cache, 'bin', versions.sort().pop()!, 'kubectl');
+}
+
+/** Runs kubectl with a kubeconfig, feeding `stdin`; resolves with the exit code and output. */
+export function kubectl(
+  kubeconfig: string,
+  args: string[],
+  stdin?: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(kubectlPath(), ['--kubeconfig', kubeconfig, ...args], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', d => (stdout += d));
+    child.stderr.on('data', d => (stderr += d));
+    child.on('error', reject);
+    child.on('close', code => resolve({ code: code ?? -1, stdout, stderr }));
+    child.stdin.end(stdin ?? '');
+  });
+}
+
+export type { TalosCluster };
