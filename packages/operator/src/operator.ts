@@ -468,7 +468,10 @@ export async function startOperator(
     // One reconciler per kind: the PowerProvider (and the ServerBMCs that serve it).
     powerQueue = new WorkQueue(
       async key => {
-        if (key === powerKey) return power.reconcile();
+        if (key === powerKey) {
+          await power.reconcile();
+          return;
+        }
         const name = key.slice('ServerBMC/'.length);
         const bmc = bmcs.get(name);
         if (!bmc) return;

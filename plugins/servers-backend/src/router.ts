@@ -837,6 +837,8 @@ export async function createRouter(
           outcome: 'power-on-requested',
         };
       }
+      default:
+        throw new NotFoundError(`unknown action ${String(action)}`);
     }
   }
 

@@ -303,6 +303,7 @@ describe('DrainRunner', () => {
     });
     runner.ensure(maintenance());
     await until(() => runner.ensure(maintenance()).state === 'drained', 1000);
+    expect(n.evictions.sort()).toEqual(['shop/web-1', 'shop/web-2']);
   });
 
   it('runs many drains side by side', async () => {
@@ -317,5 +318,6 @@ describe('DrainRunner', () => {
     await until(() =>
       runners.every(r => r.ensure(maintenance()).state === 'drained'),
     );
+    expect(nodes.every(n => n.evictions.length === 1)).toBe(true);
   });
 });

@@ -246,15 +246,14 @@ class DrainTask {
   private sleep(untilMs: number | undefined) {
     if (this.changed || this.cancelled) return Promise.resolve();
     return new Promise<void>(resolve => {
-      const timer =
-        untilMs === undefined
-          ? undefined
-          : setTimeout(done, Math.max(0, untilMs - this.now()));
-      const self = this;
-      function done() {
+      let timer: NodeJS.Timeout | undefined;
+      const done = () => {
         if (timer) clearTimeout(timer);
-        self.wakeUp = undefined;
+        this.wakeUp = undefined;
         resolve();
+      };
+      if (untilMs !== undefined) {
+        timer = setTimeout(done, Math.max(0, untilMs - this.now()));
       }
       this.wakeUp = done;
     });

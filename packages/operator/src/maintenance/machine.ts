@@ -359,6 +359,7 @@ const draining: Row = async (nm, { drains }) => {
         status: { drain: outcome.progress },
       };
     case 'failed':
+    default:
       return {
         kind: 'transition',
         to: 'Failed',

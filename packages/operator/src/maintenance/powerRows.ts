@@ -111,6 +111,106 @@ function timeLeft(since: string | undefined, seconds: number): number {
   return start + seconds * 1000 - Date.now();
 }
 
+const CONFIRMED = 'PowerOffConfirmed' as const;
+
+/** What the channel's answer to a sent verb leads to. */
+export const afterSend: Record<
+  PowerSendVerb,
+  (nm: NodeMaintenance, outcome: SendOutcome) => Decision
+> = {
+  reboot: (nm, outcome) =>
+    answered(nm, 'reboot', outcome, record => ({
+      kind: 'transition',
+      to: 'Rebooting',
+      message: `reboot of ${nm.spec.nodeName} accepted (${record.detail}); waiting for it to come back with a new boot ID`,
+      status: {
+        power: powerWith(nm, 'reboot', record),
+        rebootSentAt: record.sentAt,
+      },
+    })),
+  shutdown: (nm, outcome) =>
+    answered(nm, 'shutdown', outcome, (record, confirms) => ({
+      kind: 'transition',
+      to: 'PoweredOff',
+      message: `shutdown of ${nm.spec.nodeName} accepted (${record.detail}); parked until powerOn or returnToService`,
+      status: {
+        power: powerWith(nm, 'shutdown', record),
+        poweredOffAt: record.sentAt,
+        conditions: withCondition(
+          nm.status?.conditions,
+          confirms
+            ? {
+                type: CONFIRMED,
+                status: 'False',
+                reason: 'ReadbackRunning',
+                message:
+                  'The shutdown was accepted; the BMC is being read until it reports PowerState Off.',
+              }
+            : {
+                type: CONFIRMED,
+                status: 'Unknown',
+                reason: 'ChannelCannotObserve',
+                message:
+                  'The shutdown was accepted; this power channel cannot observe a machine that is off.',
+              },
+        ),
+      },
+    })),
+  powerOn: (nm, outcome) =>
+    answered(nm, 'powerOn', outcome, record => ({
+      kind: 'transition',
+      to: 'Returning',
+      message: `power-on of ${nm.spec.nodeName} accepted (${record.detail}); waiting for it to be Ready`,
+      status: {
+        power: powerWith(nm, 'powerOn', record),
+        powerOnSentAt: record.sentAt,
+        returnedAt: nowIso(),
+      },
+    })),
+};
+
+function answered(
+  nm: NodeMaintenance,
+  verb: PowerSendVerb,
+  outcome: SendOutcome,
+  next: (record: PowerVerbRecord, confirmsPowerOff: boolean) => Decision,
+): Decision {
+  const recorded = nm.status?.power?.[verb] ?? { recordedAt: nowIso() };
+  if (outcome.ok) {
+    return next(
+      {
+        ...recorded,
+        sentAt: outcome.receipt.acceptedAt,
+        detail: outcome.receipt.detail.slice(0, 1024),
+      },
+      outcome.confirmsPowerOff === true,
+    );
+  }
+  const error = outcome.message.slice(0, 4096);
+  if (outcome.outcome === 'unknown') {
+    // It may have run: watch the node (settleUnanswered) rather than sending again.
+    return {
+      kind: 'record',
+      message: `${VERB_TEXT[verb]} of ${nm.spec.nodeName}: the channel's answer was lost (${error}); watching the node`,
+      status: { power: powerWith(nm, verb, { ...recorded, error }) },
+      event: { type: 'Warning', reason: 'PowerVerbUnanswered' },
+    };
+  }
+  return {
+    kind: 'transition',
+    to: 'Failed',
+    message: `${VERB_TEXT[verb]} of ${nm.spec.nodeName} ${
+      outcome.outcome === 'notSent'
+        ? 'could not be sent'
+        : 'was refused by the channel'
+    }: ${error}. It is not retried.${
+      verb === 'powerOn' ? ' The machine is still off.' : ''
+    }`,
+    status: { power: powerWith(nm, verb, { ...recorded, error }) },
+    event: { type: 'Warning', reason: 'PowerVerbFailed' },
+  };
+}
+
 /**
  * A recorded verb without an answer: look at the node. Signs that the verb ran move on
  * as if it had been answered; no sign until the deadline fails the maintenance, and the
@@ -223,8 +323,6 @@ export const rebooting: Row = async (nm, ports) => {
   };
 };
 
-const CONFIRMED = 'PowerOffConfirmed' as const;
-
 /**
  * PoweredOff: read the BMC until it confirms Off or the window closes; power on once when
  * asked; a return to service without power-on waits for a person to power the machine.
@@ -287,101 +385,3 @@ export const poweredOff: Row = async (nm, ports) => {
     requeueAfterMs: Math.min(readback.intervalSeconds * 1000, left),
   };
 };
-
-/** What the channel's answer to a sent verb leads to. */
-export const afterSend: Record<
-  PowerSendVerb,
-  (nm: NodeMaintenance, outcome: SendOutcome) => Decision
-> = {
-  reboot: (nm, outcome) =>
-    answered(nm, 'reboot', outcome, record => ({
-      kind: 'transition',
-      to: 'Rebooting',
-      message: `reboot of ${nm.spec.nodeName} accepted (${record.detail}); waiting for it to come back with a new boot ID`,
-      status: {
-        power: powerWith(nm, 'reboot', record),
-        rebootSentAt: record.sentAt,
-      },
-    })),
-  shutdown: (nm, outcome) =>
-    answered(nm, 'shutdown', outcome, (record, confirms) => ({
-      kind: 'transition',
-      to: 'PoweredOff',
-      message: `shutdown of ${nm.spec.nodeName} accepted (${record.detail}); parked until powerOn or returnToService`,
-      status: {
-        power: powerWith(nm, 'shutdown', record),
-        poweredOffAt: record.sentAt,
-        conditions: withCondition(
-          nm.status?.conditions,
-          confirms
-            ? {
-                type: CONFIRMED,
-                status: 'False',
-                reason: 'ReadbackRunning',
-                message:
-                  'The shutdown was accepted; the BMC is being read until it reports PowerState Off.',
-              }
-            : {
-                type: CONFIRMED,
-                status: 'Unknown',
-                reason: 'ChannelCannotObserve',
-                message:
-                  'The shutdown was accepted; this power channel cannot observe a machine that is off.',
-              },
-        ),
-      },
-    })),
-  powerOn: (nm, outcome) =>
-    answered(nm, 'powerOn', outcome, record => ({
-      kind: 'transition',
-      to: 'Returning',
-      message: `power-on of ${nm.spec.nodeName} accepted (${record.detail}); waiting for it to be Ready`,
-      status: {
-        power: powerWith(nm, 'powerOn', record),
-        powerOnSentAt: record.sentAt,
-        returnedAt: nowIso(),
-      },
-    })),
-};
-
-function answered(
-  nm: NodeMaintenance,
-  verb: PowerSendVerb,
-  outcome: SendOutcome,
-  next: (record: PowerVerbRecord, confirmsPowerOff: boolean) => Decision,
-): Decision {
-  const recorded = nm.status?.power?.[verb] ?? { recordedAt: nowIso() };
-  if (outcome.ok) {
-    return next(
-      {
-        ...recorded,
-        sentAt: outcome.receipt.acceptedAt,
-        detail: outcome.receipt.detail.slice(0, 1024),
-      },
-      outcome.confirmsPowerOff === true,
-    );
-  }
-  const error = outcome.message.slice(0, 4096);
-  if (outcome.outcome === 'unknown') {
-    // It may have run: watch the node (settleUnanswered) rather than sending again.
-    return {
-      kind: 'record',
-      message: `${VERB_TEXT[verb]} of ${nm.spec.nodeName}: the channel's answer was lost (${error}); watching the node`,
-      status: { power: powerWith(nm, verb, { ...recorded, error }) },
-      event: { type: 'Warning', reason: 'PowerVerbUnanswered' },
-    };
-  }
-  return {
-    kind: 'transition',
-    to: 'Failed',
-    message: `${VERB_TEXT[verb]} of ${nm.spec.nodeName} ${
-      outcome.outcome === 'notSent'
-        ? 'could not be sent'
-        : 'was refused by the channel'
-    }: ${error}. It is not retried.${
-      verb === 'powerOn' ? ' The machine is still off.' : ''
-    }`,
-    status: { power: powerWith(nm, verb, { ...recorded, error }) },
-    event: { type: 'Warning', reason: 'PowerVerbFailed' },
-  };
-}

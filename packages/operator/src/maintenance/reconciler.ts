@@ -119,24 +119,23 @@ export class MaintenanceReconciler {
   async reconcile(name: string): Promise<{ requeueAfterMs?: number }> {
     let nm = this.ports.view.maintenance(name);
     let requeueAfterMs: number | undefined;
+    const step = async (current: NodeMaintenance) => {
+      const decision = await rowFor(current)(current, this.ports);
+      requeueAfterMs =
+        decision.kind === 'wait' ? decision.requeueAfterMs : undefined;
+      return this.apply(current, decision);
+    };
     // Each pass writes one transition or record; a maintenance has few phases.
     for (let pass = 0; nm && pass < 12; pass++) {
-      const current = nm;
-      const step = async () => {
-        const decision = await rowFor(current)(current, this.ports);
-        if (decision.kind === 'wait') requeueAfterMs = decision.requeueAfterMs;
-        return this.apply(current, decision);
-      };
       nm =
-        phaseOf(current) === 'New'
+        phaseOf(nm) === 'New'
           ? await this.ports.admissionLock.run(async () => {
               // Re-read under the lock: another admission may have just landed.
               const fresh = this.ports.view.maintenance(name);
               if (!fresh || phaseOf(fresh) !== 'New') return fresh;
-              const decision = await rowFor(fresh)(fresh, this.ports);
-              return this.apply(fresh, decision);
+              return step(fresh);
             })
-          : await step();
+          : await step(nm);
     }
     return { requeueAfterMs };
   }

@@ -14,6 +14,13 @@ export interface ServerBmcPorts {
   writeStatus(status: NonNullable<ServerBMC['status']>): Promise<void>;
 }
 
+function describe(bmc: ServerBMC): string {
+  if (bmc.spec.systemPath) {
+    return `BMC ${bmc.spec.address}, system ${bmc.spec.systemPath}`;
+  }
+  return `BMC ${bmc.spec.address}; the system is found by the node's system UUID when first used`;
+}
+
 export async function reconcileServerBmc(
   bmc: ServerBMC,
   ports: ServerBmcPorts,
@@ -36,11 +43,7 @@ export async function reconcileServerBmc(
   const ready = problems.length === 0;
   await ports.writeStatus({
     systemPath: bmc.spec.systemPath,
-    message: ready
-      ? bmc.spec.systemPath
-        ? `BMC ${bmc.spec.address}, system ${bmc.spec.systemPath}`
-        : `BMC ${bmc.spec.address}; the system is found by the node's system UUID when first used`
-      : problems.join('; '),
+    message: ready ? describe(bmc) : problems.join('; '),
     conditions: [
       {
         type: 'Ready',

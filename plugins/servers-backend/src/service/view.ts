@@ -263,6 +263,8 @@ export function offerOf(
             why: `maintenance ${active.metadata.name} is already ending.`,
           }
         : { offered: true };
+    default:
+      return { offered: false, why: `${String(action)} is not an action.` };
   }
 }
 
