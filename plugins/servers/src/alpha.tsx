@@ -8,8 +8,17 @@ import {
 import { EntityContentBlueprint } from '@backstage/plugin-catalog-react/alpha';
 import DnsIcon from '@mui/icons-material/Dns';
 import { isServerEntity } from './components/EntityServerContent/annotations';
-import { maintenanceRouteRef, serversRouteRef } from './routes';
-import { ServersClient, serversApiRef } from './api';
+import {
+  addNodeRouteRef,
+  maintenanceRouteRef,
+  serversRouteRef,
+} from './routes';
+import {
+  MachinesClient,
+  machinesApiRef,
+  ServersClient,
+  serversApiRef,
+} from './api';
 
 /** The `ServersApi` over HTTP. */
 export const serversApi = ApiBlueprint.make({
@@ -19,6 +28,18 @@ export const serversApi = ApiBlueprint.make({
       deps: { discoveryApi: discoveryApiRef, fetchApi: fetchApiRef },
       factory: ({ discoveryApi, fetchApi }) =>
         new ServersClient({ discoveryApi, fetchApi }),
+    }),
+});
+
+/** The `MachinesApi` (discovery, joins, Reset and add) over HTTP. */
+export const machinesApi = ApiBlueprint.make({
+  name: 'machines',
+  params: defineParams =>
+    defineParams({
+      api: machinesApiRef,
+      deps: { discoveryApi: discoveryApiRef, fetchApi: fetchApiRef },
+      factory: ({ discoveryApi, fetchApi }) =>
+        new MachinesClient({ discoveryApi, fetchApi }),
     }),
 });
 
@@ -45,6 +66,17 @@ export const maintenancePage = PageBlueprint.make({
   },
 });
 
+/** The Add node page at `/servers/add-node`. */
+export const addNodePage = PageBlueprint.make({
+  name: 'add-node',
+  params: {
+    path: '/servers/add-node',
+    routeRef: addNodeRouteRef,
+    loader: () =>
+      import('./components/ServersRoutes').then(m => <m.NfsAddNodePage />),
+  },
+});
+
 /** The Server tab on catalog entities annotated `rackside.dev/node`. */
 export const entityServerContent = EntityContentBlueprint.make({
   name: 'server',
@@ -67,9 +99,25 @@ export const entityServerContent = EntityContentBlueprint.make({
  */
 export default createFrontendPlugin({
   pluginId: 'servers',
-  extensions: [serversApi, serversPage, maintenancePage, entityServerContent],
-  routes: { root: serversRouteRef, maintenance: maintenanceRouteRef },
+  extensions: [
+    serversApi,
+    machinesApi,
+    serversPage,
+    maintenancePage,
+    addNodePage,
+    entityServerContent,
+  ],
+  routes: {
+    root: serversRouteRef,
+    maintenance: maintenanceRouteRef,
+    addNode: addNodeRouteRef,
+  },
 });
 
-export { serversApiRef, ServersClient } from './api';
-export type { ServersApi } from './api';
+export {
+  serversApiRef,
+  ServersClient,
+  machinesApiRef,
+  MachinesClient,
+} from './api';
+export type { ServersApi, MachinesApi } from './api';

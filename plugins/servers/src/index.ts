@@ -10,5 +10,10 @@ export {
   NODE_ANNOTATION,
   isServerEntity,
 } from './components/EntityServerContent/annotations';
-export { serversApiRef, ServersClient } from './api';
-export type { ServersApi } from './api';
+export {
+  serversApiRef,
+  ServersClient,
+  machinesApiRef,
+  MachinesClient,
+} from './api';
+export type { ServersApi, MachinesApi } from './api';

@@ -6,8 +6,17 @@ import {
   discoveryApiRef,
   fetchApiRef,
 } from '@backstage/core-plugin-api';
-import { legacyMaintenanceRouteRef, legacyServersRouteRef } from './routes';
-import { ServersClient, serversApiRef } from './api';
+import {
+  legacyAddNodeRouteRef,
+  legacyMaintenanceRouteRef,
+  legacyServersRouteRef,
+} from './routes';
+import {
+  MachinesClient,
+  machinesApiRef,
+  ServersClient,
+  serversApiRef,
+} from './api';
 
 /**
  * Rackside for apps on the legacy frontend system.
@@ -19,6 +28,7 @@ export const serversPlugin = createPlugin({
   routes: {
     root: legacyServersRouteRef,
     maintenance: legacyMaintenanceRouteRef,
+    addNode: legacyAddNodeRouteRef,
   },
   apis: [
     createApiFactory({
@@ -27,12 +37,19 @@ export const serversPlugin = createPlugin({
       factory: ({ discoveryApi, fetchApi }) =>
         new ServersClient({ discoveryApi, fetchApi }),
     }),
+    createApiFactory({
+      api: machinesApiRef,
+      deps: { discoveryApi: discoveryApiRef, fetchApi: fetchApiRef },
+      factory: ({ discoveryApi, fetchApi }) =>
+        new MachinesClient({ discoveryApi, fetchApi }),
+    }),
   ],
 });
 
 /**
  * The Servers page, for a `<Route path="/servers" element={<ServersPage />} />`;
- * a maintenance's page is its sub-route `maintenances/:cluster/:name`.
+ * a maintenance's page is its sub-route `maintenances/:cluster/:name`, the Add
+ * node page its sub-route `add-node`.
  *
  * @public
  */

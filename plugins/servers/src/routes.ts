@@ -15,6 +15,9 @@ export const maintenanceRouteRef = createRouteRef({
   params: ['cluster', 'name'],
 });
 
+/** Route of the Add node page in the new frontend system (`/servers/add-node`). */
+export const addNodeRouteRef = createRouteRef();
+
 /** Route of the Servers page for apps on the legacy frontend system. */
 export const legacyServersRouteRef = createLegacyRouteRef({ id: 'servers' });
 
@@ -23,4 +26,11 @@ export const legacyMaintenanceRouteRef = createLegacySubRouteRef({
   id: 'servers-maintenance',
   parent: legacyServersRouteRef,
   path: '/maintenances/:cluster/:name',
+});
+
+/** The Add node page under the Servers page, for legacy apps. */
+export const legacyAddNodeRouteRef = createLegacySubRouteRef({
+  id: 'servers-add-node',
+  parent: legacyServersRouteRef,
+  path: '/add-node',
 });

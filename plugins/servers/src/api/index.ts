@@ -3,3 +3,6 @@ export type { PreflightOptions, ServersApi } from './ServersApi';
 export { ServersClient } from './ServersClient';
 export { describeError, PreflightChangedError } from './errors';
 export type { DescribedError } from './errors';
+export { machinesApiRef } from './MachinesApi';
+export type { MachinesApi } from './MachinesApi';
+export { MachinesClient } from './MachinesClient';

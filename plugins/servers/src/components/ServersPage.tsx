@@ -5,6 +5,7 @@ import LinearProgress from '@mui/material/LinearProgress';
 import Typography from '@mui/material/Typography';
 import { describeError, serversApiRef } from '../api';
 import { ClusterSection } from './ClusterSection';
+import { AppLink, useServersLinks } from './links';
 import { useLoader } from './useLoader';
 import { useReadDecision } from './useReadDecision';
 
@@ -41,12 +42,19 @@ export function ServersPage() {
 
 function ClusterList() {
   const api = useApi(serversApiRef);
+  const links = useServersLinks();
   const clusters = useLoader(() => api.listClusters(), [api]);
   return (
     <Box p={3} data-testid="rackside-servers-page">
       <Typography variant="h4" component="h1" gutterBottom>
         Servers
       </Typography>
+      {links.addNode && (
+        <Typography variant="body2" gutterBottom>
+          <AppLink to={links.addNode()}>Add node</AppLink>: machines waiting to
+          join, and Reset and add.
+        </Typography>
+      )}
       {clusters.loading && !clusters.value && <LinearProgress />}
       {clusters.error !== undefined && !clusters.value && (
         <Alert severity="error">

@@ -4,11 +4,14 @@ import { useRouteRef as useLegacyRouteRef } from '@backstage/core-plugin-api';
 import { ReactRouterV6PageRouter } from '@backstage/frontend-adapter-react-router-v6';
 import { useRouteRef, useRouteRefParams } from '@backstage/frontend-plugin-api';
 import {
+  addNodeRouteRef,
+  legacyAddNodeRouteRef,
   legacyMaintenanceRouteRef,
   legacyServersRouteRef,
   maintenanceRouteRef,
   serversRouteRef,
 } from '../routes';
+import { AddNodePage } from './AddNodePage';
 import { ServersLinksProvider, type ServersLinks } from './links';
 import { MaintenancePage } from './MaintenancePage';
 import { ServersPage } from './ServersPage';
@@ -23,14 +26,16 @@ import { ServersPage } from './ServersPage';
 function useNfsLinks(): ServersLinks {
   const servers = useRouteRef(serversRouteRef);
   const maintenance = useRouteRef(maintenanceRouteRef);
+  const addNode = useRouteRef(addNodeRouteRef);
   return useMemo(
     () => ({
       servers: servers && (() => servers()),
       maintenance:
         maintenance &&
         ((cluster: string, name: string) => maintenance({ cluster, name })),
+      addNode: addNode && (() => addNode()),
     }),
-    [servers, maintenance],
+    [servers, maintenance, addNode],
   );
 }
 
@@ -57,6 +62,17 @@ export function NfsMaintenancePage() {
   );
 }
 
+/** The Add node page in the new frontend system. */
+export function NfsAddNodePage() {
+  return (
+    <ReactRouterV6PageRouter>
+      <ServersLinksProvider links={useNfsLinks()}>
+        <AddNodePage />
+      </ServersLinksProvider>
+    </ReactRouterV6PageRouter>
+  );
+}
+
 function LegacyMaintenanceRoute() {
   const { cluster = '', name = '' } = useParams();
   return <MaintenancePage cluster={cluster} name={name} />;
@@ -69,12 +85,14 @@ function LegacyMaintenanceRoute() {
 export function LegacyServersRoutes() {
   const servers = useLegacyRouteRef(legacyServersRouteRef);
   const maintenance = useLegacyRouteRef(legacyMaintenanceRouteRef);
+  const addNode = useLegacyRouteRef(legacyAddNodeRouteRef);
   const links = useMemo<ServersLinks>(
     () => ({
       servers: () => servers(),
       maintenance: (cluster, name) => maintenance({ cluster, name }),
+      addNode: () => addNode(),
     }),
-    [servers, maintenance],
+    [servers, maintenance, addNode],
   );
   return (
     <ServersLinksProvider links={links}>
@@ -84,6 +102,7 @@ export function LegacyServersRoutes() {
           path={legacyMaintenanceRouteRef.path}
           element={<LegacyMaintenanceRoute />}
         />
+        <Route path={legacyAddNodeRouteRef.path} element={<AddNodePage />} />
       </Routes>
     </ServersLinksProvider>
   );

@@ -1,0 +1,84 @@
+import { useApi } from '@backstage/frontend-plugin-api';
+import Alert from '@mui/material/Alert';
+import Box from '@mui/material/Box';
+import LinearProgress from '@mui/material/LinearProgress';
+import Typography from '@mui/material/Typography';
+import { machinesReadPermission } from '@rackside/plugin-servers-common';
+import { describeError, serversApiRef } from '../../api';
+import { AppLink, useServersLinks } from '../links';
+import { useLoader } from '../useLoader';
+import { ClusterMachines } from './ClusterMachines';
+import { usePermissionDecision } from './usePermissionDecision';
+
+function Header() {
+  const links = useServersLinks();
+  return (
+    <>
+      <Typography variant="h4" component="h1" gutterBottom>
+        Add node
+      </Typography>
+      <Typography variant="body1" color="text.secondary" gutterBottom>
+        Machines in maintenance mode at a discovery address show up as pending:
+        add them to their cluster. A machine another Talos cluster still holds
+        can be reset and added.
+        {links.servers && (
+          <>
+            {' '}
+            <AppLink to={links.servers()}>Back to Servers</AppLink>
+          </>
+        )}
+      </Typography>
+    </>
+  );
+}
+
+/**
+ * The Add node page (`/servers/add-node`): per cluster, the discovery addresses
+ * with what the probes found, the discovered machines ("Add" for pending ones),
+ * an address field, and "Reset and add" for a machine another cluster holds.
+ */
+export function AddNodePage() {
+  const decision = usePermissionDecision(machinesReadPermission);
+  return (
+    <Box p={3} data-testid="rackside-add-node-page">
+      <Header />
+      {decision === 'loading' && <LinearProgress />}
+      {decision === 'deny' && (
+        <Alert severity="warning">
+          You are not allowed to see machines (machines:read).
+        </Alert>
+      )}
+      {decision === 'allow' && <ClusterList />}
+    </Box>
+  );
+}
+
+function ClusterList() {
+  const api = useApi(serversApiRef);
+  const clusters = useLoader(() => api.listClusters(), [api]);
+  return (
+    <>
+      {clusters.loading && !clusters.value && <LinearProgress />}
+      {clusters.error !== undefined && !clusters.value && (
+        <Alert severity="error">
+          {`Could not load clusters: ${describeError(clusters.error).message}`}
+        </Alert>
+      )}
+      {clusters.value && clusters.value.length === 0 && (
+        <Typography variant="body1">
+          No clusters are configured yet. Add one under{' '}
+          <code>servers.clusters</code> in app-config.
+        </Typography>
+      )}
+      {clusters.value?.map(c =>
+        c.available ? (
+          <ClusterMachines key={c.name} cluster={c.name} title={c.title} />
+        ) : (
+          <Alert key={c.name} severity="warning" sx={{ mb: 2 }}>
+            {`Cluster ${c.title || c.name} is unavailable: ${c.error}`}
+          </Alert>
+        ),
+      )}
+    </>
+  );
+}

@@ -1,0 +1,1 @@
+export { AddNodePage } from './AddNodePage';
