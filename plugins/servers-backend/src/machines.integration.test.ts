@@ -236,7 +236,11 @@ describe('machine routes on the simulated rack', () => {
     const foreign = address(42);
     const res = await request(server)
       .post(`${base}/reclaims`)
-      .send({ address: foreign, talosconfig: foreignTalosconfig, reason: REASON });
+      .send({
+        address: foreign,
+        talosconfig: foreignTalosconfig,
+        reason: REASON,
+      });
     expect(res.status).toBe(201);
     expect(Object.keys(res.body)).toEqual(['name']);
     const name: string = res.body.name;
@@ -251,7 +255,9 @@ describe('machine routes on the simulated rack', () => {
       reason: REASON,
     });
 
-    const secret = await get(`/api/v1/namespaces/${NS}/secrets/${name}-talosconfig`);
+    const secret = await get(
+      `/api/v1/namespaces/${NS}/secrets/${name}-talosconfig`,
+    );
     expect(secret.type).toBe('Opaque');
     expect(secret.immutable).toBe(true);
     expect(secret.metadata.ownerReferences).toEqual([
@@ -263,9 +269,9 @@ describe('machine routes on the simulated rack', () => {
         controller: true,
       },
     ]);
-    expect(Buffer.from(secret.data.talosconfig, 'base64').toString('utf8')).toBe(
-      foreignTalosconfig,
-    );
+    expect(
+      Buffer.from(secret.data.talosconfig, 'base64').toString('utf8'),
+    ).toBe(foreignTalosconfig);
 
     // The backend's own identity cannot read it back (create only).
     await expect(
@@ -303,7 +309,11 @@ describe('machine routes on the simulated rack', () => {
     // A second request for the same address while this one runs: 409, nothing written.
     const second = await request(server)
       .post(`${base}/reclaims`)
-      .send({ address: foreign, talosconfig: foreignTalosconfig, reason: REASON });
+      .send({
+        address: foreign,
+        talosconfig: foreignTalosconfig,
+        reason: REASON,
+      });
     expect(second.status).toBe(409);
     const all = await get(`${RACKSIDE}/machinereclaims`);
     expect(all.items).toHaveLength(1);
@@ -327,15 +337,17 @@ describe('machine routes on the simulated rack', () => {
       .send({ uuid: '437933e7-5d1e-4d07-8455-ea5d78c647f4' });
     expect(wrong.status).toBe(400);
     expect(wrong.body.error.message).toContain('uuid does not match');
-    expect((await get(`${RACKSIDE}/machinereclaims/${name}`)).spec.confirmUUID).toBeUndefined();
+    expect(
+      (await get(`${RACKSIDE}/machinereclaims/${name}`)).spec.confirmUUID,
+    ).toBeUndefined();
 
     const right = await request(server)
       .post(`${base}/reclaims/${name}/confirm`)
       .send({ uuid: FOREIGN_WORKER_UUID.toUpperCase() });
     expect(right.status).toBe(200);
-    expect((await get(`${RACKSIDE}/machinereclaims/${name}`)).spec.confirmUUID).toBe(
-      FOREIGN_WORKER_UUID,
-    );
+    expect(
+      (await get(`${RACKSIDE}/machinereclaims/${name}`)).spec.confirmUUID,
+    ).toBe(FOREIGN_WORKER_UUID);
   });
 
   it('a talosconfig that does not load is a 400 and writes nothing', async () => {
@@ -344,15 +356,24 @@ describe('machine routes on the simulated rack', () => {
       .post(`${base}/reclaims`)
       .send({
         address: address(41),
-        talosconfig: foreignTalosconfig.replace(/key: \S+/, 'key: bm90IGEga2V5'),
+        talosconfig: foreignTalosconfig.replace(
+          /key: \S+/,
+          'key: bm90IGEga2V5',
+        ),
         reason: REASON,
       });
     expect(res.status).toBe(400);
-    expect(res.body.error.message).toContain('key is not base64 of a PEM block');
-    expect((await get(`${RACKSIDE}/machinereclaims`)).items).toHaveLength(before);
+    expect(res.body.error.message).toContain(
+      'key is not base64 of a PEM block',
+    );
+    expect((await get(`${RACKSIDE}/machinereclaims`)).items).toHaveLength(
+      before,
+    );
     const secrets = await get(`/api/v1/namespaces/${NS}/secrets`);
     expect(
-      secrets.items.filter((s: Obj) => s.metadata.labels?.['rackside.dev/machine-reclaim']),
+      secrets.items.filter(
+        (s: Obj) => s.metadata.labels?.['rackside.dev/machine-reclaim'],
+      ),
     ).toHaveLength(before);
   });
 });
