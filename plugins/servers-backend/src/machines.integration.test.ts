@@ -234,13 +234,11 @@ describe('machine routes on the simulated rack', () => {
 
   it('creates a reclaim: the MachineReclaim, and a Secret owned by it that only the operator can read', async () => {
     const foreign = address(42);
-    const res = await request(server)
-      .post(`${base}/reclaims`)
-      .send({
-        address: foreign,
-        talosconfig: foreignTalosconfig,
-        reason: REASON,
-      });
+    const res = await request(server).post(`${base}/reclaims`).send({
+      address: foreign,
+      talosconfig: foreignTalosconfig,
+      reason: REASON,
+    });
     expect(res.status).toBe(201);
     expect(Object.keys(res.body)).toEqual(['name']);
     const name: string = res.body.name;
@@ -307,13 +305,11 @@ describe('machine routes on the simulated rack', () => {
     expect(JSON.stringify(one)).not.toContain('talosconfig');
 
     // A second request for the same address while this one runs: 409, nothing written.
-    const second = await request(server)
-      .post(`${base}/reclaims`)
-      .send({
-        address: foreign,
-        talosconfig: foreignTalosconfig,
-        reason: REASON,
-      });
+    const second = await request(server).post(`${base}/reclaims`).send({
+      address: foreign,
+      talosconfig: foreignTalosconfig,
+      reason: REASON,
+    });
     expect(second.status).toBe(409);
     const all = await get(`${RACKSIDE}/machinereclaims`);
     expect(all.items).toHaveLength(1);

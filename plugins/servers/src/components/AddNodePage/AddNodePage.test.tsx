@@ -6,7 +6,11 @@ import { permissionApiRef } from '@backstage/plugin-permission-react';
 import { signalApiRef } from '@backstage/plugin-signals-react';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { machinesApiRef, serversApiRef } from '../../api';
-import { fakeServersApi, responseError, serverList } from '../../testing/fixtures';
+import {
+  fakeServersApi,
+  responseError,
+  serverList,
+} from '../../testing/fixtures';
 import {
   fakeMachinesApi,
   machinesOfRack,
@@ -90,10 +94,14 @@ describe('AddNodePage', () => {
     renderPage(fakeMachinesApi());
     await screen.findAllByTestId('machine-row');
     expect(
-      within(machineRow(SPARE_UUID)).getByRole('button', { name: `Add ${SPARE_UUID}` }),
+      within(machineRow(SPARE_UUID)).getByRole('button', {
+        name: `Add ${SPARE_UUID}`,
+      }),
     ).toBeInTheDocument();
     expect(
-      within(machineRow('616b6ad6-7dd3-45b0-bb99-71c859ec845e')).queryByRole('button'),
+      within(machineRow('616b6ad6-7dd3-45b0-bb99-71c859ec845e')).queryByRole(
+        'button',
+      ),
     ).toBeNull();
     await waitFor(() =>
       expect(
@@ -102,8 +110,12 @@ describe('AddNodePage', () => {
         }),
       ).toBeInTheDocument(),
     );
-    expect(within(discoveryRow('127.0.10.31')).queryByRole('button')).toBeNull();
-    expect(within(discoveryRow('127.0.10.11')).queryByRole('button')).toBeNull();
+    expect(
+      within(discoveryRow('127.0.10.31')).queryByRole('button'),
+    ).toBeNull();
+    expect(
+      within(discoveryRow('127.0.10.11')).queryByRole('button'),
+    ).toBeNull();
     // The machine list's button opens the dialog without an address.
     fireEvent.click(screen.getByRole('button', { name: 'Reset and add' }));
     const dialog = await screen.findByRole('dialog');
@@ -118,8 +130,12 @@ describe('AddNodePage', () => {
     });
     fireEvent.click(button);
     const dialog = await screen.findByRole('dialog');
-    expect(within(dialog).getByTestId('reclaim-address')).toHaveValue('127.0.10.42');
-    expect(within(dialog).getByTestId('reclaim-credential-warning')).toHaveTextContent(
+    expect(within(dialog).getByTestId('reclaim-address')).toHaveValue(
+      '127.0.10.42',
+    );
+    expect(
+      within(dialog).getByTestId('reclaim-credential-warning'),
+    ).toHaveTextContent(
       'Rackside keeps it in a Secret in namespace rackside-system of rack',
     );
   });
@@ -133,7 +149,7 @@ describe('AddNodePage', () => {
     renderPage(api);
     const hint = await screen.findByTestId('reset-hint-127.0.10.42');
     expect(hint).toHaveTextContent(
-      'talosctl --talosconfig <other cluster\'s talosconfig> -n 127.0.10.42 reset --graceful --reboot --system-labels-to-wipe STATE --system-labels-to-wipe EPHEMERAL',
+      "talosctl --talosconfig <other cluster's talosconfig> -n 127.0.10.42 reset --graceful --reboot --system-labels-to-wipe STATE --system-labels-to-wipe EPHEMERAL",
     );
     expect(hint).toHaveTextContent(
       'Reset and add is not offered: you do not hold machines:reclaim.',
@@ -144,7 +160,9 @@ describe('AddNodePage', () => {
   it('adds a pending machine with a reason', async () => {
     const api = fakeMachinesApi();
     renderPage(api);
-    fireEvent.click(await screen.findByRole('button', { name: `Add ${SPARE_UUID}` }));
+    fireEvent.click(
+      await screen.findByRole('button', { name: `Add ${SPARE_UUID}` }),
+    );
     const dialog = await screen.findByRole('dialog');
     expect(dialog).toHaveTextContent(`Add machine ${SPARE_UUID}`);
     const add = within(dialog).getByRole('button', { name: 'Add' });
@@ -173,7 +191,9 @@ describe('AddNodePage', () => {
       }),
     );
     renderPage(api);
-    fireEvent.click(await screen.findByRole('button', { name: `Add ${SPARE_UUID}` }));
+    fireEvent.click(
+      await screen.findByRole('button', { name: `Add ${SPARE_UUID}` }),
+    );
     const dialog = await screen.findByRole('dialog');
     fireEvent.change(within(dialog).getByTestId('join-reason'), {
       target: { value: 'short' },
@@ -230,13 +250,17 @@ describe('AddNodePage', () => {
     const api = fakeMachinesApi();
     renderPage(api, { deny: ['machines:read'] });
     expect(
-      await screen.findByText('You are not allowed to see machines (machines:read).'),
+      await screen.findByText(
+        'You are not allowed to see machines (machines:read).',
+      ),
     ).toBeInTheDocument();
     expect(api.listMachines).not.toHaveBeenCalled();
   });
 
   it('says when the cluster has no TalosCluster', async () => {
-    renderPage(fakeMachinesApi(machinesOfRack({ talosClusters: [], machines: [] })));
+    renderPage(
+      fakeMachinesApi(machinesOfRack({ talosClusters: [], machines: [] })),
+    );
     expect(
       await screen.findByText(/No TalosCluster in namespace rackside-system/),
     ).toBeInTheDocument();
@@ -259,7 +283,9 @@ describe('AddNodePage', () => {
     api.getReclaim.mockResolvedValue(running);
     renderPage(api, { signals });
     const rows = await screen.findAllByTestId('reclaim-row');
-    expect(rows[1]).toHaveTextContent('it is the last control plane of plant-old');
+    expect(rows[1]).toHaveTextContent(
+      'it is the last control plane of plant-old',
+    );
     expect(api.listMachines).toHaveBeenCalledTimes(1);
     act(() => signals.deliver({ cluster: 'rack' }));
     await waitFor(() => expect(api.listMachines).toHaveBeenCalledTimes(2));

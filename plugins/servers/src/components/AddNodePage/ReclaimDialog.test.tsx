@@ -51,7 +51,9 @@ function renderDialog(
 
 async function upload(text = TALOSCONFIG) {
   const input = screen.getByTestId('reclaim-talosconfig-file');
-  const file = new File([text], 'plant-old.talosconfig', { type: 'text/plain' });
+  const file = new File([text], 'plant-old.talosconfig', {
+    type: 'text/plain',
+  });
   await act(async () => {
     fireEvent.change(input, { target: { files: [file] } });
   });
@@ -75,7 +77,9 @@ describe('the Reset and add dialog', () => {
     );
     expect(button('Continue')).toBeDisabled();
     await upload();
-    fireEvent.change(screen.getByTestId('reclaim-ttl'), { target: { value: '30' } });
+    fireEvent.change(screen.getByTestId('reclaim-ttl'), {
+      target: { value: '30' },
+    });
     expect(warning).toHaveTextContent('expires after 30 minutes');
     fireEvent.change(screen.getByTestId('reclaim-reason'), {
       target: { value: 'take over the plant-old worker, OPS-42' },
@@ -103,7 +107,8 @@ describe('the Reset and add dialog', () => {
     api.createReclaim.mockRejectedValue(
       await responseError(400, 'Bad Request', {
         name: 'InputError',
-        message: 'talosconfig context "plant-old" lacks key: a client certificate is needed for a configured machine',
+        message:
+          'talosconfig context "plant-old" lacks key: a client certificate is needed for a configured machine',
       }),
     );
     renderDialog(api, { address: '127.0.10.42' });
@@ -128,20 +133,28 @@ describe('the Reset and add dialog', () => {
       }),
     );
     const { onChanged } = renderDialog(api, { reclaim: 'reclaim-abc-1234' });
-    expect(await screen.findByTestId('reclaim-machine-uuid')).toHaveTextContent(FOREIGN_UUID);
+    expect(await screen.findByTestId('reclaim-machine-uuid')).toHaveTextContent(
+      FOREIGN_UUID,
+    );
     const reset = button('Reset and add 127.0.10.42');
     expect(reset).toBeDisabled();
     const typed = screen.getByTestId('reclaim-typed-uuid');
-    fireEvent.change(typed, { target: { value: '437933e7-5d1e-4d07-8455-ea5d78c647f4' } });
+    fireEvent.change(typed, {
+      target: { value: '437933e7-5d1e-4d07-8455-ea5d78c647f4' },
+    });
     expect(screen.getByText('This is not the UUID above.')).toBeInTheDocument();
     expect(reset).toBeDisabled();
     fireEvent.change(typed, { target: { value: FOREIGN_UUID.toUpperCase() } });
     expect(reset).toBeEnabled();
     fireEvent.click(reset);
     await waitFor(() =>
-      expect(api.confirmReclaim).toHaveBeenCalledWith('rack', 'reclaim-abc-1234', {
-        uuid: FOREIGN_UUID.toUpperCase(),
-      }),
+      expect(api.confirmReclaim).toHaveBeenCalledWith(
+        'rack',
+        'reclaim-abc-1234',
+        {
+          uuid: FOREIGN_UUID.toUpperCase(),
+        },
+      ),
     );
     expect(onChanged).toHaveBeenCalled();
     await waitFor(() => expect(api.getReclaim).toHaveBeenCalledTimes(2));
@@ -155,7 +168,8 @@ describe('the Reset and add dialog', () => {
     api.confirmReclaim.mockRejectedValue(
       await responseError(400, 'Bad Request', {
         name: 'InputError',
-        message: 'uuid does not match the UUID of the machine at 127.0.10.42: nothing was reset; check it and type it again',
+        message:
+          'uuid does not match the UUID of the machine at 127.0.10.42: nothing was reset; check it and type it again',
       }),
     );
     renderDialog(api, { reclaim: 'reclaim-abc-1234' });
@@ -171,15 +185,26 @@ describe('the Reset and add dialog', () => {
   it('follows the request live to Done with the result text', async () => {
     const api = fakeMachinesApi();
     api.getReclaim
-      .mockResolvedValueOnce(reclaim({ phase: 'WaitingForMaintenance', confirmed: true, resetSentAt: '2026-12-01T10:01:00Z' }))
+      .mockResolvedValueOnce(
+        reclaim({
+          phase: 'WaitingForMaintenance',
+          confirmed: true,
+          resetSentAt: '2026-12-01T10:01:00Z',
+        }),
+      )
       .mockResolvedValue(
         reclaim({
           phase: 'Done',
           terminal: true,
           confirmed: true,
-          result: '127.0.10.42 is back in maintenance mode with UUID bd49731e-ab42-45d9-9f81-6c7d0e506bdf.',
+          result:
+            '127.0.10.42 is back in maintenance mode with UUID bd49731e-ab42-45d9-9f81-6c7d0e506bdf.',
           audit: [
-            { at: '2026-12-01T10:01:00Z', event: 'ResetSent', message: 'Reset sent' },
+            {
+              at: '2026-12-01T10:01:00Z',
+              event: 'ResetSent',
+              message: 'Reset sent',
+            },
             { at: '2026-12-01T10:01:00Z', event: 'CredentialDeleted' },
           ],
         }),
@@ -188,30 +213,37 @@ describe('the Reset and add dialog', () => {
     expect(await screen.findByTestId('reclaim-phase')).toHaveTextContent(
       'Reset sent: waiting for the machine to come back in maintenance mode',
     );
-    expect(dialog()).toHaveTextContent('this fails if it has not answered there with the same UUID 10 minutes after the reset');
+    expect(dialog()).toHaveTextContent(
+      'this fails if it has not answered there with the same UUID 10 minutes after the reset',
+    );
     act(() => signals.deliver({ cluster: 'rack' }));
     const result = await screen.findByTestId('reclaim-result');
     expect(result).toHaveTextContent(
       'Done127.0.10.42 is back in maintenance mode with UUID bd49731e-ab42-45d9-9f81-6c7d0e506bdf. It shows under Machines as Pending',
     );
     expect(screen.getByTestId('reclaim-audit')).toHaveTextContent('ResetSent');
-    expect(screen.getByTestId('reclaim-audit')).toHaveTextContent('CredentialDeleted');
+    expect(screen.getByTestId('reclaim-audit')).toHaveTextContent(
+      'CredentialDeleted',
+    );
   });
 
-  it('shows a Failed request with the operator\'s hint', async () => {
+  it("shows a Failed request with the operator's hint", async () => {
     const api = fakeMachinesApi();
     api.getReclaim.mockResolvedValue(
       reclaim({
         phase: 'Failed',
         terminal: true,
         confirmed: true,
-        result: '127.0.10.42 did not return to maintenance mode with UUID x: It may have taken a new address from DHCP',
+        result:
+          '127.0.10.42 did not return to maintenance mode with UUID x: It may have taken a new address from DHCP',
       }),
     );
     renderDialog(api, { reclaim: 'reclaim-abc-1234' });
     const result = await screen.findByTestId('reclaim-result');
     expect(result).toHaveTextContent('Failed');
-    expect(result).toHaveTextContent('It may have taken a new address from DHCP');
+    expect(result).toHaveTextContent(
+      'It may have taken a new address from DHCP',
+    );
     expect(screen.queryByTestId('reclaim-typed-uuid')).toBeNull();
   });
 });

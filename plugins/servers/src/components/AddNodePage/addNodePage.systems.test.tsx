@@ -56,10 +56,9 @@ describe('the Add node page in both frontend systems', () => {
     expect(
       await screen.findByTestId('rackside-add-node-page'),
     ).toBeInTheDocument();
-    expect(screen.getByRole('link', { name: 'Back to Servers' })).toHaveAttribute(
-      'href',
-      '/servers',
-    );
+    expect(
+      screen.getByRole('link', { name: 'Back to Servers' }),
+    ).toHaveAttribute('href', '/servers');
     expect(await screen.findAllByTestId('machine-row')).toHaveLength(2);
   });
 });
