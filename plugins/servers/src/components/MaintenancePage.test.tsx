@@ -246,9 +246,10 @@ describe('MaintenancePage of the power verbs', () => {
     expect(
       within(power).getByTestId('maintenance-power-waiting'),
     ).toHaveTextContent('Rebooting — waiting for worker-3 to come back');
-    expect(power).toHaveTextContent(
-      `Reboot accepted at ${formatTime('2026-08-07T11:00:05Z')}`,
-    );
+    // The record carries the time; it is not said twice.
+    expect(
+      within(power).queryByTestId('maintenance-power-accepted'),
+    ).toBeNull();
     const records = within(power).getAllByTestId('maintenance-power-record');
     expect(records).toHaveLength(1);
     expect(records[0]).toHaveAttribute('data-verb', 'reboot');
@@ -349,6 +350,20 @@ describe('MaintenancePage of the power verbs', () => {
     expect(screen.getByTestId('maintenance-flag')).toHaveTextContent(
       'Power on requested by user:default/guest',
     );
+  });
+
+  it('says when the channel accepted a verb even without its record', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getMaintenance.mockResolvedValue(
+      rebootingMaintenance('worker-3', { power: undefined }),
+    );
+    renderPage(api);
+    expect(
+      await screen.findByTestId('maintenance-power-accepted'),
+    ).toHaveTextContent(
+      `Reboot accepted at ${formatTime('2026-08-07T11:00:05Z')}`,
+    );
+    expect(screen.queryByTestId('maintenance-power-record')).toBeNull();
   });
 
   it('has no power section for a drain', async () => {

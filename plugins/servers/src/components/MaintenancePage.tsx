@@ -160,6 +160,13 @@ const TONE_SEVERITIES: Record<PowerOffTone, 'success' | 'info' | 'warning'> = {
   unconfirmed: 'warning',
 };
 
+/** The status timestamps of the power verbs, each beside its record. */
+const ACCEPTED_AT = [
+  { verb: 'reboot', at: 'rebootSentAt', label: 'Reboot' },
+  { verb: 'shutdown', at: 'poweredOffAt', label: 'Shutdown' },
+  { verb: 'powerOn', at: 'powerOnSentAt', label: 'Power-on' },
+] as const;
+
 /**
  * The power part of a maintenance: what it waits for now, whether a shut-down
  * machine is known to be off, and each verb as the operator recorded it (when
@@ -183,21 +190,19 @@ function PowerSection(props: { maintenance: MaintenanceResponse }) {
           {waiting}
         </Typography>
       )}
-      {m.rebootSentAt && (
-        <Typography variant="body2" color="text.secondary">
-          {`Reboot accepted at ${formatTime(m.rebootSentAt)}`}
+      {ACCEPTED_AT.filter(
+        // The record says it already, with the channel; this is for objects without one.
+        ({ verb, at }) => m[at] && !m.power?.[verb]?.sentAt,
+      ).map(({ at, label }) => (
+        <Typography
+          key={at}
+          variant="body2"
+          color="text.secondary"
+          data-testid="maintenance-power-accepted"
+        >
+          {`${label} accepted at ${formatTime(m[at])}`}
         </Typography>
-      )}
-      {m.poweredOffAt && (
-        <Typography variant="body2" color="text.secondary">
-          {`Shutdown accepted at ${formatTime(m.poweredOffAt)}`}
-        </Typography>
-      )}
-      {m.powerOnSentAt && (
-        <Typography variant="body2" color="text.secondary">
-          {`Power-on accepted at ${formatTime(m.powerOnSentAt)}`}
-        </Typography>
-      )}
+      ))}
       {offState && (
         <Alert
           severity={TONE_SEVERITIES[offState.tone]}
