@@ -130,37 +130,29 @@ describe('NodeMaintenance, intent cordon', () => {
     expect(await unschedulable('worker-5')).toBe(true);
   });
 
-  it('admits exactly one of two reboots racing for the last quorum margin', async () => {
+  it('refuses every reboot where no power channel is configured, before touching the node', async () => {
+    // (The race of two reboots for the last margin runs in power.integration.test.ts,
+    // where a channel is configured.)
     await Promise.all([
-      create('race-cp1', 'cp-1', 'reboot'),
-      create('race-cp2', 'cp-2', 'reboot'),
+      create('reboot-cp1', 'cp-1', 'reboot'),
+      create('reboot-w6', 'worker-6', 'reboot'),
     ]);
-    const settled = await waitFor('both settled', async () => {
-      const phases = await Promise.all(
-        ['race-cp1', 'race-cp2'].map(
-          async n => (await nms.get(n)).status?.phase,
-        ),
+    for (const [name, node] of [
+      ['reboot-cp1', 'cp-1'],
+      ['reboot-w6', 'worker-6'],
+    ]) {
+      const refused = await phaseIs(name, 'Refused');
+      expect(refused.status?.refusal?.reason).toMatch(
+        /No power channel is configured/,
       );
-      return phases.every(p => p === 'Drained' || p === 'Refused') && phases;
-    });
-    // This operator version drains a reboot and parks it in Drained.
-    expect([...settled].sort()).toEqual(['Drained', 'Refused']);
-    const refused = (
-      await Promise.all(['race-cp1', 'race-cp2'].map(n => nms.get(n)))
-    ).find(nm => nm.status?.phase === 'Refused')!;
-    expect(refused.status?.refusal).toMatchObject({ members: 3, quorum: 2 });
-    // Let the rest of the file use the control plane again.
-    for (const n of ['race-cp1', 'race-cp2']) {
-      if ((await nms.get(n)).status?.phase === 'Drained') {
-        await nms.patch(n, { spec: { abandon: flag } } as any);
-        await phaseIs(n, 'Complete');
-      }
+      expect(await unschedulable(node)).toBe(false);
     }
   });
 
   it('exports metrics: refusals by cause and maintenances by phase', async () => {
     const { body } = await operator!.metrics.render();
     expect(body).toMatch(/rackside_refusals_total\{cause="virtual"\} 1/);
+    expect(body).toMatch(/rackside_refusals_total\{cause="capability"\} 2/);
     expect(body).toMatch(/rackside_maintenances\{phase="Complete"\} [1-9]/);
   });
 
