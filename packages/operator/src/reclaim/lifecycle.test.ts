@@ -151,6 +151,18 @@ describe('Pending', () => {
     expect(talos.calls).toEqual([]);
   });
 
+  it('looks for a missing credential Secret again soon while the request is young', async () => {
+    const { ports } = setup({ credential: undefined, now: T0 + 200 });
+    expect(await run(pending(), ports)).toMatchObject({
+      kind: 'wait',
+      requeueAfterMs: 500,
+    });
+    const older = setup({ credential: undefined, now: T0 + 3000 });
+    expect(await run(pending(), older.ports)).toMatchObject({ requeueAfterMs: 3000 });
+    const old = setup({ credential: undefined, now: T0 + 60_000 });
+    expect(await run(pending(), old.ports)).toMatchObject({ requeueAfterMs: 10_000 });
+  });
+
   it('waits for the credential Secret, at most until the expiry', async () => {
     const { ports } = setup({
       credential: undefined,

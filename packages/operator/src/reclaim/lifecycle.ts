@@ -220,7 +220,10 @@ async function readForeignMachine(
   const address = mr.spec.address;
   const text = await ports.credential.read(mr);
   if (!text) {
-    return wait(
+    // The Secret usually follows its request by a moment (it is owned by it): a young
+    // request is looked at again soon, an older one at the usual interval.
+    const age = ports.now() - Date.parse(mr.metadata.creationTimestamp ?? '');
+    const decision = wait(
       ports,
       until,
       'CredentialMissing',
@@ -228,6 +231,13 @@ async function readForeignMachine(
         mr.spec.credentialSecretRef.name
       } (key ${mr.spec.credentialSecretRef.key ?? 'talosconfig'})`,
     );
+    if (decision.kind === 'wait' && Number.isFinite(age)) {
+      decision.requeueAfterMs = Math.min(
+        decision.requeueAfterMs ?? ports.limits.retryMs,
+        Math.max(500, age),
+      );
+    }
+    return decision;
   }
   let talosconfig: Talosconfig;
   try {

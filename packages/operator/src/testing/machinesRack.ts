@@ -183,11 +183,11 @@ export function machinesRack(env: OperatorRack) {
     },
 
     /** The backend's part of a reclaim: append the address, recorded in the annotation. */
-    async appendReclaimAddress(address: string) {
+    async appendReclaimAddress(address: string, attempts = 5): Promise<void> {
       const cluster = await api.talosClusters.get('plant-a', { namespace: NS });
       const recorded =
         cluster.metadata.annotations?.['rackside.dev/reclaim-added-addresses'];
-      await api.talosClusters.patch(
+      const patch = api.talosClusters.patch(
         'plant-a',
         {
           metadata: {
@@ -209,6 +209,13 @@ export function machinesRack(env: OperatorRack) {
         } as any,
         { namespace: NS, type: 'merge' },
       );
+      try {
+        await patch;
+      } catch (error) {
+        // The operator's clean-up may write the list meanwhile: read again, as the backend does.
+        if (attempts <= 1 || !/conflict|modified/i.test(String(error))) throw error;
+        await this.appendReclaimAddress(address, attempts - 1);
+      }
     },
 
     async eventReasons(name: string) {

@@ -1,0 +1,421 @@
+/*
+ * Reset and add (ADR 0107) on the simulated rack, at the operator level: the operator with
+ * its own ServiceAccount, its admission webhook registered with the rack's apiserver, and
+ * machines of the foreign Talos cluster plant-old on the Talos emulator (which counts the
+ * Resets it receives). Each test plays the backend's part itself: the request, its
+ * credential Secret owned by it, and the appended discovery address with the annotation.
+ */
+import { type MachineReclaim } from '@rackside/plugin-servers-common';
+import { RacksideClient } from '@rackside/plugin-servers-node';
+import { stringify } from 'yaml';
+import type { Operator, OperatorOptions } from './operator';
+import {
+  OPERATOR_NAMESPACE as NS,
+  startOperatorRack,
+  type OperatorRack,
+} from './testing/operatorRack';
+import {
+  kubectl,
+  machinesRack,
+  PLANT_A_JOIN_CONFIG,
+  type RackMachine,
+} from './testing/machinesRack';
+import {
+  startWebhookServer,
+  subjectAccessReviews,
+  webhookTls,
+  type WebhookServer,
+} from './webhook/server';
+
+jest.setTimeout(120_000);
+
+/** Shortened from 10 minutes; not a multiple of the 10 s retry, so the last wait is the time left. */
+const MAINTENANCE_WAIT_MS = 25_000;
+
+let env: OperatorRack;
+let rack: ReturnType<typeof machinesRack>;
+let operator: Operator | undefined;
+let webhook: WebhookServer;
+let engineer: Awaited<ReturnType<typeof rack.userWithRules>>;
+let reclaimer: Awaited<ReturnType<typeof rack.userWithRules>>;
+const webhookLog: string[] = [];
+
+const machineSettings = (
+  reclaim: Record<string, number> = {},
+): Partial<OperatorOptions> => ({
+  machines: { reclaim: { maintenanceWaitMs: MAINTENANCE_WAIT_MS, ...reclaim } },
+});
+
+const reclaimYaml = (name: string, address: string) =>
+  stringify({
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'MachineReclaim',
+    metadata: { name, namespace: NS },
+    spec: {
+      address,
+      targetCluster: 'plant-a',
+      credentialSecretRef: { name: `${name}-talosconfig` },
+      reason: 'kubectl test',
+    },
+  });
+
+/** What the backend does for a new request: the request, its Secret (owned by it), the address. */
+async function requestReclaim(
+  name: string,
+  machine: RackMachine,
+  client: RacksideClient = rack.api,
+) {
+  const mr = await client.machineReclaims.create({
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'MachineReclaim',
+    metadata: { name, namespace: NS },
+    spec: {
+      address: machine.address,
+      targetCluster: 'plant-a',
+      credentialSecretRef: { name: `${name}-talosconfig`, key: 'talosconfig' },
+      requestedBy: 'user:default/admin',
+      reason: 'reuse an old plant-old machine',
+    },
+  });
+  await env.core.createNamespacedSecret({
+    namespace: NS,
+    body: {
+      metadata: {
+        name: `${name}-talosconfig`,
+        namespace: NS,
+        ownerReferences: [
+          {
+            apiVersion: 'rackside.dev/v1alpha1',
+            kind: 'MachineReclaim',
+            name,
+            uid: mr.metadata.uid!,
+          },
+        ],
+      },
+      stringData: { talosconfig: rack.talosconfig('plant-old') },
+    },
+  });
+  await rack.appendReclaimAddress(machine.address);
+  return mr;
+}
+
+const confirmPatch = (uuid: string) =>
+  JSON.stringify({ spec: { confirmUUID: uuid } });
+
+async function confirmWithKubectl(
+  user: { kubeconfig: string },
+  name: string,
+  uuid: string,
+) {
+  return kubectl(user.kubeconfig, [
+    '-n',
+    NS,
+    'patch',
+    'machinereclaims.rackside.dev',
+    name,
+    '--type',
+    'merge',
+    '-p',
+    confirmPatch(uuid),
+  ]);
+}
+
+const auditEvents = (mr: MachineReclaim) =>
+  (mr.status?.audit ?? []).map(a => a.event);
+
+beforeAll(async () => {
+  env = await startOperatorRack({
+    withTalos: true,
+    withRedfish: false,
+    withWorkloads: false,
+  });
+  rack = machinesRack(env);
+  await rack.secret('plant-a-talosconfig', {
+    talosconfig: rack.talosconfig('plant-a'),
+  });
+  await rack.secret('plant-a-join', { 'config.yaml': PLANT_A_JOIN_CONFIG });
+  await rack.createCluster([], 300);
+
+  // The webhook, as the operator process serves it, judged with the operator's identity.
+  const tls = await webhookTls({ hosts: ['127.0.0.1'] });
+  webhook = await startWebhookServer({
+    tls,
+    access: subjectAccessReviews(env.operatorKc),
+    host: '127.0.0.1',
+    port: 0,
+    log: m => webhookLog.push(m),
+  });
+  await rack.registerWebhook(webhook.port, tls.caPem!);
+
+  const requestRules = {
+    apiGroups: ['rackside.dev'],
+    resources: ['machinereclaims'],
+    verbs: ['create', 'get', 'list', 'watch', 'update', 'patch'],
+  };
+  engineer = await rack.userWithRules('engineer', [requestRules]);
+  reclaimer = await rack.userWithRules('reclaimer', [
+    { ...requestRules, verbs: [...requestRules.verbs, 'reclaim'] },
+  ]);
+  // The apiserver picks the registration up within a moment: wait until it answers with it.
+  await env.waitFor('the webhook to be in force', async () => {
+    const dry = await kubectl(
+      engineer.kubeconfig,
+      ['create', '--dry-run=server', '-f', '-'],
+      reclaimYaml('probe', '127.0.0.1'),
+    );
+    return dry.code !== 0 && /denied the request/.test(dry.stderr);
+  });
+
+  operator = await env.start(machineSettings());
+  await env.waitFor('operator ready', async () => operator!.isReady());
+}, 240_000);
+
+afterAll(async () => {
+  await operator?.stop();
+  await webhook?.close();
+  await env?.stop();
+}, 60_000);
+
+describe('the reclaim verb', () => {
+  it('stops a user without the verb, even with kubectl, and writes nothing', async () => {
+    const [, worker] = rack.foreign;
+    const denied = await kubectl(
+      engineer.kubeconfig,
+      ['create', '-f', '-'],
+      reclaimYaml('by-engineer', worker.address),
+    );
+    expect(denied.code).not.toBe(0);
+    expect(denied.stderr).toContain(
+      'admission webhook "machinereclaims.rackside.dev" denied the request',
+    );
+    expect(denied.stderr).toContain(
+      `${engineer.username} may not create a MachineReclaim (Reset and add): it needs the "reclaim" verb on machinereclaims.rackside.dev in namespace ${NS}`,
+    );
+    expect(
+      await rack.reclaims.find('by-engineer', { namespace: NS }),
+    ).toBeUndefined();
+
+    // The same request by a user holding the verb passes the webhook (dry run: nothing kept).
+    const allowed = await kubectl(
+      reclaimer.kubeconfig,
+      ['create', '--dry-run=server', '-f', '-'],
+      reclaimYaml('by-reclaimer', worker.address),
+    );
+    expect(allowed.stderr).toBe('');
+    expect(allowed.code).toBe(0);
+  });
+});
+
+describe('Reset and add', () => {
+  it("refuses a reset that would remove the foreign cluster's last control plane", async () => {
+    const controlPlane = rack.foreign.find(m => m.role === 'controlplane')!;
+    await requestReclaim('reclaim-cp', controlPlane);
+    const refused = await rack.reclaimPhase('reclaim-cp', 'Refused');
+    expect(refused.status?.result).toMatch(
+      /would remove the last control plane of the foreign cluster.*Nothing was reset/,
+    );
+    expect(refused.status?.machineUUID).toBeUndefined();
+    expect(auditEvents(refused)).toEqual([
+      'Created',
+      'Refused',
+      'CredentialDeleted',
+    ]);
+    expect(await rack.secretExists('reclaim-cp-talosconfig')).toBe(false);
+    expect((await rack.counts(controlPlane.uuid)).reset ?? 0).toBe(0);
+    expect((await rack.emulated(controlPlane.uuid)).cluster).toBe('plant-old');
+    expect(await rack.eventReasons('reclaim-cp')).toEqual(
+      expect.arrayContaining(['Created', 'Refused', 'CredentialDeleted']),
+    );
+  });
+
+  const worker = () => rack.foreign.find(m => m.role === 'worker')!;
+
+  it("reads the machine's UUID with the foreign talosconfig and waits for it to be typed", async () => {
+    const asReclaimer = new RacksideClient(reclaimer.kubeConfig);
+    const created = await requestReclaim('reclaim-w', worker(), asReclaimer);
+    const awaiting = await rack.reclaimPhase('reclaim-w', 'AwaitingConfirmation');
+    expect(awaiting.status?.machineUUID).toBe(worker().uuid);
+    expect(Date.parse(awaiting.status!.expiresAt!)).toBe(
+      Date.parse(created.metadata.creationTimestamp!) + 15 * 60_000,
+    );
+    // At the create, the refused request's address went back out of the cluster's list.
+    expect(auditEvents(awaiting)).toEqual(['Created', 'AddressesReleased', 'UUIDRead']);
+    const controlPlane = rack.foreign.find(m => m.role === 'controlplane')!;
+    expect(awaiting.status?.audit?.[1].message).toContain(
+      `Took ${controlPlane.address} back out`,
+    );
+    expect((await rack.cluster()).spec.discovery?.addresses).not.toContain(
+      controlPlane.address,
+    );
+    expect(awaiting.status?.audit?.[2].message).toMatch(
+      /not an etcd member of the foreign cluster/,
+    );
+    expect(await rack.secretExists('reclaim-w-talosconfig')).toBe(true);
+    expect((await rack.counts(worker().uuid)).reset ?? 0).toBe(0);
+  });
+
+  it('rejects a wrong typed UUID, and a confirm by a user without the verb; nothing changes', async () => {
+    const wrong = await confirmWithKubectl(
+      reclaimer,
+      'reclaim-w',
+      '00000000-0000-4000-8000-000000000000',
+    );
+    expect(wrong.code).not.toBe(0);
+    expect(wrong.stderr).toMatch(
+      /denied the request: the typed UUID 00000000-0000-4000-8000-000000000000 does not match the UUID the operator read from/,
+    );
+    const byEngineer = await confirmWithKubectl(
+      engineer,
+      'reclaim-w',
+      worker().uuid,
+    );
+    expect(byEngineer.code).not.toBe(0);
+    expect(byEngineer.stderr).toMatch(/may not confirm a MachineReclaim/);
+    const unchanged = await rack.reclaim('reclaim-w');
+    expect(unchanged.spec.confirmUUID).toBeUndefined();
+    expect(unchanged.status?.phase).toBe('AwaitingConfirmation');
+    expect((await rack.counts(worker().uuid)).reset ?? 0).toBe(0);
+  });
+
+  it('resets the machine once on the typed UUID, deletes the credential, and is Done when it is back in maintenance mode', async () => {
+    const typed = await confirmWithKubectl(
+      reclaimer,
+      'reclaim-w',
+      worker().uuid.toUpperCase(),
+    );
+    expect(typed.stderr).toBe('');
+    expect(typed.code).toBe(0);
+    const done = await rack.reclaimPhase('reclaim-w', 'Done', 30_000);
+    expect(done.status).toMatchObject({
+      confirmedAt: expect.any(String),
+      resetRecordedAt: expect.any(String),
+      resetSentAt: expect.any(String),
+      credentialDeletedAt: expect.any(String),
+      result: expect.stringMatching(/answers in maintenance mode with UUID/),
+    });
+    expect(auditEvents(done)).toEqual([
+      'Created',
+      'AddressesReleased',
+      'UUIDRead',
+      'Confirmed',
+      'ResetRecorded',
+      'ResetSent',
+      'CredentialDeleted',
+      'Done',
+    ]);
+    expect(await rack.secretExists('reclaim-w-talosconfig')).toBe(false);
+    expect((await rack.counts(worker().uuid)).reset).toBe(1);
+    expect(await rack.emulated(worker().uuid)).toMatchObject({
+      mode: 'maintenance',
+      address: worker().address,
+    });
+    expect(await rack.eventReasons('reclaim-w')).toEqual(
+      expect.arrayContaining(['Confirmed', 'ResetSent', 'CredentialDeleted', 'Done']),
+    );
+  });
+
+  it('wakes discovery at once: the reset machine is a Pending TalosMachine within seconds, and joins', async () => {
+    const done = await rack.reclaim('reclaim-w');
+    const doneAt = Date.parse(done.status!.audit!.at(-1)!.at);
+    // Discovery's interval is 300 s and it probed this address when it was appended.
+    const pending = await rack.machinePhase(worker().uuid, 'Pending', 15_000);
+    expect(pending.status?.address).toBe(worker().address);
+    expect(
+      Date.parse(pending.metadata.creationTimestamp!) - doneAt,
+    ).toBeLessThan(10_000);
+
+    await rack.api.talosMachines.patch(
+      worker().uuid,
+      { spec: { join: { by: 'user:default/admin', reason: 'reclaimed' } } } as any,
+      { namespace: NS, type: 'merge' },
+    );
+    const joined = await rack.machinePhase(worker().uuid, 'Joined', 60_000);
+    const node = await env.nodes.get(joined.status!.nodeName!);
+    expect(node.status?.nodeInfo?.systemUUID?.toLowerCase()).toBe(worker().uuid);
+  });
+
+  it('fails exactly at the (shortened) deadline, not before, when the machine does not come back', async () => {
+    const spare = rack.spares[0];
+    await rack.joinForeign(spare.address, 'plant-old');
+    await env.waitFor('the spare configured by plant-old', async () => {
+      const m = await rack.emulated(spare.uuid);
+      return m.mode === 'configured' && m.cluster === 'plant-old' && m.state === 'running';
+    });
+    // At its reset it takes another address, as a new DHCP lease would.
+    await rack.resetAddress(spare.uuid, 51);
+    await requestReclaim('reclaim-gone', spare);
+    await rack.reclaimPhase('reclaim-gone', 'AwaitingConfirmation');
+    await rack.reclaims.patch(
+      'reclaim-gone',
+      { spec: { confirmUUID: spare.uuid } } as any,
+      { namespace: NS, type: 'merge' },
+    );
+    const waiting = await rack.reclaimPhase('reclaim-gone', 'WaitingForMaintenance');
+    const sentAt = Date.parse(waiting.status!.resetSentAt!);
+    const deadline = sentAt + MAINTENANCE_WAIT_MS;
+
+    await new Promise(r => setTimeout(r, Math.max(0, deadline - 2000 - Date.now())));
+    expect((await rack.reclaim('reclaim-gone')).status?.phase).toBe(
+      'WaitingForMaintenance',
+    );
+    const failed = await rack.reclaimPhase('reclaim-gone', 'Failed', 15_000);
+    const failedAt = Date.parse(failed.status!.audit!.at(-1)!.at);
+    expect(failed.status!.audit!.at(-1)!.event).toBe('ReclaimFailed');
+    expect(failedAt - sentAt).toBeGreaterThanOrEqual(MAINTENANCE_WAIT_MS);
+    expect(failedAt - sentAt).toBeLessThan(MAINTENANCE_WAIT_MS + 2000);
+    expect(failed.status?.result).toBe(
+      `${spare.address} did not return to maintenance mode with UUID ${spare.uuid} within 25 seconds of the reset. It may have taken a new address from DHCP: scan for the machine and add its address to a TalosCluster's spec.discovery.addresses.`,
+    );
+    expect(await rack.secretExists('reclaim-gone-talosconfig')).toBe(false);
+    // It did come back, elsewhere.
+    expect(await rack.emulated(spare.uuid)).toMatchObject({
+      mode: 'maintenance',
+      address: rack.unusedAddress(51),
+    });
+    // Reading the cluster writes nothing: the failed request's address is still listed.
+    await new Promise(r => setTimeout(r, 2000));
+    const cluster = await rack.cluster();
+    expect(cluster.spec.discovery?.addresses).toContain(spare.address);
+    expect(
+      cluster.metadata.annotations?.['rackside.dev/reclaim-added-addresses'],
+    ).toContain(spare.address);
+  });
+
+  it('expires an unconfirmed request and deletes its Secret; the create took the failed address back out', async () => {
+    await operator!.stop();
+    operator = await env.start(machineSettings({ ttlMaxMs: 8000 }));
+    await env.waitFor('operator ready', async () => operator!.isReady());
+
+    const gone = rack.spares[0];
+    const late = rack.spares[1];
+    await rack.joinForeign(late.address, 'plant-old');
+    await env.waitFor('the second spare configured by plant-old', async () => {
+      const m = await rack.emulated(late.uuid);
+      return m.mode === 'configured' && m.cluster === 'plant-old' && m.state === 'running';
+    });
+    const created = await requestReclaim('reclaim-late', late);
+    const awaiting = await rack.reclaimPhase('reclaim-late', 'AwaitingConfirmation');
+    expect(Date.parse(awaiting.status!.expiresAt!)).toBe(
+      Date.parse(created.metadata.creationTimestamp!) + 8000,
+    );
+    // At the create the operator took back the address of the failed request (no request
+    // or machine needs it), and kept the Done request's (a TalosMachine is at it).
+    expect(auditEvents(awaiting)).toEqual(['Created', 'AddressesReleased', 'UUIDRead']);
+    const cluster = await rack.cluster();
+    expect(cluster.spec.discovery?.addresses).toEqual([worker().address, late.address]);
+    expect(
+      cluster.metadata.annotations?.['rackside.dev/reclaim-added-addresses'],
+    ).toBe(`${worker().address},${late.address}`);
+    expect(cluster.spec.discovery?.addresses).not.toContain(gone.address);
+
+    const expired = await rack.reclaimPhase('reclaim-late', 'Expired', 20_000);
+    expect(expired.status?.result).toMatch(/not confirmed before .*expired and its credential was deleted/);
+    expect(expired.status?.credentialDeletedAt).toBeDefined();
+    expect(await rack.secretExists('reclaim-late-talosconfig')).toBe(false);
+    expect((await rack.counts(late.uuid)).reset ?? 0).toBe(0);
+
+    const tooLate = await confirmWithKubectl(reclaimer, 'reclaim-late', late.uuid);
+    expect(tooLate.code).not.toBe(0);
+    expect(tooLate.stderr).toMatch(/is not awaiting confirmation \(phase Expired\)/);
+  });
+});
