@@ -320,3 +320,82 @@ export async function launchBrowser() {
     },
   };
 }
+
+/** `kubectl get ARGS -o json` through a portal's admin kubectl, parsed. */
+export function getJson(kubectl, ...args) {
+  return JSON.parse(kubectl('get', ...args, '-o', 'json'));
+}
+
+const controllerOf = pod =>
+  (pod.metadata.ownerReferences ?? []).find(r => r.controller);
+
+const isFinished = pod =>
+  pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
+
+/**
+ * A schedulable worker whose drain can finish: none of its pods is a
+ * shop/payments pod (that budget, minAvailable = replicas, refuses every
+ * eviction) or unmanaged (refused without force). Among those, one without an
+ * emptyDir pod (which needs the emptyDir option) if possible, then the one
+ * with the most pods to evict. `among` limits the choice to those node names
+ * (say, the nodes with a ServerBMC); `needPods` (default true) skips workers
+ * with nothing to evict. Returns `{name, evictable, emptyDir}` or undefined.
+ */
+export function pickDrainableWorker(kubectl, { among, needPods = true } = {}) {
+  const workers = getJson(kubectl, 'nodes')
+    .items.filter(
+      n =>
+        !(
+          'node-role.kubernetes.io/control-plane' in (n.metadata.labels ?? {})
+        ) &&
+        n.metadata.labels?.['rackside.dev/virtual-node'] !== 'true' &&
+        !n.spec.unschedulable &&
+        (!among || among.includes(n.metadata.name)),
+    )
+    .map(n => n.metadata.name);
+  const pods = getJson(kubectl, 'pods', '-A').items.filter(p => !isFinished(p));
+  const candidates = workers
+    .map(name => {
+      const mine = pods.filter(p => p.spec.nodeName === name);
+      const evictable = mine.filter(p => controllerOf(p)?.kind !== 'DaemonSet');
+      return {
+        name,
+        evictable,
+        payments: mine.some(
+          p =>
+            p.metadata.namespace === 'shop' &&
+            p.metadata.labels?.app === 'payments',
+        ),
+        unmanaged: mine.some(p => !controllerOf(p)),
+        emptyDir: evictable.some(p =>
+          (p.spec.volumes ?? []).some(v => v.emptyDir),
+        ),
+      };
+    })
+    .filter(
+      c => !c.payments && !c.unmanaged && (!needPods || c.evictable.length > 0),
+    )
+    .sort(
+      (a, b) =>
+        Number(a.emptyDir) - Number(b.emptyDir) ||
+        b.evictable.length - a.evictable.length ||
+        a.name.localeCompare(b.name),
+    );
+  return candidates[0];
+}
+
+/** The pods on a node that are not finished. */
+export function podsOn(kubectl, node) {
+  return getJson(
+    kubectl,
+    'pods',
+    '-A',
+    '--field-selector',
+    `spec.nodeName=${node}`,
+  ).items.filter(p => !isFinished(p));
+}
+
+/** Whether a pod is a DaemonSet's (a drain leaves it in place). */
+export function isDaemonSetPod(pod) {
+  return controllerOf(pod)?.kind === 'DaemonSet';
+}

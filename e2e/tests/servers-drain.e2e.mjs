@@ -9,7 +9,14 @@
 //   node --test e2e/tests/servers-drain.e2e.mjs
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, startPortal } from './harness.mjs';
+import {
+  getJson as kubectlGetJson,
+  isDaemonSetPod,
+  launchBrowser,
+  pickDrainableWorker,
+  podsOn as kubectlPodsOn,
+  startPortal,
+} from './harness.mjs';
 
 const SCREENSHOT =
   process.env.RACKSIDE_E2E_DRAIN_SCREENSHOT ?? '/tmp/rackside-e2e-drain.png';
@@ -51,69 +58,9 @@ async function eventually(what, fn, timeoutMs = 60_000, everyMs = 1000) {
   }
 }
 
-const getJson = (...args) =>
-  JSON.parse(portal.kubectl('get', ...args, '-o', 'json'));
-
-const controllerOf = pod =>
-  (pod.metadata.ownerReferences ?? []).find(r => r.controller);
-
-const isFinished = pod =>
-  pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
-
-/** The pods on a node that are not finished. */
-const podsOn = node =>
-  getJson(
-    'pods',
-    '-A',
-    '--field-selector',
-    `spec.nodeName=${node}`,
-  ).items.filter(p => !isFinished(p));
-
-/**
- * A worker the drain can empty: none of its pods is a shop/payments pod (the
- * budget minAvailable 2 refuses every eviction) or unmanaged (refused without
- * force). Among those, one with the most pods to evict and, if possible, no
- * emptyDir pod (which needs the emptyDir option).
- */
-function pickWorker() {
-  const workers = getJson('nodes')
-    .items.filter(
-      n =>
-        !(
-          'node-role.kubernetes.io/control-plane' in (n.metadata.labels ?? {})
-        ) &&
-        n.metadata.labels?.['rackside.dev/virtual-node'] !== 'true' &&
-        !n.spec.unschedulable,
-    )
-    .map(n => n.metadata.name);
-  const pods = getJson('pods', '-A').items.filter(p => !isFinished(p));
-  const candidates = workers
-    .map(name => {
-      const mine = pods.filter(p => p.spec.nodeName === name);
-      const evictable = mine.filter(p => controllerOf(p)?.kind !== 'DaemonSet');
-      return {
-        name,
-        evictable,
-        payments: mine.some(
-          p =>
-            p.metadata.namespace === 'shop' &&
-            p.metadata.labels?.app === 'payments',
-        ),
-        unmanaged: mine.some(p => !controllerOf(p)),
-        emptyDir: evictable.some(p =>
-          (p.spec.volumes ?? []).some(v => v.emptyDir),
-        ),
-      };
-    })
-    .filter(c => !c.payments && !c.unmanaged && c.evictable.length > 0)
-    .sort(
-      (a, b) =>
-        Number(a.emptyDir) - Number(b.emptyDir) ||
-        b.evictable.length - a.evictable.length ||
-        a.name.localeCompare(b.name),
-    );
-  return candidates[0];
-}
+const getJson = (...args) => kubectlGetJson(portal.kubectl, ...args);
+const podsOn = node => kubectlPodsOn(portal.kubectl, node);
+const pickWorker = () => pickDrainableWorker(portal.kubectl);
 
 test(
   'a guest drains a worker from /servers and watches it reach Drained',
@@ -237,9 +184,7 @@ test(
       );
 
       // The cluster agrees: only DaemonSet pods are left, and it is Drained.
-      const left = podsOn(NODE).filter(
-        p => controllerOf(p)?.kind !== 'DaemonSet',
-      );
+      const left = podsOn(NODE).filter(p => !isDaemonSetPod(p));
       assert.deepEqual(
         left.map(p => `${p.metadata.namespace}/${p.metadata.name}`),
         [],
