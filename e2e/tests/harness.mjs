@@ -10,6 +10,8 @@
 //   permission.rackside policy of app-config.yaml)
 //   ...
 //   await portal.stop();
+//   pickDrainableWorker(portal.kubectl, { among, needPods })  // a worker a drain can empty
+//   getJson(portal.kubectl, 'nodes'), podsOn(portal.kubectl, node)
 //
 // Environment:
 //   RACKSIDE_E2E_NET    rack network number (default 190)
