@@ -28,6 +28,18 @@ describe('readConfig', () => {
       identity: 'op-0',
       rebootDeadlineSeconds: 900,
       unansweredDeadlineSeconds: 300,
+      reclaimMaintenanceWaitSeconds: 600,
+      reclaimMaxTtlSeconds: 3600,
+      reclaimReconcileTimeoutSeconds: 120,
+      joinTimeoutSeconds: 900,
+      webhook: {
+        port: 9443,
+        host: '0.0.0.0',
+        certFile: undefined,
+        keyFile: undefined,
+        certHosts: expect.arrayContaining(['127.0.0.1', 'localhost']),
+        caOut: undefined,
+      },
     });
     expect(
       readConfig(
@@ -48,6 +60,65 @@ describe('readConfig', () => {
     });
     expect(() => readConfig(['--reboot-deadline-seconds', '0'], {})).toThrow(
       /reboot deadline must be a positive integer/,
+    );
+  });
+
+  it('reads the reclaim and join limits', () => {
+    expect(
+      readConfig(
+        [
+          '--reclaim-maintenance-wait-seconds',
+          '20',
+          '--reclaim-max-ttl-seconds=30',
+          '--join-timeout-seconds',
+          '60',
+        ],
+        { RACKSIDE_RECLAIM_RECONCILE_TIMEOUT_SECONDS: '10' },
+      ),
+    ).toMatchObject({
+      reclaimMaintenanceWaitSeconds: 20,
+      reclaimMaxTtlSeconds: 30,
+      reclaimReconcileTimeoutSeconds: 10,
+      joinTimeoutSeconds: 60,
+    });
+    expect(() => readConfig(['--reclaim-max-ttl-seconds', '7200'], {})).toThrow(
+      /at most 3600 seconds/,
+    );
+  });
+
+  it('reads the webhook settings: off with port 0, a certificate from files, or self-signed hosts', () => {
+    expect(readConfig(['--webhook-port', '0'], {}).webhook.port).toBe(0);
+    expect(
+      readConfig(
+        [
+          '--webhook-cert-file',
+          '/tls/tls.crt',
+          '--webhook-key-file',
+          '/tls/tls.key',
+        ],
+        { RACKSIDE_OPERATOR_WEBHOOK_PORT: '8443' },
+      ).webhook,
+    ).toMatchObject({
+      port: 8443,
+      certFile: '/tls/tls.crt',
+      keyFile: '/tls/tls.key',
+    });
+    expect(
+      readConfig(
+        [
+          '--webhook-cert-hosts',
+          '127.0.0.1, rackside-operator.rackside-system.svc',
+          '--webhook-ca-out',
+          '/tmp/ca.crt',
+        ],
+        {},
+      ).webhook,
+    ).toMatchObject({
+      certHosts: ['127.0.0.1', 'rackside-operator.rackside-system.svc'],
+      caOut: '/tmp/ca.crt',
+    });
+    expect(() => readConfig(['--webhook-port', '70000'], {})).toThrow(
+      /webhook port must be 0 \(off\) to 65535/,
     );
   });
 

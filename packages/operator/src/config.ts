@@ -11,6 +11,29 @@ export interface OperatorConfig {
   rebootDeadlineSeconds: number;
   /** A power verb recorded without the channel's answer is watched this long, never resent. */
   unansweredDeadlineSeconds: number;
+  /** A reclaimed machine not back in maintenance mode this long after its reset fails (ADR 0107: 600). */
+  reclaimMaintenanceWaitSeconds: number;
+  /** Upper bound of a MachineReclaim's TTL (spec.ttlMinutes is capped by it; at most 3600). */
+  reclaimMaxTtlSeconds: number;
+  /** The time limit of one MachineReclaim reconcile (ADR 0107: 120). */
+  reclaimReconcileTimeoutSeconds: number;
+  /** A joining machine without a Ready Node this long after its config was applied fails. */
+  joinTimeoutSeconds: number;
+  /** The MachineReclaim admission webhook (port 0: not served). */
+  webhook: WebhookConfig;
+}
+
+export interface WebhookConfig {
+  port: number;
+  /** Listen address. */
+  host: string;
+  /** Serving certificate and key (PEM); without them a self-signed pair is made at start. */
+  certFile?: string;
+  keyFile?: string;
+  /** Names and addresses of the self-signed certificate. */
+  certHosts: string[];
+  /** Where to write the self-signed CA (the caBundle to register the webhook with). */
+  caOut?: string;
 }
 
 /** Reads the configuration; flags win over the environment. */
@@ -38,6 +61,31 @@ export function readConfig(
     }
     return n;
   };
+  const text = (flag: string, variable: string) =>
+    flags.get(flag) ?? (env[variable] || undefined);
+  const webhookPort = text('webhook-port', 'RACKSIDE_OPERATOR_WEBHOOK_PORT');
+  if (
+    webhookPort !== undefined &&
+    !(/^\d+$/.test(webhookPort) && Number(webhookPort) <= 65535)
+  ) {
+    throw new Error(
+      `webhook port must be 0 (off) to 65535, got "${webhookPort}"`,
+    );
+  }
+  const reclaimMaxTtlSeconds = number(
+    text('reclaim-max-ttl-seconds', 'RACKSIDE_RECLAIM_MAX_TTL_SECONDS'),
+    3600,
+    'reclaim max TTL',
+  );
+  if (reclaimMaxTtlSeconds > 3600) {
+    throw new Error(
+      `reclaim max TTL must be at most 3600 seconds (the 60 minutes a MachineReclaim may ask for), got ${reclaimMaxTtlSeconds}`,
+    );
+  }
+  const certHosts = text(
+    'webhook-cert-hosts',
+    'RACKSIDE_OPERATOR_WEBHOOK_CERT_HOSTS',
+  );
   return {
     kubeconfig: flags.get('kubeconfig') ?? (env.KUBECONFIG || undefined),
     namespace:
@@ -67,6 +115,44 @@ export function readConfig(
       300,
       'unanswered deadline',
     ),
+    reclaimMaintenanceWaitSeconds: number(
+      text(
+        'reclaim-maintenance-wait-seconds',
+        'RACKSIDE_RECLAIM_MAINTENANCE_WAIT_SECONDS',
+      ),
+      600,
+      'reclaim maintenance wait',
+    ),
+    reclaimMaxTtlSeconds,
+    reclaimReconcileTimeoutSeconds: number(
+      text(
+        'reclaim-reconcile-timeout-seconds',
+        'RACKSIDE_RECLAIM_RECONCILE_TIMEOUT_SECONDS',
+      ),
+      120,
+      'reclaim reconcile timeout',
+    ),
+    joinTimeoutSeconds: number(
+      text('join-timeout-seconds', 'RACKSIDE_JOIN_TIMEOUT_SECONDS'),
+      900,
+      'join timeout',
+    ),
+    webhook: {
+      port: webhookPort === undefined ? 9443 : Number(webhookPort),
+      host: text('webhook-host', 'RACKSIDE_OPERATOR_WEBHOOK_HOST') ?? '0.0.0.0',
+      certFile: text(
+        'webhook-cert-file',
+        'RACKSIDE_OPERATOR_WEBHOOK_CERT_FILE',
+      ),
+      keyFile: text('webhook-key-file', 'RACKSIDE_OPERATOR_WEBHOOK_KEY_FILE'),
+      certHosts: certHosts
+        ? certHosts
+            .split(',')
+            .map(h => h.trim())
+            .filter(Boolean)
+        : ['127.0.0.1', 'localhost', os.hostname()],
+      caOut: text('webhook-ca-out', 'RACKSIDE_OPERATOR_WEBHOOK_CA_OUT'),
+    },
     identity:
       flags.get('identity') ??
       env.RACKSIDE_OPERATOR_IDENTITY ??

@@ -1,5 +1,10 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import fs from 'node:fs';
 import https from 'node:https';
+import os from 'node:os';
+import path from 'node:path';
 import {
+  serveMachineReclaimWebhook,
   startWebhookServer,
   webhookTls,
   WEBHOOK_PATH,
@@ -12,7 +17,7 @@ let caPem: string;
 const reviews: string[] = [];
 
 function post(
-  path: string,
+  urlPath: string,
   body: string,
 ): Promise<{ status: number; json: any }> {
   return new Promise((resolve, reject) => {
@@ -20,7 +25,7 @@ function post(
       {
         host: '127.0.0.1',
         port: server.port,
-        path,
+        path: urlPath,
         method: 'POST',
         ca: caPem,
         headers: { 'content-type': 'application/json' },
@@ -111,5 +116,40 @@ describe('webhook server', () => {
     await expect(
       webhookTls({ certFile: '/nonexistent', hosts: [] }),
     ).rejects.toThrow(/needs both --webhook-cert-file and --webhook-key-file/);
+  });
+
+  it('as the operator runs it: self-signed, with the CA written out for the registration', async () => {
+    const caOut = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webhook-')), 'ca.crt');
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromOptions({
+      clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }],
+      users: [{ name: 'u' }],
+      contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+      currentContext: 'x',
+    });
+    const lines: string[] = [];
+    const served = await serveMachineReclaimWebhook({
+      kubeConfig,
+      port: 0,
+      host: '127.0.0.1',
+      certHosts: ['127.0.0.1'],
+      caOut,
+      log: m => lines.push(m),
+    });
+    try {
+      const ca = fs.readFileSync(caOut, 'utf8');
+      const status = await new Promise<number>((resolve, reject) => {
+        https
+          .get({ host: '127.0.0.1', port: served.port, path: '/healthz', ca }, res => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          })
+          .on('error', reject);
+      });
+      expect(status).toBe(200);
+      expect(lines[0]).toMatch(/admission webhook on https:\/\/127\.0\.0\.1:\d+\/validate-machinereclaims \(self-signed for 127\.0\.0\.1, CA written to /);
+    } finally {
+      await served.close();
+    }
   });
 });

@@ -229,3 +229,47 @@ export async function startWebhookServer(options: {
       }),
   };
 }
+
+/**
+ * The webhook as the operator process runs it (index.ts): TLS from files or self-signed
+ * (the CA written to `caOut` for whoever registers the webhook), SubjectAccessReviews
+ * with the operator's identity.
+ */
+export async function serveMachineReclaimWebhook(options: {
+  kubeConfig: KubeConfig;
+  port: number;
+  host: string;
+  certFile?: string;
+  keyFile?: string;
+  certHosts: readonly string[];
+  caOut?: string;
+  log?: (message: string) => void;
+}): Promise<WebhookServer> {
+  const tls = await webhookTls({
+    certFile: options.certFile,
+    keyFile: options.keyFile,
+    hosts: options.certHosts,
+  });
+  if (tls.caPem && options.caOut) {
+    fs.writeFileSync(options.caOut, tls.caPem);
+  }
+  const server = await startWebhookServer({
+    tls,
+    access: subjectAccessReviews(options.kubeConfig),
+    port: options.port,
+    host: options.host,
+    log: options.log,
+  });
+  options.log?.(
+    `admission webhook on https://${options.host}:${
+      server.port
+    }${WEBHOOK_PATH} (${
+      tls.caPem
+        ? `self-signed for ${options.certHosts.join(', ')}${
+            options.caOut ? `, CA written to ${options.caOut}` : ''
+          }`
+        : `certificate from ${options.certFile}`
+    })`,
+  );
+  return server;
+}
