@@ -11,6 +11,8 @@ import {
   serverPermissionResourceRef,
   serverPermissionRules,
 } from '@rackside/plugin-servers-node';
+import { actionsRegistryServiceRef } from '@backstage/backend-plugin-api/alpha';
+import { registerServersActions } from './actions';
 import { createMachinesRouter } from './machinesRouter';
 import { createRouter } from './router';
 import { clusterRegistryServiceRef } from './service/clusterRegistry';
@@ -18,6 +20,7 @@ import { machinesRegistryServiceRef } from './service/machinesRegistry';
 import { announceMachineChanges } from './service/machinesSignals';
 import { PreflightTokens } from './service/preflight';
 import { readReasonPolicy } from './service/reasonPolicy';
+import { ServersService } from './service/ServersService';
 import { serverResourceOf } from './service/view';
 
 /** The signals channel the plugin publishes `{ cluster }` on when a cluster changes. */
@@ -47,6 +50,7 @@ export const serversPlugin = createBackendPlugin({
         signals: signalsServiceRef,
         clusters: clusterRegistryServiceRef,
         machines: machinesRegistryServiceRef,
+        actionsRegistry: actionsRegistryServiceRef,
       },
       async init({
         config,
@@ -60,6 +64,7 @@ export const serversPlugin = createBackendPlugin({
         signals,
         clusters,
         machines,
+        actionsRegistry,
       }) {
         // Validate the cluster list at start-up: a typo should stop the
         // backend with the key named, not serve an empty Servers page.
@@ -149,18 +154,17 @@ export const serversPlugin = createBackendPlugin({
             reasonPolicy,
           }),
         );
-        httpRouter.use(
-          await createRouter({
-            clusters,
-            httpAuth,
-            permissions,
-            auditor,
-            logger,
-            reasonPolicy,
-            preflightTokens,
-            applyConditions,
-          }),
-        );
+        const service = new ServersService({
+          clusters,
+          permissions,
+          auditor,
+          logger,
+          reasonPolicy,
+          preflightTokens,
+          applyConditions,
+        });
+        registerServersActions(actionsRegistry, service);
+        httpRouter.use(await createRouter({ service, httpAuth }));
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
       },
     });

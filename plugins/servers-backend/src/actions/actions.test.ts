@@ -1,0 +1,176 @@
+import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
+import { actionsRegistryServiceMock } from '@backstage/backend-test-utils/alpha';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import { registerServersActions } from '.';
+import { PreflightTokens } from '../service/preflight';
+import { ServersService } from '../service/ServersService';
+import { staticClusterRegistry } from '../service/clusterRegistry';
+import { FakeCluster, fakeNode, fakePod } from '../testing/fakeCluster';
+
+const REASON = 'replace the failed disk in bay 3';
+
+function setup(denied: string[] = []) {
+  const cluster = new FakeCluster('plant-a', [
+    fakeNode('cp-1', { controlPlane: true }),
+    fakeNode('cp-2', { controlPlane: true }),
+    fakeNode('cp-3', { controlPlane: true, ready: false }),
+    fakeNode('worker-1'),
+  ]);
+  cluster.pods.set('worker-1', [fakePod('web-1', 'worker-1')]);
+  const audited: Array<{ outcome: string; meta: any }> = [];
+  const service = new ServersService({
+    clusters: staticClusterRegistry([cluster]),
+    permissions: mockServices.permissions.mock({
+      authorize: async requests =>
+        requests.map(r => ({
+          result: denied.includes(r.permission.name)
+            ? AuthorizeResult.DENY
+            : AuthorizeResult.ALLOW,
+        })) as any,
+      authorizeConditional: async requests =>
+        requests.map(() => ({ result: AuthorizeResult.ALLOW })) as any,
+    }),
+    auditor: mockServices.auditor.mock({
+      createEvent: async () => ({
+        success: async o => {
+          audited.push({ outcome: 'success', meta: o?.meta });
+        },
+        fail: async o => {
+          audited.push({ outcome: 'fail', meta: o.meta });
+        },
+      }),
+    }),
+    logger: mockServices.logger.mock(),
+    reasonPolicy: { minLength: 10, maxLength: 500 },
+    preflightTokens: new PreflightTokens('test'),
+    applyConditions: () => true,
+  });
+  const registry = actionsRegistryServiceMock();
+  registerServersActions(registry, service);
+  return { cluster, registry, audited };
+}
+
+const alice = mockCredentials.user('user:default/alice');
+
+describe('the registered actions', () => {
+  it('registers the reads and the action request', async () => {
+    const { registry } = setup();
+    const { actions } = await registry.list();
+    expect(actions.map(a => a.name).sort()).toEqual([
+      'get-server',
+      'list-maintenances',
+      'list-servers',
+      'preflight-server-action',
+      'request-server-action',
+    ]);
+  });
+
+  it('lists servers with the same offers the route gives', async () => {
+    const { registry } = setup(['servers:cordon']);
+    const { output } = await registry.invoke({
+      id: 'test:list-servers',
+      input: { cluster: 'plant-a' },
+      credentials: alice,
+    });
+    const servers = (output as any).servers;
+    expect(servers.map((s: any) => s.name)).toEqual([
+      'cp-1',
+      'cp-2',
+      'cp-3',
+      'worker-1',
+    ]);
+    const w1 = servers.find((s: any) => s.name === 'worker-1');
+    expect(w1.actions.cordon).toMatchObject({ offered: true, allowed: false });
+    expect(w1.actions.drain).toMatchObject({ offered: true, allowed: true });
+  });
+
+  it('drains through pre-flight and request, with the token, audited', async () => {
+    const { registry, cluster, audited } = setup();
+    const pre = await registry.invoke({
+      id: 'test:preflight-server-action',
+      input: { cluster: 'plant-a', node: 'worker-1', action: 'drain' },
+      credentials: alice,
+    });
+    const preflight = (pre.output as any).preflight;
+    expect(preflight.evict.map((p: any) => p.name)).toEqual(['web-1']);
+    const { output } = await registry.invoke({
+      id: 'test:request-server-action',
+      input: {
+        cluster: 'plant-a',
+        node: 'worker-1',
+        action: 'drain',
+        reason: REASON,
+        preflightToken: preflight.token,
+      },
+      credentials: alice,
+    });
+    expect((output as any).maintenance).toMatch(/^worker-1-drain-/);
+    expect(cluster.created[0].spec).toMatchObject({
+      intent: 'drain',
+      requestedBy: 'user:default/alice',
+      preflight: { token: preflight.token },
+    });
+    expect(audited.at(-1)).toMatchObject({
+      outcome: 'success',
+      meta: { actor: 'user:default/alice', action: 'drain' },
+    });
+  });
+
+  it('applies the same checks: permission, reason policy, ceremony, guard; nothing written', async () => {
+    const { registry, cluster, audited } = setup(['servers:cordon']);
+    const request = (input: object) =>
+      registry.invoke({
+        id: 'test:request-server-action',
+        input: { cluster: 'plant-a', node: 'worker-1', ...input } as any,
+        credentials: alice,
+      });
+    await expect(request({ action: 'cordon', reason: REASON })).rejects.toThrow(
+      /not allowed to cordon worker-1 \(servers:cordon\)/,
+    );
+    await expect(
+      request({ action: 'uncordon', reason: 'short' }),
+    ).rejects.toThrow(/at least 10/);
+    await expect(request({ action: 'drain', reason: REASON })).rejects.toThrow(
+      /pre-flight token/,
+    );
+    // cp-3 is not Ready: rebooting cp-1 would drop below quorum.
+    await expect(
+      registry.invoke({
+        id: 'test:request-server-action',
+        input: {
+          cluster: 'plant-a',
+          node: 'cp-1',
+          action: 'reboot',
+          reason: REASON,
+          typedName: 'cp-1',
+          preflightToken: 'x',
+        },
+        credentials: alice,
+      }),
+    ).rejects.toThrow(/quorum/);
+    expect(cluster.writes).toBe(0);
+    expect(audited.map(a => a.meta.outcome)).toEqual([
+      'denied',
+      'invalid',
+      'invalid',
+      'refused',
+    ]);
+  });
+
+  it('a request or pre-flight needs a person, not a service', async () => {
+    const { registry, cluster } = setup();
+    await expect(
+      registry.invoke({
+        id: 'test:request-server-action',
+        input: {
+          cluster: 'plant-a',
+          node: 'worker-1',
+          action: 'cordon',
+          reason: REASON,
+        },
+        credentials: mockCredentials.service('plugin:catalog'),
+      }),
+    ).rejects.toThrow(/user credentials/);
+    expect(cluster.writes).toBe(0);
+  });
+});

@@ -1,0 +1,35 @@
+import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
+import type { ServersService } from '../service/ServersService';
+
+export function registerListServersAction(
+  registry: ActionsRegistryService,
+  service: ServersService,
+) {
+  registry.register({
+    name: 'list-servers',
+    title: 'List servers',
+    description:
+      'Lists the servers (Kubernetes Nodes) of one Rackside cluster the caller may read, with roles, readiness, schedulability, the current maintenance and, per action, whether it is offered, allowed for the caller and which ceremony it needs; plus the quorum summary.',
+    attributes: { readOnly: true, idempotent: true },
+    schema: {
+      input: z =>
+        z.object({
+          cluster: z.string().describe('The cluster name, as in app-config'),
+        }),
+      output: z =>
+        z.object({
+          quorum: z.record(z.unknown()),
+          servers: z.array(z.record(z.unknown())),
+        }),
+    },
+    action: async ({ input, credentials }) => {
+      const list = await service.listServers(credentials, input.cluster);
+      return {
+        output: {
+          quorum: list.quorum as Record<string, unknown>,
+          servers: list.items as unknown as Record<string, unknown>[],
+        },
+      };
+    },
+  });
+}

@@ -1,0 +1,50 @@
+import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
+import { PREFLIGHT_ACTIONS } from '@rackside/plugin-servers-common';
+import type { ServersService } from '../service/ServersService';
+import { userCredentials } from './userCredentials';
+
+export function registerPreflightAction(
+  registry: ActionsRegistryService,
+  service: ServersService,
+) {
+  registry.register({
+    name: 'preflight-server-action',
+    title: 'Pre-flight a drain, reboot or shutdown',
+    description:
+      'Shows what a drain, reboot or shutdown of a server would do now: the pods it would evict, the pods it would refuse and why, DaemonSet pods left in place, the disruption budgets in the way, the quorum effect and the ceremony. The returned token binds this impact for the caller; request-server-action needs it.',
+    attributes: { readOnly: true },
+    schema: {
+      input: z =>
+        z.object({
+          cluster: z.string().describe('The cluster name'),
+          node: z.string().describe('The Node name'),
+          action: z
+            .enum(PREFLIGHT_ACTIONS)
+            .describe('The action to pre-flight'),
+          deleteEmptyDirData: z
+            .boolean()
+            .optional()
+            .describe('Evict pods with emptyDir volumes (their data is lost)'),
+          force: z
+            .boolean()
+            .optional()
+            .describe('Evict pods that no controller recreates'),
+        }),
+      output: z => z.object({ preflight: z.record(z.unknown()) }),
+    },
+    action: async ({ input, credentials }) => ({
+      output: {
+        preflight: (await service.preflight(
+          userCredentials(credentials),
+          input.cluster,
+          input.node,
+          input.action,
+          {
+            deleteEmptyDirData: input.deleteEmptyDirData === true,
+            force: input.force === true,
+          },
+        )) as unknown as Record<string, unknown>,
+      },
+    }),
+  });
+}

@@ -1,0 +1,638 @@
+/*
+ * What the `/api/servers` routes and the registered actions do, once: reads from the watch
+ * caches filtered by `servers:read`, the pre-flight, and every action request with its
+ * checks in order (permission, body, reason policy, node, guard, capability, ceremony,
+ * pre-flight token) and its auditor event. The HTTP router and the actions registry are
+ * thin callers of this service, so both apply the same permission and guard checks.
+ */
+import type {
+  AuditorService,
+  AuditorServiceEvent,
+  BackstageCredentials,
+  BackstageUserPrincipal,
+  LoggerService,
+  PermissionsService,
+} from '@backstage/backend-plugin-api';
+import {
+  ConflictError,
+  InputError,
+  NotAllowedError,
+  NotFoundError,
+} from '@backstage/errors';
+import {
+  AuthorizeResult,
+  type PolicyDecision,
+} from '@backstage/plugin-permission-common';
+import {
+  ceremonyFor,
+  checkCeremony,
+  guard,
+  isServerAction,
+  nodeFactsFromNode,
+  offerFor,
+  POWER_VERBS,
+  PREFLIGHT_ACTIONS,
+  powerAdvertisementOf,
+  SERVER_ACTIONS,
+  serverActionPermissions,
+  serversReadPermission,
+  type ClusterListResponse,
+  type ClusterSummaryResponse,
+  type GuardResult,
+  type MaintenanceListResponse,
+  type MaintenanceResponse,
+  type PowerVerb,
+  type PreflightAction,
+  type PreflightResponse,
+  type ServerAction,
+  type ServerListResponse,
+  type ServerResponse,
+} from '@rackside/plugin-servers-common';
+import {
+  serverResourceRefOf,
+  type ServerResource,
+} from '@rackside/plugin-servers-node';
+import type { Request } from 'express';
+import { z } from 'zod';
+import { performAction } from './performAction';
+import {
+  computePreflight,
+  PreflightConflictError,
+  type PreflightImpact,
+  type PreflightOptions,
+  type PreflightTokens,
+} from './preflight';
+import { checkReason, type ReasonPolicy } from './reasonPolicy';
+import type { ClusterRegistry, ClusterState } from './types';
+import {
+  activeMaintenanceOf,
+  maintenanceView,
+  newestFirst,
+  powerCheck,
+  quorumSummary,
+  serverResourceOf,
+  serverView,
+  snapshotOf,
+  type ClusterSnapshot,
+} from './view';
+
+/** A guard refusal: 409 with the quorum numbers in the error body. */
+export class QuorumRefusedError extends ConflictError {
+  readonly members: number | null;
+  readonly quorum: number | null;
+  readonly margin: number | null;
+  readonly marginAfter: number | null;
+  readonly reason: string;
+
+  constructor(result: GuardResult) {
+    super(result.reason);
+    this.members = result.members;
+    this.quorum = result.quorum;
+    this.margin = result.margin;
+    this.marginAfter = result.marginAfter;
+    this.reason = result.reason;
+  }
+}
+
+/** The body of an action request (the routes' contract; actions take the same fields). */
+export const actionBodySchema = z.object({
+  reason: z.string({
+    required_error: 'reason is required',
+    invalid_type_error: 'reason must be a string',
+  }),
+  preflightToken: z
+    .string({ invalid_type_error: 'preflightToken must be a string' })
+    .max(4096)
+    .optional(),
+  typedName: z
+    .string({ invalid_type_error: 'typedName must be a string' })
+    .max(253)
+    .optional(),
+  deleteEmptyDirData: z
+    .boolean({ invalid_type_error: 'deleteEmptyDirData must be a boolean' })
+    .optional(),
+  force: z
+    .boolean({ invalid_type_error: 'force must be a boolean' })
+    .optional(),
+});
+
+/** A parsed action body. */
+export type ActionBody = z.infer<typeof actionBodySchema>;
+
+function parseBody(body: unknown): ActionBody {
+  const parsed = actionBodySchema.safeParse(body ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue.path.join('.') || 'body';
+    throw new InputError(`invalid request body: ${field}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+function isPowerVerb(action: string): action is PowerVerb {
+  return (POWER_VERBS as readonly string[]).includes(action);
+}
+
+/** Whether an action carries a pre-flight. */
+export function isPreflightAction(action: string): action is PreflightAction {
+  return (PREFLIGHT_ACTIONS as readonly string[]).includes(action);
+}
+
+async function snapshot(cluster: ClusterState): Promise<ClusterSnapshot> {
+  const [nodes, maintenances, powerProvider, bmcNodes] = await Promise.all([
+    cluster.nodes(),
+    cluster.maintenances(),
+    cluster.powerProvider(),
+    cluster.serverBmcNodes(),
+  ]);
+  return snapshotOf(nodes, maintenances, powerProvider, bmcNodes);
+}
+
+const OUTCOMES: Record<string, string> = {
+  NotAllowedError: 'denied',
+  InputError: 'invalid',
+  NotFoundError: 'not-found',
+  ConflictError: 'conflict',
+};
+
+function outcomeOf(error: unknown): string {
+  if (error instanceof QuorumRefusedError) return 'refused';
+  return OUTCOMES[(error as Error)?.name] ?? 'failed';
+}
+
+export interface ServersServiceOptions {
+  clusters: ClusterRegistry;
+  permissions: PermissionsService;
+  auditor: AuditorService;
+  logger: LoggerService;
+  reasonPolicy: ReasonPolicy;
+  preflightTokens: PreflightTokens;
+  /** Applies a conditional decision of `servers:*` to one server. */
+  applyConditions: (
+    decision: PolicyDecision,
+    resource: ServerResource | undefined,
+  ) => boolean;
+}
+
+/** An action request as the router and the actions registry hand it over. */
+export interface ActionRequest {
+  cluster: string;
+  node: string;
+  /** Unchecked: an unknown action is a 404. */
+  action: string;
+  /** Unchecked: validated here (400 naming the field). */
+  body: unknown;
+}
+
+export class ServersService {
+  constructor(private readonly options: ServersServiceOptions) {}
+
+  private clusterOr404(name: string): ClusterState {
+    const cluster = this.options.clusters.get(name);
+    if (!cluster) throw new NotFoundError(`no cluster named ${name}`);
+    return cluster;
+  }
+
+  /** The read filter; 403 when reading servers is denied outright. */
+  private async requireRead(credentials: BackstageCredentials) {
+    const [decision] = await this.options.permissions.authorizeConditional(
+      [{ permission: serversReadPermission }],
+      { credentials },
+    );
+    if (decision.result === AuthorizeResult.DENY) {
+      throw new NotAllowedError(
+        `you are not allowed to read servers (${serversReadPermission.name})`,
+      );
+    }
+    if (decision.result === AuthorizeResult.ALLOW) {
+      return (_server: ServerResource) => true;
+    }
+    return (server: ServerResource) =>
+      this.options.applyConditions(decision, server);
+  }
+
+  /** Per-action decisions for many servers in one batch call. */
+  private async actionDecisions(
+    credentials: BackstageCredentials,
+    cluster: string,
+    nodes: string[],
+  ): Promise<(node: string, action: ServerAction) => boolean> {
+    if (nodes.length === 0) return () => false;
+    const requests = nodes.flatMap(node =>
+      SERVER_ACTIONS.map(action => ({
+        permission: serverActionPermissions[action],
+        resourceRef: serverResourceRefOf(cluster, node),
+      })),
+    );
+    const decisions = await this.options.permissions.authorize(requests, {
+      credentials,
+    });
+    const allowed = new Set<string>();
+    decisions.forEach((d, i) => {
+      if (d.result === AuthorizeResult.ALLOW) {
+        allowed.add(
+          `${requests[i].resourceRef}|${requests[i].permission.name}`,
+        );
+      }
+    });
+    return (node, action) =>
+      allowed.has(
+        `${serverResourceRefOf(cluster, node)}|${
+          serverActionPermissions[action].name
+        }`,
+      );
+  }
+
+  /** Authorises one action on one server; 403 naming the permission otherwise. */
+  private async requireAction(
+    credentials: BackstageCredentials,
+    cluster: string,
+    nodeName: string,
+    action: ServerAction,
+  ) {
+    const [decision] = await this.options.permissions.authorize(
+      [
+        {
+          permission: serverActionPermissions[action],
+          resourceRef: serverResourceRefOf(cluster, nodeName),
+        },
+      ],
+      { credentials },
+    );
+    if (decision.result !== AuthorizeResult.ALLOW) {
+      throw new NotAllowedError(
+        `you are not allowed to ${action} ${nodeName} (${serverActionPermissions[action].name})`,
+      );
+    }
+  }
+
+  private findNode(snap: ClusterSnapshot, cluster: string, name: string) {
+    const node = snap.nodes.find(n => n.metadata?.name === name);
+    if (!node) {
+      throw new NotFoundError(`no server named ${name} in cluster ${cluster}`);
+    }
+    return node;
+  }
+
+  /** A node the user may read; hidden and absent are the same 404. */
+  private visibleNode(
+    snap: ClusterSnapshot,
+    cluster: string,
+    name: string,
+    filter: (s: ServerResource) => boolean,
+  ) {
+    const node = this.findNode(snap, cluster, name);
+    if (!filter(serverResourceOf(cluster, node))) {
+      throw new NotFoundError(`no server named ${name} in cluster ${cluster}`);
+    }
+    return node;
+  }
+
+  private visibleNodeNames(
+    snap: ClusterSnapshot,
+    cluster: string,
+    filter: (s: ServerResource) => boolean,
+  ): Set<string> {
+    return new Set(
+      snap.nodes
+        .filter(n => filter(serverResourceOf(cluster, n)))
+        .map(n => n.metadata?.name ?? ''),
+    );
+  }
+
+  /** The impact of an action on a node now, read from the apiserver. */
+  private async currentImpact(
+    cluster: ClusterState,
+    snap: ClusterSnapshot,
+    nodeName: string,
+    action: PreflightAction,
+    drainOptions: PreflightOptions,
+  ): Promise<PreflightImpact> {
+    const [pods, budgets] = await Promise.all([
+      cluster.podsOnNode(nodeName),
+      cluster.podDisruptionBudgets(),
+    ]);
+    return computePreflight({
+      cluster: cluster.name,
+      node: nodeName,
+      action,
+      options: drainOptions,
+      snapshot: snap,
+      pods,
+      budgets,
+      now: new Date(),
+    });
+  }
+
+  async listClusters(
+    credentials: BackstageCredentials,
+  ): Promise<ClusterListResponse> {
+    await this.requireRead(credentials);
+    const items = await Promise.all(
+      this.options.clusters
+        .list()
+        .map(async (cluster): Promise<ClusterSummaryResponse> => {
+          try {
+            const snap = await snapshot(cluster);
+            const advertisement = powerAdvertisementOf(snap.powerProvider);
+            return {
+              name: cluster.name,
+              title: cluster.title,
+              available: true,
+              servers: snap.nodes.length,
+              quorum: quorumSummary(snap.derivation),
+              power: {
+                type: advertisement.type,
+                attendedRack: advertisement.attendedRack,
+                confirmsPowerOff: advertisement.confirmsPowerOff,
+                verbs: offerFor(advertisement),
+              },
+            };
+          } catch (error) {
+            this.options.logger.warn(
+              `cluster ${cluster.name} unavailable: ${error}`,
+            );
+            return {
+              name: cluster.name,
+              title: cluster.title,
+              available: false,
+              error: String((error as Error)?.message ?? error),
+            };
+          }
+        }),
+    );
+    return { items };
+  }
+
+  async listServers(
+    credentials: BackstageCredentials,
+    clusterName: string,
+  ): Promise<ServerListResponse> {
+    const cluster = this.clusterOr404(clusterName);
+    const filter = await this.requireRead(credentials);
+    const snap = await snapshot(cluster);
+    const visible = snap.nodes
+      .filter(node => filter(serverResourceOf(cluster.name, node)))
+      .sort((a, b) =>
+        (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''),
+      );
+    const allowed = await this.actionDecisions(
+      credentials,
+      cluster.name,
+      visible.map(n => n.metadata?.name ?? ''),
+    );
+    return {
+      cluster: cluster.name,
+      quorum: quorumSummary(snap.derivation),
+      items: visible.map(node =>
+        serverView(cluster.name, node, snap, action =>
+          allowed(node.metadata?.name ?? '', action),
+        ),
+      ),
+    };
+  }
+
+  async getServer(
+    credentials: BackstageCredentials,
+    clusterName: string,
+    nodeName: string,
+  ): Promise<ServerResponse> {
+    const cluster = this.clusterOr404(clusterName);
+    const filter = await this.requireRead(credentials);
+    const snap = await snapshot(cluster);
+    const node = this.visibleNode(snap, cluster.name, nodeName, filter);
+    const allowed = await this.actionDecisions(credentials, cluster.name, [
+      nodeName,
+    ]);
+    return serverView(cluster.name, node, snap, action =>
+      allowed(nodeName, action),
+    );
+  }
+
+  async listMaintenances(
+    credentials: BackstageCredentials,
+    clusterName: string,
+    nodeFilter?: string,
+  ): Promise<MaintenanceListResponse> {
+    const cluster = this.clusterOr404(clusterName);
+    const filter = await this.requireRead(credentials);
+    const snap = await snapshot(cluster);
+    const visible = this.visibleNodeNames(snap, cluster.name, filter);
+    const items = snap.maintenances
+      .filter(m => visible.has(m.spec.nodeName))
+      .filter(m => !nodeFilter || m.spec.nodeName === nodeFilter)
+      .sort(newestFirst)
+      .map(maintenanceView);
+    return { items };
+  }
+
+  async getMaintenance(
+    credentials: BackstageCredentials,
+    clusterName: string,
+    name: string,
+  ): Promise<MaintenanceResponse> {
+    const cluster = this.clusterOr404(clusterName);
+    const filter = await this.requireRead(credentials);
+    const snap = await snapshot(cluster);
+    const visible = this.visibleNodeNames(snap, cluster.name, filter);
+    const m = snap.maintenances.find(x => x.metadata.name === name);
+    if (!m || !visible.has(m.spec.nodeName)) {
+      throw new NotFoundError(
+        `no maintenance named ${name} in cluster ${cluster.name}`,
+      );
+    }
+    return maintenanceView(m);
+  }
+
+  /** What `action` would do to the node now, with the token that binds it for this user. */
+  async preflight(
+    credentials: BackstageCredentials<BackstageUserPrincipal>,
+    clusterName: string,
+    nodeName: string,
+    action: string,
+    drainOptions: PreflightOptions,
+  ): Promise<PreflightResponse> {
+    const cluster = this.clusterOr404(clusterName);
+    if (!isPreflightAction(action)) {
+      throw new InputError(
+        `action must be one of ${PREFLIGHT_ACTIONS.join(
+          ', ',
+        )}, got "${action}"`,
+      );
+    }
+    const filter = await this.requireRead(credentials);
+    await this.requireAction(credentials, cluster.name, nodeName, action);
+    const snap = await snapshot(cluster);
+    this.visibleNode(snap, cluster.name, nodeName, filter);
+    const impact = await this.currentImpact(
+      cluster,
+      snap,
+      nodeName,
+      action,
+      drainOptions,
+    );
+    return this.options.preflightTokens.sign(
+      impact,
+      credentials.principal.userEntityRef,
+    );
+  }
+
+  /**
+   * Carries out an action request: every check, then the write, with an auditor event
+   * either way. Answers the HTTP status and the NodeMaintenance name; throws the
+   * `@backstage/errors` error of the first check that fails (nothing written).
+   */
+  async requestAction(
+    credentials: BackstageCredentials<BackstageUserPrincipal>,
+    request: ActionRequest,
+    httpRequest?: Request,
+  ): Promise<{ status: number; name: string }> {
+    const { auditor, reasonPolicy, preflightTokens } = this.options;
+    const { node: nodeName, action: actionParam } = request;
+    const actor = credentials.principal.userEntityRef;
+    const raw = request.body as { reason?: unknown } | undefined;
+    const meta = {
+      actor,
+      action: actionParam,
+      reason: typeof raw?.reason === 'string' ? raw.reason : '',
+      cluster: request.cluster,
+      node: nodeName,
+    };
+    let event: AuditorServiceEvent | undefined;
+    let maintenance: string | undefined;
+    try {
+      if (!isServerAction(actionParam)) {
+        throw new NotFoundError(
+          `unknown action ${actionParam}; actions are ${SERVER_ACTIONS.join(
+            ', ',
+          )}`,
+        );
+      }
+      const action: ServerAction = actionParam;
+      event = await auditor.createEvent({
+        eventId: 'server-action',
+        severityLevel:
+          action === 'reboot' || action === 'shutdown' ? 'high' : 'medium',
+        request: httpRequest,
+        meta,
+      });
+      const cluster = this.clusterOr404(request.cluster);
+
+      // Authorise before anything else is told about the node.
+      await this.requireAction(credentials, cluster.name, nodeName, action);
+
+      const body = parseBody(request.body);
+      const reasonProblem = checkReason(reasonPolicy, body.reason);
+      if (reasonProblem) throw new InputError(reasonProblem);
+
+      const snap = await snapshot(cluster);
+      const node = this.findNode(snap, cluster.name, nodeName);
+      const facts = nodeFactsFromNode(node as any);
+      const active = activeMaintenanceOf(snap.maintenances, nodeName);
+
+      const verdict = guard({ action, nodeName }, snap.derivation, snap.facts);
+      if (verdict.verdict === 'refuse') {
+        throw new QuorumRefusedError(verdict);
+      }
+      if (isPowerVerb(action)) {
+        // The capability rule: a verb the channel does not offer here is refused.
+        const allowed = powerCheck(snap, action, facts);
+        if (!allowed.ok) throw new ConflictError(allowed.reason);
+      }
+      const problems = checkCeremony(ceremonyFor(action, verdict.verdict), {
+        reason: body.reason,
+        preflightToken: body.preflightToken,
+        typedName: body.typedName,
+        nodeName,
+      });
+      if (problems.length) {
+        throw new InputError(`ceremony not met: ${problems.join(' ')}`);
+      }
+
+      let acknowledged: PreflightImpact | undefined;
+      if (isPreflightAction(action)) {
+        const impact = await this.currentImpact(
+          cluster,
+          snap,
+          nodeName,
+          action,
+          {
+            deleteEmptyDirData: body.deleteEmptyDirData === true,
+            force: body.force === true,
+          },
+        );
+        // 400 for a token that is not ours, 409 with the new pre-flight if it changed.
+        const { takenAt } = preflightTokens.verify(
+          body.preflightToken ?? '',
+          impact,
+          actor,
+          new Date(),
+        );
+        // Same impact as acknowledged: record it as of when the user saw it.
+        acknowledged = { ...impact, takenAt };
+        if (!acknowledged.canProceed) {
+          throw new PreflightConflictError(
+            acknowledged.blockers.join(' '),
+            preflightTokens.sign(acknowledged, actor),
+          );
+        }
+      }
+
+      const result = await performAction(
+        cluster,
+        action,
+        node,
+        active,
+        facts.name,
+        { by: actor, reason: body.reason.trim(), at: new Date().toISOString() },
+        acknowledged && {
+          impact: acknowledged,
+          token: body.preflightToken ?? '',
+        },
+      );
+      maintenance = result.name;
+      await event.success({
+        meta: { ...meta, maintenance, outcome: result.outcome },
+      });
+      return { status: result.status, name: result.name };
+    } catch (error) {
+      const failMeta = {
+        ...meta,
+        maintenance: maintenance ?? null,
+        outcome: outcomeOf(error),
+      };
+      const failed =
+        event ??
+        (await auditor.createEvent({
+          eventId: 'server-action',
+          severityLevel: 'medium',
+          request: httpRequest,
+          meta,
+        }));
+      await failed.fail({ meta: failMeta, error: error as Error });
+      throw error;
+    }
+  }
+
+  /** Audits an attempt that had no user (the router's 401 path). */
+  async auditUnauthenticated(
+    request: Omit<ActionRequest, 'body'>,
+    error: Error,
+    httpRequest?: Request,
+  ): Promise<void> {
+    const meta = {
+      actor: null,
+      action: request.action,
+      cluster: request.cluster,
+      node: request.node,
+      outcome: 'unauthenticated',
+    };
+    const event = await this.options.auditor.createEvent({
+      eventId: 'server-action',
+      severityLevel: 'medium',
+      request: httpRequest,
+      meta,
+    });
+    await event.fail({ meta, error });
+  }
+}
