@@ -233,13 +233,20 @@ describe('Reset and add', () => {
   it("reads the machine's UUID with the foreign talosconfig and waits for it to be typed", async () => {
     const asReclaimer = new RacksideClient(reclaimer.kubeConfig);
     const created = await requestReclaim('reclaim-w', worker(), asReclaimer);
-    const awaiting = await rack.reclaimPhase('reclaim-w', 'AwaitingConfirmation');
+    const awaiting = await rack.reclaimPhase(
+      'reclaim-w',
+      'AwaitingConfirmation',
+    );
     expect(awaiting.status?.machineUUID).toBe(worker().uuid);
     expect(Date.parse(awaiting.status!.expiresAt!)).toBe(
       Date.parse(created.metadata.creationTimestamp!) + 15 * 60_000,
     );
     // At the create, the refused request's address went back out of the cluster's list.
-    expect(auditEvents(awaiting)).toEqual(['Created', 'AddressesReleased', 'UUIDRead']);
+    expect(auditEvents(awaiting)).toEqual([
+      'Created',
+      'AddressesReleased',
+      'UUIDRead',
+    ]);
     const controlPlane = rack.foreign.find(m => m.role === 'controlplane')!;
     expect(awaiting.status?.audit?.[1].message).toContain(
       `Took ${controlPlane.address} back out`,
@@ -310,7 +317,12 @@ describe('Reset and add', () => {
       address: worker().address,
     });
     expect(await rack.eventReasons('reclaim-w')).toEqual(
-      expect.arrayContaining(['Confirmed', 'ResetSent', 'CredentialDeleted', 'Done']),
+      expect.arrayContaining([
+        'Confirmed',
+        'ResetSent',
+        'CredentialDeleted',
+        'Done',
+      ]),
     );
   });
 
@@ -326,12 +338,16 @@ describe('Reset and add', () => {
 
     await rack.api.talosMachines.patch(
       worker().uuid,
-      { spec: { join: { by: 'user:default/admin', reason: 'reclaimed' } } } as any,
+      {
+        spec: { join: { by: 'user:default/admin', reason: 'reclaimed' } },
+      } as any,
       { namespace: NS, type: 'merge' },
     );
     const joined = await rack.machinePhase(worker().uuid, 'Joined', 60_000);
     const node = await env.nodes.get(joined.status!.nodeName!);
-    expect(node.status?.nodeInfo?.systemUUID?.toLowerCase()).toBe(worker().uuid);
+    expect(node.status?.nodeInfo?.systemUUID?.toLowerCase()).toBe(
+      worker().uuid,
+    );
   });
 
   it('fails exactly at the (shortened) deadline, not before, when the machine does not come back', async () => {
@@ -339,7 +355,11 @@ describe('Reset and add', () => {
     await rack.joinForeign(spare.address, 'plant-old');
     await env.waitFor('the spare configured by plant-old', async () => {
       const m = await rack.emulated(spare.uuid);
-      return m.mode === 'configured' && m.cluster === 'plant-old' && m.state === 'running';
+      return (
+        m.mode === 'configured' &&
+        m.cluster === 'plant-old' &&
+        m.state === 'running'
+      );
     });
     // At its reset it takes another address, as a new DHCP lease would.
     await rack.resetAddress(spare.uuid, 51);
@@ -350,11 +370,16 @@ describe('Reset and add', () => {
       { spec: { confirmUUID: spare.uuid } } as any,
       { namespace: NS, type: 'merge' },
     );
-    const waiting = await rack.reclaimPhase('reclaim-gone', 'WaitingForMaintenance');
+    const waiting = await rack.reclaimPhase(
+      'reclaim-gone',
+      'WaitingForMaintenance',
+    );
     const sentAt = Date.parse(waiting.status!.resetSentAt!);
     const deadline = sentAt + MAINTENANCE_WAIT_MS;
 
-    await new Promise(r => setTimeout(r, Math.max(0, deadline - 2000 - Date.now())));
+    await new Promise(r =>
+      setTimeout(r, Math.max(0, deadline - 2000 - Date.now())),
+    );
     expect((await rack.reclaim('reclaim-gone')).status?.phase).toBe(
       'WaitingForMaintenance',
     );
@@ -391,31 +416,53 @@ describe('Reset and add', () => {
     await rack.joinForeign(late.address, 'plant-old');
     await env.waitFor('the second spare configured by plant-old', async () => {
       const m = await rack.emulated(late.uuid);
-      return m.mode === 'configured' && m.cluster === 'plant-old' && m.state === 'running';
+      return (
+        m.mode === 'configured' &&
+        m.cluster === 'plant-old' &&
+        m.state === 'running'
+      );
     });
     const created = await requestReclaim('reclaim-late', late);
-    const awaiting = await rack.reclaimPhase('reclaim-late', 'AwaitingConfirmation');
+    const awaiting = await rack.reclaimPhase(
+      'reclaim-late',
+      'AwaitingConfirmation',
+    );
     expect(Date.parse(awaiting.status!.expiresAt!)).toBe(
       Date.parse(created.metadata.creationTimestamp!) + 8000,
     );
     // At the create the operator took back the address of the failed request (no request
     // or machine needs it), and kept the Done request's (a TalosMachine is at it).
-    expect(auditEvents(awaiting)).toEqual(['Created', 'AddressesReleased', 'UUIDRead']);
+    expect(auditEvents(awaiting)).toEqual([
+      'Created',
+      'AddressesReleased',
+      'UUIDRead',
+    ]);
     const cluster = await rack.cluster();
-    expect(cluster.spec.discovery?.addresses).toEqual([worker().address, late.address]);
+    expect(cluster.spec.discovery?.addresses).toEqual([
+      worker().address,
+      late.address,
+    ]);
     expect(
       cluster.metadata.annotations?.['rackside.dev/reclaim-added-addresses'],
     ).toBe(`${worker().address},${late.address}`);
     expect(cluster.spec.discovery?.addresses).not.toContain(gone.address);
 
     const expired = await rack.reclaimPhase('reclaim-late', 'Expired', 20_000);
-    expect(expired.status?.result).toMatch(/not confirmed before .*expired and its credential was deleted/);
+    expect(expired.status?.result).toMatch(
+      /not confirmed before .*expired and its credential was deleted/,
+    );
     expect(expired.status?.credentialDeletedAt).toBeDefined();
     expect(await rack.secretExists('reclaim-late-talosconfig')).toBe(false);
     expect((await rack.counts(late.uuid)).reset ?? 0).toBe(0);
 
-    const tooLate = await confirmWithKubectl(reclaimer, 'reclaim-late', late.uuid);
+    const tooLate = await confirmWithKubectl(
+      reclaimer,
+      'reclaim-late',
+      late.uuid,
+    );
     expect(tooLate.code).not.toBe(0);
-    expect(tooLate.stderr).toMatch(/is not awaiting confirmation \(phase Expired\)/);
+    expect(tooLate.stderr).toMatch(
+      /is not awaiting confirmation \(phase Expired\)/,
+    );
   });
 });

@@ -227,8 +227,9 @@ export class MachineReclaimReconciler {
           afterReset(written, outcome, this.ports.limits),
         );
       }
+      default:
+        return undefined;
     }
-    return undefined;
   }
 
   private async releaseAddresses(mr: MachineReclaim): Promise<AuditStep[]> {

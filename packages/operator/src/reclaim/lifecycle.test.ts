@@ -158,9 +158,13 @@ describe('Pending', () => {
       requeueAfterMs: 500,
     });
     const older = setup({ credential: undefined, now: T0 + 3000 });
-    expect(await run(pending(), older.ports)).toMatchObject({ requeueAfterMs: 3000 });
+    expect(await run(pending(), older.ports)).toMatchObject({
+      requeueAfterMs: 3000,
+    });
     const old = setup({ credential: undefined, now: T0 + 60_000 });
-    expect(await run(pending(), old.ports)).toMatchObject({ requeueAfterMs: 10_000 });
+    expect(await run(pending(), old.ports)).toMatchObject({
+      requeueAfterMs: 10_000,
+    });
   });
 
   it('waits for the credential Secret, at most until the expiry', async () => {

@@ -439,7 +439,7 @@ export function afterReset(
   limits: ReclaimLimits,
 ): Decision {
   const address = mr.spec.address;
-  const wait = formatDuration(limits.maintenanceWaitMs);
+  const maintenanceWait = formatDuration(limits.maintenanceWaitMs);
   if (outcome.ok) {
     return {
       kind: 'transition',
@@ -451,7 +451,7 @@ export function afterReset(
           event: 'ResetSent',
           message: `${address} accepted the Reset (actor ${
             outcome.actorId || 'unnamed'
-          }); waiting up to ${wait} for it to answer in maintenance mode with UUID ${
+          }); waiting up to ${maintenanceWait} for it to answer in maintenance mode with UUID ${
             mr.status?.machineUUID
           }.`,
         },

@@ -119,7 +119,10 @@ describe('webhook server', () => {
   });
 
   it('as the operator runs it: self-signed, with the CA written out for the registration', async () => {
-    const caOut = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'webhook-')), 'ca.crt');
+    const caOut = path.join(
+      fs.mkdtempSync(path.join(os.tmpdir(), 'webhook-')),
+      'ca.crt',
+    );
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromOptions({
       clusters: [{ name: 'c', server: 'https://127.0.0.1:1' }],
@@ -140,14 +143,19 @@ describe('webhook server', () => {
       const ca = fs.readFileSync(caOut, 'utf8');
       const status = await new Promise<number>((resolve, reject) => {
         https
-          .get({ host: '127.0.0.1', port: served.port, path: '/healthz', ca }, res => {
-            res.resume();
-            resolve(res.statusCode ?? 0);
-          })
+          .get(
+            { host: '127.0.0.1', port: served.port, path: '/healthz', ca },
+            res => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            },
+          )
           .on('error', reject);
       });
       expect(status).toBe(200);
-      expect(lines[0]).toMatch(/admission webhook on https:\/\/127\.0\.0\.1:\d+\/validate-machinereclaims \(self-signed for 127\.0\.0\.1, CA written to /);
+      expect(lines[0]).toMatch(
+        /admission webhook on https:\/\/127\.0\.0\.1:\d+\/validate-machinereclaims \(self-signed for 127\.0\.0\.1, CA written to /,
+      );
     } finally {
       await served.close();
     }
