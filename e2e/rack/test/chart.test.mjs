@@ -111,6 +111,11 @@ test('the defaults render the operator, its roles, the webhook and a PowerProvid
     secret.data['ca.crt'],
   );
   assert.deepEqual(webhook.webhooks[0].rules[0].resources, ['machinereclaims']);
+  // The path packages/operator/src/webhook/server.ts serves.
+  assert.equal(
+    webhook.webhooks[0].clientConfig.service.path,
+    '/validate-machinereclaims',
+  );
   assert.equal(webhook.webhooks[0].failurePolicy, 'Fail');
 });
 
