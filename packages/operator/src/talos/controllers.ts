@@ -380,7 +380,11 @@ export function createMachineControllers(
     ...(['add', 'update'] as const).map(event =>
       nodes.on(event, (node: NodeView & RawKubeObject) => {
         const uuid = node.status?.nodeInfo?.systemUUID?.toLowerCase();
-        if (uuid && machines.get(`${namespace}/${uuid}`)) {
+        const phase = uuid
+          ? machines.get(`${namespace}/${uuid}`)?.status?.phase ?? 'none'
+          : 'none';
+        // Heartbeats of every Node come through here: only a machine still to join cares.
+        if (phase === 'Pending' || phase === 'Joining') {
           machineQueue?.add(`${namespace}/${uuid}`);
         }
       }),
