@@ -39,7 +39,7 @@ let redfish: {
   caFile: string;
   username: string;
   password: string;
-  systems: Record<string, string>;
+  systemsByUuid: Record<string, string>;
 };
 let machines: RackMachine[];
 
@@ -253,7 +253,7 @@ describe('power over Redfish', () => {
       metadata: { name: 'worker-4' },
       spec: {
         address: redfish.url,
-        systemPath: redfish.systems[uuidOf('worker-4')],
+        systemPath: redfish.systemsByUuid[uuidOf('worker-4')],
       },
     });
     const provider = await provide({
@@ -277,6 +277,16 @@ describe('power over Redfish', () => {
       powerOn: true,
       confirmsPowerOff: true,
     });
+    const bmc = await env.waitFor('ServerBMC worker-4 reconciled', async () => {
+      const got = await new ResourceClient<any>(
+        env.admin,
+        serverBmcResource,
+      ).get('worker-4');
+      return got.status?.conditions?.[0]?.status === 'True' && got;
+    });
+    expect(bmc.status.systemPath).toMatch(
+      /^\/redfish\/v1\/Systems\/[0-9a-f-]+$/,
+    );
 
     await env.create('shutdown-w4', 'worker-4', 'shutdown');
     const off = await env.phaseIs('shutdown-w4', 'PoweredOff');
