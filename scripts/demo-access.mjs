@@ -1,6 +1,7 @@
 // Prepares the demo rack for Rackside: installs the CRDs, gives the operator
 // and the Backstage backend their own ServiceAccounts, sets up the power
-// channel (Redfish over the rack's BMCs: scripts/demo-power.mjs), writes the
+// channel (Redfish over the rack's BMCs: scripts/demo-power.mjs) and the
+// TalosCluster machines are added to (scripts/demo-machines.mjs), writes the
 // operator's kubeconfig and the app-config block that points the backend at
 // the rack.
 // Usage: node scripts/demo-access.mjs RACK_DIR OUTPUT_YAML
@@ -15,6 +16,7 @@ import {
   writeTokenKubeconfig,
 } from '../e2e/rack/rack.mjs';
 import { bmcNodeNames, demoPowerManifests } from './demo-power.mjs';
+import { demoMachineManifests } from './demo-machines.mjs';
 
 const [rackDir, output] = process.argv.slice(2);
 if (!rackDir || !output) {
@@ -78,6 +80,36 @@ if (power) {
   );
 } else {
   console.log('demo: the rack has no BMCs; no PowerProvider, no power verbs');
+}
+
+// The TalosCluster of Add node and Reset and add, applied the same way.
+const machines = demoMachineManifests(rack);
+if (machines) {
+  execFileSync(
+    kubectl,
+    [
+      '--kubeconfig',
+      rack.kubeconfig,
+      'apply',
+      '--server-side',
+      '--field-manager=rackside-demo',
+      '-f',
+      '-',
+    ],
+    {
+      input: JSON.stringify({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: machines,
+      }),
+      stdio: ['pipe', 'inherit', 'inherit'],
+    },
+  );
+  console.log(
+    'demo: TalosCluster plant-a discovering the spare and plant-old machines',
+  );
+} else {
+  console.log('demo: the rack has no Talos machines; no TalosCluster');
 }
 
 const day = { expirationSeconds: 24 * 3600 };
