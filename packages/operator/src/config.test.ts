@@ -33,7 +33,7 @@ describe('readConfig', () => {
       reclaimReconcileTimeoutSeconds: 120,
       joinTimeoutSeconds: 900,
       webhook: {
-        port: 9443,
+        port: 0,
         host: '0.0.0.0',
         certFile: undefined,
         keyFile: undefined,
@@ -87,6 +87,7 @@ describe('readConfig', () => {
   });
 
   it('reads the webhook settings: off with port 0, a certificate from files, or self-signed hosts', () => {
+    expect(readConfig(['--webhook-port', '9443'], {}).webhook.port).toBe(9443);
     expect(readConfig(['--webhook-port', '0'], {}).webhook.port).toBe(0);
     expect(
       readConfig(

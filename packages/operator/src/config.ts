@@ -138,7 +138,8 @@ export function readConfig(
       'join timeout',
     ),
     webhook: {
-      port: webhookPort === undefined ? 9443 : Number(webhookPort),
+      // Off unless asked for: two operators on one host (tests, a demo) must not collide.
+      port: webhookPort === undefined ? 0 : Number(webhookPort),
       host: text('webhook-host', 'RACKSIDE_OPERATOR_WEBHOOK_HOST') ?? '0.0.0.0',
       certFile: text(
         'webhook-cert-file',

@@ -241,20 +241,8 @@ describe('Reset and add', () => {
     expect(Date.parse(awaiting.status!.expiresAt!)).toBe(
       Date.parse(created.metadata.creationTimestamp!) + 15 * 60_000,
     );
-    // At the create, the refused request's address went back out of the cluster's list.
-    expect(auditEvents(awaiting)).toEqual([
-      'Created',
-      'AddressesReleased',
-      'UUIDRead',
-    ]);
-    const controlPlane = rack.foreign.find(m => m.role === 'controlplane')!;
-    expect(awaiting.status?.audit?.[1].message).toContain(
-      `Took ${controlPlane.address} back out`,
-    );
-    expect((await rack.cluster()).spec.discovery?.addresses).not.toContain(
-      controlPlane.address,
-    );
-    expect(awaiting.status?.audit?.[2].message).toMatch(
+    expect(auditEvents(awaiting)).toEqual(['Created', 'UUIDRead']);
+    expect(awaiting.status?.audit?.[1].message).toMatch(
       /not an etcd member of the foreign cluster/,
     );
     expect(await rack.secretExists('reclaim-w-talosconfig')).toBe(true);
@@ -302,7 +290,6 @@ describe('Reset and add', () => {
     });
     expect(auditEvents(done)).toEqual([
       'Created',
-      'AddressesReleased',
       'UUIDRead',
       'Confirmed',
       'ResetRecorded',
@@ -406,7 +393,7 @@ describe('Reset and add', () => {
     ).toContain(spare.address);
   });
 
-  it('expires an unconfirmed request and deletes its Secret; the create took the failed address back out', async () => {
+  it('expires an unconfirmed request and deletes its Secret', async () => {
     await operator!.stop();
     operator = await env.start(machineSettings({ ttlMaxMs: 8000 }));
     await env.waitFor('operator ready', async () => operator!.isReady());
@@ -430,22 +417,25 @@ describe('Reset and add', () => {
     expect(Date.parse(awaiting.status!.expiresAt!)).toBe(
       Date.parse(created.metadata.creationTimestamp!) + 8000,
     );
-    // At the create the operator took back the address of the failed request (no request
-    // or machine needs it), and kept the Done request's (a TalosMachine is at it).
-    expect(auditEvents(awaiting)).toEqual([
-      'Created',
-      'AddressesReleased',
-      'UUIDRead',
-    ]);
+    expect(auditEvents(awaiting)).toEqual(['Created', 'UUIDRead']);
+    // The operator never writes the TalosCluster's spec: every address the backend
+    // appended is still listed (taking stale ones out is the backend's, on create and
+    // confirm, as the user).
+    const controlPlane = rack.foreign.find(m => m.role === 'controlplane')!;
     const cluster = await rack.cluster();
     expect(cluster.spec.discovery?.addresses).toEqual([
+      controlPlane.address,
       worker().address,
+      gone.address,
       late.address,
     ]);
     expect(
       cluster.metadata.annotations?.['rackside.dev/reclaim-added-addresses'],
-    ).toBe(`${worker().address},${late.address}`);
-    expect(cluster.spec.discovery?.addresses).not.toContain(gone.address);
+    ).toBe(
+      [controlPlane.address, worker().address, gone.address, late.address].join(
+        ',',
+      ),
+    );
 
     const expired = await rack.reclaimPhase('reclaim-late', 'Expired', 20_000);
     expect(expired.status?.result).toMatch(

@@ -47,7 +47,6 @@ function setup(
   options: {
     machines?: Record<string, FakeMachine>;
     limits?: Partial<ReclaimLimits>;
-    released?: string[] | Error;
     beforeWrite?: (status: MachineReclaimStatus) => Promise<void>;
     deleteCredential?: () => Promise<boolean>;
   } = {},
@@ -95,12 +94,6 @@ function setup(
           return true;
         }),
     ),
-    addresses: {
-      getCluster: async () => talosClusterObject(),
-      listReclaims: async () => [],
-      listMachines: async () => [],
-      writeCluster: async () => {},
-    },
     events: {
       record: async (_mr, type, reason, message) => {
         order.push(`event ${reason}`);
@@ -117,25 +110,6 @@ function setup(
     now: () => now,
     reconcileTimeoutMs: 120_000,
   };
-  if (options.released) {
-    const released = options.released;
-    ports.addresses.getCluster = async () => {
-      if (released instanceof Error) throw released;
-      return {
-        ...talosClusterObject(),
-        metadata: {
-          ...talosClusterObject().metadata,
-          annotations: {
-            'rackside.dev/reclaim-added-addresses': released.join(','),
-          },
-        },
-        spec: {
-          ...talosClusterObject().spec,
-          discovery: { addresses: released, intervalSeconds: 300 },
-        },
-      };
-    };
-  }
   return {
     reconciler: new MachineReclaimReconciler(ports),
     ports,
@@ -319,28 +293,6 @@ describe('MachineReclaimReconciler', () => {
       'event CredentialDeleted',
     ]);
     expect(t.events[0].type).toBe('Warning');
-  });
-
-  it('records the addresses it took back out at create', async () => {
-    const t = setup(reclaimObject(), { released: ['10.0.2.7'] });
-    await t.reconciler.reconcile(KEY);
-    const audit = t.current().status?.audit ?? [];
-    expect(audit.map(a => a.event)).toEqual([
-      'Created',
-      'AddressesReleased',
-      'UUIDRead',
-    ]);
-    expect(audit[1].message).toMatch(/Took 10\.0\.2\.7 back out/);
-  });
-
-  it('goes on when the clean-up fails, saying so', async () => {
-    const t = setup(reclaimObject(), { released: new Error('403 Forbidden') });
-    await t.reconciler.reconcile(KEY);
-    expect(t.current().status?.phase).toBe('AwaitingConfirmation');
-    expect(t.current().status?.audit?.[1]).toMatchObject({
-      event: 'AddressCleanupFailed',
-      message: expect.stringMatching(/403 Forbidden/),
-    });
   });
 
   it('shows why it waits once, and drops the condition at the next transition', async () => {

@@ -1,6 +1,6 @@
 /*
  * Runs the table of lifecycle.ts for one MachineReclaim: pick the row, let it decide, do
- * what must come before the write (address clean-up, credential deletion), write status
+ * what must come before the write (the credential's deletion), write status
  * with the audit entries, emit one Event per entry, then what comes after (send the reset
  * and write its answer; wake discovery). Each reconcile has a time limit (2 minutes): a
  * pass that overruns is left to finish in the background, the request is looked at again
@@ -14,10 +14,6 @@ import type {
   MachineReclaimStatus,
 } from '@rackside/plugin-servers-common';
 import { talosFailureOutcome } from '@rackside/plugin-servers-node';
-import {
-  releaseReclaimAddresses,
-  type AddressCleanupPorts,
-} from './addressCleanup';
 import {
   afterReset,
   maintenanceDeadline,
@@ -45,7 +41,6 @@ export interface ReclaimReconcilerPorts extends LifecyclePorts {
   };
   /** Deletes the credential Secret; false when it was already gone. */
   deleteCredential(mr: MachineReclaim): Promise<boolean>;
-  addresses: AddressCleanupPorts;
   events: {
     record(
       mr: MachineReclaim,
@@ -156,9 +151,6 @@ export class MachineReclaimReconciler {
           ...decision.status,
         };
         const steps = [...decision.audit];
-        if (decision.kind === 'transition' && decision.releaseAddresses) {
-          steps.push(...(await this.releaseAddresses(mr)));
-        }
         if (decision.deleteCredential && !mr.status?.credentialDeletedAt) {
           if (decision.kind === 'record') {
             // Only the deletion is owed: a failure is retried with backoff.
@@ -194,9 +186,6 @@ export class MachineReclaimReconciler {
       }
       case 'reset': {
         const steps = [...decision.audit];
-        if (decision.releaseAddresses) {
-          steps.push(...(await this.releaseAddresses(mr)));
-        }
         // On record before it is sent: a crash after this write never sends it again.
         const written = await this.write(
           mr,
@@ -229,38 +218,6 @@ export class MachineReclaimReconciler {
       }
       default:
         return undefined;
-    }
-  }
-
-  private async releaseAddresses(mr: MachineReclaim): Promise<AuditStep[]> {
-    const namespace = mr.metadata.namespace ?? '';
-    const cluster = mr.spec.targetCluster;
-    try {
-      const released = await releaseReclaimAddresses(
-        this.ports.addresses,
-        namespace,
-        cluster,
-      );
-      if (released.length === 0) return [];
-      return [
-        {
-          event: 'AddressesReleased',
-          message: `Took ${released.join(
-            ', ',
-          )} back out of the discovery addresses of TalosCluster ${cluster}: a reclaim had added them and no request or machine needs them any more.`,
-        },
-      ];
-    } catch (error) {
-      // Best effort: the next create or confirm tries again.
-      return [
-        {
-          event: 'AddressCleanupFailed',
-          warning: true,
-          message: `The discovery addresses of TalosCluster ${cluster} were not cleaned up: ${
-            (error as Error).message
-          }`,
-        },
-      ];
     }
   }
 

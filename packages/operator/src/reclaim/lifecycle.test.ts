@@ -85,12 +85,11 @@ function transition(d: Decision) {
 const expires = (minutes = 15) => new Date(T0 + minutes * MIN).toISOString();
 
 describe('(new)', () => {
-  it('goes to Pending with expiresAt = creation + TTL, and cleans up addresses', async () => {
+  it('goes to Pending with expiresAt = creation + TTL', async () => {
     const { ports } = setup();
     const d = transition(await run(reclaimObject(), ports));
     expect(d.to).toBe('Pending');
     expect(d.status?.expiresAt).toBe(expires(15));
-    expect(d.releaseAddresses).toBe(true);
     expect(d.audit).toEqual([
       expect.objectContaining({
         event: 'Created',
@@ -336,7 +335,6 @@ describe('AwaitingConfirmation', () => {
     const d = await run(awaiting(UUID.toUpperCase()), ports);
     expect(d).toMatchObject({
       kind: 'reset',
-      releaseAddresses: true,
       status: {
         confirmedAt: new Date(T0 + 1000).toISOString(),
         resetRecordedAt: new Date(T0 + 1000).toISOString(),

@@ -5,7 +5,7 @@
  * entries, then the Events) and does what the decision asks after the write: send the
  * reset, delete the credential, wake discovery. Rows never write.
  *
- *   (new)                 -> Pending (expiresAt, addresses cleaned up) | Refused (no target)
+ *   (new)                 -> Pending (expiresAt) | Refused (no target)
  *   Pending               -> AwaitingConfirmation (UUID read with the foreign talosconfig)
  *                            | Refused (reset unsafe, nothing to reset, wrong cluster)
  *                            | Failed (unusable talosconfig) | Expired (TTL)
@@ -18,6 +18,10 @@
  * The TTL bounds only the time before the reset; from the reset on only the maintenance
  * deadline counts. Every wait requeues at the smaller of the retry interval (10 s) and
  * the time left, and no call runs past the deadline it serves.
+ *
+ * The operator never writes a TalosCluster's spec (ADR 0107 amendment): the backend
+ * appends a reclaim's discovery address, records it in rackside.dev/reclaim-added-addresses
+ * and takes stale ones out again on create and confirm, as the user.
  */
 import {
   isTerminalReclaimPhase,
@@ -85,8 +89,6 @@ export type Decision =
       status?: Partial<MachineReclaimStatus>;
       /** Delete the credential Secret first (single use) and record it. */
       deleteCredential?: boolean;
-      /** Run the address clean-up first (on create and on confirm). */
-      releaseAddresses?: boolean;
       /** Wake the target cluster's discovery after the write (Done). */
       wakeDiscovery?: boolean;
     }
@@ -99,7 +101,6 @@ export type Decision =
       audit: AuditStep[];
       status: Partial<MachineReclaimStatus>;
       talosconfig: Talosconfig;
-      releaseAddresses?: boolean;
     }
   /** Status without a phase change (no transition), e.g. the credential's deletion. */
   | {
@@ -320,7 +321,7 @@ async function readForeignMachine(
 
 const isDecision = (value: object): value is Decision => 'kind' in value;
 
-/** (new): fix the expiry, clean up addresses, and check the target exists. */
+/** (new): fix the expiry, and check the target exists. */
 const admit: Row = async (mr, ports) => {
   const actor = mr.spec.requestedBy;
   if (!ports.cluster(mr.metadata.namespace ?? '', mr.spec.targetCluster)) {
@@ -335,7 +336,6 @@ const admit: Row = async (mr, ports) => {
     kind: 'transition',
     to: 'Pending',
     status: { expiresAt: iso(expires) },
-    releaseAddresses: true,
     audit: [
       {
         event: 'Created',
@@ -411,7 +411,6 @@ const awaitingConfirmation: Row = async (mr, ports) => {
   return {
     kind: 'reset',
     talosconfig: read.talosconfig,
-    releaseAddresses: true,
     status: { confirmedAt: now, resetRecordedAt: now },
     audit: [
       {

@@ -14,7 +14,6 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { NotFoundError } from '@backstage/errors';
 import {
   machineReclaimResource,
-  RECLAIM_ADDED_ADDRESSES_ANNOTATION,
   talosClusterResource,
   talosMachineResource,
   type LocalSecretRef,
@@ -34,7 +33,6 @@ import {
 } from '@rackside/plugin-servers-node';
 import type { EventRecorder } from '../events';
 import type { NodeView } from '../maintenance/machine';
-import { addressReleasePatch } from '../reclaim/addressCleanup';
 import {
   DEFAULT_RECLAIM_LIMITS,
   type ReclaimLimits,
@@ -319,28 +317,6 @@ export function createMachineControllers(
         );
         freshReclaims.remember(written);
         return written;
-      },
-    },
-    addresses: {
-      getCluster: (ns, name) => api.talosClusters.find(name, { namespace: ns }),
-      listReclaims: async ns =>
-        (await api.machineReclaims.list({ namespace: ns })).items,
-      listMachines: async ns =>
-        (await api.talosMachines.list({ namespace: ns })).items,
-      async writeCluster(cluster, release) {
-        await api.talosClusters.patch(
-          cluster.metadata.name,
-          addressReleasePatch(cluster, release) as any,
-          { namespace: cluster.metadata.namespace, type: 'merge' },
-        );
-        await record(talosClusterResource)(
-          cluster,
-          'Normal',
-          'AddressesReleased',
-          `Took ${release.released.join(
-            ', ',
-          )} out of spec.discovery.addresses (recorded in ${RECLAIM_ADDED_ADDRESSES_ANNOTATION}; no request or machine needs them)`,
-        );
       },
     },
     events: { record: record(machineReclaimResource) },

@@ -212,7 +212,7 @@ export function machinesRack(env: OperatorRack) {
       try {
         await patch;
       } catch (error) {
-        // The operator's clean-up may write the list meanwhile: read again, as the backend does.
+        // Another writer got there first: read again, as the backend does.
         if (attempts <= 1 || !/conflict|modified/i.test(String(error)))
           throw error;
         await this.appendReclaimAddress(address, attempts - 1);
