@@ -77,6 +77,7 @@ func TestRedfishLink(t *testing.T) {
 	e.emu.Linker = l
 	e.emu.mu.Unlock()
 	l.Start()
+	// Generous waits: they poll, and a busy CI machine can take seconds to schedule the emulator.
 	m := e.emu.Find("worker-1")
 	post := func(reset string) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/redfish/v1/Systems/w1/Actions/ComputerSystem.Reset", strings.NewReader(`{"ResetType":"`+reset+`"}`))
@@ -88,21 +89,21 @@ func TestRedfishLink(t *testing.T) {
 		resp.Body.Close()
 	}
 	post("ForceOff")
-	waitUntil(t, "machine off", 3*time.Second, func() bool { return !m.Snapshot().Powered })
-	waitUntil(t, "Node NotReady", 2*time.Second, func() bool { return !nodeReady(e.node(t, "worker-1")) })
+	waitUntil(t, "machine off", 9*time.Second, func() bool { return !m.Snapshot().Powered })
+	waitUntil(t, "Node NotReady", 6*time.Second, func() bool { return !nodeReady(e.node(t, "worker-1")) })
 	post("On")
-	waitUntil(t, "machine on", 3*time.Second, func() bool { s := m.Snapshot(); return s.Powered && s.State == StateRunning })
-	waitUntil(t, "Node Ready", 2*time.Second, func() bool { return nodeReady(e.node(t, "worker-1")) })
+	waitUntil(t, "machine on", 9*time.Second, func() bool { s := m.Snapshot(); return s.Powered && s.State == StateRunning })
+	waitUntil(t, "Node Ready", 6*time.Second, func() bool { return nodeReady(e.node(t, "worker-1")) })
 	// A restart at the BMC: Off at once, On later.
 	boot := m.Snapshot().BootID
 	post("ForceRestart")
-	waitUntil(t, "rebooted", 4*time.Second, func() bool { s := m.Snapshot(); return s.Powered && s.State == StateRunning && s.BootID != boot })
+	waitUntil(t, "rebooted", 12*time.Second, func() bool { s := m.Snapshot(); return s.Powered && s.State == StateRunning && s.BootID != boot })
 	if c := m.Snapshot().Counts; c["powerOff"] != 2 || c["powerOn"] != 2 {
 		t.Fatalf("counts %v", c)
 	}
 	// A Talos shutdown is mirrored to the BMC as ForceOff.
 	m.Shutdown()
-	waitUntil(t, "BMC Off", 3*time.Second, func() bool {
+	waitUntil(t, "BMC Off", 9*time.Second, func() bool {
 		bmc.mu.Lock()
 		defer bmc.mu.Unlock()
 		return bmc.state == "Off" && bmc.resets[len(bmc.resets)-1] == "ForceOff"
