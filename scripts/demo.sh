@@ -56,10 +56,21 @@ trap cleanup EXIT
 # block that points the backend at plant-a.
 node scripts/demo-access.mjs "$RACK_DIR" "$ROOT/app-config.rack.local.yaml"
 
-echo "demo: starting the operator (probes on :8081, log $RACK_DIR/logs/operator.log)"
+WEBHOOK_PORT="${RACKSIDE_DEMO_WEBHOOK_PORT:-9443}"
+rm -f "$RACK_DIR/webhook-ca.crt"
+echo "demo: starting the operator (probes on :8081, webhook on :$WEBHOOK_PORT, log $RACK_DIR/logs/operator.log)"
 KUBECONFIG="$RACK_DIR/operator.kubeconfig" RACKSIDE_OPERATOR_NAMESPACE=rackside-system \
+  RACKSIDE_OPERATOR_WEBHOOK_PORT="$WEBHOOK_PORT" RACKSIDE_OPERATOR_WEBHOOK_HOST=127.0.0.1 \
+  RACKSIDE_OPERATOR_WEBHOOK_CA_OUT="$RACK_DIR/webhook-ca.crt" \
   yarn workspace @rackside/operator start > "$RACK_DIR/logs/operator.log" 2>&1 &
 operator_pid=$!
+# The reclaim webhook: registered once the operator has written its self-signed CA.
+for _ in $(seq 1 120); do [ -s "$RACK_DIR/webhook-ca.crt" ] && break; sleep 0.5; done
+if [ -s "$RACK_DIR/webhook-ca.crt" ]; then
+  node scripts/register-webhook.mjs "$RACK_DIR" "$RACK_DIR/webhook-ca.crt" "$WEBHOOK_PORT"
+else
+  echo "demo: the operator wrote no webhook CA in 60 s (see $RACK_DIR/logs/operator.log); reclaims are not checked by the webhook" >&2
+fi
 
 configs=(--config "$ROOT/app-config.yaml" --config "$ROOT/app-config.rack.local.yaml")
 if [ -f app-config.local.yaml ]; then configs+=(--config "$ROOT/app-config.local.yaml"); fi
