@@ -6,23 +6,19 @@
  * checked against what the operator reported; addresses and joins land on the objects.
  * No operator runs here: the test writes the status the operator would.
  */
-import { createServiceFactory } from '@backstage/backend-plugin-api';
-import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
-import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import { signalsServiceRef } from '@backstage/plugin-signals-node';
 import { RECLAIM_ADDED_ADDRESSES_ANNOTATION } from '@rackside/plugin-servers-common';
 import { KubeHttp } from '@rackside/plugin-servers-node';
 import {
   eventually,
-  REPO_ROOT,
   startTestRack,
   type TestRack,
 } from '@rackside/rack-testing';
 import fs from 'node:fs';
-import path from 'node:path';
 import request from 'supertest';
-import { parseAllDocuments } from 'yaml';
-import { serversPlugin } from './plugin';
+import {
+  installRackside,
+  startServersBackendOnRack,
+} from './testing/rackBackend';
 
 jest.setTimeout(60_000);
 
@@ -41,83 +37,18 @@ let server: Parameters<typeof request>[0];
 let foreignTalosconfig: string;
 let address: (host: number) => string;
 
-function docsOf(file: string): Obj[] {
-  return parseAllDocuments(fs.readFileSync(file, 'utf8'))
-    .map(doc => doc.toJS() as Obj)
-    .filter(Boolean);
-}
-
-function collectionPath(obj: Obj): string {
-  const [group, version] = obj.apiVersion.includes('/')
-    ? obj.apiVersion.split('/')
-    : ['', obj.apiVersion];
-  const root = group ? `/apis/${group}/${version}` : `/api/${version}`;
-  const ns = obj.metadata.namespace
-    ? `/namespaces/${obj.metadata.namespace}`
-    : '';
-  return `${root}${ns}/${obj.kind.toLowerCase()}s`;
-}
-
-async function apply(obj: Obj) {
-  await admin.request({
-    method: 'PATCH',
-    path: `${collectionPath(obj)}/${obj.metadata.name}`,
-    query: { fieldManager: 'rackside-backend-test', force: true },
-    body: obj,
-    contentType: 'application/apply-patch+yaml',
-  });
-}
-
 const get = (p: string): Promise<Obj> =>
   admin.request({ method: 'GET', path: p });
 
-async function mintToken(namespace: string, name: string): Promise<string> {
-  const res: Obj = await admin.request({
-    method: 'POST',
-    path: `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
-    body: {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      spec: { expirationSeconds: 3600 },
-    },
-  });
-  return res.status.token;
-}
-
 beforeAll(async () => {
   rack = await startTestRack({ withRedfish: false, withWorkloads: false });
-  admin = new KubeHttp(rack.adminKubeConfig());
   address = host => `127.0.${10 + rack!.info.net}.${host}`;
   const talos = rack.info.talos as { talosconfigs: Record<string, string> };
   foreignTalosconfig = fs.readFileSync(talos.talosconfigs['plant-old'], 'utf8');
 
-  const crdDir = path.join(REPO_ROOT, 'crds');
-  const crds = fs
-    .readdirSync(crdDir)
-    .filter(f => f.endsWith('.yaml'))
-    .flatMap(f => docsOf(path.join(crdDir, f)));
-  for (const crd of crds) await apply(crd);
-  for (const crd of crds) {
-    await eventually(
-      `CRD ${crd.metadata.name} established`,
-      async () => {
-        const got = await get(
-          `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`,
-        );
-        return got.status?.conditions?.some(
-          (c: Obj) => c.type === 'Established' && c.status === 'True',
-        )
-          ? true
-          : undefined;
-      },
-      { timeoutMs: 30_000, intervalMs: 250 },
-    );
-  }
-  for (const obj of docsOf(
-    path.join(REPO_ROOT, 'e2e/rack/demo/backstage-access.yaml'),
-  )) {
-    await apply(obj);
-  }
+  const rackside = await installRackside(rack);
+  admin = rackside.admin;
+  const apply = rackside.apply;
   // The TalosCluster the machines are added to (the operator's, in its namespace).
   await apply({
     apiVersion: 'rackside.dev/v1alpha1',
@@ -136,33 +67,11 @@ beforeAll(async () => {
     spec: { cluster: 'plant-a' },
   });
 
-  const token = await mintToken(NS, 'rackside-backstage');
-  asBackstage = new KubeHttp(rack.tokenKubeConfig(token));
-  const backend = await startTestBackend({
-    features: [
-      serversPlugin,
-      mockServices.permissions.factory({ result: AuthorizeResult.ALLOW }),
-      createServiceFactory({
-        service: signalsServiceRef,
-        deps: {},
-        factory: () => ({ publish: async () => {} }),
-      }),
-      mockServices.rootConfig.factory({
-        data: {
-          servers: {
-            clusters: [
-              {
-                name: 'plant-a',
-                url: rack.info.server,
-                caFile: rack.info.caFile,
-                serviceAccountToken: token,
-                operatorNamespace: NS,
-              },
-            ],
-          },
-        },
-      }),
-    ],
+  asBackstage = new KubeHttp(rack.tokenKubeConfig(rackside.backstageToken));
+  const backend = await startServersBackendOnRack({
+    rack,
+    token: rackside.backstageToken,
+    cluster: { operatorNamespace: NS },
   });
   server = backend.server;
 }, 180_000);

@@ -3,22 +3,17 @@
  * the Backstage identity of e2e/rack/demo/backstage-access.yaml (no write on
  * Nodes): reads come from watch caches, a cordon writes a NodeMaintenance.
  */
-import { createServiceFactory } from '@backstage/backend-plugin-api';
-import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
-import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import { signalsServiceRef } from '@backstage/plugin-signals-node';
 import { KubeHttp } from '@rackside/plugin-servers-node';
 import {
-  REPO_ROOT,
   startTestRack,
   type TestRack,
   eventually,
 } from '@rackside/rack-testing';
-import fs from 'node:fs';
-import path from 'node:path';
 import request from 'supertest';
-import { parseAllDocuments } from 'yaml';
-import { serversPlugin } from './plugin';
+import {
+  installRackside,
+  startServersBackendOnRack,
+} from './testing/rackBackend';
 
 jest.setTimeout(60_000);
 
@@ -29,33 +24,6 @@ let admin: KubeHttp;
 let server: Parameters<typeof request>[0];
 const REASON = 'integration test: replace the PSU';
 
-function docsOf(file: string): Obj[] {
-  return parseAllDocuments(fs.readFileSync(file, 'utf8'))
-    .map(doc => doc.toJS() as Obj)
-    .filter(Boolean);
-}
-
-function collectionPath(obj: Obj): string {
-  const [group, version] = obj.apiVersion.includes('/')
-    ? obj.apiVersion.split('/')
-    : ['', obj.apiVersion];
-  const root = group ? `/apis/${group}/${version}` : `/api/${version}`;
-  const ns = obj.metadata.namespace
-    ? `/namespaces/${obj.metadata.namespace}`
-    : '';
-  return `${root}${ns}/${obj.kind.toLowerCase()}s`;
-}
-
-async function apply(obj: Obj) {
-  await admin.request({
-    method: 'PATCH',
-    path: `${collectionPath(obj)}/${obj.metadata.name}`,
-    query: { fieldManager: 'rackside-backend-test', force: true },
-    body: obj,
-    contentType: 'application/apply-patch+yaml',
-  });
-}
-
 function waitFor<T>(
   what: string,
   fn: () => Promise<T | undefined>,
@@ -64,78 +32,14 @@ function waitFor<T>(
   return eventually(what, fn, { timeoutMs, intervalMs: 250 });
 }
 
-async function waitEstablished(http: KubeHttp, name: string) {
-  await waitFor(`CRD ${name} established`, async () => {
-    const got: Obj = await http.request({
-      method: 'GET',
-      path: `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`,
-    });
-    return got.status?.conditions?.some(
-      (c: Obj) => c.type === 'Established' && c.status === 'True',
-    )
-      ? true
-      : undefined;
-  });
-}
-
-/**
- * A TokenRequest for the ServiceAccount. (`rack.serviceAccountToken` uses a
- * dynamic import that Jest refuses without --experimental-vm-modules.)
- */
-async function mintToken(namespace: string, name: string): Promise<string> {
-  const res: Obj = await admin.request({
-    method: 'POST',
-    path: `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
-    body: {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      spec: { expirationSeconds: 3600 },
-    },
-  });
-  return res.status.token;
-}
-
 beforeAll(async () => {
   rack = await startTestRack({ withTalos: false, withRedfish: false });
-  admin = new KubeHttp(rack.adminKubeConfig());
-  const crdDir = path.join(REPO_ROOT, 'crds');
-  const crds = fs
-    .readdirSync(crdDir)
-    .filter(f => f.endsWith('.yaml'))
-    .flatMap(f => docsOf(path.join(crdDir, f)));
-  for (const crd of crds) await apply(crd);
-  await Promise.all(crds.map(crd => waitEstablished(admin, crd.metadata.name)));
-  for (const obj of docsOf(
-    path.join(REPO_ROOT, 'e2e/rack/demo/backstage-access.yaml'),
-  )) {
-    await apply(obj);
-  }
-  const token = await mintToken('rackside-system', 'rackside-backstage');
-  const backend = await startTestBackend({
-    features: [
-      serversPlugin,
-      mockServices.permissions.factory({ result: AuthorizeResult.ALLOW }),
-      createServiceFactory({
-        service: signalsServiceRef,
-        deps: {},
-        factory: () => ({ publish: async () => {} }),
-      }),
-      mockServices.rootConfig.factory({
-        data: {
-          servers: {
-            clusters: [
-              {
-                name: 'plant-a',
-                title: 'Plant A',
-                url: rack.info.server,
-                caFile: rack.info.caFile,
-                serviceAccountToken: token,
-              },
-            ],
-          },
-        },
-      }),
-    ],
+  const rackside = await installRackside(rack);
+  admin = rackside.admin;
+  const backend = await startServersBackendOnRack({
+    rack,
+    token: rackside.backstageToken,
+    cluster: { title: 'Plant A' },
   });
   server = backend.server;
 }, 180_000);
