@@ -218,6 +218,8 @@ export async function startPortal(opts = {}) {
 
     log('starting the operator');
     const operatorLog = path.join(logs, 'operator.log');
+    const webhookPort = 19443 + (rackNet % 100);
+    const webhookCa = path.join(rackDir, 'webhook-ca.crt');
     const operator = spawnLogged(
       'yarn',
       ['workspace', '@rackside/operator', 'start'],
@@ -228,11 +230,30 @@ export async function startPortal(opts = {}) {
           RACKSIDE_OPERATOR_PROBE_PORT: String(
             opts.probePort ?? 18081 + (rackNet % 100),
           ),
+          // The reclaim webhook, on a port of this rack's own (portals may run side by side).
+          RACKSIDE_OPERATOR_WEBHOOK_PORT: String(webhookPort),
+          RACKSIDE_OPERATOR_WEBHOOK_HOST: '127.0.0.1',
+          RACKSIDE_OPERATOR_WEBHOOK_CA_OUT: webhookCa,
         },
         logFile: operatorLog,
       },
     );
     children.push(operator);
+    await waitFor(
+      'operator webhook CA',
+      async () => fs.existsSync(webhookCa) && fs.statSync(webhookCa).size > 0,
+      { timeoutMs: 120000, child: operator, logFile: operatorLog },
+    );
+    execFileSync(
+      process.execPath,
+      [
+        path.join(ROOT, 'scripts/register-webhook.mjs'),
+        rackDir,
+        webhookCa,
+        String(webhookPort),
+      ],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
 
     log(`starting the backend with the built app at ${baseUrl}`);
     const backendLog = path.join(logs, 'backend.log');

@@ -11,6 +11,7 @@
 //   node --test e2e/tests/machines-reclaim.e2e.mjs
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { launchBrowser, startPortal } from './harness.mjs';
 
@@ -30,9 +31,6 @@ let chrome;
 
 before(
   async () => {
-    // The operator's admission webhook listens on 9443 unless told otherwise; the
-    // harness passes the environment on, so portals running at once do not collide.
-    process.env.RACKSIDE_OPERATOR_WEBHOOK_PORT ??= String(19443 + NET);
     portal = await startPortal({
       net: NET,
       port: Number(process.env.RACKSIDE_E2E_PORT ?? 7007) + OFFSET,
@@ -242,6 +240,20 @@ test(
       );
       assert.equal(talosMachine.spec.join.by, 'user:default/guest');
       assert.equal(talosMachine.status.nodeName, node.metadata.name);
+      // The create and the confirm went through the operator's admission webhook, as
+      // the backend's identity (which holds the reclaim verb).
+      const operatorLog = fs.readFileSync(
+        path.join(portal.logs, 'operator.log'),
+        'utf8',
+      );
+      assert.match(
+        operatorLog,
+        /admission CREATE rackside-system\/\S+ by system:serviceaccount:rackside-system:rackside-backstage: allowed/,
+      );
+      assert.match(
+        operatorLog,
+        /admission UPDATE rackside-system\/\S+ by system:serviceaccount:rackside-system:rackside-backstage: allowed/,
+      );
     } catch (error) {
       await page
         .screenshot({ path: '/tmp/rackside-e2e-reclaim.png', fullPage: true })
