@@ -1,21 +1,15 @@
-import {
-  coreServices,
-  createServiceFactory,
-  createServiceRef,
-} from '@backstage/backend-plugin-api';
-import { readClusterConfigs } from '@rackside/plugin-servers-node';
 import { KubeMachinesState } from './KubeMachinesState';
 import type { MachinesRegistry, MachinesState } from './machinesTypes';
+import {
+  fixedRegistry,
+  perClusterRegistryServiceRef,
+} from './perClusterRegistry';
 
 /** A registry over a fixed list of clusters' machine states. */
 export function staticMachinesRegistry(
   states: MachinesState[],
 ): MachinesRegistry {
-  const byName = new Map(states.map(s => [s.cluster, s]));
-  return {
-    list: () => states,
-    get: name => byName.get(name),
-  };
+  return fixedRegistry(states, s => s.cluster);
 }
 
 /**
@@ -25,25 +19,8 @@ export function staticMachinesRegistry(
  *
  * @public
  */
-export const machinesRegistryServiceRef = createServiceRef<MachinesRegistry>({
+export const machinesRegistryServiceRef = perClusterRegistryServiceRef({
   id: 'rackside.servers.machines',
-  scope: 'plugin',
-  defaultFactory: async service =>
-    createServiceFactory({
-      service,
-      deps: {
-        config: coreServices.rootConfig,
-        logger: coreServices.logger,
-        lifecycle: coreServices.lifecycle,
-      },
-      factory({ config, logger, lifecycle }) {
-        const states = readClusterConfigs(config).map(
-          cluster => new KubeMachinesState(cluster, logger),
-        );
-        lifecycle.addShutdownHook(async () => {
-          await Promise.all(states.map(s => s.stop()));
-        });
-        return staticMachinesRegistry(states);
-      },
-    }),
+  open: (cluster, logger) => new KubeMachinesState(cluster, logger),
+  registry: staticMachinesRegistry,
 });
