@@ -1,4 +1,4 @@
-import { ConflictError, ServiceUnavailableError } from '@backstage/errors';
+import { ConflictError } from '@backstage/errors';
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import {
   nodeMaintenanceResource,
@@ -27,9 +27,7 @@ import type {
   NewMaintenance,
   RequestFlagName,
 } from './types';
-
-/** How long a read waits for a cache's first list before answering 503. */
-const SYNC_TIMEOUT_MS = 15_000;
+import { waitForFirstSync } from './cacheSync';
 
 function stripNode(raw: any): NodeObject {
   // Keep what the routes read; images and volumes are large and unused.
@@ -106,29 +104,11 @@ export class KubeClusterState implements ClusterState {
     });
   }
 
-  private async synced<
-    T extends { synced: Promise<void>; hasSynced(): boolean },
-  >(cache: T, what: string): Promise<void> {
-    if (cache.hasSynced()) return;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([
-        cache.synced,
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(
-            () =>
-              reject(
-                new ServiceUnavailableError(
-                  `cluster ${this.name}: the ${what} are not loaded yet (the apiserver did not answer in time)`,
-                ),
-              ),
-            SYNC_TIMEOUT_MS,
-          );
-        }),
-      ]);
-    } finally {
-      if (timer) clearTimeout(timer);
-    }
+  private synced(
+    cache: { synced: Promise<void>; hasSynced(): boolean },
+    items: string,
+  ): Promise<void> {
+    return waitForFirstSync(cache, { cluster: this.name, items });
   }
 
   async nodes(): Promise<NodeObject[]> {

@@ -1,5 +1,4 @@
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import { ServiceUnavailableError } from '@backstage/errors';
 import {
   machineReclaimResource,
   MACHINE_RECLAIM_VERB,
@@ -28,9 +27,8 @@ import type {
   KubernetesReclaimAccess,
   MachinesState,
 } from './machinesTypes';
+import { waitForFirstSync } from './cacheSync';
 
-/** How long a read waits for a cache's first list before answering 503. */
-const SYNC_TIMEOUT_MS = 15_000;
 /** How long the answer of the access review is reused (bindings change rarely). */
 const ACCESS_REVIEW_TTL_MS = 60_000;
 const FIELD_MANAGER = 'rackside-backstage';
@@ -38,31 +36,13 @@ const FIELD_MANAGER = 'rackside-backstage';
 /** The verbs on `machinereclaims` a Reset and add needs from the backend's identity. */
 const RECLAIM_VERBS = ['create', 'update', MACHINE_RECLAIM_VERB] as const;
 
-async function synced(
-  cache: WatchCache<any>,
-  what: string,
-  cluster: string,
-): Promise<void> {
-  if (cache.hasSynced()) return;
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    await Promise.race([
-      cache.synced,
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () =>
-            reject(
-              new ServiceUnavailableError(
-                `cluster ${cluster}: the ${what} are not loaded yet (the apiserver did not answer in time; are the Rackside CRDs installed?)`,
-              ),
-            ),
-          SYNC_TIMEOUT_MS,
-        );
-      }),
-    ]);
-  } finally {
-    if (timer) clearTimeout(timer);
-  }
+/** What a machine read answers while its cache is still empty: the CRDs may be missing. */
+function synced(cache: WatchCache<any>, items: string, cluster: string) {
+  return waitForFirstSync(cache, {
+    cluster,
+    items,
+    hint: 'are the Rackside CRDs installed?',
+  });
 }
 
 /**
