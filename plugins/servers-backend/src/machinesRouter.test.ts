@@ -1,25 +1,18 @@
 import {
   coreServices,
   createServiceFactory,
-  type AuditorServiceEvent,
   type RootLoggerService,
 } from '@backstage/backend-plugin-api';
-import {
-  mockCredentials,
-  mockServices,
-  startTestBackend,
-} from '@backstage/backend-test-utils';
+import { mockCredentials } from '@backstage/backend-test-utils';
 import {
   ConflictError,
   NotAllowedError,
   ServiceUnavailableError,
 } from '@backstage/errors';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import { signalsServiceRef } from '@backstage/plugin-signals-node';
 import { RECLAIM_ADDED_ADDRESSES_ANNOTATION } from '@rackside/plugin-servers-common';
 import request from 'supertest';
 import { inspect } from 'node:util';
-import { serversPlugin } from './plugin';
 import {
   clusterRegistryServiceRef,
   staticClusterRegistry,
@@ -39,6 +32,11 @@ import {
   FOREIGN_KEY_MATERIAL,
   foreignTalosconfig,
 } from './testing/foreignTalosconfig';
+import {
+  startServersTestBackend,
+  type RecordedAuditEvent,
+  type ServersTestBackendOptions,
+} from './testing/testBackend';
 
 const REASON = 'replace plant-old worker, ticket OPS-42';
 const ME = mockCredentials.user().principal.userEntityRef;
@@ -97,12 +95,7 @@ function plant(): FakeMachines {
   });
 }
 
-type Events = Array<{
-  options: any;
-  outcome?: 'success' | 'fail';
-  meta?: any;
-  error?: any;
-}>;
+type Events = RecordedAuditEvent[];
 
 /** A root logger that keeps every line, with its meta, as text. */
 function capturingRootLogger(lines: string[]) {
@@ -131,58 +124,13 @@ function capturingRootLogger(lines: string[]) {
 
 async function start(
   machines: FakeMachines,
-  options: {
-    decisions?: Record<string, AuthorizeResult.ALLOW | AuthorizeResult.DENY>;
-    config?: object;
-    /** Use Backstage's own auditor (it logs through the root logger). */
-    realAuditor?: boolean;
-    credentials?: ReturnType<typeof mockCredentials.service>;
-  } = {},
+  options: Omit<ServersTestBackendOptions, 'features' | 'read'> = {},
 ) {
-  const events: Events = [];
   const lines: string[] = [];
-  const auditor = mockServices.auditor.mock({
-    createEvent: async opts => {
-      const entry: Events[number] = { options: opts };
-      events.push(entry);
-      const event: AuditorServiceEvent = {
-        success: async o => {
-          entry.outcome = 'success';
-          entry.meta = o?.meta;
-        },
-        fail: async o => {
-          entry.outcome = 'fail';
-          entry.meta = o.meta;
-          entry.error = o.error;
-        },
-      };
-      return event;
-    },
-  });
-  const permissions = mockServices.permissions.mock({
-    authorize: async requests =>
-      requests.map(r => ({
-        result: options.decisions?.[r.permission.name] ?? AuthorizeResult.ALLOW,
-      })),
-    authorizeConditional: async requests =>
-      requests.map(() => ({ result: AuthorizeResult.ALLOW })) as any,
-  });
-  const published: any[] = [];
-  const { server } = await startTestBackend({
+  const started = await startServersTestBackend({
+    ...options,
     features: [
-      serversPlugin,
-      options.realAuditor ? mockServices.auditor.factory() : auditor.factory,
-      permissions.factory,
       capturingRootLogger(lines),
-      createServiceFactory({
-        service: signalsServiceRef,
-        deps: {},
-        factory: () => ({
-          publish: async (signal: any) => {
-            published.push(signal);
-          },
-        }),
-      }),
       createServiceFactory({
         service: clusterRegistryServiceRef,
         deps: {},
@@ -193,19 +141,9 @@ async function start(
         deps: {},
         factory: () => staticMachinesRegistry([machines]),
       }),
-      ...(options.credentials
-        ? [
-            mockServices.httpAuth.factory({
-              defaultCredentials: options.credentials,
-            }),
-          ]
-        : []),
-      mockServices.rootConfig.factory({
-        data: { servers: { ...options.config } },
-      }),
     ],
   });
-  return { server, events, lines, published };
+  return { ...started, lines };
 }
 
 const base = '/api/servers/clusters/plant-a';

@@ -1,23 +1,15 @@
-import {
-  createServiceFactory,
-  type AuditorServiceEvent,
-} from '@backstage/backend-plugin-api';
-import {
-  mockCredentials,
-  mockServices,
-  startTestBackend,
-} from '@backstage/backend-test-utils';
+import { createServiceFactory } from '@backstage/backend-plugin-api';
+import { mockCredentials } from '@backstage/backend-test-utils';
 import {
   AuthorizeResult,
-  type AuthorizePermissionRequest,
   type PolicyDecision,
 } from '@backstage/plugin-permission-common';
-import { signalsServiceRef } from '@backstage/plugin-signals-node';
 import { serverConditions } from '@rackside/plugin-servers-node';
 import request from 'supertest';
-import { serversPlugin } from './plugin';
-import { clusterRegistryServiceRef } from './service/clusterRegistry';
-import { staticClusterRegistry } from './service/clusterRegistry';
+import {
+  clusterRegistryServiceRef,
+  staticClusterRegistry,
+} from './service/clusterRegistry';
 import {
   FakeCluster,
   fakeBudget,
@@ -25,6 +17,10 @@ import {
   fakeNode,
   fakePod,
 } from './testing/fakeCluster';
+import {
+  startServersTestBackend,
+  type ServersTestBackendOptions,
+} from './testing/testBackend';
 
 function rack(): FakeCluster {
   return new FakeCluster(
@@ -44,91 +40,20 @@ function rack(): FakeCluster {
   );
 }
 
-type Decisions = Record<string, AuthorizeResult.ALLOW | AuthorizeResult.DENY>;
-
 async function start(
   cluster: FakeCluster,
-  options: {
-    decisions?: Decisions;
-    read?: PolicyDecision;
-    config?: object;
-    credentials?:
-      | ReturnType<typeof mockCredentials.service>
-      | ReturnType<typeof mockCredentials.user>;
-  } = {},
+  options: Omit<ServersTestBackendOptions, 'features'> = {},
 ) {
-  const events: Array<{
-    options: any;
-    outcome?: 'success' | 'fail';
-    meta?: any;
-  }> = [];
-  const auditor = mockServices.auditor.mock({
-    createEvent: async opts => {
-      const entry: (typeof events)[number] = { options: opts };
-      events.push(entry);
-      const event: AuditorServiceEvent = {
-        success: async o => {
-          entry.outcome = 'success';
-          entry.meta = o?.meta;
-        },
-        fail: async o => {
-          entry.outcome = 'fail';
-          entry.meta = o.meta;
-        },
-      };
-      return event;
-    },
-  });
-  const authorized: AuthorizePermissionRequest[] = [];
-  const permissions = mockServices.permissions.mock({
-    authorize: async requests =>
-      requests.map(r => {
-        authorized.push(r as AuthorizePermissionRequest);
-        return {
-          result:
-            options.decisions?.[r.permission.name] ?? AuthorizeResult.ALLOW,
-        };
-      }),
-    authorizeConditional: async requests =>
-      requests.map(
-        () => options.read ?? { result: AuthorizeResult.ALLOW },
-      ) as any,
-  });
-  const published: any[] = [];
-  const signals = createServiceFactory({
-    service: signalsServiceRef,
-    deps: {},
-    factory: () => ({
-      publish: async (signal: any) => {
-        published.push(signal);
-      },
-    }),
-  });
-  const clusters = createServiceFactory({
-    service: clusterRegistryServiceRef,
-    deps: {},
-    factory: () => staticClusterRegistry([cluster]),
-  });
-  const { server } = await startTestBackend({
+  return startServersTestBackend({
+    ...options,
     features: [
-      serversPlugin,
-      auditor.factory,
-      permissions.factory,
-      signals,
-      clusters,
-      ...(options.credentials
-        ? [
-            mockServices.httpAuth.factory({
-              defaultCredentials: options.credentials,
-            }),
-          ]
-        : []),
-      mockServices.rootConfig.factory({
-        data: { servers: { ...options.config } },
+      createServiceFactory({
+        service: clusterRegistryServiceRef,
+        deps: {},
+        factory: () => staticClusterRegistry([cluster]),
       }),
     ],
   });
-  return { server, events, authorized, published };
 }
 
 const REASON = 'replace the failed disk in bay 3';
