@@ -1,5 +1,4 @@
 import type { DiscoveryApi, FetchApi } from '@backstage/frontend-plugin-api';
-import { ResponseError } from '@backstage/errors';
 import type {
   AddDiscoveryAddressRequestBody,
   CanReclaimResponse,
@@ -14,6 +13,7 @@ import type {
   ReclaimListResponse,
   ReclaimResponse,
 } from '@rackside/plugin-servers-common';
+import { enc, ServersBackendHttp } from './backendHttp';
 import type { MachinesApi } from './MachinesApi';
 
 /**
@@ -23,26 +23,27 @@ import type { MachinesApi } from './MachinesApi';
  * @public
  */
 export class MachinesClient implements MachinesApi {
-  private readonly discoveryApi: Pick<DiscoveryApi, 'getBaseUrl'>;
-  private readonly fetchApi: Pick<FetchApi, 'fetch'>;
+  private readonly http: ServersBackendHttp;
 
   constructor(options: {
     discoveryApi: Pick<DiscoveryApi, 'getBaseUrl'>;
     fetchApi: Pick<FetchApi, 'fetch'>;
   }) {
-    this.discoveryApi = options.discoveryApi;
-    this.fetchApi = options.fetchApi;
+    this.http = new ServersBackendHttp(options);
   }
 
   listMachines(cluster: string): Promise<MachinesResponse> {
-    return this.request(`/clusters/${enc(cluster)}/machines`);
+    return this.http.get(`/clusters/${enc(cluster)}/machines`);
   }
 
   addDiscoveryAddress(
     cluster: string,
     body: AddDiscoveryAddressRequestBody,
   ): Promise<DiscoveryAddressAddedResponse> {
-    return this.post(`/clusters/${enc(cluster)}/discovery/addresses`, body);
+    return this.http.post(
+      `/clusters/${enc(cluster)}/discovery/addresses`,
+      body,
+    );
   }
 
   joinMachine(
@@ -50,21 +51,21 @@ export class MachinesClient implements MachinesApi {
     uuid: string,
     body: JoinMachineRequestBody,
   ): Promise<JoinMachineResponse> {
-    return this.post(
+    return this.http.post(
       `/clusters/${enc(cluster)}/machines/${enc(uuid)}/join`,
       body,
     );
   }
 
   canReclaim(cluster: string): Promise<CanReclaimResponse> {
-    return this.request(`/clusters/${enc(cluster)}/reclaims/can`);
+    return this.http.get(`/clusters/${enc(cluster)}/reclaims/can`);
   }
 
   createReclaim(
     cluster: string,
     body: CreateReclaimRequestBody,
   ): Promise<ReclaimCreatedResponse> {
-    return this.post(`/clusters/${enc(cluster)}/reclaims`, body);
+    return this.http.post(`/clusters/${enc(cluster)}/reclaims`, body);
   }
 
   confirmReclaim(
@@ -72,41 +73,20 @@ export class MachinesClient implements MachinesApi {
     name: string,
     body: ConfirmReclaimRequestBody,
   ): Promise<ReclaimConfirmedResponse> {
-    return this.post(
+    return this.http.post(
       `/clusters/${enc(cluster)}/reclaims/${enc(name)}/confirm`,
       body,
     );
   }
 
   async listReclaims(cluster: string): Promise<ReclaimResponse[]> {
-    const body = await this.request<ReclaimListResponse>(
+    const body = await this.http.get<ReclaimListResponse>(
       `/clusters/${enc(cluster)}/reclaims`,
     );
     return body.items;
   }
 
   getReclaim(cluster: string, name: string): Promise<ReclaimResponse> {
-    return this.request(`/clusters/${enc(cluster)}/reclaims/${enc(name)}`);
+    return this.http.get(`/clusters/${enc(cluster)}/reclaims/${enc(name)}`);
   }
-
-  private post<T>(path: string, body: unknown): Promise<T> {
-    return this.request(path, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-  }
-
-  private async request<T>(path: string, init?: RequestInit): Promise<T> {
-    const baseUrl = await this.discoveryApi.getBaseUrl('servers');
-    const response = await this.fetchApi.fetch(`${baseUrl}${path}`, init);
-    if (!response.ok) {
-      throw await ResponseError.fromResponse(response);
-    }
-    return (await response.json()) as T;
-  }
-}
-
-function enc(part: string): string {
-  return encodeURIComponent(part);
 }

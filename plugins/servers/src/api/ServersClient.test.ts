@@ -1,34 +1,12 @@
 import { ResponseError } from '@backstage/errors';
 import { ServersClient } from './ServersClient';
+import { fakeBackendApis, jsonResponse } from '../testing/backendHttp';
 import { describeError, PreflightChangedError } from './errors';
 import { preflightResponse } from '../testing/drain';
 
-function jsonResponse(status: number, body: unknown, statusText = 'OK') {
-  const text = JSON.stringify(body);
-  return {
-    ok: status >= 200 && status < 300,
-    status,
-    statusText,
-    url: 'http://backend/api/servers/x',
-    headers: {
-      get: (n: string) =>
-        n.toLowerCase() === 'content-type' ? 'application/json' : null,
-    },
-    json: async () => JSON.parse(text),
-    text: async () => text,
-  } as unknown as Response;
-}
-
 function client(response: Response) {
-  const fetch = jest.fn(async (_url: string, _init?: RequestInit) => response);
-  const discoveryApi = {
-    getBaseUrl: jest.fn(async () => 'http://backend/api/servers'),
-  };
-  return {
-    fetch,
-    discoveryApi,
-    client: new ServersClient({ discoveryApi, fetchApi: { fetch } as any }),
-  };
+  const apis = fakeBackendApis(response);
+  return { ...apis, client: new ServersClient(apis) };
 }
 
 describe('ServersClient', () => {

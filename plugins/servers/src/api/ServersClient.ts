@@ -12,6 +12,7 @@ import type {
   ServerAction,
   ServerListResponse,
 } from '@rackside/plugin-servers-common';
+import { enc, ServersBackendHttp } from './backendHttp';
 import { PreflightChangedError } from './errors';
 import type { PreflightOptions, ServersApi } from './ServersApi';
 
@@ -22,24 +23,22 @@ import type { PreflightOptions, ServersApi } from './ServersApi';
  * @public
  */
 export class ServersClient implements ServersApi {
-  private readonly discoveryApi: Pick<DiscoveryApi, 'getBaseUrl'>;
-  private readonly fetchApi: Pick<FetchApi, 'fetch'>;
+  private readonly http: ServersBackendHttp;
 
   constructor(options: {
     discoveryApi: Pick<DiscoveryApi, 'getBaseUrl'>;
     fetchApi: Pick<FetchApi, 'fetch'>;
   }) {
-    this.discoveryApi = options.discoveryApi;
-    this.fetchApi = options.fetchApi;
+    this.http = new ServersBackendHttp({ ...options, errorOf });
   }
 
   async listClusters(): Promise<ClusterSummaryResponse[]> {
-    const body = await this.request<ClusterListResponse>('/clusters');
+    const body = await this.http.get<ClusterListResponse>('/clusters');
     return body.items;
   }
 
   listServers(cluster: string): Promise<ServerListResponse> {
-    return this.request(`/clusters/${enc(cluster)}/servers`);
+    return this.http.get(`/clusters/${enc(cluster)}/servers`);
   }
 
   async listMaintenances(
@@ -47,14 +46,14 @@ export class ServersClient implements ServersApi {
     node?: string,
   ): Promise<MaintenanceResponse[]> {
     const query = node ? `?node=${enc(node)}` : '';
-    const body = await this.request<MaintenanceListResponse>(
+    const body = await this.http.get<MaintenanceListResponse>(
       `/clusters/${enc(cluster)}/maintenances${query}`,
     );
     return body.items;
   }
 
   getMaintenance(cluster: string, name: string): Promise<MaintenanceResponse> {
-    return this.request(`/clusters/${enc(cluster)}/maintenances/${enc(name)}`);
+    return this.http.get(`/clusters/${enc(cluster)}/maintenances/${enc(name)}`);
   }
 
   preflight(
@@ -67,7 +66,7 @@ export class ServersClient implements ServersApi {
     // Only the options that are on: the backend's default is off.
     if (options.deleteEmptyDirData) query.set('deleteEmptyDirData', 'true');
     if (options.force) query.set('force', 'true');
-    return this.request(
+    return this.http.get(
       `/clusters/${enc(cluster)}/servers/${enc(node)}/preflight?${query}`,
     );
   }
@@ -78,23 +77,10 @@ export class ServersClient implements ServersApi {
     action: ServerAction,
     body: ActionRequestBody,
   ): Promise<ActionResponse> {
-    return this.request(
+    return this.http.post(
       `/clusters/${enc(cluster)}/servers/${enc(node)}/actions/${enc(action)}`,
-      {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(body),
-      },
+      body,
     );
-  }
-
-  private async request<T>(path: string, init?: RequestInit): Promise<T> {
-    const baseUrl = await this.discoveryApi.getBaseUrl('servers');
-    const response = await this.fetchApi.fetch(`${baseUrl}${path}`, init);
-    if (!response.ok) {
-      throw await errorOf(response);
-    }
-    return (await response.json()) as T;
   }
 }
 
@@ -144,8 +130,4 @@ function preflightChangedOf(
     preflight: preflight as PreflightResponse,
     message: typeof message === 'string' ? message : undefined,
   };
-}
-
-function enc(part: string): string {
-  return encodeURIComponent(part);
 }
