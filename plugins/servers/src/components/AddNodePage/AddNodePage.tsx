@@ -1,12 +1,10 @@
-import { useApi } from '@backstage/frontend-plugin-api';
 import Alert from '@mui/material/Alert';
 import Box from '@mui/material/Box';
 import LinearProgress from '@mui/material/LinearProgress';
 import Typography from '@mui/material/Typography';
 import { machinesReadPermission } from '@rackside/plugin-servers-common';
-import { describeError, serversApiRef } from '../../api';
 import { AppLink, useServersLinks } from '../links';
-import { useLoader } from '../useLoader';
+import { ConfiguredClusters } from '../ConfiguredClusters';
 import { ClusterMachines } from './ClusterMachines';
 import { usePermissionDecision } from './usePermissionDecision';
 
@@ -54,31 +52,15 @@ export function AddNodePage() {
 }
 
 function ClusterList() {
-  const api = useApi(serversApiRef);
-  const clusters = useLoader(() => api.listClusters(), [api]);
   return (
-    <>
-      {clusters.loading && !clusters.value && <LinearProgress />}
-      {clusters.error !== undefined && !clusters.value && (
-        <Alert severity="error">
-          {`Could not load clusters: ${describeError(clusters.error).message}`}
-        </Alert>
-      )}
-      {clusters.value && clusters.value.length === 0 && (
+    <ConfiguredClusters
+      empty={
         <Typography variant="body1">
           No clusters are configured yet. Add one under{' '}
           <code>servers.clusters</code> in app-config.
         </Typography>
-      )}
-      {clusters.value?.map(c =>
-        c.available ? (
-          <ClusterMachines key={c.name} cluster={c.name} title={c.title} />
-        ) : (
-          <Alert key={c.name} severity="warning" sx={{ mb: 2 }}>
-            {`Cluster ${c.title || c.name} is unavailable: ${c.error}`}
-          </Alert>
-        ),
-      )}
-    </>
+      }
+      renderCluster={c => <ClusterMachines cluster={c.name} title={c.title} />}
+    />
   );
 }
