@@ -32,6 +32,7 @@ import {
 } from '../api';
 import { ACTION_DESCRIPTIONS, ACTION_LABELS } from './labels';
 import { PreflightView, quorumNumbers } from './PreflightView';
+import { REASON_HINT, ReasonField } from './ReasonField';
 import { usePreflight, type PreflightState } from './usePreflight';
 
 /** The acknowledgement a pre-flight asks for. */
@@ -57,10 +58,6 @@ const DRAIN_OPTIONS = [
 function isPreflightAction(action: ServerAction): action is PreflightAction {
   return (PREFLIGHT_ACTIONS as readonly ServerAction[]).includes(action);
 }
-
-/** The hint shown under the reason field; the backend's 400 replaces it. */
-export const REASON_HINT =
-  "Why, in your own words (a ticket reference helps). The deployment's reason policy applies.";
 
 /** The hint of the hazard tier, where the reason must be typed out. */
 export const TYPED_REASON_HINT =
@@ -263,22 +260,14 @@ export function ActionDialog(props: ActionDialogProps) {
         {needsPreflight && !refused && <PreflightStep state={pre} />}
         {!refused && (
           <>
-            <TextField
-              label="Reason"
+            <ReasonField
               value={reason}
-              onChange={e => setReason(e.target.value)}
-              required
-              fullWidth
-              multiline
-              minRows={2}
-              error={!!reasonError}
-              helperText={
-                reasonError ?? (typedReason ? TYPED_REASON_HINT : REASON_HINT)
-              }
+              onChange={setReason}
+              error={reasonError}
+              hint={typedReason ? TYPED_REASON_HINT : REASON_HINT}
               // The hazard tier's reason is written, never picked: no autofill either.
               autoComplete={typedReason ? 'off' : undefined}
-              inputProps={{ 'data-testid': 'action-reason' }}
-              sx={{ mb: 2 }}
+              testId="action-reason"
             />
             {needsTypedName && (
               <TextField

@@ -7,10 +7,10 @@ import DialogActions from '@mui/material/DialogActions';
 import DialogContent from '@mui/material/DialogContent';
 import DialogContentText from '@mui/material/DialogContentText';
 import DialogTitle from '@mui/material/DialogTitle';
-import TextField from '@mui/material/TextField';
 import type { TalosMachineResponse } from '@rackside/plugin-servers-common';
 import { describeError, machinesApiRef, type DescribedError } from '../../api';
-import { REASON_HINT } from '../ActionDialog';
+import { fieldErrorOf } from '../fieldError';
+import { ReasonField } from '../ReasonField';
 
 /** Asks for the reason, then sets `spec.join` on a Pending machine. */
 export function JoinDialog(props: {
@@ -24,10 +24,7 @@ export function JoinDialog(props: {
   const [reason, setReason] = useState('');
   const [submitting, setSubmitting] = useState(false);
   const [error, setError] = useState<DescribedError | undefined>();
-  const reasonError =
-    error?.status === 400 && /(^|: )reason\b/.test(error.message)
-      ? error.message
-      : undefined;
+  const reasonError = fieldErrorOf(error, 'reason');
 
   const submit = async () => {
     setSubmitting(true);
@@ -58,18 +55,11 @@ export function JoinDialog(props: {
             machine.address ?? 'its last address'
           }. It reboots with that config and becomes a node of ${cluster}.`}
         </DialogContentText>
-        <TextField
-          label="Reason"
+        <ReasonField
           value={reason}
-          onChange={e => setReason(e.target.value)}
-          required
-          fullWidth
-          multiline
-          minRows={2}
-          error={!!reasonError}
-          helperText={reasonError ?? REASON_HINT}
-          inputProps={{ 'data-testid': 'join-reason' }}
-          sx={{ mb: 2 }}
+          onChange={setReason}
+          error={reasonError}
+          testId="join-reason"
         />
         {error && !reasonError && (
           <Alert severity="error" role="alert" data-testid="join-error">

@@ -15,7 +15,8 @@ import TextField from '@mui/material/TextField';
 import Typography from '@mui/material/Typography';
 import { RECLAIM_TTL_MINUTES } from '@rackside/plugin-servers-common';
 import { describeError, machinesApiRef, type DescribedError } from '../../api';
-import { REASON_HINT } from '../ActionDialog';
+import { fieldErrorOf } from '../fieldError';
+import { ReasonField } from '../ReasonField';
 import { useLiveRefresh } from '../useLiveRefresh';
 import { useLoader } from '../useLoader';
 import { ReclaimProgress } from './ReclaimProgress';
@@ -134,10 +135,7 @@ function ReclaimForm(
   };
 
   // A 400 about one field goes under that field; the rest below the form.
-  const fieldError = (field: string) =>
-    error?.status === 400 && new RegExp(`(^|: )${field}\\b`).test(error.message)
-      ? error.message
-      : undefined;
+  const fieldError = (field: string) => fieldErrorOf(error, field);
 
   return (
     <>
@@ -212,18 +210,11 @@ function ReclaimForm(
           error={!!fieldError('ttlMinutes')}
           sx={{ mb: 2, width: 360 }}
         />
-        <TextField
-          label="Reason"
+        <ReasonField
           value={reason}
-          onChange={e => setReason(e.target.value)}
-          required
-          fullWidth
-          multiline
-          minRows={2}
-          error={!!fieldError('reason')}
-          helperText={fieldError('reason') ?? REASON_HINT}
-          inputProps={{ 'data-testid': 'reclaim-reason' }}
-          sx={{ mb: 2 }}
+          onChange={setReason}
+          error={fieldError('reason')}
+          testId="reclaim-reason"
         />
         {error && !fieldError('reason') && (
           <Alert severity="error" role="alert" data-testid="reclaim-error">
