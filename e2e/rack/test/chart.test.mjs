@@ -11,6 +11,7 @@ import path from 'node:path';
 import { binaries, kubeClient, startRack } from '../rack.mjs';
 import { CHART_DIR, helm, renderChart } from '../lib/chart.mjs';
 import { parseYamlDocuments } from '../lib/yaml.mjs';
+import { renderRackAccessFiles } from '../../../scripts/gen-rack-access.mjs';
 
 const NET = Number(process.env.RACK_TEST_NET_CHART ?? 153);
 const NS = 'rackside-system';
@@ -74,6 +75,17 @@ test('helm lint passes with the defaults and with every part switched on', () =>
   const file = path.join(dir, 'full.json');
   fs.writeFileSync(file, JSON.stringify(FULL));
   helm(['lint', CHART_DIR, '--strict', '--values', file]);
+});
+
+test("the rack's and the demo's identities are the chart's (e2e/rack/demo/*-access.yaml up to date)", () => {
+  const root = path.resolve(CHART_DIR, '..', '..');
+  for (const [rel, text] of Object.entries(renderRackAccessFiles())) {
+    assert.equal(
+      fs.readFileSync(path.join(root, rel), 'utf8'),
+      text,
+      `${rel} differs from the chart: run node scripts/gen-rack-access.mjs`,
+    );
+  }
 });
 
 test('the defaults render the operator, its roles, the webhook and a PowerProvider of type none', () => {
@@ -368,6 +380,20 @@ test("the operator's identity can do everything the maintenance lifecycle needs,
     ['update', 'leases', { group: 'coordination.k8s.io', namespace: NS }],
     ['get', 'secrets', { namespace: NS }],
     ['get', 'configmaps', { namespace: NS }],
+    // Add node and Reset and add.
+    ...['get', 'list', 'watch'].flatMap(v => [
+      [v, 'talosclusters', { group: 'rackside.dev', namespace: NS }],
+      [v, 'talosmachines', { group: 'rackside.dev', namespace: NS }],
+      [v, 'machinereclaims', { group: 'rackside.dev', namespace: NS }],
+    ]),
+    ['create', 'talosmachines', { group: 'rackside.dev', namespace: NS }],
+    ...['talosclusters', 'talosmachines', 'machinereclaims'].map(r => [
+      'patch',
+      r,
+      { group: 'rackside.dev', namespace: NS, subresource: 'status' },
+    ]),
+    ['delete', 'secrets', { namespace: NS }],
+    ['create', 'subjectaccessreviews', { group: 'authorization.k8s.io' }],
   ];
   for (const [verb, resource, opts] of needs) {
     assert.equal(
@@ -383,6 +409,10 @@ test("the operator's identity can do everything the maintenance lifecycle needs,
     ['list', 'secrets', { namespace: NS }],
     ['get', 'secrets', { namespace: 'default' }],
     ['get', 'leases', { group: 'coordination.k8s.io', namespace: 'default' }],
+    // Discovery never writes a TalosCluster's spec (ADR 0107 amendment).
+    ['update', 'talosclusters', { group: 'rackside.dev', namespace: NS }],
+    ['patch', 'talosclusters', { group: 'rackside.dev', namespace: NS }],
+    ['delete', 'secrets', { namespace: 'default' }],
   ]) {
     assert.equal(
       await can('rackside-operator', verb, resource, opts),

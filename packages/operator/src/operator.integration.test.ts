@@ -110,7 +110,12 @@ describe('NodeMaintenance, intent cordon', () => {
     await create('busy-2', 'worker-3');
     const refused = await phaseIs('busy-2', 'Refused');
     expect(refused.status?.refusal?.blockingMaintenance).toBe('busy-1');
-    expect(await eventReasons('busy-2')).toContain('Refused');
+    // The Event follows the status write.
+    const reasons = await waitFor('the Refused event', async () => {
+      const r = await eventReasons('busy-2');
+      return r.includes('Refused') && r;
+    });
+    expect(reasons).toContain('Refused');
   });
 
   it('drains a node without pods straight to Drained and parks there', async () => {
@@ -150,9 +155,15 @@ describe('NodeMaintenance, intent cordon', () => {
   });
 
   it('exports metrics: refusals by cause and maintenances by phase', async () => {
-    const { body } = await operator!.metrics.render();
+    // Counted after the status write and its Event: wait for the last one.
+    const body = await waitFor('the refusal counters', async () => {
+      const text = (await operator!.metrics.render()).body;
+      return (
+        /rackside_refusals_total\{cause="capability"\} 2/.test(text) && text
+      );
+    });
     expect(body).toMatch(/rackside_refusals_total\{cause="virtual"\} 1/);
-    expect(body).toMatch(/rackside_refusals_total\{cause="capability"\} 2/);
+    expect(body).toMatch(/rackside_refusals_total\{cause="busy"\} 1/);
     expect(body).toMatch(/rackside_maintenances\{phase="Complete"\} [1-9]/);
   });
 
