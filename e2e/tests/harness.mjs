@@ -4,14 +4,23 @@
 // the backend's app-backend on one port, so there is no dev server to wait
 // for. Plain ESM, Node 24.
 //
-//   const portal = await startPortal();   // { baseUrl, rackDir, kubectl(...args), stop() }
-//   startPortal({ net, port, user: 'contractor' })  // sign in as user:default/contractor
-//   (the users and groups of examples/org.yaml; what each may do is the
-//   permission.rackside policy of app-config.yaml)
+//   const portal = await startPortal();   // { baseUrl, net, rackDir, logs, kubectl(...args), getJson(...args), podsOn(node), stop() }
+//   startPortal({ offset: 1, user: 'contractor' })  // its own rack and port, 1 above the defaults;
+//   sign in as user:default/contractor (the users and groups of examples/org.yaml;
+//   what each may do is the permission.rackside policy of app-config.yaml)
 //   ...
 //   await portal.stop();
 //   pickDrainableWorker(portal.kubectl, { among, needPods })  // a worker a drain can empty
-//   getJson(portal.kubectl, 'nodes'), podsOn(portal.kubectl, node)
+//   waitForShopWorkloads(portal)  // the fixture's shop pods scheduled and Running
+//   getJson(portal.kubectl, 'nodes'), podsOn(portal.kubectl, node)  // admin kubeconfig reads
+//
+// In the browser (playwright-core pages):
+//   eventually(what, fn, { timeoutMs, everyMs, retryErrors })  // poll until truthy
+//   signIn(page), signInIfAsked(page, ready)   // the guest sign-in
+//   const row = await openServersPage(page, portal, node)  // /servers, signed in, the node's row
+//   readRow(row), waitForRow(row, what, predicate, opts)   // the row's state: ready, schedulable, maintenance, phase
+//   allowEmptyDirEviction(dialog)                  // the action dialog's emptyDir option, new pre-flight
+//   apiAsSignedInUser(page, method, url, body)     // the API with the page's user token
 //
 // Environment:
 //   RACKSIDE_E2E_NET    rack network number (default 190)
@@ -19,6 +28,7 @@
 //   RACKSIDE_E2E_BUILD  1 = rebuild packages/app/dist even when it is newer than its sources
 //                       (it is rebuilt anyway when missing or stale; ~20 s)
 //   RACKSIDE_E2E_KEEP   1 = leave the rack dir (logs) in place after stop()
+import assert from 'node:assert/strict';
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -32,6 +42,10 @@ export const ROOT = path.resolve(
   '../..',
 );
 const RACK = path.join(ROOT, 'e2e/rack/rack.mjs');
+
+/** The rack network and port of a portal at offset 0; each test file takes its own offset. */
+const BASE_NET = Number(process.env.RACKSIDE_E2E_NET ?? 190);
+const BASE_PORT = Number(process.env.RACKSIDE_E2E_PORT ?? 7007);
 
 const sleep = ms => new Promise(r => setTimeout(r, ms));
 
@@ -114,7 +128,6 @@ const APP_SOURCES = [
   'app-config.yaml',
 ];
 
-/** True when packages/app/dist is missing or older than its sources. */
 /** Rejects when something (say a running scripts/demo.sh) holds the port. */
 function checkPortFree(port) {
   return new Promise((resolve, reject) => {
@@ -130,6 +143,7 @@ function checkPortFree(port) {
   });
 }
 
+/** True when packages/app/dist is missing or older than its sources. */
 function appBundleIsStale() {
   const index = path.join(ROOT, 'packages/app/dist/index.html');
   if (!fs.existsSync(index)) return true;
@@ -143,9 +157,15 @@ function appBundleIsStale() {
   });
 }
 
+/**
+ * Starts a portal on a rack of its own. `offset` moves the rack network and the
+ * port above the defaults, so test files run side by side never meet; `net` and
+ * `port` set them outright. `user` is who the guest sign-in signs in as.
+ */
 export async function startPortal(opts = {}) {
-  const rackNet = Number(opts.net ?? process.env.RACKSIDE_E2E_NET ?? 190);
-  const port = Number(opts.port ?? process.env.RACKSIDE_E2E_PORT ?? 7007);
+  const offset = opts.offset ?? 0;
+  const rackNet = Number(opts.net ?? BASE_NET + offset);
+  const port = Number(opts.port ?? BASE_PORT + offset);
   const baseUrl = `http://localhost:${port}`;
   await checkPortFree(port);
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rackside-e2e-'));
@@ -302,7 +322,16 @@ export async function startPortal(opts = {}) {
       { encoding: 'utf8' },
     );
 
-  return { baseUrl, rackDir, logs, kubectl, stop };
+  return {
+    baseUrl,
+    net: rackNet,
+    rackDir,
+    logs,
+    kubectl,
+    getJson: (...args) => getJson(kubectl, ...args),
+    podsOn: node => podsOn(kubectl, node),
+    stop,
+  };
 }
 
 export const CHROMIUM =
@@ -421,4 +450,150 @@ export function podsOn(kubectl, node) {
 /** Whether a pod is a DaemonSet's (a drain leaves it in place). */
 export function isDaemonSetPod(pod) {
   return controllerOf(pod)?.kind === 'DaemonSet';
+}
+
+/**
+ * Waits until the fixture's shop workloads are scheduled and Running, so that a
+ * choice of worker sees where they landed.
+ */
+export function waitForShopWorkloads(portal) {
+  return eventually(
+    'the shop workloads scheduled and running',
+    () => {
+      const shop = portal.getJson('pods', '-n', 'shop').items;
+      return (
+        shop.length >= 7 &&
+        shop.every(p => p.spec.nodeName && p.status?.phase === 'Running')
+      );
+    },
+    { timeoutMs: 120_000 },
+  );
+}
+
+/**
+ * Polls `fn` until it returns a truthy value, and returns that; fails the test
+ * after `timeoutMs`. With `retryErrors` a throw counts as "not yet" (a page
+ * that is reloading); otherwise it fails the test at once.
+ */
+export async function eventually(
+  what,
+  fn,
+  { timeoutMs = 60_000, everyMs = 1000, retryErrors = false } = {},
+) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    let value;
+    try {
+      value = await fn();
+    } catch (error) {
+      if (!retryErrors) throw error;
+    }
+    if (value) return value;
+    if (Date.now() > deadline) {
+      assert.fail(`${what}: not reached in ${timeoutMs} ms`);
+    }
+    await sleep(everyMs);
+  }
+}
+
+/** The guest sign-in's button (who it signs in as: startPortal's `user`). */
+const enterButton = page => page.getByRole('button', { name: 'Enter' });
+
+/** Signs in as the guest on the sign-in page the app shows first. */
+export async function signIn(page) {
+  await enterButton(page).click();
+}
+
+/**
+ * After a navigation that can land on the sign-in page again (a reload, a
+ * direct URL): waits for `ready` or the sign-in, and signs in if it was that.
+ */
+export async function signInIfAsked(page, ready) {
+  const enter = enterButton(page);
+  await enter.or(ready).first().waitFor({ timeout: 60_000 });
+  if (await enter.isVisible()) await enter.click();
+}
+
+/** The row of `node` in the Servers page's table. */
+export function serverRow(page, node) {
+  return page.locator(`[data-testid="server-row"][data-node="${node}"]`);
+}
+
+/** Opens /servers, signs in as the guest and waits for the row of `node`, which it returns. */
+export async function openServersPage(page, portal, node) {
+  await page.goto(`${portal.baseUrl}/servers`);
+  await signIn(page);
+  const row = serverRow(page, node);
+  await row.waitFor({ timeout: 60_000 });
+  return row;
+}
+
+/** Where a server row's columns stand (ServerTable's HEADERS). */
+const SERVER_COLUMNS = { ready: 3, schedulable: 4, maintenance: 5 };
+
+const columnText = async (row, column) =>
+  (await row.locator('td').nth(SERVER_COLUMNS[column]).innerText()).trim();
+
+/**
+ * A server row as a person reads it: the Ready, Schedulable and Maintenance
+ * columns' text, and `phase`, the maintenance's phase (null without one).
+ */
+export async function readRow(row) {
+  const cell = row.getByTestId('maintenance-cell');
+  return {
+    ready: await columnText(row, 'ready'),
+    schedulable: await columnText(row, 'schedulable'),
+    maintenance: await columnText(row, 'maintenance'),
+    phase:
+      (await cell.count()) > 0
+        ? await cell.getAttribute('data-phase').catch(() => null)
+        : null,
+  };
+}
+
+/** Polls the row (readRow) until `predicate` says yes, and returns its answer. */
+export function waitForRow(row, what, predicate, opts) {
+  return eventually(what, async () => predicate(await readRow(row)), opts);
+}
+
+/**
+ * Turns on the action dialog's "Also evict pods with emptyDir volumes" and
+ * waits for the new pre-flight it takes, with nothing refused any more.
+ */
+export async function allowEmptyDirEviction(dialog) {
+  const preflight = dialog.getByTestId('preflight');
+  const before = await preflight.getAttribute('data-token');
+  await dialog.getByLabel('Also evict pods with emptyDir volumes').check();
+  await eventually(
+    'a new pre-flight with the emptyDir option',
+    async () =>
+      (await preflight.getAttribute('data-token')) !== before &&
+      (await preflight.getByTestId('preflight-refused').count()) === 0,
+    { timeoutMs: 30_000, everyMs: 250 },
+  );
+}
+
+/**
+ * A request straight at the API with the token of the page's signed-in user
+ * (the guest session's refresh), as the browser would send it. Answers
+ * `{ status, body }` with the body as text.
+ */
+export function apiAsSignedInUser(page, method, url, body) {
+  return page.evaluate(
+    async ({ method: m, url: u, body: b }) => {
+      const session = await fetch('/api/auth/guest/refresh', {
+        headers: { 'x-requested-with': 'XMLHttpRequest' },
+      }).then(r => r.json());
+      const r = await fetch(u, {
+        method: m,
+        headers: {
+          authorization: `Bearer ${session.backstageIdentity.token}`,
+          'content-type': 'application/json',
+        },
+        body: b === undefined ? undefined : JSON.stringify(b),
+      });
+      return { status: r.status, body: await r.text() };
+    },
+    { method, url, body },
+  );
 }

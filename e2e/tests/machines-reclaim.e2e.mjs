@@ -13,14 +13,16 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { launchBrowser, startPortal } from './harness.mjs';
+import {
+  apiAsSignedInUser,
+  eventually,
+  launchBrowser,
+  signIn,
+  startPortal,
+} from './harness.mjs';
 
-const OFFSET = 6;
-const NET = Number(process.env.RACKSIDE_E2E_NET ?? 190) + OFFSET;
-const FOREIGN_WORKER = {
-  uuid: 'bd49731e-ab42-45d9-9f81-6c7d0e506bdf',
-  address: `127.0.${10 + NET}.42`,
-};
+/** plant-old's worker; its address is on the rack's network (startPortal's). */
+const FOREIGN_WORKER_UUID = 'bd49731e-ab42-45d9-9f81-6c7d0e506bdf';
 /** plant-old's control plane: a UUID, but not this machine's. */
 const OTHER_UUID = '437933e7-5d1e-4d07-8455-ea5d78c647f4';
 const NS = 'rackside-system';
@@ -31,10 +33,7 @@ let chrome;
 
 before(
   async () => {
-    portal = await startPortal({
-      net: NET,
-      port: Number(process.env.RACKSIDE_E2E_PORT ?? 7007) + OFFSET,
-    });
+    portal = await startPortal({ offset: 6 });
     chrome = await launchBrowser();
   },
   { timeout: 600_000 },
@@ -45,60 +44,23 @@ after(async () => {
   await portal?.stop();
 });
 
-/** Polls fn until it returns a truthy value. */
-async function eventually(what, fn, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    try {
-      last = await fn();
-    } catch {
-      last = undefined;
-    }
-    if (last) return last;
-    if (Date.now() > deadline) {
-      assert.fail(`${what}: not reached in ${timeoutMs} ms`);
-    }
-    await new Promise(r => setTimeout(r, 1000));
-  }
-}
+const getJson = (...args) => portal.getJson(...args);
 
-/** `kubectl get ARGS -o json`, parsed. */
-const getJson = (kubectl, ...args) =>
-  JSON.parse(kubectl('get', ...args, '-o', 'json'));
-
-const reclaims = () => getJson(portal.kubectl, 'machinereclaims', '-n', NS);
-
-/** A request straight at the API with the signed-in user's token. */
-function api(page, method, url, body) {
-  return page.evaluate(
-    async ({ method: m, url: u, body: b }) => {
-      const session = await fetch('/api/auth/guest/refresh', {
-        headers: { 'x-requested-with': 'XMLHttpRequest' },
-      }).then(r => r.json());
-      const r = await fetch(u, {
-        method: m,
-        headers: {
-          authorization: `Bearer ${session.backstageIdentity.token}`,
-          'content-type': 'application/json',
-        },
-        body: b === undefined ? undefined : JSON.stringify(b),
-      });
-      return { status: r.status, body: await r.text() };
-    },
-    { method, url, body },
-  );
-}
+const reclaims = () => getJson('machinereclaims', '-n', NS);
 
 test(
   'a guest resets and adds a machine plant-old holds, and it joins plant-a',
   { timeout: 480_000 },
   async () => {
+    const FOREIGN_WORKER = {
+      uuid: FOREIGN_WORKER_UUID,
+      address: `127.0.${10 + portal.net}.42`,
+    };
     const page = await chrome.context.newPage();
     page.setDefaultTimeout(30_000);
     try {
       await page.goto(`${portal.baseUrl}/servers/add-node`);
-      await page.getByRole('button', { name: 'Enter' }).click();
+      await signIn(page);
       await page.getByTestId('rackside-add-node-page').waitFor();
 
       // Discovery has probed plant-old's worker: configured by another cluster.
@@ -109,7 +71,7 @@ test(
         'the foreign worker probed as AlreadyConfigured',
         async () =>
           (await address.getAttribute('data-state')) === 'AlreadyConfigured',
-        90_000,
+        { timeoutMs: 90_000, retryErrors: true },
       );
 
       // Reset and add, beside the address.
@@ -151,8 +113,7 @@ test(
       assert.equal(request.spec.reason, REASON);
       const secretName = request.spec.credentialSecretRef.name;
       assert.equal(
-        getJson(portal.kubectl, 'secret', secretName, '-n', NS).metadata
-          .ownerReferences[0].uid,
+        getJson('secret', secretName, '-n', NS).metadata.ownerReferences[0].uid,
         request.metadata.uid,
         'the credential Secret is owned by the request',
       );
@@ -165,7 +126,7 @@ test(
       await typed.fill(OTHER_UUID);
       await dialog.getByText('This is not the UUID above.').waitFor();
       assert.equal(await resetButton.isDisabled(), true);
-      const wrong = await api(
+      const wrong = await apiAsSignedInUser(
         page,
         'POST',
         `/api/servers/clusters/plant-a/reclaims/${name}/confirm`,
@@ -187,7 +148,7 @@ test(
       await eventually(
         'the request Done in the dialog',
         async () => (await progress.getAttribute('data-phase')) === 'Done',
-        120_000,
+        { timeoutMs: 120_000, retryErrors: true },
       );
       const result = await dialog.getByTestId('reclaim-result').innerText();
       assert.match(result, /Done/);
@@ -196,7 +157,7 @@ test(
       assert.equal(done.spec.confirmUUID, FOREIGN_WORKER.uuid);
       assert.ok(done.status.credentialDeletedAt, 'credential deleted');
       assert.equal(
-        getJson(portal.kubectl, 'secrets', '-n', NS).items.some(
+        getJson('secrets', '-n', NS).items.some(
           secret => secret.metadata.name === secretName,
         ),
         false,
@@ -221,9 +182,9 @@ test(
       await eventually(
         'the machine Joined on the page',
         async () => (await machine.getAttribute('data-phase')) === 'Joined',
-        120_000,
+        { timeoutMs: 120_000, retryErrors: true },
       );
-      const node = getJson(portal.kubectl, 'nodes').items.find(
+      const node = getJson('nodes').items.find(
         n => n.status?.nodeInfo?.systemUUID === FOREIGN_WORKER.uuid,
       );
       assert.ok(node, 'a Node carries the machine UUID');
@@ -232,7 +193,6 @@ test(
         'True',
       );
       const talosMachine = getJson(
-        portal.kubectl,
         'talosmachine',
         FOREIGN_WORKER.uuid,
         '-n',

@@ -8,7 +8,13 @@
 //   node --test e2e/tests/*.e2e.mjs
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, startPortal } from './harness.mjs';
+import {
+  apiAsSignedInUser,
+  launchBrowser,
+  openServersPage,
+  readRow,
+  startPortal,
+} from './harness.mjs';
 
 const NODE = 'worker-1';
 
@@ -18,11 +24,7 @@ let chrome;
 
 before(
   async () => {
-    portal = await startPortal({
-      net: Number(process.env.RACKSIDE_E2E_NET ?? 190) + 1,
-      port: Number(process.env.RACKSIDE_E2E_PORT ?? 7007) + 1,
-      user: 'contractor',
-    });
+    portal = await startPortal({ offset: 1, user: 'contractor' });
     chrome = await launchBrowser();
     context = chrome.context;
   },
@@ -44,18 +46,9 @@ test(
     const page = await context.newPage();
     page.setDefaultTimeout(30_000);
     try {
-      await page.goto(`${portal.baseUrl}/servers`);
-      await page.getByRole('button', { name: 'Enter' }).click();
-
-      const row = page.locator(
-        `[data-testid="server-row"][data-node="${NODE}"]`,
-      );
-      await row.waitFor({ timeout: 60_000 });
+      const row = await openServersPage(page, portal, NODE);
       // The row is there and readable, but offers no Cordon.
-      assert.equal(
-        (await row.locator('td').nth(4).innerText()).trim(),
-        'Schedulable',
-      );
+      assert.equal((await readRow(row)).schedulable, 'Schedulable');
       assert.equal(
         await row.getByRole('button', { name: `Cordon ${NODE}` }).count(),
         0,
@@ -69,23 +62,12 @@ test(
 
       // The same user's token, straight at the API.
       const existing = maintenances();
-      const res = await page.evaluate(async node => {
-        const session = await fetch('/api/auth/guest/refresh', {
-          headers: { 'x-requested-with': 'XMLHttpRequest' },
-        }).then(r => r.json());
-        const r = await fetch(
-          `/api/servers/clusters/plant-a/servers/${node}/actions/cordon`,
-          {
-            method: 'POST',
-            headers: {
-              authorization: `Bearer ${session.backstageIdentity.token}`,
-              'content-type': 'application/json',
-            },
-            body: JSON.stringify({ reason: 'e2e: denied user tries anyway' }),
-          },
-        );
-        return { status: r.status, body: await r.text() };
-      }, NODE);
+      const res = await apiAsSignedInUser(
+        page,
+        'POST',
+        `/api/servers/clusters/plant-a/servers/${NODE}/actions/cordon`,
+        { reason: 'e2e: denied user tries anyway' },
+      );
       assert.equal(res.status, 403, res.body);
       assert.match(res.body, /servers:cordon/);
 

@@ -10,12 +10,15 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  getJson as kubectlGetJson,
+  allowEmptyDirEviction,
   isDaemonSetPod,
   launchBrowser,
+  openServersPage,
   pickDrainableWorker,
-  podsOn as kubectlPodsOn,
+  readRow,
   startPortal,
+  waitForRow,
+  waitForShopWorkloads,
 } from './harness.mjs';
 
 const SCREENSHOT =
@@ -28,10 +31,7 @@ let chrome;
 
 before(
   async () => {
-    portal = await startPortal({
-      net: Number(process.env.RACKSIDE_E2E_NET ?? 190) + 2,
-      port: Number(process.env.RACKSIDE_E2E_PORT ?? 7007) + 2,
-    });
+    portal = await startPortal({ offset: 2 });
     chrome = await launchBrowser();
     context = chrome.context;
   },
@@ -43,42 +43,13 @@ after(async () => {
   await portal?.stop();
 });
 
-const sleep = ms => new Promise(r => setTimeout(r, ms));
-
-/** Polls fn until it returns a truthy value. */
-async function eventually(what, fn, timeoutMs = 60_000, everyMs = 1000) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    last = await fn();
-    if (last) return last;
-    if (Date.now() > deadline)
-      assert.fail(`${what}: not reached in ${timeoutMs} ms`);
-    await sleep(everyMs);
-  }
-}
-
-const getJson = (...args) => kubectlGetJson(portal.kubectl, ...args);
-const podsOn = node => kubectlPodsOn(portal.kubectl, node);
-const pickWorker = () => pickDrainableWorker(portal.kubectl);
-
 test(
   'a guest drains a worker from /servers and watches it reach Drained',
   { timeout: 420_000 },
   async t => {
     // The fixture's workloads are scheduled (and Running) before we choose.
-    await eventually(
-      'the shop workloads scheduled and running',
-      () => {
-        const shop = getJson('pods', '-n', 'shop').items;
-        return (
-          shop.length >= 7 &&
-          shop.every(p => p.spec.nodeName && p.status?.phase === 'Running')
-        );
-      },
-      120_000,
-    );
-    const worker = pickWorker();
+    await waitForShopWorkloads(portal);
+    const worker = pickDrainableWorker(portal.kubectl);
     assert.ok(worker, 'a worker without payments or unmanaged pods exists');
     const NODE = worker.name;
     const toEvict = worker.evictable.map(
@@ -93,13 +64,7 @@ test(
     const page = await context.newPage();
     page.setDefaultTimeout(30_000);
     try {
-      await page.goto(`${portal.baseUrl}/servers`);
-      await page.getByRole('button', { name: 'Enter' }).click();
-
-      const row = page.locator(
-        `[data-testid="server-row"][data-node="${NODE}"]`,
-      );
-      await row.waitFor({ timeout: 60_000 });
+      const row = await openServersPage(page, portal, NODE);
       await row.getByRole('button', { name: `Drain ${NODE}` }).click();
 
       const dialog = page.getByRole('dialog');
@@ -126,20 +91,7 @@ test(
         'the quorum effect is stated',
       );
 
-      if (worker.emptyDir) {
-        const before = await preflight.getAttribute('data-token');
-        await dialog
-          .getByLabel('Also evict pods with emptyDir volumes')
-          .check();
-        await eventually(
-          'a new pre-flight with the emptyDir option',
-          async () =>
-            (await preflight.getAttribute('data-token')) !== before &&
-            (await preflight.getByTestId('preflight-refused').count()) === 0,
-          30_000,
-          250,
-        );
-      }
+      if (worker.emptyDir) await allowEmptyDirEviction(dialog);
 
       const submit = dialog.getByRole('button', { name: 'Drain', exact: true });
       await dialog
@@ -158,41 +110,33 @@ test(
       await dialog.waitFor({ state: 'detached' });
 
       // Watch the row: Draining n of N, then Drained.
-      const cell = row.getByTestId('maintenance-cell');
       const seen = new Set();
-      await eventually(
+      await waitForRow(
+        row,
         'the row reaches Drained',
-        async () => {
-          const text = (await row.locator('td').nth(5).innerText()).trim();
-          seen.add(text.split('\n')[0]);
-          return (await cell.getAttribute('data-phase').catch(() => null)) ===
-            'Drained'
-            ? text
-            : undefined;
+        r => {
+          seen.add(r.maintenance.split('\n')[0]);
+          return r.phase === 'Drained';
         },
-        180_000,
-        250,
+        { timeoutMs: 180_000, everyMs: 250 },
       );
       t.diagnostic(`the row showed: ${[...seen].join(' | ')}`);
       assert.equal(
         (await row.getByTestId('maintenance-phase').innerText()).trim(),
         'Drained',
       );
-      assert.equal(
-        (await row.locator('td').nth(4).innerText()).trim(),
-        'Cordoned',
-      );
+      assert.equal((await readRow(row)).schedulable, 'Cordoned');
 
       // The cluster agrees: only DaemonSet pods are left, and it is Drained.
-      const left = podsOn(NODE).filter(p => !isDaemonSetPod(p));
+      const left = portal.podsOn(NODE).filter(p => !isDaemonSetPod(p));
       assert.deepEqual(
         left.map(p => `${p.metadata.namespace}/${p.metadata.name}`),
         [],
         `no non-DaemonSet pod left on ${NODE}`,
       );
-      const maintenance = getJson('nodemaintenances', '-A').items.find(
-        m => m.spec.nodeName === NODE && m.spec.intent === 'drain',
-      );
+      const maintenance = portal
+        .getJson('nodemaintenances', '-A')
+        .items.find(m => m.spec.nodeName === NODE && m.spec.intent === 'drain');
       assert.ok(maintenance, `a drain NodeMaintenance of ${NODE}`);
       assert.equal(maintenance.status?.phase, 'Drained');
       assert.equal(maintenance.spec.reason, 'e2e: kernel update, TICKET-6');

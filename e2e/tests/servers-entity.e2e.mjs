@@ -8,7 +8,14 @@
 //   node --test e2e/tests/*.e2e.mjs
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, startPortal } from './harness.mjs';
+import {
+  eventually,
+  launchBrowser,
+  serverRow,
+  signIn,
+  signInIfAsked,
+  startPortal,
+} from './harness.mjs';
 
 const NODE = 'worker-1';
 
@@ -18,10 +25,7 @@ let chrome;
 
 before(
   async () => {
-    portal = await startPortal({
-      net: Number(process.env.RACKSIDE_E2E_NET ?? 190) + 3,
-      port: Number(process.env.RACKSIDE_E2E_PORT ?? 7007) + 3,
-    });
+    portal = await startPortal({ offset: 3 });
     chrome = await launchBrowser();
     context = chrome.context;
   },
@@ -33,18 +37,6 @@ after(async () => {
   await portal?.stop();
 });
 
-/** Polls fn until it returns a truthy value. */
-async function eventually(what, fn, timeoutMs = 90_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn().catch(() => undefined);
-    if (value) return value;
-    if (Date.now() > deadline)
-      assert.fail(`${what}: not reached in ${timeoutMs} ms`);
-    await new Promise(r => setTimeout(r, 2000));
-  }
-}
-
 test(
   'a server links to its catalog entity, whose Server tab shows it',
   { timeout: 300_000 },
@@ -53,27 +45,28 @@ test(
     page.setDefaultTimeout(30_000);
     try {
       await page.goto(`${portal.baseUrl}/servers`);
-      await page.getByRole('button', { name: 'Enter' }).click();
+      await signIn(page);
 
       // The catalog publishes the rack's servers shortly after start; the
       // link appears once the entity exists (reload to ask again).
-      const link = await eventually('catalog link of worker-1', async () => {
-        await page.goto(`${portal.baseUrl}/servers`);
-        // A reload can land on the guest sign-in again.
-        const enter = page.getByRole('button', { name: 'Enter' });
-        const row0 = page.locator('[data-testid="server-row"]').first();
-        await enter.or(row0).first().waitFor({ timeout: 60_000 });
-        if (await enter.isVisible()) await enter.click();
-        const row = page.locator(
-          `[data-testid="server-row"][data-node="${NODE}"]`,
-        );
-        await row.waitFor({ timeout: 60_000 });
-        const candidate = row.getByRole('link', {
-          name: `catalog entity of ${NODE}`,
-        });
-        await candidate.waitFor({ timeout: 5_000 });
-        return candidate;
-      });
+      const link = await eventually(
+        'catalog link of worker-1',
+        async () => {
+          await page.goto(`${portal.baseUrl}/servers`);
+          await signInIfAsked(
+            page,
+            page.locator('[data-testid="server-row"]').first(),
+          );
+          const row = serverRow(page, NODE);
+          await row.waitFor({ timeout: 60_000 });
+          const candidate = row.getByRole('link', {
+            name: `catalog entity of ${NODE}`,
+          });
+          await candidate.waitFor({ timeout: 5_000 });
+          return candidate;
+        },
+        { timeoutMs: 90_000, everyMs: 2000, retryErrors: true },
+      );
       assert.equal(
         await link.getAttribute('href'),
         `/catalog/default/resource/plant-a--${NODE}`,

@@ -14,10 +14,16 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  getJson as kubectlGetJson,
+  allowEmptyDirEviction,
+  eventually,
   launchBrowser,
+  openServersPage,
   pickDrainableWorker,
+  readRow,
+  signInIfAsked,
   startPortal,
+  waitForRow,
+  waitForShopWorkloads,
 } from './harness.mjs';
 
 const SCREENSHOT =
@@ -31,10 +37,7 @@ let chrome;
 
 before(
   async () => {
-    portal = await startPortal({
-      net: Number(process.env.RACKSIDE_E2E_NET ?? 190) + 5,
-      port: Number(process.env.RACKSIDE_E2E_PORT ?? 7007) + 5,
-    });
+    portal = await startPortal({ offset: 5 });
     chrome = await launchBrowser();
     context = chrome.context;
   },
@@ -46,22 +49,7 @@ after(async () => {
   await portal?.stop();
 });
 
-const sleep = ms => new Promise(r => setTimeout(r, ms));
-
-/** Polls fn until it returns a truthy value. */
-async function eventually(what, fn, timeoutMs = 60_000, everyMs = 1000) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    last = await fn();
-    if (last) return last;
-    if (Date.now() > deadline)
-      assert.fail(`${what}: not reached in ${timeoutMs} ms`);
-    await sleep(everyMs);
-  }
-}
-
-const getJson = (...args) => kubectlGetJson(portal.kubectl, ...args);
+const getJson = (...args) => portal.getJson(...args);
 
 const rackInfo = () =>
   JSON.parse(fs.readFileSync(path.join(portal.rackDir, 'rack.json'), 'utf8'));
@@ -94,20 +82,10 @@ test(
           pp.status?.reboot === true
         );
       },
-      120_000,
+      { timeoutMs: 120_000 },
     );
     // The fixture's workloads are scheduled (and Running) before we choose.
-    await eventually(
-      'the shop workloads scheduled and running',
-      () => {
-        const shop = getJson('pods', '-n', 'shop').items;
-        return (
-          shop.length >= 7 &&
-          shop.every(p => p.spec.nodeName && p.status?.phase === 'Running')
-        );
-      },
-      120_000,
-    );
+    await waitForShopWorkloads(portal);
     const withBmc = getJson('serverbmcs').items.map(b => b.metadata.name);
     const worker = pickDrainableWorker(portal.kubectl, {
       among: withBmc,
@@ -137,13 +115,7 @@ test(
     const page = await context.newPage();
     page.setDefaultTimeout(30_000);
     try {
-      await page.goto(`${portal.baseUrl}/servers`);
-      await page.getByRole('button', { name: 'Enter' }).click();
-
-      const row = page.locator(
-        `[data-testid="server-row"][data-node="${NODE}"]`,
-      );
-      await row.waitFor({ timeout: 60_000 });
+      const row = await openServersPage(page, portal, NODE);
       // The backend's caches may read the PowerProvider's advertisement after
       // the page's first load: ask again until the row offers Reboot.
       const rebootButton = row.getByRole('button', { name: `Reboot ${NODE}` });
@@ -152,14 +124,11 @@ test(
         async () => {
           if (await rebootButton.isVisible()) return true;
           await page.reload();
-          const enter = page.getByRole('button', { name: 'Enter' });
-          await enter.or(row).first().waitFor({ timeout: 60_000 });
-          if (await enter.isVisible()) await enter.click();
+          await signInIfAsked(page, row);
           await row.waitFor({ timeout: 60_000 });
           return false;
         },
-        90_000,
-        2000,
+        { timeoutMs: 90_000, everyMs: 2000 },
       );
       await rebootButton.click();
 
@@ -177,20 +146,7 @@ test(
       );
 
       // An emptyDir pod is refused until the option allows its eviction.
-      if (worker.emptyDir) {
-        const before = await preflight.getAttribute('data-token');
-        await dialog
-          .getByLabel('Also evict pods with emptyDir volumes')
-          .check();
-        await eventually(
-          'a new pre-flight with the emptyDir option',
-          async () =>
-            (await preflight.getAttribute('data-token')) !== before &&
-            (await preflight.getByTestId('preflight-refused').count()) === 0,
-          30_000,
-          250,
-        );
-      }
+      if (worker.emptyDir) await allowEmptyDirEviction(dialog);
 
       // The pre-flight, as a person reads it.
       const evict = preflight.getByTestId('preflight-evict');
@@ -242,16 +198,12 @@ test(
       await dialog.waitFor({ state: 'detached' });
 
       // Watch the row: draining, Rebooting, then back in service.
-      const cell = row.getByTestId('maintenance-cell');
       const seen = [];
       let rebootingText;
-      await eventually(
+      await waitForRow(
+        row,
         `${NODE} back in service`,
-        async () => {
-          const phase =
-            (await cell.count()) > 0
-              ? await cell.getAttribute('data-phase').catch(() => null)
-              : null;
+        async ({ phase, schedulable, ready }) => {
           if (phase && seen.at(-1) !== phase) seen.push(phase);
           if (phase === 'Rebooting' && !rebootingText) {
             rebootingText = (
@@ -259,14 +211,9 @@ test(
             ).trim();
           }
           if (!seen.length || phase) return false;
-          const schedulable = (await row.locator('td').nth(4).innerText())
-            .trim()
-            .startsWith('Schedulable');
-          const ready = (await row.locator('td').nth(3).innerText()).trim();
-          return schedulable && ready === 'Ready';
+          return schedulable.startsWith('Schedulable') && ready === 'Ready';
         },
-        240_000,
-        250,
+        { timeoutMs: 240_000, everyMs: 250 },
       );
       t.diagnostic(`the row showed: ${seen.join(' | ')}`);
       assert.ok(
@@ -278,7 +225,7 @@ test(
         `Rebooting — waiting for ${NODE} to come back`,
       );
       assert.equal(
-        (await row.locator('td').nth(5).innerText()).trim(),
+        (await readRow(row)).maintenance,
         '—',
         'no maintenance left on the row',
       );
@@ -342,10 +289,8 @@ test(
       await page.goto(
         `${portal.baseUrl}/servers/maintenances/plant-a/${nm.metadata.name}`,
       );
-      const enter = page.getByRole('button', { name: 'Enter' });
       const chip = page.getByTestId('maintenance-phase-chip');
-      await enter.or(chip).first().waitFor({ timeout: 60_000 });
-      if (await enter.isVisible()) await enter.click();
+      await signInIfAsked(page, chip);
       await chip.getByText('Complete').waitFor();
       const record = page.getByTestId('maintenance-power-record');
       assert.equal(await record.count(), 1);

@@ -8,7 +8,13 @@
 // RACKSIDE_E2E_SCREENSHOT (default /tmp/rackside-e2e.png), plus harness.mjs's.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { launchBrowser, startPortal } from './harness.mjs';
+import {
+  eventually,
+  launchBrowser,
+  openServersPage,
+  startPortal,
+  waitForRow,
+} from './harness.mjs';
 
 const SCREENSHOT =
   process.env.RACKSIDE_E2E_SCREENSHOT ?? '/tmp/rackside-e2e.png';
@@ -37,19 +43,6 @@ const unschedulable = () =>
     .kubectl('get', 'node', NODE, '-o', 'jsonpath={.spec.unschedulable}')
     .trim();
 
-/** Polls fn until it returns a truthy value. */
-async function eventually(what, fn, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    last = await fn();
-    if (last) return last;
-    if (Date.now() > deadline)
-      assert.fail(`${what}: not reached in ${timeoutMs} ms`);
-    await new Promise(r => setTimeout(r, 1000));
-  }
-}
-
 test(
   'a guest cordons worker-1 and returns it to service from /servers',
   { timeout: 300_000 },
@@ -59,15 +52,7 @@ test(
     const page = await browser.newPage();
     page.setDefaultTimeout(30_000);
     try {
-      await page.goto(`${portal.baseUrl}/servers`);
-
-      // Guest sign-in.
-      await page.getByRole('button', { name: 'Enter' }).click();
-
-      const row = page.locator(
-        `[data-testid="server-row"][data-node="${NODE}"]`,
-      );
-      await row.waitFor({ timeout: 60_000 });
+      const row = await openServersPage(page, portal, NODE);
 
       // Cordon with a reason.
       await row.getByRole('button', { name: `Cordon ${NODE}` }).click();
@@ -83,12 +68,12 @@ test(
         .first()
         .waitFor({ timeout: 60_000 });
       // The maintenance column shows the phase Cordoned (not only the chip).
-      await eventually('phase Cordoned in the row', async () =>
-        /Cordoned/.test((await row.locator('td').nth(5).innerText()).trim()),
+      await waitForRow(row, 'phase Cordoned in the row', r =>
+        /Cordoned/.test(r.maintenance),
       );
       await eventually(
         `${NODE} unschedulable in the cluster`,
-        () => unschedulable() === 'true',
+        async () => unschedulable() === 'true',
       );
 
       // Return to service with a reason.
@@ -104,18 +89,16 @@ test(
         .click();
       await dialog.waitFor({ state: 'detached' });
 
-      await eventually(
+      await waitForRow(
+        row,
         'maintenance Complete or gone in the row',
-        async () => {
-          const text = (await row.locator('td').nth(5).innerText()).trim();
-          return text === '—' || /Complete/.test(text);
-        },
-        90_000,
+        r => r.maintenance === '—' || /Complete/.test(r.maintenance),
+        { timeoutMs: 90_000 },
       );
-      await eventually(
+      await waitForRow(
+        row,
         'Schedulable in the row',
-        async () =>
-          (await row.locator('td').nth(4).innerText()).trim() === 'Schedulable',
+        r => r.schedulable === 'Schedulable',
       );
       assert.equal(unschedulable(), '', `${NODE} schedulable again`);
       assert.equal(
