@@ -16,7 +16,10 @@ export function staticClusterRegistry(states: ClusterState[]): ClusterRegistry {
  *
  * @public
  */
-export const clusterRegistryServiceRef = perClusterRegistryServiceRef({
+export const clusterRegistryServiceRef = perClusterRegistryServiceRef<
+  KubeClusterState,
+  ClusterRegistry
+>({
   id: 'rackside.servers.clusters',
   open: (cluster, logger) => new KubeClusterState(cluster, logger),
   registry: staticClusterRegistry,

@@ -19,7 +19,10 @@ export function staticMachinesRegistry(
  *
  * @public
  */
-export const machinesRegistryServiceRef = perClusterRegistryServiceRef({
+export const machinesRegistryServiceRef = perClusterRegistryServiceRef<
+  KubeMachinesState,
+  MachinesRegistry
+>({
   id: 'rackside.servers.machines',
   open: (cluster, logger) => new KubeMachinesState(cluster, logger),
   registry: staticMachinesRegistry,

@@ -46,9 +46,20 @@ export interface ServersTestBackendOptions {
     | ReturnType<typeof mockCredentials.user>;
 }
 
+/** The started backend and what its mocks recorded while the test ran. */
+export interface ServersTestBackend {
+  server: Awaited<ReturnType<typeof startTestBackend>>['server'];
+  /** Every audit event, in order. */
+  events: RecordedAuditEvent[];
+  /** Every `authorize` request, in order. */
+  authorized: AuthorizePermissionRequest[];
+  /** Every signal published. */
+  published: any[];
+}
+
 export async function startServersTestBackend(
   options: ServersTestBackendOptions,
-) {
+): Promise<ServersTestBackend> {
   const events: RecordedAuditEvent[] = [];
   const auditor = mockServices.auditor.mock({
     createEvent: async opts => {
