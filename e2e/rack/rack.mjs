@@ -3,11 +3,11 @@
 // kwok for fake Nodes/Pods, the fixture's nodes and workloads, and (from lib/talos.mjs and
 // lib/redfish.mjs) the Talos API emulator and Redfish BMCs. Plain ESM, no npm dependencies.
 //
-//   node e2e/rack/rack.mjs up   [--dir DIR] [--net N] [--fixture FILE] [--detach] [--no-talos] [--no-redfish]
+//   node e2e/rack/rack.mjs up   [--dir DIR] [--net N] [--fixture FILE] [--detach] [--no-talos] [--no-redfish] [--node-heartbeat-seconds S]
 //   node e2e/rack/rack.mjs down [--dir DIR]
 //   node e2e/rack/rack.mjs status [--dir DIR]
 //
-// Library: startRack({dir, net, fixture, withTalos, withRedfish, log}) -> rack (see README.md).
+// Library: startRack({dir, net, fixture, withTalos, withRedfish, nodeHeartbeatSeconds, log}) -> rack (see README.md).
 
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -460,6 +460,7 @@ export function kubeClient({
   keyFile,
   token,
   timeoutMs = 30000,
+  maxSockets = 8,
 }) {
   const u = new URL(server);
   const agent = new https.Agent({
@@ -467,7 +468,7 @@ export function kubeClient({
     cert: certFile ? fs.readFileSync(certFile) : undefined,
     key: keyFile ? fs.readFileSync(keyFile) : undefined,
     keepAlive: true,
-    maxSockets: 8,
+    maxSockets,
   });
   function request(
     method,
@@ -710,6 +711,7 @@ export async function startRack({
   withTalos = true,
   withRedfish = true,
   withWorkloads = true,
+  nodeHeartbeatSeconds,
   log = defaultLog,
   detached = false,
 } = {}) {
@@ -721,6 +723,13 @@ export async function startRack({
   checkBinaries(bins);
   const fx = typeof fixture === 'string' ? loadFixture(fixture, bins) : fixture;
   const machines = fixtureMachines(fx, rackNet);
+  if (
+    nodeHeartbeatSeconds !== undefined &&
+    !(Number.isInteger(nodeHeartbeatSeconds) && nodeHeartbeatSeconds >= 1)
+  )
+    throw new Error(
+      `nodeHeartbeatSeconds must be a positive integer, got ${nodeHeartbeatSeconds}`,
+    );
 
   prepareDir(dir);
   const procs = new Procs(dir, log);
@@ -909,7 +918,7 @@ export async function startRack({
     ]);
     const kwok = procs.start('kwok', bins.kwok, [
       '-c',
-      path.join(RACK_DIR, 'kwok', 'stages.yaml'),
+      kwokStagesFile(dir, nodeHeartbeatSeconds),
       `--kubeconfig=${kubeconfig}`,
       '--manage-all-nodes=false',
       `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
@@ -1032,6 +1041,33 @@ export async function startRack({
     await stop().catch(() => {});
     throw e;
   }
+}
+
+/**
+ * The kwok Stage file: kwok/stages.yaml as it is, or (with `heartbeatSeconds`) a copy in
+ * DIR whose node-heartbeat stage fires every `heartbeatSeconds` (+ up to 20 % jitter)
+ * instead of every 20-25 s. Thousands of nodes heartbeating every 20 s are a load of their
+ * own; a real kubelet with node leases posts its status every 5 minutes.
+ */
+export function kwokStagesFile(dir, heartbeatSeconds) {
+  const stock = path.join(RACK_DIR, 'kwok', 'stages.yaml');
+  if (heartbeatSeconds === undefined) return stock;
+  if (!Number.isInteger(heartbeatSeconds) || heartbeatSeconds < 1)
+    throw new Error(
+      `nodeHeartbeatSeconds must be a positive integer, got ${heartbeatSeconds}`,
+    );
+  const text = fs.readFileSync(stock, 'utf8');
+  const delay =
+    /(name: node-heartbeat\n[\s\S]*?delay:\n\s+durationMilliseconds: )\d+(\n\s+jitterDurationMilliseconds: )\d+/;
+  if (!delay.test(text))
+    throw new Error(`${stock}: no delay block in the node-heartbeat stage`);
+  const ms = heartbeatSeconds * 1000;
+  const file = path.join(dir, 'kwok-stages.yaml');
+  fs.writeFileSync(
+    file,
+    text.replace(delay, `$1${ms}$2${Math.round(ms * 1.2)}`),
+  );
+  return file;
 }
 
 function isNodeReady(node) {
@@ -1270,6 +1306,8 @@ function parseArgs(argv) {
     else if (a === '--no-talos') opts.withTalos = false;
     else if (a === '--no-redfish') opts.withRedfish = false;
     else if (a === '--no-workloads') opts.withWorkloads = false;
+    else if (a === '--node-heartbeat-seconds')
+      opts.nodeHeartbeatSeconds = Number(argv[++i]);
     else if (a === '-h' || a === '--help') opts.help = true;
     else opts._.push(a);
   }
@@ -1277,7 +1315,7 @@ function parseArgs(argv) {
 }
 
 const USAGE = `usage:
-  node e2e/rack/rack.mjs up     [--dir DIR] [--net N] [--fixture FILE] [--detach] [--no-talos] [--no-redfish] [--no-workloads]
+  node e2e/rack/rack.mjs up     [--dir DIR] [--net N] [--fixture FILE] [--detach] [--no-talos] [--no-redfish] [--no-workloads] [--node-heartbeat-seconds S]
   node e2e/rack/rack.mjs down   [--dir DIR]
   node e2e/rack/rack.mjs status [--dir DIR]
 defaults: --dir \${RACKSIDE_CACHE:-~/.cache/rackside}/racks/demo  --net 0  --fixture e2e/rack/fixture/plant-a.yaml`;
@@ -1373,6 +1411,7 @@ async function main(argv) {
     withTalos: opts.withTalos ?? true,
     withRedfish: opts.withRedfish ?? true,
     withWorkloads: opts.withWorkloads ?? true,
+    nodeHeartbeatSeconds: opts.nodeHeartbeatSeconds,
   });
   console.log(`KUBECONFIG=${rack.kubeconfig}`);
   console.log(`rack info: ${path.join(rack.dir, 'rack.json')}`);
