@@ -1,9 +1,12 @@
 /*
- * The NodeMaintenance state machine as a table (DESIGN section 4). Each row looks at one
- * maintenance in one phase, may act on the node through `ports.nodes`, and answers with a
- * Decision. The reconciler (reconciler.ts) writes the decided transition to status, then
- * emits the Event, before anything else happens. Rows only ever act idempotently, so a
- * restart resumes from whatever status says.
+ * The NodeMaintenance state machine as a table (DESIGN section 4; `transitions` below).
+ * Each row looks at one maintenance in one phase, may act on the node through
+ * `ports.nodes`, read the drain's outcome (`ports.drains`, drain/DrainRunner.ts) or the
+ * power channel (`ports.power`), and answers with a Decision. The reconciler
+ * (reconciler.ts) writes the decided transition to status, then emits the Event, before
+ * anything else happens; a `record` decision with `send` is where a power verb goes out,
+ * after it is on record (powerRows.ts). Rows only ever act idempotently, so a restart
+ * resumes from whatever status says.
  */
 import {
   deriveQuorum,
