@@ -1,0 +1,276 @@
+// The operator as a process of its own (so its RSS is its own), under the demo's
+// ServiceAccount (operator.kubeconfig that scripts/demo-access.mjs writes), run one of two
+// ways:
+//  * 'build': what the image runs (packages/operator/Dockerfile: node, with the node
+//    options of its ENTRYPOINT, dist/index.cjs.js).
+//    `yarn workspace @rackside/operator build` makes a deployment bundle (the operator and
+//    its two workspace libraries compiled to CommonJS); it is unpacked into a temporary
+//    directory, the workspace libraries linked next to it, third-party packages taken from
+//    the repository's node_modules (NODE_PATH). Rebuilt when a source is newer.
+//  * 'source': TypeScript through backstage-cli's node transform, as the demo and the rack
+//    tests run it. The transform (swc) costs some 35 MB of RSS of its own.
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { log, ROOT, sleep } from './common.mjs';
+
+const require = createRequire(import.meta.url);
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const BUNDLE = path.join(ROOT, 'packages/operator/dist/bundle.tar.gz');
+const BUNDLE_SOURCES = [
+  'packages/operator',
+  'plugins/servers-node',
+  'plugins/servers-common',
+];
+
+function newestSource(dir) {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (
+      entry.name === 'node_modules' ||
+      entry.name === 'dist' ||
+      entry.name === 'dist-types'
+    )
+      continue;
+    const p = path.join(dir, entry.name);
+    const t = entry.isDirectory() ? newestSource(p) : fs.statSync(p).mtimeMs;
+    if (t > newest) newest = t;
+  }
+  return newest;
+}
+
+/**
+ * The operator's build unpacked into a fresh temporary directory; returns the entry file
+ * and the directory (remove it when done). Builds first when the bundle is missing or
+ * older than a source file.
+ */
+export function unpackOperatorBuild() {
+  const built = fs.existsSync(BUNDLE) ? fs.statSync(BUNDLE).mtimeMs : 0;
+  if (BUNDLE_SOURCES.some(d => newestSource(path.join(ROOT, d)) > built)) {
+    log('building the operator (yarn workspace @rackside/operator build)');
+    execFileSync('yarn', ['workspace', '@rackside/operator', 'build'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+  }
+  const dir = fs.mkdtempSync(
+    path.join(os.tmpdir(), 'rackside-operator-build-'),
+  );
+  execFileSync('tar', ['xzf', BUNDLE, '-C', dir]);
+  fs.mkdirSync(path.join(dir, 'node_modules/@rackside'), { recursive: true });
+  for (const name of ['servers-node', 'servers-common'])
+    fs.symlinkSync(
+      path.join(dir, 'plugins', name),
+      path.join(dir, 'node_modules/@rackside', `plugin-${name}`),
+    );
+  return { dir, entry: path.join(dir, 'packages/operator/dist/index.cjs.js') };
+}
+
+/** VmRSS and VmHWM (peak) of a process, in bytes. */
+export function rssOf(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = key =>
+    Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) *
+    1024;
+  return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+}
+
+const NODE_TRANSFORM = require.resolve(
+  '@backstage/cli/config/nodeTransform.cjs',
+  {
+    paths: [ROOT],
+  },
+);
+
+/**
+ * The node options of the image's ENTRYPOINT (packages/operator/Dockerfile), so the
+ * build runs here as it runs in the image: `["node", ...options, "dist/index.cjs.js"]`.
+ */
+export function imageNodeOptions() {
+  const file = path.join(ROOT, 'packages/operator/Dockerfile');
+  const line = fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .find(l => l.startsWith('ENTRYPOINT '));
+  const argv = line ? JSON.parse(line.slice('ENTRYPOINT '.length)) : undefined;
+  if (
+    !Array.isArray(argv) ||
+    argv[0] !== 'node' ||
+    argv.at(-1) !== 'dist/index.cjs.js'
+  )
+    throw new Error(
+      `${file}: expected ENTRYPOINT ["node", ..., "dist/index.cjs.js"], got ${line}`,
+    );
+  return argv.slice(1, -1);
+}
+
+/**
+ * Starts the operator; resolves once /readyz says it leads with synced caches.
+ * `from` is 'build' or 'source' (see above); `nodeArgs` go to node (e.g. --cpu-prof,
+ * --heapsnapshot-signal=SIGUSR2).
+ */
+export async function startOperatorProcess(
+  rackDir,
+  {
+    from = 'build',
+    logFile,
+    nodeArgs = [],
+    identity = 'bench-operator',
+    readyTimeoutMs = 300_000,
+  } = {},
+) {
+  if (from !== 'build' && from !== 'source')
+    throw new Error(`the operator runs from build or source, not ${from}`);
+  const port = await freePort();
+  const build = from === 'build' ? unpackOperatorBuild() : undefined;
+  const entry = build
+    ? [...imageNodeOptions(), build.entry]
+    : [
+        '--require',
+        NODE_TRANSFORM,
+        path.join(ROOT, 'packages/operator/src/index.ts'),
+      ];
+  const env = build
+    ? { NODE_PATH: path.join(ROOT, 'node_modules'), NODE_ENV: 'production' }
+    : {};
+  const out = fs.openSync(
+    logFile ?? path.join(rackDir, 'logs', 'operator-bench.log'),
+    'a',
+  );
+  const child = spawn(
+    process.execPath,
+    [
+      ...nodeArgs,
+      ...entry,
+      '--kubeconfig',
+      path.join(rackDir, 'operator.kubeconfig'),
+      '--namespace',
+      'rackside-system',
+      '--probe-port',
+      String(port),
+      '--identity',
+      identity,
+      // No MachineReclaim admission webhook: nothing here registers it, and its default
+      // port may be taken by a demo running on the same machine.
+      '--webhook-port',
+      '0',
+    ],
+    {
+      cwd: build
+        ? path.dirname(path.dirname(build.entry))
+        : path.join(ROOT, 'packages/operator'),
+      env: { ...process.env, ...env },
+      stdio: ['ignore', out, out],
+    },
+  );
+  fs.closeSync(out);
+  let exited = null;
+  child.on('exit', (code, signal) => (exited = { code, signal }));
+  const started = Date.now();
+  const url = `http://127.0.0.1:${port}`;
+  const fail = message => {
+    if (!exited) child.kill('SIGKILL');
+    if (build) fs.rmSync(build.dir, { recursive: true, force: true });
+    throw new Error(message);
+  };
+  for (;;) {
+    if (exited)
+      fail(`the operator exited (${JSON.stringify(exited)}); see its log`);
+    try {
+      const r = await fetch(`${url}/readyz`);
+      if (r.ok) break;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() - started > readyTimeoutMs)
+      fail(`the operator was not ready after ${readyTimeoutMs} ms`);
+    await sleep(250);
+  }
+  const readyMs = Date.now() - started;
+  log(
+    `operator (pid ${child.pid}, from ${from}) ready in ${(
+      readyMs / 1000
+    ).toFixed(1)} s`,
+  );
+  return {
+    pid: child.pid,
+    url,
+    readyMs,
+    rss: () => rssOf(child.pid),
+    metrics: async () => (await fetch(`${url}/metrics`)).text(),
+    /** SIGTERM (the operator releases its Lease), SIGKILL after 10 s. */
+    async stop() {
+      if (!exited) {
+        const gone = new Promise(r => child.once('exit', r));
+        child.kill('SIGTERM');
+        const done = await Promise.race([
+          gone.then(() => true),
+          sleep(10_000).then(() => false),
+        ]);
+        if (!done) child.kill('SIGKILL');
+      }
+      if (build) fs.rmSync(build.dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Where a process's RSS lives, from /proc/PID/smaps: anonymous mappings (mostly the V8
+ * heap), the malloc heap (native allocations: OpenSSL, zlib, buffers), the node binary's
+ * pages, the swc binding of the source transform, and other files. In bytes.
+ */
+export function memoryBreakdown(pid) {
+  const out = {
+    anonymous: 0,
+    mallocHeap: 0,
+    nodeBinary: 0,
+    swc: 0,
+    otherFiles: 0,
+  };
+  let bucket;
+  for (const line of fs
+    .readFileSync(`/proc/${pid}/smaps`, 'utf8')
+    .split('\n')) {
+    const map = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (map) {
+      const name = map[1];
+      bucket =
+        name === '' || name.startsWith('[anon') || name === '[stack]'
+          ? 'anonymous'
+          : name === '[heap]'
+          ? 'mallocHeap'
+          : name === process.execPath
+          ? 'nodeBinary'
+          : /swc/.test(name)
+          ? 'swc'
+          : 'otherFiles';
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss && bucket) out[bucket] += Number(rss[1]) * 1024;
+  }
+  return out;
+}
+
+export function describeBreakdown(b) {
+  const m = n => `${(n / 1e6).toFixed(0)} MB`;
+  return `anonymous (V8 heap and other mmaps) ${m(
+    b.anonymous,
+  )}, malloc heap ${m(b.mallocHeap)}, node binary ${m(
+    b.nodeBinary,
+  )}, swc transform ${m(b.swc)}, other files ${m(b.otherFiles)}`;
+}
