@@ -38,7 +38,9 @@ function statusCode(error: unknown): number | undefined {
  * process last saw the record change, never by comparing clocks with the
  * holder: a skewed clock must not let two replicas lead at once.
  *
- * The renewal is the operator's one periodic apiserver request while idle.
+ * The renewal is the operator's one periodic apiserver request while idle: one update
+ * per retry period. Like client-go, the leader renews the record it wrote last without
+ * reading it first; only when that write conflicts does it read the Lease again.
  */
 export class LeaderElector {
   private timer?: NodeJS.Timeout;
@@ -46,6 +48,8 @@ export class LeaderElector {
   private stopped = false;
   private observed?: { resourceVersion?: string; at: number };
   private lastRenew = 0;
+  /** The Lease as this leader last wrote it (the renewal's fast path). */
+  private written?: V1Lease;
   private readonly api: CoordinationV1Api;
   private readonly leaseDurationMs: number;
   private readonly retryPeriodMs: number;
@@ -101,6 +105,23 @@ export class LeaderElector {
   private async tryAcquireOrRenew(): Promise<boolean> {
     const now = microTime(new Date());
     const { identity, name, namespace } = this.options;
+    if (this.leading && this.written) {
+      const last = this.written;
+      this.written = undefined;
+      try {
+        // The resourceVersion makes it conditional: a 409 means the record changed since.
+        this.written = await this.api.replaceNamespacedLease({
+          name,
+          namespace,
+          body: { ...last, spec: { ...last.spec, renewTime: now as any } },
+        });
+        return true;
+      } catch (error) {
+        const code = statusCode(error);
+        if (code !== 409 && code !== 404) throw error;
+        // Changed or gone: read it, as a candidate does.
+      }
+    }
     const lease = await this.read();
     const spec = {
       holderIdentity: identity,
@@ -108,7 +129,7 @@ export class LeaderElector {
       renewTime: now as any,
     };
     if (!lease) {
-      await this.api.createNamespacedLease({
+      this.written = await this.api.createNamespacedLease({
         namespace,
         body: {
           metadata: { name, namespace },
@@ -129,7 +150,7 @@ export class LeaderElector {
     if (held && !expired) return false;
 
     const taking = holder !== identity;
-    await this.api.replaceNamespacedLease({
+    this.written = await this.api.replaceNamespacedLease({
       name,
       namespace,
       body: {
