@@ -51,6 +51,9 @@ function node(
 
 const flag = { by: 'user:default/ops', reason: 'because' };
 
+/** When the fake channel accepts a verb: when the test file loads, so deadlines lie ahead. */
+const ACCEPTED_AT = new Date().toISOString();
+
 /** A fake cluster: nodes and maintenances in memory, every write recorded. */
 class FakeCluster {
   nodes = new Map<string, NodeView>();
@@ -78,7 +81,8 @@ class FakeCluster {
   sent: Array<{ verb: PowerSendVerb; node: string }> = [];
   sendOutcome: SendOutcome = {
     ok: true,
-    receipt: { acceptedAt: '2026-12-01T10:00:00.000Z', detail: 'actor a1' },
+    // Accepted just now: the deadlines count from here.
+    receipt: { acceptedAt: ACCEPTED_AT, detail: 'actor a1' },
   };
   powerStateOf = new Map<string, 'On' | 'Off'>();
   readbackWindow:
@@ -485,10 +489,10 @@ describe('the transition table', () => {
     expect(nm.status?.bootIdBefore).toBe('boot-worker-1-1');
     expect(nm.status?.power?.reboot).toMatchObject({
       channel: 'talos',
-      sentAt: '2026-12-01T10:00:00.000Z',
+      sentAt: ACCEPTED_AT,
       detail: 'actor a1',
     });
-    expect(nm.status?.rebootSentAt).toBe('2026-12-01T10:00:00.000Z');
+    expect(nm.status?.rebootSentAt).toBe(ACCEPTED_AT);
     // The record came first: one status write with recordedAt and no sentAt.
     const order = c.statusWrites.map(w => w.phase);
     expect(order).toEqual([
@@ -602,7 +606,7 @@ describe('the transition table', () => {
     c.sendOutcome = {
       ok: true,
       receipt: {
-        acceptedAt: '2026-12-01T10:00:00.000Z',
+        acceptedAt: ACCEPTED_AT,
         detail: 'ResetType GracefulShutdown (HTTP 204)',
       },
       confirmsPowerOff: true,
@@ -611,7 +615,7 @@ describe('the transition table', () => {
     const first = await c.reconciler().reconcile('m1');
     let nm = c.maintenances.get('m1')!;
     expect(nm.status?.phase).toBe('PoweredOff');
-    expect(nm.status?.poweredOffAt).toBe('2026-12-01T10:00:00.000Z');
+    expect(nm.status?.poweredOffAt).toBe(ACCEPTED_AT);
     expect(nm.status?.conditions).toEqual([
       expect.objectContaining({
         type: 'PowerOffConfirmed',
