@@ -1,6 +1,11 @@
 import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
 import { actionsRegistryServiceMock } from '@backstage/backend-test-utils/alpha';
-import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import {
+  AuthorizeResult,
+  type PolicyDecision,
+} from '@backstage/plugin-permission-common';
+import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
+import { serverPermissionRules } from '@rackside/plugin-servers-node';
 import { registerServersActions } from '.';
 import { PreflightTokens } from '../service/preflight';
 import { ServersService } from '../service/ServersService';
@@ -9,7 +14,10 @@ import { FakeCluster, fakeNode, fakePod } from '../testing/fakeCluster';
 
 const REASON = 'replace the failed disk in bay 3';
 
-function setup(denied: string[] = []) {
+function setup(
+  denied: string[] = [],
+  conditional: Record<string, PolicyDecision> = {},
+) {
   const cluster = new FakeCluster('plant-a', [
     fakeNode('cp-1', { controlPlane: true }),
     fakeNode('cp-2', { controlPlane: true }),
@@ -28,7 +36,14 @@ function setup(denied: string[] = []) {
             : AuthorizeResult.ALLOW,
         })) as any,
       authorizeConditional: async requests =>
-        requests.map(() => ({ result: AuthorizeResult.ALLOW })) as any,
+        requests.map(
+          r =>
+            conditional[r.permission.name] ?? {
+              result: denied.includes(r.permission.name)
+                ? AuthorizeResult.DENY
+                : AuthorizeResult.ALLOW,
+            },
+        ) as any,
     }),
     auditor: mockServices.auditor.mock({
       createEvent: async () => ({
@@ -43,7 +58,9 @@ function setup(denied: string[] = []) {
     logger: mockServices.logger.mock(),
     reasonPolicy: { minLength: 10, maxLength: 500 },
     preflightTokens: new PreflightTokens('test'),
-    applyConditions: () => true,
+    applyConditions: createConditionAuthorizer(
+      Object.values(serverPermissionRules),
+    ),
   });
   const registry = actionsRegistryServiceMock();
   registerServersActions(registry, service);
@@ -82,6 +99,36 @@ describe('the registered actions', () => {
     const w1 = servers.find((s: any) => s.name === 'worker-1');
     expect(w1.actions.cordon).toMatchObject({ offered: true, allowed: false });
     expect(w1.actions.drain).toMatchObject({ offered: true, allowed: true });
+  });
+
+  it('applies a conditional action decision to each server (one decision per action, not per server)', async () => {
+    const { registry } = setup([], {
+      'servers:cordon': {
+        result: AuthorizeResult.CONDITIONAL,
+        pluginId: 'servers',
+        resourceType: 'server',
+        conditions: {
+          not: { rule: 'IS_CONTROL_PLANE', resourceType: 'server', params: {} },
+        },
+      } as PolicyDecision,
+    });
+    const { output } = await registry.invoke({
+      id: 'test:list-servers',
+      input: { cluster: 'plant-a' },
+      credentials: alice,
+    });
+    const allowed = Object.fromEntries(
+      (output as any).servers.map((s: any) => [
+        s.name,
+        s.actions.cordon.allowed,
+      ]),
+    );
+    expect(allowed).toEqual({
+      'cp-1': false,
+      'cp-2': false,
+      'cp-3': false,
+      'worker-1': true,
+    });
   });
 
   it('drains through pre-flight and request, with the token, audited', async () => {

@@ -89,9 +89,15 @@ export async function startServersTestBackend(
             options.decisions?.[r.permission.name] ?? AuthorizeResult.ALLOW,
         };
       }),
+    // servers:read answers `read`; an action permission answers its `decisions` entry.
     authorizeConditional: async requests =>
-      requests.map(
-        () => options.read ?? { result: AuthorizeResult.ALLOW },
+      requests.map(r =>
+        r.permission.name === 'servers:read'
+          ? options.read ?? { result: AuthorizeResult.ALLOW }
+          : {
+              result:
+                options.decisions?.[r.permission.name] ?? AuthorizeResult.ALLOW,
+            },
       ) as any,
   });
   const published: any[] = [];
