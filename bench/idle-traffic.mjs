@@ -187,19 +187,12 @@ runBench(
       logFile: path.join(logs, 'backend.log'),
     });
     ctx.onCleanup(() => backend.stop());
-    // Until the backend's caches serve the list, and its start-up work (catalog) is done.
-    const token = await backend.token();
-    const url = `${backend.baseUrl}/api/servers/clusters/plant-a/servers`;
-    for (let t0 = Date.now(); ; ) {
-      const r = await fetch(url, {
-        headers: { authorization: `Bearer ${token}` },
-      });
-      if (r.ok && (await r.json()).items.length === nodeCount) break;
-      if (Date.now() - t0 > 120_000)
-        throw new Error('the backend did not list the servers in 120 s');
-      await sleep(1000);
-    }
+    // Until its start-up work is done (the catalog ingests the server entities and the
+    // users and groups the policy reads), then until its caches hold every node. The
+    // cluster summary, not the servers list: the list's own defects (bench/README.md) are
+    // not what this bench measures.
     const pid = backend.pid();
+    if (!pid) throw new Error('could not find the backend process');
     for (
       let quiet = 0, last = cpuSeconds(pid), t0 = Date.now();
       quiet < 5 && Date.now() - t0 < 300_000;
@@ -210,6 +203,24 @@ runBench(
       quiet = now - last < 0.4 ? quiet + 1 : 0;
       last = now;
     }
+    const token = await backend.token();
+    const url = `${backend.baseUrl}/api/servers/clusters`;
+    for (let t0 = Date.now(); ; ) {
+      const r = await fetch(url, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      const summary = r.ok
+        ? (await r.json()).items.find(c => c.name === 'plant-a')
+        : undefined;
+      if (summary?.available && summary.servers === nodeCount) break;
+      if (Date.now() - t0 > 120_000)
+        throw new Error(
+          `the backend did not see the ${nodeCount} nodes in 120 s (${
+            r.status
+          } ${JSON.stringify(summary)})`,
+        );
+      await sleep(1000);
+    }
     await sleep(10_000);
 
     const load = loadSampler();
@@ -218,6 +229,9 @@ runBench(
     const t0 = Date.now();
     await sleep(idleSeconds * 1000);
     const end = await dispatched(kube);
+    // Both still the processes that were started (a restart would re-list everything).
+    cpuSeconds(pid);
+    process.kill(operator.pid, 0);
     const window = Date.now() - t0;
     const seen = load.stop();
     const delta = name => (end[name] ?? 0) - (start[name] ?? 0);

@@ -5,8 +5,11 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { log, ROOT, sleep } from './common.mjs';
+
+const require = createRequire(import.meta.url);
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -59,40 +62,11 @@ export function cpuSeconds(pid) {
   return ticks / 100;
 }
 
-/** The node process that runs the backend (the child of backstage-cli's start). */
-function backendNodePid(rootPid) {
-  const children = pid => {
-    try {
-      return fs
-        .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
-        .trim()
-        .split(/\s+/)
-        .filter(Boolean)
-        .map(Number);
-    } catch {
-      return [];
-    }
-  };
-  const queue = [rootPid];
-  let found;
-  while (queue.length) {
-    const pid = queue.shift();
-    let cmd = '';
-    try {
-      cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    } catch {
-      continue;
-    }
-    // backstage-cli runs `node ... --require .../nodeTransform.cjs src/index --config ...`.
-    if (cmd.split('\0').includes('src/index')) found = pid;
-    queue.push(...children(pid));
-  }
-  return found;
-}
-
 /**
- * Starts the backend (`backstage-cli package start` in packages/backend, what
- * `yarn workspace backend start` runs) against the bench rack's app-config (written by
+ * Starts the backend as `yarn workspace backend start` (backstage-cli package start) runs
+ * it, minus the file watcher: `node --enable-source-maps --require <node transform>
+ * src/index` in packages/backend. (The watcher restarts the backend whenever anyone edits a
+ * file of the shared tree, which would restart a measurement.) against the bench rack's app-config (written by
  * demo-access.mjs); `user` is the examples/org.yaml user the guest sign-in signs in as;
  * `root` another checkout of the repository to run (an experiment's patched copy); `env`
  * more environment (e.g. NODE_OPTIONS=--inspect=127.0.0.1:0 for a CPU profile).
@@ -139,8 +113,20 @@ export async function startBackend(
     path.join(rackDir, 'app-config.bench.yaml'),
     config,
   ].flatMap(f => ['--config', f]);
-  const cli = path.join(ROOT, 'node_modules/@backstage/cli/bin/backstage-cli');
-  const child = spawn(process.execPath, [cli, 'package', 'start', ...configs], {
+  const transform = require.resolve(
+    '@backstage/cli-node/config/nodeTransform.cjs',
+    {
+      paths: [ROOT],
+    },
+  );
+  const args = [
+    '--enable-source-maps',
+    '--require',
+    transform,
+    'src/index',
+    ...configs,
+  ];
+  const child = spawn(process.execPath, args, {
     cwd: path.join(root, 'packages/backend'),
     env: { ...process.env, NODE_ENV: 'development', ...env },
     stdio: ['ignore', out, out],
@@ -196,7 +182,7 @@ export async function startBackend(
   return {
     baseUrl,
     logFile,
-    pid: () => backendNodePid(child.pid),
+    pid: () => child.pid,
     /** A Backstage token of the guest sign-in (the user above). */
     async token() {
       const r = await fetch(`${baseUrl}/api/auth/guest/refresh`, {
