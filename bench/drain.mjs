@@ -379,6 +379,9 @@ runBench(
     ctx.onCleanup(() => maintenances.stop());
     const load = loadSampler();
     const results = [];
+    // The nodes and namespaces of a run that did not finish, removed on the way out.
+    const pending = new Set();
+    ctx.onCleanup(() => cleanup(kube, [...pending]));
     log(
       `${runs} runs on a cluster of ${nodeCount} nodes; kubectl ${
         readVersions().KUBERNETES_VERSION
@@ -390,7 +393,7 @@ runBench(
         prepareNode(kube, `drain-${stamp}-op`),
         prepareNode(kube, `drain-${stamp}-kc`),
       ]);
-      ctx.onCleanup(() => cleanup(kube, [opTarget, kcTarget]).catch(() => {}));
+      pending.add(opTarget).add(kcTarget);
       // Alternate who goes first, so neither always drains on a fresher apiserver.
       const order = run % 2 ? ['operator', 'kubectl'] : ['kubectl', 'operator'];
       const r = { run };
@@ -418,6 +421,8 @@ runBench(
         ).toFixed(2)}`,
       );
       await cleanup(kube, [opTarget, kcTarget]);
+      pending.delete(opTarget);
+      pending.delete(kcTarget);
     }
     const seen = load.stop();
     const op = results.map(r => r.operator.totalMs);

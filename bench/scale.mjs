@@ -108,18 +108,18 @@ runBench(
     );
     if (timings.nodesCreatedMs !== undefined)
       console.log(
-        `nodes: ${counts.nodes} created in ${seconds(
+        `nodes: ${timings.nodesCreated} created in ${seconds(
           timings.nodesCreatedMs,
         )} (${Math.round(
-          counts.nodes / (timings.nodesCreatedMs / 1000),
+          timings.nodesCreated / (timings.nodesCreatedMs / 1000),
         )}/s), all Ready after ${seconds(timings.nodesReadyMs)}`,
       );
     if (timings.podsCreatedMs !== undefined)
       console.log(
-        `pods: ${counts.pods} created in ${seconds(
+        `pods: ${timings.podsCreated} created in ${seconds(
           timings.podsCreatedMs,
         )} (${Math.round(
-          counts.pods / (timings.podsCreatedMs / 1000),
+          timings.podsCreated / (timings.podsCreatedMs / 1000),
         )}/s), all Running after ${seconds(timings.podsRunningMs)}`,
       );
     if (down)

@@ -393,6 +393,7 @@ export async function ensureScale(kube, { nodes, pods, concurrency = 32 }) {
     let t = Date.now();
     const created = await createNodes(kube, names, { concurrency });
     timings.nodesCreatedMs = Date.now() - t;
+    timings.nodesCreated = created;
     log(
       `${created} nodes created in ${(timings.nodesCreatedMs / 1000).toFixed(
         1,
@@ -415,6 +416,7 @@ export async function ensureScale(kube, { nodes, pods, concurrency = 32 }) {
       onProgress: n => log(`${n} pods created`),
     });
     timings.podsCreatedMs = Date.now() - t;
+    timings.podsCreated = created;
     log(
       `${created} pods created in ${(timings.podsCreatedMs / 1000).toFixed(
         1,
@@ -432,6 +434,26 @@ export async function ensureScale(kube, { nodes, pods, concurrency = 32 }) {
 }
 
 /**
+ * A delete-collection call. The apiserver ends one that outlasts its 60 s request timeout
+ * with a 504 or by closing the connection; neither is an error here (the caller calls
+ * again for what is left).
+ */
+async function deleteCollection(kube, collection) {
+  let r;
+  try {
+    r = await kube.request('DELETE', collection);
+  } catch (error) {
+    if (error.code === 'ECONNRESET' || /socket hang up/.test(error.message))
+      return;
+    throw error;
+  }
+  if (r.status >= 300 && r.status !== 504)
+    throw new Error(
+      `DELETE ${collection}: ${r.status} ${r.body?.message ?? ''}`,
+    );
+}
+
+/**
  * Removes the scale fixture: the pods (delete-collection with grace 0 per namespace), the
  * namespaces, then the nodes (one delete-collection). Resolves when all are gone.
  */
@@ -445,10 +467,21 @@ export async function teardownScale(kube, { timeoutMs = 600_000 } = {}) {
     gracePeriodSeconds: '0',
   });
   // One delete-collection per namespace, side by side: the apiserver works through each
-  // collection with --delete-collection-workers (1).
-  await pool(namespaces, 10, async ns => {
-    await kube.del(`/api/v1/namespaces/${ns.metadata.name}/pods?${selector}`);
-  });
+  // collection with --delete-collection-workers (1), and answers 504 when that takes longer
+  // than its 60 s request timeout; whatever is left gets another call, until none is.
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await pool(namespaces, 10, ns =>
+      deleteCollection(
+        kube,
+        `/api/v1/namespaces/${ns.metadata.name}/pods?${selector}`,
+      ),
+    );
+    const { pods } = await scaleCounts(kube);
+    if (pods === 0) break;
+    if (Date.now() > deadline)
+      throw new Error(`${pods} scale pods left after teardown`);
+  }
   await pool(namespaces, 4, async ns => {
     const r = await kube.request(
       'DELETE',
@@ -457,30 +490,24 @@ export async function teardownScale(kube, { timeoutMs = 600_000 } = {}) {
     if (r.status >= 300 && r.status !== 404)
       throw new Error(`delete namespace ${ns.metadata.name}: ${r.status}`);
   });
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const { pods } = await scaleCounts(kube);
-    if (pods === 0) break;
-    if (Date.now() > deadline)
-      throw new Error(`${pods} scale pods left after teardown`);
-    await sleep(1000);
-  }
   const podsGoneMs = Date.now() - t;
-  await kube.del(
-    `/api/v1/nodes?${new URLSearchParams({
-      labelSelector: `${SCALE_LABEL}=true`,
-    })}`,
-  );
+  const nodeSelector = new URLSearchParams({
+    labelSelector: `${SCALE_LABEL}=true`,
+  });
   for (;;) {
+    await deleteCollection(kube, `/api/v1/nodes?${nodeSelector}`);
     const { nodes } = await scaleCounts(kube);
+    if (nodes === 0) break;
+    if (Date.now() > deadline)
+      throw new Error(`${nodes} scale nodes left after teardown`);
+  }
+  for (;;) {
     const { items: left } = await kube.listAll('/api/v1/namespaces', {
       labelSelector: `${SCALE_LABEL}=true`,
     });
-    if (nodes === 0 && left.length === 0) break;
+    if (left.length === 0) break;
     if (Date.now() > deadline)
-      throw new Error(
-        `${nodes} scale nodes, ${left.length} namespaces left after teardown`,
-      );
+      throw new Error(`${left.length} scale namespaces left after teardown`);
     await sleep(1000);
   }
   return { podsGoneMs, allGoneMs: Date.now() - t };
