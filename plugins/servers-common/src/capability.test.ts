@@ -160,3 +160,30 @@ describe('invoke', () => {
     expect(invoke(advertisement, verb, target)).toEqual({ ok: false, reason });
   });
 });
+
+describe('reach: a BMC channel acts only on nodes whose BMC is known', () => {
+  const redfish = advertise('redfish', { attendedRack: false });
+  const talos = advertise('talos', { attendedRack: true });
+  const node = { name: 'worker-3' } as any;
+
+  it('offers nothing over redfish to a node without a ServerBMC, and says why', () => {
+    expect(offerFor(redfish, node, { hasServerBmc: false })).toEqual([]);
+    expect(invoke(redfish, 'reboot', node, { hasServerBmc: false })).toEqual({
+      ok: false,
+      reason:
+        'worker-3 has no ServerBMC: the redfish channel does not know its BMC.',
+    });
+    expect(offerFor(redfish, node, { hasServerBmc: true })).toEqual([
+      'reboot',
+      'shutdown',
+      'power-on',
+    ]);
+  });
+
+  it('does not ask Talos for a BMC', () => {
+    expect(offerFor(talos, node, { hasServerBmc: false })).toEqual([
+      'reboot',
+      'shutdown',
+    ]);
+  });
+});

@@ -39,6 +39,15 @@ export interface PowerAdvertisement {
   attendedRack: boolean;
 }
 
+/**
+ * What is known of the node's machine beyond its Node: whether a ServerBMC names its BMC
+ * (a BMC channel reaches only those nodes; Talos reaches every node at its address).
+ * Absent: not known, not checked.
+ */
+export interface PowerReach {
+  hasServerBmc?: boolean;
+}
+
 /** The answer of {@link invoke}. */
 export type InvokeResult = { ok: true } | { ok: false; reason: string };
 
@@ -97,12 +106,18 @@ function whyNotOffered(
   advertisement: PowerAdvertisement,
   verb: PowerVerb,
   node?: NodeFacts,
+  reach: PowerReach = {},
 ): string | undefined {
   if (advertisement.type === 'none') {
     return 'No power channel is configured (PowerProvider type none).';
   }
   if (node?.virtual) {
     return `${node.name} is a virtual node (${VIRTUAL_NODE_LABEL}=true); it has no power to act on.`;
+  }
+  if (advertisement.type === 'redfish' && reach.hasServerBmc === false) {
+    return `${
+      node?.name ?? 'This node'
+    } has no ServerBMC: the redfish channel does not know its BMC.`;
   }
   switch (verb) {
     case 'reboot':
@@ -133,9 +148,10 @@ function whyNotOffered(
 export function offerFor(
   advertisement: PowerAdvertisement,
   node?: NodeFacts,
+  reach?: PowerReach,
 ): PowerVerb[] {
   return POWER_VERBS.filter(
-    verb => whyNotOffered(advertisement, verb, node) === undefined,
+    verb => whyNotOffered(advertisement, verb, node, reach) === undefined,
   );
 }
 
@@ -147,34 +163,15 @@ export function invoke(
   advertisement: PowerAdvertisement,
   verb: PowerVerb,
   node?: NodeFacts,
+  reach?: PowerReach,
 ): InvokeResult {
-  if (offerFor(advertisement, node).includes(verb)) {
+  if (offerFor(advertisement, node, reach).includes(verb)) {
     return { ok: true };
   }
   return {
     ok: false,
     reason:
-      whyNotOffered(advertisement, verb, node) ??
+      whyNotOffered(advertisement, verb, node, reach) ??
       `${String(verb)} is not offered.`,
   };
-}
-
-/**
- * Whether the channel can reach the machine behind a node at all: Talos reaches every
- * node at its address, a BMC channel only a node whose BMC is named (a ServerBMC object).
- * Callers ask this before {@link invoke}; a node the channel cannot reach is offered no
- * power verb.
- */
-export function channelReaches(
-  advertisement: PowerAdvertisement,
-  nodeName: string,
-  hasServerBmc: boolean,
-): InvokeResult {
-  if (advertisement.type === 'redfish' && !hasServerBmc) {
-    return {
-      ok: false,
-      reason: `${nodeName} has no ServerBMC: the redfish channel does not know its BMC.`,
-    };
-  }
-  return { ok: true };
 }

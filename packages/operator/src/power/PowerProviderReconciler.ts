@@ -6,7 +6,6 @@
  */
 import {
   advertise,
-  channelReaches,
   invoke,
   nodeFactsFromNode,
   offerFor,
@@ -221,18 +220,12 @@ export class PowerProviderReconciler {
   powerPort(): ReconcilerPorts['power'] {
     return {
       check: (verb, node) => {
-        const advertisement = this.advertisement();
         const name = node?.metadata?.name ?? '';
-        const reach = channelReaches(
-          advertisement,
-          name,
-          this.ports.bmc(name) !== undefined,
-        );
-        if (!reach.ok) return reach;
         return invoke(
-          advertisement,
+          this.advertisement(),
           verb,
           node ? nodeFactsFromNode(node) : undefined,
+          { hasServerBmc: this.ports.bmc(name) !== undefined },
         );
       },
       channelType: () => this.channel?.type,

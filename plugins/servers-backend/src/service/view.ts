@@ -4,7 +4,6 @@ import {
   guard,
   isTerminalPhase,
   nodeFactsFromNode,
-  channelReaches,
   invoke,
   POWER_VERBS,
   powerAdvertisementOf,
@@ -120,22 +119,15 @@ export function snapshotOf(
   };
 }
 
-/**
- * Whether a power verb may be asked for this node: the channel reaches it and the
- * capability rule offers the verb (both from servers-common).
- */
+/** Whether a power verb may be asked for this node: servers-common's capability rule. */
 export function powerCheck(
   snapshot: ClusterSnapshot,
   verb: PowerVerb,
   facts: NodeFacts,
 ): InvokeResult {
-  const advertisement = powerAdvertisementOf(snapshot.powerProvider);
-  const reach = channelReaches(
-    advertisement,
-    facts.name,
-    snapshot.bmcNodes.has(facts.name),
-  );
-  return reach.ok ? invoke(advertisement, verb, facts) : reach;
+  return invoke(powerAdvertisementOf(snapshot.powerProvider), verb, facts, {
+    hasServerBmc: snapshot.bmcNodes.has(facts.name),
+  });
 }
 
 export function quorumSummary(
