@@ -164,16 +164,18 @@ describe('invoke', () => {
 describe('reach: a BMC channel acts only on nodes whose BMC is known', () => {
   const redfish = advertise('redfish', { attendedRack: false });
   const talos = advertise('talos', { attendedRack: true });
-  const node = { name: 'worker-3' } as any;
+  const worker3 = { ...node, name: 'worker-3' };
 
   it('offers nothing over redfish to a node without a ServerBMC, and says why', () => {
-    expect(offerFor(redfish, node, { hasServerBmc: false })).toEqual([]);
-    expect(invoke(redfish, 'reboot', node, { hasServerBmc: false })).toEqual({
-      ok: false,
-      reason:
-        'worker-3 has no ServerBMC: the redfish channel does not know its BMC.',
-    });
-    expect(offerFor(redfish, node, { hasServerBmc: true })).toEqual([
+    expect(offerFor(redfish, worker3, { hasServerBmc: false })).toEqual([]);
+    expect(invoke(redfish, 'reboot', worker3, { hasServerBmc: false })).toEqual(
+      {
+        ok: false,
+        reason:
+          'worker-3 has no ServerBMC: the redfish channel does not know its BMC.',
+      },
+    );
+    expect(offerFor(redfish, worker3, { hasServerBmc: true })).toEqual([
       'reboot',
       'shutdown',
       'power-on',
@@ -181,7 +183,7 @@ describe('reach: a BMC channel acts only on nodes whose BMC is known', () => {
   });
 
   it('does not ask Talos for a BMC', () => {
-    expect(offerFor(talos, node, { hasServerBmc: false })).toEqual([
+    expect(offerFor(talos, worker3, { hasServerBmc: false })).toEqual([
       'reboot',
       'shutdown',
     ]);
