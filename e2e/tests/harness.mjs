@@ -472,15 +472,16 @@ export function waitForShopWorkloads(portal) {
 
 /**
  * Polls `fn` until it returns a truthy value, and returns that; fails the test
- * after `timeoutMs`. With `retryErrors` a throw counts as "not yet" (a page
- * that is reloading); otherwise it fails the test at once.
+ * after `timeoutMs` (on the monotonic clock, so a wall-clock step does not
+ * end the wait). With `retryErrors` a throw counts as "not yet" (a page that
+ * is reloading); otherwise it fails the test at once.
  */
 export async function eventually(
   what,
   fn,
   { timeoutMs = 60_000, everyMs = 1000, retryErrors = false } = {},
 ) {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   for (;;) {
     let value;
     try {
@@ -489,7 +490,7 @@ export async function eventually(
       if (!retryErrors) throw error;
     }
     if (value) return value;
-    if (Date.now() > deadline) {
+    if (performance.now() > deadline) {
       assert.fail(`${what}: not reached in ${timeoutMs} ms`);
     }
     await sleep(everyMs);

@@ -2,7 +2,9 @@
  * Waits until `check` returns a truthy value and returns it. A throw counts
  * as "not yet" (the apiserver or a watch may lag); the last error and the
  * optional `detail()` are part of the timeout message, so a failing test
- * says what it was waiting for and what it saw.
+ * says what it was waiting for and what it saw. The timeout is measured on
+ * the monotonic clock: a wall-clock step (NTP, a paused VM) does not end a
+ * wait early.
  */
 export async function eventually<T>(
   what: string,
@@ -19,7 +21,7 @@ export async function eventually<T>(
   } = {},
 ): Promise<T> {
   const { timeoutMs = 30_000, intervalMs = 100, detail } = options;
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
     try {
@@ -28,7 +30,7 @@ export async function eventually<T>(
     } catch (error) {
       lastError = error;
     }
-    if (Date.now() > deadline) {
+    if (performance.now() > deadline) {
       const parts = [`timed out after ${timeoutMs} ms waiting for ${what}`];
       if (lastError) parts.push(`last error: ${(lastError as Error).message}`);
       if (detail) parts.push(detail());
