@@ -58,6 +58,36 @@ async function start(
 
 const REASON = 'replace the failed disk in bay 3';
 
+/** The list's form of a server's actions: those offered and allowed, by ceremony level. */
+function listedActions(detail: any): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(detail.actions as Record<string, any>)
+      .filter(([, offer]) => offer.offered && offer.allowed)
+      .map(([action, offer]) => [action, offer.ceremony.level]),
+  );
+}
+
+/**
+ * Every listed server's detail, by name, checking on the way that the list says of each
+ * exactly what its detail offers and allows.
+ */
+async function serverDetails(server: any): Promise<Record<string, any>> {
+  const list = await request(server).get(
+    '/api/servers/clusters/plant-a/servers',
+  );
+  expect(list.status).toBe(200);
+  const details: Record<string, any> = {};
+  for (const item of list.body.items) {
+    const res = await request(server).get(
+      `/api/servers/clusters/plant-a/servers/${item.name}`,
+    );
+    expect(res.status).toBe(200);
+    expect(item.actions).toEqual(listedActions(res.body));
+    details[item.name] = res.body;
+  }
+  return details;
+}
+
 describe('GET routes', () => {
   it('lists clusters with quorum and power verbs', async () => {
     const { server } = await start(rack());
@@ -87,13 +117,7 @@ describe('GET routes', () => {
     const { server } = await start(cluster, {
       decisions: { 'servers:uncordon': AuthorizeResult.DENY },
     });
-    const res = await request(server).get(
-      '/api/servers/clusters/plant-a/servers',
-    );
-    expect(res.status).toBe(200);
-    const byName = Object.fromEntries(
-      res.body.items.map((s: any) => [s.name, s]),
-    );
+    const byName = await serverDetails(server);
     expect(Object.keys(byName)).toHaveLength(7);
     expect(byName['cp-1']).toMatchObject({
       controlPlane: true,
@@ -123,6 +147,77 @@ describe('GET routes', () => {
     );
     expect(byName['worker-3'].actions.uncordon.offered).toBe(true);
     expect(byName['worker-1'].actions.reboot.offered).toBe(false);
+  });
+
+  it('lists each server with only the actions offered and allowed, by ceremony level', async () => {
+    const cluster = rack();
+    cluster.maintenanceList.push(
+      fakeMaintenance('worker-2-cordon-x', 'worker-2', 'cordon', 'Cordoned'),
+    );
+    const { server } = await start(cluster, {
+      decisions: { 'servers:uncordon': AuthorizeResult.DENY },
+    });
+    const res = await request(server).get(
+      '/api/servers/clusters/plant-a/servers',
+    );
+    expect(res.status).toBe(200);
+    const byName = Object.fromEntries(
+      res.body.items.map((s: any) => [s.name, s]),
+    );
+    expect(byName['worker-1'].actions).toEqual({
+      cordon: 'reason',
+      drain: 'preflight',
+    });
+    // Uncordon is offered on worker-2 but denied to this user: absent.
+    expect(byName['worker-2'].actions).toEqual({
+      'maintenance-abandon': 'reason',
+    });
+    expect(byName['virt-1'].actions).toEqual({});
+    // The system UUID is the detail route's.
+    expect(byName['cp-1'].systemUUID).toBeUndefined();
+    expect(byName['cp-1'].controlPlane).toBe(true);
+  });
+
+  it('answers 304 to a repeat while nothing it shows changed, 200 once a server changed', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster);
+    const url = '/api/servers/clusters/plant-a/servers';
+    const first = await request(server).get(url);
+    const etag = first.headers.etag;
+    expect(etag).toMatch(/^".+"$/);
+    expect(
+      (await request(server).get(url).set('If-None-Match', etag)).status,
+    ).toBe(304);
+
+    // A change as a watch delivers it: a new object with a new resourceVersion.
+    const i = cluster.nodeList.findIndex(n => n.metadata?.name === 'worker-1');
+    const old = cluster.nodeList[i];
+    cluster.nodeList[i] = {
+      ...old,
+      metadata: { ...old.metadata, resourceVersion: '2' },
+      spec: { ...old.spec, unschedulable: true },
+    };
+    const changed = await request(server).get(url).set('If-None-Match', etag);
+    expect(changed.status).toBe(200);
+    expect(changed.headers.etag).not.toBe(etag);
+    const w1 = changed.body.items.find((s: any) => s.name === 'worker-1');
+    expect(w1).toMatchObject({
+      unschedulable: true,
+      actions: { uncordon: 'reason', drain: 'preflight' },
+    });
+
+    // A new maintenance of worker-3 changes its row.
+    cluster.maintenanceList.push(
+      fakeMaintenance('worker-3-cordon-y', 'worker-3', 'cordon', 'Cordoned'),
+    );
+    const withMaintenance = await request(server)
+      .get(url)
+      .set('If-None-Match', changed.headers.etag);
+    expect(withMaintenance.status).toBe(200);
+    expect(
+      withMaintenance.body.items.find((s: any) => s.name === 'worker-3')
+        .maintenance,
+    ).toMatchObject({ name: 'worker-3-cordon-y' });
   });
 
   it('filters servers with a conditional read decision', async () => {
@@ -809,11 +904,11 @@ describe('pre-flight and drain', () => {
       fakeMaintenance('c', 'worker-2', 'cordon', 'Cordoned'),
     );
     const { server } = await start(cluster);
-    const res = await request(server).get(
-      '/api/servers/clusters/plant-a/servers',
-    );
     const byName = Object.fromEntries(
-      res.body.items.map((s: any) => [s.name, s.actions.drain]),
+      Object.values(await serverDetails(server)).map(s => [
+        s.name,
+        s.actions.drain,
+      ]),
     );
     expect(byName['worker-1']).toMatchObject({
       offered: true,
@@ -863,10 +958,7 @@ describe('reboot, shutdown and power-on', () => {
   it('offers no power verb anywhere without a provider, and refuses one with 409', async () => {
     const cluster = rack();
     const { server } = await start(cluster);
-    const list = await request(server).get(
-      '/api/servers/clusters/plant-a/servers',
-    );
-    for (const item of list.body.items) {
+    for (const item of Object.values(await serverDetails(server))) {
       expect(item.powerVerbs).toEqual([]);
       for (const verb of ['reboot', 'shutdown', 'power-on']) {
         expect(item.actions[verb].offered).toBe(false);
@@ -887,10 +979,7 @@ describe('reboot, shutdown and power-on', () => {
     const cluster = rack();
     cluster.provider = provider('talos');
     const { server, events } = await start(cluster);
-    const list = await request(server).get(
-      '/api/servers/clusters/plant-a/servers',
-    );
-    const w1 = list.body.items.find((i: any) => i.name === 'worker-1');
+    const w1 = (await serverDetails(server))['worker-1'];
     expect(w1.powerVerbs).toEqual(['reboot']);
     expect(w1.actions.reboot).toMatchObject({
       offered: true,
@@ -996,12 +1085,7 @@ describe('reboot, shutdown and power-on', () => {
     cluster.provider = provider('redfish');
     cluster.bmcNodes = ['worker-1'];
     const { server } = await start(cluster);
-    const list = await request(server).get(
-      '/api/servers/clusters/plant-a/servers',
-    );
-    const byName = Object.fromEntries(
-      list.body.items.map((i: any) => [i.name, i]),
-    );
+    const byName = await serverDetails(server);
     expect(byName['worker-1'].powerVerbs).toEqual([
       'reboot',
       'shutdown',
@@ -1033,11 +1117,11 @@ describe('reboot, shutdown and power-on', () => {
       fakeMaintenance('busy', 'worker-2', 'drain', 'Drained'),
     );
     const { server } = await start(cluster);
-    const list = await request(server).get(
-      '/api/servers/clusters/plant-a/servers',
-    );
     const offers = Object.fromEntries(
-      list.body.items.map((i: any) => [i.name, i.actions['power-on'].offered]),
+      Object.values(await serverDetails(server)).map(s => [
+        s.name,
+        s.actions['power-on'].offered,
+      ]),
     );
     expect(offers).toMatchObject({ 'worker-1': true, 'worker-2': false });
     const res = await request(server)

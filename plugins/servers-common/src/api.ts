@@ -1,5 +1,5 @@
 import type { PowerProviderType, PowerVerb } from './capability';
-import type { Ceremony } from './ceremony';
+import type { Ceremony, CeremonyLevel } from './ceremony';
 import type { DrainBudget, DrainPod, RefusedDrainPod } from './drain';
 import type { GuardVerdict } from './guard';
 import type { ServerAction } from './permissions';
@@ -162,11 +162,40 @@ export interface ServerResponse {
   actions: Record<ServerAction, ActionOffer>;
 }
 
+/**
+ * A server as the list route answers it: what a row of the Servers page shows. It is
+ * {@link ServerResponse} without what only the detail route needs (the system UUID, and
+ * the actions that are not offered or not allowed, with why), so that the list of a
+ * cluster of thousands of servers stays small.
+ */
+export interface ServerListItem {
+  name: string;
+  cluster: string;
+  /** From `node-role.kubernetes.io/<role>` labels, sorted. */
+  roles: string[];
+  controlPlane: boolean;
+  virtual: boolean;
+  ready: boolean;
+  unschedulable: boolean;
+  labels: Record<string, string>;
+  /** The node's non-terminal maintenance, if any. */
+  maintenance?: MaintenanceResponse;
+  /** The power verbs the channel offers for this node. */
+  powerVerbs: PowerVerb[];
+  /**
+   * The actions offered on this server now and allowed for the user, each with the
+   * level of the ceremony its request needs (`ceremonyAt` rebuilds the ceremony). An
+   * action that is absent is not offered or not allowed; `GET .../servers/:node` says
+   * which, and why.
+   */
+  actions: Partial<Record<ServerAction, CeremonyLevel>>;
+}
+
 /** `GET /clusters/:cluster/servers`. */
 export interface ServerListResponse {
   cluster: string;
   quorum: QuorumSummaryResponse;
-  items: ServerResponse[];
+  items: ServerListItem[];
 }
 
 /** The body of `POST /clusters/:cluster/servers/:node/actions/:action`. */

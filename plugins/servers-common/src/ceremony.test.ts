@@ -1,5 +1,6 @@
 import {
   type Ceremony,
+  ceremonyAt,
   ceremonyFor,
   checkCeremony,
   type CeremonySubmission,
@@ -182,5 +183,25 @@ describe('checkCeremony', () => {
     expect(checkCeremony(ceremonyFor('reboot', 'refuse'), complete)).toEqual([
       'This action is refused; no ceremony can allow it.',
     ]);
+  });
+});
+
+describe('ceremonyAt', () => {
+  it('rebuilds from the level exactly what ceremonyFor gave, for every action and verdict', () => {
+    for (const action of SERVER_ACTIONS) {
+      for (const verdict of ['allow', 'hazard', 'refuse'] as const) {
+        const ceremony = ceremonyFor(action, verdict);
+        expect(ceremonyAt(action, ceremony.level)).toEqual(ceremony);
+      }
+    }
+  });
+
+  it('keeps the pre-flight of a drain at the hazard level', () => {
+    expect(ceremonyAt('drain', 'hazard').requires).toEqual({
+      reason: true,
+      preflightAck: true,
+      typedName: true,
+      typedReason: true,
+    });
   });
 });

@@ -104,6 +104,23 @@ export function ceremonyFor(
   };
 }
 
+/** The guard verdict a ceremony level stands for. */
+function verdictOfLevel(level: CeremonyLevel): GuardVerdict {
+  if (level === 'refused') return 'refuse';
+  return level === 'hazard' ? 'hazard' : 'allow';
+}
+
+/**
+ * The ceremony of an action at a level, as {@link ceremonyFor} gives it: the list route
+ * sends only the level, and the browser rebuilds the rest with this.
+ */
+export function ceremonyAt(
+  action: ServerAction,
+  level: CeremonyLevel,
+): Ceremony {
+  return ceremonyFor(action, verdictOfLevel(level));
+}
+
 /**
  * What is wrong with a submission, as sentences for a person; empty means it satisfies
  * the ceremony. The backend answers 400 with these. The pre-flight token is only checked

@@ -96,9 +96,9 @@ describe('the registered actions', () => {
       'cp-3',
       'worker-1',
     ]);
+    // Only what the caller may request now: cordon is denied, drain allowed.
     const w1 = servers.find((s: any) => s.name === 'worker-1');
-    expect(w1.actions.cordon).toMatchObject({ offered: true, allowed: false });
-    expect(w1.actions.drain).toMatchObject({ offered: true, allowed: true });
+    expect(w1.actions).toEqual({ drain: 'preflight' });
   });
 
   it('applies a conditional action decision to each server (one decision per action, not per server)', async () => {
@@ -120,7 +120,7 @@ describe('the registered actions', () => {
     const allowed = Object.fromEntries(
       (output as any).servers.map((s: any) => [
         s.name,
-        s.actions.cordon.allowed,
+        s.actions.cordon === 'reason',
       ]),
     );
     expect(allowed).toEqual({

@@ -9,7 +9,7 @@ export function registerGetServerAction(
     name: 'get-server',
     title: 'Get a server',
     description:
-      'Gets one server of a Rackside cluster: its facts, current maintenance with drain progress, and the actions offered and allowed for the caller.',
+      'Gets one server of a Rackside cluster: its facts, current maintenance with drain progress, and for every action whether it is offered (and if not, why), allowed for the caller, and the ceremony it needs.',
     attributes: { readOnly: true, idempotent: true },
     schema: {
       input: z =>

@@ -9,7 +9,7 @@ export function registerListServersAction(
     name: 'list-servers',
     title: 'List servers',
     description:
-      'Lists the servers (Kubernetes Nodes) of one Rackside cluster the caller may read, with roles, readiness, schedulability, the current maintenance and, per action, whether it is offered, allowed for the caller and which ceremony it needs; plus the quorum summary.',
+      'Lists the servers (Kubernetes Nodes) of one Rackside cluster the caller may read, with roles, readiness, schedulability, the current maintenance and the actions the caller may request on each now (offered and allowed), each with the ceremony level its request needs; plus the quorum summary. get-server says why an absent action is not offered.',
     attributes: { readOnly: true, idempotent: true },
     schema: {
       input: z =>

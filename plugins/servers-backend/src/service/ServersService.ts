@@ -66,16 +66,17 @@ import {
 import { checkReason, type ReasonPolicy } from './reasonPolicy';
 import type { ClusterRegistry, ClusterState } from './types';
 import {
-  activeMaintenanceOf,
   maintenanceView,
   newestFirst,
   powerCheck,
   quorumSummary,
+  serverListItem,
   serverResourceOf,
   serverView,
   snapshotOf,
   type ClusterSnapshot,
 } from './view';
+import { ServerListCache, type PreparedJson } from './ServerListCache';
 
 /** A guard refusal: 409 with the quorum numbers in the error body. */
 export class QuorumRefusedError extends ConflictError {
@@ -185,7 +186,12 @@ export interface ActionRequest {
   body: unknown;
 }
 
+/** Node names in a stable, human order (one collator: `localeCompare` per pair is slow). */
+const byName = new Intl.Collator('en').compare;
+
 export class ServersService {
+  private readonly listCache = new ServerListCache();
+
   constructor(private readonly options: ServersServiceOptions) {}
 
   private clusterOr404(name: string): ClusterState {
@@ -200,45 +206,62 @@ export class ServersService {
       [{ permission: serversReadPermission }],
       { credentials },
     );
+    return this.readFilterOf(decision);
+  }
+
+  private readFilterOf(
+    decision: PolicyDecision,
+  ): (server: ServerResource) => boolean {
     if (decision.result === AuthorizeResult.DENY) {
       throw new NotAllowedError(
         `you are not allowed to read servers (${serversReadPermission.name})`,
       );
     }
     if (decision.result === AuthorizeResult.ALLOW) {
-      return (_server: ServerResource) => true;
+      return () => true;
     }
-    return (server: ServerResource) =>
-      this.options.applyConditions(decision, server);
+    return server => this.options.applyConditions(decision, server);
   }
 
   /**
-   * Per-action decisions for many servers: one conditional decision per action (eight,
-   * whatever the number of servers), applied to each server here, as `requireRead` does.
-   * One authorize() item per server and action would grow the permission request past
-   * what the permission backend accepts (413 above about 65 servers).
+   * What a user may see and do on many servers: `servers:read` and one conditional
+   * decision per action, asked in one call (eight decisions, whatever the number of
+   * servers) and applied to each server here. One authorize() item per server and action
+   * would grow the permission request past what the permission backend accepts (413
+   * above about 65 servers). `key` names the decisions, for the list cache.
    */
-  private async actionDecisions(
+  private async serverDecisions(
     credentials: BackstageCredentials,
     cluster: string,
-  ): Promise<(node: NodeObject, action: ServerAction) => boolean> {
-    const decisions = await this.options.permissions.authorizeConditional(
-      SERVER_ACTIONS.map(action => ({
-        permission: serverActionPermissions[action],
-      })),
-      { credentials },
-    );
-    const byAction = new Map(
-      SERVER_ACTIONS.map((action, i) => [action, decisions[i]]),
-    );
-    return (node, action) => {
-      const decision = byAction.get(action);
-      if (!decision || decision.result === AuthorizeResult.DENY) return false;
-      if (decision.result === AuthorizeResult.ALLOW) return true;
-      return this.options.applyConditions(
-        decision,
-        serverResourceOf(cluster, node),
+  ) {
+    const [read, ...perAction] =
+      await this.options.permissions.authorizeConditional(
+        [
+          { permission: serversReadPermission },
+          ...SERVER_ACTIONS.map(action => ({
+            permission: serverActionPermissions[action],
+          })),
+        ],
+        { credentials },
       );
+    const readFilter = this.readFilterOf(read);
+    const byAction = new Map(
+      SERVER_ACTIONS.map((action, i) => [action, perAction[i]]),
+    );
+    return {
+      key: JSON.stringify([read, ...perAction]),
+      readable: (node: NodeObject) =>
+        read.result === AuthorizeResult.ALLOW ||
+        readFilter(serverResourceOf(cluster, node)),
+      allowed: (node: NodeObject, action: ServerAction) => {
+        const decision = byAction.get(action);
+        if (!decision || decision.result === AuthorizeResult.DENY) return false;
+        if (decision.result === AuthorizeResult.ALLOW) return true;
+        return this.options.applyConditions(
+          decision,
+          serverResourceOf(cluster, node),
+        );
+      },
     };
   }
 
@@ -363,26 +386,67 @@ export class ServersService {
     return { items };
   }
 
+  /**
+   * `GET /clusters/:cluster/servers`, serialised: the rows of servers that did not change
+   * since the last list with the same decisions are reused (see {@link ServerListCache}).
+   */
+  async listServersJson(
+    credentials: BackstageCredentials,
+    clusterName: string,
+  ): Promise<PreparedJson> {
+    const cluster = this.clusterOr404(clusterName);
+    const decisions = await this.serverDecisions(credentials, cluster.name);
+    const snap = await snapshot(cluster);
+    const visible = snap.nodes
+      .filter(decisions.readable)
+      .sort((a, b) => byName(a.metadata?.name ?? '', b.metadata?.name ?? ''));
+    const context = JSON.stringify([
+      cluster.name,
+      snap.derivation,
+      powerAdvertisementOf(snap.powerProvider),
+      decisions.key,
+    ]);
+    const head: Omit<ServerListResponse, 'items'> = {
+      cluster: cluster.name,
+      quorum: quorumSummary(snap.derivation),
+    };
+    return this.listCache.render(
+      context,
+      head,
+      visible.map(node => {
+        const name = node.metadata?.name ?? '';
+        const active = snap.activeByNode.get(name);
+        const versions = [
+          node.metadata?.resourceVersion,
+          ...(active ? [active.metadata.resourceVersion] : []),
+        ];
+        return {
+          name,
+          // What the row is built from besides the context: the Node (a conditional
+          // decision reads its labels), its open maintenance, whether a BMC reaches it.
+          // An object without a resourceVersion cannot be told apart from its next
+          // version: its row is built every time.
+          key: versions.every(v => v !== undefined)
+            ? `${versions.join('|')}|${active?.metadata.name ?? ''}|${
+                snap.bmcNodes.has(name) ? 'bmc' : ''
+              }`
+            : undefined,
+          build: () =>
+            serverListItem(cluster.name, node, snap, action =>
+              decisions.allowed(node, action),
+            ),
+        };
+      }),
+    );
+  }
+
   async listServers(
     credentials: BackstageCredentials,
     clusterName: string,
   ): Promise<ServerListResponse> {
-    const cluster = this.clusterOr404(clusterName);
-    const filter = await this.requireRead(credentials);
-    const snap = await snapshot(cluster);
-    const visible = snap.nodes
-      .filter(node => filter(serverResourceOf(cluster.name, node)))
-      .sort((a, b) =>
-        (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''),
-      );
-    const allowed = await this.actionDecisions(credentials, cluster.name);
-    return {
-      cluster: cluster.name,
-      quorum: quorumSummary(snap.derivation),
-      items: visible.map(node =>
-        serverView(cluster.name, node, snap, action => allowed(node, action)),
-      ),
-    };
+    return JSON.parse(
+      (await this.listServersJson(credentials, clusterName)).body,
+    );
   }
 
   async getServer(
@@ -391,12 +455,17 @@ export class ServersService {
     nodeName: string,
   ): Promise<ServerResponse> {
     const cluster = this.clusterOr404(clusterName);
-    const filter = await this.requireRead(credentials);
+    const decisions = await this.serverDecisions(credentials, cluster.name);
     const snap = await snapshot(cluster);
-    const node = this.visibleNode(snap, cluster.name, nodeName, filter);
-    const allowed = await this.actionDecisions(credentials, cluster.name);
+    const node = this.findNode(snap, cluster.name, nodeName);
+    if (!decisions.readable(node)) {
+      // Hidden and absent are the same 404.
+      throw new NotFoundError(
+        `no server named ${nodeName} in cluster ${cluster.name}`,
+      );
+    }
     return serverView(cluster.name, node, snap, action =>
-      allowed(node, action),
+      decisions.allowed(node, action),
     );
   }
 
@@ -519,7 +588,7 @@ export class ServersService {
       const snap = await snapshot(cluster);
       const node = this.findNode(snap, cluster.name, nodeName);
       const facts = nodeFactsFromNode(node as any);
-      const active = activeMaintenanceOf(snap.maintenances, nodeName);
+      const active = snap.activeByNode.get(nodeName);
 
       const verdict = guard({ action, nodeName }, snap.derivation, snap.facts);
       if (verdict.verdict === 'refuse') {

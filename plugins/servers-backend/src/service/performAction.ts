@@ -11,8 +11,7 @@ import {
 } from '@rackside/plugin-servers-common';
 import type { NodeObject } from '@rackside/plugin-servers-node';
 import type { PreflightImpact } from './preflight';
-import type { ClusterState } from './types';
-import type { activeMaintenanceOf } from './view';
+import type { ClusterState, MaintenanceObject } from './types';
 
 /** What is kept on the NodeMaintenance of the pre-flight the requester acknowledged. */
 function preflightRecord(impact: PreflightImpact, token: string) {
@@ -57,7 +56,7 @@ export async function performAction(
   cluster: ClusterState,
   action: ServerAction,
   node: NodeObject,
-  active: ReturnType<typeof activeMaintenanceOf>,
+  active: MaintenanceObject | undefined,
   nodeName: string,
   flag: { by: string; reason: string; at: string },
   preflight?: { impact: PreflightImpact; token: string },

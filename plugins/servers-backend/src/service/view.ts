@@ -19,6 +19,7 @@ import {
   type ActionOffer,
   type MaintenanceResponse,
   type QuorumSummaryResponse,
+  type ServerListItem,
   type ServerResponse,
 } from '@rackside/plugin-servers-common';
 import type { NodeObject, ServerResource } from '@rackside/plugin-servers-node';
@@ -51,16 +52,6 @@ export function newestFirst(
   return (b.metadata.creationTimestamp ?? '').localeCompare(
     a.metadata.creationTimestamp ?? '',
   );
-}
-
-/** The non-terminal maintenance of a node (the newest if several). */
-export function activeMaintenanceOf(
-  maintenances: readonly MaintenanceObject[],
-  node: string,
-): MaintenanceObject | undefined {
-  return maintenances
-    .filter(m => m.spec.nodeName === node && isActive(m))
-    .sort(newestFirst)[0];
 }
 
 export function maintenanceView(m: MaintenanceObject): MaintenanceResponse {
@@ -96,6 +87,8 @@ export interface ClusterSnapshot {
   nodes: NodeObject[];
   facts: NodeFacts[];
   maintenances: MaintenanceObject[];
+  /** Each node's non-terminal maintenance (the newest if several), by node name. */
+  activeByNode: ReadonlyMap<string, MaintenanceObject>;
   derivation: QuorumDerivation;
   powerProvider?: PowerProvider;
   /** Nodes that have a ServerBMC (a BMC channel reaches only these). */
@@ -109,10 +102,15 @@ export function snapshotOf(
   bmcNodes: Iterable<string> = [],
 ): ClusterSnapshot {
   const facts = nodes.map(n => nodeFactsFromNode(n as any));
+  const activeByNode = new Map<string, MaintenanceObject>();
+  for (const m of maintenances.filter(isActive).sort(newestFirst).reverse()) {
+    activeByNode.set(m.spec.nodeName, m);
+  }
   return {
     nodes,
     facts,
     maintenances,
+    activeByNode,
     derivation: deriveQuorum(facts, maintenanceFacts(maintenances)),
     powerProvider,
     bmcNodes: new Set(bmcNodes),
@@ -260,34 +258,16 @@ export function offerOf(
   }
 }
 
-/** A server as the list and detail routes answer it. */
-export function serverView(
+/** What the list and the detail views of a server share. */
+function serverBase(
   cluster: string,
   node: NodeObject,
   snapshot: ClusterSnapshot,
-  allowed: (action: ServerAction) => boolean,
-): ServerResponse {
+) {
   const facts = nodeFactsFromNode(node as any);
   const labels = { ...(node.metadata?.labels ?? {}) };
-  const active = activeMaintenanceOf(snapshot.maintenances, facts.name);
-  const actions = {} as Record<ServerAction, ActionView>;
-  for (const action of SERVER_ACTIONS) {
-    // guard() only looks this node up in the list: hand it just this node, or a list of
-    // every server makes the whole page quadratic in the number of servers.
-    const verdict = guard(
-      { action, nodeName: facts.name },
-      snapshot.derivation,
-      [facts],
-    ).verdict;
-    const offer = offerOf(action, node, facts, active, snapshot);
-    actions[action] = {
-      offered: offer.offered,
-      allowed: allowed(action),
-      ceremony: ceremonyFor(action, verdict),
-      ...(offer.why ? { why: offer.why } : {}),
-    };
-  }
-  return {
+  const active = snapshot.activeByNode.get(facts.name);
+  const fields = {
     name: facts.name,
     cluster,
     roles: rolesOf(labels),
@@ -296,11 +276,71 @@ export function serverView(
     ready: facts.ready,
     unschedulable: node.spec?.unschedulable === true,
     labels,
-    systemUUID: node.status?.nodeInfo?.systemUUID,
     maintenance: active ? maintenanceView(active) : undefined,
     powerVerbs: POWER_VERBS.filter(
       verb => powerCheck(snapshot, verb, facts).ok,
     ),
+  };
+  return { facts, active, fields };
+}
+
+/** The ceremony of an action on a node now. */
+function ceremonyOn(
+  action: ServerAction,
+  facts: NodeFacts,
+  snapshot: ClusterSnapshot,
+) {
+  // guard() only looks this node up in the list: hand it just this node, or a list of
+  // every server makes the whole page quadratic in the number of servers.
+  const { verdict } = guard(
+    { action, nodeName: facts.name },
+    snapshot.derivation,
+    [facts],
+  );
+  return ceremonyFor(action, verdict);
+}
+
+/** A server as the detail route answers it: every action, offered or not, and why. */
+export function serverView(
+  cluster: string,
+  node: NodeObject,
+  snapshot: ClusterSnapshot,
+  allowed: (action: ServerAction) => boolean,
+): ServerResponse {
+  const { facts, active, fields } = serverBase(cluster, node, snapshot);
+  const actions = {} as Record<ServerAction, ActionView>;
+  for (const action of SERVER_ACTIONS) {
+    const offer = offerOf(action, node, facts, active, snapshot);
+    actions[action] = {
+      offered: offer.offered,
+      allowed: allowed(action),
+      ceremony: ceremonyOn(action, facts, snapshot),
+      ...(offer.why ? { why: offer.why } : {}),
+    };
+  }
+  return {
+    ...fields,
+    systemUUID: node.status?.nodeInfo?.systemUUID,
     actions,
   };
+}
+
+/** A server as the list route answers it: only the actions offered and allowed. */
+export function serverListItem(
+  cluster: string,
+  node: NodeObject,
+  snapshot: ClusterSnapshot,
+  allowed: (action: ServerAction) => boolean,
+): ServerListItem {
+  const { facts, active, fields } = serverBase(cluster, node, snapshot);
+  const actions: ServerListItem['actions'] = {};
+  for (const action of SERVER_ACTIONS) {
+    if (
+      allowed(action) &&
+      offerOf(action, node, facts, active, snapshot).offered
+    ) {
+      actions[action] = ceremonyOn(action, facts, snapshot).level;
+    }
+  }
+  return { ...fields, actions };
 }

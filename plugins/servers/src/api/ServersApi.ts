@@ -8,6 +8,7 @@ import type {
   PreflightResponse,
   ServerAction,
   ServerListResponse,
+  ServerResponse,
 } from '@rackside/plugin-servers-common';
 
 /**
@@ -23,6 +24,11 @@ export interface ServersApi {
   listClusters(): Promise<ClusterSummaryResponse[]>;
   /** `GET /clusters/:cluster/servers`: the servers and the cluster's quorum. */
   listServers(cluster: string): Promise<ServerListResponse>;
+  /**
+   * `GET /clusters/:cluster/servers/:node`: one server with every action, offered or
+   * not, and why. A server the user may not read is a 404, as an absent one.
+   */
+  getServer(cluster: string, node: string): Promise<ServerResponse>;
   /** `GET /clusters/:cluster/maintenances[?node=]`, newest first. */
   listMaintenances(
     cluster: string,

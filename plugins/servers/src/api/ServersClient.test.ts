@@ -21,13 +21,15 @@ describe('ServersClient', () => {
     expect(fetch.mock.calls[0][0]).toBe('http://backend/api/servers/clusters');
   });
 
-  it('lists servers and maintenances of a cluster (escaped)', async () => {
+  it('lists servers, one server and maintenances of a cluster (escaped)', async () => {
     const { client: c, fetch } = client(jsonResponse(200, { items: [] }));
     await c.listServers('rack a');
+    await c.getServer('rack', 'node/1');
     await c.listMaintenances('rack', 'node/1');
     await c.getMaintenance('rack', 'm-1');
     expect(fetch.mock.calls.map(call => call[0])).toEqual([
       'http://backend/api/servers/clusters/rack%20a/servers',
+      'http://backend/api/servers/clusters/rack/servers/node%2F1',
       'http://backend/api/servers/clusters/rack/maintenances?node=node%2F1',
       'http://backend/api/servers/clusters/rack/maintenances/m-1',
     ]);

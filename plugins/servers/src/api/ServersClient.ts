@@ -11,6 +11,7 @@ import type {
   PreflightResponse,
   ServerAction,
   ServerListResponse,
+  ServerResponse,
 } from '@rackside/plugin-servers-common';
 import { enc, ServersBackendHttp } from './backendHttp';
 import { PreflightChangedError } from './errors';
@@ -39,6 +40,10 @@ export class ServersClient implements ServersApi {
 
   listServers(cluster: string): Promise<ServerListResponse> {
     return this.http.get(`/clusters/${enc(cluster)}/servers`);
+  }
+
+  getServer(cluster: string, node: string): Promise<ServerResponse> {
+    return this.http.get(`/clusters/${enc(cluster)}/servers/${enc(node)}`);
   }
 
   async listMaintenances(

@@ -7,9 +7,10 @@ import Paper from '@mui/material/Paper';
 import Snackbar from '@mui/material/Snackbar';
 import TextField from '@mui/material/TextField';
 import Typography from '@mui/material/Typography';
-import type {
-  ServerAction,
-  ServerResponse,
+import {
+  ceremonyAt,
+  type ServerAction,
+  type ServerListItem,
 } from '@rackside/plugin-servers-common';
 import { describeError, serversApiRef } from '../api';
 import { ActionDialog } from './ActionDialog';
@@ -22,7 +23,7 @@ import { useLoader } from './useLoader';
 export { POLL_INTERVAL_MS, SERVERS_SIGNAL_CHANNEL } from './useLiveRefresh';
 
 /** Whether a server matches the filter text (name, roles, labels). */
-export function matchesFilter(server: ServerResponse, text: string): boolean {
+export function matchesFilter(server: ServerListItem, text: string): boolean {
   const needle = text.trim().toLowerCase();
   if (!needle) return true;
   if (server.name.toLowerCase().includes(needle)) return true;
@@ -32,7 +33,7 @@ export function matchesFilter(server: ServerResponse, text: string): boolean {
   );
 }
 
-function sortValue(server: ServerResponse, key: SortKey): string {
+function sortValue(server: ServerListItem, key: SortKey): string {
   switch (key) {
     case 'role':
       return server.roles.join(',');
@@ -47,10 +48,10 @@ function sortValue(server: ServerResponse, key: SortKey): string {
 
 /** Sorts servers by a column; ties are broken by name. */
 export function sortServers(
-  servers: readonly ServerResponse[],
+  servers: readonly ServerListItem[],
   key: SortKey,
   direction: SortDirection,
-): ServerResponse[] {
+): ServerListItem[] {
   const sign = direction === 'asc' ? 1 : -1;
   return [...servers].sort((a, b) => {
     const c = sortValue(a, key).localeCompare(sortValue(b, key));
@@ -72,7 +73,7 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
   const [sortKey, setSortKey] = useState<SortKey>('name');
   const [sortDirection, setSortDirection] = useState<SortDirection>('asc');
   const [dialog, setDialog] = useState<
-    { server: ServerResponse; action: ServerAction } | undefined
+    { server: ServerListItem; action: ServerAction } | undefined
   >();
   const [done, setDone] = useState<string | undefined>();
 
@@ -88,11 +89,13 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
     [sortKey],
   );
   const onAction = useCallback(
-    (server: ServerResponse, action: ServerAction) =>
+    (server: ServerListItem, action: ServerAction) =>
       setDialog({ server, action }),
     [],
   );
 
+  // The list holds only the actions offered and allowed, each with its ceremony level.
+  const dialogLevel = dialog && dialog.server.actions[dialog.action];
   const items = servers.value?.items;
   const rows = useMemo(
     () =>
@@ -150,12 +153,16 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
           />
         </>
       )}
-      {dialog && (
+      {dialog && dialogLevel && (
         <ActionDialog
           cluster={cluster}
           node={dialog.server.name}
           action={dialog.action}
-          offer={dialog.server.actions[dialog.action]}
+          offer={{
+            offered: true,
+            allowed: true,
+            ceremony: ceremonyAt(dialog.action, dialogLevel),
+          }}
           powerVerbs={dialog.server.powerVerbs}
           quorum={servers.value?.quorum}
           onClose={() => setDialog(undefined)}

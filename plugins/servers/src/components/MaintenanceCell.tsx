@@ -4,7 +4,7 @@ import Tooltip from '@mui/material/Tooltip';
 import Typography from '@mui/material/Typography';
 import type {
   MaintenanceResponse,
-  ServerResponse,
+  ServerListItem,
 } from '@rackside/plugin-servers-common';
 import { AppLink, useServersLinks } from './links';
 import {
@@ -58,7 +58,9 @@ export function shortError(text: string, max = 60): string {
  * now and the last error (short; the tooltip has it whole). Fits the fixed row
  * height: one line, a bar, one caption line.
  */
-export function MaintenanceCell(props: { server: ServerResponse }) {
+export function MaintenanceCell(props: {
+  server: Pick<ServerListItem, 'name' | 'cluster' | 'maintenance'>;
+}) {
   const { server } = props;
   const links = useServersLinks();
   const m = server.maintenance;

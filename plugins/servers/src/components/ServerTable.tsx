@@ -13,7 +13,7 @@ import Typography from '@mui/material/Typography';
 import {
   SERVER_ACTIONS,
   type ServerAction,
-  type ServerResponse,
+  type ServerListItem,
 } from '@rackside/plugin-servers-common';
 import { ACTION_LABELS } from './labels';
 import { MaintenanceCell } from './MaintenanceCell';
@@ -45,22 +45,21 @@ export function visibleRange(
 }
 
 /**
- * The actions a row offers: offered (for a power verb the backend has already
- * applied the capability rule and the channel's reach) and allowed for the
- * user. The rest are absent.
+ * The actions a row offers, in the usual order: the list holds only those
+ * offered (for a power verb the backend has already applied the capability rule
+ * and the channel's reach) and allowed for the user.
  */
-export function rowActions(server: ServerResponse): ServerAction[] {
-  return SERVER_ACTIONS.filter(action => {
-    const offer = server.actions?.[action];
-    return !!offer && offer.offered && offer.allowed;
-  });
+export function rowActions(server: ServerListItem): ServerAction[] {
+  return SERVER_ACTIONS.filter(
+    action => server.actions?.[action] !== undefined,
+  );
 }
 
 const COLUMNS = 7;
 
 const ServerRow = memo(function ServerRowContent(props: {
-  server: ServerResponse;
-  onAction(server: ServerResponse, action: ServerAction): void;
+  server: ServerListItem;
+  onAction(server: ServerListItem, action: ServerAction): void;
 }) {
   const { server, onAction } = props;
   const actions = rowActions(server);
@@ -109,11 +108,7 @@ const ServerRow = memo(function ServerRowContent(props: {
               key={action}
               size="small"
               variant="outlined"
-              color={
-                server.actions[action].ceremony.level === 'hazard'
-                  ? 'error'
-                  : 'primary'
-              }
+              color={server.actions[action] === 'hazard' ? 'error' : 'primary'}
               onClick={() => onAction(server, action)}
               aria-label={`${ACTION_LABELS[action]} ${server.name}`}
             >
@@ -142,11 +137,11 @@ const HEADERS: { label: string; sort?: SortKey; width?: string }[] = [
  */
 export function ServerTable(props: {
   cluster: string;
-  servers: ServerResponse[];
+  servers: ServerListItem[];
   sortKey: SortKey;
   sortDirection: SortDirection;
   onSort(key: SortKey): void;
-  onAction(server: ServerResponse, action: ServerAction): void;
+  onAction(server: ServerListItem, action: ServerAction): void;
 }) {
   const { cluster, servers, sortKey, sortDirection, onSort, onAction } = props;
   const [scrollTop, setScrollTop] = useState(0);

@@ -6,6 +6,7 @@ import {
   type PreflightResponse,
   type QuorumSummaryResponse,
   type ServerAction,
+  type ServerListItem,
   type ServerListResponse,
   type ServerResponse,
 } from '@rackside/plugin-servers-common';
@@ -53,14 +54,34 @@ export function server(
 /** Offered and allowed. */
 export const OK: Partial<ActionOffer> = { offered: true, allowed: true };
 
-export function serverList(
-  items: ServerResponse[],
-  quorum: QuorumSummaryResponse = DERIVED,
-): ServerListResponse {
-  return { cluster: 'rack', quorum, items };
+/** A server as the list route answers it: only the actions offered and allowed. */
+export function listItemOf(detail: ServerResponse): ServerListItem {
+  const { systemUUID: _uuid, actions: all, ...fields } = detail;
+  const actions: ServerListItem['actions'] = {};
+  for (const action of SERVER_ACTIONS) {
+    const offer = all[action];
+    if (offer.offered && offer.allowed) actions[action] = offer.ceremony.level;
+  }
+  return { ...fields, actions };
 }
 
-/** A fake ServersApi with one cluster `rack`. */
+/** The details behind each list the fake answers, for its getServer. */
+const detailsOf = new WeakMap<ServerListResponse, ServerResponse[]>();
+
+export function serverList(
+  details: ServerResponse[],
+  quorum: QuorumSummaryResponse = DERIVED,
+): ServerListResponse {
+  const list = { cluster: 'rack', quorum, items: details.map(listItemOf) };
+  detailsOf.set(list, details);
+  return list;
+}
+
+/**
+ * A fake ServersApi with one cluster `rack`: `listServers` answers the list,
+ * `getServer` the detail of one of its servers (made by {@link serverList}), or
+ * a 404.
+ */
 export function fakeServersApi(list: ServerListResponse) {
   const api = {
     listClusters: jest.fn(async () => [
@@ -79,6 +100,16 @@ export function fakeServersApi(list: ServerListResponse) {
       },
     ]),
     listServers: jest.fn(async () => list),
+    getServer: jest.fn(async (_cluster: string, node: string) => {
+      const found = detailsOf.get(list)?.find(s => s.name === node);
+      if (!found) {
+        throw await responseError(404, 'Not Found', {
+          name: 'NotFoundError',
+          message: `no server named ${node} in cluster rack`,
+        });
+      }
+      return found;
+    }),
     listMaintenances: jest.fn(async () => []),
     getMaintenance: jest.fn(async () => {
       throw new Error('not in this fake');

@@ -102,7 +102,8 @@ describe('EntityServerContent', () => {
     expect(
       within(actions).getByRole('link', { name: 'Open in Servers' }),
     ).toHaveAttribute('href', '/servers');
-    expect(api.listServers).toHaveBeenCalledWith('rack');
+    expect(api.getServer).toHaveBeenCalledWith('rack', 'worker-2');
+    expect(api.listServers).not.toHaveBeenCalled();
   });
 
   it('says so when the annotated server does not exist, and retries', async () => {
@@ -121,19 +122,21 @@ describe('EntityServerContent', () => {
     expect(
       await screen.findByText('No server "worker-9" in cluster rack.'),
     ).toBeInTheDocument();
-    expect(api.listServers).toHaveBeenCalledTimes(2);
+    expect(api.getServer).toHaveBeenCalledTimes(2);
   });
 });
 
 describe('findEntityServer', () => {
   const cluster = (name: string) =>
     ({ name, title: name.toUpperCase() } as any);
+  const apis = {
+    a: fakeServersApi(serverList([server('cp-1'), server('w-1')])),
+    b: fakeServersApi(serverList([server('w-1')])),
+  };
   const api = {
     listClusters: async () => [cluster('a'), cluster('b')],
-    listServers: async (name: string) =>
-      serverList(
-        name === 'a' ? [server('cp-1'), server('w-1')] : [server('w-1')],
-      ),
+    getServer: (name: string, node: string) =>
+      apis[name as 'a' | 'b'].getServer(name, node),
   };
 
   it('finds a node without a cluster annotation when only one cluster has it', async () => {

@@ -1,4 +1,5 @@
 import { useApi } from '@backstage/core-plugin-api';
+import type { ResponseError } from '@backstage/errors';
 import type {
   ClusterSummaryResponse,
   ServerResponse,
@@ -18,12 +19,26 @@ export class ServerNotFoundError extends Error {
   name = 'ServerNotFoundError';
 }
 
+/** The server of that name in a cluster; undefined on a 404 (absent, or not readable). */
+async function serverIn(
+  api: Pick<import('../../api').ServersApi, 'getServer'>,
+  cluster: string,
+  node: string,
+): Promise<ServerResponse | undefined> {
+  try {
+    return await api.getServer(cluster, node);
+  } catch (error) {
+    if ((error as ResponseError)?.response?.status === 404) return undefined;
+    throw error;
+  }
+}
+
 /**
  * Finds the annotated server: in its cluster, or (without
  * `rackside.dev/cluster`) in the only cluster that has a node of that name.
  */
 export async function findEntityServer(
-  api: Pick<import('../../api').ServersApi, 'listClusters' | 'listServers'>,
+  api: Pick<import('../../api').ServersApi, 'listClusters' | 'getServer'>,
   target: ServerTarget,
 ): Promise<EntityServer> {
   const clusters = await api.listClusters();
@@ -37,8 +52,7 @@ export async function findEntityServer(
   }
   const found: EntityServer[] = [];
   for (const cluster of candidates) {
-    const list = await api.listServers(cluster.name);
-    const server = list.items.find(s => s.name === target.node);
+    const server = await serverIn(api, cluster.name, target.node);
     if (server) found.push({ cluster, server });
   }
   if (found.length === 0) {
