@@ -143,8 +143,8 @@ export interface MaintenanceListResponse {
   items: MaintenanceResponse[];
 }
 
-/** A server (Node) as the list and detail routes answer it. */
-export interface ServerResponse {
+/** What the list and the detail routes both say of a server (Node). */
+export interface ServerFields {
   name: string;
   cluster: string;
   /** From `node-role.kubernetes.io/<role>` labels, sorted. */
@@ -154,34 +154,24 @@ export interface ServerResponse {
   ready: boolean;
   unschedulable: boolean;
   labels: Record<string, string>;
-  systemUUID?: string;
   /** The node's non-terminal maintenance, if any. */
   maintenance?: MaintenanceResponse;
   /** The power verbs the channel offers for this node. */
   powerVerbs: PowerVerb[];
+}
+
+/** A server as the detail route answers it: every action, offered or not, and why. */
+export interface ServerResponse extends ServerFields {
+  systemUUID?: string;
   actions: Record<ServerAction, ActionOffer>;
 }
 
 /**
- * A server as the list route answers it: what a row of the Servers page shows. It is
- * {@link ServerResponse} without what only the detail route needs (the system UUID, and
- * the actions that are not offered or not allowed, with why), so that the list of a
- * cluster of thousands of servers stays small.
+ * A server as the list route answers it: what a row of the Servers page shows. The
+ * detail route's system UUID and the actions that are not offered or not allowed (with
+ * why) are left out, so that the list of a cluster of thousands of servers stays small.
  */
-export interface ServerListItem {
-  name: string;
-  cluster: string;
-  /** From `node-role.kubernetes.io/<role>` labels, sorted. */
-  roles: string[];
-  controlPlane: boolean;
-  virtual: boolean;
-  ready: boolean;
-  unschedulable: boolean;
-  labels: Record<string, string>;
-  /** The node's non-terminal maintenance, if any. */
-  maintenance?: MaintenanceResponse;
-  /** The power verbs the channel offers for this node. */
-  powerVerbs: PowerVerb[];
+export interface ServerListItem extends ServerFields {
   /**
    * The actions offered on this server now and allowed for the user, each with the
    * level of the ceremony its request needs (`ceremonyAt` rebuilds the ceremony). An

@@ -19,6 +19,7 @@ import {
   type ActionOffer,
   type MaintenanceResponse,
   type QuorumSummaryResponse,
+  type ServerFields,
   type ServerListItem,
   type ServerResponse,
 } from '@rackside/plugin-servers-common';
@@ -267,7 +268,7 @@ function serverBase(
   const facts = nodeFactsFromNode(node as any);
   const labels = { ...(node.metadata?.labels ?? {}) };
   const active = snapshot.activeByNode.get(facts.name);
-  const fields = {
+  const fields: ServerFields = {
     name: facts.name,
     cluster,
     roles: rolesOf(labels),
