@@ -94,7 +94,7 @@ async function timedFetch(url, token) {
   const body = await r.text();
   const t = performance.now() - t0;
   if (!r.ok) throw new RouteError(r.status, body);
-  return { ms: t, body };
+  return { ms: t, body, encoding: r.headers.get('content-encoding') };
 }
 
 /** Waits until the backend's CPU use stays under 20 % for 10 s (catalog ingestion done). */
@@ -256,6 +256,7 @@ runBench(
     const routeMs = [];
     let bytes = 0;
     let allowedActions = 0;
+    let encoding;
     if (!routeError) for (let i = 0; i < 3; i++) await timedFetch(url, token);
     const profiler = flags.cpuProfile
       ? await startCpuProfile(await inspectorOf(backend.logFile, 'src/index'))
@@ -264,6 +265,7 @@ runBench(
       const r = await timedFetch(url, token);
       routeMs.push(r.ms);
       bytes = r.body.length;
+      encoding = r.encoding ?? 'identity';
       if (i === 0)
         allowedActions = JSON.parse(r.body).items.reduce(
           // The list holds only the actions offered and allowed (by ceremony level).
@@ -342,7 +344,7 @@ runBench(
         flags.user
       }; ${allowedActions} actions offered and allowed in the answer (${(
         bytes / 1e6
-      ).toFixed(1)} MB)`,
+      ).toFixed(1)} MB, sent ${encoding})`,
     );
     console.log(
       routeError
