@@ -1,6 +1,7 @@
-// Writes e2e/rack/demo/operator-access.yaml and backstage-access.yaml from the Helm chart
-// (charts/rackside): the rack's tests and the demo run the operator and the Backstage
-// backend with exactly the identities the chart installs. e2e/rack/test/chart.test.mjs
+// Writes e2e/rack/demo/operator-access.yaml, backstage-access.yaml and policy-access.yaml
+// from the Helm chart (charts/rackside): the rack's tests and the demo run the operator and
+// the Backstage backend with exactly the identities, and under exactly the admission
+// policies, the chart installs. e2e/rack/test/chart.test.mjs
 // fails when the files are out of date. Usage: node scripts/gen-rack-access.mjs [--check]
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,7 +12,7 @@ const NAMESPACE = 'rackside-system';
 
 /** The files' text, from the chart as it is now. */
 export function renderRackAccessFiles() {
-  const { operator, backstage } = rackAccessDocuments(
+  const { operator, backstage, policies } = rackAccessDocuments(
     parseYamlDocuments,
     NAMESPACE,
   );
@@ -24,18 +25,23 @@ export function renderRackAccessFiles() {
     [
       `# ${what}`,
       '# Generated from charts/rackside by scripts/gen-rack-access.mjs: edit the chart',
-      '# (charts/rackside/rbac/*.yaml), then run `node scripts/gen-rack-access.mjs`.',
-      ...[namespace, ...docs].map(d => `---\n${JSON.stringify(d, null, 2)}`),
+      '# (charts/rackside/rbac/*.yaml, templates/admission-policies.yaml), then run',
+      '# `node scripts/gen-rack-access.mjs`.',
+      ...docs.map(d => `---\n${JSON.stringify(d, null, 2)}`),
       '',
     ].join('\n');
   return {
     'e2e/rack/demo/operator-access.yaml': file(
       "The operator's identity on the rack and in the demo, as the chart installs it.",
-      operator,
+      [namespace, ...operator],
     ),
     'e2e/rack/demo/backstage-access.yaml': file(
       "The Backstage backend's identity on the rack and in the demo, as the chart installs it: it reads nodes, pods and PDBs, writes only Rackside's own objects, never a Node.",
-      backstage,
+      [namespace, ...backstage],
+    ),
+    'e2e/rack/demo/policy-access.yaml': file(
+      "Who may write what, as the chart's ValidatingAdmissionPolicies say: requestedBy and every `by` is the writer's own Kubernetes username unless the writer is the Backstage backend; the backend changes only a TalosCluster's discovery addresses and creates only reclaim credential Secrets.",
+      policies,
     ),
   };
 }

@@ -898,6 +898,8 @@ export async function startRack({
           'pod-garbage-collector',
           'clusterrole-aggregation',
           'root-ca-certificate-publisher',
+          // Type-checks ValidatingAdmissionPolicies (their status; the chart's are tested).
+          'validatingadmissionpolicy-status',
         ]
           .map(c => `${c}-controller`)
           .join(','),

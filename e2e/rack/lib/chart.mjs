@@ -87,12 +87,15 @@ const ACCESS_KINDS = new Set([
   'ClusterRoleBinding',
   'Role',
   'RoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
 ]);
 
 /**
- * The chart's ServiceAccounts and RBAC for the rack (parsed with `parse`, a YAML
- * multi-document parser the caller supplies), split by component: what
- * e2e/rack/demo/operator-access.yaml and backstage-access.yaml hold.
+ * The chart's ServiceAccounts, RBAC and ValidatingAdmissionPolicies for the rack (parsed
+ * with `parse`, a YAML multi-document parser the caller supplies), split by component:
+ * what e2e/rack/demo/operator-access.yaml, backstage-access.yaml and policy-access.yaml
+ * hold.
  */
 export function rackAccessDocuments(parseAll, namespace = 'rackside-system') {
   const docs = parseAll(renderChart(RACK_VALUES, { namespace })).filter(
@@ -102,5 +105,9 @@ export function rackAccessDocuments(parseAll, namespace = 'rackside-system') {
     docs.filter(
       d => d.metadata?.labels?.['app.kubernetes.io/component'] === component,
     );
-  return { operator: of('operator'), backstage: of('backstage') };
+  return {
+    operator: of('operator'),
+    backstage: of('backstage'),
+    policies: of('admission-policy'),
+  };
 }

@@ -8,7 +8,12 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { binaries, kubeClient, startRack } from '../rack.mjs';
+import {
+  binaries,
+  createServiceAccountToken,
+  kubeClient,
+  startRack,
+} from '../rack.mjs';
 import { CHART_DIR, helm, renderChart } from '../lib/chart.mjs';
 import { parseYamlDocuments } from '../lib/yaml.mjs';
 import { renderRackAccessFiles } from '../../../scripts/gen-rack-access.mjs';
@@ -88,7 +93,7 @@ test("the rack's and the demo's identities are the chart's (e2e/rack/demo/*-acce
   }
 });
 
-test('the defaults render the operator, its roles, the webhook and a PowerProvider of type none', () => {
+test('the defaults render the operator, its roles, the webhook, the attribution policies and a PowerProvider of type none', () => {
   const docs = parseYamlDocuments(renderChart({}));
   assert.deepEqual(kinds(renderChart({})).sort(), [
     'ClusterRole/rackside-operator',
@@ -100,8 +105,25 @@ test('the defaults render the operator, its roles, the webhook and a PowerProvid
     'Secret/rackside-webhook-tls',
     'Service/rackside-webhook',
     'ServiceAccount/rackside-operator',
+    'ValidatingAdmissionPolicy/rackside-attribution-machinereclaims',
+    'ValidatingAdmissionPolicy/rackside-attribution-nodemaintenances',
+    'ValidatingAdmissionPolicy/rackside-attribution-talosmachines',
+    'ValidatingAdmissionPolicyBinding/rackside-attribution-machinereclaims',
+    'ValidatingAdmissionPolicyBinding/rackside-attribution-nodemaintenances',
+    'ValidatingAdmissionPolicyBinding/rackside-attribution-talosmachines',
     'ValidatingWebhookConfiguration/rackside-webhook',
   ]);
+  // Without the backend's identity nobody is exempt from attribution.
+  for (const policy of docs.filter(
+    d => d.kind === 'ValidatingAdmissionPolicy',
+  )) {
+    assert.equal(policy.spec.matchConditions, undefined, policy.metadata.name);
+    assert.deepEqual(
+      policy.spec.matchConstraints.resourceRules.flatMap(r => r.resources),
+      [policy.metadata.name.replace('rackside-attribution-', '')],
+      'the object only, never its status subresource',
+    );
+  }
   const power = docs.find(d => d.kind === 'PowerProvider');
   assert.equal(power.spec.type, 'none');
   const deployment = docs.find(d => d.kind === 'Deployment');
@@ -459,4 +481,584 @@ test("the backend's token Secret works: it lists Nodes and is refused a cordon",
   } finally {
     asBackstage.close();
   }
+});
+
+test("with the backend's identity the policies exempt exactly its ServiceAccount and narrow it", () => {
+  const docs = parseYamlDocuments(
+    renderChart(
+      { backstage: { enabled: true, serviceAccountName: 'portal' } },
+      { namespace: 'ops' },
+    ),
+  ).filter(d => d.kind === 'ValidatingAdmissionPolicy');
+  assert.deepEqual(docs.map(d => d.metadata.name).sort(), [
+    'rackside-attribution-machinereclaims',
+    'rackside-attribution-nodemaintenances',
+    'rackside-attribution-talosmachines',
+    'rackside-backstage-secrets',
+    'rackside-backstage-talosclusters',
+  ]);
+  for (const policy of docs) {
+    const [condition] = policy.spec.matchConditions;
+    assert.equal(policy.spec.matchConditions.length, 1);
+    assert.match(
+      condition.expression,
+      policy.metadata.name.includes('attribution')
+        ? /^request\.userInfo\.username != "system:serviceaccount:ops:portal"$/
+        : /^request\.userInfo\.username == "system:serviceaccount:ops:portal"$/,
+    );
+  }
+});
+
+// ---------------------------------------------------------------------------------------
+// The admission policies against the real apiserver (installed above with FULL values).
+
+const RACKSIDE = '/apis/rackside.dev/v1alpha1';
+const NM = `${RACKSIDE}/nodemaintenances`;
+const OPS = 'system:serviceaccount:default:ops';
+const BACKEND = `system:serviceaccount:${NS}:rackside-backstage`;
+const clients = {};
+
+/** Waits until `probe` answers true: policies take effect once the apiserver has read them. */
+async function until(what, probe, timeoutMs = 30000) {
+  const end = performance.now() + timeoutMs;
+  for (;;) {
+    if (await probe()) return;
+    if (performance.now() > end) throw new Error(`timed out waiting: ${what}`);
+    await sleep(100);
+  }
+}
+
+function nodeMaintenance(name, spec = {}) {
+  return {
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'NodeMaintenance',
+    metadata: { name },
+    spec: {
+      nodeName: 'worker-3',
+      intent: 'cordon',
+      reason: 'policy test',
+      ...spec,
+    },
+  };
+}
+
+const forged = { by: 'user:default/guest', reason: 'not me' };
+
+test('admission policies: set-up of a kubectl user (ServiceAccount default/ops) that may write maintenances', async () => {
+  await rack.kube.post('/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: 'policy-test-ops' },
+    rules: [
+      {
+        apiGroups: ['rackside.dev'],
+        resources: ['nodemaintenances', 'machinereclaims', 'talosmachines'],
+        verbs: ['create', 'get', 'update', 'patch'],
+      },
+      {
+        apiGroups: ['rackside.dev'],
+        resources: ['machinereclaims'],
+        verbs: ['reclaim'],
+      },
+    ],
+  });
+  const opsToken = await createServiceAccountToken(
+    rack.kube,
+    'default',
+    'ops',
+    {
+      create: true,
+    },
+  );
+  await rack.kube.post(
+    '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings',
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'policy-test-ops' },
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'ClusterRole',
+        name: 'policy-test-ops',
+      },
+      subjects: [{ kind: 'ServiceAccount', name: 'ops', namespace: 'default' }],
+    },
+  );
+  const client = token =>
+    kubeClient({ server: rack.server, caFile: rack.caFile, token });
+  clients.ops = client(opsToken);
+  clients.backend = client(
+    await createServiceAccountToken(rack.kube, NS, 'rackside-backstage'),
+  );
+  clients.operator = client(
+    await createServiceAccountToken(rack.kube, NS, 'rackside-operator'),
+  );
+  // No operator runs here to answer the MachineReclaim webhook (it has its own rack tests):
+  // without it, reclaims reach the policies alone.
+  await rack.kube.del(
+    '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/rackside-webhook',
+  );
+  // The apiserver type-checks each policy against the CRDs' schemas: no warnings.
+  const policies = `/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies`;
+  await until('every policy type-checked', async () => {
+    const { items } = await rack.kube.get(
+      `${policies}?labelSelector=app.kubernetes.io/component%3Dadmission-policy`,
+    );
+    return (
+      items.length === 5 &&
+      items.every(p => p.status?.observedGeneration === p.metadata.generation)
+    );
+  });
+  const { items } = await rack.kube.get(
+    `${policies}?labelSelector=app.kubernetes.io/component%3Dadmission-policy`,
+  );
+  for (const policy of items) {
+    assert.deepEqual(
+      policy.status.typeChecking?.expressionWarnings ?? [],
+      [],
+      policy.metadata.name,
+    );
+  }
+  // Ready when a forged dry-run create is refused (nothing is written either way).
+  await until('the attribution policy enforced', async () => {
+    const r = await clients.ops.request(
+      'POST',
+      `${NM}?dryRun=All`,
+      nodeMaintenance('probe', { requestedBy: forged.by }),
+    );
+    return r.status === 403;
+  });
+});
+
+test.after(() => Object.values(clients).forEach(c => c.close()));
+
+test("attribution: a kubectl user cannot write someone else's name into a NodeMaintenance, only its own", async () => {
+  const { ops } = clients;
+  const refused = await ops.request(
+    'POST',
+    NM,
+    nodeMaintenance('forged', { requestedBy: 'user:default/guest' }),
+  );
+  assert.equal(refused.status, 403, JSON.stringify(refused.body));
+  assert.equal(
+    refused.body.message,
+    `nodemaintenances.rackside.dev "forged" is forbidden: ValidatingAdmissionPolicy 'rackside-attribution-nodemaintenances' with binding 'rackside-attribution-nodemaintenances' denied request: spec.requestedBy must be your Kubernetes username, ${OPS}, not user:default/guest: only the Backstage backend (${BACKEND}) writes another name`,
+  );
+  assert.equal((await rack.kube.request('GET', `${NM}/forged`)).status, 404);
+  // Not even a cluster admin (system:masters) writes another's name.
+  const admin = await rack.kube.request(
+    'POST',
+    NM,
+    nodeMaintenance('forged', { requestedBy: 'user:default/guest' }),
+  );
+  assert.equal(admin.status, 403);
+  assert.match(
+    admin.body.message,
+    /must be your Kubernetes username, rackside-admin,/,
+  );
+
+  // A shutdown: the one intent that takes all three flags.
+  const own = await ops.request(
+    'POST',
+    NM,
+    nodeMaintenance('own', { intent: 'shutdown', requestedBy: OPS }),
+  );
+  assert.equal(own.status, 201, JSON.stringify(own.body));
+  // Without a name it is admitted: the operator attributes or refuses it.
+  const unnamed = await ops.request('POST', NM, nodeMaintenance('unnamed'));
+  assert.equal(unnamed.status, 201, JSON.stringify(unnamed.body));
+
+  for (const flag of ['abandon', 'returnToService', 'powerOn']) {
+    const r = await ops.patch(`${NM}/own`, { spec: { [flag]: forged } }).then(
+      () => ({ status: 200 }),
+      e => e,
+    );
+    assert.equal(r.status, 403, flag);
+    assert.match(
+      r.body.message,
+      new RegExp(
+        `spec\\.${flag}\\.by must be your Kubernetes username, ${OPS}, not user:default/guest`,
+      ),
+    );
+  }
+  const stored = await rack.kube.get(`${NM}/own`);
+  assert.equal(stored.spec.abandon, undefined);
+  assert.equal(stored.spec.returnToService, undefined);
+  assert.equal(stored.spec.powerOn, undefined);
+  // An update (PUT, as the backend writes) is checked the same way.
+  const put = await ops.request('PUT', `${NM}/own`, {
+    ...stored,
+    spec: { ...stored.spec, abandon: forged },
+  });
+  assert.equal(put.status, 403);
+
+  const abandoned = await ops.patch(`${NM}/own`, {
+    spec: { abandon: { by: OPS, reason: 'mine' } },
+  });
+  assert.equal(abandoned.spec.abandon.by, OPS);
+});
+
+test("attribution: the backend writes entity refs; names written earlier are not checked again; the operator's writes pass", async () => {
+  const { ops, backend, operator } = clients;
+  const created = await backend.request(
+    'POST',
+    NM,
+    nodeMaintenance('by-portal', { requestedBy: 'user:default/guest' }),
+  );
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const flagged = await backend.put(`${NM}/by-portal`, {
+    ...created.body,
+    spec: {
+      ...created.body.spec,
+      returnToService: { by: 'user:default/guest', reason: 'done' },
+    },
+  });
+  assert.equal(flagged.spec.returnToService.by, 'user:default/guest');
+
+  // Another writer leaves the names as they are: admitted.
+  const labelled = await ops.patch(`${NM}/by-portal`, {
+    metadata: { labels: { team: 'ops' } },
+  });
+  assert.equal(labelled.spec.requestedBy, 'user:default/guest');
+  // The operator's status writes (the status subresource) and its own updates of the
+  // object are not the policy's business.
+  const status = await operator.patch(`${NM}/by-portal/status`, {
+    status: { phase: 'Cordoned' },
+  });
+  assert.equal(status.status.phase, 'Cordoned');
+  const current = await operator.get(`${NM}/by-portal`);
+  const updated = await operator.put(`${NM}/by-portal`, {
+    ...current,
+    metadata: {
+      ...current.metadata,
+      annotations: { 'rackside.dev/test': 'operator' },
+    },
+  });
+  assert.equal(updated.metadata.annotations['rackside.dev/test'], 'operator');
+  // But a name the operator sets is its own, too.
+  const forgedByOperator = await operator.request('PUT', `${NM}/by-portal`, {
+    ...updated,
+    spec: { ...updated.spec, abandon: forged },
+  });
+  assert.equal(forgedByOperator.status, 403);
+});
+
+test("attribution: a MachineReclaim's requestedBy and a TalosMachine's join.by", async () => {
+  const { ops, backend } = clients;
+  const reclaims = `${RACKSIDE}/namespaces/${NS}/machinereclaims`;
+  const reclaim = (name, requestedBy) => ({
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'MachineReclaim',
+    metadata: { name, namespace: NS },
+    spec: {
+      address: '10.0.5.40',
+      targetCluster: 'plant-a',
+      credentialSecretRef: { name: `${name}-talosconfig` },
+      requestedBy,
+      reason: 'policy test',
+    },
+  });
+  const refused = await ops.request(
+    'POST',
+    reclaims,
+    reclaim('forged', 'user:default/guest'),
+  );
+  assert.equal(refused.status, 403, JSON.stringify(refused.body));
+  assert.match(
+    refused.body.message,
+    /rackside-attribution-machinereclaims.*spec\.requestedBy must be your Kubernetes username/,
+  );
+  assert.equal(
+    (await rack.kube.request('GET', `${reclaims}/forged`)).status,
+    404,
+  );
+  const own = await ops.request('POST', reclaims, reclaim('by-ops', OPS));
+  assert.equal(own.status, 201, JSON.stringify(own.body));
+  const portal = await backend.request(
+    'POST',
+    reclaims,
+    reclaim('by-portal', 'user:default/guest'),
+  );
+  assert.equal(portal.status, 201, JSON.stringify(portal.body));
+
+  const machines = `${RACKSIDE}/namespaces/${NS}/talosmachines`;
+  const uuids = [
+    '4c4c4544-0000-4000-8000-000000000001',
+    '4c4c4544-0000-4000-8000-000000000002',
+  ];
+  for (const name of uuids) {
+    await rack.kube.post(machines, {
+      apiVersion: 'rackside.dev/v1alpha1',
+      kind: 'TalosMachine',
+      metadata: { name, namespace: NS },
+      spec: { cluster: 'plant-a' },
+    });
+  }
+  const join = await ops.request(
+    'PATCH',
+    `${machines}/${uuids[0]}`,
+    { spec: { join: forged } },
+    { contentType: 'application/merge-patch+json' },
+  );
+  assert.equal(join.status, 403, JSON.stringify(join.body));
+  assert.match(
+    join.body.message,
+    /spec\.join\.by must be your Kubernetes username/,
+  );
+  const joinOwn = await ops.patch(`${machines}/${uuids[0]}`, {
+    spec: { join: { by: OPS, reason: 'add it' } },
+  });
+  assert.equal(joinOwn.spec.join.by, OPS);
+  const machine = await backend.get(`${machines}/${uuids[1]}`);
+  const joinPortal = await backend.put(`${machines}/${uuids[1]}`, {
+    ...machine,
+    spec: { ...machine.spec, join: forged },
+  });
+  assert.equal(joinPortal.spec.join.by, 'user:default/guest');
+});
+
+test('narrower identities: the backend changes a TalosCluster only in its discovery addresses and the reclaim annotation', async () => {
+  const { backend } = clients;
+  const clusters = `${RACKSIDE}/namespaces/${NS}/talosclusters`;
+  const crd = await rack.kube.get(
+    '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/talosclusters.rackside.dev',
+  );
+  const discoverySchema =
+    crd.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties
+      .discovery.properties;
+  const hasAllowedNetworks = 'allowedNetworks' in discoverySchema;
+  await rack.kube.post(clusters, {
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'TalosCluster',
+    metadata: { name: 'plant-a', namespace: NS },
+    spec: {
+      discovery: {
+        addresses: ['10.0.5.10'],
+        ...(hasAllowedNetworks ? { allowedNetworks: ['10.0.5.0/24'] } : {}),
+      },
+      joinConfigSecretRef: { name: 'plant-a-join' },
+      talosconfigSecretRef: { name: 'plant-a-talosconfig' },
+    },
+  });
+  const before = await rack.kube.get(`${clusters}/plant-a`);
+  /** The backend's update (it holds update, not patch) of a changed copy. */
+  const write = async change => {
+    const current = await backend.get(`${clusters}/plant-a`);
+    const next = structuredClone(current);
+    change(next);
+    return backend.request('PUT', `${clusters}/plant-a`, next);
+  };
+  const refusals = [
+    [
+      'the talosconfig Secret ref',
+      c => (c.spec.talosconfigSecretRef.name = 'plant-b-talosconfig'),
+      /not spec\.talosconfigSecretRef$/,
+    ],
+    [
+      'the join config Secret ref',
+      c => (c.spec.joinConfigSecretRef = { name: 'other', key: 'x.yaml' }),
+      /not spec\.joinConfigSecretRef$/,
+    ],
+    [
+      'the discovery interval',
+      c => (c.spec.discovery.intervalSeconds = 10),
+      /not spec\.discovery\.intervalSeconds$/,
+    ],
+    [
+      'a label',
+      c => (c.metadata.labels = { owner: 'portal' }),
+      /only the rackside.dev\/reclaim-added-addresses annotation of a TalosCluster, not metadata\.labels$/,
+    ],
+    [
+      'another annotation',
+      c => (c.metadata.annotations = { 'rackside.dev/other': 'x' }),
+      /not metadata\.annotations\[rackside\.dev\/other\]$/,
+    ],
+  ];
+  for (const [what, change, message] of refusals) {
+    const r = await write(change);
+    assert.equal(r.status, 403, `${what}: ${JSON.stringify(r.body)}`);
+    assert.match(r.body.message, message, what);
+  }
+  // The allowed networks (issue 16) are the deployer's: the backend's write is refused
+  // where the schema has them (and pruned, so unchanged, where it does not yet).
+  const networks = await write(c => {
+    c.spec.discovery.allowedNetworks = ['0.0.0.0/0'];
+  });
+  if (hasAllowedNetworks) {
+    assert.equal(networks.status, 403, JSON.stringify(networks.body));
+    assert.match(
+      networks.body.message,
+      /not spec\.discovery\.allowedNetworks$/,
+    );
+  }
+  const after = await rack.kube.get(`${clusters}/plant-a`);
+  assert.deepEqual(
+    after.spec,
+    before.spec,
+    'nothing the backend may not change',
+  );
+  assert.deepEqual(after.metadata.labels, before.metadata.labels);
+  assert.deepEqual(after.metadata.annotations, before.metadata.annotations);
+
+  // Its own two things: admitted.
+  const added = await write(c => {
+    c.spec.discovery.addresses.push('10.0.5.11');
+    c.metadata.annotations = {
+      ...c.metadata.annotations,
+      'rackside.dev/reclaim-added-addresses': '10.0.5.11',
+    };
+  });
+  assert.equal(added.status, 200, JSON.stringify(added.body));
+  assert.deepEqual(added.body.spec.discovery.addresses, [
+    '10.0.5.10',
+    '10.0.5.11',
+  ]);
+  const removed = await write(c => {
+    c.spec.discovery.addresses = ['10.0.5.10'];
+    delete c.metadata.annotations['rackside.dev/reclaim-added-addresses'];
+  });
+  assert.equal(removed.status, 200, JSON.stringify(removed.body));
+  // And a patch is not the backend's at all (RBAC).
+  const patch = await backend.request(
+    'PATCH',
+    `${clusters}/plant-a`,
+    { spec: { talosconfigSecretRef: { name: 'x' } } },
+    { contentType: 'application/merge-patch+json' },
+  );
+  assert.equal(patch.status, 403);
+});
+
+test('narrower identities: the backend creates only credential-shaped Secrets (immutable, Opaque, labelled, owned by the MachineReclaim)', async () => {
+  const { backend } = clients;
+  const secrets = `/api/v1/namespaces/${NS}/secrets`;
+  // The reclaim a credential belongs to (made by the admin, who names nobody).
+  const owner = await rack.kube.post(
+    `${RACKSIDE}/namespaces/${NS}/machinereclaims`,
+    {
+      apiVersion: 'rackside.dev/v1alpha1',
+      kind: 'MachineReclaim',
+      metadata: { name: 'cred-owner', namespace: NS },
+      spec: {
+        address: '10.0.5.41',
+        targetCluster: 'plant-a',
+        credentialSecretRef: { name: 'cred-owner-talosconfig' },
+        reason: 'policy test',
+      },
+    },
+  );
+  const credential = (name, change = () => {}) => {
+    const secret = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'Opaque',
+      immutable: true,
+      metadata: {
+        name,
+        namespace: NS,
+        labels: { 'rackside.dev/credential-of': 'cred-owner' },
+        ownerReferences: [
+          {
+            apiVersion: 'rackside.dev/v1alpha1',
+            kind: 'MachineReclaim',
+            name: 'cred-owner',
+            uid: owner.metadata.uid,
+          },
+        ],
+      },
+      data: { talosconfig: Buffer.from('context: x').toString('base64') },
+    };
+    change(secret);
+    return secret;
+  };
+  const refusals = [
+    [
+      'a plain Secret',
+      s => {
+        delete s.immutable;
+        delete s.metadata.labels;
+        delete s.metadata.ownerReferences;
+      },
+      /it must be immutable: true/,
+    ],
+    ['a mutable one', s => delete s.immutable, /it must be immutable: true/],
+    [
+      'one without the label',
+      s => delete s.metadata.labels,
+      /it must carry the label rackside.dev\/credential-of/,
+    ],
+    [
+      'one without an owner',
+      s => delete s.metadata.ownerReferences,
+      /it must be owned by the MachineReclaim its rackside.dev\/credential-of label names .*name cred-owner\)/,
+    ],
+    [
+      'one owned by something else',
+      s => {
+        s.metadata.ownerReferences[0].kind = 'TalosCluster';
+        s.metadata.ownerReferences[0].name = 'cred-owner';
+      },
+      /it must be owned by the MachineReclaim/,
+    ],
+    [
+      'one whose label names another reclaim',
+      s => (s.metadata.labels['rackside.dev/credential-of'] = 'someone-else'),
+      /it must be owned by the MachineReclaim .*name someone-else\)/,
+    ],
+    [
+      'a ServiceAccount token Secret in credential clothing',
+      s => {
+        s.type = 'kubernetes.io/service-account-token';
+        s.metadata.annotations = {
+          'kubernetes.io/service-account.name': 'rackside-operator',
+        };
+        delete s.data;
+      },
+      /its type must be Opaque/,
+    ],
+  ];
+  for (const [what, change, message] of refusals) {
+    const r = await backend.request('POST', secrets, credential('x', change));
+    assert.equal(r.status, 403, `${what}: ${JSON.stringify(r.body)}`);
+    assert.match(r.body.message, message, what);
+    assert.equal(
+      (await rack.kube.request('GET', `${secrets}/x`)).status,
+      404,
+      `${what}: nothing written`,
+    );
+  }
+  const created = await backend.request(
+    'POST',
+    secrets,
+    credential('cred-owner-talosconfig'),
+  );
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  // Others (the deployer, here the admin) still create what they like.
+  const plain = await rack.kube.request('POST', secrets, {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'deployer-secret', namespace: NS },
+    stringData: { a: 'b' },
+  });
+  assert.equal(plain.status, 201);
+});
+
+test('narrower identities: the reclaim grant holds in the release namespace only', async () => {
+  const reclaim = namespace =>
+    can('rackside-backstage', 'reclaim', 'machinereclaims', {
+      group: 'rackside.dev',
+      namespace,
+    });
+  assert.equal(await reclaim(NS), true);
+  assert.equal(await reclaim('default'), false);
+  assert.equal(await reclaim(undefined), false, 'not cluster-wide');
+  const role = await rack.kube.get(
+    `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles/rackside-backstage`,
+  );
+  assert.ok(
+    role.rules.some(
+      r =>
+        r.resources.includes('machinereclaims') && r.verbs.includes('reclaim'),
+    ),
+  );
 });
