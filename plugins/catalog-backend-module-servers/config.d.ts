@@ -1,6 +1,17 @@
 import type { SchedulerServiceTaskScheduleDefinitionConfig } from '@backstage/backend-plugin-api';
 
 export interface Config {
+  servers?: {
+    /** What the catalog entity provider publishes about each server. */
+    catalog?: {
+      /**
+       * Publish the machine's SMBIOS system UUID on each server entity
+       * (annotation `rackside.dev/system-uuid`). Default false: every catalog
+       * reader would see it.
+       */
+      includeSystemUUID?: boolean;
+    };
+  };
   catalog?: {
     providers?: {
       /**

@@ -64,7 +64,7 @@ function node(
 
 const CP = { 'node-role.kubernetes.io/control-plane': '' };
 
-function setup() {
+function setup(options: { includeSystemUUID?: boolean } = {}) {
   const caches = {
     'plant-a': new FakeNodeCache(),
     'plant-b': new FakeNodeCache(),
@@ -90,6 +90,7 @@ function setup() {
       },
     },
     createNodeCache: cluster => caches[cluster.name as keyof typeof caches],
+    ...options,
   });
   const settle = () => new Promise(r => setTimeout(r, 0));
   return {
@@ -114,7 +115,9 @@ const policies = EntityPolicies.allOf([
 
 describe('ServersEntityProvider', () => {
   it('publishes a cluster as a delta once listed, and entities the catalog model accepts', async () => {
-    const { provider, caches, mutations, connection, settle } = setup();
+    const { provider, caches, mutations, connection, settle } = setup({
+      includeSystemUUID: true,
+    });
     await provider.connect(connection);
     caches['plant-a'].sync([
       node('cp-1', { ...CP, 'node-role.kubernetes.io/etcd': '' }),
@@ -163,6 +166,23 @@ describe('ServersEntityProvider', () => {
       e => e.entity.metadata.name === 'plant-a--virt-1',
     )!.entity;
     expect(virt.metadata.labels?.['rackside.dev/virtual-node']).toBe('true');
+  });
+
+  it('publishes no system UUID unless includeSystemUUID is set', async () => {
+    const { provider, caches, mutations, connection, settle } = setup();
+    await provider.connect(connection);
+    caches['plant-a'].sync([node('cp-1', CP), node('worker-1')]);
+    await settle();
+    const [delta] = mutations;
+    if (delta.type !== 'delta') throw new Error('expected a delta');
+    const servers = delta.added.filter(e => e.entity.kind === 'Resource');
+    expect(servers).toHaveLength(2);
+    for (const { entity } of servers) {
+      expect(entity.metadata.annotations).toMatchObject({
+        'rackside.dev/node': expect.any(String),
+      });
+      expect(JSON.stringify(entity)).not.toContain('uuid-');
+    }
   });
 
   it('publishes changed and removed servers as deltas, and nothing for heartbeats', async () => {

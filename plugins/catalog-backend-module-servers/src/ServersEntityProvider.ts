@@ -34,6 +34,12 @@ export interface ServersEntityProviderOptions {
   /** Owner of every entity, e.g. `group:default/plant-admins`. */
   owner: string;
   logger: LoggerService;
+  /**
+   * Publish each server's SMBIOS system UUID (annotation `rackside.dev/system-uuid`).
+   * Off by default: every catalog reader sees the entities, and the UUID is what a
+   * machine is told apart by at join and reclaim time (`servers.catalog.includeSystemUUID`).
+   */
+  includeSystemUUID?: boolean;
   /** Runs the full refresh; without one, only watch events publish. */
   taskRunner?: SchedulerServiceTaskRunner;
   /** Makes the Node watch of a cluster; defaults to a watch cache over `servers.clusters` access. */
@@ -169,7 +175,9 @@ export class ServersEntityProvider implements EntityProvider {
             controlPlane: facts.controlPlane,
             virtual: facts.virtual,
             roles: rolesOf(node.metadata?.labels),
-            systemUUID: node.status?.nodeInfo?.systemUUID || undefined,
+            systemUUID: this.options.includeSystemUUID
+              ? node.status?.nodeInfo?.systemUUID || undefined
+              : undefined,
           },
           { owner, locationKey },
         ),

@@ -12,6 +12,9 @@ import { ServersEntityProvider } from './ServersEntityProvider';
 /** Where the provider reads its settings. */
 export const PROVIDER_CONFIG_KEY = 'catalog.providers.rackside';
 
+/** Whether server entities carry the machine's system UUID (default no). */
+export const INCLUDE_SYSTEM_UUID_KEY = 'servers.catalog.includeSystemUUID';
+
 const DEFAULT_SCHEDULE = {
   frequency: { minutes: 30 },
   timeout: { minutes: 3 },
@@ -67,6 +70,8 @@ export const catalogModuleServers = createBackendModule({
           owner,
           logger,
           taskRunner: scheduler.createScheduledTaskRunner(schedule),
+          includeSystemUUID:
+            config.getOptionalBoolean(INCLUDE_SYSTEM_UUID_KEY) ?? false,
         });
         catalog.addEntityProvider(provider);
         lifecycle.addShutdownHook(() => provider.stop());
