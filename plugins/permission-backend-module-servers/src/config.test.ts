@@ -199,6 +199,64 @@ describe('readServersPolicyConfig', () => {
       },
       /allow\[0\]\.when: unknown key/,
     ],
+    // A misspelt parameter must not be dropped: HAS_LABEL without its value
+    // would match every value of the label, widening an allow line.
+    [
+      {
+        principals: [
+          {
+            ref: 'user:ada',
+            allow: [
+              {
+                permission: 'servers:cordon',
+                conditions: {
+                  rule: 'HAS_LABEL',
+                  params: { label: 'zone', vaule: 'hall-1' },
+                },
+              },
+            ],
+          },
+        ],
+      },
+      /principals\[0\]\.allow\[0\]\.conditions\.params\.vaule: unknown parameter of HAS_LABEL; expected label, value/,
+    ],
+    [
+      {
+        principals: [
+          {
+            ref: 'user:ada',
+            deny: [
+              {
+                permission: 'servers:shutdown',
+                conditions: {
+                  anyOf: [
+                    { rule: 'IS_VIRTUAL' },
+                    { rule: 'IS_CONTROL_PLANE', params: { only: true } },
+                  ],
+                },
+              },
+            ],
+          },
+        ],
+      },
+      /deny\[0\]\.conditions\.anyOf\[1\]\.params\.only: unknown parameter of IS_CONTROL_PLANE; it takes none/,
+    ],
+    [
+      {
+        principals: [
+          {
+            ref: 'user:ada',
+            allow: [
+              {
+                permission: 'servers:cordon',
+                conditions: { rule: 'HAS_LABEL', params: 'zone' },
+              },
+            ],
+          },
+        ],
+      },
+      /allow\[0\]\.conditions\.params: must be an object/,
+    ],
     [{ otherPermissions: 'maybe' }, /otherPermissions: must be allow or deny/],
     [{ groupCacheSeconds: -1 }, /groupCacheSeconds: must be zero or more/],
   ])('rejects %j naming the key', (rackside, message) => {

@@ -65,6 +65,8 @@ const RULES_BY_NAME = new Map(
 );
 
 interface ZodLikeSchema {
+  /** The keys of a zod object schema. */
+  shape?: Record<string, unknown>;
   safeParse(value: unknown): {
     success: boolean;
     data?: unknown;
@@ -144,8 +146,24 @@ export function parseServerCriteria(
       );
     }
     const params = value.params ?? {};
-    // The server rules declare their parameters with zod.
+    if (!isPlainObject(params)) {
+      fail(`${key}.params`, `must be an object of ${rule.name}'s parameters`);
+    }
+    // The server rules declare their parameters with zod, whose objects drop keys they
+    // do not know: a misspelt `vaule` would vanish and HAS_LABEL match every value of
+    // the label, widening an allow line (or narrowing a deny line) in silence.
     const schema = rule.paramsSchema as unknown as ZodLikeSchema | undefined;
+    const known = Object.keys(schema?.shape ?? {});
+    for (const k of Object.keys(params)) {
+      if (!known.includes(k)) {
+        fail(
+          `${key}.params.${k}`,
+          `unknown parameter of ${rule.name}; ${
+            known.length ? `expected ${known.join(', ')}` : 'it takes none'
+          }`,
+        );
+      }
+    }
     const parsed = schema?.safeParse(params);
     if (parsed && !parsed.success) {
       fail(

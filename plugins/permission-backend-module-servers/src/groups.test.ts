@@ -75,16 +75,44 @@ describe('CatalogGroupResolver', () => {
     expect(spy).toHaveBeenCalledTimes(2);
   });
 
-  it('answers no groups when the catalog fails, and does not keep that answer', async () => {
+  it('fails, naming the user, when the catalog fails, and does not keep that answer', async () => {
     const catalog = catalogServiceMock({ entities });
     const spy = jest
       .spyOn(catalog, 'getEntityByRef')
       .mockRejectedValueOnce(new Error('catalog down'));
     const groups = resolver(catalog);
-    expect(await groups.groupsOf('user:default/ada')).toEqual([]);
+    // "No groups" would drop the user's group deny lines: the policy must know.
+    await expect(groups.groupsOf('user:default/ada')).rejects.toThrow(
+      /could not read the groups of user:default\/ada from the catalog: Error: catalog down/,
+    );
     expect(await groups.groupsOf('user:default/ada')).toContain(
       'group:default/hall-1',
     );
     expect(spy).toHaveBeenCalledTimes(2);
+  });
+
+  it('fails when the catalog does not answer in time', async () => {
+    const catalog = catalogServiceMock({ entities });
+    let answer!: (entity: Entity | undefined) => void;
+    jest
+      .spyOn(catalog, 'getEntityByRef')
+      .mockImplementationOnce(
+        () => new Promise<Entity | undefined>(r => (answer = r)),
+      );
+    const groups = new CatalogGroupResolver({
+      catalog,
+      auth: mockServices.auth(),
+      logger: mockServices.logger.mock(),
+      cacheSeconds: 30,
+      timeoutMs: 20,
+    });
+    await expect(groups.groupsOf('user:default/ada')).rejects.toThrow(
+      /did not answer within 20 ms/,
+    );
+    // A late answer is not kept in place of the failure.
+    answer(user('ada', ['group:default/late']));
+    expect(await groups.groupsOf('user:default/ada')).toContain(
+      'group:default/hall-1',
+    );
   });
 });

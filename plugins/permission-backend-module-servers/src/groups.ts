@@ -21,12 +21,29 @@ function targets(entity: Entity | undefined, type: string): string[] {
     .map(r => r.targetRef.toLocaleLowerCase('en-US'));
 }
 
+/** How long the catalog is given to answer a user's groups by default. */
+export const DEFAULT_GROUP_LOOKUP_TIMEOUT_MS = 5000;
+
+/**
+ * The catalog could not say which groups a user is in (it failed or did not
+ * answer in time). Not "no groups": the user may be in a group with a deny
+ * line, so the policy must not decide as if they were in none.
+ */
+export class GroupLookupError extends Error {
+  constructor(userEntityRef: string, cause: unknown) {
+    super(
+      `could not read the groups of ${userEntityRef} from the catalog: ${cause}`,
+    );
+    this.name = 'GroupLookupError';
+  }
+}
+
 /**
  * Group membership from the catalog: the user's `memberOf` relations and
  * their `childOf` parents, so a grant to `group:default/plant` reaches the
- * members of its child teams. Answers are kept for `cacheSeconds`; a catalog
- * failure is logged and counts as "no groups" (the user keeps only what was
- * granted to them by name); neither it nor an unknown user is cached.
+ * members of its child teams. Answers are kept for `cacheSeconds`. A catalog
+ * failure, or no answer within `timeoutMs`, is a {@link GroupLookupError}
+ * (the policy then fails closed); neither it nor an unknown user is cached.
  */
 export class CatalogGroupResolver implements GroupResolver {
   private readonly cache = new Map<
@@ -40,6 +57,8 @@ export class CatalogGroupResolver implements GroupResolver {
       auth: AuthService;
       logger: LoggerService;
       cacheSeconds: number;
+      /** Default {@link DEFAULT_GROUP_LOOKUP_TIMEOUT_MS}. */
+      timeoutMs?: number;
       now?: () => number;
     },
   ) {}
@@ -51,24 +70,38 @@ export class CatalogGroupResolver implements GroupResolver {
     if (hit && now - hit.at < this.options.cacheSeconds * 1000) {
       return (await hit.groups) ?? [];
     }
-    const groups = this.lookup(key);
-    this.cache.set(key, { at: now, groups });
+    const groups = this.withTimeout(this.lookup(key));
+    const entry = { at: now, groups };
+    this.cache.set(key, entry);
+    const forget = () => {
+      // Only this lookup's entry: a later one may have replaced it.
+      if (this.cache.get(key) === entry) this.cache.delete(key);
+    };
     try {
       const found = await groups;
       // A user the catalog does not know (yet: it may still be ingesting
       // the org) is asked about again next time rather than kept groupless.
       if (found === undefined) {
-        this.cache.delete(key);
+        forget();
         return [];
       }
       return found;
     } catch (error) {
-      this.cache.delete(key);
-      this.options.logger.warn(
-        `could not read the groups of ${key} from the catalog; deciding on the user's own grants only: ${error}`,
-      );
-      return [];
+      forget();
+      throw new GroupLookupError(key, error);
     }
+  }
+
+  private withTimeout<T>(lookup: Promise<T>): Promise<T> {
+    const ms = this.options.timeoutMs ?? DEFAULT_GROUP_LOOKUP_TIMEOUT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`the catalog did not answer within ${ms} ms`)),
+        ms,
+      );
+    });
+    return Promise.race([lookup, timeout]).finally(() => clearTimeout(timer));
   }
 
   private async lookup(userRef: string): Promise<string[] | undefined> {

@@ -46,6 +46,7 @@ export const permissionModuleServersPolicy = createBackendModule({
               logger,
               cacheSeconds: parsed.groupCacheSeconds,
             }),
+            logger,
           ),
         );
       },
