@@ -812,6 +812,63 @@ describe('TalosCluster', () => {
   });
 });
 
+describe('TalosCluster allowed networks', () => {
+  it('defaults to none and port 50000; takes canonical IPv4 and IPv6 CIDRs', async () => {
+    const created = await create(
+      'TalosCluster',
+      object('TalosCluster', 'nets-a', {
+        joinConfigSecretRef: { name: 'j' },
+        talosconfigSecretRef: { name: 't' },
+      }),
+    );
+    expect(created.spec.discovery).toMatchObject({
+      allowedNetworks: [],
+      talosPort: 50000,
+    });
+    await create(
+      'TalosCluster',
+      object('TalosCluster', 'nets-b', {
+        discovery: {
+          allowedNetworks: ['127.0.10.0/24', 'fd00:5::/64'],
+          talosPort: 50001,
+        },
+        joinConfigSecretRef: { name: 'j' },
+        talosconfigSecretRef: { name: 't' },
+      }),
+    );
+  });
+
+  it.each([
+    ['127.0.10.5/24'],
+    ['10.0.0.0/33'],
+    ['10.0.0.0'],
+    ['::ffff:10.0.0.0/120'],
+    ['example.com/24'],
+  ])('the apiserver and zod both refuse %s', async network => {
+    await expectCreateRejected(
+      'TalosCluster',
+      object('TalosCluster', 'nets-bad', {
+        discovery: { allowedNetworks: [network] },
+        joinConfigSecretRef: { name: 'j' },
+        talosconfigSecretRef: { name: 't' },
+      }),
+      /allowedNetworks\[0\]: Invalid value: ".*": must be a CIDR with no bits set after the prefix/,
+    );
+  });
+
+  it('refuses a Talos port outside 1-65535', async () => {
+    await expectCreateRejected(
+      'TalosCluster',
+      object('TalosCluster', 'nets-port', {
+        discovery: { talosPort: 99999 },
+        joinConfigSecretRef: { name: 'j' },
+        talosconfigSecretRef: { name: 't' },
+      }),
+      /spec\.discovery\.talosPort: Invalid value: 99999/,
+    );
+  });
+});
+
 describe('TalosMachine', () => {
   it('is named by its SMBIOS UUID', async () => {
     await create(

@@ -315,9 +315,49 @@ describe('TalosCluster', () => {
       ...input,
       spec: { ...input.spec, discovery: undefined },
     });
-    expect(tc.spec.discovery).toEqual({ addresses: [], intervalSeconds: 300 });
+    expect(tc.spec.discovery).toEqual({
+      allowedNetworks: [],
+      talosPort: 50000,
+      addresses: [],
+      intervalSeconds: 300,
+    });
     expect(tc.spec.joinConfigSecretRef.key).toBe('config.yaml');
     expect(tc.spec.talosconfigSecretRef.key).toBe('talosconfig');
+  });
+
+  it.each([
+    ['127.0.10.5/24', 'bits set after the prefix'],
+    ['10.0.0.0/33', 'must be a CIDR'],
+    ['10.0.0.0', 'must be a CIDR'],
+    ['::ffff:10.0.0.0/120', 'must be a CIDR'],
+    ['fd00::/129', 'must be a CIDR'],
+    ['example.com/24', 'must be a CIDR'],
+  ])('rejects the allowed network %s', (network, expected) => {
+    const input = examples.talosCluster();
+    const result = talosClusterSchema.safeParse({
+      ...input,
+      spec: {
+        ...input.spec,
+        discovery: { ...input.spec.discovery, allowedNetworks: [network] },
+      },
+    });
+    expect(messages(result).join('\n')).toContain(expected);
+  });
+
+  it('accepts IPv4 and IPv6 networks and a Talos port', () => {
+    const input = examples.talosCluster();
+    const tc = talosClusterSchema.parse({
+      ...input,
+      spec: {
+        ...input.spec,
+        discovery: {
+          ...input.spec.discovery,
+          allowedNetworks: ['127.0.10.0/24', 'fd00:5::/64', '0.0.0.0/0'],
+          talosPort: 50001,
+        },
+      },
+    });
+    expect(tc.spec.discovery.talosPort).toBe(50001);
   });
 
   it('rejects an unknown address state', () => {

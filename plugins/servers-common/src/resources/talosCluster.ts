@@ -9,7 +9,8 @@ import {
   timestampSchema,
 } from './common';
 import type { CrdDefinition } from './crd';
-import { uniqueList } from './kube';
+import { kube, uniqueList } from './kube';
+import { DEFAULT_TALOS_PORT, parseCidr } from '../discoveryNetworks';
 
 /** Where TalosCluster lives in the API. */
 export const talosClusterResource = resourceDescriptor({
@@ -27,12 +28,23 @@ export const talosClusterResource = resourceDescriptor({
 export const RECLAIM_ADDED_ADDRESSES_ANNOTATION =
   'rackside.dev/reclaim-added-addresses';
 
-/** What a probe of a discovery address found (DESIGN section 5b). */
+/**
+ * What a probe of a discovery address found (DESIGN section 5b), as a category: the error
+ * text of a failed probe stays in the operator's log.
+ * - Maintenance: a machine in maintenance mode (its UUID read);
+ * - Member: configured, with a server certificate of this cluster's CA;
+ * - AlreadyConfigured: configured by another Talos cluster;
+ * - Unreachable: no connection (refused, timed out, a name that does not resolve);
+ * - NotTalos: something answered, but not as a Talos machine API;
+ * - NotAllowed: outside the allowed networks or not the Talos port: never probed.
+ */
 export const TALOS_ADDRESS_STATES = [
   'Maintenance',
   'AlreadyConfigured',
   'Member',
   'Unreachable',
+  'NotTalos',
+  'NotAllowed',
 ] as const;
 /** A discovery address state. */
 export type TalosAddressState = (typeof TALOS_ADDRESS_STATES)[number];
@@ -45,11 +57,46 @@ export const talosAddressSchema = z
   .regex(/^[A-Za-z0-9.:[\]-]+$/)
   .describe('IP address or host name of a Talos machine, optionally :port.');
 
+/** A network of `spec.discovery.allowedNetworks`: a canonical IPv4 or IPv6 CIDR. */
+export const allowedNetworkSchema = kube(
+  z
+    .string()
+    .min(3)
+    .max(49)
+    .refine(value => parseCidr(value) !== undefined, {
+      message:
+        'must be a CIDR with no bits set after the prefix, e.g. 10.0.5.0/24 or fd00:5::/64',
+    }),
+  {
+    validations: [
+      {
+        rule: 'isCIDR(self) && cidr(self) == cidr(self).masked()',
+        message:
+          'must be a CIDR with no bits set after the prefix, e.g. 10.0.5.0/24 or fd00:5::/64',
+      },
+    ],
+  },
+).describe('A network (CIDR) discovery may reach, e.g. 10.0.5.0/24.');
+
 /** `spec` of a TalosCluster. */
 export const talosClusterSpecSchema = z
   .object({
     discovery: z
       .object({
+        allowedNetworks: uniqueList(z.array(allowedNetworkSchema).max(64))
+          .default([])
+          .describe(
+            'The networks the machines live in (CIDRs), written by the deployer. Discovery probes, reads UUIDs from and joins only addresses inside them (a name: every address it resolves to); none listed: nothing is probed.',
+          ),
+        talosPort: z
+          .number()
+          .int()
+          .min(1)
+          .max(65535)
+          .default(DEFAULT_TALOS_PORT)
+          .describe(
+            "The port of the machines' Talos API; an address naming another port is refused.",
+          ),
         addresses: uniqueList(z.array(talosAddressSchema).max(1024))
           .default([])
           .describe('Addresses probed for machines (set: no duplicates).'),
@@ -154,6 +201,12 @@ export const talosClusterCrd: CrdDefinition = {
       jsonPath: '.status.lastDiscoveryTime',
     },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    {
+      name: 'Networks',
+      type: 'string',
+      jsonPath: '.spec.discovery.allowedNetworks',
+      priority: 1,
+    },
     {
       name: 'Addresses',
       type: 'string',
