@@ -1,5 +1,5 @@
 /*
- * Redfish conformance against the DMTF mockups in ../shared/fixtures/redfish, served by a
+ * Redfish conformance against the DMTF mockups vendored in fixtures/redfish, served by a
  * local HTTP(S) server (mockupBmc.ts): public-rackmount1 publishes the ResetTypes inline
  * (`ResetType@Redfish.AllowableValues`), public-telemetry through `@Redfish.ActionInfo`;
  * both have a SessionService, which a variant removes (as sushy-tools has none).

@@ -1,5 +1,5 @@
 /*
- * Test helper: serves a DMTF Redfish mockup folder (../shared/fixtures/redfish/<name>) as a
+ * Test helper: serves a DMTF Redfish mockup folder (fixtures/redfish/<name> at the repository root) as a
  * BMC would. GETs answer the mockup's index.json files; the SessionService, the Reset
  * action (checked against the mockup's AllowableValues or ActionInfo) and Basic/session
  * authentication are implemented on top. Not part of the package's exports.
@@ -315,10 +315,10 @@ export class MockupBmc {
   }
 }
 
-/** The DMTF mockups shipped with the shared fixtures. */
+/** The DMTF mockups vendored in the repository (fixtures/redfish, with their licence). */
 export function mockupDir(
   root: string,
   name: 'public-rackmount1' | 'public-telemetry',
 ) {
-  return path.resolve(root, '..', 'shared', 'fixtures', 'redfish', name);
+  return path.resolve(root, 'fixtures', 'redfish', name);
 }

@@ -1,6 +1,6 @@
 /*
  * The Talos API definitions Rackside writes itself (protocol.ts) against the official
- * descriptor set of machinery v1.13.9 (../shared/fixtures/talos): every message, field,
+ * descriptor set of machinery v1.13.9 (fixtures/talos, vendored): every message, field,
  * enum value and method we use must exist there with the same number, type, label and
  * request/response types. COSI's State API is not part of that set (it lives in
  * cosi-project/runtime); its few fields are checked against the table below, taken
@@ -16,8 +16,6 @@ import { method, messageType, talosApiRoot } from './protocol';
 
 const DESCRIPTOR_SET = path.resolve(
   REPO_ROOT,
-  '..',
-  'shared',
   'fixtures',
   'talos',
   'machinery-v1.13.9-lock.binpb',
