@@ -311,6 +311,95 @@ describe('POST /clusters/:cluster/discovery/addresses', () => {
     });
   });
 
+  it.each([
+    // The apiserver, a closed port, the cloud metadata service, not a port at all.
+    [
+      '127.0.0.1:6443',
+      'port 6443 is not the Talos API port of this cluster (50000)',
+    ],
+    ['127.0.0.1:1', 'port 1 is not the Talos API port of this cluster (50000)'],
+    ['169.254.169.254:80', 'port 80 is not the Talos API port'],
+    [
+      '1.2.3.4:99999',
+      'must be an IP address or host name, optionally with :port (1-65535)',
+    ],
+    ['127.0.0.1', 'outside the allowed networks (127.0.10.0/24)'],
+    ['169.254.169.254:50000', 'outside the allowed networks (127.0.10.0/24)'],
+    [
+      '[::ffff:169.254.169.254]:50000',
+      'outside the allowed networks (127.0.10.0/24)',
+    ],
+    ['[::1]', 'outside the allowed networks (127.0.10.0/24)'],
+    // Names are resolved: localhost (hosts file) and 0x7f000001 (inet_aton) are 127.0.0.1.
+    [
+      'localhost',
+      'resolves to an address outside the allowed networks (127.0.10.0/24)',
+    ],
+    ['0x7f000001:50000', '127.0.10.0/24'],
+  ])(
+    '400 for %s, naming the allowed networks; nothing written',
+    async (address, message) => {
+      const machines = plant();
+      const { server, events } = await start(machines);
+      const res = await request(server)
+        .post(`${base}/discovery/addresses`)
+        .send({ address, reason: REASON });
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toContain(message);
+      expect(machines.writes).toEqual([]);
+      expect(machines.clusterList[0].spec.discovery.addresses).toHaveLength(3);
+      expect(events[0]).toMatchObject({
+        outcome: 'fail',
+        meta: { outcome: 'invalid' },
+      });
+    },
+  );
+
+  it('takes an address inside the networks, with or without the Talos port', async () => {
+    const machines = plant();
+    const { server } = await start(machines);
+    for (const address of ['127.0.10.33:50000', '127.0.10.34']) {
+      const res = await request(server)
+        .post(`${base}/discovery/addresses`)
+        .send({ address, reason: REASON });
+      expect(res.status).toBe(201);
+    }
+    expect(machines.clusterList[0].spec.discovery.addresses).toEqual(
+      expect.arrayContaining(['127.0.10.33:50000', '127.0.10.34']),
+    );
+  });
+
+  it('fails closed: a TalosCluster with no allowed networks takes no address', async () => {
+    const machines = new FakeMachines('plant-a', {
+      clusters: [fakeTalosCluster('plant-a', { allowedNetworks: [] })],
+    });
+    const { server } = await start(machines);
+    const res = await request(server)
+      .post(`${base}/discovery/addresses`)
+      .send({ address: '127.0.10.33', reason: REASON });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain(
+      'lists no allowed networks (spec.discovery.allowedNetworks)',
+    );
+    expect(machines.writes).toEqual([]);
+  });
+
+  it('holds an address to the Talos port the TalosCluster names', async () => {
+    const machines = new FakeMachines('plant-a', {
+      clusters: [fakeTalosCluster('plant-a', { talosPort: 50001 })],
+    });
+    const { server } = await start(machines);
+    const wrong = await request(server)
+      .post(`${base}/discovery/addresses`)
+      .send({ address: '127.0.10.33:50000', reason: REASON });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error.message).toContain('(50001)');
+    const right = await request(server)
+      .post(`${base}/discovery/addresses`)
+      .send({ address: '127.0.10.33:50001', reason: REASON });
+    expect(right.status).toBe(201);
+  });
+
   it('409 for an address already listed (also as host:port), naming a reclaim that listed it', async () => {
     const machines = plant();
     machines.clusterList[0].metadata.annotations = {

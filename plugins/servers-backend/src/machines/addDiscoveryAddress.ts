@@ -6,7 +6,11 @@ import {
 } from '@rackside/plugin-servers-common';
 import type { Router } from 'express';
 import { z } from 'zod';
-import { sameAddress } from '../service/discoveryAddresses';
+import {
+  requireReachable,
+  sameAddress,
+  type ResolveName,
+} from '../service/discoveryAddresses';
 import {
   machinesOr404,
   parseBody,
@@ -34,10 +38,13 @@ const bodySchema = z.object({
  * `POST /clusters/:cluster/discovery/addresses` (`machines:add`): appends an address
  * the user typed to the TalosCluster's discovery list. An address the user lists is
  * never recorded as added by a reclaim, so the reclaim clean-up leaves it alone.
+ * An address discovery may not reach (not the Talos port, outside the allowed networks,
+ * a name resolving outside them, a cluster that lists none) is a 400 naming the
+ * networks, and nothing is written.
  */
 export function addDiscoveryAddressRoute(
   router: Router,
-  ctx: MachinesRouteContext,
+  ctx: MachinesRouteContext & { resolveName?: ResolveName },
 ) {
   router.post('/clusters/:cluster/discovery/addresses', async (req, res) => {
     await runAudited(
@@ -68,6 +75,8 @@ export function addDiscoveryAddressRoute(
 
         await withConflictRetry(async () => {
           const current = await state.freshTalosCluster(target.metadata.name);
+          // Against the cluster as it is now: the deployer may have changed its networks.
+          await requireReachable(current, body.address, ctx.resolveName);
           const listed = current.spec.discovery?.addresses ?? [];
           const already = listed.find(a => sameAddress(a, body.address));
           if (already) {

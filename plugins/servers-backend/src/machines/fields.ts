@@ -1,4 +1,7 @@
-import { talosAddressSchema } from '@rackside/plugin-servers-common';
+import {
+  parseDiscoveryEndpoint,
+  talosAddressSchema,
+} from '@rackside/plugin-servers-common';
 import { z } from 'zod';
 
 /*
@@ -8,18 +11,25 @@ import { z } from 'zod';
 
 /** Shown when an address is not one. */
 export const ADDRESS_HINT =
-  'must be an IP address or host name, optionally with :port';
+  'must be an IP address or host name, optionally with :port (1-65535)';
 
-/** An address: trimmed, checked as the CRDs check it. */
+/**
+ * An address: trimmed, checked as the CRDs check it and read as host[:port] (an IP
+ * literal or a DNS name, a port 1-65535). Whether discovery may reach it is the route's
+ * check, against the TalosCluster's allowed networks.
+ */
 export const addressField = z
   .string({
     required_error: 'address is required',
     invalid_type_error: 'address must be a string',
   })
   .trim()
-  .refine(value => talosAddressSchema.safeParse(value).success, {
-    message: ADDRESS_HINT,
-  });
+  .refine(
+    value =>
+      talosAddressSchema.safeParse(value).success &&
+      parseDiscoveryEndpoint(value) !== undefined,
+    { message: ADDRESS_HINT },
+  );
 
 /** A reason (the deployment's reason policy is checked after parsing). */
 export const reasonField = z.string({

@@ -1,4 +1,9 @@
+import { InputError } from '@backstage/errors';
+import { lookup } from 'node:dns/promises';
 import {
+  checkDiscoveryAddress,
+  checkResolvedAddresses,
+  discoveryReachOf,
   isTerminalReclaimPhase,
   reclaimAddedAddresses,
   RECLAIM_ADDED_ADDRESSES_ANNOTATION,
@@ -9,6 +14,65 @@ import {
 
 /** The port of the Talos machine API, implied when an address names none. */
 export const TALOS_API_PORT = 50000;
+
+/** Resolves a DNS name to every address it has (node:dns `lookup`, all families). */
+export type ResolveName = (host: string) => Promise<string[]>;
+
+/** How long the backend waits for a name to resolve before refusing it. */
+const RESOLVE_TIMEOUT_MS = 5_000;
+
+export const resolveWithDns: ResolveName = async host => {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const answers = await Promise.race([
+      lookup(host, { all: true, verbatim: true }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error('timed out')),
+          RESOLVE_TIMEOUT_MS,
+        );
+      }),
+    ]);
+    return answers.map(a => a.address);
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+/**
+ * 400 unless discovery of `cluster` may reach `address` (DESIGN 5b): the Talos port,
+ * inside the allowed networks (a name: every address it resolves to now; the operator
+ * checks again at each probe). The message names the allowed networks; it never says
+ * what, if anything, listens at the address.
+ */
+export async function requireReachable(
+  cluster: TalosCluster,
+  address: string,
+  resolve: ResolveName = resolveWithDns,
+): Promise<void> {
+  const reach = discoveryReachOf(cluster);
+  const name = cluster.metadata.name;
+  let check = checkDiscoveryAddress(address, reach);
+  if (check.allowed && check.endpoint.ip === undefined) {
+    const host = check.endpoint.host;
+    let resolved: string[];
+    try {
+      resolved = await resolve(host);
+    } catch {
+      throw new InputError(
+        `address: ${host} does not resolve to an address; discovery of ${name} reaches only the allowed networks (${
+          reach.allowedNetworks.join(', ') || 'none'
+        })`,
+      );
+    }
+    check = checkResolvedAddresses(check.endpoint, resolved, reach);
+  }
+  if (!check.allowed) {
+    throw new InputError(
+      `address: ${address} cannot be a discovery address of ${name}: ${check.message}`,
+    );
+  }
+}
 
 /**
  * One form of an address for comparing (`10.0.0.5` and `10.0.0.5:50000` are the

@@ -24,6 +24,9 @@ export function fakeTalosCluster(
     addresses?: string[];
     status?: TalosAddressStatus[];
     reclaimAdded?: string[];
+    /** Default: the rack's machine network 127.0.10.0/24. */
+    allowedNetworks?: string[];
+    talosPort?: number;
   } = {},
 ): TalosCluster {
   return {
@@ -41,7 +44,12 @@ export function fakeTalosCluster(
         : undefined,
     },
     spec: {
-      discovery: { addresses: options.addresses ?? [], intervalSeconds: 300 },
+      discovery: {
+        allowedNetworks: options.allowedNetworks ?? ['127.0.10.0/24'],
+        talosPort: options.talosPort ?? 50000,
+        addresses: options.addresses ?? [],
+        intervalSeconds: 300,
+      },
       joinConfigSecretRef: { name: `${name}-join`, key: 'config.yaml' },
       talosconfigSecretRef: { name: `${name}-talosconfig`, key: 'talosconfig' },
     },
