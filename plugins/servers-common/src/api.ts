@@ -28,7 +28,15 @@ export type QuorumSummaryResponse =
       /** Members with a non-terminal reboot or shutdown maintenance. */
       goingDown: string[];
     }
-  | { derived: false; reason: string };
+  | {
+      derived: false;
+      reason: string;
+      /**
+       * Set when the quorum is derived but not shown to this user: their `servers:read`
+       * is conditional and does not cover every control-plane member.
+       */
+      hidden?: true;
+    };
 
 /** What the deployment's power channel offers, as `GET /clusters` reports it. */
 export interface ClusterPowerResponse {

@@ -69,7 +69,6 @@ import {
   maintenanceView,
   newestFirst,
   powerCheck,
-  quorumSummary,
   serverListItem,
   serverResourceOf,
   serverView,
@@ -77,6 +76,7 @@ import {
   type ClusterSnapshot,
 } from './view';
 import { ServerListCache, type PreparedJson } from './ServerListCache';
+import { ReadScope } from './readScope';
 
 /** A guard refusal: 409 with the quorum numbers in the error body. */
 export class QuorumRefusedError extends ConflictError {
@@ -202,11 +202,27 @@ export class ServersService {
 
   /** The read filter; 403 when reading servers is denied outright. */
   private async requireRead(credentials: BackstageCredentials) {
+    return (await this.readScope(credentials)).filter;
+  }
+
+  /** What `servers:read` lets the user see; 403 when it is denied outright. */
+  private async readScope(credentials: BackstageCredentials) {
     const [decision] = await this.options.permissions.authorizeConditional(
       [{ permission: serversReadPermission }],
       { credentials },
     );
-    return this.readFilterOf(decision);
+    return this.scopeOf(decision);
+  }
+
+  private scopeOf(decision: PolicyDecision) {
+    const filter = this.readFilterOf(decision);
+    const scope = new ReadScope(
+      decision,
+      decision.result === AuthorizeResult.ALLOW
+        ? () => true
+        : (cluster, node) => filter(serverResourceOf(cluster, node)),
+    );
+    return Object.assign(scope, { filter });
   }
 
   private readFilterOf(
@@ -244,15 +260,14 @@ export class ServersService {
         ],
         { credentials },
       );
-    const readFilter = this.readFilterOf(read);
+    const scope = this.scopeOf(read);
     const byAction = new Map(
       SERVER_ACTIONS.map((action, i) => [action, perAction[i]]),
     );
     return {
       key: JSON.stringify([read, ...perAction]),
-      readable: (node: NodeObject) =>
-        read.result === AuthorizeResult.ALLOW ||
-        readFilter(serverResourceOf(cluster, node)),
+      scope,
+      readable: (node: NodeObject) => scope.readable(cluster, node),
       allowed: (node: NodeObject, action: ServerAction) => {
         const decision = byAction.get(action);
         if (!decision || decision.result === AuthorizeResult.DENY) return false;
@@ -346,30 +361,23 @@ export class ServersService {
     });
   }
 
+  /**
+   * `GET /clusters`: the clusters this user may read (see {@link ReadScope}), each with
+   * the readable servers counted and the quorum only if every member is readable.
+   */
   async listClusters(
     credentials: BackstageCredentials,
   ): Promise<ClusterListResponse> {
-    await this.requireRead(credentials);
+    const scope = await this.readScope(credentials);
     const items = await Promise.all(
       this.options.clusters
         .list()
-        .map(async (cluster): Promise<ClusterSummaryResponse> => {
+        .map(async (cluster): Promise<ClusterSummaryResponse | undefined> => {
+          const byName = scope.clusterVerdict(cluster.name);
+          if (byName === false) return undefined;
+          let snap: ClusterSnapshot;
           try {
-            const snap = await snapshot(cluster);
-            const advertisement = powerAdvertisementOf(snap.powerProvider);
-            return {
-              name: cluster.name,
-              title: cluster.title,
-              available: true,
-              servers: snap.nodes.length,
-              quorum: quorumSummary(snap.derivation),
-              power: {
-                type: advertisement.type,
-                attendedRack: advertisement.attendedRack,
-                confirmsPowerOff: advertisement.confirmsPowerOff,
-                verbs: offerFor(advertisement),
-              },
-            };
+            snap = await snapshot(cluster);
           } catch (error) {
             this.options.logger.warn(
               `cluster ${cluster.name} unavailable: ${error}`,
@@ -381,9 +389,31 @@ export class ServersService {
               error: String((error as Error)?.message ?? error),
             };
           }
+          const readable = snap.nodes.filter(node =>
+            scope.readable(cluster.name, node),
+          ).length;
+          if (readable === 0 && byName !== true) return undefined;
+          const advertisement = powerAdvertisementOf(snap.powerProvider);
+          return {
+            name: cluster.name,
+            title: cluster.title,
+            available: true,
+            servers: readable,
+            quorum: scope.quorumOf(cluster.name, snap),
+            power: {
+              type: advertisement.type,
+              attendedRack: advertisement.attendedRack,
+              confirmsPowerOff: advertisement.confirmsPowerOff,
+              verbs: offerFor(advertisement),
+            },
+          };
         }),
     );
-    return { items };
+    return {
+      items: items.filter(
+        (item): item is ClusterSummaryResponse => item !== undefined,
+      ),
+    };
   }
 
   /**
@@ -408,7 +438,7 @@ export class ServersService {
     ]);
     const head: Omit<ServerListResponse, 'items'> = {
       cluster: cluster.name,
-      quorum: quorumSummary(snap.derivation),
+      quorum: decisions.scope.quorumOf(cluster.name, snap),
     };
     return this.listCache.render(
       context,
@@ -520,10 +550,10 @@ export class ServersService {
         )}, got "${action}"`,
       );
     }
-    const filter = await this.requireRead(credentials);
+    const scope = await this.readScope(credentials);
     await this.requireAction(credentials, cluster.name, nodeName, action);
     const snap = await snapshot(cluster);
-    this.visibleNode(snap, cluster.name, nodeName, filter);
+    this.visibleNode(snap, cluster.name, nodeName, scope.filter);
     const impact = await this.currentImpact(
       cluster,
       snap,
@@ -531,9 +561,12 @@ export class ServersService {
       action,
       drainOptions,
     );
-    return this.options.preflightTokens.sign(
-      impact,
-      credentials.principal.userEntityRef,
+    return scope.preflightOf(
+      snap,
+      this.options.preflightTokens.sign(
+        impact,
+        credentials.principal.userEntityRef,
+      ),
     );
   }
 
@@ -585,14 +618,19 @@ export class ServersService {
       const reasonProblem = checkReason(reasonPolicy, body.reason);
       if (reasonProblem) throw new InputError(reasonProblem);
 
+      const scope = await this.readScope(credentials);
       const snap = await snapshot(cluster);
-      const node = this.findNode(snap, cluster.name, nodeName);
+      // A server the user may not read is absent to them: no 409 below may name its
+      // state or its maintenance.
+      const node = this.visibleNode(snap, cluster.name, nodeName, scope.filter);
       const facts = nodeFactsFromNode(node as any);
       const active = snap.activeByNode.get(nodeName);
 
       const verdict = guard({ action, nodeName }, snap.derivation, snap.facts);
       if (verdict.verdict === 'refuse') {
-        throw new QuorumRefusedError(verdict);
+        throw new QuorumRefusedError(
+          scope.guardOf(cluster.name, snap, verdict, action, nodeName),
+        );
       }
       if (isPowerVerb(action)) {
         // The capability rule: a verb the channel does not offer here is refused.
@@ -621,19 +659,34 @@ export class ServersService {
             force: body.force === true,
           },
         );
+        // The new pre-flight of a 409 is shown as the pre-flight route shows it.
+        const shown = (error: unknown) =>
+          error instanceof PreflightConflictError
+            ? new PreflightConflictError(
+                error.message,
+                scope.preflightOf(snap, error.preflight),
+              )
+            : error;
         // 400 for a token that is not ours, 409 with the new pre-flight if it changed.
-        const { takenAt } = preflightTokens.verify(
-          body.preflightToken ?? '',
-          impact,
-          actor,
-          new Date(),
-        );
+        let takenAt: string;
+        try {
+          ({ takenAt } = preflightTokens.verify(
+            body.preflightToken ?? '',
+            impact,
+            actor,
+            new Date(),
+          ));
+        } catch (error) {
+          throw shown(error);
+        }
         // Same impact as acknowledged: record it as of when the user saw it.
         acknowledged = { ...impact, takenAt };
         if (!acknowledged.canProceed) {
-          throw new PreflightConflictError(
-            acknowledged.blockers.join(' '),
-            preflightTokens.sign(acknowledged, actor),
+          throw shown(
+            new PreflightConflictError(
+              acknowledged.blockers.join(' '),
+              preflightTokens.sign(acknowledged, actor),
+            ),
           );
         }
       }

@@ -1,0 +1,229 @@
+/*
+ * Reads filtered by a conditional `servers:read` (DESIGN section 7): the cluster list, the
+ * quorum summary, the refusals and the pre-flight tell a user nothing about servers the
+ * decision does not let them read. Route tests with the recording test backend.
+ */
+import { createServiceFactory } from '@backstage/backend-plugin-api';
+import {
+  AuthorizeResult,
+  type PermissionCriteria,
+  type PermissionCondition,
+  type PolicyDecision,
+} from '@backstage/plugin-permission-common';
+import { serverConditions } from '@rackside/plugin-servers-node';
+import request from 'supertest';
+import {
+  clusterRegistryServiceRef,
+  staticClusterRegistry,
+} from './service/clusterRegistry';
+import { FakeCluster, fakeMaintenance, fakeNode } from './testing/fakeCluster';
+import { startServersTestBackend } from './testing/testBackend';
+
+const REASON = 'replace the failed disk in bay 3';
+
+function plantA(): FakeCluster {
+  return new FakeCluster(
+    'plant-a',
+    [
+      fakeNode('cp-1', { controlPlane: true, labels: { rack: 'r1' } }),
+      fakeNode('cp-2', { controlPlane: true }),
+      fakeNode('cp-3', { controlPlane: true }),
+      fakeNode('worker-1', { labels: { rack: 'r1' } }),
+      fakeNode('worker-2'),
+      fakeNode('worker-3', { unschedulable: true }),
+    ],
+    [],
+    undefined,
+    'Plant A',
+  );
+}
+
+function plantB(): FakeCluster {
+  return new FakeCluster(
+    'plant-b',
+    [
+      fakeNode('b-cp-1', { controlPlane: true }),
+      fakeNode('b-worker-1', { labels: { rack: 'r9' } }),
+    ],
+    [],
+    undefined,
+    'Plant B',
+  );
+}
+
+function conditional(
+  conditions: PermissionCriteria<PermissionCondition<'server'>>,
+): PolicyDecision {
+  return {
+    result: AuthorizeResult.CONDITIONAL,
+    pluginId: 'servers',
+    resourceType: 'server',
+    conditions,
+  } as PolicyDecision;
+}
+
+async function start(clusters: FakeCluster[], read: PolicyDecision) {
+  return startServersTestBackend({
+    read,
+    features: [
+      createServiceFactory({
+        service: clusterRegistryServiceRef,
+        deps: {},
+        factory: () => staticClusterRegistry(clusters),
+      }),
+    ],
+  });
+}
+
+const notControlPlane = conditional({
+  not: serverConditions.isControlPlane({}),
+});
+const rackR1 = conditional(
+  serverConditions.hasLabel({ label: 'rack', value: 'r1' }),
+);
+
+describe('GET /clusters with a conditional servers:read', () => {
+  it('lists only the clusters the decision lets the user read', async () => {
+    const { server } = await start(
+      [plantA(), plantB()],
+      conditional(serverConditions.isInCluster({ clusters: ['plant-b'] })),
+    );
+    const res = await request(server).get('/api/servers/clusters');
+    expect(res.status).toBe(200);
+    expect(res.body.items.map((c: any) => c.name)).toEqual(['plant-b']);
+    expect(JSON.stringify(res.body)).not.toMatch(/plant-a|Plant A/);
+  });
+
+  it('lists a cluster when some of its servers are readable, counting only those', async () => {
+    // r1 servers exist in plant-a only; plant-b has none the user may read.
+    const { server } = await start([plantA(), plantB()], rackR1);
+    const res = await request(server).get('/api/servers/clusters');
+    expect(res.status).toBe(200);
+    expect(res.body.items).toEqual([
+      expect.objectContaining({ name: 'plant-a', servers: 2 }),
+    ]);
+  });
+
+  it('withholds the quorum numbers from a user who cannot read every control-plane member', async () => {
+    const cluster = plantA();
+    cluster.maintenanceList.push(
+      fakeMaintenance('cp-2-reboot-x', 'cp-2', 'reboot', 'Rebooting'),
+    );
+    for (const read of [notControlPlane, rackR1]) {
+      const { server } = await start([cluster], read);
+      const clusters = await request(server).get('/api/servers/clusters');
+      const list = await request(server).get(
+        '/api/servers/clusters/plant-a/servers',
+      );
+      for (const quorum of [clusters.body.items[0].quorum, list.body.quorum]) {
+        expect(quorum).toEqual({
+          derived: false,
+          hidden: true,
+          reason: expect.stringMatching(/every control-plane member/),
+        });
+      }
+      // Neither the member going down nor the member counts are told.
+      for (const body of [clusters.body, list.body]) {
+        expect(JSON.stringify(body)).not.toMatch(/cp-2|cp-3|members/);
+      }
+    }
+  });
+
+  it('shows the quorum to a user who may read every control-plane member', async () => {
+    const cluster = plantA();
+    cluster.maintenanceList.push(
+      fakeMaintenance('cp-2-reboot-x', 'cp-2', 'reboot', 'Rebooting'),
+    );
+    const { server } = await start(
+      [cluster],
+      conditional(serverConditions.isControlPlane({})),
+    );
+    const res = await request(server).get('/api/servers/clusters');
+    expect(res.body.items[0]).toMatchObject({
+      servers: 3,
+      quorum: {
+        derived: true,
+        members: 3,
+        quorum: 2,
+        ready: 2,
+        margin: 0,
+        goingDown: ['cp-2'],
+      },
+    });
+  });
+});
+
+describe('actions with a conditional servers:read', () => {
+  const url = (node: string, action: string) =>
+    `/api/servers/clusters/plant-a/servers/${node}/actions/${action}`;
+
+  it('answers 404, as for an absent server, on a server the user cannot read', async () => {
+    const cluster = plantA();
+    cluster.maintenanceList.push(
+      fakeMaintenance('worker-2-drain-abc', 'worker-2', 'drain', 'Draining'),
+    );
+    const { server } = await start([cluster], rackR1);
+    // Both would be 409s naming the server's state or its maintenance.
+    for (const [node, action] of [
+      ['worker-3', 'uncordon'],
+      ['worker-3', 'cordon'],
+      ['worker-2', 'cordon'],
+    ]) {
+      const res = await request(server)
+        .post(url(node, action))
+        .send({ reason: REASON });
+      expect([node, action, res.status]).toEqual([node, action, 404]);
+      expect(res.body.error.message).toBe(
+        `no server named ${node} in cluster plant-a`,
+      );
+    }
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('refuses below quorum without the numbers of members the user cannot read', async () => {
+    const cluster = plantA();
+    cluster.maintenanceList.push(
+      fakeMaintenance('cp-2-reboot-x', 'cp-2', 'reboot', 'Rebooting'),
+    );
+    const { server } = await start([cluster], rackR1);
+    const res = await request(server)
+      .post(url('cp-1', 'reboot'))
+      .send({ reason: REASON, typedName: 'cp-1' });
+    expect(res.status).toBe(409);
+    expect(res.body.error).toMatchObject({
+      name: 'ConflictError',
+      members: null,
+      quorum: null,
+      margin: null,
+      marginAfter: null,
+    });
+    expect(res.body.error.message).toMatch(
+      /Rebooting cp-1 is refused: it would drop the control plane below quorum/,
+    );
+    expect(JSON.stringify(res.body)).not.toMatch(/cp-2|cp-3| of 3/);
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('shows a pre-flight without the quorum numbers to a user who cannot read every member', async () => {
+    const { server } = await start([plantA()], rackR1);
+    const res = await request(server).get(
+      '/api/servers/clusters/plant-a/servers/worker-1/preflight?action=drain',
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.quorum).toEqual({
+      verdict: 'allow',
+      reason: expect.any(String),
+      members: null,
+      quorum: null,
+      ready: null,
+      margin: null,
+      marginAfter: null,
+    });
+    expect(res.body.quorum.reason).not.toMatch(/of 3|quorum needs/);
+    // The token still binds the real impact: the drain goes through with it.
+    const drain = await request(server)
+      .post(url('worker-1', 'drain'))
+      .send({ reason: REASON, preflightToken: res.body.token });
+    expect(drain.status).toBe(201);
+  });
+});
