@@ -62,7 +62,12 @@ function cluster(
   status?: TalosClusterStatus,
 ): TalosCluster {
   const c = talosClusterObject();
-  c.spec.discovery = { addresses, intervalSeconds: 300 };
+  c.spec.discovery = {
+    allowedNetworks: ['10.0.3.0/24'],
+    talosPort: 50000,
+    addresses,
+    intervalSeconds: 300,
+  };
   c.status = status;
   return c;
 }
@@ -73,6 +78,8 @@ function setup(
     machines?: Record<string, FakeMachine>;
     existing?: TalosMachine[];
     secret?: string | Error;
+    /** What each name resolves to (absent: it does not resolve). */
+    names?: Record<string, string[]>;
   } = {},
 ) {
   let current = initial;
@@ -82,6 +89,8 @@ function setup(
   const seen: Array<{ name: string; address: string }> = [];
   const events: Array<{ reason: string; message: string }> = [];
   const statuses: TalosClusterStatus[] = [];
+  const resolved: string[] = [];
+  const logs: string[] = [];
   const ports: DiscoveryPorts = {
     cluster: () => current,
     machine: (_ns, name) =>
@@ -94,6 +103,13 @@ function setup(
       return secret;
     },
     talos: talos.access,
+    resolve: async host => {
+      resolved.push(host);
+      const answer = options.names?.[host];
+      if (!answer) throw new Error(`getaddrinfo ENOTFOUND ${host}`);
+      return answer;
+    },
+    log: message => logs.push(message),
     createMachine: async (_c, uuid, s) => {
       created.push({ uuid, address: s.address });
     },
@@ -120,6 +136,8 @@ function setup(
     seen,
     events,
     statuses,
+    resolved,
+    logs,
     current: () => current,
     setNow: (ms: number) => {
       now = ms;
@@ -150,14 +168,19 @@ describe('TalosClusterReconciler (discovery)', () => {
       expect.objectContaining({
         address: FOREIGN,
         state: 'AlreadyConfigured',
-        message: expect.stringMatching(/another Talos cluster.*self signed/),
+        message: expect.stringMatching(/another Talos cluster/),
       }),
       expect.objectContaining({
         address: GONE,
         state: 'Unreachable',
-        message: 'no route',
+        message: 'no answer at this address',
       }),
     ]);
+    // Error texts are for the log, not for status.
+    const text = JSON.stringify(status);
+    expect(text).not.toContain('self signed');
+    expect(text).not.toContain('no route');
+    expect(t.logs.join('\n')).toMatch(/10\.0\.3\.99: Unreachable: no route/);
     expect(status.addresses?.[3].uuid).toBeUndefined();
     expect(status.lastDiscoveryTime).toBe(new Date(T0).toISOString());
     expect(status.observedGeneration).toBe(1);
@@ -165,12 +188,126 @@ describe('TalosClusterReconciler (discovery)', () => {
       type: 'Ready',
       status: 'True',
       message:
-        '4 address(es) probed: 1 Maintenance, 1 Member, 1 AlreadyConfigured, 1 Unreachable',
+        '4 address(es): 1 Maintenance, 1 Member, 1 AlreadyConfigured, 1 Unreachable',
     });
     // Probed with our CA and a bounded deadline.
     expect(
       t.talos.calls.filter(c => c.call === 'probe').map(c => c.timeoutMs),
     ).toEqual([5000, 5000, 5000, 5000]);
+  });
+
+  it('never contacts an address outside the allowed networks or on another port', async () => {
+    const t = setup(
+      cluster([
+        SPARE,
+        '127.0.0.1',
+        '169.254.169.254:50000',
+        '[::ffff:10.0.4.1]:50000',
+        '10.0.3.32:6443',
+      ]),
+    );
+    await t.reconciler.reconcile(KEY);
+    expect(t.talos.calls.map(c => c.address)).toEqual([SPARE, SPARE]);
+    const [, ...refused] = t.current().status!.addresses!;
+    expect(refused.map(a => [a.state, a.message])).toEqual([
+      ['NotAllowed', 'outside the allowed networks (10.0.3.0/24)'],
+      ['NotAllowed', 'outside the allowed networks (10.0.3.0/24)'],
+      ['NotAllowed', 'outside the allowed networks (10.0.3.0/24)'],
+      [
+        'NotAllowed',
+        'port 6443 is not the Talos API port of this cluster (50000)',
+      ],
+    ]);
+    expect(t.created).toEqual([{ uuid: SPARE_UUID, address: SPARE }]);
+  });
+
+  it('resolves a name at the probe: every address inside, and the probe goes to the checked address', async () => {
+    const t = setup(
+      cluster(['spare.rack', 'split.rack', 'meta.rack', 'nowhere.rack']),
+      {
+        machines: { [`${SPARE}:50000`]: rack()[SPARE] },
+        names: {
+          'spare.rack': [SPARE],
+          'split.rack': [SPARE, '169.254.169.254'],
+          'meta.rack': ['169.254.169.254'],
+        },
+      },
+    );
+    await t.reconciler.reconcile(KEY);
+    expect(t.resolved.sort()).toEqual([
+      'meta.rack',
+      'nowhere.rack',
+      'spare.rack',
+      'split.rack',
+    ]);
+    expect(t.talos.calls.map(c => [c.call, c.address])).toEqual([
+      ['probe', `${SPARE}:50000`],
+      ['maintenanceUUID', `${SPARE}:50000`],
+    ]);
+    const states = t
+      .current()
+      .status!.addresses!.map(a => [a.state, a.message]);
+    expect(states).toEqual([
+      ['Maintenance', 'maintenance mode'],
+      [
+        'NotAllowed',
+        'split.rack resolves to an address outside the allowed networks (10.0.3.0/24)',
+      ],
+      [
+        'NotAllowed',
+        'meta.rack resolves to an address outside the allowed networks (10.0.3.0/24)',
+      ],
+      ['Unreachable', 'nowhere.rack does not resolve'],
+    ]);
+    // The machine is recorded at the name the deployer listed.
+    expect(t.created).toEqual([{ uuid: SPARE_UUID, address: 'spare.rack' }]);
+  });
+
+  it('fails closed: a cluster with no allowed networks contacts nothing and says why', async () => {
+    const c = cluster([SPARE, MEMBER]);
+    c.spec.discovery.allowedNetworks = [];
+    const t = setup(c);
+    await t.reconciler.reconcile(KEY);
+    expect(t.talos.calls).toEqual([]);
+    const status = t.current().status!;
+    expect(status.addresses?.map(a => a.state)).toEqual([
+      'NotAllowed',
+      'NotAllowed',
+    ]);
+    expect(status.conditions?.[0]).toMatchObject({
+      type: 'Ready',
+      status: 'False',
+      reason: 'NoAllowedNetworks',
+    });
+  });
+
+  it('tells NotTalos (something answered) from Unreachable (nothing did)', async () => {
+    const t = setup(cluster(['10.0.3.50', '10.0.3.51']), {
+      machines: {
+        '10.0.3.50': {
+          probe: {
+            mode: 'unreachable',
+            reason: 'PERMISSION_DENIED: Received HTTP status code 403',
+            answered: true,
+          },
+        },
+        '10.0.3.51': {
+          probe: {
+            mode: 'unreachable',
+            reason: 'connect ECONNREFUSED 10.0.3.51:50000',
+            answered: false,
+          },
+        },
+      },
+    });
+    await t.reconciler.reconcile(KEY);
+    const status = t.current().status!;
+    expect(status.addresses?.map(a => [a.state, a.message])).toEqual([
+      ['NotTalos', 'something answered, but not as a Talos machine API'],
+      ['Unreachable', 'no answer at this address'],
+    ]);
+    expect(JSON.stringify(status)).not.toMatch(/403|ECONNREFUSED/);
+    expect(t.logs.join('\n')).toMatch(/Received HTTP status code 403/);
   });
 
   it('creates a Pending TalosMachine for a machine in maintenance mode, once', async () => {
@@ -286,7 +423,7 @@ describe('addressStatus', () => {
       address: SPARE,
       state: 'Maintenance',
       lastProbeTime: at,
-      message: 'maintenance mode, but its UUID could not be read: timeout',
+      message: 'maintenance mode, but its UUID could not be read',
     });
   });
 });

@@ -6,6 +6,11 @@
  * machine; a configured machine whose server certificate the cluster's own CA issued is a
  * Member, any other is AlreadyConfigured (the case for "Reset and add"). Discovery writes
  * the cluster's status and creates TalosMachines; it never writes the cluster's spec.
+ *
+ * Reach (reach.ts): an address outside the cluster's allowed networks, on another port
+ * than its Talos port, or a name resolving to any address outside them, is reported
+ * NotAllowed and never contacted; a cluster with no allowed networks contacts nothing.
+ * Status carries categories only: the error text of a probe goes to the log.
  */
 import type {
   Condition,
@@ -20,6 +25,7 @@ import {
   type TalosClientIdentity,
   type TalosProbeResult,
 } from '@rackside/plugin-servers-node';
+import { reachFor, type ResolveName } from './reach';
 import type { TalosAccess } from './talosAccess';
 
 export interface DiscoveryPorts {
@@ -28,6 +34,8 @@ export interface DiscoveryPorts {
   /** A key of a Secret in `namespace`; throws with a message naming the Secret and key. */
   readSecret(namespace: string, ref: LocalSecretRef): Promise<string>;
   talos: TalosAccess;
+  /** Resolves a discovery address that is a name, at each probe. */
+  resolve: ResolveName;
   /** Creates the TalosMachine (named by its UUID) and gives it phase Pending and the address. */
   createMachine(
     cluster: TalosCluster,
@@ -68,16 +76,6 @@ export function addressStatus(
   uuid: { uuid?: string; error?: string },
   at: string,
 ): TalosAddressStatus {
-  const entry = describeAddress(address, probe, uuid, at);
-  return { ...entry, message: entry.message?.slice(0, 4096) };
-}
-
-function describeAddress(
-  address: string,
-  probe: TalosProbeResult,
-  uuid: { uuid?: string; error?: string },
-  at: string,
-): TalosAddressStatus {
   const base = { address, lastProbeTime: at };
   switch (probe.mode) {
     case 'maintenance':
@@ -86,12 +84,12 @@ function describeAddress(
             ...base,
             state: 'Maintenance',
             uuid: uuid.uuid,
-            message: `maintenance mode (Talos ${probe.version.tag})`,
+            message: 'maintenance mode',
           }
         : {
             ...base,
             state: 'Maintenance',
-            message: `maintenance mode, but its UUID could not be read: ${uuid.error}`,
+            message: 'maintenance mode, but its UUID could not be read',
           };
     case 'configured':
       if (probe.serverTrusted === true) {
@@ -105,18 +103,36 @@ function describeAddress(
       return {
         ...base,
         state: 'AlreadyConfigured',
-        message: `configured by another Talos cluster: its server certificate is not issued by this cluster's CA${
-          probe.trustDetail ? ` (${probe.trustDetail})` : ''
-        }`,
+        message:
+          "configured by another Talos cluster: its server certificate is not issued by this cluster's CA",
       };
     case 'unreachable':
     default:
-      return {
-        ...base,
-        state: 'Unreachable',
-        message: (probe as { reason: string }).reason,
-      };
+      return (probe as { answered?: boolean }).answered
+        ? {
+            ...base,
+            state: 'NotTalos',
+            message: 'something answered, but not as a Talos machine API',
+          }
+        : {
+            ...base,
+            state: 'Unreachable',
+            message: 'no answer at this address',
+          };
   }
+}
+
+/** The error texts of a probe, for the log only. */
+function probeDetail(
+  probe: TalosProbeResult,
+  uuid: { error?: string },
+): string | undefined {
+  const parts = [
+    probe.mode === 'unreachable' ? probe.reason : undefined,
+    probe.mode === 'configured' ? probe.trustDetail : undefined,
+    uuid.error,
+  ].filter(Boolean);
+  return parts.length ? parts.join('; ') : undefined;
 }
 
 /** Sets a condition, keeping lastTransitionTime while its status stays the same. */
@@ -158,7 +174,7 @@ function summary(addresses: TalosAddressStatus[]): string {
   const counts = new Map<string, number>();
   for (const a of addresses)
     counts.set(a.state, (counts.get(a.state) ?? 0) + 1);
-  return `${addresses.length} address(es) probed: ${[...counts]
+  return `${addresses.length} address(es): ${[...counts]
     .map(([state, n]) => `${n} ${state}`)
     .join(', ')}`;
 }
@@ -244,11 +260,29 @@ export class TalosClusterReconciler {
     }
 
     const addresses = cluster.spec.discovery?.addresses ?? [];
+    const networks = cluster.spec.discovery?.allowedNetworks ?? [];
+    const log = (message: string) =>
+      this.ports.log?.(`${namespace}/${cluster.metadata.name}: ${message}`);
     const probed = await mapLimit(
       addresses,
       this.ports.concurrency,
-      async address => {
-        const probe = await this.ports.talos.probe(address, {
+      async (address): Promise<TalosAddressStatus> => {
+        const reach = await reachFor(cluster, address, this.ports.resolve);
+        if (!reach.allowed) {
+          log(
+            `discovery: ${address} not probed: ${reach.message}${
+              reach.detail ? ` (${reach.detail})` : ''
+            }`,
+          );
+          return {
+            address,
+            state: reach.state,
+            lastProbeTime: at,
+            message: reach.message.slice(0, 4096),
+          };
+        }
+        const dial = reach.dial;
+        const probe = await this.ports.talos.probe(dial, {
           ca: identity.ca,
           timeoutMs: this.ports.probeTimeoutMs,
         });
@@ -261,11 +295,11 @@ export class TalosClusterReconciler {
             uuid.uuid = (
               probe.mode === 'maintenance'
                 ? await this.ports.talos.maintenanceUUID(
-                    address,
+                    dial,
                     this.ports.probeTimeoutMs,
                   )
                 : await this.ports.talos.uuid(
-                    address,
+                    dial,
                     identity,
                     this.ports.probeTimeoutMs,
                   )
@@ -274,7 +308,10 @@ export class TalosClusterReconciler {
             uuid.error = (error as Error).message;
           }
         }
-        return addressStatus(address, probe, uuid, at);
+        const entry = addressStatus(address, probe, uuid, at);
+        const detail = probeDetail(probe, uuid);
+        if (detail) log(`discovery: ${address}: ${entry.state}: ${detail}`);
+        return entry;
       },
     );
 
@@ -296,19 +333,26 @@ export class TalosClusterReconciler {
       observedGeneration: cluster.metadata.generation,
       conditions: setCondition(
         cluster.status?.conditions,
-        {
-          type: READY_CONDITION,
-          status: 'True',
-          reason: 'Probed',
-          message: summary(probed),
-          observedGeneration: cluster.metadata.generation,
-        },
+        networks.length === 0
+          ? {
+              type: READY_CONDITION,
+              status: 'False',
+              reason: 'NoAllowedNetworks',
+              message:
+                'no address is probed: the TalosCluster lists no allowed networks (spec.discovery.allowedNetworks)',
+              observedGeneration: cluster.metadata.generation,
+            }
+          : {
+              type: READY_CONDITION,
+              status: 'True',
+              reason: 'Probed',
+              message: summary(probed),
+              observedGeneration: cluster.metadata.generation,
+            },
         at,
       ),
     });
-    this.ports.log?.(
-      `${namespace}/${cluster.metadata.name}: discovery: ${summary(probed)}`,
-    );
+    log(`discovery: ${summary(probed)}`);
     return { requeueAfterMs: intervalMs };
   }
 

@@ -24,7 +24,6 @@ export interface TalosMachineReconcilerPorts extends JoinPorts {
       message: string,
     ): Promise<void>;
   };
-  log?: (message: string) => void;
 }
 
 export class TalosMachineReconciler {

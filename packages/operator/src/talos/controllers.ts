@@ -40,6 +40,7 @@ import {
 import { MachineReclaimReconciler } from '../reclaim/MachineReclaimReconciler';
 import { WorkQueue } from '../workqueue';
 import { DEFAULT_JOIN_LIMITS, type JoinLimits } from './joinTable';
+import { dnsResolver, type ResolveName } from './reach';
 import { createTalosAccess, type TalosAccess } from './talosAccess';
 import { TalosClusterReconciler } from './TalosClusterReconciler';
 import { TalosMachineReconciler } from './TalosMachineReconciler';
@@ -67,6 +68,8 @@ export interface MachineControllersOptions extends MachineControllerSettings {
   log?: (message: string) => void;
   /** The machine API; tests may replace it. */
   talos?: TalosAccess;
+  /** Resolves discovery addresses that are names; default the system resolver. */
+  resolve?: ResolveName;
 }
 
 export interface MachineControllers {
@@ -116,6 +119,8 @@ export function createMachineControllers(
   const { kubeConfig: kc, namespace, nodes, recorder } = options;
   const log = options.log ?? (() => {});
   const talos = options.talos ?? createTalosAccess();
+  const resolve =
+    options.resolve ?? dnsResolver(options.probeTimeoutMs ?? 5000);
   const api = new RacksideClient(kc, { fieldManager: 'rackside-operator' });
   const core = new CoreClient(kc, { fieldManager: 'rackside-operator' });
   const now = () => Date.now();
@@ -180,6 +185,7 @@ export function createMachineControllers(
     machine: (ns, name) => freshMachines.get(`${ns}/${name}`),
     readSecret,
     talos,
+    resolve,
     async createMachine(cluster, uuid, seen) {
       const ns = cluster.metadata.namespace ?? namespace;
       const created = await api.talosMachines.create({
@@ -252,6 +258,7 @@ export function createMachineControllers(
     nodeWithUUID,
     readSecret,
     talos,
+    resolve,
     limits: joinLimits,
     now,
     async writeStatus(tm, status) {

@@ -89,6 +89,10 @@ function setup(
       return options.secret ?? JOIN_CONFIG;
     },
     talos: talos.access,
+    resolve: async host => {
+      if (host === 'meta.rack') return ['169.254.169.254'];
+      throw new Error(`getaddrinfo ENOTFOUND ${host}`);
+    },
     limits: DEFAULT_JOIN_LIMITS,
     now: () => now,
   };
@@ -201,11 +205,31 @@ describe('join table: Pending', () => {
     expect(await run(machine(), ports)).toMatchObject({
       to: 'Failed',
       event: { type: 'Warning', reason: 'JoinFailed' },
-      message: expect.stringMatching(
-        /refused the join config.*failed to parse config/,
-      ),
+      message: expect.stringMatching(/refused the join config of plant-a/),
     });
+    // The machine's words go to the log, not to status.
+    expect(
+      ((await run(machine(), ports)) as { message: string }).message,
+    ).not.toContain('failed to parse config');
   });
+
+  it.each([
+    ['127.0.0.1', /outside the allowed networks \(10\.0\.3\.0\/24\)/],
+    ['10.0.3.31:6443', /port 6443 is not the Talos API port/],
+    ['meta.rack', /meta\.rack resolves to an address outside/],
+  ])(
+    'never contacts %s: outside the allowed networks (or its port)',
+    async (address, message) => {
+      const { ports, talos } = setup({
+        machines: { [address]: { maintenanceUUID: UUID } },
+      });
+      expect(await run(machine({ address }), ports)).toMatchObject({
+        kind: 'wait',
+        message: expect.stringMatching(message),
+      });
+      expect(talos.calls).toEqual([]);
+    },
+  );
 
   it('retries a config that was never sent, and never resends one without a clear answer', async () => {
     const notSent = setup({

@@ -9,6 +9,11 @@
  *   Joining  -> Joined   a Ready Node carries this system UUID (the node watch wakes it)
  *            -> Failed   none within the join timeout of the config being applied
  *
+ * Before anything is sent, the address must be one discovery may reach (reach.ts: inside
+ * the cluster's allowed networks, a name resolved now and every address inside); the
+ * join goes to the address that was checked. Messages carry categories; error texts go
+ * to the log.
+ *
  * A config with no clear answer counts as applied (the Node decides), so it is never
  * applied twice; a machine that has taken the config no longer answers in maintenance
  * mode, so a pass after a crash cannot apply it again either.
@@ -23,6 +28,7 @@ import {
 } from '@rackside/plugin-servers-common';
 import { talosFailureOutcome } from '@rackside/plugin-servers-node';
 import type { NodeView } from '../maintenance/machine';
+import { reachFor, type ResolveName } from './reach';
 import type { TalosAccess } from './talosAccess';
 
 export interface JoinLimits {
@@ -45,8 +51,11 @@ export interface JoinPorts {
   nodeWithUUID(uuid: string): NodeView | undefined;
   readSecret(namespace: string, ref: LocalSecretRef): Promise<string>;
   talos: TalosAccess;
+  /** Resolves an address that is a name, at the time of the join. */
+  resolve: ResolveName;
   limits: JoinLimits;
   now(): number;
+  log?: (message: string) => void;
 }
 
 export type JoinDecision =
@@ -112,6 +121,22 @@ const pending: JoinRow = async (tm, ports) => {
       requeueAfterMs: retry,
     };
   }
+  const log = (message: string) =>
+    ports.log?.(`TalosMachine ${namespace}/${uuid}: ${message}`);
+  const reach = await reachFor(cluster, address, ports.resolve);
+  if (!reach.allowed) {
+    log(
+      `join: ${address} not contacted: ${reach.message}${
+        reach.detail ? ` (${reach.detail})` : ''
+      }`,
+    );
+    return {
+      kind: 'wait',
+      message: `${address} is not contacted: ${reach.message}`,
+      requeueAfterMs: retry,
+    };
+  }
+  const dial = reach.dial;
   let config: string;
   try {
     config = await ports.readSecret(
@@ -128,14 +153,13 @@ const pending: JoinRow = async (tm, ports) => {
   let found: string;
   try {
     found = (
-      await ports.talos.maintenanceUUID(address, ports.limits.callTimeoutMs)
+      await ports.talos.maintenanceUUID(dial, ports.limits.callTimeoutMs)
     ).toLowerCase();
   } catch (error) {
+    log(`join: ${address} UUID read failed: ${(error as Error).message}`);
     return {
       kind: 'wait',
-      message: `${address} does not answer in maintenance mode: ${
-        (error as Error).message
-      }`,
+      message: `${address} does not answer in maintenance mode`,
       requeueAfterMs: retry,
     };
   }
@@ -149,7 +173,7 @@ const pending: JoinRow = async (tm, ports) => {
   const requested = `Join requested by ${tm.spec.join.by}: ${tm.spec.join.reason}`;
   try {
     const applied = await ports.talos.applyConfiguration(
-      address,
+      dial,
       config,
       ports.limits.callTimeoutMs,
     );
@@ -166,11 +190,11 @@ const pending: JoinRow = async (tm, ports) => {
     };
   } catch (error) {
     const outcome = talosFailureOutcome(error);
-    const message = (error as Error).message;
+    log(`join: ApplyConfiguration at ${address}: ${(error as Error).message}`);
     if (outcome === 'notSent') {
       return {
         kind: 'wait',
-        message: `the join config could not be sent to ${address}: ${message}`,
+        message: `the join config could not be sent to ${address} (no connection)`,
         requeueAfterMs: retry,
       };
     }
@@ -178,14 +202,14 @@ const pending: JoinRow = async (tm, ports) => {
       return {
         kind: 'transition',
         to: 'Failed',
-        message: `${address} refused the join config of ${cluster.metadata.name}: ${message}`,
+        message: `${address} refused the join config of ${cluster.metadata.name} (the operator's log has its answer)`,
         event: { type: 'Warning', reason: 'JoinFailed' },
       };
     }
     return {
       kind: 'transition',
       to: 'Joining',
-      message: `${requested}. The join config got no clear answer from ${address} (${message}); it is not sent again: waiting for a Ready Node with system UUID ${uuid}`,
+      message: `${requested}. The join config got no clear answer from ${address}; it is not sent again: waiting for a Ready Node with system UUID ${uuid}`,
       status: { configAppliedAt: iso(ports.now()) },
       event: { type: 'Warning', reason: 'ConfigUnanswered' },
     };

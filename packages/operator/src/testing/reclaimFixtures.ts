@@ -57,7 +57,12 @@ export function talosClusterObject(): TalosCluster {
       resourceVersion: '3',
     },
     spec: {
-      discovery: { addresses: [], intervalSeconds: 300 },
+      discovery: {
+        allowedNetworks: ['10.0.3.0/24'],
+        talosPort: 50000,
+        addresses: [],
+        intervalSeconds: 300,
+      },
       joinConfigSecretRef: { name: 'plant-a-join', key: 'config.yaml' },
       talosconfigSecretRef: { name: 'plant-a-talosconfig', key: 'talosconfig' },
     },

@@ -12,7 +12,7 @@ export { normalizeTalosKey, parseTalosconfig } from './talosconfig';
 export type { TalosClientIdentity, Talosconfig } from './talosconfig';
 export { parseTalosEndpoint, TALOS_API_PORT } from './endpoint';
 export type { TalosEndpoint } from './endpoint';
-export { probeTalosMachine } from './probe';
+export { probeFailureAnswered, probeTalosMachine } from './probe';
 export type { TalosProbeOptions, TalosProbeResult } from './probe';
 export { TalosPowerChannel, talosFailureOutcome } from './TalosPowerChannel';
 export type { TalosPowerChannelOptions } from './TalosPowerChannel';

@@ -1,3 +1,4 @@
+import { status as GrpcStatus } from '@grpc/grpc-js';
 import { connect as tlsConnect } from 'node:tls';
 import { isIP } from 'node:net';
 import { parseTalosEndpoint } from './endpoint';
@@ -13,12 +14,33 @@ import {
  * - `configured`: it requires a client certificate. `serverTrusted` tells, when a CA
  *   was given, whether its server certificate is issued by that CA for this address
  *   (a member of our cluster) or not (a machine another cluster configured);
- * - `unreachable`: no answer, or an answer that is neither of the above.
+ * - `unreachable`: no answer, or an answer that is neither of the above. `answered` tells
+ *   the two apart: something took the connection but did not speak the Talos API (an
+ *   HTTP server, a TLS error, a gRPC status a Talos machine would not send), as opposed to
+ *   no connection at all (refused, timed out, unroutable). `reason` is the error text:
+ *   for the log, not for a status or an API answer.
  */
 export type TalosProbeResult =
   | { mode: 'maintenance'; version: TalosVersion }
   | { mode: 'configured'; serverTrusted?: boolean; trustDetail?: string }
-  | { mode: 'unreachable'; reason: string };
+  | { mode: 'unreachable'; reason: string; answered?: boolean };
+
+/** Errors that mean no connection was made: nothing answered at the address. */
+const NO_CONNECTION =
+  /ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|EADDRNOTAVAIL|timed out/i;
+
+/** Whether a failed probe met something that answered (true) or nothing (false). */
+export function probeFailureAnswered(error: unknown): boolean {
+  if (error instanceof TalosApiError) {
+    if (error.code === GrpcStatus.DEADLINE_EXCEEDED) return false;
+    if (error.code === GrpcStatus.UNAVAILABLE) {
+      return !NO_CONNECTION.test(error.details);
+    }
+    return true;
+  }
+  const code = (error as NodeJS.ErrnoException)?.code ?? '';
+  return !NO_CONNECTION.test(`${code} ${(error as Error)?.message ?? ''}`);
+}
 
 export interface TalosProbeOptions {
   /** Our cluster's Talos CA (PEM): also check whose server certificate a configured machine has. */
@@ -88,7 +110,11 @@ export async function probeTalosMachine(
     return { mode: 'maintenance', version };
   } catch (error) {
     if (!(error instanceof TalosApiError) || !error.certificateRequired) {
-      return { mode: 'unreachable', reason: (error as Error).message };
+      return {
+        mode: 'unreachable',
+        reason: (error as Error).message,
+        answered: probeFailureAnswered(error),
+      };
     }
   } finally {
     client.close();
@@ -102,6 +128,10 @@ export async function probeTalosMachine(
     );
     return { mode: 'configured', serverTrusted: trusted, trustDetail: detail };
   } catch (error) {
-    return { mode: 'unreachable', reason: (error as Error).message };
+    return {
+      mode: 'unreachable',
+      reason: (error as Error).message,
+      answered: probeFailureAnswered(error),
+    };
   }
 }
