@@ -165,8 +165,12 @@ describe('machine routes on the simulated rack', () => {
     const secret = await get(
       `/api/v1/namespaces/${NS}/secrets/${name}-talosconfig`,
     );
+    // The credential binding the operator checks (DESIGN 5b): owner with this uid, label.
     expect(secret.type).toBe('Opaque');
     expect(secret.immutable).toBe(true);
+    expect(secret.metadata.labels).toMatchObject({
+      'rackside.dev/credential-of': name,
+    });
     expect(secret.metadata.ownerReferences).toEqual([
       {
         apiVersion: 'rackside.dev/v1alpha1',
@@ -277,7 +281,7 @@ describe('machine routes on the simulated rack', () => {
     const secrets = await get(`/api/v1/namespaces/${NS}/secrets`);
     expect(
       secrets.items.filter(
-        (s: Obj) => s.metadata.labels?.['rackside.dev/machine-reclaim'],
+        (s: Obj) => s.metadata.labels?.['rackside.dev/credential-of'],
       ),
     ).toHaveLength(before);
   });

@@ -10,7 +10,10 @@ import {
   ServiceUnavailableError,
 } from '@backstage/errors';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import { RECLAIM_ADDED_ADDRESSES_ANNOTATION } from '@rackside/plugin-servers-common';
+import {
+  machineReclaimSchema,
+  RECLAIM_ADDED_ADDRESSES_ANNOTATION,
+} from '@rackside/plugin-servers-common';
 import request from 'supertest';
 import { inspect } from 'node:util';
 import {
@@ -622,6 +625,8 @@ describe('POST /clusters/:cluster/reclaims', () => {
       requestedBy: ME,
       reason: REASON,
     });
+    // The name the CRD pins (the CEL rule, checked here by its zod twin).
+    expect(() => machineReclaimSchema.parse(reclaim)).not.toThrow();
     expect(machines.secrets).toEqual([
       {
         name: `${name}-talosconfig`,

@@ -2,7 +2,11 @@ import type {
   MachineReclaim,
   MachineReclaimStatus,
 } from '@rackside/plugin-servers-common';
-import { DEFAULT_RECLAIM_LIMITS, type ReclaimLimits } from './lifecycle';
+import {
+  DEFAULT_RECLAIM_LIMITS,
+  type CredentialDeletion,
+  type ReclaimLimits,
+} from './lifecycle';
 import {
   MachineReclaimReconciler,
   WAITING_CONDITION,
@@ -24,9 +28,11 @@ const TARGET = '10.0.2.191';
 const CP = '10.0.1.10';
 const T0 = Date.parse(CREATED);
 let TALOSCONFIG: string;
+let OWN_CA: string;
 
 beforeAll(async () => {
   TALOSCONFIG = (await makeTalosconfig('plant-old', [CP])).text;
+  OWN_CA = (await makeTalosconfig('plant-a', [])).caPem;
 });
 
 function foreignWorker(): Record<string, FakeMachine> {
@@ -48,7 +54,7 @@ function setup(
     machines?: Record<string, FakeMachine>;
     limits?: Partial<ReclaimLimits>;
     beforeWrite?: (status: MachineReclaimStatus) => Promise<void>;
-    deleteCredential?: () => Promise<boolean>;
+    deleteCredential?: () => Promise<CredentialDeletion>;
   } = {},
 ) {
   let current = initial;
@@ -86,14 +92,18 @@ function setup(
         },
       ),
     },
-    credential: { read: async () => TALOSCONFIG },
-    deleteCredential: jest.fn(
-      options.deleteCredential ??
-        (async () => {
-          order.push('delete credential');
-          return true;
-        }),
-    ),
+    credential: {
+      read: async () => ({ kind: 'bound', talosconfig: TALOSCONFIG }),
+      delete: jest.fn(
+        options.deleteCredential ??
+          (async (): Promise<CredentialDeletion> => {
+            order.push('delete credential');
+            return { outcome: 'deleted' };
+          }),
+      ),
+    },
+    clusterCa: async () => OWN_CA,
+    nodeWithUUID: () => undefined,
     events: {
       record: async (_mr, type, reason, message) => {
         order.push(`event ${reason}`);
@@ -234,7 +244,7 @@ describe('MachineReclaimReconciler', () => {
       {
         deleteCredential: async () => {
           if (fail) throw new Error('apiserver unavailable');
-          return true;
+          return { outcome: 'deleted' };
         },
       },
     );
@@ -293,6 +303,42 @@ describe('MachineReclaimReconciler', () => {
       'event CredentialDeleted',
     ]);
     expect(t.events[0].type).toBe('Warning');
+  });
+
+  it('leaves a Secret not bound to the request as it is, records so, and never tries again', async () => {
+    const deletes: string[] = [];
+    const t = setup(
+      reclaimObject(undefined, { targetCluster: 'no-such-cluster' }),
+      {
+        deleteCredential: async () => {
+          deletes.push('asked');
+          return {
+            outcome: 'notBound',
+            problems: ['it has no ownerReference to MachineReclaim reclaim-1'],
+          };
+        },
+      },
+    );
+    t.ports.cluster = () => undefined;
+    await t.reconciler.reconcile(KEY);
+    expect(t.current().status).toMatchObject({
+      phase: 'Refused',
+      credentialLeftAt: expect.any(String),
+    });
+    expect(t.current().status?.credentialDeletedAt).toBeUndefined();
+    expect(t.events.map(e => e.reason)).toEqual([
+      'Refused',
+      'CredentialNotBound',
+    ]);
+    expect(t.events[1]).toMatchObject({
+      type: 'Warning',
+      message: expect.stringMatching(
+        /reclaim-1-talosconfig named by spec.credentialSecretRef is not the credential of this request: it has no ownerReference to MachineReclaim reclaim-1\. It was left untouched/,
+      ),
+    });
+    // The credential rule owes nothing any more: a later pass asks nothing.
+    await t.reconciler.reconcile(KEY);
+    expect(deletes).toEqual(['asked']);
   });
 
   it('shows why it waits once, and drops the condition at the next transition', async () => {

@@ -17,6 +17,7 @@ import { talosFailureOutcome } from '@rackside/plugin-servers-node';
 import {
   afterReset,
   maintenanceDeadline,
+  notBoundMessage,
   phaseOf,
   rowFor,
   ttlMs,
@@ -39,8 +40,6 @@ export interface ReclaimReconcilerPorts extends LifecyclePorts {
       status: MachineReclaimStatus,
     ): Promise<MachineReclaim>;
   };
-  /** Deletes the credential Secret; false when it was already gone. */
-  deleteCredential(mr: MachineReclaim): Promise<boolean>;
   events: {
     record(
       mr: MachineReclaim,
@@ -151,7 +150,11 @@ export class MachineReclaimReconciler {
           ...decision.status,
         };
         const steps = [...decision.audit];
-        if (decision.deleteCredential && !mr.status?.credentialDeletedAt) {
+        if (
+          decision.deleteCredential &&
+          !mr.status?.credentialDeletedAt &&
+          !mr.status?.credentialLeftAt
+        ) {
           if (decision.kind === 'record') {
             // Only the deletion is owed: a failure is retried with backoff.
             steps.push(await this.deleteCredential(mr, status));
@@ -221,18 +224,32 @@ export class MachineReclaimReconciler {
     }
   }
 
+  /**
+   * Deletes the credential, which the port does only for a Secret bound to the request;
+   * one that is not is left as it was, and recorded so (credentialLeftAt).
+   */
   private async deleteCredential(
     mr: MachineReclaim,
     status: Partial<MachineReclaimStatus>,
   ): Promise<AuditStep> {
-    const existed = await this.ports.deleteCredential(mr);
-    status.credentialDeletedAt = new Date(this.ports.now()).toISOString();
+    const deletion = await this.ports.credential.delete(mr);
+    const at = new Date(this.ports.now()).toISOString();
     const name = mr.spec.credentialSecretRef.name;
+    if (deletion.outcome === 'notBound') {
+      status.credentialLeftAt = at;
+      return {
+        event: 'CredentialNotBound',
+        warning: true,
+        message: notBoundMessage(mr, deletion.problems),
+      };
+    }
+    status.credentialDeletedAt = at;
     return {
       event: 'CredentialDeleted',
-      message: existed
-        ? `The credential Secret ${name} was deleted: it is single use.`
-        : `The credential Secret ${name} was already gone.`,
+      message:
+        deletion.outcome === 'deleted'
+          ? `The credential Secret ${name} was deleted: it is single use.`
+          : `The credential Secret ${name} was already gone.`,
     };
   }
 

@@ -4,10 +4,17 @@
  * alive than its quorum, is refused. The judgement is pure; the read of the member list
  * (from the machine itself, else from the control planes its talosconfig names) is the
  * edge in front of it.
+ *
+ * Alive means up now, not listed: etcd keeps a member that lost power in its list, so
+ * when the machine to reset is a voting member, every other voting member is asked for
+ * the member list itself (over its Talos API, with the same identity); one that does not
+ * answer counts as down. The reclaim reads this again right before it records the Reset,
+ * so a member that went down after the UUID was read refuses the reset (issue 15).
  */
 import { quorumSize } from '@rackside/plugin-servers-common';
 import {
   parseTalosEndpoint,
+  TALOS_API_PORT,
   type TalosClientIdentity,
   type TalosEtcdMember,
 } from '@rackside/plugin-servers-node';
@@ -22,6 +29,8 @@ export type EtcdView =
       members: TalosEtcdMember[];
       /** Which address answered. */
       source: string;
+      /** Voting members that did not answer when asked (absent: none was asked). */
+      down?: Array<{ member: TalosEtcdMember; reason: string }>;
     }
   | { known: false; reason: string };
 
@@ -41,6 +50,17 @@ function hostOf(url: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+function hostsOf(member: TalosEtcdMember): string {
+  const hosts = [
+    ...new Set(
+      [...member.peerUrls, ...member.clientUrls]
+        .map(hostOf)
+        .filter((h): h is string => !!h),
+    ),
+  ];
+  return hosts.join(', ') || 'no address';
 }
 
 /** Whether an etcd member is the machine at `host` (by its peer or client URLs). */
@@ -82,20 +102,37 @@ export function judgeReset(address: string, view: EtcdView): ResetVerdict {
       summary: `${address} is an etcd learner of the foreign cluster: its reset does not change the quorum`,
     };
   }
-  const voters = view.members.filter(m => !m.isLearner).length;
+  const voting = view.members.filter(m => !m.isLearner);
+  // A machine that answered the list is one of the listed voters even if its URLs differ.
+  const voters = voting.length;
+  const downIds = new Set((view.down ?? []).map(d => d.member.id));
+  const up = voters - voting.filter(m => downIds.has(m.id)).length;
+  const targetUp = view.targetAnswered || !own || !downIds.has(own.id);
   const quorum = quorumSize(voters);
-  const remaining = voters - 1;
+  const remaining = up - (targetUp ? 1 : 0);
+  const downText = (view.down ?? [])
+    .map(
+      d =>
+        `${d.member.hostname || d.member.id} at ${hostsOf(
+          d.member,
+        )} does not answer`,
+    )
+    .join('; ');
   if (remaining < quorum) {
     return {
       verdict: 'refuse',
-      reason: `resetting ${address} would break the foreign cluster's etcd quorum: ${voters} voting members need ${quorum}, and ${remaining} would remain`,
+      reason: `resetting ${address} would break the foreign cluster's etcd quorum: ${voters} voting members need ${quorum}, ${
+        downText ? `${up} are up (${downText}), ` : ''
+      }and ${remaining} would remain`,
       members: voters,
       quorum,
     };
   }
   return {
     verdict: 'allow',
-    summary: `${address} is a control plane of the foreign cluster: ${voters} voting etcd members, quorum ${quorum}, ${remaining} remain after the reset`,
+    summary: `${address} is a control plane of the foreign cluster: ${voters} voting etcd members, quorum ${quorum}, ${remaining} remain after the reset${
+      downText ? ` (${downText})` : ''
+    }`,
   };
 }
 
@@ -104,6 +141,50 @@ export function judgeReset(address: string, view: EtcdView): ResetVerdict {
  * from each control-plane endpoint of the foreign talosconfig.
  */
 export async function readEtcdView(
+  talos: TalosAccess,
+  address: string,
+  talosconfig: { endpoints: string[]; identity: TalosClientIdentity },
+  timeoutMs: number,
+): Promise<EtcdView> {
+  const view = await readMembers(talos, address, talosconfig, timeoutMs);
+  if (!view.known) return view;
+  const target = parseTalosEndpoint(address);
+  const own = view.members.find(m => memberIsAt(m, target.host));
+  if (!(view.targetAnswered || (own && !own.isLearner))) return view;
+  // The reset takes a voter away: which of the other voters are up now?
+  const sourceHost = parseTalosEndpoint(view.source).host;
+  const answered = (m: TalosEtcdMember) => memberIsAt(m, sourceHost);
+  const asked = view.members.filter(m => !m.isLearner && !answered(m));
+  const down = (
+    await Promise.all(
+      asked.map(async member => {
+        const host = [...member.clientUrls, ...member.peerUrls]
+          .map(hostOf)
+          .find((h): h is string => !!h);
+        if (!host) {
+          return [{ member, reason: 'the member list gives it no address' }];
+        }
+        const endpoint =
+          target.port === TALOS_API_PORT
+            ? host
+            : parseTalosEndpoint(
+                host.includes(':')
+                  ? `[${host}]:${target.port}`
+                  : `${host}:${target.port}`,
+              ).authority;
+        try {
+          await talos.etcdMembers(endpoint, talosconfig.identity, timeoutMs);
+          return [];
+        } catch (error) {
+          return [{ member, reason: (error as Error).message }];
+        }
+      }),
+    )
+  ).flat();
+  return { ...view, down };
+}
+
+async function readMembers(
   talos: TalosAccess,
   address: string,
   talosconfig: { endpoints: string[]; identity: TalosClientIdentity },

@@ -4,7 +4,9 @@ import {
   DEFAULT_RECLAIM_LIMITS,
   owesCredentialDeletion,
   rowFor,
+  sharesCertificate,
   transitions,
+  type CredentialRead,
   type Decision,
   type LifecyclePorts,
 } from './lifecycle';
@@ -24,9 +26,12 @@ const CP = '10.0.1.10';
 const T0 = Date.parse(CREATED);
 const MIN = 60_000;
 let TALOSCONFIG: string;
+/** plant-a's own talosconfig: its CA is the target cluster's. */
+let OWN: { text: string; caPem: string };
 
 beforeAll(async () => {
   TALOSCONFIG = (await makeTalosconfig('plant-old', [CP])).text;
+  OWN = await makeTalosconfig('plant-a', ['10.0.0.11']);
 });
 
 /** A configured foreign worker and its control plane, as the happy path sees them. */
@@ -47,18 +52,31 @@ function setup(
   options: {
     machines?: Record<string, FakeMachine>;
     now?: number;
+    /** The talosconfig in a bound Secret; undefined: no Secret. */
     credential?: string | undefined;
+    /** What the credential port answers, overriding `credential`. */
+    read?: CredentialRead;
     cluster?: boolean;
+    /** Node names by system UUID. */
+    nodes?: Record<string, string>;
   } = {},
 ) {
   const talos = fakeTalos(options.machines ?? foreignWorker());
   let now = options.now ?? T0 + 1000;
+  const text = 'credential' in options ? options.credential : TALOSCONFIG;
   const ports: LifecyclePorts = {
     credential: {
-      read: jest.fn(async () =>
-        'credential' in options ? options.credential : TALOSCONFIG,
+      read: jest.fn(
+        async (): Promise<CredentialRead> =>
+          options.read ??
+          (text === undefined
+            ? { kind: 'absent' }
+            : { kind: 'bound', talosconfig: text }),
       ),
+      delete: jest.fn(async () => ({ outcome: 'deleted' as const })),
     },
+    clusterCa: async () => OWN.caPem,
+    nodeWithUUID: uuid => options.nodes?.[uuid],
     talos: talos.access,
     cluster: () =>
       options.cluster === false ? undefined : talosClusterObject(),
@@ -179,6 +197,80 @@ describe('Pending', () => {
         message: expect.stringMatching(/reclaim-1-talosconfig/),
       },
     });
+  });
+
+  const NOT_BOUND = [
+    'it has no ownerReference to MachineReclaim reclaim-1 (uid uid-1)',
+    'no label rackside.dev/credential-of=reclaim-1',
+  ];
+
+  it('refuses a Secret not bound to the request, never calling the machine and never deleting it', async () => {
+    const { ports, talos } = setup({
+      read: { kind: 'notBound', problems: NOT_BOUND },
+    });
+    const d = transition(await run(pending(), ports));
+    expect(d.to).toBe('Refused');
+    expect(d.deleteCredential).toBeUndefined();
+    expect(d.status).toEqual({
+      result:
+        'The Secret reclaim-1-talosconfig named by spec.credentialSecretRef is not the credential of this request: it has no ownerReference to MachineReclaim reclaim-1 (uid uid-1), and no label rackside.dev/credential-of=reclaim-1. It was left untouched (not read, not deleted). Nothing was reset.',
+      credentialLeftAt: new Date(T0 + 1000).toISOString(),
+    });
+    expect(d.audit.map(a => a.event)).toEqual([
+      'Refused',
+      'CredentialNotBound',
+    ]);
+    expect(talos.calls).toEqual([]);
+    // Refused with credentialLeftAt: the credential rule owes no deletion.
+    expect(
+      owesCredentialDeletion(
+        reclaimObject({ phase: 'Refused', credentialLeftAt: CREATED }),
+      ),
+    ).toBe(false);
+  });
+
+  it('fails a bound Secret without the key (it is immutable: the key will not come)', async () => {
+    const { ports, talos } = setup({ read: { kind: 'bound' } });
+    const d = transition(await run(pending(), ports));
+    expect(d).toMatchObject({ to: 'Failed', deleteCredential: true });
+    expect(d.status?.result).toBe(
+      'The credential Secret reclaim-1-talosconfig has no key talosconfig. Nothing was reset.',
+    );
+    expect(talos.calls).toEqual([]);
+  });
+
+  it("refuses a talosconfig issued by the target cluster's own CA, before any call to the machine", async () => {
+    const { ports, talos } = setup({ credential: OWN.text });
+    const d = transition(await run(pending(), ports));
+    expect(d).toMatchObject({ to: 'Refused', deleteCredential: true });
+    expect(d.status?.result).toBe(
+      `The talosconfig in Secret reclaim-1-talosconfig is issued by the CA of TalosCluster plant-a itself: ${TARGET} would be one of our own machines, and taking our own machines out goes through maintenance. Nothing was reset.`,
+    );
+    expect(talos.calls).toEqual([]);
+  });
+
+  it("waits while the target cluster's own talosconfig cannot be read to compare", async () => {
+    const { ports, talos } = setup();
+    ports.clusterCa = async () => {
+      throw new Error('Secret rackside-system/plant-a-talosconfig not found');
+    };
+    expect(await run(pending(), ports)).toMatchObject({
+      kind: 'wait',
+      waiting: { reason: 'TargetTalosconfigUnreadable' },
+    });
+    expect(talos.calls).toEqual([]);
+  });
+
+  it('refuses a machine whose UUID is a Node of this cluster: that goes through maintenance', async () => {
+    const { ports, talos } = setup({ nodes: { [UUID]: 'worker-3' } });
+    const d = transition(await run(pending(), ports));
+    expect(d).toMatchObject({ to: 'Refused', deleteCredential: true });
+    expect(d.status?.result).toBe(
+      `${TARGET} has the UUID ${UUID}, the system UUID of Node worker-3 of this cluster: taking our own machines out goes through maintenance. Nothing was reset.`,
+    );
+    expect(d.status?.machineUUID).toBeUndefined();
+    // The etcd of the foreign cluster is not even asked.
+    expect(talos.calls.map(c => c.call)).toEqual(['probe', 'uuid']);
   });
 
   it('fails on a talosconfig that cannot be used, without quoting it', async () => {
@@ -378,6 +470,64 @@ describe('AwaitingConfirmation', () => {
     const { ports } = setup({ machines });
     expect(transition(await run(awaiting(UUID), ports)).to).toBe('Refused');
   });
+
+  /** The target is one of three control planes; `downs` do not answer. */
+  function threeControlPlanes(...downs: string[]) {
+    const machines = foreignWorker();
+    const members = [
+      etcdMember(TARGET),
+      etcdMember(CP),
+      etcdMember('10.0.1.11'),
+    ];
+    machines[TARGET].etcd = members;
+    machines[CP] = { etcd: members };
+    machines['10.0.1.11'] = { etcd: members };
+    for (const down of downs) {
+      machines[down] = { etcd: new Error('connection refused') };
+    }
+    return machines;
+  }
+
+  it('asks every other voting member whether it is up: one down since the UUID was read refuses the reset', async () => {
+    const { ports, talos } = setup({
+      machines: threeControlPlanes('10.0.1.11'),
+    });
+    const d = transition(await run(awaiting(UUID), ports));
+    expect(d).toMatchObject({ to: 'Refused', deleteCredential: true });
+    expect(d.status?.result).toBe(
+      `Refused: resetting ${TARGET} would break the foreign cluster's etcd quorum: 3 voting members need 2, 2 are up (cp-10.0.1.11 at 10.0.1.11 does not answer), and 1 would remain. Nothing was reset.`,
+    );
+    expect(
+      talos.calls
+        .filter(c => c.call === 'etcdMembers')
+        .map(c => c.address)
+        .sort(),
+    ).toEqual([TARGET, CP, '10.0.1.11'].sort());
+    expect(talos.calls.map(c => c.call)).not.toContain('reset');
+  });
+
+  it('records the reset when all three control planes are up', async () => {
+    const { ports } = setup({ machines: threeControlPlanes() });
+    const d = await run(awaiting(UUID), ports);
+    expect(d.kind).toBe('reset');
+    expect(
+      (d as { audit: Array<{ message: string }> }).audit[0].message,
+    ).toMatch(/3 voting etcd members, quorum 2, 2 remain after the reset/);
+  });
+
+  it('refuses when the credential Secret was replaced by one not bound to the request', async () => {
+    const { ports, talos } = setup({
+      read: {
+        kind: 'notBound',
+        problems: ['no label rackside.dev/credential-of=reclaim-1'],
+      },
+    });
+    const d = transition(await run(awaiting(UUID), ports));
+    expect(d.to).toBe('Refused');
+    expect(d.deleteCredential).toBeUndefined();
+    expect(d.status?.credentialLeftAt).toBeDefined();
+    expect(talos.calls).toEqual([]);
+  });
 });
 
 describe('afterReset', () => {
@@ -533,6 +683,18 @@ describe('WaitingForMaintenance', () => {
     ports.limits = { ...ports.limits, maintenanceWaitMs: 20_000 };
     const d = transition(await run(waiting(), ports));
     expect(d.status?.result).toMatch(/within 20 seconds of the reset/);
+  });
+});
+
+describe('sharesCertificate', () => {
+  it('compares certificates by fingerprint, whatever the PEM text around them', () => {
+    const other = TALOSCONFIG; // not PEM: no certificate in it
+    expect(sharesCertificate(OWN.caPem, OWN.caPem)).toBe(true);
+    expect(
+      sharesCertificate(`junk\n${OWN.caPem.replace(/\n/g, '\r\n')}`, OWN.caPem),
+    ).toBe(true);
+    expect(sharesCertificate(other, OWN.caPem)).toBe(false);
+    expect(sharesCertificate('', OWN.caPem)).toBe(false);
   });
 });
 

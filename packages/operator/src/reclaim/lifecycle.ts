@@ -7,13 +7,21 @@
  *
  *   (new)                 -> Pending (expiresAt) | Refused (no target)
  *   Pending               -> AwaitingConfirmation (UUID read with the foreign talosconfig)
- *                            | Refused (reset unsafe, nothing to reset, wrong cluster)
+ *                            | Refused (credential not bound to the request, one of our own
+ *                              machines, reset unsafe, nothing to reset, wrong cluster)
  *                            | Failed (unusable talosconfig) | Expired (TTL)
- *   AwaitingConfirmation  -> Resetting -> WaitingForMaintenance (typed UUID matches, still safe)
+ *   AwaitingConfirmation  -> Resetting -> WaitingForMaintenance (typed UUID matches, still safe:
+ *                              the foreign etcd is read again right before the Reset is recorded)
  *                            | Refused | Expired (TTL) | Failed (credential gone)
  *   Resetting             -> WaitingForMaintenance (only after a crash between record and answer:
  *                            never sent again)
  *   WaitingForMaintenance -> Done (same UUID in maintenance mode) | Failed (deadline, DHCP hint)
+ *
+ * The credential is bound to its request (DESIGN 5b): a Secret that is not owned by this
+ * MachineReclaim (same uid) or lacks the label rackside.dev/credential-of=<name> is never
+ * decoded and never deleted; the request is Refused and the Secret left as it was. A
+ * Secret not there yet (the backend creates it right after the request) is waited for,
+ * within the TTL.
  *
  * The TTL bounds only the time before the reset; from the reset on only the maintenance
  * deadline counts. Every wait requeues at the smaller of the retry interval (10 s) and
@@ -34,6 +42,7 @@ import {
   parseTalosconfig,
   type Talosconfig,
 } from '@rackside/plugin-servers-node';
+import { X509Certificate } from 'node:crypto';
 import type { TalosAccess } from '../talos/talosAccess';
 import { judgeReset, readEtcdView } from './etcdSafety';
 
@@ -58,10 +67,27 @@ export const DEFAULT_RECLAIM_LIMITS: ReclaimLimits = {
   callTimeoutMs: 10_000,
 };
 
+/**
+ * The credential Secret as the operator found it. Only a Secret bound to the request
+ * (ownerReference to this MachineReclaim with its uid, label rackside.dev/credential-of
+ * with its name: credentialNotBound in servers-common) has its data decoded.
+ */
+export type CredentialRead =
+  | { kind: 'absent' }
+  | { kind: 'notBound'; problems: string[] }
+  /** `talosconfig` is undefined when the Secret has no such key. */
+  | { kind: 'bound'; talosconfig?: string };
+
+/** What deleting a request's credential did: a Secret not bound to it is never deleted. */
+export type CredentialDeletion =
+  | { outcome: 'deleted' | 'absent' }
+  | { outcome: 'notBound'; problems: string[] };
+
 /** The foreign talosconfig of a request, read from its credential Secret. */
 export interface CredentialPort {
-  /** The Secret's talosconfig text; undefined when the Secret or its key is absent. */
-  read(mr: MachineReclaim): Promise<string | undefined>;
+  read(mr: MachineReclaim): Promise<CredentialRead>;
+  /** Deletes the Secret only if it is bound to `mr` (and still the Secret judged). */
+  delete(mr: MachineReclaim): Promise<CredentialDeletion>;
 }
 
 export interface LifecyclePorts {
@@ -69,6 +95,10 @@ export interface LifecyclePorts {
   talos: TalosAccess;
   /** The target TalosCluster (watch cache). */
   cluster(namespace: string, name: string): TalosCluster | undefined;
+  /** The Talos CA (PEM) of a TalosCluster's own talosconfig; throws when unreadable. */
+  clusterCa(cluster: TalosCluster): Promise<string>;
+  /** The Node of this cluster with that system UUID (lower case), if any (watch cache). */
+  nodeWithUUID(uuid: string): string | undefined;
   limits: ReclaimLimits;
   now(): number;
 }
@@ -200,6 +230,60 @@ function end(
   };
 }
 
+/** The sentence for a Secret that is not the request's credential. */
+export function notBoundMessage(
+  mr: MachineReclaim,
+  problems: string[],
+): string {
+  return `The Secret ${
+    mr.spec.credentialSecretRef.name
+  } named by spec.credentialSecretRef is not the credential of this request: ${problems.join(
+    ', and ',
+  )}. It was left untouched (not read, not deleted).`;
+}
+
+/** Refused: the named Secret is not bound to the request; it is neither read nor deleted. */
+function refuseNotBound(
+  mr: MachineReclaim,
+  ports: LifecyclePorts,
+  problems: string[],
+): Decision {
+  const result = `${notBoundMessage(mr, problems)} Nothing was reset.`;
+  return {
+    kind: 'transition',
+    to: 'Refused',
+    status: { result, credentialLeftAt: iso(ports.now()) },
+    audit: [
+      { event: 'Refused', message: result, warning: true },
+      {
+        event: 'CredentialNotBound',
+        message: notBoundMessage(mr, problems),
+        warning: true,
+      },
+    ],
+  };
+}
+
+const OWN_MACHINES = 'taking our own machines out goes through maintenance';
+
+/** Whether two PEM bundles share a certificate (compared by fingerprint, not by text). */
+export function sharesCertificate(a: string, b: string): boolean {
+  const fingerprints = (pem: string) =>
+    (
+      pem.match(
+        /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g,
+      ) ?? []
+    ).flatMap(block => {
+      try {
+        return [new X509Certificate(block).fingerprint256];
+      } catch {
+        return [];
+      }
+    });
+  const ours = new Set(fingerprints(b));
+  return fingerprints(a).some(f => ours.has(f));
+}
+
 function expired(mr: MachineReclaim, ports: LifecyclePorts): Decision {
   return end(
     'Expired',
@@ -210,16 +294,45 @@ function expired(mr: MachineReclaim, ports: LifecyclePorts): Decision {
   );
 }
 
-/** What the foreign machine is now, read with its talosconfig; a Decision when it cannot go on. */
+/**
+ * What the foreign machine is now, read with its talosconfig; a Decision when it cannot
+ * go on. In order: the credential must be bound to the request; its CA must not be the
+ * target cluster's own; the machine must answer as a member of the foreign cluster; its
+ * UUID must not be a Node of this cluster; and its reset must keep the foreign etcd
+ * (members read now, each voting member asked whether it is up). The etcd read is the
+ * last call before the answer: at the confirmation the Reset is recorded right after it.
+ */
 async function readForeignMachine(
   mr: MachineReclaim,
   ports: LifecyclePorts,
   until: number,
+  missing: 'wait' | 'fail' = 'wait',
 ): Promise<
   { talosconfig: Talosconfig; uuid: string; safety: string } | Decision
 > {
   const address = mr.spec.address;
-  const text = await ports.credential.read(mr);
+  const secretName = mr.spec.credentialSecretRef.name;
+  const key = mr.spec.credentialSecretRef.key ?? 'talosconfig';
+  const credential = await ports.credential.read(mr);
+  if (credential.kind === 'notBound') {
+    return refuseNotBound(mr, ports, credential.problems);
+  }
+  if (credential.kind === 'absent' && missing === 'fail') {
+    return end(
+      'Failed',
+      `The credential Secret ${secretName} is gone, so the reset cannot be sent. Nothing was reset.`,
+      'ReclaimFailed',
+    );
+  }
+  if (credential.kind === 'bound' && credential.talosconfig === undefined) {
+    // Immutable and owned by the request: the key will not appear later.
+    return end(
+      'Failed',
+      `The credential Secret ${secretName} has no key ${key}. Nothing was reset.`,
+      'ReclaimFailed',
+    );
+  }
+  const text = credential.kind === 'bound' ? credential.talosconfig : undefined;
   if (!text) {
     // The Secret usually follows its request by a moment (it is owned by it): a young
     // request is looked at again soon, an older one at the usual interval.
@@ -250,6 +363,37 @@ async function readForeignMachine(
         mr.spec.credentialSecretRef.name
       } cannot be used: ${(error as Error).message}. Nothing was reset.`,
       'ReclaimFailed',
+    );
+  }
+  const cluster = ports.cluster(
+    mr.metadata.namespace ?? '',
+    mr.spec.targetCluster,
+  );
+  if (!cluster) {
+    return end(
+      'Refused',
+      `There is no TalosCluster ${mr.spec.targetCluster} in namespace ${mr.metadata.namespace} to add ${address} to any more. Nothing was reset.`,
+      'Refused',
+    );
+  }
+  let ownCa: string;
+  try {
+    ownCa = await ports.clusterCa(cluster);
+  } catch (error) {
+    return wait(
+      ports,
+      until,
+      'TargetTalosconfigUnreadable',
+      `the talosconfig of TalosCluster ${
+        mr.spec.targetCluster
+      } could not be read to compare its CA: ${(error as Error).message}`,
+    );
+  }
+  if (sharesCertificate(talosconfig.identity.ca, ownCa)) {
+    return end(
+      'Refused',
+      `The talosconfig in Secret ${secretName} is issued by the CA of TalosCluster ${mr.spec.targetCluster} itself: ${address} would be one of our own machines, and ${OWN_MACHINES}. Nothing was reset.`,
+      'Refused',
     );
   }
   const probe = await ports.talos.probe(address, {
@@ -295,6 +439,14 @@ async function readForeignMachine(
       until,
       'UUIDUnreadable',
       `the UUID of ${address} could not be read: ${(error as Error).message}`,
+    );
+  }
+  const node = ports.nodeWithUUID(uuid);
+  if (node) {
+    return end(
+      'Refused',
+      `${address} has the UUID ${uuid}, the system UUID of Node ${node} of this cluster: ${OWN_MACHINES}. Nothing was reset.`,
+      'Refused',
     );
   }
   const verdict = judgeReset(
@@ -391,14 +543,7 @@ const awaitingConfirmation: Row = async (mr, ports) => {
       'Refused',
     );
   }
-  if (!(await ports.credential.read(mr))) {
-    return end(
-      'Failed',
-      `The credential Secret ${mr.spec.credentialSecretRef.name} is gone, so the reset cannot be sent. Nothing was reset.`,
-      'ReclaimFailed',
-    );
-  }
-  const read = await readForeignMachine(mr, ports, until);
+  const read = await readForeignMachine(mr, ports, until, 'fail');
   if (isDecision(read)) return read;
   if (read.uuid !== expected) {
     return end(
@@ -571,7 +716,9 @@ export const transitions: Record<ReclaimPhase, Row> = {
  */
 export function owesCredentialDeletion(mr: MachineReclaim): boolean {
   const phase = phaseOf(mr);
-  if (mr.status?.credentialDeletedAt) return false;
+  // A Secret found not bound to the request is never deleted (nor looked at again).
+  if (mr.status?.credentialDeletedAt || mr.status?.credentialLeftAt)
+    return false;
   return (
     phase === 'WaitingForMaintenance' ||
     (phase !== 'New' && isTerminalReclaimPhase(phase))

@@ -25,6 +25,7 @@ import {
   CoreClient,
   createWatchCache,
   objectKey,
+  parseTalosconfig,
   RacksideClient,
   resourcePath,
   type KubeObject,
@@ -37,6 +38,7 @@ import {
   DEFAULT_RECLAIM_LIMITS,
   type ReclaimLimits,
 } from '../reclaim/lifecycle';
+import { kubeCredentialPort } from '../reclaim/credential';
 import { MachineReclaimReconciler } from '../reclaim/MachineReclaimReconciler';
 import { WorkQueue } from '../workqueue';
 import { DEFAULT_JOIN_LIMITS, type JoinLimits } from './joinTable';
@@ -285,29 +287,17 @@ export function createMachineControllers(
   const reclaimer = new MachineReclaimReconciler({
     view: { reclaim: key => freshReclaims.get(key) },
     cluster: (ns, name) => clusters.get(`${ns}/${name}`),
-    credential: {
-      async read(mr) {
-        try {
-          return await readSecret(
-            mr.metadata.namespace ?? namespace,
-            mr.spec.credentialSecretRef,
-          );
-        } catch (error) {
-          if (/not found|has no key/.test((error as Error).message)) {
-            return undefined;
-          }
-          throw error;
-        }
-      },
+    // Reads and deletes only a Secret bound to its request (see reclaim/credential.ts).
+    credential: kubeCredentialPort(core.secrets, namespace),
+    async clusterCa(cluster) {
+      return parseTalosconfig(
+        await readSecret(
+          cluster.metadata.namespace ?? namespace,
+          cluster.spec.talosconfigSecretRef,
+        ),
+      ).identity.ca;
     },
-    async deleteCredential(mr) {
-      const ns = mr.metadata.namespace ?? namespace;
-      const name = mr.spec.credentialSecretRef.name;
-      const existed = await core.secrets.find(name, { namespace: ns });
-      if (!existed) return false;
-      await core.secrets.delete(name, { namespace: ns, ignoreNotFound: true });
-      return true;
-    },
+    nodeWithUUID: uuid => nodeWithUUID(uuid.toLowerCase())?.metadata?.name,
     talos,
     limits: reclaimLimits,
     reconcileTimeoutMs: options.reclaim?.reconcileTimeoutMs ?? 120_000,

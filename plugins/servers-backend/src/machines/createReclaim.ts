@@ -1,5 +1,7 @@
 import { ServiceUnavailableError } from '@backstage/errors';
 import {
+  CREDENTIAL_KEY,
+  credentialSecretName,
   isTerminalReclaimPhase,
   machinesReclaimPermission,
   RACKSIDE_API_VERSION,
@@ -27,8 +29,6 @@ import { settleReclaimAddresses } from './reclaimAddresses';
 
 /** A talosconfig is a few kilobytes; anything near this is not one. */
 export const MAX_TALOSCONFIG_BYTES = 64 * 1024;
-/** The key of the credential in its Secret (the CRD's default). */
-const CREDENTIAL_KEY = 'talosconfig';
 
 const bodySchema = z.object({
   address: addressField,
@@ -66,8 +66,19 @@ function reclaimName(): string {
  * `POST /clusters/:cluster/reclaims` (`machines:reclaim`): "Reset and add" of a
  * machine another Talos cluster holds (ADR 0107). Every check runs before anything
  * is written; then the MachineReclaim is created, then the Secret with the foreign
- * talosconfig, owned by it (the owner needs its uid, so it comes first), then the
- * address is listed for discovery and stale reclaim-added addresses are taken out.
+ * talosconfig, then the address is listed for discovery and stale reclaim-added
+ * addresses are taken out.
+ *
+ * The credential is bound to its request (DESIGN 5b): the Secret is named
+ * `<request>-talosconfig` (the CRD pins `credentialSecretRef.name` to it), carries the
+ * label `rackside.dev/credential-of: <request>`, is immutable, and is owned by the
+ * MachineReclaim with its uid. The owner's uid exists only once the request does, so
+ * the request comes first and the Secret is created complete in one write (never
+ * updated: the chart's admission policy lets the backend create only Secrets of this
+ * shape). If that write fails, the request waits without a credential until its TTL
+ * and expires; nothing is reset and no credential exists without an owner. The
+ * reverse order would leave, on a failure between the two writes, a foreign admin
+ * talosconfig in a Secret nothing owns and nothing deletes.
  *
  * The talosconfig travels only into that Secret: it is not logged, not in the audit
  * record, not in any answer or error message.
@@ -135,7 +146,7 @@ export function createReclaimRoute(router: Router, ctx: MachinesRouteContext) {
         }
 
         const name = reclaimName();
-        const secretName = `${name}-talosconfig`;
+        const secretName = credentialSecretName(name);
         const ttlMinutes = body.ttlMinutes ?? RECLAIM_TTL_MINUTES.default;
         const created = await state.createReclaim({
           apiVersion: RACKSIDE_API_VERSION,

@@ -1,5 +1,6 @@
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import {
+  CREDENTIAL_OF_LABEL,
   machineReclaimResource,
   MACHINE_RECLAIM_VERB,
   RACKSIDE_API_VERSION,
@@ -159,7 +160,9 @@ export class KubeMachinesState implements MachinesState {
           labels: {
             'app.kubernetes.io/part-of': 'rackside',
             'app.kubernetes.io/managed-by': FIELD_MANAGER,
-            'rackside.dev/machine-reclaim': secret.owner.name,
+            // The credential binding (DESIGN 5b): the operator reads and deletes only a
+            // Secret with this label and the ownerReference below (same uid).
+            [CREDENTIAL_OF_LABEL]: secret.owner.name,
           },
           // No blockOwnerDeletion: that would need update on machinereclaims/finalizers.
           ownerReferences: [

@@ -1,4 +1,7 @@
-import type { MachineReclaimInput } from './machineReclaim';
+import {
+  credentialSecretName,
+  type MachineReclaimInput,
+} from './machineReclaim';
 import type { NodeMaintenanceInput } from './nodeMaintenance';
 import type { PowerProviderInput } from './powerProvider';
 import type { ServerBMCInput } from './serverBmc';
@@ -89,7 +92,7 @@ export const examples = {
       spec: {
         address: '127.0.10.31',
         targetCluster: 'plant-a',
-        credentialSecretRef: { name: 'reclaim-x7k2p-talosconfig' },
+        credentialSecretRef: { name: credentialSecretName(name) },
         requestedBy: 'user:default/jane',
         reason: 'Move the old line-3 controller into plant-a',
       },

@@ -60,6 +60,24 @@ export function isTerminalReclaimPhase(phase: MachineReclaimPhase): boolean {
   return TERMINAL_MACHINE_RECLAIM_PHASES.includes(phase);
 }
 
+/**
+ * The label on a reclaim's credential Secret naming its request. The operator reads and
+ * deletes a credential only if it carries this label with the request's name and is
+ * owned by that MachineReclaim (same uid); see {@link credentialNotBound}.
+ */
+export const CREDENTIAL_OF_LABEL = 'rackside.dev/credential-of';
+
+/** The key of the credential in its Secret (the CRD's default). */
+export const CREDENTIAL_KEY = 'talosconfig';
+
+/**
+ * The name of a reclaim's credential Secret: the only name `spec.credentialSecretRef.name`
+ * may have (a CEL rule on the CRD), and the name the backend gives the Secret.
+ */
+export function credentialSecretName(reclaimName: string): string {
+  return `${reclaimName}-talosconfig`;
+}
+
 /** `spec.ttlMinutes`: default, and the bounds the apiserver enforces. */
 export const RECLAIM_TTL_MINUTES = { default: 15, min: 1, max: 60 } as const;
 
@@ -133,6 +151,11 @@ export const machineReclaimStatusSchema = withRules(
       ),
     resetSentAt: timestampSchema.optional(),
     credentialDeletedAt: timestampSchema.optional(),
+    credentialLeftAt: timestampSchema
+      .optional()
+      .describe(
+        'When the operator found that the Secret spec.credentialSecretRef names is not bound to this request (ownerReference with its uid, label rackside.dev/credential-of) and left it untouched: never read, never deleted.',
+      ),
     result: z
       .string()
       .max(4096)
@@ -167,18 +190,79 @@ export const machineReclaimStatusSchema = withRules(
   ],
 ).describe('Progress of the reclaim.');
 
+/**
+ * The credential binding (issue 15, DESIGN 5b): `spec.credentialSecretRef.name` is the
+ * name the backend gives the request's Secret, so a request written with kubectl cannot
+ * point the operator at another Secret (this cluster's own talosconfig, say).
+ */
+const CREDENTIAL_NAME_SUFFIX = credentialSecretName('');
+
 /** A MachineReclaim, as read from the apiserver. */
-export const machineReclaimSchema = z
-  .object({
+export const machineReclaimSchema = withRules(
+  z.object({
     apiVersion: z.literal(RACKSIDE_API_VERSION),
     kind: z.literal('MachineReclaim'),
     metadata: objectMetaSchema,
     spec: machineReclaimSpecSchema,
     status: machineReclaimStatusSchema.optional(),
-  })
-  .describe(
-    'Reset and add (ADR 0107): reset a machine another Talos cluster configured and add it to a TalosCluster here.',
+  }),
+  [
+    {
+      rule: `self.spec.credentialSecretRef.name == self.metadata.name + '${CREDENTIAL_NAME_SUFFIX}'`,
+      messageExpression: `'spec.credentialSecretRef.name must be ' + self.metadata.name + '${CREDENTIAL_NAME_SUFFIX}, the credential Secret the backend creates for this request'`,
+      message: `spec.credentialSecretRef.name must be <metadata.name>${CREDENTIAL_NAME_SUFFIX}, the credential Secret the backend creates for this request`,
+      fieldPath: '.spec.credentialSecretRef.name',
+      check: mr =>
+        mr.spec.credentialSecretRef.name ===
+        credentialSecretName(mr.metadata.name),
+    },
+  ],
+).describe(
+  'Reset and add (ADR 0107): reset a machine another Talos cluster configured and add it to a TalosCluster here.',
+);
+
+/** What the operator needs of a Secret's metadata to judge whether it is a request's credential. */
+export interface CredentialSecretMeta {
+  labels?: Record<string, string>;
+  ownerReferences?: Array<{
+    apiVersion?: string;
+    kind?: string;
+    name?: string;
+    uid?: string;
+  }>;
+}
+
+/**
+ * Why a Secret is not the credential of this request, or an empty list when it is: it
+ * must be owned by the MachineReclaim (apiVersion, kind, name and uid) and carry
+ * {@link CREDENTIAL_OF_LABEL} with its name. The backend writes exactly that shape; the
+ * operator reads and deletes nothing else.
+ */
+export function credentialNotBound(
+  secret: CredentialSecretMeta,
+  reclaim: { name: string; uid?: string },
+): string[] {
+  const problems: string[] = [];
+  const owned = (secret.ownerReferences ?? []).some(
+    ref =>
+      ref.apiVersion === RACKSIDE_API_VERSION &&
+      ref.kind === machineReclaimResource.kind &&
+      ref.name === reclaim.name &&
+      !!reclaim.uid &&
+      ref.uid === reclaim.uid,
   );
+  if (!owned) {
+    problems.push(
+      `it has no ownerReference to MachineReclaim ${reclaim.name} (uid ${
+        reclaim.uid ?? 'unknown'
+      })`,
+    );
+  }
+  if (secret.labels?.[CREDENTIAL_OF_LABEL] !== reclaim.name) {
+    problems.push(`no label ${CREDENTIAL_OF_LABEL}=${reclaim.name}`);
+  }
+  return problems;
+}
 
 /** A MachineReclaim (defaults applied). */
 export type MachineReclaim = z.infer<typeof machineReclaimSchema>;

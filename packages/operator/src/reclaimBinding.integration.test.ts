@@ -1,0 +1,394 @@
+/*
+ * The credential of a reclaim is bound to its request, and the operator is authoritative
+ * when it sends the Reset (issue 15, DESIGN 5b), on the simulated rack: requests written
+ * with kubectl instead of the backend, Secrets the request did not get from the backend,
+ * machines of this cluster, and a foreign etcd member that goes down between the
+ * confirmation and the reset. The backend's part (request, then its Secret) is played by
+ * the test with the shape the backend writes.
+ */
+import {
+  CREDENTIAL_OF_LABEL,
+  credentialSecretName,
+  type MachineReclaim,
+} from '@rackside/plugin-servers-common';
+import { TalosApiClient } from '@rackside/plugin-servers-node';
+import { stringify } from 'yaml';
+import type { Operator } from './operator';
+import {
+  OPERATOR_NAMESPACE as NS,
+  startOperatorRack,
+  type OperatorRack,
+} from './testing/operatorRack';
+import {
+  kubectl,
+  machinesRack,
+  PLANT_A_JOIN_CONFIG,
+  type RackMachine,
+} from './testing/machinesRack';
+
+jest.setTimeout(120_000);
+
+let env: OperatorRack;
+let rack: ReturnType<typeof machinesRack>;
+let operator: Operator | undefined;
+let requester: Awaited<ReturnType<typeof rack.userWithRules>>;
+
+const reclaimYaml = (
+  name: string,
+  address: string,
+  spec: Record<string, unknown> = {},
+) =>
+  stringify({
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'MachineReclaim',
+    metadata: { name, namespace: NS },
+    spec: {
+      address,
+      targetCluster: 'plant-a',
+      credentialSecretRef: { name: credentialSecretName(name) },
+      reason: 'kubectl test',
+      ...spec,
+    },
+  });
+
+async function kubectlCreate(yaml: string) {
+  return kubectl(requester.kubeconfig, ['create', '-f', '-'], yaml);
+}
+
+/** The credential Secret as the backend writes it: owned by the request, labelled, immutable. */
+async function boundSecret(mr: MachineReclaim, talosconfig: string) {
+  await env.core.createNamespacedSecret({
+    namespace: NS,
+    body: {
+      metadata: {
+        name: credentialSecretName(mr.metadata.name),
+        namespace: NS,
+        labels: { [CREDENTIAL_OF_LABEL]: mr.metadata.name },
+        ownerReferences: [
+          {
+            apiVersion: 'rackside.dev/v1alpha1',
+            kind: 'MachineReclaim',
+            name: mr.metadata.name,
+            uid: mr.metadata.uid!,
+            controller: true,
+          },
+        ],
+      },
+      immutable: true,
+      stringData: { talosconfig },
+    },
+  });
+}
+
+/** A Secret as it is now, data decoded. */
+async function secretNow(name: string) {
+  const s = await env.core.readNamespacedSecret({ namespace: NS, name });
+  return {
+    uid: s.metadata?.uid,
+    resourceVersion: s.metadata?.resourceVersion,
+    talosconfig: Buffer.from(s.data?.talosconfig ?? '', 'base64').toString(
+      'utf8',
+    ),
+  };
+}
+
+const auditEvents = (mr: MachineReclaim) =>
+  (mr.status?.audit ?? []).map(a => a.event);
+
+/** Makes a spare in maintenance mode a running machine of plant-old with that role. */
+async function joinPlantOld(machine: RackMachine, role: string) {
+  const client = new TalosApiClient(machine.address, { mode: 'maintenance' });
+  try {
+    await client.applyConfiguration(
+      `version: v1alpha1\nmachine:\n  type: ${role}\ncluster:\n  clusterName: plant-old\n`,
+    );
+  } finally {
+    client.close();
+  }
+  await env.waitFor(`${machine.uuid} a ${role} of plant-old`, async () => {
+    const m = await rack.emulated(machine.uuid);
+    if (
+      m.mode === 'configured' &&
+      m.cluster === 'plant-old' &&
+      m.state === 'running'
+    )
+      return true;
+    throw new Error(`the emulator shows ${JSON.stringify(m)}`);
+  });
+}
+
+async function power(uuid: string, state: 'on' | 'off') {
+  const res = await fetch(`${rack.talos.controlUrl}/machines/${uuid}/power`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ state }),
+  });
+  if (!res.ok) throw new Error(`power ${state}: ${res.status}`);
+}
+
+const foreignWorker = () => rack.foreign.find(m => m.role === 'worker')!;
+
+beforeAll(async () => {
+  env = await startOperatorRack({
+    withTalos: true,
+    withRedfish: false,
+    withWorkloads: false,
+  });
+  rack = machinesRack(env);
+  await rack.secret('plant-a-talosconfig', {
+    talosconfig: rack.talosconfig('plant-a'),
+  });
+  await rack.secret('plant-a-join', { 'config.yaml': PLANT_A_JOIN_CONFIG });
+  await rack.createCluster([], 300);
+  requester = await rack.userWithRules('requester', [
+    {
+      apiGroups: ['rackside.dev'],
+      resources: ['machinereclaims'],
+      verbs: ['create', 'get', 'list', 'watch', 'update', 'patch'],
+    },
+  ]);
+  operator = await env.start({
+    machines: { reclaim: { maintenanceWaitMs: 25_000 } },
+  });
+  await env.waitFor('operator ready', async () => operator!.isReady());
+}, 240_000);
+
+afterAll(async () => {
+  await operator?.stop();
+  await env?.stop();
+}, 60_000);
+
+describe('the credential name is pinned by the CRD', () => {
+  it("rejects a request naming this cluster's own talosconfig Secret (422), and writes nothing", async () => {
+    const made = await kubectlCreate(
+      reclaimYaml('own-config', foreignWorker().address, {
+        credentialSecretRef: { name: 'plant-a-talosconfig' },
+      }),
+    );
+    expect(made.code).not.toBe(0);
+    expect(made.stderr).toContain('is invalid');
+    expect(made.stderr).toContain(
+      'spec.credentialSecretRef.name must be own-config-talosconfig',
+    );
+    await expect(
+      rack.api.machineReclaims.create({
+        apiVersion: 'rackside.dev/v1alpha1',
+        kind: 'MachineReclaim',
+        metadata: { name: 'own-config', namespace: NS },
+        spec: {
+          address: foreignWorker().address,
+          targetCluster: 'plant-a',
+          credentialSecretRef: { name: 'plant-a-talosconfig' },
+        },
+      } as any),
+    ).rejects.toMatchObject({
+      name: 'InputError',
+      cause: { statusCode: 422 },
+      message: expect.stringContaining(
+        'spec.credentialSecretRef.name: Invalid value: spec.credentialSecretRef.name must be own-config-talosconfig',
+      ),
+    });
+    expect(
+      await rack.reclaims.find('own-config', { namespace: NS }),
+    ).toBeUndefined();
+    expect(await rack.secretExists('plant-a-talosconfig')).toBe(true);
+  });
+});
+
+describe('a Secret the request did not get from the backend', () => {
+  it('is left untouched when a kubectl-made request for a cluster that does not exist names it', async () => {
+    // Someone's Secret that happens to carry the pinned name: no owner, no label.
+    await rack.secret('victim-talosconfig', { talosconfig: 'precious' });
+    const before = await secretNow('victim-talosconfig');
+    const made = await kubectlCreate(
+      reclaimYaml('victim', foreignWorker().address, {
+        targetCluster: 'no-such-cluster',
+      }),
+    );
+    expect(made.stderr).toBe('');
+    const refused = await rack.reclaimPhase('victim', 'Refused');
+    expect(refused.status?.result).toMatch(/no TalosCluster no-such-cluster/);
+    expect(auditEvents(refused)).toContain('CredentialNotBound');
+    expect(refused.status?.credentialDeletedAt).toBeUndefined();
+    // Looked at again after the terminal write: still there, unchanged.
+    await env.waitFor('the reclaim looked at after Refused', async () =>
+      (await rack.reclaim('victim')).status?.credentialLeftAt ? true : false,
+    );
+    expect(await secretNow('victim-talosconfig')).toEqual(before);
+    expect(await rack.eventReasons('victim')).toEqual(
+      expect.arrayContaining(['Refused', 'CredentialNotBound']),
+    );
+  });
+
+  it('refuses a request whose named Secret has no ownerReference to it, without reading or deleting it', async () => {
+    const worker = foreignWorker();
+    await rack.secret('unbound-talosconfig', {
+      talosconfig: rack.talosconfig('plant-old'),
+    });
+    const before = await secretNow('unbound-talosconfig');
+    const made = await kubectlCreate(reclaimYaml('unbound', worker.address));
+    expect(made.stderr).toBe('');
+    const refused = await rack.reclaimPhase('unbound', 'Refused');
+    expect(refused.status?.result).toBe(
+      `The Secret unbound-talosconfig named by spec.credentialSecretRef is not the credential of this request: it has no ownerReference to MachineReclaim unbound (uid ${refused.metadata.uid}), and no label ${CREDENTIAL_OF_LABEL}=unbound. It was left untouched (not read, not deleted). Nothing was reset.`,
+    );
+    // The UUID was never read with it.
+    expect(refused.status?.machineUUID).toBeUndefined();
+    expect(auditEvents(refused)).not.toContain('UUIDRead');
+    expect(await secretNow('unbound-talosconfig')).toEqual(before);
+    expect((await rack.counts(worker.uuid)).reset ?? 0).toBe(0);
+  });
+
+  it('refuses a request whose named Secret is owned by another reclaim (uid mismatch), leaving it untouched', async () => {
+    const worker = foreignWorker();
+    // Another request (Refused at once: no such cluster) owns the Secret, so the garbage
+    // collector keeps it; it even carries the label with this request's name.
+    const other = await rack.createReclaim('other', rack.unusedAddress(77), {
+      targetCluster: 'gone',
+    });
+    await rack.reclaimPhase('other', 'Refused');
+    await env.core.createNamespacedSecret({
+      namespace: NS,
+      body: {
+        metadata: {
+          name: 'twin-talosconfig',
+          namespace: NS,
+          labels: { [CREDENTIAL_OF_LABEL]: 'twin' },
+          ownerReferences: [
+            {
+              apiVersion: 'rackside.dev/v1alpha1',
+              kind: 'MachineReclaim',
+              name: 'other',
+              uid: other.metadata.uid!,
+            },
+          ],
+        },
+        immutable: true,
+        stringData: { talosconfig: rack.talosconfig('plant-old') },
+      },
+    });
+    const before = await secretNow('twin-talosconfig');
+    const twin = await rack.createReclaim('twin', worker.address);
+    const refused = await rack.reclaimPhase('twin', 'Refused');
+    expect(refused.status?.result).toContain(
+      `it has no ownerReference to MachineReclaim twin (uid ${twin.metadata.uid})`,
+    );
+    expect(refused.status?.result).not.toContain('no label');
+    expect(refused.status?.machineUUID).toBeUndefined();
+    await env.waitFor('the reclaim looked at after Refused', async () =>
+      (await rack.reclaim('twin')).status?.credentialLeftAt ? true : false,
+    );
+    expect(await secretNow('twin-talosconfig')).toEqual(before);
+    expect((await rack.counts(worker.uuid)).reset ?? 0).toBe(0);
+  });
+
+  it('waits for a Secret that is not there yet, then goes on once the backend has written it', async () => {
+    const worker = foreignWorker();
+    const mr = await rack.createReclaim('late-secret', worker.address);
+    const waiting = await env.waitFor('the Waiting condition', async () => {
+      const got = await rack.reclaim('late-secret');
+      const c = got.status?.conditions?.find(x => x.type === 'Waiting');
+      return c?.reason === 'CredentialMissing' && got;
+    });
+    expect(waiting.status?.phase).toBe('Pending');
+    await boundSecret(mr, rack.talosconfig('plant-old'));
+    const awaiting = await rack.reclaimPhase(
+      'late-secret',
+      'AwaitingConfirmation',
+    );
+    expect(awaiting.status?.machineUUID).toBe(worker.uuid);
+  });
+});
+
+describe("this cluster's own machines", () => {
+  it('refuses a machine whose UUID is a Node of this cluster: that goes through maintenance', async () => {
+    const worker = foreignWorker();
+    // A Node of this cluster with the foreign worker's system UUID (not kwok-managed).
+    await env.nodes.create({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'holds-the-worker' },
+    } as any);
+    await env.nodes.patchStatus(
+      'holds-the-worker',
+      {
+        status: { nodeInfo: { systemUUID: worker.uuid.toUpperCase() } },
+      } as any,
+      { type: 'merge' },
+    );
+    try {
+      const mr = await rack.createReclaim('own-node', worker.address);
+      await boundSecret(mr, rack.talosconfig('plant-old'));
+      const refused = await rack.reclaimPhase('own-node', 'Refused');
+      expect(refused.status?.result).toBe(
+        `${worker.address} has the UUID ${worker.uuid}, the system UUID of Node holds-the-worker of this cluster: taking our own machines out goes through maintenance. Nothing was reset.`,
+      );
+      expect(refused.status?.machineUUID).toBeUndefined();
+      expect(await rack.secretExists('own-node-talosconfig')).toBe(false);
+      expect((await rack.counts(worker.uuid)).reset ?? 0).toBe(0);
+    } finally {
+      await env.nodes.delete('holds-the-worker');
+    }
+  });
+
+  it("refuses a talosconfig issued by the target cluster's own CA, before any call to the machine", async () => {
+    const own = rack.byNode('worker-6');
+    const mr = await rack.createReclaim('own-ca', own.address);
+    await boundSecret(mr, rack.talosconfig('plant-a'));
+    const refused = await rack.reclaimPhase('own-ca', 'Refused');
+    expect(refused.status?.result).toBe(
+      `The talosconfig in Secret own-ca-talosconfig is issued by the CA of TalosCluster plant-a itself: ${own.address} would be one of our own machines, and taking our own machines out goes through maintenance. Nothing was reset.`,
+    );
+    expect(refused.status?.machineUUID).toBeUndefined();
+    expect(await rack.secretExists('own-ca-talosconfig')).toBe(false);
+    expect(await rack.emulated(own.uuid)).toMatchObject({
+      mode: 'configured',
+      cluster: 'plant-a',
+    });
+    expect((await rack.counts(own.uuid)).reset ?? 0).toBe(0);
+  });
+});
+
+describe('the etcd of the foreign cluster, read again at the reset', () => {
+  it('refuses the reset when a foreign control plane went down after the UUID was read; no Reset is sent', async () => {
+    const [target, other] = rack.spares;
+    // plant-old gets three control planes: the fixture's and the two spares.
+    await joinPlantOld(target, 'controlplane');
+    await joinPlantOld(other, 'controlplane');
+    const mr = await rack.createReclaim('quorum', target.address);
+    await boundSecret(mr, rack.talosconfig('plant-old'));
+    await rack.appendReclaimAddress(target.address);
+    const awaiting = await rack.reclaimPhase('quorum', 'AwaitingConfirmation');
+    expect(awaiting.status?.audit?.at(-1)?.message).toMatch(
+      /3 voting etcd members, quorum 2, 2 remain after the reset/,
+    );
+
+    // Between the confirmation screen and the reset another member loses power.
+    await power(other.uuid, 'off');
+    await rack.reclaims.patch(
+      'quorum',
+      { spec: { confirmUUID: target.uuid } } as any,
+      { namespace: NS, type: 'merge' },
+    );
+    const refused = await rack.reclaimPhase('quorum', 'Refused');
+    expect(refused.status?.result).toMatch(
+      new RegExp(
+        `Refused: resetting ${
+          target.address
+        } would break the foreign cluster's etcd quorum: 3 voting members need 2, 2 are up \\(.*${other.address.replace(
+          /\./g,
+          '\\.',
+        )}.* does not answer\\), and 1 would remain\\. Nothing was reset\\.`,
+      ),
+    );
+    expect(auditEvents(refused)).not.toContain('ResetRecorded');
+    expect(refused.status?.resetRecordedAt).toBeUndefined();
+    expect((await rack.counts(target.uuid)).reset ?? 0).toBe(0);
+    expect(await rack.emulated(target.uuid)).toMatchObject({
+      mode: 'configured',
+      cluster: 'plant-old',
+    });
+    expect(await rack.secretExists('quorum-talosconfig')).toBe(false);
+    await power(other.uuid, 'on');
+  });
+});
