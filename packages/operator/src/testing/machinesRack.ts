@@ -106,13 +106,20 @@ export function machinesRack(env: OperatorRack) {
       }
     },
 
-    async createCluster(addresses: string[], intervalSeconds = 300) {
+    /** The rack's machine network (127.0.<10+net>.0/24): what the deployer would allow. */
+    machineNetwork: () => machines[0].address.replace(/\.\d+$/, '.0/24'),
+
+    async createCluster(
+      addresses: string[],
+      intervalSeconds = 300,
+      allowedNetworks = [machines[0].address.replace(/\.\d+$/, '.0/24')],
+    ) {
       return api.talosClusters.create({
         apiVersion: talosClusterResource.apiVersion,
         kind: 'TalosCluster',
         metadata: { name: 'plant-a', namespace: NS },
         spec: {
-          discovery: { addresses, intervalSeconds },
+          discovery: { allowedNetworks, addresses, intervalSeconds },
           joinConfigSecretRef: { name: 'plant-a-join', key: 'config.yaml' },
           talosconfigSecretRef: {
             name: 'plant-a-talosconfig',
