@@ -80,6 +80,13 @@ export const serversPlugin = createBackendPlugin({
         const preflightTokens = new PreflightTokens(
           config.getOptionalString('servers.preflight.secret'),
         );
+        if (!preflightTokens.shared) {
+          logger.warn(
+            'servers.preflight.secret is not set: pre-flight tokens are signed with a key random to this process, ' +
+              'so a pre-flight acknowledged before a restart, or shown by one of several replicas, is refused by the ' +
+              'other replicas (400, the user opens the pre-flight again). Set the same secret on every replica.',
+          );
+        }
 
         permissionsRegistry.addPermissions(serversPermissions);
         permissionsRegistry.addResourceType({

@@ -59,12 +59,14 @@ import { performAction } from './performAction';
 import {
   computePreflight,
   PreflightConflictError,
+  preflightMaintenanceName,
+  usedTokenMessage,
   type PreflightImpact,
   type PreflightOptions,
   type PreflightTokens,
 } from './preflight';
 import { checkReason, type ReasonPolicy } from './reasonPolicy';
-import type { ClusterRegistry, ClusterState } from './types';
+import type { ClusterRegistry, ClusterState, NewMaintenance } from './types';
 import {
   maintenanceView,
   newestFirst,
@@ -648,6 +650,7 @@ export class ServersService {
       }
 
       let acknowledged: PreflightImpact | undefined;
+      let target: ClusterState = cluster;
       if (isPreflightAction(action)) {
         const impact = await this.currentImpact(
           cluster,
@@ -679,6 +682,41 @@ export class ServersService {
         } catch (error) {
           throw shown(error);
         }
+        // One request per token: its maintenance, named after it, exists already.
+        const once = preflightMaintenanceName(
+          nodeName,
+          action,
+          body.preflightToken ?? '',
+        );
+        if (snap.maintenances.some(m => m.metadata.name === once)) {
+          throw shown(
+            new PreflightConflictError(
+              usedTokenMessage(once),
+              preflightTokens.sign(impact, actor),
+            ),
+          );
+        }
+        // Another request (or replica) may create it first: the apiserver's
+        // AlreadyExists is the same answer.
+        target = Object.create(cluster, {
+          createMaintenance: {
+            value: async (obj: NewMaintenance) => {
+              try {
+                return await cluster.createMaintenance(obj);
+              } catch (error) {
+                if (obj.metadata.name === once && ConflictError.is(error)) {
+                  throw shown(
+                    new PreflightConflictError(
+                      usedTokenMessage(once),
+                      preflightTokens.sign(impact, actor),
+                    ),
+                  );
+                }
+                throw error;
+              }
+            },
+          },
+        });
         // Same impact as acknowledged: record it as of when the user saw it.
         acknowledged = { ...impact, takenAt };
         if (!acknowledged.canProceed) {
@@ -692,7 +730,7 @@ export class ServersService {
       }
 
       const result = await performAction(
-        cluster,
+        target,
         action,
         node,
         active,

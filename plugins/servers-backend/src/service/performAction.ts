@@ -10,7 +10,7 @@ import {
   type ServerAction,
 } from '@rackside/plugin-servers-common';
 import type { NodeObject } from '@rackside/plugin-servers-node';
-import type { PreflightImpact } from './preflight';
+import { preflightMaintenanceName, type PreflightImpact } from './preflight';
 import type { ClusterState, MaintenanceObject } from './types';
 
 /** What is kept on the NodeMaintenance of the pre-flight the requester acknowledged. */
@@ -145,7 +145,8 @@ export async function performAction(
       const created = await cluster.createMaintenance({
         apiVersion: RACKSIDE_API_VERSION,
         kind: 'NodeMaintenance',
-        metadata: { name: maintenanceName(nodeName, action) },
+        // Named after the token: a second request with it cannot create another.
+        metadata: { name: preflightMaintenanceName(nodeName, action, token) },
         spec: {
           nodeName,
           intent: action,

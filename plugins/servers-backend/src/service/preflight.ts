@@ -121,6 +121,36 @@ interface TokenPayload {
   t: number;
 }
 
+/**
+ * The name of the NodeMaintenance a request with this pre-flight token creates: the same
+ * for every request carrying the token, so the apiserver's unique names make a token
+ * single-use. Why on the object rather than a "used" table in the plugin's database:
+ * the token is consumed by the very write that acts on it (atomic: a failed create burns
+ * nothing, a created maintenance always marks its token), every backend replica already
+ * shares the apiserver (a database shared by replicas is a deployment choice, an
+ * in-memory SQLite is not shared), and two concurrent requests, on one replica or two,
+ * cannot both create the same name: exactly one wins, the other gets AlreadyExists.
+ * The hash keeps the token itself (which carries the user) out of the name.
+ */
+export function preflightMaintenanceName(
+  node: string,
+  intent: string,
+  token: string,
+): string {
+  const digest = crypto
+    .createHash('sha256')
+    .update(token)
+    .digest('hex')
+    .slice(0, 16);
+  const base = `${node}-${intent}`.slice(0, 253 - digest.length - 1);
+  return `${base}-${digest}`;
+}
+
+/** The 409 message of a token that was used already. */
+export function usedTokenMessage(maintenance: string): string {
+  return `this pre-flight token was used already (maintenance ${maintenance}): a pre-flight acknowledges one request; review the current pre-flight and acknowledge it again`;
+}
+
 /** A 409 that carries the current pre-flight: the impact changed, aged, or blocks the action. */
 export class PreflightConflictError extends ConflictError {
   constructor(message: string, readonly preflight: PreflightResponse) {
@@ -134,9 +164,12 @@ export class PreflightConflictError extends ConflictError {
  */
 export class PreflightTokens {
   private readonly key: Buffer;
+  /** Whether the key comes from config (else random to this process). */
+  readonly shared: boolean;
 
   /** `secret`: shared by every replica of the backend; random per process without one. */
   constructor(secret?: string) {
+    this.shared = Boolean(secret);
     this.key = secret
       ? crypto.createHash('sha256').update(secret).digest()
       : crypto.randomBytes(32);
