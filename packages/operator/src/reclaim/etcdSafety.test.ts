@@ -100,6 +100,49 @@ describe('judgeReset', () => {
     ).toMatchObject({ verdict: 'refuse' });
   });
 
+  it('counts only the members that are up: a reset that was safe with all up is refused with one down', () => {
+    const three = [member('10.0.0.1'), member('10.0.0.2'), member('10.0.0.3')];
+    expect(judgeReset('10.0.0.2', view(three, true))).toMatchObject({
+      verdict: 'allow',
+    });
+    const oneDown: EtcdView = {
+      ...view(three, true),
+      down: [{ member: three[2], reason: 'connection refused' }],
+    };
+    expect(judgeReset('10.0.0.2', oneDown)).toMatchObject({
+      verdict: 'refuse',
+      members: 3,
+      quorum: 2,
+      reason: expect.stringMatching(
+        /3 voting members need 2, 2 are up \(cp-10\.0\.0\.3 at 10\.0\.0\.3 does not answer\), and 1 would remain/,
+      ),
+    });
+    // Five members, one down: resetting one leaves 3 of a quorum of 3.
+    const five = [...three, member('10.0.0.4'), member('10.0.0.5')];
+    const verdict = judgeReset('10.0.0.2', {
+      ...view(five, true),
+      down: [{ member: five[4], reason: 'timeout' }],
+    });
+    expect(verdict).toMatchObject({ verdict: 'allow' });
+    expect((verdict as { summary: string }).summary).toMatch(
+      /5 voting etcd members, quorum 3, 3 remain after the reset \(cp-10\.0\.0\.5 at 10\.0\.0\.5 does not answer\)/,
+    );
+  });
+
+  it('does not count a target that is itself down as a vote its reset takes away', () => {
+    const three = [member('10.0.0.1'), member('10.0.0.2'), member('10.0.0.3')];
+    // Another control plane answered; the target's etcd does not.
+    expect(
+      judgeReset('10.0.0.3', {
+        known: true,
+        targetAnswered: false,
+        members: three,
+        source: '10.0.0.1',
+        down: [{ member: three[2], reason: 'etcd not running' }],
+      }),
+    ).toMatchObject({ verdict: 'allow' });
+  });
+
   it('cannot judge without the member list', () => {
     expect(
       judgeReset('10.0.0.1', { known: false, reason: 'timeout' }),
@@ -156,6 +199,55 @@ describe('readEtcdView', () => {
       source: '10.0.0.2',
     });
     expect(calls).toEqual(['10.0.0.9', '10.0.0.1:50000', '10.0.0.2']);
+  });
+
+  it('asks every other voting member whether it is up when the machine is a voter, on its Talos port', async () => {
+    const three = [
+      member('10.0.0.1'),
+      member('10.0.0.2'),
+      member('10.0.0.3'),
+      member('10.0.0.4', { isLearner: true }),
+    ];
+    const { access, calls } = talos({
+      '10.0.0.1:50001': three,
+      '10.0.0.2:50001': three,
+      '10.0.0.3:50001': new Error('connection refused'),
+    });
+    const got = await readEtcdView(
+      access,
+      '10.0.0.1:50001',
+      { endpoints: [], identity },
+      1000,
+    );
+    expect(got).toMatchObject({
+      known: true,
+      targetAnswered: true,
+      down: [{ member: three[2], reason: 'connection refused' }],
+    });
+    // The learner is not asked: it does not vote.
+    expect(calls.sort()).toEqual(
+      ['10.0.0.1:50001', '10.0.0.2:50001', '10.0.0.3:50001'].sort(),
+    );
+    expect(judgeReset('10.0.0.1:50001', got)).toMatchObject({
+      verdict: 'refuse',
+      reason:
+        "resetting 10.0.0.1:50001 would break the foreign cluster's etcd quorum: 3 voting members need 2, 2 are up (cp-10.0.0.3 at 10.0.0.3 does not answer), and 1 would remain",
+    });
+  });
+
+  it('asks nobody else when the machine is a worker (its reset takes no vote away)', async () => {
+    const { access, calls } = talos({
+      '10.0.0.9': new Error('etcd is not running on this node (worker)'),
+      '10.0.0.1': [member('10.0.0.1'), member('10.0.0.2')],
+    });
+    const got = await readEtcdView(
+      access,
+      '10.0.0.9',
+      { endpoints: ['10.0.0.1'], identity },
+      1000,
+    );
+    expect(got).not.toHaveProperty('down');
+    expect(calls).toEqual(['10.0.0.9', '10.0.0.1']);
   });
 
   it('reports every failure when nobody answers', async () => {
