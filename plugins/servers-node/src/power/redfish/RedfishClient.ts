@@ -10,6 +10,7 @@ import {
 } from './errors';
 import { BmcRateLimiter } from './rateLimit';
 import { chooseResetType, readPowerState } from './resetTypes';
+import { pathOf, REDFISH_PATH, resolveOnBmc } from './sameOrigin';
 
 /** How to trust a BMC's HTTPS certificate: its CA bundle, or an explicit decision not to check. */
 export interface RedfishTlsOptions {
@@ -61,11 +62,14 @@ interface Answer {
 }
 
 type Auth =
-  | { kind: 'session'; token: string; location?: string }
+  | { kind: 'session'; token: string; location?: URL }
   | { kind: 'basic' };
 
 const ACCEPTED_RESET_STATUSES = new Set([200, 202, 204]);
-const SERVICE_ROOT = '/redfish/v1/';
+const SERVICE_ROOT = REDFISH_PATH;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Redirects followed for one request (each on the BMC's origin) before giving up. */
+const MAX_REDIRECTS = 5;
 
 /** The same failure, known not to have reached the point of acting. */
 function notSent(error: unknown): unknown {
@@ -128,6 +132,10 @@ function dispatcherFor(url: URL, tls: RedfishTlsOptions | undefined): Agent {
  * service has one (X-Auth-Token, deleted on `close()`), else uses Basic auth; spaces its
  * requests with the shared rate limiter; and never sends a Reset twice (a 401 on a
  * session is re-authenticated once, which is safe: the BMC did not act on it).
+ *
+ * It sends nothing off the BMC's own origin: every URL it is given or takes from an
+ * answer (links, the Reset target, ActionInfo, the session's Location, redirects) goes
+ * through `resolveOnBmc` before a request is made, and a refusal is "not sent".
  */
 export class RedfishClient {
   readonly origin: string;
@@ -159,30 +167,35 @@ export class RedfishClient {
     return (await this.authenticate()).kind;
   }
 
-  /** GET a resource as JSON. */
+  /** GET a resource (on the BMC, under /redfish/v1/) as JSON. */
   async get(path: string): Promise<Json> {
-    const answer = await this.authorized('GET', path);
-    if (answer.status !== 200) throw this.answerError('GET', path, answer);
-    if (!answer.body || typeof answer.body !== 'object') {
-      throw new RedfishError({
-        bmc: this.origin,
-        outcome: 'refused',
-        status: answer.status,
-        message: `Redfish BMC ${this.origin}: GET ${path} did not answer JSON`,
-      });
-    }
-    return answer.body as Json;
+    return this.read(this.onBmc(path, 'the requested path'));
   }
 
   /** The paths of the ComputerSystems the BMC manages. */
   async systemPaths(): Promise<string[]> {
     const root = await this.root();
-    const collection = await this.get(
+    const collectionUrl = this.onBmc(
       root.Systems?.['@odata.id'] ?? '/redfish/v1/Systems',
+      'Systems.@odata.id of the service root',
     );
-    return (collection.Members ?? [])
-      .map((m: Json) => m?.['@odata.id'])
-      .filter((p: unknown): p is string => typeof p === 'string');
+    const collection = await this.read(collectionUrl);
+    const members: unknown[] = Array.isArray(collection.Members)
+      ? collection.Members
+      : [];
+    // Every link is checked before any is followed: one hostile member refuses the list.
+    return members.flatMap((member, index) => {
+      const id = (member as Json | null)?.['@odata.id'];
+      if (typeof id !== 'string') return [];
+      return [
+        pathOf(
+          this.onBmc(
+            id,
+            `Members[${index}].@odata.id of ${pathOf(collectionUrl)}`,
+          ),
+        ),
+      ];
+    });
   }
 
   /** The system whose UUID is `uuid` (case-insensitive), or undefined. */
@@ -197,7 +210,8 @@ export class RedfishClient {
 
   /** The system's Reset action and the ResetTypes it allows. */
   async resetAction(systemPath: string): Promise<RedfishResetAction> {
-    const system = await this.get(systemPath);
+    const systemUrl = this.onBmc(systemPath, 'the system path');
+    const system = await this.read(systemUrl);
     const action = system.Actions?.['#ComputerSystem.Reset'];
     if (!action?.target) {
       throw new RedfishError({
@@ -206,29 +220,34 @@ export class RedfishClient {
         message: `Redfish BMC ${this.origin}: ${systemPath} has no #ComputerSystem.Reset action`,
       });
     }
+    const of = `of ${pathOf(systemUrl)}`;
+    const target = pathOf(
+      this.onBmc(action.target, `Actions.#ComputerSystem.Reset.target ${of}`),
+    );
     const inline = action['ResetType@Redfish.AllowableValues'];
     if (Array.isArray(inline)) {
-      return {
-        target: action.target,
-        allowed: inline,
-        source: 'AllowableValues',
-      };
+      return { target, allowed: inline, source: 'AllowableValues' };
     }
     const infoPath = action['@Redfish.ActionInfo'];
-    if (typeof infoPath === 'string') {
-      const info = await this.get(infoPath);
+    if (infoPath !== undefined && infoPath !== null) {
+      const info = await this.read(
+        this.onBmc(
+          infoPath,
+          `Actions.#ComputerSystem.Reset.@Redfish.ActionInfo ${of}`,
+        ),
+      );
       const parameter = (info.Parameters ?? []).find(
         (p: Json) => p?.Name === 'ResetType',
       );
       if (Array.isArray(parameter?.AllowableValues)) {
         return {
-          target: action.target,
+          target,
           allowed: parameter.AllowableValues,
           source: 'ActionInfo',
         };
       }
     }
-    return { target: action.target, source: 'none' };
+    return { target, source: 'none' };
   }
 
   /**
@@ -258,13 +277,19 @@ export class RedfishClient {
         ).join(', ')})`,
       });
     }
-    const answer = await this.authorized('POST', action.target, {
+    let target: URL;
+    try {
+      target = this.onBmc(action.target, 'the Reset target');
+    } catch (error) {
+      throw notSent(error);
+    }
+    const answer = await this.authorized('POST', target, {
       ResetType: resetType,
     });
     if (!ACCEPTED_RESET_STATUSES.has(answer.status)) {
       throw this.answerError(
         'POST',
-        action.target,
+        pathOf(target),
         answer,
         ` (ResetType ${resetType})`,
       );
@@ -274,7 +299,7 @@ export class RedfishClient {
 
   /** PowerState, with PoweringOn read as On and PoweringOff as Off. */
   async powerState(systemPath: string): Promise<'On' | 'Off'> {
-    const system = await this.get(systemPath);
+    const system = await this.read(this.onBmc(systemPath, 'the system path'));
     const state = readPowerState(system.PowerState);
     if (!state) {
       throw new RedfishError({
@@ -306,6 +331,26 @@ export class RedfishClient {
 
   // --- plumbing ---
 
+  /** A URL on this BMC (see `resolveOnBmc`): the one check before anything is sent. */
+  private onBmc(reference: unknown, field: string): URL {
+    return resolveOnBmc(this.url, reference, field);
+  }
+
+  private async read(url: URL): Promise<Json> {
+    const path = pathOf(url);
+    const answer = await this.authorized('GET', url);
+    if (answer.status !== 200) throw this.answerError('GET', path, answer);
+    if (!answer.body || typeof answer.body !== 'object') {
+      throw new RedfishError({
+        bmc: this.origin,
+        outcome: 'refused',
+        status: answer.status,
+        message: `Redfish BMC ${this.origin}: GET ${path} did not answer JSON`,
+      });
+    }
+    return answer.body as Json;
+  }
+
   private async root(): Promise<Json> {
     if (!this.serviceRoot) await this.authenticate();
     return this.serviceRoot ?? {};
@@ -325,32 +370,45 @@ export class RedfishClient {
 
   /** Reads the service root, then opens a session if the service has a SessionService. */
   private async login(): Promise<Auth> {
-    let root = await this.send('GET', SERVICE_ROOT);
+    const rootUrl = this.onBmc(SERVICE_ROOT, 'the service root');
+    let root = await this.send('GET', rootUrl);
     if (root.status === 401 || root.status === 403) {
-      root = await this.send('GET', SERVICE_ROOT, undefined, { kind: 'basic' });
+      root = await this.send('GET', rootUrl, undefined, { kind: 'basic' });
     }
     if (root.status !== 200 || !root.body || typeof root.body !== 'object') {
       throw this.answerError('GET', SERVICE_ROOT, root, '', 'notSent');
     }
     this.serviceRoot = root.body as Json;
-    const sessions: string | undefined =
+    const sessionsLink =
       this.serviceRoot.Links?.Sessions?.['@odata.id'] ??
       (this.serviceRoot.SessionService
         ? '/redfish/v1/SessionService/Sessions'
         : undefined);
-    if (!sessions) return { kind: 'basic' };
-    const created = await this.send('POST', sessions, {
+    if (!sessionsLink) return { kind: 'basic' };
+    // The password goes in this POST's body: checked like any link.
+    const sessionsUrl = this.onBmc(
+      sessionsLink,
+      'Links.Sessions.@odata.id of the service root',
+    );
+    const sessions = pathOf(sessionsUrl);
+    const created = await this.send('POST', sessionsUrl, {
       UserName: this.credentials.username,
       Password: this.credentials.password,
     });
     const token = created.headers.get('x-auth-token');
     if ((created.status === 201 || created.status === 200) && token) {
-      const location = created.headers.get('location') ?? undefined;
-      return {
-        kind: 'session',
-        token,
-        location: location ? new URL(location, this.url).pathname : undefined,
-      };
+      // Where close() sends the token with its DELETE. A session that names another
+      // origin fails the login (the BMC ends it when it times out).
+      const of = `of the session created by POST ${sessions}`;
+      const location = created.headers.get('location');
+      const id = (created.body as Json | undefined)?.['@odata.id'];
+      let sessionUrl: URL | undefined;
+      if (location) {
+        sessionUrl = this.onBmc(location, `the Location header ${of}`);
+      } else if (id !== undefined) {
+        sessionUrl = this.onBmc(id, `@odata.id ${of}`);
+      }
+      return { kind: 'session', token, location: sessionUrl };
     }
     if ([404, 405, 501].includes(created.status)) return { kind: 'basic' };
     // The BMC's text is left out: a login answer may echo what was sent.
@@ -374,36 +432,81 @@ export class RedfishClient {
   /** A request with authentication; a 401 on a session logs in again, once. */
   private async authorized(
     method: string,
-    path: string,
+    url: URL,
     body?: unknown,
   ): Promise<Answer> {
     const auth = await this.authenticate();
-    const answer = await this.send(method, path, body, auth);
+    const answer = await this.send(method, url, body, auth);
     if (answer.status === 401 && auth.kind === 'session') {
       // The session expired or was dropped by the BMC; it did not act on the request.
       if (this.auth && (await this.auth) === auth) this.auth = undefined;
       const renewed = await this.authenticate().catch(error => {
         throw notSent(error);
       });
-      return this.send(method, path, body, renewed);
+      return this.send(method, url, body, renewed);
     }
     if (answer.status === 401) {
       throw new RedfishError({
         bmc: this.origin,
         status: 401,
         outcome: 'refused',
-        message: `Redfish BMC ${this.origin}: the BMC refused the credentials (401 Unauthorized on ${method} ${path})`,
+        message: `Redfish BMC ${
+          this.origin
+        }: the BMC refused the credentials (401 Unauthorized on ${method} ${pathOf(
+          url,
+        )})`,
       });
     }
     return answer;
   }
 
+  /**
+   * One request, following redirects by hand: only on the BMC's origin under
+   * /redfish/v1/ (a redirect elsewhere is refused, "not sent", before it is followed),
+   * only where the request stays the same (a GET, or 307/308 which keep method and
+   * body), at most MAX_REDIRECTS times. Any other 3xx is the answer.
+   */
   private async send(
     method: string,
-    path: string,
+    url: URL,
     body?: unknown,
     auth?: Auth,
   ): Promise<Answer> {
+    let target = url;
+    for (let hops = 0; ; hops++) {
+      const answer = await this.sendOnce(method, target, body, auth);
+      const location = answer.headers.get('location');
+      if (
+        !REDIRECT_STATUSES.has(answer.status) ||
+        location === null ||
+        (method !== 'GET' && answer.status !== 307 && answer.status !== 308)
+      ) {
+        return answer;
+      }
+      if (hops === MAX_REDIRECTS) {
+        throw new RedfishError({
+          bmc: this.origin,
+          status: answer.status,
+          outcome: 'notSent',
+          message: `Redfish BMC ${this.origin}: ${method} ${pathOf(
+            url,
+          )} was redirected more than ${MAX_REDIRECTS} times; not followed further`,
+        });
+      }
+      target = this.onBmc(
+        location,
+        `the redirect (${answer.status}) of ${method} ${pathOf(target)}`,
+      );
+    }
+  }
+
+  private async sendOnce(
+    method: string,
+    url: URL,
+    body?: unknown,
+    auth?: Auth,
+  ): Promise<Answer> {
+    const path = pathOf(url);
     const headers: Record<string, string> = {
       accept: 'application/json',
       'odata-version': '4.0',
@@ -418,7 +521,8 @@ export class RedfishClient {
     await this.limiter.acquire(this.url.host);
     let response;
     try {
-      response = await fetch(new URL(path, this.url), {
+      // Redirects are never followed by fetch: `send` checks each one first.
+      response = await fetch(url, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),

@@ -35,6 +35,7 @@ export interface RecordedRequest {
 type Json = Record<string, any>;
 
 const REDFISH_ROOT = '/redfish/v1';
+const SESSIONS_PATH = `${REDFISH_ROOT}/SessionService/Sessions`;
 
 function redfishError(code: string, message: string) {
   return {
@@ -54,6 +55,13 @@ export class MockupBmc {
   readonly sessions = new Map<string, string>();
   /** Resources changed by tests (path without trailing slash -> JSON). */
   readonly overrides = new Map<string, Json>();
+  /** Redirects answered for a request path (exactly as sent), whatever the method. */
+  readonly redirects = new Map<string, { status: number; location: string }>();
+  /** The `Location` header of a new session (undefined: none). */
+  sessionLocation: (id: string) => string | undefined = id =>
+    `${SESSIONS_PATH}/${id}`;
+  /** The `@odata.id` in the body of a new session. */
+  sessionOdataId: (id: string) => string = id => `${SESSIONS_PATH}/${id}`;
   resetStatus: number;
   private readonly options: Required<
     Pick<MockupBmcOptions, 'username' | 'password' | 'dir'>
@@ -179,8 +187,16 @@ export class MockupBmc {
       at: Date.now(),
     });
 
-    const sessionsPath = `${REDFISH_ROOT}/SessionService/Sessions`;
+    const sessionsPath = SESSIONS_PATH;
     const hasSessions = !this.options.withoutSessionService;
+
+    const redirect = this.redirects.get(url.pathname);
+    if (redirect) {
+      this.send(res, redirect.status, undefined, {
+        location: redirect.location,
+      });
+      return;
+    }
 
     // The service root is readable without authentication (DSP0266).
     if (method === 'GET' && resourcePath === REDFISH_ROOT) {
@@ -202,15 +218,16 @@ export class MockupBmc {
       const id = randomUUID();
       const token = randomUUID();
       this.sessions.set(token, id);
+      const location = this.sessionLocation(id);
       this.send(
         res,
         201,
         {
-          '@odata.id': `${sessionsPath}/${id}`,
+          '@odata.id': this.sessionOdataId(id),
           Id: id,
           UserName: body.UserName,
         },
-        { 'x-auth-token': token, location: `${sessionsPath}/${id}` },
+        { 'x-auth-token': token, ...(location ? { location } : {}) },
       );
       return;
     }
@@ -253,7 +270,10 @@ export class MockupBmc {
       );
       const system = this.resource(systemPath);
       const action = system?.Actions?.['#ComputerSystem.Reset'];
-      if (!action || action.target !== resourcePath) {
+      // Links may be absolute URLs of this BMC: compare their paths.
+      const pathIn = (link: string) =>
+        new URL(link, 'http://bmc').pathname.replace(/\/+$/, '');
+      if (!action || pathIn(action.target) !== resourcePath) {
         this.send(res, 404, redfishError('ResourceNotFound', 'no such action'));
         return;
       }
@@ -261,7 +281,7 @@ export class MockupBmc {
         action['ResetType@Redfish.AllowableValues'];
       if (!allowed && action['@Redfish.ActionInfo']) {
         allowed = this.resource(
-          action['@Redfish.ActionInfo'],
+          pathIn(action['@Redfish.ActionInfo']),
         )?.Parameters?.find(
           (p: Json) => p.Name === 'ResetType',
         )?.AllowableValues;
@@ -321,4 +341,77 @@ export function mockupDir(
   name: 'public-rackmount1' | 'public-telemetry',
 ) {
   return path.resolve(root, 'fixtures', 'redfish', name);
+}
+
+export interface OriginRequest {
+  method: string;
+  path: string;
+  authorization?: string;
+  xAuthToken?: string;
+  body: string;
+}
+
+/**
+ * Test helper: "another origin" a hostile BMC points at. It records every request that
+ * reaches it (with any Authorization or X-Auth-Token header and the body) and answers as
+ * a BMC would, so a client that follows the link goes on to send what it would send.
+ */
+export class OtherOrigin {
+  readonly requests: OriginRequest[] = [];
+  private server?: http.Server;
+  url = '';
+  port = 0;
+
+  constructor(private readonly tls?: { cert: string; key: string }) {}
+
+  async start(): Promise<this> {
+    const handler = (req: IncomingMessage, res: ServerResponse) => {
+      const chunks: Buffer[] = [];
+      req.on('data', chunk => chunks.push(chunk as Buffer));
+      req.on('end', () => {
+        const header = (name: string) => {
+          const value = req.headers[name];
+          return typeof value === 'string' ? value : undefined;
+        };
+        const method = req.method ?? 'GET';
+        this.requests.push({
+          method,
+          path: req.url ?? '/',
+          authorization: header('authorization'),
+          xAuthToken: header('x-auth-token'),
+          body: Buffer.concat(chunks).toString(),
+        });
+        if (method === 'POST' && (req.url ?? '').includes('/Sessions')) {
+          res
+            .writeHead(201, {
+              'content-type': 'application/json',
+              'x-auth-token': 'token-of-the-other-origin',
+              location: `${SESSIONS_PATH}/other`,
+            })
+            .end('{}');
+        } else if (method === 'GET') {
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ Members: [], PowerState: 'On' }));
+        } else {
+          res.writeHead(204).end();
+        }
+      });
+    };
+    this.server = this.tls
+      ? https.createServer({ cert: this.tls.cert, key: this.tls.key }, handler)
+      : http.createServer(handler);
+    await new Promise<void>(resolve =>
+      this.server!.listen(0, '127.0.0.1', () => resolve()),
+    );
+    this.port = (this.server.address() as AddressInfo).port;
+    this.url = `${this.tls ? 'https' : 'http'}://127.0.0.1:${this.port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>(resolve => this.server!.close(() => resolve()));
+  }
 }
