@@ -360,11 +360,25 @@ describe('TalosPowerChannel', () => {
     ].join('\n'),
   );
   let channel: TalosPowerChannel;
-  let node: { name: string; address: string };
+  let node: { name: string; address: string; systemUUID: string };
+  const NODE_UUID = '6963c843-f9c9-456d-acfd-4d79eebc1214';
+  const serveUUID = (uuid: string) => () => ({
+    resource: {
+      spec: {
+        protoSpec: Buffer.from(
+          messageType(SYSTEM_INFORMATION.specType).encode({ uuid }).finish(),
+        ),
+      },
+    },
+  });
 
   beforeAll(async () => {
     await fake.start();
-    node = { name: 'worker-1', address: `127.0.0.1:${fake.port}` };
+    node = {
+      name: 'worker-1',
+      address: `127.0.0.1:${fake.port}`,
+      systemUUID: NODE_UUID.toUpperCase(),
+    };
     channel = new TalosPowerChannel({
       talosconfig,
       timeoutMs: 500,
@@ -377,7 +391,7 @@ describe('TalosPowerChannel', () => {
   });
   beforeEach(() => {
     fake.calls.length = 0;
-    fake.handlers = {};
+    fake.handlers = { Get: serveUUID(NODE_UUID) };
   });
 
   it('advertises what the capability rule says of talos', () => {
@@ -402,6 +416,39 @@ describe('TalosPowerChannel', () => {
     });
     expect(Date.parse(receipt.acceptedAt)).not.toBeNaN();
     expect(fake.count('Reboot')).toBe(1);
+    // The UUID was read first, from the SystemInformation resource.
+    expect(fake.calls.map(c => c.method)).toEqual(['Get', 'Reboot']);
+  });
+
+  it('refuses a verb, notSent, when another machine answers at the address', async () => {
+    fake.handlers.Get = serveUUID('aff4ec27-02b1-41a8-abfb-83da24f6a621');
+    fake.handlers.Reboot = () => ({ messages: [{ actorId: 'x' }] });
+    fake.handlers.Shutdown = () => ({ messages: [{ actorId: 'x' }] });
+    for (const verb of ['reboot', 'shutdown'] as const) {
+      const error = await channel[verb](node).catch(e => e);
+      expect(error).toBeInstanceOf(PowerChannelError);
+      expect(error.outcome).toBe('notSent');
+      expect(error.message).toBe(
+        `talos: ${verb} of node worker-1 not sent: the machine at 127.0.0.1:${fake.port} has SMBIOS UUID aff4ec27-02b1-41a8-abfb-83da24f6a621, not the Node's system UUID ${NODE_UUID}: the address belongs to another machine`,
+      );
+    }
+    expect(fake.count('Reboot') + fake.count('Shutdown')).toBe(0);
+  });
+
+  it('refuses a verb, notSent, when the UUID cannot be read or the Node has none', async () => {
+    fake.handlers.Reboot = () => ({ messages: [{ actorId: 'x' }] });
+    delete fake.handlers.Get;
+    const unreadable = await channel.reboot(node).catch(e => e);
+    expect(unreadable.outcome).toBe('notSent');
+    expect(unreadable.message).toMatch(
+      /not sent: the SMBIOS UUID at .* could not be read to check it is this node \(UNIMPLEMENTED/,
+    );
+    const noUUID = await channel
+      .reboot({ name: 'worker-1', address: node.address })
+      .catch(e => e);
+    expect(noUUID.outcome).toBe('notSent');
+    expect(noUUID.message).toContain('the Node reports no system UUID');
+    expect(fake.count('Reboot')).toBe(0);
   });
 
   it('a refusal is "refused", never retried', async () => {
@@ -433,11 +480,11 @@ describe('TalosPowerChannel', () => {
 
   it('a refused connection is "notSent"', async () => {
     const error = await channel
-      .reboot({ name: 'gone', address: '127.0.0.1:1' })
+      .reboot({ name: 'gone', address: '127.0.0.1:1', systemUUID: NODE_UUID })
       .catch(e => e);
     expect(error.outcome).toBe('notSent');
     expect(error.message).toMatch(
-      /^talos: reboot node gone at 127\.0\.0\.1:1 failed: UNAVAILABLE: /,
+      /^talos: reboot of node gone not sent: the SMBIOS UUID at 127\.0\.0\.1:1 could not be read to check it is this node \(UNAVAILABLE: /,
     );
   });
 

@@ -52,7 +52,8 @@ export function talosFailureOutcome(error: unknown): PowerFailureOutcome {
 
 /**
  * The talos power channel: Reboot and Shutdown over the machine API with the cluster's
- * talosconfig (mTLS), and the boot ID. It cannot power on or see a dark machine.
+ * talosconfig (mTLS), each after checking the SMBIOS UUID at the address is the Node's,
+ * and the boot ID. It cannot power on or see a dark machine.
  * One gRPC channel per machine address, kept until `close()`.
  */
 export class TalosPowerChannel implements PowerChannel {
@@ -92,12 +93,57 @@ export class TalosPowerChannel implements PowerChannel {
     this.clients.clear();
   }
 
+  /**
+   * A verb goes only to the machine that is the node (DESIGN 5): the SMBIOS UUID served
+   * at the node's address must be the Node's system UUID. An address another machine has
+   * taken (a new DHCP lease, a swapped cable) is refused before anything is sent.
+   */
+  private async checkIdentity(
+    node: PowerNode,
+    verb: PowerChannelVerb,
+    client: TalosApiClient,
+  ): Promise<void> {
+    const refuse = (why: string, cause?: unknown) =>
+      new PowerChannelError({
+        channel: 'talos',
+        node: node.name,
+        outcome: 'notSent',
+        message: `talos: ${verb} of node ${node.name} not sent: ${why}`,
+        cause,
+      });
+    const expected = node.systemUUID?.trim().toLowerCase();
+    if (!expected) {
+      throw refuse(
+        `the Node reports no system UUID, so the machine at ${client.endpoint.authority} cannot be checked to be it`,
+      );
+    }
+    let served: string;
+    try {
+      served = await client.systemUUID();
+    } catch (error) {
+      const reason =
+        error instanceof TalosApiError
+          ? `${GrpcStatus[error.code] ?? error.code}: ${error.details}`
+          : (error as Error).message;
+      throw refuse(
+        `the SMBIOS UUID at ${client.endpoint.authority} could not be read to check it is this node (${reason})`,
+        error,
+      );
+    }
+    if (served !== expected) {
+      throw refuse(
+        `the machine at ${client.endpoint.authority} has SMBIOS UUID ${served}, not the Node's system UUID ${expected}: the address belongs to another machine`,
+      );
+    }
+  }
+
   private async verb(
     node: PowerNode,
     verb: PowerChannelVerb,
     send: (client: TalosApiClient) => Promise<{ actorId: string }>,
   ): Promise<PowerVerbReceipt> {
     const client = this.clientFor(node, verb);
+    await this.checkIdentity(node, verb, client);
     try {
       const { actorId } = await send(client);
       return {
