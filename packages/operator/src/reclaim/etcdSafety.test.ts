@@ -17,7 +17,14 @@ const member = (
 const view = (
   members: TalosEtcdMember[],
   targetAnswered = false,
-): EtcdView => ({ known: true, targetAnswered, members, source: 'x' });
+  down?: Array<{ member: TalosEtcdMember; reason: string }>,
+): EtcdView => ({
+  known: true,
+  targetAnswered,
+  members,
+  source: 'x',
+  ...(down ? { down } : {}),
+});
 
 describe('judgeReset', () => {
   it('allows the reset of a worker (not an etcd member)', () => {
@@ -105,10 +112,9 @@ describe('judgeReset', () => {
     expect(judgeReset('10.0.0.2', view(three, true))).toMatchObject({
       verdict: 'allow',
     });
-    const oneDown: EtcdView = {
-      ...view(three, true),
-      down: [{ member: three[2], reason: 'connection refused' }],
-    };
+    const oneDown = view(three, true, [
+      { member: three[2], reason: 'connection refused' },
+    ]);
     expect(judgeReset('10.0.0.2', oneDown)).toMatchObject({
       verdict: 'refuse',
       members: 3,
@@ -119,10 +125,10 @@ describe('judgeReset', () => {
     });
     // Five members, one down: resetting one leaves 3 of a quorum of 3.
     const five = [...three, member('10.0.0.4'), member('10.0.0.5')];
-    const verdict = judgeReset('10.0.0.2', {
-      ...view(five, true),
-      down: [{ member: five[4], reason: 'timeout' }],
-    });
+    const verdict = judgeReset(
+      '10.0.0.2',
+      view(five, true, [{ member: five[4], reason: 'timeout' }]),
+    );
     expect(verdict).toMatchObject({ verdict: 'allow' });
     expect((verdict as { summary: string }).summary).toMatch(
       /5 voting etcd members, quorum 3, 3 remain after the reset \(cp-10\.0\.0\.5 at 10\.0\.0\.5 does not answer\)/,
