@@ -911,43 +911,50 @@ describe('MachineReclaim', () => {
   const spec = (extra: Obj = {}): Obj => ({
     address: '127.0.10.31',
     targetCluster: 'plant-a',
-    credentialSecretRef: { name: 'reclaim-talosconfig' },
     requestedBy: 'user:default/jane',
     reason: 'move the old line-3 controller',
     ...extra,
   });
+  /** A request with the credential name the CRD pins (<name>-talosconfig) unless `s` names one. */
+  const reclaim = (name: string, s: Obj): Obj =>
+    object('MachineReclaim', name, {
+      credentialSecretRef: { name: `${name}-talosconfig` },
+      ...s,
+    });
+
+  it('pins credentialSecretRef.name to <metadata.name>-talosconfig (the backend gives it that name)', async () => {
+    await expectCreateRejected(
+      'MachineReclaim',
+      reclaim(
+        'mr-other-secret',
+        spec({ credentialSecretRef: { name: 'plant-a-talosconfig' } }),
+      ),
+      /spec\.credentialSecretRef\.name: Invalid value: spec\.credentialSecretRef\.name must be mr-other-secret-talosconfig, the credential Secret the backend creates for this request/,
+    );
+  });
 
   it('accepts a valid object and defaults ttlMinutes to 15', async () => {
-    const created = await create(
-      'MachineReclaim',
-      object('MachineReclaim', 'mr-valid', spec()),
-    );
+    const created = await create('MachineReclaim', reclaim('mr-valid', spec()));
     expect(created.spec.ttlMinutes).toBe(15);
     expect(created.spec.credentialSecretRef.key).toBe('talosconfig');
-    await create(
-      'MachineReclaim',
-      object('MachineReclaim', 'mr-60', spec({ ttlMinutes: 60 })),
-    );
+    await create('MachineReclaim', reclaim('mr-60', spec({ ttlMinutes: 60 })));
   });
 
   it('keeps ttlMinutes within 1..60', async () => {
     await expectCreateRejected(
       'MachineReclaim',
-      object('MachineReclaim', 'mr-ttl-0', spec({ ttlMinutes: 0 })),
+      reclaim('mr-ttl-0', spec({ ttlMinutes: 0 })),
       /spec\.ttlMinutes: Invalid value: 0: spec\.ttlMinutes in body should be greater than or equal to 1/,
     );
     await expectCreateRejected(
       'MachineReclaim',
-      object('MachineReclaim', 'mr-ttl-61', spec({ ttlMinutes: 61 })),
+      reclaim('mr-ttl-61', spec({ ttlMinutes: 61 })),
       /spec\.ttlMinutes: Invalid value: 61: spec\.ttlMinutes in body should be less than or equal to 60/,
     );
   });
 
   it('keeps the spec fixed except confirmUUID, which is set once', async () => {
-    await create(
-      'MachineReclaim',
-      object('MachineReclaim', 'mr-fixed', spec()),
-    );
+    await create('MachineReclaim', reclaim('mr-fixed', spec()));
     await expectPatchRejected(
       'MachineReclaim',
       'mr-fixed',
@@ -990,10 +997,7 @@ describe('MachineReclaim', () => {
   });
 
   it('records progress in status and ends in a terminal phase for good', async () => {
-    await create(
-      'MachineReclaim',
-      object('MachineReclaim', 'mr-status', spec()),
-    );
+    await create('MachineReclaim', reclaim('mr-status', spec()));
     await expectPatched(
       'MachineReclaim',
       'mr-status',
