@@ -5,9 +5,11 @@
  * with the redactions its config secret enumerator finds in the workspace's schemas),
  * writing to a stream the test reads.
  */
-import { createServiceFactory } from '@backstage/backend-plugin-api';
-import { coreServices } from '@backstage/backend-plugin-api';
-import { createBackendModule } from '@backstage/backend-plugin-api';
+import {
+  coreServices,
+  createBackendModule,
+  createServiceFactory,
+} from '@backstage/backend-plugin-api';
 import { createConfigSecretEnumerator } from '@backstage/backend-defaults/rootConfig';
 import { WinstonLogger } from '@backstage/backend-defaults/rootLogger';
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
@@ -17,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import yaml from 'yaml';
-import winston from 'winston';
+import * as winston from 'winston';
 import { serversPlugin } from './plugin';
 
 jest.setTimeout(60_000);

@@ -375,8 +375,8 @@ export class ServersService {
       this.options.clusters
         .list()
         .map(async (cluster): Promise<ClusterSummaryResponse | undefined> => {
-          const byName = scope.clusterVerdict(cluster.name);
-          if (byName === false) return undefined;
+          const admitted = scope.clusterVerdict(cluster.name);
+          if (admitted === false) return undefined;
           let snap: ClusterSnapshot;
           try {
             snap = await snapshot(cluster);
@@ -394,7 +394,7 @@ export class ServersService {
           const readable = snap.nodes.filter(node =>
             scope.readable(cluster.name, node),
           ).length;
-          if (readable === 0 && byName !== true) return undefined;
+          if (readable === 0 && admitted !== true) return undefined;
           const advertisement = powerAdvertisementOf(snap.powerProvider);
           return {
             name: cluster.name,

@@ -15,6 +15,7 @@
  */
 import {
   AuthorizeResult,
+  type ConditionalPolicyDecision,
   type PermissionCondition,
   type PermissionCriteria,
   type PolicyDecision,
@@ -80,9 +81,11 @@ export class ReadScope {
 
   /** What the decision says of a cluster by its name alone. */
   clusterVerdict(cluster: string): boolean | undefined {
-    if (this.decision.result === AuthorizeResult.ALLOW) return true;
-    if (this.decision.result === AuthorizeResult.DENY) return false;
-    return clusterVerdict(this.decision.conditions as Criteria, cluster);
+    const decision = this.decision;
+    if (decision.result === AuthorizeResult.ALLOW) return true;
+    if (decision.result === AuthorizeResult.DENY) return false;
+    const { conditions } = decision as ConditionalPolicyDecision;
+    return clusterVerdict(conditions as Criteria, cluster);
   }
 
   /** Whether the user may read every control-plane member of the cluster. */
