@@ -61,14 +61,15 @@ export interface Config {
     };
     /**
      * Pre-flight acknowledgements (drain, reboot, shutdown). A pre-flight token
-     * binds the impact the user was shown, for that user, for 15 minutes.
+     * binds the impact the user was shown, for that user, for 15 minutes, and
+     * acknowledges one request (a second one with it is a 409).
      */
     preflight?: {
       /**
        * Key that signs pre-flight tokens. Set the same value on every replica
        * of the backend; without it each process makes a random key, so a
        * token is only accepted by the replica that issued it (and not after
-       * a restart).
+       * a restart), and the backend warns at start-up.
        * @visibility secret
        */
       secret?: string;
