@@ -8,7 +8,8 @@
 //     new worker gets)
 //   - TalosCluster rackside-system/plant-a, discovering the rack's spare
 //     machines (maintenance mode: Add) and the machines of the foreign cluster
-//     plant-old (AlreadyConfigured: Reset and add)
+//     plant-old (AlreadyConfigured: Reset and add), allowed to reach the rack's
+//     machine network only (127.0.<10+net>.0/24, Talos port 50000)
 // The operator's role reads the Secrets by name. Plain ESM, no npm dependencies.
 import fs from 'node:fs';
 
@@ -40,6 +41,13 @@ export function demoMachineManifests(rack) {
   const addresses = (rack.machines ?? [])
     .filter(m => m.kind === 'spare' || m.kind === 'foreign')
     .map(m => m.address);
+  // The rack's machine network only (127.0.<10+net>.0/24), as a deployer would write it:
+  // not 127.0.0.1, where the apiserver and the BMCs listen.
+  const allowedNetworks = [
+    ...new Set(
+      (rack.machines ?? []).map(m => m.address.replace(/\.\d+$/, '.0/24')),
+    ),
+  ];
   const secret = (name, data) => ({
     apiVersion: 'v1',
     kind: 'Secret',
@@ -59,7 +67,12 @@ export function demoMachineManifests(rack) {
       kind: 'TalosCluster',
       metadata: { name: TALOS_CLUSTER, namespace: MACHINES_NAMESPACE },
       spec: {
-        discovery: { addresses, intervalSeconds: 300 },
+        discovery: {
+          allowedNetworks,
+          talosPort: 50000,
+          addresses,
+          intervalSeconds: 300,
+        },
         joinConfigSecretRef: { name: `${TALOS_CLUSTER}-join` },
         talosconfigSecretRef: { name: `${TALOS_CLUSTER}-talosconfig` },
       },

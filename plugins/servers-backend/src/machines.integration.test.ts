@@ -55,7 +55,11 @@ beforeAll(async () => {
     kind: 'TalosCluster',
     metadata: { name: 'plant-a', namespace: NS },
     spec: {
-      discovery: { addresses: [address(31)], intervalSeconds: 300 },
+      discovery: {
+        allowedNetworks: [`127.0.${10 + rack.info.net}.0/24`],
+        addresses: [address(31)],
+        intervalSeconds: 300,
+      },
       joinConfigSecretRef: { name: 'plant-a-join' },
       talosconfigSecretRef: { name: 'plant-a-talosconfig' },
     },
@@ -139,6 +143,84 @@ describe('machine routes on the simulated rack', () => {
       .post(`${base}/machines/${SPARE_UUID}/join`)
       .send({ reason: REASON });
     expect(again.status).toBe(409);
+  });
+
+  it('refuses addresses outside the allowed networks or off the Talos port: 400 naming the networks, nothing written', async () => {
+    const apiserverPort = new URL(rack!.info.server as string).port;
+    const before = await get(`${RACKSIDE}/talosclusters/plant-a`);
+    for (const [bad, message] of [
+      [
+        `127.0.0.1:${apiserverPort}`,
+        `port ${apiserverPort} is not the Talos API port`,
+      ],
+      ['127.0.0.1:1', 'port 1 is not the Talos API port'],
+      ['169.254.169.254:80', 'port 80 is not the Talos API port'],
+      ['1.2.3.4:99999', 'optionally with :port (1-65535)'],
+      ['169.254.169.254', 'outside the allowed networks'],
+      ['127.0.0.1', 'outside the allowed networks'],
+      [
+        'localhost',
+        'localhost resolves to an address outside the allowed networks',
+      ],
+    ]) {
+      const res = await request(server)
+        .post(`${base}/discovery/addresses`)
+        .send({ address: bad, reason: REASON });
+      expect({ bad, status: res.status }).toEqual({ bad, status: 400 });
+      expect(res.body.error.message).toContain(message);
+    }
+    const outside = await request(server)
+      .post(`${base}/discovery/addresses`)
+      .send({ address: '127.0.0.1', reason: REASON });
+    expect(outside.body.error.message).toContain(
+      `(127.0.${10 + rack!.info.net}.0/24)`,
+    );
+    const after = await get(`${RACKSIDE}/talosclusters/plant-a`);
+    expect(after.metadata.resourceVersion).toBe(
+      before.metadata.resourceVersion,
+    );
+  });
+
+  it('answers probe outcomes as categories, whatever text a status holds', async () => {
+    // An operator before categories wrote the probe's error text.
+    await admin.request({
+      method: 'PATCH',
+      path: `${RACKSIDE}/talosclusters/plant-a/status`,
+      contentType: 'application/merge-patch+json',
+      body: {
+        status: {
+          addresses: [
+            {
+              address: address(31),
+              state: 'Unreachable',
+              message:
+                'Talos API 127.0.0.1:1 /machine.MachineService/Version: UNAVAILABLE: connect ECONNREFUSED',
+            },
+            {
+              address: address(32),
+              state: 'NotTalos',
+              message: 'PERMISSION_DENIED: Received HTTP status code 403',
+            },
+          ],
+        },
+      },
+    } as any);
+    const answer = await eventually(
+      'the status in the cache',
+      async () => {
+        const res = await request(server).get(`${base}/machines`);
+        const addresses = res.body.talosClusters?.[0]?.addresses ?? [];
+        return addresses.some((a: Obj) => a.state === 'NotTalos')
+          ? addresses
+          : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 250 },
+    );
+    expect(answer.map((a: Obj) => [a.state, a.message])).toEqual([
+      ['Unreachable', 'no answer at this address'],
+      ['NotTalos', 'something answered, but not as a Talos machine API'],
+    ]);
+    expect(JSON.stringify(answer)).not.toMatch(/ECONNREFUSED|403|UNAVAILABLE/);
   });
 
   it('creates a reclaim: the MachineReclaim, and a Secret owned by it that only the operator can read', async () => {

@@ -167,23 +167,28 @@ describe('GET /clusters/:cluster/machines', () => {
     expect(res.body.talosClusters[0]).toMatchObject({
       name: 'plant-a',
       intervalSeconds: 300,
+      allowedNetworks: ['127.0.10.0/24'],
+      talosPort: 50000,
     });
     expect(res.body.talosClusters[0].addresses).toEqual([
       {
         address: '127.0.10.31',
         state: 'Maintenance',
         uuid: SPARE,
+        message: 'maintenance mode',
         addedByReclaim: false,
       },
       {
         address: '127.0.10.42',
         state: 'AlreadyConfigured',
+        message: 'configured by another Talos cluster',
         addedByReclaim: true,
       },
       {
         address: '127.0.10.11',
         state: 'Member',
         uuid: 'uuid-cp-1',
+        message: 'a member of this cluster',
         addedByReclaim: false,
       },
       // Listed, not probed yet.

@@ -19,11 +19,15 @@ import type {
 /** One discovery address of a TalosCluster and what the last probe found there. */
 export interface DiscoveryAddressResponse {
   address: string;
-  /** Absent until discovery has probed the address. */
+  /**
+   * What the last probe found, as a category; absent until discovery has probed the
+   * address. NotAllowed: outside the allowed networks (or another port), never probed.
+   */
   state?: TalosAddressState;
   /** SMBIOS UUID of the machine, where the probe could read it. */
   uuid?: string;
   lastProbeTime?: string;
+  /** The category in words (never a probe's error text: that is in the operator's log). */
   message?: string;
   /**
    * A Reset and add request appended this address (annotation
@@ -39,6 +43,13 @@ export interface TalosClusterResponse {
   namespace: string;
   /** Seconds between discovery passes. */
   intervalSeconds: number;
+  /**
+   * The networks discovery may reach (`spec.discovery.allowedNetworks`): an address
+   * outside them is refused. Empty: the cluster takes no address (fail closed).
+   */
+  allowedNetworks: string[];
+  /** The port of the machines' Talos API; an address must name this port or none. */
+  talosPort: number;
   lastDiscoveryTime?: string;
   /** The addresses of `spec.discovery.addresses`, in that order, with their probe results. */
   addresses: DiscoveryAddressResponse[];

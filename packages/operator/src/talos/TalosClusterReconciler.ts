@@ -12,13 +12,14 @@
  * NotAllowed and never contacted; a cluster with no allowed networks contacts nothing.
  * Status carries categories only: the error text of a probe goes to the log.
  */
-import type {
-  Condition,
-  LocalSecretRef,
-  TalosAddressStatus,
-  TalosCluster,
-  TalosClusterStatus,
-  TalosMachine,
+import {
+  TALOS_ADDRESS_STATE_TEXT,
+  type Condition,
+  type LocalSecretRef,
+  type TalosAddressStatus,
+  type TalosCluster,
+  type TalosClusterStatus,
+  type TalosMachine,
 } from '@rackside/plugin-servers-common';
 import {
   parseTalosconfig,
@@ -97,14 +98,13 @@ export function addressStatus(
           ...base,
           state: 'Member',
           ...(uuid.uuid ? { uuid: uuid.uuid } : {}),
-          message: 'a member of this cluster',
+          message: TALOS_ADDRESS_STATE_TEXT.Member,
         };
       }
       return {
         ...base,
         state: 'AlreadyConfigured',
-        message:
-          "configured by another Talos cluster: its server certificate is not issued by this cluster's CA",
+        message: TALOS_ADDRESS_STATE_TEXT.AlreadyConfigured,
       };
     case 'unreachable':
     default:
@@ -112,12 +112,12 @@ export function addressStatus(
         ? {
             ...base,
             state: 'NotTalos',
-            message: 'something answered, but not as a Talos machine API',
+            message: TALOS_ADDRESS_STATE_TEXT.NotTalos,
           }
         : {
             ...base,
             state: 'Unreachable',
-            message: 'no answer at this address',
+            message: TALOS_ADDRESS_STATE_TEXT.Unreachable,
           };
   }
 }

@@ -1,8 +1,11 @@
 import {
   isTerminalReclaimPhase,
   reclaimAddedAddresses,
+  DEFAULT_TALOS_PORT,
   RECLAIM_TTL_MINUTES,
+  TALOS_ADDRESS_STATE_TEXT,
   type DiscoveryAddressResponse,
+  type TalosAddressStatus,
   type MachineReclaim,
   type ReclaimResponse,
   type TalosCluster,
@@ -11,6 +14,21 @@ import {
   type TalosMachineResponse,
 } from '@rackside/plugin-servers-common';
 import { addressKey } from './discoveryAddresses';
+
+/**
+ * What the answer says of a probe: its category's words. A status written by an operator
+ * from before categories may hold a probe's error text (which told a closed port from an
+ * open one): for Unreachable and NotTalos only the category's text is answered, for the
+ * others the operator's message up to the first ": ".
+ */
+function probeMessage(status: TalosAddressStatus | undefined) {
+  if (!status) return undefined;
+  const text = TALOS_ADDRESS_STATE_TEXT[status.state];
+  if (status.state === 'Unreachable' || status.state === 'NotTalos') {
+    return text;
+  }
+  return (status.message ?? text).split(': ')[0];
+}
 
 /** A TalosCluster with its addresses joined to what the last probe found. */
 export function talosClusterView(cluster: TalosCluster): TalosClusterResponse {
@@ -27,7 +45,7 @@ export function talosClusterView(cluster: TalosCluster): TalosClusterResponse {
       state: status?.state,
       uuid: status?.uuid,
       lastProbeTime: status?.lastProbeTime,
-      message: status?.message,
+      message: probeMessage(status),
       addedByReclaim: added.has(addressKey(address)),
     };
   });
@@ -35,6 +53,8 @@ export function talosClusterView(cluster: TalosCluster): TalosClusterResponse {
     name: cluster.metadata.name,
     namespace: cluster.metadata.namespace ?? '',
     intervalSeconds: cluster.spec.discovery?.intervalSeconds ?? 300,
+    allowedNetworks: [...(cluster.spec.discovery?.allowedNetworks ?? [])],
+    talosPort: cluster.spec.discovery?.talosPort ?? DEFAULT_TALOS_PORT,
     lastDiscoveryTime: cluster.status?.lastDiscoveryTime,
     addresses,
     conditions: cluster.status?.conditions ?? [],

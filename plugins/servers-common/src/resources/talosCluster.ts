@@ -49,6 +49,17 @@ export const TALOS_ADDRESS_STATES = [
 /** A discovery address state. */
 export type TalosAddressState = (typeof TALOS_ADDRESS_STATES)[number];
 
+/** What a person is told of each category (the operator's status messages start so). */
+export const TALOS_ADDRESS_STATE_TEXT: Record<TalosAddressState, string> = {
+  Maintenance: 'maintenance mode',
+  Member: 'a member of this cluster',
+  AlreadyConfigured:
+    "configured by another Talos cluster: its server certificate is not issued by this cluster's CA",
+  Unreachable: 'no answer at this address',
+  NotTalos: 'something answered, but not as a Talos machine API',
+  NotAllowed: 'outside the allowed networks',
+};
+
 /** A Talos endpoint: IP address or host name, optionally with a port. */
 export const talosAddressSchema = z
   .string()

@@ -33,6 +33,8 @@ export function machinesOfRack(
         name: 'rack',
         namespace: 'rackside-system',
         intervalSeconds: 300,
+        allowedNetworks: ['127.0.10.0/24'],
+        talosPort: 50000,
         lastDiscoveryTime: '2026-12-01T10:00:00Z',
         conditions: [],
         addresses: [

@@ -28,6 +28,8 @@ const STATE_COLOR = {
   AlreadyConfigured: 'warning',
   Member: 'primary',
   Unreachable: 'default',
+  NotTalos: 'default',
+  NotAllowed: 'error',
 } as const;
 
 /** The request still running for an address, if any. */
@@ -109,7 +111,13 @@ export function DiscoveryTable(props: {
           talosCluster.lastDiscoveryTime
             ? `, last at ${when(talosCluster.lastDiscoveryTime)}`
             : ''
-        }.`}
+        }. ${
+          talosCluster.allowedNetworks.length > 0
+            ? `Only addresses in ${talosCluster.allowedNetworks.join(
+                ', ',
+              )} on port ${talosCluster.talosPort} are probed.`
+            : 'No address is probed: this TalosCluster lists no allowed networks.'
+        }`}
       </Typography>
       {talosCluster.addresses.length === 0 ? (
         <Typography variant="body2">No discovery addresses yet.</Typography>

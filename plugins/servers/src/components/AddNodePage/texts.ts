@@ -15,6 +15,8 @@ export const ADDRESS_STATE_TEXT: Record<TalosAddressState, string> = {
   AlreadyConfigured: 'Configured by another Talos cluster',
   Member: 'Member of this cluster',
   Unreachable: 'Unreachable',
+  NotTalos: 'Not a Talos machine',
+  NotAllowed: 'Not probed: outside the allowed networks',
 };
 
 export const MACHINE_PHASE_TEXT: Record<TalosMachinePhase, string> = {
