@@ -163,7 +163,8 @@ describe('actions with a conditional servers:read', () => {
       fakeMaintenance('worker-2-drain-abc', 'worker-2', 'drain', 'Draining'),
     );
     const { server } = await start([cluster], rackR1);
-    // Both would be 409s naming the server's state or its maintenance.
+    // Before: uncordon of worker-3 wrote a maintenance (201) and the cordons were 409s
+    // naming worker-3's state and worker-2's maintenance.
     for (const [node, action] of [
       ['worker-3', 'uncordon'],
       ['worker-3', 'cordon'],
