@@ -14,7 +14,7 @@ import {
   kubeClient,
   startRack,
 } from '../rack.mjs';
-import { CHART_DIR, helm, renderChart } from '../lib/chart.mjs';
+import { CHART_DIR, helm, helmBinary, renderChart } from '../lib/chart.mjs';
 import { parseYamlDocuments } from '../lib/yaml.mjs';
 import { renderRackAccessFiles } from '../../../scripts/gen-rack-access.mjs';
 
@@ -46,6 +46,12 @@ const FULL = {
     },
   ],
   backstage: { enabled: true, createTokenSecret: true },
+  networkPolicy: {
+    enabled: true,
+    apiServer: { cidrs: ['127.0.0.1/32'], ports: [6443] },
+    bmcNetworks: ['127.0.0.0/8'],
+    talosNetworks: ['127.0.0.0/8'],
+  },
 };
 
 let rack;
@@ -99,10 +105,12 @@ test('the defaults render the operator, its roles, the webhook, the attribution 
     'ClusterRole/rackside-operator',
     'ClusterRoleBinding/rackside-operator',
     'Deployment/rackside-operator',
+    'PodDisruptionBudget/rackside-operator',
     'PowerProvider/default',
     'Role/rackside-operator',
     'RoleBinding/rackside-operator',
     'Secret/rackside-webhook-tls',
+    'Service/rackside-operator-metrics',
     'Service/rackside-webhook',
     'ServiceAccount/rackside-operator',
     'ValidatingAdmissionPolicy/rackside-attribution-machinereclaims',
@@ -181,10 +189,517 @@ test('values.schema.json and the templates reject bad values, naming them', () =
       { webhook: { certificate: { source: 'secret' } } },
       /webhook.certificate.secretName is required/,
     ],
+    // The operator's pod values: exactly the fields Kubernetes has, nothing misspelt.
+    [
+      { operator: { podLabel: { a: 'b' } } },
+      /additional properties 'podLabel'/,
+    ],
+    [
+      { operator: { podLabels: { 'app.kubernetes.io/component': 'x' } } },
+      /operator.podLabels must not set app.kubernetes.io\/component/,
+    ],
+    [
+      { operator: { tolerations: [{ key: 'a', operater: 'Exists' }] } },
+      /additional properties 'operater'/,
+    ],
+    [
+      { operator: { tolerations: [{ key: 'a', effect: 'NoScedule' }] } },
+      /tolerations\/0\/effect/,
+    ],
+    [
+      { operator: { resources: { limit: { memory: '1Gi' } } } },
+      /additional properties 'limit'/,
+    ],
+    [
+      { operator: { resources: { limits: { memory: 'lots' } } } },
+      /resources\/limits\/memory/,
+    ],
+    [
+      { operator: { affinity: { podAntiAfinity: {} } } },
+      /additional properties 'podAntiAfinity'/,
+    ],
+    [{ operator: { extraEnv: [{ value: 'x' }] } }, /name/],
+    [
+      { operator: { extraEnv: [{ name: 'POD_NAME', value: 'x' }] } },
+      /extraEnv\/0\/name/,
+    ],
+    [
+      { operator: { extraEnv: [{ name: 'A', valu: 'x' }] } },
+      /additional properties 'valu'/,
+    ],
+    [{ operator: { priorityClassName: 'High Priority' } }, /priorityClassName/],
+    [
+      { operator: { strategy: { rollingUpdate: { maxSurge: 'one' } } } },
+      /maxSurge/,
+    ],
+    [
+      { operator: { topologySpread: { whenUnsatisfiable: 'Never' } } },
+      /topologySpread\/whenUnsatisfiable/,
+    ],
+    [
+      { operator: { podDisruptionBudget: { maxUnavailable: 1 } } },
+      /additional properties 'maxUnavailable'/,
+    ],
+    [
+      {
+        webhook: {
+          certificate: {
+            source: 'cert-manager',
+            certManager: { issuerRef: { kind: 'Vault' } },
+          },
+        },
+      },
+      /issuerRef\/kind/,
+    ],
+    [{ metrics: { serviceMonitor: { interval: 'often' } } }, /interval/],
+    [
+      { metrics: { serviceMonitor: { enable: true } } },
+      /additional properties 'enable'/,
+    ],
+    [
+      {
+        metrics: {
+          service: { enabled: false },
+          serviceMonitor: { enabled: true },
+        },
+      },
+      /metrics.serviceMonitor.enabled needs metrics.service.enabled/,
+    ],
+    [
+      { networkPolicy: { enabled: true } },
+      /networkPolicy.apiServer.cidrs is required/,
+    ],
+    [
+      { networkPolicy: { bmcNetworks: ['10.0.5.0'] } },
+      /networkPolicy\/bmcNetworks\/0/,
+    ],
+    [{ networkPolicy: { talosPort: 0 } }, /networkPolicy\/talosPort/],
   ];
   for (const [values, message] of bad) {
     assert.throws(() => renderChart(values), message, JSON.stringify(values));
   }
+});
+
+// ---------------------------------------------------------------------------------------
+// Chart conventions: disruption budget, rollout, spread, metrics, NetworkPolicy,
+// cert-manager, NOTES, rendering without a cluster.
+
+const byKind = (docs, kind) => docs.filter(d => d.kind === kind);
+
+test('the operator rolls out one new Ready pod before an old one stops, behind a PDB, spread over nodes', () => {
+  const docs = parseYamlDocuments(renderChart({}));
+  const [deployment] = byKind(docs, 'Deployment');
+  // Both replicas are Ready, so a surge pod becomes Ready and only then an old one goes:
+  // the webhook keeps two endpoints through a rollout, and the rollout completes.
+  assert.deepEqual(deployment.spec.strategy, {
+    type: 'RollingUpdate',
+    rollingUpdate: { maxUnavailable: 0, maxSurge: 1 },
+  });
+  const [pdb] = byKind(docs, 'PodDisruptionBudget');
+  assert.equal(pdb.apiVersion, 'policy/v1');
+  assert.equal(pdb.spec.minAvailable, 1);
+  assert.deepEqual(
+    pdb.spec.selector.matchLabels,
+    deployment.spec.selector.matchLabels,
+  );
+  const pod = deployment.spec.template.spec;
+  assert.deepEqual(pod.topologySpreadConstraints, [
+    {
+      topologyKey: 'kubernetes.io/hostname',
+      maxSkew: 1,
+      whenUnsatisfiable: 'ScheduleAnyway',
+      labelSelector: { matchLabels: deployment.spec.selector.matchLabels },
+      matchLabelKeys: ['pod-template-hash'],
+    },
+  ]);
+  // No certificate checksum: a renewed certificate is reloaded, not a restart.
+  assert.equal(deployment.spec.template.metadata.annotations, undefined);
+  // One replica: no PDB that would block every drain of its node.
+  assert.deepEqual(
+    byKind(
+      parseYamlDocuments(renderChart({ operator: { replicas: 1 } })),
+      'PodDisruptionBudget',
+    ),
+    [],
+  );
+  // Values change them: a hard spread, anti-affinity instead, Recreate.
+  const changed = parseYamlDocuments(
+    renderChart({
+      operator: {
+        topologySpread: { enabled: false },
+        affinity: {
+          podAntiAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: [
+              {
+                topologyKey: 'kubernetes.io/hostname',
+                labelSelector: {
+                  matchLabels: { 'app.kubernetes.io/component': 'operator' },
+                },
+              },
+            ],
+          },
+        },
+        strategy: { type: 'Recreate' },
+        podDisruptionBudget: { minAvailable: '50%' },
+      },
+    }),
+  );
+  const [d2] = byKind(changed, 'Deployment');
+  assert.deepEqual(d2.spec.strategy, { type: 'Recreate' });
+  assert.equal(d2.spec.template.spec.topologySpreadConstraints, undefined);
+  assert.ok(d2.spec.template.spec.affinity.podAntiAffinity);
+  assert.equal(
+    byKind(changed, 'PodDisruptionBudget')[0].spec.minAvailable,
+    '50%',
+  );
+});
+
+test('the pod values users set land on the pod: labels, annotations, priority, placement, env, resources', () => {
+  const [deployment] = byKind(
+    parseYamlDocuments(
+      renderChart({
+        operator: {
+          podLabels: { team: 'metal' },
+          podAnnotations: { 'example.com/owner': 'ops' },
+          priorityClassName: 'system-cluster-critical',
+          nodeSelector: { 'node-role.kubernetes.io/control-plane': '' },
+          tolerations: [
+            {
+              key: 'node-role.kubernetes.io/control-plane',
+              operator: 'Exists',
+              effect: 'NoSchedule',
+            },
+          ],
+          extraEnv: [
+            { name: 'HTTPS_PROXY', value: 'http://proxy:3128' },
+            {
+              name: 'FROM_SECRET',
+              valueFrom: { secretKeyRef: { name: 's', key: 'k' } },
+            },
+          ],
+          resources: {
+            requests: { cpu: '100m', memory: '256Mi' },
+            limits: { memory: '512Mi' },
+          },
+        },
+      }),
+    ),
+    'Deployment',
+  );
+  const template = deployment.spec.template;
+  assert.equal(template.metadata.labels.team, 'metal');
+  assert.equal(
+    template.metadata.labels['app.kubernetes.io/component'],
+    'operator',
+  );
+  assert.deepEqual(template.metadata.annotations, {
+    'example.com/owner': 'ops',
+  });
+  assert.equal(template.spec.priorityClassName, 'system-cluster-critical');
+  assert.deepEqual(template.spec.nodeSelector, {
+    'node-role.kubernetes.io/control-plane': '',
+  });
+  assert.equal(template.spec.tolerations[0].effect, 'NoSchedule');
+  const [container] = template.spec.containers;
+  assert.deepEqual(
+    container.env.map(e => e.name),
+    ['POD_NAME', 'POD_NAMESPACE', 'HTTPS_PROXY', 'FROM_SECRET'],
+  );
+  assert.deepEqual(container.resources, {
+    requests: { cpu: '100m', memory: '256Mi' },
+    limits: { memory: '512Mi' },
+  });
+});
+
+test('metrics: a Service in front of every replica; the ServiceMonitor only when enabled', () => {
+  const defaults = parseYamlDocuments(renderChart({}));
+  const [service] = byKind(defaults, 'Service').filter(
+    s => s.metadata.name === 'rackside-operator-metrics',
+  );
+  const [deployment] = byKind(defaults, 'Deployment');
+  assert.deepEqual(service.spec.selector, deployment.spec.selector.matchLabels);
+  assert.deepEqual(service.spec.ports, [
+    { name: 'metrics', port: 8081, targetPort: 'probes' },
+  ]);
+  assert.deepEqual(byKind(defaults, 'ServiceMonitor'), []);
+  const enabled = parseYamlDocuments(
+    renderChart({
+      metrics: {
+        serviceMonitor: { enabled: true, labels: { release: 'prometheus' } },
+      },
+    }),
+  );
+  const [monitor] = byKind(enabled, 'ServiceMonitor');
+  assert.equal(monitor.apiVersion, 'monitoring.coreos.com/v1');
+  assert.equal(monitor.metadata.labels.release, 'prometheus');
+  assert.deepEqual(monitor.spec.endpoints, [
+    {
+      port: 'metrics',
+      path: '/metrics',
+      interval: '30s',
+      scrapeTimeout: '10s',
+    },
+  ]);
+  // It selects the metrics Service, not the webhook's.
+  const selected = byKind(enabled, 'Service').filter(s =>
+    Object.entries(monitor.spec.selector.matchLabels).every(
+      ([k, v]) => s.metadata.labels[k] === v,
+    ),
+  );
+  assert.deepEqual(
+    selected.map(s => s.metadata.name),
+    ['rackside-operator-metrics'],
+  );
+  assert.deepEqual(
+    byKind(
+      parseYamlDocuments(
+        renderChart({ metrics: { service: { enabled: false } } }),
+      ),
+      'Service',
+    ).map(s => s.metadata.name),
+    ['rackside-webhook'],
+  );
+});
+
+test('NetworkPolicy: off by default; on, ingress to the webhook and metrics ports, egress to apiserver, DNS, BMCs and Talos only', () => {
+  assert.deepEqual(
+    byKind(parseYamlDocuments(renderChart({})), 'NetworkPolicy'),
+    [],
+  );
+  const [policy] = byKind(
+    parseYamlDocuments(
+      renderChart({
+        networkPolicy: {
+          enabled: true,
+          metricsFrom: [
+            { namespaceSelector: { matchLabels: { name: 'monitoring' } } },
+          ],
+          apiServer: { cidrs: ['10.0.0.10/32', '10.0.0.11/32'] },
+          bmcNetworks: ['10.0.5.0/24'],
+          bmcPorts: [443, 8443],
+          talosNetworks: ['10.0.6.0/24'],
+          talosPort: 50001,
+        },
+      }),
+    ),
+    'NetworkPolicy',
+  );
+  assert.deepEqual(policy.spec.policyTypes, ['Ingress', 'Egress']);
+  assert.deepEqual(
+    policy.spec.podSelector.matchLabels['app.kubernetes.io/component'],
+    'operator',
+  );
+  assert.deepEqual(policy.spec.ingress, [
+    { ports: [{ protocol: 'TCP', port: 9443 }] },
+    {
+      ports: [{ protocol: 'TCP', port: 8081 }],
+      from: [{ namespaceSelector: { matchLabels: { name: 'monitoring' } } }],
+    },
+  ]);
+  const egress = policy.spec.egress.map(rule => ({
+    to: rule.to.map(peer => peer.ipBlock?.cidr ?? 'dns'),
+    ports: rule.ports.map(p => `${p.protocol}/${p.port}`),
+  }));
+  assert.deepEqual(egress, [
+    { to: ['10.0.0.10/32', '10.0.0.11/32'], ports: ['TCP/6443'] },
+    { to: ['dns'], ports: ['UDP/53', 'TCP/53'] },
+    { to: ['10.0.5.0/24'], ports: ['TCP/443', 'TCP/8443'] },
+    { to: ['10.0.6.0/24'], ports: ['TCP/50001'] },
+  ]);
+  assert.deepEqual(policy.spec.egress[1].to[0], {
+    namespaceSelector: {
+      matchLabels: { 'kubernetes.io/metadata.name': 'kube-system' },
+    },
+    podSelector: { matchLabels: { 'k8s-app': 'kube-dns' } },
+  });
+});
+
+test('cert-manager: a Certificate (self-signed Issuer or the one named) and inject-ca-from instead of the chart CA', () => {
+  const docs = parseYamlDocuments(
+    renderChart({ webhook: { certificate: { source: 'cert-manager' } } }),
+  );
+  assert.deepEqual(
+    byKind(docs, 'Secret'),
+    [],
+    'the chart makes no certificate of its own',
+  );
+  const [certificate] = byKind(docs, 'Certificate');
+  const [issuer] = byKind(docs, 'Issuer');
+  assert.equal(certificate.apiVersion, 'cert-manager.io/v1');
+  assert.equal(certificate.spec.secretName, 'rackside-webhook-tls');
+  assert.deepEqual(certificate.spec.dnsNames, [
+    'rackside-webhook.rackside-system.svc',
+    'rackside-webhook.rackside-system',
+    'rackside-webhook',
+  ]);
+  assert.deepEqual(certificate.spec.issuerRef, {
+    name: issuer.metadata.name,
+    kind: 'Issuer',
+    group: 'cert-manager.io',
+  });
+  assert.deepEqual(issuer.spec, { selfSigned: {} });
+  const [webhook] = byKind(docs, 'ValidatingWebhookConfiguration');
+  assert.equal(
+    webhook.metadata.annotations['cert-manager.io/inject-ca-from'],
+    'rackside-system/rackside-webhook',
+  );
+  assert.equal(webhook.webhooks[0].clientConfig.caBundle, undefined);
+  // The pods mount the Secret cert-manager writes.
+  const [deployment] = byKind(docs, 'Deployment');
+  assert.equal(
+    deployment.spec.template.spec.volumes.find(v => v.name === 'webhook-tls')
+      .secret.secretName,
+    certificate.spec.secretName,
+  );
+  const named = parseYamlDocuments(
+    renderChart({
+      webhook: {
+        certificate: {
+          source: 'cert-manager',
+          certManager: {
+            issuerRef: { name: 'corp-ca', kind: 'ClusterIssuer' },
+          },
+        },
+      },
+    }),
+  );
+  assert.deepEqual(byKind(named, 'Issuer'), []);
+  assert.deepEqual(byKind(named, 'Certificate')[0].spec.issuerRef, {
+    name: 'corp-ca',
+    kind: 'ClusterIssuer',
+    group: 'cert-manager.io',
+  });
+  // The chart's own CA stays the default, with no cert-manager annotation.
+  const [own] = byKind(
+    parseYamlDocuments(renderChart({})),
+    'ValidatingWebhookConfiguration',
+  );
+  assert.equal(own.metadata.annotations, undefined);
+  assert.ok(own.webhooks[0].clientConfig.caBundle);
+});
+
+test('helm template works without cluster access (every certificate source)', () => {
+  // A kubeconfig whose apiserver refuses connections: lookup must not make the render fail.
+  const kubeconfig = path.join(dir, 'nowhere.kubeconfig');
+  fs.writeFileSync(
+    kubeconfig,
+    JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'x', cluster: { server: 'https://127.0.0.1:1' } }],
+      users: [{ name: 'x', user: { token: 't' } }],
+      contexts: [{ name: 'x', context: { cluster: 'x', user: 'x' } }],
+      'current-context': 'x',
+    }),
+  );
+  for (const certificate of [
+    { source: 'helm' },
+    { source: 'secret', secretName: 'mine' },
+    { source: 'cert-manager' },
+  ]) {
+    const values = path.join(dir, `nowhere-${certificate.source}.json`);
+    fs.writeFileSync(
+      values,
+      JSON.stringify({ ...FULL, webhook: { certificate } }),
+    );
+    const out = execFileSync(
+      helmBinary(),
+      [
+        'template',
+        'rackside',
+        CHART_DIR,
+        '--namespace',
+        NS,
+        '--kube-version',
+        '1.36.3',
+        '--values',
+        values,
+      ],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, KUBECONFIG: kubeconfig },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    assert.ok(
+      kinds(out).includes('ValidatingWebhookConfiguration/rackside-webhook'),
+      certificate.source,
+    );
+  }
+});
+
+/**
+ * NOTES.txt rendered by `helm template`, without a cluster: `helm install --dry-run` needs
+ * the CRDs (and a ServiceMonitor's) installed, and `helm template` leaves NOTES out. So a
+ * copy of the chart holds the same text as a named template, and one manifest prints it.
+ */
+function notes(values) {
+  const copy = fs.mkdtempSync(path.join(dir, 'notes-chart-'));
+  fs.cpSync(CHART_DIR, copy, { recursive: true });
+  const text = fs.readFileSync(
+    path.join(copy, 'templates', 'NOTES.txt'),
+    'utf8',
+  );
+  fs.rmSync(path.join(copy, 'templates', 'NOTES.txt'));
+  fs.writeFileSync(
+    path.join(copy, 'templates', '_notes.tpl'),
+    `{{- define "rackside.test.notes" -}}\n${text}{{- end -}}\n`,
+  );
+  fs.writeFileSync(
+    path.join(copy, 'templates', 'notes.yaml'),
+    'apiVersion: v1\nkind: ConfigMap\nmetadata: { name: notes }\n' +
+      'data:\n  notes: {{ include "rackside.test.notes" . | toJson }}\n',
+  );
+  const file = path.join(copy, 'values.test.json');
+  fs.writeFileSync(file, JSON.stringify(values));
+  const out = helm([
+    'template',
+    'rackside',
+    copy,
+    '--namespace',
+    NS,
+    '--kube-version',
+    '1.36.3',
+    '--show-only',
+    'templates/notes.yaml',
+    '--values',
+    file,
+  ]);
+  return parseYamlDocuments(out)[0].data.notes;
+}
+
+test('NOTES.txt says what was installed, how to upgrade CRDs and how to connect a portal', () => {
+  const text = notes({
+    backstage: { enabled: true },
+    metrics: { serviceMonitor: { enabled: true } },
+  });
+  assert.match(text, /Deployment rackside-operator, 2 replica\(s\)/);
+  assert.match(text, /PodDisruptionBudget: minAvailable 1/);
+  assert.match(text, /PowerProvider "default" of type none/);
+  assert.match(
+    text,
+    /Service rackside-operator-metrics, port 8081, path \/metrics \(ServiceMonitor rackside-operator\)/,
+  );
+  assert.match(text, /kubectl apply --server-side -f charts\/rackside\/crds\//);
+  assert.match(
+    text,
+    /kubectl -n rackside-system get secret rackside-backstage-token -o jsonpath='\{\.data\.token\}' \| base64 -d/,
+  );
+  assert.match(text, /servers:\n {4}clusters:\n {6}- name: <cluster name>/);
+  assert.match(text, /serviceAccountTokenFile: /);
+  assert.match(text, /operatorNamespace: rackside-system/);
+  assert.match(text, /charts\/rackside\/README\.md/);
+  assert.doesNotMatch(text, /NetworkPolicy/);
+  const noSecret = notes({
+    backstage: { enabled: true, createTokenSecret: false },
+  });
+  assert.match(
+    noSecret,
+    /kubectl -n rackside-system create token rackside-backstage/,
+  );
+  const without = notes({});
+  assert.match(without, /install with backstage.enabled=true/);
+  assert.doesNotMatch(without, /serviceAccountTokenFile/);
 });
 
 test('the rendered chart installs on the rack: server-side dry-run, then for real', async () => {
@@ -247,6 +762,18 @@ test('the rendered chart installs on the rack: server-side dry-run, then for rea
     dry,
     /deployment.apps\/rackside-operator serverside-applied \(server dry run\)/,
   );
+  // The apiserver admits the chart's conventions as rendered: the PDB, the metrics
+  // Service and the NetworkPolicy (FULL switches it on).
+  for (const object of [
+    'poddisruptionbudget.policy/rackside-operator',
+    'service/rackside-operator-metrics',
+    'networkpolicy.networking.k8s.io/rackside-operator',
+  ]) {
+    assert.ok(
+      dry.includes(`${object} serverside-applied (server dry run)`),
+      `${object} in:\n${dry}`,
+    );
+  }
   // Nothing was created by the dry run.
   const none = await rack.kube.request(
     'GET',
