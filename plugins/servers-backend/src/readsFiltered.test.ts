@@ -228,3 +228,75 @@ describe('actions with a conditional servers:read', () => {
     expect(drain.status).toBe(201);
   });
 });
+
+describe('maintenance records with a conditional servers:read', () => {
+  const numbers =
+    'Rebooting cp-1 would leave 1 of 3 control-plane members ready; quorum needs 2 (margin 0).';
+
+  function refusedReboot(): FakeCluster {
+    const cluster = plantA();
+    const refused = fakeMaintenance(
+      'cp-1-reboot-x',
+      'cp-1',
+      'reboot',
+      'Refused',
+    );
+    refused.status = {
+      phase: 'Refused',
+      refusal: { reason: numbers, members: 3, quorum: 2, ready: 2, margin: 0 },
+      history: [
+        { phase: 'Refused', at: '2026-01-01T00:00:01Z', message: numbers },
+      ],
+      conditions: [
+        {
+          type: 'Refused',
+          status: 'True',
+          reason: 'Guard',
+          message: numbers,
+          lastTransitionTime: '2026-01-01T00:00:01Z',
+        },
+      ],
+    } as any;
+    cluster.maintenanceList.push(refused);
+    return cluster;
+  }
+
+  it('shows a quorum refusal without the numbers to a user who cannot read every member', async () => {
+    const { server } = await start([refusedReboot()], rackR1);
+    const list = await request(server).get(
+      '/api/servers/clusters/plant-a/maintenances?node=cp-1',
+    );
+    const one = await request(server).get(
+      '/api/servers/clusters/plant-a/maintenances/cp-1-reboot-x',
+    );
+    for (const m of [list.body.items[0], one.body]) {
+      expect(m).toMatchObject({
+        name: 'cp-1-reboot-x',
+        phase: 'Refused',
+        refusal: {
+          reason: expect.stringMatching(/below quorum/),
+        },
+      });
+      expect(m.refusal.members).toBeUndefined();
+      expect(JSON.stringify(m)).not.toMatch(/ of 3|quorum needs/);
+    }
+  });
+
+  it('keeps the numbers for a user who may read every member', async () => {
+    const { server } = await start(
+      [refusedReboot()],
+      conditional(serverConditions.isControlPlane({})),
+    );
+    const one = await request(server).get(
+      '/api/servers/clusters/plant-a/maintenances/cp-1-reboot-x',
+    );
+    expect(one.body.refusal).toEqual({
+      reason: numbers,
+      members: 3,
+      quorum: 2,
+      ready: 2,
+      margin: 0,
+    });
+    expect(one.body.history[0].message).toBe(numbers);
+  });
+});

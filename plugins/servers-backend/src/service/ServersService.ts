@@ -202,11 +202,6 @@ export class ServersService {
     return cluster;
   }
 
-  /** The read filter; 403 when reading servers is denied outright. */
-  private async requireRead(credentials: BackstageCredentials) {
-    return (await this.readScope(credentials)).filter;
-  }
-
   /** What `servers:read` lets the user see; 403 when it is denied outright. */
   private async readScope(credentials: BackstageCredentials) {
     const [decision] = await this.options.permissions.authorizeConditional(
@@ -507,14 +502,14 @@ export class ServersService {
     nodeFilter?: string,
   ): Promise<MaintenanceListResponse> {
     const cluster = this.clusterOr404(clusterName);
-    const filter = await this.requireRead(credentials);
+    const scope = await this.readScope(credentials);
     const snap = await snapshot(cluster);
-    const visible = this.visibleNodeNames(snap, cluster.name, filter);
+    const visible = this.visibleNodeNames(snap, cluster.name, scope.filter);
     const items = snap.maintenances
       .filter(m => visible.has(m.spec.nodeName))
       .filter(m => !nodeFilter || m.spec.nodeName === nodeFilter)
       .sort(newestFirst)
-      .map(maintenanceView);
+      .map(m => scope.maintenanceOf(cluster.name, snap, maintenanceView(m)));
     return { items };
   }
 
@@ -524,16 +519,16 @@ export class ServersService {
     name: string,
   ): Promise<MaintenanceResponse> {
     const cluster = this.clusterOr404(clusterName);
-    const filter = await this.requireRead(credentials);
+    const scope = await this.readScope(credentials);
     const snap = await snapshot(cluster);
-    const visible = this.visibleNodeNames(snap, cluster.name, filter);
+    const visible = this.visibleNodeNames(snap, cluster.name, scope.filter);
     const m = snap.maintenances.find(x => x.metadata.name === name);
     if (!m || !visible.has(m.spec.nodeName)) {
       throw new NotFoundError(
         `no maintenance named ${name} in cluster ${cluster.name}`,
       );
     }
-    return maintenanceView(m);
+    return scope.maintenanceOf(cluster.name, snap, maintenanceView(m));
   }
 
   /** What `action` would do to the node now, with the token that binds it for this user. */

@@ -24,6 +24,7 @@ import {
   describeAction,
   nodeFactsFromNode,
   type GuardResult,
+  type MaintenanceResponse,
   type PreflightResponse,
   type QuorumSummaryResponse,
   type ServerAction,
@@ -138,6 +139,39 @@ export class ReadScope {
       marginAfter: null,
       reason: own,
     };
+  }
+
+  /**
+   * A maintenance as this user may see it. The operator records a quorum refusal with its
+   * numbers (in `refusal`, and its sentence in the history and the conditions): for a
+   * user who cannot read every member, the numbers go and the sentence says why.
+   */
+  maintenanceOf(
+    cluster: string,
+    snap: ClusterSnapshot,
+    m: MaintenanceResponse,
+  ): MaintenanceResponse {
+    const refusal = m.refusal;
+    if (!refusal || refusal.members === undefined) return m;
+    if (this.readsEveryMember(cluster, snap)) return m;
+    const told = `${describeAction(
+      m.intent as ServerAction,
+      m.nodeName,
+    )} was refused by the operator: it would have dropped the control plane below quorum (the numbers are shown only to users who may read every control-plane member).`;
+    // The history keeps the first 1024 characters of the sentence.
+    const scrub = (text: string | undefined) =>
+      text && refusal.reason.startsWith(text) ? told : text;
+    return {
+      ...m,
+      refusal: {
+        reason: told,
+        ...(refusal.blockingMaintenance
+          ? { blockingMaintenance: refusal.blockingMaintenance }
+          : {}),
+      },
+      history: m.history.map(h => ({ ...h, message: scrub(h.message) })),
+      conditions: m.conditions.map(c => ({ ...c, message: scrub(c.message) })),
+    } as MaintenanceResponse;
   }
 
   /** A pre-flight this user may see (its token binds the full impact all the same). */
