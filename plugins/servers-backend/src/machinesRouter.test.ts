@@ -725,6 +725,25 @@ describe('POST /clusters/:cluster/reclaims', () => {
     });
   });
 
+  it.each([
+    ['169.254.169.254', 'outside the allowed networks (127.0.10.0/24)'],
+    ['127.0.0.1:6443', 'port 6443 is not the Talos API port'],
+    ['localhost', 'localhost resolves to an address outside'],
+  ])(
+    '400 for %s outside what discovery may reach: no request, no Secret, no address',
+    async (address, message) => {
+      const machines = plant();
+      const { server } = await start(machines);
+      const res = await request(server)
+        .post(`${base}/reclaims`)
+        .send({ ...body, address });
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toContain(message);
+      expect(machines.writes).toEqual([]);
+      expect(machines.secrets).toEqual([]);
+    },
+  );
+
   it('403 without machines:reclaim: nothing written, the denial audited', async () => {
     const machines = plant();
     const { server, events } = await start(machines, {

@@ -12,7 +12,7 @@ import { parseTalosconfig } from '@rackside/plugin-servers-node';
 import { randomBytes } from 'node:crypto';
 import type { Router } from 'express';
 import { z } from 'zod';
-import { sameAddress } from '../service/discoveryAddresses';
+import { requireReachable, sameAddress } from '../service/discoveryAddresses';
 import {
   machinesOr404,
   parseBody,
@@ -118,6 +118,9 @@ export function createReclaimRoute(router: Router, ctx: MachinesRouteContext) {
         const target = await targetTalosCluster(state, body.talosCluster);
         const targetName = target.metadata.name;
         extra.talosCluster = targetName;
+        // The operator reads the UUID at this address and lists it for discovery: only an
+        // address discovery of the target cluster may reach (its networks and port).
+        await requireReachable(target, body.address);
 
         const running = (await state.reclaims()).find(
           r =>
