@@ -263,6 +263,23 @@ describe('TalosClusterReconciler (discovery)', () => {
     expect(t.created).toEqual([{ uuid: SPARE_UUID, address: 'spare.rack' }]);
   });
 
+  it('probes on the cluster’s Talos port, also for an address that names none', async () => {
+    const c = cluster([SPARE, `${MEMBER}:50000`]);
+    c.spec.discovery.talosPort = 50001;
+    const t = setup(c, {
+      machines: { [`${SPARE}:50001`]: rack()[SPARE] },
+    });
+    await t.reconciler.reconcile(KEY);
+    expect(t.talos.calls.map(c2 => [c2.call, c2.address])).toEqual([
+      ['probe', `${SPARE}:50001`],
+      ['maintenanceUUID', `${SPARE}:50001`],
+    ]);
+    expect(t.current().status!.addresses![1]).toMatchObject({
+      state: 'NotAllowed',
+      message: 'port 50000 is not the Talos API port of this cluster (50001)',
+    });
+  });
+
   it('fails closed: a cluster with no allowed networks contacts nothing and says why', async () => {
     const c = cluster([SPARE, MEMBER]);
     c.spec.discovery.allowedNetworks = [];

@@ -8,6 +8,7 @@
 import {
   checkDiscoveryAddress,
   checkResolvedAddresses,
+  DEFAULT_TALOS_PORT,
   discoveryReachOf,
   type TalosCluster,
 } from '@rackside/plugin-servers-common';
@@ -65,7 +66,16 @@ export async function reachFor(
     return { allowed: false, state: 'NotAllowed', message: check.message };
   }
   const endpoint = check.endpoint;
-  if (endpoint.ip) return { allowed: true, dial: address };
+  const withPort = (host: string) =>
+    isIP(host) === 6
+      ? `[${host}]:${endpoint.port}`
+      : `${host}:${endpoint.port}`;
+  if (endpoint.ip) {
+    // The Talos client implies 50000 for an address without a port: name the cluster's
+    // port when it is another one.
+    const implied = !endpoint.portGiven && endpoint.port !== DEFAULT_TALOS_PORT;
+    return { allowed: true, dial: implied ? withPort(endpoint.host) : address };
+  }
   let resolved: string[];
   try {
     resolved = await resolve(endpoint.host);
@@ -86,8 +96,5 @@ export async function reachFor(
       detail: `${endpoint.host} resolved to ${resolved.join(', ')}`,
     };
   }
-  const ip = resolved[0];
-  const dial =
-    isIP(ip) === 6 ? `[${ip}]:${endpoint.port}` : `${ip}:${endpoint.port}`;
-  return { allowed: true, dial };
+  return { allowed: true, dial: withPort(resolved[0]) };
 }
