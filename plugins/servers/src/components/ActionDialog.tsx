@@ -32,6 +32,7 @@ import {
 } from '../api';
 import { ACTION_DESCRIPTIONS, ACTION_LABELS } from './labels';
 import { PreflightView, quorumNumbers } from './PreflightView';
+import { quorumText } from './QuorumBanner';
 import { REASON_HINT, ReasonField } from './ReasonField';
 import { usePreflight, type PreflightState } from './usePreflight';
 
@@ -106,7 +107,7 @@ function refusalOf(
     sentence,
     numbers: quorum.derived
       ? `Members ${quorum.members}, quorum ${quorum.quorum}, margin ${quorum.margin}.`
-      : `Quorum cannot be derived: ${quorum.reason}`,
+      : quorumText(quorum),
   };
 }
 

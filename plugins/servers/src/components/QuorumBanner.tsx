@@ -5,7 +5,10 @@ import type { QuorumSummaryResponse } from '@rackside/plugin-servers-common';
 /** The text of the quorum banner, shared by the banner and its tests. */
 export function quorumText(quorum: QuorumSummaryResponse): string {
   if (!quorum.derived) {
-    return `Quorum cannot be derived: ${quorum.reason}`;
+    // A hidden quorum is derived, just not for this user's eyes: don't call it underivable.
+    return quorum.hidden
+      ? `Quorum is not shown: ${quorum.reason}`
+      : `Quorum cannot be derived: ${quorum.reason}`;
   }
   const goingDown = quorum.goingDown.length
     ? `; going down: ${quorum.goingDown.join(', ')}`
@@ -20,7 +23,7 @@ export function QuorumBanner(props: {
 }) {
   const { quorum } = props;
   let severity: 'success' | 'info' | 'warning' | 'error' = 'info';
-  if (!quorum.derived) severity = 'warning';
+  if (!quorum.derived) severity = quorum.hidden ? 'info' : 'warning';
   else if (quorum.margin < 0) severity = 'error';
   else if (quorum.margin === 0) severity = 'warning';
   else severity = 'success';

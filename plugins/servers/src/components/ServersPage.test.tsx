@@ -469,5 +469,8 @@ describe('ServersPage', () => {
     expect(quorumText({ derived: false, reason: 'why' })).toBe(
       'Quorum cannot be derived: why',
     );
+    expect(quorumText({ derived: false, hidden: true, reason: 'why' })).toBe(
+      'Quorum is not shown: why',
+    );
   });
 });
