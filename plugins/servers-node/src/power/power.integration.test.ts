@@ -251,7 +251,7 @@ describe('talos power channel', () => {
     expect(error).toBeInstanceOf(PowerChannelError);
     expect(error.outcome).toBe('notSent');
     expect(error.message).toMatch(
-      /^talos: reboot node cp-3 at 127\.0\.\d+\.13:50000 failed: UNAVAILABLE: No connection established/,
+      /^talos: reboot of node cp-3 not sent: the SMBIOS UUID at 127\.0\.\d+\.13:50000 could not be read to check it is this node \(UNAVAILABLE: No connection established/,
     );
     expect((await counts())[uuid].reboot).toBe(0);
   });
