@@ -1,5 +1,6 @@
 // Prepares the demo rack for Rackside: installs the CRDs, gives the operator
-// and the Backstage backend their own ServiceAccounts, sets up the power
+// and the Backstage backend their own ServiceAccounts and the chart's admission
+// policies, sets up the power
 // channel (Redfish over the rack's BMCs: scripts/demo-power.mjs) and the
 // TalosCluster machines are added to (scripts/demo-machines.mjs), writes the
 // operator's kubeconfig and the app-config block that points the backend at
@@ -52,6 +53,9 @@ execFileSync(
 );
 kubectlApply(path.join(root, 'e2e/rack/demo/operator-access.yaml'));
 kubectlApply(path.join(root, 'e2e/rack/demo/backstage-access.yaml'));
+// Who may write what: the chart's admission policies (attribution, the backend's narrower
+// identity).
+kubectlApply(path.join(root, 'e2e/rack/demo/policy-access.yaml'));
 
 // The power channel. Server-side apply from stdin: the Secrets' values never
 // reach a command line or a last-applied-configuration annotation.

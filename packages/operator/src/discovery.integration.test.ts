@@ -6,6 +6,7 @@
  */
 import type { Operator } from './operator';
 import {
+  ADMIN_USER,
   OPERATOR_NAMESPACE as NS,
   startOperatorRack,
   type OperatorRack,
@@ -119,7 +120,7 @@ describe('Add node', () => {
       {
         spec: {
           join: {
-            by: 'user:default/admin',
+            by: ADMIN_USER,
             reason: 'more capacity for shop',
             at: new Date().toISOString(),
           },

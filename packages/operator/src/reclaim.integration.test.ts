@@ -3,13 +3,16 @@
  * its own ServiceAccount, its admission webhook registered with the rack's apiserver, and
  * machines of the foreign Talos cluster plant-old on the Talos emulator (which counts the
  * Resets it receives). Each test plays the backend's part itself: the request, its
- * credential Secret owned by it, and the appended discovery address with the annotation.
+ * credential Secret owned by it and labelled with its name, and the appended discovery
+ * address with the annotation. Requests whose Secret is not theirs:
+ * reclaimBinding.integration.test.ts.
  */
 import { type MachineReclaim } from '@rackside/plugin-servers-common';
 import { RacksideClient } from '@rackside/plugin-servers-node';
 import { stringify } from 'yaml';
 import type { Operator, OperatorOptions } from './operator';
 import {
+  ADMIN_USER,
   OPERATOR_NAMESPACE as NS,
   startOperatorRack,
   type OperatorRack,
@@ -73,16 +76,18 @@ async function requestReclaim(
       address: machine.address,
       targetCluster: 'plant-a',
       credentialSecretRef: { name: `${name}-talosconfig`, key: 'talosconfig' },
-      requestedBy: 'user:default/admin',
+      requestedBy: ADMIN_USER,
       reason: 'reuse an old plant-old machine',
     },
   });
   await env.core.createNamespacedSecret({
     namespace: NS,
     body: {
+      // The shape the backend writes (DESIGN 5b): the operator uses no other.
       metadata: {
         name: `${name}-talosconfig`,
         namespace: NS,
+        labels: { 'rackside.dev/credential-of': name },
         ownerReferences: [
           {
             apiVersion: 'rackside.dev/v1alpha1',
@@ -92,6 +97,7 @@ async function requestReclaim(
           },
         ],
       },
+      immutable: true,
       stringData: { talosconfig: rack.talosconfig('plant-old') },
     },
   });
@@ -341,7 +347,7 @@ describe('Reset and add', () => {
     await rack.api.talosMachines.patch(
       worker().uuid,
       {
-        spec: { join: { by: 'user:default/admin', reason: 'reclaimed' } },
+        spec: { join: { by: ADMIN_USER, reason: 'reclaimed' } },
       } as any,
       { namespace: NS, type: 'merge' },
     );

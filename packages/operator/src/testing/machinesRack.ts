@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { OperatorRack } from './operatorRack';
-import { OPERATOR_NAMESPACE as NS } from './operatorRack';
+import { ADMIN_USER, OPERATOR_NAMESPACE as NS } from './operatorRack';
 
 export interface RackMachine {
   kind: 'node' | 'spare' | 'foreign';
@@ -171,7 +171,7 @@ export function machinesRack(env: OperatorRack) {
             name: `${name}-talosconfig`,
             key: 'talosconfig',
           },
-          requestedBy: 'user:default/admin',
+          requestedBy: ADMIN_USER,
           reason: 'rack test',
           ...spec,
         },

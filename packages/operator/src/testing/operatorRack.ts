@@ -1,7 +1,8 @@
 /*
  * Shared set-up of the operator's rack tests: a fresh simulated rack with the CRDs, the
  * operator's ServiceAccount holding exactly the demo's rules (e2e/rack/demo/
- * operator-access.yaml), and helpers to create maintenances and wait on them.
+ * operator-access.yaml) under the chart's admission policies (policy-access.yaml), and
+ * helpers to create maintenances and wait on them.
  */
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import {
@@ -29,8 +30,16 @@ import { startOperator, type OperatorOptions } from '../operator';
 export const OPERATOR_NAMESPACE = 'rackside-system';
 const SA = 'rackside-operator';
 
-/** A request flag as a person sets it. */
-export const flag = { by: 'user:default/ops', reason: 'done' };
+/**
+ * The Kubernetes username of the rack's admin (its certificate's CN). The chart's attribution
+ * policy admits a requestedBy or `by` only when it is the writer's own name (or the
+ * Backstage backend's ServiceAccount writes it), so what the tests write as the admin
+ * names the admin.
+ */
+export const ADMIN_USER = 'rackside-admin';
+
+/** A request flag as a person sets it with kubectl. */
+export const flag = { by: ADMIN_USER, reason: 'done' };
 
 /** Where each kind of e2e/rack/demo/operator-access.yaml lives in the API. */
 const ACCESS_KINDS: Record<string, ResourceDescriptor> = {
@@ -76,25 +85,40 @@ const ACCESS_KINDS: Record<string, ResourceDescriptor> = {
     kind: 'RoleBinding',
     namespaced: true,
   },
+  ValidatingAdmissionPolicy: {
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    plural: 'validatingadmissionpolicies',
+    kind: 'ValidatingAdmissionPolicy',
+    namespaced: false,
+  },
+  ValidatingAdmissionPolicyBinding: {
+    group: 'admissionregistration.k8s.io',
+    version: 'v1',
+    plural: 'validatingadmissionpolicybindings',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    namespaced: false,
+  },
 };
 
-/** The operator's identity exactly as the demo grants it: every object of the file. */
+/**
+ * The operator's identity exactly as the demo grants it, and the chart's admission
+ * policies: every object of the two files.
+ */
 async function applyOperatorAccess(admin: KubeConfig) {
-  const docs = parseAllDocuments(
-    fs.readFileSync(
-      path.join(REPO_ROOT, 'e2e/rack/demo/operator-access.yaml'),
-      'utf8',
-    ),
-  )
-    .map(d => d.toJSON())
-    .filter(Boolean);
-  for (const doc of docs) {
-    const descriptor = ACCESS_KINDS[doc.kind];
-    if (!descriptor)
-      throw new Error(`operator-access.yaml: unexpected kind ${doc.kind}`);
-    await new ResourceClient<any>(admin, descriptor, {
-      fieldManager: 'rackside-tests',
-    }).apply(doc, { force: true });
+  for (const file of ['operator-access.yaml', 'policy-access.yaml']) {
+    const docs = parseAllDocuments(
+      fs.readFileSync(path.join(REPO_ROOT, 'e2e/rack/demo', file), 'utf8'),
+    )
+      .map(d => d.toJSON())
+      .filter(Boolean);
+    for (const doc of docs) {
+      const descriptor = ACCESS_KINDS[doc.kind];
+      if (!descriptor) throw new Error(`${file}: unexpected kind ${doc.kind}`);
+      await new ResourceClient<any>(admin, descriptor, {
+        fieldManager: 'rackside-tests',
+      }).apply(doc, { force: true });
+    }
   }
 }
 

@@ -1,7 +1,7 @@
 /*
- * Set-up shared by the backend's rack tests (*.integration.test.ts): the CRDs and the
- * Backstage identity of e2e/rack/demo/backstage-access.yaml installed on a simulated
- * rack, and the servers plugin started against the rack as that identity. The test
+ * Set-up shared by the backend's rack tests (*.integration.test.ts): the CRDs, the
+ * Backstage identity of e2e/rack/demo/backstage-access.yaml and the chart's admission
+ * policies (policy-access.yaml) installed on a simulated rack, and the servers plugin started against the rack as that identity. The test
  * starts and stops the rack itself, so a failed set-up still stops it in afterAll.
  */
 import { createServiceFactory } from '@backstage/backend-plugin-api';
@@ -35,7 +35,10 @@ function collectionPath(obj: Obj): string {
   const ns = obj.metadata.namespace
     ? `/namespaces/${obj.metadata.namespace}`
     : '';
-  return `${root}${ns}/${obj.kind.toLowerCase()}s`;
+  const kind = obj.kind.toLowerCase();
+  // ValidatingAdmissionPolicy -> validatingadmissionpolicies
+  const plural = kind.endsWith('y') ? `${kind.slice(0, -1)}ies` : `${kind}s`;
+  return `${root}${ns}/${plural}`;
 }
 
 /** The rack as the admin, with the Rackside CRDs and the backend's identity in place. */
@@ -50,8 +53,8 @@ export interface RacksideOnRack {
 
 /**
  * Installs every CRD under crds/ (and waits until each is Established) and the
- * objects of e2e/rack/demo/backstage-access.yaml, then mints a token of its
- * ServiceAccount.
+ * objects of e2e/rack/demo/backstage-access.yaml and policy-access.yaml, then mints a
+ * token of the backend's ServiceAccount.
  */
 export async function installRackside(rack: TestRack): Promise<RacksideOnRack> {
   const admin = new KubeHttp(rack.adminKubeConfig());
@@ -90,10 +93,10 @@ export async function installRackside(rack: TestRack): Promise<RacksideOnRack> {
       ),
     ),
   );
-  for (const obj of docsOf(
-    path.join(REPO_ROOT, 'e2e/rack/demo/backstage-access.yaml'),
-  )) {
-    await apply(obj);
+  for (const file of ['backstage-access.yaml', 'policy-access.yaml']) {
+    for (const obj of docsOf(path.join(REPO_ROOT, 'e2e/rack/demo', file))) {
+      await apply(obj);
+    }
   }
 
   // A TokenRequest of our own: `rack.serviceAccountToken` uses a dynamic import
