@@ -82,6 +82,12 @@ describe('AddNodePage', () => {
     expect(discoveryRow('127.0.10.11')).toHaveTextContent(
       'Member of this cluster',
     );
+    // Where discovery may look, as the deployer set it.
+    expect(
+      screen.getByText(
+        /Only addresses in 127\.0\.10\.0\/24 on port 50000 are probed\./,
+      ),
+    ).toBeInTheDocument();
     expect(machineRow(SPARE_UUID)).toHaveTextContent(
       'Pending: in maintenance mode, not added',
     );
