@@ -7,11 +7,17 @@
  * TLS: a certificate and key from files (the chart, e.g. from cert-manager), or a
  * self-signed CA and serving certificate made at start for the given hosts (tests and the
  * demo), whose CA is the caBundle to register the ValidatingWebhookConfiguration with.
+ * Files are watched and reloaded into the running server (setSecureContext) when they
+ * change, so a renewed certificate is served to new connections without a restart.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ResourceClient } from '@rackside/plugin-servers-node';
+import { X509Certificate } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import https from 'node:https';
+import path from 'node:path';
+import { createSecureContext } from 'node:tls';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -128,11 +134,69 @@ function send(res: ServerResponse, code: number, body: unknown) {
 
 export interface WebhookServer {
   port: number;
+  /** SHA-256 fingerprint (colon hex, as X509Certificate prints it) of the certificate served. */
+  fingerprint(): string;
+  /**
+   * `reload` (fingerprint) after a changed certificate was loaded; `reloadError` (Error)
+   * when the files changed but do not make a usable pair (the old one stays served).
+   */
+  events: EventEmitter;
   close(): Promise<void>;
+}
+
+function fingerprintOf(certPem: string): string {
+  return new X509Certificate(certPem).fingerprint256;
+}
+
+/**
+ * Watches the certificate and key files and calls `load` with their contents when either
+ * changes. The directories are watched, not the files: a Kubernetes Secret volume swaps a
+ * `..data` symlink to a new directory, which replaces the files the names point at (a
+ * watch on the old file would never fire again). Every event re-reads both; a pair that
+ * was already loaded is skipped.
+ */
+function watchCertificateFiles(
+  files: { certFile: string; keyFile: string },
+  load: (pem: { certPem: string; keyPem: string }) => void,
+  fail: (error: Error) => void,
+): () => void {
+  let pending = false;
+  const check = () => {
+    // Coalesce the burst of events one swap makes into one read, after the current turn.
+    if (pending) return;
+    pending = true;
+    setImmediate(() => {
+      pending = false;
+      let pem: { certPem: string; keyPem: string };
+      try {
+        pem = {
+          certPem: fs.readFileSync(files.certFile, 'utf8'),
+          keyPem: fs.readFileSync(files.keyFile, 'utf8'),
+        };
+      } catch (error) {
+        fail(error as Error);
+        return;
+      }
+      load(pem);
+    });
+  };
+  const dirs = [
+    ...new Set([path.dirname(files.certFile), path.dirname(files.keyFile)]),
+  ];
+  const watchers = dirs.map(dir => {
+    const watcher = fs.watch(dir, { persistent: false }, check);
+    watcher.on('error', error => fail(error));
+    return watcher;
+  });
+  // A change between the first read and the watch would otherwise go unseen.
+  check();
+  return () => watchers.forEach(w => w.close());
 }
 
 export async function startWebhookServer(options: {
   tls: WebhookTls;
+  /** Reload the certificate from these files when they change (the files `tls` was read from). */
+  reloadFrom?: { certFile: string; keyFile: string };
   access: AccessReviewPort;
   port: number;
   host?: string;
@@ -200,19 +264,17 @@ export async function startWebhookServer(options: {
           },
     });
   };
-  const server = https.createServer(
-    {
-      cert: options.tls.certPem,
-      key: options.tls.keyPem,
-      minVersion: 'TLSv1.2',
-    },
-    (req, res) => {
-      handle(req, res).catch(error => {
-        log(`admission: ${(error as Error).message}`);
-        if (!res.headersSent) send(res, 500, { message: 'internal error' });
-      });
-    },
-  );
+  const contextOptions = (pem: { certPem: string; keyPem: string }) => ({
+    cert: pem.certPem,
+    key: pem.keyPem,
+    minVersion: 'TLSv1.2' as const,
+  });
+  const server = https.createServer(contextOptions(options.tls), (req, res) => {
+    handle(req, res).catch(error => {
+      log(`admission: ${(error as Error).message}`);
+      if (!res.headersSent) send(res, 500, { message: 'internal error' });
+    });
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host ?? '0.0.0.0', () => {
@@ -220,10 +282,49 @@ export async function startWebhookServer(options: {
       resolve();
     });
   });
+  const events = new EventEmitter();
+  // 'reloadError', not 'error': an EventEmitter throws an 'error' nobody listens to.
+  let served = { ...options.tls };
+  let fingerprint = fingerprintOf(served.certPem);
+  const stopWatching = options.reloadFrom
+    ? watchCertificateFiles(
+        options.reloadFrom,
+        pem => {
+          if (pem.certPem === served.certPem && pem.keyPem === served.keyPem) {
+            return;
+          }
+          let next: string;
+          try {
+            // Throws on a malformed file or a key that does not match the certificate
+            // (e.g. the certificate written, the key not yet): keep serving the old pair.
+            createSecureContext(contextOptions(pem));
+            next = fingerprintOf(pem.certPem);
+          } catch (error) {
+            log(
+              `webhook certificate not reloaded: ${(error as Error).message}`,
+            );
+            events.emit('reloadError', error);
+            return;
+          }
+          server.setSecureContext(contextOptions(pem));
+          served = pem;
+          fingerprint = next;
+          log(`webhook certificate reloaded (sha256 ${next})`);
+          events.emit('reload', next);
+        },
+        error => {
+          log(`webhook certificate not reloaded: ${error.message}`);
+          events.emit('reloadError', error);
+        },
+      )
+    : () => {};
   return {
     port: (server.address() as AddressInfo).port,
+    fingerprint: () => fingerprint,
+    events,
     close: () =>
       new Promise<void>(resolve => {
+        stopWatching();
         server.close(() => resolve());
         server.closeAllConnections?.();
       }),
@@ -255,6 +356,10 @@ export async function serveMachineReclaimWebhook(options: {
   }
   const server = await startWebhookServer({
     tls,
+    reloadFrom:
+      options.certFile && options.keyFile
+        ? { certFile: options.certFile, keyFile: options.keyFile }
+        : undefined,
     access: subjectAccessReviews(options.kubeConfig),
     port: options.port,
     host: options.host,
@@ -268,7 +373,7 @@ export async function serveMachineReclaimWebhook(options: {
         ? `self-signed for ${options.certHosts.join(', ')}${
             options.caOut ? `, CA written to ${options.caOut}` : ''
           }`
-        : `certificate from ${options.certFile}`
+        : `certificate from ${options.certFile}, reloaded when it changes`
     })`,
   );
   return server;
