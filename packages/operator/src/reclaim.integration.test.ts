@@ -62,11 +62,15 @@ const reclaimYaml = (name: string, address: string) =>
     },
   });
 
-/** What the backend does for a new request: the request, its Secret (owned by it), the address. */
+/**
+ * What the backend does for a new request: the request, its Secret (owned by it), the
+ * address. `requestedBy` is the writer's own username (the chart's attribution policy).
+ */
 async function requestReclaim(
   name: string,
   machine: RackMachine,
   client: RacksideClient = rack.api,
+  requestedBy: string = ADMIN_USER,
 ) {
   const mr = await client.machineReclaims.create({
     apiVersion: 'rackside.dev/v1alpha1',
@@ -76,7 +80,7 @@ async function requestReclaim(
       address: machine.address,
       targetCluster: 'plant-a',
       credentialSecretRef: { name: `${name}-talosconfig`, key: 'talosconfig' },
-      requestedBy: ADMIN_USER,
+      requestedBy,
       reason: 'reuse an old plant-old machine',
     },
   });
@@ -253,7 +257,12 @@ describe('Reset and add', () => {
 
   it("reads the machine's UUID with the foreign talosconfig and waits for it to be typed", async () => {
     const asReclaimer = new RacksideClient(reclaimer.kubeConfig);
-    const created = await requestReclaim('reclaim-w', worker(), asReclaimer);
+    const created = await requestReclaim(
+      'reclaim-w',
+      worker(),
+      asReclaimer,
+      reclaimer.username,
+    );
     const awaiting = await rack.reclaimPhase(
       'reclaim-w',
       'AwaitingConfirmation',
