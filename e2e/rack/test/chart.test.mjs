@@ -1,6 +1,8 @@
 // The Helm chart (charts/rackside): lint, render, the values schema, and an install of the
 // rendered manifests on a real apiserver (the simulated rack), where the identities it
-// creates are checked verb by verb with SubjectAccessReviews and real requests.
+// creates are checked verb by verb with SubjectAccessReviews and real requests, and its
+// admission policies are attacked with real tokens (a kubectl user, the backend, the
+// operator).
 //   node --test e2e/rack/test/chart.test.mjs   (needs e2e/rack/build.sh: Kubernetes and helm)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
