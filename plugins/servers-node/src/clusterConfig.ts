@@ -2,6 +2,7 @@ import type { Config } from '@backstage/config';
 import { InputError } from '@backstage/errors';
 import { KubeConfig } from '@kubernetes/client-node';
 import fs from 'node:fs';
+import { shareKeepAliveAgents } from './clients/agents';
 
 /** How Rackside reaches one Kubernetes cluster. */
 export interface ClusterConfig {
@@ -159,5 +160,6 @@ export function makeKubeConfig(cluster: ClusterConfig): KubeConfig {
     default:
       throw new Error(`unknown access type ${(access as any).type}`);
   }
-  return kc;
+  // client-node's own clients too keep one connection per cluster (KubeHttp always does).
+  return shareKeepAliveAgents(kc);
 }

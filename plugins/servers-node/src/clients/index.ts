@@ -24,6 +24,7 @@ export type {
 export { KubeApiError, kubeErrorStatus, toBackstageError } from './errors';
 export type { KubeStatus } from './errors';
 export { KubeHttp, StreamIdleError } from './kubeHttp';
+export { keepAliveAgent, shareKeepAliveAgents } from './agents';
 export type {
   KubeQuery,
   KubeRequest,

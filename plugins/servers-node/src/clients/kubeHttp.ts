@@ -1,6 +1,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import http from 'node:http';
 import https from 'node:https';
+import { isSharedAgent, keepAliveAgent } from './agents';
 import { KubeApiError } from './errors';
 
 /** Query parameters of a request; undefined values are left out. */
@@ -18,6 +19,9 @@ export interface KubeRequest {
   contentType?: string;
   signal?: AbortSignal;
 }
+
+/** Methods sent again when a pooled connection turns out closed before any answer. */
+const IDEMPOTENT = new Set<KubeRequest['method']>(['GET', 'PUT', 'DELETE']);
 
 /** A streaming request in flight (a watch). */
 export interface KubeStream {
@@ -80,17 +84,25 @@ export class KubeHttp {
     }
     const options: https.RequestOptions = { method: req.method, headers };
     await this.kubeConfig.applyToHTTPSOptions(options);
-    const agent = options.agent as http.Agent | undefined;
+    let agent = options.agent as http.Agent | undefined;
     if (url.protocol === 'http:' && agent instanceof https.Agent) {
       delete options.agent;
+      agent.destroy();
+      agent = undefined;
+    } else if (url.protocol === 'https:') {
+      // One keep-alive agent per cluster and TLS identity instead of the new agent (and
+      // TLS handshake) client-node makes for each request.
+      agent = keepAliveAgent(cluster.server, agent);
+      options.agent = agent;
     }
+    const perRequest = agent && !isSharedAgent(agent) ? agent : undefined;
     const send = url.protocol === 'http:' ? http.request : https.request;
     return {
       url,
       payload,
       start: (cb: (res: http.IncomingMessage) => void) =>
         send(url, options, cb),
-      release: () => agent?.destroy(),
+      release: () => perRequest?.destroy(),
     };
   }
 
@@ -99,11 +111,31 @@ export class KubeHttp {
    * an empty body). Non-2xx answers reject with a {@link KubeApiError}.
    */
   async request<R = unknown>(req: KubeRequest): Promise<R> {
+    try {
+      return await this.requestOnce<R>(req);
+    } catch (error) {
+      // A pooled connection the server closed while idle fails on reuse before any
+      // answer; the request did not reach the server, so an idempotent one is sent again
+      // once (on a new or another pooled connection).
+      if (
+        (error as { staleConnection?: boolean }).staleConnection &&
+        IDEMPOTENT.has(req.method) &&
+        !req.signal?.aborted
+      ) {
+        return await this.requestOnce<R>(req);
+      }
+      throw error;
+    }
+  }
+
+  private async requestOnce<R>(req: KubeRequest): Promise<R> {
     const prepared = await this.prepare(req);
     let onAbort: (() => void) | undefined;
     try {
       return await new Promise<R>((resolve, reject) => {
+        let answered = false;
         const request = prepared.start(res => {
+          answered = true;
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
           res.on('error', reject);
@@ -141,7 +173,16 @@ export class KubeHttp {
             ),
           ),
         );
-        request.on('error', reject);
+        request.on('error', (error: NodeJS.ErrnoException) => {
+          if (
+            request.reusedSocket &&
+            !answered &&
+            (error.code === 'ECONNRESET' || error.code === 'EPIPE')
+          ) {
+            Object.assign(error, { staleConnection: true });
+          }
+          reject(error);
+        });
         if (req.signal) {
           if (req.signal.aborted) request.destroy(abortError());
           onAbort = () => request.destroy(abortError());
