@@ -1,4 +1,6 @@
-import { readConfig } from './config';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { ConfigError, parseDuration, readConfig, usage } from './config';
 
 describe('readConfig', () => {
   it('has defaults', () => {
@@ -32,6 +34,12 @@ describe('readConfig', () => {
       reclaimMaxTtlSeconds: 3600,
       reclaimReconcileTimeoutSeconds: 120,
       joinTimeoutSeconds: 900,
+      leaderElection: {
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+      },
+      retentionMs: 7 * 24 * 3600 * 1000,
       webhook: {
         port: 0,
         host: '0.0.0.0',
@@ -59,7 +67,7 @@ describe('readConfig', () => {
       unansweredDeadlineSeconds: 30,
     });
     expect(() => readConfig(['--reboot-deadline-seconds', '0'], {})).toThrow(
-      /reboot deadline must be a positive integer/,
+      /--reboot-deadline-seconds must be a positive integer/,
     );
   });
 
@@ -119,11 +127,129 @@ describe('readConfig', () => {
       caOut: '/tmp/ca.crt',
     });
     expect(() => readConfig(['--webhook-port', '70000'], {})).toThrow(
-      /webhook port must be 0 \(off\) to 65535/,
+      /--webhook-port must be 0 \(off\) to 65535/,
     );
   });
 
   it('rejects a bad number', () => {
-    expect(() => readConfig(['--probe-port', 'x'], {})).toThrow(/probe port/);
+    expect(() => readConfig(['--probe-port', 'x'], {})).toThrow(
+      /--probe-port must be a positive integer, got "x"/,
+    );
+    expect(() => readConfig(['--workers', '2.5'], {})).toThrow(ConfigError);
+    expect(() => readConfig([], { RACKSIDE_OPERATOR_WORKERS: '-1' })).toThrow(
+      /--workers must be a positive integer, got "-1"/,
+    );
+  });
+
+  it('is strict: an unknown flag, a flag without its value, a positional or an empty value is an error', () => {
+    for (const argv of [
+      ['--no-such-flag', 'x'],
+      ['--workres=4'],
+      ['--workers'],
+      ['stray'],
+      ['-x'],
+      ['--namespace', ''],
+    ]) {
+      expect(() => readConfig(argv, {})).toThrow(ConfigError);
+    }
+    expect(() => readConfig(['--retention'], {})).toThrow(
+      /argument missing|requires an argument|--retention/,
+    );
+  });
+
+  it('reads durations with units for the election and retention', () => {
+    expect(parseDuration('7d')).toBe(7 * 86_400_000);
+    expect(parseDuration('12h')).toBe(12 * 3_600_000);
+    expect(parseDuration('30s')).toBe(30_000);
+    expect(parseDuration('500ms')).toBe(500);
+    expect(parseDuration('1h30m')).toBe(5_400_000);
+    expect(parseDuration('1.5s')).toBe(1500);
+    for (const bad of ['7', 'd', '7days', '-1s', '0s', '', '1 h']) {
+      expect(parseDuration(bad)).toBeUndefined();
+    }
+    expect(
+      readConfig(
+        [
+          '--lease-duration=20s',
+          '--renew-deadline',
+          '12s',
+          '--retention',
+          '30s',
+        ],
+        { RACKSIDE_RETRY_PERIOD: '3s' },
+      ),
+    ).toMatchObject({
+      leaderElection: {
+        leaseDurationMs: 20_000,
+        renewDeadlineMs: 12_000,
+        retryPeriodMs: 3_000,
+      },
+      retentionMs: 30_000,
+    });
+    expect(() => readConfig(['--retention', '7'], {})).toThrow(
+      /--retention must be a duration with a unit/,
+    );
+  });
+
+  it('refuses a renew deadline that is not shorter than the lease duration, or a retry period that is not shorter than it', () => {
+    expect(() =>
+      readConfig(['--lease-duration', '10s', '--renew-deadline', '10s'], {}),
+    ).toThrow(
+      /--renew-deadline \(10000 ms\) must be shorter than --lease-duration/,
+    );
+    expect(() =>
+      readConfig(['--renew-deadline', '2s', '--retry-period', '2s'], {}),
+    ).toThrow(
+      /--retry-period \(2000 ms\) must be shorter than --renew-deadline/,
+    );
+  });
+
+  it('has a usage text naming every flag and its variables', () => {
+    const text = usage();
+    for (const flag of [
+      '--lease-duration',
+      '--renew-deadline',
+      '--retry-period',
+      '--retention',
+      '--webhook-port',
+    ]) {
+      expect(text).toContain(flag);
+    }
+    expect(text).toContain('RACKSIDE_RETENTION');
+  });
+});
+
+describe('the entry point', () => {
+  const run = (...args: string[]) =>
+    spawnSync(
+      process.execPath,
+      [
+        '--require',
+        require.resolve('@backstage/cli/config/nodeTransform.cjs'),
+        path.join(__dirname, 'index.ts'),
+        ...args,
+      ],
+      {
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: { ...process.env, KUBECONFIG: '' },
+      },
+    );
+
+  it('exits 2 with the usage on an unknown flag or a bad value, before touching a cluster', () => {
+    const unknown = run('--kubeconfig', '/nonexistent', '--no-such-flag', '1');
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/Unknown option '--no-such-flag'/);
+    expect(unknown.stderr).toContain('usage: rackside-operator');
+    const bad = run('--kubeconfig', '/nonexistent', '--retention', 'forever');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/--retention must be a duration/);
+    expect(bad.stderr).toContain('usage: rackside-operator');
+  });
+
+  it('prints the usage and exits 0 on --help', () => {
+    const help = run('--help');
+    expect(help.status).toBe(0);
+    expect(help.stdout).toContain('--renew-deadline');
   });
 });

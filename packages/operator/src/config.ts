@@ -1,6 +1,7 @@
 import os from 'node:os';
+import { parseArgs } from 'node:util';
 
-/** The operator's configuration (see index.ts for flags and variables). */
+/** The operator's configuration (flags and variables: `OPTIONS` below, and the README). */
 export interface OperatorConfig {
   kubeconfig?: string;
   namespace: string;
@@ -19,8 +20,21 @@ export interface OperatorConfig {
   reclaimReconcileTimeoutSeconds: number;
   /** A joining machine without a Ready Node this long after its config was applied fails. */
   joinTimeoutSeconds: number;
+  /** Leader election (ms): renewDeadline < leaseDuration, retryPeriod < renewDeadline. */
+  leaderElection: LeaderElectionConfig;
+  /** How long a terminal NodeMaintenance or MachineReclaim is kept after it ended (ms). */
+  retentionMs: number;
   /** The MachineReclaim admission webhook (port 0: not served). */
   webhook: WebhookConfig;
+}
+
+export interface LeaderElectionConfig {
+  /** How long a Lease is valid without renewal, as a standby judges it. */
+  leaseDurationMs: number;
+  /** A leader that has not renewed within this stops acting and exits. */
+  renewDeadlineMs: number;
+  /** How often the leader renews and a standby retries. */
+  retryPeriodMs: number;
 }
 
 export interface WebhookConfig {
@@ -36,128 +50,323 @@ export interface WebhookConfig {
   caOut?: string;
 }
 
-/** Reads the configuration; flags win over the environment. */
+/** A flag, a bad value or a missing one: main prints it with the usage and exits 2. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** The help flag was given: main prints the usage and exits 0. */
+export class HelpRequested extends Error {
+  constructor() {
+    super('help');
+    this.name = 'HelpRequested';
+  }
+}
+
+/** One row per flag: its variables (first set wins), default and what it does. */
+const OPTIONS = [
+  ['kubeconfig', ['KUBECONFIG'], 'in-cluster config', 'kubeconfig file'],
+  [
+    'namespace',
+    ['RACKSIDE_OPERATOR_NAMESPACE', 'POD_NAMESPACE'],
+    'rackside-system',
+    "the operator's namespace (Lease, Secrets, Talos kinds, reclaims)",
+  ],
+  [
+    'probe-port',
+    ['RACKSIDE_OPERATOR_PROBE_PORT'],
+    '8081',
+    '/healthz, /readyz and /metrics',
+  ],
+  ['workers', ['RACKSIDE_OPERATOR_WORKERS'], '4', 'reconcile workers'],
+  [
+    'identity',
+    ['RACKSIDE_OPERATOR_IDENTITY', 'POD_NAME'],
+    'hostname-pid',
+    'Lease holder identity',
+  ],
+  [
+    'lease-duration',
+    ['RACKSIDE_LEASE_DURATION'],
+    '15s',
+    'how long a Lease is valid without renewal',
+  ],
+  [
+    'renew-deadline',
+    ['RACKSIDE_RENEW_DEADLINE'],
+    '10s',
+    'a leader not renewed within it stops acting and exits (< lease duration)',
+  ],
+  [
+    'retry-period',
+    ['RACKSIDE_RETRY_PERIOD'],
+    '2s',
+    'how often the leader renews and a standby retries (< renew deadline)',
+  ],
+  [
+    'retention',
+    ['RACKSIDE_RETENTION'],
+    '7d',
+    'terminal NodeMaintenances and MachineReclaims are deleted this long after they ended',
+  ],
+  [
+    'reboot-deadline-seconds',
+    ['RACKSIDE_REBOOT_DEADLINE_SECONDS'],
+    '900',
+    'a reboot not back by then fails',
+  ],
+  [
+    'unanswered-deadline-seconds',
+    ['RACKSIDE_UNANSWERED_DEADLINE_SECONDS'],
+    '300',
+    'how long a power verb without an answer is watched',
+  ],
+  [
+    'reclaim-maintenance-wait-seconds',
+    ['RACKSIDE_RECLAIM_MAINTENANCE_WAIT_SECONDS'],
+    '600',
+    'a reset machine not back by then fails',
+  ],
+  [
+    'reclaim-max-ttl-seconds',
+    ['RACKSIDE_RECLAIM_MAX_TTL_SECONDS'],
+    '3600',
+    'caps spec.ttlMinutes of a MachineReclaim (at most 3600)',
+  ],
+  [
+    'reclaim-reconcile-timeout-seconds',
+    ['RACKSIDE_RECLAIM_RECONCILE_TIMEOUT_SECONDS'],
+    '120',
+    'limit of one MachineReclaim reconcile',
+  ],
+  [
+    'join-timeout-seconds',
+    ['RACKSIDE_JOIN_TIMEOUT_SECONDS'],
+    '900',
+    'a joining machine without a Ready Node by then fails',
+  ],
+  [
+    'webhook-port',
+    ['RACKSIDE_OPERATOR_WEBHOOK_PORT'],
+    '0',
+    'serve the MachineReclaim admission webhook (0: not served)',
+  ],
+  [
+    'webhook-host',
+    ['RACKSIDE_OPERATOR_WEBHOOK_HOST'],
+    '0.0.0.0',
+    'webhook listen address',
+  ],
+  [
+    'webhook-cert-file',
+    ['RACKSIDE_OPERATOR_WEBHOOK_CERT_FILE'],
+    'self-signed',
+    'PEM serving certificate',
+  ],
+  [
+    'webhook-key-file',
+    ['RACKSIDE_OPERATOR_WEBHOOK_KEY_FILE'],
+    'self-signed',
+    'PEM serving key',
+  ],
+  [
+    'webhook-cert-hosts',
+    ['RACKSIDE_OPERATOR_WEBHOOK_CERT_HOSTS'],
+    '127.0.0.1,localhost,<hostname>',
+    'SANs of the self-signed certificate, comma-separated',
+  ],
+  [
+    'webhook-ca-out',
+    ['RACKSIDE_OPERATOR_WEBHOOK_CA_OUT'],
+    'none',
+    'file the self-signed CA is written to',
+  ],
+] as const satisfies readonly (readonly [
+  string,
+  readonly string[],
+  string,
+  string,
+])[];
+
+type FlagName = (typeof OPTIONS)[number][0];
+
+/** The usage text printed with `--help` and with every flag error. */
+export function usage(): string {
+  const width = Math.max(...OPTIONS.map(([name]) => name.length)) + 2;
+  const lines = OPTIONS.map(
+    ([name, vars, fallback, what]) =>
+      `  --${name.padEnd(width)}${what}\n  ${' '.repeat(width + 2)}(${vars.join(
+        ', ',
+      )}; default ${fallback})`,
+  );
+  return [
+    'usage: rackside-operator [--flag value | --flag=value]...',
+    '',
+    'Flags win over the environment. Durations take a unit: 500ms, 30s, 5m, 12h, 7d (or 1h30m).',
+    '',
+    ...lines,
+    '  --help, -h',
+  ].join('\n');
+}
+
+const UNIT_MS: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+};
+
+/** A duration like `7d`, `12h`, `30s`, `500ms` or `1h30m`, in milliseconds; undefined if malformed. */
+export function parseDuration(text: string): number | undefined {
+  const trimmed = text.trim();
+  if (!/^(\d+(\.\d+)?(ms|s|m|h|d))+$/.test(trimmed)) return undefined;
+  let total = 0;
+  for (const [, amount, , unit] of trimmed.matchAll(
+    /(\d+(\.\d+)?)(ms|s|m|h|d)/g,
+  )) {
+    total += Number(amount) * UNIT_MS[unit];
+  }
+  return total > 0 && Number.isFinite(total) ? Math.round(total) : undefined;
+}
+
+/**
+ * Reads the configuration; flags win over the environment. Throws {@link ConfigError} for
+ * an unknown or malformed flag (node's `parseArgs`, strict) or a bad value, and
+ * {@link HelpRequested} for `--help`.
+ */
 export function readConfig(
   argv: readonly string[],
   env: NodeJS.ProcessEnv,
 ): OperatorConfig {
-  const flags = new Map<string, string>();
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    if (!arg.startsWith('--')) continue;
-    const eq = arg.indexOf('=');
-    if (eq > 0) flags.set(arg.slice(2, eq), arg.slice(eq + 1));
-    else if (i + 1 < argv.length) flags.set(arg.slice(2), argv[++i]);
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        ...Object.fromEntries(
+          OPTIONS.map(([name]) => [name, { type: 'string' as const }]),
+        ),
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
   }
-  const number = (
-    value: string | undefined,
-    fallback: number,
-    what: string,
-  ) => {
-    if (value === undefined || value === '') return fallback;
+  const values = parsed.values as Partial<Record<FlagName, string>> & {
+    help?: boolean;
+  };
+  if (values.help) throw new HelpRequested();
+
+  const row = (flag: FlagName) => OPTIONS.find(([name]) => name === flag)!;
+  /** The flag's value, else the first of its variables that is set (and not empty). */
+  const text = (flag: FlagName): string | undefined => {
+    const given = values[flag];
+    if (given !== undefined) {
+      if (given.trim() === '') throw new ConfigError(`--${flag} is empty`);
+      return given;
+    }
+    for (const variable of row(flag)[1]) {
+      if (env[variable]) return env[variable];
+    }
+    return undefined;
+  };
+  const integer = (flag: FlagName, fallback: number, min = 1) => {
+    const value = text(flag);
+    if (value === undefined) return fallback;
     const n = Number(value);
-    if (!Number.isInteger(n) || n <= 0) {
-      throw new Error(`${what} must be a positive integer, got "${value}"`);
+    if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min) {
+      throw new ConfigError(
+        `--${flag} must be ${
+          min === 0 ? 'a whole number' : 'a positive integer'
+        }, got "${value}"`,
+      );
     }
     return n;
   };
-  const text = (flag: string, variable: string) =>
-    flags.get(flag) ?? (env[variable] || undefined);
-  const webhookPort = text('webhook-port', 'RACKSIDE_OPERATOR_WEBHOOK_PORT');
-  if (
-    webhookPort !== undefined &&
-    !(/^\d+$/.test(webhookPort) && Number(webhookPort) <= 65535)
-  ) {
-    throw new Error(
-      `webhook port must be 0 (off) to 65535, got "${webhookPort}"`,
+  const duration = (flag: FlagName, fallback: string) => {
+    const value = text(flag) ?? fallback;
+    const ms = parseDuration(value);
+    if (ms === undefined) {
+      throw new ConfigError(
+        `--${flag} must be a duration with a unit (e.g. 30s, 12h, 7d), got "${value}"`,
+      );
+    }
+    return ms;
+  };
+
+  const webhookPort = integer('webhook-port', 0, 0);
+  if (webhookPort > 65535) {
+    throw new ConfigError(
+      `--webhook-port must be 0 (off) to 65535, got "${webhookPort}"`,
     );
   }
-  const reclaimMaxTtlSeconds = number(
-    text('reclaim-max-ttl-seconds', 'RACKSIDE_RECLAIM_MAX_TTL_SECONDS'),
-    3600,
-    'reclaim max TTL',
-  );
+  const probePort = integer('probe-port', 8081);
+  if (probePort > 65535) {
+    throw new ConfigError(`--probe-port must be 1 to 65535, got ${probePort}`);
+  }
+  const reclaimMaxTtlSeconds = integer('reclaim-max-ttl-seconds', 3600);
   if (reclaimMaxTtlSeconds > 3600) {
-    throw new Error(
-      `reclaim max TTL must be at most 3600 seconds (the 60 minutes a MachineReclaim may ask for), got ${reclaimMaxTtlSeconds}`,
+    throw new ConfigError(
+      `--reclaim-max-ttl-seconds must be at most 3600 seconds (the 60 minutes a MachineReclaim may ask for), got ${reclaimMaxTtlSeconds}`,
     );
   }
-  const certHosts = text(
-    'webhook-cert-hosts',
-    'RACKSIDE_OPERATOR_WEBHOOK_CERT_HOSTS',
-  );
+  const leaderElection = {
+    leaseDurationMs: duration('lease-duration', '15s'),
+    renewDeadlineMs: duration('renew-deadline', '10s'),
+    retryPeriodMs: duration('retry-period', '2s'),
+  };
+  // The order that makes overlap impossible: a leader gives up (renew deadline) before a
+  // standby may take the Lease (lease duration), and gets more than one try before that.
+  if (leaderElection.renewDeadlineMs >= leaderElection.leaseDurationMs) {
+    throw new ConfigError(
+      `--renew-deadline (${leaderElection.renewDeadlineMs} ms) must be shorter than --lease-duration (${leaderElection.leaseDurationMs} ms)`,
+    );
+  }
+  if (leaderElection.retryPeriodMs >= leaderElection.renewDeadlineMs) {
+    throw new ConfigError(
+      `--retry-period (${leaderElection.retryPeriodMs} ms) must be shorter than --renew-deadline (${leaderElection.renewDeadlineMs} ms)`,
+    );
+  }
+  const certHosts = text('webhook-cert-hosts');
   return {
-    kubeconfig: flags.get('kubeconfig') ?? (env.KUBECONFIG || undefined),
-    namespace:
-      flags.get('namespace') ??
-      env.RACKSIDE_OPERATOR_NAMESPACE ??
-      env.POD_NAMESPACE ??
-      'rackside-system',
-    probePort: number(
-      flags.get('probe-port') ?? env.RACKSIDE_OPERATOR_PROBE_PORT,
-      8081,
-      'probe port',
-    ),
-    workers: number(
-      flags.get('workers') ?? env.RACKSIDE_OPERATOR_WORKERS,
-      4,
-      'workers',
-    ),
-    rebootDeadlineSeconds: number(
-      flags.get('reboot-deadline-seconds') ??
-        env.RACKSIDE_REBOOT_DEADLINE_SECONDS,
-      900,
-      'reboot deadline',
-    ),
-    unansweredDeadlineSeconds: number(
-      flags.get('unanswered-deadline-seconds') ??
-        env.RACKSIDE_UNANSWERED_DEADLINE_SECONDS,
-      300,
-      'unanswered deadline',
-    ),
-    reclaimMaintenanceWaitSeconds: number(
-      text(
-        'reclaim-maintenance-wait-seconds',
-        'RACKSIDE_RECLAIM_MAINTENANCE_WAIT_SECONDS',
-      ),
+    kubeconfig: text('kubeconfig'),
+    namespace: text('namespace') ?? 'rackside-system',
+    probePort,
+    workers: integer('workers', 4),
+    identity: text('identity') ?? `${os.hostname()}-${process.pid}`,
+    rebootDeadlineSeconds: integer('reboot-deadline-seconds', 900),
+    unansweredDeadlineSeconds: integer('unanswered-deadline-seconds', 300),
+    reclaimMaintenanceWaitSeconds: integer(
+      'reclaim-maintenance-wait-seconds',
       600,
-      'reclaim maintenance wait',
     ),
     reclaimMaxTtlSeconds,
-    reclaimReconcileTimeoutSeconds: number(
-      text(
-        'reclaim-reconcile-timeout-seconds',
-        'RACKSIDE_RECLAIM_RECONCILE_TIMEOUT_SECONDS',
-      ),
+    reclaimReconcileTimeoutSeconds: integer(
+      'reclaim-reconcile-timeout-seconds',
       120,
-      'reclaim reconcile timeout',
     ),
-    joinTimeoutSeconds: number(
-      text('join-timeout-seconds', 'RACKSIDE_JOIN_TIMEOUT_SECONDS'),
-      900,
-      'join timeout',
-    ),
+    joinTimeoutSeconds: integer('join-timeout-seconds', 900),
+    leaderElection,
+    retentionMs: duration('retention', '7d'),
     webhook: {
       // Off unless asked for: two operators on one host (tests, a demo) must not collide.
-      port: webhookPort === undefined ? 0 : Number(webhookPort),
-      host: text('webhook-host', 'RACKSIDE_OPERATOR_WEBHOOK_HOST') ?? '0.0.0.0',
-      certFile: text(
-        'webhook-cert-file',
-        'RACKSIDE_OPERATOR_WEBHOOK_CERT_FILE',
-      ),
-      keyFile: text('webhook-key-file', 'RACKSIDE_OPERATOR_WEBHOOK_KEY_FILE'),
+      port: webhookPort,
+      host: text('webhook-host') ?? '0.0.0.0',
+      certFile: text('webhook-cert-file'),
+      keyFile: text('webhook-key-file'),
       certHosts: certHosts
         ? certHosts
             .split(',')
             .map(h => h.trim())
             .filter(Boolean)
         : ['127.0.0.1', 'localhost', os.hostname()],
-      caOut: text('webhook-ca-out', 'RACKSIDE_OPERATOR_WEBHOOK_CA_OUT'),
+      caOut: text('webhook-ca-out'),
     },
-    identity:
-      flags.get('identity') ??
-      env.RACKSIDE_OPERATOR_IDENTITY ??
-      env.POD_NAME ??
-      `${os.hostname()}-${process.pid}`,
   };
 }

@@ -1,33 +1,28 @@
 /*
- * The Rackside operator process: configuration from flags and environment, probes and
- * metrics, leader election gating the controllers, graceful SIGTERM.
- *
- *   --kubeconfig PATH        (or KUBECONFIG; in-cluster config when neither is set)
- *   --namespace NS           Lease namespace (RACKSIDE_OPERATOR_NAMESPACE / POD_NAMESPACE)
- *   --probe-port N           /healthz /readyz /metrics (RACKSIDE_OPERATOR_PROBE_PORT, 8081)
- *   --workers N              reconcile workers (RACKSIDE_OPERATOR_WORKERS, 4)
- *   --identity ID            Lease holder identity (RACKSIDE_OPERATOR_IDENTITY / POD_NAME / hostname)
- *   --reboot-deadline-seconds N       a reboot not back by then fails (RACKSIDE_REBOOT_DEADLINE_SECONDS, 900)
- *   --unanswered-deadline-seconds N   an unanswered power verb is watched this long (RACKSIDE_UNANSWERED_DEADLINE_SECONDS, 300)
- *   --reclaim-maintenance-wait-seconds N   a reset machine not back by then fails (RACKSIDE_RECLAIM_MAINTENANCE_WAIT_SECONDS, 600)
- *   --reclaim-max-ttl-seconds N            cap of a MachineReclaim's TTL (RACKSIDE_RECLAIM_MAX_TTL_SECONDS, 3600)
- *   --reclaim-reconcile-timeout-seconds N  limit of one reclaim reconcile (RACKSIDE_RECLAIM_RECONCILE_TIMEOUT_SECONDS, 120)
- *   --join-timeout-seconds N               a join without a Ready Node by then fails (RACKSIDE_JOIN_TIMEOUT_SECONDS, 900)
- *   --webhook-port N (0: off), --webhook-host, --webhook-cert-file, --webhook-key-file,
- *   --webhook-cert-hosts, --webhook-ca-out   the MachineReclaim admission webhook (README)
+ * The Rackside operator process: configuration from flags and environment (config.ts:
+ * `--help` prints them; an unknown or malformed flag or a bad value exits 2 with the
+ * usage), probes and metrics, leader election gating the controllers, graceful SIGTERM.
+ * Every replica serves the webhook and is Ready once its caches are synced and the
+ * webhook listens; leadership is the metric rackside_leader, not readiness.
  */
 import { KubeConfig } from '@kubernetes/client-node';
 import { startHealthServer } from './health';
 import { createMetrics } from './metrics';
 import { startOperator } from './operator';
-import { readConfig } from './config';
+import {
+  ConfigError,
+  HelpRequested,
+  readConfig,
+  usage,
+  type OperatorConfig,
+} from './config';
 import { serveMachineReclaimWebhook } from './webhook/server';
 
 async function main() {
   const log = (message: string) =>
     // eslint-disable-next-line no-console
     console.log(`${new Date().toISOString()} rackside-operator: ${message}`);
-  const config = readConfig(process.argv.slice(2), process.env);
+  const config = configOrExit();
   const kubeConfig = new KubeConfig();
   if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
   else kubeConfig.loadFromCluster();
@@ -51,18 +46,21 @@ async function main() {
       },
       join: { joinTimeoutMs: config.joinTimeoutSeconds * 1000 },
     },
+    leaderElection: config.leaderElection,
+    retentionMs: config.retentionMs,
     metrics,
     log,
     // Like controller-runtime: a replica that lost its lease exits and starts afresh.
     onLostLeadership: () => void shutdown(1),
   });
+  // Every replica serves the webhook, leading or not: it only reads.
+  let webhookServing = config.webhook.port === 0;
   const server = await startHealthServer({
     port: config.probePort,
-    isReady: () => operator.isReady(),
+    isReady: () => operator.isReady() && webhookServing,
     metrics: () => metrics.render(),
   });
   log(`identity ${config.identity}, probes on :${config.probePort}`);
-  // Every replica serves the webhook, leading or not: it only reads.
   const webhook =
     config.webhook.port > 0
       ? await serveMachineReclaimWebhook({
@@ -71,6 +69,7 @@ async function main() {
           log,
         })
       : undefined;
+  webhookServing = true;
 
   async function shutdown(code: number) {
     if (exiting) return;
@@ -83,6 +82,25 @@ async function main() {
   }
   process.on('SIGTERM', () => void shutdown(0));
   process.on('SIGINT', () => void shutdown(0));
+}
+
+/** The configuration, or the usage on stderr and exit 2 (0 for --help). */
+function configOrExit(): OperatorConfig {
+  try {
+    return readConfig(process.argv.slice(2), process.env);
+  } catch (error) {
+    if (error instanceof HelpRequested) {
+      process.stdout.write(`${usage()}\n`);
+      process.exit(0);
+    }
+    if (error instanceof ConfigError) {
+      process.stderr.write(
+        `rackside-operator: ${error.message}\n\n${usage()}\n`,
+      );
+      process.exit(2);
+    }
+    throw error;
+  }
 }
 
 main().catch(error => {

@@ -36,8 +36,31 @@ export function createMetrics() {
     labelNames: ['kind'] as const,
     registers: [registry],
   });
+  // Read at scrape time from the elector's predicate: a replica past its renew deadline
+  // reports 0 even if nothing else has run since.
+  let isLeader: () => boolean = () => false;
+  const leader = new Gauge({
+    name: 'rackside_leader',
+    help: 'Whether this replica holds the leader Lease and may act (1) or stands by (0)',
+    registers: [registry],
+    collect() {
+      this.set(isLeader() ? 1 : 0);
+    },
+  });
+  const retentionDeletions = new Counter({
+    name: 'rackside_retention_deletions_total',
+    help: 'Terminal objects deleted after the retention period, by kind',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
   return {
     registry,
+    leader,
+    retentionDeletions,
+    /** Where rackside_leader reads leadership from. */
+    leadership(source: () => boolean) {
+      isLeader = source;
+    },
     maintenancesByPhase,
     drainDuration,
     powerVerbsSent,

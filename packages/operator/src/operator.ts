@@ -29,7 +29,11 @@ import {
 } from '@rackside/plugin-servers-node';
 import { DrainRunner, type DrainRunnerOptions } from './drain/DrainRunner';
 import { createEventRecorder } from './events';
-import { LeaderElector } from './leaderElection';
+import {
+  LeaderElector,
+  leaderGated,
+  leaderGatedKubeConfig,
+} from './leaderElection';
 import type { NodeView } from './maintenance/machine';
 import {
   MaintenanceReconciler,
@@ -42,10 +46,12 @@ import {
   type PowerDeadlines,
 } from './power/PowerProviderReconciler';
 import { reconcileServerBmc } from './power/serverBmc';
+import { createRetention, DEFAULT_RETENTION_MS } from './retention';
 import {
   createMachineControllers,
   type MachineControllerSettings,
 } from './talos/controllers';
+import { createTalosAccess } from './talos/talosAccess';
 import { WorkQueue } from './workqueue';
 
 export interface OperatorOptions {
@@ -57,9 +63,17 @@ export interface OperatorOptions {
   leaseName?: string;
   leaseDurationSeconds?: number;
   retryPeriodMs?: number;
+  /** Lease duration, renew deadline and retry period in ms (these win over the above). */
+  leaderElection?: {
+    leaseDurationMs?: number;
+    renewDeadlineMs?: number;
+    retryPeriodMs?: number;
+  };
   workers?: number;
   metrics?: OperatorMetrics;
   log?: (message: string) => void;
+  /** Terminal NodeMaintenances and MachineReclaims are deleted this long after they ended (7 days). */
+  retentionMs?: number;
   /** Called when leadership is lost after it was held (main exits the process). */
   onLostLeadership?: () => void;
   /** Eviction retry backoff and progress cadence of drains (tests shorten them). */
@@ -81,10 +95,11 @@ export interface OperatorOptions {
 
 export interface Operator {
   metrics: OperatorMetrics;
+  /** Holds the Lease and its renew deadline has not passed: the replica may act now. */
   isLeader(): boolean;
   /** Caches synced (the controllers can act). */
   isSynced(): boolean;
-  /** Leading and synced: what /readyz answers. */
+  /** Caches synced, leading or not: the operator's part of /readyz (main adds the webhook). */
   isReady(): boolean;
   stop(): Promise<void>;
 }
@@ -166,7 +181,10 @@ export async function startOperator(
   const log = options.log ?? (() => {});
   const identity = options.identity ?? `rackside-operator-${process.pid}`;
   const metrics = options.metrics ?? createMetrics();
-  const kc = options.kubeConfig;
+  // Every write of the controllers asks the elector right before it goes out (a replica
+  // past its renew deadline, e.g. resumed after a freeze, sends nothing); reads do not.
+  let leading = () => false;
+  const kc = leaderGatedKubeConfig(options.kubeConfig, () => leading());
   const maintenanceClient = new ResourceClient<NodeMaintenance>(
     kc,
     nodeMaintenanceResource,
@@ -336,7 +354,7 @@ export async function startOperator(
       onNode: nodeName => core.podsOnNode(nodeName) as any,
     },
     drains,
-    power: power.powerPort(),
+    power: leaderGated(power.powerPort(), ['send'], () => leading()),
     nodes: {
       async setUnschedulable(nodeName, unschedulable) {
         const node = nodes.get(nodeName);
@@ -396,6 +414,11 @@ export async function startOperator(
     namespace: operatorNamespace,
     nodes,
     recorder,
+    talos: leaderGated(
+      createTalosAccess(),
+      ['reset', 'applyConfiguration'],
+      () => leading(),
+    ),
     workers: options.workers ?? 4,
     onError: kind => metrics.reconcileErrors.inc({ kind }),
     log,
@@ -510,15 +533,36 @@ export async function startOperator(
     updateGauge();
     enqueueAll();
     await machineControllers.start();
+    if (stopped) return;
+    await retention.start();
   };
-
-  const elector = new LeaderElector({
+  const retention = createRetention({
     kubeConfig: kc,
+    namespace: operatorNamespace,
+    retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
+    maintenances,
+    recorder,
+    onDeleted: kind => metrics.retentionDeletions.inc({ kind }),
+    log,
+  });
+
+  const leaseDurationMs =
+    options.leaderElection?.leaseDurationMs ??
+    (options.leaseDurationSeconds ?? 15) * 1000;
+  const renewDeadlineMs =
+    options.leaderElection?.renewDeadlineMs ??
+    Math.min(10_000, (leaseDurationMs * 2) / 3);
+  const elector = new LeaderElector({
+    kubeConfig: options.kubeConfig,
     namespace: options.leaseNamespace ?? 'rackside-system',
     name: options.leaseName ?? 'rackside-operator',
     identity,
-    leaseDurationSeconds: options.leaseDurationSeconds,
-    retryPeriodMs: options.retryPeriodMs,
+    leaseDurationMs,
+    renewDeadlineMs,
+    retryPeriodMs:
+      options.leaderElection?.retryPeriodMs ??
+      options.retryPeriodMs ??
+      Math.min(2000, renewDeadlineMs / 2),
     log,
     onStartedLeading: () => {
       startControllers().catch(error =>
@@ -526,6 +570,7 @@ export async function startOperator(
       );
     },
     onStoppedLeading: () => {
+      void retention.stop();
       machineControllers.pause();
       drains.stop();
       powerQueue?.stop();
@@ -535,6 +580,8 @@ export async function startOperator(
       options.onLostLeadership?.();
     },
   });
+  leading = () => elector.isLeader;
+  metrics.leadership(() => elector.isLeader);
   elector.start();
 
   const isSynced = () =>
@@ -547,10 +594,11 @@ export async function startOperator(
     metrics,
     isLeader: () => elector.isLeader,
     isSynced,
-    isReady: () => elector.isLeader && isSynced() && !!queue,
+    isReady: isSynced,
     async stop() {
       if (stopped) return;
       stopped = true;
+      await retention.stop();
       await machineControllers.stop();
       drains.stop();
       powerQueue?.stop();
