@@ -1591,3 +1591,47 @@ test('narrower identities: the reclaim grant holds in the release namespace only
     ),
   );
 });
+
+test('the operator takes retention and leader election from values; the schema refuses a duration without a unit', () => {
+  const argsOf = values => {
+    const [deployment] = parseYamlDocuments(renderChart(values)).filter(
+      d => d.kind === 'Deployment' && d.metadata.name.endsWith('-operator'),
+    );
+    return deployment.spec.template.spec.containers[0].args;
+  };
+  const defaults = argsOf({});
+  for (const arg of [
+    '--retention=7d',
+    '--lease-duration=15s',
+    '--renew-deadline=10s',
+    '--retry-period=2s',
+  ]) {
+    assert.ok(defaults.includes(arg), `${arg} in ${defaults.join(' ')}`);
+  }
+  const set = argsOf({
+    operator: {
+      retention: '12h',
+      leaderElection: {
+        leaseDuration: '30s',
+        renewDeadline: '20s',
+        retryPeriod: '4s',
+      },
+    },
+  });
+  for (const arg of [
+    '--retention=12h',
+    '--lease-duration=30s',
+    '--renew-deadline=20s',
+    '--retry-period=4s',
+  ]) {
+    assert.ok(set.includes(arg), `${arg} in ${set.join(' ')}`);
+  }
+  assert.throws(
+    () => renderChart({ operator: { retention: '7' } }),
+    /retention.*does not match pattern/s,
+  );
+  assert.throws(
+    () => renderChart({ operator: { leaderElection: { renewDeadline: 10 } } }),
+    /renewDeadline/,
+  );
+});
