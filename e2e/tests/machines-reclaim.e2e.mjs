@@ -112,11 +112,16 @@ test(
       assert.equal(request.spec.requestedBy, 'user:default/guest');
       assert.equal(request.spec.reason, REASON);
       const secretName = request.spec.credentialSecretRef.name;
+      assert.equal(secretName, `${name}-talosconfig`);
+      const secret = getJson('secret', secretName, '-n', NS);
       assert.equal(
-        getJson('secret', secretName, '-n', NS).metadata.ownerReferences[0].uid,
+        secret.metadata.ownerReferences[0].uid,
         request.metadata.uid,
         'the credential Secret is owned by the request',
       );
+      // The binding the operator checks before it reads the credential (DESIGN 5b).
+      assert.equal(secret.metadata.labels['rackside.dev/credential-of'], name);
+      assert.equal(secret.immutable, true);
 
       // A wrong UUID: the page does not send it, and the API refuses it.
       const typed = dialog.getByTestId('reclaim-typed-uuid');
