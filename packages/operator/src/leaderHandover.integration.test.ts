@@ -322,6 +322,22 @@ async function eventsBy(identity: string) {
     }));
 }
 
+/**
+ * What a replica logged about requests after `since`: any apiserver answer to a write
+ * (a conflict, a refusal) proves the write went out. The only thing allowed is the
+ * gate's own refusal ("not leading: ... not done"), which never leaves the process.
+ */
+function writesAfter(replica: Replica, since: number): string[] {
+  return fs
+    .readFileSync(replica.logFile, 'utf8')
+    .split('\n')
+    .filter(line => Date.parse(line.slice(0, 24)) >= since)
+    .filter(line =>
+      /^\S+ rackside-operator: (reconcile|event|retention)/.test(line),
+    )
+    .filter(line => !/not leading: .* not done/.test(line));
+}
+
 const holder = () =>
   leases.get(`${NS}/rackside-operator`)?.spec?.holderIdentity;
 
@@ -455,6 +471,10 @@ describe('two operator replicas', () => {
     expect(fs.readFileSync(a.logFile, 'utf8')).toMatch(
       /lost lease rackside-operator: the renew deadline passed/,
     );
+    // (Before the fix the old leader's first reconcile after the resume reached the
+    // apiserver and lost on resourceVersion: "reconcile during-freeze: ... has been
+    // modified".)
+    expect(writesAfter(a, resumedAt - 1000)).toEqual([]);
 
     // Asked for after the resume: handled by the new leader alone.
     await env.create('after-resume', 'worker-2', 'reboot');
@@ -518,6 +538,7 @@ describe('two operator replicas', () => {
       new Promise<undefined>(r => setTimeout(r, 30_000)),
     ]);
     expect(exit).toEqual({ code: 1, signal: null });
+    expect(writesAfter(b, resumedAt - 1000)).toEqual([]);
     const reported = await events('short-freeze');
     expect(reported.length).toBeGreaterThan(0);
     expect(new Set(reported.map(e => e.instance))).toEqual(new Set(['op-a2']));
