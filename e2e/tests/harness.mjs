@@ -8,6 +8,8 @@
 //   startPortal({ offset: 1, user: 'contractor' })  // its own rack and port, 1 above the defaults;
 //   sign in as user:default/contractor (the users and groups of examples/org.yaml;
 //   what each may do is the permission.rackside policy of app-config.yaml)
+//   startPortal({ offset: 23, configs: [file], backendEnv: { NAME: value } })  // more
+//   app-config files after the rack's, and environment for the backend
 //   ...
 //   await portal.stop();
 //   pickDrainableWorker(portal.kubectl, { among, needPods })  // a worker a drain can empty
@@ -281,11 +283,15 @@ export async function startPortal(opts = {}) {
       path.join(ROOT, 'app-config.yaml'),
       rackConfig,
       portConfig,
+      ...(opts.configs ?? []),
     ].flatMap(f => ['--config', f]);
     const backend = spawnLogged(
       'yarn',
       ['workspace', 'backend', 'start', ...configs],
-      { env: { NODE_ENV: 'development' }, logFile: backendLog },
+      {
+        env: { NODE_ENV: 'development', ...opts.backendEnv },
+        logFile: backendLog,
+      },
     );
     children.push(backend);
 
