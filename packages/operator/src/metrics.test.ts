@@ -16,4 +16,14 @@ describe('createMetrics', () => {
     expect(body).toContain('rackside_refusals_total{cause="quorum"} 1');
     expect(body).toContain('rackside_drain_duration_seconds_count 1');
   });
+
+  it('reads rackside_leader from the elector at each scrape', async () => {
+    const metrics = createMetrics();
+    expect((await metrics.render()).body).toContain('rackside_leader 0');
+    let leading = true;
+    metrics.leadership(() => leading);
+    expect((await metrics.render()).body).toContain('rackside_leader 1');
+    leading = false;
+    expect((await metrics.render()).body).toContain('rackside_leader 0');
+  });
 });

@@ -480,6 +480,16 @@ export async function startOperator(
     ),
   );
 
+  // Deletes terminal objects --retention after they ended; runs while leading.
+  const retention = createRetention({
+    kubeConfig: kc,
+    namespace: operatorNamespace,
+    retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
+    maintenances,
+    recorder,
+    onDeleted: kind => metrics.retentionDeletions.inc({ kind }),
+    log,
+  });
   const startControllers = async () => {
     await Promise.all([
       maintenances.synced,
@@ -536,15 +546,6 @@ export async function startOperator(
     if (stopped) return;
     await retention.start();
   };
-  const retention = createRetention({
-    kubeConfig: kc,
-    namespace: operatorNamespace,
-    retentionMs: options.retentionMs ?? DEFAULT_RETENTION_MS,
-    maintenances,
-    recorder,
-    onDeleted: kind => metrics.retentionDeletions.inc({ kind }),
-    log,
-  });
 
   const leaseDurationMs =
     options.leaderElection?.leaseDurationMs ??

@@ -128,17 +128,16 @@ export class RetentionController {
     this.unsubscribe = [];
   }
 
-  private async reconcile(
-    key: string,
-  ): Promise<{ requeueAfterMs: number } | void> {
+  /** Deletes the object if its time has come; else says when to look again. */
+  private async reconcile(key: string): Promise<{ requeueAfterMs?: number }> {
     const [kindName, objKey] = key.split('|');
     const kind = this.options.kinds.find(k => k.kind === kindName);
     const obj = kind?.cache.get(objKey);
-    if (!kind || !obj) return;
+    if (!kind || !obj) return {};
     let ended = kind.endedAt(obj);
     if (ended === undefined) {
       this.firstSeen.delete(key);
-      return;
+      return {};
     }
     if (ended === 'unknown') {
       if (!this.firstSeen.has(key)) this.firstSeen.set(key, this.now());
@@ -178,7 +177,7 @@ export class RetentionController {
       'RetentionExpired',
       message,
     );
-    return undefined;
+    return {};
   }
 }
 
