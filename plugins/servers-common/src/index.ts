@@ -11,6 +11,7 @@ export * from './guard';
 export * from './ceremony';
 export * from './capability';
 export * from './drain';
+export * from './maintenanceRules';
 export * from './discoveryNetworks';
 export * from './resources';
 export * from './api';

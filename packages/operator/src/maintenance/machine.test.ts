@@ -322,7 +322,7 @@ describe('the transition table', () => {
     'Draining',
     'Drained',
     'Rebooting',
-    'PoweredOff',
+    // PoweredOff holds the abandon until power-on: 'holds an abandon while PoweredOff'.
   ])(
     'abandon from %s -> Returning -> Complete (abandoned), schedulability restored',
     async phase => {
@@ -799,5 +799,233 @@ describe('the transition table', () => {
       phase: 'Returning',
     });
     expect(phaseOf(nm)).toBe('Cordoned');
+  });
+});
+
+describe('authoritative at the moment of acting', () => {
+  const drained: DrainOutcome = {
+    state: 'drained',
+    progress: { total: 1, evicted: 1, pending: 0 },
+  };
+  const hazardAck = (ceremony: 'hazard' | 'typed-name') => ({
+    preflight: { takenAt: '2026-01-01T00:00:00Z', ceremony },
+  });
+
+  function withRefusals(c: FakeCluster) {
+    const causes: string[] = [];
+    const ports = {
+      ...c.ports(),
+      onRefused: (cause: string) => causes.push(cause),
+    };
+    return { reconciler: new MaintenanceReconciler(ports), causes };
+  }
+
+  /** Five control-plane members: quorum 3, so one reboot is allowed, not a hazard. */
+  function fiveMembers() {
+    const c = rack();
+    c.nodes.set('cp-4', node('cp-4', { cp: true }));
+    c.nodes.set('cp-5', node('cp-5', { cp: true }));
+    return c;
+  }
+
+  it('a reboot admitted at margin 1 is not sent once another member went NotReady during the drain', async () => {
+    const c = rack();
+    const { reconciler, causes } = withRefusals(c);
+    c.create('m1', 'cp-1', 'reboot', hazardAck('hazard'));
+    await reconciler.reconcile('m1');
+    let nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Draining');
+    expect(nm.status?.admission).toMatchObject({
+      verdict: 'hazard',
+      members: 3,
+      quorum: 2,
+      ready: 3,
+      margin: 1,
+    });
+    c.nodes.set('cp-2', node('cp-2', { cp: true, ready: false }));
+    c.drainOutcome = drained;
+    await reconciler.reconcile('m1');
+    nm = c.maintenances.get('m1')!;
+    expect(c.sent).toEqual([]);
+    expect(nm.status?.phase).toBe('Refused');
+    expect(nm.status?.power?.reboot).toBeUndefined();
+    expect(nm.status?.refusal).toMatchObject({
+      members: 3,
+      quorum: 2,
+      ready: 2,
+      margin: 0,
+    });
+    expect(nm.status?.refusal?.reason).toMatch(
+      /At admission: 3 of 3 control-plane members ready \(margin 1\)/,
+    );
+    expect(nm.status?.refusal?.reason).toMatch(/NotReady now: cp-2/);
+    expect(c.nodes.get('cp-1')!.spec?.unschedulable).toBe(true);
+    expect(c.nodePatches).toEqual([{ node: 'cp-1', unschedulable: true }]);
+    expect(c.events.filter(e => e.name === 'm1').pop()).toMatchObject({
+      type: 'Warning',
+      reason: 'Refused',
+    });
+    expect(causes).toEqual(['guard']);
+  });
+
+  it('a hazard at send time is sent only when the request was acknowledged at the hazard tier', async () => {
+    for (const [ack, sent] of [
+      ['typed-name', false],
+      ['hazard', true],
+    ] as const) {
+      const c = fiveMembers();
+      c.create('m1', 'cp-1', 'reboot', hazardAck(ack));
+      await c.reconciler().reconcile('m1');
+      expect(c.phase('m1')).toBe('Draining');
+      c.nodes.set('cp-5', node('cp-5', { cp: true, ready: false }));
+      c.drainOutcome = drained;
+      await c.reconciler().reconcile('m1');
+      expect(c.sent.length).toBe(sent ? 1 : 0);
+      expect(c.phase('m1')).toBe(sent ? 'Rebooting' : 'Refused');
+      if (!sent) {
+        const nm = c.maintenances.get('m1')!;
+        expect(nm.status?.refusal).toMatchObject({
+          members: 5,
+          quorum: 3,
+          ready: 4,
+          margin: 1,
+        });
+        expect(nm.status?.refusal?.reason).toMatch(/typed-name rung/);
+      }
+    }
+  });
+
+  it('made with kubectl (no pre-flight): admitted at allow, a hazard at send time is refused; admitted at hazard, it is sent', async () => {
+    const c = fiveMembers();
+    c.create('m1', 'cp-1', 'reboot');
+    await c.reconciler().reconcile('m1');
+    expect(c.maintenances.get('m1')!.status?.admission?.verdict).toBe('allow');
+    c.nodes.set('cp-5', node('cp-5', { cp: true, ready: false }));
+    c.drainOutcome = drained;
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Refused');
+    expect(c.sent).toEqual([]);
+
+    const d = rack();
+    d.drainOutcome = drained;
+    d.create('m2', 'cp-1', 'reboot');
+    await d.reconciler().reconcile('m2');
+    expect(d.maintenances.get('m2')!.status?.admission?.verdict).toBe('hazard');
+    expect(d.phase('m2')).toBe('Rebooting');
+    expect(d.sent).toEqual([{ verb: 'reboot', node: 'cp-1' }]);
+  });
+
+  it('two reboots both drained at margin 1 at once: exactly one is sent, the first admitted', async () => {
+    const c = rack();
+    const status = (at: string): NodeMaintenanceStatus => ({
+      phase: 'Drained',
+      wasUnschedulable: false,
+      admission: {
+        verdict: 'hazard',
+        at,
+        members: 3,
+        quorum: 2,
+        ready: 3,
+        margin: 1,
+      },
+      history: [{ phase: 'Drained', at }],
+    });
+    c.create(
+      'late',
+      'cp-1',
+      'reboot',
+      hazardAck('hazard'),
+      status('2026-01-01T00:01:00Z'),
+    );
+    c.create(
+      'early',
+      'cp-3',
+      'reboot',
+      hazardAck('hazard'),
+      status('2026-01-01T00:00:30Z'),
+    );
+    const reconciler = c.reconciler();
+    await Promise.all([
+      reconciler.reconcile('late'),
+      reconciler.reconcile('early'),
+    ]);
+    expect(c.sent).toEqual([{ verb: 'reboot', node: 'cp-3' }]);
+    expect(c.phase('early')).toBe('Rebooting');
+    expect(c.phase('late')).toBe('Refused');
+    expect(c.maintenances.get('late')!.status?.refusal).toMatchObject({
+      members: 3,
+      quorum: 2,
+      ready: 2,
+      margin: 0,
+    });
+    expect(c.maintenances.get('late')!.status?.refusal?.reason).toMatch(
+      /going down: cp-3 \(early\)/,
+    );
+  });
+
+  it('a capability that went away before the send: Refused, nothing sent, node left cordoned', async () => {
+    const c = rack();
+    const { reconciler, causes } = withRefusals(c);
+    c.create('m1', 'worker-1', 'reboot');
+    await reconciler.reconcile('m1');
+    c.channel = 'none';
+    c.drainOutcome = drained;
+    await reconciler.reconcile('m1');
+    expect(c.phase('m1')).toBe('Refused');
+    expect(c.sent).toEqual([]);
+    expect(c.nodes.get('worker-1')!.spec?.unschedulable).toBe(true);
+    expect(causes).toEqual(['capability']);
+  });
+
+  it('holds an abandon while PoweredOff (AbandonPending, one Warning), powers on once when asked, then restores the schedulability from before', async () => {
+    const c = rack();
+    c.drainOutcome = drained;
+    c.channel = 'redfish';
+    c.create('m1', 'worker-2', 'shutdown');
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('PoweredOff');
+    c.setSpec('m1', { abandon: { by: 'kubernetes-admin', reason: 'oops' } });
+    await c.reconciler().reconcile('m1');
+    await c.reconciler().reconcile('m1');
+    let nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('PoweredOff');
+    expect(nm.status?.abandoned).toBeUndefined();
+    const pending = nm.status?.conditions?.find(
+      x => x.type === 'AbandonPending',
+    );
+    expect(pending).toMatchObject({ status: 'True', reason: 'MachineOff' });
+    expect(pending?.message).toMatch(/kubernetes-admin \(oops\)/);
+    expect(
+      c.events.filter(e => e.reason === 'AbandonPending').map(e => e.type),
+    ).toEqual(['Warning']);
+    expect(c.sent.map(s => s.verb)).toEqual(['shutdown']);
+
+    c.setSpec('m1', { powerOn: flag });
+    await c.reconciler().reconcile('m1');
+    await c.reconciler().reconcile('m1');
+    nm = c.maintenances.get('m1')!;
+    expect(c.sent.map(s => s.verb)).toEqual(['shutdown', 'powerOn']);
+    expect(nm.status?.phase).toBe('Complete');
+    expect(nm.status?.abandoned).toBe(true);
+    expect(
+      nm.status?.conditions?.find(x => x.type === 'AbandonPending')?.status,
+    ).toBe('False');
+    // worker-2 was unschedulable before: abandon leaves it so.
+    expect(c.nodes.get('worker-2')!.spec?.unschedulable).toBe(true);
+  });
+
+  it('return to service while PoweredOff with a held abandon keeps its behaviour: Returning, no power verb', async () => {
+    const c = rack();
+    c.drainOutcome = drained;
+    c.channel = 'redfish';
+    c.create('m1', 'worker-1', 'shutdown');
+    await c.reconciler().reconcile('m1');
+    c.setSpec('m1', { abandon: { by: 'kubernetes-admin', reason: 'oops' } });
+    await c.reconciler().reconcile('m1');
+    c.setSpec('m1', { returnToService: flag });
+    await c.reconciler().reconcile('m1');
+    expect(c.sent.map(s => s.verb)).toEqual(['shutdown']);
+    expect(['Returning', 'Complete']).toContain(c.phase('m1'));
+    expect(c.nodes.get('worker-1')!.spec?.unschedulable).toBe(false);
   });
 });

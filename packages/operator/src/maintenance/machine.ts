@@ -9,24 +9,21 @@
  * resumes from whatever status says.
  */
 import {
-  deriveQuorum,
-  guard,
+  abandonWouldStrand,
   isTerminalPhase,
   nodeFactsFromNode,
   planDrain,
   type PodLike,
-  type MaintenanceFacts,
   type MaintenanceIntent,
   type MaintenancePhase,
-  type NodeFacts,
   type NodeLike,
   type NodeMaintenance,
   type NodeMaintenanceStatus,
   type InvokeResult,
   type PowerVerb,
-  type ServerAction,
 } from '@rackside/plugin-servers-common';
 import type { DrainOutcome } from '../drain/DrainRunner';
+import { checkNumbers, checkQuorum } from './guardCheck';
 import { poweredOff, rebooting, sendFromDrained } from './powerRows';
 
 /** A maintenance without a phase yet (just created) is `New`. */
@@ -147,13 +144,6 @@ export type Row = (
 
 export const VIRTUAL_LABEL = 'rackside.dev/virtual-node';
 
-const ACTION_OF_INTENT: Record<MaintenanceIntent, ServerAction> = {
-  cordon: 'cordon',
-  drain: 'drain',
-  reboot: 'reboot',
-  shutdown: 'shutdown',
-};
-
 /** Intents whose maintenance drains the node after cordoning it. */
 const DRAINING_INTENTS: readonly MaintenanceIntent[] = [
   'drain',
@@ -258,25 +248,12 @@ const admit: Row = async (nm, { view, pods, power }) => {
       blockingMaintenance: busy.metadata.name,
     });
   }
-  const nodes: NodeFacts[] = view.nodes().map(nodeFactsFromNode);
-  const facts: MaintenanceFacts[] = others
-    .filter(m => m.status?.phase !== undefined)
-    .map(m => ({
-      nodeName: m.spec.nodeName,
-      intent: m.spec.intent,
-      phase: m.status!.phase!,
-    }));
-  const verdict = guard(
-    { action: ACTION_OF_INTENT[nm.spec.intent], nodeName },
-    deriveQuorum(nodes, facts),
-    nodes,
-  );
+  const check = checkQuorum(nm, view, 'admission');
+  const verdict = check.result;
   if (verdict.verdict === 'refuse') {
     return refuse(verdict.reason, 'guard', {
       reason: verdict.reason,
-      members: verdict.members ?? undefined,
-      quorum: verdict.quorum ?? undefined,
-      margin: verdict.margin ?? undefined,
+      ...checkNumbers(check),
     });
   }
   if (DRAINING_INTENTS.includes(nm.spec.intent)) {
@@ -296,7 +273,15 @@ const admit: Row = async (nm, { view, pods, power }) => {
     kind: 'transition',
     to: 'Requested',
     message: `Admitted: ${verdict.reason}`,
-    status: { wasUnschedulable: node?.spec?.unschedulable === true },
+    status: {
+      wasUnschedulable: node?.spec?.unschedulable === true,
+      // What the check right before the power verb compares against (powerRows.ts).
+      admission: {
+        verdict: verdict.verdict,
+        at: new Date().toISOString(),
+        ...checkNumbers(check),
+      },
+    },
   };
 };
 
@@ -410,7 +395,9 @@ const returning: Row = async (nm, { view, nodes }) => {
       status: { completedAt: new Date().toISOString() },
     };
   }
-  if (!abandoned && !isReady(node)) {
+  // An abandon held while the machine was off still waits for the machine it powered on.
+  const waitForReady = !abandoned || !!nm.status?.powerOnSentAt;
+  if (waitForReady && !isReady(node)) {
     return {
       kind: 'wait',
       message: `waiting for ${nm.spec.nodeName} to be Ready`,
@@ -456,10 +443,39 @@ export const abandonRule: Row = async nm => ({
   event: { type: 'Normal', reason: 'Abandoned' },
 });
 
-/** The row that applies to this maintenance now. */
+/**
+ * The row that applies to this maintenance now. An abandon on a maintenance that has the
+ * machine off is not applied: abandon never sends a power verb, so it would leave the
+ * machine off with nothing to bring it back. The PoweredOff row holds it (AbandonPending)
+ * until power-on, and Returning then applies it.
+ */
 export function rowFor(nm: NodeMaintenance): Row {
   const phase = phaseOf(nm);
   const abandonable =
     phase === 'New' || (phase !== 'Returning' && !isTerminalPhase(phase));
-  return nm.spec.abandon && abandonable ? abandonRule : transitions[phase];
+  const held = abandonWouldStrand({
+    intent: nm.spec.intent,
+    phase: phase === 'New' ? undefined : phase,
+  });
+  return nm.spec.abandon && abandonable && !held
+    ? abandonRule
+    : transitions[phase];
+}
+
+/**
+ * Whether the next step of this maintenance must run under the admission lock: its
+ * admission, and the check right before its power verb is recorded. Both read the quorum
+ * and decide on it, so two of them never interleave.
+ */
+export function needsAdmissionLock(nm: NodeMaintenance): boolean {
+  const phase = phaseOf(nm);
+  if (phase === 'New') return true;
+  const verb = VERB_OF_INTENT[nm.spec.intent];
+  return (
+    phase === 'Drained' &&
+    !!verb &&
+    !nm.status?.power?.[verb] &&
+    !nm.spec.returnToService &&
+    !nm.spec.abandon
+  );
 }

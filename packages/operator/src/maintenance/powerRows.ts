@@ -7,16 +7,22 @@
  * no answer (the operator stopped in between, or the channel's answer was lost) is settled
  * by observing the node, never by sending again.
  */
-import type {
-  NodeMaintenance,
-  NodeMaintenanceStatus,
-  PowerVerbRecord,
+import {
+  acknowledgedRung,
+  nodeFactsFromNode,
+  sendAllowed,
+  takesNodeDown,
+  type NodeMaintenance,
+  type NodeMaintenanceStatus,
+  type PowerVerbRecord,
 } from '@rackside/plugin-servers-common';
+import { checkNumbers, checkQuorum } from './guardCheck';
 import type {
   Decision,
   MachinePorts,
   NodeView,
   PowerSendVerb,
+  RefusalCause,
   Row,
   SendOutcome,
 } from './machine';
@@ -112,6 +118,7 @@ function timeLeft(since: string | undefined, seconds: number): number {
 }
 
 const CONFIRMED = 'PowerOffConfirmed' as const;
+const ABANDON_PENDING = 'AbandonPending' as const;
 
 /** What the channel's answer to a sent verb leads to. */
 export const afterSend: Record<
@@ -160,12 +167,34 @@ export const afterSend: Record<
     answered(nm, 'powerOn', outcome, record => ({
       kind: 'transition',
       to: 'Returning',
-      message: `power-on of ${nm.spec.nodeName} accepted (${record.detail}); waiting for it to be Ready`,
+      message: `power-on of ${nm.spec.nodeName} accepted (${
+        record.detail
+      }); waiting for it to be Ready${
+        nm.spec.abandon
+          ? `, then applying the abandon held since it was off (requested by ${nm.spec.abandon.by})`
+          : ''
+      }`,
       status: {
         power: powerWith(nm, 'powerOn', record),
         powerOnSentAt: record.sentAt,
         returnedAt: nowIso(),
+        // The held abandon: Returning restores wasUnschedulable instead of uncordoning.
+        ...(nm.spec.abandon
+          ? {
+              abandoned: true,
+              conditions: withCondition(nm.status?.conditions, {
+                type: ABANDON_PENDING,
+                status: 'False',
+                reason: 'PoweredOn',
+                message:
+                  'The machine was powered on; the abandon is applied as it returns.',
+              }),
+            }
+          : {}),
       },
+      event: nm.spec.abandon
+        ? { type: 'Normal', reason: 'Abandoned' }
+        : undefined,
     })),
 };
 
@@ -273,7 +302,98 @@ async function settleUnanswered(
   };
 }
 
-/** Drained, intent reboot or shutdown: send the verb once. */
+/** "3 of 3 control-plane members ready (margin 1)", from what was kept at admission. */
+function admittedNumbers(nm: NodeMaintenance): string | undefined {
+  const a = nm.status?.admission ?? nm.spec.preflight?.quorum;
+  if (!a || a.members === undefined || a.ready === undefined) return undefined;
+  return `${a.ready} of ${a.members} control-plane members ready (margin ${a.margin})`;
+}
+
+/** The members that are not ready now, or going down under another maintenance. */
+function downNow(nm: NodeMaintenance, ports: MachinePorts): string {
+  const members = ports.view
+    .nodes()
+    .map(nodeFactsFromNode)
+    .filter(n => n.controlPlane && n.name !== nm.spec.nodeName);
+  const notReady = members.filter(n => !n.ready).map(n => n.name);
+  const parts: string[] = [];
+  if (notReady.length) parts.push(`NotReady now: ${notReady.join(', ')}`);
+  const going = ports.view
+    .maintenances()
+    .filter(
+      m =>
+        m.metadata.name !== nm.metadata.name &&
+        members.some(n => n.ready && n.name === m.spec.nodeName) &&
+        takesNodeDown({
+          nodeName: m.spec.nodeName,
+          intent: m.spec.intent,
+          phase: m.status?.phase ?? 'Requested',
+        }),
+    )
+    .map(m => `${m.spec.nodeName} (${m.metadata.name})`);
+  if (going.length) parts.push(`going down: ${going.join(', ')}`);
+  return parts.join('; ');
+}
+
+/**
+ * The guard and the capability rule again, right before the verb is recorded, from the
+ * watch caches and under the admission lock (the reconciler holds it for this step).
+ * Refused, with the numbers and what changed, when the guard now refuses, or finds a
+ * hazard that the requester did not acknowledge. Nothing is sent; the node is left
+ * cordoned and drained, and return to service brings it back.
+ */
+function sendTimeRefusal(
+  nm: NodeMaintenance,
+  verb: 'reboot' | 'shutdown',
+  ports: MachinePorts,
+): Decision | undefined {
+  const node = ports.view.node(nm.spec.nodeName);
+  const allowed = ports.power.check(OFFER_NAME[verb], node);
+  if (!allowed.ok) {
+    const reason = `${VERB_TEXT[verb]} of ${nm.spec.nodeName} was not sent: ${allowed.reason} The node is left cordoned and drained; return it to service to bring it back.`;
+    return refusedAtSend(reason, 'capability', { reason });
+  }
+  const check = checkQuorum(nm, ports.view, 'send');
+  const rung = acknowledgedRung(
+    nm.spec.preflight?.ceremony,
+    nm.status?.admission?.verdict,
+  );
+  if (sendAllowed(check.result, rung)) return undefined;
+  const then = admittedNumbers(nm);
+  const changed = downNow(nm, ports);
+  const why =
+    check.result.verdict === 'refuse'
+      ? check.result.reason
+      : `${check.result.reason} The request was acknowledged at the ${rung} rung, not the hazard tier.`;
+  const reason = `${VERB_TEXT[verb]} of ${
+    nm.spec.nodeName
+  } was not sent: the quorum changed since it was admitted.${
+    then ? ` At admission: ${then}.` : ''
+  } Now: ${why}${
+    changed ? ` (${changed}.)` : ''
+  } The node is left cordoned and drained; return it to service to bring it back.`;
+  return refusedAtSend(reason, 'guard', {
+    reason: reason.slice(0, 4096),
+    ...checkNumbers(check),
+  });
+}
+
+function refusedAtSend(
+  message: string,
+  cause: RefusalCause,
+  refusal: NonNullable<NodeMaintenanceStatus['refusal']>,
+): Decision {
+  return {
+    kind: 'transition',
+    to: 'Refused',
+    message,
+    status: { refusal },
+    event: { type: 'Warning', reason: 'Refused' },
+    refusal: cause,
+  };
+}
+
+/** Drained, intent reboot or shutdown: check again, then send the verb once. */
 export const sendFromDrained = async (
   nm: NodeMaintenance,
   verb: 'reboot' | 'shutdown',
@@ -281,6 +401,8 @@ export const sendFromDrained = async (
 ): Promise<Decision> => {
   const record = nm.status?.power?.[verb];
   if (record) return settleUnanswered(nm, verb, ports);
+  const refused = sendTimeRefusal(nm, verb, ports);
+  if (refused) return refused;
   const node = ports.view.node(nm.spec.nodeName);
   return recordAndSend(
     nm,
@@ -339,6 +461,26 @@ export const poweredOff: Row = async (nm, ports) => {
       to: 'Returning',
       message: `Return to service requested by ${nm.spec.returnToService.by}: ${nm.spec.returnToService.reason}; waiting for the machine to be powered on and Ready`,
       status: { returnedAt: nowIso() },
+    };
+  }
+  const abandon = nm.spec.abandon;
+  const pending = nm.status?.conditions?.find(c => c.type === ABANDON_PENDING);
+  if (abandon && pending?.status !== 'True') {
+    // Held, not applied: abandon never sends a power verb, so applying it now would
+    // leave the machine off with nothing in the product to bring it back.
+    const message = `Abandon requested by ${abandon.by} (${abandon.reason}) is held: ${nm.spec.nodeName} is powered off and abandon never sends a power verb. Power it on (spec.powerOn); the abandon is applied once it is on.`;
+    return {
+      kind: 'record',
+      message,
+      status: {
+        conditions: withCondition(nm.status?.conditions, {
+          type: ABANDON_PENDING,
+          status: 'True',
+          reason: 'MachineOff',
+          message,
+        }),
+      },
+      event: { type: 'Warning', reason: 'AbandonPending' },
     };
   }
   const condition = nm.status?.conditions?.find(c => c.type === CONFIRMED);

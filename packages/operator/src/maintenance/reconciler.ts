@@ -1,8 +1,9 @@
 /*
  * Runs the table of machine.ts for one NodeMaintenance: pick the row, let it decide, write
  * the transition to status (phase, history, timestamps, observedGeneration) before the
- * next action, then emit the Event. Admission (the guard and the one-per-node rule) runs
- * under one lock, so two requests racing for the last margin are checked one at a time.
+ * next action, then emit the Event. Admission (the guard and the one-per-node rule) and
+ * the guard's second run right before a power verb is recorded share one lock, so two
+ * requests racing for the last margin are checked one at a time, at either moment.
  */
 import type {
   NodeMaintenance,
@@ -13,6 +14,7 @@ import {
   type Decision,
   type DrainPort,
   type NodePort,
+  needsAdmissionLock,
   type NodeView,
   type PodPort,
   phaseOf,
@@ -127,24 +129,47 @@ export class MaintenanceReconciler {
     };
     // Each pass writes one transition or record; a maintenance has few phases.
     for (let pass = 0; nm && pass < 12; pass++) {
-      nm =
-        phaseOf(nm) === 'New'
-          ? await this.ports.admissionLock.run(async () => {
-              // Re-read under the lock: another admission may have just landed.
-              const fresh = this.ports.view.maintenance(name);
-              if (!fresh || phaseOf(fresh) !== 'New') return fresh;
-              return step(fresh);
-            })
-          : await step(nm);
+      // Admission, and the check right before a power verb is recorded: one at a time,
+      // each re-reading under the lock what the one before it may have just written.
+      // The verb itself is sent after the lock is released: it is on record by then,
+      // so the next check counts this node as going down.
+      const result = needsAdmissionLock(nm)
+        ? await this.ports.admissionLock.run(async () => {
+            const fresh = this.ports.view.maintenance(name);
+            if (!fresh || !needsAdmissionLock(fresh)) return { nm: fresh };
+            return step(fresh);
+          })
+        : await step(nm);
+      nm = result?.send ? await this.send(result.nm!, result.send) : result?.nm;
     }
     return { requeueAfterMs };
   }
 
-  /** Returns the written object to continue with, or undefined to stop. */
+  /** Sends a recorded verb and writes its answer with the next phase. */
+  private async send(
+    written: NodeMaintenance,
+    verb: PowerSendVerb,
+  ): Promise<NodeMaintenance | undefined> {
+    const outcome = await this.ports.power
+      .send(verb, this.ports.view.node(written.spec.nodeName))
+      .catch(
+        (error): SendOutcome => ({
+          ok: false,
+          outcome: 'unknown',
+          message: (error as Error).message,
+        }),
+      );
+    return (await this.apply(written, afterSend[verb](written, outcome)))?.nm;
+  }
+
+  /**
+   * Writes a decision. Returns the written object to continue with (undefined to stop),
+   * and, for a record with `send`, the verb that is now on record and still to be sent.
+   */
   private async apply(
     nm: NodeMaintenance,
     decision: Decision,
-  ): Promise<NodeMaintenance | undefined> {
+  ): Promise<{ nm?: NodeMaintenance; send?: PowerSendVerb } | undefined> {
     if (decision.kind === 'record') {
       const written = await this.write(
         nm,
@@ -153,18 +178,7 @@ export class MaintenanceReconciler {
         decision.message,
         phaseOf(nm),
       );
-      if (!decision.send) return written;
-      // The verb is on record: send it now, and write its answer with the next phase.
-      const outcome = await this.ports.power
-        .send(decision.send, this.ports.view.node(nm.spec.nodeName))
-        .catch(
-          (error): SendOutcome => ({
-            ok: false,
-            outcome: 'unknown',
-            message: (error as Error).message,
-          }),
-        );
-      return this.apply(written, afterSend[decision.send](written, outcome));
+      return { nm: written, send: decision.send };
     }
     if (decision.kind !== 'transition') return undefined;
     const status = nextStatus(nm, decision, new Date().toISOString());
@@ -176,7 +190,7 @@ export class MaintenanceReconciler {
       decision.to,
     );
     if (decision.refusal) this.ports.onRefused?.(decision.refusal);
-    return written;
+    return { nm: written };
   }
 
   private async write(

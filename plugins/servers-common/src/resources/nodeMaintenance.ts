@@ -38,7 +38,10 @@ export const nodeMaintenanceResource = resourceDescriptor({
 });
 
 /** The condition types the operator sets on a NodeMaintenance. */
-export const NODE_MAINTENANCE_CONDITION_TYPES = ['PowerOffConfirmed'] as const;
+export const NODE_MAINTENANCE_CONDITION_TYPES = [
+  'PowerOffConfirmed',
+  'AbandonPending',
+] as const;
 /** A NodeMaintenance condition type. */
 export type NodeMaintenanceConditionType =
   (typeof NODE_MAINTENANCE_CONDITION_TYPES)[number];
@@ -333,6 +336,21 @@ const statusShape = {
     .optional()
     .describe(
       'Why the operator refused, with the quorum numbers where they apply.',
+    ),
+  admission: z
+    .object({
+      verdict: z
+        .enum(['allow', 'hazard'])
+        .describe('The guard verdict the request was admitted at.'),
+      at: timestampSchema.describe('When it was admitted.'),
+      members: z.number().int().min(0).optional(),
+      quorum: z.number().int().min(0).optional(),
+      ready: z.number().int().min(0).optional(),
+      margin: z.number().int().optional(),
+    })
+    .optional()
+    .describe(
+      'The guard verdict and quorum numbers at admission: the check right before a power verb is sent compares against them.',
     ),
   abandoned: z
     .boolean()
