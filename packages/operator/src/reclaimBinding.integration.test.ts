@@ -391,4 +391,64 @@ describe('the etcd of the foreign cluster, read again at the reset', () => {
     expect(await rack.secretExists('quorum-talosconfig')).toBe(false);
     await power(other.uuid, 'on');
   });
+
+  it('two resets confirmed at once, each safe alone but not both: exactly one is sent', async () => {
+    const [a, b] = rack.spares;
+    // Both spares are plant-old control planes from the test before (b powered on again).
+    await env.waitFor(`${b.uuid} running again`, async () => {
+      const m = await rack.emulated(b.uuid);
+      return m.mode === 'configured' && m.state === 'running';
+    });
+    for (const [name, machine] of [
+      ['race-a', a],
+      ['race-b', b],
+    ] as const) {
+      const mr = await rack.createReclaim(name, machine.address);
+      await boundSecret(mr, rack.talosconfig('plant-old'));
+    }
+    for (const name of ['race-a', 'race-b']) {
+      const awaiting = await rack.reclaimPhase(name, 'AwaitingConfirmation');
+      expect(awaiting.status?.audit?.at(-1)?.message).toMatch(
+        /3 voting etcd members, quorum 2, 2 remain after the reset/,
+      );
+    }
+    await Promise.all(
+      [
+        ['race-a', a],
+        ['race-b', b],
+      ].map(([name, machine]) =>
+        rack.reclaims.patch(
+          name as string,
+          { spec: { confirmUUID: (machine as RackMachine).uuid } } as any,
+          { namespace: NS, type: 'merge' },
+        ),
+      ),
+    );
+    const settled = await env.waitFor(
+      'both requests past the confirmation',
+      async () => {
+        const both = await Promise.all(
+          ['race-a', 'race-b'].map(name => rack.reclaim(name)),
+        );
+        return (
+          both.every(mr =>
+            ['WaitingForMaintenance', 'Done', 'Refused', 'Failed'].includes(
+              mr.status?.phase ?? '',
+            ),
+          ) && both
+        );
+      },
+    );
+    const resets =
+      ((await rack.counts(a.uuid)).reset ?? 0) +
+      ((await rack.counts(b.uuid)).reset ?? 0);
+    expect(resets).toBe(1);
+    const refused = settled.filter(mr => mr.status?.phase === 'Refused');
+    expect(refused).toHaveLength(1);
+    const sent = settled.find(mr => mr.status?.phase !== 'Refused')!;
+    expect(refused[0].status?.result).toContain(
+      `being reset by MachineReclaim ${sent.metadata.name}`,
+    );
+    expect(refused[0].status?.resetRecordedAt).toBeUndefined();
+  });
 });

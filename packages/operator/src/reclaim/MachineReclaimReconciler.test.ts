@@ -104,6 +104,7 @@ function setup(
     },
     clusterCa: async () => OWN_CA,
     nodeWithUUID: () => undefined,
+    resetsInFlight: () => [],
     events: {
       record: async (_mr, type, reason, message) => {
         order.push(`event ${reason}`);

@@ -72,6 +72,7 @@ function withoutWaiting(conditions: Condition[] | undefined) {
 
 export class MachineReclaimReconciler {
   private readonly running = new Set<string>();
+  private sendLock: Promise<void> = Promise.resolve();
 
   constructor(private readonly ports: ReclaimReconcilerPorts) {}
 
@@ -126,11 +127,51 @@ export class MachineReclaimReconciler {
     let requeueAfterMs: number | undefined;
     // Each pass writes one step; a request has few phases.
     for (let pass = 0; mr && pass < 12; pass++) {
-      const decision = await rowFor(mr)(mr, this.ports);
+      const current: MachineReclaim = mr;
+      if (
+        phaseOf(current) === 'AwaitingConfirmation' &&
+        current.spec.confirmUUID
+      ) {
+        // The last check (the foreign etcd read again, resets of other requests counted)
+        // and the record of the Reset run under one lock: two requests confirmed at once
+        // cannot both pass on a margin that holds only one of them.
+        const step = await this.underSendLock(async () => {
+          const decision = await rowFor(current)(current, this.ports);
+          if (decision.kind !== 'reset') return { decision };
+          return {
+            decision,
+            recorded: await this.recordReset(current, decision),
+          };
+        });
+        if (step.decision.kind === 'wait') {
+          requeueAfterMs = step.decision.requeueAfterMs;
+        }
+        mr =
+          step.recorded && step.decision.kind === 'reset'
+            ? await this.sendReset(step.recorded, step.decision)
+            : await this.apply(current, step.decision);
+        continue;
+      }
+      const decision = await rowFor(current)(current, this.ports);
       if (decision.kind === 'wait') requeueAfterMs = decision.requeueAfterMs;
-      mr = await this.apply(mr, decision);
+      mr = await this.apply(current, decision);
     }
     return { requeueAfterMs };
+  }
+
+  /** Runs `fn` after every earlier holder of the send lock has finished. */
+  private async underSendLock<T>(fn: () => Promise<T>): Promise<T> {
+    const before = this.sendLock;
+    let release!: () => void;
+    this.sendLock = new Promise<void>(resolve => {
+      release = resolve;
+    });
+    await before;
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
   }
 
   /** Returns the written object to continue with, or undefined to stop. */
@@ -187,41 +228,45 @@ export class MachineReclaimReconciler {
         }
         return written;
       }
-      case 'reset': {
-        const steps = [...decision.audit];
-        // On record before it is sent: a crash after this write never sends it again.
-        const written = await this.write(
-          mr,
-          'Resetting',
-          decision.status,
-          steps,
-        );
-        const outcome = await this.ports.talos
-          .reset(
-            written.spec.address,
-            decision.talosconfig.identity,
-            this.ports.limits.callTimeoutMs,
-          )
-          .then(
-            ack => ({
-              ok: true as const,
-              actorId: ack.actorId,
-              at: new Date(this.ports.now()).toISOString(),
-            }),
-            error => ({
-              ok: false as const,
-              outcome: talosFailureOutcome(error),
-              message: (error as Error).message,
-            }),
-          );
-        return this.apply(
-          written,
-          afterReset(written, outcome, this.ports.limits),
-        );
-      }
+      case 'reset':
+        return this.sendReset(await this.recordReset(mr, decision), decision);
       default:
         return undefined;
     }
+  }
+
+  /** On record before it is sent: a crash after this write never sends it again. */
+  private recordReset(
+    mr: MachineReclaim,
+    decision: Extract<Decision, { kind: 'reset' }>,
+  ): Promise<MachineReclaim> {
+    return this.write(mr, 'Resetting', decision.status, [...decision.audit]);
+  }
+
+  /** Sends the recorded Reset once and writes its answer. */
+  private async sendReset(
+    written: MachineReclaim,
+    decision: Extract<Decision, { kind: 'reset' }>,
+  ): Promise<MachineReclaim | undefined> {
+    const outcome = await this.ports.talos
+      .reset(
+        written.spec.address,
+        decision.talosconfig.identity,
+        this.ports.limits.callTimeoutMs,
+      )
+      .then(
+        ack => ({
+          ok: true as const,
+          actorId: ack.actorId,
+          at: new Date(this.ports.now()).toISOString(),
+        }),
+        error => ({
+          ok: false as const,
+          outcome: talosFailureOutcome(error),
+          message: (error as Error).message,
+        }),
+      );
+    return this.apply(written, afterReset(written, outcome, this.ports.limits));
   }
 
   /**

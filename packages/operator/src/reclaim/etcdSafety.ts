@@ -29,10 +29,53 @@ export type EtcdView =
       members: TalosEtcdMember[];
       /** Which address answered. */
       source: string;
-      /** Voting members that did not answer when asked (absent: none was asked). */
-      down?: Array<{ member: TalosEtcdMember; reason: string }>;
+      /**
+       * Voting members that count as down: they did not answer when asked, or another
+       * request's Reset of them is on record (`resetBy`). Absent: none was asked.
+       */
+      down?: DownMember[];
     }
   | { known: false; reason: string };
+
+export interface DownMember {
+  member: TalosEtcdMember;
+  reason: string;
+  /** The MachineReclaim whose Reset of this member is on record. */
+  resetBy?: string;
+}
+
+/**
+ * Counts as down every voting member at the address of another request's Reset on
+ * record (Resetting, WaitingForMaintenance): it may still answer for a moment, but it
+ * is going away.
+ */
+export function withResetsInFlight(
+  view: EtcdView,
+  inFlight: Array<{ name: string; address: string }>,
+): EtcdView {
+  if (!view.known || inFlight.length === 0) return view;
+  const down = [...(view.down ?? [])];
+  for (const other of inFlight) {
+    let host: string;
+    try {
+      host = parseTalosEndpoint(other.address).host;
+    } catch {
+      continue;
+    }
+    for (const member of view.members) {
+      if (member.isLearner || !memberIsAt(member, host)) continue;
+      const known = down.findIndex(d => d.member.id === member.id);
+      const entry: DownMember = {
+        member,
+        reason: `being reset by MachineReclaim ${other.name}`,
+        resetBy: other.name,
+      };
+      if (known >= 0) down[known] = entry;
+      else down.push(entry);
+    }
+  }
+  return { ...view, down };
+}
 
 export type ResetVerdict =
   | { verdict: 'allow'; summary: string }
@@ -113,9 +156,11 @@ export function judgeReset(address: string, view: EtcdView): ResetVerdict {
   const downText = (view.down ?? [])
     .map(
       d =>
-        `${d.member.hostname || d.member.id} at ${hostsOf(
-          d.member,
-        )} does not answer`,
+        `${d.member.hostname || d.member.id} at ${hostsOf(d.member)} ${
+          d.resetBy
+            ? `is being reset by MachineReclaim ${d.resetBy}`
+            : 'does not answer'
+        }`,
     )
     .join('; ');
   if (remaining < quorum) {
@@ -155,7 +200,7 @@ export async function readEtcdView(
   const sourceHost = parseTalosEndpoint(view.source).host;
   const answered = (m: TalosEtcdMember) => memberIsAt(m, sourceHost);
   const asked = view.members.filter(m => !m.isLearner && !answered(m));
-  const down = (
+  const down: DownMember[] = (
     await Promise.all(
       asked.map(async member => {
         const host = [...member.clientUrls, ...member.peerUrls]

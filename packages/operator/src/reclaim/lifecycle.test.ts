@@ -59,6 +59,8 @@ function setup(
     cluster?: boolean;
     /** Node names by system UUID. */
     nodes?: Record<string, string>;
+    /** Other requests whose Reset is on record. */
+    inFlight?: Array<{ name: string; address: string }>;
   } = {},
 ) {
   const talos = fakeTalos(options.machines ?? foreignWorker());
@@ -77,6 +79,7 @@ function setup(
     },
     clusterCa: async () => OWN.caPem,
     nodeWithUUID: uuid => options.nodes?.[uuid],
+    resetsInFlight: () => options.inFlight ?? [],
     talos: talos.access,
     cluster: () =>
       options.cluster === false ? undefined : talosClusterObject(),
@@ -504,6 +507,34 @@ describe('AwaitingConfirmation', () => {
         .sort(),
     ).toEqual([TARGET, CP, '10.0.1.11'].sort());
     expect(talos.calls.map(c => c.call)).not.toContain('reset');
+  });
+
+  it('counts a member whose Reset another request recorded as down: both at once would break quorum', async () => {
+    const { ports, talos } = setup({
+      machines: threeControlPlanes(),
+      inFlight: [{ name: 'reclaim-2', address: '10.0.1.11' }],
+    });
+    const d = transition(await run(awaiting(UUID), ports));
+    expect(d.to).toBe('Refused');
+    expect(d.status?.result).toBe(
+      `Refused: resetting ${TARGET} would break the foreign cluster's etcd quorum: 3 voting members need 2, 2 are up (cp-10.0.1.11 at 10.0.1.11 is being reset by MachineReclaim reclaim-2), and 1 would remain. Nothing was reset.`,
+    );
+    expect(talos.calls.map(c => c.call)).not.toContain('reset');
+  });
+
+  it('refuses a second request for a machine another request is resetting', async () => {
+    const { ports, talos } = setup({
+      machines: threeControlPlanes(),
+      inFlight: [{ name: 'reclaim-2', address: `${TARGET}:50000` }],
+    });
+    const d = transition(await run(awaiting(UUID), ports));
+    expect(d).toMatchObject({
+      to: 'Refused',
+      status: {
+        result: `MachineReclaim reclaim-2 is resetting ${TARGET} already. Nothing was reset.`,
+      },
+    });
+    expect(talos.calls.map(c => c.call)).not.toContain('etcdMembers');
   });
 
   it('records the reset when all three control planes are up', async () => {

@@ -40,11 +40,20 @@ import {
 } from '@rackside/plugin-servers-common';
 import {
   parseTalosconfig,
+  parseTalosEndpoint,
   type Talosconfig,
 } from '@rackside/plugin-servers-node';
 import { X509Certificate } from 'node:crypto';
 import type { TalosAccess } from '../talos/talosAccess';
-import { judgeReset, readEtcdView } from './etcdSafety';
+import { judgeReset, readEtcdView, withResetsInFlight } from './etcdSafety';
+
+function sameHost(a: string, b: string): boolean {
+  try {
+    return parseTalosEndpoint(a).host === parseTalosEndpoint(b).host;
+  } catch {
+    return a === b;
+  }
+}
 
 export type ReclaimPhase = MachineReclaimPhase | 'New';
 
@@ -99,6 +108,12 @@ export interface LifecyclePorts {
   clusterCa(cluster: TalosCluster): Promise<string>;
   /** The Node of this cluster with that system UUID (lower case), if any (watch cache). */
   nodeWithUUID(uuid: string): string | undefined;
+  /**
+   * The other requests whose Reset is on record and not yet over (Resetting,
+   * WaitingForMaintenance), with their addresses: their machines count as etcd members
+   * going away. Read from the watch cache and this process's own writes.
+   */
+  resetsInFlight(mr: MachineReclaim): Array<{ name: string; address: string }>;
   limits: ReclaimLimits;
   now(): number;
 }
@@ -449,13 +464,25 @@ async function readForeignMachine(
       'Refused',
     );
   }
+  const inFlight = ports.resetsInFlight(mr);
+  const sameMachine = inFlight.find(other => sameHost(other.address, address));
+  if (sameMachine) {
+    return end(
+      'Refused',
+      `MachineReclaim ${sameMachine.name} is resetting ${address} already. Nothing was reset.`,
+      'Refused',
+    );
+  }
   const verdict = judgeReset(
     address,
-    await readEtcdView(
-      ports.talos,
-      address,
-      talosconfig,
-      callTimeout(ports, until),
+    withResetsInFlight(
+      await readEtcdView(
+        ports.talos,
+        address,
+        talosconfig,
+        callTimeout(ports, until),
+      ),
+      inFlight,
     ),
   );
   if (verdict.verdict === 'unknown') {

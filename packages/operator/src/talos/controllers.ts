@@ -298,6 +298,18 @@ export function createMachineControllers(
       ).identity.ca;
     },
     nodeWithUUID: uuid => nodeWithUUID(uuid.toLowerCase())?.metadata?.name,
+    resetsInFlight: mr =>
+      reclaims
+        .list()
+        .map(r => freshReclaims.get(objectKey(r)) ?? r)
+        .filter(
+          r =>
+            r.metadata.uid !== mr.metadata.uid &&
+            r.metadata.namespace === mr.metadata.namespace &&
+            (r.status?.phase === 'Resetting' ||
+              r.status?.phase === 'WaitingForMaintenance'),
+        )
+        .map(r => ({ name: r.metadata.name, address: r.spec.address })),
     talos,
     limits: reclaimLimits,
     reconcileTimeoutMs: options.reclaim?.reconcileTimeoutMs ?? 120_000,
