@@ -6,6 +6,7 @@
  * webhook listens; leadership is the metric rackside_leader, not readiness.
  */
 import { KubeConfig } from '@kubernetes/client-node';
+import { shareKeepAliveAgents } from '@rackside/plugin-servers-node';
 import { startHealthServer } from './health';
 import { createMetrics } from './metrics';
 import { startOperator } from './operator';
@@ -26,6 +27,9 @@ async function main() {
   const kubeConfig = new KubeConfig();
   if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
   else kubeConfig.loadFromCluster();
+  // client-node's own clients (the Event recorder) keep the one connection per cluster
+  // that KubeHttp keeps, instead of a TLS handshake per request.
+  shareKeepAliveAgents(kubeConfig);
 
   const metrics = createMetrics();
   let exiting = false;
