@@ -167,13 +167,20 @@ describe('NodeMaintenance, intent cordon', () => {
     expect(body).toMatch(/rackside_maintenances\{phase="Complete"\} [1-9]/);
   });
 
-  it('a second replica stands by and is not ready while the first leads', async () => {
+  it('a second replica stands by, Ready once its caches are synced, without leading', async () => {
     const standby = await start({ identity: 'standby' });
     try {
-      await new Promise(r => setTimeout(r, 1500));
+      // Readiness is "caches synced", on every replica; leadership is separate.
+      await env.waitFor('standby synced', async () => standby.isReady());
       expect(standby.isLeader()).toBe(false);
-      expect(standby.isReady()).toBe(false);
+      expect(operator!.isLeader()).toBe(true);
       expect(operator!.isReady()).toBe(true);
+      expect(
+        (await standby.metrics.render()).body.includes('rackside_leader 0'),
+      ).toBe(true);
+      expect(
+        (await operator!.metrics.render()).body.includes('rackside_leader 1'),
+      ).toBe(true);
     } finally {
       await standby.stop();
     }
