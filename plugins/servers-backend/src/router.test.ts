@@ -1144,6 +1144,112 @@ describe('reboot, shutdown and power-on', () => {
   });
 });
 
+describe('no machine left off, and a refusal at the moment of acting', () => {
+  const url = (node: string, action: string) =>
+    `/api/servers/clusters/plant-a/servers/${node}/actions/${action}`;
+  const redfish = {
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'PowerProvider',
+    metadata: { name: 'default' },
+    spec: { type: 'redfish', attendedRack: false },
+    status: {
+      reboot: true,
+      shutdown: true,
+      powerOn: true,
+      confirmsPowerOff: true,
+    },
+  } as any;
+
+  it('does not offer abandon while PoweredOff: a POST answers 409 and writes nothing; power-on stays offered', async () => {
+    const cluster = rack();
+    cluster.provider = redfish;
+    cluster.bmcNodes = ['worker-1'];
+    cluster.maintenanceList.push(
+      fakeMaintenance('off', 'worker-1', 'shutdown', 'PoweredOff'),
+    );
+    const { server } = await start(cluster);
+    const byName = await serverDetails(server);
+    expect(byName['worker-1'].actions['maintenance-abandon']).toMatchObject({
+      offered: false,
+      why: expect.stringMatching(/no way back/),
+    });
+    expect(byName['worker-1'].actions['power-on'].offered).toBe(true);
+    const res = await request(server)
+      .post(url('worker-1', 'maintenance-abandon'))
+      .send({ reason: REASON });
+    expect(res.status).toBe(409);
+    expect(res.body.error.message).toMatch(/powered the machine off/);
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('keeps power-on offered while an abandon written with kubectl is held', async () => {
+    const cluster = rack();
+    cluster.provider = redfish;
+    cluster.bmcNodes = ['worker-1'];
+    cluster.maintenanceList.push(
+      fakeMaintenance('off', 'worker-1', 'shutdown', 'PoweredOff', {
+        abandon: { by: 'kubernetes-admin', reason: 'changed my mind' },
+      }),
+    );
+    const { server } = await start(cluster);
+    const byName = await serverDetails(server);
+    expect(byName['worker-1'].actions['power-on'].offered).toBe(true);
+    const res = await request(server)
+      .post(url('worker-1', 'power-on'))
+      .send({ reason: REASON });
+    expect(res.status).toBe(200);
+    expect(cluster.flags).toEqual([
+      expect.objectContaining({ name: 'off', flag: 'powerOn' }),
+    ]);
+  });
+
+  it('shows a node left cordoned by a maintenance refused at send time, with its numbers, and returns it to service', async () => {
+    const cluster = rack();
+    cluster.nodeList = cluster.nodeList.map(n =>
+      n.metadata?.name === 'cp-1'
+        ? { ...n, spec: { ...n.spec, unschedulable: true } }
+        : n,
+    );
+    const refused = fakeMaintenance('reboot-cp1', 'cp-1', 'reboot', 'Refused');
+    refused.status = {
+      ...refused.status,
+      cordonedAt: '2026-01-01T00:00:10Z',
+      refusal: {
+        reason:
+          'reboot of cp-1 was not sent: the quorum changed since it was admitted.',
+        members: 3,
+        quorum: 2,
+        ready: 2,
+        margin: 0,
+      },
+    } as any;
+    cluster.maintenanceList.push(refused);
+    const { server } = await start(cluster);
+    const list = await request(server).get(
+      '/api/servers/clusters/plant-a/servers',
+    );
+    const row = list.body.items.find((i: any) => i.name === 'cp-1');
+    expect(row.maintenance).toMatchObject({
+      name: 'reboot-cp1',
+      phase: 'Refused',
+      terminal: true,
+      refusal: { members: 3, quorum: 2, ready: 2, margin: 0 },
+    });
+    expect(row.actions.uncordon).toBe('reason');
+    // Nothing more than return to service: the refused maintenance is over.
+    expect(row.actions['maintenance-abandon']).toBeUndefined();
+    const res = await request(server)
+      .post(url('cp-1', 'uncordon'))
+      .send({ reason: REASON });
+    expect(res.status).toBe(201);
+    expect(cluster.created[0].spec).toMatchObject({
+      nodeName: 'cp-1',
+      intent: 'cordon',
+      returnToService: expect.objectContaining({ reason: REASON }),
+    });
+  });
+});
+
 describe('signals', () => {
   it('publishes one debounced changed signal per cluster', async () => {
     const cluster = rack();

@@ -6,12 +6,15 @@
  */
 import { ConflictError, NotFoundError } from '@backstage/errors';
 import {
+  abandonWouldStrand,
   RACKSIDE_API_VERSION,
+  whyNotAbandon,
   type ServerAction,
 } from '@rackside/plugin-servers-common';
 import type { NodeObject } from '@rackside/plugin-servers-node';
 import { preflightMaintenanceName, type PreflightImpact } from './preflight';
 import type { ClusterState, MaintenanceObject } from './types';
+import { maintenanceState } from './view';
 
 /** What is kept on the NodeMaintenance of the pre-flight the requester acknowledged. */
 function preflightRecord(impact: PreflightImpact, token: string) {
@@ -170,6 +173,12 @@ export async function performAction(
           `maintenance ${active.metadata.name} ${ending(active)}`,
         );
       }
+      // The offer rule of servers-common: never while the machine is off.
+      const notOffered = whyNotAbandon(
+        active.metadata.name,
+        maintenanceState(active),
+      );
+      if (notOffered) throw new ConflictError(notOffered);
       await cluster.setRequestFlag(active.metadata.name, 'abandon', flag);
       return {
         status: 200,
@@ -193,7 +202,14 @@ export async function performAction(
           }`,
         );
       }
-      if (active.spec.returnToService || active.spec.abandon) {
+      // An abandon written with kubectl while the machine is off is held until power-on
+      // (servers-common abandonWouldStrand): power-on is the way back, so it stays open.
+      const heldAbandon =
+        !!active.spec.abandon && abandonWouldStrand(maintenanceState(active));
+      if (
+        active.spec.returnToService ||
+        (active.spec.abandon && !heldAbandon)
+      ) {
         throw new ConflictError(
           `maintenance ${active.metadata.name} ${ending(active)}`,
         );

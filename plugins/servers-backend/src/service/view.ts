@@ -2,6 +2,10 @@ import {
   ceremonyFor,
   deriveQuorum,
   guard,
+  holdsNodeCordoned,
+  whyNotAbandon,
+  whyNotPowerOn,
+  type MaintenanceState,
   isTerminalPhase,
   nodeFactsFromNode,
   invoke,
@@ -33,6 +37,17 @@ export function phaseOf(m: MaintenanceObject): MaintenancePhase {
 
 export function isActive(m: MaintenanceObject): boolean {
   return !isTerminalPhase(phaseOf(m));
+}
+
+/** What servers-common's maintenance rules read of a maintenance. */
+export function maintenanceState(m: MaintenanceObject): MaintenanceState {
+  return {
+    intent: m.spec.intent,
+    phase: phaseOf(m),
+    returnToService: m.spec.returnToService,
+    abandon: m.spec.abandon,
+    powerOn: m.spec.powerOn,
+  };
 }
 
 export function maintenanceFacts(
@@ -90,6 +105,8 @@ export interface ClusterSnapshot {
   maintenances: MaintenanceObject[];
   /** Each node's non-terminal maintenance (the newest if several), by node name. */
   activeByNode: ReadonlyMap<string, MaintenanceObject>;
+  /** Each node's newest maintenance, terminal or not, by node name. */
+  newestByNode: ReadonlyMap<string, MaintenanceObject>;
   derivation: QuorumDerivation;
   powerProvider?: PowerProvider;
   /** Nodes that have a ServerBMC (a BMC channel reaches only these). */
@@ -107,11 +124,16 @@ export function snapshotOf(
   for (const m of maintenances.filter(isActive).sort(newestFirst).reverse()) {
     activeByNode.set(m.spec.nodeName, m);
   }
+  const newestByNode = new Map<string, MaintenanceObject>();
+  for (const m of [...maintenances].sort(newestFirst).reverse()) {
+    newestByNode.set(m.spec.nodeName, m);
+  }
   return {
     nodes,
     facts,
     maintenances,
     activeByNode,
+    newestByNode,
     derivation: deriveQuorum(facts, maintenanceFacts(maintenances)),
     powerProvider,
     bmcNodes: new Set(bmcNodes),
@@ -227,33 +249,28 @@ export function offerOf(
     case 'power-on': {
       const allowed = powerCheck(snapshot, 'power-on', facts);
       if (!allowed.ok) return { offered: false, why: allowed.reason };
-      if (
-        !active ||
-        active.spec.intent !== 'shutdown' ||
-        phaseOf(active) !== 'PoweredOff'
-      ) {
+      if (!active) {
         return {
           offered: false,
           why: `${facts.name} is not powered off by a Rackside shutdown.`,
         };
       }
-      return pending || active.spec.powerOn
-        ? {
-            offered: false,
-            why: `maintenance ${active.metadata.name} is already ending.`,
-          }
-        : { offered: true };
+      // servers-common: an abandon held while the machine is off keeps power-on offered.
+      const why = whyNotPowerOn(
+        active.metadata.name,
+        facts.name,
+        maintenanceState(active),
+      );
+      return why ? { offered: false, why } : { offered: true };
     }
-    case 'maintenance-abandon':
+    case 'maintenance-abandon': {
       if (!active) {
         return { offered: false, why: `${facts.name} has no maintenance.` };
       }
-      return pending
-        ? {
-            offered: false,
-            why: `maintenance ${active.metadata.name} is already ending.`,
-          }
-        : { offered: true };
+      // servers-common: never while the machine is off (it would stay off).
+      const why = whyNotAbandon(active.metadata.name, maintenanceState(active));
+      return why ? { offered: false, why } : { offered: true };
+    }
     default:
       return { offered: false, why: `${String(action)} is not an action.` };
   }
@@ -268,6 +285,20 @@ function serverBase(
   const facts = nodeFactsFromNode(node as any);
   const labels = { ...(node.metadata?.labels ?? {}) };
   const active = snapshot.activeByNode.get(facts.name);
+  const unschedulable = node.spec?.unschedulable === true;
+  // A maintenance refused at the moment of acting left the node cordoned and drained:
+  // the row shows it (with its refusal) until the node is returned to service.
+  const newest = snapshot.newestByNode.get(facts.name);
+  const holding =
+    !active &&
+    newest &&
+    holdsNodeCordoned(
+      { ...maintenanceState(newest), cordonedAt: newest.status?.cordonedAt },
+      unschedulable,
+    )
+      ? newest
+      : undefined;
+  const shown = active ?? holding;
   const fields: ServerFields = {
     name: facts.name,
     cluster,
@@ -275,9 +306,9 @@ function serverBase(
     controlPlane: facts.controlPlane,
     virtual: facts.virtual,
     ready: facts.ready,
-    unschedulable: node.spec?.unschedulable === true,
+    unschedulable,
     labels,
-    maintenance: active ? maintenanceView(active) : undefined,
+    maintenance: shown ? maintenanceView(shown) : undefined,
     powerVerbs: POWER_VERBS.filter(
       verb => powerCheck(snapshot, verb, facts).ok,
     ),
