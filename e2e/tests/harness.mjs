@@ -604,3 +604,64 @@ export function apiAsSignedInUser(page, method, url, body) {
     { method, url, body },
   );
 }
+
+/** axe-core's browser build (the root devDependency), injected into pages by runAxe. */
+const AXE_SOURCE = path.join(ROOT, 'node_modules/axe-core/axe.min.js');
+
+/** The impacts a browser test fails on. */
+export const BLOCKING_IMPACTS = ['serious', 'critical'];
+
+/**
+ * Runs axe-core (WCAG 2.x A/AA and best-practice rules) on the page, or on the
+ * elements `include` selects (a CSS selector). Answers `{ blocking, other }`:
+ * the violations of serious or critical impact, and the rest (moderate,
+ * minor), each `{ id, impact, help, targets }`. axe is injected once per
+ * document; a page whose scripts the CSP limits still gets it (evaluate).
+ */
+export async function runAxe(page, { include, exclude } = {}) {
+  const loaded = await page.evaluate(() => typeof window.axe === 'object');
+  if (!loaded) {
+    const source = fs.readFileSync(AXE_SOURCE, 'utf8');
+    await page.addScriptTag({ content: source }).catch(() => {});
+    if (!(await page.evaluate(() => typeof window.axe === 'object'))) {
+      await page.evaluate(source);
+    }
+  }
+  const violations = await page.evaluate(
+    async ({ include: inc, exclude: exc }) => {
+      const context =
+        inc || exc
+          ? { ...(inc ? { include: [inc] } : {}), exclude: exc ? [exc] : [] }
+          : document;
+      const result = await window.axe.run(context, {
+        resultTypes: ['violations'],
+      });
+      return result.violations.map(v => ({
+        id: v.id,
+        impact: v.impact,
+        help: v.help,
+        targets: v.nodes.map(n => n.target.join(' ')),
+      }));
+    },
+    { include, exclude },
+  );
+  return {
+    blocking: violations.filter(v => BLOCKING_IMPACTS.includes(v.impact)),
+    other: violations.filter(v => !BLOCKING_IMPACTS.includes(v.impact)),
+  };
+}
+
+/** axe violations as lines a person reads: rule, impact, help, then where. */
+export function formatViolations(violations) {
+  return violations
+    .map(
+      v =>
+        `  ${v.id} (${v.impact}): ${v.help}\n${v.targets
+          .slice(0, 8)
+          .map(t => `      at ${t}`)
+          .join('\n')}${
+          v.targets.length > 8 ? `\n      … ${v.targets.length - 8} more` : ''
+        }`,
+    )
+    .join('\n');
+}
