@@ -22,6 +22,33 @@ function renderCell(maintenance = drainingMaintenance()) {
 }
 
 describe('MaintenanceCell', () => {
+  it('shows a maintenance refused at send time with its numbers, the reason in the tooltip', async () => {
+    const m: MaintenanceResponse = {
+      ...rebootingMaintenance(),
+      phase: 'Refused',
+      terminal: true,
+      refusal: {
+        reason:
+          'reboot of worker-1 was not sent: the quorum changed since it was admitted.',
+        members: 3,
+        quorum: 2,
+        ready: 2,
+        margin: 0,
+      },
+    };
+    renderCell(m);
+    const cell = await screen.findByTestId('maintenance-cell');
+    expect(within(cell).getByRole('link', { name: 'Refused' })).toBeVisible();
+    const refusal = within(cell).getByTestId('maintenance-refusal');
+    expect(refusal).toHaveTextContent(
+      'Members 3, quorum 2, ready 2, margin 0.',
+    );
+    fireEvent.mouseOver(refusal);
+    expect(await screen.findByRole('tooltip')).toHaveTextContent(
+      'the quorum changed since it was admitted',
+    );
+  });
+
   it('shows live drain progress: evicted of total, blocking budgets, last error', async () => {
     renderCell();
     const cell = await screen.findByTestId('maintenance-cell');

@@ -11,6 +11,7 @@ import {
   powerOffState,
   powerRecords,
   powerWaitText,
+  refusalNumbers,
   type PowerOffTone,
 } from './maintenanceText';
 
@@ -82,6 +83,12 @@ export function MaintenanceCell(props: {
   const summary = phaseSummary(m);
   const href = links.maintenance?.(server.cluster, m.name);
   const offState = m.phase === 'PoweredOff' ? powerOffState(m) : undefined;
+  // A maintenance refused at the moment of acting that still holds the node cordoned
+  // (the backend shows it until the node is returned to service).
+  const refusal =
+    m.phase === 'Refused' && m.refusal
+      ? refusalNumbers(m.refusal) ?? shortError(m.refusal.reason)
+      : undefined;
   const verbError = powerError(m);
   return (
     <Box data-testid="maintenance-cell" data-phase={m.phase}>
@@ -136,6 +143,19 @@ export function MaintenanceCell(props: {
         >
           {offState.text}
         </Typography>
+      )}
+      {refusal && (
+        <Tooltip title={m.refusal!.reason}>
+          <Typography
+            variant="caption"
+            component="div"
+            noWrap
+            color="error.main"
+            data-testid="maintenance-refusal"
+          >
+            {refusal}
+          </Typography>
+        </Tooltip>
       )}
       {!offState && verbError && (
         <Tooltip title={verbError}>
