@@ -1,8 +1,10 @@
 /**
- * What a drain does to the pods of one node (DESIGN section 4): which pods it evicts,
- * which it leaves in place, which it refuses to touch without an explicit option, and
- * which disruption budgets stand in the way. The backend's pre-flight and the operator's
- * drain call these same functions, so what the user acknowledged is what gets executed.
+ * What a drain does to the pods of one node (DESIGN sections 4 and 16): which pods it
+ * evicts and in which order, which it leaves in place or only waits for, which it refuses
+ * to touch without an explicit option (node-local data among them), which disruption
+ * budgets stand in the way and how long it should take. The backend's pre-flight, the
+ * operator's drain and the plan pre-flight call these same functions, so what the user
+ * acknowledged is what gets executed.
  */
 
 /** The parts of a Pod the drain rules read. */
@@ -22,10 +24,75 @@ export interface PodLike {
   spec?: {
     nodeName?: string;
     terminationGracePeriodSeconds?: number;
-    volumes?: Array<{ name?: string; emptyDir?: unknown }>;
+    volumes?: PodVolumeLike[];
   };
   status?: { phase?: string };
 }
+
+/** The parts of a pod volume the drain rules read. */
+export interface PodVolumeLike {
+  name?: string;
+  emptyDir?: unknown;
+  hostPath?: { path?: string } | null;
+  persistentVolumeClaim?: { claimName?: string } | null;
+  /** A generic ephemeral volume: its claim is named `<pod>-<volume>`. */
+  ephemeral?: unknown;
+}
+
+/** The parts of a PersistentVolumeClaim the drain rules read. */
+export interface PersistentVolumeClaimLike {
+  metadata?: { name?: string; namespace?: string };
+  /** `spec.volumeName` is the binding (set by the binder, or pre-bound by the user). */
+  spec?: { volumeName?: string };
+}
+
+/** A node selector requirement (PersistentVolume node affinity). */
+export interface NodeSelectorRequirementLike {
+  key: string;
+  operator: string;
+  values?: string[];
+}
+
+/** The parts of a PersistentVolume the drain rules read. */
+export interface PersistentVolumeLike {
+  metadata?: { name?: string };
+  spec?: {
+    local?: unknown;
+    hostPath?: unknown;
+    nodeAffinity?: {
+      required?: {
+        nodeSelectorTerms?: Array<{
+          matchExpressions?: NodeSelectorRequirementLike[];
+          matchFields?: NodeSelectorRequirementLike[];
+        }>;
+      } | null;
+    } | null;
+    [key: string]: unknown;
+  };
+}
+
+/**
+ * What the drain knows of the node and its storage. The callers read the claims of the
+ * pods' namespaces and the PersistentVolumes; without them only hostPath is seen.
+ */
+export interface DrainContext {
+  nodeName: string;
+  /** The node's labels: its `kubernetes.io/hostname` is what local PVs name. */
+  nodeLabels?: Record<string, string>;
+  claims?: readonly PersistentVolumeClaimLike[];
+  volumes?: readonly PersistentVolumeLike[];
+}
+
+/**
+ * The drain rule of a pod: `skip` (left in place, like a DaemonSet pod) or
+ * `wait-completed` (waited for until it finishes, never evicted). Read from the pod's
+ * annotation first, then its label of the same key.
+ */
+export const DRAIN_RULE_KEY = 'rackside.dev/drain';
+/** The eviction order of a pod: an integer, lower first; pods without it are order 0. */
+export const DRAIN_ORDER_KEY = 'rackside.dev/drain-order';
+/** What `terminationGracePeriodSeconds` is when a pod does not set it. */
+export const DEFAULT_GRACE_PERIOD_SECONDS = 30;
 
 /** The parts of a policy/v1 PodDisruptionBudget the drain rules read. */
 export interface PodDisruptionBudgetLike {
@@ -50,10 +117,24 @@ export interface DrainRuleOptions {
   deleteEmptyDirData?: boolean;
   /** Evict pods without a controller; nothing recreates them. */
   force?: boolean;
+  /**
+   * Evict pods whose data lives on this node (local or node-pinned PersistentVolumes,
+   * hostPath): they cannot run elsewhere until the node is back.
+   */
+  allowNodeLocalData?: boolean;
+  /** Overrides every pod's grace period in the Eviction. */
+  gracePeriodSeconds?: number;
 }
 
-/** Why a drain will not evict a pod unless told to. */
-export type DrainRefusalCause = 'emptyDir' | 'unmanaged';
+/**
+ * Why a drain will not evict a pod unless told to. `invalidRule` (a drain rule it cannot
+ * read) is allowed by no option: the rule has to be fixed.
+ */
+export type DrainRefusalCause =
+  | 'emptyDir'
+  | 'unmanaged'
+  | 'nodeLocalData'
+  | 'invalidRule';
 
 /** A pod as the drain plan names it. */
 export interface DrainPod {
@@ -65,6 +146,12 @@ export interface DrainPod {
   gracePeriodSeconds?: number;
   /** Already being deleted: the drain only waits for it. */
   terminating: boolean;
+  /** Its `rackside.dev/drain-order` (0 without one). */
+  order: number;
+  /** The StatefulSet that controls it, if one does. */
+  statefulSet?: string;
+  /** Its data on this node, one sentence per volume; absent when there is none. */
+  nodeLocalData?: string[];
 }
 
 /** A pod the drain refuses to evict without an option. */
@@ -87,6 +174,14 @@ export interface DrainPlan {
   mirror: DrainPod[];
   /** Succeeded or Failed pods: already gone as far as the drain is concerned. */
   finished: DrainPod[];
+  /** `rackside.dev/drain: skip`: left in place. */
+  skipped: DrainPod[];
+  /** `rackside.dev/drain: wait-completed`: waited for until they finish, not evicted. */
+  waitCompleted: DrainPod[];
+  /** Pods to evict whose data is on the node (evicted only with allowNodeLocalData). */
+  nodeLocal: DrainPod[];
+  /** The eviction groups, ascending: a group is evicted once the one before is gone. */
+  orderGroups: Array<{ order: number; pods: string[] }>;
 }
 
 /** The annotation the kubelet puts on the mirror of a static pod. */
@@ -104,6 +199,7 @@ function controllerOf(pod: PodLike) {
 /** The pod as the plan names it. */
 export function drainPodOf(pod: PodLike): DrainPod {
   const controller = controllerOf(pod);
+  const order = readOrder(pod);
   return {
     namespace: pod.metadata?.namespace ?? '',
     name: pod.metadata?.name ?? '',
@@ -112,7 +208,103 @@ export function drainPodOf(pod: PodLike): DrainPod {
       : undefined,
     gracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds,
     terminating: !!pod.metadata?.deletionTimestamp,
+    order: typeof order === 'number' ? order : 0,
+    statefulSet:
+      controller?.kind === 'StatefulSet' ? controller.name : undefined,
   };
+}
+
+/** A drain rule: the annotation, else the label of the same key. */
+function ruleValue(pod: PodLike, key: string): string | undefined {
+  return pod.metadata?.annotations?.[key] ?? pod.metadata?.labels?.[key];
+}
+
+/** The pod's drain rule, or a sentence saying why it cannot be read. */
+function readRule(
+  pod: PodLike,
+): 'skip' | 'wait-completed' | undefined | { invalid: string } {
+  const value = ruleValue(pod, DRAIN_RULE_KEY);
+  if (value === undefined) return undefined;
+  if (value === 'skip' || value === 'wait-completed') return value;
+  return {
+    invalid: `${DRAIN_RULE_KEY} is ${JSON.stringify(
+      value.slice(0, 63),
+    )}; it must be skip or wait-completed`,
+  };
+}
+
+/** The pod's order, or a sentence saying why it cannot be read. */
+function readOrder(pod: PodLike): number | { invalid: string } {
+  const value = ruleValue(pod, DRAIN_ORDER_KEY);
+  if (value === undefined) return 0;
+  // Bounded so that no order is lost to floating point or sorts oddly.
+  if (/^-?[0-9]{1,9}$/.test(value)) return Number(value);
+  return {
+    invalid: `${DRAIN_ORDER_KEY} is ${JSON.stringify(
+      value.slice(0, 63),
+    )}; it must be an integer of at most 9 digits`,
+  };
+}
+
+/** Whether a PersistentVolume's required node affinity names this node. */
+function affinityNamesNode(
+  pv: PersistentVolumeLike,
+  context: DrainContext,
+): boolean {
+  const names = new Set([context.nodeName]);
+  const hostname = context.nodeLabels?.['kubernetes.io/hostname'];
+  if (hostname) names.add(hostname);
+  const terms = pv.spec?.nodeAffinity?.required?.nodeSelectorTerms ?? [];
+  // Named, not merely satisfied: a zonal disk's affinity holds here too, yet it moves.
+  return terms.some(term =>
+    [
+      ...(term.matchExpressions ?? []).filter(
+        r => r.key === 'kubernetes.io/hostname',
+      ),
+      ...(term.matchFields ?? []).filter(r => r.key === 'metadata.name'),
+    ].some(
+      r => r.operator === 'In' && (r.values ?? []).some(v => names.has(v)),
+    ),
+  );
+}
+
+/** Sentences naming the pod's data on this node; empty when there is none. */
+function nodeLocalDataOf(pod: PodLike, context?: DrainContext): string[] {
+  const found: string[] = [];
+  const namespace = pod.metadata?.namespace ?? '';
+  for (const volume of pod.spec?.volumes ?? []) {
+    if (volume.hostPath) {
+      found.push(
+        `hostPath volume ${volume.name ?? ''} (${volume.hostPath.path ?? ''})`,
+      );
+      continue;
+    }
+    const claimName =
+      volume.persistentVolumeClaim?.claimName ??
+      (volume.ephemeral ? `${pod.metadata?.name}-${volume.name}` : undefined);
+    if (!claimName || !context) continue;
+    const claim = context.claims?.find(
+      c =>
+        c.metadata?.name === claimName && c.metadata?.namespace === namespace,
+    );
+    const volumeName = claim?.spec?.volumeName;
+    if (!volumeName) continue;
+    const pv = context.volumes?.find(v => v.metadata?.name === volumeName);
+    if (!pv) continue;
+    if (pv.spec?.local || pv.spec?.hostPath) {
+      // A local PV on another node is not this drain's concern.
+      const affinity = pv.spec?.nodeAffinity?.required?.nodeSelectorTerms;
+      if (affinity?.length && !affinityNamesNode(pv, context)) continue;
+      found.push(
+        `PersistentVolumeClaim ${claimName} is bound to local PersistentVolume ${volumeName}`,
+      );
+    } else if (affinityNamesNode(pv, context)) {
+      found.push(
+        `PersistentVolumeClaim ${claimName} is bound to PersistentVolume ${volumeName}, whose node affinity names ${context.nodeName}`,
+      );
+    }
+  }
+  return found;
 }
 
 /** Succeeded and Failed pods hold nothing: they count as gone. */
@@ -121,12 +313,29 @@ export function isFinishedPod(pod: PodLike): boolean {
   return phase === 'Succeeded' || phase === 'Failed';
 }
 
-const REFUSAL_TEXT: Record<DrainRefusalCause, string> = {
-  emptyDir:
-    'it has emptyDir volumes whose data is lost on eviction (allowed with deleteEmptyDirData)',
-  unmanaged:
-    'no controller owns it, so nothing recreates it after eviction (allowed with force)',
-};
+function refusalText(
+  cause: DrainRefusalCause,
+  pod: DrainPod,
+  nodeName: string,
+  invalid: string[],
+): string {
+  switch (cause) {
+    case 'emptyDir':
+      return 'it has emptyDir volumes whose data is lost on eviction (allowed with deleteEmptyDirData)';
+    case 'unmanaged':
+      return 'no controller owns it, so nothing recreates it after eviction (allowed with force)';
+    case 'nodeLocalData':
+      return `its data is on this node (${(pod.nodeLocalData ?? []).join(
+        '; ',
+      )}), so it cannot run elsewhere until ${nodeName} is back (allowed with allowNodeLocalData)`;
+    case 'invalidRule':
+      return `its drain rule cannot be read: ${invalid.join(
+        '; ',
+      )} (fix or remove it; no option allows it)`;
+    default:
+      return cause;
+  }
+}
 
 /** Sorts pods by namespace, then name, so plans compare and read the same way. */
 function byKey(a: DrainPod, b: DrainPod): number {
@@ -135,12 +344,15 @@ function byKey(a: DrainPod, b: DrainPod): number {
 
 /**
  * Sorts the pods of one node into what a drain does with each. Mirror pods, then
- * finished pods, then DaemonSet pods are set aside; every other pod is evicted unless it
- * has emptyDir data or no controller and the options do not allow that.
+ * finished pods, then DaemonSet pods, then pods with `rackside.dev/drain: skip` are set
+ * aside, and `wait-completed` pods are only waited for; every other pod is evicted, in
+ * its order group, unless it has emptyDir data, no controller or data on the node and the
+ * options do not allow that, or carries a drain rule that cannot be read.
  */
 export function planDrain(
   pods: readonly PodLike[],
   options: DrainRuleOptions = {},
+  context?: DrainContext,
 ): DrainPlan {
   const plan: DrainPlan = {
     evict: [],
@@ -148,9 +360,17 @@ export function planDrain(
     daemonSet: [],
     mirror: [],
     finished: [],
+    skipped: [],
+    waitCompleted: [],
+    nodeLocal: [],
+    orderGroups: [],
   };
+  const nodeName =
+    context?.nodeName ?? pods.find(p => p.spec?.nodeName)?.spec?.nodeName ?? '';
   for (const pod of pods) {
     const view = drainPodOf(pod);
+    const local = nodeLocalDataOf(pod, context);
+    if (local.length) view.nodeLocalData = local;
     if (pod.metadata?.annotations?.[MIRROR_POD_ANNOTATION] !== undefined) {
       plan.mirror.push(view);
       continue;
@@ -164,30 +384,109 @@ export function planDrain(
       plan.daemonSet.push(view);
       continue;
     }
+    const rule = readRule(pod);
+    const order = readOrder(pod);
+    const invalid = [rule, order]
+      .filter((r): r is { invalid: string } => typeof r === 'object' && !!r)
+      .map(r => r.invalid);
+    if (invalid.length === 0 && rule === 'skip') {
+      plan.skipped.push(view);
+      continue;
+    }
+    if (invalid.length === 0 && rule === 'wait-completed') {
+      plan.waitCompleted.push(view);
+      continue;
+    }
     const causes: DrainRefusalCause[] = [];
     // A pod already being deleted is only waited for: refusing it would protect nothing.
     if (!view.terminating) {
       if (!controller && !options.force) causes.push('unmanaged');
       const hasEmptyDir = (pod.spec?.volumes ?? []).some(v => !!v.emptyDir);
       if (hasEmptyDir && !options.deleteEmptyDirData) causes.push('emptyDir');
+      if (local.length && !options.allowNodeLocalData) {
+        causes.push('nodeLocalData');
+      }
+      if (invalid.length) causes.push('invalidRule');
     }
     if (causes.length) {
       plan.refused.push({
         pod: view,
         causes,
         message: `${podKey(view)}: ${causes
-          .map(c => REFUSAL_TEXT[c])
+          .map(c => refusalText(c, view, nodeName, invalid))
           .join('; ')}`,
       });
     } else {
       plan.evict.push(view);
+      if (local.length) plan.nodeLocal.push(view);
     }
   }
-  for (const list of [plan.evict, plan.daemonSet, plan.mirror, plan.finished]) {
+  for (const list of [
+    plan.evict,
+    plan.daemonSet,
+    plan.mirror,
+    plan.finished,
+    plan.skipped,
+    plan.waitCompleted,
+    plan.nodeLocal,
+  ]) {
     list.sort(byKey);
   }
   plan.refused.sort((a, b) => byKey(a.pod, b.pod));
+  const groups = new Map<number, string[]>();
+  for (const pod of plan.evict) {
+    groups.set(pod.order, [...(groups.get(pod.order) ?? []), podKey(pod)]);
+  }
+  plan.orderGroups = [...groups.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([order, keys]) => ({ order, pods: keys }));
   return plan;
+}
+
+/** How long a drain should take when nothing blocks it (budgets can make it longer). */
+export interface DrainEstimate {
+  /** The sum over the order groups of each group's slowest grace period. */
+  seconds: number;
+  /** The pod with the longest grace period among those evicted. */
+  slowest?: { pod: string; seconds: number };
+  groups: Array<{ order: number; seconds: number }>;
+  /** wait-completed pods: the drain waits for them however long they run. */
+  waitsForCompletion: string[];
+}
+
+/**
+ * The expected duration of a drain from the grace periods of the pods it evicts: the
+ * groups run one after the other, the pods of a group at once. The drain's own
+ * `gracePeriodSeconds` replaces each pod's, as it does in the Eviction.
+ */
+export function estimateDrain(
+  plan: DrainPlan,
+  options: DrainRuleOptions = {},
+): DrainEstimate {
+  const graceOf = (pod: DrainPod) =>
+    options.gracePeriodSeconds ??
+    pod.gracePeriodSeconds ??
+    DEFAULT_GRACE_PERIOD_SECONDS;
+  const estimate: DrainEstimate = {
+    seconds: 0,
+    groups: [],
+    waitsForCompletion: plan.waitCompleted.map(podKey),
+  };
+  const byKeyPods = new Map(plan.evict.map(p => [podKey(p), p]));
+  for (const group of plan.orderGroups) {
+    let slowest = 0;
+    for (const key of group.pods) {
+      const pod = byKeyPods.get(key)!;
+      const seconds = graceOf(pod);
+      slowest = Math.max(slowest, seconds);
+      if (!estimate.slowest || seconds > estimate.slowest.seconds) {
+        estimate.slowest = { pod: key, seconds };
+      }
+    }
+    estimate.groups.push({ order: group.order, seconds: slowest });
+    estimate.seconds += slowest;
+  }
+  return estimate;
 }
 
 /** Whether a label selector selects these labels (a null selector selects nothing). */
@@ -268,6 +567,58 @@ export function budgetsAffecting(
     });
   }
   return result.sort(
+    (a, b) =>
+      a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name),
+  );
+}
+
+/** A StatefulSet with pods the drain evicts, and the budgets that cover them. */
+export interface DrainStatefulSet {
+  namespace: string;
+  name: string;
+  pods: string[];
+  budgets: Array<{
+    name: string;
+    disruptionsAllowed: number;
+    blocksNow: boolean;
+  }>;
+}
+
+/** The StatefulSets a drain evicts pods of, each with the budgets over those pods. */
+export function statefulSetsOf(
+  plan: DrainPlan,
+  budgets: readonly DrainBudget[],
+): DrainStatefulSet[] {
+  const sets = new Map<string, DrainStatefulSet>();
+  for (const pod of plan.evict) {
+    if (!pod.statefulSet) continue;
+    const id = `${pod.namespace}/${pod.statefulSet}`;
+    let set = sets.get(id);
+    if (!set) {
+      set = {
+        namespace: pod.namespace,
+        name: pod.statefulSet,
+        pods: [],
+        budgets: [],
+      };
+      sets.set(id, set);
+    }
+    set.pods.push(podKey(pod));
+  }
+  for (const set of sets.values()) {
+    set.budgets = budgets
+      .filter(
+        b =>
+          b.namespace === set.namespace &&
+          b.pods.some(p => set.pods.includes(p)),
+      )
+      .map(b => ({
+        name: b.name,
+        disruptionsAllowed: b.disruptionsAllowed,
+        blocksNow: b.blocksNow,
+      }));
+  }
+  return [...sets.values()].sort(
     (a, b) =>
       a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name),
   );
