@@ -868,31 +868,38 @@ describe('authoritative at the moment of acting', () => {
     expect(causes).toEqual(['guard']);
   });
 
-  it('a hazard at send time is sent only when the request was acknowledged at the hazard tier', async () => {
-    for (const [ack, sent] of [
-      ['typed-name', false],
-      ['hazard', true],
-    ] as const) {
-      const c = fiveMembers();
-      c.create('m1', 'cp-1', 'reboot', hazardAck(ack));
-      await c.reconciler().reconcile('m1');
-      expect(c.phase('m1')).toBe('Draining');
-      c.nodes.set('cp-5', node('cp-5', { cp: true, ready: false }));
-      c.drainOutcome = drained;
-      await c.reconciler().reconcile('m1');
-      expect(c.sent.length).toBe(sent ? 1 : 0);
-      expect(c.phase('m1')).toBe(sent ? 'Rebooting' : 'Refused');
-      if (!sent) {
-        const nm = c.maintenances.get('m1')!;
-        expect(nm.status?.refusal).toMatchObject({
-          members: 5,
-          quorum: 3,
-          ready: 4,
-          margin: 1,
-        });
-        expect(nm.status?.refusal?.reason).toMatch(/typed-name rung/);
-      }
-    }
+  /** Admitted at allow (five members), then a member goes NotReady: a hazard at send. */
+  async function hazardAtSend(ack: 'hazard' | 'typed-name') {
+    const c = fiveMembers();
+    c.create('m1', 'cp-1', 'reboot', hazardAck(ack));
+    await c.reconciler().reconcile('m1');
+    const admitted = c.phase('m1');
+    c.nodes.set('cp-5', node('cp-5', { cp: true, ready: false }));
+    c.drainOutcome = drained;
+    await c.reconciler().reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    return { admitted, c, nm };
+  }
+
+  it('a hazard at send time is not sent when the request was acknowledged at a lighter rung', async () => {
+    const { admitted, c, nm } = await hazardAtSend('typed-name');
+    expect(admitted).toBe('Draining');
+    expect(c.sent).toEqual([]);
+    expect(nm.status?.phase).toBe('Refused');
+    expect(nm.status?.refusal).toMatchObject({
+      members: 5,
+      quorum: 3,
+      ready: 4,
+      margin: 1,
+    });
+    expect(nm.status?.refusal?.reason).toMatch(/typed-name rung/);
+  });
+
+  it('a hazard at send time is sent when the request was acknowledged at the hazard tier', async () => {
+    const { c, nm } = await hazardAtSend('hazard');
+    expect(c.sent).toEqual([{ verb: 'reboot', node: 'cp-1' }]);
+    expect(nm.status?.phase).toBe('Rebooting');
+    expect(nm.status?.refusal).toBeUndefined();
   });
 
   it('made with kubectl (no pre-flight): admitted at allow, a hazard at send time is refused; admitted at hazard, it is sent', async () => {
