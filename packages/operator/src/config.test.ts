@@ -40,6 +40,7 @@ describe('readConfig', () => {
         retryPeriodMs: 2_000,
       },
       retentionMs: 7 * 24 * 3600 * 1000,
+      logFormat: 'json',
       webhook: {
         port: 0,
         host: '0.0.0.0',
@@ -186,6 +187,10 @@ describe('readConfig', () => {
       },
       retentionMs: 30_000,
     });
+    expect(readConfig(['--log-format', 'text'], {}).logFormat).toBe('text');
+    expect(() => readConfig(['--log-format', 'xml'], {})).toThrow(
+      /--log-format must be json or text, got "xml"/,
+    );
     expect(() => readConfig(['--retention', '7'], {})).toThrow(
       /--retention must be a duration with a unit/,
     );

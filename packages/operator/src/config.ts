@@ -1,5 +1,6 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
+import { LOG_FORMATS, type LogFormat } from './logger';
 
 /** The operator's configuration (flags and variables: `OPTIONS` below, and the README). */
 export interface OperatorConfig {
@@ -24,6 +25,8 @@ export interface OperatorConfig {
   leaderElection: LeaderElectionConfig;
   /** How long a terminal NodeMaintenance or MachineReclaim is kept after it ended (ms). */
   retentionMs: number;
+  /** Log lines: JSON with a level (the default), or text for people. */
+  logFormat: LogFormat;
   /** The MachineReclaim admission webhook (port 0: not served). */
   webhook: WebhookConfig;
 }
@@ -111,6 +114,12 @@ const OPTIONS = [
     ['RACKSIDE_RETENTION'],
     '7d',
     'terminal NodeMaintenances and MachineReclaims are deleted this long after they ended',
+  ],
+  [
+    'log-format',
+    ['RACKSIDE_LOG_FORMAT'],
+    'json',
+    'json (one object a line, with a level) or text for people',
   ],
   [
     'reboot-deadline-seconds',
@@ -333,6 +342,12 @@ export function readConfig(
       `--retry-period (${leaderElection.retryPeriodMs} ms) must be shorter than --renew-deadline (${leaderElection.renewDeadlineMs} ms)`,
     );
   }
+  const logFormat = text('log-format') ?? 'json';
+  if (!LOG_FORMATS.includes(logFormat as LogFormat)) {
+    throw new ConfigError(
+      `--log-format must be json or text, got "${logFormat}"`,
+    );
+  }
   const certHosts = text('webhook-cert-hosts');
   return {
     kubeconfig: text('kubeconfig'),
@@ -354,6 +369,7 @@ export function readConfig(
     joinTimeoutSeconds: integer('join-timeout-seconds', 900),
     leaderElection,
     retentionMs: duration('retention', '7d'),
+    logFormat: logFormat as LogFormat,
     webhook: {
       // Off unless asked for: two operators on one host (tests, a demo) must not collide.
       port: webhookPort,

@@ -17,13 +17,13 @@ import {
   usage,
   type OperatorConfig,
 } from './config';
+import { createLogger } from './logger';
 import { serveMachineReclaimWebhook } from './webhook/server';
 
 async function main() {
-  const log = (message: string) =>
-    // eslint-disable-next-line no-console
-    console.log(`${new Date().toISOString()} rackside-operator: ${message}`);
   const config = configOrExit();
+  const logger = createLogger(config.logFormat, { identity: config.identity });
+  const log = (message: string) => logger.info(message);
   const kubeConfig = new KubeConfig();
   if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
   else kubeConfig.loadFromCluster();
@@ -55,7 +55,10 @@ async function main() {
     metrics,
     log,
     // Like controller-runtime: a replica that lost its lease exits and starts afresh.
-    onLostLeadership: () => void shutdown(1),
+    onLostLeadership: () => {
+      logger.warn('no longer leading: exiting 1 (restarted as a standby)');
+      void shutdown(1);
+    },
   });
   // Every replica serves the webhook, leading or not: it only reads.
   let webhookServing = config.webhook.port === 0;

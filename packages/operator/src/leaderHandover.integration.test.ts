@@ -327,15 +327,27 @@ async function eventsBy(identity: string) {
  * (a conflict, a refusal) proves the write went out. The only thing allowed is the
  * gate's own refusal ("not leading: ... not done"), which never leaves the process.
  */
-function writesAfter(replica: Replica, since: number): string[] {
+function messagesAfter(replica: Replica, since: number): string[] {
   return fs
     .readFileSync(replica.logFile, 'utf8')
     .split('\n')
-    .filter(line => Date.parse(line.slice(0, 24)) >= since)
-    .filter(line =>
-      /^\S+ rackside-operator: (reconcile|event|retention)/.test(line),
-    )
-    .filter(line => !/not leading: .* not done/.test(line));
+    .flatMap(line => {
+      try {
+        const entry = JSON.parse(line) as { time: string; msg: string };
+        return Date.parse(entry.time) >= since ? [entry.msg] : [];
+      } catch {
+        return []; // not a log line (e.g. a stack trace)
+      }
+    });
+}
+
+function writesAfter(replica: Replica, since: number): string[] {
+  const messages = messagesAfter(replica, since);
+  // The JSON log is read: the step-down itself is in it.
+  expect(messages.some(m => /lost lease rackside-operator/.test(m))).toBe(true);
+  return messages
+    .filter(msg => /^(reconcile|event|retention)/.test(msg))
+    .filter(msg => !/not leading: .* not done/.test(msg));
 }
 
 const holder = () =>
