@@ -146,6 +146,12 @@ export const drainOptionsSchema = z
       .boolean()
       .default(false)
       .describe('Evict pods without a controller (they are not recreated).'),
+    allowNodeLocalData: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Evict pods whose data is on this node (a PVC bound to a local PersistentVolume or one whose node affinity names the node, or a hostPath volume). They cannot run elsewhere until the node is back.',
+      ),
     gracePeriodSeconds: z
       .number()
       .int()
@@ -276,6 +282,20 @@ const drainProgressSchema = z
       .max(2000)
       .optional()
       .describe('Evictions a PodDisruptionBudget is refusing right now.'),
+    order: z
+      .number()
+      .int()
+      .optional()
+      .describe(
+        'The rackside.dev/drain-order group being evicted now; the next group starts once its pods are gone.',
+      ),
+    waitingFor: z
+      .array(podKeySchema)
+      .max(2000)
+      .optional()
+      .describe(
+        'Pods with rackside.dev/drain: wait-completed the drain waits for (never evicted), as namespace/name.',
+      ),
     lastError: z.string().max(4096).optional(),
   })
   .describe('Drain progress.');
