@@ -742,7 +742,11 @@ describe('the transition table', () => {
     expect(c.drainsStarted).toEqual([]);
     // With force the same node drains.
     c.create('m2', 'worker-1', 'drain', {
-      drain: { force: true, deleteEmptyDirData: false },
+      drain: {
+        force: true,
+        deleteEmptyDirData: false,
+        allowNodeLocalData: false,
+      },
     });
     await c.reconciler().reconcile('m2');
     expect(c.phase('m2')).toBe('Draining');

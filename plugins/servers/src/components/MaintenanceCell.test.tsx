@@ -24,7 +24,7 @@ function renderCell(maintenance = drainingMaintenance()) {
 describe('MaintenanceCell', () => {
   it('shows a maintenance refused at send time with its numbers, the reason in the tooltip', async () => {
     const m: MaintenanceResponse = {
-      ...rebootingMaintenance(),
+      ...rebootingMaintenance('worker-1'),
       phase: 'Refused',
       terminal: true,
       refusal: {

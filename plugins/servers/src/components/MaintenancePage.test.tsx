@@ -181,6 +181,46 @@ describe('MaintenancePage', () => {
     expect(within(entries()[0]).queryByText('now')).toBeNull();
   });
 
+  it('a refusal at the moment of acting says the node is left cordoned and where to return it to service', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getMaintenance.mockResolvedValue(
+      drainingMaintenance({
+        intent: 'reboot',
+        phase: 'Refused',
+        terminal: true,
+        progress: undefined,
+        refusal: {
+          reason:
+            'reboot of worker-1 was not sent: the quorum changed since it was admitted.',
+          members: 3,
+          quorum: 2,
+          ready: 2,
+          margin: 0,
+        },
+        history: [
+          { phase: 'Requested', at: '2026-08-04T10:00:00Z' },
+          { phase: 'Cordoned', at: '2026-08-04T10:00:01Z' },
+          { phase: 'Draining', at: '2026-08-04T10:00:02Z' },
+          { phase: 'Drained', at: '2026-08-04T10:00:03Z' },
+          { phase: 'Refused', at: '2026-08-04T10:00:04Z' },
+        ],
+      }),
+    );
+    renderPage(api);
+    const refusal = await screen.findByTestId('maintenance-refusal');
+    expect(refusal).toHaveTextContent(
+      'the quorum changed since it was admitted',
+    );
+    expect(refusal).toHaveTextContent(
+      'Members 3, quorum 2, ready 2, margin 0.',
+    );
+    const back = within(refusal).getByTestId('maintenance-refusal-return');
+    expect(back).toHaveTextContent('left cordoned and drained');
+    expect(
+      within(back).getByRole('link', { name: 'its row on the Servers page' }),
+    ).toHaveAttribute('href', '/servers');
+  });
+
   it('says so when the maintenance does not exist', async () => {
     const api = fakeServersApi(serverList([]));
     api.getMaintenance.mockRejectedValue(

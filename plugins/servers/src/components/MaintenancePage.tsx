@@ -330,6 +330,10 @@ export function MaintenanceDetail(props: {
   const links = useServersLinks();
   const flags = requestFlags(m);
   const refusalText = m.refusal && refusalNumbers(m.refusal);
+  // Refused at the moment of acting, after the node was cordoned: it stays cordoned
+  // until someone returns it to service (offered on its row of the Servers page).
+  const leftCordoned =
+    m.phase === 'Refused' && m.history.some(h => h.phase === 'Cordoned');
   return (
     <>
       <Box
@@ -394,6 +398,19 @@ export function MaintenanceDetail(props: {
           <AlertTitle>Refused</AlertTitle>
           {m.refusal.reason}
           {refusalText && <Box mt={1}>{refusalText}</Box>}
+          {leftCordoned && (
+            <Box mt={1} data-testid="maintenance-refusal-return">
+              {`Nothing was sent: ${m.nodeName} is left cordoned and drained. Return it to service from `}
+              {links.servers ? (
+                <AppLink to={links.servers()}>
+                  its row on the Servers page
+                </AppLink>
+              ) : (
+                'its row on the Servers page'
+              )}
+              .
+            </Box>
+          )}
           {m.refusal.blockingMaintenance && (
             <Box mt={1}>
               {'It collided with '}
