@@ -125,9 +125,15 @@ function slimPod(obj: RawKubeObject): PodObject & RawKubeObject {
       containers: [],
       nodeName: pod.spec?.nodeName,
       terminationGracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds,
+      // What tells emptyDir and node-local data apart (servers-common planDrain).
       volumes: (pod.spec?.volumes ?? []).map(v => ({
         name: v.name,
         emptyDir: v.emptyDir,
+        hostPath: v.hostPath ? { path: v.hostPath.path } : undefined,
+        persistentVolumeClaim: v.persistentVolumeClaim
+          ? { claimName: v.persistentVolumeClaim.claimName }
+          : undefined,
+        ephemeral: v.ephemeral ? {} : undefined,
       })),
     },
     status: { phase: pod.status?.phase },
@@ -327,6 +333,8 @@ export async function startOperator(
       evict: (namespace, name, opts) => core.evictPod(namespace, name, opts),
       budgets: async namespace =>
         (await core.podDisruptionBudgets.list({ namespace })).items as any,
+      storage: (nodeName, namespaces) =>
+        core.drainStorage(nodeName, namespaces),
       async writeProgress(name, progress) {
         // Only status.drain: the phase stays the reconciler's, and a merge patch of this
         // one field cannot undo its writes.
@@ -352,6 +360,10 @@ export async function startOperator(
     },
     pods: {
       onNode: nodeName => core.podsOnNode(nodeName) as any,
+      storage: (nodeName, pods) =>
+        core.drainStorage(nodeName, [
+          ...new Set(pods.map(p => p.metadata?.namespace ?? '')),
+        ]),
     },
     drains,
     power: leaderGated(power.powerPort(), ['send'], () => leading()),

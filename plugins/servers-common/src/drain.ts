@@ -146,8 +146,8 @@ export interface DrainPod {
   gracePeriodSeconds?: number;
   /** Already being deleted: the drain only waits for it. */
   terminating: boolean;
-  /** Its `rackside.dev/drain-order` (0 without one). */
-  order: number;
+  /** Its `rackside.dev/drain-order`; planDrain always sets it (0 without one). */
+  order?: number;
   /** The StatefulSet that controls it, if one does. */
   statefulSet?: string;
   /** Its data on this node, one sentence per volume; absent when there is none. */
@@ -435,7 +435,8 @@ export function planDrain(
   plan.refused.sort((a, b) => byKey(a.pod, b.pod));
   const groups = new Map<number, string[]>();
   for (const pod of plan.evict) {
-    groups.set(pod.order, [...(groups.get(pod.order) ?? []), podKey(pod)]);
+    const order = pod.order ?? 0;
+    groups.set(order, [...(groups.get(order) ?? []), podKey(pod)]);
   }
   plan.orderGroups = [...groups.entries()]
     .sort(([a], [b]) => a - b)

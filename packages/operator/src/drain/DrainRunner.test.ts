@@ -1,4 +1,5 @@
 import type {
+  DrainContext,
   NodeMaintenance,
   NodeMaintenanceDrainProgress,
   PodLike,
@@ -12,17 +13,31 @@ import {
 
 function pod(
   name: string,
-  opts: { ns?: string; owner?: string; app?: string } = {},
+  opts: {
+    ns?: string;
+    owner?: string;
+    app?: string;
+    annotations?: Record<string, string>;
+    claim?: string;
+  } = {},
 ): PodLike {
   return {
     metadata: {
       name,
       namespace: opts.ns ?? 'shop',
       labels: { app: opts.app ?? name },
+      annotations: opts.annotations,
       ownerReferences: [
         { kind: opts.owner ?? 'ReplicaSet', name: 'rs', controller: true },
       ],
     },
+    spec: opts.claim
+      ? {
+          volumes: [
+            { name: 'data', persistentVolumeClaim: { claimName: opts.claim } },
+          ],
+        }
+      : undefined,
     status: { phase: 'Running' },
   };
 }
@@ -41,6 +56,9 @@ class FakeNode {
   woken: string[] = [];
   watches = 0;
   stopped = 0;
+  storageReads = 0;
+  /** The node's storage, as the storage port reads it. */
+  storage: Omit<DrainContext, 'nodeName'> = { claims: [], volumes: [] };
 
   add(p: PodLike) {
     this.pods.set(`${p.metadata!.namespace}/${p.metadata!.name}`, p);
@@ -107,6 +125,10 @@ class FakeNode {
         return { outcome: 'evicted' };
       },
       budgets: async () => [],
+      storage: async () => {
+        this.storageReads++;
+        return this.storage;
+      },
       writeProgress: async (_name, progress) => {
         this.progress.push(progress);
       },
@@ -214,7 +236,12 @@ describe('DrainRunner', () => {
     n.guarded.add('shop/payments-1');
     const runner = new DrainRunner(n.ports(), fast);
     const nm = maintenance(
-      { timeoutSeconds: 1, deleteEmptyDirData: false, force: false },
+      {
+        timeoutSeconds: 1,
+        deleteEmptyDirData: false,
+        force: false,
+        allowNodeLocalData: false,
+      },
       undefined,
     );
     const started = Date.now();
@@ -319,5 +346,167 @@ describe('DrainRunner', () => {
       runners.every(r => r.ensure(maintenance()).state === 'drained'),
     );
     expect(nodes.every(n => n.evictions.length === 1)).toBe(true);
+  });
+
+  describe('drain rules and node-local data (DESIGN section 16)', () => {
+    const order = (n: number) => ({ 'rackside.dev/drain-order': String(n) });
+
+    it('evicts order groups in ascending order, each only once the one before is gone', async () => {
+      const n = new FakeNode();
+      n.add(pod('db', { annotations: order(10) }));
+      n.add(pod('api', { annotations: order(5) }));
+      n.add(pod('web-1'));
+      n.add(pod('web-2'));
+      const runner = new DrainRunner(n.ports(), fast);
+      const nm = maintenance();
+      runner.ensure(nm);
+      await until(() => n.evictions.length === 2);
+      expect(n.evictions.sort()).toEqual(['shop/web-1', 'shop/web-2']);
+      await until(() => n.progress.some(p => p.order === 0));
+      n.gone('shop/web-1');
+      await until(() => n.progress.some(p => p.evicted === 1));
+      // One pod of group 0 is still terminating: group 5 waits.
+      expect(n.evictions).toHaveLength(2);
+      n.gone('shop/web-2');
+      await until(() => n.evictions.length === 3);
+      expect(n.evictions[2]).toBe('shop/api');
+      await until(() => runner.ensure(nm).progress.order === 5);
+      n.gone('shop/api');
+      await until(() => n.evictions.length === 4);
+      expect(n.evictions[3]).toBe('shop/db');
+      n.gone('shop/db');
+      await until(() => runner.ensure(nm).state === 'drained');
+      expect(n.evictions).toHaveLength(4);
+    });
+
+    it('leaves skip pods in place and is drained with them still there', async () => {
+      const n = new FakeNode();
+      n.add(pod('keeper', { annotations: { 'rackside.dev/drain': 'skip' } }));
+      n.add(pod('web-1'));
+      const runner = new DrainRunner(n.ports(), fast);
+      const nm = maintenance();
+      runner.ensure(nm);
+      await until(() => n.evictions.length === 1);
+      n.gone('shop/web-1');
+      await until(() => runner.ensure(nm).state === 'drained');
+      expect(n.evictions).toEqual(['shop/web-1']);
+      expect(n.pods.has('shop/keeper')).toBe(true);
+      expect(runner.ensure(nm).progress).toMatchObject({
+        total: 1,
+        evicted: 1,
+      });
+    });
+
+    it('waits for wait-completed pods without evicting them, drained once they finish', async () => {
+      const n = new FakeNode();
+      const job = pod('batch', {
+        owner: 'Job',
+        annotations: { 'rackside.dev/drain': 'wait-completed' },
+      });
+      n.add(job);
+      n.add(pod('web-1'));
+      const runner = new DrainRunner(n.ports(), fast);
+      const nm = maintenance();
+      runner.ensure(nm);
+      await until(() => n.evictions.length === 1);
+      n.gone('shop/web-1');
+      await until(() => n.progress.some(p => p.evicted === 1));
+      expect(runner.ensure(nm)).toMatchObject({
+        state: 'running',
+        progress: {
+          pending: 1,
+          pendingPods: ['shop/batch'],
+          waitingFor: ['shop/batch'],
+        },
+      });
+      n.add({ ...job, status: { phase: 'Succeeded' } });
+      await until(() => runner.ensure(nm).state === 'drained');
+      expect(n.evictions).toEqual(['shop/web-1']);
+    });
+
+    it('names a wait-completed pod still running at the timeout', async () => {
+      const n = new FakeNode();
+      n.add(
+        pod('batch', {
+          owner: 'Job',
+          annotations: { 'rackside.dev/drain': 'wait-completed' },
+        }),
+      );
+      const runner = new DrainRunner(n.ports(), fast);
+      const nm = maintenance({
+        timeoutSeconds: 1,
+        deleteEmptyDirData: false,
+        force: false,
+        allowNodeLocalData: false,
+      });
+      runner.ensure(nm);
+      await until(() => runner.ensure(nm).state === 'failed', 4000);
+      const outcome = runner.ensure(nm);
+      expect(outcome.state === 'failed' && outcome.reason).toMatch(
+        /timed out after 1s .*shop\/batch.*left cordoned/,
+      );
+      expect(n.evictions).toEqual([]);
+    });
+
+    const localStorage = {
+      nodeLabels: { 'kubernetes.io/hostname': 'worker-1' },
+      claims: [
+        {
+          metadata: { name: 'data-db-0', namespace: 'shop' },
+          spec: { volumeName: 'pv-1' },
+        },
+      ],
+      volumes: [
+        { metadata: { name: 'pv-1' }, spec: { local: { path: '/mnt' } } },
+      ],
+    };
+
+    it('fails before any eviction when a pod has node-local data', async () => {
+      const n = new FakeNode();
+      n.storage = localStorage;
+      n.add(pod('web-1'));
+      n.add(pod('db-0', { owner: 'StatefulSet', claim: 'data-db-0' }));
+      const runner = new DrainRunner(n.ports(), fast);
+      const nm = maintenance();
+      runner.ensure(nm);
+      await until(() => runner.ensure(nm).state === 'failed');
+      const outcome = runner.ensure(nm);
+      expect(outcome.state === 'failed' && outcome.reason).toMatch(
+        /shop\/db-0: its data is on this node .*local PersistentVolume pv-1.*cannot run elsewhere until worker-1 is back.*allowNodeLocalData/,
+      );
+      expect(n.evictions).toEqual([]);
+    });
+
+    it('evicts it with allowNodeLocalData', async () => {
+      const n = new FakeNode();
+      n.storage = localStorage;
+      n.instant = true;
+      n.add(pod('db-0', { owner: 'StatefulSet', claim: 'data-db-0' }));
+      const runner = new DrainRunner(n.ports(), fast);
+      const nm = maintenance({
+        allowNodeLocalData: true,
+        deleteEmptyDirData: false,
+        force: false,
+      });
+      runner.ensure(nm);
+      await until(() => runner.ensure(nm).state === 'drained');
+      expect(n.evictions).toEqual(['shop/db-0']);
+    });
+
+    it('reads the storage again when a pod with a claim it has not seen arrives', async () => {
+      const n = new FakeNode();
+      n.add(pod('web-1'));
+      n.guarded.add('shop/web-1');
+      const runner = new DrainRunner(n.ports(), fast);
+      const nm = maintenance();
+      runner.ensure(nm);
+      await until(() => n.evictions.length >= 1);
+      const reads = n.storageReads;
+      n.storage = localStorage;
+      n.add(pod('db-0', { owner: 'StatefulSet', claim: 'data-db-0' }));
+      await until(() => runner.ensure(nm).state === 'failed');
+      expect(n.storageReads).toBeGreaterThan(reads);
+      expect(n.evictions).not.toContain('shop/db-0');
+    });
   });
 });

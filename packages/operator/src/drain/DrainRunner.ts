@@ -3,10 +3,17 @@
  * in Draining, each with its own watch of that node's pods, so fifty drains run side by
  * side and none waits for a worker. The reconciler asks `ensure()` for a task's outcome
  * and is woken when it changes; the task never writes the phase, only progress.
+ *
+ * What to do with each pod is servers-common's planDrain (DESIGN section 16), the same
+ * plan the pre-flight showed: `rackside.dev/drain-order` groups are evicted lowest first,
+ * the next only once every pod of the one before is gone; `skip` pods stay; pods with
+ * `wait-completed` are waited for, never evicted; pods with data on the node stop the
+ * drain unless `allowNodeLocalData`. Nothing here deletes a pod.
  */
 import {
   budgetOfRefusal,
   planDrain,
+  type DrainContext,
   podKey,
   type DrainPod,
   type NodeMaintenance,
@@ -41,6 +48,15 @@ export interface DrainPorts {
   ): Promise<EvictionOutcome>;
   /** The PodDisruptionBudgets of a namespace (to name the one behind a 429). */
   budgets(namespace: string): Promise<PodDisruptionBudgetLike[]>;
+  /**
+   * The node's labels, the PersistentVolumeClaims of these namespaces and the
+   * PersistentVolumes: what tells node-local data apart. Read when the drain starts and
+   * again when a pod names a claim not seen yet.
+   */
+  storage(
+    nodeName: string,
+    namespaces: string[],
+  ): Promise<Omit<DrainContext, 'nodeName'>>;
   /** Writes `status.drain` only (never the phase). */
   writeProgress(
     name: string,
@@ -110,6 +126,13 @@ class DrainTask {
     string,
     Promise<PodDisruptionBudgetLike[]>
   >();
+  /** The storage last read, and the claims (`namespace/name`) it was read for. */
+  private storage: DrainContext | undefined;
+  private readonly claimsRead = new Set<string>();
+  private storageRetryAt = 0;
+  /** The order group being evicted, and the wait-completed pods still there. */
+  private order: number | undefined;
+  private waitingFor: string[] = [];
 
   constructor(
     private readonly nm: NodeMaintenance,
@@ -150,8 +173,49 @@ class DrainTask {
       pending: pending.length,
       pendingPods: pending.slice(0, MAX_LISTED),
       blockedBy: [...this.blocked.values()].slice(0, MAX_LISTED),
+      order: this.order,
+      waitingFor: this.waitingFor.length
+        ? this.waitingFor.slice(0, MAX_LISTED)
+        : undefined,
       lastError: this.lastError,
     };
+  }
+
+  /**
+   * The storage context for these pods, read again when one of them names a claim the
+   * last read did not cover. Undefined when the read failed: nothing is evicted then,
+   * since a pod with data on the node would not be recognised.
+   */
+  private async storageFor(pods: PodLike[]): Promise<DrainContext | undefined> {
+    const claims = new Set<string>();
+    for (const pod of pods) {
+      const ns = pod.metadata?.namespace ?? '';
+      for (const v of pod.spec?.volumes ?? []) {
+        const claim =
+          v.persistentVolumeClaim?.claimName ??
+          (v.ephemeral ? `${pod.metadata?.name}-${v.name}` : undefined);
+        if (claim) claims.add(`${ns}/${claim}`);
+      }
+    }
+    const unseen = [...claims].some(c => !this.claimsRead.has(c));
+    if (this.storage && !unseen) return this.storage;
+    if (this.now() < this.storageRetryAt) return undefined;
+    const namespaces = [
+      ...new Set(pods.map(p => p.metadata?.namespace ?? '')),
+    ].sort();
+    try {
+      const read = await this.ports.storage(this.nm.spec.nodeName, namespaces);
+      this.storage = { ...read, nodeName: this.nm.spec.nodeName };
+      for (const c of claims) this.claimsRead.add(c);
+      return this.storage;
+    } catch (error) {
+      this.storageRetryAt = this.now() + this.options.initialBackoffMs;
+      this.lastError = `reading the node's volumes: ${
+        (error as Error).message
+      }`.slice(0, 4096);
+      this.ports.log?.(`${this.name}: ${this.lastError}`);
+      return undefined;
+    }
   }
 
   private deadline(): number | undefined {
@@ -276,11 +340,28 @@ class DrainTask {
       while (!this.cancelled) {
         this.changed = false;
         const pods = watch.pods();
-        const plan = planDrain(pods, options);
+        const storage = await this.storageFor(pods);
+        if (!storage) {
+          // Retried after a backoff, or at once when a pod changes.
+          this.outcome = {
+            state: 'running',
+            progress: this.progress(this.outcome.progress.pendingPods ?? []),
+          };
+          await this.write(this.outcome.progress, false);
+          await this.sleep(this.storageRetryAt);
+          continue;
+        }
+        const plan = planDrain(pods, options, storage);
         const byKey = new Map(pods.map(p => [podKey(planKey(p)), p]));
         for (const pod of plan.evict) this.tracked.add(podKey(pod));
-        const present = new Set(plan.evict.map(podKey));
+        for (const pod of plan.waitCompleted) this.tracked.add(podKey(pod));
+        const present = new Set(
+          [...plan.evict, ...plan.waitCompleted].map(podKey),
+        );
         const pending = [...this.tracked].filter(key => present.has(key));
+        this.waitingFor = plan.waitCompleted.map(podKey);
+        // The lowest group with a pod still there (terminating ones included).
+        this.order = plan.orderGroups[0]?.order;
         for (const key of [...this.blocked.keys()]) {
           if (!present.has(key)) this.blocked.delete(key);
         }
@@ -318,7 +399,7 @@ class DrainTask {
         }
         const now = this.now();
         const due = plan.evict.filter(pod => {
-          if (pod.terminating) return false;
+          if (pod.terminating || (pod.order ?? 0) !== this.order) return false;
           const attempt = this.attempts.get(podKey(pod));
           if (!attempt) return true;
           if (attempt.evictedAt !== undefined) return false;

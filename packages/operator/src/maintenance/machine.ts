@@ -13,6 +13,7 @@ import {
   isTerminalPhase,
   nodeFactsFromNode,
   planDrain,
+  type DrainContext,
   type PodLike,
   type MaintenanceIntent,
   type MaintenancePhase,
@@ -54,6 +55,14 @@ export interface NodePort {
 /** The pods of a node, read once when a drain is admitted. */
 export interface PodPort {
   onNode(nodeName: string): Promise<PodLike[]>;
+  /**
+   * The node's labels, these pods' claims and the PersistentVolumes (node-local data).
+   * Without it only hostPath volumes count as data on the node.
+   */
+  storage?(
+    nodeName: string,
+    pods: PodLike[],
+  ): Promise<Omit<DrainContext, 'nodeName'>>;
 }
 
 /** Drains run outside the table; a row only asks where one stands (DrainRunner). */
@@ -258,7 +267,11 @@ const admit: Row = async (nm, { view, pods, power }) => {
   }
   if (DRAINING_INTENTS.includes(nm.spec.intent)) {
     // Checked before the cordon, so a refused drain leaves the node as it was.
-    const plan = planDrain(await pods.onNode(nodeName), nm.spec.drain ?? {});
+    const onNode = await pods.onNode(nodeName);
+    const plan = planDrain(onNode, nm.spec.drain ?? {}, {
+      nodeName,
+      ...(await pods.storage?.(nodeName, onNode)),
+    });
     if (plan.refused.length > 0) {
       const reason = `the drain of ${nodeName} would have to evict pods it may not: ${plan.refused
         .map(r => r.message)

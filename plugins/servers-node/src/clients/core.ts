@@ -35,6 +35,20 @@ export const coreResources = {
     kind: 'PodDisruptionBudget',
     namespaced: true,
   },
+  persistentVolumeClaims: {
+    group: '',
+    version: 'v1',
+    plural: 'persistentvolumeclaims',
+    kind: 'PersistentVolumeClaim',
+    namespaced: true,
+  },
+  persistentVolumes: {
+    group: '',
+    version: 'v1',
+    plural: 'persistentvolumes',
+    kind: 'PersistentVolume',
+    namespaced: false,
+  },
   events: {
     group: '',
     version: 'v1',
@@ -123,6 +137,67 @@ export class CoreClient {
       coreResources.secrets,
       options,
     );
+  }
+
+  /**
+   * What tells node-local data apart in a drain (servers-common planDrain's context):
+   * the node's labels, the claims of these namespaces (name and bound volume) and every
+   * PersistentVolume (name, local/hostPath, node affinity). Only those fields are kept.
+   */
+  async drainStorage(
+    nodeName: string,
+    namespaces: readonly string[],
+  ): Promise<{
+    nodeLabels: Record<string, string>;
+    claims: Array<{
+      metadata: { name?: string; namespace?: string };
+      spec: { volumeName?: string };
+    }>;
+    volumes: Array<{
+      metadata: { name?: string };
+      spec: { local?: unknown; hostPath?: unknown; nodeAffinity?: any };
+    }>;
+  }> {
+    const claimsClient = new ResourceClient<KubeObject>(
+      this.http,
+      coreResources.persistentVolumeClaims,
+    );
+    const volumesClient = new ResourceClient<KubeObject>(
+      this.http,
+      coreResources.persistentVolumes,
+    );
+    const [node, claimLists, volumes] = await Promise.all([
+      this.nodes.get(nodeName).catch(error => {
+        if (error instanceof NotFoundError) return undefined;
+        throw error;
+      }),
+      Promise.all(
+        [...new Set(namespaces)]
+          .filter(Boolean)
+          .map(namespace => claimsClient.list({ namespace })),
+      ),
+      volumesClient.list(),
+    ]);
+    return {
+      nodeLabels: node?.metadata?.labels ?? {},
+      claims: claimLists
+        .flatMap(l => l.items as any[])
+        .map(c => ({
+          metadata: {
+            name: c.metadata?.name,
+            namespace: c.metadata?.namespace,
+          },
+          spec: { volumeName: c.spec?.volumeName },
+        })),
+      volumes: (volumes.items as any[]).map(v => ({
+        metadata: { name: v.metadata?.name },
+        spec: {
+          local: v.spec?.local,
+          hostPath: v.spec?.hostPath,
+          nodeAffinity: v.spec?.nodeAffinity,
+        },
+      })),
+    };
   }
 
   /** The pods bound to one node, in every namespace. */
