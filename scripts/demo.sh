@@ -59,7 +59,8 @@ node scripts/demo-access.mjs "$RACK_DIR" "$ROOT/app-config.rack.local.yaml"
 WEBHOOK_PORT="${RACKSIDE_DEMO_WEBHOOK_PORT:-9443}"
 rm -f "$RACK_DIR/webhook-ca.crt"
 echo "demo: starting the operator (probes on :8081, webhook on :$WEBHOOK_PORT, log $RACK_DIR/logs/operator.log)"
-KUBECONFIG="$RACK_DIR/operator.kubeconfig" RACKSIDE_OPERATOR_NAMESPACE=rackside-system \
+# Text logs: the demo's log is read by people; the chart's default is JSON.
+KUBECONFIG="$RACK_DIR/operator.kubeconfig" RACKSIDE_OPERATOR_NAMESPACE=rackside-system RACKSIDE_LOG_FORMAT=text \
   RACKSIDE_OPERATOR_WEBHOOK_PORT="$WEBHOOK_PORT" RACKSIDE_OPERATOR_WEBHOOK_HOST=127.0.0.1 \
   RACKSIDE_OPERATOR_WEBHOOK_CA_OUT="$RACK_DIR/webhook-ca.crt" \
   yarn workspace @rackside/operator start > "$RACK_DIR/logs/operator.log" 2>&1 &

@@ -119,7 +119,8 @@ export function imageNodeOptions() {
 }
 
 /**
- * Starts the operator; resolves once /readyz says it leads with synced caches.
+ * Starts the operator; resolves once /readyz says its caches are synced and the
+ * `rackside_leader` gauge says it leads (every replica is Ready; only one leads).
  * `from` is 'build' or 'source' (see above); `nodeArgs` go to node (e.g. --cpu-prof,
  * --heapsnapshot-signal=SIGUSR2).
  */
@@ -192,7 +193,10 @@ export async function startOperatorProcess(
       fail(`the operator exited (${JSON.stringify(exited)}); see its log`);
     try {
       const r = await fetch(`${url}/readyz`);
-      if (r.ok) break;
+      if (r.ok) {
+        const metrics = await (await fetch(`${url}/metrics`)).text();
+        if (/^rackside_leader 1$/m.test(metrics)) break;
+      }
     } catch {
       /* not listening yet */
     }
