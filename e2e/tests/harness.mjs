@@ -68,6 +68,15 @@ function spawnLogged(cmd, args, { env, logFile, cwd = ROOT }) {
   return child;
 }
 
+/** The last `n` lines of a log file (what there is of it). */
+function tailOf(logFile, n) {
+  try {
+    return fs.readFileSync(logFile, 'utf8').split('\n').slice(-n).join('\n');
+  } catch (error) {
+    return `(no log: ${error.code ?? error.message})`;
+  }
+}
+
 /** Signals a process group and waits (up to 15 s) for its leader to exit. */
 async function stopGroup(child) {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
@@ -93,11 +102,11 @@ async function stopGroup(child) {
 async function waitFor(what, fn, { timeoutMs, child, logFile }) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child && child.exitCode !== null) {
-      const tail = logFile
-        ? fs.readFileSync(logFile, 'utf8').split('\n').slice(-40).join('\n')
-        : '';
-      throw new Error(`${what}: process exited (${child.exitCode})\n${tail}`);
+    if (child && (child.exitCode !== null || child.signalCode !== null)) {
+      const tail = logFile ? tailOf(logFile, 60) : '';
+      throw new Error(
+        `${what}: process exited (code ${child.exitCode}, signal ${child.signalCode})\n${tail}`,
+      );
     }
     try {
       if (await fn()) return;
@@ -176,8 +185,30 @@ export async function startPortal(opts = {}) {
   fs.mkdirSync(logs, { recursive: true });
   const children = [];
   let rackUp = false;
+  let stopping = false;
+  /** What exited before stop() asked it to: the reports printed when it happened. */
+  const deaths = [];
+  // A backend (or operator) that goes away mid-test turns every later request
+  // into ERR_CONNECTION_REFUSED, which says nothing of why; so say it the
+  // moment it happens, with how it ended and the end of its log, and keep the
+  // logs (stop() leaves the portal's directory in place).
+  const watchExit = (child, name, logFile) => {
+    child.once('exit', (code, signal) => {
+      if (stopping) return;
+      const report = [
+        `${name} (pid ${child.pid}) exited while the test ran: code ${code}, signal ${signal}`,
+        `last 60 lines of ${logFile}:`,
+        tailOf(logFile, 60),
+        `--- end of ${name} log`,
+      ].join('\n');
+      deaths.push(report);
+      log(report);
+    });
+  };
 
   const stop = async () => {
+    stopping = true;
+    if (deaths.length > 0) process.env.RACKSIDE_E2E_KEEP = '1';
     for (const c of children.reverse()) await stopGroup(c);
     if (rackUp) {
       spawnSync(process.execPath, [RACK, 'down', '--dir', rackDir], {
@@ -261,6 +292,7 @@ export async function startPortal(opts = {}) {
       },
     );
     children.push(operator);
+    watchExit(operator, 'the operator', operatorLog);
     await waitFor(
       'operator webhook CA',
       async () => fs.existsSync(webhookCa) && fs.statSync(webhookCa).size > 0,
@@ -294,6 +326,7 @@ export async function startPortal(opts = {}) {
       },
     );
     children.push(backend);
+    watchExit(backend, 'the backend', backendLog);
 
     await waitFor(
       'backend',
