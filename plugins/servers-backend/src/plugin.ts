@@ -18,6 +18,7 @@ import { createRouter } from './router';
 import { clusterRegistryServiceRef } from './service/clusterRegistry';
 import { machinesRegistryServiceRef } from './service/machinesRegistry';
 import { announceMachineChanges } from './service/machinesSignals';
+import { announceServerChanges } from './service/serverSignals';
 import { PreflightTokens } from './service/preflight';
 import { readReasonPolicy } from './service/reasonPolicy';
 import { ServersService } from './service/ServersService';
@@ -26,7 +27,7 @@ import { serverResourceOf } from './service/view';
 /** The signals channel the plugin publishes `{ cluster }` on when a cluster changes. */
 export const SERVERS_SIGNAL_CHANNEL = 'rackside:servers';
 
-/** How long cache changes are collected before one signal is sent. */
+/** How long shown changes are collected before one signal is sent. */
 const SIGNAL_DEBOUNCE_MS = 1000;
 
 /**
@@ -110,35 +111,16 @@ export const serversPlugin = createBackendPlugin({
           permissionsRegistry.getPermissionRuleset(serverPermissionResourceRef),
         );
 
-        // One small "changed" signal per cluster per burst of cache changes.
-        const timers = new Map<string, NodeJS.Timeout>();
-        const unsubscribes = clusters.list().map(cluster =>
-          cluster.onChange(() => {
-            if (timers.has(cluster.name)) return;
-            timers.set(
-              cluster.name,
-              setTimeout(() => {
-                timers.delete(cluster.name);
-                signals
-                  .publish({
-                    recipients: { type: 'broadcast' },
-                    channel: SERVERS_SIGNAL_CHANNEL,
-                    message: { cluster: cluster.name },
-                  })
-                  .catch(error =>
-                    logger.warn(
-                      `could not publish the change signal of ${cluster.name}: ${error}`,
-                    ),
-                  );
-              }, SIGNAL_DEBOUNCE_MS),
-            );
+        // One small "changed" signal per cluster per burst of shown changes.
+        lifecycle.addShutdownHook(
+          announceServerChanges({
+            clusters,
+            signals,
+            logger,
+            channel: SERVERS_SIGNAL_CHANNEL,
+            debounceMs: SIGNAL_DEBOUNCE_MS,
           }),
         );
-        lifecycle.addShutdownHook(() => {
-          unsubscribes.forEach(off => off());
-          timers.forEach(timer => clearTimeout(timer));
-          timers.clear();
-        });
 
         // The machine routes, on the same channel, from their own caches.
         lifecycle.addShutdownHook(

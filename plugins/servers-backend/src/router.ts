@@ -8,6 +8,7 @@ import type { ActionResponse } from '@rackside/plugin-servers-common';
 import express from 'express';
 import Router from 'express-promise-router';
 import { PreflightConflictError } from './service/preflight';
+import { parseServerListQuery } from './service/serverList';
 import type { ServersService } from './service/ServersService';
 
 export { QuorumRefusedError } from './service/ServersService';
@@ -47,7 +48,14 @@ export async function createRouter(
 
   router.get('/clusters/:cluster/servers', async (req, res) => {
     const credentials = await httpAuth.credentials(req);
-    const list = await service.listServersJson(credentials, req.params.cluster);
+    // No window parameters: the whole list, as always (a contract). With `limit`,
+    // `continue`, `filter`, `sort` or `direction`: one window of it (service/serverList.ts).
+    const query = parseServerListQuery(req.query as Record<string, unknown>);
+    const list = await service.listServersJson(
+      credentials,
+      req.params.cluster,
+      query,
+    );
     // Our own entity tag (express would hash the whole body): a page that polls gets a
     // 304 while nothing it shows has changed.
     res.set('ETag', list.etag);

@@ -9,71 +9,111 @@ import {
 } from '@rackside/plugin-servers-common';
 import {
   CoreClient,
-  coreResources,
+  createClusterNodes,
   createWatchCache,
   makeKubeConfig,
   ResourceClient,
   resourcePath,
   type ClusterConfig,
+  type ClusterNodes,
   type NodeObject,
   type PodDisruptionBudgetObject,
   type PodObject,
   type RawKubeObject,
   type WatchCache,
+  type WatchTransport,
 } from '@rackside/plugin-servers-node';
+import { powerAdvertisementOf } from '@rackside/plugin-servers-common';
 import type {
   ClusterState,
+  KeyedSnapshot,
   MaintenanceObject,
   NewMaintenance,
   RequestFlagName,
 } from './types';
 import { waitForFirstSync } from './cacheSync';
+import { snapshotOf } from './view';
 
-function stripNode(raw: any): NodeObject {
-  // Keep what the routes read; images and volumes are large and unused.
-  const {
-    images: _images,
-    volumesInUse: _v,
-    volumesAttached: _a,
-    ...status
-  } = raw.status ?? {};
-  return { ...raw, status } as NodeObject;
+/** Options of {@link KubeClusterState} beyond the cluster and the logger. */
+export interface KubeClusterStateOptions {
+  /**
+   * The cluster's Node watch, shared with the other readers of the process
+   * (`clusterNodesServiceRef`); without one the state opens its own.
+   */
+  nodes?: ClusterNodes;
+  /** Replaces the HTTP transport of every watch (tests). */
+  transport?: WatchTransport;
+  /** How long changes are collected before `onChange` listeners hear of them. */
+  changedDelayMs?: number;
+}
+
+/** What a row shows of a maintenance: a status write that changes none of it is no change. */
+function maintenanceDigest(m: MaintenanceObject): string {
+  return JSON.stringify([
+    m.metadata.name,
+    m.metadata.creationTimestamp ?? null,
+    m.spec,
+    m.status ?? null,
+  ]);
 }
 
 /**
- * A cluster backed by watch caches of Nodes, NodeMaintenances and the
- * PowerProvider `default`; writes go through {@link ResourceClient}.
+ * A cluster backed by the shared Node watch and watch caches of NodeMaintenances, the
+ * PowerProvider `default` and the ServerBMCs; writes go through {@link ResourceClient}.
+ *
+ * Every cache event is judged once, when it arrives: does it change anything a page
+ * shows? Only then does the state's `generation` move and do `onChange` listeners hear
+ * of it (so a heartbeat publishes no signal), and the snapshot the routes read is
+ * derived once per generation, not per request.
  */
 export class KubeClusterState implements ClusterState {
   readonly name: string;
   readonly title: string;
-  private readonly nodeCache: WatchCache<NodeObject>;
+  private readonly nodeCache: ClusterNodes;
+  private readonly ownsNodes: boolean;
   private readonly maintenanceCache: WatchCache<MaintenanceObject>;
   private readonly powerCache: WatchCache<PowerProvider>;
   private readonly bmcCache: WatchCache<RawKubeObject>;
   private readonly maintenanceClient: ResourceClient<any>;
   private readonly core: CoreClient;
 
-  constructor(cluster: ClusterConfig, logger: LoggerService) {
+  private ownChanges = 0;
+  private readonly listeners = new Set<() => void>();
+  private notifyTimer: NodeJS.Timeout | undefined;
+  private readonly unsubscribes: Array<() => void> = [];
+  private cachedSnapshot:
+    | { generation: number; snapshot: Promise<KeyedSnapshot> }
+    | undefined;
+
+  constructor(
+    cluster: ClusterConfig,
+    logger: LoggerService,
+    private readonly options: KubeClusterStateOptions = {},
+  ) {
     this.name = cluster.name;
     this.title = cluster.title;
     const kubeConfig = makeKubeConfig(cluster);
     const log = logger.child({ cluster: cluster.name });
-    this.nodeCache = createWatchCache<NodeObject>({
-      kubeConfig,
-      path: resourcePath(coreResources.nodes),
-      transform: stripNode,
-      name: `${cluster.name} nodes`,
-      logger: log,
-    });
+    const transport = options.transport;
+    this.ownsNodes = !options.nodes;
+    this.nodeCache =
+      options.nodes ??
+      createClusterNodes({
+        cluster: cluster.name,
+        kubeConfig,
+        transport,
+        logger: log,
+      });
     this.maintenanceCache = createWatchCache<MaintenanceObject>({
       kubeConfig,
+      transport,
       path: resourcePath(nodeMaintenanceResource),
       name: `${cluster.name} nodemaintenances`,
       logger: log,
     });
     this.powerCache = createWatchCache<PowerProvider>({
       kubeConfig,
+      transport,
       path: resourcePath(powerProviderResource),
       fieldSelector: 'metadata.name=default',
       name: `${cluster.name} powerprovider`,
@@ -81,6 +121,7 @@ export class KubeClusterState implements ClusterState {
     });
     this.bmcCache = createWatchCache<RawKubeObject>({
       kubeConfig,
+      transport,
       path: resourcePath(serverBmcResource),
       // Only the names are read: which nodes a BMC channel can reach.
       transform: obj => ({
@@ -102,6 +143,94 @@ export class KubeClusterState implements ClusterState {
     this.core = new CoreClient(kubeConfig, {
       fieldManager: 'rackside-backstage',
     });
+    this.judgeChanges();
+  }
+
+  /**
+   * Turns cache events into changes of what is shown: Nodes are judged by the shared
+   * watch (its `changed` fires only for shown facts), maintenances by their spec and
+   * status, the power provider by its advertisement, ServerBMCs by their names.
+   */
+  private judgeChanges() {
+    const changed = () => {
+      this.ownChanges++;
+      this.notifySoon();
+    };
+    const powerKey = (p: PowerProvider) =>
+      JSON.stringify(powerAdvertisementOf(p));
+    this.unsubscribes.push(
+      this.nodeCache.on('changed', () => this.notifySoon()),
+      this.maintenanceCache.on('add', changed),
+      this.maintenanceCache.on('delete', changed),
+      this.maintenanceCache.on('update', (m, old) => {
+        if (maintenanceDigest(m) !== maintenanceDigest(old)) changed();
+      }),
+      this.powerCache.on('add', changed),
+      this.powerCache.on('delete', changed),
+      this.powerCache.on('update', (p, old) => {
+        if (powerKey(p) !== powerKey(old)) changed();
+      }),
+      this.bmcCache.on('add', changed),
+      this.bmcCache.on('delete', changed),
+    );
+  }
+
+  private notifySoon() {
+    if (this.notifyTimer) return;
+    this.notifyTimer = setTimeout(() => {
+      this.notifyTimer = undefined;
+      for (const listener of this.listeners) listener();
+    }, this.options.changedDelayMs ?? 100);
+  }
+
+  /** Moves whenever something shown changed: Nodes, maintenances, power, BMCs. */
+  get generation(): number {
+    return this.nodeCache.generation * 2 ** 20 + this.ownChanges;
+  }
+
+  /**
+   * The cluster as the routes read it, derived once per {@link generation}: the quorum,
+   * each node's open maintenance, and each row's key (what the row is made of).
+   */
+  async snapshot(): Promise<KeyedSnapshot> {
+    const generation = this.generation;
+    if (this.cachedSnapshot?.generation !== generation) {
+      const snapshot = this.deriveSnapshot();
+      this.cachedSnapshot = { generation, snapshot };
+      snapshot.catch(() => {
+        if (this.cachedSnapshot?.snapshot === snapshot) {
+          this.cachedSnapshot = undefined;
+        }
+      });
+    }
+    return this.cachedSnapshot!.snapshot;
+  }
+
+  private async deriveSnapshot(): Promise<KeyedSnapshot> {
+    const generation = this.generation;
+    const [nodes, maintenances, powerProvider, bmcNodes] = await Promise.all([
+      this.nodes(),
+      this.maintenances(),
+      this.powerProvider(),
+      this.serverBmcNodes(),
+    ]);
+    const snap = snapshotOf(nodes, maintenances, powerProvider, bmcNodes);
+    const digests = new Map<MaintenanceObject, string>();
+    const rowKeys = new Map<string, string>();
+    for (const entry of this.nodeCache.entries()) {
+      const name = entry.facts.name;
+      const active = snap.activeByNode.get(name);
+      let activeKey = '';
+      if (active) {
+        activeKey = digests.get(active) ?? maintenanceDigest(active);
+        digests.set(active, activeKey);
+      }
+      rowKeys.set(
+        name,
+        `${entry.digest}|${activeKey}|${snap.bmcNodes.has(name) ? 'bmc' : ''}`,
+      );
+    }
+    return { ...snap, generation, rowKeys };
   }
 
   private synced(
@@ -111,6 +240,7 @@ export class KubeClusterState implements ClusterState {
     return waitForFirstSync(cache, { cluster: this.name, items });
   }
 
+  /** The Nodes as their shown projection, ordered by name (see `shownNodeOf`). */
   async nodes(): Promise<NodeObject[]> {
     await this.synced(this.nodeCache, 'nodes');
     return this.nodeCache.list();
@@ -171,19 +301,21 @@ export class KubeClusterState implements ClusterState {
     }
   }
 
+  /** Calls `listener` (once per burst) when something a page shows changed. */
   onChange(listener: () => void): () => void {
-    const offs = [
-      this.nodeCache,
-      this.maintenanceCache,
-      this.powerCache,
-      this.bmcCache,
-    ].map(cache => cache.on('changed', () => listener()));
-    return () => offs.forEach(off => off());
+    this.listeners.add(listener);
+    return () => {
+      this.listeners.delete(listener);
+    };
   }
 
   async stop(): Promise<void> {
+    this.unsubscribes.splice(0).forEach(off => off());
+    this.listeners.clear();
+    if (this.notifyTimer) clearTimeout(this.notifyTimer);
     await Promise.all([
-      this.nodeCache.stop(),
+      // A shared Node watch belongs to the process, not to this cluster state.
+      this.ownsNodes ? this.nodeCache.stop() : Promise.resolve(),
       this.maintenanceCache.stop(),
       this.powerCache.stop(),
       this.bmcCache.stop(),

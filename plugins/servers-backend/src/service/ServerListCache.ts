@@ -10,9 +10,10 @@ export interface PreparedJson {
 export interface ListRow {
   name: string;
   /**
-   * Everything the row is built from besides the list's context (e.g. the Node's and
-   * its maintenance's resourceVersions); undefined when that cannot be said, and the
-   * row is then built afresh every time.
+   * Everything the row is built from besides the list's context (the Node's shown
+   * facts and its maintenance's, so a heartbeat keeps the row; resourceVersions where
+   * a cluster state keeps no such key); undefined when that cannot be said, and the row
+   * is then built afresh every time.
    */
   key: string | undefined;
   build(): unknown;
@@ -73,6 +74,53 @@ export class ServerListCache {
     while (this.contexts.size > this.maxContexts) {
       this.contexts.delete(this.contexts.keys().next().value!);
     }
+    return this.join(head, parts, tag);
+  }
+
+  /**
+   * Like {@link render} for a part of a list (a window): cached rows are reused and
+   * the rows built are kept, next to the context's other rows rather than instead of
+   * them.
+   */
+  renderPart(
+    context: string,
+    head: Record<string, unknown>,
+    rows: readonly ListRow[],
+  ): PreparedJson {
+    let kept = this.contexts.get(context);
+    if (!kept) {
+      kept = new Map();
+      this.contexts.set(context, kept);
+      while (this.contexts.size > this.maxContexts) {
+        this.contexts.delete(this.contexts.keys().next().value!);
+      }
+    }
+    const parts: string[] = new Array(rows.length);
+    const tag = createHash('sha1').update(context).update('\n');
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i];
+      const cached = row.key === undefined ? undefined : kept.get(row.name);
+      const json =
+        cached && cached.key === row.key
+          ? cached.json
+          : JSON.stringify(row.build());
+      if (row.key !== undefined) {
+        // A walk may hold rows older than the list's latest: keep the newest.
+        if (!cached) kept.set(row.name, { key: row.key, json });
+        tag.update(row.name).update('\t').update(row.key).update('\n');
+      } else {
+        tag.update(json).update('\n');
+      }
+      parts[i] = json;
+    }
+    return this.join(head, parts, tag);
+  }
+
+  private join(
+    head: Record<string, unknown>,
+    parts: string[],
+    tag: ReturnType<typeof createHash>,
+  ): PreparedJson {
     const headJson = JSON.stringify(head);
     const body = `${headJson.slice(0, -1)}${
       headJson === '{}' ? '' : ','

@@ -71,13 +71,17 @@ import {
   maintenanceView,
   newestFirst,
   powerCheck,
-  serverListItem,
   serverResourceOf,
   serverView,
   snapshotOf,
   type ClusterSnapshot,
 } from './view';
-import { ServerListCache, type PreparedJson } from './ServerListCache';
+import type { PreparedJson } from './ServerListCache';
+import {
+  ServerLists,
+  type ListDecisions,
+  type ServerListQuery,
+} from './serverList';
 import { ReadScope } from './readScope';
 
 /** A guard refusal: 409 with the quorum numbers in the error body. */
@@ -143,6 +147,8 @@ export function isPreflightAction(action: string): action is PreflightAction {
 }
 
 async function snapshot(cluster: ClusterState): Promise<ClusterSnapshot> {
+  // Derived once per change where the state keeps it (the watch-backed one does).
+  if (cluster.snapshot) return cluster.snapshot();
   const [nodes, maintenances, powerProvider, bmcNodes] = await Promise.all([
     cluster.nodes(),
     cluster.maintenances(),
@@ -188,11 +194,8 @@ export interface ActionRequest {
   body: unknown;
 }
 
-/** Node names in a stable, human order (one collator: `localeCompare` per pair is slow). */
-const byName = new Intl.Collator('en').compare;
-
 export class ServersService {
-  private readonly listCache = new ServerListCache();
+  private readonly lists = new ServerLists();
 
   constructor(private readonly options: ServersServiceOptions) {}
 
@@ -414,57 +417,27 @@ export class ServersService {
   }
 
   /**
-   * `GET /clusters/:cluster/servers`, serialised: the rows of servers that did not change
-   * since the last list with the same decisions are reused (see {@link ServerListCache}).
+   * `GET /clusters/:cluster/servers`, serialised: the whole list, or with `query` one
+   * window of it (see {@link ServerLists}: rows kept per change of the cluster, keyed by
+   * what they show, so a heartbeat changes neither a row nor the entity tag).
    */
   async listServersJson(
     credentials: BackstageCredentials,
     clusterName: string,
+    query?: ServerListQuery,
   ): Promise<PreparedJson> {
     const cluster = this.clusterOr404(clusterName);
     const decisions = await this.serverDecisions(credentials, cluster.name);
     const snap = await snapshot(cluster);
-    const visible = snap.nodes
-      .filter(decisions.readable)
-      .sort((a, b) => byName(a.metadata?.name ?? '', b.metadata?.name ?? ''));
-    const context = JSON.stringify([
-      cluster.name,
-      snap.derivation,
-      powerAdvertisementOf(snap.powerProvider),
-      decisions.key,
-    ]);
-    const head: Omit<ServerListResponse, 'items'> = {
-      cluster: cluster.name,
-      quorum: decisions.scope.quorumOf(cluster.name, snap),
+    const list: ListDecisions = {
+      key: decisions.key,
+      readable: decisions.readable,
+      allowed: decisions.allowed,
+      quorumOf: s => decisions.scope.quorumOf(cluster.name, s),
     };
-    return this.listCache.render(
-      context,
-      head,
-      visible.map(node => {
-        const name = node.metadata?.name ?? '';
-        const active = snap.activeByNode.get(name);
-        const versions = [
-          node.metadata?.resourceVersion,
-          ...(active ? [active.metadata.resourceVersion] : []),
-        ];
-        return {
-          name,
-          // What the row is built from besides the context: the Node (a conditional
-          // decision reads its labels), its open maintenance, whether a BMC reaches it.
-          // An object without a resourceVersion cannot be told apart from its next
-          // version: its row is built every time.
-          key: versions.every(v => v !== undefined)
-            ? `${versions.join('|')}|${active?.metadata.name ?? ''}|${
-                snap.bmcNodes.has(name) ? 'bmc' : ''
-              }`
-            : undefined,
-          build: () =>
-            serverListItem(cluster.name, node, snap, action =>
-              decisions.allowed(node, action),
-            ),
-        };
-      }),
-    );
+    return query
+      ? this.lists.window(cluster.name, snap, list, query)
+      : this.lists.full(cluster.name, snap, list);
   }
 
   async listServers(

@@ -12,6 +12,18 @@ import type {
   PodObject,
 } from '@rackside/plugin-servers-node';
 
+import type { ClusterSnapshot } from './view';
+
+/**
+ * A snapshot derived once per change of a cluster: its `generation`, and per node the
+ * key of its list row (what the row is made of: the node's shown facts, its open
+ * maintenance, a BMC), so rows and entity tags move only when something shown did.
+ */
+export interface KeyedSnapshot extends ClusterSnapshot {
+  generation: number;
+  rowKeys: ReadonlyMap<string, string>;
+}
+
 /** A NodeMaintenance as the backend reads it (status may be absent or partial). */
 export interface MaintenanceObject {
   apiVersion?: string;
@@ -78,8 +90,16 @@ export interface ClusterState {
     flag: RequestFlagName,
     value: RequestFlag,
   ): Promise<MaintenanceObject>;
-  /** Calls `listener` when anything cached changed; returns unsubscribe. */
+  /**
+   * Calls `listener` when something a page shows changed (never for a heartbeat);
+   * returns unsubscribe.
+   */
   onChange(listener: () => void): () => void;
+  /**
+   * The snapshot of the cluster derived once per change, when the state keeps one
+   * (the watch-backed state does; fakes may not, and are read afresh per request).
+   */
+  snapshot?(): Promise<KeyedSnapshot>;
 }
 
 /** The configured clusters. */

@@ -16,3 +16,20 @@ export type {
   WatchRequest,
   WatchTransport,
 } from './transport';
+export { createClusterNodes, shownDigestOf, shownNodeOf } from './ClusterNodes';
+export type {
+  ClusterNodes,
+  ClusterNodesEvents,
+  ClusterNodesOptions,
+  ShownNode,
+} from './ClusterNodes';
+export {
+  clusterNodesServiceFactory,
+  clusterNodesServiceRef,
+  createClusterNodesService,
+} from './clusterNodesService';
+export type {
+  ClusterNodesService,
+  ClusterNodesServiceOptions,
+} from './clusterNodesService';
+export { FakeKube } from './fakeKube';
