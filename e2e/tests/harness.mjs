@@ -14,6 +14,8 @@
 //   await portal.stop();
 //   pickDrainableWorker(portal.kubectl, { among, needPods })  // a worker a drain can empty
 //   waitForShopWorkloads(portal)  // the fixture's shop pods scheduled and Running
+//   claimRackNet()  // a free rack network (offset 11 and above pass 200): startPortal({ offset, net })
+//   runAxe(page), formatViolations(list)  // axe-core on the page: { blocking, other }
 //   getJson(portal.kubectl, 'nodes'), podsOn(portal.kubectl, node)  // admin kubeconfig reads
 //
 // In the browser (playwright-core pages):
@@ -37,7 +39,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { binaries } from '../rack/rack.mjs';
+import { binaries, cacheDir } from '../rack/rack.mjs';
 
 export const ROOT = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -371,6 +373,38 @@ export async function startPortal(opts = {}) {
     podsOn: node => podsOn(kubectl, node),
     stop,
   };
+}
+
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
+
+/**
+ * A rack network no live process holds (~/.cache/rackside/nets/<n>.lock, as
+ * packages/rack-testing and bench/ claim them), for a browser test whose offset
+ * would put it past the last network (200): `startPortal({ offset, net })`.
+ * Answers `{ net, release() }`.
+ */
+export function claimRackNet() {
+  const dir = path.join(cacheDir(), 'nets');
+  fs.mkdirSync(dir, { recursive: true });
+  for (let n = 100; n < 150; n++) {
+    const file = path.join(dir, `${n}.lock`);
+    try {
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+    } catch {
+      const owner = Number(fs.readFileSync(file, 'utf8').trim());
+      if (owner && alive(owner)) continue;
+      fs.writeFileSync(file, String(process.pid));
+    }
+    return { net: n, release: () => fs.rmSync(file, { force: true }) };
+  }
+  throw new Error(`no free rack network in ${dir}`);
 }
 
 export const CHROMIUM =
