@@ -6,12 +6,21 @@
 // the NodeMaintenance ended Complete with exactly one reboot sent over
 // redfish, and the machine saw exactly one power cycle. The maintenance page
 // shows the power record and the timeline.
+//
+// Then the guard at send time (DESIGN section 4): the guest reboots control-plane
+// node cp-1 at margin 1 through the hazard dialog while a budget holds its
+// drain; another member (cp-3) goes down behind Rackside's back (the Talos
+// emulator's control API); the budget goes away. The operator runs the guard
+// again right before sending: Refused, nothing sent. The row and the
+// maintenance page show the refusal with its numbers, and the row's return to
+// service brings cp-1 back.
 // Its own rack (net 195) and port (7012), so it never meets the other tests.
 //
 //   node --test e2e/tests/servers-reboot.e2e.mjs
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import {
   allowEmptyDirEviction,
@@ -20,6 +29,7 @@ import {
   openServersPage,
   pickDrainableWorker,
   readRow,
+  serverRow,
   signInIfAsked,
   startPortal,
   waitForRow,
@@ -310,6 +320,337 @@ test(
         .screenshot({ path: SCREENSHOT, fullPage: true })
         .catch(() => {});
       await page.close();
+    }
+  },
+);
+
+/** The control-plane node the refused reboot is asked for (it has a BMC), and the member that goes down. */
+const CP = 'cp-1';
+const DOWN = 'cp-3';
+const HELD_NS = 'send-guard-e2e';
+const HAZARD_REASON = 'e2e: etcd disk swap on cp-1, TICKET-9';
+
+/** Applies Kubernetes objects with the admin kubeconfig (kubectl apply -f, from a temp file). */
+function applyAsAdmin(objects) {
+  const file = path.join(
+    fs.mkdtempSync(path.join(os.tmpdir(), 'rackside-e2e-apply-')),
+    'objects.json',
+  );
+  fs.writeFileSync(
+    file,
+    JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }),
+  );
+  try {
+    portal.kubectl('apply', '-f', file);
+  } finally {
+    fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  }
+}
+
+/** Powers a machine on or off behind Rackside's back (the Talos emulator's control API). */
+async function powerBehindTheBack(node, state) {
+  const machine = rackInfo().machines.find(m => m.node === node);
+  const res = await fetch(
+    `${rackInfo().talos.controlUrl}/machines/${
+      machine.uuid
+    }/power?state=${state}`,
+    { method: 'POST' },
+  );
+  assert.equal(res.status, 200, `the emulator powers ${node} ${state}`);
+}
+
+test(
+  'a hazard reboot of a control-plane node admitted at margin 1 is refused at send once another member went down: the row and the maintenance page show the numbers, nothing is sent, return to service works',
+  { timeout: 480_000 },
+  async t => {
+    await eventually(
+      'the redfish PowerProvider advertises reboot',
+      () => getJson('powerproviders', 'default').status?.reboot === true,
+      { timeoutMs: 120_000 },
+    );
+    const withBmc = getJson('serverbmcs').items.map(b => b.metadata.name);
+    assert.ok(withBmc.includes(CP), `${CP} has a ServerBMC (${withBmc})`);
+    const machine = rackInfo().machines.find(m => m.node === CP);
+    const controlPlane = getJson('nodes').items.filter(
+      n => 'node-role.kubernetes.io/control-plane' in (n.metadata.labels ?? {}),
+    );
+    assert.equal(controlPlane.length, 3, 'three control-plane members');
+    assert.ok(controlPlane.every(isReady), 'all three Ready: margin 1');
+
+    // One pod on cp-1 behind a budget that allows no disruption: the drain waits.
+    applyAsAdmin([
+      { apiVersion: 'v1', kind: 'Namespace', metadata: { name: HELD_NS } },
+      {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'held', namespace: HELD_NS },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: 'held' } },
+          template: {
+            metadata: { labels: { app: 'held' } },
+            spec: {
+              nodeSelector: { 'kubernetes.io/hostname': CP },
+              tolerations: [
+                {
+                  key: 'node-role.kubernetes.io/control-plane',
+                  operator: 'Exists',
+                  effect: 'NoSchedule',
+                },
+              ],
+              containers: [{ name: 'held', image: 'registry.example/held:1' }],
+            },
+          },
+        },
+      },
+      {
+        apiVersion: 'policy/v1',
+        kind: 'PodDisruptionBudget',
+        metadata: { name: 'held', namespace: HELD_NS },
+        spec: { minAvailable: 1, selector: { matchLabels: { app: 'held' } } },
+      },
+    ]);
+    const page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    try {
+      await eventually(
+        `held Running on ${CP}, its budget allowing no disruption`,
+        () => {
+          const pdb = getJson('pdb', 'held', '-n', HELD_NS);
+          const pods = getJson('pods', '-n', HELD_NS).items;
+          return (
+            pods.some(
+              p => p.spec.nodeName === CP && p.status?.phase === 'Running',
+            ) &&
+            pdb.status?.observedGeneration === pdb.metadata.generation &&
+            pdb.status?.currentHealthy === 1 &&
+            pdb.status?.disruptionsAllowed === 0
+          );
+        },
+        { timeoutMs: 120_000 },
+      );
+      const countsBefore = await machineCounts(machine.uuid);
+
+      await page.goto(`${portal.baseUrl}/servers`);
+      const row = serverRow(page, CP);
+      await signInIfAsked(page, row);
+      await row.waitFor({ timeout: 60_000 });
+      const rebootButton = row.getByRole('button', { name: `Reboot ${CP}` });
+      await eventually(
+        `the row of ${CP} offers Reboot`,
+        async () => {
+          if (await rebootButton.isVisible()) return true;
+          await page.reload();
+          await signInIfAsked(page, row);
+          await row.waitFor({ timeout: 60_000 });
+          return false;
+        },
+        { timeoutMs: 90_000, everyMs: 2000 },
+      );
+      await rebootButton.click();
+
+      // The hazard ceremony: acknowledged impact, typed reason, typed node name.
+      const dialog = page.getByRole('dialog');
+      await dialog.getByTestId('preflight').waitFor();
+      await dialog.locator('[data-ceremony="hazard"]').waitFor();
+      // The hazard tier's warning, in the dialog's words.
+      await dialog
+        .getByText('This takes the cluster to the edge of quorum', {
+          exact: false,
+        })
+        .waitFor();
+      await dialog
+        .getByTestId('preflight-evict')
+        .getByText(`${HELD_NS}/`, { exact: false })
+        .first()
+        .waitFor();
+      const submit = dialog.getByRole('button', {
+        name: 'Reboot',
+        exact: true,
+      });
+      await dialog.getByTestId('action-reason').fill(HAZARD_REASON);
+      await dialog.getByLabel('I have reviewed this impact').check();
+      assert.equal(
+        await submit.isDisabled(),
+        true,
+        'no hazard reboot before the node name is typed',
+      );
+      await dialog.getByLabel(`Type ${CP} to confirm`).fill(CP);
+      assert.equal(
+        await submit.isDisabled(),
+        false,
+        'the ceremony is complete',
+      );
+      await submit.click();
+      await dialog.waitFor({ state: 'detached' });
+
+      // The drain is held by the budget.
+      await waitForRow(
+        row,
+        `${CP} draining, blocked by held`,
+        async ({ phase }) =>
+          phase === 'Draining' &&
+          /blocked by held/.test(
+            await row
+              .getByTestId('maintenance-blocking')
+              .innerText()
+              .catch(() => ''),
+          ),
+        { timeoutMs: 90_000, everyMs: 250 },
+      );
+      const [admitted] = getJson('nodemaintenances').items.filter(
+        m => m.spec.nodeName === CP && m.spec.intent === 'reboot',
+      );
+      assert.ok(admitted, `a reboot maintenance of ${CP}`);
+      assert.equal(admitted.spec.preflight?.ceremony, 'hazard');
+      assert.equal(admitted.spec.requestedBy, 'user:default/guest');
+
+      // Meanwhile another member goes down, outside Rackside.
+      await powerBehindTheBack(DOWN, 'off');
+      await eventually(
+        `${DOWN} NotReady`,
+        () => !isReady(getJson('node', DOWN)),
+        { timeoutMs: 60_000 },
+      );
+
+      // The budget goes away: the drain finishes, and the reboot would be next.
+      portal.kubectl('delete', 'pdb', 'held', '-n', HELD_NS, '--wait=true');
+      const seen = [];
+      await waitForRow(
+        row,
+        `${CP} Refused`,
+        ({ phase }) => {
+          if (phase && seen.at(-1) !== phase) seen.push(phase);
+          return phase === 'Refused';
+        },
+        { timeoutMs: 120_000, everyMs: 250 },
+      );
+      t.diagnostic(`the row showed: ${seen.join(' | ')}`);
+      assert.ok(
+        !seen.includes('Rebooting'),
+        `never Rebooting (saw ${seen.join(', ')})`,
+      );
+
+      // The row: Refused, with the numbers.
+      const NUMBERS = 'Members 3, quorum 2, ready 2, margin 0.';
+      assert.equal(
+        (await row.getByTestId('maintenance-phase').innerText()).trim(),
+        'Refused',
+      );
+      assert.equal(
+        (await row.getByTestId('maintenance-refusal').innerText()).trim(),
+        NUMBERS,
+      );
+      assert.match((await readRow(row)).schedulable, /Cordoned/);
+
+      // The cluster: nothing sent, the node left cordoned and drained.
+      const nm = getJson('nodemaintenance', admitted.metadata.name);
+      assert.equal(nm.status?.phase, 'Refused');
+      assert.equal(nm.status?.power, undefined, 'no power verb recorded');
+      assert.equal(nm.status?.rebootSentAt, undefined);
+      assert.deepEqual(
+        {
+          members: nm.status.refusal?.members,
+          quorum: nm.status.refusal?.quorum,
+          ready: nm.status.refusal?.ready,
+          margin: nm.status.refusal?.margin,
+        },
+        { members: 3, quorum: 2, ready: 2, margin: 0 },
+      );
+      assert.match(nm.status.refusal.reason, /at admission/i);
+      assert.match(nm.status.refusal.reason, new RegExp(DOWN));
+      assert.deepEqual((nm.status.history ?? []).map(h => h.phase).slice(-2), [
+        'Drained',
+        'Refused',
+      ]);
+      assert.equal(getJson('node', CP).spec.unschedulable, true);
+      assert.deepEqual(
+        getJson('pods', '-n', HELD_NS).items.filter(
+          p => p.spec.nodeName === CP && !p.metadata.deletionTimestamp,
+        ),
+        [],
+        `${CP} is drained`,
+      );
+      const countsAfter = await machineCounts(machine.uuid);
+      t.diagnostic(
+        `${CP} machine counts before ${JSON.stringify(
+          countsBefore,
+        )}, after ${JSON.stringify(countsAfter)}`,
+      );
+      assert.deepEqual(countsAfter, countsBefore, `nothing reached ${CP}`);
+
+      // The maintenance page says the same, and where to return the node to service.
+      await page.goto(
+        `${portal.baseUrl}/servers/maintenances/plant-a/${nm.metadata.name}`,
+      );
+      const chip = page.getByTestId('maintenance-phase-chip');
+      await signInIfAsked(page, chip);
+      await chip.getByText('Refused').waitFor();
+      const alert = page.getByTestId('maintenance-refusal');
+      const alertText = await alert.innerText();
+      assert.ok(alertText.includes(NUMBERS), `the numbers: ${alertText}`);
+      assert.ok(
+        alertText.includes(nm.status.refusal.reason),
+        `the operator's reason: ${alertText}`,
+      );
+      assert.match(
+        await page.getByTestId('maintenance-refusal-return').innerText(),
+        new RegExp(`Nothing was sent: ${CP} is left cordoned and drained`),
+      );
+      assert.equal(
+        await page.getByTestId('maintenance-power-record').count(),
+        0,
+        'no power record',
+      );
+
+      // Return to service from the row.
+      await page.goto(`${portal.baseUrl}/servers`);
+      await signInIfAsked(page, row);
+      await row.waitFor({ timeout: 60_000 });
+      await row
+        .getByRole('button', { name: `Return to service ${CP}` })
+        .click();
+      const back = page.getByRole('dialog');
+      await back
+        .getByTestId('action-reason')
+        .fill('e2e: refused, back in, TICKET-9');
+      await back
+        .getByRole('button', { name: 'Return to service', exact: true })
+        .click();
+      await back.waitFor({ state: 'detached' });
+      await waitForRow(
+        row,
+        `${CP} back in service`,
+        r => r.maintenance === '—' && r.schedulable.startsWith('Schedulable'),
+        { timeoutMs: 90_000, everyMs: 250 },
+      );
+      assert.notEqual(getJson('node', CP).spec.unschedulable, true);
+      const returned = getJson('nodemaintenances').items.filter(
+        m =>
+          m.spec.nodeName === CP &&
+          m.spec.returnToService?.by === 'user:default/guest',
+      );
+      assert.equal(returned.length, 1, 'one return to service, by the guest');
+      assert.equal(returned[0].status?.phase, 'Complete');
+      assert.deepEqual(
+        await machineCounts(machine.uuid),
+        countsBefore,
+        `still nothing sent to ${CP}`,
+      );
+    } finally {
+      await page
+        .screenshot({
+          path: SCREENSHOT.replace(/(\.png)?$/, '-refused.png'),
+          fullPage: true,
+        })
+        .catch(() => {});
+      await page.close();
+      await powerBehindTheBack(DOWN, 'on').catch(() => {});
+      try {
+        portal.kubectl('delete', 'namespace', HELD_NS, '--wait=false');
+      } catch {
+        /* best effort */
+      }
     }
   },
 );
