@@ -30,10 +30,11 @@ import {
   serversApiRef,
   type DescribedError,
 } from '../api';
+import { FOCUSABLE_PAPER, useFocusOnOpen } from './dialogFocus';
 import { ACTION_DESCRIPTIONS, ACTION_LABELS } from './labels';
 import { PreflightView, quorumNumbers } from './PreflightView';
 import { quorumText } from './QuorumBanner';
-import { REASON_HINT, ReasonField } from './ReasonField';
+import { LIVE_HELPER_TEXT, REASON_HINT, ReasonField } from './ReasonField';
 import { usePreflight, type PreflightState } from './usePreflight';
 
 /** The acknowledgement a pre-flight asks for. */
@@ -206,6 +207,7 @@ export function ActionDialog(props: ActionDialogProps) {
     : undefined;
   const typedNameWrong = typedName.length > 0 && typedName !== node;
   const titleId = `rackside-action-title-${action}`;
+  const focusOnOpen = useFocusOnOpen();
   return (
     <Dialog
       open
@@ -214,6 +216,8 @@ export function ActionDialog(props: ActionDialogProps) {
       fullWidth
       maxWidth={needsPreflight ? 'md' : 'sm'}
       PaperProps={{
+        ...FOCUSABLE_PAPER,
+        ref: focusOnOpen,
         sx: hazard ? { borderTop: 6, borderColor: 'error.main' } : undefined,
       }}
     >
@@ -284,6 +288,7 @@ export function ActionDialog(props: ActionDialogProps) {
                     ? `That is not ${node}: type the node name exactly.`
                     : `The name of the node this acts on, typed out.`
                 }
+                FormHelperTextProps={LIVE_HELPER_TEXT}
                 inputProps={{ 'data-testid': 'action-typed-name' }}
                 sx={{ mb: 2 }}
               />

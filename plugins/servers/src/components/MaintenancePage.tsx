@@ -16,6 +16,7 @@ import type {
   MaintenanceResponse,
 } from '@rackside/plugin-servers-common';
 import { describeError, serversApiRef } from '../api';
+import { chipLabelSx } from './chips';
 import { AppLink, useServersLinks } from './links';
 import {
   conditionText,
@@ -350,6 +351,7 @@ export function MaintenanceDetail(props: {
         <Chip
           label={m.phase}
           color={phaseColor(m.phase)}
+          sx={chipLabelSx(phaseColor(m.phase))}
           data-testid="maintenance-phase-chip"
         />
         {m.abandoned && <Chip label="abandoned" variant="outlined" />}
@@ -473,7 +475,7 @@ export function MaintenancePage(props: { cluster: string; name: string }) {
   const decision = useReadDecision();
   const links = useServersLinks();
   return (
-    <Box p={3} data-testid="rackside-maintenance-page">
+    <Box component="main" p={3} data-testid="rackside-maintenance-page">
       {links.servers && (
         <Typography variant="body2" mb={1}>
           <AppLink to={links.servers()}>← Servers</AppLink>

@@ -1,5 +1,10 @@
 import TextField from '@mui/material/TextField';
 
+/** Helper-text props that announce a change (an error replacing the hint). */
+export const LIVE_HELPER_TEXT = {
+  'aria-live': 'polite',
+} as const;
+
 /** The hint shown under the reason field; the backend's 400 replaces it. */
 export const REASON_HINT =
   "Why, in your own words (a ticket reference helps). The deployment's reason policy applies.";
@@ -7,7 +12,9 @@ export const REASON_HINT =
 /**
  * The reason every request carries (it is audited and checked against the
  * deployment's reason policy): required, a few lines. `error` is the backend's
- * 400 about the reason and takes the place of the hint.
+ * 400 about the reason and takes the place of the hint; the helper text is a
+ * polite live region (and the field's aria-describedby, MUI wires that), so a
+ * screen reader hears the error when it arrives and again on the field.
  */
 export function ReasonField(props: {
   value: string;
@@ -28,6 +35,7 @@ export function ReasonField(props: {
       minRows={2}
       error={!!props.error}
       helperText={props.error ?? props.hint ?? REASON_HINT}
+      FormHelperTextProps={LIVE_HELPER_TEXT}
       autoComplete={props.autoComplete}
       inputProps={{ 'data-testid': props.testId }}
       sx={{ mb: 2 }}

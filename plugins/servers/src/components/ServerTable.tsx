@@ -15,6 +15,7 @@ import {
   type ServerAction,
   type ServerListItem,
 } from '@rackside/plugin-servers-common';
+import { chipLabelSx } from './chips';
 import { ACTION_LABELS } from './labels';
 import { MaintenanceCell } from './MaintenanceCell';
 import { ServerCatalogLink } from './EntityServerContent/ServerCatalogLink';
@@ -93,7 +94,12 @@ const ServerRow = memo(function ServerRowContent(props: {
       </TableCell>
       <TableCell sx={cell}>
         {server.unschedulable ? (
-          <Chip size="small" label="Cordoned" color="warning" />
+          <Chip
+            size="small"
+            label="Cordoned"
+            color="warning"
+            sx={chipLabelSx('warning')}
+          />
         ) : (
           <Typography variant="body2">Schedulable</Typography>
         )}

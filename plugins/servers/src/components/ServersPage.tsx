@@ -1,11 +1,44 @@
 import Alert from '@mui/material/Alert';
 import Box from '@mui/material/Box';
+import Link from '@mui/material/Link';
 import LinearProgress from '@mui/material/LinearProgress';
 import Typography from '@mui/material/Typography';
 import { ClusterSection } from './ClusterSection';
 import { ConfiguredClusters } from './ConfiguredClusters';
 import { AppLink, useServersLinks } from './links';
 import { useReadDecision } from './useReadDecision';
+
+/** The text of the Servers page's skip link. */
+export const SKIP_TO_ACTIONS = 'Skip to the first server action';
+
+/**
+ * A skip link, the page's first tab stop: hidden until it has the focus, it
+ * moves the focus to the first row's first action, past the filter fields and
+ * the sortable column headers (a keyboard user otherwise tabs through them on
+ * every visit).
+ */
+function SkipToActions() {
+  return (
+    <Link
+      component="button"
+      underline="always"
+      data-testid="skip-to-actions"
+      onClick={(e: { currentTarget: HTMLElement }) => {
+        const page = e.currentTarget.closest('main') ?? document;
+        page
+          .querySelector<HTMLElement>('[data-testid="server-row"] button')
+          ?.focus();
+      }}
+      sx={{
+        position: 'absolute',
+        left: -10000,
+        '&:focus': { position: 'static', left: 'auto' },
+      }}
+    >
+      {SKIP_TO_ACTIONS}
+    </Link>
+  );
+}
 
 /**
  * The Servers page: one table per configured cluster, with its quorum banner
@@ -15,7 +48,8 @@ export function ServersPage() {
   const decision = useReadDecision();
   const links = useServersLinks();
   return (
-    <Box p={3} data-testid="rackside-servers-page">
+    <Box component="main" p={3} data-testid="rackside-servers-page">
+      {decision === 'allow' && <SkipToActions />}
       <Typography variant="h4" component="h1" gutterBottom>
         Servers
       </Typography>

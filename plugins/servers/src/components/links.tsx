@@ -36,7 +36,11 @@ export function useServersLinks(): ServersLinks {
   return useContext(ServersLinksContext);
 }
 
-/** An in-app link: MUI's look, the router's navigation (no page reload). */
+/**
+ * An in-app link: MUI's look, the router's navigation (no page reload). Always
+ * underlined: links sit in running text, where colour alone does not set them
+ * apart (axe link-in-text-block).
+ */
 export function AppLink(props: {
   to: string;
   children: ReactNode;
@@ -44,7 +48,7 @@ export function AppLink(props: {
 }) {
   const { to, children, ...rest } = props;
   return (
-    <MuiLink component={RouterLink} to={to} {...rest}>
+    <MuiLink component={RouterLink} to={to} underline="always" {...rest}>
       {children}
     </MuiLink>
   );

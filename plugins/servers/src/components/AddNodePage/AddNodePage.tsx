@@ -38,7 +38,7 @@ function Header() {
 export function AddNodePage() {
   const decision = usePermissionDecision(machinesReadPermission);
   return (
-    <Box p={3} data-testid="rackside-add-node-page">
+    <Box component="main" p={3} data-testid="rackside-add-node-page">
       <Header />
       {decision === 'loading' && <LinearProgress />}
       {decision === 'deny' && (

@@ -10,6 +10,7 @@ import DialogTitle from '@mui/material/DialogTitle';
 import type { TalosMachineResponse } from '@rackside/plugin-servers-common';
 import { describeError, machinesApiRef, type DescribedError } from '../../api';
 import { fieldErrorOf } from '../fieldError';
+import { FOCUSABLE_PAPER, useFocusOnOpen } from '../dialogFocus';
 import { ReasonField } from '../ReasonField';
 
 /** Asks for the reason, then sets `spec.join` on a Pending machine. */
@@ -25,6 +26,7 @@ export function JoinDialog(props: {
   const [submitting, setSubmitting] = useState(false);
   const [error, setError] = useState<DescribedError | undefined>();
   const reasonError = fieldErrorOf(error, 'reason');
+  const focusOnOpen = useFocusOnOpen();
 
   const submit = async () => {
     setSubmitting(true);
@@ -45,6 +47,7 @@ export function JoinDialog(props: {
       aria-labelledby="rackside-join-title"
       fullWidth
       maxWidth="sm"
+      PaperProps={{ ...FOCUSABLE_PAPER, ref: focusOnOpen }}
     >
       <DialogTitle id="rackside-join-title">{`Add machine ${machine.uuid}`}</DialogTitle>
       <DialogContent>

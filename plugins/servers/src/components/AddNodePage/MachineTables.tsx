@@ -22,6 +22,7 @@ import {
   resetCommand,
   when,
 } from './texts';
+import { chipLabelSx } from '../chips';
 
 const STATE_COLOR = {
   Maintenance: 'success',
@@ -132,7 +133,7 @@ export function DiscoveryTable(props: {
               <TableCell>State</TableCell>
               <TableCell>UUID</TableCell>
               <TableCell>Last probe</TableCell>
-              <TableCell />
+              <TableCell>Actions</TableCell>
             </TableRow>
           </TableHead>
           <TableBody>
@@ -158,6 +159,7 @@ export function DiscoveryTable(props: {
                     <Chip
                       size="small"
                       color={STATE_COLOR[a.state]}
+                      sx={chipLabelSx(STATE_COLOR[a.state])}
                       label={ADDRESS_STATE_TEXT[a.state]}
                     />
                   ) : (
@@ -233,7 +235,7 @@ export function MachineTable(props: {
               <TableCell>Phase</TableCell>
               <TableCell>Node</TableCell>
               <TableCell>Added by</TableCell>
-              <TableCell />
+              <TableCell>Actions</TableCell>
             </TableRow>
           </TableHead>
           <TableBody>
@@ -303,7 +305,7 @@ export function ReclaimTable(props: {
             <TableCell>Phase</TableCell>
             <TableCell>Result</TableCell>
             <TableCell>Asked by</TableCell>
-            <TableCell />
+            <TableCell>Actions</TableCell>
           </TableRow>
         </TableHead>
         <TableBody>

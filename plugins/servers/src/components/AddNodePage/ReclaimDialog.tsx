@@ -19,6 +19,7 @@ import { fieldErrorOf } from '../fieldError';
 import { ReasonField } from '../ReasonField';
 import { useLiveRefresh } from '../useLiveRefresh';
 import { useLoader } from '../useLoader';
+import { FOCUSABLE_PAPER, useFocusOnOpen } from '../dialogFocus';
 import { ReclaimProgress } from './ReclaimProgress';
 import { RECLAIM_DIALOG_TITLE } from './texts';
 
@@ -45,6 +46,7 @@ export interface ReclaimDialogProps {
 export function ReclaimDialog(props: ReclaimDialogProps) {
   const { cluster, onClose, onChanged } = props;
   const [name, setName] = useState(props.reclaim);
+  const focusOnOpen = useFocusOnOpen();
   return (
     <Dialog
       open
@@ -52,6 +54,7 @@ export function ReclaimDialog(props: ReclaimDialogProps) {
       aria-labelledby="rackside-reclaim-title"
       fullWidth
       maxWidth="md"
+      PaperProps={{ ...FOCUSABLE_PAPER, ref: focusOnOpen }}
     >
       <DialogTitle id="rackside-reclaim-title">
         {RECLAIM_DIALOG_TITLE}

@@ -13,6 +13,7 @@ import Typography from '@mui/material/Typography';
 import WarningIcon from '@mui/icons-material/Warning';
 import type { ReclaimResponse } from '@rackside/plugin-servers-common';
 import { describeError, machinesApiRef, type DescribedError } from '../../api';
+import { LIVE_HELPER_TEXT } from '../ReasonField';
 import { RECLAIM_PHASE_TEXT, RESET_AND_ADD, UUID_PATTERN, when } from './texts';
 
 /**
@@ -166,6 +167,7 @@ function ConfirmStep(props: {
             ? 'This is not the UUID above.'
             : 'Type it, do not paste it: it is how you check it is the right machine.'
         }
+        FormHelperTextProps={LIVE_HELPER_TEXT}
         inputProps={{ 'data-testid': 'reclaim-typed-uuid', spellCheck: false }}
         sx={{ mb: 2 }}
       />

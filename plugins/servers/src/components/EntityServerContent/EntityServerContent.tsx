@@ -13,6 +13,7 @@ import LinearProgress from '@mui/material/LinearProgress';
 import Stack from '@mui/material/Stack';
 import Typography from '@mui/material/Typography';
 import { useMemo } from 'react';
+import { chipLabelSx } from '../chips';
 import { ACTION_LABELS } from '../labels';
 import { serverTargetOf } from './annotations';
 import { useEntityServer, type EntityServer } from './useEntityServer';
@@ -32,7 +33,7 @@ function StateCard({ cluster, server }: EntityServer) {
   return (
     <Card variant="outlined" data-testid="entity-server-state">
       <CardContent>
-        <Typography variant="h6" gutterBottom>
+        <Typography variant="h6" component="h2" gutterBottom>
           {server.name}
         </Typography>
         <Stack direction="row" flexWrap="wrap" gap={3}>
@@ -47,7 +48,12 @@ function StateCard({ cluster, server }: EntityServer) {
           </Fact>
           <Fact label="Schedulable">
             {server.unschedulable ? (
-              <Chip size="small" label="Cordoned" color="warning" />
+              <Chip
+                size="small"
+                label="Cordoned"
+                color="warning"
+                sx={chipLabelSx('warning')}
+              />
             ) : (
               <Typography variant="body2">Schedulable</Typography>
             )}
@@ -80,7 +86,7 @@ function MaintenanceCard({ server }: { server: ServerResponse }) {
   return (
     <Card variant="outlined" data-testid="entity-server-maintenance">
       <CardContent>
-        <Typography variant="h6" gutterBottom>
+        <Typography variant="h6" component="h2" gutterBottom>
           Maintenance
         </Typography>
         {!m ? (
@@ -138,7 +144,7 @@ function ActionsCard({
   return (
     <Card variant="outlined" data-testid="entity-server-actions">
       <CardContent>
-        <Typography variant="h6" gutterBottom>
+        <Typography variant="h6" component="h2" gutterBottom>
           Actions you may request now
         </Typography>
         {allowed.length === 0 ? (
