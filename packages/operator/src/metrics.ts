@@ -1,4 +1,11 @@
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import {
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+} from 'prom-client';
+import type { WorkQueueMetrics } from './workqueue';
 
 /**
  * The operator's Prometheus metrics. One registry per operator instance so
@@ -6,6 +13,10 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
  */
 export function createMetrics() {
   const registry = new Registry();
+  // CPU, memory, file descriptors, event loop lag, heap and GC under the standard
+  // process_* / nodejs_* names (no rackside_ prefix): the names Prometheus users'
+  // dashboards and alerts for any Node.js process already expect.
+  collectDefaultMetrics({ register: registry });
   const maintenancesByPhase = new Gauge({
     name: 'rackside_maintenances',
     help: 'NodeMaintenance objects by phase',
@@ -53,8 +64,42 @@ export function createMetrics() {
     labelNames: ['kind'] as const,
     registers: [registry],
   });
+  const workqueueDepth = new Gauge({
+    name: 'rackside_workqueue_depth',
+    help: 'Keys waiting for a worker (not running, not waiting out a backoff), by controller',
+    labelNames: ['controller'] as const,
+    registers: [registry],
+  });
+  const workqueueRetries = new Counter({
+    name: 'rackside_workqueue_retries_total',
+    help: 'Keys requeued with backoff after a failed reconcile, by controller',
+    labelNames: ['controller'] as const,
+    registers: [registry],
+  });
+  const reconcileDuration = new Histogram({
+    name: 'rackside_reconcile_duration_seconds',
+    help: 'Time one reconcile took, failed ones included, by controller',
+    labelNames: ['controller'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
   return {
     registry,
+    workqueueDepth,
+    workqueueRetries,
+    reconcileDuration,
+    /** What one controller's WorkQueue reports into (its `metrics` option). */
+    queue(controller: string): WorkQueueMetrics {
+      // Zero series from the start, so a rate() or an absent() alert sees the controller.
+      workqueueDepth.set({ controller }, 0);
+      workqueueRetries.inc({ controller }, 0);
+      return {
+        depth: keys => workqueueDepth.set({ controller }, keys),
+        retry: () => workqueueRetries.inc({ controller }),
+        reconciled: seconds =>
+          reconcileDuration.observe({ controller }, seconds),
+      };
+    },
     leader,
     retentionDeletions,
     /** Where rackside_leader reads leadership from. */

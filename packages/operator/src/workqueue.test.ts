@@ -1,4 +1,4 @@
-import { WorkQueue } from './workqueue';
+import { WorkQueue, type WorkQueueMetrics } from './workqueue';
 
 const tick = (ms = 5) => new Promise(r => setTimeout(r, ms));
 
@@ -80,5 +80,119 @@ describe('WorkQueue', () => {
     expect(seen).toHaveLength(2);
     expect(seen[1] - seen[0]).toBeGreaterThanOrEqual(25);
     queue.stop();
+  });
+
+  describe('metrics', () => {
+    const recorder = () => {
+      const seen = {
+        depths: [] as number[],
+        retries: 0,
+        durations: [] as number[],
+      };
+      const metrics: WorkQueueMetrics = {
+        depth: n => seen.depths.push(n),
+        retry: () => seen.retries++,
+        reconciled: s => seen.durations.push(s),
+      };
+      return {
+        seen,
+        metrics,
+        depth: () => seen.depths[seen.depths.length - 1],
+      };
+    };
+    // A handler that holds each key until the test lets it go.
+    const gated = () => {
+      const waiting = new Map<string, () => void>();
+      const handler = (key: string) =>
+        new Promise<void>(resolve => waiting.set(key, resolve));
+      const release = async (key: string) => {
+        const resolve = waiting.get(key);
+        if (!resolve) throw new Error(`${key} is not running`);
+        waiting.delete(key);
+        resolve();
+        await tick(0);
+      };
+      return { handler, release, running: () => [...waiting.keys()] };
+    };
+
+    it('reports the keys waiting for a worker as they are added and taken', async () => {
+      const { seen, metrics, depth } = recorder();
+      const { handler, release, running } = gated();
+      const queue = new WorkQueue(handler, { workers: 1, metrics });
+      queue.add('a'); // taken at once by the only worker
+      expect(depth()).toBe(0);
+      queue.add('b');
+      queue.add('c');
+      expect(depth()).toBe(2);
+      queue.add('b'); // collapses: no change
+      expect(depth()).toBe(2);
+      queue.add('a'); // running: marked dirty, not waiting yet
+      expect(depth()).toBe(2);
+      await release('a'); // 'b' starts, the dirty 'a' goes to the back
+      expect(running()).toEqual(['b']);
+      expect(depth()).toBe(2);
+      await release('b');
+      await release('c');
+      expect(depth()).toBe(0);
+      await release('a');
+      await queue.idle();
+      expect(depth()).toBe(0);
+      // Briefly 3 when 'a' finished: its dirty re-add queues before the freed worker takes 'b'.
+      expect(Math.max(...seen.depths)).toBe(3);
+      expect(seen.retries).toBe(0);
+      expect(seen.durations).toHaveLength(4);
+    });
+
+    it('drops the depth to zero when stopped with keys still waiting', async () => {
+      const { metrics, depth } = recorder();
+      const { handler } = gated();
+      const queue = new WorkQueue(handler, { workers: 1, metrics });
+      for (const key of ['a', 'b', 'c']) queue.add(key);
+      expect(depth()).toBe(2);
+      queue.stop();
+      expect(depth()).toBe(0);
+    });
+
+    it('counts a retry for each failed reconcile and times every run, failed or not', async () => {
+      const { seen, metrics } = recorder();
+      let attempts = 0;
+      const queue = new WorkQueue(
+        async () => {
+          attempts++;
+          if (attempts < 3) throw new Error(`boom ${attempts}`);
+          return { requeueAfterMs: 60_000 }; // a planned requeue is no retry
+        },
+        { workers: 1, baseBackoffMs: 5, metrics },
+      );
+      queue.add('x');
+      for (let i = 0; i < 50 && attempts < 3; i++) await tick(5);
+      await queue.idle();
+      expect(attempts).toBe(3);
+      expect(seen.retries).toBe(2);
+      expect(seen.durations).toHaveLength(3);
+      for (const s of seen.durations) expect(s).toBeGreaterThanOrEqual(0);
+      queue.stop();
+    });
+
+    it('counts no retry for a failure once stopped (nothing will run again)', async () => {
+      const { seen, metrics } = recorder();
+      const { handler } = gated();
+      let fail: (e: Error) => void = () => {};
+      const queue = new WorkQueue(
+        key =>
+          key === 'x'
+            ? new Promise<void>((_r, reject) => {
+                fail = reject;
+              })
+            : handler(key),
+        { workers: 1, metrics },
+      );
+      queue.add('x');
+      queue.stop();
+      fail(new Error('late'));
+      await queue.idle();
+      expect(seen.retries).toBe(0);
+      expect(seen.durations).toHaveLength(1);
+    });
   });
 });

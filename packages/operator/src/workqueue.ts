@@ -12,6 +12,24 @@ export interface WorkQueueOptions {
   maxBackoffMs?: number;
   /** Reports errors thrown by the handler (the key is retried). */
   onError?: (key: string, error: unknown) => void;
+  /** Where depth, retries and reconcile durations go; none by default. */
+  metrics?: WorkQueueMetrics;
+}
+
+/**
+ * What a queue reports, kept free of any metrics library so the queue stays a plain
+ * data structure (createMetrics().queue(controller) is the Prometheus side).
+ */
+export interface WorkQueueMetrics {
+  /**
+   * Keys waiting for a worker, at each change. As client-go counts it: keys running
+   * or waiting out a delay are not in it, so a queue that keeps up reads 0.
+   */
+  depth(keys: number): void;
+  /** A reconcile failed and its key will run again after backoff. */
+  retry(): void;
+  /** One handler run finished, successfully or not, after this many seconds. */
+  reconciled(seconds: number): void;
 }
 
 export type Handler = (
@@ -49,6 +67,7 @@ export class WorkQueue {
     if (this.queued.has(key)) return;
     this.queued.add(key);
     this.queue.push(key);
+    this.reportDepth();
     this.pump();
   }
 
@@ -85,9 +104,15 @@ export class WorkQueue {
     this.timers.clear();
     this.queue.length = 0;
     this.queued.clear();
+    this.reportDepth();
+  }
+
+  private reportDepth(): void {
+    this.options.metrics?.depth(this.queue.length);
   }
 
   private pump(): void {
+    const before = this.queue.length;
     while (
       !this.stopped &&
       this.running < this.options.workers &&
@@ -99,10 +124,12 @@ export class WorkQueue {
       this.running++;
       void this.process(key);
     }
+    if (this.queue.length !== before) this.reportDepth();
   }
 
   private async process(key: string): Promise<void> {
     let retryAfter: number | undefined;
+    const started = process.hrtime.bigint();
     try {
       const result = await this.handler(key);
       this.failures.delete(key);
@@ -113,8 +140,13 @@ export class WorkQueue {
       const base = this.options.baseBackoffMs ?? 200;
       const max = this.options.maxBackoffMs ?? 60_000;
       retryAfter = Math.min(max, base * 2 ** (count - 1));
+      // A stopped queue runs nothing again: counting a retry would overstate it.
+      if (!this.stopped) this.options.metrics?.retry();
       this.options.onError?.(key, error);
     } finally {
+      this.options.metrics?.reconciled(
+        Number(process.hrtime.bigint() - started) / 1e9,
+      );
       this.processing.delete(key);
       this.running--;
     }
