@@ -15,6 +15,7 @@ import {
   makeKubeConfig,
   resourcePath,
   type ClusterConfig,
+  type ClusterNodes,
   type NodeObject,
   type WatchCache,
 } from '@rackside/plugin-servers-node';
@@ -46,6 +47,26 @@ export interface ServersEntityProviderOptions {
   createNodeCache?: (
     cluster: ServersEntityProviderOptions['clusters'][number],
   ) => NodeCache;
+}
+
+/**
+ * A shared Node watch (`clusterNodesServiceRef`) as the provider reads it: `changed`
+ * fires only when something shown changed (a heartbeat rebuilds no entity), and
+ * stopping the provider leaves the watch to the process that owns it.
+ */
+export function sharedNodeCache(nodes: ClusterNodes): NodeCache {
+  return {
+    list: () => nodes.list(),
+    hasSynced: () => nodes.hasSynced(),
+    get synced() {
+      return nodes.synced;
+    },
+    on: ((event: string, listener: (keys: ReadonlySet<string>) => void) => {
+      if (event !== 'changed') return () => {};
+      return nodes.on('changed', listener);
+    }) as NodeCache['on'],
+    stop: async () => {},
+  };
 }
 
 /** Keeps what the entities are made from; the rest of a Node is not held. */

@@ -6,8 +6,14 @@ import {
 import { parseEntityRef, stringifyEntityRef } from '@backstage/catalog-model';
 import { InputError } from '@backstage/errors';
 import { catalogProcessingExtensionPoint } from '@backstage/plugin-catalog-node';
-import { readClusterConfigs } from '@rackside/plugin-servers-node';
-import { ServersEntityProvider } from './ServersEntityProvider';
+import {
+  clusterNodesServiceRef,
+  readClusterConfigs,
+} from '@rackside/plugin-servers-node';
+import {
+  ServersEntityProvider,
+  sharedNodeCache,
+} from './ServersEntityProvider';
 
 /** Where the provider reads its settings. */
 export const PROVIDER_CONFIG_KEY = 'catalog.providers.rackside';
@@ -39,8 +45,16 @@ export const catalogModuleServers = createBackendModule({
         logger: coreServices.logger,
         scheduler: coreServices.scheduler,
         lifecycle: coreServices.lifecycle,
+        clusterNodes: clusterNodesServiceRef,
       },
-      async init({ catalog, config, logger, scheduler, lifecycle }) {
+      async init({
+        catalog,
+        config,
+        logger,
+        scheduler,
+        lifecycle,
+        clusterNodes,
+      }) {
         const clusters = readClusterConfigs(config);
         const providerConfig = config.getOptionalConfig(PROVIDER_CONFIG_KEY);
         const ownerValue = providerConfig?.getOptionalString('owner');
@@ -72,6 +86,11 @@ export const catalogModuleServers = createBackendModule({
           taskRunner: scheduler.createScheduledTaskRunner(schedule),
           includeSystemUUID:
             config.getOptionalBoolean(INCLUDE_SYSTEM_UUID_KEY) ?? false,
+          // The process's Node watch of each cluster, shared with the servers plugin.
+          createNodeCache: cluster => {
+            const full = clusters.find(c => c.name === cluster.name)!;
+            return sharedNodeCache(clusterNodes.forCluster(full));
+          },
         });
         catalog.addEntityProvider(provider);
         lifecycle.addShutdownHook(() => provider.stop());
