@@ -115,7 +115,11 @@ function setup(
       order.push('wake');
       wakes.push(`${namespace}/${cluster}`);
     },
-    cluster: () => talosClusterObject(),
+    cluster: () => talosClusterObject({ allowedNetworks: ['10.0.2.0/24'] }),
+    resolve: async host => {
+      if (host === 'old-worker.rack') return [TARGET];
+      throw new Error(`getaddrinfo ENOTFOUND ${host}`);
+    },
     talos: talos.access,
     limits: { ...DEFAULT_RECLAIM_LIMITS, ...options.limits },
     now: () => now,
@@ -158,6 +162,49 @@ describe('MachineReclaimReconciler', () => {
       'event UUIDRead',
     ]);
     expect(t.talos.calls.some(c => c.call === 'reset')).toBe(false);
+  });
+
+  it('sends the Reset of a name to the IP checked against the allowed networks, never to the name', async () => {
+    const t = setup(
+      reclaimObject(
+        {
+          phase: 'AwaitingConfirmation',
+          machineUUID: UUID,
+          expiresAt: new Date(T0 + 15 * 60_000).toISOString(),
+        },
+        { address: 'old-worker.rack', confirmUUID: UUID },
+      ),
+      {
+        machines: {
+          ...foreignWorker(),
+          [`${TARGET}:50000`]: foreignWorker()[TARGET],
+        },
+      },
+    );
+    await t.reconciler.reconcile(KEY);
+    const dialed = t.talos.calls.map(c => c.address);
+    expect(dialed).not.toContain('old-worker.rack');
+    expect(t.talos.calls.filter(c => c.call === 'reset')).toEqual([
+      expect.objectContaining({ address: `${TARGET}:50000` }),
+    ]);
+    expect(t.current().status?.phase).toBe('WaitingForMaintenance');
+  });
+
+  it('refuses a request outside the allowed networks before any call; the bound credential is deleted', async () => {
+    const t = setup(reclaimObject(undefined, { address: '169.254.169.254' }));
+    await t.reconciler.reconcile(KEY);
+    const status = t.current().status!;
+    expect(status.phase).toBe('Refused');
+    expect(status.result).toBe(
+      '169.254.169.254 is not contacted: outside the allowed networks (10.0.2.0/24). Nothing was reset.',
+    );
+    expect(status.credentialDeletedAt).toBeDefined();
+    expect(t.talos.calls).toEqual([]);
+    expect(t.events.map(e => e.reason)).toEqual([
+      'Created',
+      'Refused',
+      'CredentialDeleted',
+    ]);
   });
 
   it('records the reset before sending it once, then deletes the credential with the answer', async () => {

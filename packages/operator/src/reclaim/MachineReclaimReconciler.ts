@@ -250,7 +250,8 @@ export class MachineReclaimReconciler {
   ): Promise<MachineReclaim | undefined> {
     const outcome = await this.ports.talos
       .reset(
-        written.spec.address,
+        // Checked against the allowed networks right before the Reset was recorded.
+        decision.dial,
         decision.talosconfig.identity,
         this.ports.limits.callTimeoutMs,
       )

@@ -22,6 +22,8 @@ import {
 import { makeTalosconfig } from '../testing/talosconfigs';
 
 const TARGET = '10.0.2.191';
+/** The target cluster's allowed network: the machine to reclaim lives in it. */
+const NETWORK = '10.0.2.0/24';
 const CP = '10.0.1.10';
 const T0 = Date.parse(CREATED);
 const MIN = 60_000;
@@ -61,6 +63,11 @@ function setup(
     nodes?: Record<string, string>;
     /** Other requests whose Reset is on record. */
     inFlight?: Array<{ name: string; address: string }>;
+    /** The target cluster's allowed networks (default: the target's network). */
+    networks?: string[];
+    talosPort?: number;
+    /** What names resolve to (anything else does not resolve). */
+    names?: Record<string, string[]>;
   } = {},
 ) {
   const talos = fakeTalos(options.machines ?? foreignWorker());
@@ -82,7 +89,17 @@ function setup(
     resetsInFlight: () => options.inFlight ?? [],
     talos: talos.access,
     cluster: () =>
-      options.cluster === false ? undefined : talosClusterObject(),
+      options.cluster === false
+        ? undefined
+        : talosClusterObject({
+            allowedNetworks: options.networks ?? [NETWORK],
+            talosPort: options.talosPort ?? 50000,
+          }),
+    resolve: jest.fn(async (host: string) => {
+      const found = options.names?.[host];
+      if (!found) throw new Error(`getaddrinfo ENOTFOUND ${host}`);
+      return found;
+    }),
     limits: DEFAULT_RECLAIM_LIMITS,
     now: () => now,
   };
@@ -714,6 +731,179 @@ describe('WaitingForMaintenance', () => {
     ports.limits = { ...ports.limits, maintenanceWaitMs: 20_000 };
     const d = transition(await run(waiting(), ports));
     expect(d.status?.result).toMatch(/within 20 seconds of the reset/);
+  });
+});
+
+describe('network reach of spec.address (DESIGN 5b)', () => {
+  const pending = (address: string) =>
+    reclaimObject({ phase: 'Pending', expiresAt: expires() }, { address });
+  const awaiting = (address: string) =>
+    reclaimObject(
+      {
+        phase: 'AwaitingConfirmation',
+        expiresAt: expires(),
+        machineUUID: UUID,
+      },
+      { address, confirmUUID: UUID },
+    );
+  /** A name is dialed at its checked IP with the cluster's Talos port. */
+  const DIALED = `${TARGET}:50000`;
+  const SENT = T0 + 5 * MIN;
+  const waiting = (address: string) =>
+    reclaimObject(
+      {
+        phase: 'WaitingForMaintenance',
+        machineUUID: UUID,
+        resetRecordedAt: new Date(SENT - 100).toISOString(),
+        resetSentAt: new Date(SENT).toISOString(),
+        credentialDeletedAt: new Date(SENT).toISOString(),
+      },
+      { address },
+    );
+
+  it.each([
+    ['an IP outside', '169.254.169.254'],
+    ['an IP outside with the Talos port', '169.254.169.254:50000'],
+    ['an IPv4-mapped IPv6 address outside', '[::ffff:127.0.0.1]:50000'],
+  ])(
+    'refuses %s before any call, naming the networks, and deletes the (bound) credential',
+    async (_what, address) => {
+      // The machine answers as a configured foreign worker at any of those addresses.
+      const { ports, talos } = setup({
+        machines: { ...foreignWorker(), [address]: foreignWorker()[TARGET] },
+      });
+      const d = transition(await run(pending(address), ports));
+      expect(d).toMatchObject({ to: 'Refused', deleteCredential: true });
+      expect(d.status?.result).toBe(
+        `${address} is not contacted: outside the allowed networks (${NETWORK}). Nothing was reset.`,
+      );
+      expect(d.audit).toEqual([
+        expect.objectContaining({ event: 'Refused', warning: true }),
+      ]);
+      expect(talos.calls).toEqual([]);
+    },
+  );
+
+  it("refuses another port than the cluster's Talos port (the apiserver's, say)", async () => {
+    const { ports, talos } = setup();
+    const d = transition(await run(pending(`${TARGET}:6443`), ports));
+    expect(d.to).toBe('Refused');
+    expect(d.status?.result).toBe(
+      `${TARGET}:6443 is not contacted: port 6443 is not the Talos API port of this cluster (50000). Nothing was reset.`,
+    );
+    expect(talos.calls).toEqual([]);
+  });
+
+  it('refuses everything when the cluster lists no networks (fail closed)', async () => {
+    const { ports, talos } = setup({ networks: [] });
+    const d = transition(await run(pending(TARGET), ports));
+    expect(d.to).toBe('Refused');
+    expect(d.status?.result).toMatch(
+      /lists no allowed networks \(spec\.discovery\.allowedNetworks\)/,
+    );
+    expect(talos.calls).toEqual([]);
+  });
+
+  it('refuses a name when any address it resolves to is outside', async () => {
+    const { ports, talos } = setup({
+      names: { 'old-worker.rack': [TARGET, '169.254.169.254'] },
+    });
+    const d = transition(await run(pending('old-worker.rack'), ports));
+    expect(d.to).toBe('Refused');
+    expect(d.status?.result).toBe(
+      `old-worker.rack is not contacted: old-worker.rack resolves to an address outside the allowed networks (${NETWORK}). Nothing was reset.`,
+    );
+    expect(talos.calls).toEqual([]);
+  });
+
+  it('waits, contacting nothing, while a name does not resolve', async () => {
+    const { ports, talos } = setup();
+    const d = await run(pending('gone.rack'), ports);
+    expect(d).toMatchObject({
+      kind: 'wait',
+      waiting: {
+        reason: 'MachineUnreachable',
+        message: 'gone.rack is not contacted: gone.rack does not resolve',
+      },
+    });
+    expect(talos.calls).toEqual([]);
+  });
+
+  it('dials the checked IP of a name, never the name again, for the probe, the UUID and etcd', async () => {
+    const { ports, talos } = setup({
+      names: { 'old-worker.rack': [TARGET] },
+      machines: { ...foreignWorker(), [DIALED]: foreignWorker()[TARGET] },
+    });
+    const d = transition(await run(pending('old-worker.rack'), ports));
+    expect(d.to).toBe('AwaitingConfirmation');
+    expect(talos.calls.map(c => `${c.call} ${c.address}`)).toEqual([
+      `probe ${DIALED}`,
+      `uuid ${DIALED}`,
+      `etcdMembers ${DIALED}`,
+      `etcdMembers ${CP}`,
+    ]);
+  });
+
+  it("names the cluster's Talos port when the address gives none", async () => {
+    const dialed = `${TARGET}:50001`;
+    const { ports, talos } = setup({
+      talosPort: 50001,
+      machines: { ...foreignWorker(), [dialed]: foreignWorker()[TARGET] },
+    });
+    const d = transition(await run(pending(TARGET), ports));
+    expect(d.to).toBe('AwaitingConfirmation');
+    expect(talos.calls[0]).toMatchObject({ call: 'probe', address: dialed });
+  });
+
+  it('refuses at the confirmation when the networks no longer hold the address: no reset', async () => {
+    const { ports, talos } = setup({ networks: ['10.0.9.0/24'] });
+    const d = transition(await run(awaiting(TARGET), ports));
+    expect(d).toMatchObject({ to: 'Refused', deleteCredential: true });
+    expect(d.status?.result).toBe(
+      `${TARGET} is not contacted: outside the allowed networks (10.0.9.0/24). Nothing was reset.`,
+    );
+    expect(talos.calls).toEqual([]);
+  });
+
+  it('hands the reset the checked IP of a name, resolved right before it is recorded', async () => {
+    const { ports } = setup({
+      names: { 'old-worker.rack': [TARGET] },
+      machines: { ...foreignWorker(), [DIALED]: foreignWorker()[TARGET] },
+    });
+    const d = await run(awaiting('old-worker.rack'), ports);
+    expect(d).toMatchObject({ kind: 'reset', dial: DIALED });
+  });
+
+  it('after the reset, does not look for maintenance mode outside the networks; fails at the deadline', async () => {
+    const { ports, talos, setNow } = setup({
+      networks: ['10.0.9.0/24'],
+      machines: { [TARGET]: { maintenanceUUID: UUID } },
+      now: SENT + 12_000,
+    });
+    expect(await run(waiting(TARGET), ports)).toMatchObject({
+      kind: 'wait',
+      waiting: {
+        reason: 'NotAllowed',
+        message: `${TARGET} is not contacted: outside the allowed networks (10.0.9.0/24)`,
+      },
+    });
+    setNow(SENT + 10 * MIN);
+    expect(transition(await run(waiting(TARGET), ports)).to).toBe('Failed');
+    expect(talos.calls).toEqual([]);
+  });
+
+  it('after the reset, looks for maintenance mode at the checked IP of a name', async () => {
+    const { ports, talos } = setup({
+      names: { 'old-worker.rack': [TARGET] },
+      machines: { [DIALED]: { maintenanceUUID: UUID } },
+      now: SENT + 12_000,
+    });
+    expect(transition(await run(waiting('old-worker.rack'), ports)).to).toBe(
+      'Done',
+    );
+    expect(talos.calls.map(c => `${c.call} ${c.address}`)).toEqual([
+      `maintenanceUUID ${DIALED}`,
+    ]);
   });
 });
 

@@ -23,6 +23,15 @@
  * Secret not there yet (the backend creates it right after the request) is waited for,
  * within the TTL.
  *
+ * Network reach (DESIGN 5b): spec.address is contacted only inside the target cluster's
+ * allowed networks on its Talos port, the rule discovery and the join apply (reachFor). It
+ * is checked right before each contact: before the UUID read and the etcd read of Pending
+ * and of the confirmation (so also right before the Reset is recorded and sent) and before
+ * each look for maintenance mode. A name is resolved then, every address must be inside,
+ * and the calls go to the checked IP, not to the name again. Outside before the reset: the
+ * request is Refused, naming the networks, nothing contacted; after it: nothing is
+ * contacted and the request waits, up to its deadline, for the networks to hold it again.
+ *
  * The TTL bounds only the time before the reset; from the reset on only the maintenance
  * deadline counts. Every wait requeues at the smaller of the retry interval (10 s) and
  * the time left, and no call runs past the deadline it serves.
@@ -44,6 +53,7 @@ import {
   type Talosconfig,
 } from '@rackside/plugin-servers-node';
 import { X509Certificate } from 'node:crypto';
+import { reachFor, type ResolveName } from '../talos/reach';
 import type { TalosAccess } from '../talos/talosAccess';
 import { judgeReset, readEtcdView, withResetsInFlight } from './etcdSafety';
 
@@ -114,6 +124,8 @@ export interface LifecyclePorts {
    * going away. Read from the watch cache and this process's own writes.
    */
   resetsInFlight(mr: MachineReclaim): Array<{ name: string; address: string }>;
+  /** Resolves a spec.address that is a name (the resolver discovery uses). */
+  resolve: ResolveName;
   limits: ReclaimLimits;
   now(): number;
 }
@@ -146,6 +158,8 @@ export type Decision =
       audit: AuditStep[];
       status: Partial<MachineReclaimStatus>;
       talosconfig: Talosconfig;
+      /** Where to send it: spec.address as checked against the allowed networks. */
+      dial: string;
     }
   /** Status without a phase change (no transition), e.g. the credential's deletion. */
   | {
@@ -323,7 +337,8 @@ async function readForeignMachine(
   until: number,
   missing: 'wait' | 'fail' = 'wait',
 ): Promise<
-  { talosconfig: Talosconfig; uuid: string; safety: string } | Decision
+  | { talosconfig: Talosconfig; uuid: string; safety: string; dial: string }
+  | Decision
 > {
   const address = mr.spec.address;
   const secretName = mr.spec.credentialSecretRef.name;
@@ -391,6 +406,17 @@ async function readForeignMachine(
       'Refused',
     );
   }
+  const reach = await reachFor(cluster, address, ports.resolve);
+  if (!reach.allowed) {
+    const message = `${address} is not contacted: ${reach.message}`;
+    if (reach.state === 'Unreachable') {
+      // A name that does not resolve now may resolve later (within the TTL).
+      return wait(ports, until, 'MachineUnreachable', message);
+    }
+    return end('Refused', `${message}. Nothing was reset.`, 'Refused');
+  }
+  // From here on every call goes to the checked address (for a name: its checked IP).
+  const dial = reach.dial;
   let ownCa: string;
   try {
     ownCa = await ports.clusterCa(cluster);
@@ -411,7 +437,7 @@ async function readForeignMachine(
       'Refused',
     );
   }
-  const probe = await ports.talos.probe(address, {
+  const probe = await ports.talos.probe(dial, {
     ca: talosconfig.identity.ca,
     timeoutMs: callTimeout(ports, until),
   });
@@ -443,7 +469,7 @@ async function readForeignMachine(
   try {
     uuid = (
       await ports.talos.uuid(
-        address,
+        dial,
         talosconfig.identity,
         callTimeout(ports, until),
       )
@@ -478,7 +504,7 @@ async function readForeignMachine(
     withResetsInFlight(
       await readEtcdView(
         ports.talos,
-        address,
+        dial,
         talosconfig,
         callTimeout(ports, until),
       ),
@@ -495,7 +521,7 @@ async function readForeignMachine(
       'Refused',
     );
   }
-  return { talosconfig, uuid, safety: verdict.summary };
+  return { talosconfig, uuid, safety: verdict.summary, dial };
 }
 
 const isDecision = (value: object): value is Decision => 'kind' in value;
@@ -583,6 +609,7 @@ const awaitingConfirmation: Row = async (mr, ports) => {
   return {
     kind: 'reset',
     talosconfig: read.talosconfig,
+    dial: read.dial,
     status: { confirmedAt: now, resetRecordedAt: now },
     audit: [
       {
@@ -687,10 +714,32 @@ const waitingForMaintenance: Row = async (mr, ports) => {
       audit: [{ event: 'ReclaimFailed', message: result, warning: true }],
     };
   }
+  const cluster = ports.cluster(
+    mr.metadata.namespace ?? '',
+    mr.spec.targetCluster,
+  );
+  const reach = cluster
+    ? await reachFor(cluster, address, ports.resolve)
+    : undefined;
+  if (!reach?.allowed) {
+    // The reset was sent inside the networks; they (or the name) changed since. Nothing
+    // is contacted; the deadline still ends the request (Failed, with the DHCP hint).
+    return wait(
+      ports,
+      deadline,
+      reach ? reach.state : 'TargetClusterMissing',
+      reach
+        ? `${address} is not contacted: ${reach.message}`
+        : `${address} is not contacted: there is no TalosCluster ${mr.spec.targetCluster} to check its allowed networks`,
+    );
+  }
   let found: string;
   try {
     found = (
-      await ports.talos.maintenanceUUID(address, callTimeout(ports, deadline))
+      await ports.talos.maintenanceUUID(
+        reach.dial,
+        callTimeout(ports, deadline),
+      )
     ).toLowerCase();
   } catch (error) {
     return wait(

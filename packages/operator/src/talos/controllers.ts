@@ -312,6 +312,8 @@ export function createMachineControllers(
         .map(r => ({ name: r.metadata.name, address: r.spec.address })),
     talos,
     limits: reclaimLimits,
+    // spec.address is held to the target cluster's allowed networks (reclaim/lifecycle.ts).
+    resolve,
     reconcileTimeoutMs: options.reclaim?.reconcileTimeoutMs ?? 120_000,
     now,
     status: {

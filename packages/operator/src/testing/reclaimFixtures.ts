@@ -46,7 +46,9 @@ export function reclaimObject(
   };
 }
 
-export function talosClusterObject(): TalosCluster {
+export function talosClusterObject(
+  discovery: Partial<NonNullable<TalosCluster['spec']['discovery']>> = {},
+): TalosCluster {
   return {
     apiVersion: 'rackside.dev/v1alpha1',
     kind: 'TalosCluster',
@@ -62,6 +64,7 @@ export function talosClusterObject(): TalosCluster {
         talosPort: 50000,
         addresses: [],
         intervalSeconds: 300,
+        ...discovery,
       },
       joinConfigSecretRef: { name: 'plant-a-join', key: 'config.yaml' },
       talosconfigSecretRef: { name: 'plant-a-talosconfig', key: 'talosconfig' },
