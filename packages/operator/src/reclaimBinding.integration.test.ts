@@ -12,9 +12,11 @@ import {
   type MachineReclaim,
 } from '@rackside/plugin-servers-common';
 import { TalosApiClient } from '@rackside/plugin-servers-node';
+import net from 'node:net';
 import { stringify } from 'yaml';
 import type { Operator } from './operator';
 import {
+  ADMIN_USER,
   OPERATOR_NAMESPACE as NS,
   startOperatorRack,
   type OperatorRack,
@@ -32,6 +34,10 @@ let env: OperatorRack;
 let rack: ReturnType<typeof machinesRack>;
 let operator: Operator | undefined;
 let requester: Awaited<ReturnType<typeof rack.userWithRules>>;
+/** A TCP server outside the rack's machine network that counts the connections it gets. */
+let trap: net.Server;
+let trapHost: string;
+let trapConnections = 0;
 
 const reclaimYaml = (
   name: string,
@@ -135,6 +141,16 @@ beforeAll(async () => {
     withWorkloads: false,
   });
   rack = machinesRack(env);
+  // Loopback, but outside 127.0.<10+net>.0/24, on the Talos port: what a call would hit.
+  trapHost = `127.1.${10 + Number(env.rack.info.net)}.1`;
+  trap = net.createServer(socket => {
+    trapConnections++;
+    socket.destroy();
+  });
+  await new Promise<void>((resolve, reject) => {
+    trap.once('error', reject);
+    trap.listen(50000, trapHost, () => resolve());
+  });
   await rack.secret('plant-a-talosconfig', {
     talosconfig: rack.talosconfig('plant-a'),
   });
@@ -155,6 +171,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await operator?.stop();
+  await new Promise(resolve => trap?.close(resolve));
   await env?.stop();
 }, 60_000);
 
@@ -297,6 +314,74 @@ describe('a Secret the request did not get from the backend', () => {
       'AwaitingConfirmation',
     );
     expect(awaiting.status?.machineUUID).toBe(worker.uuid);
+  });
+});
+
+describe('network reach of spec.address (DESIGN 5b)', () => {
+  it('refuses kubectl-made requests for addresses outside the allowed networks; nothing is contacted', async () => {
+    // The trap counts what it gets: one connection of our own proves it would see a call.
+    await new Promise<void>((resolve, reject) => {
+      const probe = net.connect(50000, trapHost, () => {
+        probe.destroy();
+        resolve();
+      });
+      probe.once('error', reject);
+    });
+    await env.waitFor('the trap counted our connection', async () =>
+      trapConnections === 1 ? true : undefined,
+    );
+    const apiserver = new URL(env.rack.info.server as string);
+    const networks = rack.machineNetwork();
+    const outside = `outside the allowed networks (${networks})`;
+    const cases: Array<{ name: string; address: string; why: string }> = [
+      { name: 'reach-trap', address: trapHost, why: outside },
+      { name: 'reach-trap-port', address: `${trapHost}:50000`, why: outside },
+      {
+        name: 'reach-mapped',
+        address: `[::ffff:${trapHost}]:50000`,
+        why: outside,
+      },
+      {
+        name: 'reach-apiserver',
+        address: `${apiserver.hostname}:${apiserver.port}`,
+        why: `port ${apiserver.port} is not the Talos API port of this cluster (50000)`,
+      },
+      {
+        // Resolved by the operator: 127.0.0.1 (and ::1), outside.
+        name: 'reach-name',
+        address: 'localhost',
+        why: `localhost resolves to an address outside the allowed networks (${networks})`,
+      },
+    ];
+    for (const { name, address } of cases) {
+      // As the admin (a holder of the reclaim verb), attributed to itself.
+      const made = await kubectl(
+        env.rack.info.kubeconfig as string,
+        ['create', '-f', '-'],
+        reclaimYaml(name, address, { requestedBy: ADMIN_USER }),
+      );
+      expect(made.stderr).toBe('');
+      // The credential as the backend writes it: bound to the request.
+      await boundSecret(
+        await rack.reclaim(name),
+        rack.talosconfig('plant-old'),
+      );
+    }
+    for (const { name, address, why } of cases) {
+      const refused = await rack.reclaimPhase(name, 'Refused');
+      expect(refused.status?.result).toBe(
+        `${address} is not contacted: ${why}. Nothing was reset.`,
+      );
+      expect(refused.status?.machineUUID).toBeUndefined();
+      expect(auditEvents(refused)).not.toContain('UUIDRead');
+      // The credential is handled as at every refusal: the bound Secret is deleted.
+      expect(auditEvents(refused)).toContain('CredentialDeleted');
+      expect(refused.status?.credentialDeletedAt).toBeDefined();
+      expect(await rack.secretExists(`${name}-talosconfig`)).toBe(false);
+      expect(await rack.eventReasons(name)).toContain('Refused');
+    }
+    // Only our own connection: the operator never dialed the trap.
+    expect(trapConnections).toBe(1);
   });
 });
 
