@@ -433,6 +433,7 @@ export async function startOperator(
     ),
     workers: options.workers ?? 4,
     onError: kind => metrics.reconcileErrors.inc({ kind }),
+    queueMetrics: controller => metrics.queue(controller),
     log,
   });
 
@@ -532,6 +533,7 @@ export async function startOperator(
       },
       {
         workers: 1,
+        metrics: metrics.queue('PowerProvider'),
         onError: (key, error) => {
           metrics.reconcileErrors.inc({ kind: key.split('/')[0] });
           log(`reconcile ${key}: ${(error as Error).message}`);
@@ -547,6 +549,7 @@ export async function startOperator(
     if (stopped) return;
     queue = new WorkQueue(key => reconciler.reconcile(key), {
       workers: options.workers ?? 4,
+      metrics: metrics.queue('NodeMaintenance'),
       onError: (key, error) => {
         metrics.reconcileErrors.inc({ kind: 'NodeMaintenance' });
         log(`reconcile ${key}: ${(error as Error).message}`);

@@ -40,7 +40,7 @@ import {
 } from '../reclaim/lifecycle';
 import { kubeCredentialPort } from '../reclaim/credential';
 import { MachineReclaimReconciler } from '../reclaim/MachineReclaimReconciler';
-import { WorkQueue } from '../workqueue';
+import { WorkQueue, type WorkQueueMetrics } from '../workqueue';
 import { DEFAULT_JOIN_LIMITS, type JoinLimits } from './joinTable';
 import { dnsResolver, type ResolveName } from './reach';
 import { createTalosAccess, type TalosAccess } from './talosAccess';
@@ -67,6 +67,8 @@ export interface MachineControllersOptions extends MachineControllerSettings {
   recorder: EventRecorder;
   workers: number;
   onError?: (kind: string, key: string, error: unknown) => void;
+  /** Where each controller's queue reports depth, retries and durations, by kind. */
+  queueMetrics?: (controller: string) => WorkQueueMetrics;
   log?: (message: string) => void;
   /** The machine API; tests may replace it. */
   talos?: TalosAccess;
@@ -405,14 +407,17 @@ export function createMachineControllers(
       discoveryQueue = new WorkQueue(key => discovery.reconcile(key), {
         workers: Math.min(workers, 2),
         onError: onError('TalosCluster'),
+        metrics: options.queueMetrics?.('TalosCluster'),
       });
       machineQueue = new WorkQueue(key => joins.reconcile(key), {
         workers,
         onError: onError('TalosMachine'),
+        metrics: options.queueMetrics?.('TalosMachine'),
       });
       reclaimQueue = new WorkQueue(key => reclaimer.reconcile(key), {
         workers,
         onError: onError('MachineReclaim'),
+        metrics: options.queueMetrics?.('MachineReclaim'),
       });
       for (const c of clusters.list()) discoveryQueue.add(objectKey(c));
       for (const m of machines.list()) machineQueue.add(objectKey(m));
