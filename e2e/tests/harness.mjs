@@ -38,6 +38,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { binaries, cacheDir } from '../rack/rack.mjs';
 
@@ -46,6 +47,7 @@ export const ROOT = path.resolve(
   '../..',
 );
 const RACK = path.join(ROOT, 'e2e/rack/rack.mjs');
+const require = createRequire(import.meta.url);
 
 /** The rack network and port of a portal at offset 0; each test file takes its own offset. */
 const BASE_NET = Number(process.env.RACKSIDE_E2E_NET ?? 190);
@@ -68,6 +70,28 @@ function spawnLogged(cmd, args, { env, logFile, cwd = ROOT }) {
   });
   fs.closeSync(out);
   return child;
+}
+
+/**
+ * Runs a backend-role package (packages/backend, packages/operator) as
+ * `backstage-cli package start` runs it, minus its file watcher: `node
+ * --enable-source-maps --require <node transform> src/index ARGS` in the
+ * package's directory (the transform compiles the TypeScript as it loads).
+ * The watcher restarts the process whenever a file it loaded changes, which in
+ * a tree other people edit is any time: a restart mid-test refuses connections
+ * for as long as the new process takes to start, or for good when the edit is
+ * half done. Without it the child is the server itself, so its exit is seen.
+ */
+function spawnPackage(pkgDir, args, { env, logFile }) {
+  const transform = require.resolve(
+    '@backstage/cli-node/config/nodeTransform.cjs',
+    { paths: [ROOT] },
+  );
+  return spawnLogged(
+    process.execPath,
+    ['--enable-source-maps', '--require', transform, 'src/index', ...args],
+    { env, logFile, cwd: path.join(ROOT, pkgDir) },
+  );
 }
 
 /** The last `n` lines of a log file (what there is of it). */
@@ -275,24 +299,21 @@ export async function startPortal(opts = {}) {
     const operatorLog = path.join(logs, 'operator.log');
     const webhookPort = 19443 + (rackNet % 100);
     const webhookCa = path.join(rackDir, 'webhook-ca.crt');
-    const operator = spawnLogged(
-      'yarn',
-      ['workspace', '@rackside/operator', 'start'],
-      {
-        env: {
-          KUBECONFIG: path.join(rackDir, 'operator.kubeconfig'),
-          RACKSIDE_OPERATOR_NAMESPACE: 'rackside-system',
-          RACKSIDE_OPERATOR_PROBE_PORT: String(
-            opts.probePort ?? 18081 + (rackNet % 100),
-          ),
-          // The reclaim webhook, on a port of this rack's own (portals may run side by side).
-          RACKSIDE_OPERATOR_WEBHOOK_PORT: String(webhookPort),
-          RACKSIDE_OPERATOR_WEBHOOK_HOST: '127.0.0.1',
-          RACKSIDE_OPERATOR_WEBHOOK_CA_OUT: webhookCa,
-        },
-        logFile: operatorLog,
+    const operator = spawnPackage('packages/operator', [], {
+      env: {
+        NODE_ENV: 'development',
+        KUBECONFIG: path.join(rackDir, 'operator.kubeconfig'),
+        RACKSIDE_OPERATOR_NAMESPACE: 'rackside-system',
+        RACKSIDE_OPERATOR_PROBE_PORT: String(
+          opts.probePort ?? 18081 + (rackNet % 100),
+        ),
+        // The reclaim webhook, on a port of this rack's own (portals may run side by side).
+        RACKSIDE_OPERATOR_WEBHOOK_PORT: String(webhookPort),
+        RACKSIDE_OPERATOR_WEBHOOK_HOST: '127.0.0.1',
+        RACKSIDE_OPERATOR_WEBHOOK_CA_OUT: webhookCa,
       },
-    );
+      logFile: operatorLog,
+    });
     children.push(operator);
     watchExit(operator, 'the operator', operatorLog);
     await waitFor(
@@ -319,14 +340,10 @@ export async function startPortal(opts = {}) {
       portConfig,
       ...(opts.configs ?? []),
     ].flatMap(f => ['--config', f]);
-    const backend = spawnLogged(
-      'yarn',
-      ['workspace', 'backend', 'start', ...configs],
-      {
-        env: { NODE_ENV: 'development', ...opts.backendEnv },
-        logFile: backendLog,
-      },
-    );
+    const backend = spawnPackage('packages/backend', configs, {
+      env: { NODE_ENV: 'development', ...opts.backendEnv },
+      logFile: backendLog,
+    });
     children.push(backend);
     watchExit(backend, 'the backend', backendLog);
 
