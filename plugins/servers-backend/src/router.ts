@@ -103,6 +103,10 @@ export async function createRouter(
             'deleteEmptyDirData',
           ),
           force: queryFlag(req.query.force, 'force'),
+          allowNodeLocalData: queryFlag(
+            req.query.allowNodeLocalData,
+            'allowNodeLocalData',
+          ),
         },
       ),
     );

@@ -1,6 +1,12 @@
 import type { PowerProviderType, PowerVerb } from './capability';
 import type { Ceremony, CeremonyLevel } from './ceremony';
-import type { DrainBudget, DrainPod, RefusedDrainPod } from './drain';
+import type {
+  DrainBudget,
+  DrainEstimate,
+  DrainPod,
+  DrainStatefulSet,
+  RefusedDrainPod,
+} from './drain';
 import type { GuardVerdict } from './guard';
 import type { ServerAction } from './permissions';
 import type { MaintenanceIntent, MaintenancePhase } from './quorum';
@@ -204,6 +210,8 @@ export interface ActionRequestBody {
   /** Drain options (drain, reboot, shutdown); they must match the acknowledged pre-flight. */
   deleteEmptyDirData?: boolean;
   force?: boolean;
+  /** Evict pods whose data is on the node (section 16); recorded on the maintenance. */
+  allowNodeLocalData?: boolean;
 }
 
 /** The answer of a successful action: the NodeMaintenance it created or changed. */
@@ -240,7 +248,12 @@ export interface PreflightResponse {
   action: PreflightAction;
   takenAt: string;
   /** The drain options the impact was computed with. */
-  options: { deleteEmptyDirData: boolean; force: boolean };
+  options: {
+    deleteEmptyDirData: boolean;
+    force: boolean;
+    /** Absent from answers of backends older than DESIGN section 16: false. */
+    allowNodeLocalData?: boolean;
+  };
   /** Pods that would be evicted (and waited for). */
   evict: DrainPod[];
   /** Pods that would be refused, and why; a drain with any of these is not started. */
@@ -251,6 +264,24 @@ export interface PreflightResponse {
   mirror: DrainPod[];
   /** Succeeded or Failed pods: nothing to evict. */
   finished: DrainPod[];
+  /**
+   * Section 16's classes; the backend always sends them (optional only for answers of
+   * older backends). `rackside.dev/drain: skip`: left in place.
+   */
+  skipped?: DrainPod[];
+  /** `rackside.dev/drain: wait-completed`: waited for until they finish, never evicted. */
+  waitCompleted?: DrainPod[];
+  /**
+   * Pods to evict whose data is on the node (allowed by allowNodeLocalData): they cannot
+   * run elsewhere until the node is back. Without the option they are in `refused`.
+   */
+  nodeLocal?: DrainPod[];
+  /** StatefulSets with pods to evict, and the budgets over those pods. */
+  statefulSets?: DrainStatefulSet[];
+  /** The `rackside.dev/drain-order` groups, evicted lowest first. */
+  orderGroups?: Array<{ order: number; pods: string[] }>;
+  /** The expected duration from the grace periods, with the slowest pod. */
+  estimate?: DrainEstimate;
   /** Disruption budgets covering pods to evict; `blocksNow` ones refuse evictions today. */
   budgets: DrainBudget[];
   quorum: PreflightQuorumEffect;

@@ -29,6 +29,12 @@ export function registerPreflightAction(
             .boolean()
             .optional()
             .describe('Evict pods that no controller recreates'),
+          allowNodeLocalData: z
+            .boolean()
+            .optional()
+            .describe(
+              'Evict pods whose data is on the node (they cannot run elsewhere until it is back)',
+            ),
         }),
       output: z => z.object({ preflight: z.record(z.unknown()) }),
     },
@@ -42,6 +48,7 @@ export function registerPreflightAction(
           {
             deleteEmptyDirData: input.deleteEmptyDirData === true,
             force: input.force === true,
+            allowNodeLocalData: input.allowNodeLocalData === true,
           },
         )) as unknown as Record<string, unknown>,
       },

@@ -32,6 +32,7 @@ export function registerRequestServerAction(
             .describe('The node name, typed out as confirmation'),
           deleteEmptyDirData: z.boolean().optional(),
           force: z.boolean().optional(),
+          allowNodeLocalData: z.boolean().optional(),
         }),
       output: z =>
         z.object({

@@ -269,6 +269,10 @@ export class KubeClusterState implements ClusterState {
     return (await this.core.podDisruptionBudgets.list()).items;
   }
 
+  async drainStorage(nodeName: string, namespaces: string[]) {
+    return this.core.drainStorage(nodeName, namespaces);
+  }
+
   async createMaintenance(obj: NewMaintenance): Promise<MaintenanceObject> {
     return this.maintenanceClient.create(obj);
   }

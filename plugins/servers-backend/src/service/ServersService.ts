@@ -122,6 +122,9 @@ export const actionBodySchema = z.object({
   force: z
     .boolean({ invalid_type_error: 'force must be a boolean' })
     .optional(),
+  allowNodeLocalData: z
+    .boolean({ invalid_type_error: 'allowNodeLocalData must be a boolean' })
+    .optional(),
 });
 
 /** A parsed action body. */
@@ -349,6 +352,10 @@ export class ServersService {
       cluster.podsOnNode(nodeName),
       cluster.podDisruptionBudgets(),
     ]);
+    // Claims and volumes tell node-local data apart (DESIGN section 16).
+    const storage = await cluster.drainStorage?.(nodeName, [
+      ...new Set(pods.map(p => p.metadata?.namespace ?? '')),
+    ]);
     return computePreflight({
       cluster: cluster.name,
       node: nodeName,
@@ -357,6 +364,7 @@ export class ServersService {
       snapshot: snap,
       pods,
       budgets,
+      storage,
       now: new Date(),
     });
   }
@@ -628,6 +636,7 @@ export class ServersService {
           {
             deleteEmptyDirData: body.deleteEmptyDirData === true,
             force: body.force === true,
+            allowNodeLocalData: body.allowNodeLocalData === true,
           },
         );
         // The new pre-flight of a 409 is shown as the pre-flight route shows it.

@@ -159,6 +159,8 @@ export async function performAction(
           drain: {
             deleteEmptyDirData: impact.options.deleteEmptyDirData,
             force: impact.options.force,
+            // Recorded on the maintenance: the operator refuses node-local data without it.
+            allowNodeLocalData: impact.options.allowNodeLocalData === true,
           },
         },
       });

@@ -2,9 +2,12 @@ import { ConflictError, InputError } from '@backstage/errors';
 import {
   budgetsAffecting,
   ceremonyFor,
+  estimateDrain,
   guard,
   planDrain,
   podKey,
+  statefulSetsOf,
+  type DrainContext,
   type PodDisruptionBudgetLike,
   type PodLike,
   type PreflightAction,
@@ -20,6 +23,8 @@ export const PREFLIGHT_MAX_AGE_MS = 15 * 60 * 1000;
 export interface PreflightOptions {
   deleteEmptyDirData: boolean;
   force: boolean;
+  /** Evict pods whose data is on the node (DESIGN section 16). */
+  allowNodeLocalData: boolean;
 }
 
 /** What the pre-flight is computed from, read at request time. */
@@ -31,6 +36,8 @@ export interface PreflightInput {
   snapshot: ClusterSnapshot;
   pods: PodLike[];
   budgets: PodDisruptionBudgetLike[];
+  /** The node's labels, the pods' claims and the PersistentVolumes (node-local data). */
+  storage?: Omit<DrainContext, 'nodeName'>;
   now: Date;
 }
 
@@ -40,7 +47,10 @@ export type PreflightImpact = Omit<PreflightResponse, 'token'>;
 /** What a drain, reboot or shutdown of the node would do right now. */
 export function computePreflight(input: PreflightInput): PreflightImpact {
   const { snapshot, node, action, options } = input;
-  const plan = planDrain(input.pods, options);
+  const plan = planDrain(input.pods, options, {
+    ...input.storage,
+    nodeName: node,
+  });
   const budgets = budgetsAffecting(input.pods, plan.evict, input.budgets);
   const verdict = guard(
     { action, nodeName: node },
@@ -69,6 +79,12 @@ export function computePreflight(input: PreflightInput): PreflightImpact {
     daemonSet: plan.daemonSet,
     mirror: plan.mirror,
     finished: plan.finished,
+    skipped: plan.skipped,
+    waitCompleted: plan.waitCompleted,
+    nodeLocal: plan.nodeLocal,
+    statefulSets: statefulSetsOf(plan, budgets),
+    orderGroups: plan.orderGroups,
+    estimate: estimateDrain(plan, options),
     budgets,
     quorum: {
       verdict: verdict.verdict,
@@ -86,8 +102,9 @@ export function computePreflight(input: PreflightInput): PreflightImpact {
 }
 
 /**
- * The part of an impact the user acknowledges: which pods go, which are refused, which
- * budgets block now, the quorum effect and the ceremony. Counts that drift on their own
+ * The part of an impact the user acknowledges: which pods go (and in which order group),
+ * which are refused, left (skip) or waited for, which carry node-local data, the
+ * estimate, the options, which budgets block now, the quorum effect and the ceremony. Counts that drift on their own
  * (how many disruptions a budget still allows) are left out, so an unrelated eviction
  * elsewhere does not invalidate an acknowledgement.
  */
@@ -99,6 +116,13 @@ function digestOf(impact: PreflightImpact): string {
     options: impact.options,
     evict: impact.evict.map(podKey),
     refused: impact.refused.map(r => [podKey(r.pod), r.causes]),
+    // What section 16 shows: a pod that gains node-local data, a rule or a new order
+    // group after the acknowledgement changes what the drain does.
+    skipped: (impact.skipped ?? []).map(podKey),
+    waitCompleted: (impact.waitCompleted ?? []).map(podKey),
+    nodeLocal: (impact.nodeLocal ?? []).map(podKey),
+    orderGroups: (impact.orderGroups ?? []).map(g => [g.order, g.pods]),
+    estimate: impact.estimate?.seconds,
     blocking: impact.budgets
       .filter(b => b.blocksNow)
       .map(b => `${b.namespace}/${b.name}`),

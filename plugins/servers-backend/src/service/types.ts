@@ -1,4 +1,5 @@
 import type {
+  DrainContext,
   NodeMaintenanceDrainOptions,
   NodeMaintenancePreflight,
   NodeMaintenanceSpec,
@@ -82,6 +83,15 @@ export interface ClusterState {
   podsOnNode(nodeName: string): Promise<PodObject[]>;
   /** Every PodDisruptionBudget, read now (for the same reason). */
   podDisruptionBudgets(): Promise<PodDisruptionBudgetObject[]>;
+  /**
+   * The node's labels, the claims of these namespaces and the PersistentVolumes, read
+   * now: what tells pods with data on the node apart (DESIGN section 16). Without it
+   * the pre-flight sees only hostPath volumes.
+   */
+  drainStorage?(
+    nodeName: string,
+    namespaces: string[],
+  ): Promise<Omit<DrainContext, 'nodeName'>>;
   /** Creates a NodeMaintenance; errors are `@backstage/errors` errors. */
   createMaintenance(obj: NewMaintenance): Promise<MaintenanceObject>;
   /** Sets one request flag on a maintenance (merge patch of spec). */

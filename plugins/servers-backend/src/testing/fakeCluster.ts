@@ -94,6 +94,17 @@ export class FakeCluster implements ClusterState {
   async podDisruptionBudgets() {
     return this.budgets;
   }
+  /** Claims and volumes, as the drain pre-flight reads them (DESIGN section 16). */
+  storage: {
+    nodeLabels?: Record<string, string>;
+    claims: any[];
+    volumes: any[];
+  } = { claims: [], volumes: [] };
+  storageReads: Array<{ node: string; namespaces: string[] }> = [];
+  async drainStorage(node: string, namespaces: string[]) {
+    this.storageReads.push({ node, namespaces });
+    return this.storage;
+  }
   async createMaintenance(obj: NewMaintenance): Promise<MaintenanceObject> {
     if (this.maintenanceList.some(m => m.metadata.name === obj.metadata.name)) {
       throw new ConflictError(`${obj.metadata.name} already exists`);
