@@ -27,7 +27,7 @@ describe('createLogger', () => {
     createLogger('text', { out }).warn('stepping down');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
-      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z WARN  rackside-operator: stepping down\n$/,
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z WARN {2}rackside-operator: stepping down\n$/,
     );
   });
 });

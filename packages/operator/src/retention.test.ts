@@ -106,7 +106,7 @@ describe('RetentionController', () => {
     return {
       cache: {
         list: () => [...byKey.values()],
-        get: (key: string) => byKey.get(key),
+        get: (name: string) => byKey.get(name),
         on: (event: string, fn: (o: any) => void) => {
           (listeners[event] ??= []).push(fn);
           return () => {};
@@ -159,7 +159,7 @@ describe('RetentionController', () => {
       now: () => now,
       log: m => logs.push(m),
       recorder: {
-        record: async (target, type, reason, message) => {
+        record: async (target, _type, reason, message) => {
           recorded.push({ target, reason, message });
         },
       },
