@@ -155,13 +155,11 @@ describe('drain pre-flight (DESIGN section 16)', () => {
     ]);
     expect(p.estimate.slowest).toEqual({ pod: 'shop/db-0', seconds: 300 });
 
-    const created = await request(server)
-      .post(drainUrl)
-      .send({
-        reason: REASON,
-        preflightToken: p.token,
-        allowNodeLocalData: true,
-      });
+    const created = await request(server).post(drainUrl).send({
+      reason: REASON,
+      preflightToken: p.token,
+      allowNodeLocalData: true,
+    });
     expect(created.status).toBe(201);
     expect(cluster.created).toHaveLength(1);
     expect(cluster.created[0].spec.drain).toMatchObject({
