@@ -232,9 +232,14 @@ describe('a Secret the request did not get from the backend', () => {
       (await rack.reclaim('victim')).status?.credentialLeftAt ? true : false,
     );
     expect(await secretNow('victim-talosconfig')).toEqual(before);
-    expect(await rack.eventReasons('victim')).toEqual(
-      expect.arrayContaining(['Refused', 'CredentialNotBound']),
-    );
+    // Events are emitted after the status write they follow: wait for them, don't sample.
+    await env.waitFor('the Refused and CredentialNotBound Events', async () => {
+      const reasons = await rack.eventReasons('victim');
+      return reasons.includes('Refused') &&
+        reasons.includes('CredentialNotBound')
+        ? true
+        : undefined;
+    });
   });
 
   it('refuses a request whose named Secret has no ownerReference to it, without reading or deleting it', async () => {

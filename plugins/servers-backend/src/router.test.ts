@@ -814,6 +814,7 @@ describe('pre-flight and drain', () => {
     });
     expect(ok.status).toBe(201);
     expect(cluster.created[0].spec.drain).toEqual({
+      allowNodeLocalData: false,
       deleteEmptyDirData: true,
       force: true,
     });

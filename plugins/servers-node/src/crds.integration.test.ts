@@ -317,6 +317,7 @@ describe('NodeMaintenance', () => {
       ),
     );
     expect(created.spec.drain).toEqual({
+      allowNodeLocalData: false,
       timeoutSeconds: 600,
       gracePeriodSeconds: 30,
       deleteEmptyDirData: false,

@@ -25,6 +25,7 @@ describe('NodeMaintenance', () => {
   it('parses a valid object and applies defaults', () => {
     const nm = nodeMaintenanceSchema.parse(examples.nodeMaintenance());
     expect(nm.spec.drain).toEqual({
+      allowNodeLocalData: false,
       timeoutSeconds: 600,
       deleteEmptyDirData: false,
       force: false,
