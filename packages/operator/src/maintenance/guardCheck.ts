@@ -19,7 +19,7 @@ import {
   type NodeMaintenanceStatus,
   type ServerAction,
 } from '@rackside/plugin-servers-common';
-import type { ClusterView } from './machine';
+import type { ClusterView, Decision, RefusalCause } from './machine';
 
 const ACTION_OF_INTENT: Record<MaintenanceIntent, ServerAction> = {
   cordon: 'cordon',
@@ -108,5 +108,21 @@ export function checkNumbers(
     quorum: check.result.quorum ?? undefined,
     ready: check.ready,
     margin: check.result.margin ?? undefined,
+  };
+}
+
+/** The Refused transition every refusal writes, at admission or at send time. */
+export function refuse(
+  message: string,
+  cause: RefusalCause,
+  refusal: NonNullable<NodeMaintenanceStatus['refusal']>,
+): Decision {
+  return {
+    kind: 'transition',
+    to: 'Refused',
+    message,
+    status: { refusal },
+    event: { type: 'Warning', reason: 'Refused' },
+    refusal: cause,
   };
 }

@@ -24,7 +24,7 @@ import {
   type PowerVerb,
 } from '@rackside/plugin-servers-common';
 import type { DrainOutcome } from '../drain/DrainRunner';
-import { checkNumbers, checkQuorum } from './guardCheck';
+import { checkNumbers, checkQuorum, refuse } from './guardCheck';
 import { poweredOff, rebooting, sendFromDrained } from './powerRows';
 
 /** A maintenance without a phase yet (just created) is `New`. */
@@ -181,21 +181,6 @@ export function phaseOf(nm: NodeMaintenance): Phase {
 
 function isReady(node: NodeView | undefined): boolean {
   return !!node && nodeFactsFromNode(node).ready;
-}
-
-function refuse(
-  message: string,
-  cause: RefusalCause,
-  refusal: NonNullable<NodeMaintenanceStatus['refusal']>,
-): Decision {
-  return {
-    kind: 'transition',
-    to: 'Refused',
-    message,
-    status: { refusal },
-    event: { type: 'Warning', reason: 'Refused' },
-    refusal: cause,
-  };
 }
 
 /** Orders maintenances of one node: who asked first wins. */

@@ -16,13 +16,12 @@ import {
   type NodeMaintenanceStatus,
   type PowerVerbRecord,
 } from '@rackside/plugin-servers-common';
-import { checkNumbers, checkQuorum } from './guardCheck';
+import { checkNumbers, checkQuorum, refuse } from './guardCheck';
 import type {
   Decision,
   MachinePorts,
   NodeView,
   PowerSendVerb,
-  RefusalCause,
   Row,
   SendOutcome,
 } from './machine';
@@ -351,7 +350,7 @@ function sendTimeRefusal(
   const allowed = ports.power.check(OFFER_NAME[verb], node);
   if (!allowed.ok) {
     const reason = `${VERB_TEXT[verb]} of ${nm.spec.nodeName} was not sent: ${allowed.reason} The node is left cordoned and drained; return it to service to bring it back.`;
-    return refusedAtSend(reason, 'capability', { reason });
+    return refuse(reason, 'capability', { reason });
   }
   const check = checkQuorum(nm, ports.view, 'send');
   const rung = acknowledgedRung(
@@ -372,25 +371,10 @@ function sendTimeRefusal(
   } Now: ${why}${
     changed ? ` (${changed}.)` : ''
   } The node is left cordoned and drained; return it to service to bring it back.`;
-  return refusedAtSend(reason, 'guard', {
+  return refuse(reason, 'guard', {
     reason: reason.slice(0, 4096),
     ...checkNumbers(check),
   });
-}
-
-function refusedAtSend(
-  message: string,
-  cause: RefusalCause,
-  refusal: NonNullable<NodeMaintenanceStatus['refusal']>,
-): Decision {
-  return {
-    kind: 'transition',
-    to: 'Refused',
-    message,
-    status: { refusal },
-    event: { type: 'Warning', reason: 'Refused' },
-    refusal: cause,
-  };
 }
 
 /** Drained, intent reboot or shutdown: check again, then send the verb once. */
