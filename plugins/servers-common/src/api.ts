@@ -11,6 +11,7 @@ import type { GuardVerdict } from './guard';
 import type { ServerAction } from './permissions';
 import type { MaintenanceIntent, MaintenancePhase } from './quorum';
 import type { NodeMaintenanceSpec, NodeMaintenanceStatus } from './resources';
+import type { ServerSortDirection, ServerSortKey } from './serverListRules';
 
 /**
  * The JSON shapes of the `/api/servers` read routes (DESIGN sections 6 to 8).
@@ -200,6 +201,33 @@ export interface ServerListResponse {
   cluster: string;
   quorum: QuorumSummaryResponse;
   items: ServerListItem[];
+}
+
+/**
+ * The windowed mode of `GET /clusters/:cluster/servers`: `limit` rows (at most 1,000)
+ * from where `continue` says, of the servers matching `filter`, in the order of `sort`
+ * and `direction` ({@link matchesServerFilter}, {@link compareServers}). Every window
+ * of one walk (the first window and the ones its `continue` tokens lead to) is cut from
+ * the list as it was at the first window; a change signal means start a new walk.
+ */
+export interface ServerListWindowQuery {
+  limit?: number;
+  /** The `continue` of the previous window of the same walk. */
+  continue?: string;
+  /** The table's filter text (case-insensitive). */
+  filter?: string;
+  sort?: ServerSortKey;
+  direction?: ServerSortDirection;
+}
+
+/** One window of the servers list ({@link ServerListWindowQuery}). */
+export interface ServerListWindowResponse extends ServerListResponse {
+  /** The servers matching the filter in this walk (every window). */
+  total: number;
+  /** The position of the first item of this window in the walk. */
+  offset: number;
+  /** The token of the next window; absent on the last. */
+  continue?: string;
 }
 
 /** The body of `POST /clusters/:cluster/servers/:node/actions/:action`. */

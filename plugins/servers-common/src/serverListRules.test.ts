@@ -1,0 +1,115 @@
+import {
+  compareServers,
+  matchesServerFilter,
+  normalizeServerFilter,
+  type ServerOrderFields,
+} from './serverListRules';
+
+const server = (
+  name: string,
+  fields: Partial<ServerOrderFields> = {},
+): ServerOrderFields => ({
+  name,
+  roles: ['worker'],
+  labels: { 'node-role.kubernetes.io/worker': '' },
+  ready: true,
+  ...fields,
+});
+
+describe('matchesServerFilter', () => {
+  const cp = server('CP-1', {
+    roles: ['control-plane'],
+    labels: { 'node-role.kubernetes.io/control-plane': '', Zone: 'East' },
+  });
+
+  it('matches a part of the name, a role or a label as key=value, in any case', () => {
+    expect(matchesServerFilter(cp, 'cp-')).toBe(true);
+    expect(matchesServerFilter(cp, 'CONTROL')).toBe(true);
+    expect(matchesServerFilter(cp, 'zone=east')).toBe(true);
+    expect(matchesServerFilter(cp, 'e=ea')).toBe(true);
+    expect(matchesServerFilter(cp, 'zone=west')).toBe(false);
+    expect(matchesServerFilter(cp, 'worker')).toBe(false);
+  });
+
+  it('ignores surrounding blanks; an empty filter matches every server', () => {
+    expect(matchesServerFilter(cp, '  cp-1 ')).toBe(true);
+    expect(matchesServerFilter(cp, '')).toBe(true);
+    expect(matchesServerFilter(cp, '   ')).toBe(true);
+    expect(matchesServerFilter(server('x', { labels: undefined }), 'a=b')).toBe(
+      false,
+    );
+    expect(normalizeServerFilter('  Zone=East ')).toBe('zone=east');
+  });
+});
+
+describe('compareServers', () => {
+  const names = (list: ServerOrderFields[]) => list.map(s => s.name);
+  const sorted = (
+    list: ServerOrderFields[],
+    key: Parameters<typeof compareServers>[2],
+    direction: Parameters<typeof compareServers>[3],
+  ) => names([...list].sort((a, b) => compareServers(a, b, key, direction)));
+
+  const list = [
+    server('w-2', { ready: false, maintenance: { phase: 'Draining' } }),
+    server('cp-1', { roles: ['control-plane'] }),
+    server('w-10'),
+    server('w-1', { ready: false }),
+    server('W-3', { maintenance: { phase: 'Cordoned' } }),
+  ];
+
+  it('sorts by name with one collation, case-insensitively first', () => {
+    expect(sorted(list, 'name', 'asc')).toEqual([
+      'cp-1',
+      'w-1',
+      'w-10',
+      'w-2',
+      'W-3',
+    ]);
+    expect(sorted(list, 'name', 'desc')).toEqual([
+      'W-3',
+      'w-2',
+      'w-10',
+      'w-1',
+      'cp-1',
+    ]);
+  });
+
+  it('sorts by a column with ties by name ascending, whatever the direction', () => {
+    expect(sorted(list, 'ready', 'asc')).toEqual([
+      'w-1',
+      'w-2',
+      'cp-1',
+      'w-10',
+      'W-3',
+    ]);
+    expect(sorted(list, 'ready', 'desc')).toEqual([
+      'cp-1',
+      'w-10',
+      'W-3',
+      'w-1',
+      'w-2',
+    ]);
+    expect(sorted(list, 'phase', 'asc')).toEqual([
+      'cp-1',
+      'w-1',
+      'w-10',
+      'W-3',
+      'w-2',
+    ]);
+    expect(sorted(list, 'role', 'desc')).toEqual([
+      'w-1',
+      'w-10',
+      'w-2',
+      'W-3',
+      'cp-1',
+    ]);
+  });
+
+  it('is a total order: equal only for the same name', () => {
+    expect(compareServers(server('a'), server('a'), 'ready', 'desc')).toBe(0);
+    expect(
+      Math.sign(compareServers(server('a'), server('b'), 'ready', 'desc')),
+    ).toBe(-1);
+  });
+});
