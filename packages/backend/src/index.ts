@@ -23,6 +23,8 @@ backend.add(import('@rackside/plugin-permission-backend-module-servers'));
 // Signals need the events bus to fan out "changed" notices.
 backend.add(import('@backstage/plugin-events-backend'));
 backend.add(import('@backstage/plugin-signals-backend'));
+// Rackside tells requesters and workload owners through the notifications plugin.
+backend.add(import('@backstage/plugin-notifications-backend'));
 
 backend.add(import('@rackside/plugin-servers-backend'));
 
