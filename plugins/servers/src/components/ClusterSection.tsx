@@ -1,4 +1,4 @@
-import { useCallback, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useApi } from '@backstage/frontend-plugin-api';
 import Alert from '@mui/material/Alert';
 import Box from '@mui/material/Box';
@@ -15,7 +15,13 @@ import {
 import { describeError, serversApiRef } from '../api';
 import { ActionDialog } from './ActionDialog';
 import { QuorumBanner } from './QuorumBanner';
-import { ServerTable, type SortDirection, type SortKey } from './ServerTable';
+import { findServerRow, keepFocusInRow } from './rowFocus';
+import {
+  rowActions,
+  ServerTable,
+  type SortDirection,
+  type SortKey,
+} from './ServerTable';
 import { AppLink, useServersLinks } from './links';
 import { useLiveRefresh } from './useLiveRefresh';
 import { useLoader } from './useLoader';
@@ -76,6 +82,23 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
     { server: ServerListItem; action: ServerAction } | undefined
   >();
   const [done, setDone] = useState<string | undefined>();
+  // The row whose dialog just closed: the focus goes back to the action that
+  // opened it, or, if the row no longer offers it, to the row's replacement.
+  const section = useRef<HTMLElement>(null);
+  const [returnTo, setReturnTo] = useState<
+    { server: ServerListItem; action: ServerAction } | undefined
+  >();
+  const closeDialog = () => {
+    setReturnTo(dialog);
+    setDialog(undefined);
+  };
+  useEffect(() => {
+    // Runs after the dialog's own focus trap has restored what it could.
+    if (!returnTo || !section.current) return;
+    const row = findServerRow(section.current, returnTo.server.name);
+    if (row) keepFocusInRow(row, rowActions(returnTo.server), returnTo.action);
+    setReturnTo(undefined);
+  }, [returnTo]);
 
   const onSort = useCallback(
     (key: SortKey) => {
@@ -110,6 +133,7 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
   return (
     <Paper
       component="section"
+      ref={section}
       sx={{ p: 2, mb: 3 }}
       aria-label={`Cluster ${cluster}`}
       data-testid={`cluster-${cluster}`}
@@ -165,9 +189,9 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
           }}
           powerVerbs={dialog.server.powerVerbs}
           quorum={servers.value?.quorum}
-          onClose={() => setDialog(undefined)}
+          onClose={closeDialog}
           onDone={name => {
-            setDialog(undefined);
+            closeDialog();
             setDone(name);
             reload();
           }}

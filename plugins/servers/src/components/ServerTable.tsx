@@ -1,4 +1,4 @@
-import { memo, useState, type UIEvent } from 'react';
+import { memo, useLayoutEffect, useRef, useState, type UIEvent } from 'react';
 import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
 import Chip from '@mui/material/Chip';
@@ -19,6 +19,7 @@ import { chipLabelSx } from './chips';
 import { ACTION_LABELS } from './labels';
 import { MaintenanceCell } from './MaintenanceCell';
 import { ServerCatalogLink } from './EntityServerContent/ServerCatalogLink';
+import { focusInRow, keepFocusInRow } from './rowFocus';
 
 /** Height of one body row; rows are fixed height so the window is arithmetic. */
 export const ROW_HEIGHT = 56;
@@ -65,8 +66,28 @@ const ServerRow = memo(function ServerRowContent(props: {
   const { server, onAction } = props;
   const actions = rowActions(server);
   const cell = { height: ROW_HEIGHT, py: 0, overflow: 'hidden' } as const;
+  // Read before this render is committed: whether the focus is in the row. If
+  // the commit removes the focused button (Drain, once the drain is requested,
+  // becomes Return to service), the focus goes to its replacement instead of
+  // falling to <body>.
+  const rowRef = useRef<HTMLTableRowElement>(null);
+  const held = focusInRow(rowRef.current);
+  const shown = useRef<readonly ServerAction[]>(actions);
+  useLayoutEffect(() => {
+    const previous = shown.current;
+    shown.current = actions;
+    if (held && rowRef.current) {
+      keepFocusInRow(rowRef.current, previous, held.action);
+    }
+  });
   return (
-    <TableRow hover data-testid="server-row" data-node={server.name}>
+    <TableRow
+      hover
+      ref={rowRef}
+      tabIndex={-1}
+      data-testid="server-row"
+      data-node={server.name}
+    >
       <TableCell sx={cell}>
         <Typography variant="body2" noWrap title={server.name}>
           {server.name}
@@ -116,6 +137,7 @@ const ServerRow = memo(function ServerRowContent(props: {
               variant="outlined"
               color={server.actions[action] === 'hazard' ? 'error' : 'primary'}
               onClick={() => onAction(server, action)}
+              data-action={action}
               aria-label={`${ACTION_LABELS[action]} ${server.name}`}
             >
               {ACTION_LABELS[action]}
