@@ -27,5 +27,8 @@ backend.add(import('@backstage/plugin-signals-backend'));
 backend.add(import('@backstage/plugin-notifications-backend'));
 
 backend.add(import('@rackside/plugin-servers-backend'));
+// The actions registry's actions (backend.actions.pluginSources) as MCP tools,
+// at /api/mcp-actions/v1 with a user's token (docs/mcp.md).
+backend.add(import('@backstage/plugin-mcp-actions-backend'));
 
 backend.start();
