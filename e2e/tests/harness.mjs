@@ -477,7 +477,9 @@ const isFinished = pod =>
 /**
  * A schedulable worker whose drain can finish: none of its pods is a
  * shop/payments pod (that budget, minAvailable = replicas, refuses every
- * eviction) or unmanaged (refused without force). Among those, one without an
+ * eviction) or unmanaged (refused without force), and none has data on the node
+ * (a claim or hostPath volume) or a `rackside.dev/drain` rule (the fixture's
+ * worker-5: DESIGN section 16). Among those, one without an
  * emptyDir pod (which needs the emptyDir option) if possible, then the one
  * with the most pods to evict. `among` limits the choice to those node names
  * (say, the nodes with a ServerBMC); `needPods` (default true) skips workers
@@ -509,13 +511,27 @@ export function pickDrainableWorker(kubectl, { among, needPods = true } = {}) {
             p.metadata.labels?.app === 'payments',
         ),
         unmanaged: mine.some(p => !controllerOf(p)),
+        // Data on the node (refused without allowNodeLocalData) or a drain rule
+        // (wait-completed waits for the pod to finish): not a drain that ends unattended.
+        ruled: mine.some(
+          p =>
+            (p.spec.volumes ?? []).some(
+              v => v.persistentVolumeClaim || v.hostPath || v.ephemeral,
+            ) ||
+            p.metadata.labels?.['rackside.dev/drain'] !== undefined ||
+            p.metadata.annotations?.['rackside.dev/drain'] !== undefined,
+        ),
         emptyDir: evictable.some(p =>
           (p.spec.volumes ?? []).some(v => v.emptyDir),
         ),
       };
     })
     .filter(
-      c => !c.payments && !c.unmanaged && (!needPods || c.evictable.length > 0),
+      c =>
+        !c.payments &&
+        !c.unmanaged &&
+        !c.ruled &&
+        (!needPods || c.evictable.length > 0),
     )
     .sort(
       (a, b) =>
