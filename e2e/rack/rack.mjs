@@ -990,9 +990,23 @@ export async function startRack({
 
     // Workloads
     if (withWorkloads && fx.workloads) {
+      // CRDs first: kubectl maps every kind of a file before applying any of it.
+      if (fx.customResourceDefinitions) {
+        const crds = path.join(dir, 'crds.yaml');
+        fs.writeFileSync(crds, fx.customResourceDefinitions);
+        kubectl(bins.kubectl, kubeconfig, ['apply', '-f', crds]);
+        kubectl(bins.kubectl, kubeconfig, [
+          'wait',
+          '--for=condition=Established',
+          '--timeout=60s',
+          '-f',
+          crds,
+        ]);
+      }
       const wl = path.join(dir, 'workloads.yaml');
       fs.writeFileSync(wl, fx.workloads);
       kubectl(bins.kubectl, kubeconfig, ['apply', '-f', wl]);
+      await bindPrebound(kube);
       await waitForWorkloads(kube, { check: () => procs.check(kwok) });
       log(
         `workloads running, PDBs computed (${((Date.now() - t0) / 1000).toFixed(
@@ -1090,20 +1104,60 @@ function kubectl(bin, kubeconfig, args, input) {
   return r.stdout;
 }
 
+/**
+ * The rack runs no PersistentVolume binder: a claim the fixture pre-binds
+ * (`spec.volumeName`, with the volume's `claimRef` naming it) is marked Bound here, as the
+ * binder would, so that `kubectl get pvc,pv` reads as on a real cluster.
+ */
+async function bindPrebound(kube) {
+  const claims = await kube.get('/api/v1/persistentvolumeclaims');
+  for (const claim of claims.items) {
+    const volume = claim.spec?.volumeName;
+    if (!volume || claim.status?.phase === 'Bound') continue;
+    const { namespace, name } = claim.metadata;
+    const statusOf = async (p, body) => {
+      const r = await kube.request('PATCH', `${p}/status`, body, {
+        contentType: 'application/merge-patch+json',
+      });
+      if (r.status >= 300)
+        throw new Error(`binding ${p}: ${r.status} ${JSON.stringify(r.body)}`);
+    };
+    await statusOf(`/api/v1/persistentvolumes/${volume}`, {
+      status: { phase: 'Bound' },
+    });
+    await statusOf(
+      `/api/v1/namespaces/${namespace}/persistentvolumeclaims/${name}`,
+      {
+        status: {
+          phase: 'Bound',
+          accessModes: claim.spec.accessModes,
+          capacity: claim.spec.resources?.requests,
+        },
+      },
+    );
+  }
+}
+
 async function waitForWorkloads(kube, { check, timeoutMs = 90000 } = {}) {
   await waitFor(
     'workloads',
     async () => {
-      const [deps, dss, pods, pdbs] = await Promise.all([
+      const [deps, dss, sts, jobs, pods, pdbs] = await Promise.all([
         kube.get('/apis/apps/v1/deployments'),
         kube.get('/apis/apps/v1/daemonsets'),
+        kube.get('/apis/apps/v1/statefulsets'),
+        kube.get('/apis/batch/v1/jobs'),
         kube.get('/api/v1/pods'),
         kube.get('/apis/policy/v1/poddisruptionbudgets'),
       ]);
-      const depsOk = deps.items.every(
+      const depsOk = [...deps.items, ...sts.items].every(
         d =>
           (d.status?.readyReplicas || 0) === d.spec.replicas &&
           d.status?.observedGeneration >= d.metadata.generation,
+      );
+      // A Job counts once its pod runs (or has run): kwok holds some Running on purpose.
+      const jobsOk = jobs.items.every(
+        j => (j.status?.active || 0) + (j.status?.succeeded || 0) > 0,
       );
       const dssOk = dss.items.every(
         d =>
@@ -1119,7 +1173,7 @@ async function waitForWorkloads(kube, { check, timeoutMs = 90000 } = {}) {
           p.status.expectedPods > 0 &&
           p.status.currentHealthy === p.status.expectedPods,
       );
-      return depsOk && dssOk && podsOk && pdbsOk;
+      return depsOk && jobsOk && dssOk && podsOk && pdbsOk;
     },
     { timeoutMs, intervalMs: 300, check },
   );

@@ -91,6 +91,92 @@ test('fixture: nodes carry machine identity and roles', async () => {
   assert.equal(pdb.status.currentHealthy, 2);
 });
 
+test('fixture: worker-5 carries what a drain tells apart (DESIGN section 16)', async () => {
+  const pods = (
+    await rack.kube.get(
+      '/api/v1/namespaces/lab/pods?fieldSelector=spec.nodeName%3Dworker-5',
+    )
+  ).items;
+  const byApp = Object.fromEntries(pods.map(p => [p.metadata.labels.app, p]));
+  assert.deepEqual(Object.keys(byApp).sort(), [
+    'archiver',
+    'db',
+    'frontend',
+    'local-agent',
+    'nightly-report',
+  ]);
+  for (const pod of pods)
+    assert.equal(pod.status.phase, 'Running', pod.metadata.name);
+  assert.equal(byApp.db.metadata.name, 'db-0');
+  assert.equal(byApp.db.metadata.labels['rackside.dev/drain-order'], '10');
+  assert.deepEqual(
+    byApp.db.spec.volumes.find(v => v.name === 'data').persistentVolumeClaim,
+    { claimName: 'data-db-0' },
+  );
+  assert.equal(byApp.frontend.metadata.labels['rackside.dev/drain-order'], '1');
+  assert.equal(byApp.archiver.spec.terminationGracePeriodSeconds, 1800);
+  assert.equal(
+    byApp['local-agent'].metadata.labels['rackside.dev/drain'],
+    'skip',
+  );
+  assert.equal(
+    byApp['nightly-report'].metadata.labels['rackside.dev/drain'],
+    'wait-completed',
+  );
+  assert.equal(byApp['nightly-report'].metadata.ownerReferences[0].kind, 'Job');
+
+  // The claim is bound to the local volume pinned to worker-5.
+  const claim = await rack.kube.get(
+    '/api/v1/namespaces/lab/persistentvolumeclaims/data-db-0',
+  );
+  assert.equal(claim.spec.volumeName, 'lab-db-worker-5');
+  assert.equal(claim.status.phase, 'Bound');
+  const pv = await rack.kube.get('/api/v1/persistentvolumes/lab-db-worker-5');
+  assert.ok(pv.spec.local);
+  assert.deepEqual(
+    pv.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0]
+      .values,
+    ['worker-5'],
+  );
+
+  // VirtualMachineInstances: the API object only.
+  const vmis = (
+    await rack.kube.get(
+      '/apis/kubevirt.io/v1/namespaces/lab/virtualmachineinstances',
+    )
+  ).items;
+  assert.deepEqual(
+    vmis
+      .map(v => [
+        v.metadata.name,
+        v.status.nodeName,
+        v.spec.evictionStrategy ?? null,
+        v.status.conditions.find(c => c.type === 'LiveMigratable').status,
+      ])
+      .sort(),
+    [
+      ['vm-build', 'worker-5', 'LiveMigrateIfPossible', 'False'],
+      ['vm-gpu', 'worker-5', 'LiveMigrate', 'False'],
+      ['vm-scratch', 'worker-5', null, 'True'],
+      ['vm-web', 'worker-5', 'LiveMigrate', 'True'],
+    ],
+  );
+
+  // kwok holds the wait-completed Job pod Running until its phase is written.
+  const report = byApp['nightly-report'];
+  const reportPath = `/api/v1/namespaces/lab/pods/${report.metadata.name}`;
+  assert.equal((await rack.kube.get(reportPath)).status.phase, 'Running');
+  await rack.kube.patch(`${reportPath}/status`, {
+    status: { phase: 'Succeeded' },
+  });
+  await waitFor('the nightly-report Job complete', async () => {
+    const job = await rack.kube.get(
+      '/apis/batch/v1/namespaces/lab/jobs/nightly-report',
+    );
+    return job.status?.succeeded === 1;
+  });
+});
+
 test('eviction: blocked by a PDB answers 429, an allowed one removes the pod', async () => {
   const payments = (
     await rack.kube.get(
