@@ -4,6 +4,7 @@
  * registration, kubectl as another user, and waits on the new kinds.
  */
 import {
+  isTerminalReclaimPhase,
   machineReclaimResource,
   talosClusterResource,
   type MachineReclaim,
@@ -179,14 +180,30 @@ export function machinesRack(env: OperatorRack) {
     },
     reclaim: (name: string) => api.machineReclaims.get(name, { namespace: NS }),
     async reclaimPhase(name: string, phase: string, timeoutMs = 60_000) {
-      return env.waitFor<MachineReclaim>(
+      // A request that ended in another phase will not reach this one: say so at once,
+      // with its result, instead of waiting out the timeout.
+      const mr = await env.waitFor<MachineReclaim>(
         `MachineReclaim ${name} in ${phase}`,
         async () => {
-          const mr = await api.machineReclaims.get(name, { namespace: NS });
-          return mr.status?.phase === phase && mr;
+          const got = await api.machineReclaims.get(name, { namespace: NS });
+          const seen = got.status?.phase ?? '(no phase)';
+          if (seen === phase || (got.status?.phase && isTerminalReclaimPhase(got.status.phase))) return got;
+          throw new Error(
+            `${name} is ${seen}: ${
+              got.status?.audit?.at(-1)?.message ?? 'no audit entry yet'
+            }`,
+          );
         },
         timeoutMs,
       );
+      if (mr.status?.phase !== phase) {
+        throw new Error(
+          `MachineReclaim ${name} ended ${mr.status?.phase}, not ${phase}: ${
+            mr.status?.result ?? mr.status?.audit?.at(-1)?.message
+          }`,
+        );
+      }
+      return mr;
     },
 
     /** The backend's part of a reclaim: append the address, recorded in the annotation. */
