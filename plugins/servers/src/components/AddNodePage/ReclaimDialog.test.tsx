@@ -123,6 +123,32 @@ describe('the Reset and add dialog', () => {
     expect(screen.getByTestId('reclaim-form')).toBeInTheDocument();
   });
 
+  it('puts a 400 about a field under that field: announced and tied to it', async () => {
+    const api = fakeMachinesApi();
+    api.createReclaim.mockRejectedValue(
+      await responseError(400, 'Bad Request', {
+        name: 'InputError',
+        message: 'invalid request body: ttlMinutes must be at most 1440',
+      }),
+    );
+    renderDialog(api, { address: '127.0.10.42' });
+    await upload();
+    const ttl = screen.getByTestId('reclaim-ttl');
+    fireEvent.change(ttl, { target: { value: '5000' } });
+    fireEvent.change(screen.getByTestId('reclaim-reason'), {
+      target: { value: 'take over the plant-old worker' },
+    });
+    fireEvent.click(button('Continue'));
+    await waitFor(() => expect(ttl).toHaveAttribute('aria-invalid', 'true'));
+    const helper = document.getElementById(
+      ttl.getAttribute('aria-describedby')!,
+    )!;
+    expect(helper).toHaveTextContent('ttlMinutes must be at most 1440');
+    expect(helper).toHaveAttribute('aria-live', 'polite');
+    // Once, under its field, not again below the form.
+    expect(screen.queryByTestId('reclaim-error')).toBeNull();
+  });
+
   it('asks for the typed UUID and sends the reset only for the UUID the operator read', async () => {
     const api = fakeMachinesApi();
     api.getReclaim.mockResolvedValue(

@@ -16,7 +16,7 @@ import Typography from '@mui/material/Typography';
 import { RECLAIM_TTL_MINUTES } from '@rackside/plugin-servers-common';
 import { describeError, machinesApiRef, type DescribedError } from '../../api';
 import { fieldErrorOf } from '../fieldError';
-import { ReasonField } from '../ReasonField';
+import { LIVE_HELPER_TEXT, ReasonField } from '../ReasonField';
 import { useLiveRefresh } from '../useLiveRefresh';
 import { useLoader } from '../useLoader';
 import { FOCUSABLE_PAPER, useFocusOnOpen } from '../dialogFocus';
@@ -137,8 +137,13 @@ function ReclaimForm(
     }
   };
 
-  // A 400 about one field goes under that field; the rest below the form.
+  // A 400 about one field goes under that field (its helper text: live, and
+  // the field's aria-describedby); the rest below the form.
   const fieldError = (field: string) => fieldErrorOf(error, field);
+  const addressError = fieldError('address');
+  const ttlError = fieldError('ttlMinutes');
+  const reasonError = fieldError('reason');
+  const formError = !addressError && !ttlError && !reasonError;
 
   return (
     <>
@@ -155,6 +160,9 @@ function ReclaimForm(
           onChange={e => setAddress(e.target.value)}
           required
           fullWidth
+          error={!!addressError}
+          helperText={addressError}
+          FormHelperTextProps={LIVE_HELPER_TEXT}
           sx={{ mb: 2 }}
           inputProps={{ 'data-testid': 'reclaim-address' }}
         />
@@ -210,16 +218,21 @@ function ReclaimForm(
             max: RECLAIM_TTL_MINUTES.max,
             'data-testid': 'reclaim-ttl',
           }}
-          error={!!fieldError('ttlMinutes')}
+          error={!!ttlError}
+          helperText={
+            ttlError ??
+            `From ${RECLAIM_TTL_MINUTES.min} to ${RECLAIM_TTL_MINUTES.max}.`
+          }
+          FormHelperTextProps={LIVE_HELPER_TEXT}
           sx={{ mb: 2, width: 360 }}
         />
         <ReasonField
           value={reason}
           onChange={setReason}
-          error={fieldError('reason')}
+          error={reasonError}
           testId="reclaim-reason"
         />
-        {error && !fieldError('reason') && (
+        {error && formError && (
           <Alert severity="error" role="alert" data-testid="reclaim-error">
             {error.status === 409 && <AlertTitle>Refused</AlertTitle>}
             {error.message}
