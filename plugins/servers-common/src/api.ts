@@ -5,6 +5,7 @@ import type {
   DrainEstimate,
   DrainPod,
   DrainStatefulSet,
+  DrainVirtualMachine,
   RefusedDrainPod,
 } from './drain';
 import type { GuardVerdict } from './guard';
@@ -310,6 +311,12 @@ export interface PreflightResponse {
   orderGroups?: Array<{ order: number; pods: string[] }>;
   /** The expected duration from the grace periods, with the slowest pod. */
   estimate?: DrainEstimate;
+  /**
+   * KubeVirt VirtualMachineInstances on the node, each live-migrated, shut down or
+   * blocking the drain by its eviction strategy. Absent where the cluster has no
+   * kubevirt.io VirtualMachineInstance API (and from answers of older backends).
+   */
+  virtualMachines?: DrainVirtualMachine[];
   /** Disruption budgets covering pods to evict; `blocksNow` ones refuse evictions today. */
   budgets: DrainBudget[];
   quorum: PreflightQuorumEffect;

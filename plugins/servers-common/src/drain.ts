@@ -6,6 +6,13 @@
  * operator's drain and the plan pre-flight call these same functions, so what the user
  * acknowledged is what gets executed.
  */
+import {
+  classifyVirtualMachines,
+  type DrainVirtualMachine,
+  type VirtualMachineInstanceLike,
+} from './virtualMachines';
+
+export * from './virtualMachines';
 
 /** The parts of a Pod the drain rules read. */
 export interface PodLike {
@@ -81,6 +88,11 @@ export interface DrainContext {
   nodeLabels?: Record<string, string>;
   claims?: readonly PersistentVolumeClaimLike[];
   volumes?: readonly PersistentVolumeLike[];
+  /**
+   * The kubevirt.io/v1 VirtualMachineInstances the caller listed (any node); absent where
+   * the cluster has no such API, and then the plan has no `virtualMachines`.
+   */
+  virtualMachines?: readonly VirtualMachineInstanceLike[];
 }
 
 /**
@@ -182,6 +194,11 @@ export interface DrainPlan {
   nodeLocal: DrainPod[];
   /** The eviction groups, ascending: a group is evicted once the one before is gone. */
   orderGroups: Array<{ order: number; pods: string[] }>;
+  /**
+   * The VMIs on the node and whether each is live-migrated, shut down or blocks the
+   * drain; absent where the cluster has no VirtualMachineInstance API.
+   */
+  virtualMachines?: DrainVirtualMachine[];
 }
 
 /** The annotation the kubelet puts on the mirror of a static pod. */
@@ -441,6 +458,12 @@ export function planDrain(
   plan.orderGroups = [...groups.entries()]
     .sort(([a], [b]) => a - b)
     .map(([order, keys]) => ({ order, pods: keys }));
+  if (context?.virtualMachines) {
+    plan.virtualMachines = classifyVirtualMachines(
+      context.virtualMachines,
+      nodeName,
+    );
+  }
   return plan;
 }
 
