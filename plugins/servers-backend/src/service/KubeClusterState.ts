@@ -270,7 +270,12 @@ export class KubeClusterState implements ClusterState {
   }
 
   async drainStorage(nodeName: string, namespaces: string[]) {
-    return this.core.drainStorage(nodeName, namespaces);
+    const [storage, virtualMachines] = await Promise.all([
+      this.core.drainStorage(nodeName, namespaces),
+      this.core.virtualMachineInstancesOn(nodeName),
+    ]);
+    // Undefined (no VirtualMachineInstance API) leaves the pre-flight without the section.
+    return virtualMachines ? { ...storage, virtualMachines } : storage;
   }
 
   async createMaintenance(obj: NewMaintenance): Promise<MaintenanceObject> {

@@ -36,7 +36,10 @@ export interface PreflightInput {
   snapshot: ClusterSnapshot;
   pods: PodLike[];
   budgets: PodDisruptionBudgetLike[];
-  /** The node's labels, the pods' claims and the PersistentVolumes (node-local data). */
+  /**
+   * The node's labels, the pods' claims and the PersistentVolumes (node-local data), and
+   * the VirtualMachineInstances where the cluster has that API.
+   */
   storage?: Omit<DrainContext, 'nodeName'>;
   now: Date;
 }
@@ -85,6 +88,8 @@ export function computePreflight(input: PreflightInput): PreflightImpact {
     statefulSets: statefulSetsOf(plan, budgets),
     orderGroups: plan.orderGroups,
     estimate: estimateDrain(plan, options),
+    // Absent where the cluster has no VirtualMachineInstance API (DESIGN section 16).
+    ...(plan.virtualMachines ? { virtualMachines: plan.virtualMachines } : {}),
     budgets,
     quorum: {
       verdict: verdict.verdict,
@@ -123,6 +128,11 @@ function digestOf(impact: PreflightImpact): string {
     nodeLocal: (impact.nodeLocal ?? []).map(podKey),
     orderGroups: (impact.orderGroups ?? []).map(g => [g.order, g.pods]),
     estimate: impact.estimate?.seconds,
+    // A VMI that arrives, leaves or changes between migrate and shutdown changes the drain.
+    virtualMachines: (impact.virtualMachines ?? []).map(v => [
+      `${v.namespace}/${v.name}`,
+      v.action,
+    ]),
     blocking: impact.budgets
       .filter(b => b.blocksNow)
       .map(b => `${b.namespace}/${b.name}`),

@@ -94,11 +94,15 @@ export class FakeCluster implements ClusterState {
   async podDisruptionBudgets() {
     return this.budgets;
   }
-  /** Claims and volumes, as the drain pre-flight reads them (DESIGN section 16). */
+  /**
+   * Claims and volumes, as the drain pre-flight reads them (DESIGN section 16), and the
+   * VirtualMachineInstances (absent: the cluster has no such API).
+   */
   storage: {
     nodeLabels?: Record<string, string>;
     claims: any[];
     volumes: any[];
+    virtualMachines?: any[];
   } = { claims: [], volumes: [] };
   storageReads: Array<{ node: string; namespaces: string[] }> = [];
   async drainStorage(node: string, namespaces: string[]) {

@@ -63,6 +63,14 @@ export const coreResources = {
     kind: 'Secret',
     namespaced: true,
   },
+  /** Not built in: KubeVirt's, read where the cluster serves it (DESIGN section 16). */
+  virtualMachineInstances: {
+    group: 'kubevirt.io',
+    version: 'v1',
+    plural: 'virtualmachineinstances',
+    kind: 'VirtualMachineInstance',
+    namespaced: true,
+  },
 } satisfies Record<string, ResourceDescriptor>;
 
 /** A Node as the apiserver sends it. */
@@ -198,6 +206,61 @@ export class CoreClient {
         },
       })),
     };
+  }
+
+  /**
+   * The kubevirt.io/v1 VirtualMachineInstances running on one node (by `status.nodeName`,
+   * which a field selector cannot select on a custom resource), with only the fields the
+   * drain reads; undefined where the cluster has no such API (404), so that callers show
+   * no virtual machine section rather than an error.
+   */
+  async virtualMachineInstancesOn(nodeName: string): Promise<
+    | Array<{
+        metadata: { name?: string; namespace?: string };
+        spec: { evictionStrategy?: string };
+        status: {
+          nodeName?: string;
+          phase?: string;
+          conditions?: Array<{
+            type?: string;
+            status?: string;
+            reason?: string;
+            message?: string;
+          }>;
+        };
+      }>
+    | undefined
+  > {
+    const client = new ResourceClient<KubeObject>(
+      this.http,
+      coreResources.virtualMachineInstances,
+    );
+    let items: any[];
+    try {
+      items = (await client.list()).items;
+    } catch (error) {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    }
+    return items
+      .filter(v => v.status?.nodeName === nodeName)
+      .map(v => ({
+        metadata: {
+          name: v.metadata?.name,
+          namespace: v.metadata?.namespace,
+        },
+        spec: { evictionStrategy: v.spec?.evictionStrategy },
+        status: {
+          nodeName: v.status?.nodeName,
+          phase: v.status?.phase,
+          conditions: (v.status?.conditions ?? []).map((c: any) => ({
+            type: c.type,
+            status: c.status,
+            reason: c.reason,
+            message: c.message,
+          })),
+        },
+      }));
   }
 
   /** The pods bound to one node, in every namespace. */
