@@ -71,6 +71,11 @@ export interface PreflightOptions {
   deleteEmptyDirData?: boolean;
   /** Evict pods without a controller (nothing recreates them). */
   force?: boolean;
+  /**
+   * Evict pods whose data is on the node (local or node-pinned
+   * PersistentVolumes, hostPath): they cannot run elsewhere until it is back.
+   */
+  allowNodeLocalData?: boolean;
 }
 
 /**

@@ -91,10 +91,18 @@ describe('ServersClient', () => {
       deleteEmptyDirData: true,
       force: true,
     });
+    await c.preflight('rack', 'worker-1', 'shutdown', {
+      allowNodeLocalData: true,
+    });
+    await c.preflight('rack', 'worker-1', 'drain', {
+      allowNodeLocalData: false,
+    });
     expect(fetch.mock.calls.map(call => call[0])).toEqual([
       'http://backend/api/servers/clusters/rack/servers/worker-1/preflight?action=drain',
       'http://backend/api/servers/clusters/rack/servers/worker-1/preflight?action=drain&deleteEmptyDirData=true',
       'http://backend/api/servers/clusters/rack/servers/worker%201/preflight?action=reboot&deleteEmptyDirData=true&force=true',
+      'http://backend/api/servers/clusters/rack/servers/worker-1/preflight?action=shutdown&allowNodeLocalData=true',
+      'http://backend/api/servers/clusters/rack/servers/worker-1/preflight?action=drain',
     ]);
   });
 

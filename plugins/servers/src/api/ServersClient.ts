@@ -71,6 +71,7 @@ export class ServersClient implements ServersApi {
     // Only the options that are on: the backend's default is off.
     if (options.deleteEmptyDirData) query.set('deleteEmptyDirData', 'true');
     if (options.force) query.set('force', 'true');
+    if (options.allowNodeLocalData) query.set('allowNodeLocalData', 'true');
     return this.http.get(
       `/clusters/${enc(cluster)}/servers/${enc(node)}/preflight?${query}`,
     );

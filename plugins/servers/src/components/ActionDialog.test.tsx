@@ -7,6 +7,10 @@ import { PreflightChangedError, serversApiRef } from '../api';
 import { fakeServersApi, responseError, serverList } from '../testing/fixtures';
 import { preflightResponse, refusedPreflight } from '../testing/drain';
 import {
+  nodeLocalAllowedPreflight,
+  nodeLocalRefusedPreflight,
+} from '../testing/drainRules';
+import {
   hazardPreflight,
   rebootPreflight,
   refusedRebootPreflight,
@@ -316,6 +320,142 @@ describe('the drain dialog', () => {
     fireEvent.click(submitButton());
     expect(await screen.findByTestId('action-error')).toHaveTextContent(
       'Acknowledge the pre-flight impact',
+    );
+  });
+});
+
+describe('the drain dialog with data on the node (section 16)', () => {
+  const NODE_LOCAL_LABEL = 'Also evict pods with data on this node';
+  const NODE_LOCAL_WARNING =
+    'Data on this node will be unavailable until the node returns: these pods cannot run anywhere else until then.';
+
+  it('offers no node-local option, and sends none, where the pre-flight lists no such data', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight.mockResolvedValue(refusedPreflight());
+    renderDrain(api);
+    const options = await screen.findByTestId('preflight-options');
+    // The emptyDir refusal brings the other options, not this one.
+    expect(
+      within(options).getByLabelText('Also evict pods with emptyDir volumes'),
+    ).toBeInTheDocument();
+    expect(within(options).queryByLabelText(NODE_LOCAL_LABEL)).toBeNull();
+    expect(options).not.toHaveTextContent('Data on this node');
+  });
+
+  it('ticks the option on purpose: a new pre-flight with it, then the request carries it', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight
+      .mockResolvedValueOnce(nodeLocalRefusedPreflight())
+      .mockResolvedValueOnce(nodeLocalAllowedPreflight())
+      .mockResolvedValueOnce(nodeLocalRefusedPreflight({ token: 'tok-again' }))
+      .mockResolvedValueOnce(
+        nodeLocalAllowedPreflight({ token: 'tok-allowed-2' }),
+      );
+    api.requestAction.mockResolvedValue({ name: 'worker-5-drain-abc' });
+    const { onDone } = renderDrain(api);
+    const preflight = await screen.findByTestId('preflight');
+    expect(api.preflight).toHaveBeenLastCalledWith(
+      'rack',
+      'worker-1',
+      'drain',
+      {
+        deleteEmptyDirData: false,
+        force: false,
+      },
+    );
+    expect(
+      within(preflight).getByTestId('preflight-node-local'),
+    ).toHaveTextContent('refused unless allowed');
+    typeReason('disk swap, INC-20');
+    expect(ackBox()).toBeDisabled();
+
+    // The label names the checkbox; the warning describes it.
+    const box = screen.getByLabelText(NODE_LOCAL_LABEL);
+    expect(box).not.toBeChecked();
+    expect(box).toHaveAccessibleDescription(NODE_LOCAL_WARNING);
+    expect(screen.getByText(NODE_LOCAL_WARNING)).toBeVisible();
+
+    fireEvent.click(box);
+    await waitFor(() =>
+      expect(screen.getByTestId('preflight')).toHaveAttribute(
+        'data-token',
+        'tok-local-allowed',
+      ),
+    );
+    expect(api.preflight).toHaveBeenLastCalledWith(
+      'rack',
+      'worker-1',
+      'drain',
+      {
+        deleteEmptyDirData: false,
+        force: false,
+        allowNodeLocalData: true,
+      },
+    );
+    const local = screen.getByTestId('preflight-node-local');
+    expect(local).toHaveTextContent(
+      'evicted: unavailable until the node is back',
+    );
+    expect(screen.getByLabelText(NODE_LOCAL_LABEL)).toBeChecked();
+
+    // Unticked, the pre-flight is taken again without it (and not acknowledged).
+    fireEvent.click(screen.getByLabelText(NODE_LOCAL_LABEL));
+    await waitFor(() =>
+      expect(screen.getByTestId('preflight')).toHaveAttribute(
+        'data-token',
+        'tok-again',
+      ),
+    );
+    expect(api.preflight.mock.calls[2][3]).toEqual({
+      deleteEmptyDirData: false,
+      force: false,
+    });
+    expect(api.preflight.mock.calls[2][3]).not.toHaveProperty(
+      'allowNodeLocalData',
+    );
+    expect(ackBox()).toBeDisabled();
+
+    fireEvent.click(screen.getByLabelText(NODE_LOCAL_LABEL));
+    await waitFor(() =>
+      expect(screen.getByTestId('preflight')).toHaveAttribute(
+        'data-token',
+        'tok-allowed-2',
+      ),
+    );
+    fireEvent.click(ackBox());
+    fireEvent.click(submitButton());
+    await waitFor(() =>
+      expect(onDone).toHaveBeenCalledWith('worker-5-drain-abc'),
+    );
+    expect(api.requestAction).toHaveBeenCalledWith(
+      'rack',
+      'worker-1',
+      'drain',
+      {
+        reason: 'disk swap, INC-20',
+        preflightToken: 'tok-allowed-2',
+        deleteEmptyDirData: false,
+        force: false,
+        allowNodeLocalData: true,
+      },
+    );
+  });
+
+  it('sends no allowNodeLocalData when it was not ticked', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight.mockResolvedValue(preflightResponse());
+    api.requestAction.mockResolvedValue({ name: 'worker-1-drain-abc' });
+    const { onDone } = renderDrain(api);
+    await screen.findByTestId('preflight');
+    expect(screen.queryByLabelText(NODE_LOCAL_LABEL)).toBeNull();
+    typeReason('kernel update INC-7');
+    fireEvent.click(ackBox());
+    fireEvent.click(submitButton());
+    await waitFor(() => expect(onDone).toHaveBeenCalled());
+    const body = api.requestAction.mock.calls[0][3];
+    expect(body).not.toHaveProperty('allowNodeLocalData');
+    expect(api.preflight.mock.calls[0][3]).not.toHaveProperty(
+      'allowNodeLocalData',
     );
   });
 });
@@ -656,6 +796,71 @@ describe('the reboot and shutdown dialogs', () => {
     expect(screen.getByTestId('shutdown-return')).toHaveTextContent(
       'This power channel cannot switch worker-1 back on: a person at the rack has to power it on.',
     );
+  });
+});
+
+describe('the shutdown dialog with data on the node', () => {
+  it('sends allowNodeLocalData with the shutdown once ticked', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.preflight
+      .mockResolvedValueOnce(
+        nodeLocalRefusedPreflight({
+          action: 'shutdown',
+          ceremony: ceremonyFor('shutdown', 'allow'),
+        }),
+      )
+      .mockResolvedValueOnce(
+        nodeLocalAllowedPreflight({
+          action: 'shutdown',
+          ceremony: ceremonyFor('shutdown', 'allow'),
+          token: 'tok-shutdown-local',
+        }),
+      );
+    api.requestAction.mockResolvedValue({ name: 'worker-5-shutdown-abc' });
+    const onDone = jest.fn();
+    renderInTestApp(
+      <ActionDialog
+        cluster="rack"
+        node="worker-5"
+        action="shutdown"
+        offer={{
+          offered: true,
+          allowed: true,
+          ceremony: ceremonyFor('shutdown', 'allow'),
+        }}
+        powerVerbs={['shutdown', 'power-on']}
+        onClose={jest.fn()}
+        onDone={onDone}
+      />,
+      { apis: [[serversApiRef, api]] },
+    );
+    await screen.findByTestId('preflight-node-local');
+    fireEvent.click(
+      screen.getByLabelText('Also evict pods with data on this node'),
+    );
+    await waitFor(() =>
+      expect(screen.getByTestId('preflight')).toHaveAttribute(
+        'data-token',
+        'tok-shutdown-local',
+      ),
+    );
+    typeReason('PSU swap, INC-21');
+    fireEvent.change(screen.getByTestId('action-typed-name'), {
+      target: { value: 'worker-5' },
+    });
+    fireEvent.click(ackBox());
+    fireEvent.click(
+      within(screen.getByRole('dialog')).getByRole('button', {
+        name: 'Shut down',
+      }),
+    );
+    await waitFor(() =>
+      expect(onDone).toHaveBeenCalledWith('worker-5-shutdown-abc'),
+    );
+    expect(api.requestAction.mock.calls[0][3]).toMatchObject({
+      preflightToken: 'tok-shutdown-local',
+      allowNodeLocalData: true,
+    });
   });
 });
 

@@ -32,7 +32,7 @@ import {
 } from '../api';
 import { FOCUSABLE_PAPER, useFocusOnOpen } from './dialogFocus';
 import { ACTION_DESCRIPTIONS, ACTION_LABELS } from './labels';
-import { PreflightView, quorumNumbers } from './PreflightView';
+import { nodeLocalPods, PreflightView, quorumNumbers } from './PreflightView';
 import { quorumText } from './QuorumBanner';
 import { LIVE_HELPER_TEXT, REASON_HINT, ReasonField } from './ReasonField';
 import { usePreflight, type PreflightState } from './usePreflight';
@@ -55,7 +55,18 @@ const DRAIN_OPTIONS = [
     label: 'Also evict pods without a controller',
     warning: 'Pods without a controller are not recreated.',
   },
+  {
+    option: 'allowNodeLocalData',
+    label: 'Also evict pods with data on this node',
+    warning:
+      'Data on this node will be unavailable until the node returns: these pods cannot run anywhere else until then.',
+  },
 ] as const;
+
+/** The id of a drain option's warning, which describes its checkbox. */
+function optionWarningId(option: string): string {
+  return `rackside-drain-option-${option}-warning`;
+}
 
 function isPreflightAction(action: ServerAction): action is PreflightAction {
   return (PREFLIGHT_ACTIONS as readonly ServerAction[]).includes(action);
@@ -187,6 +198,10 @@ export function ActionDialog(props: ActionDialogProps) {
               // The options the acknowledged impact was computed with.
               deleteEmptyDirData: preflight.options.deleteEmptyDirData,
               force: preflight.options.force,
+              // Only when ticked on purpose; recorded on the maintenance.
+              ...(preflight.options.allowNodeLocalData
+                ? { allowNodeLocalData: true }
+                : {}),
             }
           : {}),
       });
@@ -337,12 +352,20 @@ export function ActionDialog(props: ActionDialogProps) {
 function PreflightStep(props: { state: PreflightState }) {
   const { state } = props;
   const { preflight, options } = state;
-  // The options matter only when something is refused, or once one is on.
+  // The options matter only when something is refused, or once one is on;
+  // the node-local one only where the pre-flight lists node-local data.
   const showOptions =
     !!preflight &&
     (preflight.refused.length > 0 ||
       options.deleteEmptyDirData ||
-      options.force);
+      options.force ||
+      options.allowNodeLocalData);
+  const shownOptions = DRAIN_OPTIONS.filter(
+    o =>
+      o.option !== 'allowNodeLocalData' ||
+      options.allowNodeLocalData ||
+      (!!preflight && nodeLocalPods(preflight).length > 0),
+  );
   return (
     <Box mb={2} data-testid="preflight-step">
       {state.loading && (
@@ -377,7 +400,7 @@ function PreflightStep(props: { state: PreflightState }) {
       {preflight && <PreflightView preflight={preflight} />}
       {showOptions && (
         <Box mt={1} data-testid="preflight-options">
-          {DRAIN_OPTIONS.map(o => (
+          {shownOptions.map(o => (
             <Box key={o.option}>
               <FormControlLabel
                 control={
@@ -385,11 +408,18 @@ function PreflightStep(props: { state: PreflightState }) {
                     checked={options[o.option]}
                     disabled={state.loading}
                     onChange={e => state.setOption(o.option, e.target.checked)}
+                    inputProps={{
+                      'aria-describedby': optionWarningId(o.option),
+                    }}
                   />
                 }
                 label={o.label}
               />
-              <FormHelperText sx={{ mt: -1, ml: 4 }} error>
+              <FormHelperText
+                id={optionWarningId(o.option)}
+                sx={{ mt: -1, ml: 4 }}
+                error
+              >
                 {o.warning}
               </FormHelperText>
             </Box>

@@ -10,7 +10,9 @@ import Typography from '@mui/material/Typography';
 import {
   podKey,
   type DrainBudget,
+  type DrainEstimate,
   type DrainPod,
+  type DrainStatefulSet,
   type PreflightQuorumEffect,
   type PreflightResponse,
 } from '@rackside/plugin-servers-common';
@@ -28,9 +30,63 @@ export function podDetails(pod: DrainPod): string {
 }
 
 /** "allows 1 disruption", "allows 0 disruptions". */
-export function disruptionsText(budget: DrainBudget): string {
+export function disruptionsText(
+  budget: Pick<DrainBudget, 'disruptionsAllowed'>,
+): string {
   const n = budget.disruptionsAllowed;
   return `allows ${n} disruption${n === 1 ? '' : 's'}`;
+}
+
+/** "45 s", "2 min 30 s", "1 h 5 min": a duration as a person reads it. */
+export function durationText(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) {
+    const rest = s % 60;
+    return `${Math.floor(s / 60)} min${rest ? ` ${rest} s` : ''}`;
+  }
+  const minutes = Math.round((s % 3600) / 60);
+  return `${Math.floor(s / 3600)} h${minutes ? ` ${minutes} min` : ''}`;
+}
+
+/** A pod with data on the node, and whether this pre-flight lets the drain evict it. */
+export interface NodeLocalPod {
+  pod: DrainPod;
+  /** The option is on: it is evicted, and is unavailable until the node is back. */
+  allowed: boolean;
+}
+
+/**
+ * The pods with data on the node (section 16): refused ones (cause
+ * `nodeLocalData`) and, once allowNodeLocalData is on, the ones the drain
+ * evicts anyway. Empty when the node holds no such data.
+ */
+export function nodeLocalPods(preflight: PreflightResponse): NodeLocalPod[] {
+  const refused = preflight.refused
+    .filter(r => r.causes.includes('nodeLocalData'))
+    .map(r => ({ pod: r.pod, allowed: false }));
+  const allowed = (preflight.nodeLocal ?? []).map(pod => ({
+    pod,
+    allowed: true,
+  }));
+  return [...refused, ...allowed].sort((a, b) =>
+    podKey(a.pod).localeCompare(podKey(b.pod)),
+  );
+}
+
+/** The budgets over a StatefulSet's pods, in words. */
+export function statefulSetBudgetText(set: DrainStatefulSet): string {
+  if (set.budgets.length === 0) {
+    return 'no disruption budget covers these pods';
+  }
+  return set.budgets
+    .map(
+      b =>
+        `budget ${b.name} ${disruptionsText(b)}${
+          b.blocksNow ? ' (blocks evictions now)' : ''
+        }`,
+    )
+    .join('; ');
 }
 
 /** The numbers behind the quorum sentence, when the guard could derive them. */
@@ -50,9 +106,13 @@ function Section(props: {
   count: number;
   testId: string;
   empty?: string;
+  /** A sentence under the heading: what the drain does with this class. */
+  note?: string;
+  /** The items come in an order that matters (`ol`). */
+  ordered?: boolean;
   children?: ReactNode;
 }) {
-  const { title, count, testId, empty, children } = props;
+  const { title, count, testId, empty, note, ordered, children } = props;
   const headingId = `rackside-preflight-${testId}`;
   if (count === 0 && !empty) return null;
   return (
@@ -60,12 +120,22 @@ function Section(props: {
       <Typography variant="subtitle2" component="h3" id={headingId} mt={1}>
         {`${title} (${count})`}
       </Typography>
+      {note && count > 0 && (
+        <Typography variant="body2" color="text.secondary">
+          {note}
+        </Typography>
+      )}
       {count === 0 ? (
         <Typography variant="body2" color="text.secondary">
           {empty}
         </Typography>
       ) : (
-        <List dense disablePadding sx={{ maxHeight: 180, overflowY: 'auto' }}>
+        <List
+          dense
+          disablePadding
+          component={ordered ? 'ol' : 'ul'}
+          sx={{ maxHeight: 180, overflowY: 'auto' }}
+        >
           {children}
         </List>
       )}
@@ -82,15 +152,70 @@ function PodItem(props: { pod: DrainPod }) {
   );
 }
 
+/** The expected duration, with the slowest pod named. */
+function EstimateLine(props: { estimate: DrainEstimate; evicted: number }) {
+  const { estimate, evicted } = props;
+  const waits = estimate.waitsForCompletion.length;
+  const waitText =
+    waits > 0
+      ? ` It also waits for ${waits} pod${
+          waits === 1 ? '' : 's'
+        } to finish (wait-completed), however long that takes.`
+      : '';
+  return (
+    <Box
+      component="section"
+      aria-labelledby="rackside-preflight-estimate"
+      data-testid="preflight-estimate"
+      data-seconds={estimate.seconds}
+      mt={1}
+    >
+      <Typography
+        variant="subtitle2"
+        component="h3"
+        id="rackside-preflight-estimate"
+      >
+        Expected duration
+      </Typography>
+      <Typography variant="body2">
+        {evicted === 0
+          ? `Nothing to evict, so no grace period to wait for.${waitText}`
+          : `About ${durationText(
+              estimate.seconds,
+            )}, from the pods' grace periods: each order group takes as long as its slowest pod, one group after another. Disruption budgets can make it longer.${waitText}`}
+      </Typography>
+      {estimate.slowest && evicted > 0 && (
+        <Typography variant="body2" data-testid="preflight-slowest">
+          {`Slowest pod: ${estimate.slowest.pod} (grace period ${durationText(
+            estimate.slowest.seconds,
+          )}).`}
+        </Typography>
+      )}
+    </Box>
+  );
+}
+
 /**
- * A pre-flight as a person reads it: the pods a drain evicts, the pods it
- * refuses and why, what it leaves in place, the disruption budgets in the way
- * (those that block now stand out), and the quorum effect. Shared by the
- * drain, reboot and shutdown dialogs.
+ * A pre-flight as a person reads it: the expected duration and the slowest
+ * pod, the pods a drain evicts, the pods with data on the node, the pods it
+ * refuses and why, the StatefulSets and the disruption budgets in the way
+ * (those that block now stand out), the eviction order groups, what it waits
+ * for and what it leaves in place, and the quorum effect (DESIGN sections 4
+ * and 16). Shared by the drain, reboot and shutdown dialogs.
  */
 export function PreflightView(props: { preflight: PreflightResponse }) {
   const { preflight } = props;
   const blocking = preflight.budgets.filter(b => b.blocksNow);
+  const nodeLocal = nodeLocalPods(preflight);
+  const statefulSets = preflight.statefulSets ?? [];
+  const skipped = preflight.skipped ?? [];
+  const waitCompleted = preflight.waitCompleted ?? [];
+  const groups = preflight.orderGroups ?? [];
+  // One group of order 0 is every drain without rules: no order to show.
+  const ordered = groups.length > 1 || groups.some(g => g.order !== 0);
+  const groupSeconds = new Map(
+    (preflight.estimate?.groups ?? []).map(g => [g.order, g.seconds]),
+  );
   return (
     <Box data-testid="preflight" data-token={preflight.token}>
       <Typography variant="caption" color="text.secondary" component="p">
@@ -114,6 +239,13 @@ export function PreflightView(props: { preflight: PreflightResponse }) {
         </Alert>
       )}
 
+      {preflight.estimate && (
+        <EstimateLine
+          estimate={preflight.estimate}
+          evicted={preflight.evict.length}
+        />
+      )}
+
       <Section
         title="Pods to evict"
         count={preflight.evict.length}
@@ -122,6 +254,45 @@ export function PreflightView(props: { preflight: PreflightResponse }) {
       >
         {preflight.evict.map(pod => (
           <PodItem key={podKey(pod)} pod={pod} />
+        ))}
+      </Section>
+
+      <Section
+        title="Pods with data on this node"
+        count={nodeLocal.length}
+        testId="preflight-node-local"
+        note={`A pod whose data is on ${preflight.node} cannot run anywhere else until ${preflight.node} is back. The drain refuses such pods unless you allow it on purpose.`}
+      >
+        {nodeLocal.map(({ pod, allowed }) => (
+          <ListItem
+            key={podKey(pod)}
+            disableGutters
+            sx={{ py: 0 }}
+            data-allowed={allowed}
+          >
+            <ListItemText
+              primary={
+                <Box display="flex" alignItems="center" gap={1}>
+                  <span>{podKey(pod)}</span>
+                  <Chip
+                    size="small"
+                    color={allowed ? 'warning' : 'error'}
+                    label={
+                      allowed
+                        ? 'evicted: unavailable until the node is back'
+                        : 'refused unless allowed'
+                    }
+                  />
+                </Box>
+              }
+              secondary={(pod.nodeLocalData ?? []).map(why => (
+                <Box component="span" display="block" key={why}>
+                  {why}
+                </Box>
+              ))}
+              primaryTypographyProps={{ component: 'div' }}
+            />
+          </ListItem>
         ))}
       </Section>
 
@@ -191,6 +362,86 @@ export function PreflightView(props: { preflight: PreflightResponse }) {
             )} are refused until the budget allows a disruption; the drain waits and retries.`}
         </Typography>
       )}
+
+      <Section
+        title="StatefulSets and their budgets"
+        count={statefulSets.length}
+        testId="preflight-statefulsets"
+        note="A StatefulSet recreates its pods under the same names, one at a time; its budget decides how many of them may be away at once."
+      >
+        {statefulSets.map(set => (
+          <ListItem
+            key={`${set.namespace}/${set.name}`}
+            disableGutters
+            sx={{ py: 0 }}
+            data-blocks-now={set.budgets.some(b => b.blocksNow)}
+          >
+            <ListItemText
+              primary={`StatefulSet ${set.namespace}/${
+                set.name
+              }: ${statefulSetBudgetText(set)}`}
+              secondary={`pods ${set.pods.join(', ')}`}
+              primaryTypographyProps={{
+                color: set.budgets.some(b => b.blocksNow)
+                  ? 'error.main'
+                  : undefined,
+              }}
+            />
+          </ListItem>
+        ))}
+      </Section>
+
+      {ordered && (
+        <Section
+          title="Eviction order (rackside.dev/drain-order)"
+          count={groups.length}
+          testId="preflight-order"
+          note="Lower groups first; a group is evicted only once every pod of the group before it is gone."
+          ordered
+        >
+          {groups.map((group, i) => (
+            <ListItem
+              key={group.order}
+              disableGutters
+              sx={{ py: 0 }}
+              data-order={group.order}
+            >
+              <ListItemText
+                primary={`${i + 1}. Order ${group.order}: ${
+                  group.pods.length
+                } pod${group.pods.length === 1 ? '' : 's'}${
+                  groupSeconds.has(group.order)
+                    ? `, about ${durationText(groupSeconds.get(group.order)!)}`
+                    : ''
+                }`}
+                secondary={group.pods.join(', ')}
+              />
+            </ListItem>
+          ))}
+        </Section>
+      )}
+
+      <Section
+        title="Waited for, not evicted (rackside.dev/drain: wait-completed)"
+        count={waitCompleted.length}
+        testId="preflight-wait-completed"
+        note="The drain waits until these pods finish on their own, however long they run."
+      >
+        {waitCompleted.map(pod => (
+          <PodItem key={podKey(pod)} pod={pod} />
+        ))}
+      </Section>
+
+      <Section
+        title="Left in place (rackside.dev/drain: skip)"
+        count={skipped.length}
+        testId="preflight-skipped"
+        note="The drain does not evict these pods; they stay on the node."
+      >
+        {skipped.map(pod => (
+          <PodItem key={podKey(pod)} pod={pod} />
+        ))}
+      </Section>
 
       <Section
         title="DaemonSet pods left in place"

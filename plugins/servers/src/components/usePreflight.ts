@@ -10,6 +10,8 @@ import { serversApiRef } from '../api';
 export interface PreflightChoice {
   deleteEmptyDirData: boolean;
   force: boolean;
+  /** Evict pods whose data is on the node (DESIGN section 16). */
+  allowNodeLocalData: boolean;
 }
 
 export interface PreflightState {
@@ -32,7 +34,11 @@ export interface PreflightState {
   retry(): void;
 }
 
-const NO_OPTIONS: PreflightChoice = { deleteEmptyDirData: false, force: false };
+const NO_OPTIONS: PreflightChoice = {
+  deleteEmptyDirData: false,
+  force: false,
+  allowNodeLocalData: false,
+};
 
 /**
  * The pre-flight of an action on a node, taken when the dialog opens and again
@@ -56,24 +62,40 @@ export function usePreflight(
   const [acknowledged, setAcknowledged] = useState(false);
   const [changed, setChanged] = useState(false);
 
-  const { deleteEmptyDirData, force } = options;
+  const { deleteEmptyDirData, force, allowNodeLocalData } = options;
   useEffect(() => {
     if (!action) return undefined;
     let cancelled = false;
     setState(s => ({ preflight: s.preflight, loading: true }));
     setAcknowledged(false);
-    api.preflight(cluster, node, action, { deleteEmptyDirData, force }).then(
-      preflight => {
-        if (!cancelled) setState({ preflight, loading: false });
-      },
-      error => {
-        if (!cancelled) setState({ error, loading: false });
-      },
-    );
+    api
+      .preflight(cluster, node, action, {
+        deleteEmptyDirData,
+        force,
+        // Sent only when ticked: a backend older than section 16 never sees it.
+        ...(allowNodeLocalData ? { allowNodeLocalData } : {}),
+      })
+      .then(
+        preflight => {
+          if (!cancelled) setState({ preflight, loading: false });
+        },
+        error => {
+          if (!cancelled) setState({ error, loading: false });
+        },
+      );
     return () => {
       cancelled = true;
     };
-  }, [api, cluster, node, action, deleteEmptyDirData, force, tick]);
+  }, [
+    api,
+    cluster,
+    node,
+    action,
+    deleteEmptyDirData,
+    force,
+    allowNodeLocalData,
+    tick,
+  ]);
 
   const setOption = useCallback(
     (option: keyof PreflightChoice, value: boolean) => {
