@@ -11,6 +11,7 @@ import {
   nodeLocalPods,
   PreflightView,
   statefulSetBudgetText,
+  virtualMachinesSummary,
 } from './PreflightView';
 
 /** The visible text of each item of a list section, in order. */
@@ -167,6 +168,82 @@ describe('PreflightView, the classes of DESIGN section 16', () => {
     expect(screen.queryByTestId('preflight-slowest')).toBeNull();
   });
 
+  it('shows the virtual machines with what the drain does to each, and why', async () => {
+    await renderInTestApp(
+      <PreflightView
+        preflight={nodeLocalAllowedPreflight({
+          virtualMachines: [
+            {
+              namespace: 'lab',
+              name: 'vm-build',
+              evictionStrategy: 'LiveMigrateIfPossible',
+              migratable: false,
+              action: 'shutdown',
+              reason:
+                'its eviction strategy is LiveMigrateIfPossible but it cannot be live-migrated: PVC build-disk is not shared: it is shut down',
+            },
+            {
+              namespace: 'lab',
+              name: 'vm-gpu',
+              evictionStrategy: 'LiveMigrate',
+              migratable: false,
+              action: 'blocks',
+              reason:
+                'its eviction strategy is LiveMigrate but it cannot be live-migrated: cannot migrate VMI with host devices; KubeVirt refuses to evict it, so the drain waits for it until its timeout',
+            },
+            {
+              namespace: 'lab',
+              name: 'vm-web',
+              evictionStrategy: 'LiveMigrate',
+              migratable: true,
+              action: 'migrate',
+              reason:
+                'its eviction strategy is LiveMigrate and it is migratable: it is live-migrated off worker-5',
+            },
+          ],
+        })}
+      />,
+    );
+    const vms = screen.getByTestId('preflight-virtual-machines');
+    expect(
+      within(vms).getByRole('heading', {
+        name: 'Virtual machines (KubeVirt) (3)',
+      }),
+    ).toBeInTheDocument();
+    expect(vms).toHaveTextContent(
+      '1 live-migrated, 1 shut down, 1 blocks the drain.',
+    );
+    const rows = within(vms).getAllByRole('listitem');
+    expect(rows.map(r => r.getAttribute('data-action'))).toEqual([
+      'shutdown',
+      'blocks',
+      'migrate',
+    ]);
+    expect(rows[0]).toHaveTextContent('lab/vm-buildshut down');
+    expect(rows[0]).toHaveTextContent('PVC build-disk is not shared');
+    expect(rows[1]).toHaveTextContent('lab/vm-gpublocks the drain');
+    expect(rows[1]).toHaveTextContent(
+      'the drain waits for it until its timeout',
+    );
+    expect(rows[2]).toHaveTextContent('lab/vm-weblive-migrated');
+  });
+
+  it('says no virtual machine runs there where the KubeVirt API exists, and nothing where it does not', async () => {
+    const { unmount } = await renderInTestApp(
+      <PreflightView
+        preflight={nodeLocalAllowedPreflight({ virtualMachines: [] })}
+      />,
+    );
+    expect(screen.getByTestId('preflight-virtual-machines')).toHaveTextContent(
+      'Virtual machines (KubeVirt) (0)No VirtualMachineInstance runs on worker-5.',
+    );
+    unmount();
+    await renderInTestApp(
+      <PreflightView preflight={nodeLocalAllowedPreflight()} />,
+    );
+    expect(screen.queryByTestId('preflight-virtual-machines')).toBeNull();
+  });
+
   it('shows no section 16 list for an answer without them (older backend)', async () => {
     await renderInTestApp(<PreflightView preflight={preflightResponse()} />);
     for (const id of [
@@ -176,6 +253,7 @@ describe('PreflightView, the classes of DESIGN section 16', () => {
       'preflight-order',
       'preflight-skipped',
       'preflight-wait-completed',
+      'preflight-virtual-machines',
     ]) {
       expect(screen.queryByTestId(id)).toBeNull();
     }
@@ -184,6 +262,22 @@ describe('PreflightView, the classes of DESIGN section 16', () => {
 });
 
 describe('the words of the pre-flight', () => {
+  it('virtualMachinesSummary', () => {
+    const vm = (action: 'migrate' | 'shutdown' | 'blocks') => ({
+      namespace: 'lab',
+      name: `vm-${action}`,
+      migratable: action === 'migrate',
+      action,
+      reason: '',
+    });
+    expect(virtualMachinesSummary([vm('shutdown'), vm('shutdown')])).toBe(
+      '2 shut down',
+    );
+    expect(
+      virtualMachinesSummary([vm('blocks'), vm('migrate'), vm('shutdown')]),
+    ).toBe('1 live-migrated, 1 shut down, 1 blocks the drain');
+  });
+
   it('durationText', () => {
     expect(durationText(0)).toBe('0 s');
     expect(durationText(45)).toBe('45 s');

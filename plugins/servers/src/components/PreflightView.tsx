@@ -13,9 +13,12 @@ import {
   type DrainEstimate,
   type DrainPod,
   type DrainStatefulSet,
+  type DrainVirtualMachine,
+  type VirtualMachineDrainAction,
   type PreflightQuorumEffect,
   type PreflightResponse,
 } from '@rackside/plugin-servers-common';
+import { chipLabelSx } from './chips';
 
 /** What a person reads about one pod: its controller, grace period, state. */
 export function podDetails(pod: DrainPod): string {
@@ -72,6 +75,32 @@ export function nodeLocalPods(preflight: PreflightResponse): NodeLocalPod[] {
   return [...refused, ...allowed].sort((a, b) =>
     podKey(a.pod).localeCompare(podKey(b.pod)),
   );
+}
+
+/** What a drain does to a virtual machine, as its chip says it. */
+export const VM_ACTION_LABELS: Record<VirtualMachineDrainAction, string> = {
+  migrate: 'live-migrated',
+  shutdown: 'shut down',
+  blocks: 'blocks the drain',
+};
+
+const VM_ACTION_COLORS = {
+  migrate: 'success',
+  shutdown: 'warning',
+  blocks: 'error',
+} as const;
+
+/** How many virtual machines each action takes: "1 live-migrated, 2 shut down". */
+export function virtualMachinesSummary(
+  vms: readonly DrainVirtualMachine[],
+): string {
+  return (['migrate', 'shutdown', 'blocks'] as const)
+    .map(
+      action => [action, vms.filter(v => v.action === action).length] as const,
+    )
+    .filter(([, n]) => n > 0)
+    .map(([action, n]) => `${n} ${VM_ACTION_LABELS[action]}`)
+    .join(', ');
 }
 
 /** The budgets over a StatefulSet's pods, in words. */
@@ -200,8 +229,9 @@ function EstimateLine(props: { estimate: DrainEstimate; evicted: number }) {
  * pod, the pods a drain evicts, the pods with data on the node, the pods it
  * refuses and why, the StatefulSets and the disruption budgets in the way
  * (those that block now stand out), the eviction order groups, what it waits
- * for and what it leaves in place, and the quorum effect (DESIGN sections 4
- * and 16). Shared by the drain, reboot and shutdown dialogs.
+ * for and what it leaves in place, the KubeVirt virtual machines on the node
+ * and what happens to each, and the quorum effect (DESIGN sections 4 and 16).
+ * Shared by the drain, reboot and shutdown dialogs.
  */
 export function PreflightView(props: { preflight: PreflightResponse }) {
   const { preflight } = props;
@@ -211,6 +241,8 @@ export function PreflightView(props: { preflight: PreflightResponse }) {
   const skipped = preflight.skipped ?? [];
   const waitCompleted = preflight.waitCompleted ?? [];
   const groups = preflight.orderGroups ?? [];
+  // Absent where the cluster has no KubeVirt API: then there is no section at all.
+  const virtualMachines = preflight.virtualMachines;
   // One group of order 0 is every drain without rules: no order to show.
   const ordered = groups.length > 1 || groups.some(g => g.order !== 0);
   const groupSeconds = new Map(
@@ -277,6 +309,7 @@ export function PreflightView(props: { preflight: PreflightResponse }) {
                   <Chip
                     size="small"
                     color={allowed ? 'warning' : 'error'}
+                    sx={chipLabelSx(allowed ? 'warning' : 'error')}
                     label={
                       allowed
                         ? 'evicted: unavailable until the node is back'
@@ -442,6 +475,46 @@ export function PreflightView(props: { preflight: PreflightResponse }) {
           <PodItem key={podKey(pod)} pod={pod} />
         ))}
       </Section>
+
+      {virtualMachines && (
+        <Section
+          title="Virtual machines (KubeVirt)"
+          count={virtualMachines.length}
+          testId="preflight-virtual-machines"
+          empty={`No VirtualMachineInstance runs on ${preflight.node}.`}
+          note={`${virtualMachinesSummary(
+            virtualMachines,
+          )}. Each follows its eviction strategy when the drain evicts its pod.`}
+        >
+          {virtualMachines.map(vm => (
+            <ListItem
+              key={`${vm.namespace}/${vm.name}`}
+              disableGutters
+              sx={{ py: 0 }}
+              data-action={vm.action}
+            >
+              <ListItemText
+                primary={
+                  <Box display="flex" alignItems="center" gap={1}>
+                    <span>{`${vm.namespace}/${vm.name}`}</span>
+                    <Chip
+                      size="small"
+                      color={VM_ACTION_COLORS[vm.action]}
+                      sx={chipLabelSx(VM_ACTION_COLORS[vm.action])}
+                      label={VM_ACTION_LABELS[vm.action]}
+                    />
+                  </Box>
+                }
+                secondary={vm.reason}
+                primaryTypographyProps={{
+                  component: 'div',
+                  color: vm.action === 'blocks' ? 'error.main' : undefined,
+                }}
+              />
+            </ListItem>
+          ))}
+        </Section>
+      )}
 
       <Section
         title="DaemonSet pods left in place"
