@@ -115,7 +115,10 @@ function setup(
       order.push('wake');
       wakes.push(`${namespace}/${cluster}`);
     },
-    cluster: () => talosClusterObject({ allowedNetworks: ['10.0.2.0/24'] }),
+    cluster: () =>
+      talosClusterObject({
+        allowedNetworks: ['10.0.2.0/24', '10.0.1.0/24'],
+      }),
     resolve: async host => {
       if (host === 'old-worker.rack') return [TARGET];
       throw new Error(`getaddrinfo ENOTFOUND ${host}`);
@@ -196,7 +199,7 @@ describe('MachineReclaimReconciler', () => {
     const status = t.current().status!;
     expect(status.phase).toBe('Refused');
     expect(status.result).toBe(
-      '169.254.169.254 is not contacted: outside the allowed networks (10.0.2.0/24). Nothing was reset.',
+      '169.254.169.254 is not contacted: outside the allowed networks (10.0.2.0/24, 10.0.1.0/24). Nothing was reset.',
     );
     expect(status.credentialDeletedAt).toBeDefined();
     expect(t.talos.calls).toEqual([]);

@@ -1,6 +1,11 @@
 import type { TalosEtcdMember } from '@rackside/plugin-servers-node';
 import type { TalosAccess } from '../talos/talosAccess';
-import { judgeReset, readEtcdView, type EtcdView } from './etcdSafety';
+import {
+  judgeReset,
+  readEtcdView,
+  type EtcdReach,
+  type EtcdView,
+} from './etcdSafety';
 
 const member = (
   ip: string,
@@ -161,6 +166,10 @@ describe('judgeReset', () => {
 
 describe('readEtcdView', () => {
   const identity = { ca: 'ca', crt: 'crt', key: 'key' };
+  const everyAddress = async (endpoint: string): Promise<EtcdReach> => ({
+    allowed: true,
+    dial: endpoint,
+  });
   function talos(answers: Record<string, TalosEtcdMember[] | Error>) {
     const calls: string[] = [];
     const access = {
@@ -182,6 +191,7 @@ describe('readEtcdView', () => {
       '10.0.0.1',
       { endpoints: ['10.0.0.1'], identity },
       1000,
+      everyAddress,
     );
     expect(got).toMatchObject({ known: true, targetAnswered: true });
     expect(calls).toEqual(['10.0.0.1']);
@@ -198,6 +208,7 @@ describe('readEtcdView', () => {
       '10.0.0.9',
       { endpoints: ['10.0.0.9', '10.0.0.1:50000', '10.0.0.2'], identity },
       1000,
+      everyAddress,
     );
     expect(got).toMatchObject({
       known: true,
@@ -224,6 +235,7 @@ describe('readEtcdView', () => {
       '10.0.0.1:50001',
       { endpoints: [], identity },
       1000,
+      everyAddress,
     );
     expect(got).toMatchObject({
       known: true,
@@ -251,9 +263,65 @@ describe('readEtcdView', () => {
       '10.0.0.9',
       { endpoints: ['10.0.0.1'], identity },
       1000,
+      everyAddress,
     );
     expect(got).not.toHaveProperty('down');
     expect(calls).toEqual(['10.0.0.9', '10.0.0.1']);
+  });
+
+  it('never dials a talosconfig endpoint or a member outside the allowed networks (a hostile talosconfig or member list)', async () => {
+    const three = [
+      member('10.0.0.1'),
+      member('169.254.169.254'),
+      member('10.0.0.3'),
+    ];
+    const { access, calls } = talos({
+      '127.0.0.1:6443': three,
+      '10.0.0.1': three,
+      '10.0.0.3': three,
+    });
+    const inside = async (endpoint: string): Promise<EtcdReach> =>
+      endpoint.startsWith('10.0.0.')
+        ? { allowed: true, dial: endpoint }
+        : {
+            allowed: false,
+            message: `${endpoint} is outside the allowed networks 10.0.0.0/24`,
+          };
+    // The machine is a worker: the member list comes from the talosconfig's endpoints.
+    const got = await readEtcdView(
+      access,
+      '10.0.0.9',
+      {
+        endpoints: ['127.0.0.1:6443', '169.254.169.254', '10.0.0.3'],
+        identity,
+      },
+      1000,
+      inside,
+    );
+    expect(calls).toEqual(['10.0.0.9', '10.0.0.3']);
+    expect(got).toMatchObject({ known: true, source: '10.0.0.3' });
+
+    // The machine is a voter: the member outside is not asked and counts as down.
+    calls.length = 0;
+    const voter = await readEtcdView(
+      access,
+      '10.0.0.3',
+      { endpoints: [], identity },
+      1000,
+      inside,
+    );
+    expect(calls.sort()).toEqual(['10.0.0.1', '10.0.0.3']);
+    expect(voter).toMatchObject({
+      known: true,
+      down: [
+        {
+          member: three[1],
+          reason:
+            'not asked: 169.254.169.254 is outside the allowed networks 10.0.0.0/24',
+        },
+      ],
+    });
+    expect(judgeReset('10.0.0.3', voter)).toMatchObject({ verdict: 'refuse' });
   });
 
   it('reports every failure when nobody answers', async () => {
@@ -263,6 +331,7 @@ describe('readEtcdView', () => {
       '10.0.0.9',
       { endpoints: ['10.0.0.1'], identity },
       1000,
+      everyAddress,
     );
     expect(got).toEqual({
       known: false,

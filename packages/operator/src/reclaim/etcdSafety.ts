@@ -20,6 +20,18 @@ import {
 } from '@rackside/plugin-servers-node';
 import type { TalosAccess } from '../talos/talosAccess';
 
+/**
+ * Whether an address named by the foreign talosconfig or its etcd member list may be
+ * dialled (the target cluster's allowed networks, DESIGN 5b), and where to connect. Those
+ * addresses come from the request's credential, not from the deployer, so each is checked
+ * before it is contacted.
+ */
+export type EtcdReach = (
+  endpoint: string,
+) => Promise<
+  { allowed: true; dial: string } | { allowed: false; message: string }
+>;
+
 /** What the foreign cluster's etcd looks like, as far as the operator could read it. */
 export type EtcdView =
   | {
@@ -190,8 +202,9 @@ export async function readEtcdView(
   address: string,
   talosconfig: { endpoints: string[]; identity: TalosClientIdentity },
   timeoutMs: number,
+  reach: EtcdReach,
 ): Promise<EtcdView> {
-  const view = await readMembers(talos, address, talosconfig, timeoutMs);
+  const view = await readMembers(talos, address, talosconfig, timeoutMs, reach);
   if (!view.known) return view;
   const target = parseTalosEndpoint(address);
   const own = view.members.find(m => memberIsAt(m, target.host));
@@ -217,8 +230,17 @@ export async function readEtcdView(
                   ? `[${host}]:${target.port}`
                   : `${host}:${target.port}`,
               ).authority;
+        const allowed = await reach(endpoint);
+        if (!allowed.allowed) {
+          // Not asked is not known to be up: it counts as down.
+          return [{ member, reason: `not asked: ${allowed.message}` }];
+        }
         try {
-          await talos.etcdMembers(endpoint, talosconfig.identity, timeoutMs);
+          await talos.etcdMembers(
+            allowed.dial,
+            talosconfig.identity,
+            timeoutMs,
+          );
           return [];
         } catch (error) {
           return [{ member, reason: (error as Error).message }];
@@ -234,6 +256,7 @@ async function readMembers(
   address: string,
   talosconfig: { endpoints: string[]; identity: TalosClientIdentity },
   timeoutMs: number,
+  reach: EtcdReach,
 ): Promise<EtcdView> {
   const failures: string[] = [];
   try {
@@ -255,13 +278,23 @@ async function readMembers(
       continue;
     }
     if (host === targetHost) continue;
+    const allowed = await reach(endpoint);
+    if (!allowed.allowed) {
+      failures.push(`${endpoint}: not contacted: ${allowed.message}`);
+      continue;
+    }
     try {
       const members = await talos.etcdMembers(
-        endpoint,
+        allowed.dial,
         talosconfig.identity,
         timeoutMs,
       );
-      return { known: true, targetAnswered: false, members, source: endpoint };
+      return {
+        known: true,
+        targetAnswered: false,
+        members,
+        source: allowed.dial,
+      };
     } catch (error) {
       failures.push(`${endpoint}: ${(error as Error).message}`);
     }

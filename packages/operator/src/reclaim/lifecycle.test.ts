@@ -25,6 +25,8 @@ const TARGET = '10.0.2.191';
 /** The target cluster's allowed network: the machine to reclaim lives in it. */
 const NETWORK = '10.0.2.0/24';
 const CP = '10.0.1.10';
+/** Where the foreign control planes live: allowed too, or their etcd is never asked. */
+const FOREIGN_NETWORK = '10.0.1.0/24';
 const T0 = Date.parse(CREATED);
 const MIN = 60_000;
 let TALOSCONFIG: string;
@@ -92,7 +94,7 @@ function setup(
       options.cluster === false
         ? undefined
         : talosClusterObject({
-            allowedNetworks: options.networks ?? [NETWORK],
+            allowedNetworks: options.networks ?? [NETWORK, FOREIGN_NETWORK],
             talosPort: options.talosPort ?? 50000,
           }),
     resolve: jest.fn(async (host: string) => {
@@ -398,6 +400,21 @@ describe('Pending', () => {
         message: expect.stringMatching(/connection refused/),
       },
     });
+  });
+
+  it("never dials the foreign talosconfig's control plane when it is outside the allowed networks", async () => {
+    const { ports, talos } = setup({
+      machines: foreignWorker(),
+      networks: [NETWORK],
+    });
+    expect(await run(pending(), ports)).toMatchObject({
+      kind: 'wait',
+      waiting: {
+        reason: 'EtcdMembersUnknown',
+        message: `the etcd members of the foreign cluster could not be read: ${TARGET}: etcd is not running on this node (worker); ${CP}: not contacted: outside the allowed networks (${NETWORK})`,
+      },
+    });
+    expect(talos.calls.map(c => c.address)).not.toContain(CP);
   });
 });
 
@@ -775,7 +792,7 @@ describe('network reach of spec.address (DESIGN 5b)', () => {
       const d = transition(await run(pending(address), ports));
       expect(d).toMatchObject({ to: 'Refused', deleteCredential: true });
       expect(d.status?.result).toBe(
-        `${address} is not contacted: outside the allowed networks (${NETWORK}). Nothing was reset.`,
+        `${address} is not contacted: outside the allowed networks (${NETWORK}, ${FOREIGN_NETWORK}). Nothing was reset.`,
       );
       expect(d.audit).toEqual([
         expect.objectContaining({ event: 'Refused', warning: true }),
@@ -811,7 +828,7 @@ describe('network reach of spec.address (DESIGN 5b)', () => {
     const d = transition(await run(pending('old-worker.rack'), ports));
     expect(d.to).toBe('Refused');
     expect(d.status?.result).toBe(
-      `old-worker.rack is not contacted: old-worker.rack resolves to an address outside the allowed networks (${NETWORK}). Nothing was reset.`,
+      `old-worker.rack is not contacted: old-worker.rack resolves to an address outside the allowed networks (${NETWORK}, ${FOREIGN_NETWORK}). Nothing was reset.`,
     );
     expect(talos.calls).toEqual([]);
   });
@@ -848,7 +865,12 @@ describe('network reach of spec.address (DESIGN 5b)', () => {
     const dialed = `${TARGET}:50001`;
     const { ports, talos } = setup({
       talosPort: 50001,
-      machines: { ...foreignWorker(), [dialed]: foreignWorker()[TARGET] },
+      // The foreign control plane is asked on the allowed Talos port too.
+      machines: {
+        ...foreignWorker(),
+        [dialed]: foreignWorker()[TARGET],
+        [`${CP}:50001`]: foreignWorker()[CP],
+      },
     });
     const d = transition(await run(pending(TARGET), ports));
     expect(d.to).toBe('AwaitingConfirmation');

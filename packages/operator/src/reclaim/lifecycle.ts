@@ -507,6 +507,14 @@ async function readForeignMachine(
         dial,
         talosconfig,
         callTimeout(ports, until),
+        // The talosconfig's endpoints and the member list's hosts come with the
+        // request: only those inside the allowed networks are dialled.
+        async endpoint => {
+          const checked = await reachFor(cluster, endpoint, ports.resolve);
+          return checked.allowed
+            ? checked
+            : { allowed: false, message: checked.message };
+        },
       ),
       inFlight,
     ),

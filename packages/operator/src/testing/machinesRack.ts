@@ -187,7 +187,11 @@ export function machinesRack(env: OperatorRack) {
         async () => {
           const got = await api.machineReclaims.get(name, { namespace: NS });
           const seen = got.status?.phase ?? '(no phase)';
-          if (seen === phase || (got.status?.phase && isTerminalReclaimPhase(got.status.phase))) return got;
+          if (
+            seen === phase ||
+            (got.status?.phase && isTerminalReclaimPhase(got.status.phase))
+          )
+            return got;
           throw new Error(
             `${name} is ${seen}: ${
               got.status?.audit?.at(-1)?.message ?? 'no audit entry yet'
