@@ -74,5 +74,32 @@ export interface Config {
        */
       secret?: string;
     };
+    /**
+     * What Rackside tells people through the notifications plugin
+     * (`@backstage/plugin-notifications-backend` must be installed): the requester
+     * when a maintenance ends Complete, Refused or Failed, when its drain has been
+     * blocked by a PodDisruptionBudget for longer than `blockedAfter`, and when a
+     * reclaim ends Done, Failed or Expired; the owners of the catalog entities whose
+     * pods (labelled `backstage.io/kubernetes-id`) a drain evicts, when it starts.
+     */
+    notifications?: {
+      /** Send them. Defaults to true. */
+      enabled?: boolean;
+      /**
+       * How long a PodDisruptionBudget may block a drain before the requester is
+       * told: a duration string (`10m`, `90s`, ISO `PT10M`) or an object
+       * (`{ minutes: 10 }`). Defaults to 10 minutes.
+       */
+      blockedAfter?:
+        | string
+        | {
+            milliseconds?: number;
+            seconds?: number;
+            minutes?: number;
+            hours?: number;
+            days?: number;
+            weeks?: number;
+          };
+    };
   };
 }

@@ -4,6 +4,8 @@ import {
 } from '@backstage/backend-plugin-api';
 import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
 import { signalsServiceRef } from '@backstage/plugin-signals-node';
+import { notificationService } from '@backstage/plugin-notifications-node';
+import { catalogServiceRef } from '@backstage/plugin-catalog-node';
 import { serversPermissions } from '@rackside/plugin-servers-common';
 import {
   parseServerResourceRef,
@@ -21,7 +23,15 @@ import { announceMachineChanges } from './service/machinesSignals';
 import { announceServerChanges } from './service/serverSignals';
 import { PreflightTokens } from './service/preflight';
 import { readReasonPolicy } from './service/reasonPolicy';
-import { ServersService } from './service/ServersService';
+import { ServersServiceWithOwners } from './service/preflightOwners';
+import { readNotificationsConfig } from './notifications/config';
+import {
+  notificationServiceNotifier,
+  silentNotifier,
+} from './notifications/notifier';
+import { withPodsAtCreation } from './notifications/podsAtCreation';
+import { watchForNotifications } from './notifications/watchNotifications';
+import { catalogWorkloads } from './notifications/workloadCatalog';
 import { serverResourceOf } from './service/view';
 
 /** The signals channel the plugin publishes `{ cluster }` on when a cluster changes. */
@@ -49,6 +59,9 @@ export const serversPlugin = createBackendPlugin({
         auditor: coreServices.auditor,
         lifecycle: coreServices.lifecycle,
         signals: signalsServiceRef,
+        notifications: notificationService,
+        catalog: catalogServiceRef,
+        auth: coreServices.auth,
         clusters: clusterRegistryServiceRef,
         machines: machinesRegistryServiceRef,
         actionsRegistry: actionsRegistryServiceRef,
@@ -63,6 +76,9 @@ export const serversPlugin = createBackendPlugin({
         auditor,
         lifecycle,
         signals,
+        notifications,
+        catalog,
+        auth,
         clusters,
         machines,
         actionsRegistry,
@@ -143,15 +159,34 @@ export const serversPlugin = createBackendPlugin({
             reasonPolicy,
           }),
         );
-        const service = new ServersService({
+        // Notifications (DESIGN section 7) from the same watch caches.
+        const notificationsConfig = readNotificationsConfig(config);
+        const workloads = catalogWorkloads({ catalog, auth });
+        const watch = watchForNotifications({
           clusters,
-          permissions,
-          auditor,
+          machines,
+          notifier: notificationsConfig.enabled
+            ? notificationServiceNotifier(notifications)
+            : silentNotifier(logger),
+          workloads: notificationsConfig.enabled ? workloads : undefined,
           logger,
-          reasonPolicy,
-          preflightTokens,
-          applyConditions,
+          blockedAfterMs: notificationsConfig.blockedAfterMs,
         });
+        lifecycle.addShutdownHook(() => watch.stop());
+        const service = new ServersServiceWithOwners(
+          {
+            clusters: notificationsConfig.enabled
+              ? withPodsAtCreation(clusters, watch.maintenances, logger)
+              : clusters,
+            permissions,
+            auditor,
+            logger,
+            reasonPolicy,
+            preflightTokens,
+            applyConditions,
+          },
+          { workloads, logger },
+        );
         registerServersActions(actionsRegistry, service);
         httpRouter.use(await createRouter({ service, httpAuth }));
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });

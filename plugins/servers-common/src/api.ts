@@ -6,6 +6,7 @@ import type {
   DrainPod,
   DrainStatefulSet,
   DrainVirtualMachine,
+  EvictedWorkload,
   RefusedDrainPod,
 } from './drain';
 import type { GuardVerdict } from './guard';
@@ -324,7 +325,33 @@ export interface PreflightResponse {
   /** Whether a request with this token would be accepted now; `blockers` say why not. */
   canProceed: boolean;
   blockers: string[];
+  /**
+   * The pods to evict labelled `backstage.io/kubernetes-id` (the Kubernetes plugin's
+   * convention), grouped by the label's value: the workloads the drain disrupts.
+   * Absent from answers of older backends.
+   */
+  workloads?: EvictedWorkload[];
+  /**
+   * The catalog entities whose pods (labelled `backstage.io/kubernetes-id`) the drain
+   * evicts, with their owners: the people told when the drain starts. Absent when the
+   * backend has no catalog to ask (or the catalog could not be read).
+   */
+  affectedEntities?: AffectedEntity[];
   token: string;
+}
+
+/** A catalog entity whose pods a drain evicts, and who owns it. */
+export interface AffectedEntity {
+  /** The entity ref, e.g. `component:default/shop-web`. */
+  entityRef: string;
+  /** Its title, or its name, for a person. */
+  title: string;
+  /** `spec.owner` as a full entity ref (a group or user), if the entity has one. */
+  owner?: string;
+  /** The `backstage.io/kubernetes-id` its pods carry. */
+  kubernetesId: string;
+  /** The pods of it the drain evicts, as namespace/name. */
+  pods: string[];
 }
 
 /** The body of a 409 when the acknowledged pre-flight no longer matches the impact. */

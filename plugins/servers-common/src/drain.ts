@@ -667,3 +667,43 @@ export function budgetOfRefusal(
       selectorMatches(b.spec?.selector, pod.metadata?.labels),
   )?.metadata?.name;
 }
+
+/**
+ * The label that ties a pod to a catalog entity: the Backstage Kubernetes plugin's
+ * convention (the entity carries the same value in its `backstage.io/kubernetes-id`
+ * annotation).
+ */
+export const KUBERNETES_ID_LABEL = 'backstage.io/kubernetes-id';
+
+/** The pods of one catalog entity (by `backstage.io/kubernetes-id`) a drain evicts. */
+export interface EvictedWorkload {
+  kubernetesId: string;
+  /** As namespace/name, sorted. */
+  pods: string[];
+}
+
+/**
+ * The workloads a drain disrupts: the pods of `evict` (what {@link planDrain} evicts)
+ * labelled {@link KUBERNETES_ID_LABEL}, grouped by the label's value. The pre-flight
+ * shows them and the backend tells their owners when the drain starts, from this one
+ * function.
+ */
+export function evictedWorkloads(
+  pods: PodLike[],
+  evict: Array<{ namespace: string; name: string }>,
+): EvictedWorkload[] {
+  const evicted = new Set(evict.map(podKey));
+  const byId = new Map<string, string[]>();
+  for (const pod of pods) {
+    const id = pod.metadata?.labels?.[KUBERNETES_ID_LABEL]?.trim();
+    const key = podKey({
+      namespace: pod.metadata?.namespace ?? '',
+      name: pod.metadata?.name ?? '',
+    });
+    if (!id || !evicted.has(key)) continue;
+    byId.set(id, [...(byId.get(id) ?? []), key]);
+  }
+  return [...byId]
+    .map(([kubernetesId, keys]) => ({ kubernetesId, pods: keys.sort() }))
+    .sort((a, b) => a.kubernetesId.localeCompare(b.kubernetesId));
+}

@@ -3,6 +3,7 @@ import {
   budgetsAffecting,
   ceremonyFor,
   estimateDrain,
+  evictedWorkloads,
   guard,
   planDrain,
   podKey,
@@ -91,6 +92,7 @@ export function computePreflight(input: PreflightInput): PreflightImpact {
     // Absent where the cluster has no VirtualMachineInstance API (DESIGN section 16).
     ...(plan.virtualMachines ? { virtualMachines: plan.virtualMachines } : {}),
     budgets,
+    workloads: evictedWorkloads(input.pods, plan.evict),
     quorum: {
       verdict: verdict.verdict,
       reason: verdict.reason,

@@ -19,6 +19,10 @@ import {
   type PolicyDecision,
 } from '@backstage/plugin-permission-common';
 import { signalsServiceRef } from '@backstage/plugin-signals-node';
+import {
+  notificationService,
+  type NotificationSendOptions,
+} from '@backstage/plugin-notifications-node';
 import { serversPlugin } from '../plugin';
 
 /** One audit event as the mock auditor saw it: how it was opened and how it ended. */
@@ -55,6 +59,11 @@ export interface ServersTestBackend {
   authorized: AuthorizePermissionRequest[];
   /** Every signal published. */
   published: any[];
+  /**
+   * Every notification sent through the notification service (unless the test passes
+   * its own `notificationService` factory).
+   */
+  notifications: NotificationSendOptions[];
 }
 
 export async function startServersTestBackend(
@@ -101,6 +110,10 @@ export async function startServersTestBackend(
       ) as any,
   });
   const published: any[] = [];
+  const notifications: NotificationSendOptions[] = [];
+  const ownNotifications = options.features.some(
+    f => f.service.id === notificationService.id,
+  );
   const { server } = await startTestBackend({
     features: [
       serversPlugin,
@@ -115,6 +128,19 @@ export async function startServersTestBackend(
           },
         }),
       }),
+      ...(ownNotifications
+        ? []
+        : [
+            createServiceFactory({
+              service: notificationService,
+              deps: {},
+              factory: () => ({
+                send: async (n: NotificationSendOptions) => {
+                  notifications.push(n);
+                },
+              }),
+            }),
+          ]),
       ...options.features,
       ...(options.credentials
         ? [
@@ -128,5 +154,5 @@ export async function startServersTestBackend(
       }),
     ],
   });
-  return { server, events, authorized, published };
+  return { server, events, authorized, published, notifications };
 }

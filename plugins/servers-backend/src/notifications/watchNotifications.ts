@@ -1,0 +1,401 @@
+import type { LoggerService } from '@backstage/backend-plugin-api';
+import {
+  evictedWorkloads,
+  isTerminalReclaimPhase,
+  planDrain,
+  TERMINAL_MAINTENANCE_PHASES,
+  type AffectedEntity,
+  type MachineReclaim,
+  type PodLike,
+} from '@rackside/plugin-servers-common';
+import type { MachinesRegistry, MachinesState } from '../service/machinesTypes';
+import type {
+  ClusterRegistry,
+  ClusterState,
+  MaintenanceObject,
+} from '../service/types';
+import {
+  drainBlocked,
+  maintenanceOutcome,
+  reclaimOutcome,
+  workloadOwnerNotices,
+} from './messages';
+import type { ServersNotification, ServersNotifier } from './notifier';
+import type { WorkloadCatalog } from './workloadCatalog';
+
+/** The timer functions the notifier uses (replaced in tests). */
+export interface NotifierClock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const systemClock: NotifierClock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => {
+    const t = setTimeout(fn, ms);
+    t.unref?.();
+    return t;
+  },
+  clearTimeout: handle => clearTimeout(handle as NodeJS.Timeout),
+};
+
+/** Options of {@link watchForNotifications}. */
+export interface NotificationWatchOptions {
+  clusters: ClusterRegistry;
+  machines?: MachinesRegistry;
+  notifier: ServersNotifier;
+  /** Who owns the workloads a drain evicts; without one, owners are not told. */
+  workloads?: WorkloadCatalog;
+  logger: LoggerService;
+  /** How long a PodDisruptionBudget may block a drain before the requester is told. */
+  blockedAfterMs: number;
+  clock?: NotifierClock;
+}
+
+/** Intents whose maintenance drains the node. */
+const DRAINING_INTENTS = new Set(['drain', 'reboot', 'shutdown']);
+
+/** What the notifier remembers of one maintenance. */
+interface TrackedMaintenance {
+  /** Its uid: a maintenance deleted and made again under the same name is a new one. */
+  uid?: string;
+  ended: boolean;
+  /** The owners of its workloads were told (or it started before we watched). */
+  ownersDone: boolean;
+  /** The pods on the node before the drain (read when first seen, or at creation). */
+  pods?: Promise<PodLike[]>;
+  /** Since when (our clock) a budget has blocked its drain, and the pending timer. */
+  blocked?: { since: number; timer: unknown; sent: boolean };
+}
+
+/** Whether the maintenance's drain has started (its phase is or was Draining). */
+function drainStarted(m: MaintenanceObject): boolean {
+  return (
+    m.status?.phase === 'Draining' ||
+    (m.status?.history ?? []).some(h => h.phase === 'Draining')
+  );
+}
+
+function blockedNow(m: MaintenanceObject): boolean {
+  return (
+    m.status?.phase === 'Draining' &&
+    (m.status?.drain?.blockedBy?.length ?? 0) > 0
+  );
+}
+
+/** Runs `review` once at a time; a change during a review asks for one more. */
+function serialised(review: () => Promise<void>, logger: LoggerService) {
+  let running: Promise<void> | undefined;
+  let again = false;
+  const run = (): Promise<void> => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      do {
+        again = false;
+        try {
+          await review();
+        } catch (error) {
+          logger.warn(`notifications: could not review changes: ${error}`);
+        }
+      } while (again);
+    })().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+  return run;
+}
+
+/**
+ * Follows one cluster's NodeMaintenances in the backend's watch cache and tells:
+ * the requester when one ends (Complete, Refused, Failed) and when its drain has been
+ * blocked longer than `blockedAfterMs`; the owners of the workloads a drain evicts when
+ * the drain starts. What a maintenance was when the watch first synced is the baseline:
+ * an outcome or a drain start from before is not told again after a restart (another
+ * replica, running then, told it). Every notification's scope is the maintenance's
+ * name, so replicas that see the same change send one notification between them.
+ */
+export class MaintenanceNotifications {
+  private readonly tracked = new Map<string, TrackedMaintenance>();
+  private baselined = false;
+  private stopped = false;
+  /** Pods read by this replica right before it created a maintenance (see `rememberPods`). */
+  private readonly podsAtCreation = new Map<string, PodLike[]>();
+  readonly review: () => Promise<void>;
+
+  constructor(
+    private readonly cluster: ClusterState,
+    private readonly options: NotificationWatchOptions,
+    private readonly clock: NotifierClock = options.clock ?? systemClock,
+  ) {
+    this.review = serialised(() => this.reviewOnce(), options.logger);
+  }
+
+  /**
+   * The pods on the node when this replica created the maintenance: its drain may evict
+   * them before the watch reports the maintenance, so they are read first.
+   */
+  rememberPods(maintenance: string, pods: PodLike[]): boolean {
+    if (this.podsAtCreation.has(maintenance) || this.tracked.has(maintenance)) {
+      return false;
+    }
+    this.podsAtCreation.set(maintenance, pods);
+    return true;
+  }
+
+  /** The create failed: the pods read for it belong to nothing. */
+  forgetPods(maintenance: string) {
+    this.podsAtCreation.delete(maintenance);
+  }
+
+  private async reviewOnce() {
+    if (this.stopped) return;
+    const list = await this.cluster.maintenances();
+    const first = !this.baselined;
+    this.baselined = true;
+    const seen = new Set<string>();
+    for (const m of list) {
+      const name = m.metadata.name;
+      seen.add(name);
+      let t = this.tracked.get(name);
+      if (t && t.uid !== m.metadata.uid) {
+        this.forget(name);
+        t = undefined;
+      }
+      if (!t) {
+        const terminal = TERMINAL_MAINTENANCE_PHASES.includes(
+          m.status?.phase as any,
+        );
+        t = {
+          uid: m.metadata.uid,
+          ended: first && terminal,
+          ownersDone: first && drainStarted(m),
+        };
+        this.tracked.set(name, t);
+      }
+      this.follow(m, t);
+    }
+    for (const name of [...this.tracked.keys()]) {
+      if (!seen.has(name)) this.forget(name);
+    }
+  }
+
+  private follow(m: MaintenanceObject, t: TrackedMaintenance) {
+    const name = m.metadata.name;
+    const terminal = TERMINAL_MAINTENANCE_PHASES.includes(
+      m.status?.phase as any,
+    );
+    if (terminal) {
+      this.clearBlocked(t);
+      this.podsAtCreation.delete(name);
+      if (!t.ended) {
+        t.ended = true;
+        this.send(maintenanceOutcome(this.cluster.name, m));
+      }
+      return;
+    }
+    if (
+      DRAINING_INTENTS.has(m.spec.intent) &&
+      !t.ownersDone &&
+      this.options.workloads
+    ) {
+      // Read before the drain evicts them; the catalog is asked only once it starts.
+      t.pods ??= this.podsBefore(m);
+      if (drainStarted(m)) {
+        t.ownersDone = true;
+        this.podsAtCreation.delete(name);
+        this.entitiesOf(m, t.pods).then(
+          found =>
+            workloadOwnerNotices(this.cluster.name, m, found).forEach(n =>
+              this.send(n),
+            ),
+          error =>
+            this.options.logger.warn(
+              `notifications: could not find the owners of the workloads on ${m.spec.nodeName}: ${error}`,
+            ),
+        );
+      }
+    }
+    if (blockedNow(m)) {
+      if (!t.blocked) {
+        t.blocked = {
+          since: this.clock.now(),
+          sent: false,
+          timer: this.clock.setTimeout(
+            () => this.blockedTimeUp(name),
+            this.options.blockedAfterMs,
+          ),
+        };
+      }
+    } else {
+      this.clearBlocked(t);
+    }
+  }
+
+  /** The pods this replica read right before creating it, or the pods on the node now. */
+  private podsBefore(m: MaintenanceObject): Promise<PodLike[]> {
+    const remembered = this.podsAtCreation.get(m.metadata.name);
+    if (remembered) return Promise.resolve(remembered);
+    return this.cluster.podsOnNode(m.spec.nodeName).catch(error => {
+      this.options.logger.warn(
+        `notifications: could not read the pods on ${m.spec.nodeName}: ${error}`,
+      );
+      return [];
+    });
+  }
+
+  /** The catalog entities of the pods the drain evicts (with the maintenance's options). */
+  private async entitiesOf(
+    m: MaintenanceObject,
+    podsBefore: Promise<PodLike[]>,
+  ): Promise<AffectedEntity[]> {
+    const pods = await podsBefore;
+    const plan = planDrain(
+      pods,
+      {
+        deleteEmptyDirData: m.spec.drain?.deleteEmptyDirData ?? false,
+        force: m.spec.drain?.force ?? false,
+        allowNodeLocalData: m.spec.drain?.allowNodeLocalData ?? false,
+      },
+      { nodeName: m.spec.nodeName },
+    );
+    // Refused pods are not evicted; node-local ones allowed on purpose are in `evict`.
+    const workloads = evictedWorkloads(pods, plan.evict);
+    return workloads.length
+      ? this.options.workloads!.entitiesOf(workloads)
+      : [];
+  }
+
+  private async blockedTimeUp(name: string) {
+    const t = this.tracked.get(name);
+    if (!t?.blocked || t.blocked.sent || this.stopped) return;
+    t.blocked.sent = true;
+    const m = (await this.cluster.maintenances()).find(
+      x => x.metadata.name === name,
+    );
+    if (!m || !blockedNow(m)) return;
+    this.send(drainBlocked(this.cluster.name, m, this.options.blockedAfterMs));
+  }
+
+  private clearBlocked(t: TrackedMaintenance) {
+    if (t.blocked) this.clock.clearTimeout(t.blocked.timer);
+    t.blocked = undefined;
+  }
+
+  private forget(name: string) {
+    const t = this.tracked.get(name);
+    if (t) this.clearBlocked(t);
+    this.tracked.delete(name);
+  }
+
+  private send(n: ServersNotification | undefined) {
+    if (!n || n.recipients.length === 0) return;
+    this.options.notifier
+      .notify(n)
+      .catch(error =>
+        this.options.logger.warn(
+          `notifications: could not send "${n.title}" (scope ${n.scope}): ${error}`,
+        ),
+      );
+  }
+
+  stop() {
+    this.stopped = true;
+    for (const name of [...this.tracked.keys()]) this.forget(name);
+  }
+}
+
+/**
+ * Follows one cluster's MachineReclaims and tells the requester when one ends Done,
+ * Failed or Expired, with its result text; the same baseline rule as maintenances.
+ */
+export class ReclaimNotifications {
+  private readonly ended = new Map<string, string | undefined>();
+  private baselined = false;
+  readonly review: () => Promise<void>;
+
+  constructor(
+    private readonly machines: MachinesState,
+    private readonly options: NotificationWatchOptions,
+  ) {
+    this.review = serialised(() => this.reviewOnce(), options.logger);
+  }
+
+  private async reviewOnce() {
+    const list: MachineReclaim[] = await this.machines.reclaims();
+    const first = !this.baselined;
+    this.baselined = true;
+    const seen = new Set<string>();
+    for (const r of list) {
+      const name = r.metadata.name;
+      seen.add(name);
+      const phase = r.status?.phase;
+      const terminal = phase !== undefined && isTerminalReclaimPhase(phase);
+      if (!terminal) continue;
+      const uid = r.metadata.uid;
+      if (this.ended.has(name) && this.ended.get(name) === uid) continue;
+      this.ended.set(name, uid);
+      if (first) continue;
+      const n = reclaimOutcome(this.machines.cluster, r);
+      if (n && n.recipients.length) {
+        this.options.notifier
+          .notify(n)
+          .catch(error =>
+            this.options.logger.warn(
+              `notifications: could not send "${n.title}" (scope ${n.scope}): ${error}`,
+            ),
+          );
+      }
+    }
+    for (const name of [...this.ended.keys()]) {
+      if (!seen.has(name)) this.ended.delete(name);
+    }
+  }
+}
+
+/** What {@link watchForNotifications} started: the per-cluster followers, and stop. */
+export interface NotificationWatch {
+  maintenances: Map<string, MaintenanceNotifications>;
+  reclaims: Map<string, ReclaimNotifications>;
+  /** Resolves once every follower has taken its baseline. */
+  ready: Promise<void>;
+  stop(): void;
+}
+
+/**
+ * Starts following every configured cluster's maintenances and reclaims for
+ * notifications (DESIGN section 7), from the watch caches the routes read.
+ */
+export function watchForNotifications(
+  options: NotificationWatchOptions,
+): NotificationWatch {
+  const maintenances = new Map<string, MaintenanceNotifications>();
+  const reclaims = new Map<string, ReclaimNotifications>();
+  const offs: Array<() => void> = [];
+  const firsts: Promise<void>[] = [];
+  for (const cluster of options.clusters.list()) {
+    const follower = new MaintenanceNotifications(cluster, options);
+    maintenances.set(cluster.name, follower);
+    offs.push(cluster.onChange(() => void follower.review()));
+    firsts.push(follower.review());
+  }
+  for (const state of options.machines?.list() ?? []) {
+    const follower = new ReclaimNotifications(state, options);
+    reclaims.set(state.cluster, follower);
+    offs.push(state.onChange(() => void follower.review()));
+    firsts.push(follower.review());
+  }
+  return {
+    maintenances,
+    reclaims,
+    ready: Promise.all(firsts).then(() => undefined),
+    stop() {
+      offs.splice(0).forEach(off => off());
+      maintenances.forEach(f => f.stop());
+    },
+  };
+}
