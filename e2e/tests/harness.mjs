@@ -205,6 +205,7 @@ export async function startPortal(opts = {}) {
   const port = Number(opts.port ?? BASE_PORT + offset);
   const baseUrl = `http://localhost:${port}`;
   await checkPortFree(port);
+  holdRackNet(rackNet);
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rackside-e2e-'));
   const rackDir = path.join(workDir, 'rack'); // rack.mjs wants a fresh dir
   const logs = path.join(workDir, 'logs');
@@ -407,6 +408,30 @@ function alive(pid) {
  * would put it past the last network (200): `startPortal({ offset, net })`.
  * Answers `{ net, release() }`.
  */
+/**
+ * Holds the lock of a rack network for this process (as claimRackNet does), so the
+ * Jest rack tests and benches, which claim networks from the same directory, never
+ * start a rack on the addresses of this portal's. A network another live process
+ * holds is an error that names it.
+ */
+function holdRackNet(net) {
+  const dir = path.join(cacheDir(), 'nets');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${net}.lock`);
+  try {
+    fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+    return;
+  } catch {
+    const owner = Number(fs.readFileSync(file, 'utf8').trim());
+    if (owner && owner !== process.pid && alive(owner)) {
+      throw new Error(
+        `rack network ${net} is held by process ${owner} (${file}); pick another offset or net`,
+      );
+    }
+    fs.writeFileSync(file, String(process.pid));
+  }
+}
+
 export function claimRackNet() {
   const dir = path.join(cacheDir(), 'nets');
   fs.mkdirSync(dir, { recursive: true });
