@@ -108,6 +108,15 @@ test('fixture: worker-5 carries what a drain tells apart (DESIGN section 16)', a
   for (const pod of pods)
     assert.equal(pod.status.phase, 'Running', pod.metadata.name);
   assert.equal(byApp.db.metadata.name, 'db-0');
+  // Placed by kube-scheduler from the claim's local volume; the shop keeps off worker-5.
+  assert.equal(byApp.db.spec.nodeName, 'worker-5');
+  const all = (
+    await rack.kube.get('/api/v1/pods?fieldSelector=spec.nodeName%3Dworker-5')
+  ).items;
+  assert.deepEqual([...new Set(all.map(p => p.metadata.namespace))].sort(), [
+    'lab',
+    'monitoring',
+  ]);
   assert.equal(byApp.db.metadata.labels['rackside.dev/drain-order'], '10');
   assert.deepEqual(
     byApp.db.spec.volumes.find(v => v.name === 'data').persistentVolumeClaim,
