@@ -335,6 +335,7 @@ export async function startOperator(
         (await core.podDisruptionBudgets.list({ namespace })).items as any,
       storage: (nodeName, namespaces) =>
         core.drainStorage(nodeName, namespaces),
+      virtualMachines: nodeName => core.virtualMachineInstancesOn(nodeName),
       async writeProgress(name, progress) {
         // Only status.drain: the phase stays the reconciler's, and a merge patch of this
         // one field cannot undo its writes.

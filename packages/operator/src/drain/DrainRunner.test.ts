@@ -3,6 +3,7 @@ import type {
   NodeMaintenance,
   NodeMaintenanceDrainProgress,
   PodLike,
+  VirtualMachineInstanceLike,
 } from '@rackside/plugin-servers-common';
 import {
   DrainRunner,
@@ -59,6 +60,13 @@ class FakeNode {
   storageReads = 0;
   /** The node's storage, as the storage port reads it. */
   storage: Omit<DrainContext, 'nodeName'> = { claims: [], volumes: [] };
+  /** While set, every storage read fails with it. */
+  storageError: string | undefined;
+  /** The VMI port: absent (no such port), or what it answers (undefined: no API). */
+  vmis:
+    | { answer: VirtualMachineInstanceLike[] | undefined; error?: string }
+    | undefined;
+  logs: string[] = [];
 
   add(p: PodLike) {
     this.pods.set(`${p.metadata!.namespace}/${p.metadata!.name}`, p);
@@ -127,8 +135,18 @@ class FakeNode {
       budgets: async () => [],
       storage: async () => {
         this.storageReads++;
+        if (this.storageError) throw new Error(this.storageError);
         return this.storage;
       },
+      ...(this.vmis
+        ? {
+            virtualMachines: async () => {
+              if (this.vmis?.error) throw new Error(this.vmis.error);
+              return this.vmis?.answer;
+            },
+          }
+        : {}),
+      log: message => this.logs.push(message),
       writeProgress: async (_name, progress) => {
         this.progress.push(progress);
       },
@@ -507,6 +525,174 @@ describe('DrainRunner', () => {
       await until(() => runner.ensure(nm).state === 'failed');
       expect(n.storageReads).toBeGreaterThan(reads);
       expect(n.evictions).not.toContain('shop/db-0');
+    });
+  });
+  describe('when the storage cannot be read (DESIGN section 16)', () => {
+    const timeout = {
+      timeoutSeconds: 1,
+      deleteEmptyDirData: false,
+      force: false,
+      allowNodeLocalData: false,
+    };
+
+    it('evicts nothing, and at the timeout fails naming the pods still there and why', async () => {
+      const n = new FakeNode();
+      n.storageError = 'persistentvolumes is forbidden';
+      n.add(pod('web-1'));
+      n.add(pod('batch', {
+        owner: 'Job',
+        annotations: { 'rackside.dev/drain': 'wait-completed' },
+      }));
+      n.add(pod('exporter', { ns: 'monitoring', owner: 'DaemonSet' }));
+      const runner = new DrainRunner(n.ports(), fast);
+      const nm = maintenance(timeout);
+      const started = Date.now();
+      runner.ensure(nm);
+      await until(() => runner.ensure(nm).state === 'failed', 4000);
+      const outcome = runner.ensure(nm);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(900);
+      expect(outcome.state === 'failed' && outcome.reason).toBe(
+        "the drain timed out after 1s with 2 pod(s) still on worker-1: shop/batch, shop/web-1. Evictions waited for the node's volumes, which could not be read (reading the node's volumes: persistentvolumes is forbidden). The node is left cordoned.",
+      );
+      expect(outcome.progress).toMatchObject({
+        total: 2,
+        evicted: 0,
+        pending: 2,
+        pendingPods: ['shop/batch', 'shop/web-1'],
+      });
+      expect(n.evictions).toEqual([]);
+      // Retried with backoff meanwhile, not once and given up.
+      expect(n.storageReads).toBeGreaterThan(2);
+      expect(n.woken).toEqual(['m1']);
+    });
+
+    it('names the pods it had evicted and still waits for when a later read fails', async () => {
+      const n = new FakeNode();
+      n.add(pod('web-1'));
+      const runner = new DrainRunner(n.ports(), fast);
+      const nm = maintenance(timeout);
+      runner.ensure(nm);
+      await until(() => n.evictions.length === 1);
+      // web-1 is terminating; a pod with a claim the drain has not read arrives.
+      n.storageError = 'etcdserver: request timed out';
+      n.add(pod('db-0', { owner: 'StatefulSet', claim: 'data-db-0' }));
+      await until(() => runner.ensure(nm).state === 'failed', 4000);
+      const outcome = runner.ensure(nm);
+      expect(outcome.state === 'failed' && outcome.reason).toMatch(
+        /^the drain timed out after 1s with 2 pod\(s\) still on worker-1: shop\/db-0, shop\/web-1\. Evictions waited for the node's volumes, which could not be read \(reading the node's volumes: etcdserver: request timed out\)\. The node is left cordoned\.$/,
+      );
+      expect(n.evictions).toEqual(['shop/web-1']);
+    });
+
+    it('goes on once a read succeeds again', async () => {
+      const n = new FakeNode();
+      n.instant = true;
+      n.storageError = 'connection reset';
+      n.add(pod('web-1'));
+      const runner = new DrainRunner(n.ports(), fast);
+      const nm = maintenance();
+      runner.ensure(nm);
+      await until(() => n.storageReads >= 2);
+      expect(n.evictions).toEqual([]);
+      expect(runner.ensure(nm).progress.lastError).toMatch(
+        /reading the node's volumes: connection reset/,
+      );
+      n.storageError = undefined;
+      await until(() => runner.ensure(nm).state === 'drained');
+      expect(n.evictions).toEqual(['shop/web-1']);
+    });
+  });
+
+  describe('KubeVirt VirtualMachineInstances (DESIGN section 16)', () => {
+    function vmi(
+      name: string,
+      strategy: string,
+      migratable: boolean,
+    ): VirtualMachineInstanceLike {
+      return {
+        metadata: { name, namespace: 'vms' },
+        spec: { evictionStrategy: strategy },
+        status: {
+          nodeName: 'worker-1',
+          phase: 'Running',
+          conditions: [
+            { type: 'LiveMigratable', status: migratable ? 'True' : 'False' },
+          ],
+        },
+      };
+    }
+
+    it('records what the drain does to each VMI of the node in its progress', async () => {
+      const n = new FakeNode();
+      n.instant = true;
+      n.vmis = {
+        answer: [
+          vmi('web', 'LiveMigrate', true),
+          vmi('build', 'LiveMigrateIfPossible', false),
+          { ...vmi('elsewhere', 'LiveMigrate', true), status: { nodeName: 'worker-2' } },
+        ],
+      };
+      n.add(pod('virt-launcher-web-x7k2p', { owner: 'VirtualMachineInstance' }));
+      const runner = new DrainRunner(n.ports(), fast);
+      const nm = maintenance();
+      runner.ensure(nm);
+      await until(() => runner.ensure(nm).state === 'drained');
+      expect(runner.ensure(nm).progress.virtualMachines).toEqual([
+        { vmi: 'vms/build', action: 'shutdown' },
+        { vmi: 'vms/web', action: 'migrate' },
+      ]);
+      // Their pods are evicted like any other; KubeVirt decides what that means.
+      expect(n.evictions).toEqual(['shop/virt-launcher-web-x7k2p']);
+    });
+
+    it('has no VMI list where the cluster has no such API, and drains all the same', async () => {
+      const n = new FakeNode();
+      n.instant = true;
+      n.vmis = { answer: undefined };
+      n.add(pod('web-1'));
+      const runner = new DrainRunner(n.ports(), fast);
+      const nm = maintenance();
+      runner.ensure(nm);
+      await until(() => runner.ensure(nm).state === 'drained');
+      expect(runner.ensure(nm).progress.virtualMachines).toBeUndefined();
+    });
+
+    it('drains when the VMIs cannot be read, and logs it', async () => {
+      const n = new FakeNode();
+      n.instant = true;
+      n.vmis = { answer: [], error: 'virtualmachineinstances is forbidden' };
+      n.add(pod('web-1'));
+      const runner = new DrainRunner(n.ports(), fast);
+      const nm = maintenance();
+      runner.ensure(nm);
+      await until(() => runner.ensure(nm).state === 'drained');
+      expect(n.logs.join('\n')).toMatch(
+        /reading the node's VirtualMachineInstances: virtualmachineinstances is forbidden/,
+      );
+    });
+
+    it('names a VMI that keeps its pod from being evicted at the timeout', async () => {
+      const n = new FakeNode();
+      n.vmis = { answer: [vmi('gpu', 'LiveMigrate', false)] };
+      n.add(pod('virt-launcher-gpu-q9z8w', { owner: 'VirtualMachineInstance' }));
+      // KubeVirt answers the eviction of a non-migratable LiveMigrate VMI's pod with a 429.
+      n.guarded.add('shop/virt-launcher-gpu-q9z8w');
+      const runner = new DrainRunner(n.ports(), fast);
+      const nm = maintenance({
+        timeoutSeconds: 1,
+        deleteEmptyDirData: false,
+        force: false,
+        allowNodeLocalData: false,
+      });
+      runner.ensure(nm);
+      await until(() => runner.ensure(nm).state === 'failed', 4000);
+      const outcome = runner.ensure(nm);
+      expect(outcome.state === 'failed' && outcome.reason).toMatch(
+        /timed out after 1s with 1 pod\(s\) still on worker-1: shop\/virt-launcher-gpu-q9z8w\. VirtualMachineInstances that keep their pods from being evicted: vms\/gpu \(its eviction strategy is LiveMigrate but it cannot be live-migrated.*\)\. The node is left cordoned\.$/,
+      );
+      expect(outcome.progress.virtualMachines).toEqual([
+        { vmi: 'vms/gpu', action: 'blocks' },
+      ]);
     });
   });
 });

@@ -14,12 +14,14 @@ import {
   budgetOfRefusal,
   planDrain,
   type DrainContext,
+  type DrainRuleOptions,
   podKey,
   type DrainPod,
   type NodeMaintenance,
   type NodeMaintenanceDrainProgress,
   type PodDisruptionBudgetLike,
   type PodLike,
+  type VirtualMachineInstanceLike,
 } from '@rackside/plugin-servers-common';
 
 /** What became of one eviction request (see CoreClient.evictPod). */
@@ -57,6 +59,14 @@ export interface DrainPorts {
     nodeName: string,
     namespaces: string[],
   ): Promise<Omit<DrainContext, 'nodeName'>>;
+  /**
+   * The KubeVirt VirtualMachineInstances on the node, undefined where the cluster has no
+   * such API; read with the storage. They change nothing the drain does (their
+   * virt-launcher pods are pods like any other), so a failed read only logs.
+   */
+  virtualMachines?(
+    nodeName: string,
+  ): Promise<VirtualMachineInstanceLike[] | undefined>;
   /** Writes `status.drain` only (never the phase). */
   writeProgress(
     name: string,
@@ -133,6 +143,10 @@ class DrainTask {
   /** The order group being evicted, and the wait-completed pods still there. */
   private order: number | undefined;
   private waitingFor: string[] = [];
+  /** The VMIs on the node as the plan classified them (absent without the API). */
+  private virtualMachines:
+    | NodeMaintenanceDrainProgress['virtualMachines']
+    | undefined;
 
   constructor(
     private readonly nm: NodeMaintenance,
@@ -177,6 +191,7 @@ class DrainTask {
       waitingFor: this.waitingFor.length
         ? this.waitingFor.slice(0, MAX_LISTED)
         : undefined,
+      virtualMachines: this.virtualMachines?.slice(0, MAX_LISTED),
       lastError: this.lastError,
     };
   }
@@ -204,8 +219,15 @@ class DrainTask {
       ...new Set(pods.map(p => p.metadata?.namespace ?? '')),
     ].sort();
     try {
-      const read = await this.ports.storage(this.nm.spec.nodeName, namespaces);
-      this.storage = { ...read, nodeName: this.nm.spec.nodeName };
+      const [read, virtualMachines] = await Promise.all([
+        this.ports.storage(this.nm.spec.nodeName, namespaces),
+        this.readVirtualMachines(),
+      ]);
+      this.storage = {
+        ...read,
+        nodeName: this.nm.spec.nodeName,
+        ...(virtualMachines ? { virtualMachines } : {}),
+      };
       for (const c of claims) this.claimsRead.add(c);
       return this.storage;
     } catch (error) {
@@ -216,6 +238,62 @@ class DrainTask {
       this.ports.log?.(`${this.name}: ${this.lastError}`);
       return undefined;
     }
+  }
+
+  /**
+   * The pods still on the node that the drain has to see gone (evicted or waited for),
+   * by the plan without storage, and what it already tracked: named at a timeout when
+   * the storage could not be read.
+   */
+  private stillThere(
+    pods: PodLike[],
+    options: DrainRuleOptions,
+  ): string[] {
+    const plan = planDrain(pods, options, { nodeName: this.nm.spec.nodeName });
+    const keys = new Set([
+      ...[...plan.evict, ...plan.waitCompleted].map(podKey),
+      ...plan.refused.map(r => podKey(r.pod)),
+    ]);
+    for (const key of this.tracked) {
+      if (pods.some(p => podKey(planKey(p)) === key)) keys.add(key);
+    }
+    return [...keys].sort();
+  }
+
+  private async readVirtualMachines(): Promise<
+    VirtualMachineInstanceLike[] | undefined
+  > {
+    if (!this.ports.virtualMachines) return undefined;
+    try {
+      return await this.ports.virtualMachines(this.nm.spec.nodeName);
+    } catch (error) {
+      this.ports.log?.(
+        `${this.name}: reading the node's VirtualMachineInstances: ${
+          (error as Error).message
+        }`,
+      );
+      return this.storage?.virtualMachines as
+        | VirtualMachineInstanceLike[]
+        | undefined;
+    }
+  }
+
+  /**
+   * The Failed outcome of a drain past its deadline: the node stays cordoned and the pods
+   * still there are named, with what kept them there when the drain knows it.
+   */
+  private timedOut(pending: string[], why: string[]): DrainOutcome {
+    return {
+      state: 'failed',
+      reason: `the drain timed out after ${
+        this.nm.spec.drain?.timeoutSeconds
+      }s with ${pending.length} pod(s) still on ${
+        this.nm.spec.nodeName
+      }: ${pending.slice(0, 50).join(', ')}${
+        pending.length > 50 ? ', ...' : ''
+      }.${why.map(w => ` ${w}`).join('')} The node is left cordoned.`,
+      progress: this.progress(pending),
+    };
   }
 
   private deadline(): number | undefined {
@@ -342,13 +420,25 @@ class DrainTask {
         const pods = watch.pods();
         const storage = await this.storageFor(pods);
         if (!storage) {
+          // Nothing is evicted blind; the deadline holds all the same.
+          const deadline = this.deadline();
+          if (deadline !== undefined && this.now() >= deadline) {
+            const still = this.stillThere(pods, options);
+            for (const key of still) this.tracked.add(key);
+            this.finish(
+              this.timedOut(still, [
+                `Evictions waited for the node's volumes, which could not be read (${this.lastError}).`,
+              ]),
+            );
+            break;
+          }
           // Retried after a backoff, or at once when a pod changes.
           this.outcome = {
             state: 'running',
             progress: this.progress(this.outcome.progress.pendingPods ?? []),
           };
           await this.write(this.outcome.progress, false);
-          await this.sleep(this.storageRetryAt);
+          await this.sleep(Math.min(this.storageRetryAt, deadline ?? Infinity));
           continue;
         }
         const plan = planDrain(pods, options, storage);
@@ -360,6 +450,10 @@ class DrainTask {
         );
         const pending = [...this.tracked].filter(key => present.has(key));
         this.waitingFor = plan.waitCompleted.map(podKey);
+        this.virtualMachines = plan.virtualMachines?.map(v => ({
+          vmi: `${v.namespace}/${v.name}`,
+          action: v.action,
+        }));
         // The lowest group with a pod still there (terminating ones included).
         this.order = plan.orderGroups[0]?.order;
         for (const key of [...this.blocked.keys()]) {
@@ -384,17 +478,22 @@ class DrainTask {
         }
         const deadline = this.deadline();
         if (deadline !== undefined && this.now() >= deadline) {
-          this.finish({
-            state: 'failed',
-            reason: `the drain timed out after ${
-              this.nm.spec.drain?.timeoutSeconds
-            }s with ${pending.length} pod(s) still on ${
-              this.nm.spec.nodeName
-            }: ${pending.slice(0, 50).join(', ')}${
-              pending.length > 50 ? ', ...' : ''
-            }. The node is left cordoned.`,
-            progress: this.progress(pending),
-          });
+          const blocking = (plan.virtualMachines ?? []).filter(
+            v => v.action === 'blocks',
+          );
+          this.finish(
+            this.timedOut(
+              pending,
+              blocking.length
+                ? [
+                    `VirtualMachineInstances that keep their pods from being evicted: ${blocking
+                      .slice(0, 20)
+                      .map(v => `${v.namespace}/${v.name} (${v.reason})`)
+                      .join('; ')}.`,
+                  ]
+                : [],
+            ),
+          );
           break;
         }
         const now = this.now();

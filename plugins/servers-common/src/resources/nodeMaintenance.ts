@@ -296,6 +296,24 @@ const drainProgressSchema = z
       .describe(
         'Pods with rackside.dev/drain: wait-completed the drain waits for (never evicted), as namespace/name.',
       ),
+    virtualMachines: z
+      .array(
+        z.object({
+          vmi: podKeySchema.describe(
+            'The KubeVirt VirtualMachineInstance, as namespace/name.',
+          ),
+          action: z
+            .enum(['migrate', 'shutdown', 'blocks'])
+            .describe(
+              'What evicting its pod does: live migration, shutdown, or nothing (KubeVirt refuses the eviction).',
+            ),
+        }),
+      )
+      .max(2000)
+      .optional()
+      .describe(
+        'The VirtualMachineInstances on the node when the drain read its storage (absent where the cluster has no such API), by their eviction strategy.',
+      ),
     lastError: z.string().max(4096).optional(),
   })
   .describe('Drain progress.');
