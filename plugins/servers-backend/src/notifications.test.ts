@@ -24,7 +24,7 @@ const REASON = 'replace the failed disk in bay 3';
 /** A notification service that records, and lets the test wait for a count. */
 function recordingNotifications() {
   const sent: NotificationSendOptions[] = [];
-  let waiters: Array<() => void> = [];
+  const waiters: Array<() => void> = [];
   return {
     sent,
     factory: createServiceFactory({
@@ -33,9 +33,7 @@ function recordingNotifications() {
       factory: () => ({
         send: async (n: NotificationSendOptions) => {
           sent.push(n);
-          const ready = waiters;
-          waiters = [];
-          ready.forEach(w => w());
+          waiters.splice(0).forEach(w => w());
         },
       }),
     }),
