@@ -25,7 +25,7 @@ function setup(
     fakeNode('worker-1'),
   ]);
   cluster.pods.set('worker-1', [fakePod('web-1', 'worker-1')]);
-  const audited: Array<{ outcome: string; meta: any }> = [];
+  const audited: Array<{ outcome: string; meta: any; options: any }> = [];
   const service = new ServersService({
     clusters: staticClusterRegistry([cluster]),
     permissions: mockServices.permissions.mock({
@@ -46,12 +46,12 @@ function setup(
         ) as any,
     }),
     auditor: mockServices.auditor.mock({
-      createEvent: async () => ({
+      createEvent: async options => ({
         success: async o => {
-          audited.push({ outcome: 'success', meta: o?.meta });
+          audited.push({ outcome: 'success', meta: o?.meta, options });
         },
         fail: async o => {
-          audited.push({ outcome: 'fail', meta: o.meta });
+          audited.push({ outcome: 'fail', meta: o.meta, options });
         },
       }),
     }),
@@ -70,15 +70,57 @@ function setup(
 const alice = mockCredentials.user('user:default/alice');
 
 describe('the registered actions', () => {
-  it('registers the reads and the action request', async () => {
+  it('registers the reads and one action per server verb, with their hints', async () => {
     const { registry } = setup();
     const { actions } = await registry.list();
-    expect(actions.map(a => a.name).sort()).toEqual([
-      'get-server',
-      'list-maintenances',
-      'list-servers',
-      'preflight-server-action',
-      'request-server-action',
+    const hints = Object.fromEntries(
+      actions.map(a => [
+        a.name,
+        [
+          a.attributes.readOnly,
+          a.attributes.destructive,
+          a.attributes.idempotent,
+        ],
+      ]),
+    );
+    // [readOnly, destructive, idempotent]
+    expect(hints).toEqual({
+      'list-clusters': [true, false, true],
+      'list-servers': [true, false, true],
+      'get-server': [true, false, true],
+      'preflight-server-action': [true, false, true],
+      'list-maintenances': [true, false, true],
+      'cordon-server': [false, false, false],
+      'uncordon-server': [false, false, false],
+      'drain-server': [false, true, false],
+      'reboot-server': [false, true, false],
+      'shutdown-server': [false, true, false],
+      'power-on-server': [false, false, false],
+      'abandon-server-maintenance': [false, true, false],
+    });
+    // The requests ask for the route's body fields, the pre-flight ones for the token.
+    const inputOf = (name: string) =>
+      actions.find(a => a.name === name)!.schema.input as any;
+    expect(Object.keys(inputOf('cordon-server').properties).sort()).toEqual([
+      'cluster',
+      'node',
+      'reason',
+      'typedName',
+    ]);
+    expect(inputOf('cordon-server').required.sort()).toEqual([
+      'cluster',
+      'node',
+      'reason',
+    ]);
+    expect(Object.keys(inputOf('reboot-server').properties).sort()).toEqual([
+      'allowNodeLocalData',
+      'cluster',
+      'deleteEmptyDirData',
+      'force',
+      'node',
+      'preflightToken',
+      'reason',
+      'typedName',
     ]);
   });
 
@@ -141,66 +183,84 @@ describe('the registered actions', () => {
     const preflight = (pre.output as any).preflight;
     expect(preflight.evict.map((p: any) => p.name)).toEqual(['web-1']);
     const { output } = await registry.invoke({
-      id: 'test:request-server-action',
+      id: 'test:drain-server',
       input: {
         cluster: 'plant-a',
         node: 'worker-1',
-        action: 'drain',
         reason: REASON,
         preflightToken: preflight.token,
       },
       credentials: alice,
     });
     expect((output as any).maintenance).toMatch(/^worker-1-drain-/);
+    expect((output as any).created).toBe(true);
     expect(cluster.created[0].spec).toMatchObject({
       intent: 'drain',
       requestedBy: 'user:default/alice',
       preflight: { token: preflight.token },
     });
+    // Said to come through the actions registry (MCP), graded as the route grades it.
     expect(audited.at(-1)).toMatchObject({
       outcome: 'success',
-      meta: { actor: 'user:default/alice', action: 'drain' },
+      options: {
+        eventId: 'server-action',
+        severityLevel: 'medium',
+        meta: { via: 'actions' },
+      },
+      meta: {
+        actor: 'user:default/alice',
+        action: 'drain',
+        via: 'actions',
+        maintenance: (output as any).maintenance,
+      },
     });
   });
 
   it('applies the same checks: permission, reason policy, ceremony, guard; nothing written', async () => {
     const { registry, cluster, audited } = setup(['servers:cordon']);
-    const request = (input: object) =>
+    const request = (action: string, input: object) =>
       registry.invoke({
-        id: 'test:request-server-action',
+        id: `test:${action}-server`,
         input: { cluster: 'plant-a', node: 'worker-1', ...input } as any,
         credentials: alice,
       });
-    await expect(request({ action: 'cordon', reason: REASON })).rejects.toThrow(
+    await expect(request('cordon', { reason: REASON })).rejects.toThrow(
       /not allowed to cordon worker-1 \(servers:cordon\)/,
     );
-    await expect(
-      request({ action: 'uncordon', reason: 'short' }),
-    ).rejects.toThrow(/at least 10/);
-    await expect(request({ action: 'drain', reason: REASON })).rejects.toThrow(
+    await expect(request('uncordon', { reason: 'short' })).rejects.toThrow(
+      /at least 10/,
+    );
+    await expect(request('drain', { reason: REASON })).rejects.toThrow(
       /pre-flight token/,
     );
     // cp-3 is not Ready: rebooting cp-1 would drop below quorum.
     await expect(
-      registry.invoke({
-        id: 'test:request-server-action',
-        input: {
-          cluster: 'plant-a',
-          node: 'cp-1',
-          action: 'reboot',
-          reason: REASON,
-          typedName: 'cp-1',
-          preflightToken: 'x',
-        },
-        credentials: alice,
+      request('reboot', {
+        node: 'cp-1',
+        reason: REASON,
+        typedName: 'cp-1',
+        preflightToken: 'x',
       }),
     ).rejects.toThrow(/quorum/);
     expect(cluster.writes).toBe(0);
-    expect(audited.map(a => a.meta.outcome)).toEqual([
-      'denied',
-      'invalid',
-      'invalid',
-      'refused',
+    expect(audited.map(a => [a.meta.action, a.meta.outcome])).toEqual([
+      ['cordon', 'denied'],
+      ['uncordon', 'invalid'],
+      ['drain', 'invalid'],
+      ['reboot', 'refused'],
+    ]);
+    // Every attempt says it came through the actions registry; a power verb is high.
+    expect(audited.map(a => a.meta.via)).toEqual([
+      'actions',
+      'actions',
+      'actions',
+      'actions',
+    ]);
+    expect(audited.map(a => a.options.severityLevel)).toEqual([
+      'medium',
+      'medium',
+      'medium',
+      'high',
     ]);
   });
 
@@ -208,11 +268,10 @@ describe('the registered actions', () => {
     const { registry, cluster } = setup();
     await expect(
       registry.invoke({
-        id: 'test:request-server-action',
+        id: 'test:cordon-server',
         input: {
           cluster: 'plant-a',
           node: 'worker-1',
-          action: 'cordon',
           reason: REASON,
         },
         credentials: mockCredentials.service('plugin:catalog'),

@@ -1,23 +1,38 @@
 import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
 import type { ServersService } from '../service/ServersService';
+import { registerAbandonServerMaintenanceAction } from './abandonServerMaintenance';
+import { registerCordonServerAction } from './cordonServer';
+import { registerDrainServerAction } from './drainServer';
 import { registerGetServerAction } from './getServer';
+import { registerListClustersAction } from './listClusters';
 import { registerListMaintenancesAction } from './listMaintenances';
 import { registerListServersAction } from './listServers';
+import { registerPowerOnServerAction } from './powerOnServer';
 import { registerPreflightAction } from './preflight';
-import { registerRequestServerAction } from './requestServerAction';
+import { registerRebootServerAction } from './rebootServer';
+import { registerShutdownServerAction } from './shutdownServer';
+import { registerUncordonServerAction } from './uncordonServer';
 
 /**
  * The plugin's actions in the Backstage actions registry (for MCP clients and other
  * plugins): the same reads and the same action requests as the routes, through the same
- * service, so the same permission, reason policy, ceremony and guard checks apply.
+ * service, so the same permission, reason policy, ceremony and guard checks apply. One
+ * action per server verb, so each carries its own readOnly/destructive/idempotent hints.
  */
 export function registerServersActions(
   registry: ActionsRegistryService,
   service: ServersService,
 ): void {
+  registerListClustersAction(registry, service);
   registerListServersAction(registry, service);
   registerGetServerAction(registry, service);
   registerPreflightAction(registry, service);
   registerListMaintenancesAction(registry, service);
-  registerRequestServerAction(registry, service);
+  registerCordonServerAction(registry, service);
+  registerUncordonServerAction(registry, service);
+  registerDrainServerAction(registry, service);
+  registerRebootServerAction(registry, service);
+  registerShutdownServerAction(registry, service);
+  registerPowerOnServerAction(registry, service);
+  registerAbandonServerMaintenanceAction(registry, service);
 }

@@ -11,8 +11,8 @@ export function registerPreflightAction(
     name: 'preflight-server-action',
     title: 'Pre-flight a drain, reboot or shutdown',
     description:
-      'Shows what a drain, reboot or shutdown of a server would do now: the pods it would evict, the pods it would refuse and why, DaemonSet pods left in place, the disruption budgets in the way, the quorum effect and the ceremony. The returned token binds this impact for the caller; request-server-action needs it.',
-    attributes: { readOnly: true },
+      'Shows what a drain, reboot or shutdown of a server would do now: the pods it would evict, the pods it would refuse and why, DaemonSet pods left in place, the disruption budgets in the way, the quorum effect and the ceremony. The returned token binds this impact for the caller: drain-server, reboot-server and shutdown-server take it (with the same drain options), and refuse it once the impact changed. Needs the permission of the action on the server and user credentials; writes nothing.',
+    attributes: { readOnly: true, idempotent: true },
     schema: {
       input: z =>
         z.object({

@@ -54,7 +54,8 @@ import {
   type ServerResource,
 } from '@rackside/plugin-servers-node';
 import type { Request } from 'express';
-import { z } from 'zod';
+import { actionBodySchema, type ActionBody } from './actionBody';
+import { serverActionSeverity, type CallVia } from './auditSeverity';
 import { performAction } from './performAction';
 import {
   computePreflight,
@@ -102,33 +103,7 @@ export class QuorumRefusedError extends ConflictError {
   }
 }
 
-/** The body of an action request (the routes' contract; actions take the same fields). */
-export const actionBodySchema = z.object({
-  reason: z.string({
-    required_error: 'reason is required',
-    invalid_type_error: 'reason must be a string',
-  }),
-  preflightToken: z
-    .string({ invalid_type_error: 'preflightToken must be a string' })
-    .max(4096)
-    .optional(),
-  typedName: z
-    .string({ invalid_type_error: 'typedName must be a string' })
-    .max(253)
-    .optional(),
-  deleteEmptyDirData: z
-    .boolean({ invalid_type_error: 'deleteEmptyDirData must be a boolean' })
-    .optional(),
-  force: z
-    .boolean({ invalid_type_error: 'force must be a boolean' })
-    .optional(),
-  allowNodeLocalData: z
-    .boolean({ invalid_type_error: 'allowNodeLocalData must be a boolean' })
-    .optional(),
-});
-
-/** A parsed action body. */
-export type ActionBody = z.infer<typeof actionBodySchema>;
+export { actionBodySchema, type ActionBody } from './actionBody';
 
 function parseBody(body: unknown): ActionBody {
   const parsed = actionBodySchema.safeParse(body ?? {});
@@ -195,6 +170,8 @@ export interface ActionRequest {
   action: string;
   /** Unchecked: validated here (400 naming the field). */
   body: unknown;
+  /** How the request came in (the audit event's `via`); `http` if unset. */
+  via?: CallVia;
 }
 
 export class ServersService {
@@ -568,6 +545,7 @@ export class ServersService {
       reason: typeof raw?.reason === 'string' ? raw.reason : '',
       cluster: request.cluster,
       node: nodeName,
+      via: request.via ?? 'http',
     };
     let event: AuditorServiceEvent | undefined;
     let maintenance: string | undefined;
@@ -582,8 +560,7 @@ export class ServersService {
       const action: ServerAction = actionParam;
       event = await auditor.createEvent({
         eventId: 'server-action',
-        severityLevel:
-          action === 'reboot' || action === 'shutdown' ? 'high' : 'medium',
+        severityLevel: serverActionSeverity(action),
         request: httpRequest,
         meta,
       });
@@ -733,7 +710,7 @@ export class ServersService {
         event ??
         (await auditor.createEvent({
           eventId: 'server-action',
-          severityLevel: 'medium',
+          severityLevel: serverActionSeverity(actionParam),
           request: httpRequest,
           meta,
         }));
@@ -753,11 +730,12 @@ export class ServersService {
       action: request.action,
       cluster: request.cluster,
       node: request.node,
+      via: 'http',
       outcome: 'unauthenticated',
     };
     const event = await this.options.auditor.createEvent({
       eventId: 'server-action',
-      severityLevel: 'medium',
+      severityLevel: serverActionSeverity(request.action),
       request: httpRequest,
       meta,
     });

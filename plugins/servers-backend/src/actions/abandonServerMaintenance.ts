@@ -1,0 +1,18 @@
+import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
+import type { ServersService } from '../service/ServersService';
+import { REQUEST_FIELDS, registerServerVerbAction } from './serverVerbAction';
+
+export function registerAbandonServerMaintenanceAction(
+  registry: ActionsRegistryService,
+  service: ServersService,
+) {
+  registerServerVerbAction(registry, service, {
+    verb: 'maintenance-abandon',
+    name: 'abandon-server-maintenance',
+    title: 'Abandon a server maintenance',
+    description:
+      'Abandons the open maintenance of a server: the operator stops it where it is (a drain stops evicting; the node stays cordoned until it is returned to service).',
+    attributes: { destructive: true, idempotent: false },
+    fields: REQUEST_FIELDS,
+  });
+}

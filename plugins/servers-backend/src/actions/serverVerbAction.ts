@@ -1,0 +1,101 @@
+import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
+import {
+  serverActionPermissions,
+  type ServerAction,
+} from '@rackside/plugin-servers-common';
+import {
+  actionBodyFields,
+  type ActionBodyField,
+  type Zod,
+} from '../service/actionBody';
+import type { ServersService } from '../service/ServersService';
+import { userCredentials } from './userCredentials';
+
+/** One server action as a registered action (one file per action names its spec). */
+export interface ServerVerbActionSpec {
+  /** The route's `:action`, and so the permission, ceremony and guard applied. */
+  verb: ServerAction;
+  name: string;
+  title: string;
+  description: string;
+  /** The hints MCP clients show (readOnly is false for every request). */
+  attributes: { destructive: boolean; idempotent: boolean };
+  /** Which fields of the route's body this action takes. */
+  fields: readonly ActionBodyField[];
+}
+
+/** The fields every action request takes; the pre-flight ones add the drain options. */
+export const REQUEST_FIELDS = ['reason', 'typedName'] as const;
+export const PREFLIGHT_REQUEST_FIELDS = [
+  'reason',
+  'preflightToken',
+  'typedName',
+  'deleteEmptyDirData',
+  'force',
+  'allowNodeLocalData',
+] as const;
+
+/**
+ * The chosen body fields, built with the registry's own zod (a copy of the same zod 3
+ * API as ours, so only its static type differs: hence the cast; the action reads its
+ * input as untyped and the service validates it as the route's body).
+ */
+function bodyShape(z: unknown, fields: readonly ActionBodyField[]): {} {
+  const all = actionBodyFields(z as Zod);
+  return Object.fromEntries(fields.map(f => [f, all[f]]));
+}
+
+/**
+ * Registers one server action: its input is the cluster, the node and the route's
+ * body fields, handed to the same `ServersService.requestAction` as the route (the
+ * permission on the server, the reason policy, the guard, the capability rule, the
+ * ceremony and the pre-flight token), audited with `via: 'actions'`.
+ */
+export function registerServerVerbAction(
+  registry: ActionsRegistryService,
+  service: ServersService,
+  spec: ServerVerbActionSpec,
+) {
+  const permission = serverActionPermissions[spec.verb].name;
+  registry.register({
+    name: spec.name,
+    title: spec.title,
+    description: `${spec.description} Needs the permission ${permission} on the server and user credentials; refused (nothing written) when a check fails; audited with who, why and the NodeMaintenance.`,
+    attributes: { readOnly: false, ...spec.attributes },
+    schema: {
+      input: z =>
+        z.object({
+          cluster: z.string().describe('The cluster name (list-clusters)'),
+          node: z.string().describe('The Node name'),
+          ...bodyShape(z, spec.fields),
+        }),
+      output: z =>
+        z.object({
+          maintenance: z
+            .string()
+            .describe('The NodeMaintenance created or changed'),
+          created: z
+            .boolean()
+            .describe(
+              'true: a new NodeMaintenance; false: a request on the open one',
+            ),
+        }),
+    },
+    action: async ({ input, credentials }) => {
+      const { cluster, node, ...body } = input as {
+        cluster: string;
+        node: string;
+      } & Record<string, unknown>;
+      const result = await service.requestAction(userCredentials(credentials), {
+        cluster,
+        node,
+        action: spec.verb,
+        body,
+        via: 'actions',
+      });
+      return {
+        output: { maintenance: result.name, created: result.status === 201 },
+      };
+    },
+  });
+}
