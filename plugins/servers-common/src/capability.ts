@@ -25,6 +25,11 @@ export const POWER_VERBS = [
 /** A power verb. */
 export type PowerVerb = (typeof POWER_VERBS)[number];
 
+/** Whether an action is one of the {@link POWER_VERBS}. */
+export function isPowerVerb(action: string): action is PowerVerb {
+  return (POWER_VERBS as readonly string[]).includes(action);
+}
+
 /**
  * What the configured channel can do (`PowerProvider.status`) plus the deployment's
  * declaration that a person is at the rack (`spec.attendedRack`).

@@ -1,10 +1,6 @@
+import { virtualNodeRefusal } from './applicability';
 import type { ServerAction } from './permissions';
-import {
-  type DerivedQuorum,
-  type NodeFacts,
-  type QuorumDerivation,
-  VIRTUAL_NODE_LABEL,
-} from './quorum';
+import type { DerivedQuorum, NodeFacts, QuorumDerivation } from './quorum';
 
 /**
  * The quorum guard (DESIGN section 6, ADR 0034 section 5). The backend runs it at request
@@ -170,7 +166,7 @@ export function guard(
     return {
       verdict: 'refuse',
       ...numbers(derivation),
-      reason: `${subject} is refused: ${node.name} is a virtual node (${VIRTUAL_NODE_LABEL}=true) and Rackside takes no action on virtual nodes.`,
+      reason: `${subject} is refused: ${virtualNodeRefusal(node.name)}`,
     };
   }
   if (!takesMemberDown(request.action)) {

@@ -98,8 +98,10 @@ export function isTerminalPhase(phase: MaintenancePhase): boolean {
 
 /**
  * Whether a maintenance takes its node down. Only a power verb does, and it counts from
- * the moment it is requested until it ends, not from when the verb is sent: once a request
- * has been admitted, the margin it will spend is already spoken for.
+ * the moment it is admitted until it ends, not from when the verb is sent: once a request
+ * has been admitted, the margin it will spend is already spoken for. Which maintenances
+ * are handed to {@link deriveQuorum} at all (the admitted ones) is decided by
+ * `quorumMaintenances` (openMaintenance.ts), which every caller uses.
  */
 export function takesNodeDown(maintenance: MaintenanceFacts): boolean {
   return (

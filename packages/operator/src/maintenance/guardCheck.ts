@@ -9,10 +9,9 @@
 import {
   deriveQuorum,
   guard,
-  isTerminalPhase,
   nodeFactsFromNode,
+  quorumMaintenances,
   type GuardResult,
-  type MaintenanceFacts,
   type MaintenanceIntent,
   type NodeFacts,
   type NodeMaintenance,
@@ -74,19 +73,16 @@ export function checkQuorum(
   at: 'admission' | 'send',
 ): QuorumCheck {
   const nodes: NodeFacts[] = view.nodes().map(nodeFactsFromNode);
-  const facts: MaintenanceFacts[] = view
-    .maintenances()
-    .filter(m => m.metadata.name !== nm.metadata.name)
-    .filter(m => m.status?.phase !== undefined)
-    .filter(m => !isTerminalPhase(m.status!.phase!))
-    .filter(
-      m => at === 'admission' || admittedBefore(m, nm) || hasRecordedVerb(m),
-    )
-    .map(m => ({
-      nodeName: m.spec.nodeName,
-      intent: m.spec.intent,
-      phase: m.status!.phase!,
-    }));
+  // servers-common decides which maintenances count (the admitted, open ones), for the
+  // backend's view and request check too; at send time only those admitted before.
+  const facts = quorumMaintenances(
+    view
+      .maintenances()
+      .filter(m => m.metadata.name !== nm.metadata.name)
+      .filter(
+        m => at === 'admission' || admittedBefore(m, nm) || hasRecordedVerb(m),
+      ),
+  );
   const derivation = deriveQuorum(nodes, facts);
   const result = guard(
     { action: ACTION_OF_INTENT[nm.spec.intent], nodeName: nm.spec.nodeName },

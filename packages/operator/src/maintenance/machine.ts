@@ -10,8 +10,11 @@
  */
 import {
   abandonWouldStrand,
+  busyNodeRefusal,
   isTerminalPhase,
   nodeFactsFromNode,
+  openMaintenanceOf,
+  virtualNodeRefusal,
   planDrain,
   type DrainContext,
   type PodLike,
@@ -151,8 +154,6 @@ export type Row = (
   ports: MachinePorts,
 ) => Promise<Decision>;
 
-export const VIRTUAL_LABEL = 'rackside.dev/virtual-node';
-
 /** Intents whose maintenance drains the node after cordoning it. */
 const DRAINING_INTENTS: readonly MaintenanceIntent[] = [
   'drain',
@@ -183,40 +184,27 @@ function isReady(node: NodeView | undefined): boolean {
   return !!node && nodeFactsFromNode(node).ready;
 }
 
-/** Orders maintenances of one node: who asked first wins. */
-function older(a: NodeMaintenance, b: NodeMaintenance): boolean {
-  const ta = a.metadata.creationTimestamp ?? '';
-  const tb = b.metadata.creationTimestamp ?? '';
-  if (ta !== tb) return ta < tb;
-  return (a.metadata.name ?? '') < (b.metadata.name ?? '');
-}
-
 /**
- * The other maintenance that keeps this node busy: an admitted non-terminal one, or a not
- * yet admitted one that was created first.
+ * The other maintenance that keeps this node busy: the node's open maintenance
+ * (servers-common `openMaintenanceOf`, the one the backend shows and offers by) when it
+ * is not this one: an admitted one, or a not yet admitted one that was created first.
  */
 export function blockingMaintenance(
   nm: NodeMaintenance,
   all: readonly NodeMaintenance[],
 ): NodeMaintenance | undefined {
-  return all
-    .filter(other => other.metadata.name !== nm.metadata.name)
-    .filter(other => other.spec.nodeName === nm.spec.nodeName)
-    .filter(other => !isTerminalPhase(other.status?.phase ?? 'Requested'))
-    .filter(other => other.status?.phase !== undefined || older(other, nm))
-    .sort((a, b) => (older(a, b) ? -1 : 1))[0];
+  const others = all.filter(other => other.metadata.name !== nm.metadata.name);
+  const open = openMaintenanceOf(nm.spec.nodeName, [...others, nm]);
+  return open === nm ? undefined : open;
 }
 
 /** New: the rules every intent passes, under the operator's one guard lock. */
 const admit: Row = async (nm, { view, pods, power }) => {
   const nodeName = nm.spec.nodeName;
   const node = view.node(nodeName);
-  if (node?.metadata?.labels?.[VIRTUAL_LABEL] === 'true') {
-    return refuse(
-      `${nodeName} is a virtual node (${VIRTUAL_LABEL}=true): Rackside takes no action on it`,
-      'virtual',
-      { reason: `${nodeName} is a virtual node; every action is refused` },
-    );
+  if (node && nodeFactsFromNode(node).virtual) {
+    const reason = virtualNodeRefusal(nodeName);
+    return refuse(reason, 'virtual', { reason });
   }
   const verb = VERB_OF_INTENT[nm.spec.intent];
   if (verb) {
@@ -232,11 +220,11 @@ const admit: Row = async (nm, { view, pods, power }) => {
     .filter(m => m.metadata.name !== nm.metadata.name);
   const busy = blockingMaintenance(nm, others);
   if (busy) {
-    const reason = `${nodeName} is already under maintenance ${
-      busy.metadata.name
-    } (${
-      busy.status?.phase ?? 'not yet admitted'
-    }); at most one maintenance per node`;
+    const reason = busyNodeRefusal(nodeName, {
+      name: busy.metadata.name,
+      intent: busy.spec.intent,
+      phase: busy.status?.phase,
+    });
     return refuse(reason, 'busy', {
       reason,
       blockingMaintenance: busy.metadata.name,

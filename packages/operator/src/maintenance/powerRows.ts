@@ -10,6 +10,7 @@
 import {
   acknowledgedRung,
   nodeFactsFromNode,
+  quorumMaintenances,
   sendAllowed,
   takesNodeDown,
   type NodeMaintenance,
@@ -323,11 +324,7 @@ function downNow(nm: NodeMaintenance, ports: MachinePorts): string {
       m =>
         m.metadata.name !== nm.metadata.name &&
         members.some(n => n.ready && n.name === m.spec.nodeName) &&
-        takesNodeDown({
-          nodeName: m.spec.nodeName,
-          intent: m.spec.intent,
-          phase: m.status?.phase ?? 'Requested',
-        }),
+        quorumMaintenances([m]).some(takesNodeDown),
     )
     .map(m => `${m.spec.nodeName} (${m.metadata.name})`);
   if (going.length) parts.push(`going down: ${going.join(', ')}`);

@@ -30,7 +30,7 @@ import {
   isServerAction,
   nodeFactsFromNode,
   offerFor,
-  POWER_VERBS,
+  isPowerVerb,
   PREFLIGHT_ACTIONS,
   powerAdvertisementOf,
   SERVER_ACTIONS,
@@ -41,7 +41,6 @@ import {
   type GuardResult,
   type MaintenanceListResponse,
   type MaintenanceResponse,
-  type PowerVerb,
   type PreflightAction,
   type PreflightResponse,
   type ServerAction,
@@ -113,10 +112,6 @@ function parseBody(body: unknown): ActionBody {
     throw new InputError(`invalid request body: ${field}: ${issue.message}`);
   }
   return parsed.data;
-}
-
-function isPowerVerb(action: string): action is PowerVerb {
-  return (POWER_VERBS as readonly string[]).includes(action);
 }
 
 /** Whether an action carries a pre-flight. */

@@ -2,19 +2,20 @@
  * What each server action writes, once every check passed (ServersService.requestAction):
  * a new NodeMaintenance (cordon, drain, reboot, shutdown; uncordon of a node cordoned
  * outside Rackside) or a request flag on the node's open one (return to service, abandon,
- * power-on). Conflicts with the node's state are 409s with the reason.
+ * power-on). An action that does not apply to the node's state (servers-common
+ * `whyNotApplicable`, the rule the views offer by) is a 409 with the reason.
  */
 import { ConflictError, NotFoundError } from '@backstage/errors';
 import {
-  abandonWouldStrand,
+  nodeFactsFromNode,
   RACKSIDE_API_VERSION,
-  whyNotAbandon,
+  whyNotApplicable,
   type ServerAction,
 } from '@rackside/plugin-servers-common';
 import type { NodeObject } from '@rackside/plugin-servers-node';
 import { preflightMaintenanceName, type PreflightImpact } from './preflight';
 import type { ClusterState, MaintenanceObject } from './types';
-import { maintenanceState } from './view';
+import { nodeStateOf } from './view';
 
 /** What is kept on the NodeMaintenance of the pre-flight the requester acknowledged. */
 function preflightRecord(impact: PreflightImpact, token: string) {
@@ -64,23 +65,13 @@ export async function performAction(
   flag: { by: string; reason: string; at: string },
   preflight?: { impact: PreflightImpact; token: string },
 ): Promise<{ status: number; name: string; outcome: string }> {
-  const unschedulable = node.spec?.unschedulable === true;
-  const ending = (m: NonNullable<typeof active>) =>
-    m.spec.returnToService
-      ? 'is already returning to service'
-      : 'is already being abandoned';
+  const conflict = whyNotApplicable(
+    action,
+    nodeStateOf(node, nodeFactsFromNode(node as any), active),
+  );
+  if (conflict) throw new ConflictError(conflict);
   switch (action) {
     case 'cordon': {
-      if (active) {
-        throw new ConflictError(
-          `${nodeName} already has a maintenance in progress: ${
-            active.metadata.name
-          } (${active.spec.intent}, ${active.status?.phase ?? 'Requested'})`,
-        );
-      }
-      if (unschedulable) {
-        throw new ConflictError(`${nodeName} is already cordoned`);
-      }
       const created = await cluster.createMaintenance({
         apiVersion: RACKSIDE_API_VERSION,
         kind: 'NodeMaintenance',
@@ -96,11 +87,6 @@ export async function performAction(
     }
     case 'uncordon': {
       if (active) {
-        if (active.spec.returnToService || active.spec.abandon) {
-          throw new ConflictError(
-            `maintenance ${active.metadata.name} ${ending(active)}`,
-          );
-        }
         await cluster.setRequestFlag(
           active.metadata.name,
           'returnToService',
@@ -111,9 +97,6 @@ export async function performAction(
           name: active.metadata.name,
           outcome: 'return-to-service-requested',
         };
-      }
-      if (!unschedulable) {
-        throw new ConflictError(`${nodeName} is in service already`);
       }
       // Cordoned outside Rackside: record the return like any other act.
       const created = await cluster.createMaintenance({
@@ -137,13 +120,6 @@ export async function performAction(
     case 'drain':
     case 'reboot':
     case 'shutdown': {
-      if (active) {
-        throw new ConflictError(
-          `${nodeName} already has a maintenance in progress: ${
-            active.metadata.name
-          } (${active.spec.intent}, ${active.status?.phase ?? 'Requested'})`,
-        );
-      }
       const { impact, token } = preflight!;
       const created = await cluster.createMaintenance({
         apiVersion: RACKSIDE_API_VERSION,
@@ -167,64 +143,21 @@ export async function performAction(
       return { status: 201, name: created.metadata.name, outcome: 'created' };
     }
     case 'maintenance-abandon': {
-      if (!active) {
-        throw new ConflictError(`${nodeName} has no maintenance to abandon`);
-      }
-      if (active.spec.returnToService || active.spec.abandon) {
-        throw new ConflictError(
-          `maintenance ${active.metadata.name} ${ending(active)}`,
-        );
-      }
-      // The offer rule of servers-common: never while the machine is off.
-      const notOffered = whyNotAbandon(
-        active.metadata.name,
-        maintenanceState(active),
-      );
-      if (notOffered) throw new ConflictError(notOffered);
-      await cluster.setRequestFlag(active.metadata.name, 'abandon', flag);
+      // whyNotApplicable: there is one, not ending, and never while the machine is off.
+      await cluster.setRequestFlag(active!.metadata.name, 'abandon', flag);
       return {
         status: 200,
-        name: active.metadata.name,
+        name: active!.metadata.name,
         outcome: 'abandon-requested',
       };
     }
     case 'power-on': {
-      if (
-        !active ||
-        active.spec.intent !== 'shutdown' ||
-        active.status?.phase !== 'PoweredOff'
-      ) {
-        throw new ConflictError(
-          `${nodeName} is not powered off by a Rackside shutdown${
-            active
-              ? ` (maintenance ${active.metadata.name} is ${
-                  active.spec.intent
-                }, ${active.status?.phase ?? 'Requested'})`
-              : ''
-          }`,
-        );
-      }
-      // An abandon written with kubectl while the machine is off is held until power-on
-      // (servers-common abandonWouldStrand): power-on is the way back, so it stays open.
-      const heldAbandon =
-        !!active.spec.abandon && abandonWouldStrand(maintenanceState(active));
-      if (
-        active.spec.returnToService ||
-        (active.spec.abandon && !heldAbandon)
-      ) {
-        throw new ConflictError(
-          `maintenance ${active.metadata.name} ${ending(active)}`,
-        );
-      }
-      if (active.spec.powerOn) {
-        throw new ConflictError(
-          `power-on of ${nodeName} was already requested by ${active.spec.powerOn.by}`,
-        );
-      }
-      await cluster.setRequestFlag(active.metadata.name, 'powerOn', flag);
+      // whyNotApplicable: a PoweredOff shutdown not yet asked to power on or return; an
+      // abandon written with kubectl while the machine is off is held, so power-on stays.
+      await cluster.setRequestFlag(active!.metadata.name, 'powerOn', flag);
       return {
         status: 200,
-        name: active.metadata.name,
+        name: active!.metadata.name,
         outcome: 'power-on-requested',
       };
     }

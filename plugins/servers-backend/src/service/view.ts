@@ -3,18 +3,20 @@ import {
   deriveQuorum,
   guard,
   holdsNodeCordoned,
-  whyNotAbandon,
-  whyNotPowerOn,
+  isPowerVerb,
   type MaintenanceState,
   isTerminalPhase,
   nodeFactsFromNode,
   invoke,
+  openMaintenanceByNode,
   POWER_VERBS,
   powerAdvertisementOf,
+  quorumMaintenances,
+  whyNotApplicable,
   type InvokeResult,
+  type NodeState,
   type PowerVerb,
   SERVER_ACTIONS,
-  type MaintenanceFacts,
   type MaintenancePhase,
   type NodeFacts,
   type PowerProvider,
@@ -43,21 +45,12 @@ export function isActive(m: MaintenanceObject): boolean {
 export function maintenanceState(m: MaintenanceObject): MaintenanceState {
   return {
     intent: m.spec.intent,
-    phase: phaseOf(m),
+    // Absent until the operator admits it: the rules read that as not yet admitted.
+    phase: m.status?.phase as MaintenancePhase | undefined,
     returnToService: m.spec.returnToService,
     abandon: m.spec.abandon,
     powerOn: m.spec.powerOn,
   };
-}
-
-export function maintenanceFacts(
-  maintenances: readonly MaintenanceObject[],
-): MaintenanceFacts[] {
-  return maintenances.map(m => ({
-    nodeName: m.spec.nodeName,
-    intent: m.spec.intent,
-    phase: phaseOf(m),
-  }));
 }
 
 /** Orders maintenances newest first (RFC 3339 timestamps sort as strings). */
@@ -103,7 +96,7 @@ export interface ClusterSnapshot {
   nodes: NodeObject[];
   facts: NodeFacts[];
   maintenances: MaintenanceObject[];
-  /** Each node's non-terminal maintenance (the newest if several), by node name. */
+  /** Each node's open maintenance (servers-common `openMaintenanceOf`), by node name. */
   activeByNode: ReadonlyMap<string, MaintenanceObject>;
   /** Each node's newest maintenance, terminal or not, by node name. */
   newestByNode: ReadonlyMap<string, MaintenanceObject>;
@@ -120,10 +113,7 @@ export function snapshotOf(
   bmcNodes: Iterable<string> = [],
 ): ClusterSnapshot {
   const facts = nodes.map(n => nodeFactsFromNode(n as any));
-  const activeByNode = new Map<string, MaintenanceObject>();
-  for (const m of maintenances.filter(isActive).sort(newestFirst).reverse()) {
-    activeByNode.set(m.spec.nodeName, m);
-  }
+  const activeByNode = openMaintenanceByNode(maintenances);
   const newestByNode = new Map<string, MaintenanceObject>();
   for (const m of [...maintenances].sort(newestFirst).reverse()) {
     newestByNode.set(m.spec.nodeName, m);
@@ -134,7 +124,7 @@ export function snapshotOf(
     maintenances,
     activeByNode,
     newestByNode,
-    derivation: deriveQuorum(facts, maintenanceFacts(maintenances)),
+    derivation: deriveQuorum(facts, quorumMaintenances(maintenances)),
     powerProvider,
     bmcNodes: new Set(bmcNodes),
   };
@@ -191,7 +181,25 @@ function rolesOf(labels: Record<string, string>): string[] {
 /** The shared {@link ActionOffer} shape. */
 export type ActionView = ActionOffer;
 
-/** Whether an action is offered on a node now, and if not, why. */
+/** What servers-common's applicability rule reads of a node and its open maintenance. */
+export function nodeStateOf(
+  node: NodeObject,
+  facts: NodeFacts,
+  active: MaintenanceObject | undefined,
+): NodeState {
+  return {
+    name: facts.name,
+    virtual: facts.virtual,
+    unschedulable: node.spec?.unschedulable === true,
+    open: active && { name: active.metadata.name, ...maintenanceState(active) },
+  };
+}
+
+/**
+ * Whether an action is offered on a node now, and if not, why: the capability rule for
+ * the power verbs, then servers-common's applicability rule (the request check applies
+ * the same two, performAction.ts).
+ */
 export function offerOf(
   action: ServerAction,
   node: NodeObject,
@@ -199,81 +207,13 @@ export function offerOf(
   active: MaintenanceObject | undefined,
   snapshot: ClusterSnapshot,
 ): { offered: boolean; why?: string } {
-  if (facts.virtual) {
-    return {
-      offered: false,
-      why: `${facts.name} is a virtual node; Rackside takes no action on it.`,
-    };
+  if (!facts.virtual && isPowerVerb(action)) {
+    // The capability rule: only what the channel advertises for this node.
+    const allowed = powerCheck(snapshot, action, facts);
+    if (!allowed.ok) return { offered: false, why: allowed.reason };
   }
-  const unschedulable = node.spec?.unschedulable === true;
-  const pending = active?.spec.returnToService || active?.spec.abandon;
-  switch (action) {
-    case 'cordon':
-      if (active) {
-        return {
-          offered: false,
-          why: `${facts.name} is already under maintenance ${active.metadata.name}.`,
-        };
-      }
-      return unschedulable
-        ? { offered: false, why: `${facts.name} is already cordoned.` }
-        : { offered: true };
-    case 'uncordon':
-      if (active) {
-        return pending
-          ? {
-              offered: false,
-              why: `maintenance ${active.metadata.name} is already ending.`,
-            }
-          : { offered: true };
-      }
-      return unschedulable
-        ? { offered: true }
-        : { offered: false, why: `${facts.name} is in service.` };
-    case 'drain':
-    case 'reboot':
-    case 'shutdown': {
-      if (action !== 'drain') {
-        // The capability rule: only what the channel advertises for this node.
-        const allowed = powerCheck(snapshot, action, facts);
-        if (!allowed.ok) return { offered: false, why: allowed.reason };
-      }
-      // A node cordoned outside Rackside may be drained: abandon restores its cordon.
-      return active
-        ? {
-            offered: false,
-            why: `${facts.name} is already under maintenance ${active.metadata.name}.`,
-          }
-        : { offered: true };
-    }
-    case 'power-on': {
-      const allowed = powerCheck(snapshot, 'power-on', facts);
-      if (!allowed.ok) return { offered: false, why: allowed.reason };
-      if (!active) {
-        return {
-          offered: false,
-          why: `${facts.name} is not powered off by a Rackside shutdown.`,
-        };
-      }
-      // servers-common: an abandon held while the machine is off keeps power-on offered.
-      const why = whyNotPowerOn(
-        active.metadata.name,
-        facts.name,
-        maintenanceState(active),
-      );
-      return why ? { offered: false, why } : { offered: true };
-    }
-    case 'maintenance-abandon': {
-      if (!active) {
-        return { offered: false, why: `${facts.name} has no maintenance.` };
-      }
-      // servers-common: never while the machine is off (it would stay off).
-      const why = whyNotAbandon(active.metadata.name, maintenanceState(active));
-      return why ? { offered: false, why } : { offered: true };
-    }
-    default:
-      return { offered: false, why: `${String(action)} is not an action.` };
-  }
+  const why = whyNotApplicable(action, nodeStateOf(node, facts, active));
+  return why ? { offered: false, why } : { offered: true };
 }
 
 /** What the list and the detail views of a server share. */
