@@ -654,7 +654,7 @@ describe('POST /clusters/:cluster/reclaims', () => {
     expect(events).toHaveLength(1);
     expect(events[0].options).toMatchObject({
       eventId: 'machine-reclaim-create',
-      severityLevel: 'high',
+      severityLevel: 'critical',
     });
     expect(events[0].meta).toMatchObject({
       actor: ME,

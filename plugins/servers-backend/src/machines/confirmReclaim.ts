@@ -7,6 +7,7 @@ import {
 } from '@rackside/plugin-servers-common';
 import type { Router } from 'express';
 import { z } from 'zod';
+import { RECLAIM_SEVERITY } from '../service/auditSeverity';
 import {
   machinesOr404,
   parseBody,
@@ -63,7 +64,7 @@ export function confirmReclaimRoute(router: Router, ctx: MachinesRouteContext) {
       res,
       {
         eventId: 'machine-reclaim-confirm',
-        severityLevel: 'critical',
+        severityLevel: RECLAIM_SEVERITY,
         meta: {
           cluster: req.params.cluster,
           reclaim: name,

@@ -12,6 +12,7 @@ import { parseTalosconfig } from '@rackside/plugin-servers-node';
 import { randomBytes } from 'node:crypto';
 import type { Router } from 'express';
 import { z } from 'zod';
+import { RECLAIM_SEVERITY } from '../service/auditSeverity';
 import { requireReachable, sameAddress } from '../service/discoveryAddresses';
 import {
   machinesOr404,
@@ -91,7 +92,7 @@ export function createReclaimRoute(router: Router, ctx: MachinesRouteContext) {
       res,
       {
         eventId: 'machine-reclaim-create',
-        severityLevel: 'high',
+        severityLevel: RECLAIM_SEVERITY,
         meta: {
           cluster: req.params.cluster,
           address: rawString(req.body, 'address', 261),
