@@ -4,7 +4,12 @@
  * owns one worker. Evictions are observed from a watch of the node's pods (the first
  * deletionTimestamp of each pod, and its deletion), never from the operator's own report.
  */
-import { AppsV1Api, Watch } from '@kubernetes/client-node';
+import { AppsV1Api, PolicyV1Api, Watch } from '@kubernetes/client-node';
+import {
+  estimateDrain,
+  planDrain,
+  type PodLike,
+} from '@rackside/plugin-servers-common';
 import { coreResources, ResourceClient } from '@rackside/plugin-servers-node';
 import type { Operator } from './operator';
 import { startOperatorRack, type OperatorRack } from './testing/operatorRack';
@@ -61,9 +66,10 @@ async function running(app: string, node: string, count = 1) {
   });
 }
 
-/** Every pod event on a node, in the order the apiserver sent them. */
+/** Every pod event on a node, in the order the apiserver sent them, and when it came. */
 async function recordEvictions(node: string) {
   const seen: string[] = [];
+  const at: number[] = [];
   const marked = new Set<string>();
   const request = await new Watch(env.admin).watch(
     `/api/v1/namespaces/${NS}/pods`,
@@ -71,15 +77,18 @@ async function recordEvictions(node: string) {
     (type: string, pod: any) => {
       const app = pod.metadata?.labels?.app;
       const name = pod.metadata?.name;
-      if (type === 'DELETED') seen.push(`gone ${app}`);
-      else if (pod.metadata?.deletionTimestamp && !marked.has(name)) {
+      if (type === 'DELETED') {
+        seen.push(`gone ${app}`);
+        at.push(Date.now());
+      } else if (pod.metadata?.deletionTimestamp && !marked.has(name)) {
         marked.add(name);
         seen.push(`evicted ${app}`);
+        at.push(Date.now());
       }
     },
     () => undefined,
   );
-  return { seen, stop: () => request.abort() };
+  return { seen, at, stop: () => request.abort() };
 }
 
 beforeAll(async () => {
@@ -210,7 +219,7 @@ describe('drain rules on the rack', () => {
     expect(await podsOn('worker-2')).toEqual([]);
   });
 
-  it('evicts drain-order groups lowest first: the next only once the previous is gone', async () => {
+  it('evicts drain-order groups lowest first: the next only once the previous is gone, within the estimate from the grace periods', async () => {
     // `early` takes its 4 s grace period to go: time enough for a later group to jump ahead.
     await apps.createNamespacedDeployment({
       namespace: NS,
@@ -225,11 +234,29 @@ describe('drain rules on the rack', () => {
     await apps.createNamespacedDeployment({
       namespace: NS,
       body: deployment('late', 'worker-3', {
-        annotations: { 'rackside.dev/drain-order': '5' },
+        graceSeconds: 2,
+        annotations: {
+          'rack.rackside.dev/honor-grace-period': 'true',
+          'rackside.dev/drain-order': '5',
+        },
       }),
     });
     await running('early', 'worker-3');
     await running('late', 'worker-3');
+    // The estimate the pre-flight shows, from the same servers-common functions.
+    const estimate = estimateDrain(
+      planDrain((await podsOn('worker-3')) as PodLike[], {}, {
+        nodeName: 'worker-3',
+      }),
+    );
+    expect(estimate).toMatchObject({
+      seconds: 6,
+      groups: [
+        { order: 1, seconds: 4 },
+        { order: 5, seconds: 2 },
+      ],
+      slowest: { pod: expect.stringMatching(/^drain-rules\/early-/), seconds: 4 },
+    });
     const watch = await recordEvictions('worker-3');
     try {
       await env.create('ordered', 'worker-3', 'drain');
@@ -243,6 +270,12 @@ describe('drain rules on the rack', () => {
         'evicted late',
         'gone late',
       ]);
+      // The groups took their grace periods one after the other (deletion timestamps
+      // have whole seconds, so each can end up to a second early), and the drain ended
+      // within the estimate plus what the rack needs to react.
+      const took = (watch.at[3] - watch.at[0]) / 1000;
+      expect(took).toBeGreaterThanOrEqual(estimate.seconds - 2);
+      expect(took).toBeLessThanOrEqual(estimate.seconds + 10);
     } finally {
       watch.stop();
     }
@@ -301,5 +334,78 @@ describe('drain rules on the rack', () => {
     const after = await env.core.readNamespacedPod({ name, namespace: NS });
     expect(after.metadata?.deletionTimestamp).toBeUndefined();
     expect(after.status?.phase).toBe('Succeeded');
+  });
+  it('times out Failed with the node cordoned and the pods named while the volumes cannot be read', async () => {
+    // A budget holds `held` (429), so the drain is still running when the operator loses
+    // the right to read claims and volumes and a pod with a claim it has not read arrives.
+    await apps.createNamespacedDeployment({
+      namespace: NS,
+      body: deployment('held', 'worker-6'),
+    });
+    await env.admin.makeApiClient(PolicyV1Api).createNamespacedPodDisruptionBudget({
+      namespace: NS,
+      body: {
+        metadata: { name: 'held', namespace: NS },
+        spec: { minAvailable: 1, selector: { matchLabels: { app: 'held' } } },
+      },
+    });
+    const [held] = await running('held', 'worker-6');
+    await env.waitFor('the held budget computed', async () => {
+      const pdb = await env.admin
+        .makeApiClient(PolicyV1Api)
+        .readNamespacedPodDisruptionBudget({ name: 'held', namespace: NS });
+      return (
+        pdb.status?.currentHealthy === 1 && pdb.status.disruptionsAllowed === 0
+      );
+    });
+    await env.create('storage-timeout', 'worker-6', 'drain', {
+      drain: { timeoutSeconds: 15 },
+    });
+    await env.waitFor('the budget refusing held', async () => {
+      const nm = await env.nms.get('storage-timeout');
+      return (nm.status?.drain?.blockedBy ?? []).length > 0;
+    });
+    const roles = new ResourceClient<any>(env.admin, {
+      group: 'rbac.authorization.k8s.io',
+      version: 'v1',
+      plural: 'clusterroles',
+      kind: 'ClusterRole',
+      namespaced: false,
+    });
+    const role = await roles.get('rackside-operator');
+    const rules = role.rules;
+    try {
+      await roles.update({
+        ...role,
+        rules: rules.filter(
+          (r: any) => !(r.resources ?? []).includes('persistentvolumes'),
+        ),
+      });
+      // Bound by name: the node is cordoned, so the scheduler would place it nowhere.
+      const late = deployment('late-claim', 'worker-6', {
+        volumes: [
+          { name: 'data', persistentVolumeClaim: { claimName: 'late-data' } },
+        ],
+      });
+      (late.spec.template.spec as any).nodeName = 'worker-6';
+      await apps.createNamespacedDeployment({ namespace: NS, body: late });
+      const [claimPod] = await running('late-claim', 'worker-6');
+
+      const failed = await env.phaseIs('storage-timeout', 'Failed', 40_000);
+      const reason = failed.status?.message ?? '';
+      expect(reason).toContain(
+        `the drain timed out after 15s with 2 pod(s) still on worker-6: ${NS}/${held.metadata?.name}, ${NS}/${claimPod.metadata?.name}. Evictions waited for the node's volumes, which could not be read (reading the node's volumes:`,
+      );
+      expect(reason).toMatch(/forbidden.*\)\. The node is left cordoned\./);
+      expect(await env.unschedulable('worker-6')).toBe(true);
+      const claimNow = await env.core.readNamespacedPod({
+        name: claimPod.metadata!.name!,
+        namespace: NS,
+      });
+      expect(claimNow.metadata?.deletionTimestamp).toBeUndefined();
+    } finally {
+      const current = await roles.get('rackside-operator');
+      await roles.update({ ...current, rules });
+    }
   });
 });
