@@ -2,6 +2,7 @@ import '@testing-library/jest-dom';
 import { renderInTestApp } from '@backstage/frontend-test-utils';
 import {
   act,
+  configure,
   fireEvent,
   render,
   screen,
@@ -19,6 +20,11 @@ import { focusTarget } from './rowFocus';
 import { POLL_INTERVAL_MS } from './ClusterSection';
 import { ServersPage } from './ServersPage';
 import { ServerTable } from './ServerTable';
+
+// The page renders in a test app: on a loaded machine (the whole suite on two
+// cores) a reload and a dialog take longer than the defaults allow.
+configure({ asyncUtilTimeout: 10_000 });
+const PAGE_TEST_MS = 30_000;
 
 const DRAINABLE = server('worker-1', {}, { cordon: OK, drain: OK });
 /** worker-1 once its drain is requested: Drain and Cordon give way. */
@@ -102,82 +108,96 @@ describe('the focus after an action dialog closes', () => {
     return cordon;
   }
 
-  it('is back on the button that opened it after Escape', async () => {
-    const api = fakeServersApi(serverList([DRAINABLE, OTHER]));
-    await renderInTestApp(<ServersPage />, { apis: [[serversApiRef, api]] });
-    const cordon = await openCordon();
-    fireEvent.keyDown(screen.getByRole('dialog'), { key: 'Escape' });
-    await waitFor(() =>
-      expect(screen.queryByRole('dialog')).not.toBeInTheDocument(),
-    );
-    await waitFor(() => expect(cordon).toHaveFocus());
-  });
-
-  it('is on the row replacement once the request took the opener away', async () => {
-    const api = fakeServersApi(serverList([DRAINABLE, OTHER]));
-    await renderInTestApp(<ServersPage />, { apis: [[serversApiRef, api]] });
-    await openCordon();
-    // The reload after the request answers the row as it is now.
-    api.listServers.mockResolvedValue(serverList([DRAINING, OTHER]));
-    fireEvent.change(screen.getByTestId('action-reason'), {
-      target: { value: 'rack move' },
-    });
-    fireEvent.click(screen.getByRole('button', { name: 'Cordon' }));
-    await waitFor(() =>
-      expect(screen.queryByRole('dialog')).not.toBeInTheDocument(),
-    );
-    expect(api.requestAction).toHaveBeenCalledWith(
-      'rack',
-      'worker-1',
-      'cordon',
-      expect.objectContaining({ reason: 'rack move' }),
-    );
-    await waitFor(() =>
-      expect(
-        screen.getByRole('button', { name: 'Return to service worker-1' }),
-      ).toHaveFocus(),
-    );
-  });
-
-  it('is on the row replacement when the row changed while the dialog was open', async () => {
-    jest.useFakeTimers();
-    try {
+  it(
+    'is back on the button that opened it after Escape',
+    async () => {
       const api = fakeServersApi(serverList([DRAINABLE, OTHER]));
       await renderInTestApp(<ServersPage />, { apis: [[serversApiRef, api]] });
-      await openCordon();
-      // A refresh lands while the dialog is open: someone else cordoned worker-1.
-      const CORDONED = server(
-        'worker-1',
-        { unschedulable: true },
-        { drain: OK, uncordon: OK },
-      );
-      api.listServers.mockResolvedValue(serverList([CORDONED, OTHER]));
-      const reloads = api.listServers.mock.calls.length;
-      act(() => {
-        jest.advanceTimersByTime(POLL_INTERVAL_MS);
-      });
-      // (Behind the modal dialog the page is aria-hidden.)
-      await waitFor(() =>
-        expect(
-          screen.getByRole('button', {
-            name: 'Return to service worker-1',
-            hidden: true,
-          }),
-        ).toBeInTheDocument(),
-      );
-      expect(api.listServers.mock.calls.length).toBeGreaterThan(reloads);
-      fireEvent.click(screen.getByRole('button', { name: 'Cancel' }));
+      const cordon = await openCordon();
+      fireEvent.keyDown(screen.getByRole('dialog'), { key: 'Escape' });
       await waitFor(() =>
         expect(screen.queryByRole('dialog')).not.toBeInTheDocument(),
       );
-      // Cordon is gone: the focus goes to what took its place in the row.
+      await waitFor(() => expect(cordon).toHaveFocus());
+    },
+    PAGE_TEST_MS,
+  );
+
+  it(
+    'is on the row replacement once the request took the opener away',
+    async () => {
+      const api = fakeServersApi(serverList([DRAINABLE, OTHER]));
+      await renderInTestApp(<ServersPage />, { apis: [[serversApiRef, api]] });
+      await openCordon();
+      // The reload after the request answers the row as it is now.
+      api.listServers.mockResolvedValue(serverList([DRAINING, OTHER]));
+      fireEvent.change(screen.getByTestId('action-reason'), {
+        target: { value: 'rack move' },
+      });
+      fireEvent.click(screen.getByRole('button', { name: 'Cordon' }));
+      await waitFor(() =>
+        expect(screen.queryByRole('dialog')).not.toBeInTheDocument(),
+      );
+      expect(api.requestAction).toHaveBeenCalledWith(
+        'rack',
+        'worker-1',
+        'cordon',
+        expect.objectContaining({ reason: 'rack move' }),
+      );
       await waitFor(() =>
         expect(
           screen.getByRole('button', { name: 'Return to service worker-1' }),
         ).toHaveFocus(),
       );
-    } finally {
-      jest.useRealTimers();
-    }
-  });
+    },
+    PAGE_TEST_MS,
+  );
+
+  it(
+    'is on the row replacement when the row changed while the dialog was open',
+    async () => {
+      jest.useFakeTimers();
+      try {
+        const api = fakeServersApi(serverList([DRAINABLE, OTHER]));
+        await renderInTestApp(<ServersPage />, {
+          apis: [[serversApiRef, api]],
+        });
+        await openCordon();
+        // A refresh lands while the dialog is open: someone else cordoned worker-1.
+        const CORDONED = server(
+          'worker-1',
+          { unschedulable: true },
+          { drain: OK, uncordon: OK },
+        );
+        api.listServers.mockResolvedValue(serverList([CORDONED, OTHER]));
+        const reloads = api.listServers.mock.calls.length;
+        act(() => {
+          jest.advanceTimersByTime(POLL_INTERVAL_MS);
+        });
+        // (Behind the modal dialog the page is aria-hidden.)
+        await waitFor(() =>
+          expect(
+            screen.getByRole('button', {
+              name: 'Return to service worker-1',
+              hidden: true,
+            }),
+          ).toBeInTheDocument(),
+        );
+        expect(api.listServers.mock.calls.length).toBeGreaterThan(reloads);
+        fireEvent.click(screen.getByRole('button', { name: 'Cancel' }));
+        await waitFor(() =>
+          expect(screen.queryByRole('dialog')).not.toBeInTheDocument(),
+        );
+        // Cordon is gone: the focus goes to what took its place in the row.
+        await waitFor(() =>
+          expect(
+            screen.getByRole('button', { name: 'Return to service worker-1' }),
+          ).toHaveFocus(),
+        );
+      } finally {
+        jest.useRealTimers();
+      }
+    },
+    PAGE_TEST_MS,
+  );
 });
