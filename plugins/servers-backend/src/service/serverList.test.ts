@@ -8,6 +8,11 @@ import {
   AuthorizeResult,
   type PolicyDecision,
 } from '@backstage/plugin-permission-common';
+import {
+  compareServers,
+  matchesServerFilter,
+  SERVER_SORT_KEYS,
+} from '@rackside/plugin-servers-common';
 import { FakeKube, type ClusterConfig } from '@rackside/plugin-servers-node';
 import { staticClusterRegistry } from './clusterRegistry';
 import { KubeClusterState } from './KubeClusterState';
@@ -155,6 +160,44 @@ describe('windowed servers list', () => {
     expect(windows[0].total).toBe(4);
     const byName = await page({ sort: 'name', direction: 'desc', limit: '2' });
     expect(byName.items.map((s: any) => s.name)).toEqual(['w-7', 'w-6']);
+  });
+
+  it('filters and sorts as the shared rules do (matchesServerFilter, compareServers), for every column', async () => {
+    // Names that code-point order and the collation put apart.
+    for (const n of ['W-10', 'w-9', 'Alpha', 'beta', 'w-1b']) {
+      kube.put(
+        NODES,
+        node(n, n.length % 2 ? 'True' : 'False', {
+          rack: n.toLowerCase() < 'w' ? 'R1' : 'r2',
+          ...(n === 'beta'
+            ? { 'node-role.kubernetes.io/control-plane': '' }
+            : {}),
+        }),
+      );
+    }
+    const all = JSON.parse(
+      (await service.listServersJson(credentials, 'plant-a')).body,
+    ).items;
+    for (const sort of SERVER_SORT_KEYS) {
+      for (const direction of ['asc', 'desc'] as const) {
+        for (const filter of ['', 'rack=r1', 'W-', 'control']) {
+          const windows = await walk({ limit: '4', filter, sort, direction });
+          const expected = all
+            .filter((s: any) => matchesServerFilter(s, filter))
+            .sort((a: any, b: any) => compareServers(a, b, sort, direction))
+            .map((s: any) => s.name);
+          expect(windows.flatMap(w => w.items.map((s: any) => s.name))).toEqual(
+            expected,
+          );
+        }
+      }
+    }
+    // The whole list is in the rules' name order too.
+    expect(all.map((s: any) => s.name)).toEqual(
+      [...all]
+        .sort((a: any, b: any) => compareServers(a, b, 'name', 'asc'))
+        .map((s: any) => s.name),
+    );
   });
 
   it('asks again while nothing changed: the same window and entity tag', async () => {

@@ -6,10 +6,16 @@
 import { randomBytes } from 'node:crypto';
 import { CustomErrorBase, InputError } from '@backstage/errors';
 import {
+  compareServers,
+  matchesServerFilter,
+  normalizeServerFilter,
   powerAdvertisementOf,
+  SERVER_SORT_KEYS,
   type QuorumSummaryResponse,
   type ServerAction,
   type ServerListResponse,
+  type ServerOrderFields,
+  type ServerSortKey,
 } from '@rackside/plugin-servers-common';
 import type { NodeObject } from '@rackside/plugin-servers-node';
 import {
@@ -19,10 +25,6 @@ import {
 } from './ServerListCache';
 import type { KeyedSnapshot } from './types';
 import { phaseOf, serverListItem, type ClusterSnapshot } from './view';
-
-/** The columns the Servers table sorts by (as its headers name them). */
-export const SERVER_SORT_KEYS = ['name', 'role', 'ready', 'phase'] as const;
-export type ServerSortKey = (typeof SERVER_SORT_KEYS)[number];
 
 /** A windowed list request: `?limit=&continue=&filter=&sort=&direction=`. */
 export interface ServerListQuery {
@@ -94,7 +96,7 @@ export function parseServerListQuery(
   return {
     limit: limitNumber,
     continue: token,
-    filter: (filter ?? '').trim().toLowerCase(),
+    filter: normalizeServerFilter(filter ?? ''),
     sort: (sort as ServerSortKey | undefined) ?? 'name',
     direction: direction ?? 'asc',
   };
@@ -121,9 +123,8 @@ export interface ListDecisions {
 
 interface Row extends ListRow {
   node: NodeObject;
-  /** The filter's haystack: name, roles and `label=value`, lower case. */
-  text: string[];
-  sortValues: Record<ServerSortKey, string>;
+  /** What the table's filter and sort read (`matchesServerFilter`, `compareServers`). */
+  fields: ServerOrderFields;
 }
 
 /** The readable rows of one cluster generation for one set of decisions. */
@@ -144,8 +145,6 @@ interface Walk {
   rows: Row[];
   expires: number;
 }
-
-const byName = new Intl.Collator('en').compare;
 
 function rolesOf(labels: Record<string, string>): string[] {
   const prefix = 'node-role.kubernetes.io/';
@@ -215,12 +214,6 @@ export class ServerLists {
     if (memo) return memo;
     const rowKeys = (snap as KeyedSnapshot).rowKeys;
     const visible = snap.nodes.filter(node => decisions.readable(node));
-    if (!rowKeys) {
-      // A state that keeps no ordered, keyed snapshot (tests' fakes).
-      visible.sort((a, b) =>
-        byName(a.metadata?.name ?? '', b.metadata?.name ?? ''),
-      );
-    }
     const rows = visible.map((node): Row => {
       const name = node.metadata?.name ?? '';
       const active = snap.activeByNode.get(name);
@@ -248,23 +241,23 @@ export class ServerLists {
           serverListItem(cluster, node, snap, action =>
             decisions.allowed(node, action),
           ),
-        text: [
-          name.toLowerCase(),
-          ...roles.map(r => r.toLowerCase()),
-          ...Object.entries(labels).map(([k, v]) => `${k}=${v}`.toLowerCase()),
-        ],
-        sortValues: {
+        fields: {
           name,
-          role: roles.join(','),
-          ready: node.status?.conditions?.some(
-            c => c.type === 'Ready' && c.status === 'True',
-          )
-            ? '1'
-            : '0',
-          phase: active ? phaseOf(active) : '',
+          roles,
+          labels,
+          ready:
+            node.status?.conditions?.some(
+              c => c.type === 'Ready' && c.status === 'True',
+            ) ?? false,
+          maintenance: active ? { phase: phaseOf(active) } : undefined,
         },
       };
     });
+    if (!rowKeys) {
+      // A state that keeps no ordered, keyed snapshot (tests' fakes). A keyed one lists
+      // its Nodes by name in the same collation (ClusterNodes.entries).
+      rows.sort((a, b) => compareServers(a.fields, b.fields, 'name', 'asc'));
+    }
     const listing: Listing = {
       context: JSON.stringify([
         cluster,
@@ -386,21 +379,16 @@ export class ServerLists {
     owner: string,
   ): Walk {
     const listing = this.listing(cluster, snap, decisions);
-    const needle = query.filter;
-    let rows = needle
-      ? listing.rows.filter(r => r.text.some(t => t.includes(needle)))
+    const filter = query.filter;
+    let rows = filter
+      ? listing.rows.filter(r => matchesServerFilter(r.fields, filter))
       : listing.rows.slice();
-    if (
-      query.sort !== 'name' ||
-      query.direction !== 'asc' ||
-      !(snap as KeyedSnapshot).rowKeys
-    ) {
-      const sign = query.direction === 'asc' ? 1 : -1;
-      const key = query.sort;
-      rows = rows.sort((a, b) => {
-        const c = byName(a.sortValues[key], b.sortValues[key]);
-        return c !== 0 ? sign * c : byName(a.name, b.name);
-      });
+    // The listing's rows are in name order already.
+    if (query.sort !== 'name' || query.direction !== 'asc') {
+      const { sort, direction } = query;
+      rows = rows.sort((a, b) =>
+        compareServers(a.fields, b.fields, sort, direction),
+      );
     }
     const walk: Walk = {
       id: randomBytes(12).toString('base64url'),
