@@ -12,12 +12,13 @@ describe('tiers', () => {
       'servers:shutdown',
       'servers:power-on',
       'servers:maintenance-abandon',
+      'servers:plan',
       'machines:add',
       'machines:reclaim',
     ]) {
       expect(DEFAULT_TIERS[name]).toBe('admin');
     }
-    expect(Object.keys(DEFAULT_TIERS)).toHaveLength(11);
+    expect(Object.keys(DEFAULT_TIERS)).toHaveLength(12);
   });
 
   it('lets a higher tier hold a lower one, never the reverse', () => {

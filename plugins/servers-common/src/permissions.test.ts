@@ -9,7 +9,7 @@ import {
 import { isResourcePermission } from '@backstage/plugin-permission-common';
 
 describe('permissions', () => {
-  it('defines exactly the eleven names of the product contract', () => {
+  it('defines exactly the twelve names of the product contract', () => {
     expect(serversPermissions.map(p => p.name).sort()).toEqual(
       [
         'machines:add',
@@ -19,6 +19,7 @@ describe('permissions', () => {
         'servers:drain',
         'servers:maintenance-abandon',
         'servers:power-on',
+        'servers:plan',
         'servers:read',
         'servers:reboot',
         'servers:shutdown',
@@ -41,6 +42,7 @@ describe('permissions', () => {
       'servers:shutdown': 'server',
       'servers:power-on': 'server',
       'servers:maintenance-abandon': 'server',
+      'servers:plan': 'basic',
       'machines:read': 'basic',
       'machines:add': 'basic',
       'machines:reclaim': 'basic',

@@ -84,6 +84,16 @@ export const machinesReclaimPermission = createPermission({
   attributes: { action: 'update' },
 });
 
+/**
+ * Create a MaintenancePlan (many servers through one intent under one budget) and pause,
+ * resume or cancel one. Not tied to one server: creating a plan also needs the intent's
+ * own permission (`servers:drain` or `servers:reboot`) on every node of the plan.
+ */
+export const serversPlanPermission = createPermission({
+  name: 'servers:plan',
+  attributes: { action: 'update' },
+});
+
 /** Every server action a user can request, by its route name. */
 export const serverActionPermissions = {
   cordon: serversCordonPermission,
@@ -106,6 +116,9 @@ export function isServerAction(value: string): value is ServerAction {
   return Object.prototype.hasOwnProperty.call(serverActionPermissions, value);
 }
 
+/** The plan permission (not tied to one server). */
+export const planPermissions: BasicPermission[] = [serversPlanPermission];
+
 /** The machine permissions (not tied to one server). */
 export const machinePermissions: BasicPermission[] = [
   machinesReadPermission,
@@ -113,9 +126,10 @@ export const machinePermissions: BasicPermission[] = [
   machinesReclaimPermission,
 ];
 
-/** All eleven Rackside permissions, for registration and policy validation. */
+/** All twelve Rackside permissions, for registration and policy validation. */
 export const serversPermissions = [
   serversReadPermission,
   ...Object.values(serverActionPermissions),
+  ...planPermissions,
   ...machinePermissions,
 ];
