@@ -397,6 +397,24 @@ export function PreflightView(props: { preflight: PreflightResponse }) {
       )}
 
       <Section
+        title="Catalog entities whose pods it evicts"
+        count={preflight.affectedEntities?.length ?? 0}
+        testId="preflight-owners"
+        note="Their owners are notified when the drain starts."
+      >
+        {(preflight.affectedEntities ?? []).map(entity => (
+          <ListItem key={entity.entityRef} disableGutters sx={{ py: 0 }}>
+            <ListItemText
+              primary={`${entity.title} (${entity.entityRef})`}
+              secondary={`owner ${
+                entity.owner ?? 'none in the catalog'
+              }; pods ${entity.pods.join(', ')}`}
+            />
+          </ListItem>
+        ))}
+      </Section>
+
+      <Section
         title="StatefulSets and their budgets"
         count={statefulSets.length}
         testId="preflight-statefulsets"
