@@ -242,4 +242,57 @@ describe('servers routes on the simulated rack', () => {
       })),
     );
   });
+  it("pre-flights the fixture worker-5 (DESIGN section 16): lab/db-0's node-local data, the order groups, the estimate, the skip and wait-completed pods and the KubeVirt VMIs", async () => {
+    const preflightUrl = (query: string) =>
+      `/api/servers/clusters/plant-a/servers/worker-5/preflight?${query}`;
+    const keys = (pods: Obj[]) => pods.map(p => `${p.namespace}/${p.name}`);
+    const pre = await request(server).get(preflightUrl('action=drain'));
+    expect(pre.status).toBe(200);
+    expect(pre.body.canProceed).toBe(false);
+    expect(pre.body.refused).toEqual([
+      expect.objectContaining({
+        pod: expect.objectContaining({ namespace: 'lab', name: 'db-0' }),
+        causes: ['nodeLocalData'],
+        message: expect.stringContaining(
+          'PersistentVolumeClaim data-db-0 is bound to local PersistentVolume lab-db-worker-5',
+        ),
+      }),
+    ]);
+    // Read with the Backstage identity (the chart's RBAC) from the real CRD.
+    expect(
+      pre.body.virtualMachines.map((v: Obj) => [v.name, v.action]),
+    ).toEqual([
+      ['vm-build', 'shutdown'],
+      ['vm-gpu', 'blocks'],
+      ['vm-scratch', 'shutdown'],
+      ['vm-web', 'migrate'],
+    ]);
+
+    const allowed = await request(server).get(
+      preflightUrl('action=drain&allowNodeLocalData=true'),
+    );
+    expect(allowed.status).toBe(200);
+    const p = allowed.body;
+    expect(p.canProceed).toBe(true);
+    expect(keys(p.nodeLocal)).toEqual(['lab/db-0']);
+    expect(p.statefulSets).toEqual([
+      { namespace: 'lab', name: 'db', pods: ['lab/db-0'], budgets: [] },
+    ]);
+    expect(p.orderGroups.map((g: Obj) => [g.order, g.pods.length])).toEqual([
+      [0, 1],
+      [1, 1],
+      [10, 1],
+    ]);
+    expect(p.orderGroups[2].pods).toEqual(['lab/db-0']);
+    expect(keys(p.skipped)).toEqual([
+      expect.stringMatching(/^lab\/local-agent-/),
+    ]);
+    expect(keys(p.waitCompleted)).toEqual([
+      expect.stringMatching(/^lab\/nightly-report-/),
+    ]);
+    expect(p.estimate).toMatchObject({
+      seconds: 1860,
+      slowest: { pod: expect.stringMatching(/^lab\/archiver-/), seconds: 1800 },
+    });
+  });
 });
