@@ -8,6 +8,8 @@ import type {
   PreflightResponse,
   ServerAction,
   ServerListResponse,
+  ServerListWindowQuery,
+  ServerListWindowResponse,
   ServerResponse,
 } from '@rackside/plugin-servers-common';
 
@@ -24,6 +26,15 @@ export interface ServersApi {
   listClusters(): Promise<ClusterSummaryResponse[]>;
   /** `GET /clusters/:cluster/servers`: the servers and the cluster's quorum. */
   listServers(cluster: string): Promise<ServerListResponse>;
+  /**
+   * `GET /clusters/:cluster/servers?limit=&continue=&filter=&sort=&direction=`: one
+   * window of the servers, filtered and sorted on the server. A `continue` the backend
+   * no longer holds rejects with a 410 `ResponseError`: start again without it.
+   */
+  listServerWindow(
+    cluster: string,
+    query: ServerListWindowQuery,
+  ): Promise<ServerListWindowResponse>;
   /**
    * `GET /clusters/:cluster/servers/:node`: one server with every action, offered or
    * not, and why. A server the user may not read is a 404, as an absent one.

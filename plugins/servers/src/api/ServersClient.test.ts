@@ -35,6 +35,27 @@ describe('ServersClient', () => {
     ]);
   });
 
+  it('asks for a window of the servers with its filter, sort and continue', async () => {
+    const { client: c, fetch } = client(
+      jsonResponse(200, { items: [], total: 0, offset: 0 }),
+    );
+    await c.listServerWindow('rack a', { limit: 100, sort: 'name' });
+    await c.listServerWindow('rack', {
+      limit: 200,
+      continue: 'tok/en=',
+      filter: 'zone=west',
+      sort: 'ready',
+      direction: 'desc',
+    });
+    await c.listServerWindow('rack', {});
+    expect(fetch.mock.calls.map(call => call[0])).toEqual([
+      'http://backend/api/servers/clusters/rack%20a/servers?limit=100&sort=name',
+      'http://backend/api/servers/clusters/rack/servers?limit=200&continue=tok%2Fen%3D&filter=zone%3Dwest&sort=ready&direction=desc',
+      // Never no parameter at all: that is the whole list.
+      'http://backend/api/servers/clusters/rack/servers?sort=name',
+    ]);
+  });
+
   it('posts an action with its body', async () => {
     const { client: c, fetch } = client(jsonResponse(201, { name: 'm-1' }));
     await expect(

@@ -11,6 +11,8 @@ import type {
   PreflightResponse,
   ServerAction,
   ServerListResponse,
+  ServerListWindowQuery,
+  ServerListWindowResponse,
   ServerResponse,
 } from '@rackside/plugin-servers-common';
 import { enc, ServersBackendHttp } from './backendHttp';
@@ -40,6 +42,21 @@ export class ServersClient implements ServersApi {
 
   listServers(cluster: string): Promise<ServerListResponse> {
     return this.http.get(`/clusters/${enc(cluster)}/servers`);
+  }
+
+  listServerWindow(
+    cluster: string,
+    query: ServerListWindowQuery,
+  ): Promise<ServerListWindowResponse> {
+    const params = new URLSearchParams();
+    if (query.limit !== undefined) params.set('limit', String(query.limit));
+    if (query.continue !== undefined) params.set('continue', query.continue);
+    if (query.filter) params.set('filter', query.filter);
+    if (query.sort) params.set('sort', query.sort);
+    if (query.direction) params.set('direction', query.direction);
+    // At least one parameter: without any the route answers the whole list.
+    if (!params.toString()) params.set('sort', 'name');
+    return this.http.get(`/clusters/${enc(cluster)}/servers?${params}`);
   }
 
   getServer(cluster: string, node: string): Promise<ServerResponse> {

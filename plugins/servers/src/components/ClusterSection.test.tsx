@@ -30,10 +30,10 @@ describe('ClusterSection live updates', () => {
       'rackside:servers',
       expect.any(Function),
     );
-    expect(api.listServers).toHaveBeenCalledTimes(1);
+    expect(api.listServerWindow).toHaveBeenCalledTimes(1);
     act(() => deliver({ cluster: 'other' }));
     act(() => deliver({ cluster: 'rack' }));
-    await waitFor(() => expect(api.listServers).toHaveBeenCalledTimes(2));
+    await waitFor(() => expect(api.listServerWindow).toHaveBeenCalledTimes(2));
   });
 
   it('polls every 10 s without signals', async () => {
@@ -43,10 +43,10 @@ describe('ClusterSection live updates', () => {
       apis: [[serversApiRef, api]],
     });
     expect(await screen.findByTestId('server-row')).toBeInTheDocument();
-    expect(api.listServers).toHaveBeenCalledTimes(1);
+    expect(api.listServerWindow).toHaveBeenCalledTimes(1);
     await act(async () => {
       jest.advanceTimersByTime(POLL_INTERVAL_MS);
     });
-    await waitFor(() => expect(api.listServers).toHaveBeenCalledTimes(2));
+    await waitFor(() => expect(api.listServerWindow).toHaveBeenCalledTimes(2));
   });
 });

@@ -1,5 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
-import { useApi } from '@backstage/frontend-plugin-api';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import Alert from '@mui/material/Alert';
 import Box from '@mui/material/Box';
 import LinearProgress from '@mui/material/LinearProgress';
@@ -12,7 +11,7 @@ import {
   type ServerAction,
   type ServerListItem,
 } from '@rackside/plugin-servers-common';
-import { describeError, serversApiRef } from '../api';
+import { describeError } from '../api';
 import { ActionDialog } from './ActionDialog';
 import { QuorumBanner } from './QuorumBanner';
 import { findServerRow, keepFocusInRow } from './rowFocus';
@@ -24,60 +23,27 @@ import {
 } from './ServerTable';
 import { AppLink, useServersLinks } from './links';
 import { useLiveRefresh } from './useLiveRefresh';
-import { useLoader } from './useLoader';
+import { useServerWindows } from './useServerWindows';
 
 export { POLL_INTERVAL_MS, SERVERS_SIGNAL_CHANNEL } from './useLiveRefresh';
-
-/** Whether a server matches the filter text (name, roles, labels). */
-export function matchesFilter(server: ServerListItem, text: string): boolean {
-  const needle = text.trim().toLowerCase();
-  if (!needle) return true;
-  if (server.name.toLowerCase().includes(needle)) return true;
-  if (server.roles.some(r => r.toLowerCase().includes(needle))) return true;
-  return Object.entries(server.labels ?? {}).some(([k, v]) =>
-    `${k}=${v}`.toLowerCase().includes(needle),
-  );
-}
-
-function sortValue(server: ServerListItem, key: SortKey): string {
-  switch (key) {
-    case 'role':
-      return server.roles.join(',');
-    case 'ready':
-      return server.ready ? '1' : '0';
-    case 'phase':
-      return server.maintenance?.phase ?? '';
-    default:
-      return server.name;
-  }
-}
-
-/** Sorts servers by a column; ties are broken by name. */
-export function sortServers(
-  servers: readonly ServerListItem[],
-  key: SortKey,
-  direction: SortDirection,
-): ServerListItem[] {
-  const sign = direction === 'asc' ? 1 : -1;
-  return [...servers].sort((a, b) => {
-    const c = sortValue(a, key).localeCompare(sortValue(b, key));
-    return c !== 0 ? sign * c : a.name.localeCompare(b.name);
-  });
-}
 
 /** One cluster: its quorum banner and its servers, kept live. */
 export function ClusterSection(props: { cluster: string; title?: string }) {
   const { cluster, title } = props;
-  const api = useApi(serversApiRef);
   const links = useServersLinks();
-  const servers = useLoader(() => api.listServers(cluster), [api, cluster]);
+  const [filter, setFilter] = useState('');
+  const [sortKey, setSortKey] = useState<SortKey>('name');
+  const [sortDirection, setSortDirection] = useState<SortDirection>('asc');
+  // A window at a time, filtered and sorted on the server (useServerWindows).
+  const servers = useServerWindows(cluster, {
+    filter,
+    sortKey,
+    sortDirection,
+  });
   const { reload } = servers;
 
   useLiveRefresh(cluster, reload);
 
-  const [filter, setFilter] = useState('');
-  const [sortKey, setSortKey] = useState<SortKey>('name');
-  const [sortDirection, setSortDirection] = useState<SortDirection>('asc');
   const [dialog, setDialog] = useState<
     { server: ServerListItem; action: ServerAction } | undefined
   >();
@@ -119,16 +85,7 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
 
   // The list holds only the actions offered and allowed, each with its ceremony level.
   const dialogLevel = dialog && dialog.server.actions[dialog.action];
-  const items = servers.value?.items;
-  const rows = useMemo(
-    () =>
-      sortServers(
-        (items ?? []).filter(s => matchesFilter(s, filter)),
-        sortKey,
-        sortDirection,
-      ),
-    [items, filter, sortKey, sortDirection],
-  );
+  const rows = servers.rows;
 
   return (
     <Paper
@@ -141,8 +98,8 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
       <Typography variant="h5" component="h2" gutterBottom>
         {title && title !== cluster ? `${title} (${cluster})` : cluster}
       </Typography>
-      {servers.value && (
-        <QuorumBanner cluster={cluster} quorum={servers.value.quorum} />
+      {servers.quorum && (
+        <QuorumBanner cluster={cluster} quorum={servers.quorum} />
       )}
       {servers.error !== undefined && (
         <Alert severity="error" sx={{ mb: 1 }}>
@@ -151,8 +108,8 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
           }`}
         </Alert>
       )}
-      {servers.loading && !servers.value && <LinearProgress />}
-      {servers.value && (
+      {servers.loading && !rows && <LinearProgress />}
+      {rows && (
         <>
           <Box display="flex" alignItems="center" gap={2} mb={1}>
             <TextField
@@ -164,16 +121,18 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
               inputProps={{ 'aria-label': `Filter servers of ${cluster}` }}
             />
             <Typography variant="body2" color="text.secondary">
-              {`${rows.length} of ${servers.value.items.length} servers`}
+              {`${servers.total} of ${servers.all ?? servers.total} servers`}
             </Typography>
           </Box>
           <ServerTable
             cluster={cluster}
             servers={rows}
+            total={servers.total}
             sortKey={sortKey}
             sortDirection={sortDirection}
             onSort={onSort}
             onAction={onAction}
+            onShow={servers.show}
           />
         </>
       )}
@@ -188,7 +147,7 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
             ceremony: ceremonyAt(dialog.action, dialogLevel),
           }}
           powerVerbs={dialog.server.powerVerbs}
-          quorum={servers.value?.quorum}
+          quorum={servers.quorum}
           onClose={closeDialog}
           onDone={name => {
             closeDialog();

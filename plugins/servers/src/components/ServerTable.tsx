@@ -1,4 +1,11 @@
-import { memo, useLayoutEffect, useRef, useState, type UIEvent } from 'react';
+import {
+  memo,
+  useEffect,
+  useLayoutEffect,
+  useRef,
+  useState,
+  type UIEvent,
+} from 'react';
 import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
 import Chip from '@mui/material/Chip';
@@ -14,6 +21,8 @@ import {
   SERVER_ACTIONS,
   type ServerAction,
   type ServerListItem,
+  type ServerSortDirection,
+  type ServerSortKey,
 } from '@rackside/plugin-servers-common';
 import { chipLabelSx } from './chips';
 import { ACTION_LABELS } from './labels';
@@ -28,8 +37,8 @@ export const VIEWPORT_HEIGHT = 560;
 /** Rows rendered above and below the visible ones. */
 export const OVERSCAN = 6;
 
-export type SortKey = 'name' | 'role' | 'ready' | 'phase';
-export type SortDirection = 'asc' | 'desc';
+export type SortKey = ServerSortKey;
+export type SortDirection = ServerSortDirection;
 
 /** The rows [start, end) to render for a scroll position. */
 export function visibleRange(
@@ -162,23 +171,30 @@ const HEADERS: { label: string; sort?: SortKey; width?: string }[] = [
 /**
  * The servers of one cluster in a table whose body is windowed: only the rows
  * in view (plus a few) are in the DOM, so thousands of servers stay fast.
+ * `servers` may be the first rows of `total` (the windows received so far):
+ * the table is as tall as `total`, rows not received yet show as loading, and
+ * `onShow` hears how far down the rows in view reach.
  */
 export function ServerTable(props: {
   cluster: string;
   servers: ServerListItem[];
+  total?: number;
   sortKey: SortKey;
   sortDirection: SortDirection;
   onSort(key: SortKey): void;
   onAction(server: ServerListItem, action: ServerAction): void;
+  onShow?(end: number): void;
 }) {
-  const { cluster, servers, sortKey, sortDirection, onSort, onAction } = props;
+  const { cluster, servers, sortKey, sortDirection, onSort, onAction, onShow } =
+    props;
+  const count = Math.max(props.total ?? 0, servers.length);
   const [scrollTop, setScrollTop] = useState(0);
   // A shrunk list (a filter) may leave the old scroll position past its end.
-  const maxTop = Math.max(0, servers.length * ROW_HEIGHT - VIEWPORT_HEIGHT);
-  const { start, end } = visibleRange(
-    servers.length,
-    Math.min(scrollTop, maxTop),
-  );
+  const maxTop = Math.max(0, count * ROW_HEIGHT - VIEWPORT_HEIGHT);
+  const { start, end } = visibleRange(count, Math.min(scrollTop, maxTop));
+  const loadedEnd = Math.min(end, servers.length);
+  const missing = end - Math.max(start, loadedEnd);
+  useEffect(() => onShow?.(end), [end, onShow]);
   const onScroll = (e: UIEvent<HTMLDivElement>) =>
     setScrollTop(e.currentTarget.scrollTop);
   const spacer = (height: number, key: string) =>
@@ -203,7 +219,7 @@ export function ServerTable(props: {
           '& th, & td': { whiteSpace: 'nowrap' },
         }}
         aria-label={`Servers of ${cluster}`}
-        aria-rowcount={servers.length + 1}
+        aria-rowcount={count + 1}
       >
         <TableHead>
           <TableRow>
@@ -226,11 +242,28 @@ export function ServerTable(props: {
         </TableHead>
         <TableBody>
           {spacer(start * ROW_HEIGHT, 'top')}
-          {servers.slice(start, end).map(server => (
+          {servers.slice(start, loadedEnd).map(server => (
             <ServerRow key={server.name} server={server} onAction={onAction} />
           ))}
-          {spacer((servers.length - end) * ROW_HEIGHT, 'bottom')}
-          {servers.length === 0 && (
+          {missing > 0 && (
+            <TableRow
+              key="loading"
+              data-testid="server-rows-loading"
+              style={{ height: missing * ROW_HEIGHT }}
+            >
+              <TableCell
+                colSpan={COLUMNS}
+                sx={{ verticalAlign: 'top' }}
+                aria-busy
+              >
+                <Typography variant="body2" color="text.secondary">
+                  Loading servers…
+                </Typography>
+              </TableCell>
+            </TableRow>
+          )}
+          {spacer((count - end) * ROW_HEIGHT, 'bottom')}
+          {count === 0 && (
             <TableRow>
               <TableCell colSpan={COLUMNS}>
                 <Typography variant="body2" color="text.secondary">

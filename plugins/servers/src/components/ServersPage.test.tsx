@@ -36,7 +36,10 @@ describe('ServersPage', () => {
     );
     renderPage(api);
     await waitFor(() => expect(rowsOf()).toHaveLength(3));
-    expect(api.listServers).toHaveBeenCalledWith('rack');
+    expect(api.listServerWindow).toHaveBeenCalledWith(
+      'rack',
+      expect.objectContaining({ limit: 100 }),
+    );
     expect(screen.getByTestId('quorum-banner-rack')).toHaveTextContent(
       '3 members, quorum 2, 3 ready, margin 1',
     );
@@ -147,7 +150,7 @@ describe('ServersPage', () => {
     expect(await screen.findByTestId('action-success')).toHaveTextContent(
       'NodeMaintenance worker-1-cordon-abc',
     );
-    await waitFor(() => expect(api.listServers).toHaveBeenCalledTimes(2));
+    await waitFor(() => expect(api.listServerWindow).toHaveBeenCalledTimes(2));
     await waitFor(() =>
       expect(screen.queryByRole('dialog')).not.toBeInTheDocument(),
     );
@@ -368,7 +371,7 @@ describe('ServersPage', () => {
     );
   });
 
-  it('renders far fewer rows than servers (virtualised)', async () => {
+  it('renders far fewer rows than servers (virtualised), a window at a time', async () => {
     const many = Array.from({ length: 5000 }, (_, i) =>
       server(`node-${String(i).padStart(4, '0')}`),
     );
@@ -379,13 +382,19 @@ describe('ServersPage', () => {
     expect(rendered).toBeGreaterThan(0);
     expect(rendered).toBeLessThan(100);
     expect(rowsOf()[0]).toHaveAttribute('data-node', 'node-0000');
+    expect(api.listServerWindow).toHaveBeenCalledTimes(1);
+    expect(api.listServerWindow.mock.calls[0][1]).toMatchObject({ limit: 100 });
 
-    // Scrolling moves the window: row 1000 is in view, row 0 is not.
+    // Scrolling moves the window: row 1000 is fetched and in view, row 0 is not.
     fireEvent.scroll(screen.getByTestId('server-table-rack'), {
       target: { scrollTop: ROW_HEIGHT * 1000 },
     });
+    await waitFor(() =>
+      expect(rowsOf().map(r => r.getAttribute('data-node'))).toContain(
+        'node-1000',
+      ),
+    );
     const nodes = rowsOf().map(r => r.getAttribute('data-node'));
-    expect(nodes).toContain('node-1000');
     expect(nodes).not.toContain('node-0000');
     expect(nodes.length).toBeLessThan(100);
 
@@ -393,7 +402,8 @@ describe('ServersPage', () => {
     fireEvent.change(screen.getByLabelText('Filter servers of rack'), {
       target: { value: 'node-000' },
     });
-    expect(rowsOf()).toHaveLength(10);
+    await waitFor(() => expect(rowsOf()).toHaveLength(10));
+    expect(screen.getByText('10 of 5000 servers')).toBeInTheDocument();
   });
 
   it('shows the maintenance phase with its drain progress', async () => {

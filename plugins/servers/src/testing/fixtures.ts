@@ -1,6 +1,8 @@
 import { ResponseError } from '@backstage/errors';
 import {
   ceremonyFor,
+  compareServers,
+  matchesServerFilter,
   SERVER_ACTIONS,
   type ActionOffer,
   type PreflightResponse,
@@ -8,6 +10,8 @@ import {
   type ServerAction,
   type ServerListItem,
   type ServerListResponse,
+  type ServerListWindowQuery,
+  type ServerListWindowResponse,
   type ServerResponse,
 } from '@rackside/plugin-servers-common';
 import type { ServersApi } from '../api';
@@ -78,9 +82,36 @@ export function serverList(
 }
 
 /**
+ * One window of `list` as the backend cuts it: the shared filter and sort, then
+ * `limit` rows from the offset its `continue` names (here, plainly, the offset).
+ */
+export function windowOf(
+  list: ServerListResponse,
+  query: ServerListWindowQuery,
+): ServerListWindowResponse {
+  const matching = list.items
+    .filter(s => matchesServerFilter(s, query.filter ?? ''))
+    .sort((a, b) =>
+      compareServers(a, b, query.sort ?? 'name', query.direction ?? 'asc'),
+    );
+  const offset = query.continue ? Number(query.continue) : 0;
+  const end = Math.min(matching.length, offset + (query.limit ?? Infinity));
+  return {
+    cluster: list.cluster,
+    quorum: list.quorum,
+    total: matching.length,
+    offset,
+    items: matching.slice(offset, end),
+    ...(end < matching.length ? { continue: String(end) } : {}),
+  };
+}
+
+/**
  * A fake ServersApi with one cluster `rack`: `listServers` answers the list,
- * `getServer` the detail of one of its servers (made by {@link serverList}), or
- * a 404.
+ * `listServerWindow` a window of what `listServers` answers ({@link windowOf};
+ * so `listServers.mockResolvedValue` changes both, and each window counts as a
+ * `listServers` call too), `getServer` the detail of one of its servers (made
+ * by {@link serverList}), or a 404.
  */
 export function fakeServersApi(list: ServerListResponse) {
   const api = {
@@ -99,7 +130,16 @@ export function fakeServersApi(list: ServerListResponse) {
         },
       },
     ]),
-    listServers: jest.fn(async () => list),
+    listServers: jest.fn(
+      async (_cluster: string): Promise<ServerListResponse> => list,
+    ),
+    listServerWindow: jest.fn(
+      async (
+        cluster: string,
+        query: ServerListWindowQuery,
+      ): Promise<ServerListWindowResponse> =>
+        windowOf(await api.listServers(cluster), query),
+    ),
     getServer: jest.fn(async (_cluster: string, node: string) => {
       const found = detailsOf.get(list)?.find(s => s.name === node);
       if (!found) {
