@@ -10,7 +10,11 @@ import {
   planDrain,
   type PodLike,
 } from '@rackside/plugin-servers-common';
-import { coreResources, ResourceClient } from '@rackside/plugin-servers-node';
+import {
+  CoreClient,
+  coreResources,
+  ResourceClient,
+} from '@rackside/plugin-servers-node';
 import type { Operator } from './operator';
 import { startOperatorRack, type OperatorRack } from './testing/operatorRack';
 
@@ -217,6 +221,11 @@ describe('drain rules on the rack', () => {
     expect(drained.spec.drain?.allowNodeLocalData).toBe(true);
     expect(drained.status?.drain).toMatchObject({ total: 1, evicted: 1 });
     expect(await podsOn('worker-2')).toEqual([]);
+    // This rack serves no kubevirt.io API: no VMI list, and no error for it.
+    expect(drained.status?.drain?.virtualMachines).toBeUndefined();
+    expect(
+      await new CoreClient(env.admin).virtualMachineInstancesOn('worker-2'),
+    ).toBeUndefined();
   });
 
   it('evicts drain-order groups lowest first: the next only once the previous is gone, within the estimate from the grace periods', async () => {
