@@ -34,7 +34,8 @@ import {
   leaderGated,
   leaderGatedKubeConfig,
 } from './leaderElection';
-import type { NodeView } from './maintenance/machine';
+import type { NodeView } from './maintenance/types';
+import { systemClock } from './lifecycle/table';
 import {
   MaintenanceReconciler,
   Mutex,
@@ -416,6 +417,7 @@ export async function startOperator(
         ),
     },
     admissionLock: new Mutex(),
+    ...systemClock,
     onRefused: cause => metrics.refusals.inc({ cause }),
     log,
   };

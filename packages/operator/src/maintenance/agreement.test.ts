@@ -27,14 +27,8 @@ import {
 import type { MaintenanceObject } from '@rackside/plugin-servers-backend/src/service/types';
 /* eslint-enable @backstage/no-forbidden-package-imports */
 import type { NodeObject } from '@rackside/plugin-servers-node';
-import {
-  abandonRule,
-  rowFor,
-  transitions,
-  type Decision,
-  type MachinePorts,
-  type NodeView,
-} from './machine';
+import { abandonRule, rowFor, transitions } from './lifecycle';
+import type { Decision, MachinePorts, NodeView } from './types';
 
 const CREATED = '2026-03-01T10:00:00Z';
 /** Later than every maintenance of the snapshot: a request made now. */
@@ -202,6 +196,7 @@ function operatorPorts(snapshot: Snapshot, extra: NodeMaintenance[]) {
   const advertisement = advertise('redfish', { attendedRack: false });
   const all = [...snapshot.maintenances, ...extra];
   const ports: MachinePorts = {
+    now: () => Date.parse(NOW),
     view: {
       node: name => snapshot.nodes.find(n => n.metadata?.name === name),
       nodes: () => snapshot.nodes,

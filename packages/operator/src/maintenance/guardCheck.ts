@@ -2,7 +2,7 @@
  * The operator's authoritative quorum check (DESIGN sections 4 and 6): servers-common's
  * `guard` over `deriveQuorum`, read from the watch caches. It runs twice per power
  * maintenance, both times under the reconciler's admission lock: when the request is
- * admitted (machine.ts `admit`) and right before its power verb is recorded
+ * admitted (lifecycle.ts `admit`) and right before its power verb is recorded
  * (powerRows.ts `sendFromDrained`), so a cluster that changed while the node drained
  * cannot be broken by a verb that was safe when it was asked for.
  */
@@ -18,7 +18,8 @@ import {
   type NodeMaintenanceStatus,
   type ServerAction,
 } from '@rackside/plugin-servers-common';
-import type { ClusterView, Decision, RefusalCause } from './machine';
+import { MaintenanceReason } from '../lifecycle/reasons';
+import type { ClusterView, Decision, RefusalCause } from './types';
 
 const ACTION_OF_INTENT: Record<MaintenanceIntent, ServerAction> = {
   cordon: 'cordon',
@@ -118,7 +119,7 @@ export function refuse(
     to: 'Refused',
     message,
     status: { refusal },
-    event: { type: 'Warning', reason: 'Refused' },
+    event: { type: 'Warning', reason: MaintenanceReason.Refused },
     refusal: cause,
   };
 }

@@ -1,5 +1,5 @@
 /*
- * The rows of the table (machine.ts) that send power verbs: Drained for reboot and
+ * The rows of the table (lifecycle.ts) that send power verbs: Drained for reboot and
  * shutdown, Rebooting, PoweredOff (readback and power-on), and what a send's answer leads
  * to. A verb is sent at most once per maintenance (DESIGN section 4): a row first records
  * `status.power.<verb>.recordedAt` (a `record` decision with `send`), the reconciler sends
@@ -17,6 +17,10 @@ import {
   type NodeMaintenanceStatus,
   type PowerVerbRecord,
 } from '@rackside/plugin-servers-common';
+import type { Clock } from '../lifecycle/table';
+import { isoOf } from '../lifecycle/table';
+import { setCondition } from '../lifecycle/conditions';
+import { MaintenanceReason } from '../lifecycle/reasons';
 import { checkNumbers, checkQuorum, refuse } from './guardCheck';
 import type {
   Decision,
@@ -25,11 +29,7 @@ import type {
   PowerSendVerb,
   Row,
   SendOutcome,
-} from './machine';
-
-function nowIso() {
-  return new Date().toISOString();
-}
+} from './types';
 
 function isReady(node: NodeView | undefined): boolean {
   return !!node?.status?.conditions?.some(
@@ -56,21 +56,13 @@ const OFFER_NAME = {
 
 type Conditions = NonNullable<NodeMaintenanceStatus['conditions']>;
 
-/** Sets one condition, keeping lastTransitionTime when the status does not change. */
-export function withCondition(
+/** Sets one condition of a maintenance (lifecycle/conditions.ts), at the clock's time. */
+function withCondition(
+  clock: Clock,
   conditions: Conditions | undefined,
   condition: Omit<Conditions[number], 'lastTransitionTime'>,
 ): Conditions {
-  const list = conditions ?? [];
-  const old = list.find(c => c.type === condition.type);
-  const next: Conditions[number] = {
-    ...condition,
-    lastTransitionTime:
-      old && old.status === condition.status
-        ? old.lastTransitionTime
-        : nowIso(),
-  };
-  return [...list.filter(c => c.type !== condition.type), next];
+  return setCondition(conditions, condition, isoOf(clock));
 }
 
 function powerWith(
@@ -95,7 +87,7 @@ function recordAndSend(
       kind: 'transition',
       to: 'Failed',
       message: `${VERB_TEXT[verb]} of ${nm.spec.nodeName} was not sent: ${allowed.reason}`,
-      event: { type: 'Warning', reason: 'PowerVerbNotSent' },
+      event: { type: 'Warning', reason: MaintenanceReason.PowerVerbNotSent },
     };
   }
   const channel = ports.power.channelType();
@@ -104,17 +96,21 @@ function recordAndSend(
     message: `sending ${VERB_TEXT[verb]} to ${nm.spec.nodeName} over ${channel}`,
     status: {
       ...extra,
-      power: powerWith(nm, verb, { recordedAt: nowIso(), channel }),
+      power: powerWith(nm, verb, { recordedAt: isoOf(ports), channel }),
     },
     send: verb,
   };
 }
 
 /** The time left before `since + seconds`, in ms (negative once past). */
-function timeLeft(since: string | undefined, seconds: number): number {
+function timeLeft(
+  since: string | undefined,
+  seconds: number,
+  clock: Clock,
+): number {
   const start = Date.parse(since ?? '');
   if (!Number.isFinite(start)) return seconds * 1000;
-  return start + seconds * 1000 - Date.now();
+  return start + seconds * 1000 - clock.now();
 }
 
 const CONFIRMED = 'PowerOffConfirmed' as const;
@@ -123,10 +119,10 @@ const ABANDON_PENDING = 'AbandonPending' as const;
 /** What the channel's answer to a sent verb leads to. */
 export const afterSend: Record<
   PowerSendVerb,
-  (nm: NodeMaintenance, outcome: SendOutcome) => Decision
+  (nm: NodeMaintenance, outcome: SendOutcome, clock: Clock) => Decision
 > = {
-  reboot: (nm, outcome) =>
-    answered(nm, 'reboot', outcome, record => ({
+  reboot: (nm, outcome, clock) =>
+    answered(nm, 'reboot', outcome, clock, record => ({
       kind: 'transition',
       to: 'Rebooting',
       message: `reboot of ${nm.spec.nodeName} accepted (${record.detail}); waiting for it to come back with a new boot ID`,
@@ -135,8 +131,8 @@ export const afterSend: Record<
         rebootSentAt: record.sentAt,
       },
     })),
-  shutdown: (nm, outcome) =>
-    answered(nm, 'shutdown', outcome, (record, confirms) => ({
+  shutdown: (nm, outcome, clock) =>
+    answered(nm, 'shutdown', outcome, clock, (record, confirms) => ({
       kind: 'transition',
       to: 'PoweredOff',
       message: `shutdown of ${nm.spec.nodeName} accepted (${record.detail}); parked until powerOn or returnToService`,
@@ -144,6 +140,7 @@ export const afterSend: Record<
         power: powerWith(nm, 'shutdown', record),
         poweredOffAt: record.sentAt,
         conditions: withCondition(
+          clock,
           nm.status?.conditions,
           confirms
             ? {
@@ -163,8 +160,8 @@ export const afterSend: Record<
         ),
       },
     })),
-  powerOn: (nm, outcome) =>
-    answered(nm, 'powerOn', outcome, record => ({
+  powerOn: (nm, outcome, clock) =>
+    answered(nm, 'powerOn', outcome, clock, record => ({
       kind: 'transition',
       to: 'Returning',
       message: `power-on of ${nm.spec.nodeName} accepted (${
@@ -177,12 +174,12 @@ export const afterSend: Record<
       status: {
         power: powerWith(nm, 'powerOn', record),
         powerOnSentAt: record.sentAt,
-        returnedAt: nowIso(),
+        returnedAt: isoOf(clock),
         // The held abandon: Returning restores wasUnschedulable instead of uncordoning.
         ...(nm.spec.abandon
           ? {
               abandoned: true,
-              conditions: withCondition(nm.status?.conditions, {
+              conditions: withCondition(clock, nm.status?.conditions, {
                 type: ABANDON_PENDING,
                 status: 'False',
                 reason: 'PoweredOn',
@@ -193,7 +190,7 @@ export const afterSend: Record<
           : {}),
       },
       event: nm.spec.abandon
-        ? { type: 'Normal', reason: 'Abandoned' }
+        ? { type: 'Normal', reason: MaintenanceReason.Abandoned }
         : undefined,
     })),
 };
@@ -202,9 +199,10 @@ function answered(
   nm: NodeMaintenance,
   verb: PowerSendVerb,
   outcome: SendOutcome,
+  clock: Clock,
   next: (record: PowerVerbRecord, confirmsPowerOff: boolean) => Decision,
 ): Decision {
-  const recorded = nm.status?.power?.[verb] ?? { recordedAt: nowIso() };
+  const recorded = nm.status?.power?.[verb] ?? { recordedAt: isoOf(clock) };
   if (outcome.ok) {
     return next(
       {
@@ -222,7 +220,7 @@ function answered(
       kind: 'record',
       message: `${VERB_TEXT[verb]} of ${nm.spec.nodeName}: the channel's answer was lost (${error}); watching the node`,
       status: { power: powerWith(nm, verb, { ...recorded, error }) },
-      event: { type: 'Warning', reason: 'PowerVerbUnanswered' },
+      event: { type: 'Warning', reason: MaintenanceReason.PowerVerbUnanswered },
     };
   }
   return {
@@ -236,7 +234,7 @@ function answered(
       verb === 'powerOn' ? ' The machine is still off.' : ''
     }`,
     status: { power: powerWith(nm, verb, { ...recorded, error }) },
-    event: { type: 'Warning', reason: 'PowerVerbFailed' },
+    event: { type: 'Warning', reason: MaintenanceReason.PowerVerbFailed },
   };
 }
 
@@ -268,18 +266,23 @@ async function settleUnanswered(
     else if (isReady(node)) sign = 'the node is Ready';
   }
   if (sign) {
-    return afterSend[verb](nm, {
-      ok: true,
-      receipt: {
-        acceptedAt: nowIso(),
-        detail: `no answer was recorded; ${sign}`,
+    return afterSend[verb](
+      nm,
+      {
+        ok: true,
+        receipt: {
+          acceptedAt: isoOf(ports),
+          detail: `no answer was recorded; ${sign}`,
+        },
+        confirmsPowerOff: ports.power.readback() !== undefined,
       },
-      confirmsPowerOff: ports.power.readback() !== undefined,
-    });
+      ports,
+    );
   }
   const left = timeLeft(
     record.recordedAt,
     ports.power.deadlines.unansweredSeconds,
+    ports,
   );
   if (left <= 0) {
     return {
@@ -292,7 +295,10 @@ async function settleUnanswered(
       }, and the node shows no sign of it after ${
         ports.power.deadlines.unansweredSeconds
       }s. It is not sent again: look at the machine.`,
-      event: { type: 'Warning', reason: 'PowerVerbUnconfirmed' },
+      event: {
+        type: 'Warning',
+        reason: MaintenanceReason.PowerVerbUnconfirmed,
+      },
     };
   }
   return {
@@ -402,11 +408,11 @@ export const rebooting: Row = async (nm, ports) => {
       kind: 'transition',
       to: 'Returning',
       message: `${nm.spec.nodeName} is back: Ready with boot ID ${bootId}`,
-      status: { returnedAt: nowIso() },
+      status: { returnedAt: isoOf(ports) },
     };
   }
   const seconds = ports.power.deadlines.rebootSeconds;
-  const left = timeLeft(nm.status?.rebootSentAt, seconds);
+  const left = timeLeft(nm.status?.rebootSentAt, seconds, ports);
   if (left <= 0) {
     return {
       kind: 'transition',
@@ -416,7 +422,7 @@ export const rebooting: Row = async (nm, ports) => {
       } did not come back within ${seconds}s of the reboot (${
         isReady(node) ? 'Ready, but with the boot ID from before' : 'not Ready'
       }). The node is left cordoned.`,
-      event: { type: 'Warning', reason: 'RebootTimedOut' },
+      event: { type: 'Warning', reason: MaintenanceReason.RebootTimedOut },
     };
   }
   return {
@@ -441,7 +447,7 @@ export const poweredOff: Row = async (nm, ports) => {
       kind: 'transition',
       to: 'Returning',
       message: `Return to service requested by ${nm.spec.returnToService.by}: ${nm.spec.returnToService.reason}; waiting for the machine to be powered on and Ready`,
-      status: { returnedAt: nowIso() },
+      status: { returnedAt: isoOf(ports) },
     };
   }
   const abandon = nm.spec.abandon;
@@ -454,14 +460,14 @@ export const poweredOff: Row = async (nm, ports) => {
       kind: 'record',
       message,
       status: {
-        conditions: withCondition(nm.status?.conditions, {
+        conditions: withCondition(ports, nm.status?.conditions, {
           type: ABANDON_PENDING,
           status: 'True',
           reason: 'MachineOff',
           message,
         }),
       },
-      event: { type: 'Warning', reason: 'AbandonPending' },
+      event: { type: 'Warning', reason: MaintenanceReason.AbandonPending },
     };
   }
   const condition = nm.status?.conditions?.find(c => c.type === CONFIRMED);
@@ -469,20 +475,20 @@ export const poweredOff: Row = async (nm, ports) => {
   if (condition?.status !== 'False' || !readback) {
     return { kind: 'wait', message: 'parked until powerOn or returnToService' };
   }
-  const left = timeLeft(nm.status?.poweredOffAt, readback.windowSeconds);
+  const left = timeLeft(nm.status?.poweredOffAt, readback.windowSeconds, ports);
   if (left <= 0) {
     return {
       kind: 'record',
       message: `the BMC did not report ${nm.spec.nodeName} Off within ${readback.windowSeconds}s; parked until powerOn or returnToService`,
       status: {
-        conditions: withCondition(nm.status?.conditions, {
+        conditions: withCondition(ports, nm.status?.conditions, {
           type: CONFIRMED,
           status: 'Unknown',
           reason: 'ReadbackWindowClosed',
           message: `The BMC did not report PowerState Off within ${readback.windowSeconds}s of the accepted shutdown.`,
         }),
       },
-      event: { type: 'Warning', reason: 'PowerOffUnconfirmed' },
+      event: { type: 'Warning', reason: MaintenanceReason.PowerOffUnconfirmed },
     };
   }
   const node = ports.view.node(nm.spec.nodeName);
@@ -492,14 +498,14 @@ export const poweredOff: Row = async (nm, ports) => {
       kind: 'record',
       message: `the BMC reports ${nm.spec.nodeName} Off; parked until powerOn or returnToService`,
       status: {
-        conditions: withCondition(nm.status?.conditions, {
+        conditions: withCondition(ports, nm.status?.conditions, {
           type: CONFIRMED,
           status: 'True',
           reason: 'PowerStateOff',
           message: 'The BMC reports PowerState Off.',
         }),
       },
-      event: { type: 'Normal', reason: 'PowerOffConfirmed' },
+      event: { type: 'Normal', reason: MaintenanceReason.PowerOffConfirmed },
     };
   }
   return {

@@ -1,5 +1,6 @@
 /*
- * Runs the table of machine.ts for one NodeMaintenance: pick the row, let it decide, write
+ * Runs the table of lifecycle.ts for one NodeMaintenance (with the table runner of
+ * lifecycle/table.ts): pick the row, let it decide, write
  * the transition to status (phase, history, timestamps, observedGeneration) before the
  * next action, then emit the Event. Admission (the guard and the one-per-node rule) and
  * the guard's second run right before a power verb is recorded share one lock, so two
@@ -9,22 +10,21 @@ import type {
   NodeMaintenance,
   NodeMaintenanceStatus,
 } from '@rackside/plugin-servers-common';
-import {
-  type ClusterView,
-  type Decision,
-  type DrainPort,
-  type NodePort,
-  needsAdmissionLock,
-  type NodeView,
-  type PodPort,
-  phaseOf,
-  type PowerPort,
-  type PowerSendVerb,
-  type RefusalCause,
-  rowFor,
-  type SendOutcome,
-} from './machine';
+import { isoOf, requeueOf, runPasses, type Clock } from '../lifecycle/table';
+import { needsAdmissionLock, phaseOf, rowFor } from './lifecycle';
 import { afterSend } from './powerRows';
+import type {
+  ClusterView,
+  Decision,
+  DrainPort,
+  NodePort,
+  NodeView,
+  PodPort,
+  PowerPort,
+  PowerSendVerb,
+  RefusalCause,
+  SendOutcome,
+} from './types';
 
 /** status.history maxItems in the CRD. */
 export const HISTORY_MAX = 50;
@@ -60,7 +60,7 @@ export class Mutex {
   }
 }
 
-export interface ReconcilerPorts {
+export interface ReconcilerPorts extends Clock {
   view: ClusterView & {
     maintenance(name: string): NodeMaintenance | undefined;
   };
@@ -119,30 +119,35 @@ export class MaintenanceReconciler {
    * again if a row waits on time rather than on a watch event.
    */
   async reconcile(name: string): Promise<{ requeueAfterMs?: number }> {
-    let nm = this.ports.view.maintenance(name);
-    let requeueAfterMs: number | undefined;
-    const step = async (current: NodeMaintenance) => {
-      const decision = await rowFor(current)(current, this.ports);
-      requeueAfterMs =
-        decision.kind === 'wait' ? decision.requeueAfterMs : undefined;
-      return this.apply(current, decision);
+    type Step = {
+      nm?: NodeMaintenance;
+      send?: PowerSendVerb;
+      requeueAfterMs?: number;
     };
-    // Each pass writes one transition or record; a maintenance has few phases.
-    for (let pass = 0; nm && pass < 12; pass++) {
+    const step = async (current: NodeMaintenance): Promise<Step> => {
+      const decision = await rowFor(current)(current, this.ports);
+      return {
+        ...(await this.apply(current, decision)),
+        requeueAfterMs: requeueOf(decision),
+      };
+    };
+    return runPasses(this.ports.view.maintenance(name), async nm => {
       // Admission, and the check right before a power verb is recorded: one at a time,
       // each re-reading under the lock what the one before it may have just written.
       // The verb itself is sent after the lock is released: it is on record by then,
       // so the next check counts this node as going down.
       const result = needsAdmissionLock(nm)
-        ? await this.ports.admissionLock.run(async () => {
+        ? await this.ports.admissionLock.run(async (): Promise<Step> => {
             const fresh = this.ports.view.maintenance(name);
             if (!fresh || !needsAdmissionLock(fresh)) return { nm: fresh };
             return step(fresh);
           })
         : await step(nm);
-      nm = result?.send ? await this.send(result.nm!, result.send) : result?.nm;
-    }
-    return { requeueAfterMs };
+      const next = result.send
+        ? await this.send(result.nm!, result.send)
+        : result.nm;
+      return { next, requeueAfterMs: result.requeueAfterMs };
+    });
   }
 
   /** Sends a recorded verb and writes its answer with the next phase. */
@@ -159,7 +164,9 @@ export class MaintenanceReconciler {
           message: (error as Error).message,
         }),
       );
-    return (await this.apply(written, afterSend[verb](written, outcome)))?.nm;
+    return (
+      await this.apply(written, afterSend[verb](written, outcome, this.ports))
+    )?.nm;
   }
 
   /**
@@ -181,7 +188,7 @@ export class MaintenanceReconciler {
       return { nm: written, send: decision.send };
     }
     if (decision.kind !== 'transition') return undefined;
-    const status = nextStatus(nm, decision, new Date().toISOString());
+    const status = nextStatus(nm, decision, isoOf(this.ports));
     const written = await this.write(
       nm,
       status,

@@ -25,7 +25,7 @@ import type {
   NodeView,
   PowerSendVerb,
   SendOutcome,
-} from '../maintenance/machine';
+} from '../maintenance/types';
 import type { ReconcilerPorts } from '../maintenance/reconciler';
 
 /** Reads one key of a Secret or ConfigMap; throws a sentence naming it when absent. */

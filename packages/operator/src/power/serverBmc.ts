@@ -5,7 +5,7 @@
  * management network and is not polled.
  */
 import type { ServerBMC } from '@rackside/plugin-servers-common';
-import type { NodeView } from '../maintenance/machine';
+import type { NodeView } from '../maintenance/types';
 import type { SecretReader } from './PowerProviderReconciler';
 
 export interface ServerBmcPorts {

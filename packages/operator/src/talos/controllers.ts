@@ -33,7 +33,7 @@ import {
   type WatchCache,
 } from '@rackside/plugin-servers-node';
 import type { EventRecorder } from '../events';
-import type { NodeView } from '../maintenance/machine';
+import type { NodeView } from '../maintenance/types';
 import {
   DEFAULT_RECLAIM_LIMITS,
   type ReclaimLimits,

@@ -3,7 +3,7 @@ import type {
   TalosMachineStatus,
 } from '@rackside/plugin-servers-common';
 import { TalosApiError } from '@rackside/plugin-servers-node';
-import type { NodeView } from '../maintenance/machine';
+import type { NodeView } from '../maintenance/types';
 import { DEFAULT_JOIN_LIMITS, joinRowFor, type JoinPorts } from './joinTable';
 import { TalosMachineReconciler } from './TalosMachineReconciler';
 import {

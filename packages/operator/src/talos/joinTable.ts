@@ -27,7 +27,7 @@ import {
   type TalosMachineStatus,
 } from '@rackside/plugin-servers-common';
 import { talosFailureOutcome } from '@rackside/plugin-servers-node';
-import type { NodeView } from '../maintenance/machine';
+import type { NodeView } from '../maintenance/types';
 import { reachFor, type ResolveName } from './reach';
 import type { TalosAccess } from './talosAccess';
 

@@ -9,14 +9,8 @@ import {
   type PowerProviderType,
 } from '@rackside/plugin-servers-common';
 import type { DrainOutcome } from '../drain/DrainRunner';
-import {
-  blockingMaintenance,
-  type NodeView,
-  phaseOf,
-  type PowerSendVerb,
-  type SendOutcome,
-  transitions,
-} from './machine';
+import { blockingMaintenance, phaseOf, transitions } from './lifecycle';
+import type { NodeView, PowerSendVerb, SendOutcome } from './types';
 import {
   HISTORY_MAX,
   MaintenanceReconciler,
@@ -209,6 +203,7 @@ class FakeCluster {
         },
       },
       admissionLock: new Mutex(),
+      now: () => Date.now(),
     };
   }
 

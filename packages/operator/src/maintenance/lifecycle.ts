@@ -1,12 +1,25 @@
 /*
- * The NodeMaintenance state machine as a table (DESIGN section 4; `transitions` below).
+ * The NodeMaintenance lifecycle (DESIGN section 4) as a table, one row per phase, run by
+ * the one table runner (lifecycle/table.ts) from reconciler.ts:
+ *
+ *   New ──admit──> Requested ──> Cordoned ─┬─(cordon: parks)───────────────────┐
+ *    │  (virtual, busy node,               └─> Draining ──> Drained ─┬─(drain: parks)
+ *    │   capability, guard, pods)                 │                  ├─reboot──> Rebooting ──(back, new boot ID)──┐
+ *    └──────────> Refused                         └──> Failed        └─shutdown─> PoweredOff ──(powerOn sent)──┐  │
+ *                                                     (drain failed)    │ guard or capability               │  │
+ *                                                                       │ again at send: Refused            │  │
+ *   returnToService (Requested .. Drained, PoweredOff) ─────────────────┴──────────> Returning <────────────┴──┘
+ *   abandon (any open phase but Returning; held while PoweredOff) ─────────────────> Returning (abandoned)
+ *   Returning ──(uncordon, or restore wasUnschedulable; Ready)──> Complete
+ *   Rebooting ──(not back by the deadline)──> Failed;  a verb without an answer: Failed at its deadline
+ *
  * Each row looks at one maintenance in one phase, may act on the node through
  * `ports.nodes`, read the drain's outcome (`ports.drains`, drain/DrainRunner.ts) or the
- * power channel (`ports.power`), and answers with a Decision. The reconciler
- * (reconciler.ts) writes the decided transition to status, then emits the Event, before
- * anything else happens; a `record` decision with `send` is where a power verb goes out,
- * after it is on record (powerRows.ts). Rows only ever act idempotently, so a restart
- * resumes from whatever status says.
+ * power channel (`ports.power`), and answers with a Decision (types.ts). The reconciler
+ * writes the decided transition to status, then emits the Event, before anything else
+ * happens; a `record` decision with `send` is where a power verb goes out, after it is on
+ * record (powerRows.ts). Rows only ever act idempotently, so a restart resumes from
+ * whatever status says. Time comes from the ports' clock.
  */
 import {
   abandonWouldStrand,
@@ -16,143 +29,19 @@ import {
   openMaintenanceOf,
   virtualNodeRefusal,
   planDrain,
-  type DrainContext,
-  type PodLike,
   type MaintenanceIntent,
-  type MaintenancePhase,
-  type NodeLike,
   type NodeMaintenance,
-  type NodeMaintenanceStatus,
-  type InvokeResult,
-  type PowerVerb,
 } from '@rackside/plugin-servers-common';
-import type { DrainOutcome } from '../drain/DrainRunner';
+import {
+  finished,
+  isoOf,
+  NEW,
+  phaseOf as tablePhaseOf,
+} from '../lifecycle/table';
+import { MaintenanceReason } from '../lifecycle/reasons';
 import { checkNumbers, checkQuorum, refuse } from './guardCheck';
 import { poweredOff, rebooting, sendFromDrained } from './powerRows';
-
-/** A maintenance without a phase yet (just created) is `New`. */
-export type Phase = MaintenancePhase | 'New';
-
-/** What the machine needs of a Node. */
-export interface NodeView extends NodeLike {
-  metadata?: NodeLike['metadata'];
-  spec?: { unschedulable?: boolean };
-  status?: NodeLike['status'] & {
-    nodeInfo?: { bootID?: string; systemUUID?: string };
-    addresses?: Array<{ type: string; address: string }>;
-  };
-}
-
-/** Reads of the cluster, served from watch caches. */
-export interface ClusterView {
-  node(name: string): NodeView | undefined;
-  nodes(): NodeView[];
-  maintenances(): NodeMaintenance[];
-}
-
-/** The one node write the machine makes. Idempotent: setting the current value is a no-op. */
-export interface NodePort {
-  setUnschedulable(nodeName: string, unschedulable: boolean): Promise<void>;
-}
-
-/** The pods of a node, read once when a drain is admitted. */
-export interface PodPort {
-  onNode(nodeName: string): Promise<PodLike[]>;
-  /**
-   * The node's labels, these pods' claims and the PersistentVolumes (node-local data).
-   * Without it only hostPath volumes count as data on the node.
-   */
-  storage?(
-    nodeName: string,
-    pods: PodLike[],
-  ): Promise<Omit<DrainContext, 'nodeName'>>;
-}
-
-/** Drains run outside the table; a row only asks where one stands (DrainRunner). */
-export interface DrainPort {
-  ensure(nm: NodeMaintenance): DrainOutcome;
-}
-
-/** The verbs the operator sends, named as in `status.power`. */
-export type PowerSendVerb = 'reboot' | 'shutdown' | 'powerOn';
-
-/** What became of a sent verb. */
-export type SendOutcome =
-  | {
-      ok: true;
-      receipt: { acceptedAt: string; detail: string };
-      /** The channel will be read for PowerState Off (shutdown). */
-      confirmsPowerOff?: boolean;
-    }
-  | {
-      ok: false;
-      /** notSent / refused: it did not run. unknown: it may have. */
-      outcome: 'notSent' | 'refused' | 'unknown';
-      message: string;
-    };
-
-/** The deployment's power channel, as the rows see it (PowerProvider reconciler). */
-export interface PowerPort {
-  /** The capability rule (servers-common `invoke`) for this node now. */
-  check(verb: PowerVerb, node: NodeView | undefined): InvokeResult;
-  channelType(): 'talos' | 'redfish' | undefined;
-  /** One read of the machine's power; undefined when the channel cannot see it. */
-  powerState(node: NodeView | undefined): Promise<'On' | 'Off' | undefined>;
-  /** The PowerOffConfirmed readback, or undefined when the channel cannot observe Off. */
-  readback(): { windowSeconds: number; intervalSeconds: number } | undefined;
-  deadlines: {
-    /** From the accepted reboot to the node back with a new boot ID. */
-    rebootSeconds: number;
-    /** A recorded verb without an answer fails after this long without a sign. */
-    unansweredSeconds: number;
-  };
-}
-
-export interface MachinePorts {
-  view: ClusterView;
-  nodes: NodePort;
-  pods: PodPort;
-  drains: DrainPort;
-  power: PowerPort;
-}
-
-export type RefusalCause = 'virtual' | 'busy' | 'guard' | 'pods' | 'capability';
-
-/** What a row decided. */
-export type Decision =
-  | {
-      kind: 'transition';
-      to: MaintenancePhase;
-      message: string;
-      /** Status fields written together with the phase. */
-      status?: Partial<NodeMaintenanceStatus>;
-      /** The Event; Normal with reason = target phase unless given. */
-      event?: { type: 'Normal' | 'Warning'; reason: string };
-      refusal?: RefusalCause;
-    }
-  /**
-   * Status fields written without a phase change (no history entry), then, with `send`,
-   * the verb is sent and its answer decided by `afterSend` (powerRows.ts).
-   */
-  | {
-      kind: 'record';
-      message: string;
-      status: Partial<NodeMaintenanceStatus>;
-      send?: PowerSendVerb;
-      event?: { type: 'Normal' | 'Warning'; reason: string };
-    }
-  /**
-   * Nothing to do until something changes (a watch event wakes the maintenance), or
-   * until `requeueAfterMs` passes.
-   */
-  | { kind: 'wait'; message: string; requeueAfterMs?: number }
-  /** Terminal: never looked at again. */
-  | { kind: 'done' };
-
-export type Row = (
-  nm: NodeMaintenance,
-  ports: MachinePorts,
-) => Promise<Decision>;
+import type { Decision, MachinePorts, NodeView, Phase, Row } from './types';
 
 /** Intents whose maintenance drains the node after cordoning it. */
 const DRAINING_INTENTS: readonly MaintenanceIntent[] = [
@@ -166,18 +55,21 @@ const VERB_OF_INTENT: Partial<
   Record<MaintenanceIntent, 'reboot' | 'shutdown'>
 > = { reboot: 'reboot', shutdown: 'shutdown' };
 
-function returnRequested(nm: NodeMaintenance): Decision | undefined {
+function returnRequested(
+  nm: NodeMaintenance,
+  ports: MachinePorts,
+): Decision | undefined {
   if (!nm.spec.returnToService) return undefined;
   return {
     kind: 'transition',
     to: 'Returning',
     message: `Return to service requested by ${nm.spec.returnToService.by}: ${nm.spec.returnToService.reason}`,
-    status: { returnedAt: new Date().toISOString() },
+    status: { returnedAt: isoOf(ports) },
   };
 }
 
 export function phaseOf(nm: NodeMaintenance): Phase {
-  return nm.status?.phase ?? 'New';
+  return tablePhaseOf(nm);
 }
 
 function isReady(node: NodeView | undefined): boolean {
@@ -199,7 +91,8 @@ export function blockingMaintenance(
 }
 
 /** New: the rules every intent passes, under the operator's one guard lock. */
-const admit: Row = async (nm, { view, pods, power }) => {
+const admit: Row = async (nm, ports) => {
+  const { view, pods, power } = ports;
   const nodeName = nm.spec.nodeName;
   const node = view.node(nodeName);
   if (node && nodeFactsFromNode(node).virtual) {
@@ -264,7 +157,7 @@ const admit: Row = async (nm, { view, pods, power }) => {
       // What the check right before the power verb compares against (powerRows.ts).
       admission: {
         verdict: verdict.verdict,
-        at: new Date().toISOString(),
+        at: isoOf(ports),
         ...checkNumbers(check),
       },
     },
@@ -272,23 +165,23 @@ const admit: Row = async (nm, { view, pods, power }) => {
 };
 
 /** Requested: cordon (a no-op if a crash left it done), then record Cordoned. */
-const cordon: Row = async (nm, { nodes }) => {
-  const back = returnRequested(nm);
+const cordon: Row = async (nm, ports) => {
+  const back = returnRequested(nm, ports);
   if (back) return back;
-  await nodes.setUnschedulable(nm.spec.nodeName, true);
+  await ports.nodes.setUnschedulable(nm.spec.nodeName, true);
   return {
     kind: 'transition',
     to: 'Cordoned',
     message: DRAINING_INTENTS.includes(nm.spec.intent)
       ? `${nm.spec.nodeName} cordoned; draining next`
       : `${nm.spec.nodeName} cordoned; parked until returnToService or abandon`,
-    status: { cordonedAt: new Date().toISOString() },
+    status: { cordonedAt: isoOf(ports) },
   };
 };
 
 /** Cordoned: a cordon parks here; every other intent starts its drain. */
-const cordoned: Row = async nm => {
-  const back = returnRequested(nm);
+const cordoned: Row = async (nm, ports) => {
+  const back = returnRequested(nm, ports);
   if (back) return back;
   if (!DRAINING_INTENTS.includes(nm.spec.intent)) {
     return { kind: 'wait', message: 'parked until returnToService or abandon' };
@@ -299,7 +192,7 @@ const cordoned: Row = async nm => {
     message: `draining ${nm.spec.nodeName}: evicting its pods and waiting for them to be gone`,
     status: {
       drain: {
-        startedAt: new Date().toISOString(),
+        startedAt: isoOf(ports),
         total: 0,
         evicted: 0,
         pending: 0,
@@ -309,10 +202,10 @@ const cordoned: Row = async nm => {
 };
 
 /** Draining: the drain runs in DrainRunner; this row reads its outcome when woken. */
-const draining: Row = async (nm, { drains }) => {
-  const back = returnRequested(nm);
+const draining: Row = async (nm, ports) => {
+  const back = returnRequested(nm, ports);
   if (back) return back;
-  const outcome = drains.ensure(nm);
+  const outcome = ports.drains.ensure(nm);
   switch (outcome.state) {
     case 'running':
       return {
@@ -339,7 +232,7 @@ const draining: Row = async (nm, { drains }) => {
         to: 'Failed',
         message: outcome.reason,
         status: { drain: outcome.progress },
-        event: { type: 'Warning', reason: 'DrainFailed' },
+        event: { type: 'Warning', reason: MaintenanceReason.DrainFailed },
       };
   }
 };
@@ -351,7 +244,7 @@ const drained: Row = async (nm, ports) => {
     return sendFromDrained(nm, verb, ports);
   }
   return (
-    returnRequested(nm) ?? {
+    returnRequested(nm, ports) ?? {
       kind: 'wait',
       message: 'parked until returnToService or abandon',
     }
@@ -362,7 +255,8 @@ const drained: Row = async (nm, ports) => {
  * Returning: make the node schedulable again (or, abandoned, as it was before), then wait
  * for it to be Ready (the node watch wakes us).
  */
-const returning: Row = async (nm, { view, nodes }) => {
+const returning: Row = async (nm, ports) => {
+  const { view, nodes } = ports;
   const abandoned = nm.status?.abandoned === true;
   const restore = abandoned ? nm.status?.wasUnschedulable : false;
   const node = view.node(nm.spec.nodeName);
@@ -378,7 +272,7 @@ const returning: Row = async (nm, { view, nodes }) => {
       kind: 'transition',
       to: 'Complete',
       message: `${nm.spec.nodeName} no longer exists; nothing to return`,
-      status: { completedAt: new Date().toISOString() },
+      status: { completedAt: isoOf(ports) },
     };
   }
   // An abandon held while the machine was off still waits for the machine it powered on.
@@ -397,15 +291,13 @@ const returning: Row = async (nm, { view, nodes }) => {
           restore ? 'unschedulable as it was before' : 'schedulable'
         }`
       : `${nm.spec.nodeName} is schedulable and Ready`,
-    status: { completedAt: new Date().toISOString() },
+    status: { completedAt: isoOf(ports) },
   };
 };
 
-const finished: Row = async () => ({ kind: 'done' });
-
 /** The table: one row per phase. */
 export const transitions: Record<Phase, Row> = {
-  New: admit,
+  [NEW]: admit,
   Requested: cordon,
   Cordoned: cordoned,
   Draining: draining,
@@ -419,14 +311,14 @@ export const transitions: Record<Phase, Row> = {
 };
 
 /** The rule above the table: abandon leads from any non-terminal phase to Returning. */
-export const abandonRule: Row = async nm => ({
+export const abandonRule: Row = async (nm, ports) => ({
   kind: 'transition',
   to: 'Returning',
   message: `Abandon requested by ${nm.spec.abandon!.by}: ${
     nm.spec.abandon!.reason
   }`,
-  status: { abandoned: true, returnedAt: new Date().toISOString() },
-  event: { type: 'Normal', reason: 'Abandoned' },
+  status: { abandoned: true, returnedAt: isoOf(ports) },
+  event: { type: 'Normal', reason: MaintenanceReason.Abandoned },
 });
 
 /**
@@ -438,10 +330,10 @@ export const abandonRule: Row = async nm => ({
 export function rowFor(nm: NodeMaintenance): Row {
   const phase = phaseOf(nm);
   const abandonable =
-    phase === 'New' || (phase !== 'Returning' && !isTerminalPhase(phase));
+    phase === NEW || (phase !== 'Returning' && !isTerminalPhase(phase));
   const held = abandonWouldStrand({
     intent: nm.spec.intent,
-    phase: phase === 'New' ? undefined : phase,
+    phase: phase === NEW ? undefined : phase,
   });
   return nm.spec.abandon && abandonable && !held
     ? abandonRule
@@ -455,7 +347,7 @@ export function rowFor(nm: NodeMaintenance): Row {
  */
 export function needsAdmissionLock(nm: NodeMaintenance): boolean {
   const phase = phaseOf(nm);
-  if (phase === 'New') return true;
+  if (phase === NEW) return true;
   const verb = VERB_OF_INTENT[nm.spec.intent];
   return (
     phase === 'Drained' &&

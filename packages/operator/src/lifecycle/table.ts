@@ -1,0 +1,82 @@
+/*
+ * The one table runner behind the operator's lifecycles: NodeMaintenance
+ * (maintenance/lifecycle.ts), MachineReclaim (reclaim/lifecycle.ts) and TalosMachine
+ * (talos/joinTable.ts). Each lifecycle is a table with one row per phase; a row looks at
+ * the object and answers with a decision, never writing; its reconciler applies the
+ * decision (status first, then the Event) and hands back the written object, and the
+ * runner asks the row of the new phase, until a row waits or the object is finished.
+ *
+ * What the three share lives here once: the phase of an object nothing has looked at
+ * (`New`), the row of finished phases, the pass loop with its one limit, and the clock
+ * rows and reconcilers read time from (injected, so tests set it).
+ */
+
+/** Where time comes from: `Date.now` in the operator, a settable one in tests. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** An instant of a clock as status and Events write it (RFC 3339). */
+export function isoOf(clock: Clock): string {
+  return new Date(clock.now()).toISOString();
+}
+
+/** The phase of an object no row has decided on yet (`status.phase` absent). */
+export const NEW = 'New' as const;
+
+/** `status.phase`, or {@link NEW} when it has none yet. */
+export function phaseOf<P extends string>(object: {
+  status?: { phase?: P };
+}): P | typeof NEW {
+  return object.status?.phase ?? NEW;
+}
+
+/** What every table's rows may answer besides their own decisions. */
+export type Wait = { kind: 'wait'; requeueAfterMs?: number };
+export type Done = { kind: 'done' };
+
+/** The row of a finished phase: nothing is ever done again. */
+export async function finished(): Promise<Done> {
+  return { kind: 'done' };
+}
+
+/**
+ * Passes per reconcile: each writes one transition or record, and a lifecycle has few
+ * phases, so a reconcile that reaches this many has a row that does not settle.
+ */
+export const MAX_PASSES = 12;
+
+/** What one pass did: the written object to go on with (none: stop), and its wait. */
+export interface PassResult<O> {
+  next?: O;
+  /** Set when the pass ended in a wait with a time to look again. */
+  requeueAfterMs?: number;
+}
+
+/**
+ * Runs passes over one object until a pass hands back nothing (a wait, a finished phase,
+ * the object gone) or {@link MAX_PASSES} is reached. Answers when to look again, taken
+ * from the last pass: a wait on time rather than on a watch event.
+ */
+export async function runPasses<O>(
+  first: O | undefined,
+  pass: (current: O) => Promise<PassResult<O>>,
+): Promise<{ requeueAfterMs?: number }> {
+  let current = first;
+  let requeueAfterMs: number | undefined;
+  for (let n = 0; current !== undefined && n < MAX_PASSES; n++) {
+    const result = await pass(current);
+    requeueAfterMs = result.requeueAfterMs;
+    current = result.next;
+  }
+  return { requeueAfterMs };
+}
+
+/** The requeue a decision asks for: a wait's time, nothing for any other decision. */
+export function requeueOf(decision: { kind: string }): number | undefined {
+  return decision.kind === 'wait'
+    ? (decision as Wait).requeueAfterMs
+    : undefined;
+}

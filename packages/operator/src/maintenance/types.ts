@@ -1,0 +1,142 @@
+/*
+ * The types the NodeMaintenance lifecycle shares: what its rows read (the cluster view
+ * and the ports), what they answer (Decision) and the row itself. In their own file so
+ * the rows of lifecycle.ts, powerRows.ts and guardCheck.ts import them without importing
+ * each other.
+ */
+import type {
+  DrainContext,
+  InvokeResult,
+  MaintenancePhase,
+  NodeLike,
+  NodeMaintenance,
+  NodeMaintenanceStatus,
+  PodLike,
+  PowerVerb,
+} from '@rackside/plugin-servers-common';
+import type { DrainOutcome } from '../drain/DrainRunner';
+import type { Clock, Done, NEW, Wait } from '../lifecycle/table';
+
+/** A maintenance without a phase yet (just created) is `New`. */
+export type Phase = MaintenancePhase | typeof NEW;
+
+/** What the machine needs of a Node. */
+export interface NodeView extends NodeLike {
+  metadata?: NodeLike['metadata'];
+  spec?: { unschedulable?: boolean };
+  status?: NodeLike['status'] & {
+    nodeInfo?: { bootID?: string; systemUUID?: string };
+    addresses?: Array<{ type: string; address: string }>;
+  };
+}
+
+/** Reads of the cluster, served from watch caches. */
+export interface ClusterView {
+  node(name: string): NodeView | undefined;
+  nodes(): NodeView[];
+  maintenances(): NodeMaintenance[];
+}
+
+/** The one node write the machine makes. Idempotent: setting the current value is a no-op. */
+export interface NodePort {
+  setUnschedulable(nodeName: string, unschedulable: boolean): Promise<void>;
+}
+
+/** The pods of a node, read once when a drain is admitted. */
+export interface PodPort {
+  onNode(nodeName: string): Promise<PodLike[]>;
+  /**
+   * The node's labels, these pods' claims and the PersistentVolumes (node-local data).
+   * Without it only hostPath volumes count as data on the node.
+   */
+  storage?(
+    nodeName: string,
+    pods: PodLike[],
+  ): Promise<Omit<DrainContext, 'nodeName'>>;
+}
+
+/** Drains run outside the table; a row only asks where one stands (DrainRunner). */
+export interface DrainPort {
+  ensure(nm: NodeMaintenance): DrainOutcome;
+}
+
+/** The verbs the operator sends, named as in `status.power`. */
+export type PowerSendVerb = 'reboot' | 'shutdown' | 'powerOn';
+
+/** What became of a sent verb. */
+export type SendOutcome =
+  | {
+      ok: true;
+      receipt: { acceptedAt: string; detail: string };
+      /** The channel will be read for PowerState Off (shutdown). */
+      confirmsPowerOff?: boolean;
+    }
+  | {
+      ok: false;
+      /** notSent / refused: it did not run. unknown: it may have. */
+      outcome: 'notSent' | 'refused' | 'unknown';
+      message: string;
+    };
+
+/** The deployment's power channel, as the rows see it (PowerProvider reconciler). */
+export interface PowerPort {
+  /** The capability rule (servers-common `invoke`) for this node now. */
+  check(verb: PowerVerb, node: NodeView | undefined): InvokeResult;
+  channelType(): 'talos' | 'redfish' | undefined;
+  /** One read of the machine's power; undefined when the channel cannot see it. */
+  powerState(node: NodeView | undefined): Promise<'On' | 'Off' | undefined>;
+  /** The PowerOffConfirmed readback, or undefined when the channel cannot observe Off. */
+  readback(): { windowSeconds: number; intervalSeconds: number } | undefined;
+  deadlines: {
+    /** From the accepted reboot to the node back with a new boot ID. */
+    rebootSeconds: number;
+    /** A recorded verb without an answer fails after this long without a sign. */
+    unansweredSeconds: number;
+  };
+}
+
+export interface MachinePorts extends Clock {
+  view: ClusterView;
+  nodes: NodePort;
+  pods: PodPort;
+  drains: DrainPort;
+  power: PowerPort;
+}
+
+export type RefusalCause = 'virtual' | 'busy' | 'guard' | 'pods' | 'capability';
+
+/** What a row decided. */
+export type Decision =
+  | {
+      kind: 'transition';
+      to: MaintenancePhase;
+      message: string;
+      /** Status fields written together with the phase. */
+      status?: Partial<NodeMaintenanceStatus>;
+      /** The Event; Normal with reason = target phase unless given. */
+      event?: { type: 'Normal' | 'Warning'; reason: string };
+      refusal?: RefusalCause;
+    }
+  /**
+   * Status fields written without a phase change (no history entry), then, with `send`,
+   * the verb is sent and its answer decided by `afterSend` (powerRows.ts).
+   */
+  | {
+      kind: 'record';
+      message: string;
+      status: Partial<NodeMaintenanceStatus>;
+      send?: PowerSendVerb;
+      event?: { type: 'Normal' | 'Warning'; reason: string };
+    }
+  /**
+   * Nothing to do until something changes (a watch event wakes the maintenance), or
+   * until `requeueAfterMs` passes.
+   */
+  | (Wait & { message: string })
+  /** Terminal: never looked at again. */
+  | Done;
+
+export type Row = (
+  nm: NodeMaintenance,
+  ports: MachinePorts,
+) => Promise<Decision>;
