@@ -3,7 +3,7 @@ import type { TalosAccess } from '../talos/talosAccess';
 import {
   judgeReset,
   readEtcdView,
-  type EtcdReach,
+  type EtcdReachAnswer,
   type EtcdView,
 } from './etcdSafety';
 
@@ -166,7 +166,7 @@ describe('judgeReset', () => {
 
 describe('readEtcdView', () => {
   const identity = { ca: 'ca', crt: 'crt', key: 'key' };
-  const everyAddress = async (endpoint: string): Promise<EtcdReach> => ({
+  const everyAddress = async (endpoint: string): Promise<EtcdReachAnswer> => ({
     allowed: true,
     dial: endpoint,
   });
@@ -280,7 +280,7 @@ describe('readEtcdView', () => {
       '10.0.0.1': three,
       '10.0.0.3': three,
     });
-    const inside = async (endpoint: string): Promise<EtcdReach> =>
+    const inside = async (endpoint: string): Promise<EtcdReachAnswer> =>
       endpoint.startsWith('10.0.0.')
         ? { allowed: true, dial: endpoint }
         : {

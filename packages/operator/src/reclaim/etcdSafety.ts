@@ -26,11 +26,12 @@ import type { TalosAccess } from '../talos/talosAccess';
  * addresses come from the request's credential, not from the deployer, so each is checked
  * before it is contacted.
  */
-export type EtcdReach = (
-  endpoint: string,
-) => Promise<
-  { allowed: true; dial: string } | { allowed: false; message: string }
->;
+export type EtcdReach = (endpoint: string) => Promise<EtcdReachAnswer>;
+
+/** Where to connect, or why not. */
+export type EtcdReachAnswer =
+  | { allowed: true; dial: string }
+  | { allowed: false; message: string };
 
 /** What the foreign cluster's etcd looks like, as far as the operator could read it. */
 export type EtcdView =
