@@ -34,6 +34,17 @@ export function requesterRecipients(requestedBy?: string): string[] {
   return [`${kind}:${namespace ?? 'default'}/${name}`.toLowerCase()];
 }
 
+/** Text without its closing full stop (to go on with numbers). */
+function withoutStop(text: string): string {
+  return text.trim().replace(/[.!?]+$/, '');
+}
+
+/** Text as a sentence: it ends with a full stop (or its own ! or ?). */
+export function sentence(text: string): string {
+  const t = text.trim();
+  return /[.!?]$/.test(t) ? t : `${t}.`;
+}
+
 /** A timestamp as a person reads it in a notification. */
 export function when(at?: string): string {
   if (!at) return 'at an unknown time';
@@ -119,9 +130,9 @@ export function maintenanceOutcome(
       ...base,
       severity: 'high',
       title: `${subject(cluster, m)} was refused`,
-      description: `${
-        refusal?.reason ?? m.status?.message ?? 'The operator refused it.'
-      }${numbers ? ` (${numbers})` : ''}.${blocking} Refused ${at}. ${why}`,
+      description: `${withoutStop(
+        refusal?.reason ?? m.status?.message ?? 'The operator refused it',
+      )}${numbers ? ` (${numbers})` : ''}.${blocking} Refused ${at}. ${why}`,
     };
   }
   if (phase === 'Failed') {
@@ -133,9 +144,9 @@ export function maintenanceOutcome(
       ...base,
       severity: 'critical',
       title: `${subject(cluster, m)} failed`,
-      description: `${
-        m.status?.message ?? drain?.lastError ?? 'The operator gave up.'
-      } The node is left cordoned.${left} Failed ${at}. ${why}`,
+      description: `${sentence(
+        m.status?.message ?? drain?.lastError ?? 'The operator gave up',
+      )} The node is left cordoned.${left} Failed ${at}. ${why}`,
     };
   }
   return undefined;
@@ -180,9 +191,9 @@ export function drainBlocked(
     }`,
     description: `Blocked for more than ${duration(
       blockedAfterMs,
-    )}: ${detail}. The apiserver says: ${
-      blocked[0].message
-    } The drain keeps retrying; give the budget room or abandon the maintenance. Requested for: ${
+    )}: ${detail}. The apiserver says: ${sentence(
+      blocked[0].message,
+    )} The drain keeps retrying; give the budget room or abandon the maintenance. Requested for: ${
       m.spec.reason
     }`,
   };

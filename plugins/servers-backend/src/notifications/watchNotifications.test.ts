@@ -180,7 +180,7 @@ describe('maintenance notifications', () => {
         {
           phase: 'Refused',
           refusal: {
-            reason: 'rebooting cp-1 would leave 1 of 3 members ready',
+            reason: 'rebooting cp-1 would leave 1 of 3 members ready.',
             members: 3,
             quorum: 2,
             ready: 2,
@@ -220,7 +220,7 @@ describe('maintenance notifications', () => {
       title: 'The drain of worker-1 (plant-a) failed',
     });
     expect(failed.description).toContain(
-      'the drain timed out after 600 s The node is left cordoned. Pods still on the node: shop/payments-0.',
+      'the drain timed out after 600 s. The node is left cordoned. Pods still on the node: shop/payments-0.',
     );
   });
 
