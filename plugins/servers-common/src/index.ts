@@ -16,5 +16,7 @@ export * from './openMaintenance';
 export * from './applicability';
 export * from './discoveryNetworks';
 export * from './resources';
+export * from './planWindow';
+export * from './planNodes';
 export * from './serverListRules';
 export * from './api';

@@ -9,6 +9,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   machineReclaimSchema,
+  maintenancePlanSchema,
   nodeMaintenanceSchema,
   powerProviderSchema,
   RACKSIDE_API_VERSION,
@@ -49,6 +50,7 @@ const schemas: Record<RacksideKind, Parser> = {
   TalosCluster: talosClusterSchema,
   TalosMachine: talosMachineSchema,
   MachineReclaim: machineReclaimSchema,
+  MaintenancePlan: maintenancePlanSchema,
 };
 
 type Obj = Record<string, any>;
@@ -1049,6 +1051,275 @@ describe('MachineReclaim', () => {
       'PHASE',
       'UUID',
       'EXPIRES',
+      'AGE',
+    ]);
+  });
+});
+
+describe('MaintenancePlan', () => {
+  const spec = (extra: Obj = {}): Obj => ({
+    intent: 'reboot',
+    nodes: ['worker-1', 'worker-2'],
+    reason: 'kernel update',
+    requestedBy: 'user:default/jane',
+    ...extra,
+  });
+  const pause = (at: string, by = 'user:default/jane') => ({
+    by,
+    reason: 'the line is busy',
+    at,
+  });
+  const T1 = '2026-08-04T10:05:00Z';
+  const T2 = '2026-08-04T10:10:00Z';
+
+  it('accepts a valid plan and applies its defaults', async () => {
+    const created = await create(
+      'MaintenancePlan',
+      object(
+        'MaintenancePlan',
+        'mp-valid',
+        spec({
+          gates: {
+            timeoutSeconds: 600,
+            objects: [
+              {
+                name: 'storage',
+                apiVersion: 'ceph.rook.io/v1',
+                kind: 'CephCluster',
+                namespace: 'rook-ceph',
+                objectName: 'rook-ceph',
+                field: { path: '.status.ceph.health', value: 'HEALTH_OK' },
+                timeoutSeconds: 900,
+              },
+            ],
+          },
+          window: {
+            notBefore: T0,
+            weekdays: ['Mon', 'Tue'],
+            hours: { start: '22:00', end: '04:00' },
+            timeZone: 'Europe/Berlin',
+          },
+          drain: { timeoutSeconds: 600 },
+        }),
+      ),
+    );
+    expect(created.spec).toMatchObject({
+      maxParallel: 1,
+      failurePolicy: { tolerate: 0 },
+      onCancel: 'finish',
+      gates: { previousNodeReady: true, podDisruptionBudgetsHealthy: true },
+    });
+    await create(
+      'MaintenancePlan',
+      object(
+        'MaintenancePlan',
+        'mp-selector',
+        spec({
+          nodes: undefined,
+          selector: {
+            matchExpressions: [
+              {
+                key: 'node-role.kubernetes.io/control-plane',
+                operator: 'DoesNotExist',
+              },
+            ],
+          },
+          intent: 'drain',
+          maxParallel: 2,
+        }),
+      ),
+    );
+  });
+
+  it('needs exactly one of nodes and selector, and sane gates and window', async () => {
+    await expectCreateRejected(
+      'MaintenancePlan',
+      object(
+        'MaintenancePlan',
+        'mp-both',
+        spec({ selector: { matchLabels: { a: 'b' } } }),
+      ),
+      /exactly one of nodes and selector/,
+    );
+    await expectCreateRejected(
+      'MaintenancePlan',
+      object('MaintenancePlan', 'mp-neither', spec({ nodes: undefined })),
+      /exactly one of nodes and selector/,
+    );
+    await expectCreateRejected(
+      'MaintenancePlan',
+      object('MaintenancePlan', 'mp-shutdown', spec({ intent: 'shutdown' })),
+      /spec\.intent: Unsupported value: "shutdown"/,
+    );
+    await expectCreateRejected(
+      'MaintenancePlan',
+      object(
+        'MaintenancePlan',
+        'mp-gate',
+        spec({
+          gates: {
+            objects: [
+              {
+                name: 'g',
+                apiVersion: 'v1',
+                kind: 'ConfigMap',
+                objectName: 'x',
+              },
+            ],
+          },
+        }),
+      ),
+      /exactly one of condition and field/,
+    );
+    await expectCreateRejected(
+      'MaintenancePlan',
+      object(
+        'MaintenancePlan',
+        'mp-window',
+        spec({ window: { notBefore: T1, notAfter: T0 } }),
+      ),
+      /notBefore must be before notAfter/,
+    );
+    await expectCreateRejected(
+      'MaintenancePlan',
+      object(
+        'MaintenancePlan',
+        'mp-hours',
+        spec({ window: { hours: { start: '25:00', end: '04:00' } } }),
+      ),
+      /spec\.window\.hours\.start in body should match/,
+    );
+  });
+
+  it('keeps the spec fixed; pause and resume move forward in time; cancel is set once', async () => {
+    await create(
+      'MaintenancePlan',
+      object('MaintenancePlan', 'mp-fixed', spec()),
+    );
+    for (const [patch, message] of [
+      [{ intent: 'drain' }, /intent is immutable/],
+      [{ maxParallel: 3 }, /maxParallel is immutable/],
+      [{ nodes: ['worker-3'] }, /nodes is immutable/],
+      [{ reason: 'other' }, /reason is immutable/],
+      [{ onCancel: 'abandon' }, /onCancel is immutable/],
+    ] as const) {
+      await expectPatchRejected(
+        'MaintenancePlan',
+        'mp-fixed',
+        { spec: patch },
+        message,
+      );
+    }
+    await expectPatchRejected(
+      'MaintenancePlan',
+      'mp-fixed',
+      { spec: { resume: pause(T1) } },
+      /a resume needs a pause before it/,
+    );
+    await expectPatched('MaintenancePlan', 'mp-fixed', {
+      spec: { pause: pause(T1) },
+    });
+    await expectPatchRejected(
+      'MaintenancePlan',
+      'mp-fixed',
+      { spec: { pause: pause(T0) } },
+      /pause cannot be removed, and is replaced only by a pause with a later at/,
+    );
+    await expectPatchRejected(
+      'MaintenancePlan',
+      'mp-fixed',
+      { spec: { pause: null } },
+      /pause cannot be removed/,
+    );
+    await expectPatchRejected(
+      'MaintenancePlan',
+      'mp-fixed',
+      { spec: { resume: pause(T0) } },
+      /a resume needs a pause before it/,
+    );
+    await expectPatched('MaintenancePlan', 'mp-fixed', {
+      spec: { resume: pause(T2) },
+    });
+    await expectPatched('MaintenancePlan', 'mp-fixed', {
+      spec: { cancel: { by: 'user:default/jane', reason: 'stop' } },
+    });
+    await expectPatchRejected(
+      'MaintenancePlan',
+      'mp-fixed',
+      { spec: { cancel: { by: 'user:default/jane', reason: 'other' } } },
+      /cancel can be set once/,
+    );
+  });
+
+  it('resolves its nodes once and keeps a finished step and plan finished', async () => {
+    await create(
+      'MaintenancePlan',
+      object('MaintenancePlan', 'mp-status', spec()),
+    );
+    const nodes = [
+      { name: 'worker-1', phase: 'Running', maintenance: 'mp-status-worker-1' },
+      { name: 'worker-2', phase: 'Pending' },
+    ];
+    await expectPatched(
+      'MaintenancePlan',
+      'mp-status',
+      { status: { phase: 'Running', resolvedAt: T0, nodes } },
+      'status',
+    );
+    await expectPatchRejected(
+      'MaintenancePlan',
+      'mp-status',
+      { status: { nodes: [nodes[1], nodes[0]] } },
+      /status\.nodes is resolved once/,
+      'status',
+    );
+    await expectPatched(
+      'MaintenancePlan',
+      'mp-status',
+      { status: { nodes: [{ ...nodes[0], phase: 'Done' }, nodes[1]] } },
+      'status',
+    );
+    await expectPatchRejected(
+      'MaintenancePlan',
+      'mp-status',
+      { status: { nodes: [{ ...nodes[0], phase: 'Running' }, nodes[1]] } },
+      /a plan step in a terminal phase/,
+      'status',
+    );
+    await expectPatched(
+      'MaintenancePlan',
+      'mp-status',
+      { status: { phase: 'Cancelled' } },
+      'status',
+    );
+    await expectPatchRejected(
+      'MaintenancePlan',
+      'mp-status',
+      { status: { phase: 'Running' } },
+      /a plan in a terminal phase/,
+      'status',
+    );
+  });
+
+  it('prints INTENT, PHASE, TOTAL, DONE, RUNNING, WAITING, REQUESTER and AGE', async () => {
+    const res = await request(
+      'GET',
+      collectionPath('MaintenancePlan'),
+      undefined,
+      { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' },
+    );
+    const columns: Obj[] = res.body.columnDefinitions;
+    expect(
+      columns.filter(c => c.priority === 0).map(c => c.name.toUpperCase()),
+    ).toEqual([
+      'NAME',
+      'INTENT',
+      'PHASE',
+      'TOTAL',
+      'DONE',
+      'RUNNING',
+      'WAITING',
+      'REQUESTER',
       'AGE',
     ]);
   });

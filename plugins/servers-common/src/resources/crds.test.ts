@@ -55,6 +55,7 @@ describe('racksideCustomResourceDefinitions', () => {
       ['talosclusters.rackside.dev', 'Namespaced', ['tc']],
       ['talosmachines.rackside.dev', 'Namespaced', ['tm']],
       ['machinereclaims.rackside.dev', 'Namespaced', ['mr']],
+      ['maintenanceplans.rackside.dev', 'Cluster', ['mp']],
     ]);
   });
 

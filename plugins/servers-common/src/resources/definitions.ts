@@ -1,6 +1,7 @@
 import type { CrdDefinition, CustomResourceDefinition } from './crd';
 import { renderCrd } from './crd';
 import { machineReclaimCrd, machineReclaimResource } from './machineReclaim';
+import { maintenancePlanCrd, maintenancePlanResource } from './maintenancePlan';
 import { nodeMaintenanceCrd, nodeMaintenanceResource } from './nodeMaintenance';
 import { powerProviderCrd, powerProviderResource } from './powerProvider';
 import { serverBmcCrd, serverBmcResource } from './serverBmc';
@@ -15,6 +16,7 @@ export const RACKSIDE_RESOURCES = {
   TalosCluster: talosClusterResource,
   TalosMachine: talosMachineResource,
   MachineReclaim: machineReclaimResource,
+  MaintenancePlan: maintenancePlanResource,
 } as const;
 
 /** A Rackside kind. */
@@ -28,6 +30,7 @@ export const RACKSIDE_CRD_DEFINITIONS: readonly CrdDefinition[] = [
   talosClusterCrd,
   talosMachineCrd,
   machineReclaimCrd,
+  maintenancePlanCrd,
 ];
 
 /**

@@ -42,4 +42,5 @@ export * from './serverBmc';
 export * from './talosCluster';
 export * from './talosMachine';
 export * from './machineReclaim';
+export * from './maintenancePlan';
 export * from './definitions';

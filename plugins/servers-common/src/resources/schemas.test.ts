@@ -457,6 +457,7 @@ describe('RACKSIDE_RESOURCES', () => {
       ['TalosCluster', 'talosclusters', true, 'tc'],
       ['TalosMachine', 'talosmachines', true, 'tm'],
       ['MachineReclaim', 'machinereclaims', true, 'mr'],
+      ['MaintenancePlan', 'maintenanceplans', false, 'mp'],
     ]);
     expect(RACKSIDE_RESOURCES.NodeMaintenance.apiVersion).toBe(
       'rackside.dev/v1alpha1',

@@ -3,6 +3,8 @@ import {
   RACKSIDE_RESOURCES,
   type MachineReclaim,
   type MachineReclaimInput,
+  type MaintenancePlan,
+  type MaintenancePlanInput,
   type NodeMaintenance,
   type NodeMaintenanceInput,
   type PowerProvider,
@@ -34,6 +36,10 @@ export class RacksideClient {
   readonly talosClusters: ResourceClient<TalosCluster, TalosClusterInput>;
   readonly talosMachines: ResourceClient<TalosMachine, TalosMachineInput>;
   readonly machineReclaims: ResourceClient<MachineReclaim, MachineReclaimInput>;
+  readonly maintenancePlans: ResourceClient<
+    MaintenancePlan,
+    MaintenancePlanInput
+  >;
 
   constructor(
     kubeConfig: KubeConfig | KubeHttp,
@@ -54,5 +60,10 @@ export class RacksideClient {
     this.talosClusters = new ResourceClient(http, r.TalosCluster, options);
     this.talosMachines = new ResourceClient(http, r.TalosMachine, options);
     this.machineReclaims = new ResourceClient(http, r.MachineReclaim, options);
+    this.maintenancePlans = new ResourceClient(
+      http,
+      r.MaintenancePlan,
+      options,
+    );
   }
 }

@@ -1,0 +1,90 @@
+/*
+ * Which nodes a MaintenancePlan takes, and in what order (DESIGN section 15): resolved
+ * once from spec.nodes or spec.selector, workers before control-plane members, each group
+ * by name. One rule, called by the operator when it resolves a plan and by the backend's
+ * plan pre-flight.
+ */
+import { CONTROL_PLANE_LABEL } from './quorum';
+import type { LabelSelector } from './resources/maintenancePlan';
+
+/** What the rule reads of a Node. */
+export interface PlanNodeFacts {
+  name: string;
+  labels?: Record<string, string>;
+}
+
+/** One node as the plan takes it. */
+export interface PlannedNode {
+  name: string;
+  controlPlane: boolean;
+  /** Named in spec.nodes but no such Node: the step is Skipped. */
+  missing?: boolean;
+}
+
+/** Whether a node's labels match a label selector (metav1.LabelSelector semantics). */
+export function matchesLabelSelector(
+  selector: LabelSelector,
+  labels: Record<string, string> = {},
+): boolean {
+  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
+    if (labels[key] !== value) return false;
+  }
+  for (const e of selector.matchExpressions ?? []) {
+    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
+    const values = e.values ?? [];
+    switch (e.operator) {
+      case 'In':
+        if (!has || !values.includes(labels[e.key])) return false;
+        break;
+      case 'NotIn':
+        if (has && values.includes(labels[e.key])) return false;
+        break;
+      case 'Exists':
+        if (!has) return false;
+        break;
+      case 'DoesNotExist':
+        if (has) return false;
+        break;
+      default:
+        return false;
+    }
+  }
+  return true;
+}
+
+const byName = (a: PlannedNode, b: PlannedNode) =>
+  a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+
+/**
+ * The plan's nodes in the order they go: workers by name, then control-plane members by
+ * name. A name in `spec.nodes` with no Node is kept (marked missing) so status says so.
+ */
+export function resolvePlanNodes(
+  spec: { nodes?: string[]; selector?: LabelSelector },
+  nodes: readonly PlanNodeFacts[],
+): PlannedNode[] {
+  const known = new Map(nodes.map(n => [n.name, n]));
+  const isControlPlane = (n: PlanNodeFacts | undefined) =>
+    n?.labels !== undefined &&
+    Object.prototype.hasOwnProperty.call(n.labels, CONTROL_PLANE_LABEL);
+  let planned: PlannedNode[];
+  if (spec.nodes) {
+    planned = spec.nodes.map(name => {
+      const node = known.get(name);
+      return node
+        ? { name, controlPlane: isControlPlane(node) }
+        : { name, controlPlane: false, missing: true };
+    });
+  } else if (spec.selector) {
+    const selector = spec.selector;
+    planned = nodes
+      .filter(n => matchesLabelSelector(selector, n.labels))
+      .map(n => ({ name: n.name, controlPlane: isControlPlane(n) }));
+  } else {
+    planned = [];
+  }
+  return [
+    ...planned.filter(n => !n.controlPlane).sort(byName),
+    ...planned.filter(n => n.controlPlane).sort(byName),
+  ];
+}

@@ -1,0 +1,618 @@
+import { z } from 'zod';
+import {
+  conditionsSchema,
+  namespaceNameSchema,
+  objectMetaSchema,
+  objectNameSchema,
+  observedGenerationSchema,
+  RACKSIDE_API_VERSION,
+  reasonSchema,
+  requestFlagSchema,
+  requesterSchema,
+  resourceDescriptor,
+  timestampSchema,
+} from './common';
+import type { CrdDefinition } from './crd';
+import {
+  fixedAtCreation,
+  immutable,
+  kube,
+  setOnce,
+  terminalPhaseIsFinal,
+  uniqueList,
+  withRules,
+  type CelRule,
+} from './kube';
+import { drainOptionsSchema } from './nodeMaintenance';
+
+/** Where MaintenancePlan lives in the API. */
+export const maintenancePlanResource = resourceDescriptor({
+  kind: 'MaintenancePlan',
+  plural: 'maintenanceplans',
+  shortNames: ['mp'],
+  namespaced: false,
+});
+
+/** What a plan does to each of its nodes: a NodeMaintenance with this intent. */
+export const PLAN_INTENTS = ['drain', 'reboot'] as const;
+/** A plan intent. */
+export type PlanIntent = (typeof PLAN_INTENTS)[number];
+
+/** The phases of a plan (DESIGN section 15). */
+export const PLAN_PHASES = [
+  'Pending',
+  'Running',
+  'Paused',
+  'Waiting',
+  'Complete',
+  'Failed',
+  'Cancelled',
+] as const;
+/** A plan phase. */
+export type PlanPhase = (typeof PLAN_PHASES)[number];
+
+/** Phases a plan never leaves. */
+export const TERMINAL_PLAN_PHASES: readonly PlanPhase[] = [
+  'Complete',
+  'Failed',
+  'Cancelled',
+];
+
+/** Whether a plan phase is terminal. */
+export function isTerminalPlanPhase(phase: PlanPhase | undefined): boolean {
+  return phase !== undefined && TERMINAL_PLAN_PHASES.includes(phase);
+}
+
+/** The phases of one node of a plan (one step). */
+export const PLAN_STEP_PHASES = [
+  'Pending',
+  'Running',
+  'Done',
+  'Failed',
+  'Refused',
+  'Skipped',
+] as const;
+/** A step phase. */
+export type PlanStepPhase = (typeof PLAN_STEP_PHASES)[number];
+
+/** Step phases a step never leaves. */
+export const TERMINAL_PLAN_STEP_PHASES: readonly PlanStepPhase[] = [
+  'Done',
+  'Failed',
+  'Refused',
+  'Skipped',
+];
+
+/** The days of a window, as `Intl` writes them in English (`weekday: 'short'`). */
+export const WEEKDAYS = [
+  'Mon',
+  'Tue',
+  'Wed',
+  'Thu',
+  'Fri',
+  'Sat',
+  'Sun',
+] as const;
+/** A weekday. */
+export type Weekday = (typeof WEEKDAYS)[number];
+
+/** What a plan can wait on (`status.waiting.on`). */
+export const PLAN_WAITS = ['window', 'gate', 'step', 'pause'] as const;
+
+/** `HH:MM`, 00:00 to 24:00. */
+const clockTimeSchema = z
+  .string()
+  .regex(/^(([01][0-9]|2[0-3]):[0-5][0-9]|24:00)$/)
+  .describe('A wall-clock time HH:MM (24:00 is the end of the day).');
+
+/** Whether `Intl` knows this IANA time zone. */
+export function isKnownTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** An IANA time zone name (`Europe/Berlin`, `UTC`). */
+const timeZoneSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z][-+_/A-Za-z0-9]*$/)
+  .refine(isKnownTimeZone, { message: 'not a known IANA time zone' });
+
+/** A label selector (matchLabels and matchExpressions, as metav1.LabelSelector). */
+export const labelSelectorSchema = withRules(
+  z.object({
+    matchLabels: z.record(z.string().max(63)).optional(),
+    matchExpressions: z
+      .array(
+        withRules(
+          z.object({
+            key: z.string().min(1).max(317),
+            operator: z.enum(['In', 'NotIn', 'Exists', 'DoesNotExist']),
+            values: z.array(z.string().max(63)).max(64).optional(),
+          }),
+          [
+            {
+              rule: "(self.operator in ['In', 'NotIn']) == (has(self.values) && size(self.values) > 0)",
+              message:
+                'values are required for In and NotIn, and not allowed for Exists and DoesNotExist',
+              check: e =>
+                ['In', 'NotIn'].includes(e.operator) ===
+                (e.values !== undefined && e.values.length > 0),
+            },
+          ],
+        ),
+      )
+      .max(16)
+      .optional(),
+  }),
+  [
+    {
+      rule: 'has(self.matchLabels) || has(self.matchExpressions)',
+      message:
+        'a selector needs matchLabels or matchExpressions (an empty selector would match everything)',
+      check: s =>
+        Object.keys(s.matchLabels ?? {}).length > 0 ||
+        (s.matchExpressions ?? []).length > 0,
+    },
+  ],
+).describe('A label selector, as in a Deployment.');
+
+/** A label selector. */
+export type LabelSelector = z.infer<typeof labelSelectorSchema>;
+
+/** One condition on an arbitrary Kubernetes object, checked before each next step. */
+export const objectGateSchema = withRules(
+  z.object({
+    name: objectNameSchema.describe(
+      'A name for this gate, shown in status when the plan waits on it.',
+    ),
+    apiVersion: z
+      .string()
+      .min(1)
+      .max(253)
+      .describe('apiVersion of the object (e.g. ceph.rook.io/v1).'),
+    kind: z.string().min(1).max(63).describe('kind of the object.'),
+    namespace: namespaceNameSchema
+      .optional()
+      .describe('Its namespace; absent for a cluster-scoped kind.'),
+    objectName: objectNameSchema
+      .optional()
+      .describe('The object, by name (or give selector).'),
+    selector: labelSelectorSchema
+      .optional()
+      .describe(
+        'Every object the selector matches must pass (or give objectName). None matching does not pass.',
+      ),
+    condition: z
+      .object({
+        type: z.string().min(1).max(316),
+        status: z.enum(['True', 'False', 'Unknown']).default('True'),
+      })
+      .optional()
+      .describe(
+        'Passes when status.conditions has this type with this status.',
+      ),
+    field: z
+      .object({
+        path: z
+          .string()
+          .min(2)
+          .max(256)
+          .regex(/^(\.[A-Za-z0-9_-]+)+$/)
+          .describe('A dotted path into the object, e.g. .status.ceph.health.'),
+        value: z
+          .string()
+          .max(256)
+          .describe('Passes when the value at path, as a string, equals this.'),
+      })
+      .optional()
+      .describe(
+        "Passes when a field has a value (e.g. a storage cluster's health).",
+      ),
+    timeoutSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'How long the plan waits for this gate before each step; past it the plan fails. Absent: it waits as long as it takes.',
+      ),
+  }),
+  [
+    {
+      rule: 'has(self.objectName) != has(self.selector)',
+      message: 'an object gate names exactly one of objectName and selector',
+      check: g => (g.objectName === undefined) !== (g.selector === undefined),
+    },
+    {
+      rule: 'has(self.condition) != has(self.field)',
+      message: 'an object gate checks exactly one of condition and field',
+      check: g => (g.condition === undefined) !== (g.field === undefined),
+    },
+  ],
+).describe('A condition on any Kubernetes object, watched by the operator.');
+
+/** An object gate. */
+export type ObjectGate = z.infer<typeof objectGateSchema>;
+
+/** The gates checked before each next step. */
+export const planGatesSchema = z
+  .object({
+    previousNodeReady: z
+      .boolean()
+      .default(true)
+      .describe('Every node of a finished step is Ready.'),
+    podDisruptionBudgetsHealthy: z
+      .boolean()
+      .default(true)
+      .describe(
+        'Every PodDisruptionBudget of the cluster is healthy (currentHealthy >= desiredHealthy).',
+      ),
+    timeoutSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        'How long the plan waits for previousNodeReady and podDisruptionBudgetsHealthy before each step; past it the plan fails. Absent: as long as it takes.',
+      ),
+    objects: uniqueList(z.array(objectGateSchema).max(8), ['name'])
+      .optional()
+      .describe('Conditions on other objects (at most 8, one watch each).'),
+  })
+  .describe('What must hold before each next step starts.');
+
+/** The gates of a plan. */
+export type PlanGates = z.infer<typeof planGatesSchema>;
+
+/** When steps may start. */
+export const planWindowSchema = withRules(
+  z.object({
+    notBefore: timestampSchema
+      .optional()
+      .describe('No step starts before this instant.'),
+    notAfter: timestampSchema
+      .optional()
+      .describe(
+        'No step starts after this instant (running steps finish); past it with steps left, the plan fails.',
+      ),
+    timeZone: timeZoneSchema
+      .default('UTC')
+      .describe('The IANA time zone weekdays and hours are read in.'),
+    weekdays: uniqueList(z.array(z.enum(WEEKDAYS)).min(1).max(7))
+      .optional()
+      .describe('Days steps may start on, in timeZone. Absent: every day.'),
+    hours: withRules(
+      z.object({ start: clockTimeSchema, end: clockTimeSchema }),
+      [
+        {
+          rule: 'self.start != self.end',
+          message: 'hours.start and hours.end must differ',
+          check: h => h.start !== h.end,
+        },
+      ],
+    )
+      .optional()
+      .describe(
+        'Hours of the day steps may start in, [start, end) in timeZone; end before start spans midnight (22:00 to 04:00). Absent: all day.',
+      ),
+  }),
+  [
+    {
+      rule: '!has(self.notBefore) || !has(self.notAfter) || timestamp(self.notBefore) < timestamp(self.notAfter)',
+      message: 'notBefore must be before notAfter',
+      check: w =>
+        !w.notBefore ||
+        !w.notAfter ||
+        Date.parse(w.notBefore) < Date.parse(w.notAfter),
+    },
+  ],
+).describe(
+  'When steps may start: outside it no step starts, running ones finish.',
+);
+
+/** A plan's window. */
+export type PlanWindow = z.infer<typeof planWindowSchema>;
+
+/** A pause or resume: like a request flag, but `at` is required and orders them. */
+export const planToggleSchema = requestFlagSchema
+  .extend({
+    at: timestampSchema.describe(
+      'When it was asked; a later pause or resume replaces this one only with a later at.',
+    ),
+  })
+  .describe('Who paused or resumed, why and when.');
+
+/** A pause or resume request. */
+export type PlanToggle = z.infer<typeof planToggleSchema>;
+
+/**
+ * A toggle (`pause` or `resume`) can be replaced only by one with a later `at`, and is
+ * never removed: the latest pause and the latest resume are always on record.
+ */
+function toggleRule(field: 'pause' | 'resume'): CelRule {
+  return {
+    rule: `!has(oldSelf.${field}) || (has(self.${field}) && (self.${field} == oldSelf.${field} || timestamp(self.${field}.at) > timestamp(oldSelf.${field}.at)))`,
+    message: `${field} cannot be removed, and is replaced only by a ${field} with a later at`,
+    fieldPath: `.${field}`,
+  };
+}
+
+/** A plan is paused when its latest pause is later than its latest resume. */
+export function isPlanPaused(spec: {
+  pause?: { at: string };
+  resume?: { at: string };
+}): boolean {
+  if (!spec.pause) return false;
+  if (!spec.resume) return true;
+  return Date.parse(spec.pause.at) > Date.parse(spec.resume.at);
+}
+
+const specShape = {
+  intent: kube(z.enum(PLAN_INTENTS), {
+    validations: [immutable('intent')],
+  }).describe(
+    'What each step does: a NodeMaintenance with this intent (a drain step is done when its node is Drained; a reboot step when the node is back and returned).',
+  ),
+  nodes: uniqueList(z.array(objectNameSchema).min(1).max(500))
+    .optional()
+    .describe('The nodes, by name (or give selector).'),
+  selector: labelSelectorSchema
+    .optional()
+    .describe(
+      'The nodes, by label (or give nodes); resolved once by the operator into status.nodes.',
+    ),
+  maxParallel: kube(z.number().int().min(1).max(100).default(1), {
+    validations: [immutable('maxParallel')],
+  }).describe(
+    'At most this many steps open at once. Control-plane nodes always go one at a time, after every worker.',
+  ),
+  gates: planGatesSchema.optional(),
+  window: planWindowSchema.optional(),
+  failurePolicy: kube(
+    z
+      .object({
+        tolerate: z
+          .number()
+          .int()
+          .min(0)
+          .default(0)
+          .describe(
+            'Failed or refused steps the plan goes on past; one more stops it (default 0: the first stops it).',
+          ),
+      })
+      .default({}),
+    { validations: [immutable('failurePolicy')] },
+  ).describe('What a failed or refused step does to the plan.'),
+  drain: drainOptionsSchema.optional().describe('Drain options of every step.'),
+  reason: kube(reasonSchema, { validations: [immutable('reason')] }),
+  requestedBy: requesterSchema
+    .optional()
+    .describe(
+      'Who asked: a Backstage entity ref, or the Kubernetes user for plans made with kubectl. Every step carries it.',
+    ),
+  onCancel: kube(z.enum(['finish', 'abandon']).default('finish'), {
+    validations: [immutable('onCancel')],
+  }).describe(
+    'What cancel does to running steps: let them finish (default), or abandon them (the node goes back to service without a power verb).',
+  ),
+  pause: planToggleSchema
+    .optional()
+    .describe(
+      'Set to pause: no new step starts, running ones finish. The plan is paused while pause.at is later than resume.at.',
+    ),
+  resume: planToggleSchema
+    .optional()
+    .describe('Set (with an at later than pause.at) to go on after a pause.'),
+  cancel: requestFlagSchema
+    .optional()
+    .describe(
+      'Set (once) to cancel: nothing new starts; running steps finish or are abandoned, as onCancel says.',
+    ),
+};
+
+/** `spec` of a MaintenancePlan. Fixed at creation, except pause, resume and cancel. */
+export const maintenancePlanSpecSchema = withRules(z.object(specShape), [
+  {
+    rule: 'has(self.nodes) != has(self.selector)',
+    message: 'a plan names exactly one of nodes and selector',
+    check: spec => (spec.nodes === undefined) !== (spec.selector === undefined),
+  },
+  fixedAtCreation('nodes'),
+  fixedAtCreation('selector'),
+  fixedAtCreation('gates'),
+  fixedAtCreation('window'),
+  fixedAtCreation('drain'),
+  fixedAtCreation('requestedBy'),
+  toggleRule('pause'),
+  toggleRule('resume'),
+  {
+    rule: '!has(self.resume) || (has(oldSelf.resume) && self.resume == oldSelf.resume) || (has(self.pause) && timestamp(self.resume.at) > timestamp(self.pause.at))',
+    message: 'a resume needs a pause before it (resume.at later than pause.at)',
+    fieldPath: '.resume',
+  },
+  setOnce('cancel'),
+]).describe('What was asked, by whom and why.');
+
+/** One node of a plan: one step, one NodeMaintenance. */
+const planNodeSchema = withRules(
+  z.object({
+    name: objectNameSchema.describe('The node.'),
+    controlPlane: z
+      .boolean()
+      .default(false)
+      .describe(
+        'A control-plane member (goes one at a time, after the workers).',
+      ),
+    phase: z.enum(PLAN_STEP_PHASES),
+    maintenance: objectNameSchema
+      .optional()
+      .describe('The NodeMaintenance of this step (owned by the plan).'),
+    startedAt: timestampSchema.optional(),
+    endedAt: timestampSchema.optional(),
+    message: z
+      .string()
+      .max(1024)
+      .optional()
+      .describe('Why it ended so, or what the running step waits on.'),
+  }),
+  [
+    terminalPhaseIsFinal(TERMINAL_PLAN_STEP_PHASES, 'a plan step'),
+    setOnce('maintenance'),
+  ],
+);
+
+/** One step of a plan. */
+export type PlanNode = z.infer<typeof planNodeSchema>;
+
+const countsSchema = z
+  .object({
+    total: z.number().int().min(0),
+    pending: z.number().int().min(0),
+    running: z.number().int().min(0),
+    done: z.number().int().min(0),
+    failed: z.number().int().min(0),
+    refused: z.number().int().min(0),
+    skipped: z.number().int().min(0),
+  })
+  .describe('Steps per phase.');
+
+/** Steps per phase. */
+export type PlanCounts = z.infer<typeof countsSchema>;
+
+const statusShape = {
+  phase: z.enum(PLAN_PHASES).optional(),
+  message: z
+    .string()
+    .max(4096)
+    .optional()
+    .describe('Human-readable summary of the current phase.'),
+  resolvedAt: timestampSchema
+    .optional()
+    .describe('When nodes or selector were resolved into status.nodes (once).'),
+  nodes: uniqueList(z.array(planNodeSchema).max(500), ['name'])
+    .optional()
+    .describe(
+      'The nodes of the plan, in the order they go: workers, then control plane, each by name.',
+    ),
+  counts: countsSchema.optional(),
+  waiting: z
+    .object({
+      on: z.enum(PLAN_WAITS),
+      gate: z
+        .string()
+        .max(253)
+        .optional()
+        .describe(
+          'The gate: previousNodeReady, podDisruptionBudgetsHealthy, or the name of an object gate.',
+        ),
+      message: z.string().max(4096).describe('Why the plan waits.'),
+      since: timestampSchema.describe(
+        'Since when (a gate timeout counts from here).',
+      ),
+      until: timestampSchema
+        .optional()
+        .describe('When the window opens next, or the gate times out.'),
+    })
+    .optional()
+    .describe('What the plan waits on before its next step, and why.'),
+  startedAt: timestampSchema
+    .optional()
+    .describe('When the first step started.'),
+  completedAt: timestampSchema.optional(),
+  estimate: z
+    .object({
+      stepSeconds: z
+        .number()
+        .int()
+        .min(0)
+        .describe('The mean duration of the finished steps.'),
+      remainingSeconds: z
+        .number()
+        .int()
+        .min(0)
+        .describe('What is left at that pace and maxParallel.'),
+      completesAt: timestampSchema.optional(),
+    })
+    .optional()
+    .describe('When the plan should be done, once a step has finished.'),
+  conditions: conditionsSchema.optional(),
+  observedGeneration: observedGenerationSchema,
+};
+
+/** `status` of a MaintenancePlan, written by the operator only. */
+export const maintenancePlanStatusSchema = withRules(z.object(statusShape), [
+  terminalPhaseIsFinal(TERMINAL_PLAN_PHASES, 'a plan'),
+  {
+    rule: '!has(oldSelf.nodes) || (has(self.nodes) && self.nodes.map(n, n.name) == oldSelf.nodes.map(n, n.name))',
+    message:
+      'status.nodes is resolved once: its nodes and their order never change',
+    fieldPath: '.nodes',
+  },
+  fixedAtCreation('resolvedAt'),
+]).describe('What the operator did.');
+
+/** A MaintenancePlan, as read from the apiserver. */
+export const maintenancePlanSchema = z
+  .object({
+    apiVersion: z.literal(RACKSIDE_API_VERSION),
+    kind: z.literal('MaintenancePlan'),
+    metadata: objectMetaSchema,
+    spec: maintenancePlanSpecSchema,
+    status: maintenancePlanStatusSchema.optional(),
+  })
+  .describe(
+    'Many servers through one intent (drain or reboot) under one budget: the Rackside operator runs one NodeMaintenance per node, owned by the plan.',
+  );
+
+/** A MaintenancePlan (defaults applied). */
+export type MaintenancePlan = z.infer<typeof maintenancePlanSchema>;
+/** A MaintenancePlan as written: fields with defaults may be left out. */
+export type MaintenancePlanInput = z.input<typeof maintenancePlanSchema>;
+export type MaintenancePlanSpec = z.infer<typeof maintenancePlanSpecSchema>;
+export type MaintenancePlanStatus = z.infer<typeof maintenancePlanStatusSchema>;
+
+export const maintenancePlanCrd: CrdDefinition = {
+  resource: maintenancePlanResource,
+  schema: maintenancePlanSchema,
+  printerColumns: [
+    { name: 'Intent', type: 'string', jsonPath: '.spec.intent' },
+    { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+    { name: 'Total', type: 'integer', jsonPath: '.status.counts.total' },
+    { name: 'Done', type: 'integer', jsonPath: '.status.counts.done' },
+    { name: 'Running', type: 'integer', jsonPath: '.status.counts.running' },
+    { name: 'Waiting', type: 'string', jsonPath: '.status.waiting.on' },
+    { name: 'Requester', type: 'string', jsonPath: '.spec.requestedBy' },
+    { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+    {
+      name: 'Failed',
+      type: 'integer',
+      jsonPath: '.status.counts.failed',
+      priority: 1,
+    },
+    {
+      name: 'Refused',
+      type: 'integer',
+      jsonPath: '.status.counts.refused',
+      priority: 1,
+    },
+    {
+      name: 'Max-Parallel',
+      type: 'integer',
+      jsonPath: '.spec.maxParallel',
+      priority: 1,
+    },
+    {
+      name: 'Message',
+      type: 'string',
+      jsonPath: '.status.message',
+      priority: 1,
+    },
+    { name: 'Reason', type: 'string', jsonPath: '.spec.reason', priority: 1 },
+  ],
+};
