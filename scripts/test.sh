@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Runs every check and test of the repository: type-check, lint, formatting,
+# unused or unlisted dependencies (knip),
 # the Jest suites of every package, the simulated rack's own tests and the
 # browser tests (e2e/tests).
 # Ends with one line "N passed, N failed" totalled over every runner.
@@ -38,6 +39,9 @@ yarn backstage-cli repo lint; record "lint" $?
 
 stage "formatting (prettier)"
 yarn prettier --check .; record "prettier" $?
+
+stage "dependencies: none unused, none unlisted (knip)"
+yarn knip --dependencies --no-progress; record "knip" $?
 
 stage "build every package (backstage-cli repo build --all)"
 yarn backstage-cli repo build --all; record "build" $?
