@@ -285,6 +285,8 @@ describe('the words of the pre-flight', () => {
     expect(durationText(150)).toBe('2 min 30 s');
     expect(durationText(3600)).toBe('1 h');
     expect(durationText(3900)).toBe('1 h 5 min');
+    expect(durationText(7170)).toBe('2 h');
+    expect(durationText(3629)).toBe('1 h');
   });
 
   it('statefulSetBudgetText', () => {

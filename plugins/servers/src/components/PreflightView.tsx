@@ -48,8 +48,10 @@ export function durationText(seconds: number): string {
     const rest = s % 60;
     return `${Math.floor(s / 60)} min${rest ? ` ${rest} s` : ''}`;
   }
-  const minutes = Math.round((s % 3600) / 60);
-  return `${Math.floor(s / 3600)} h${minutes ? ` ${minutes} min` : ''}`;
+  // Whole minutes from here on: 7170 s is 2 h, not 1 h 60 min.
+  const total = Math.round(s / 60);
+  const minutes = total % 60;
+  return `${Math.floor(total / 60)} h${minutes ? ` ${minutes} min` : ''}`;
 }
 
 /** A pod with data on the node, and whether this pre-flight lets the drain evict it. */
