@@ -44,7 +44,10 @@ async function recordEvictions() {
     (type: string, pod: any) => {
       const app = pod.metadata?.labels?.app;
       if (type === 'DELETED') seen.push(`gone ${app}`);
-      else if (pod.metadata?.deletionTimestamp && !marked.has(pod.metadata.uid)) {
+      else if (
+        pod.metadata?.deletionTimestamp &&
+        !marked.has(pod.metadata.uid)
+      ) {
         marked.add(pod.metadata.uid);
         seen.push(`evicted ${app}`);
       }
@@ -179,10 +182,12 @@ describe('the drain of the fixture worker-5', () => {
       ]);
       expect(live.every(p => !p.metadata?.deletionTimestamp)).toBe(true);
       // db-0 cannot run elsewhere: its successor waits for worker-5.
-      const db = await env.waitFor('the StatefulSet to recreate db-0', async () =>
-        env.core
-          .readNamespacedPod({ name: 'db-0', namespace: 'lab' })
-          .catch(() => undefined),
+      const db = await env.waitFor(
+        'the StatefulSet to recreate db-0',
+        async () =>
+          env.core
+            .readNamespacedPod({ name: 'db-0', namespace: 'lab' })
+            .catch(() => undefined),
       );
       expect(db.spec?.nodeName).toBeUndefined();
       expect(db.status?.phase).toBe('Pending');

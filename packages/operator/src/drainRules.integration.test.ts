@@ -254,9 +254,13 @@ describe('drain rules on the rack', () => {
     await running('late', 'worker-3');
     // The estimate the pre-flight shows, from the same servers-common functions.
     const estimate = estimateDrain(
-      planDrain((await podsOn('worker-3')) as PodLike[], {}, {
-        nodeName: 'worker-3',
-      }),
+      planDrain(
+        (await podsOn('worker-3')) as PodLike[],
+        {},
+        {
+          nodeName: 'worker-3',
+        },
+      ),
     );
     expect(estimate).toMatchObject({
       seconds: 6,
@@ -264,7 +268,10 @@ describe('drain rules on the rack', () => {
         { order: 1, seconds: 4 },
         { order: 5, seconds: 2 },
       ],
-      slowest: { pod: expect.stringMatching(/^drain-rules\/early-/), seconds: 4 },
+      slowest: {
+        pod: expect.stringMatching(/^drain-rules\/early-/),
+        seconds: 4,
+      },
     });
     const watch = await recordEvictions('worker-3');
     try {
@@ -351,13 +358,15 @@ describe('drain rules on the rack', () => {
       namespace: NS,
       body: deployment('held', 'worker-6'),
     });
-    await env.admin.makeApiClient(PolicyV1Api).createNamespacedPodDisruptionBudget({
-      namespace: NS,
-      body: {
-        metadata: { name: 'held', namespace: NS },
-        spec: { minAvailable: 1, selector: { matchLabels: { app: 'held' } } },
-      },
-    });
+    await env.admin
+      .makeApiClient(PolicyV1Api)
+      .createNamespacedPodDisruptionBudget({
+        namespace: NS,
+        body: {
+          metadata: { name: 'held', namespace: NS },
+          spec: { minAvailable: 1, selector: { matchLabels: { app: 'held' } } },
+        },
+      });
     const [held] = await running('held', 'worker-6');
     await env.waitFor('the held budget computed', async () => {
       const pdb = await env.admin

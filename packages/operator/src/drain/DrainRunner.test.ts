@@ -539,10 +539,12 @@ describe('DrainRunner', () => {
       const n = new FakeNode();
       n.storageError = 'persistentvolumes is forbidden';
       n.add(pod('web-1'));
-      n.add(pod('batch', {
-        owner: 'Job',
-        annotations: { 'rackside.dev/drain': 'wait-completed' },
-      }));
+      n.add(
+        pod('batch', {
+          owner: 'Job',
+          annotations: { 'rackside.dev/drain': 'wait-completed' },
+        }),
+      );
       n.add(pod('exporter', { ns: 'monitoring', owner: 'DaemonSet' }));
       const runner = new DrainRunner(n.ports(), fast);
       const nm = maintenance(timeout);
@@ -629,10 +631,15 @@ describe('DrainRunner', () => {
         answer: [
           vmi('web', 'LiveMigrate', true),
           vmi('build', 'LiveMigrateIfPossible', false),
-          { ...vmi('elsewhere', 'LiveMigrate', true), status: { nodeName: 'worker-2' } },
+          {
+            ...vmi('elsewhere', 'LiveMigrate', true),
+            status: { nodeName: 'worker-2' },
+          },
         ],
       };
-      n.add(pod('virt-launcher-web-x7k2p', { owner: 'VirtualMachineInstance' }));
+      n.add(
+        pod('virt-launcher-web-x7k2p', { owner: 'VirtualMachineInstance' }),
+      );
       const runner = new DrainRunner(n.ports(), fast);
       const nm = maintenance();
       runner.ensure(nm);
@@ -674,7 +681,9 @@ describe('DrainRunner', () => {
     it('names a VMI that keeps its pod from being evicted at the timeout', async () => {
       const n = new FakeNode();
       n.vmis = { answer: [vmi('gpu', 'LiveMigrate', false)] };
-      n.add(pod('virt-launcher-gpu-q9z8w', { owner: 'VirtualMachineInstance' }));
+      n.add(
+        pod('virt-launcher-gpu-q9z8w', { owner: 'VirtualMachineInstance' }),
+      );
       // KubeVirt answers the eviction of a non-migratable LiveMigrate VMI's pod with a 429.
       n.guarded.add('shop/virt-launcher-gpu-q9z8w');
       const runner = new DrainRunner(n.ports(), fast);

@@ -245,10 +245,7 @@ class DrainTask {
    * by the plan without storage, and what it already tracked: named at a timeout when
    * the storage could not be read.
    */
-  private stillThere(
-    pods: PodLike[],
-    options: DrainRuleOptions,
-  ): string[] {
+  private stillThere(pods: PodLike[], options: DrainRuleOptions): string[] {
     const plan = planDrain(pods, options, { nodeName: this.nm.spec.nodeName });
     const keys = new Set([
       ...[...plan.evict, ...plan.waitCompleted].map(podKey),
