@@ -45,3 +45,16 @@ export const ReclaimReason = {
   ReclaimFailed: 'ReclaimFailed',
   Expired: 'Expired',
 } as const;
+
+/** Event reasons of a MaintenancePlan (plan/table.ts). */
+export const PlanReason = {
+  Resolved: 'Resolved',
+  StepStarted: 'StepStarted',
+  StepEnded: 'StepEnded',
+  StepsAbandoned: 'StepsAbandoned',
+  Paused: 'Paused',
+  Stopping: 'Stopping',
+  Complete: 'Complete',
+  Failed: 'PlanFailed',
+  Cancelled: 'Cancelled',
+} as const;
