@@ -605,6 +605,32 @@ describe('DrainRunner', () => {
     });
   });
 
+  it('keeps a timeout message within what status.message holds, ending with the verdict', async () => {
+    const n = new FakeNode();
+    const long = 'a'.repeat(60);
+    for (let i = 0; i < 80; i++) {
+      const key = `${long}-${i}`;
+      n.add(pod(key, { ns: long }));
+      n.guarded.add(`${long}/${key}`);
+    }
+    const runner = new DrainRunner(n.ports(), fast);
+    const nm = maintenance({
+      timeoutSeconds: 1,
+      deleteEmptyDirData: false,
+      force: false,
+      allowNodeLocalData: false,
+    });
+    runner.ensure(nm);
+    await until(() => runner.ensure(nm).state === 'failed', 4000);
+    const outcome = runner.ensure(nm);
+    const reason = outcome.state === 'failed' ? outcome.reason : '';
+    expect(reason.length).toBeLessThanOrEqual(4096);
+    expect(reason).toMatch(
+      /^the drain timed out after 1s with 80 pod\(s\) still on worker-1: /,
+    );
+    expect(reason).toMatch(/\.\.\. The node is left cordoned\.$/);
+  });
+
   describe('KubeVirt VirtualMachineInstances (DESIGN section 16)', () => {
     function vmi(
       name: string,

@@ -107,6 +107,8 @@ const DEFAULTS: Required<DrainRunnerOptions> = {
 };
 
 const MAX_LISTED = 2000;
+/** The longest `status.message` the CRD accepts. */
+const MAX_MESSAGE = 4096;
 
 interface PodAttempt {
   evictedAt?: number;
@@ -280,15 +282,18 @@ class DrainTask {
    * still there are named, with what kept them there when the drain knows it.
    */
   private timedOut(pending: string[], why: string[]): DrainOutcome {
+    const head = `the drain timed out after ${this.nm.spec.drain?.timeoutSeconds}s with ${pending.length} pod(s) still on ${this.nm.spec.nodeName}: `;
+    const tail = ' The node is left cordoned.';
+    const body = `${pending.slice(0, 50).join(', ')}${
+      pending.length > 50 ? ', ...' : ''
+    }.${why.map(w => ` ${w}`).join('')}`;
+    // status.message holds 4096 characters: the list gives way, the verdict stays.
+    const room = MAX_MESSAGE - head.length - tail.length;
     return {
       state: 'failed',
-      reason: `the drain timed out after ${
-        this.nm.spec.drain?.timeoutSeconds
-      }s with ${pending.length} pod(s) still on ${
-        this.nm.spec.nodeName
-      }: ${pending.slice(0, 50).join(', ')}${
-        pending.length > 50 ? ', ...' : ''
-      }.${why.map(w => ` ${w}`).join('')} The node is left cordoned.`,
+      reason: `${head}${
+        body.length > room ? `${body.slice(0, room - 3)}...` : body
+      }${tail}`,
       progress: this.progress(pending),
     };
   }
