@@ -411,6 +411,10 @@ test(
       assert.equal(maintenance.spec.reason, 'e2e: keyboard only, TICKET-23');
 
       await check(t, page, 'Servers page with a drained row', found);
+      // The maintenance cell's tooltip (its popup is rendered inside <main>).
+      await row.getByTestId('maintenance-phase').hover();
+      await page.getByRole('tooltip').waitFor();
+      await check(t, page, 'Servers page with a tooltip open', found);
       const checked = await checkDialogs(t, page, found, new Set());
       for (const kind of ['Return to service', 'Abandon maintenance']) {
         assert.ok(checked.has(kind), `the ${kind} dialog was checked`);

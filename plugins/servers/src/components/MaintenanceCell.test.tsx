@@ -22,6 +22,21 @@ function renderCell(maintenance = drainingMaintenance()) {
 }
 
 describe('MaintenanceCell', () => {
+  it('puts its tooltip inside the page main landmark', async () => {
+    renderInTestApp(
+      <main>
+        <ServersLinksProvider links={links}>
+          <MaintenanceCell
+            server={server('worker-1', { maintenance: drainingMaintenance() })}
+          />
+        </ServersLinksProvider>
+      </main>,
+    );
+    fireEvent.mouseOver(await screen.findByTestId('maintenance-phase'));
+    const tooltip = await screen.findByRole('tooltip');
+    expect(tooltip.closest('main')).not.toBeNull();
+  });
+
   it('shows a maintenance refused at send time with its numbers, the reason in the tooltip', async () => {
     const m: MaintenanceResponse = {
       ...rebootingMaintenance('worker-1'),

@@ -1,12 +1,12 @@
 import Box from '@mui/material/Box';
 import LinearProgress from '@mui/material/LinearProgress';
-import Tooltip from '@mui/material/Tooltip';
 import Typography from '@mui/material/Typography';
 import type {
   MaintenanceResponse,
   ServerListItem,
 } from '@rackside/plugin-servers-common';
 import { AppLink, useServersLinks } from './links';
+import { PageTooltip as Tooltip } from './PageTooltip';
 import {
   powerOffState,
   powerRecords,
