@@ -65,9 +65,31 @@ after(async () => {
   netLock?.release();
 });
 
-/** The nodes whose machine has a BMC (a ServerBMC of that name). */
-const bmcNodes = () =>
-  portal.getJson('serverbmcs').items.map(b => b.metadata.name);
+let chosen;
+/**
+ * The two workers the tests below take out of service, chosen once and apart:
+ * `off`, drainable with a BMC, for the shutdown (chosen first: fewer qualify),
+ * and `drain`, drainable with pods to evict, any other.
+ */
+async function chosenWorkers() {
+  if (!chosen) {
+    await waitForShopWorkloads(portal);
+    const withBmc = portal
+      .getJson('serverbmcs')
+      .items.map(b => b.metadata.name);
+    const off = pickDrainableWorker(portal.kubectl, {
+      among: withBmc,
+      needPods: false,
+    });
+    const others = portal
+      .getJson('nodes')
+      .items.map(n => n.metadata.name)
+      .filter(name => name !== off?.name);
+    const drain = pickDrainableWorker(portal.kubectl, { among: others });
+    chosen = { off, drain, withBmc };
+  }
+  return chosen;
+}
 
 /** Opens `url`, signing in as the guest if the app asks (the context keeps the session). */
 async function open(page, url, ready) {
@@ -273,17 +295,7 @@ test(
   'a worker is drained with the keyboard alone; the maintenance page and the dialogs of a drained row',
   { timeout: 420_000 },
   async t => {
-    await waitForShopWorkloads(portal);
-    // A worker without a BMC where there is one: the shutdown test below
-    // needs a drainable worker with a BMC still in service.
-    const withBmc = bmcNodes();
-    const withoutBmc = portal
-      .getJson('nodes')
-      .items.map(n => n.metadata.name)
-      .filter(name => !withBmc.includes(name));
-    const worker =
-      pickDrainableWorker(portal.kubectl, { among: withoutBmc }) ??
-      pickDrainableWorker(portal.kubectl);
+    const worker = (await chosenWorkers()).drain;
     assert.ok(worker, 'a drainable worker exists');
     const NODE = worker.name;
     t.diagnostic(`draining ${NODE}`);
@@ -576,13 +588,7 @@ test(
       },
       { timeoutMs: 120_000 },
     );
-    await waitForShopWorkloads(portal);
-    const withBmc = bmcNodes();
-    // Still schedulable (not the worker drained above), with a BMC.
-    const worker = pickDrainableWorker(portal.kubectl, {
-      among: withBmc,
-      needPods: false,
-    });
+    const { off: worker, withBmc } = await chosenWorkers();
     assert.ok(worker, `a worker with a ServerBMC (${withBmc.join(', ')})`);
     const NODE = worker.name;
     t.diagnostic(`shutting down ${NODE}`);
@@ -612,7 +618,12 @@ test(
       await page.keyboard.press('Enter');
       const dialog = page.getByRole('dialog');
       await dialog.getByTestId('preflight').waitFor();
-      if (worker.emptyDir) await allowEmptyDirEviction(dialog);
+      // The drain above may have moved the emptyDir pod here: the pre-flight
+      // then refuses it and offers the option.
+      const emptyDir = dialog.getByLabel(
+        'Also evict pods with emptyDir volumes',
+      );
+      if ((await emptyDir.count()) > 0) await allowEmptyDirEviction(dialog);
       await dialog.getByTestId('preflight-ack').check();
       await dialog.getByTestId('action-reason').fill('e2e: a11y, TICKET-23');
       await dialog.getByLabel(`Type ${NODE} to confirm`).fill(NODE);
