@@ -401,6 +401,83 @@ describe('maintenance notifications', () => {
     expect(all[2].recipients).toEqual(['user:default/ada']);
   });
 
+  it('a replica that finds acknowledged pods already gone leaves the owners to the replica that read them before the create', async () => {
+    const cluster = rack();
+    const [pod, pod2] = ['web-1', 'web-2'].map(name => {
+      const p = fakePod(name, 'worker-1');
+      p.metadata!.labels = {
+        ...p.metadata!.labels,
+        'backstage.io/kubernetes-id': 'shop-web',
+      };
+      return p;
+    });
+    // What the other replica finds when its watch shows the maintenance: web-1 is gone.
+    cluster.pods.set('worker-1', [pod2]);
+    const workloads: WorkloadCatalog = {
+      async entitiesOf(ws) {
+        return ws.map(w => ({
+          entityRef: `component:default/${w.kubernetesId}`,
+          title: w.kubernetesId,
+          owner: 'group:default/shop-team',
+          kubernetesId: w.kubernetesId,
+          pods: w.pods,
+        }));
+      },
+    };
+    const creator = new RecordingNotifier();
+    const other = new RecordingNotifier();
+    const watchA = start(cluster, creator, { workloads });
+    const watchB = start(cluster, other, { workloads });
+    await Promise.all([watchA.ready, watchB.ready]);
+    const m = fakeMaintenance(
+      'worker-1-drain-g',
+      'worker-1',
+      'drain',
+      undefined,
+      {
+        requestedBy: 'user:default/ada',
+        reason: 'replace the failed disk in bay 3',
+        preflight: {
+          takenAt: '2026-12-02T01:29:00Z',
+          ceremony: 'preflight',
+          pods: [{ namespace: 'shop', name: 'web-1' }],
+        },
+      },
+    );
+    // The creating replica read the pods right before its create; then the drain ran.
+    expect(
+      watchA.maintenances
+        .get('plant-a')!
+        .rememberPods(m.metadata.name, [pod, pod2]),
+    ).toBe(true);
+    cluster.maintenanceList.push(
+      withStatus(m, {
+        phase: 'Draining',
+        drain: { total: 1, evicted: 1, pending: 0 },
+      }),
+    );
+    cluster.emitChange();
+    await Promise.all(
+      [watchA, watchB].map(w => w.maintenances.get('plant-a')!.review()),
+    );
+    const [sent] = await creator.waitFor(1);
+    expect(sent).toMatchObject({
+      recipients: ['group:default/shop-team'],
+      scope: 'worker-1-drain-g',
+    });
+    expect(sent.description).toContain(
+      'component:default/shop-web (shop/web-1, shop/web-2)',
+    );
+    // Once the maintenance is Complete, the other replica has said nothing to the owners.
+    cluster.maintenanceList[0] = withStatus(m, { phase: 'Complete' });
+    cluster.emitChange();
+    await Promise.all(
+      [watchA, watchB].map(w => w.maintenances.get('plant-a')!.review()),
+    );
+    await other.waitFor(1);
+    expect(other.sent.map(n => n.recipients)).toEqual([['user:default/ada']]);
+  });
+
   it('two notifiers on the same changes send the same notifications, so the scope makes them one', async () => {
     const cluster = rack();
     const clock = new FakeClock();

@@ -56,6 +56,12 @@ export interface NotificationWatchOptions {
 /** Intents whose maintenance drains the node. */
 const DRAINING_INTENTS = new Set(['drain', 'reboot', 'shutdown']);
 
+/** Pods read for a maintenance, and whether right before this replica created it. */
+interface PodsRead {
+  pods: PodLike[];
+  fromCreation: boolean;
+}
+
 /** What the notifier remembers of one maintenance. */
 interface TrackedMaintenance {
   /** Its uid: a maintenance deleted and made again under the same name is a new one. */
@@ -64,7 +70,7 @@ interface TrackedMaintenance {
   /** The owners of its workloads were told (or it started before we watched). */
   ownersDone: boolean;
   /** The pods on the node before the drain (read when first seen, or at creation). */
-  pods?: Promise<PodLike[]>;
+  pods?: Promise<PodsRead>;
   /** Since when (our clock) a budget has blocked its drain, and the pending timer. */
   blocked?: { since: number; timer: unknown; sent: boolean };
 }
@@ -210,6 +216,7 @@ export class MaintenanceNotifications {
         this.podsAtCreation.delete(name);
         this.entitiesOf(m, t.pods).then(
           found =>
+            found &&
             workloadOwnerNotices(this.cluster.name, m, found).forEach(n =>
               this.send(n),
             ),
@@ -236,24 +243,55 @@ export class MaintenanceNotifications {
     }
   }
 
-  /** The pods this replica read right before creating it, or the pods on the node now. */
-  private podsBefore(m: MaintenanceObject): Promise<PodLike[]> {
+  /**
+   * The pods this replica read right before creating it (`fromCreation`), or the pods
+   * on the node now.
+   */
+  private podsBefore(m: MaintenanceObject): Promise<PodsRead> {
     const remembered = this.podsAtCreation.get(m.metadata.name);
-    if (remembered) return Promise.resolve(remembered);
-    return this.cluster.podsOnNode(m.spec.nodeName).catch(error => {
-      this.options.logger.warn(
-        `notifications: could not read the pods on ${m.spec.nodeName}: ${error}`,
-      );
-      return [];
-    });
+    if (remembered) {
+      return Promise.resolve({ pods: remembered, fromCreation: true });
+    }
+    return this.cluster.podsOnNode(m.spec.nodeName).then(
+      pods => ({ pods, fromCreation: false }),
+      error => {
+        this.options.logger.warn(
+          `notifications: could not read the pods on ${m.spec.nodeName}: ${error}`,
+        );
+        return { pods: [], fromCreation: false };
+      },
+    );
   }
 
-  /** The catalog entities of the pods the drain evicts (with the maintenance's options). */
+  /**
+   * The catalog entities of the pods the drain evicts (with the maintenance's options),
+   * or undefined when this replica cannot know them all: a maintenance made through
+   * the routes names the pods its requester acknowledged (`spec.preflight.pods`), and
+   * a replica that did not create it and no longer finds every one of them on the node
+   * (the operator was faster than its watch) leaves the notification to the replica
+   * that read them before the create, rather than send a shorter list that, sharing
+   * the scope, could replace the full one.
+   */
   private async entitiesOf(
     m: MaintenanceObject,
-    podsBefore: Promise<PodLike[]>,
-  ): Promise<AffectedEntity[]> {
-    const pods = await podsBefore;
+    podsBefore: Promise<PodsRead>,
+  ): Promise<AffectedEntity[] | undefined> {
+    const { pods, fromCreation } = await podsBefore;
+    const acknowledged = m.spec.preflight?.pods;
+    if (!fromCreation && acknowledged) {
+      const present = new Set(
+        pods.map(p => `${p.metadata?.namespace}/${p.metadata?.name}`),
+      );
+      const missing = acknowledged.filter(
+        p => !present.has(`${p.namespace}/${p.name}`),
+      );
+      if (missing.length > 0) {
+        this.options.logger.debug(
+          `notifications: ${missing.length} pod(s) of ${m.metadata.name} already gone here; the replica that created it tells the owners`,
+        );
+        return undefined;
+      }
+    }
     const plan = planDrain(
       pods,
       {
