@@ -26,6 +26,7 @@ import type {
   PowerSendVerb,
   SendOutcome,
 } from '../maintenance/types';
+import { setCondition } from '../lifecycle/conditions';
 import type { ReconcilerPorts } from '../maintenance/reconciler';
 
 /** Reads one key of a Secret or ConfigMap; throws a sentence naming it when absent. */
@@ -76,7 +77,6 @@ function condition(
     reason,
     message: message.slice(0, 32768),
     observedGeneration: generation,
-    lastTransitionTime: new Date().toISOString(),
   };
 }
 
@@ -130,17 +130,16 @@ export class PowerProviderReconciler {
       attendedRack: spec.attendedRack,
     });
     const offered = offerFor(can);
-    const old = provider.status?.conditions?.find(c => c.type === 'Ready');
     const status: PowerProviderStatus = {
       reboot: offered.includes('reboot'),
       shutdown: offered.includes('shutdown'),
       powerOn: offered.includes('power-on'),
       confirmsPowerOff: can.confirmsPowerOff,
-      conditions: [
-        old && old.status === ready.status && old.reason === ready.reason
-          ? { ...ready, lastTransitionTime: old.lastTransitionTime }
-          : ready,
-      ],
+      conditions: setCondition(
+        provider.status?.conditions?.filter(c => c.type === 'Ready'),
+        ready,
+        new Date().toISOString(),
+      ),
       observedGeneration: generation,
     };
     await this.ports.writeStatus(provider, status);

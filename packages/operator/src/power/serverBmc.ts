@@ -5,6 +5,7 @@
  * management network and is not polled.
  */
 import type { ServerBMC } from '@rackside/plugin-servers-common';
+import { setCondition } from '../lifecycle/conditions';
 import type { NodeView } from '../maintenance/types';
 import type { SecretReader } from './PowerProviderReconciler';
 
@@ -44,16 +45,17 @@ export async function reconcileServerBmc(
   await ports.writeStatus({
     systemPath: bmc.spec.systemPath,
     message: ready ? describe(bmc) : problems.join('; '),
-    conditions: [
+    conditions: setCondition(
+      bmc.status?.conditions?.filter(c => c.type === 'Ready'),
       {
         type: 'Ready',
         status: ready ? 'True' : 'False',
         reason: ready ? 'Configured' : 'Misconfigured',
         message: ready ? 'The BMC is configured.' : problems.join('; '),
-        lastTransitionTime: new Date().toISOString(),
         observedGeneration: generation,
       },
-    ],
+      new Date().toISOString(),
+    ),
     observedGeneration: generation,
   });
 }

@@ -1,5 +1,6 @@
 /*
- * Runs the table of lifecycle.ts for one MachineReclaim: pick the row, let it decide, do
+ * Runs the table of lifecycle.ts for one MachineReclaim (with the table runner of
+ * lifecycle/table.ts): pick the row, let it decide, do
  * what must come before the write (the credential's deletion), write status
  * with the audit entries, emit one Event per entry, then what comes after (send the reset
  * and write its answer; wake discovery). Each reconcile has a time limit (2 minutes): a
@@ -14,6 +15,9 @@ import type {
   MachineReclaimStatus,
 } from '@rackside/plugin-servers-common';
 import { talosFailureOutcome } from '@rackside/plugin-servers-node';
+import { setCondition, withoutCondition } from '../lifecycle/conditions';
+import { ReclaimReason } from '../lifecycle/reasons';
+import { isoOf, requeueOf, runPasses } from '../lifecycle/table';
 import {
   afterReset,
   maintenanceDeadline,
@@ -67,7 +71,7 @@ function auditEntries(
 }
 
 function withoutWaiting(conditions: Condition[] | undefined) {
-  return (conditions ?? []).filter(c => c.type !== WAITING_CONDITION);
+  return withoutCondition(conditions, WAITING_CONDITION);
 }
 
 export class MachineReclaimReconciler {
@@ -122,12 +126,8 @@ export class MachineReclaimReconciler {
     }
   }
 
-  private async passes(key: string): Promise<{ requeueAfterMs?: number }> {
-    let mr = this.ports.view.reclaim(key);
-    let requeueAfterMs: number | undefined;
-    // Each pass writes one step; a request has few phases.
-    for (let pass = 0; mr && pass < 12; pass++) {
-      const current: MachineReclaim = mr;
+  private passes(key: string): Promise<{ requeueAfterMs?: number }> {
+    return runPasses(this.ports.view.reclaim(key), async current => {
       if (
         phaseOf(current) === 'AwaitingConfirmation' &&
         current.spec.confirmUUID
@@ -143,20 +143,20 @@ export class MachineReclaimReconciler {
             recorded: await this.recordReset(current, decision),
           };
         });
-        if (step.decision.kind === 'wait') {
-          requeueAfterMs = step.decision.requeueAfterMs;
-        }
-        mr =
-          step.recorded && step.decision.kind === 'reset'
-            ? await this.sendReset(step.recorded, step.decision)
-            : await this.apply(current, step.decision);
-        continue;
+        return {
+          next:
+            step.recorded && step.decision.kind === 'reset'
+              ? await this.sendReset(step.recorded, step.decision)
+              : await this.apply(current, step.decision),
+          requeueAfterMs: requeueOf(step.decision),
+        };
       }
       const decision = await rowFor(current)(current, this.ports);
-      if (decision.kind === 'wait') requeueAfterMs = decision.requeueAfterMs;
-      mr = await this.apply(current, decision);
-    }
-    return { requeueAfterMs };
+      return {
+        next: await this.apply(current, decision),
+        requeueAfterMs: requeueOf(decision),
+      };
+    });
   }
 
   /** Runs `fn` after every earlier holder of the send lock has finished. */
@@ -204,7 +204,7 @@ export class MachineReclaimReconciler {
             steps.push(
               await this.deleteCredential(mr, status).catch(
                 (error): AuditStep => ({
-                  event: 'CredentialDeletionFailed',
+                  event: ReclaimReason.CredentialDeletionFailed,
                   warning: true,
                   message: `The credential Secret ${
                     mr.spec.credentialSecretRef.name
@@ -259,7 +259,7 @@ export class MachineReclaimReconciler {
         ack => ({
           ok: true as const,
           actorId: ack.actorId,
-          at: new Date(this.ports.now()).toISOString(),
+          at: isoOf(this.ports),
         }),
         error => ({
           ok: false as const,
@@ -279,19 +279,19 @@ export class MachineReclaimReconciler {
     status: Partial<MachineReclaimStatus>,
   ): Promise<AuditStep> {
     const deletion = await this.ports.credential.delete(mr);
-    const at = new Date(this.ports.now()).toISOString();
+    const at = isoOf(this.ports);
     const name = mr.spec.credentialSecretRef.name;
     if (deletion.outcome === 'notBound') {
       status.credentialLeftAt = at;
       return {
-        event: 'CredentialNotBound',
+        event: ReclaimReason.CredentialNotBound,
         warning: true,
         message: notBoundMessage(mr, deletion.problems),
       };
     }
     status.credentialDeletedAt = at;
     return {
-      event: 'CredentialDeleted',
+      event: ReclaimReason.CredentialDeleted,
       message:
         deletion.outcome === 'deleted'
           ? `The credential Secret ${name} was deleted: it is single use.`
@@ -315,17 +315,17 @@ export class MachineReclaimReconciler {
     }
     await this.ports.status.write(mr, {
       ...mr.status,
-      conditions: [
-        ...withoutWaiting(mr.status?.conditions),
+      conditions: setCondition(
+        mr.status?.conditions,
         {
           type: WAITING_CONDITION,
           status: 'True',
           reason: waiting.reason,
           message,
-          lastTransitionTime: new Date(this.ports.now()).toISOString(),
           observedGeneration: mr.metadata.generation,
         },
-      ],
+        isoOf(this.ports),
+      ),
     });
     this.ports.log?.(`${mr.metadata.name}: waiting: ${message}`);
   }
@@ -336,7 +336,7 @@ export class MachineReclaimReconciler {
     changes: Partial<MachineReclaimStatus>,
     steps: AuditStep[],
   ): Promise<MachineReclaim> {
-    const at = new Date(this.ports.now()).toISOString();
+    const at = isoOf(this.ports);
     const status: MachineReclaimStatus = {
       ...mr.status,
       ...changes,

@@ -53,6 +53,15 @@ import {
   type Talosconfig,
 } from '@rackside/plugin-servers-node';
 import { X509Certificate } from 'node:crypto';
+import { ReclaimReason } from '../lifecycle/reasons';
+import {
+  finished,
+  isoOf,
+  NEW,
+  phaseOf as tablePhaseOf,
+  type Clock,
+  type Done,
+} from '../lifecycle/table';
 import { reachFor, type ResolveName } from '../talos/reach';
 import type { TalosAccess } from '../talos/talosAccess';
 import { judgeReset, readEtcdView, withResetsInFlight } from './etcdSafety';
@@ -65,7 +74,7 @@ function sameHost(a: string, b: string): boolean {
   }
 }
 
-export type ReclaimPhase = MachineReclaimPhase | 'New';
+export type ReclaimPhase = MachineReclaimPhase | typeof NEW;
 
 /** The limits of the lifecycle; tests shorten them. */
 export interface ReclaimLimits {
@@ -109,7 +118,7 @@ export interface CredentialPort {
   delete(mr: MachineReclaim): Promise<CredentialDeletion>;
 }
 
-export interface LifecyclePorts {
+export interface LifecyclePorts extends Clock {
   credential: CredentialPort;
   talos: TalosAccess;
   /** The target TalosCluster (watch cache). */
@@ -127,12 +136,14 @@ export interface LifecyclePorts {
   /** Resolves a spec.address that is a name (the resolver discovery uses). */
   resolve: ResolveName;
   limits: ReclaimLimits;
-  now(): number;
 }
+
+/** The name of a step: one of {@link ReclaimReason}. */
+export type ReclaimEvent = (typeof ReclaimReason)[keyof typeof ReclaimReason];
 
 /** One step for status.audit and the Event of the same reason. */
 export interface AuditStep {
-  event: string;
+  event: ReclaimEvent;
   message: string;
   actor?: string;
   warning?: boolean;
@@ -175,7 +186,7 @@ export type Decision =
       waiting?: { reason: string; message: string };
     }
   /** Terminal: never looked at again. */
-  | { kind: 'done' };
+  | Done;
 
 export type Row = (
   mr: MachineReclaim,
@@ -183,7 +194,7 @@ export type Row = (
 ) => Promise<Decision>;
 
 export function phaseOf(mr: MachineReclaim): ReclaimPhase {
-  return mr.status?.phase ?? 'New';
+  return tablePhaseOf(mr);
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -248,7 +259,7 @@ function wait(
 function end(
   to: 'Refused' | 'Failed' | 'Expired',
   result: string,
-  event: string,
+  event: ReclaimEvent,
 ): Decision {
   return {
     kind: 'transition',
@@ -281,11 +292,11 @@ function refuseNotBound(
   return {
     kind: 'transition',
     to: 'Refused',
-    status: { result, credentialLeftAt: iso(ports.now()) },
+    status: { result, credentialLeftAt: isoOf(ports) },
     audit: [
-      { event: 'Refused', message: result, warning: true },
+      { event: ReclaimReason.Refused, message: result, warning: true },
       {
-        event: 'CredentialNotBound',
+        event: ReclaimReason.CredentialNotBound,
         message: notBoundMessage(mr, problems),
         warning: true,
       },
@@ -319,7 +330,7 @@ function expired(mr: MachineReclaim, ports: LifecyclePorts): Decision {
     `The reset of ${mr.spec.address} was not confirmed before ${iso(
       expiresAt(mr, ports.limits),
     )}: the request expired and its credential was deleted. Nothing was reset.`,
-    'Expired',
+    ReclaimReason.Expired,
   );
 }
 
@@ -351,7 +362,7 @@ async function readForeignMachine(
     return end(
       'Failed',
       `The credential Secret ${secretName} is gone, so the reset cannot be sent. Nothing was reset.`,
-      'ReclaimFailed',
+      ReclaimReason.ReclaimFailed,
     );
   }
   if (credential.kind === 'bound' && credential.talosconfig === undefined) {
@@ -359,7 +370,7 @@ async function readForeignMachine(
     return end(
       'Failed',
       `The credential Secret ${secretName} has no key ${key}. Nothing was reset.`,
-      'ReclaimFailed',
+      ReclaimReason.ReclaimFailed,
     );
   }
   const text = credential.kind === 'bound' ? credential.talosconfig : undefined;
@@ -392,7 +403,7 @@ async function readForeignMachine(
       `The talosconfig in Secret ${
         mr.spec.credentialSecretRef.name
       } cannot be used: ${(error as Error).message}. Nothing was reset.`,
-      'ReclaimFailed',
+      ReclaimReason.ReclaimFailed,
     );
   }
   const cluster = ports.cluster(
@@ -403,7 +414,7 @@ async function readForeignMachine(
     return end(
       'Refused',
       `There is no TalosCluster ${mr.spec.targetCluster} in namespace ${mr.metadata.namespace} to add ${address} to any more. Nothing was reset.`,
-      'Refused',
+      ReclaimReason.Refused,
     );
   }
   const reach = await reachFor(cluster, address, ports.resolve);
@@ -413,7 +424,11 @@ async function readForeignMachine(
       // A name that does not resolve now may resolve later (within the TTL).
       return wait(ports, until, 'MachineUnreachable', message);
     }
-    return end('Refused', `${message}. Nothing was reset.`, 'Refused');
+    return end(
+      'Refused',
+      `${message}. Nothing was reset.`,
+      ReclaimReason.Refused,
+    );
   }
   // From here on every call goes to the checked address (for a name: its checked IP).
   const dial = reach.dial;
@@ -434,7 +449,7 @@ async function readForeignMachine(
     return end(
       'Refused',
       `The talosconfig in Secret ${secretName} is issued by the CA of TalosCluster ${mr.spec.targetCluster} itself: ${address} would be one of our own machines, and ${OWN_MACHINES}. Nothing was reset.`,
-      'Refused',
+      ReclaimReason.Refused,
     );
   }
   const probe = await ports.talos.probe(dial, {
@@ -453,7 +468,7 @@ async function readForeignMachine(
     return end(
       'Refused',
       `${address} answers in maintenance mode: no cluster holds it, so there is nothing to reset. Add it with Add node instead.`,
-      'Refused',
+      ReclaimReason.Refused,
     );
   }
   if (probe.serverTrusted !== true) {
@@ -462,7 +477,7 @@ async function readForeignMachine(
       `${address} is not a machine of the cluster this talosconfig belongs to (its server certificate is not issued by that cluster's CA${
         probe.trustDetail ? `: ${probe.trustDetail}` : ''
       }). Nothing was reset.`,
-      'Refused',
+      ReclaimReason.Refused,
     );
   }
   let uuid: string;
@@ -487,7 +502,7 @@ async function readForeignMachine(
     return end(
       'Refused',
       `${address} has the UUID ${uuid}, the system UUID of Node ${node} of this cluster: ${OWN_MACHINES}. Nothing was reset.`,
-      'Refused',
+      ReclaimReason.Refused,
     );
   }
   const inFlight = ports.resetsInFlight(mr);
@@ -496,7 +511,7 @@ async function readForeignMachine(
     return end(
       'Refused',
       `MachineReclaim ${sameMachine.name} is resetting ${address} already. Nothing was reset.`,
-      'Refused',
+      ReclaimReason.Refused,
     );
   }
   const verdict = judgeReset(
@@ -526,7 +541,7 @@ async function readForeignMachine(
     return end(
       'Refused',
       `Refused: ${verdict.reason}. Nothing was reset.`,
-      'Refused',
+      ReclaimReason.Refused,
     );
   }
   return { talosconfig, uuid, safety: verdict.summary, dial };
@@ -541,7 +556,7 @@ const admit: Row = async (mr, ports) => {
     return end(
       'Refused',
       `There is no TalosCluster ${mr.spec.targetCluster} in namespace ${mr.metadata.namespace} to add ${mr.spec.address} to. Nothing was reset.`,
-      'Refused',
+      ReclaimReason.Refused,
     );
   }
   const expires = expiresAt(mr, ports.limits);
@@ -551,7 +566,7 @@ const admit: Row = async (mr, ports) => {
     status: { expiresAt: iso(expires) },
     audit: [
       {
-        event: 'Created',
+        event: ReclaimReason.Created,
         actor,
         message: `Reset and add of ${mr.spec.address} into TalosCluster ${
           mr.spec.targetCluster
@@ -577,7 +592,7 @@ const pending: Row = async (mr, ports) => {
     status: { machineUUID: read.uuid },
     audit: [
       {
-        event: 'UUIDRead',
+        event: ReclaimReason.UUIDRead,
         message: `${mr.spec.address} has the SMBIOS UUID ${
           read.uuid
         } (read with the foreign talosconfig); ${
@@ -601,7 +616,7 @@ const awaitingConfirmation: Row = async (mr, ports) => {
     return end(
       'Refused',
       `The typed UUID ${typed} does not match the UUID of ${mr.spec.address} (${expected}). Nothing was reset.`,
-      'Refused',
+      ReclaimReason.Refused,
     );
   }
   const read = await readForeignMachine(mr, ports, until, 'fail');
@@ -610,10 +625,10 @@ const awaitingConfirmation: Row = async (mr, ports) => {
     return end(
       'Refused',
       `${mr.spec.address} now has the UUID ${read.uuid}, not the confirmed ${expected}: another machine took the address. Nothing was reset.`,
-      'Refused',
+      ReclaimReason.Refused,
     );
   }
-  const now = iso(ports.now());
+  const now = isoOf(ports);
   return {
     kind: 'reset',
     talosconfig: read.talosconfig,
@@ -621,11 +636,11 @@ const awaitingConfirmation: Row = async (mr, ports) => {
     status: { confirmedAt: now, resetRecordedAt: now },
     audit: [
       {
-        event: 'Confirmed',
+        event: ReclaimReason.Confirmed,
         message: `The typed UUID matches ${expected}; ${read.safety}.`,
       },
       {
-        event: 'ResetRecorded',
+        event: ReclaimReason.ResetRecorded,
         message: `Sending Reset to ${mr.spec.address} (graceful, reboot, wipe STATE and EPHEMERAL).`,
       },
     ],
@@ -654,7 +669,7 @@ export function afterReset(
       deleteCredential: true,
       audit: [
         {
-          event: 'ResetSent',
+          event: ReclaimReason.ResetSent,
           message: `${address} accepted the Reset (actor ${
             outcome.actorId || 'unnamed'
           }); waiting up to ${maintenanceWait} for it to answer in maintenance mode with UUID ${
@@ -671,7 +686,7 @@ export function afterReset(
       deleteCredential: true,
       audit: [
         {
-          event: 'ResetUnanswered',
+          event: ReclaimReason.ResetUnanswered,
           warning: true,
           message: `The Reset to ${address} got no clear answer (${outcome.message}); it may have run and is not sent again. Waiting for ${address} to answer in maintenance mode.`,
         },
@@ -685,7 +700,7 @@ export function afterReset(
         ? `it could not be sent to ${address}`
         : `${address} refused it`
     } (${outcome.message}).`,
-    'ReclaimFailed',
+    ReclaimReason.ReclaimFailed,
   );
 }
 
@@ -696,7 +711,7 @@ const resetting: Row = async mr => ({
   deleteCredential: true,
   audit: [
     {
-      event: 'ResetUnanswered',
+      event: ReclaimReason.ResetUnanswered,
       warning: true,
       message: `The operator stopped after it recorded the Reset and before it recorded the answer; the Reset is not sent again. Waiting for ${mr.spec.address} to answer in maintenance mode.`,
     },
@@ -719,7 +734,9 @@ const waitingForMaintenance: Row = async (mr, ports) => {
       to: 'Failed',
       status: { result },
       deleteCredential: true,
-      audit: [{ event: 'ReclaimFailed', message: result, warning: true }],
+      audit: [
+        { event: ReclaimReason.ReclaimFailed, message: result, warning: true },
+      ],
     };
   }
   const cluster = ports.cluster(
@@ -774,15 +791,13 @@ const waitingForMaintenance: Row = async (mr, ports) => {
     status: { result },
     deleteCredential: true,
     wakeDiscovery: true,
-    audit: [{ event: 'Done', message: result }],
+    audit: [{ event: ReclaimReason.Done, message: result }],
   };
 };
 
-const finished: Row = async () => ({ kind: 'done' });
-
 /** The table: one row per phase. */
 export const transitions: Record<ReclaimPhase, Row> = {
-  New: admit,
+  [NEW]: admit,
   Pending: pending,
   AwaitingConfirmation: awaitingConfirmation,
   Resetting: resetting,
@@ -805,7 +820,7 @@ export function owesCredentialDeletion(mr: MachineReclaim): boolean {
     return false;
   return (
     phase === 'WaitingForMaintenance' ||
-    (phase !== 'New' && isTerminalReclaimPhase(phase))
+    (phase !== NEW && isTerminalReclaimPhase(phase))
   );
 }
 

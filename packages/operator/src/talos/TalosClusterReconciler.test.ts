@@ -5,10 +5,10 @@ import type {
 } from '@rackside/plugin-servers-common';
 import {
   addressStatus,
-  setCondition,
   TalosClusterReconciler,
   type DiscoveryPorts,
 } from './TalosClusterReconciler';
+import { setCondition } from '../lifecycle/conditions';
 import {
   fakeTalos,
   NS,

@@ -14,7 +14,6 @@
  */
 import {
   TALOS_ADDRESS_STATE_TEXT,
-  type Condition,
   type LocalSecretRef,
   type TalosAddressStatus,
   type TalosCluster,
@@ -26,6 +25,7 @@ import {
   type TalosClientIdentity,
   type TalosProbeResult,
 } from '@rackside/plugin-servers-node';
+import { setCondition } from '../lifecycle/conditions';
 import { reachFor, type ResolveName } from './reach';
 import type { TalosAccess } from './talosAccess';
 
@@ -133,21 +133,6 @@ function probeDetail(
     uuid.error,
   ].filter(Boolean);
   return parts.length ? parts.join('; ') : undefined;
-}
-
-/** Sets a condition, keeping lastTransitionTime while its status stays the same. */
-export function setCondition(
-  conditions: Condition[] | undefined,
-  next: Omit<Condition, 'lastTransitionTime'>,
-  at: string,
-): Condition[] {
-  const current = conditions?.find(c => c.type === next.type);
-  const lastTransitionTime =
-    current && current.status === next.status ? current.lastTransitionTime : at;
-  return [
-    ...(conditions ?? []).filter(c => c.type !== next.type),
-    { ...next, lastTransitionTime },
-  ];
 }
 
 async function mapLimit<T, R>(

@@ -1,5 +1,6 @@
 /*
- * Runs the table of joinTable.ts for one TalosMachine: the decided transition is written
+ * Runs the table of joinTable.ts for one TalosMachine (with the table runner of
+ * lifecycle/table.ts): the decided transition is written
  * to status (phase, message, timestamps, observedGeneration) and then emitted as an Event;
  * a wait only updates status.message when it says something new.
  */
@@ -7,6 +8,7 @@ import type {
   TalosMachine,
   TalosMachineStatus,
 } from '@rackside/plugin-servers-common';
+import { requeueOf, runPasses } from '../lifecycle/table';
 import { joinRowFor, type JoinDecision, type JoinPorts } from './joinTable';
 
 export interface TalosMachineReconcilerPorts extends JoinPorts {
@@ -29,15 +31,14 @@ export interface TalosMachineReconcilerPorts extends JoinPorts {
 export class TalosMachineReconciler {
   constructor(private readonly ports: TalosMachineReconcilerPorts) {}
 
-  async reconcile(key: string): Promise<{ requeueAfterMs?: number }> {
-    let tm = this.ports.view.machine(key);
-    let requeueAfterMs: number | undefined;
-    for (let pass = 0; tm && pass < 6; pass++) {
+  reconcile(key: string): Promise<{ requeueAfterMs?: number }> {
+    return runPasses(this.ports.view.machine(key), async tm => {
       const decision = await joinRowFor(tm)(tm, this.ports);
-      if (decision.kind === 'wait') requeueAfterMs = decision.requeueAfterMs;
-      tm = await this.apply(tm, decision);
-    }
-    return { requeueAfterMs };
+      return {
+        next: await this.apply(tm, decision),
+        requeueAfterMs: requeueOf(decision),
+      };
+    });
   }
 
   private async apply(

@@ -27,6 +27,16 @@ import {
   type TalosMachineStatus,
 } from '@rackside/plugin-servers-common';
 import { talosFailureOutcome } from '@rackside/plugin-servers-node';
+import { JoinReason } from '../lifecycle/reasons';
+import {
+  finished,
+  isoOf,
+  NEW,
+  phaseOf,
+  type Clock,
+  type Done,
+  type Wait,
+} from '../lifecycle/table';
 import type { NodeView } from '../maintenance/types';
 import { reachFor, type ResolveName } from './reach';
 import type { TalosAccess } from './talosAccess';
@@ -45,7 +55,7 @@ export const DEFAULT_JOIN_LIMITS: JoinLimits = {
   callTimeoutMs: 10_000,
 };
 
-export interface JoinPorts {
+export interface JoinPorts extends Clock {
   cluster(namespace: string, name: string): TalosCluster | undefined;
   /** The Node whose status.nodeInfo.systemUUID is `uuid` (any case). */
   nodeWithUUID(uuid: string): NodeView | undefined;
@@ -54,7 +64,6 @@ export interface JoinPorts {
   /** Resolves an address that is a name, at the time of the join. */
   resolve: ResolveName;
   limits: JoinLimits;
-  now(): number;
   log?: (message: string) => void;
 }
 
@@ -67,15 +76,13 @@ export type JoinDecision =
       event: { type: 'Normal' | 'Warning'; reason: string };
     }
   /** Nothing to do until something changes; `message` is shown in status.message. */
-  | { kind: 'wait'; message?: string; requeueAfterMs?: number }
-  | { kind: 'done' };
+  | (Wait & { message?: string })
+  | Done;
 
 export type JoinRow = (
   tm: TalosMachine,
   ports: JoinPorts,
 ) => Promise<JoinDecision>;
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 function joined(
   tm: TalosMachine,
@@ -87,8 +94,8 @@ function joined(
     kind: 'transition',
     to: 'Joined',
     message: `Node ${nodeName} with system UUID ${tm.metadata.name} is Ready`,
-    status: { nodeName, joinedAt: iso(ports.now()) },
-    event: { type: 'Normal', reason: 'Joined' },
+    status: { nodeName, joinedAt: isoOf(ports) },
+    event: { type: 'Normal', reason: JoinReason.Joined },
   };
 }
 
@@ -185,8 +192,8 @@ const pending: JoinRow = async (tm, ports) => {
       } was applied at ${address} (mode ${applied.mode}${
         applied.modeDetails ? `: ${applied.modeDetails}` : ''
       }); waiting for a Ready Node with system UUID ${uuid}`,
-      status: { configAppliedAt: iso(ports.now()) },
-      event: { type: 'Normal', reason: 'ConfigApplied' },
+      status: { configAppliedAt: isoOf(ports) },
+      event: { type: 'Normal', reason: JoinReason.ConfigApplied },
     };
   } catch (error) {
     const outcome = talosFailureOutcome(error);
@@ -203,15 +210,15 @@ const pending: JoinRow = async (tm, ports) => {
         kind: 'transition',
         to: 'Failed',
         message: `${address} refused the join config of ${cluster.metadata.name} (the operator's log has its answer)`,
-        event: { type: 'Warning', reason: 'JoinFailed' },
+        event: { type: 'Warning', reason: JoinReason.JoinFailed },
       };
     }
     return {
       kind: 'transition',
       to: 'Joining',
       message: `${requested}. The join config got no clear answer from ${address}; it is not sent again: waiting for a Ready Node with system UUID ${uuid}`,
-      status: { configAppliedAt: iso(ports.now()) },
-      event: { type: 'Warning', reason: 'ConfigUnanswered' },
+      status: { configAppliedAt: isoOf(ports) },
+      event: { type: 'Warning', reason: JoinReason.ConfigUnanswered },
     };
   }
 };
@@ -234,7 +241,7 @@ const joining: JoinRow = async (tm, ports) => {
       } appeared within ${Math.round(
         ports.limits.joinTimeoutMs / 1000,
       )} s of the join config being applied`,
-      event: { type: 'Warning', reason: 'JoinFailed' },
+      event: { type: 'Warning', reason: JoinReason.JoinFailed },
     };
   }
   const registered = ports.nodeWithUUID(tm.metadata.name);
@@ -247,16 +254,15 @@ const joining: JoinRow = async (tm, ports) => {
   };
 };
 
-const finished: JoinRow = async () => ({ kind: 'done' });
-
-export const joinTransitions: Record<TalosMachinePhase | 'New', JoinRow> = {
-  New: pending,
-  Pending: pending,
-  Joining: joining,
-  Joined: finished,
-  Failed: finished,
-};
+export const joinTransitions: Record<TalosMachinePhase | typeof NEW, JoinRow> =
+  {
+    [NEW]: pending,
+    Pending: pending,
+    Joining: joining,
+    Joined: finished,
+    Failed: finished,
+  };
 
 export function joinRowFor(tm: TalosMachine): JoinRow {
-  return joinTransitions[tm.status?.phase ?? 'New'];
+  return joinTransitions[phaseOf(tm)];
 }
