@@ -258,6 +258,38 @@ describe('GET routes', () => {
     }
   });
 
+  it('audits every read at low severity, via http; a denied one fails its event', async () => {
+    const { server, events } = await start(rack(), {
+      decisions: { 'servers:drain': AuthorizeResult.DENY },
+    });
+    const one = await request(server).get(
+      '/api/servers/clusters/plant-a/servers/worker-1',
+    );
+    expect(one.status).toBe(200);
+    const pre = await request(server).get(
+      '/api/servers/clusters/plant-a/servers/worker-1/preflight?action=drain',
+    );
+    expect(pre.status).toBe(403);
+    const reads = events.filter(e => e.options.eventId === 'server-read');
+    expect(
+      reads.map(e => [
+        e.options.severityLevel,
+        e.options.meta.read,
+        e.options.meta.via,
+        e.outcome,
+      ]),
+    ).toEqual([
+      ['low', 'server', 'http', 'success'],
+      ['low', 'preflight', 'http', 'fail'],
+    ]);
+    expect(reads[0].options.meta).toMatchObject({
+      actor: 'user:default/mock',
+      cluster: 'plant-a',
+      node: 'worker-1',
+    });
+    expect(reads[1].meta).toMatchObject({ action: 'drain', outcome: 'denied' });
+  });
+
   it('answers one server, 404 for unknown cluster or node', async () => {
     const { server } = await start(rack());
     const one = await request(server).get(

@@ -43,7 +43,11 @@ export async function createRouter(
   });
 
   router.get('/clusters', async (req, res) => {
-    res.json(await service.listClusters(await httpAuth.credentials(req)));
+    res.json(
+      await service.listClusters(await httpAuth.credentials(req), {
+        request: req,
+      }),
+    );
   });
 
   router.get('/clusters/:cluster/servers', async (req, res) => {
@@ -55,6 +59,7 @@ export async function createRouter(
       credentials,
       req.params.cluster,
       query,
+      { request: req },
     );
     // Our own entity tag (express would hash the whole body): a page that polls gets a
     // 304 while nothing it shows has changed.
@@ -65,7 +70,12 @@ export async function createRouter(
   router.get('/clusters/:cluster/servers/:node', async (req, res) => {
     const credentials = await httpAuth.credentials(req);
     res.json(
-      await service.getServer(credentials, req.params.cluster, req.params.node),
+      await service.getServer(
+        credentials,
+        req.params.cluster,
+        req.params.node,
+        { request: req },
+      ),
     );
   });
 
@@ -74,7 +84,9 @@ export async function createRouter(
     const node =
       typeof req.query.node === 'string' ? req.query.node : undefined;
     res.json(
-      await service.listMaintenances(credentials, req.params.cluster, node),
+      await service.listMaintenances(credentials, req.params.cluster, node, {
+        request: req,
+      }),
     );
   });
 
@@ -85,6 +97,7 @@ export async function createRouter(
         credentials,
         req.params.cluster,
         req.params.name,
+        { request: req },
       ),
     );
   });
@@ -108,6 +121,7 @@ export async function createRouter(
             'allowNodeLocalData',
           ),
         },
+        { request: req },
       ),
     );
   });

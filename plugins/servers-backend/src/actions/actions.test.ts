@@ -192,6 +192,20 @@ describe('the registered actions', () => {
       },
       credentials: alice,
     });
+    // The pre-flight is a read: audited low, via the actions registry.
+    expect(audited[0]).toMatchObject({
+      outcome: 'success',
+      options: {
+        eventId: 'server-read',
+        severityLevel: 'low',
+        meta: {
+          actor: 'user:default/alice',
+          read: 'preflight',
+          node: 'worker-1',
+          via: 'actions',
+        },
+      },
+    });
     expect((output as any).maintenance).toMatch(/^worker-1-drain-/);
     expect((output as any).created).toBe(true);
     expect(cluster.created[0].spec).toMatchObject({

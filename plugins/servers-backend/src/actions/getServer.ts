@@ -25,6 +25,7 @@ export function registerGetServerAction(
           credentials,
           input.cluster,
           input.node,
+          { via: 'actions' },
         )) as unknown as Record<string, unknown>,
       },
     }),

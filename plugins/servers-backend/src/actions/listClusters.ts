@@ -17,7 +17,7 @@ export function registerListClustersAction(
     },
     action: async ({ credentials }) => ({
       output: {
-        clusters: (await service.listClusters(credentials))
+        clusters: (await service.listClusters(credentials, { via: 'actions' }))
           .items as unknown as Record<string, unknown>[],
       },
     }),

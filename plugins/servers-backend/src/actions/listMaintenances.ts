@@ -22,7 +22,12 @@ export function registerListMaintenancesAction(
     action: async ({ input, credentials }) => ({
       output: {
         maintenances: (
-          await service.listMaintenances(credentials, input.cluster, input.node)
+          await service.listMaintenances(
+            credentials,
+            input.cluster,
+            input.node,
+            { via: 'actions' },
+          )
         ).items as unknown as Record<string, unknown>[],
       },
     }),

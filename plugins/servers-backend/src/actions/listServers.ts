@@ -23,7 +23,9 @@ export function registerListServersAction(
         }),
     },
     action: async ({ input, credentials }) => {
-      const list = await service.listServers(credentials, input.cluster);
+      const list = await service.listServers(credentials, input.cluster, {
+        via: 'actions',
+      });
       return {
         output: {
           quorum: list.quorum as Record<string, unknown>,

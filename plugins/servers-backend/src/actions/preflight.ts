@@ -50,6 +50,7 @@ export function registerPreflightAction(
             force: input.force === true,
             allowNodeLocalData: input.allowNodeLocalData === true,
           },
+          { via: 'actions' },
         )) as unknown as Record<string, unknown>,
       },
     }),

@@ -54,7 +54,11 @@ import {
 } from '@rackside/plugin-servers-node';
 import type { Request } from 'express';
 import { actionBodySchema, type ActionBody } from './actionBody';
-import { serverActionSeverity, type CallVia } from './auditSeverity';
+import {
+  READ_SEVERITY,
+  serverActionSeverity,
+  type CallVia,
+} from './auditSeverity';
 import { performAction } from './performAction';
 import {
   computePreflight,
@@ -155,6 +159,22 @@ export interface ServersServiceOptions {
     decision: PolicyDecision,
     resource: ServerResource | undefined,
   ) => boolean;
+}
+
+/** How a read came in: the actions registry or a route (with its request, for the audit). */
+export interface CallContext {
+  via?: CallVia;
+  request?: Request;
+}
+
+/** Who a read is audited as: the user, or the service's subject. */
+function actorOf(credentials: BackstageCredentials): string {
+  const principal = credentials.principal as {
+    type?: string;
+    userEntityRef?: string;
+    subject?: string;
+  };
+  return principal.userEntityRef ?? principal.subject ?? principal.type ?? '';
 }
 
 /** An action request as the router and the actions registry hand it over. */
@@ -342,58 +362,102 @@ export class ServersService {
   }
 
   /**
+   * Runs a read with its auditor event (`server-read`, severity low): who, what, via
+   * which door, and how it ended (a denied or unknown target fails the event).
+   */
+  private async auditedRead<T>(
+    credentials: BackstageCredentials,
+    call: CallContext | undefined,
+    target: Record<string, string | undefined>,
+    read: () => Promise<T>,
+  ): Promise<T> {
+    const meta = {
+      actor: actorOf(credentials),
+      ...target,
+      via: call?.via ?? 'http',
+    };
+    const event = await this.options.auditor.createEvent({
+      eventId: 'server-read',
+      severityLevel: READ_SEVERITY,
+      request: call?.request,
+      meta,
+    });
+    try {
+      const result = await read();
+      await event.success();
+      return result;
+    } catch (error) {
+      await event.fail({
+        meta: { ...meta, outcome: outcomeOf(error) },
+        error: error as Error,
+      });
+      throw error;
+    }
+  }
+
+  /**
    * `GET /clusters`: the clusters this user may read (see {@link ReadScope}), each with
    * the readable servers counted and the quorum only if every member is readable.
    */
   async listClusters(
     credentials: BackstageCredentials,
+    call?: CallContext,
   ): Promise<ClusterListResponse> {
-    const scope = await this.readScope(credentials);
-    const items = await Promise.all(
-      this.options.clusters
-        .list()
-        .map(async (cluster): Promise<ClusterSummaryResponse | undefined> => {
-          const admitted = scope.clusterVerdict(cluster.name);
-          if (admitted === false) return undefined;
-          let snap: ClusterSnapshot;
-          try {
-            snap = await snapshot(cluster);
-          } catch (error) {
-            this.options.logger.warn(
-              `cluster ${cluster.name} unavailable: ${error}`,
-            );
-            return {
-              name: cluster.name,
-              title: cluster.title,
-              available: false,
-              error: String((error as Error)?.message ?? error),
-            };
-          }
-          const readable = snap.nodes.filter(node =>
-            scope.readable(cluster.name, node),
-          ).length;
-          if (readable === 0 && admitted !== true) return undefined;
-          const advertisement = powerAdvertisementOf(snap.powerProvider);
-          return {
-            name: cluster.name,
-            title: cluster.title,
-            available: true,
-            servers: readable,
-            quorum: scope.quorumOf(cluster.name, snap),
-            power: {
-              type: advertisement.type,
-              attendedRack: advertisement.attendedRack,
-              confirmsPowerOff: advertisement.confirmsPowerOff,
-              verbs: offerFor(advertisement),
-            },
-          };
-        }),
+    return this.auditedRead(
+      credentials,
+      call,
+      { read: 'clusters' },
+      async () => {
+        const scope = await this.readScope(credentials);
+        const items = await Promise.all(
+          this.options.clusters
+            .list()
+            .map(
+              async (cluster): Promise<ClusterSummaryResponse | undefined> => {
+                const admitted = scope.clusterVerdict(cluster.name);
+                if (admitted === false) return undefined;
+                let snap: ClusterSnapshot;
+                try {
+                  snap = await snapshot(cluster);
+                } catch (error) {
+                  this.options.logger.warn(
+                    `cluster ${cluster.name} unavailable: ${error}`,
+                  );
+                  return {
+                    name: cluster.name,
+                    title: cluster.title,
+                    available: false,
+                    error: String((error as Error)?.message ?? error),
+                  };
+                }
+                const readable = snap.nodes.filter(node =>
+                  scope.readable(cluster.name, node),
+                ).length;
+                if (readable === 0 && admitted !== true) return undefined;
+                const advertisement = powerAdvertisementOf(snap.powerProvider);
+                return {
+                  name: cluster.name,
+                  title: cluster.title,
+                  available: true,
+                  servers: readable,
+                  quorum: scope.quorumOf(cluster.name, snap),
+                  power: {
+                    type: advertisement.type,
+                    attendedRack: advertisement.attendedRack,
+                    confirmsPowerOff: advertisement.confirmsPowerOff,
+                    verbs: offerFor(advertisement),
+                  },
+                };
+              },
+            ),
+        );
+        return {
+          items: items.filter(
+            (item): item is ClusterSummaryResponse => item !== undefined,
+          ),
+        };
+      },
     );
-    return {
-      items: items.filter(
-        (item): item is ClusterSummaryResponse => item !== undefined,
-      ),
-    };
   }
 
   /**
@@ -405,27 +469,37 @@ export class ServersService {
     credentials: BackstageCredentials,
     clusterName: string,
     query?: ServerListQuery,
+    call?: CallContext,
   ): Promise<PreparedJson> {
-    const cluster = this.clusterOr404(clusterName);
-    const decisions = await this.serverDecisions(credentials, cluster.name);
-    const snap = await snapshot(cluster);
-    const list: ListDecisions = {
-      key: decisions.key,
-      readable: decisions.readable,
-      allowed: decisions.allowed,
-      quorumOf: s => decisions.scope.quorumOf(cluster.name, s),
-    };
-    return query
-      ? this.lists.window(cluster.name, snap, list, query)
-      : this.lists.full(cluster.name, snap, list);
+    return this.auditedRead(
+      credentials,
+      call,
+      { read: 'servers', cluster: clusterName },
+      async () => {
+        const cluster = this.clusterOr404(clusterName);
+        const decisions = await this.serverDecisions(credentials, cluster.name);
+        const snap = await snapshot(cluster);
+        const list: ListDecisions = {
+          key: decisions.key,
+          readable: decisions.readable,
+          allowed: decisions.allowed,
+          quorumOf: s => decisions.scope.quorumOf(cluster.name, s),
+        };
+        return query
+          ? this.lists.window(cluster.name, snap, list, query)
+          : this.lists.full(cluster.name, snap, list);
+      },
+    );
   }
 
   async listServers(
     credentials: BackstageCredentials,
     clusterName: string,
+    call?: CallContext,
   ): Promise<ServerListResponse> {
     return JSON.parse(
-      (await this.listServersJson(credentials, clusterName)).body,
+      (await this.listServersJson(credentials, clusterName, undefined, call))
+        .body,
     );
   }
 
@@ -433,19 +507,27 @@ export class ServersService {
     credentials: BackstageCredentials,
     clusterName: string,
     nodeName: string,
+    call?: CallContext,
   ): Promise<ServerResponse> {
-    const cluster = this.clusterOr404(clusterName);
-    const decisions = await this.serverDecisions(credentials, cluster.name);
-    const snap = await snapshot(cluster);
-    const node = this.findNode(snap, cluster.name, nodeName);
-    if (!decisions.readable(node)) {
-      // Hidden and absent are the same 404.
-      throw new NotFoundError(
-        `no server named ${nodeName} in cluster ${cluster.name}`,
-      );
-    }
-    return serverView(cluster.name, node, snap, action =>
-      decisions.allowed(node, action),
+    return this.auditedRead(
+      credentials,
+      call,
+      { read: 'server', cluster: clusterName, node: nodeName },
+      async () => {
+        const cluster = this.clusterOr404(clusterName);
+        const decisions = await this.serverDecisions(credentials, cluster.name);
+        const snap = await snapshot(cluster);
+        const node = this.findNode(snap, cluster.name, nodeName);
+        if (!decisions.readable(node)) {
+          // Hidden and absent are the same 404.
+          throw new NotFoundError(
+            `no server named ${nodeName} in cluster ${cluster.name}`,
+          );
+        }
+        return serverView(cluster.name, node, snap, action =>
+          decisions.allowed(node, action),
+        );
+      },
     );
   }
 
@@ -453,35 +535,53 @@ export class ServersService {
     credentials: BackstageCredentials,
     clusterName: string,
     nodeFilter?: string,
+    call?: CallContext,
   ): Promise<MaintenanceListResponse> {
-    const cluster = this.clusterOr404(clusterName);
-    const scope = await this.readScope(credentials);
-    const snap = await snapshot(cluster);
-    const visible = this.visibleNodeNames(snap, cluster.name, scope.filter);
-    const items = snap.maintenances
-      .filter(m => visible.has(m.spec.nodeName))
-      .filter(m => !nodeFilter || m.spec.nodeName === nodeFilter)
-      .sort(newestFirst)
-      .map(m => scope.maintenanceOf(cluster.name, snap, maintenanceView(m)));
-    return { items };
+    return this.auditedRead(
+      credentials,
+      call,
+      { read: 'maintenances', cluster: clusterName, node: nodeFilter },
+      async () => {
+        const cluster = this.clusterOr404(clusterName);
+        const scope = await this.readScope(credentials);
+        const snap = await snapshot(cluster);
+        const visible = this.visibleNodeNames(snap, cluster.name, scope.filter);
+        const items = snap.maintenances
+          .filter(m => visible.has(m.spec.nodeName))
+          .filter(m => !nodeFilter || m.spec.nodeName === nodeFilter)
+          .sort(newestFirst)
+          .map(m =>
+            scope.maintenanceOf(cluster.name, snap, maintenanceView(m)),
+          );
+        return { items };
+      },
+    );
   }
 
   async getMaintenance(
     credentials: BackstageCredentials,
     clusterName: string,
     name: string,
+    call?: CallContext,
   ): Promise<MaintenanceResponse> {
-    const cluster = this.clusterOr404(clusterName);
-    const scope = await this.readScope(credentials);
-    const snap = await snapshot(cluster);
-    const visible = this.visibleNodeNames(snap, cluster.name, scope.filter);
-    const m = snap.maintenances.find(x => x.metadata.name === name);
-    if (!m || !visible.has(m.spec.nodeName)) {
-      throw new NotFoundError(
-        `no maintenance named ${name} in cluster ${cluster.name}`,
-      );
-    }
-    return scope.maintenanceOf(cluster.name, snap, maintenanceView(m));
+    return this.auditedRead(
+      credentials,
+      call,
+      { read: 'maintenance', cluster: clusterName, maintenance: name },
+      async () => {
+        const cluster = this.clusterOr404(clusterName);
+        const scope = await this.readScope(credentials);
+        const snap = await snapshot(cluster);
+        const visible = this.visibleNodeNames(snap, cluster.name, scope.filter);
+        const m = snap.maintenances.find(x => x.metadata.name === name);
+        if (!m || !visible.has(m.spec.nodeName)) {
+          throw new NotFoundError(
+            `no maintenance named ${name} in cluster ${cluster.name}`,
+          );
+        }
+        return scope.maintenanceOf(cluster.name, snap, maintenanceView(m));
+      },
+    );
   }
 
   /** What `action` would do to the node now, with the token that binds it for this user. */
@@ -491,32 +591,40 @@ export class ServersService {
     nodeName: string,
     action: string,
     drainOptions: PreflightOptions,
+    call?: CallContext,
   ): Promise<PreflightResponse> {
-    const cluster = this.clusterOr404(clusterName);
-    if (!isPreflightAction(action)) {
-      throw new InputError(
-        `action must be one of ${PREFLIGHT_ACTIONS.join(
-          ', ',
-        )}, got "${action}"`,
-      );
-    }
-    const scope = await this.readScope(credentials);
-    await this.requireAction(credentials, cluster.name, nodeName, action);
-    const snap = await snapshot(cluster);
-    this.visibleNode(snap, cluster.name, nodeName, scope.filter);
-    const impact = await this.currentImpact(
-      cluster,
-      snap,
-      nodeName,
-      action,
-      drainOptions,
-    );
-    return scope.preflightOf(
-      snap,
-      this.options.preflightTokens.sign(
-        impact,
-        credentials.principal.userEntityRef,
-      ),
+    return this.auditedRead(
+      credentials,
+      call,
+      { read: 'preflight', cluster: clusterName, node: nodeName, action },
+      async () => {
+        const cluster = this.clusterOr404(clusterName);
+        if (!isPreflightAction(action)) {
+          throw new InputError(
+            `action must be one of ${PREFLIGHT_ACTIONS.join(
+              ', ',
+            )}, got "${action}"`,
+          );
+        }
+        const scope = await this.readScope(credentials);
+        await this.requireAction(credentials, cluster.name, nodeName, action);
+        const snap = await snapshot(cluster);
+        this.visibleNode(snap, cluster.name, nodeName, scope.filter);
+        const impact = await this.currentImpact(
+          cluster,
+          snap,
+          nodeName,
+          action,
+          drainOptions,
+        );
+        return scope.preflightOf(
+          snap,
+          this.options.preflightTokens.sign(
+            impact,
+            credentials.principal.userEntityRef,
+          ),
+        );
+      },
     );
   }
 
