@@ -116,18 +116,27 @@ test('the defaults render the operator, its roles, the webhook, the attribution 
     'Service/rackside-webhook',
     'ServiceAccount/rackside-operator',
     'ValidatingAdmissionPolicy/rackside-attribution-machinereclaims',
+    'ValidatingAdmissionPolicy/rackside-attribution-maintenanceplans',
     'ValidatingAdmissionPolicy/rackside-attribution-nodemaintenances',
     'ValidatingAdmissionPolicy/rackside-attribution-talosmachines',
     'ValidatingAdmissionPolicyBinding/rackside-attribution-machinereclaims',
+    'ValidatingAdmissionPolicyBinding/rackside-attribution-maintenanceplans',
     'ValidatingAdmissionPolicyBinding/rackside-attribution-nodemaintenances',
     'ValidatingAdmissionPolicyBinding/rackside-attribution-talosmachines',
     'ValidatingWebhookConfiguration/rackside-webhook',
   ]);
-  // Without the backend's identity nobody is exempt from attribution.
+  // Without the backend's identity nobody is exempt from attribution, except the
+  // operator writing the steps of a MaintenancePlan.
   for (const policy of docs.filter(
     d => d.kind === 'ValidatingAdmissionPolicy',
   )) {
-    assert.equal(policy.spec.matchConditions, undefined, policy.metadata.name);
+    assert.deepEqual(
+      (policy.spec.matchConditions ?? []).map(c => c.name),
+      policy.metadata.name === 'rackside-attribution-nodemaintenances'
+        ? ['not-a-plan-step-by-the-operator']
+        : [],
+      policy.metadata.name,
+    );
     assert.deepEqual(
       policy.spec.matchConstraints.resourceRules.flatMap(r => r.resources),
       [policy.metadata.name.replace('rackside-attribution-', '')],
@@ -724,7 +733,7 @@ test('the rendered chart installs on the rack: server-side dry-run, then for rea
   ]);
   const docs = parseYamlDocuments(rendered);
   const crds = docs.filter(d => d.kind === 'CustomResourceDefinition');
-  assert.equal(crds.length, 6);
+  assert.equal(crds.length, 7);
   const crdFile = path.join(dir, 'crds.json');
   const restFile = path.join(dir, 'rest.json');
   fs.writeFileSync(
@@ -908,6 +917,7 @@ test("the operator's identity can do everything the maintenance lifecycle needs,
       [v, 'pods', {}],
       [v, 'poddisruptionbudgets', { group: 'policy' }],
       [v, 'nodemaintenances', { group: 'rackside.dev' }],
+      [v, 'maintenanceplans', { group: 'rackside.dev' }],
       [v, 'powerproviders', { group: 'rackside.dev' }],
       [v, 'serverbmcs', { group: 'rackside.dev' }],
     ]),
@@ -919,6 +929,13 @@ test("the operator's identity can do everything the maintenance lifecycle needs,
       { group: 'rackside.dev', subresource: 'status' },
     ],
     ['update', 'nodemaintenances', { group: 'rackside.dev' }],
+    // Plans: each step is a NodeMaintenance the operator creates.
+    ['create', 'nodemaintenances', { group: 'rackside.dev' }],
+    [
+      'patch',
+      'maintenanceplans',
+      { group: 'rackside.dev', subresource: 'status' },
+    ],
     [
       'patch',
       'powerproviders',
@@ -964,6 +981,9 @@ test("the operator's identity can do everything the maintenance lifecycle needs,
     ['update', 'talosclusters', { group: 'rackside.dev', namespace: NS }],
     ['patch', 'talosclusters', { group: 'rackside.dev', namespace: NS }],
     ['delete', 'secrets', { namespace: 'default' }],
+    // A plan's spec is the requester's: the operator writes its status only.
+    ['update', 'maintenanceplans', { group: 'rackside.dev' }],
+    ['create', 'maintenanceplans', { group: 'rackside.dev' }],
   ]) {
     assert.equal(
       await can('rackside-operator', verb, resource, opts),
@@ -1021,14 +1041,27 @@ test("with the backend's identity the policies exempt exactly its ServiceAccount
   ).filter(d => d.kind === 'ValidatingAdmissionPolicy');
   assert.deepEqual(docs.map(d => d.metadata.name).sort(), [
     'rackside-attribution-machinereclaims',
+    'rackside-attribution-maintenanceplans',
     'rackside-attribution-nodemaintenances',
     'rackside-attribution-talosmachines',
     'rackside-backstage-secrets',
     'rackside-backstage-talosclusters',
   ]);
   for (const policy of docs) {
-    const [condition] = policy.spec.matchConditions;
-    assert.equal(policy.spec.matchConditions.length, 1);
+    const [condition, ...more] = policy.spec.matchConditions;
+    // Plan steps: the operator's own identity, nobody else's.
+    assert.deepEqual(
+      more.map(c => c.name),
+      policy.metadata.name === 'rackside-attribution-nodemaintenances'
+        ? ['not-a-plan-step-by-the-operator']
+        : [],
+    );
+    for (const c of more) {
+      assert.match(
+        c.expression,
+        /request\.userInfo\.username == "system:serviceaccount:ops:rackside-operator"/,
+      );
+    }
     assert.match(
       condition.expression,
       policy.metadata.name.includes('attribution')
@@ -1081,7 +1114,12 @@ test('admission policies: set-up of a kubectl user (ServiceAccount default/ops) 
     rules: [
       {
         apiGroups: ['rackside.dev'],
-        resources: ['nodemaintenances', 'machinereclaims', 'talosmachines'],
+        resources: [
+          'nodemaintenances',
+          'machinereclaims',
+          'talosmachines',
+          'maintenanceplans',
+        ],
         verbs: ['create', 'get', 'update', 'patch'],
       },
       {
@@ -1134,7 +1172,7 @@ test('admission policies: set-up of a kubectl user (ServiceAccount default/ops) 
       `${policies}?labelSelector=app.kubernetes.io/component%3Dadmission-policy`,
     );
     return (
-      items.length === 5 &&
+      items.length === 6 &&
       items.every(p => p.status?.observedGeneration === p.metadata.generation)
     );
   });
@@ -1270,6 +1308,102 @@ test("attribution: the backend writes entity refs; names written earlier are not
     spec: { ...updated.spec, abandon: forged },
   });
   assert.equal(forgedByOperator.status, 403);
+});
+
+test("attribution: the operator writes a plan's steps with the plan's requester, and only those", async () => {
+  const { ops, operator } = clients;
+  const MP = `${RACKSIDE}/maintenanceplans`;
+  const plan = await ops.request('POST', MP, {
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'MaintenancePlan',
+    metadata: { name: 'policy-plan' },
+    spec: {
+      intent: 'reboot',
+      nodes: ['worker-3'],
+      reason: 'policy test',
+      requestedBy: OPS,
+    },
+  });
+  assert.equal(plan.status, 201, JSON.stringify(plan.body));
+  const owner = {
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'MaintenancePlan',
+    name: 'policy-plan',
+    uid: plan.body.metadata.uid,
+    controller: true,
+  };
+  const step = (name, extra = {}) => ({
+    ...nodeMaintenance(name, { requestedBy: 'user:default/guest' }),
+    ...extra,
+  });
+  const owned = { metadata: { name: 'plan-step', ownerReferences: [owner] } };
+  const created = await operator.request('POST', NM, step('plan-step', owned));
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  // On cancel with onCancel abandon, the canceller's name goes on the step.
+  const abandoned = await operator.patch(`${NM}/plan-step`, {
+    spec: { abandon: { by: 'user:default/guest', reason: 'cancelled' } },
+  });
+  assert.equal(abandoned.spec.abandon.by, 'user:default/guest');
+  // Not owned by a plan, or owned without being its controller: the rule applies.
+  for (const [name, refs] of [
+    ['not-a-step', undefined],
+    ['not-controller', [{ ...owner, controller: false }]],
+    ['other-kind', [{ ...owner, kind: 'Deployment', apiVersion: 'apps/v1' }]],
+  ]) {
+    const r = await operator.request(
+      'POST',
+      NM,
+      step(name, refs ? { metadata: { name, ownerReferences: refs } } : {}),
+    );
+    assert.equal(r.status, 403, name);
+    assert.match(
+      r.body.message,
+      /spec\.requestedBy must be your Kubernetes username/,
+    );
+  }
+  // Anyone else writing a step-shaped object is held to the rule too.
+  const byOps = await ops.request(
+    'POST',
+    NM,
+    step('ops-step', {
+      metadata: { name: 'ops-step', ownerReferences: [owner] },
+    }),
+  );
+  assert.equal(byOps.status, 403);
+  // A plan's pause, resume and cancel carry their writer's name; a later pause by someone
+  // else who copies the earlier name is refused.
+  const pause = at => ({ by: OPS, reason: 'line busy', at });
+  await ops.patch(`${MP}/policy-plan`, {
+    spec: { pause: pause('2026-08-04T10:00:00Z') },
+  });
+  for (const flag of ['pause', 'resume']) {
+    const r = await ops
+      .patch(`${MP}/policy-plan`, {
+        spec: { [flag]: { ...forged, at: '2026-08-04T11:00:00Z' } },
+      })
+      .then(
+        () => ({ status: 200 }),
+        e => e,
+      );
+    assert.equal(r.status, 403, flag);
+    assert.match(
+      r.body.message,
+      new RegExp(`spec\\.${flag}\\.by must be your Kubernetes username`),
+    );
+  }
+  const later = await rack.kube
+    .patch(`${MP}/policy-plan`, {
+      spec: { pause: pause('2026-08-04T12:00:00Z') },
+    })
+    .then(
+      () => ({ status: 200 }),
+      e => e,
+    );
+  assert.equal(later.status, 403, 'a new pause in the old name');
+  const cancel = await ops.patch(`${MP}/policy-plan`, {
+    spec: { cancel: { by: OPS, reason: 'done' } },
+  });
+  assert.equal(cancel.spec.cancel.by, OPS);
 });
 
 test("attribution: a MachineReclaim's requestedBy and a TalosMachine's join.by", async () => {
