@@ -99,8 +99,9 @@ async function open(page, url, ready) {
 }
 
 /**
- * Waits until the dialog has faded in: axe measures colour contrast with the
- * opacity of the moment, so a check mid-transition reports every text.
+ * Waits until the dialog (or a tooltip) has faded in: axe measures colour
+ * contrast with the opacity of the moment, so a check mid-transition reports
+ * every text.
  */
 async function settled(dialog) {
   await dialog.waitFor();
@@ -425,7 +426,8 @@ test(
       await check(t, page, 'Servers page with a drained row', found);
       // The maintenance cell's tooltip (its popup is rendered inside <main>).
       await row.getByTestId('maintenance-phase').hover();
-      await page.getByRole('tooltip').waitFor();
+      // (Once it has grown in: axe measures contrast at the opacity of the moment.)
+      await settled(page.getByRole('tooltip').locator('div').first());
       await check(t, page, 'Servers page with a tooltip open', found);
       const checked = await checkDialogs(t, page, found, new Set());
       for (const kind of ['Return to service', 'Abandon maintenance']) {
