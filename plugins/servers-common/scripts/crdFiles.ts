@@ -48,7 +48,13 @@ export function renderCrdFiles(): Map<string, string> {
   for (const crd of racksideCustomResourceDefinitions()) {
     const name = `${crd.spec.group}_${crd.spec.names.plural}.yaml`;
     const file = path.join(CRDS_DIR, name);
-    const text = `${HEADER}\n${stringify(crd, { lineWidth: 0 })}`;
+    // YAML 1.1 rules for quoting: kubectl reads CRDs as YAML 1.1, where a bare
+    // `on`, `off`, `yes`, `no`, `y` or `n` is a boolean (a required field named
+    // `on` was written bare and the apiserver refused the CRD).
+    const text = `${HEADER}\n${stringify(crd, {
+      lineWidth: 0,
+      version: '1.1',
+    })}`;
     const options = prettier.resolveConfig.sync(file) ?? {};
     files.set(name, prettier.format(text, { ...options, filepath: file }));
   }
