@@ -72,16 +72,26 @@ async function guestToken() {
   return (await res.json()).backstageIdentity.token;
 }
 
-/** A token of `userRef`: once the guest provider signs that user in. */
+/**
+ * A token of `userRef`, once the guest provider signs that user in and the
+ * catalog knows them (the policy reads their groups from the catalog, which
+ * may still be reading examples/org.yaml when the backend answers).
+ */
 async function tokenOf(userRef) {
   writeGuest(userRef);
+  const [, namespace, name] = userRef.match(/^user:(\w+)\/(.+)$/);
   return eventually(
-    `the guest provider signs in ${userRef}`,
+    `the guest provider signs in ${userRef}, known to the catalog`,
     async () => {
       const token = await guestToken();
-      return subjectOf(token) === userRef && token;
+      if (subjectOf(token) !== userRef) return false;
+      const res = await fetch(
+        `${portal.baseUrl}/api/catalog/entities/by-name/user/${namespace}/${name}`,
+        { headers: { authorization: `Bearer ${token}` } },
+      );
+      return res.ok && token;
     },
-    { timeoutMs: 60_000, everyMs: 500 },
+    { timeoutMs: 120_000, everyMs: 500 },
   );
 }
 
@@ -118,20 +128,61 @@ const unschedulable = node =>
     .kubectl('get', 'node', node, '-o', 'jsonpath={.spec.unschedulable}')
     .trim();
 
-/** The audit events the backend logged (Backstage's auditor writes JSON lines). */
+/**
+ * One value of the backend's development log format (`key=value`, the value
+ * JSON when it is an object, a string or a literal) starting at `i`.
+ */
+function valueAt(text, i) {
+  const open = text[i];
+  if (open !== '{' && open !== '[' && open !== '"') {
+    const end = text.indexOf(' ', i);
+    return text.slice(i, end === -1 ? undefined : end);
+  }
+  let depth = 0;
+  let inString = false;
+  for (let j = i; j < text.length; j++) {
+    const c = text[j];
+    if (inString) {
+      if (c === '\\') j++;
+      else if (c === '"') {
+        inString = false;
+        if (depth === 0) return text.slice(i, j + 1);
+      }
+    } else if (c === '"') inString = true;
+    else if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') {
+      depth--;
+      if (depth === 0) return text.slice(i, j + 1);
+    }
+  }
+  return text.slice(i);
+}
+
+/** An audit line of the backend's log as an object: JSON, or the development format. */
+function auditRecordOf(line) {
+  if (line.startsWith('{')) return JSON.parse(line);
+  // timestamp, logger (the plugin), level, message, then key=value fields.
+  const plain = line.replace(/\x1b\[[0-9;]*m/g, '');
+  const record = { plugin: plain.split(' ')[1] };
+  for (const m of plain.matchAll(/ (\w+)=/g)) {
+    const raw = valueAt(plain, m.index + m[0].length);
+    try {
+      record[m[1]] = JSON.parse(raw);
+    } catch {
+      record[m[1]] = raw;
+    }
+  }
+  return record;
+}
+
+/** The audit events the backend logged (Backstage's auditor, through its logger). */
 function auditEvents() {
   const text = fs.readFileSync(path.join(portal.logs, 'backend.log'), 'utf8');
   return text
     .split('\n')
-    .filter(line => line.startsWith('{') && line.includes('"isAuditEvent"'))
-    .map(line => {
-      try {
-        return JSON.parse(line);
-      } catch {
-        return undefined;
-      }
-    })
-    .filter(e => e?.isAuditEvent);
+    .filter(line => line.includes('isAuditEvent'))
+    .map(auditRecordOf)
+    .filter(e => e.isAuditEvent === true);
 }
 
 /** Waits for an ended audit event matching `predicate`. */
