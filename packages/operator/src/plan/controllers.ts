@@ -1,0 +1,303 @@
+/*
+ * Wires the MaintenancePlan reconciler (PlanReconciler.ts, table.ts) to the apiserver:
+ * a watch cache of MaintenancePlans and of PodDisruptionBudgets (slimmed to their health),
+ * the operator's NodeMaintenance and Node caches, the object-gate watches
+ * (objectGates.ts), one keyed work queue, and the edges (status, step creation, abandon
+ * flags, Events). startOperator() creates this next to the other controllers and starts
+ * it when it leads.
+ *
+ * What wakes a plan: its own spec changing (created, paused, resumed, cancelled); a
+ * NodeMaintenance it owns changing; a Node's readiness changing; a budget's health
+ * changing; an object one of its gates watches changing; and, for a window or a gate
+ * timeout, the time the table names. Nothing is polled.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ConflictError } from '@backstage/errors';
+import {
+  isTerminalPlanPhase,
+  maintenancePlanResource,
+  type MaintenancePlan,
+  type NodeMaintenance,
+  type ObjectGate,
+} from '@rackside/plugin-servers-common';
+import {
+  coreResources,
+  createWatchCache,
+  RacksideClient,
+  resourcePath,
+  type RawKubeObject,
+  type WatchCache,
+} from '@rackside/plugin-servers-node';
+import type { EventRecorder } from '../events';
+import { systemClock, type Clock } from '../lifecycle/table';
+import type { NodeView } from '../maintenance/types';
+import { WorkQueue, type WorkQueueMetrics } from '../workqueue';
+import { gateWatchKey, ObjectGateWatches } from './objectGates';
+import { PlanReconciler, stepObject } from './PlanReconciler';
+
+export interface PlanControllersOptions {
+  kubeConfig: KubeConfig;
+  /** The operator's NodeMaintenance cache (a plan's steps). */
+  maintenances: WatchCache<NodeMaintenance>;
+  /** The operator's Node cache (readiness, labels). */
+  nodes: WatchCache<NodeView & RawKubeObject>;
+  recorder: EventRecorder;
+  workers?: number;
+  clock?: Clock;
+  onError?: (kind: string, key: string, error: unknown) => void;
+  queueMetrics?: (controller: string) => WorkQueueMetrics;
+  log?: (message: string) => void;
+}
+
+export interface PlanControllers {
+  /** Waits for the caches, then runs the queue (call when leading). */
+  start(): Promise<void>;
+  /** Stops the queue (leadership lost); the caches keep watching. */
+  pause(): void;
+  hasSynced(): boolean;
+  stop(): Promise<void>;
+}
+
+/** What a PodDisruptionBudget is kept as: its health only. */
+interface BudgetHealth extends RawKubeObject {
+  status?: { currentHealthy?: number; desiredHealthy?: number };
+}
+
+function slimBudget(pdb: RawKubeObject): BudgetHealth {
+  const status = (pdb as BudgetHealth).status;
+  return {
+    apiVersion: pdb.apiVersion,
+    kind: pdb.kind,
+    metadata: {
+      name: pdb.metadata?.name,
+      namespace: pdb.metadata?.namespace,
+      resourceVersion: pdb.metadata?.resourceVersion,
+    },
+    status: {
+      currentHealthy: status?.currentHealthy,
+      desiredHealthy: status?.desiredHealthy,
+    },
+  } as BudgetHealth;
+}
+
+const unhealthy = (b: BudgetHealth) =>
+  (b.status?.currentHealthy ?? 0) < (b.status?.desiredHealthy ?? 0);
+
+function isReady(node: NodeView | undefined): boolean {
+  return (
+    node?.status?.conditions?.some(
+      c => c.type === 'Ready' && c.status === 'True',
+    ) ?? false
+  );
+}
+
+function planOf(nm: NodeMaintenance): string | undefined {
+  return nm.metadata.ownerReferences?.find(
+    r => r.controller === true && r.kind === 'MaintenancePlan',
+  )?.name;
+}
+
+function newer(a: RawKubeObject, b: RawKubeObject): boolean {
+  try {
+    return (
+      BigInt(a.metadata?.resourceVersion ?? '0') >
+      BigInt(b.metadata?.resourceVersion ?? '0')
+    );
+  } catch {
+    return false;
+  }
+}
+
+export function createPlanControllers(
+  options: PlanControllersOptions,
+): PlanControllers {
+  const { kubeConfig: kc, maintenances, nodes, recorder } = options;
+  const log = options.log ?? (() => {});
+  const clock = options.clock ?? systemClock;
+  const api = new RacksideClient(kc, { fieldManager: 'rackside-operator' });
+
+  const plans = createWatchCache<MaintenancePlan & RawKubeObject>({
+    kubeConfig: kc,
+    path: resourcePath(maintenancePlanResource),
+    name: 'maintenanceplans',
+  });
+  const budgets = createWatchCache<BudgetHealth>({
+    kubeConfig: kc,
+    path: resourcePath(coreResources.podDisruptionBudgets),
+    name: 'poddisruptionbudgets (plans)',
+    transform: slimBudget,
+  });
+
+  // Our own writes until the watch has caught up with them: a step just created is seen
+  // by the next pass, so it is never created twice nor taken for deleted.
+  const ownPlans = new Map<string, MaintenancePlan>();
+  const ownSteps = new Map<string, NodeMaintenance>();
+  const fresh = <T extends RawKubeObject>(
+    own: Map<string, T>,
+    key: string,
+    cached: T | undefined,
+  ): T | undefined => {
+    const mine = own.get(key);
+    if (!mine) return cached;
+    if (!cached || newer(mine, cached)) return mine;
+    own.delete(key);
+    return cached;
+  };
+
+  let queue: WorkQueue | undefined;
+  const openPlans = () =>
+    plans.list().filter(p => !isTerminalPlanPhase(p.status?.phase));
+  const wakeOpen = (filter: (p: MaintenancePlan) => boolean = () => true) => {
+    for (const p of openPlans()) if (filter(p)) queue?.add(p.metadata.name);
+  };
+
+  const gates = new ObjectGateWatches({
+    kubeConfig: kc,
+    onChange: key =>
+      wakeOpen(p =>
+        (p.spec.gates?.objects ?? []).some(g => gateWatchKey(g) === key),
+      ),
+    log,
+  });
+  const refreshGates = () =>
+    gates.need(
+      openPlans().flatMap((p): ObjectGate[] => p.spec.gates?.objects ?? []),
+    );
+
+  const reconciler = new PlanReconciler({
+    view: {
+      now: () => clock.now(),
+      plan: name =>
+        fresh(ownPlans, name, plans.get(name) as MaintenancePlan | undefined),
+      node: name => nodes.get(name),
+      nodes: () => nodes.list(),
+      maintenance: name =>
+        fresh(
+          ownSteps,
+          name,
+          maintenances.get(name) as NodeMaintenance | undefined,
+        ),
+      unhealthyBudgets: () =>
+        budgets
+          .list()
+          .filter(unhealthy)
+          .map(b => `${b.metadata?.namespace}/${b.metadata?.name}`)
+          .sort(),
+      objectGate: gate => gates.verdict(gate),
+    },
+    async writeStatus(plan, status) {
+      const written = await api.maintenancePlans.updateStatus({
+        ...plan,
+        status,
+      } as any);
+      ownPlans.set(plan.metadata.name, written);
+      return written;
+    },
+    async createStep(plan, step, maintenance) {
+      try {
+        const created = await api.nodeMaintenances.create(
+          stepObject(plan, step, maintenance) as any,
+        );
+        ownSteps.set(maintenance, created);
+        return true;
+      } catch (error) {
+        if (error instanceof ConflictError) return false; // started before: adopted
+        throw error;
+      }
+    },
+    async abandonStep(name, flag) {
+      const patched = await api.nodeMaintenances.patch(
+        name,
+        { spec: { abandon: flag } } as any,
+        { type: 'merge' },
+      );
+      ownSteps.set(name, patched);
+    },
+    events: {
+      record: (plan, type, reason, message) =>
+        recorder.record(
+          {
+            apiVersion: maintenancePlanResource.apiVersion,
+            kind: maintenancePlanResource.kind,
+            name: plan.metadata.name,
+            uid: plan.metadata.uid,
+          },
+          type,
+          reason,
+          message,
+        ),
+    },
+    log,
+  });
+
+  const unsubscribe = [
+    plans.on('add', p => {
+      refreshGates();
+      queue?.add(p.metadata.name);
+    }),
+    plans.on('update', (p, old) => {
+      refreshGates();
+      // Our own status writes come back as updates: only a spec change is news.
+      if (p.metadata.generation !== old.metadata.generation) {
+        queue?.add(p.metadata.name);
+      }
+    }),
+    plans.on('delete', p => {
+      ownPlans.delete(p.metadata.name);
+      refreshGates();
+    }),
+    ...(['add', 'update', 'delete'] as const).map(event =>
+      maintenances.on(event, (nm: NodeMaintenance) => {
+        const plan = planOf(nm);
+        if (plan) queue?.add(plan);
+      }),
+    ),
+    nodes.on('update', (node: NodeView & RawKubeObject, old) => {
+      // Heartbeats come through here: only a change of readiness is news.
+      if (isReady(node) !== isReady(old)) wakeOpen();
+    }),
+    ...(['add', 'update', 'delete'] as const).map(event =>
+      budgets.on(event, (b: BudgetHealth, old?: BudgetHealth) => {
+        if (event !== 'update' || !old || unhealthy(b) !== unhealthy(old)) {
+          wakeOpen(p => p.spec.gates?.podDisruptionBudgetsHealthy ?? true);
+        }
+      }),
+    ),
+  ];
+
+  let stopped = false;
+  return {
+    async start() {
+      await Promise.all([
+        plans.synced,
+        budgets.synced,
+        maintenances.synced,
+        nodes.synced,
+      ]);
+      if (stopped) return;
+      queue = new WorkQueue(key => reconciler.reconcile(key), {
+        workers: Math.max(1, options.workers ?? 2),
+        onError: (key, error) => {
+          options.onError?.('MaintenancePlan', key, error);
+          log(`reconcile MaintenancePlan ${key}: ${(error as Error).message}`);
+        },
+        metrics: options.queueMetrics?.('MaintenancePlan'),
+      });
+      refreshGates();
+      for (const p of openPlans()) queue.add(p.metadata.name);
+    },
+    pause() {
+      queue?.stop();
+      queue = undefined;
+    },
+    hasSynced: () => plans.hasSynced() && budgets.hasSynced(),
+    async stop() {
+      stopped = true;
+      queue?.stop();
+      queue = undefined;
+      for (const off of unsubscribe) off();
+      await gates.stop();
+      await Promise.all([plans.stop(), budgets.stop()]);
+    },
+  };
+}

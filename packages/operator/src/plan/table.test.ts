@@ -1,0 +1,536 @@
+import type {
+  MaintenancePlan,
+  MaintenancePlanInput,
+  NodeMaintenance,
+  ObjectGate,
+} from '@rackside/plugin-servers-common';
+import { maintenancePlanSchema } from '@rackside/plugin-servers-common';
+import type { NodeView } from '../maintenance/types';
+import { PlanReconciler, stepObject, type PlanPorts } from './PlanReconciler';
+import { canonical, stepName } from './table';
+
+const T0 = Date.parse('2026-08-04T10:00:00Z');
+const CP = { 'node-role.kubernetes.io/control-plane': '' };
+
+/** The cluster a plan runs in: caches, writes, Events, a settable clock. */
+class World {
+  now = T0;
+  plans = new Map<string, MaintenancePlan>();
+  nms = new Map<string, NodeMaintenance>();
+  nodes = new Map<string, NodeView>();
+  unhealthy: string[] = [];
+  gates = new Map<string, { holds: boolean; message: string }>();
+  creates: string[] = [];
+  abandons: Array<{ name: string; by: string }> = [];
+  events: string[] = [];
+  writes = 0;
+  private rv = 1;
+
+  constructor(workers: number, controlPlane = 0) {
+    for (let i = 1; i <= workers; i++) this.node(`worker-${i}`);
+    for (let i = 1; i <= controlPlane; i++) this.node(`cp-${i}`, CP);
+  }
+
+  node(name: string, labels: Record<string, string> = {}, ready = true) {
+    this.nodes.set(name, {
+      metadata: { name, labels },
+      status: {
+        conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
+      },
+    } as NodeView);
+  }
+
+  plan(name: string, spec: Partial<MaintenancePlanInput['spec']> = {}) {
+    const plan = maintenancePlanSchema.parse({
+      apiVersion: 'rackside.dev/v1alpha1',
+      kind: 'MaintenancePlan',
+      metadata: { name, uid: `uid-${name}`, generation: 1 },
+      spec: {
+        intent: 'reboot',
+        reason: 'kernel update',
+        requestedBy: 'user:default/jane',
+        ...(spec.selector ? {} : { nodes: [...this.nodes.keys()] }),
+        ...spec,
+      },
+    });
+    this.plans.set(name, plan);
+    return plan;
+  }
+
+  get(name: string): MaintenancePlan {
+    return this.plans.get(name)!;
+  }
+
+  spec(name: string, patch: Partial<MaintenancePlan['spec']>) {
+    const plan = this.get(name);
+    this.plans.set(name, { ...plan, spec: { ...plan.spec, ...patch } });
+  }
+
+  /** Moves a step's NodeMaintenance to a phase, as the maintenance lifecycle would. */
+  step(
+    node: string,
+    phase: NonNullable<NodeMaintenance['status']>['phase'],
+    status: Partial<NonNullable<NodeMaintenance['status']>> = {},
+    plan = 'p',
+  ) {
+    const name = stepName(plan, node);
+    const nm = this.nms.get(name)!;
+    this.nms.set(name, { ...nm, status: { ...nm.status, phase, ...status } });
+  }
+
+  steps(name = 'p') {
+    return Object.fromEntries(
+      (this.get(name).status?.nodes ?? []).map(s => [s.name, s.phase]),
+    );
+  }
+
+  ports(): PlanPorts {
+    return {
+      view: {
+        now: () => this.now,
+        plan: name => this.plans.get(name),
+        node: name => this.nodes.get(name),
+        nodes: () => [...this.nodes.values()],
+        maintenance: name => this.nms.get(name),
+        unhealthyBudgets: () => this.unhealthy,
+        objectGate: (gate: ObjectGate) =>
+          this.gates.get(gate.name) ?? { holds: false, message: 'unknown' },
+      },
+      writeStatus: async (plan, status) => {
+        this.writes++;
+        // What the apiserver answers: its own key order.
+        const written = JSON.parse(canonical({ ...plan, status }));
+        written.metadata.resourceVersion = String(++this.rv);
+        this.plans.set(plan.metadata.name, written);
+        return written;
+      },
+      createStep: async (plan, step, maintenance) => {
+        if (this.nms.has(maintenance)) return false;
+        this.creates.push(maintenance);
+        this.nms.set(maintenance, {
+          ...stepObject(plan, step, maintenance),
+          metadata: {
+            ...stepObject(plan, step, maintenance).metadata,
+            creationTimestamp: new Date(this.now).toISOString(),
+          },
+        });
+        return true;
+      },
+      abandonStep: async (name, flag) => {
+        this.abandons.push({ name, by: flag.by });
+        const nm = this.nms.get(name)!;
+        this.nms.set(name, { ...nm, spec: { ...nm.spec, abandon: flag } });
+      },
+      events: {
+        record: async (_plan, type, reason, message) => {
+          this.events.push(`${type} ${reason}: ${message}`);
+        },
+      },
+    };
+  }
+
+  async reconcile(name = 'p') {
+    return new PlanReconciler(this.ports()).reconcile(name);
+  }
+}
+
+describe('the plan table', () => {
+  it('resolves its nodes once, workers first, and keeps maxParallel steps open', async () => {
+    const w = new World(3, 2);
+    w.plan('p', { maxParallel: 2 });
+    await w.reconcile();
+    expect(w.get('p').status?.nodes?.map(n => n.name)).toEqual([
+      'worker-1',
+      'worker-2',
+      'worker-3',
+      'cp-1',
+      'cp-2',
+    ]);
+    expect(w.creates).toEqual(['p-worker-1', 'p-worker-2']);
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Running',
+      counts: { total: 5, running: 2, pending: 3 },
+      waiting: { on: 'step' },
+    });
+    // Every step carries the plan's request and is owned by it.
+    expect(w.nms.get('p-worker-1')).toMatchObject({
+      metadata: {
+        ownerReferences: [
+          { kind: 'MaintenancePlan', uid: 'uid-p', controller: true },
+        ],
+      },
+      spec: {
+        nodeName: 'worker-1',
+        intent: 'reboot',
+        reason: 'kernel update',
+        requestedBy: 'user:default/jane',
+      },
+    });
+    // Reconciling again with nothing changed writes nothing.
+    const writes = w.writes;
+    await w.reconcile();
+    expect(w.writes).toBe(writes);
+
+    w.now += 60_000;
+    w.step('worker-1', 'Complete', {
+      completedAt: new Date(w.now).toISOString(),
+    });
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1', 'p-worker-2', 'p-worker-3']);
+    expect(w.get('p').status?.estimate).toMatchObject({ stepSeconds: 60 });
+
+    // A control-plane member waits until no step is open, then goes alone.
+    w.step('worker-2', 'Complete');
+    await w.reconcile();
+    expect(w.creates).toHaveLength(3);
+    expect(w.get('p').status?.message).toMatch(
+      /control-plane nodes go one at a time: cp-1 waits for worker-3/,
+    );
+    w.step('worker-3', 'Complete');
+    await w.reconcile();
+    expect(w.creates).toEqual([
+      'p-worker-1',
+      'p-worker-2',
+      'p-worker-3',
+      'p-cp-1',
+    ]);
+    w.step('cp-1', 'Complete');
+    await w.reconcile();
+    w.step('cp-2', 'Complete');
+    await w.reconcile();
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Complete',
+      message: '5 of 5 done',
+      counts: { done: 5 },
+    });
+    expect(w.events).toContainEqual(expect.stringMatching(/Complete: 5 of 5/));
+  });
+
+  it('stops at a refused step with the numbers; tolerate goes on past it', async () => {
+    const w = new World(0, 3);
+    w.plan('p');
+    await w.reconcile();
+    w.step('cp-1', 'Refused', {
+      refusal: {
+        reason: 'would drop ready control-plane members below quorum',
+        members: 3,
+        quorum: 2,
+        ready: 2,
+        margin: 0,
+      },
+    });
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-cp-1']);
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Failed',
+      counts: { refused: 1, skipped: 2 },
+    });
+    expect(w.get('p').status?.message).toMatch(
+      /1 step\(s\) failed or were refused \(tolerated: 0\): cp-1 refused: would drop ready control-plane members below quorum \(members 3, quorum 2, ready 2, margin 0\)/,
+    );
+
+    const t = new World(3);
+    t.plan('p', { failurePolicy: { tolerate: 1 } });
+    await t.reconcile();
+    t.step('worker-1', 'Failed', { message: 'drain timed out' });
+    await t.reconcile();
+    expect(t.creates).toEqual(['p-worker-1', 'p-worker-2']);
+    t.step('worker-2', 'Failed', { message: 'drain timed out' });
+    await t.reconcile();
+    expect(t.creates).toHaveLength(2);
+    expect(t.get('p').status?.phase).toBe('Failed');
+  });
+
+  it('a failure with steps still open stops starting and fails once they end', async () => {
+    const w = new World(3);
+    w.plan('p', { maxParallel: 2 });
+    await w.reconcile();
+    w.step('worker-1', 'Failed', { message: 'no' });
+    await w.reconcile();
+    expect(w.creates).toHaveLength(2);
+    expect(w.get('p').status?.phase).toBe('Running');
+    expect(w.get('p').status?.message).toMatch(/nothing new starts/);
+    w.step('worker-2', 'Complete');
+    await w.reconcile();
+    expect(w.steps()).toEqual({
+      'worker-1': 'Failed',
+      'worker-2': 'Done',
+      'worker-3': 'Skipped',
+    });
+    expect(w.get('p').status?.phase).toBe('Failed');
+  });
+
+  it('waits on a gate with why, goes on when it holds, and fails at its timeout', async () => {
+    const w = new World(3);
+    w.plan('p', {
+      gates: {
+        objects: [
+          {
+            name: 'storage',
+            apiVersion: 'ceph.rook.io/v1',
+            kind: 'CephCluster',
+            objectName: 'rook',
+            field: { path: '.status.ceph.health', value: 'HEALTH_OK' },
+            timeoutSeconds: 600,
+          },
+        ],
+      },
+    });
+    w.unhealthy = ['shop/web'];
+    await w.reconcile();
+    expect(w.creates).toEqual([]);
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Waiting',
+      waiting: {
+        on: 'gate',
+        gate: 'podDisruptionBudgetsHealthy',
+        message:
+          'PodDisruptionBudgets below their desired healthy pods: shop/web',
+      },
+    });
+    w.unhealthy = [];
+    w.gates.set('storage', { holds: false, message: 'HEALTH_WARN' });
+    const wait = await w.reconcile();
+    expect(w.get('p').status?.waiting).toMatchObject({
+      gate: 'storage',
+      message: 'HEALTH_WARN',
+      until: '2026-08-04T10:10:00.000Z',
+    });
+    expect(wait.requeueAfterMs).toBe(600_000);
+    w.gates.set('storage', { holds: true, message: 'HEALTH_OK' });
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1']);
+
+    // The previous node is not Ready: the gate holds the next step; the timeout fails.
+    w.step('worker-1', 'Complete');
+    w.node('worker-1', {}, false);
+    w.gates.set('storage', { holds: false, message: 'HEALTH_WARN' });
+    await w.reconcile();
+    expect(w.get('p').status?.waiting).toMatchObject({
+      gate: 'previousNodeReady',
+      message: 'not Ready: worker-1',
+    });
+    w.node('worker-1');
+    await w.reconcile();
+    const since = Date.parse(w.get('p').status!.waiting!.since);
+    w.now = since + 600_000;
+    await w.reconcile();
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Failed',
+      message: 'gate storage did not hold within 600s: HEALTH_WARN',
+    });
+    expect(w.creates).toEqual(['p-worker-1']);
+  });
+
+  it('starts nothing outside its window and looks again when it opens', async () => {
+    const w = new World(2);
+    w.plan('p', {
+      maxParallel: 2,
+      window: {
+        notBefore: '2026-08-04T10:00:05Z',
+        notAfter: '2026-08-04T11:00:00Z',
+      },
+    });
+    const wait = await w.reconcile();
+    expect(wait.requeueAfterMs).toBe(5000);
+    expect(w.creates).toEqual([]);
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Waiting',
+      waiting: {
+        on: 'window',
+        message: 'the window opens at 2026-08-04T10:00:05Z',
+      },
+    });
+    w.now += 5000;
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1', 'p-worker-2']);
+  });
+
+  it('past notAfter running steps finish, nothing starts, and the plan fails', async () => {
+    const w = new World(2);
+    w.plan('p', { window: { notAfter: '2026-08-04T10:30:00Z' } });
+    await w.reconcile();
+    w.now = Date.parse('2026-08-04T10:30:00Z');
+    await w.reconcile();
+    expect(w.get('p').status?.phase).toBe('Running');
+    w.step('worker-1', 'Complete');
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1']);
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Failed',
+      message: expect.stringMatching(
+        /the window closed at 2026-08-04T10:30:00Z.*1 step\(s\) not started/,
+      ),
+    });
+  });
+
+  it('pauses (running steps go on) and resumes', async () => {
+    const w = new World(3);
+    w.plan('p');
+    await w.reconcile();
+    w.spec('p', {
+      pause: {
+        by: 'user:default/ops',
+        reason: 'shift change',
+        at: '2026-08-04T10:01:00Z',
+      },
+    });
+    w.step('worker-1', 'Complete');
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1']);
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Paused',
+      message: 'paused by user:default/ops: shift change',
+      waiting: { on: 'pause' },
+    });
+    expect(w.steps()['worker-1']).toBe('Done');
+    w.spec('p', {
+      resume: {
+        by: 'user:default/ops',
+        reason: 'back',
+        at: '2026-08-04T10:02:00Z',
+      },
+    });
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1', 'p-worker-2']);
+    expect(w.get('p').status?.phase).toBe('Running');
+  });
+
+  it('cancel lets running steps finish, then ends Cancelled with the rest skipped', async () => {
+    const w = new World(3);
+    w.plan('p');
+    await w.reconcile();
+    w.spec('p', { cancel: { by: 'user:default/ops', reason: 'wrong pool' } });
+    await w.reconcile();
+    expect(w.get('p').status?.phase).toBe('Running');
+    expect(w.abandons).toEqual([]);
+    w.step('worker-1', 'Complete');
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1']);
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Cancelled',
+      message: 'cancelled by user:default/ops: wrong pool',
+    });
+    expect(w.steps()).toEqual({
+      'worker-1': 'Done',
+      'worker-2': 'Skipped',
+      'worker-3': 'Skipped',
+    });
+  });
+
+  it("cancel with onCancel abandon abandons the open steps in the canceller's name", async () => {
+    const w = new World(3);
+    w.plan('p', { maxParallel: 2, onCancel: 'abandon' });
+    await w.reconcile();
+    w.spec('p', { cancel: { by: 'user:default/ops', reason: 'stop' } });
+    await w.reconcile();
+    await w.reconcile();
+    expect(w.abandons).toEqual([
+      { name: 'p-worker-1', by: 'user:default/ops' },
+      { name: 'p-worker-2', by: 'user:default/ops' },
+    ]);
+    w.step('worker-1', 'Complete', { abandoned: true });
+    w.step('worker-2', 'Complete', { abandoned: true });
+    await w.reconcile();
+    expect(w.steps()).toEqual({
+      'worker-1': 'Skipped',
+      'worker-2': 'Skipped',
+      'worker-3': 'Skipped',
+    });
+    expect(w.get('p').status?.phase).toBe('Cancelled');
+  });
+
+  it('resumes after a restart from status: a step created but not recorded is adopted, never created twice', async () => {
+    const w = new World(3);
+    w.plan('p', { maxParallel: 2 });
+    const ports = w.ports();
+    // The operator created worker-2's step, then stopped before recording it.
+    let crash = true;
+    const reconciler = new PlanReconciler({
+      ...ports,
+      writeStatus: async (plan, status) => {
+        if (
+          crash &&
+          status.nodes?.some(
+            n => n.name === 'worker-2' && n.phase === 'Running',
+          )
+        ) {
+          throw new Error('operator killed');
+        }
+        return ports.writeStatus(plan, status);
+      },
+    });
+    await expect(reconciler.reconcile('p')).rejects.toThrow('operator killed');
+    expect(w.creates).toEqual(['p-worker-1', 'p-worker-2']);
+    expect(w.steps()['worker-2']).toBe('Pending');
+    crash = false;
+    // A new operator process: a new reconciler over the same cluster.
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1', 'p-worker-2']);
+    expect(w.steps()).toEqual({
+      'worker-1': 'Running',
+      'worker-2': 'Running',
+      'worker-3': 'Pending',
+    });
+    expect(w.get('p').status?.nodes?.[1].maintenance).toBe('p-worker-2');
+  });
+
+  it('a drain step is done when its node is Drained; a blocked drain says which budget', async () => {
+    const w = new World(2);
+    w.plan('p', { intent: 'drain' });
+    await w.reconcile();
+    w.step('worker-1', 'Draining', {
+      drain: {
+        total: 1,
+        evicted: 0,
+        pending: 1,
+        blockedBy: [{ pod: 'shop/web-0', pdb: 'web', message: 'Cannot evict' }],
+      },
+    });
+    await w.reconcile();
+    expect(w.get('p').status?.nodes?.[0].message).toBe(
+      'drain blocked: eviction of shop/web-0 refused by PodDisruptionBudget web',
+    );
+    expect(w.get('p').status?.message).toMatch(/worker-1: drain blocked/);
+    w.step('worker-1', 'Drained');
+    await w.reconcile();
+    expect(w.steps()).toEqual({ 'worker-1': 'Done', 'worker-2': 'Running' });
+  });
+
+  it('fails a plan whose selector matches nothing and skips a named node that does not exist', async () => {
+    const w = new World(1);
+    w.plan('p', { selector: { matchLabels: { pool: 'none' } } });
+    await w.reconcile();
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Failed',
+      message: 'no node matches the selector',
+    });
+    w.plan('q', { nodes: ['worker-1', 'worker-9'] });
+    await w.reconcile('q');
+    expect(w.steps('q')).toEqual({
+      'worker-1': 'Running',
+      'worker-9': 'Skipped',
+    });
+  });
+
+  it('a step NodeMaintenance deleted mid-plan fails the step', async () => {
+    const w = new World(1);
+    w.plan('p');
+    await w.reconcile();
+    w.nms.delete('p-worker-1');
+    await w.reconcile();
+    expect(w.get('p').status?.nodes?.[0]).toMatchObject({
+      phase: 'Failed',
+      message: 'its NodeMaintenance p-worker-1 is gone',
+    });
+  });
+});
+
+describe('stepName', () => {
+  it('is <plan>-<node>, shortened with a hash past 253 characters', () => {
+    expect(stepName('p', 'worker-1')).toBe('p-worker-1');
+    const long = stepName('p'.repeat(200), 'n'.repeat(100));
+    expect(long.length).toBeLessThanOrEqual(253);
+    expect(long).not.toBe(stepName('p'.repeat(200), `${'n'.repeat(99)}m`));
+  });
+});
