@@ -221,6 +221,36 @@ describe('GET /clusters/:cluster/machines', () => {
       (await request(server).get('/api/servers/clusters/nope/machines')).status,
     ).toBe(404);
   });
+
+  it('audits every read at low severity; a denied read fails its event', async () => {
+    const { server, events } = await start(plant(), {
+      decisions: { 'machines:read': AuthorizeResult.DENY },
+    });
+    expect((await request(server).get(`${base}/reclaims/can`)).status).toBe(
+      200,
+    );
+    expect((await request(server).get(`${base}/reclaims/r-1`)).status).toBe(
+      403,
+    );
+    const reads = events.filter(e => e.options.eventId === 'machine-read');
+    expect(
+      reads.map(e => [
+        e.options.severityLevel,
+        e.options.meta.read,
+        e.options.meta.via,
+        e.outcome,
+      ]),
+    ).toEqual([
+      ['low', 'can-reclaim', 'http', 'success'],
+      ['low', 'reclaim', 'http', 'fail'],
+    ]);
+    expect(reads[1].meta).toMatchObject({
+      actor: ME,
+      cluster: 'plant-a',
+      reclaim: 'r-1',
+      outcome: 'denied',
+    });
+  });
 });
 
 describe('POST /clusters/:cluster/discovery/addresses', () => {

@@ -138,7 +138,7 @@ const OUTCOMES: Record<string, string> = {
   ServiceUnavailableError: 'unavailable',
 };
 
-function outcomeOf(error: unknown): string {
+export function outcomeOf(error: unknown): string {
   return OUTCOMES[(error as Error)?.name] ?? 'failed';
 }
 

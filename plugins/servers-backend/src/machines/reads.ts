@@ -6,21 +6,65 @@ import {
   type MachinesResponse,
   type ReclaimListResponse,
 } from '@rackside/plugin-servers-common';
-import type { Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import {
   reclaimView,
   newestObjectsFirst,
   talosClusterView,
   talosMachineView,
 } from '../service/machinesView';
+import { READ_SEVERITY } from '../service/auditSeverity';
 import {
   isAllowed,
   machinesOr404,
+  outcomeOf,
   requirePermission,
   type MachinesRouteContext,
 } from './context';
 
 const READ = 'see machines and reclaim requests';
+
+/**
+ * A read route with its auditor event (`machine-read`, severity low, DESIGN section 7):
+ * who read what of which cluster, and how it ended. The caller is authenticated first
+ * (401 as before; the auditor names the actor from the request).
+ */
+function audited(
+  ctx: MachinesRouteContext,
+  read: string,
+  handler: (req: Request, res: Response) => Promise<void>,
+) {
+  return async (req: Request, res: Response) => {
+    const credentials = await ctx.httpAuth.credentials(req);
+    const principal = credentials.principal as {
+      userEntityRef?: string;
+      subject?: string;
+    };
+    const meta = {
+      actor: principal.userEntityRef ?? principal.subject ?? null,
+      read,
+      cluster: req.params.cluster,
+      ...(req.params.name ? { reclaim: req.params.name } : {}),
+      via: 'http',
+    };
+    const event = await ctx.auditor.createEvent({
+      eventId: 'machine-read',
+      severityLevel: READ_SEVERITY,
+      request: req,
+      meta,
+    });
+    try {
+      await handler(req, res);
+    } catch (error) {
+      await event.fail({
+        meta: { ...meta, outcome: outcomeOf(error) },
+        error: error as Error,
+      });
+      throw error;
+    }
+    await event.success();
+  };
+}
 
 /**
  * The read routes: discovery addresses and machines, reclaim requests (never
@@ -30,87 +74,99 @@ export function addMachineReadRoutes(
   router: Router,
   ctx: MachinesRouteContext,
 ) {
-  router.get('/clusters/:cluster/machines', async (req, res) => {
-    const credentials = await ctx.httpAuth.credentials(req);
-    const state = machinesOr404(ctx, req.params.cluster);
-    await requirePermission(ctx, credentials, machinesReadPermission, READ);
-    const [clusters, machines] = await Promise.all([
-      state.talosClusters(),
-      state.talosMachines(),
-    ]);
-    const body: MachinesResponse = {
-      cluster: state.cluster,
-      namespace: state.namespace,
-      talosClusters: [...clusters]
-        .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
-        .map(talosClusterView),
-      machines: [...machines].sort(newestObjectsFirst).map(talosMachineView),
-    };
-    res.json(body);
-  });
+  router.get(
+    '/clusters/:cluster/machines',
+    audited(ctx, 'machines', async (req, res) => {
+      const credentials = await ctx.httpAuth.credentials(req);
+      const state = machinesOr404(ctx, req.params.cluster);
+      await requirePermission(ctx, credentials, machinesReadPermission, READ);
+      const [clusters, machines] = await Promise.all([
+        state.talosClusters(),
+        state.talosMachines(),
+      ]);
+      const body: MachinesResponse = {
+        cluster: state.cluster,
+        namespace: state.namespace,
+        talosClusters: [...clusters]
+          .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
+          .map(talosClusterView),
+        machines: [...machines].sort(newestObjectsFirst).map(talosMachineView),
+      };
+      res.json(body);
+    }),
+  );
 
   // Before `/reclaims/:name`, or "can" would be taken for a request's name.
-  router.get('/clusters/:cluster/reclaims/can', async (req, res) => {
-    const credentials = await ctx.httpAuth.credentials(req, {
-      allow: ['user'],
-    });
-    const state = machinesOr404(ctx, req.params.cluster);
-    let body: CanReclaimResponse;
-    if (!(await isAllowed(ctx, credentials, machinesReclaimPermission))) {
-      body = {
-        allowed: false,
-        reason: `you do not hold ${machinesReclaimPermission.name}`,
-      };
-    } else {
-      try {
-        body = await state.kubernetesReclaimAccess();
-      } catch (error) {
-        ctx.logger.warn(
-          `cluster ${state.cluster}: could not review the reclaim access of Rackside's identity: ${error}`,
-        );
+  router.get(
+    '/clusters/:cluster/reclaims/can',
+    audited(ctx, 'can-reclaim', async (req, res) => {
+      const credentials = await ctx.httpAuth.credentials(req, {
+        allow: ['user'],
+      });
+      const state = machinesOr404(ctx, req.params.cluster);
+      let body: CanReclaimResponse;
+      if (!(await isAllowed(ctx, credentials, machinesReclaimPermission))) {
         body = {
           allowed: false,
-          reason: `cluster ${
-            state.cluster
-          } could not be asked whether Rackside may reclaim machines: ${
-            (error as Error).message
-          }`,
+          reason: `you do not hold ${machinesReclaimPermission.name}`,
         };
+      } else {
+        try {
+          body = await state.kubernetesReclaimAccess();
+        } catch (error) {
+          ctx.logger.warn(
+            `cluster ${state.cluster}: could not review the reclaim access of Rackside's identity: ${error}`,
+          );
+          body = {
+            allowed: false,
+            reason: `cluster ${
+              state.cluster
+            } could not be asked whether Rackside may reclaim machines: ${
+              (error as Error).message
+            }`,
+          };
+        }
       }
-    }
-    res.json(body);
-  });
+      res.json(body);
+    }),
+  );
 
-  router.get('/clusters/:cluster/reclaims', async (req, res) => {
-    const credentials = await ctx.httpAuth.credentials(req);
-    const state = machinesOr404(ctx, req.params.cluster);
-    await requirePermission(ctx, credentials, machinesReadPermission, READ);
-    const reclaims = await state.reclaims();
-    const body: ReclaimListResponse = {
-      items: [...reclaims].sort(newestObjectsFirst).map(reclaimView),
-    };
-    res.json(body);
-  });
+  router.get(
+    '/clusters/:cluster/reclaims',
+    audited(ctx, 'reclaims', async (req, res) => {
+      const credentials = await ctx.httpAuth.credentials(req);
+      const state = machinesOr404(ctx, req.params.cluster);
+      await requirePermission(ctx, credentials, machinesReadPermission, READ);
+      const reclaims = await state.reclaims();
+      const body: ReclaimListResponse = {
+        items: [...reclaims].sort(newestObjectsFirst).map(reclaimView),
+      };
+      res.json(body);
+    }),
+  );
 
-  router.get('/clusters/:cluster/reclaims/:name', async (req, res) => {
-    const credentials = await ctx.httpAuth.credentials(req);
-    const state = machinesOr404(ctx, req.params.cluster);
-    await requirePermission(ctx, credentials, machinesReadPermission, READ);
-    const cached = (await state.reclaims()).find(
-      r => r.metadata.name === req.params.name,
-    );
-    // Just created, the watch may not have brought it yet: ask the apiserver.
-    const reclaim =
-      cached ??
-      (await state.freshReclaim(req.params.name).catch(error => {
-        if (NotFoundError.is(error)) return undefined;
-        throw error;
-      }));
-    if (!reclaim) {
-      throw new NotFoundError(
-        `no reclaim request named ${req.params.name} in cluster ${state.cluster}`,
+  router.get(
+    '/clusters/:cluster/reclaims/:name',
+    audited(ctx, 'reclaim', async (req, res) => {
+      const credentials = await ctx.httpAuth.credentials(req);
+      const state = machinesOr404(ctx, req.params.cluster);
+      await requirePermission(ctx, credentials, machinesReadPermission, READ);
+      const cached = (await state.reclaims()).find(
+        r => r.metadata.name === req.params.name,
       );
-    }
-    res.json(reclaimView(reclaim));
-  });
+      // Just created, the watch may not have brought it yet: ask the apiserver.
+      const reclaim =
+        cached ??
+        (await state.freshReclaim(req.params.name).catch(error => {
+          if (NotFoundError.is(error)) return undefined;
+          throw error;
+        }));
+      if (!reclaim) {
+        throw new NotFoundError(
+          `no reclaim request named ${req.params.name} in cluster ${state.cluster}`,
+        );
+      }
+      res.json(reclaimView(reclaim));
+    }),
+  );
 }
