@@ -75,8 +75,9 @@ export async function runPasses<O>(
 }
 
 /** The requeue a decision asks for: a wait's time, nothing for any other decision. */
-export function requeueOf(decision: { kind: string }): number | undefined {
-  return decision.kind === 'wait'
-    ? (decision as Wait).requeueAfterMs
-    : undefined;
+export function requeueOf(decision: {
+  kind: string;
+  requeueAfterMs?: number;
+}): number | undefined {
+  return decision.kind === 'wait' ? decision.requeueAfterMs : undefined;
 }

@@ -28,36 +28,13 @@ import type { MaintenanceObject } from '@rackside/plugin-servers-backend/src/ser
 /* eslint-enable @backstage/no-forbidden-package-imports */
 import type { NodeObject } from '@rackside/plugin-servers-node';
 import { abandonRule, rowFor, transitions } from './lifecycle';
+import { testNode as node } from '../testing/nodes';
 import type { Decision, MachinePorts, NodeView } from './types';
 
 const CREATED = '2026-03-01T10:00:00Z';
 /** Later than every maintenance of the snapshot: a request made now. */
 const NOW = '2026-03-01T12:00:00Z';
 const flag = { by: 'user:default/ops', reason: 'agreement' };
-
-function node(
-  name: string,
-  opts: {
-    cp?: boolean;
-    virtual?: boolean;
-    ready?: boolean;
-    unschedulable?: boolean;
-  } = {},
-): NodeView {
-  const labels: Record<string, string> = {};
-  if (opts.cp) labels['node-role.kubernetes.io/control-plane'] = '';
-  if (opts.virtual) labels['rackside.dev/virtual-node'] = 'true';
-  return {
-    metadata: { name, labels },
-    spec: { unschedulable: opts.unschedulable },
-    status: {
-      conditions: [
-        { type: 'Ready', status: opts.ready === false ? 'False' : 'True' },
-      ],
-      nodeInfo: { bootID: `boot-${name}` },
-    },
-  };
-}
 
 function maintenance(
   name: string,

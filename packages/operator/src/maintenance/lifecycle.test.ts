@@ -10,6 +10,7 @@ import {
 } from '@rackside/plugin-servers-common';
 import type { DrainOutcome } from '../drain/DrainRunner';
 import { blockingMaintenance, phaseOf, transitions } from './lifecycle';
+import { testNode as node } from '../testing/nodes';
 import type { NodeView, PowerSendVerb, SendOutcome } from './types';
 import {
   HISTORY_MAX,
@@ -18,30 +19,6 @@ import {
   nextStatus,
   type ReconcilerPorts,
 } from './reconciler';
-
-function node(
-  name: string,
-  opts: {
-    cp?: boolean;
-    virtual?: boolean;
-    ready?: boolean;
-    unschedulable?: boolean;
-  } = {},
-): NodeView {
-  const labels: Record<string, string> = {};
-  if (opts.cp) labels['node-role.kubernetes.io/control-plane'] = '';
-  if (opts.virtual) labels['rackside.dev/virtual-node'] = 'true';
-  return {
-    metadata: { name, labels },
-    spec: { unschedulable: opts.unschedulable },
-    status: {
-      conditions: [
-        { type: 'Ready', status: opts.ready === false ? 'False' : 'True' },
-      ],
-      nodeInfo: { bootID: `boot-${name}-1` },
-    },
-  };
-}
 
 const flag = { by: 'user:default/ops', reason: 'because' };
 

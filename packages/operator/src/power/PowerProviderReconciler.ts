@@ -26,18 +26,9 @@ import type {
   PowerSendVerb,
   SendOutcome,
 } from '../maintenance/types';
+import type { SecretReader } from '../kube/secrets';
 import { setCondition } from '../lifecycle/conditions';
 import type { ReconcilerPorts } from '../maintenance/reconciler';
-
-/** Reads one key of a Secret or ConfigMap; throws a sentence naming it when absent. */
-export interface SecretReader {
-  read(ref: {
-    kind?: 'Secret' | 'ConfigMap';
-    namespace?: string;
-    name: string;
-    key: string;
-  }): Promise<string>;
-}
 
 export interface PowerProviderPorts {
   provider(): PowerProvider | undefined;

@@ -7,7 +7,7 @@
 import type { ServerBMC } from '@rackside/plugin-servers-common';
 import { setCondition } from '../lifecycle/conditions';
 import type { NodeView } from '../maintenance/types';
-import type { SecretReader } from './PowerProviderReconciler';
+import type { SecretReader } from '../kube/secrets';
 
 export interface ServerBmcPorts {
   node(name: string): NodeView | undefined;

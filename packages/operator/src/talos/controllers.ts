@@ -11,7 +11,6 @@
  * cluster's discovery.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
-import { NotFoundError } from '@backstage/errors';
 import {
   machineReclaimResource,
   talosClusterResource,
@@ -28,11 +27,13 @@ import {
   parseTalosconfig,
   RacksideClient,
   resourcePath,
-  type KubeObject,
   type RawKubeObject,
   type WatchCache,
 } from '@rackside/plugin-servers-node';
 import type { EventRecorder } from '../events';
+import { eventsFor } from '../kube/eventsFor';
+import { ownWritesView } from '../kube/ownWrites';
+import type { SecretReader } from '../kube/secrets';
 import type { NodeView } from '../maintenance/types';
 import {
   DEFAULT_RECLAIM_LIMITS,
@@ -65,6 +66,8 @@ export interface MachineControllersOptions extends MachineControllerSettings {
   /** The operator's Node cache (system UUIDs and readiness). */
   nodes: WatchCache<NodeView & RawKubeObject>;
   recorder: EventRecorder;
+  /** The operator's Secret reader (kube/secrets.ts): talosconfigs and join configs. */
+  secrets: SecretReader;
   workers: number;
   onError?: (kind: string, key: string, error: unknown) => void;
   /** Where each controller's queue reports depth, retries and durations, by kind. */
@@ -83,38 +86,6 @@ export interface MachineControllers {
   pause(): void;
   hasSynced(): boolean;
   stop(): Promise<void>;
-}
-
-function newer(a: KubeObject, b: KubeObject): boolean {
-  try {
-    return (
-      BigInt(a.metadata?.resourceVersion ?? '0') >
-      BigInt(b.metadata?.resourceVersion ?? '0')
-    );
-  } catch {
-    return false;
-  }
-}
-
-/** A cache plus our own writes until the watch has caught up with them. */
-function freshView<T extends KubeObject>(cache: WatchCache<T & RawKubeObject>) {
-  const written = new Map<string, T>();
-  return {
-    get(key: string): T | undefined {
-      const cached = cache.get(key) as T | undefined;
-      const own = written.get(key);
-      if (!own) return cached;
-      if (!cached || newer(own, cached)) return own;
-      written.delete(key);
-      return cached;
-    },
-    remember(obj: T) {
-      written.set(objectKey(obj), obj);
-    },
-    forget(key: string) {
-      written.delete(key);
-    },
-  };
 }
 
 export function createMachineControllers(
@@ -144,45 +115,13 @@ export function createMachineControllers(
     path: resourcePath(machineReclaimResource, namespace),
     name: 'machinereclaims',
   });
-  const freshMachines = freshView<TalosMachine>(machines);
-  const freshReclaims = freshView<MachineReclaim>(reclaims);
+  const freshMachines = ownWritesView<TalosMachine>(machines);
+  const freshReclaims = ownWritesView<MachineReclaim>(reclaims);
 
-  async function readSecret(ns: string, ref: LocalSecretRef): Promise<string> {
-    const key = ref.key;
-    let secret;
-    try {
-      secret = await core.secrets.get(ref.name, { namespace: ns });
-    } catch (error) {
-      if (error instanceof NotFoundError) {
-        throw new Error(`Secret ${ns}/${ref.name} not found`);
-      }
-      throw error;
-    }
-    const value = secret.data?.[key];
-    if (!value) throw new Error(`Secret ${ns}/${ref.name} has no key ${key}`);
-    return Buffer.from(value, 'base64').toString('utf8');
-  }
-
-  const record =
-    (descriptor: { apiVersion: string; kind: string }) =>
-    (
-      obj: KubeObject,
-      type: 'Normal' | 'Warning',
-      reason: string,
-      message: string,
-    ) =>
-      recorder.record(
-        {
-          apiVersion: descriptor.apiVersion,
-          kind: descriptor.kind,
-          name: obj.metadata?.name ?? '',
-          namespace: obj.metadata?.namespace,
-          uid: obj.metadata?.uid,
-        },
-        type,
-        reason,
-        message,
-      );
+  const readSecret = (ns: string, ref: LocalSecretRef): Promise<string> =>
+    options.secrets.read({ namespace: ns, name: ref.name, key: ref.key });
+  const record = (descriptor: { apiVersion: string; kind: string }) =>
+    eventsFor(recorder, descriptor).record;
 
   const discovery = new TalosClusterReconciler({
     cluster: key => clusters.get(key),
@@ -301,9 +240,8 @@ export function createMachineControllers(
     },
     nodeWithUUID: uuid => nodeWithUUID(uuid.toLowerCase())?.metadata?.name,
     resetsInFlight: mr =>
-      reclaims
+      freshReclaims
         .list()
-        .map(r => freshReclaims.get(objectKey(r)) ?? r)
         .filter(
           r =>
             r.metadata.uid !== mr.metadata.uid &&

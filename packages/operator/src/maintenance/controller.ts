@@ -1,0 +1,256 @@
+/*
+ * The NodeMaintenance controller: the reconciler of reconciler.ts wired to the apiserver
+ * (status writes with this process's own writes seen at once, node patches, evictions
+ * through the DrainRunner, Events), its work queue, and what wakes a maintenance: its
+ * own changes, and a change of its Node (e.g. Returning waits for Ready). startOperator
+ * creates it next to the power and machine controllers and starts it when it leads.
+ */
+import {
+  MAINTENANCE_PHASES,
+  nodeMaintenanceResource,
+  type NodeMaintenance,
+  type NodeMaintenanceStatus,
+} from '@rackside/plugin-servers-common';
+import {
+  coreResources,
+  createWatchCache,
+  objectKey,
+  ResourceClient,
+  resourcePath,
+  type CoreClient,
+  type NodeObject,
+  type PodObject,
+  type RawKubeObject,
+} from '@rackside/plugin-servers-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { NODE_INDEX, slimPod, type OperatorCaches } from '../caches';
+import { DrainRunner, type DrainRunnerOptions } from '../drain/DrainRunner';
+import type { EventRecorder } from '../events';
+import { eventsFor } from '../kube/eventsFor';
+import { ownWritesView } from '../kube/ownWrites';
+import { systemClock } from '../lifecycle/table';
+import type { OperatorMetrics } from '../metrics';
+import { WorkQueue } from '../workqueue';
+import {
+  MaintenanceReconciler,
+  Mutex,
+  type ReconcilerPorts,
+} from './reconciler';
+import type { NodeView } from './types';
+
+export interface MaintenanceControllerOptions {
+  /** Leader-gated: every write asks the elector right before it goes out. */
+  kubeConfig: KubeConfig;
+  caches: Pick<OperatorCaches, 'maintenances' | 'nodes'>;
+  core: CoreClient;
+  recorder: EventRecorder;
+  /** The power channel as the rows read it, with the leader-gated send. */
+  power: ReconcilerPorts['power'];
+  metrics: OperatorMetrics;
+  workers: number;
+  drain?: DrainRunnerOptions;
+  /** Test hook of OperatorOptions: awaited just before a status is written. */
+  beforeStatusWrite?: (
+    name: string,
+    phase: string,
+    status: NodeMaintenanceStatus,
+  ) => Promise<void>;
+  log: (message: string) => void;
+}
+
+export interface MaintenanceController {
+  /** Runs the queue and reconciles every maintenance (call when leading, caches synced). */
+  start(): void;
+  /** Stops the queue and the drains (leadership lost). */
+  pause(): void;
+  stop(): void;
+}
+
+export function createMaintenanceController(
+  options: MaintenanceControllerOptions,
+): MaintenanceController {
+  const { kubeConfig: kc, caches, core, metrics, log } = options;
+  const { maintenances, nodes } = caches;
+  const fieldManager = { fieldManager: 'rackside-operator' };
+  const maintenanceClient = new ResourceClient<NodeMaintenance>(
+    kc,
+    nodeMaintenanceResource,
+    fieldManager,
+  );
+  const nodeClient = new ResourceClient<NodeObject>(
+    kc,
+    coreResources.nodes,
+    fieldManager,
+  );
+  // Our own writes, until the watch catches up: the next admission must see them.
+  const fresh = ownWritesView<NodeMaintenance>(maintenances);
+
+  let queue: WorkQueue | undefined;
+  const drains = new DrainRunner(
+    {
+      watchPods(nodeName) {
+        const cache = createWatchCache<PodObject & RawKubeObject>({
+          kubeConfig: kc,
+          path: resourcePath(coreResources.pods),
+          fieldSelector: `spec.nodeName=${nodeName}`,
+          name: `pods on ${nodeName}`,
+          transform: slimPod,
+        });
+        return {
+          synced: cache.synced,
+          pods: () => cache.list() as any,
+          onChange(listener) {
+            // Per event, not the debounced 'changed': Drained follows the last pod at once.
+            const offs = (['add', 'update', 'delete'] as const).map(event =>
+              cache.on(event, () => listener()),
+            );
+            return () => offs.forEach(off => off());
+          },
+          stop: () => cache.stop(),
+        };
+      },
+      evict: (namespace, name, opts) => core.evictPod(namespace, name, opts),
+      budgets: async namespace =>
+        (await core.podDisruptionBudgets.list({ namespace })).items as any,
+      storage: (nodeName, namespaces) =>
+        core.drainStorage(nodeName, namespaces),
+      virtualMachines: nodeName => core.virtualMachineInstancesOn(nodeName),
+      async writeProgress(name, progress) {
+        // Only status.drain: the phase stays the reconciler's, and a merge patch of this
+        // one field cannot undo its writes.
+        await maintenanceClient.patchStatus(
+          name,
+          { status: { drain: progress } } as any,
+          { type: 'merge' },
+        );
+      },
+      wake: name => queue?.add(name),
+      log,
+    },
+    options.drain,
+  );
+
+  const ports: ReconcilerPorts = {
+    view: {
+      maintenance: name => fresh.get(name),
+      maintenances: () => fresh.list(),
+      node: name => nodes.get(name),
+      nodes: () => nodes.list(),
+    },
+    pods: {
+      onNode: nodeName => core.podsOnNode(nodeName) as any,
+      storage: (nodeName, pods) =>
+        core.drainStorage(nodeName, [
+          ...new Set(pods.map(p => p.metadata?.namespace ?? '')),
+        ]),
+    },
+    drains,
+    power: options.power,
+    nodes: {
+      async setUnschedulable(nodeName, unschedulable) {
+        const node = nodes.get(nodeName);
+        if (node && (node.spec?.unschedulable === true) === unschedulable)
+          return;
+        await nodeClient.patch(
+          nodeName,
+          { spec: { unschedulable } },
+          { type: 'strategic' },
+        );
+      },
+    },
+    status: {
+      async write(nm, status: NodeMaintenanceStatus) {
+        await options.beforeStatusWrite?.(
+          nm.metadata.name,
+          status.phase ?? '',
+          status,
+        );
+        // resourceVersion makes the patch conditional: a stale view gets a 409, and the
+        // queue retries with the current object.
+        const result = await maintenanceClient.patchStatus(
+          nm.metadata.name,
+          {
+            metadata: { resourceVersion: nm.metadata.resourceVersion },
+            status,
+          } as any,
+          { type: 'merge' },
+        );
+        fresh.remember(result);
+        return result;
+      },
+    },
+    events: eventsFor<NodeMaintenance>(
+      options.recorder,
+      nodeMaintenanceResource,
+    ),
+    admissionLock: new Mutex(),
+    ...systemClock,
+    onRefused: cause => metrics.refusals.inc({ cause }),
+    log,
+  };
+  const reconciler = new MaintenanceReconciler(ports);
+
+  const updateGauge = () => {
+    const counts = new Map<string, number>(MAINTENANCE_PHASES.map(p => [p, 0]));
+    for (const nm of maintenances.list()) {
+      const phase = nm.status?.phase;
+      if (phase) counts.set(phase, (counts.get(phase) ?? 0) + 1);
+    }
+    for (const [phase, count] of counts) {
+      metrics.maintenancesByPhase.set({ phase }, count);
+    }
+  };
+
+  const unsubscribe = [
+    maintenances.on('add', nm => queue?.add(objectKey(nm))),
+    maintenances.on('update', (nm, old) => {
+      // A drain belongs to Draining: abandoned, returned or finished, it stops.
+      if (nm.status?.phase !== 'Draining') drains.cancel(objectKey(nm));
+      if (nm.status?.phase === 'Drained' && old.status?.phase === 'Draining') {
+        const started = Date.parse(nm.status.drain?.startedAt ?? '');
+        if (Number.isFinite(started)) {
+          metrics.drainDuration.observe((Date.now() - started) / 1000);
+        }
+      }
+      queue?.add(objectKey(nm));
+    }),
+    maintenances.on('delete', nm => {
+      drains.cancel(objectKey(nm));
+      fresh.forget(objectKey(nm));
+    }),
+    maintenances.on('changed', updateGauge),
+    // A node change wakes the maintenances of that node (e.g. Returning waits for Ready).
+    ...(['add', 'update', 'delete'] as const).map(event =>
+      nodes.on(event, (node: NodeView & RawKubeObject) => {
+        for (const nm of maintenances.byIndex(NODE_INDEX, objectKey(node))) {
+          queue?.add(objectKey(nm));
+        }
+      }),
+    ),
+  ];
+
+  const pause = () => {
+    drains.stop();
+    queue?.stop();
+    queue = undefined;
+  };
+  return {
+    start() {
+      queue = new WorkQueue(key => reconciler.reconcile(key), {
+        workers: options.workers,
+        metrics: metrics.queue('NodeMaintenance'),
+        onError: (key, error) => {
+          metrics.reconcileErrors.inc({ kind: 'NodeMaintenance' });
+          log(`reconcile ${key}: ${(error as Error).message}`);
+        },
+      });
+      updateGauge();
+      for (const nm of maintenances.list()) queue.add(nm.metadata.name);
+    },
+    pause,
+    stop() {
+      pause();
+      for (const off of unsubscribe) off();
+    },
+  };
+}

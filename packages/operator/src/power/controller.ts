@@ -1,0 +1,147 @@
+/*
+ * The PowerProvider controller: the reconciler of PowerProviderReconciler.ts (and the
+ * ServerBMC checks of serverBmc.ts, which serve it) wired to the apiserver, on one work
+ * queue keyed by kind. startOperator creates it next to the maintenance and machine
+ * controllers; maintenances wait for its first pass, so an admission never refuses a
+ * reboot only because the channel was not built yet.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import {
+  POWER_PROVIDER_NAME,
+  powerProviderResource,
+  serverBmcResource,
+  type PowerProvider,
+  type ServerBMC,
+} from '@rackside/plugin-servers-common';
+import { ResourceClient } from '@rackside/plugin-servers-node';
+import type { OperatorCaches } from '../caches';
+import type { SecretReader } from '../kube/secrets';
+import type { ReconcilerPorts } from '../maintenance/reconciler';
+import type { OperatorMetrics } from '../metrics';
+import { WorkQueue } from '../workqueue';
+import {
+  PowerProviderReconciler,
+  type PowerDeadlines,
+} from './PowerProviderReconciler';
+import { reconcileServerBmc } from './serverBmc';
+
+export interface PowerControllerOptions {
+  /** Leader-gated: every write asks the elector right before it goes out. */
+  kubeConfig: KubeConfig;
+  caches: Pick<OperatorCaches, 'providers' | 'bmcs' | 'nodes'>;
+  secrets: SecretReader;
+  metrics: OperatorMetrics;
+  deadlines?: Partial<PowerDeadlines>;
+  log: (message: string) => void;
+}
+
+export interface PowerController {
+  /** The channel as the maintenance rows read it and the reconciler sends on it. */
+  powerPort(): ReconcilerPorts['power'];
+  /** Runs the queue and waits for the first pass over the provider and every BMC. */
+  start(): Promise<void>;
+  /** Stops the queue (leadership lost). */
+  pause(): void;
+  stop(): Promise<void>;
+}
+
+const POWER_KEY = `PowerProvider/${POWER_PROVIDER_NAME}`;
+const BMC_PREFIX = 'ServerBMC/';
+
+export function createPowerController(
+  options: PowerControllerOptions,
+): PowerController {
+  const { kubeConfig: kc, caches, metrics, log, secrets } = options;
+  const { providers, bmcs, nodes } = caches;
+  const fieldManager = { fieldManager: 'rackside-operator' };
+  const providerClient = new ResourceClient<PowerProvider>(
+    kc,
+    powerProviderResource,
+    fieldManager,
+  );
+  const bmcClient = new ResourceClient<ServerBMC>(
+    kc,
+    serverBmcResource,
+    fieldManager,
+  );
+  const power = new PowerProviderReconciler(
+    {
+      provider: () => providers.get(POWER_PROVIDER_NAME),
+      bmc: name => bmcs.get(name),
+      secrets,
+      writeStatus: async (provider, status) => {
+        await providerClient.patchStatus(
+          provider.metadata.name,
+          { status } as any,
+          { type: 'merge' },
+        );
+      },
+      onSent: (verb, channel) => metrics.powerVerbsSent.inc({ verb, channel }),
+      log,
+    },
+    {
+      rebootSeconds: options.deadlines?.rebootSeconds ?? 900,
+      unansweredSeconds: options.deadlines?.unansweredSeconds ?? 300,
+    },
+  );
+
+  let queue: WorkQueue | undefined;
+  const unsubscribe = [
+    ...(['add', 'update', 'delete'] as const).map(event =>
+      providers.on(event, () => queue?.add(POWER_KEY)),
+    ),
+    ...(['add', 'update'] as const).map(event =>
+      bmcs.on(event, (bmc: ServerBMC) =>
+        queue?.add(`${BMC_PREFIX}${bmc.metadata.name}`),
+      ),
+    ),
+  ];
+
+  const reconcile = async (key: string) => {
+    if (key === POWER_KEY) {
+      await power.reconcile();
+      return;
+    }
+    const name = key.slice(BMC_PREFIX.length);
+    const bmc = bmcs.get(name);
+    if (!bmc) return;
+    await reconcileServerBmc(bmc, {
+      node: n => nodes.get(n),
+      secrets,
+      writeStatus: async status => {
+        await bmcClient.patchStatus(name, { status } as any, {
+          type: 'merge',
+        });
+      },
+    });
+  };
+
+  const pause = () => {
+    queue?.stop();
+    queue = undefined;
+  };
+  return {
+    powerPort: () => power.powerPort(),
+    async start() {
+      queue = new WorkQueue(reconcile, {
+        workers: 1,
+        metrics: metrics.queue('PowerProvider'),
+        onError: (key, error) => {
+          metrics.reconcileErrors.inc({ kind: key.split('/')[0] });
+          log(`reconcile ${key}: ${(error as Error).message}`);
+        },
+      });
+      queue.add(POWER_KEY);
+      for (const bmc of bmcs.list()) {
+        queue.add(`${BMC_PREFIX}${bmc.metadata.name}`);
+      }
+      await queue.idle();
+    },
+    pause,
+    async stop() {
+      pause();
+      for (const off of unsubscribe) off();
+      await power.stop();
+    },
+  };
+}
