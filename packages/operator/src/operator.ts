@@ -18,6 +18,7 @@ import {
 } from './leaderElection';
 import { createMaintenanceController } from './maintenance/controller';
 import { createMetrics, type OperatorMetrics } from './metrics';
+import { createPlanControllers } from './plan/controllers';
 import { createPowerController } from './power/controller';
 import type { PowerDeadlines } from './power/PowerProviderReconciler';
 import { createRetention, DEFAULT_RETENTION_MS } from './retention';
@@ -171,6 +172,16 @@ export async function startOperator(
     queueMetrics: controller => metrics.queue(controller),
     log,
   });
+  // MaintenancePlans: each step a NodeMaintenance owned by its plan (plan/controllers.ts).
+  const plans = createPlanControllers({
+    kubeConfig: kc,
+    maintenances: caches.maintenances,
+    nodes: caches.nodes,
+    recorder,
+    onError: kind => metrics.reconcileErrors.inc({ kind }),
+    queueMetrics: controller => metrics.queue(controller),
+    log,
+  });
   // Deletes terminal objects --retention after they ended; runs while leading.
   const retention = createRetention({
     kubeConfig: kc,
@@ -193,11 +204,14 @@ export async function startOperator(
     maintenance.start();
     await machineControllers.start();
     if (stopped) return;
+    await plans.start();
+    if (stopped) return;
     await retention.start();
   };
   const pauseControllers = () => {
     void retention.stop();
     machineControllers.pause();
+    plans.pause();
     maintenance.pause();
     power.pause();
   };
@@ -217,7 +231,8 @@ export async function startOperator(
   metrics.leadership(() => elector.isLeader);
   elector.start();
 
-  const isSynced = () => caches.hasSynced() && machineControllers.hasSynced();
+  const isSynced = () =>
+    caches.hasSynced() && machineControllers.hasSynced() && plans.hasSynced();
   return {
     metrics,
     isLeader: () => elector.isLeader,
@@ -228,6 +243,7 @@ export async function startOperator(
       stopped = true;
       await retention.stop();
       await machineControllers.stop();
+      await plans.stop();
       maintenance.stop();
       power.pause();
       await elector.stop();
