@@ -5,7 +5,7 @@ import {
   holdsNodeCordoned,
   isPowerVerb,
   type MaintenanceState,
-  isTerminalPhase,
+  isOpen,
   nodeFactsFromNode,
   invoke,
   openMaintenanceByNode,
@@ -37,8 +37,9 @@ export function phaseOf(m: MaintenanceObject): MaintenancePhase {
   return (m.status?.phase as MaintenancePhase | undefined) ?? 'Requested';
 }
 
+/** Whether a maintenance is still open (servers-common `isOpen`, as the operator reads it). */
 export function isActive(m: MaintenanceObject): boolean {
-  return !isTerminalPhase(phaseOf(m));
+  return isOpen(m);
 }
 
 /** What servers-common's maintenance rules read of a maintenance. */
