@@ -70,19 +70,23 @@ export async function performAction(
     nodeStateOf(node, nodeFactsFromNode(node as any), active),
   );
   if (conflict) throw new ConflictError(conflict);
+  /** A cordon maintenance (with returnToService: the return of a node cordoned outside). */
+  const createCordon = (extra: { returnToService?: typeof flag } = {}) =>
+    cluster.createMaintenance({
+      apiVersion: RACKSIDE_API_VERSION,
+      kind: 'NodeMaintenance',
+      metadata: { name: maintenanceName(nodeName, 'cordon') },
+      spec: {
+        nodeName,
+        intent: 'cordon',
+        reason: flag.reason,
+        requestedBy: flag.by,
+        ...extra,
+      },
+    });
   switch (action) {
     case 'cordon': {
-      const created = await cluster.createMaintenance({
-        apiVersion: RACKSIDE_API_VERSION,
-        kind: 'NodeMaintenance',
-        metadata: { name: maintenanceName(nodeName, 'cordon') },
-        spec: {
-          nodeName,
-          intent: 'cordon',
-          reason: flag.reason,
-          requestedBy: flag.by,
-        },
-      });
+      const created = await createCordon();
       return { status: 201, name: created.metadata.name, outcome: 'created' };
     }
     case 'uncordon': {
@@ -99,18 +103,7 @@ export async function performAction(
         };
       }
       // Cordoned outside Rackside: record the return like any other act.
-      const created = await cluster.createMaintenance({
-        apiVersion: RACKSIDE_API_VERSION,
-        kind: 'NodeMaintenance',
-        metadata: { name: maintenanceName(nodeName, 'cordon') },
-        spec: {
-          nodeName,
-          intent: 'cordon',
-          reason: flag.reason,
-          requestedBy: flag.by,
-          returnToService: flag,
-        },
-      });
+      const created = await createCordon({ returnToService: flag });
       return {
         status: 201,
         name: created.metadata.name,
