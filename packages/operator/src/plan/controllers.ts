@@ -29,6 +29,8 @@ import {
   type WatchCache,
 } from '@rackside/plugin-servers-node';
 import type { EventRecorder } from '../events';
+import { eventsFor } from '../kube/eventsFor';
+import { ownWritesView } from '../kube/ownWrites';
 import { systemClock, type Clock } from '../lifecycle/table';
 import type { NodeView } from '../maintenance/types';
 import { WorkQueue, type WorkQueueMetrics } from '../workqueue';
@@ -97,17 +99,6 @@ function planOf(nm: NodeMaintenance): string | undefined {
   )?.name;
 }
 
-function newer(a: RawKubeObject, b: RawKubeObject): boolean {
-  try {
-    return (
-      BigInt(a.metadata?.resourceVersion ?? '0') >
-      BigInt(b.metadata?.resourceVersion ?? '0')
-    );
-  } catch {
-    return false;
-  }
-}
-
 export function createPlanControllers(
   options: PlanControllersOptions,
 ): PlanControllers {
@@ -130,19 +121,8 @@ export function createPlanControllers(
 
   // Our own writes until the watch has caught up with them: a step just created is seen
   // by the next pass, so it is never created twice nor taken for deleted.
-  const ownPlans = new Map<string, MaintenancePlan>();
-  const ownSteps = new Map<string, NodeMaintenance>();
-  const fresh = <T extends RawKubeObject>(
-    own: Map<string, T>,
-    key: string,
-    cached: T | undefined,
-  ): T | undefined => {
-    const mine = own.get(key);
-    if (!mine) return cached;
-    if (!cached || newer(mine, cached)) return mine;
-    own.delete(key);
-    return cached;
-  };
+  const freshPlans = ownWritesView<MaintenancePlan>(plans);
+  const freshSteps = ownWritesView<NodeMaintenance>(maintenances);
 
   let queue: WorkQueue | undefined;
   const openPlans = () =>
@@ -167,16 +147,10 @@ export function createPlanControllers(
   const reconciler = new PlanReconciler({
     view: {
       now: () => clock.now(),
-      plan: name =>
-        fresh(ownPlans, name, plans.get(name) as MaintenancePlan | undefined),
+      plan: name => freshPlans.get(name),
       node: name => nodes.get(name),
       nodes: () => nodes.list(),
-      maintenance: name =>
-        fresh(
-          ownSteps,
-          name,
-          maintenances.get(name) as NodeMaintenance | undefined,
-        ),
+      maintenance: name => freshSteps.get(name),
       unhealthyBudgets: () =>
         budgets
           .list()
@@ -190,7 +164,7 @@ export function createPlanControllers(
         ...plan,
         status,
       } as any);
-      ownPlans.set(plan.metadata.name, written);
+      freshPlans.remember(written);
       return written;
     },
     async createStep(plan, step, maintenance) {
@@ -198,7 +172,7 @@ export function createPlanControllers(
         const created = await api.nodeMaintenances.create(
           stepObject(plan, step, maintenance) as any,
         );
-        ownSteps.set(maintenance, created);
+        freshSteps.remember(created);
         return true;
       } catch (error) {
         if (error instanceof ConflictError) return false; // started before: adopted
@@ -211,22 +185,9 @@ export function createPlanControllers(
         { spec: { abandon: flag } } as any,
         { type: 'merge' },
       );
-      ownSteps.set(name, patched);
+      freshSteps.remember(patched);
     },
-    events: {
-      record: (plan, type, reason, message) =>
-        recorder.record(
-          {
-            apiVersion: maintenancePlanResource.apiVersion,
-            kind: maintenancePlanResource.kind,
-            name: plan.metadata.name,
-            uid: plan.metadata.uid,
-          },
-          type,
-          reason,
-          message,
-        ),
-    },
+    events: eventsFor<MaintenancePlan>(recorder, maintenancePlanResource),
     log,
   });
 
@@ -243,11 +204,12 @@ export function createPlanControllers(
       }
     }),
     plans.on('delete', p => {
-      ownPlans.delete(p.metadata.name);
+      freshPlans.forget(p.metadata.name);
       refreshGates();
     }),
     ...(['add', 'update', 'delete'] as const).map(event =>
       maintenances.on(event, (nm: NodeMaintenance) => {
+        if (event === 'delete') freshSteps.forget(nm.metadata.name);
         const plan = planOf(nm);
         if (plan) queue?.add(plan);
       }),
