@@ -4,6 +4,7 @@
  * by name. One rule, called by the operator when it resolves a plan and by the backend's
  * plan pre-flight.
  */
+import { selectorMatches } from './drain';
 import { CONTROL_PLANE_LABEL } from './quorum';
 import type { LabelSelector } from './resources/maintenancePlan';
 
@@ -21,35 +22,15 @@ export interface PlannedNode {
   missing?: boolean;
 }
 
-/** Whether a node's labels match a label selector (metav1.LabelSelector semantics). */
+/**
+ * Whether a node's labels match a label selector (metav1.LabelSelector semantics): the
+ * drain's rule for budgets, so both read a selector the same way.
+ */
 export function matchesLabelSelector(
   selector: LabelSelector,
   labels: Record<string, string> = {},
 ): boolean {
-  for (const [key, value] of Object.entries(selector.matchLabels ?? {})) {
-    if (labels[key] !== value) return false;
-  }
-  for (const e of selector.matchExpressions ?? []) {
-    const has = Object.prototype.hasOwnProperty.call(labels, e.key);
-    const values = e.values ?? [];
-    switch (e.operator) {
-      case 'In':
-        if (!has || !values.includes(labels[e.key])) return false;
-        break;
-      case 'NotIn':
-        if (has && values.includes(labels[e.key])) return false;
-        break;
-      case 'Exists':
-        if (!has) return false;
-        break;
-      case 'DoesNotExist':
-        if (has) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
+  return selectorMatches(selector, labels);
 }
 
 const byName = (a: PlannedNode, b: PlannedNode) =>
