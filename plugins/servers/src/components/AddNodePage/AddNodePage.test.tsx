@@ -14,6 +14,7 @@ import {
 import {
   fakeMachinesApi,
   machinesOfRack,
+  pendingMachine,
   reclaim,
   SPARE_UUID,
 } from '../../testing/machines';
@@ -187,6 +188,45 @@ describe('AddNodePage', () => {
     );
     await waitFor(() => expect(api.listMachines).toHaveBeenCalledTimes(2));
   });
+
+  it('keeps the focus on the machine row once its Add button is gone', async () => {
+    const api = fakeMachinesApi();
+    renderPage(api);
+    const addButton = await screen.findByRole('button', {
+      name: `Add ${SPARE_UUID}`,
+    });
+    act(() => addButton.focus());
+    fireEvent.click(addButton);
+    const dialog = await screen.findByRole('dialog');
+    // The reload after the join answers the machine as being added: no Add.
+    api.listMachines.mockResolvedValue(
+      machinesOfRack({
+        machines: [
+          pendingMachine({
+            join: {
+              by: 'user:default/guest',
+              reason: 'rack 4 needs another worker',
+            },
+          }),
+        ],
+      }),
+    );
+    fireEvent.change(within(dialog).getByTestId('join-reason'), {
+      target: { value: 'rack 4 needs another worker' },
+    });
+    fireEvent.click(within(dialog).getByRole('button', { name: 'Add' }));
+    await waitFor(
+      () =>
+        expect(
+          screen.queryByRole('button', { name: `Add ${SPARE_UUID}` }),
+        ).toBeNull(),
+      { timeout: 10_000 },
+    );
+    const row = screen
+      .getAllByTestId('machine-row')
+      .find(r => r.dataset.uuid === SPARE_UUID)!;
+    await waitFor(() => expect(row).toHaveFocus(), { timeout: 10_000 });
+  }, 30_000);
 
   it('shows the reason policy under the reason when the join is refused for it', async () => {
     const api = fakeMachinesApi();

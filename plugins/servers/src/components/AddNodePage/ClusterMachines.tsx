@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useApi } from '@backstage/frontend-plugin-api';
 import Alert from '@mui/material/Alert';
 import Box from '@mui/material/Box';
@@ -14,6 +14,7 @@ import {
   type TalosMachineResponse,
 } from '@rackside/plugin-servers-common';
 import { describeError, machinesApiRef, type DescribedError } from '../../api';
+import { focusedRow, returnFocusToRow } from '../FocusKeepingRow';
 import { useLiveRefresh } from '../useLiveRefresh';
 import { useLoader } from '../useLoader';
 import { JoinDialog } from './JoinDialog';
@@ -139,7 +140,20 @@ export function ClusterMachines(props: { cluster: string; title?: string }) {
   useLiveRefresh(cluster, data.reload);
   const can = useLoader(() => api.canReclaim(cluster), [api, cluster]);
   const canAdd = usePermissionDecision(machinesAddPermission) === 'allow';
-  const [dialog, setDialog] = useState<OpenDialog | undefined>();
+  const [dialog, setDialogState] = useState<OpenDialog | undefined>();
+  // The row whose button opened the dialog: the focus goes back there when it
+  // closes, also if that button is gone by then (Add once the join runs).
+  const opener = useRef<HTMLElement | undefined>();
+  const [closed, setClosed] = useState(0);
+  const setDialog = (next: OpenDialog | undefined) => {
+    if (next && !dialog) opener.current = focusedRow();
+    if (!next && dialog) setClosed(n => n + 1);
+    setDialogState(next);
+  };
+  useEffect(() => {
+    // After the dialog's focus trap has restored what it could.
+    if (closed > 0) returnFocusToRow(opener.current);
+  }, [closed]);
   const [notice, setNotice] = useState<string | undefined>();
 
   const machines = data.value?.machines;

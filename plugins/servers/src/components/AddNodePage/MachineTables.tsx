@@ -23,6 +23,7 @@ import {
   when,
 } from './texts';
 import { chipLabelSx } from '../chips';
+import { FocusKeepingRow } from '../FocusKeepingRow';
 
 const STATE_COLOR = {
   Maintenance: 'success',
@@ -138,7 +139,7 @@ export function DiscoveryTable(props: {
           </TableHead>
           <TableBody>
             {talosCluster.addresses.map(a => (
-              <TableRow
+              <FocusKeepingRow
                 key={a.address}
                 data-testid="discovery-row"
                 data-address={a.address}
@@ -186,7 +187,7 @@ export function DiscoveryTable(props: {
                     onFollow={onFollow}
                   />
                 </TableCell>
-              </TableRow>
+              </FocusKeepingRow>
             ))}
           </TableBody>
         </Table>
@@ -240,7 +241,7 @@ export function MachineTable(props: {
           </TableHead>
           <TableBody>
             {machines.map(m => (
-              <TableRow
+              <FocusKeepingRow
                 key={m.uuid}
                 data-testid="machine-row"
                 data-uuid={m.uuid}
@@ -276,7 +277,7 @@ export function MachineTable(props: {
                     </Button>
                   )}
                 </TableCell>
-              </TableRow>
+              </FocusKeepingRow>
             ))}
           </TableBody>
         </Table>
@@ -310,7 +311,7 @@ export function ReclaimTable(props: {
         </TableHead>
         <TableBody>
           {reclaims.map(r => (
-            <TableRow
+            <FocusKeepingRow
               key={r.name}
               data-testid="reclaim-row"
               data-name={r.name}
@@ -328,7 +329,7 @@ export function ReclaimTable(props: {
                   {r.terminal ? 'Details' : 'Open'}
                 </Button>
               </TableCell>
-            </TableRow>
+            </FocusKeepingRow>
           ))}
         </TableBody>
       </Table>
