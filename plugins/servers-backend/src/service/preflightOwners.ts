@@ -6,7 +6,11 @@ import type {
 import type { PreflightResponse } from '@rackside/plugin-servers-common';
 import type { WorkloadCatalog } from '../notifications/workloadCatalog';
 import type { PreflightOptions } from './preflight';
-import { ServersService, type ServersServiceOptions } from './ServersService';
+import {
+  ServersService,
+  type CallContext,
+  type ServersServiceOptions,
+} from './ServersService';
 
 /**
  * The service whose pre-flight also names the catalog entities the drain disrupts and
@@ -31,6 +35,7 @@ export class ServersServiceWithOwners extends ServersService {
     nodeName: string,
     action: string,
     drainOptions: PreflightOptions,
+    call?: CallContext,
   ): Promise<PreflightResponse> {
     const answer = await super.preflight(
       credentials,
@@ -38,6 +43,7 @@ export class ServersServiceWithOwners extends ServersService {
       nodeName,
       action,
       drainOptions,
+      call,
     );
     try {
       const affectedEntities = await this.owners.workloads.entitiesOf(
