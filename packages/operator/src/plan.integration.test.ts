@@ -1,0 +1,527 @@
+/*
+ * MaintenancePlans on the simulated rack (DESIGN section 15): the operator with its own
+ * ServiceAccount under the chart's admission policies creates each step as a
+ * NodeMaintenance owned by the plan; the Talos emulator counts every verb it receives;
+ * the fixture's workloads (shop/payments behind a budget of minAvailable 2 with 2
+ * replicas: no eviction allowed) stand in for the budget that blocks a drain. worker-5
+ * holds the drain-rule fixture and is left out.
+ */
+import {
+  maintenancePlanResource,
+  POWER_PROVIDER_NAME,
+  powerProviderResource,
+  type MaintenancePlan,
+  type NodeMaintenance,
+  type PowerProvider,
+} from '@rackside/plugin-servers-common';
+import { coreResources, ResourceClient } from '@rackside/plugin-servers-node';
+import fs from 'node:fs';
+import type { Operator } from './operator';
+import {
+  ADMIN_USER,
+  OPERATOR_NAMESPACE as NS,
+  startOperatorRack,
+  type OperatorRack,
+} from './testing/operatorRack';
+
+jest.setTimeout(300_000);
+
+interface RackMachine {
+  node?: string;
+  uuid: string;
+}
+type Counts = Record<
+  string,
+  { reboot: number; shutdown: number; powerOn: number }
+>;
+
+let env: OperatorRack;
+let operator: Operator | undefined;
+let plans: ResourceClient<MaintenancePlan>;
+let talos: { controlUrl: string; talosconfigs: Record<string, string> };
+let machines: RackMachine[];
+
+const WORKERS = ['worker-1', 'worker-2', 'worker-3', 'worker-4', 'worker-6'];
+/** The fixture's pods need these to be evicted (an emptyDir cache, an unmanaged shell). */
+const DRAIN = { deleteEmptyDirData: true, force: true };
+
+const uuidOf = (node: string) => machines.find(m => m.node === node)!.uuid;
+
+async function reboots(): Promise<Record<string, number>> {
+  const res = await fetch(`${talos.controlUrl}/counts`);
+  const all = (await res.json()) as Counts;
+  return Object.fromEntries(
+    machines.filter(m => m.node).map(m => [m.node!, all[m.uuid]?.reboot ?? 0]),
+  );
+}
+
+async function power(node: string, state: 'on' | 'off') {
+  const res = await fetch(
+    `${talos.controlUrl}/machines/${uuidOf(node)}/power?state=${state}`,
+    { method: 'POST' },
+  );
+  expect(res.status).toBe(200);
+}
+
+async function isReady(node: string) {
+  const n = await env.nodes.get(node);
+  return !!n.status?.conditions?.some(
+    c => c.type === 'Ready' && c.status === 'True',
+  );
+}
+
+async function paymentsMinAvailable(minAvailable: number) {
+  await new ResourceClient<any>(
+    env.admin,
+    coreResources.podDisruptionBudgets,
+  ).patch(
+    'payments',
+    { spec: { minAvailable } },
+    { type: 'merge', namespace: 'shop' },
+  );
+}
+
+async function createPlan(
+  name: string,
+  spec: Record<string, unknown>,
+): Promise<MaintenancePlan> {
+  return plans.create({
+    apiVersion: maintenancePlanResource.apiVersion,
+    kind: 'MaintenancePlan',
+    metadata: { name },
+    spec: {
+      reason: 'kernel update',
+      requestedBy: ADMIN_USER,
+      ...spec,
+    },
+  } as any);
+}
+
+function planIs(
+  name: string,
+  what: string,
+  test: (plan: MaintenancePlan) => boolean,
+  timeoutMs = 60_000,
+): Promise<MaintenancePlan> {
+  return env.waitFor(
+    `plan ${name}: ${what}`,
+    async () => {
+      const plan = await plans.get(name);
+      return test(plan) && plan;
+    },
+    timeoutMs,
+  );
+}
+
+async function stepsOf(plan: string): Promise<NodeMaintenance[]> {
+  const { items } = await env.nms.list({
+    labelSelector: `rackside.dev/plan=${plan}`,
+  });
+  return items;
+}
+
+/** The most steps of a plan that were open at the same moment, from their histories. */
+function mostOpenAtOnce(steps: NodeMaintenance[]): number {
+  const edges = steps.flatMap(nm => {
+    const start = Date.parse(nm.status?.history?.[0]?.at ?? '');
+    const end = Date.parse(nm.status?.completedAt ?? '');
+    return [
+      { at: start, d: 1 },
+      { at: end, d: -1 },
+    ];
+  });
+  edges.sort((a, b) => a.at - b.at || a.d - b.d);
+  let open = 0;
+  let most = 0;
+  for (const e of edges) {
+    open += e.d;
+    most = Math.max(most, open);
+  }
+  return most;
+}
+
+const startOperator = () =>
+  env.start({
+    drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
+    power: { rebootSeconds: 90, unansweredSeconds: 60 },
+  });
+
+beforeAll(async () => {
+  env = await startOperatorRack({
+    withTalos: true,
+    withRedfish: false,
+    withWorkloads: true,
+  });
+  plans = new ResourceClient<MaintenancePlan>(
+    env.admin,
+    maintenancePlanResource,
+  );
+  talos = env.rack.info.talos as typeof talos;
+  machines = env.rack.info.machines as RackMachine[];
+  await env.core.createNamespacedSecret({
+    namespace: NS,
+    body: {
+      metadata: { name: 'plant-a-talosconfig', namespace: NS },
+      stringData: {
+        talosconfig: fs.readFileSync(talos.talosconfigs['plant-a'], 'utf8'),
+      },
+    },
+  });
+  // An object gate below reads ConfigMaps in default: the deployer grants that read.
+  const rbac = (plural: string, kind: string) =>
+    new ResourceClient<any>(env.admin, {
+      group: 'rbac.authorization.k8s.io',
+      version: 'v1',
+      plural,
+      kind,
+      namespaced: true,
+    });
+  await rbac('roles', 'Role').create({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'plan-gates', namespace: 'default' },
+    rules: [
+      {
+        apiGroups: [''],
+        resources: ['configmaps'],
+        verbs: ['get', 'list', 'watch'],
+      },
+    ],
+  });
+  await rbac('rolebindings', 'RoleBinding').create({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'plan-gates', namespace: 'default' },
+    roleRef: {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'Role',
+      name: 'plan-gates',
+    },
+    subjects: [
+      { kind: 'ServiceAccount', name: 'rackside-operator', namespace: NS },
+    ],
+  });
+  operator = await startOperator();
+  await env.waitFor('operator ready', async () => operator!.isReady());
+  await new ResourceClient<PowerProvider>(
+    env.admin,
+    powerProviderResource,
+  ).create({
+    apiVersion: powerProviderResource.apiVersion,
+    kind: 'PowerProvider',
+    metadata: { name: POWER_PROVIDER_NAME },
+    spec: {
+      type: 'talos',
+      talos: { secretRef: { name: 'plant-a-talosconfig', key: 'talosconfig' } },
+    },
+  } as PowerProvider);
+  await env.waitFor('the channel advertises reboot', async () => {
+    const got = await new ResourceClient<PowerProvider>(
+      env.admin,
+      powerProviderResource,
+    ).get(POWER_PROVIDER_NAME);
+    return got.status?.reboot === true;
+  });
+}, 300_000);
+
+afterAll(async () => {
+  await operator?.stop();
+  await env?.stop();
+}, 60_000);
+
+describe('MaintenancePlan', () => {
+  it('reboots five workers two at a time, waits on the blocking budget saying why, survives an operator restart, and reboots each once', async () => {
+    const before = await reboots();
+    await createPlan('roll', {
+      intent: 'reboot',
+      nodes: WORKERS,
+      maxParallel: 2,
+      drain: DRAIN,
+    });
+    // The payments budget allows no eviction: a step's drain waits, and the plan says so.
+    const blocked = await planIs(
+      'roll',
+      'a step held by the payments budget',
+      p =>
+        (p.status?.nodes ?? []).some(n =>
+          /PodDisruptionBudget payments/.test(n.message ?? ''),
+        ) && /PodDisruptionBudget payments/.test(p.status?.message ?? ''),
+      120_000,
+    );
+    expect(blocked.status?.phase).toBe('Running');
+    expect(blocked.status?.counts?.running).toBeLessThanOrEqual(2);
+    expect(blocked.status?.nodes?.map(n => n.name)).toEqual(WORKERS);
+
+    // The operator dies mid-plan; a new one picks up from status.
+    await operator!.stop();
+    operator = await startOperator();
+    await env.waitFor('operator ready again', async () => operator!.isReady());
+
+    await paymentsMinAvailable(1);
+    const done = await planIs(
+      'roll',
+      'Complete',
+      p => p.status?.phase === 'Complete',
+      240_000,
+    );
+    expect(done.status?.counts).toMatchObject({ total: 5, done: 5 });
+    expect(done.status?.message).toBe('5 of 5 done');
+    expect(done.status?.estimate?.stepSeconds).toBeGreaterThan(0);
+
+    const steps = await stepsOf('roll');
+    expect(steps.map(s => s.metadata.name).sort()).toEqual(
+      WORKERS.map(w => `roll-${w}`).sort(),
+    );
+    for (const nm of steps) {
+      expect(nm.status?.phase).toBe('Complete');
+      expect(nm.spec).toMatchObject({
+        intent: 'reboot',
+        reason: 'kernel update',
+        requestedBy: ADMIN_USER,
+      });
+      expect(nm.metadata.ownerReferences).toEqual([
+        expect.objectContaining({
+          kind: 'MaintenancePlan',
+          name: 'roll',
+          uid: done.metadata.uid,
+          controller: true,
+        }),
+      ]);
+    }
+    expect(mostOpenAtOnce(steps)).toBeLessThanOrEqual(2);
+    const after = await reboots();
+    for (const w of WORKERS) expect(after[w] - before[w]).toBe(1);
+    for (const w of WORKERS) expect(await env.unschedulable(w)).toBe(false);
+  });
+
+  it('cancel with onCancel abandon abandons the open step and skips the rest', async () => {
+    await paymentsMinAvailable(2);
+    const { items: pods } = await env.core.listNamespacedPod({
+      namespace: 'shop',
+      labelSelector: 'app=payments',
+    });
+    const node = pods.find(p => p.status?.phase === 'Running')!.spec!.nodeName!;
+    // Control-plane members go after every worker: cp-1 is the step not started.
+    await createPlan('cancel-me', {
+      intent: 'drain',
+      nodes: ['cp-1', node],
+      onCancel: 'abandon',
+      drain: DRAIN,
+    });
+    await planIs('cancel-me', `${node} held by the payments budget`, p =>
+      (p.status?.nodes ?? []).some(
+        n =>
+          n.name === node &&
+          n.phase === 'Running' &&
+          /PodDisruptionBudget payments/.test(n.message ?? ''),
+      ),
+    );
+    await plans.patch(
+      'cancel-me',
+      { spec: { cancel: { by: ADMIN_USER, reason: 'wrong pool' } } } as any,
+      { type: 'merge' },
+    );
+    const cancelled = await planIs(
+      'cancel-me',
+      'Cancelled',
+      p => p.status?.phase === 'Cancelled',
+    );
+    expect(cancelled.status?.message).toBe(
+      `cancelled by ${ADMIN_USER}: wrong pool`,
+    );
+    const steps = await stepsOf('cancel-me');
+    expect(steps.map(s => s.metadata.name)).toEqual([`cancel-me-${node}`]);
+    expect(steps[0].spec.abandon?.by).toBe(ADMIN_USER);
+    expect(steps[0].status).toMatchObject({
+      phase: 'Complete',
+      abandoned: true,
+    });
+    expect(cancelled.status?.nodes).toEqual([
+      expect.objectContaining({
+        name: node,
+        phase: 'Skipped',
+        message: `abandoned by ${ADMIN_USER}`,
+      }),
+      expect.objectContaining({
+        name: 'cp-1',
+        phase: 'Skipped',
+        message: 'the plan was cancelled',
+      }),
+    ]);
+    expect(await env.unschedulable(node)).toBe(false);
+    await paymentsMinAvailable(1);
+  });
+
+  it('a window that opens in a few seconds: Waiting with when, then the step starts', async () => {
+    const notBefore = new Date(Date.now() + 4000);
+    notBefore.setMilliseconds(0);
+    await createPlan('tonight', {
+      intent: 'reboot',
+      nodes: ['worker-4'],
+      drain: DRAIN,
+      window: { notBefore: notBefore.toISOString() },
+    });
+    const waiting = await planIs(
+      'tonight',
+      'Waiting on the window',
+      p => p.status?.waiting?.on === 'window',
+    );
+    expect(waiting.status).toMatchObject({
+      phase: 'Waiting',
+      waiting: {
+        message: `the window opens at ${notBefore.toISOString()}`,
+        until: notBefore.toISOString(),
+      },
+    });
+    expect(await stepsOf('tonight')).toHaveLength(0);
+    const done = await planIs(
+      'tonight',
+      'Complete',
+      p => p.status?.phase === 'Complete',
+      90_000,
+    );
+    expect(
+      Date.parse(done.status!.nodes![0].startedAt!),
+    ).toBeGreaterThanOrEqual(notBefore.getTime());
+  });
+
+  it('control plane: one at a time, held by a false object gate, paused and resumed, stops at a refusal with the numbers', async () => {
+    const configMaps = new ResourceClient<any>(env.admin, {
+      group: '',
+      version: 'v1',
+      plural: 'configmaps',
+      kind: 'ConfigMap',
+      namespaced: true,
+    });
+    const go = (value: string) =>
+      configMaps.apply(
+        {
+          apiVersion: 'v1',
+          kind: 'ConfigMap',
+          metadata: { name: 'plan-go', namespace: 'default' },
+          data: { go: value },
+        },
+        { force: true },
+      );
+    await go('no');
+    const before = await reboots();
+    await createPlan('cp', {
+      intent: 'reboot',
+      nodes: ['cp-3', 'cp-1', 'cp-2'],
+      gates: {
+        objects: [
+          {
+            name: 'go',
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            namespace: 'default',
+            objectName: 'plan-go',
+            field: { path: '.data.go', value: 'yes' },
+          },
+        ],
+      },
+    });
+    const held = await planIs(
+      'cp',
+      'waiting on gate go',
+      p => p.status?.waiting?.gate === 'go',
+    );
+    expect(held.status).toMatchObject({
+      phase: 'Waiting',
+      waiting: {
+        on: 'gate',
+        message: 'ConfigMap default/plan-go: .data.go is no, not yes',
+      },
+    });
+    expect(held.status?.nodes?.map(n => n.name)).toEqual([
+      'cp-1',
+      'cp-2',
+      'cp-3',
+    ]);
+    expect(await stepsOf('cp')).toHaveLength(0);
+
+    await go('yes');
+    await planIs(
+      'cp',
+      'cp-1 running',
+      p => p.status?.nodes?.[0].phase === 'Running',
+    );
+    await go('no');
+    // One at a time: cp-2 waits while cp-1 is open.
+    expect((await stepsOf('cp')).map(s => s.metadata.name)).toEqual([
+      'cp-cp-1',
+    ]);
+    await planIs(
+      'cp',
+      'cp-1 done, held by the gate',
+      p =>
+        p.status?.nodes?.[0].phase === 'Done' &&
+        p.status?.waiting?.gate === 'go',
+      120_000,
+    );
+
+    // Paused: the gate turning true starts nothing.
+    await plans.patch(
+      'cp',
+      {
+        spec: {
+          pause: {
+            by: ADMIN_USER,
+            reason: 'shift change',
+            at: new Date().toISOString(),
+          },
+        },
+      } as any,
+      { type: 'merge' },
+    );
+    await planIs('cp', 'Paused', p => p.status?.phase === 'Paused');
+    await go('yes');
+    // cp-3 goes down outside Rackside: the next control-plane reboot would lose quorum.
+    await power('cp-3', 'off');
+    await env.waitFor('cp-3 NotReady', async () => !(await isReady('cp-3')));
+    const paused = await plans.get('cp');
+    expect(paused.status?.phase).toBe('Paused');
+    expect(paused.status?.message).toBe(
+      `paused by ${ADMIN_USER}: shift change`,
+    );
+    expect(await stepsOf('cp')).toHaveLength(1);
+
+    await plans.patch(
+      'cp',
+      {
+        spec: {
+          resume: {
+            by: ADMIN_USER,
+            reason: 'back',
+            at: new Date(Date.now() + 1000).toISOString(),
+          },
+        },
+      } as any,
+      { type: 'merge' },
+    );
+    const failed = await planIs(
+      'cp',
+      'Failed',
+      p => p.status?.phase === 'Failed',
+    );
+    expect(failed.status?.counts).toMatchObject({
+      total: 3,
+      done: 1,
+      refused: 1,
+      skipped: 1,
+    });
+    expect(failed.status?.nodes?.[1]).toMatchObject({
+      name: 'cp-2',
+      phase: 'Refused',
+      maintenance: 'cp-cp-2',
+    });
+    expect(failed.status?.message).toMatch(
+      /1 step\(s\) failed or were refused \(tolerated: 0\): cp-2 refused: .*\(members 3, quorum 2, ready 2, margin 0\)/,
+    );
+    const after = await reboots();
+    expect(after['cp-1'] - before['cp-1']).toBe(1);
+    expect(after['cp-2'] - before['cp-2']).toBe(0);
+    expect(after['cp-3'] - before['cp-3']).toBe(0);
+    await power('cp-3', 'on');
+  });
+});
