@@ -57,3 +57,29 @@ export function ownWritesView<T extends KubeObject>(
     },
   };
 }
+
+/**
+ * The status write of a reconciler that decides on what it read: a merge patch made
+ * conditional on that object's resourceVersion (a stale view gets a 409, and the queue
+ * retries with the current object), its answer remembered in the own-writes view.
+ */
+export function conditionalStatusWriter<T extends KubeObject, S>(
+  client: {
+    patchStatus(
+      name: string,
+      patch: any,
+      options: { namespace?: string; type: 'merge' },
+    ): Promise<T>;
+  },
+  view: OwnWritesView<T>,
+): (obj: T, status: S) => Promise<T> {
+  return async (obj, status) => {
+    const written = await client.patchStatus(
+      obj.metadata?.name ?? '',
+      { metadata: { resourceVersion: obj.metadata?.resourceVersion }, status },
+      { namespace: obj.metadata?.namespace, type: 'merge' },
+    );
+    view.remember(written);
+    return written;
+  };
+}

@@ -27,7 +27,7 @@ import { NODE_INDEX, slimPod, type OperatorCaches } from '../caches';
 import { DrainRunner, type DrainRunnerOptions } from '../drain/DrainRunner';
 import type { EventRecorder } from '../events';
 import { eventsFor } from '../kube/eventsFor';
-import { ownWritesView } from '../kube/ownWrites';
+import { conditionalStatusWriter, ownWritesView } from '../kube/ownWrites';
 import { systemClock } from '../lifecycle/table';
 import type { OperatorMetrics } from '../metrics';
 import { WorkQueue } from '../workqueue';
@@ -84,6 +84,10 @@ export function createMaintenanceController(
   );
   // Our own writes, until the watch catches up: the next admission must see them.
   const fresh = ownWritesView<NodeMaintenance>(maintenances);
+  const writeStatus = conditionalStatusWriter<
+    NodeMaintenance,
+    NodeMaintenanceStatus
+  >(maintenanceClient, fresh);
 
   let queue: WorkQueue | undefined;
   const drains = new DrainRunner(
@@ -165,18 +169,7 @@ export function createMaintenanceController(
           status.phase ?? '',
           status,
         );
-        // resourceVersion makes the patch conditional: a stale view gets a 409, and the
-        // queue retries with the current object.
-        const result = await maintenanceClient.patchStatus(
-          nm.metadata.name,
-          {
-            metadata: { resourceVersion: nm.metadata.resourceVersion },
-            status,
-          } as any,
-          { type: 'merge' },
-        );
-        fresh.remember(result);
-        return result;
+        return writeStatus(nm, status);
       },
     },
     events: eventsFor<NodeMaintenance>(

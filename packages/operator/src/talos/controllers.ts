@@ -32,7 +32,7 @@ import {
 } from '@rackside/plugin-servers-node';
 import type { EventRecorder } from '../events';
 import { eventsFor } from '../kube/eventsFor';
-import { ownWritesView } from '../kube/ownWrites';
+import { conditionalStatusWriter, ownWritesView } from '../kube/ownWrites';
 import type { SecretReader } from '../kube/secrets';
 import type { NodeView } from '../maintenance/types';
 import {
@@ -204,18 +204,7 @@ export function createMachineControllers(
     resolve,
     limits: joinLimits,
     now,
-    async writeStatus(tm, status) {
-      const written = await api.talosMachines.patchStatus(
-        tm.metadata.name,
-        {
-          metadata: { resourceVersion: tm.metadata.resourceVersion },
-          status,
-        } as any,
-        { namespace: tm.metadata.namespace, type: 'merge' },
-      );
-      freshMachines.remember(written);
-      return written;
-    },
+    writeStatus: conditionalStatusWriter(api.talosMachines, freshMachines),
     events: { record: record(talosMachineResource) },
     log,
   });
@@ -257,18 +246,7 @@ export function createMachineControllers(
     reconcileTimeoutMs: options.reclaim?.reconcileTimeoutMs ?? 120_000,
     now,
     status: {
-      async write(mr, status) {
-        const written = await api.machineReclaims.patchStatus(
-          mr.metadata.name,
-          {
-            metadata: { resourceVersion: mr.metadata.resourceVersion },
-            status,
-          } as any,
-          { namespace: mr.metadata.namespace, type: 'merge' },
-        );
-        freshReclaims.remember(written);
-        return written;
-      },
+      write: conditionalStatusWriter(api.machineReclaims, freshReclaims),
     },
     events: { record: record(machineReclaimResource) },
     wakeDiscovery(ns, cluster) {
