@@ -33,8 +33,11 @@ export function matchesLabelSelector(
   return selectorMatches(selector, labels);
 }
 
-const byName = (a: PlannedNode, b: PlannedNode) =>
-  a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+/** By name, code point by code point (as kubectl sorts), never by locale. */
+function byName(a: PlannedNode, b: PlannedNode): number {
+  if (a.name === b.name) return 0;
+  return a.name < b.name ? -1 : 1;
+}
 
 /**
  * The plan's nodes in the order they go: workers by name, then control-plane members by

@@ -108,8 +108,10 @@ const clockTimeSchema = z
 /** Whether `Intl` knows this IANA time zone. */
 export function isKnownTimeZone(zone: string): boolean {
   try {
-    new Intl.DateTimeFormat('en-US', { timeZone: zone });
-    return true;
+    return (
+      new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions()
+        .timeZone !== ''
+    );
   } catch {
     return false;
   }
