@@ -123,7 +123,10 @@ export function isPreflightAction(action: string): action is PreflightAction {
   return (PREFLIGHT_ACTIONS as readonly string[]).includes(action);
 }
 
-async function snapshot(cluster: ClusterState): Promise<ClusterSnapshot> {
+/** The cluster's snapshot (shared with PlansService). */
+export async function snapshot(
+  cluster: ClusterState,
+): Promise<ClusterSnapshot> {
   // Derived once per change where the state keeps it (the watch-backed one does).
   if (cluster.snapshot) return cluster.snapshot();
   const [nodes, maintenances, powerProvider, bmcNodes] = await Promise.all([
@@ -142,7 +145,8 @@ const OUTCOMES: Record<string, string> = {
   ConflictError: 'conflict',
 };
 
-function outcomeOf(error: unknown): string {
+/** The audit outcome of an error (shared with PlansService). */
+export function outcomeOf(error: unknown): string {
   if (error instanceof QuorumRefusedError) return 'refused';
   return OUTCOMES[(error as Error)?.name] ?? 'failed';
 }
@@ -168,7 +172,7 @@ export interface CallContext {
 }
 
 /** Who a read is audited as: the user, or the service's subject. */
-function actorOf(credentials: BackstageCredentials): string {
+export function actorOf(credentials: BackstageCredentials): string {
   const principal = credentials.principal as {
     type?: string;
     userEntityRef?: string;
@@ -194,14 +198,15 @@ export class ServersService {
 
   constructor(private readonly options: ServersServiceOptions) {}
 
-  private clusterOr404(name: string): ClusterState {
+  /** The cluster, or 404 (also used by PlansService). */
+  clusterOr404(name: string): ClusterState {
     const cluster = this.options.clusters.get(name);
     if (!cluster) throw new NotFoundError(`no cluster named ${name}`);
     return cluster;
   }
 
   /** What `servers:read` lets the user see; 403 when it is denied outright. */
-  private async readScope(credentials: BackstageCredentials) {
+  async readScope(credentials: BackstageCredentials) {
     const [decision] = await this.options.permissions.authorizeConditional(
       [{ permission: serversReadPermission }],
       { credentials },
@@ -260,7 +265,14 @@ export class ServersService {
       SERVER_ACTIONS.map((action, i) => [action, perAction[i]]),
     );
     return {
-      key: JSON.stringify([read, ...perAction]),
+      // What was decided, not the permission client's per-request ids (with them
+      // every request had a key of its own: no row, listing or walk was ever reused).
+      key: JSON.stringify(
+        [read, ...perAction].map(
+          ({ id: _id, ...decided }: PolicyDecision & { id?: string }) =>
+            decided,
+        ),
+      ),
       scope,
       readable: (node: NodeObject) => scope.readable(cluster, node),
       allowed: (node: NodeObject, action: ServerAction) => {
@@ -332,8 +344,11 @@ export class ServersService {
     );
   }
 
-  /** The impact of an action on a node now, read from the apiserver. */
-  private async currentImpact(
+  /**
+   * The impact of an action on a node now, read from the apiserver (the plan pre-flight
+   * asks it of every node of a plan).
+   */
+  async currentImpact(
     cluster: ClusterState,
     snap: ClusterSnapshot,
     nodeName: string,
@@ -365,7 +380,7 @@ export class ServersService {
    * Runs a read with its auditor event (`server-read`, severity low): who, what, via
    * which door, and how it ended (a denied or unknown target fails the event).
    */
-  private async auditedRead<T>(
+  async auditedRead<T>(
     credentials: BackstageCredentials,
     call: CallContext | undefined,
     target: Record<string, string | undefined>,

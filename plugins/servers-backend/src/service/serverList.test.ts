@@ -3,6 +3,7 @@
  * answered on the server. A walk is consistent across a change: every server readable
  * when the first window was cut appears in exactly one window, once, as it was then.
  */
+import { randomUUID } from 'node:crypto';
 import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
 import {
   AuthorizeResult,
@@ -91,10 +92,12 @@ describe('windowed servers list', () => {
     service = new ServersService({
       clusters: staticClusterRegistry([state]),
       permissions: mockServices.permissions.mock({
+        // As the permission client answers: each decision with a fresh request id.
         authorizeConditional: async requests =>
-          requests.map((_r, i) =>
-            i === 0 ? read : { result: AuthorizeResult.ALLOW },
-          ),
+          requests.map((_r, i) => ({
+            ...(i === 0 ? read : { result: AuthorizeResult.ALLOW }),
+            id: randomUUID(),
+          })),
       }) as any,
       auditor: mockServices.auditor.mock(),
       logger,
