@@ -99,6 +99,7 @@ const workers: NodeView[] = [
   node('worker-6'),
   node('worker-7'),
   node('worker-8', { unschedulable: true }),
+  node('worker-9', { unschedulable: true }),
   node('virt-1', { virtual: true }),
 ];
 const workerMaintenances: NodeMaintenance[] = [
@@ -112,6 +113,13 @@ const workerMaintenances: NodeMaintenance[] = [
   maintenance('w8-returning', 'worker-8', 'drain', 'Returning', {
     returnToService: { ...flag, at: CREATED },
   }),
+  // Two open at once (one made with kubectl a moment ago): the admitted, older one holds
+  // the node on both sides; the newer one will be refused naming it.
+  maintenance('w9-first', 'worker-9', 'drain', 'Drained'),
+  {
+    ...maintenance('w9-second', 'worker-9', 'cordon', undefined),
+    metadata: { name: 'w9-second', creationTimestamp: NOW, generation: 1 },
+  } as NodeMaintenance,
 ];
 const withBmc = [
   'cp-1',
@@ -126,6 +134,7 @@ const withBmc = [
   'worker-5',
   'worker-7',
   'worker-8',
+  'worker-9',
   'virt-1',
 ];
 
