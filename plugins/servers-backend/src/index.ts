@@ -8,6 +8,7 @@ export { serversPlugin as default, SERVERS_SIGNAL_CHANNEL } from './plugin';
 export {
   clusterRegistryServiceRef,
   staticClusterRegistry,
+  staticClusterRegistryFactory,
 } from './service/clusterRegistry';
 export type {
   ClusterRegistry,

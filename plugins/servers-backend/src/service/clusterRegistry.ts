@@ -50,3 +50,18 @@ export const clusterRegistryServiceRef = createServiceRef<ClusterRegistry>({
       },
     }),
 });
+
+/**
+ * The registry service over a fixed list of clusters, for a test backend (as
+ * `packages/backend`'s test of the MCP endpoint runs the servers plugin over an
+ * in-memory cluster).
+ *
+ * @public
+ */
+export function staticClusterRegistryFactory(states: ClusterState[]) {
+  return createServiceFactory({
+    service: clusterRegistryServiceRef,
+    deps: {},
+    factory: () => staticClusterRegistry(states),
+  });
+}
