@@ -4,6 +4,13 @@
 // checked with the admin kubeconfig: nothing but DaemonSet pods is left on the
 // node and the NodeMaintenance is Drained. The maintenance page shows the
 // timeline.
+// Then the drain of the fixture's worker-5 (DESIGN section 16; names in
+// e2e/rack/fixture/plant-a.yaml): the dialog lists the StatefulSet pod on a
+// local PersistentVolume as refused, the skip and wait-completed pods, the
+// drain-order groups, the KubeVirt virtual machines with what happens to each,
+// and the expected duration with its slowest pod; the node-local option asks
+// again (the pod is then evicted last, its StatefulSet and budget listed) and
+// is recorded on the NodeMaintenance the request creates.
 // Its own rack (net 192) and port (7009), so it never meets the other tests.
 //
 //   node --test e2e/tests/servers-drain.e2e.mjs
@@ -11,11 +18,14 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   allowEmptyDirEviction,
+  eventually,
   isDaemonSetPod,
   launchBrowser,
   openServersPage,
   pickDrainableWorker,
   readRow,
+  serverRow,
+  signInIfAsked,
   startPortal,
   waitForRow,
   waitForShopWorkloads,
@@ -167,6 +177,271 @@ test(
       await page
         .screenshot({ path: SCREENSHOT, fullPage: true })
         .catch(() => {});
+      await page.close();
+    }
+  },
+);
+
+/** The fixture's worker with a pod of each class of section 16 (e2e/rack/fixture/plant-a.yaml). */
+const RULES_NODE = 'worker-5';
+const NODE_LOCAL_OPTION = 'Also evict pods with data on this node';
+
+const keyOf = p => `${p.metadata.namespace}/${p.metadata.name}`;
+const drainRule = p =>
+  p.metadata.annotations?.['rackside.dev/drain'] ??
+  p.metadata.labels?.['rackside.dev/drain'];
+const drainOrder = p =>
+  Number(
+    p.metadata.annotations?.['rackside.dev/drain-order'] ??
+      p.metadata.labels?.['rackside.dev/drain-order'] ??
+      0,
+  );
+
+/** The text of each list item of a pre-flight section, in order. */
+const itemsOf = section =>
+  section.getByRole('listitem').evaluateAll(els => els.map(e => e.innerText));
+
+/**
+ * The drain's expected seconds for these pods, computed here from the cluster:
+ * the order groups one after another, each as long as its slowest grace period.
+ */
+function expectedSeconds(pods) {
+  const groups = new Map();
+  for (const p of pods) {
+    const grace = p.spec.terminationGracePeriodSeconds ?? 30;
+    const order = drainOrder(p);
+    groups.set(order, Math.max(groups.get(order) ?? 0, grace));
+  }
+  return [...groups.values()].reduce((a, b) => a + b, 0);
+}
+
+test(
+  'the drain dialog of worker-5 lists what the drain tells apart, and the node-local option is recorded',
+  { timeout: 300_000 },
+  async t => {
+    await waitForShopWorkloads(portal);
+    // The lab pods of worker-5 scheduled and Running, and its four VMIs there.
+    const lab = await eventually(
+      'the lab workloads running on worker-5',
+      () => {
+        const pods = portal
+          .getJson('pods', '-n', 'lab')
+          .items.filter(p => p.status?.phase === 'Running');
+        const names = pods.map(p => p.metadata.name);
+        const has = prefix => names.some(n => n.startsWith(prefix));
+        return [
+          'db-0',
+          'frontend-',
+          'archiver-',
+          'local-agent-',
+          'nightly-report-',
+        ].every(has) && pods.every(p => p.spec.nodeName === RULES_NODE)
+          ? pods
+          : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    const find = prefix =>
+      keyOf(lab.find(p => p.metadata.name.startsWith(prefix)));
+    const db = 'lab/db-0';
+    const archiver = find('archiver-');
+    const frontend = find('frontend-');
+    const agent = find('local-agent-');
+    const report = find('nightly-report-');
+    const vmis = portal
+      .getJson('virtualmachineinstances.kubevirt.io', '-n', 'lab')
+      .items.filter(v => v.status?.nodeName === RULES_NODE)
+      .map(keyOf)
+      .sort();
+    assert.deepEqual(vmis, [
+      'lab/vm-build',
+      'lab/vm-gpu',
+      'lab/vm-scratch',
+      'lab/vm-web',
+    ]);
+
+    const page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    try {
+      // Signed in already by the test before, in this browser context.
+      await page.goto(`${portal.baseUrl}/servers`);
+      const row = serverRow(page, RULES_NODE);
+      await signInIfAsked(page, row);
+      await row.getByRole('button', { name: `Drain ${RULES_NODE}` }).click();
+      const dialog = page.getByRole('dialog');
+      const preflight = dialog.getByTestId('preflight');
+      await preflight.waitFor();
+
+      // The pod on the local PersistentVolume: refused, and why.
+      const local = preflight.getByTestId('preflight-node-local');
+      const localItems = await itemsOf(local);
+      assert.equal(localItems.length, 1, localItems.join(' | '));
+      assert.match(localItems[0], /^lab\/db-0\s*refused unless allowed/);
+      assert.match(
+        localItems[0],
+        /PersistentVolumeClaim data-db-0 is bound to local PersistentVolume lab-db-worker-5/,
+      );
+      assert.match(
+        await preflight.getByTestId('preflight-refused').innerText(),
+        /lab\/db-0/,
+      );
+      assert.equal(
+        await preflight.getByTestId('preflight-statefulsets').count(),
+        0,
+        'no StatefulSet pod is evicted while db-0 is refused',
+      );
+      assert.equal(
+        await dialog.getByTestId('preflight-ack').isDisabled(),
+        true,
+        'a refused pod leaves nothing to acknowledge',
+      );
+
+      // Skip and wait-completed: named, not evicted.
+      const firstLines = async id =>
+        (await itemsOf(preflight.getByTestId(id))).map(
+          i => i.trim().split(/\s+/)[0],
+        );
+      assert.deepEqual(await firstLines('preflight-skipped'), [agent]);
+      assert.deepEqual(await firstLines('preflight-wait-completed'), [report]);
+      const evictText = await preflight
+        .getByTestId('preflight-evict')
+        .innerText();
+      for (const pod of [db, agent, report]) {
+        assert.ok(
+          !evictText.includes(pod),
+          `${pod} is not among the pods to evict`,
+        );
+      }
+
+      // The virtual machines, each with what the drain does to it.
+      const vms = preflight.getByTestId('preflight-virtual-machines');
+      const vmRows = await vms
+        .getByRole('listitem')
+        .evaluateAll(els =>
+          els.map(e => [
+            e.innerText.trim().split(/\s+/)[0],
+            e.getAttribute('data-action'),
+          ]),
+        );
+      assert.deepEqual(vmRows, [
+        ['lab/vm-build', 'shutdown'],
+        ['lab/vm-gpu', 'blocks'],
+        ['lab/vm-scratch', 'shutdown'],
+        ['lab/vm-web', 'migrate'],
+      ]);
+      assert.match(
+        await vms.innerText(),
+        /1 live-migrated, 2 shut down, 1 blocks the drain/,
+      );
+
+      // Every reason is there to read in full: no list text is cut to one line.
+      const clipped = await preflight
+        .locator('li > div')
+        .evaluateAll(els =>
+          els
+            .filter(e => e.scrollWidth > e.clientWidth + 1)
+            .map(e => e.innerText.split('\n')[0]),
+        );
+      assert.deepEqual(clipped, [], 'no pre-flight list item is cut off');
+
+      // The estimate and its slowest pod: the archiver's 1800 s.
+      const estimate = preflight.getByTestId('preflight-estimate');
+      assert.match(
+        await preflight.getByTestId('preflight-slowest').innerText(),
+        new RegExp(`Slowest pod: ${archiver} \\(grace period 30 min\\)`),
+      );
+      assert.ok(Number(await estimate.getAttribute('data-seconds')) >= 1830);
+
+      // Allowed on purpose: a new pre-flight, db-0 evicted last, its StatefulSet and budget.
+      const option = dialog.getByLabel(NODE_LOCAL_OPTION);
+      assert.match(
+        (await option.getAttribute('aria-describedby')) ?? '',
+        /\S/,
+        'the option is described by its warning',
+      );
+      assert.match(
+        await dialog.getByTestId('preflight-options').innerText(),
+        /Data on this node will be unavailable until the node returns/,
+      );
+      const before = await preflight.getAttribute('data-token');
+      await option.check();
+      await eventually(
+        'a new pre-flight with allowNodeLocalData',
+        async () => {
+          if ((await preflight.getAttribute('data-token')) === before) {
+            return false;
+          }
+          // Refused now only for another reason (an emptyDir pod), if at all.
+          const refused = preflight.getByTestId('preflight-refused');
+          return (
+            (await refused.count()) === 0 ||
+            !(await refused.innerText()).includes(db)
+          );
+        },
+        { timeoutMs: 30_000, everyMs: 250 },
+      );
+      // Shop pods may share the node; an emptyDir one needs its own option.
+      const onNode = portal.podsOn(RULES_NODE).filter(p => !isDaemonSetPod(p));
+      if (onNode.some(p => (p.spec.volumes ?? []).some(v => v.emptyDir))) {
+        await allowEmptyDirEviction(dialog);
+      }
+      assert.equal(await preflight.getByTestId('preflight-refused').count(), 0);
+      assert.match(
+        (await itemsOf(local))[0],
+        /^lab\/db-0\s*evicted: unavailable until the node is back/,
+      );
+      assert.match(
+        await preflight.getByTestId('preflight-statefulsets').innerText(),
+        /StatefulSet lab\/db: (no disruption budget covers these pods|budget )/,
+      );
+      const groups = await preflight
+        .getByTestId('preflight-order')
+        .getByRole('listitem')
+        .evaluateAll(els => els.map(e => Number(e.getAttribute('data-order'))));
+      assert.deepEqual(groups, [0, 1, 10], 'the order groups, lowest first');
+      const order = await itemsOf(preflight.getByTestId('preflight-order'));
+      assert.match(order[0], new RegExp(archiver));
+      assert.match(
+        order[1],
+        new RegExp(`^2\\. Order 1: 1 pod[\\s\\S]*${frontend}`),
+      );
+      assert.match(order[2], /^3\. Order 10: 1 pod[\s\S]*lab\/db-0/);
+
+      // The estimate agrees with the pods' own grace periods.
+      const evictable = portal
+        .podsOn(RULES_NODE)
+        .filter(p => !isDaemonSetPod(p) && !drainRule(p));
+      const seconds = Number(await estimate.getAttribute('data-seconds'));
+      assert.equal(seconds, expectedSeconds(evictable));
+      t.diagnostic(
+        `estimate ${seconds} s over ${evictable.map(keyOf).join(', ')}`,
+      );
+      await page
+        .screenshot({
+          path: SCREENSHOT.replace(/(\.png)?$/, '-rules.png'),
+          fullPage: true,
+        })
+        .catch(() => {});
+
+      // Requested with the option: it is recorded on the maintenance.
+      await dialog
+        .getByTestId('action-reason')
+        .fill('e2e: disk swap, TICKET-20');
+      await dialog.getByLabel('I have reviewed this impact').check();
+      await dialog.getByRole('button', { name: 'Drain', exact: true }).click();
+      await dialog.waitFor({ state: 'detached' });
+      const maintenance = await eventually(
+        'the drain NodeMaintenance of worker-5',
+        () =>
+          portal
+            .getJson('nodemaintenances', '-A')
+            .items.find(
+              m => m.spec.nodeName === RULES_NODE && m.spec.intent === 'drain',
+            ),
+      );
+      assert.equal(maintenance.spec.drain?.allowNodeLocalData, true);
+      assert.equal(maintenance.spec.reason, 'e2e: disk swap, TICKET-20');
+    } finally {
       await page.close();
     }
   },

@@ -20,6 +20,17 @@ import {
 } from '@rackside/plugin-servers-common';
 import { chipLabelSx } from './chips';
 
+/**
+ * The pre-flight's list items wrap: the Backstage theme cuts dense list text
+ * to one line with an ellipsis, which would hide the end of a reason (why a
+ * pod is refused, why a virtual machine blocks the drain).
+ */
+const WRAP_SX = {
+  whiteSpace: 'normal',
+  overflow: 'visible',
+  overflowWrap: 'anywhere',
+} as const;
+
 /** What a person reads about one pod: its controller, grace period, state. */
 export function podDetails(pod: DrainPod): string {
   const parts = [
@@ -178,7 +189,11 @@ function PodItem(props: { pod: DrainPod }) {
   const { pod } = props;
   return (
     <ListItem disableGutters sx={{ py: 0 }}>
-      <ListItemText primary={podKey(pod)} secondary={podDetails(pod)} />
+      <ListItemText
+        sx={WRAP_SX}
+        primary={podKey(pod)}
+        secondary={podDetails(pod)}
+      />
     </ListItem>
   );
 }
@@ -305,6 +320,7 @@ export function PreflightView(props: { preflight: PreflightResponse }) {
             data-allowed={allowed}
           >
             <ListItemText
+              sx={WRAP_SX}
               primary={
                 <Box display="flex" alignItems="center" gap={1}>
                   <span>{podKey(pod)}</span>
@@ -339,6 +355,7 @@ export function PreflightView(props: { preflight: PreflightResponse }) {
         {preflight.refused.map(r => (
           <ListItem key={podKey(r.pod)} disableGutters sx={{ py: 0 }}>
             <ListItemText
+              sx={WRAP_SX}
               primary={podKey(r.pod)}
               secondary={r.message}
               primaryTypographyProps={{ color: 'error.main' }}
@@ -360,6 +377,7 @@ export function PreflightView(props: { preflight: PreflightResponse }) {
             data-blocks-now={b.blocksNow}
           >
             <ListItemText
+              sx={WRAP_SX}
               primary={
                 <Box display="flex" alignItems="center" gap={1}>
                   <span>{`${b.namespace}/${b.name}: ${disruptionsText(
@@ -407,6 +425,7 @@ export function PreflightView(props: { preflight: PreflightResponse }) {
         {(preflight.affectedEntities ?? []).map(entity => (
           <ListItem key={entity.entityRef} disableGutters sx={{ py: 0 }}>
             <ListItemText
+              sx={WRAP_SX}
               primary={`${entity.title} (${entity.entityRef})`}
               secondary={`owner ${
                 entity.owner ?? 'none in the catalog'
@@ -430,6 +449,7 @@ export function PreflightView(props: { preflight: PreflightResponse }) {
             data-blocks-now={set.budgets.some(b => b.blocksNow)}
           >
             <ListItemText
+              sx={WRAP_SX}
               primary={`StatefulSet ${set.namespace}/${
                 set.name
               }: ${statefulSetBudgetText(set)}`}
@@ -460,6 +480,7 @@ export function PreflightView(props: { preflight: PreflightResponse }) {
               data-order={group.order}
             >
               <ListItemText
+                sx={WRAP_SX}
                 primary={`${i + 1}. Order ${group.order}: ${
                   group.pods.length
                 } pod${group.pods.length === 1 ? '' : 's'}${
@@ -514,6 +535,7 @@ export function PreflightView(props: { preflight: PreflightResponse }) {
               data-action={vm.action}
             >
               <ListItemText
+                sx={WRAP_SX}
                 primary={
                   <Box display="flex" alignItems="center" gap={1}>
                     <span>{`${vm.namespace}/${vm.name}`}</span>
