@@ -21,6 +21,7 @@ import { clusterRegistryServiceRef } from './service/clusterRegistry';
 import { machinesRegistryServiceRef } from './service/machinesRegistry';
 import { announceMachineChanges } from './service/machinesSignals';
 import { announceServerChanges } from './service/serverSignals';
+import { PlansService } from './service/PlansService';
 import { PreflightTokens } from './service/preflight';
 import { readReasonPolicy } from './service/reasonPolicy';
 import { ServersServiceWithOwners } from './service/preflightOwners';
@@ -173,22 +174,24 @@ export const serversPlugin = createBackendPlugin({
           blockedAfterMs: notificationsConfig.blockedAfterMs,
         });
         lifecycle.addShutdownHook(() => watch.stop());
-        const service = new ServersServiceWithOwners(
-          {
-            clusters: notificationsConfig.enabled
-              ? withPodsAtCreation(clusters, watch.maintenances, logger)
-              : clusters,
-            permissions,
-            auditor,
-            logger,
-            reasonPolicy,
-            preflightTokens,
-            applyConditions,
-          },
-          { workloads, logger },
-        );
+        const serviceOptions = {
+          clusters: notificationsConfig.enabled
+            ? withPodsAtCreation(clusters, watch.maintenances, logger)
+            : clusters,
+          permissions,
+          auditor,
+          logger,
+          reasonPolicy,
+          preflightTokens,
+          applyConditions,
+        };
+        const service = new ServersServiceWithOwners(serviceOptions, {
+          workloads,
+          logger,
+        });
         registerServersActions(actionsRegistry, service);
-        httpRouter.use(await createRouter({ service, httpAuth }));
+        const plans = new PlansService(service, serviceOptions);
+        httpRouter.use(await createRouter({ service, plans, httpAuth }));
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
       },
     });

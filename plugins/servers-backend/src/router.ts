@@ -7,6 +7,10 @@ import { InputError } from '@backstage/errors';
 import type { ActionResponse } from '@rackside/plugin-servers-common';
 import express from 'express';
 import Router from 'express-promise-router';
+import {
+  parsePlanPreflightQuery,
+  type PlansService,
+} from './service/PlansService';
 import { PreflightConflictError } from './service/preflight';
 import { parseServerListQuery } from './service/serverList';
 import type { ServersService } from './service/ServersService';
@@ -16,7 +20,23 @@ export { QuorumRefusedError } from './service/ServersService';
 /** Options of {@link createRouter}. */
 export interface RouterOptions {
   service: ServersService;
+  /** The maintenance plan routes (DESIGN section 15); absent: not served. */
+  plans?: PlansService;
   httpAuth: HttpAuthService;
+}
+
+/** A 409 whose new pre-flight travels with it, so the dialog can show it at once. */
+function sendPreflightConflict(
+  req: express.Request,
+  res: express.Response,
+  error: PreflightConflictError<unknown>,
+) {
+  res.status(409).json({
+    error: { name: error.name, message: error.message },
+    request: { method: req.method, url: req.originalUrl },
+    response: { statusCode: 409 },
+    preflight: error.preflight,
+  });
 }
 
 /** `true` / `false` / absent in a query string; anything else is a 400. */
@@ -33,7 +53,7 @@ function queryFlag(value: unknown, name: string): boolean {
 export async function createRouter(
   options: RouterOptions,
 ): Promise<express.Router> {
-  const { service, httpAuth } = options;
+  const { service, plans, httpAuth } = options;
   const router = Router();
   router.use(express.json());
 
@@ -152,13 +172,7 @@ export async function createRouter(
         res.status(result.status).json(answer);
       } catch (error) {
         if (error instanceof PreflightConflictError) {
-          // The new pre-flight travels with the 409 so the dialog can show it at once.
-          res.status(409).json({
-            error: { name: error.name, message: error.message },
-            request: { method: req.method, url: req.originalUrl },
-            response: { statusCode: 409 },
-            preflight: error.preflight,
-          });
+          sendPreflightConflict(req, res, error);
           return;
         }
         throw error;
@@ -166,5 +180,79 @@ export async function createRouter(
     },
   );
 
+  if (plans) addPlanRoutes(router, plans, httpAuth);
+
   return router;
+}
+
+/** The maintenance plan routes (DESIGN section 7). */
+function addPlanRoutes(
+  router: express.Router,
+  plans: PlansService,
+  httpAuth: HttpAuthService,
+) {
+  router.get('/clusters/:cluster/plans', async (req, res) => {
+    const credentials = await httpAuth.credentials(req);
+    res.json(
+      await plans.listPlans(credentials, req.params.cluster, { request: req }),
+    );
+  });
+
+  // Before `/plans/:name`: `preflight` is not a plan.
+  router.get('/clusters/:cluster/plans/preflight', async (req, res) => {
+    const credentials = await httpAuth.credentials(req, { allow: ['user'] });
+    res.json(
+      await plans.planPreflight(
+        credentials,
+        req.params.cluster,
+        parsePlanPreflightQuery(
+          req.query as Record<string, unknown>,
+          queryFlag,
+        ),
+        { request: req },
+      ),
+    );
+  });
+
+  router.get('/clusters/:cluster/plans/:name', async (req, res) => {
+    const credentials = await httpAuth.credentials(req);
+    res.json(
+      await plans.getPlan(credentials, req.params.cluster, req.params.name, {
+        request: req,
+      }),
+    );
+  });
+
+  router.post('/clusters/:cluster/plans', async (req, res) => {
+    const credentials = await httpAuth.credentials(req, { allow: ['user'] });
+    try {
+      const created = await plans.createPlan(
+        credentials,
+        req.params.cluster,
+        req.body,
+        req,
+      );
+      res.status(201).json(created);
+    } catch (error) {
+      if (error instanceof PreflightConflictError) {
+        sendPreflightConflict(req, res, error);
+        return;
+      }
+      throw error;
+    }
+  });
+
+  router.post('/clusters/:cluster/plans/:name/:control', async (req, res) => {
+    const credentials = await httpAuth.credentials(req, { allow: ['user'] });
+    res.json(
+      await plans.controlPlan(
+        credentials,
+        req.params.cluster,
+        req.params.name,
+        req.params.control,
+        req.body,
+        req,
+      ),
+    );
+  });
 }

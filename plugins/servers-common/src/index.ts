@@ -20,3 +20,4 @@ export * from './planWindow';
 export * from './planNodes';
 export * from './serverListRules';
 export * from './api';
+export * from './plansApi';

@@ -1,6 +1,7 @@
 import { ConflictError } from '@backstage/errors';
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import {
+  maintenancePlanResource,
   nodeMaintenanceResource,
   powerProviderResource,
   serverBmcResource,
@@ -29,6 +30,8 @@ import type {
   KeyedSnapshot,
   MaintenanceObject,
   NewMaintenance,
+  NewPlan,
+  PlanObject,
   RequestFlagName,
 } from './types';
 import { waitForFirstSync } from './cacheSync';
@@ -57,6 +60,11 @@ function maintenanceDigest(m: MaintenanceObject): string {
   ]);
 }
 
+/** What a page shows of a plan: a status write that changes none of it is no change. */
+function planDigest(p: PlanObject): string {
+  return JSON.stringify([p.spec, p.status ?? null]);
+}
+
 /**
  * A cluster backed by the shared Node watch and watch caches of NodeMaintenances, the
  * PowerProvider `default` and the ServerBMCs; writes go through {@link ResourceClient}.
@@ -75,6 +83,8 @@ export class KubeClusterState implements ClusterState {
   private readonly powerCache: WatchCache<PowerProvider>;
   private readonly bmcCache: WatchCache<RawKubeObject>;
   private readonly maintenanceClient: ResourceClient<any>;
+  private readonly planCache: WatchCache<PlanObject>;
+  private readonly planClient: ResourceClient<any>;
   private readonly core: CoreClient;
 
   private ownChanges = 0;
@@ -140,6 +150,16 @@ export class KubeClusterState implements ClusterState {
       nodeMaintenanceResource,
       { fieldManager: 'rackside-backstage' },
     );
+    this.planCache = createWatchCache<PlanObject>({
+      kubeConfig,
+      transport,
+      path: resourcePath(maintenancePlanResource),
+      name: `${cluster.name} maintenanceplans`,
+      logger: log,
+    });
+    this.planClient = new ResourceClient(kubeConfig, maintenancePlanResource, {
+      fieldManager: 'rackside-backstage',
+    });
     this.core = new CoreClient(kubeConfig, {
       fieldManager: 'rackside-backstage',
     });
@@ -172,6 +192,12 @@ export class KubeClusterState implements ClusterState {
       }),
       this.bmcCache.on('add', changed),
       this.bmcCache.on('delete', changed),
+      // A plan's spec or status (its page and the Servers page's list of plans).
+      this.planCache.on('add', changed),
+      this.planCache.on('delete', changed),
+      this.planCache.on('update', (p, old) => {
+        if (planDigest(p) !== planDigest(old)) changed();
+      }),
     );
   }
 
@@ -310,6 +336,33 @@ export class KubeClusterState implements ClusterState {
     }
   }
 
+  async plans(): Promise<PlanObject[]> {
+    await this.synced(this.planCache, 'maintenance plans');
+    return this.planCache.list();
+  }
+
+  async createPlan(obj: NewPlan): Promise<PlanObject> {
+    return this.planClient.create(obj);
+  }
+
+  async updatePlanSpec(
+    name: string,
+    change: (current: PlanObject) => PlanObject['spec'],
+  ): Promise<PlanObject> {
+    // As setRequestFlag: update on the resourceVersion, a lost race retried.
+    for (let attempt = 0; ; attempt++) {
+      const current: PlanObject = await this.planClient.get(name);
+      try {
+        return await this.planClient.update({
+          ...current,
+          spec: change(current),
+        });
+      } catch (error) {
+        if (attempt >= 2 || !ConflictError.is(error)) throw error;
+      }
+    }
+  }
+
   /** Calls `listener` (once per burst) when something a page shows changed. */
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
@@ -328,6 +381,7 @@ export class KubeClusterState implements ClusterState {
       this.maintenanceCache.stop(),
       this.powerCache.stop(),
       this.bmcCache.stop(),
+      this.planCache.stop(),
     ]);
   }
 }

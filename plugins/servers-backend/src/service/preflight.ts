@@ -116,6 +116,14 @@ export function computePreflight(input: PreflightInput): PreflightImpact {
  * elsewhere does not invalidate an acknowledgement.
  */
 function digestOf(impact: PreflightImpact): string {
+  return crypto
+    .createHash('sha256')
+    .update(impactDigest(impact))
+    .digest('base64url');
+}
+
+/** The canonical text of what a user acknowledges of one impact (see digestOf). */
+export function impactDigest(impact: PreflightImpact): string {
   const canonical = JSON.stringify({
     cluster: impact.cluster,
     node: impact.node,
@@ -146,7 +154,7 @@ function digestOf(impact: PreflightImpact): string {
     ],
     ceremony: impact.ceremony.level,
   });
-  return crypto.createHash('sha256').update(canonical).digest('base64url');
+  return canonical;
 }
 
 interface TokenPayload {
@@ -188,8 +196,10 @@ export function usedTokenMessage(maintenance: string): string {
 }
 
 /** A 409 that carries the current pre-flight: the impact changed, aged, or blocks the action. */
-export class PreflightConflictError extends ConflictError {
-  constructor(message: string, readonly preflight: PreflightResponse) {
+export class PreflightConflictError<
+  P = PreflightResponse,
+> extends ConflictError {
+  constructor(message: string, readonly preflight: P) {
     super(message);
   }
 }
@@ -218,16 +228,32 @@ export class PreflightTokens {
       .digest('base64url');
   }
 
-  /** The pre-flight with its token for `user`. */
-  sign(impact: PreflightImpact, user: string): PreflightResponse {
+  /** A token binding `digest`, taken at `takenAt`, for `user`. */
+  private tokenOf(digest: string, takenAt: string, user: string): string {
     const payload: TokenPayload = {
       v: 1,
       u: user,
-      d: digestOf(impact),
-      t: Date.parse(impact.takenAt),
+      d: digest,
+      t: Date.parse(takenAt),
     };
     const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
-    return { ...impact, token: `${body}.${this.mac(body)}` };
+    return `${body}.${this.mac(body)}`;
+  }
+
+  /** The pre-flight with its token for `user`. */
+  sign(impact: PreflightImpact, user: string): PreflightResponse {
+    return {
+      ...impact,
+      token: this.tokenOf(digestOf(impact), impact.takenAt, user),
+    };
+  }
+
+  /**
+   * A token for any digest of what a user was shown (the plan pre-flight binds every
+   * node's impact with {@link impactDigest} and the plan's own fields).
+   */
+  signDigest(digest: string, takenAt: string, user: string): string {
+    return this.tokenOf(digest, takenAt, user);
   }
 
   /**
@@ -241,6 +267,22 @@ export class PreflightTokens {
     current: PreflightImpact,
     user: string,
     now: Date,
+  ): { takenAt: string } {
+    return this.verifyDigest(token, digestOf(current), user, now, () =>
+      this.sign(current, user),
+    );
+  }
+
+  /**
+   * {@link verify} for any digest: 400 for a token that is not ours or not this user's,
+   * 409 (with `fresh()`, the current pre-flight) when it is too old or `digest` differs.
+   */
+  verifyDigest<P>(
+    token: string,
+    digest: string,
+    user: string,
+    now: Date,
+    fresh: () => P,
   ): { takenAt: string } {
     const [body, mac] = token.split('.');
     const expected = body ? this.mac(body) : '';
@@ -265,19 +307,18 @@ export class PreflightTokens {
         'the pre-flight token was issued to another user: open the pre-flight yourself',
       );
     }
-    const fresh = this.sign(current, user);
     if (now.getTime() - payload.t > PREFLIGHT_MAX_AGE_MS) {
-      throw new PreflightConflictError(
+      throw new PreflightConflictError<P>(
         `the acknowledged pre-flight is older than ${
           PREFLIGHT_MAX_AGE_MS / 60000
         } minutes: review the current impact and acknowledge it again`,
-        fresh,
+        fresh(),
       );
     }
-    if (payload.d !== digestOf(current)) {
-      throw new PreflightConflictError(
+    if (payload.d !== digest) {
+      throw new PreflightConflictError<P>(
         'the impact changed since the pre-flight was acknowledged: review the new pre-flight and acknowledge it again',
-        fresh,
+        fresh(),
       );
     }
     return { takenAt: new Date(payload.t).toISOString() };

@@ -1,5 +1,8 @@
 import type {
   DrainContext,
+  MaintenancePlanInput,
+  MaintenancePlanSpec,
+  MaintenancePlanStatus,
   NodeMaintenanceDrainOptions,
   NodeMaintenancePreflight,
   NodeMaintenanceSpec,
@@ -58,6 +61,29 @@ export interface NewMaintenance {
   };
 }
 
+/** A MaintenancePlan as the backend reads it (status may be absent or partial). */
+export interface PlanObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: {
+    name: string;
+    uid?: string;
+    resourceVersion?: string;
+    creationTimestamp?: string;
+    annotations?: Record<string, string>;
+  };
+  spec: MaintenancePlanSpec;
+  status?: Partial<MaintenancePlanStatus>;
+}
+
+/** What the backend writes to create a MaintenancePlan. */
+export interface NewPlan {
+  apiVersion: string;
+  kind: 'MaintenancePlan';
+  metadata: { name: string; annotations?: Record<string, string> };
+  spec: MaintenancePlanInput['spec'];
+}
+
 /** A request flag the backend sets on a maintenance. */
 export type RequestFlagName = 'returnToService' | 'abandon' | 'powerOn';
 
@@ -101,6 +127,22 @@ export interface ClusterState {
     flag: RequestFlagName,
     value: RequestFlag,
   ): Promise<MaintenanceObject>;
+  /**
+   * All MaintenancePlans (waits for the first sync). The plan methods are optional so a
+   * state without plans (an older fake) still serves everything else; the plan routes
+   * then list none and refuse writes.
+   */
+  plans?(): Promise<PlanObject[]>;
+  /** Creates a MaintenancePlan; errors are `@backstage/errors` errors. */
+  createPlan?(obj: NewPlan): Promise<PlanObject>;
+  /**
+   * Replaces a plan's spec with `change(current)` (read-modify-write on the
+   * resourceVersion, retried on a lost race); `change` throws to refuse.
+   */
+  updatePlanSpec?(
+    name: string,
+    change: (current: PlanObject) => PlanObject['spec'],
+  ): Promise<PlanObject>;
   /**
    * Calls `listener` when something a page shows changed (never for a heartbeat);
    * returns unsubscribe.

@@ -12,6 +12,8 @@ import type {
   ClusterState,
   MaintenanceObject,
   NewMaintenance,
+  NewPlan,
+  PlanObject,
   RequestFlagName,
 } from '../service/types';
 
@@ -70,8 +72,51 @@ export class FakeCluster implements ClusterState {
     readonly title: string = name,
   ) {}
 
+  /** Plans created and plan spec updates, in order. */
+  readonly createdPlans: NewPlan[] = [];
+  readonly planUpdates: Array<{ name: string; spec: PlanObject['spec'] }> = [];
+  planList: PlanObject[] = [];
+
   get writes(): number {
-    return this.created.length + this.flags.length;
+    return (
+      this.created.length +
+      this.flags.length +
+      this.createdPlans.length +
+      this.planUpdates.length
+    );
+  }
+
+  async plans() {
+    return this.planList;
+  }
+  async createPlan(obj: NewPlan): Promise<PlanObject> {
+    if (this.planList.some(p => p.metadata.name === obj.metadata.name)) {
+      throw new ConflictError(`${obj.metadata.name} already exists`);
+    }
+    this.createdPlans.push(obj);
+    const stored: PlanObject = {
+      ...obj,
+      metadata: {
+        ...obj.metadata,
+        creationTimestamp: new Date().toISOString(),
+      },
+      spec: obj.spec as PlanObject['spec'],
+    };
+    this.planList.push(stored);
+    this.listeners.forEach(l => l());
+    return stored;
+  }
+  async updatePlanSpec(
+    name: string,
+    change: (current: PlanObject) => PlanObject['spec'],
+  ): Promise<PlanObject> {
+    const p = this.planList.find(x => x.metadata.name === name);
+    if (!p) throw new NotFoundError(name);
+    const spec = change(p);
+    this.planUpdates.push({ name, spec });
+    p.spec = spec;
+    this.listeners.forEach(l => l());
+    return p;
   }
 
   async nodes() {

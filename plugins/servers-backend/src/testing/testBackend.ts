@@ -40,6 +40,8 @@ export interface ServersTestBackendOptions {
   decisions?: Record<string, AuthorizeResult.ALLOW | AuthorizeResult.DENY>;
   /** The answer of every `authorizeConditional` (the read rule); allowed if unset. */
   read?: PolicyDecision;
+  /** Answers of `authorizeConditional` for other permissions, by name (before `decisions`). */
+  conditional?: Record<string, PolicyDecision>;
   /** The `servers` config block. */
   config?: object;
   /** Use Backstage's own auditor (it logs through the root logger) instead of the recording mock. */
@@ -103,7 +105,7 @@ export async function startServersTestBackend(
       requests.map(r =>
         r.permission.name === 'servers:read'
           ? options.read ?? { result: AuthorizeResult.ALLOW }
-          : {
+          : options.conditional?.[r.permission.name] ?? {
               result:
                 options.decisions?.[r.permission.name] ?? AuthorizeResult.ALLOW,
             },

@@ -1,0 +1,539 @@
+import { createServiceFactory } from '@backstage/backend-plugin-api';
+import { mockCredentials } from '@backstage/backend-test-utils';
+import {
+  AuthorizeResult,
+  type PolicyDecision,
+} from '@backstage/plugin-permission-common';
+import { serverConditions } from '@rackside/plugin-servers-node';
+import request from 'supertest';
+import {
+  clusterRegistryServiceRef,
+  staticClusterRegistry,
+} from './service/clusterRegistry';
+import { planNameFor } from './service/PlansService';
+import {
+  FakeCluster,
+  fakeBudget,
+  fakeNode,
+  fakePod,
+} from './testing/fakeCluster';
+import {
+  startServersTestBackend,
+  type ServersTestBackendOptions,
+} from './testing/testBackend';
+
+const BASE = '/api/servers/clusters/plant-a/plans';
+const REASON = 'kernel update of plant A tonight';
+
+function rack(): FakeCluster {
+  const cluster = new FakeCluster('plant-a', [
+    fakeNode('cp-1', { controlPlane: true }),
+    fakeNode('cp-2', { controlPlane: true }),
+    fakeNode('cp-3', { controlPlane: true }),
+    fakeNode('worker-1', { labels: { zone: 'a' } }),
+    fakeNode('worker-2', { labels: { zone: 'a' } }),
+    fakeNode('worker-3', { labels: { zone: 'b' } }),
+  ]);
+  cluster.pods.set('worker-1', [fakePod('web-1', 'worker-1', { app: 'web' })]);
+  cluster.pods.set('worker-2', [fakePod('web-2', 'worker-2', { app: 'web' })]);
+  cluster.budgets = [fakeBudget('web', 'web', 1)];
+  return cluster;
+}
+
+async function start(
+  cluster: FakeCluster,
+  options: Omit<ServersTestBackendOptions, 'features'> = {},
+) {
+  return startServersTestBackend({
+    ...options,
+    features: [
+      createServiceFactory({
+        service: clusterRegistryServiceRef,
+        deps: {},
+        factory: () => staticClusterRegistry([cluster]),
+      }),
+    ],
+  });
+}
+
+/** Only servers labelled zone=a (a conditional decision). */
+const zoneA = {
+  result: AuthorizeResult.CONDITIONAL,
+  pluginId: 'servers',
+  resourceType: 'server',
+  conditions: serverConditions.hasLabel({ label: 'zone', value: 'a' }),
+} as PolicyDecision;
+
+async function preflight(server: any, query: string) {
+  const res = await request(server).get(`${BASE}/preflight?${query}`);
+  return res;
+}
+
+describe('plan pre-flight', () => {
+  it('answers per node, per step, budgets, quorum per step, estimate and a token', async () => {
+    const { server, events } = await start(rack());
+    const res = await preflight(
+      server,
+      'intent=reboot&nodes=cp-1,worker-2,worker-1,worker-3&maxParallel=2',
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.nodes.map((n: any) => [n.node, n.step])).toEqual([
+      ['worker-1', 0],
+      ['worker-2', 0],
+      ['worker-3', 1],
+      ['cp-1', 2],
+    ]);
+    expect(res.body.steps).toEqual([
+      expect.objectContaining({ index: 0, nodes: ['worker-1', 'worker-2'] }),
+      expect.objectContaining({ index: 1, nodes: ['worker-3'] }),
+      expect.objectContaining({
+        index: 2,
+        nodes: ['cp-1'],
+        controlPlane: true,
+        quorum: expect.objectContaining({
+          verdict: 'hazard',
+          members: 3,
+          quorum: 2,
+          margin: 1,
+        }),
+      }),
+    ]);
+    expect(res.body.nodes[0].evict).toEqual([
+      expect.objectContaining({ name: 'web-1' }),
+    ]);
+    expect(res.body.budgets).toEqual([
+      expect.objectContaining({ name: 'web', namespace: 'shop' }),
+    ]);
+    expect(res.body.estimate.seconds).toBe(
+      res.body.steps.reduce((s: number, x: any) => s + x.estimateSeconds, 0),
+    );
+    expect(res.body.estimate.seconds).toBeGreaterThan(0);
+    expect(res.body).toMatchObject({
+      intent: 'reboot',
+      maxParallel: 2,
+      typedCount: 4,
+      canProceed: true,
+      token: expect.any(String),
+    });
+    expect(events.at(-1)).toMatchObject({
+      options: { eventId: 'server-read', severityLevel: 'low' },
+      outcome: 'success',
+    });
+  });
+
+  it('403 naming the nodes the per-node decision refuses; 403 without servers:plan', async () => {
+    const { server } = await start(rack(), {
+      conditional: { 'servers:reboot': zoneA },
+    });
+    const refused = await preflight(
+      server,
+      'intent=reboot&nodes=worker-1,worker-2,worker-3,cp-1',
+    );
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.message).toContain('worker-3, cp-1');
+    expect(refused.body.error.message).not.toContain('worker-1');
+    const allowed = await preflight(
+      server,
+      'intent=reboot&nodes=worker-1,worker-2',
+    );
+    expect(allowed.status).toBe(200);
+
+    const noPlan = await start(rack(), {
+      decisions: { 'servers:plan': AuthorizeResult.DENY },
+    });
+    const denied = await preflight(
+      noPlan.server,
+      'intent=drain&nodes=worker-1',
+    );
+    expect(denied.status).toBe(403);
+    expect(denied.body.error.message).toContain('servers:plan');
+  });
+
+  it('400 for an unknown intent, no nodes, or a server that is not there', async () => {
+    const { server } = await start(rack());
+    expect(
+      (await preflight(server, 'intent=shutdown&nodes=worker-1')).status,
+    ).toBe(400);
+    expect((await preflight(server, 'intent=drain')).status).toBe(400);
+    const missing = await preflight(server, 'intent=drain&nodes=worker-1,nope');
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.message).toContain('nope');
+  });
+});
+
+describe('POST plans', () => {
+  async function tokenFor(server: any, query: string) {
+    const res = await preflight(server, query);
+    expect(res.status).toBe(200);
+    return res.body.token as string;
+  }
+
+  it('creates the plan (201) with the nodes in order, its requester and reason; high-severity event', async () => {
+    const cluster = rack();
+    const { server, events } = await start(cluster);
+    const token = await tokenFor(
+      server,
+      'intent=reboot&nodes=worker-2,worker-1&maxParallel=2',
+    );
+    const res = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'reboot',
+        nodes: ['worker-2', 'worker-1'],
+        maxParallel: 2,
+        reason: REASON,
+        preflightToken: token,
+        typedCount: 2,
+      });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({ name: planNameFor('reboot', token) });
+    expect(cluster.createdPlans).toHaveLength(1);
+    expect(cluster.createdPlans[0]).toMatchObject({
+      kind: 'MaintenancePlan',
+      metadata: { name: res.body.name },
+      spec: {
+        intent: 'reboot',
+        nodes: ['worker-1', 'worker-2'],
+        maxParallel: 2,
+        reason: REASON,
+        requestedBy: 'user:default/mock',
+      },
+    });
+    expect(events.at(-1)).toMatchObject({
+      options: {
+        eventId: 'server-plan',
+        severityLevel: 'high',
+        meta: { action: 'create', intent: 'reboot', reason: REASON },
+      },
+      outcome: 'success',
+      meta: { plan: res.body.name },
+    });
+    // The token is single-use: the same body again is a 409, nothing more written.
+    const again = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'reboot',
+        nodes: ['worker-1', 'worker-2'],
+        maxParallel: 2,
+        reason: REASON,
+        preflightToken: token,
+        typedCount: 2,
+      });
+    expect(again.status).toBe(409);
+    expect(again.body.preflight.token).toEqual(expect.any(String));
+    expect(cluster.createdPlans).toHaveLength(1);
+  });
+
+  it('a selector is resolved into the nodes the permission and the pre-flight cover', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster);
+    const token = await tokenFor(
+      server,
+      'intent=drain&nodes=worker-1,worker-2',
+    );
+    const res = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'drain',
+        selector: { matchLabels: { zone: 'a' } },
+        reason: REASON,
+        preflightToken: token,
+      });
+    expect(res.status).toBe(201);
+    expect(cluster.createdPlans[0].spec.nodes).toEqual([
+      'worker-1',
+      'worker-2',
+    ]);
+  });
+
+  it('403 names the refused nodes, one conditional decision applied per node; nothing written', async () => {
+    const cluster = rack();
+    const { server, events } = await start(cluster, {
+      conditional: { 'servers:drain': zoneA },
+    });
+    const res = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'drain',
+        nodes: ['worker-1', 'worker-3', 'cp-2'],
+        reason: REASON,
+        preflightToken: 'x.y',
+      });
+    expect(res.status).toBe(403);
+    expect(res.body.error.message).toBe(
+      'you are not allowed to drain worker-3, cp-2 (servers:drain)',
+    );
+    expect(cluster.writes).toBe(0);
+    expect(events.at(-1)).toMatchObject({
+      outcome: 'fail',
+      meta: { outcome: 'denied' },
+    });
+  });
+
+  it('400 with what is wrong, nothing written', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster);
+    const token = await tokenFor(
+      server,
+      'intent=reboot&nodes=worker-1,worker-2',
+    );
+    const good = {
+      intent: 'reboot',
+      nodes: ['worker-1', 'worker-2'],
+      reason: REASON,
+      preflightToken: token,
+      typedCount: 2,
+    };
+    const cases: Array<[object, string]> = [
+      [{ ...good, reason: 'short' }, 'reason must be at least'],
+      [{ ...good, typedCount: 3 }, 'type the number of servers to reboot (2)'],
+      [
+        { ...good, preflightToken: undefined },
+        'acknowledge the plan pre-flight',
+      ],
+      [
+        { ...good, preflightToken: 'forged.token' },
+        'pre-flight token is not valid',
+      ],
+      [{ ...good, maxParallel: 0 }, 'maxParallel'],
+      [
+        {
+          ...good,
+          window: {
+            notBefore: '2026-12-03T00:00:00Z',
+            notAfter: '2026-12-02T00:00:00Z',
+          },
+        },
+        'notBefore must be before notAfter',
+      ],
+      [
+        { ...good, selector: { matchLabels: { zone: 'a' } } },
+        'exactly one of nodes and selector',
+      ],
+      [{ ...good, intent: 'shutdown' }, 'intent'],
+      [{ ...good, nodes: ['worker-1', 'ghost'] }, 'no server named ghost'],
+    ];
+    for (const [body, message] of cases) {
+      const res = await request(server).post(BASE).send(body);
+      expect({ body, status: res.status }).toEqual({ body, status: 400 });
+      expect(res.body.error.message).toContain(message);
+    }
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('409 with the new pre-flight when the impact changed or the plan differs from the one shown; nothing written', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster);
+    const token = await tokenFor(
+      server,
+      'intent=drain&nodes=worker-1,worker-2',
+    );
+    // Another maxParallel than the one the pre-flight showed.
+    const other = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'drain',
+        nodes: ['worker-1', 'worker-2'],
+        maxParallel: 2,
+        reason: REASON,
+        preflightToken: token,
+      });
+    expect(other.status).toBe(409);
+    // A new pod lands on worker-2.
+    cluster.pods.set('worker-2', [
+      fakePod('web-2', 'worker-2', { app: 'web' }),
+      fakePod('api-1', 'worker-2', { app: 'api' }),
+    ]);
+    const changed = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'drain',
+        nodes: ['worker-1', 'worker-2'],
+        reason: REASON,
+        preflightToken: token,
+      });
+    expect(changed.status).toBe(409);
+    expect(changed.body.error.message).toContain('impact changed');
+    expect(
+      changed.body.preflight.nodes[1].evict.map((p: any) => p.name),
+    ).toEqual(['api-1', 'web-2']);
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('409 with the numbers when a control-plane step would drop below quorum; nothing written', async () => {
+    const cluster = rack();
+    cluster.nodeList[1] = fakeNode('cp-2', {
+      controlPlane: true,
+      ready: false,
+    });
+    const { server } = await start(cluster);
+    const pre = await preflight(server, 'intent=reboot&nodes=cp-1');
+    expect(pre.status).toBe(200);
+    expect(pre.body.canProceed).toBe(false);
+    expect(pre.body.steps[0].quorum).toMatchObject({
+      verdict: 'refuse',
+      members: 3,
+      quorum: 2,
+    });
+    const res = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'reboot',
+        nodes: ['cp-1'],
+        reason: REASON,
+        preflightToken: pre.body.token,
+        typedCount: 1,
+      });
+    expect(res.status).toBe(409);
+    expect(res.body.error.message).toMatch(/cp-1: .*quorum/);
+    expect(res.body.preflight.blockers).toHaveLength(1);
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('a token issued to another user is a 400', async () => {
+    const cluster = rack();
+    // Two replicas sharing the secret: the token is theirs, but not this user's.
+    const config = { preflight: { secret: 'shared by the replicas' } };
+    const { server } = await start(cluster, { config });
+    const token = await tokenFor(server, 'intent=drain&nodes=worker-1');
+    const other = await start(cluster, {
+      config,
+      credentials: mockCredentials.user('user:default/someone-else'),
+    });
+    const res = await request(other.server)
+      .post(BASE)
+      .send({
+        intent: 'drain',
+        nodes: ['worker-1'],
+        reason: REASON,
+        preflightToken: token,
+      });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain('another user');
+    expect(cluster.writes).toBe(0);
+  });
+});
+
+describe('plans list, get, pause, resume, cancel', () => {
+  function withPlan(): FakeCluster {
+    const cluster = rack();
+    cluster.planList.push({
+      apiVersion: 'rackside.dev/v1alpha1',
+      kind: 'MaintenancePlan',
+      metadata: {
+        name: 'reboot-plan-1',
+        creationTimestamp: '2026-12-01T00:00:00Z',
+      },
+      spec: {
+        intent: 'reboot',
+        nodes: ['worker-1', 'worker-3'],
+        maxParallel: 1,
+        failurePolicy: { tolerate: 0 },
+        onCancel: 'finish',
+        reason: REASON,
+        requestedBy: 'user:default/mock',
+      } as any,
+      status: {
+        phase: 'Waiting',
+        nodes: [
+          {
+            name: 'worker-1',
+            controlPlane: false,
+            phase: 'Done',
+            maintenance: 'reboot-plan-1-worker-1',
+          },
+          { name: 'worker-3', controlPlane: false, phase: 'Pending' },
+        ],
+        waiting: {
+          on: 'gate',
+          gate: 'podDisruptionBudgetsHealthy',
+          message: 'budget shop/web has 0 of 1 healthy',
+          since: '2026-12-01T00:10:00Z',
+        },
+      },
+    });
+    return cluster;
+  }
+
+  it('lists and gets plans with per-node progress and what is waited on', async () => {
+    const { server } = await start(withPlan());
+    const list = await request(server).get(BASE);
+    expect(list.status).toBe(200);
+    expect(list.body.items).toHaveLength(1);
+    const one = await request(server).get(`${BASE}/reboot-plan-1`);
+    expect(one.status).toBe(200);
+    expect(one.body).toMatchObject({
+      name: 'reboot-plan-1',
+      phase: 'Waiting',
+      paused: false,
+      counts: { total: 2, done: 1, pending: 1 },
+      waiting: { gate: 'podDisruptionBudgetsHealthy' },
+      nodes: [
+        {
+          name: 'worker-1',
+          phase: 'Done',
+          maintenance: 'reboot-plan-1-worker-1',
+        },
+        { name: 'worker-3', phase: 'Pending' },
+      ],
+    });
+    expect((await request(server).get(`${BASE}/nope`)).status).toBe(404);
+  });
+
+  it('hides a plan with a node the user may not read', async () => {
+    const { server } = await start(withPlan(), { read: zoneA });
+    expect((await request(server).get(BASE)).body.items).toEqual([]);
+    expect((await request(server).get(`${BASE}/reboot-plan-1`)).status).toBe(
+      404,
+    );
+  });
+
+  it('pause, then resume (later at), then cancel; 409 where it does not apply', async () => {
+    const cluster = withPlan();
+    const { server, events } = await start(cluster);
+    const post = (control: string, reason = REASON) =>
+      request(server).post(`${BASE}/reboot-plan-1/${control}`).send({ reason });
+    expect((await post('resume')).status).toBe(409);
+    expect((await post('pause')).status).toBe(200);
+    expect(cluster.planList[0].spec.pause).toMatchObject({
+      by: 'user:default/mock',
+      reason: REASON,
+    });
+    expect((await post('pause')).status).toBe(409);
+    expect((await post('resume')).status).toBe(200);
+    const { pause, resume } = cluster.planList[0].spec;
+    expect(Date.parse(resume!.at)).toBeGreaterThan(Date.parse(pause!.at));
+    expect((await post('cancel', 'short')).status).toBe(400);
+    expect((await post('cancel')).status).toBe(200);
+    expect(cluster.planList[0].spec.cancel?.by).toBe('user:default/mock');
+    expect((await post('cancel')).status).toBe(409);
+    expect((await post('stop')).status).toBe(404);
+    expect(cluster.planUpdates).toHaveLength(3);
+    expect(
+      events
+        .filter(e => e.options.eventId === 'server-plan')
+        .map(e => [e.options.meta.action, e.options.severityLevel, e.outcome]),
+    ).toEqual([
+      ['resume', 'high', 'fail'],
+      ['pause', 'high', 'success'],
+      ['pause', 'high', 'fail'],
+      ['resume', 'high', 'success'],
+      ['cancel', 'high', 'fail'],
+      ['cancel', 'high', 'success'],
+      ['cancel', 'high', 'fail'],
+      ['stop', 'high', 'fail'],
+    ]);
+  });
+
+  it('403 without servers:plan, nothing written', async () => {
+    const cluster = withPlan();
+    const { server } = await start(cluster, {
+      decisions: { 'servers:plan': AuthorizeResult.DENY },
+    });
+    const res = await request(server)
+      .post(`${BASE}/reboot-plan-1/pause`)
+      .send({ reason: REASON });
+    expect(res.status).toBe(403);
+    expect(cluster.writes).toBe(0);
+  });
+});

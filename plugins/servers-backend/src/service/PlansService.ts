@@ -1,0 +1,899 @@
+/*
+ * The maintenance plan routes (DESIGN sections 7 and 15), once: the plans of a cluster
+ * with per-node progress, the plan pre-flight (every node's single pre-flight, the steps,
+ * the budgets, quorum per step, the estimate) with a token bound to all of it, the
+ * request of a plan with its checks in order (servers:plan, body, reason policy, nodes,
+ * the intent's permission on every node, the spec, ceremony, token, blockers), and
+ * pause / resume / cancel. Every request is an auditor event at the plans' severity.
+ * It reuses the servers service's read scope, audited reads, per-node impact and tokens.
+ */
+import type {
+  AuditorServiceCreateEventOptions,
+  AuditorServiceEvent,
+  BackstageCredentials,
+  BackstageUserPrincipal,
+} from '@backstage/backend-plugin-api';
+import {
+  ConflictError,
+  InputError,
+  NotAllowedError,
+  NotFoundError,
+} from '@backstage/errors';
+import {
+  AuthorizeResult,
+  type PolicyDecision,
+} from '@backstage/plugin-permission-common';
+import {
+  isPlanPaused,
+  isTerminalPlanPhase,
+  maintenancePlanSpecSchema,
+  PLAN_CONTROLS,
+  PLAN_INTENTS,
+  RACKSIDE_API_VERSION,
+  resolvePlanNodes,
+  serverActionPermissions,
+  serversPlanPermission,
+  type DrainBudget,
+  type PlanControl,
+  type PlanCounts,
+  type PlanIntent,
+  type PlanListResponse,
+  type PlanNodeImpact,
+  type PlanPreflightResponse,
+  type PlanPreflightStep,
+  type PlanResponse,
+  type PlanStepResponse,
+} from '@rackside/plugin-servers-common';
+import type { Request } from 'express';
+import crypto from 'node:crypto';
+import { z } from 'zod/v3';
+import { PLAN_SEVERITY } from './auditSeverity';
+import {
+  impactDigest,
+  PreflightConflictError,
+  type PreflightOptions,
+} from './preflight';
+import { checkReason } from './reasonPolicy';
+import {
+  outcomeOf,
+  snapshot,
+  type CallContext,
+  type ServersService,
+  type ServersServiceOptions,
+} from './ServersService';
+import type { ClusterState, PlanObject } from './types';
+import { serverResourceOf, type ClusterSnapshot } from './view';
+
+/** The most nodes one plan takes (as the CRD's spec.nodes). */
+const MAX_PLAN_NODES = 500;
+
+const drainOptionsBody = z
+  .object({
+    deleteEmptyDirData: z.boolean().optional(),
+    force: z.boolean().optional(),
+    allowNodeLocalData: z.boolean().optional(),
+  })
+  .strict();
+
+/** `POST /clusters/:cluster/plans` (a product contract; the spec is checked by the CRD's schema). */
+const planBodySchema = z
+  .object({
+    intent: z.enum(PLAN_INTENTS, {
+      errorMap: () => ({
+        message: `must be one of ${PLAN_INTENTS.join(', ')}`,
+      }),
+    }),
+    nodes: z
+      .array(z.string().min(1).max(253))
+      .min(1)
+      .max(MAX_PLAN_NODES)
+      .optional(),
+    selector: z.unknown().optional(),
+    maxParallel: z.unknown().optional(),
+    gates: z.unknown().optional(),
+    window: z.unknown().optional(),
+    failurePolicy: z.unknown().optional(),
+    drain: drainOptionsBody.optional(),
+    reason: z.string({ required_error: 'reason is required' }),
+    preflightToken: z.string().max(4096).optional(),
+    typedCount: z.number().int().optional(),
+  })
+  .strict();
+
+/** `POST .../plans/:name/{pause,resume,cancel}`. */
+const controlBodySchema = z.object({
+  reason: z.string({ required_error: 'reason is required' }),
+});
+
+function parse<S extends z.ZodTypeAny>(schema: S, body: unknown): z.infer<S> {
+  const parsed = schema.safeParse(body ?? {});
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue.path.join('.') || 'body';
+    throw new InputError(`invalid request body: ${field}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+/** The plan pre-flight without its token. */
+export type PlanPreflightImpact = Omit<PlanPreflightResponse, 'token'>;
+
+/** What the token of a plan pre-flight binds: every node's impact and the plan's shape. */
+function planDigest(impact: PlanPreflightImpact): string {
+  return crypto
+    .createHash('sha256')
+    .update(
+      JSON.stringify({
+        cluster: impact.cluster,
+        intent: impact.intent,
+        maxParallel: impact.maxParallel,
+        nodes: impact.nodes.map(n => [n.step, impactDigest(n)]),
+      }),
+    )
+    .digest('base64url');
+}
+
+/**
+ * The name of the plan a request with this token creates: the same for every request
+ * carrying it, so the apiserver's unique names make the token single-use (as a single
+ * pre-flight's maintenance name does).
+ */
+export function planNameFor(intent: PlanIntent, token: string): string {
+  const digest = crypto
+    .createHash('sha256')
+    .update(token)
+    .digest('hex')
+    .slice(0, 16);
+  return `${intent}-plan-${digest}`;
+}
+
+/** The nodes of a plan as the page shows them: status once resolved, else the spec's. */
+function stepsOf(plan: PlanObject): PlanStepResponse[] {
+  if (plan.status?.nodes?.length) {
+    return plan.status.nodes.map(n => ({
+      name: n.name,
+      controlPlane: n.controlPlane ?? false,
+      phase: n.phase,
+      ...(n.maintenance ? { maintenance: n.maintenance } : {}),
+      ...(n.startedAt ? { startedAt: n.startedAt } : {}),
+      ...(n.endedAt ? { endedAt: n.endedAt } : {}),
+      ...(n.message ? { message: n.message } : {}),
+    }));
+  }
+  return (plan.spec.nodes ?? []).map(name => ({
+    name,
+    controlPlane: false,
+    phase: 'Pending',
+  }));
+}
+
+function countsOf(steps: PlanStepResponse[]): PlanCounts {
+  const count = (phase: string) => steps.filter(s => s.phase === phase).length;
+  return {
+    total: steps.length,
+    pending: count('Pending'),
+    running: count('Running'),
+    done: count('Done'),
+    failed: count('Failed'),
+    refused: count('Refused'),
+    skipped: count('Skipped'),
+  };
+}
+
+/** A plan as the routes answer it. */
+export function planView(cluster: string, plan: PlanObject): PlanResponse {
+  const steps = stepsOf(plan);
+  const { spec, status } = plan;
+  return {
+    cluster,
+    name: plan.metadata.name,
+    intent: spec.intent,
+    phase: status?.phase ?? 'Pending',
+    ...(status?.message ? { message: status.message } : {}),
+    maxParallel: spec.maxParallel ?? 1,
+    reason: spec.reason,
+    ...(spec.requestedBy ? { requestedBy: spec.requestedBy } : {}),
+    ...(plan.metadata.creationTimestamp
+      ? { createdAt: plan.metadata.creationTimestamp }
+      : {}),
+    nodes: steps,
+    counts: status?.counts ?? countsOf(steps),
+    ...(status?.waiting ? { waiting: status.waiting } : {}),
+    ...(spec.gates ? { gates: spec.gates } : {}),
+    ...(spec.window ? { window: spec.window } : {}),
+    failurePolicy: { tolerate: spec.failurePolicy?.tolerate ?? 0 },
+    onCancel: spec.onCancel ?? 'finish',
+    paused: isPlanPaused(spec),
+    ...(spec.pause ? { pause: spec.pause } : {}),
+    ...(spec.resume ? { resume: spec.resume } : {}),
+    ...(spec.cancel ? { cancel: spec.cancel } : {}),
+    ...(status?.startedAt ? { startedAt: status.startedAt } : {}),
+    ...(status?.completedAt ? { completedAt: status.completedAt } : {}),
+    ...(status?.estimate ? { estimate: status.estimate } : {}),
+  };
+}
+
+const newestFirst = (a: PlanObject, b: PlanObject) =>
+  (b.metadata.creationTimestamp ?? '').localeCompare(
+    a.metadata.creationTimestamp ?? '',
+  ) || a.metadata.name.localeCompare(b.metadata.name);
+
+/** The steps a plan goes in: workers maxParallel at a time, then each control-plane member alone. */
+function stepsFor(
+  nodes: Array<{ name: string; controlPlane: boolean }>,
+  maxParallel: number,
+): string[][] {
+  const steps: string[][] = [];
+  const workers = nodes.filter(n => !n.controlPlane).map(n => n.name);
+  for (let i = 0; i < workers.length; i += maxParallel) {
+    steps.push(workers.slice(i, i + maxParallel));
+  }
+  for (const n of nodes.filter(x => x.controlPlane)) steps.push([n.name]);
+  return steps;
+}
+
+/** A plan pre-flight request, parsed. */
+export interface PlanPreflightQuery {
+  intent: string;
+  nodes: string[];
+  maxParallel?: number;
+  options: PreflightOptions;
+}
+
+export class PlansService {
+  constructor(
+    private readonly servers: ServersService,
+    private readonly options: ServersServiceOptions,
+  ) {}
+
+  private async requirePlan(credentials: BackstageCredentials) {
+    const [decision] = await this.options.permissions.authorize(
+      [{ permission: serversPlanPermission }],
+      { credentials },
+    );
+    if (decision.result !== AuthorizeResult.ALLOW) {
+      throw new NotAllowedError(
+        `you are not allowed to plan maintenance (${serversPlanPermission.name})`,
+      );
+    }
+  }
+
+  /**
+   * The intent's permission on every node: one conditional decision, applied to each
+   * node; 403 naming the nodes it refuses.
+   */
+  private async requireIntentOnEvery(
+    credentials: BackstageCredentials,
+    cluster: string,
+    snap: ClusterSnapshot,
+    intent: PlanIntent,
+    names: string[],
+  ) {
+    const permission = serverActionPermissions[intent];
+    const [decision] = await this.options.permissions.authorizeConditional(
+      [{ permission }],
+      { credentials },
+    );
+    const allowed = (name: string) => {
+      if (decision.result === AuthorizeResult.ALLOW) return true;
+      if (decision.result === AuthorizeResult.DENY) return false;
+      const node = snap.nodes.find(n => n.metadata?.name === name);
+      return (
+        node !== undefined &&
+        this.options.applyConditions(
+          decision as PolicyDecision,
+          serverResourceOf(cluster, node),
+        )
+      );
+    };
+    const refused = names.filter(name => !allowed(name));
+    if (refused.length) {
+      throw new NotAllowedError(
+        `you are not allowed to ${intent} ${refused.join(', ')} (${
+          permission.name
+        })`,
+      );
+    }
+  }
+
+  /** The cluster's plans this user may read: those whose every existing node is readable. */
+  private async readablePlans(
+    credentials: BackstageCredentials,
+    cluster: ClusterState,
+  ) {
+    const scope = await this.servers.readScope(credentials);
+    const [snap, plans] = await Promise.all([
+      snapshot(cluster),
+      cluster.plans?.() ?? Promise.resolve([]),
+    ]);
+    const byName = new Map(snap.nodes.map(n => [n.metadata?.name ?? '', n]));
+    const readable = (plan: PlanObject) =>
+      stepsOf(plan).every(step => {
+        const node = byName.get(step.name);
+        return !node || scope.filter(serverResourceOf(cluster.name, node));
+      });
+    return { scope, snap, plans: plans.filter(readable) };
+  }
+
+  async listPlans(
+    credentials: BackstageCredentials,
+    clusterName: string,
+    call?: CallContext,
+  ): Promise<PlanListResponse> {
+    return this.servers.auditedRead(
+      credentials,
+      call,
+      { read: 'plans', cluster: clusterName },
+      async () => {
+        const cluster = this.servers.clusterOr404(clusterName);
+        const { plans } = await this.readablePlans(credentials, cluster);
+        return {
+          items: [...plans]
+            .sort(newestFirst)
+            .map(p => planView(cluster.name, p)),
+        };
+      },
+    );
+  }
+
+  async getPlan(
+    credentials: BackstageCredentials,
+    clusterName: string,
+    name: string,
+    call?: CallContext,
+  ): Promise<PlanResponse> {
+    return this.servers.auditedRead(
+      credentials,
+      call,
+      { read: 'plan', cluster: clusterName, plan: name },
+      async () => {
+        const cluster = this.servers.clusterOr404(clusterName);
+        const { plans } = await this.readablePlans(credentials, cluster);
+        const plan = plans.find(p => p.metadata.name === name);
+        if (!plan) {
+          throw new NotFoundError(
+            `no maintenance plan named ${name} in cluster ${cluster.name}`,
+          );
+        }
+        return planView(cluster.name, plan);
+      },
+    );
+  }
+
+  /**
+   * The nodes of a plan in the order they go, each one the user may read and that
+   * exists (400 naming the others: hidden and absent read the same).
+   */
+  private planNodes(
+    cluster: string,
+    snap: ClusterSnapshot,
+    filter: (s: ReturnType<typeof serverResourceOf>) => boolean,
+    names: string[],
+  ) {
+    const visible = snap.nodes.filter(n =>
+      filter(serverResourceOf(cluster, n)),
+    );
+    const planned = resolvePlanNodes(
+      { nodes: [...new Set(names)] },
+      visible.map(n => ({
+        name: n.metadata?.name ?? '',
+        labels: n.metadata?.labels,
+      })),
+    );
+    const missing = planned.filter(n => n.missing).map(n => n.name);
+    if (missing.length) {
+      throw new InputError(
+        `no server named ${missing.join(', ')} in cluster ${cluster}`,
+      );
+    }
+    return planned;
+  }
+
+  /** The plan pre-flight now (every node's impact from the apiserver), without a token. */
+  private async computePlanPreflight(
+    cluster: ClusterState,
+    snap: ClusterSnapshot,
+    scope: Awaited<ReturnType<ServersService['readScope']>>,
+    intent: PlanIntent,
+    planned: Array<{ name: string; controlPlane: boolean }>,
+    maxParallel: number,
+    options: PreflightOptions,
+  ): Promise<PlanPreflightImpact> {
+    const steps = stepsFor(planned, maxParallel);
+    const stepOf = new Map<string, number>();
+    steps.forEach((names, i) => names.forEach(n => stepOf.set(n, i)));
+    const impacts = await Promise.all(
+      planned.map(async (n): Promise<PlanNodeImpact> => {
+        const impact = await this.servers.currentImpact(
+          cluster,
+          snap,
+          n.name,
+          intent,
+          options,
+        );
+        // The quorum numbers only for users who read every member (as the single one).
+        const { token: _token, ...shown } = scope.preflightOf(snap, {
+          ...impact,
+          token: '',
+        });
+        return {
+          ...shown,
+          controlPlane: n.controlPlane,
+          step: stepOf.get(n.name)!,
+        };
+      }),
+    );
+    const byNode = new Map(impacts.map(i => [i.node, i]));
+    const budgets = new Map<string, DrainBudget>();
+    for (const impact of impacts) {
+      for (const b of impact.budgets) {
+        const key = `${b.namespace}/${b.name}`;
+        const seen = budgets.get(key);
+        // The budget once, blocking if it blocks any node's drain.
+        budgets.set(
+          key,
+          seen ? { ...seen, blocksNow: seen.blocksNow || b.blocksNow } : b,
+        );
+      }
+    }
+    const planSteps: PlanPreflightStep[] = steps.map((names, index) => {
+      const own = names.map(n => byNode.get(n)!);
+      const worst =
+        own.find(i => i.quorum.verdict === 'refuse') ??
+        own.find(i => i.quorum.verdict === 'hazard') ??
+        own[0];
+      return {
+        index,
+        nodes: names,
+        controlPlane: own.some(i => i.controlPlane),
+        estimateSeconds: Math.max(0, ...own.map(i => i.estimate?.seconds ?? 0)),
+        quorum: worst.quorum,
+      };
+    });
+    const blockers = impacts.flatMap(i =>
+      i.blockers.map(b => `${i.node}: ${b}`),
+    );
+    return {
+      cluster: cluster.name,
+      intent,
+      takenAt: new Date().toISOString(),
+      maxParallel,
+      nodes: impacts,
+      steps: planSteps,
+      budgets: [...budgets.values()],
+      estimate: {
+        seconds: planSteps.reduce((sum, s) => sum + s.estimateSeconds, 0),
+      },
+      typedCount: intent === 'reboot' ? planned.length : null,
+      canProceed: blockers.length === 0,
+      blockers,
+    };
+  }
+
+  private sign(
+    impact: PlanPreflightImpact,
+    user: string,
+  ): PlanPreflightResponse {
+    return {
+      ...impact,
+      token: this.options.preflightTokens.signDigest(
+        planDigest(impact),
+        impact.takenAt,
+        user,
+      ),
+    };
+  }
+
+  /** `GET /clusters/:cluster/plans/preflight`: what the plan would do now, with its token. */
+  async planPreflight(
+    credentials: BackstageCredentials<BackstageUserPrincipal>,
+    clusterName: string,
+    query: PlanPreflightQuery,
+    call?: CallContext,
+  ): Promise<PlanPreflightResponse> {
+    return this.servers.auditedRead(
+      credentials,
+      call,
+      {
+        read: 'plan-preflight',
+        cluster: clusterName,
+        intent: query.intent,
+        nodes: query.nodes.join(','),
+      },
+      async () => {
+        const cluster = this.servers.clusterOr404(clusterName);
+        await this.requirePlan(credentials);
+        const intent = this.intentOf(query.intent);
+        const maxParallel = this.maxParallelOf(query.maxParallel);
+        if (query.nodes.length === 0) {
+          throw new InputError('nodes must name at least one server');
+        }
+        if (query.nodes.length > MAX_PLAN_NODES) {
+          throw new InputError(
+            `a plan takes at most ${MAX_PLAN_NODES} servers`,
+          );
+        }
+        const scope = await this.servers.readScope(credentials);
+        const snap = await snapshot(cluster);
+        const planned = this.planNodes(
+          cluster.name,
+          snap,
+          scope.filter,
+          query.nodes,
+        );
+        await this.requireIntentOnEvery(
+          credentials,
+          cluster.name,
+          snap,
+          intent,
+          planned.map(n => n.name),
+        );
+        const impact = await this.computePlanPreflight(
+          cluster,
+          snap,
+          scope,
+          intent,
+          planned,
+          maxParallel,
+          query.options,
+        );
+        return this.sign(impact, credentials.principal.userEntityRef);
+      },
+    );
+  }
+
+  private intentOf(intent: string): PlanIntent {
+    if (!(PLAN_INTENTS as readonly string[]).includes(intent)) {
+      throw new InputError(
+        `intent must be one of ${PLAN_INTENTS.join(', ')}, got "${intent}"`,
+      );
+    }
+    return intent as PlanIntent;
+  }
+
+  private maxParallelOf(value: unknown): number {
+    if (value === undefined) return 1;
+    if (
+      typeof value !== 'number' ||
+      !Number.isInteger(value) ||
+      value < 1 ||
+      value > 100
+    ) {
+      throw new InputError('maxParallel must be a whole number from 1 to 100');
+    }
+    return value;
+  }
+
+  /**
+   * `POST /clusters/:cluster/plans`: every check, then the MaintenancePlan, with an
+   * auditor event either way. Answers the plan's name; throws the `@backstage/errors`
+   * error of the first check that fails (nothing written).
+   */
+  async createPlan(
+    credentials: BackstageCredentials<BackstageUserPrincipal>,
+    clusterName: string,
+    rawBody: unknown,
+    httpRequest?: Request,
+  ): Promise<{ name: string }> {
+    const actor = credentials.principal.userEntityRef;
+    const raw = (rawBody ?? {}) as Record<string, unknown>;
+    const meta = {
+      actor,
+      action: 'create',
+      intent: typeof raw.intent === 'string' ? raw.intent : '',
+      reason: typeof raw.reason === 'string' ? raw.reason : '',
+      cluster: clusterName,
+      nodes: Array.isArray(raw.nodes) ? raw.nodes.join(',') : null,
+      via: 'http',
+    };
+    return this.audited(meta, httpRequest, async () => {
+      const cluster = this.servers.clusterOr404(clusterName);
+      await this.requirePlan(credentials);
+      const body = parse(planBodySchema, rawBody);
+      const reasonProblem = checkReason(this.options.reasonPolicy, body.reason);
+      if (reasonProblem) throw new InputError(reasonProblem);
+      if ((body.nodes === undefined) === (body.selector === undefined)) {
+        throw new InputError(
+          'invalid request body: give exactly one of nodes and selector',
+        );
+      }
+      const scope = await this.servers.readScope(credentials);
+      const snap = await snapshot(cluster);
+      let names = body.nodes;
+      if (!names) {
+        // A selector is resolved here, once, among the servers the user may read: the
+        // permission, the pre-flight and the plan cover exactly the same nodes.
+        const selected = resolvePlanNodes(
+          { selector: body.selector as any },
+          snap.nodes
+            .filter(n => scope.filter(serverResourceOf(cluster.name, n)))
+            .map(n => ({
+              name: n.metadata?.name ?? '',
+              labels: n.metadata?.labels,
+            })),
+        );
+        if (selected.length === 0) {
+          throw new InputError('the selector matches no server you may read');
+        }
+        names = selected.map(n => n.name);
+      }
+      const planned = this.planNodes(cluster.name, snap, scope.filter, names);
+      await this.requireIntentOnEvery(
+        credentials,
+        cluster.name,
+        snap,
+        body.intent,
+        planned.map(n => n.name),
+      );
+      const drain = {
+        deleteEmptyDirData: body.drain?.deleteEmptyDirData === true,
+        force: body.drain?.force === true,
+        allowNodeLocalData: body.drain?.allowNodeLocalData === true,
+      };
+      const spec = {
+        intent: body.intent,
+        nodes: planned.map(n => n.name),
+        ...(body.maxParallel !== undefined
+          ? { maxParallel: body.maxParallel }
+          : {}),
+        ...(body.gates !== undefined ? { gates: body.gates } : {}),
+        ...(body.window !== undefined ? { window: body.window } : {}),
+        ...(body.failurePolicy !== undefined
+          ? { failurePolicy: body.failurePolicy }
+          : {}),
+        drain,
+        reason: body.reason.trim(),
+        requestedBy: actor,
+      };
+      const checked = maintenancePlanSpecSchema.safeParse(spec);
+      if (!checked.success) {
+        const issue = checked.error.issues[0];
+        throw new InputError(
+          `invalid request body: ${issue.path.join('.') || 'body'}: ${
+            issue.message
+          }`,
+        );
+      }
+      const maxParallel = checked.data.maxParallel;
+
+      // Ceremony: reason (above), the acknowledged pre-flight, and for reboots the count.
+      const problems: string[] = [];
+      if (!body.preflightToken) {
+        problems.push('acknowledge the plan pre-flight (preflightToken).');
+      }
+      if (body.intent === 'reboot' && body.typedCount !== planned.length) {
+        problems.push(
+          `type the number of servers to reboot (${planned.length}) as typedCount.`,
+        );
+      }
+      if (problems.length) {
+        throw new InputError(`ceremony not met: ${problems.join(' ')}`);
+      }
+      const token = body.preflightToken!;
+
+      const current = await this.computePlanPreflight(
+        cluster,
+        snap,
+        scope,
+        body.intent,
+        planned,
+        maxParallel,
+        drain,
+      );
+      // 400 for a token that is not ours, 409 with the new pre-flight if any of it changed.
+      const { takenAt } = this.options.preflightTokens.verifyDigest(
+        token,
+        planDigest(current),
+        actor,
+        new Date(),
+        () => this.sign(current, actor),
+      );
+      if (!current.canProceed) {
+        throw new PreflightConflictError(
+          current.blockers.join(' '),
+          this.sign(current, actor),
+        );
+      }
+      const name = planNameFor(body.intent, token);
+      const used = () =>
+        new PreflightConflictError(
+          `this pre-flight token was used already (plan ${name}): a pre-flight acknowledges one request; review the current pre-flight and acknowledge it again`,
+          this.sign(current, actor),
+        );
+      if (
+        ((await cluster.plans?.()) ?? []).some(p => p.metadata.name === name)
+      ) {
+        throw used();
+      }
+      try {
+        if (!cluster.createPlan) {
+          throw new NotFoundError(
+            `cluster ${cluster.name} does not serve maintenance plans`,
+          );
+        }
+        await cluster.createPlan({
+          apiVersion: RACKSIDE_API_VERSION,
+          kind: 'MaintenancePlan',
+          metadata: {
+            name,
+            annotations: { 'rackside.dev/preflight-taken-at': takenAt },
+          },
+          spec: checked.data,
+        });
+      } catch (error) {
+        if (ConflictError.is(error)) throw used();
+        throw error;
+      }
+      return { result: { name }, plan: name };
+    });
+  }
+
+  /** `POST /clusters/:cluster/plans/:name/{pause,resume,cancel}`. */
+  async controlPlan(
+    credentials: BackstageCredentials<BackstageUserPrincipal>,
+    clusterName: string,
+    name: string,
+    control: string,
+    rawBody: unknown,
+    httpRequest?: Request,
+  ): Promise<{ name: string }> {
+    const actor = credentials.principal.userEntityRef;
+    const raw = (rawBody ?? {}) as Record<string, unknown>;
+    const meta = {
+      actor,
+      action: control,
+      reason: typeof raw.reason === 'string' ? raw.reason : '',
+      cluster: clusterName,
+      plan: name,
+      via: 'http',
+    };
+    return this.audited(meta, httpRequest, async () => {
+      if (!(PLAN_CONTROLS as readonly string[]).includes(control)) {
+        throw new NotFoundError(
+          `unknown plan control ${control}; controls are ${PLAN_CONTROLS.join(
+            ', ',
+          )}`,
+        );
+      }
+      const cluster = this.servers.clusterOr404(clusterName);
+      await this.requirePlan(credentials);
+      const body = parse(controlBodySchema, rawBody);
+      const reasonProblem = checkReason(this.options.reasonPolicy, body.reason);
+      if (reasonProblem) throw new InputError(reasonProblem);
+      const { plans } = await this.readablePlans(credentials, cluster);
+      if (!plans.some(p => p.metadata.name === name)) {
+        throw new NotFoundError(
+          `no maintenance plan named ${name} in cluster ${cluster.name}`,
+        );
+      }
+      const at = new Date();
+      await cluster.updatePlanSpec!(name, current =>
+        controlled(current, control as PlanControl, {
+          by: actor,
+          reason: body.reason.trim(),
+          at,
+        }),
+      );
+      return { result: { name }, plan: name };
+    });
+  }
+
+  /** Runs a plan request with its auditor event (`server-plan`, severity high). */
+  private async audited<T>(
+    meta: NonNullable<AuditorServiceCreateEventOptions['meta']>,
+    httpRequest: Request | undefined,
+    run: () => Promise<{ result: T; plan: string }>,
+  ): Promise<T> {
+    let event: AuditorServiceEvent | undefined;
+    try {
+      event = await this.options.auditor.createEvent({
+        eventId: 'server-plan',
+        severityLevel: PLAN_SEVERITY,
+        request: httpRequest,
+        meta,
+      });
+      const { result, plan } = await run();
+      await event.success({ meta: { ...meta, plan, outcome: 'ok' } });
+      return result;
+    } catch (error) {
+      await event?.fail({
+        meta: { ...meta, outcome: outcomeOf(error) },
+        error: error as Error,
+      });
+      throw error;
+    }
+  }
+}
+
+/** The spec after a pause, resume or cancel; 409 where it does not apply. */
+export function controlled(
+  plan: PlanObject,
+  control: PlanControl,
+  flag: { by: string; reason: string; at: Date },
+): PlanObject['spec'] {
+  const { spec, status } = plan;
+  const phase = status?.phase;
+  if (isTerminalPlanPhase(phase)) {
+    throw new ConflictError(
+      `plan ${plan.metadata.name} is ${phase}: there is nothing to ${control}`,
+    );
+  }
+  if (spec.cancel) {
+    throw new ConflictError(
+      `plan ${plan.metadata.name} was cancelled by ${spec.cancel.by}`,
+    );
+  }
+  const paused = isPlanPaused(spec);
+  const stamp = (after?: string) => {
+    // Later than the toggle it replaces (the CRD orders pauses and resumes by at).
+    const floor = after ? Date.parse(after) + 1 : 0;
+    return new Date(Math.max(flag.at.getTime(), floor)).toISOString();
+  };
+  switch (control) {
+    case 'pause':
+      if (paused) {
+        throw new ConflictError(
+          `plan ${plan.metadata.name} is paused already (by ${spec.pause!.by})`,
+        );
+      }
+      return {
+        ...spec,
+        pause: {
+          by: flag.by,
+          reason: flag.reason,
+          at: stamp(
+            [spec.pause?.at, spec.resume?.at].filter(Boolean).sort().pop(),
+          ),
+        },
+      };
+    case 'resume':
+      if (!paused) {
+        throw new ConflictError(`plan ${plan.metadata.name} is not paused`);
+      }
+      return {
+        ...spec,
+        resume: { by: flag.by, reason: flag.reason, at: stamp(spec.pause!.at) },
+      };
+    case 'cancel':
+    default:
+      return {
+        ...spec,
+        cancel: {
+          by: flag.by,
+          reason: flag.reason,
+          at: flag.at.toISOString(),
+        },
+      };
+  }
+}
+
+/** Parses the plan pre-flight query (`intent`, `nodes` comma-separated, `maxParallel`, drain flags). */
+export function parsePlanPreflightQuery(
+  query: Record<string, unknown>,
+  flag: (value: unknown, name: string) => boolean,
+): PlanPreflightQuery {
+  const nodes =
+    typeof query.nodes === 'string'
+      ? query.nodes
+          .split(',')
+          .map(n => n.trim())
+          .filter(Boolean)
+      : [];
+  let maxParallel: number | undefined;
+  if (query.maxParallel !== undefined) {
+    maxParallel = Number(query.maxParallel);
+    if (!/^\d+$/.test(String(query.maxParallel))) {
+      throw new InputError('maxParallel must be a whole number from 1 to 100');
+    }
+  }
+  return {
+    intent: String(query.intent ?? ''),
+    nodes,
+    maxParallel,
+    options: {
+      deleteEmptyDirData: flag(query.deleteEmptyDirData, 'deleteEmptyDirData'),
+      force: flag(query.force, 'force'),
+      allowNodeLocalData: flag(query.allowNodeLocalData, 'allowNodeLocalData'),
+    },
+  };
+}

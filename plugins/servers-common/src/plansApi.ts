@@ -1,0 +1,154 @@
+/*
+ * The maintenance plan routes' answers (DESIGN sections 7 and 15): the plans of a cluster
+ * with their per-node progress, and the plan pre-flight (per node, per step, the
+ * estimate) with the token that binds it.
+ */
+import type { PreflightResponse, PreflightQuorumEffect } from './api';
+import type {
+  LabelSelector,
+  PlanCounts,
+  PlanGates,
+  PlanIntent,
+  PlanPhase,
+  PlanStepPhase,
+  PlanWindow,
+} from './resources/maintenancePlan';
+import type { DrainBudget } from './drain';
+
+/** One node of a plan, as the plan page shows it. */
+export interface PlanStepResponse {
+  name: string;
+  controlPlane: boolean;
+  phase: PlanStepPhase;
+  /** The NodeMaintenance of the step, once it started. */
+  maintenance?: string;
+  startedAt?: string;
+  endedAt?: string;
+  message?: string;
+}
+
+/** Who paused, resumed or cancelled a plan, why and when. */
+export interface PlanFlagResponse {
+  by: string;
+  reason: string;
+  at?: string;
+}
+
+/** `GET /clusters/:cluster/plans/:name`: one MaintenancePlan. */
+export interface PlanResponse {
+  cluster: string;
+  name: string;
+  intent: PlanIntent;
+  /** Pending until the operator has resolved the plan. */
+  phase: PlanPhase;
+  message?: string;
+  maxParallel: number;
+  reason: string;
+  requestedBy?: string;
+  createdAt?: string;
+  /** The nodes in the order they go; from spec.nodes until the operator resolved them. */
+  nodes: PlanStepResponse[];
+  counts: PlanCounts;
+  waiting?: {
+    on: string;
+    gate?: string;
+    message: string;
+    since: string;
+    until?: string;
+  };
+  gates?: PlanGates;
+  window?: PlanWindow;
+  failurePolicy: { tolerate: number };
+  onCancel: 'finish' | 'abandon';
+  paused: boolean;
+  pause?: PlanFlagResponse;
+  resume?: PlanFlagResponse;
+  cancel?: PlanFlagResponse;
+  startedAt?: string;
+  completedAt?: string;
+  estimate?: {
+    stepSeconds: number;
+    remainingSeconds: number;
+    completesAt?: string;
+  };
+}
+
+/** `GET /clusters/:cluster/plans`: newest first. */
+export interface PlanListResponse {
+  items: PlanResponse[];
+}
+
+/** The pre-flight of one node of a plan: the single pre-flight, without a token. */
+export type PlanNodeImpact = Omit<PreflightResponse, 'token'> & {
+  controlPlane: boolean;
+  /** The step (0-based) the node goes in. */
+  step: number;
+};
+
+/** One step of a plan as the pre-flight foresees it. */
+export interface PlanPreflightStep {
+  /** 0-based. */
+  index: number;
+  nodes: string[];
+  controlPlane: boolean;
+  /** The slowest node's drain estimate, in seconds. */
+  estimateSeconds: number;
+  /** The guard's verdict for the step (a worker step never touches quorum). */
+  quorum: PreflightQuorumEffect;
+}
+
+/**
+ * `GET /clusters/:cluster/plans/preflight?intent=&nodes=`: what the plan would do now.
+ * `token` binds all of it (every node's impact, the steps, maxParallel); a create
+ * carrying it is refused with 409 and the new pre-flight if any of it changed.
+ */
+export interface PlanPreflightResponse {
+  cluster: string;
+  intent: PlanIntent;
+  takenAt: string;
+  maxParallel: number;
+  /** Every node's impact, in the order they go. */
+  nodes: PlanNodeImpact[];
+  steps: PlanPreflightStep[];
+  /** The disruption budgets over pods of any node of the plan (each once). */
+  budgets: DrainBudget[];
+  /** The sum of the steps' estimates (drain time; a reboot adds the machines' boot). */
+  estimate: { seconds: number };
+  /** How many servers a reboot plan's requester types (null: no typed count). */
+  typedCount: number | null;
+  canProceed: boolean;
+  /** Each names its node. */
+  blockers: string[];
+  token: string;
+}
+
+/** The body of `POST /clusters/:cluster/plans` (a product contract). */
+export interface PlanRequestBody {
+  intent: PlanIntent;
+  nodes?: string[];
+  selector?: LabelSelector;
+  maxParallel?: number;
+  gates?: Partial<PlanGates>;
+  window?: Partial<PlanWindow>;
+  failurePolicy?: { tolerate?: number };
+  /** Drain options of every step, as in the pre-flight. */
+  drain?: {
+    deleteEmptyDirData?: boolean;
+    force?: boolean;
+    allowNodeLocalData?: boolean;
+  };
+  reason: string;
+  preflightToken: string;
+  /** Reboots: the number of servers, typed out. */
+  typedCount?: number;
+}
+
+/** The answer of `POST /clusters/:cluster/plans` (201). */
+export interface PlanCreatedResponse {
+  name: string;
+}
+
+/** The plan controls. */
+export const PLAN_CONTROLS = ['pause', 'resume', 'cancel'] as const;
+/** A plan control. */
+export type PlanControl = (typeof PLAN_CONTROLS)[number];
