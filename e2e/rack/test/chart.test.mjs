@@ -172,11 +172,44 @@ test('the defaults render the operator, its roles, the webhook, the attribution 
   assert.equal(webhook.webhooks[0].failurePolicy, 'Fail');
 });
 
+test("operator.planGateReads grants read, and only read, on the kinds a plan's object gates name", () => {
+  const role = values =>
+    parseYamlDocuments(renderChart(values)).find(
+      d => d.kind === 'ClusterRole' && d.metadata.name === 'rackside-operator',
+    );
+  const base = role({}).rules;
+  const granted = role({
+    operator: {
+      planGateReads: [
+        { apiGroups: ['ceph.rook.io'], resources: ['cephclusters'] },
+      ],
+    },
+  }).rules;
+  assert.deepEqual(granted.slice(0, base.length), base);
+  assert.deepEqual(granted.slice(base.length), [
+    {
+      apiGroups: ['ceph.rook.io'],
+      resources: ['cephclusters'],
+      verbs: ['get', 'list', 'watch'],
+    },
+  ]);
+});
+
 test('values.schema.json and the templates reject bad values, naming them', () => {
   const bad = [
     [{ powerProvider: { type: 'ipmi' } }, /powerProvider\/type/],
     [{ operator: { replica: 2 } }, /additional properties 'replica'/],
     [{ operator: { replicas: '2' } }, /operator\/replicas/],
+    [
+      {
+        operator: {
+          planGateReads: [
+            { apiGroups: [''], resources: ['secrets'], verbs: ['*'] },
+          ],
+        },
+      },
+      /additional properties 'verbs'/,
+    ],
     [{ webhook: { failurePolicy: 'Maybe' } }, /webhook\/failurePolicy/],
     [{ serverBMCs: [{ node: 'worker-1' }] }, /address/],
     [

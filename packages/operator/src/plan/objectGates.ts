@@ -136,15 +136,17 @@ export class ObjectGateWatches {
 
   verdict(gate: ObjectGate): { holds: boolean; message: string } {
     const watch = this.watches.get(gateWatchKey(gate));
-    if (
-      !watch ||
-      (!watch.cache && !watch.error) ||
-      (watch.cache && !watch.cache.hasSynced())
-    ) {
-      return { holds: false, message: `reading ${gate.kind} objects` };
+    if (watch?.error) return { holds: false, message: watch.error };
+    if (!watch?.cache || !watch.cache.hasSynced()) {
+      const lastError = watch?.cache?.status().lastError;
+      return {
+        holds: false,
+        message: lastError
+          ? `cannot read ${gate.kind} objects: ${lastError}`
+          : `reading ${gate.kind} objects`,
+      };
     }
-    if (watch.error) return { holds: false, message: watch.error };
-    return evaluateObjectGate(gate, watch.cache!.list());
+    return evaluateObjectGate(gate, watch.cache.list());
   }
 
   async stop(): Promise<void> {
