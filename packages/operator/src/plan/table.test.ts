@@ -7,7 +7,7 @@ import type {
 import { maintenancePlanSchema } from '@rackside/plugin-servers-common';
 import type { NodeView } from '../maintenance/types';
 import { PlanReconciler, stepObject, type PlanPorts } from './PlanReconciler';
-import { canonical, stepName } from './table';
+import { canonical, MAX_WAIT_MS, stepName } from './table';
 
 const T0 = Date.parse('2026-08-04T10:00:00Z');
 const CP = { 'node-role.kubernetes.io/control-plane': '' };
@@ -344,6 +344,15 @@ describe('the plan table', () => {
     w.now += 5000;
     await w.reconcile();
     expect(w.creates).toEqual(['p-worker-1', 'p-worker-2']);
+  });
+
+  it('a window weeks away is looked at again within the hour, not by an overflowing timer', async () => {
+    const w = new World(1);
+    w.plan('p', { window: { notBefore: '2026-10-01T00:00:00Z' } });
+    const wait = await w.reconcile();
+    expect(wait.requeueAfterMs).toBe(MAX_WAIT_MS);
+    expect(w.get('p').status?.waiting?.until).toBe('2026-10-01T00:00:00.000Z');
+    expect(w.creates).toEqual([]);
   });
 
   it('past notAfter running steps finish, nothing starts, and the plan fails', async () => {

@@ -96,6 +96,17 @@ export type PlanRow = (
   view: PlanView,
 ) => Promise<PlanDecision>;
 
+/**
+ * The longest time-based wait: a window weeks away is looked at again hourly (from the
+ * caches, no apiserver request), and a timer never overflows (setTimeout holds 24.8 days).
+ */
+export const MAX_WAIT_MS = 60 * 60_000;
+
+/** How long to wait until `at`: at least 0, at most {@link MAX_WAIT_MS}. */
+function untilThen(at: number, now: number): number {
+  return Math.min(MAX_WAIT_MS, Math.max(0, at - now));
+}
+
 /** The condition that records a stop that counts cannot recompute (a gate, the window). */
 export const STOPPING = 'Stopping';
 
@@ -542,7 +553,7 @@ export const ADVANCE_RULES: ReadonlyArray<[string, AdvanceRule]> = [
             a.now,
           ),
         ),
-        Math.max(0, verdict.opensAt - a.now),
+        untilThen(verdict.opensAt, a.now),
       );
     },
   ],
@@ -608,7 +619,7 @@ export const ADVANCE_RULES: ReadonlyArray<[string, AdvanceRule]> = [
           `waiting for gate ${failing.gate}: ${failing.message}`,
           deadline !== undefined ? { ...wait, until: iso(deadline) } : wait,
         ),
-        deadline !== undefined ? Math.max(0, deadline - a.now) : undefined,
+        deadline !== undefined ? untilThen(deadline, a.now) : undefined,
       );
     },
   ],
