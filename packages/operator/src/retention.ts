@@ -31,6 +31,8 @@ import {
 } from '@rackside/plugin-servers-node';
 import type { EventRecorder } from './events';
 import { WorkQueue } from './workqueue';
+import { eventsFor } from './kube/eventsFor';
+import { RetentionReason } from './lifecycle/reasons';
 
 export const DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 const DAY_MS = 24 * 3600 * 1000;
@@ -163,20 +165,12 @@ export class RetentionController {
     }), retention ${Math.round(this.options.retentionMs / 1000)} s`;
     this.options.log?.(`retention: ${message}`);
     this.options.onDeleted?.(kind.kind);
-    await this.options.recorder.record(
-      {
-        apiVersion: kind.descriptor.group
-          ? `${kind.descriptor.group}/${kind.descriptor.version}`
-          : kind.descriptor.version,
-        kind: kind.kind,
-        name: name!,
-        namespace,
-        uid,
-      },
-      'Normal',
-      'RetentionExpired',
-      message,
-    );
+    await eventsFor(this.options.recorder, {
+      apiVersion: kind.descriptor.group
+        ? `${kind.descriptor.group}/${kind.descriptor.version}`
+        : kind.descriptor.version,
+      kind: kind.kind,
+    }).record(obj, 'Normal', RetentionReason.RetentionExpired, message);
     return {};
   }
 }

@@ -58,3 +58,8 @@ export const PlanReason = {
   Failed: 'PlanFailed',
   Cancelled: 'Cancelled',
 } as const;
+
+/** The Event left on an object retention deleted (retention.ts). */
+export const RetentionReason = {
+  RetentionExpired: 'RetentionExpired',
+} as const;
