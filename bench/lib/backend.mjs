@@ -69,7 +69,8 @@ export function cpuSeconds(pid) {
  * file of the shared tree, which would restart a measurement.) against the bench rack's app-config (written by
  * demo-access.mjs); `user` is the examples/org.yaml user the guest sign-in signs in as;
  * `root` another checkout of the repository to run (an experiment's patched copy); `env`
- * more environment (e.g. NODE_OPTIONS=--inspect=127.0.0.1:0 for a CPU profile).
+ * more environment (e.g. NODE_OPTIONS=--inspect=127.0.0.1:0 for a CPU profile);
+ * `buildApp: false` serves the app bundle as it is (no staleness check).
  * Resolves when /api/servers/health answers.
  */
 export async function startBackend(
@@ -80,9 +81,12 @@ export async function startBackend(
     readyTimeoutMs = 300_000,
     root = ROOT,
     env = {},
+    buildApp = true,
   } = {},
 ) {
-  ensureAppBundle();
+  // A bench that starts several backends builds the app once: the shared tree's frontend
+  // sources change under it while it runs.
+  if (buildApp) ensureAppBundle();
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const config = path.join(rackDir, `app-config.bench-backend-${port}.yaml`);
