@@ -19,11 +19,13 @@ import assert from 'node:assert/strict';
 import {
   allowEmptyDirEviction,
   eventually,
+  formatViolations,
   isDaemonSetPod,
   launchBrowser,
   openServersPage,
   pickDrainableWorker,
   readRow,
+  runAxe,
   serverRow,
   signInIfAsked,
   startPortal,
@@ -416,6 +418,10 @@ test(
       t.diagnostic(
         `estimate ${seconds} s over ${evictable.map(keyOf).join(', ')}`,
       );
+      // Every list on screen, none of them in axe's way.
+      const axe = await runAxe(page, { include: '[role="dialog"]' });
+      assert.deepEqual(axe.blocking, [], formatViolations(axe.blocking));
+      if (axe.other.length) t.diagnostic(formatViolations(axe.other));
       await page
         .screenshot({
           path: SCREENSHOT.replace(/(\.png)?$/, '-rules.png'),

@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { useLayoutEffect, useRef, useState, type ReactNode } from 'react';
 import Alert from '@mui/material/Alert';
 import AlertTitle from '@mui/material/AlertTitle';
 import Box from '@mui/material/Box';
@@ -143,6 +143,46 @@ export function quorumNumbers(q: PreflightQuorumEffect): string | undefined {
   }, margin ${q.margin ?? '?'}${after}.`;
 }
 
+/**
+ * A list of at most 180 px that scrolls beyond. While it does, it takes the
+ * keyboard focus (named by its heading), so that the arrow keys can scroll it
+ * without a pointer (axe scrollable-region-focusable); a list that fits is
+ * no tab stop.
+ */
+function ScrollingList(props: {
+  ordered?: boolean;
+  labelledBy: string;
+  children?: ReactNode;
+}) {
+  const { ordered, labelledBy, children } = props;
+  const ref = useRef<HTMLUListElement>(null);
+  const [scrolls, setScrolls] = useState(false);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return undefined;
+    const check = () => setScrolls(el.scrollHeight > el.clientHeight + 1);
+    check();
+    // Wrapped text grows and shrinks with the dialog's width.
+    if (typeof ResizeObserver === 'undefined') return undefined;
+    const observer = new ResizeObserver(check);
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, [children]);
+  return (
+    <List
+      ref={ref}
+      dense
+      disablePadding
+      component={ordered ? 'ol' : 'ul'}
+      sx={{ maxHeight: 180, overflowY: 'auto' }}
+      tabIndex={scrolls ? 0 : undefined}
+      aria-labelledby={scrolls ? labelledBy : undefined}
+    >
+      {children}
+    </List>
+  );
+}
+
 function Section(props: {
   title: string;
   count: number;
@@ -172,14 +212,9 @@ function Section(props: {
           {empty}
         </Typography>
       ) : (
-        <List
-          dense
-          disablePadding
-          component={ordered ? 'ol' : 'ul'}
-          sx={{ maxHeight: 180, overflowY: 'auto' }}
-        >
+        <ScrollingList ordered={ordered} labelledBy={headingId}>
           {children}
-        </List>
+        </ScrollingList>
       )}
     </Box>
   );
