@@ -70,6 +70,18 @@ describe('whether an action applies to a node now', () => {
     );
   });
 
+  it('a rebooting node is offered abandon only: the reboot returns it by itself', () => {
+    const rebooting: NodeState = {
+      ...inService,
+      unschedulable: true,
+      open: { name: 'm3', intent: 'reboot', phase: 'Rebooting' },
+    };
+    expect(applicable(rebooting)).toEqual(['maintenance-abandon']);
+    expect(whyNotApplicable('uncordon', rebooting)).toMatch(
+      /by itself once it is back from the reboot/,
+    );
+  });
+
   it('a powered-off node is offered power-on and return, never abandon; an ending one nothing', () => {
     expect(applicable(off)).toEqual(['uncordon', 'power-on']);
     const ending = { ...drained, open: { ...drained.open!, abandon: {} } };

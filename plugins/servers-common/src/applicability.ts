@@ -1,6 +1,7 @@
 import {
   whyNotAbandon,
   whyNotPowerOn,
+  whyNotReturnToService,
   type MaintenanceState,
 } from './maintenanceRules';
 import type { ServerAction } from './permissions';
@@ -63,8 +64,9 @@ export interface NodeState {
  * - nothing applies to a virtual node;
  * - cordon, drain, reboot and shutdown start a maintenance: not while one is open, and
  *   cordon not on a node already cordoned (drain may: abandon restores that cordon);
- * - return to service ends the open maintenance (unless it is already ending), or
- *   records the return of a node cordoned outside Rackside; a node in service has none;
+ * - return to service ends the open maintenance (not once it is already ending, nor
+ *   while a reboot is out: that returns by itself), or records the return of a node
+ *   cordoned outside Rackside; a node in service has none;
  * - power-on and abandon apply to the open maintenance (maintenanceRules).
  */
 export function whyNotApplicable(
@@ -84,11 +86,7 @@ export function whyNotApplicable(
     case 'shutdown':
       return open ? busyNodeRefusal(node.name, open) : undefined;
     case 'uncordon':
-      if (open) {
-        return open.returnToService || open.abandon
-          ? `maintenance ${open.name} is already ending.`
-          : undefined;
-      }
+      if (open) return whyNotReturnToService(open.name, node.name, open);
       return node.unschedulable ? undefined : `${node.name} is in service.`;
     case 'power-on':
       return open

@@ -45,6 +45,26 @@ export function whyNotAbandon(
 }
 
 /**
+ * Why return to service is not offered on this open maintenance, or undefined when it
+ * is. Not once it is already ending, and not while it reboots the node: the reboot
+ * returns the node to service by itself once it is back with a new boot ID, and the
+ * operator's Rebooting row acts on nothing else until then (abandon ends it at once).
+ */
+export function whyNotReturnToService(
+  name: string,
+  nodeName: string,
+  m: MaintenanceState,
+): string | undefined {
+  if (m.returnToService || m.abandon) {
+    return `maintenance ${name} is already ending.`;
+  }
+  if (m.phase === 'Rebooting') {
+    return `maintenance ${name} returns ${nodeName} to service by itself once it is back from the reboot; abandon ends it now.`;
+  }
+  return undefined;
+}
+
+/**
  * Why power-on is not offered on this open maintenance, or undefined when it is. An
  * abandon held while the machine is off keeps power-on offered: it is the way back.
  */

@@ -100,6 +100,7 @@ const workers: NodeView[] = [
   node('worker-7'),
   node('worker-8', { unschedulable: true }),
   node('worker-9', { unschedulable: true }),
+  node('worker-10', { unschedulable: true, ready: false }),
   node('virt-1', { virtual: true }),
 ];
 const workerMaintenances: NodeMaintenance[] = [
@@ -116,6 +117,8 @@ const workerMaintenances: NodeMaintenance[] = [
   // Two open at once (one made with kubectl a moment ago): the admitted, older one holds
   // the node on both sides; the newer one will be refused naming it.
   maintenance('w9-first', 'worker-9', 'drain', 'Drained'),
+  // Rebooting: the verb went out, the node is not back yet.
+  maintenance('w10-reboot', 'worker-10', 'reboot', 'Rebooting'),
   {
     ...maintenance('w9-second', 'worker-9', 'cordon', undefined),
     metadata: { name: 'w9-second', creationTimestamp: NOW, generation: 1 },
@@ -135,6 +138,7 @@ const withBmc = [
   'worker-7',
   'worker-8',
   'worker-9',
+  'worker-10',
   'virt-1',
 ];
 
