@@ -490,124 +490,35 @@ describe('per-BMC rate limit', () => {
     );
   });
 
-  it('holds between the requests a client sends', async () => {
+  it('holds between the requests a client sends: each waits for the limiter first', async () => {
     const server = await bmc();
-    const c = client(server, {
-      rateLimiter: new BmcRateLimiter({ minIntervalMs: 120 }),
+    // A clock of the test's own: what is checked is that every request asks the
+    // limiter and is sent only once it answers, not how a busy machine schedules timers.
+    let now = 0;
+    const sleeps: number[] = [];
+    const limiter = new BmcRateLimiter({
+      minIntervalMs: 120,
+      clock: {
+        now: () => now,
+        sleep: async ms => {
+          sleeps.push(ms);
+          now += ms;
+        },
+      },
     });
+    const seenAtAcquire: number[] = [];
+    const acquire = limiter.acquire.bind(limiter);
+    limiter.acquire = async (host: string) => {
+      seenAtAcquire.push(server.requests.length);
+      await acquire(host);
+    };
+    const c = client(server, { rateLimiter: limiter });
     await c.get(RACKMOUNT_SYSTEM); // root, session, system
     await c.get(RACKMOUNT_SYSTEM);
-    const times = server.requests.map(r => r.at);
-    expect(times).toHaveLength(4);
-    for (let i = 1; i < times.length; i++) {
-      // The server stamps arrivals; a few ms of jitter between send and arrival.
-      expect(times[i] - times[i - 1]).toBeGreaterThanOrEqual(110);
-    }
-  });
-});
-
-describe('RedfishPowerChannel', () => {
-  it('advertises what the capability rule says of redfish', () => {
-    const channel = new RedfishPowerChannel({
-      resolveBmc: () => {
-        throw new Error('unused');
-      },
-      tls: { insecureSkipVerify: true },
-    });
-    expect(channel.capabilities).toEqual({
-      reboot: true,
-      shutdown: true,
-      powerOn: true,
-      confirmsPowerOff: true,
-    });
-  });
-
-  it('finds the system by the node UUID, sends the verb once, and reads the power back', async () => {
-    const server = await bmc();
-    const channel = new RedfishPowerChannel({
-      resolveBmc: () => ({ address: server.url, credentials: CREDENTIALS }),
-      tls: {},
-      minIntervalMs: 0,
-    });
-    open.push(channel);
-    const node = {
-      name: 'worker-1',
-      systemUUID: '38947555-7742-3448-3784-823347823834',
-    };
-    const receipt = await channel.shutdown(node);
-    expect(receipt).toMatchObject({
-      channel: 'redfish',
-      verb: 'shutdown',
-      node: 'worker-1',
-      detail: `ResetType GracefulShutdown accepted by ${server.url}${RACKMOUNT_SYSTEM} (HTTP 204)`,
-    });
-    expect(await channel.powerState(node)).toBe('Off');
-    await channel.powerOn(node);
-    expect(await channel.powerState(node)).toBe('On');
-    expect(server.resets.map(r => r.resetType)).toEqual([
-      'GracefulShutdown',
-      'On',
-    ]);
-    // Discovered once, one session for the BMC.
-    expect(server.count('GET', '/redfish/v1/Systems')).toBeGreaterThan(0);
-    expect(server.count('POST', '/redfish/v1/SessionService/Sessions')).toBe(1);
-  });
-
-  it('a node it cannot place is "notSent" and nothing reaches a BMC', async () => {
-    const server = await bmc();
-    const channel = new RedfishPowerChannel({
-      resolveBmc: node => {
-        if (node.name === 'virt-1')
-          throw new Error('node virt-1 has no ServerBMC');
-        return { address: server.url, credentials: CREDENTIALS };
-      },
-      tls: {},
-      minIntervalMs: 0,
-    });
-    open.push(channel);
-    const unknownBmc = await channel.reboot({ name: 'virt-1' }).catch(e => e);
-    expect(unknownBmc).toBeInstanceOf(PowerChannelError);
-    expect(unknownBmc.outcome).toBe('notSent');
-    expect(unknownBmc.message).toBe(
-      'redfish: reboot node virt-1 failed: node virt-1 has no ServerBMC',
-    );
-    const noUuid = await channel.reboot({ name: 'worker-9' }).catch(e => e);
-    expect(noUuid.message).toBe(
-      'redfish: node worker-9 has no system path on its BMC and no system UUID to find it by',
-    );
-    const noSystem = await channel
-      .reboot({
-        name: 'worker-8',
-        systemUUID: '00000000-0000-0000-0000-000000000008',
-      })
-      .catch(e => e);
-    expect(noSystem.message).toBe(
-      `redfish: BMC ${server.url} has no system with UUID 00000000-0000-0000-0000-000000000008 (node worker-8)`,
-    );
-    expect(server.resets).toHaveLength(0);
-  });
-
-  it('new credentials replace the client and end the old session', async () => {
-    const server = await bmc();
-    let password = CREDENTIALS.password;
-    const channel = new RedfishPowerChannel({
-      resolveBmc: () => ({
-        address: server.url,
-        systemPath: RACKMOUNT_SYSTEM,
-        credentials: { username: 'admin', password },
-      }),
-      tls: {},
-      minIntervalMs: 0,
-    });
-    open.push(channel);
-    await channel.powerState({ name: 'cp-1' });
-    password = 'rotated';
-    const error = await channel.powerState({ name: 'cp-1' }).catch(e => e);
-    expect(error.message).toContain('the BMC refused the credentials');
-    expect(error.message).not.toContain('rotated');
-    await new Promise(resolve => setTimeout(resolve, 50));
-    expect(server.count('DELETE', '/redfish/v1/SessionService/Sessions/')).toBe(
-      1,
-    );
+    expect(server.requests).toHaveLength(4);
+    // Before each request the BMC had seen only the ones before it...
+    expect(seenAtAcquire).toEqual([0, 1, 2, 3]);
+    // ...and every request after the first waited the whole interval.
+    expect(sleeps).toEqual([120, 120, 120]);
   });
 });
