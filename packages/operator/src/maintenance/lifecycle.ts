@@ -2,16 +2,28 @@
  * The NodeMaintenance lifecycle (DESIGN section 4) as a table, one row per phase, run by
  * the one table runner (lifecycle/table.ts) from reconciler.ts:
  *
- *   New ──admit──> Requested ──> Cordoned ─┬─(cordon: parks)───────────────────┐
- *    │  (virtual, busy node,               └─> Draining ──> Drained ─┬─(drain: parks)
- *    │   capability, guard, pods)                 │                  ├─reboot──> Rebooting ──(back, new boot ID)──┐
- *    └──────────> Refused                         └──> Failed        └─shutdown─> PoweredOff ──(powerOn sent)──┐  │
- *                                                     (drain failed)    │ guard or capability               │  │
- *                                                                       │ again at send: Refused            │  │
- *   returnToService (Requested .. Drained, PoweredOff) ─────────────────┴──────────> Returning <────────────┴──┘
- *   abandon (any open phase but Returning; held while PoweredOff) ─────────────────> Returning (abandoned)
- *   Returning ──(uncordon, or restore wasUnschedulable; Ready)──> Complete
- *   Rebooting ──(not back by the deadline)──> Failed;  a verb without an answer: Failed at its deadline
+ *   (new)      -> Requested   admitted: not a virtual node, the channel offers the verb,
+ *                             no other open maintenance, the guard allows, the drain may
+ *                             evict every pod (wasUnschedulable and the verdict recorded)
+ *              -> Refused     any of those not, with the reason and the numbers
+ *   Requested  -> Cordoned    the node cordoned
+ *   Cordoned   -> Draining    drain, reboot, shutdown (a cordon parks here)
+ *   Draining   -> Drained     every evictable pod gone (the drain runs in DrainRunner)
+ *              -> Failed      the drain timed out or met a pod it may not evict
+ *   Drained    -> Rebooting   reboot recorded, then sent (a drain parks here)
+ *              -> PoweredOff  shutdown recorded, then sent
+ *              -> Refused     the guard or the capability rule, run again first, refuses now:
+ *                             nothing is sent, the node stays cordoned and drained
+ *              -> Failed      the channel refused the verb, or it went unanswered with no
+ *                             sign of it by the deadline (never sent twice)
+ *   Rebooting  -> Returning   back: Ready with a new boot ID
+ *              -> Failed      not back by the reboot deadline
+ *   PoweredOff -> Returning   power-on sent once (spec.powerOn), or returnToService
+ *   Returning  -> Complete    uncordoned (abandoned: wasUnschedulable restored), Ready
+ *
+ *   returnToService: Requested, Cordoned, Draining, Drained, PoweredOff -> Returning
+ *   abandon: any open phase but Returning -> Returning, marked abandoned; held while
+ *            PoweredOff (AbandonPending) until the machine is powered on
  *
  * Each row looks at one maintenance in one phase, may act on the node through
  * `ports.nodes`, read the drain's outcome (`ports.drains`, drain/DrainRunner.ts) or the
