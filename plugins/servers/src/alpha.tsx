@@ -11,6 +11,7 @@ import { isServerEntity } from './components/EntityServerContent/annotations';
 import {
   addNodeRouteRef,
   maintenanceRouteRef,
+  planRouteRef,
   serversRouteRef,
 } from './routes';
 import {
@@ -66,6 +67,17 @@ export const maintenancePage = PageBlueprint.make({
   },
 });
 
+/** One maintenance plan's page at `/servers/plans/:cluster/:name`. */
+export const planPage = PageBlueprint.make({
+  name: 'plan',
+  params: {
+    path: '/servers/plans/:cluster/:name',
+    routeRef: planRouteRef,
+    loader: () =>
+      import('./components/ServersRoutes').then(m => <m.NfsPlanPage />),
+  },
+});
+
 /** The Add node page at `/servers/add-node`. */
 export const addNodePage = PageBlueprint.make({
   name: 'add-node',
@@ -104,12 +116,14 @@ export default createFrontendPlugin({
     machinesApi,
     serversPage,
     maintenancePage,
+    planPage,
     addNodePage,
     entityServerContent,
   ],
   routes: {
     root: serversRouteRef,
     maintenance: maintenanceRouteRef,
+    plan: planRouteRef,
     addNode: addNodeRouteRef,
   },
 });

@@ -9,6 +9,7 @@ import {
 import {
   legacyAddNodeRouteRef,
   legacyMaintenanceRouteRef,
+  legacyPlanRouteRef,
   legacyServersRouteRef,
 } from './routes';
 import {
@@ -28,6 +29,7 @@ export const serversPlugin = createPlugin({
   routes: {
     root: legacyServersRouteRef,
     maintenance: legacyMaintenanceRouteRef,
+    plan: legacyPlanRouteRef,
     addNode: legacyAddNodeRouteRef,
   },
   apis: [

@@ -15,6 +15,14 @@ export const maintenanceRouteRef = createRouteRef({
   params: ['cluster', 'name'],
 });
 
+/**
+ * Route of one maintenance plan's page in the new frontend system, mounted at
+ * `/servers/plans/:cluster/:name`.
+ */
+export const planRouteRef = createRouteRef({
+  params: ['cluster', 'name'],
+});
+
 /** Route of the Add node page in the new frontend system (`/servers/add-node`). */
 export const addNodeRouteRef = createRouteRef();
 
@@ -33,4 +41,11 @@ export const legacyAddNodeRouteRef = createLegacySubRouteRef({
   id: 'servers-add-node',
   parent: legacyServersRouteRef,
   path: '/add-node',
+});
+
+/** One maintenance plan's page under the Servers page, for legacy apps. */
+export const legacyPlanRouteRef = createLegacySubRouteRef({
+  id: 'servers-plan',
+  parent: legacyServersRouteRef,
+  path: '/plans/:cluster/:name',
 });

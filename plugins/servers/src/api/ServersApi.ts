@@ -4,6 +4,11 @@ import type {
   ActionResponse,
   ClusterSummaryResponse,
   MaintenanceResponse,
+  PlanControl,
+  PlanCreatedResponse,
+  PlanPreflightResponse,
+  PlanRequestBody,
+  PlanResponse,
   PreflightAction,
   PreflightResponse,
   ServerAction,
@@ -70,6 +75,38 @@ export interface ServersApi {
     action: ServerAction,
     body: ActionRequestBody,
   ): Promise<ActionResponse>;
+  /** `GET /clusters/:cluster/plans`: the cluster's maintenance plans, newest first. */
+  listPlans(cluster: string): Promise<PlanResponse[]>;
+  /** `GET /clusters/:cluster/plans/:name`: one plan with per-node progress. */
+  getPlan(cluster: string, name: string): Promise<PlanResponse>;
+  /**
+   * `GET /clusters/:cluster/plans/preflight?intent=&nodes=&maxParallel=`: every
+   * node's impact, the steps, budgets, quorum per step, the estimate and the token.
+   */
+  planPreflight(
+    cluster: string,
+    query: {
+      intent: PlanRequestBody['intent'];
+      nodes: string[];
+      maxParallel?: number;
+    } & PreflightOptions,
+  ): Promise<PlanPreflightResponse>;
+  /**
+   * `POST /clusters/:cluster/plans`. When the impact changed since the pre-flight this
+   * rejects with a {@link PreflightChangedError} whose `preflight` is the new plan
+   * pre-flight.
+   */
+  createPlan(
+    cluster: string,
+    body: PlanRequestBody,
+  ): Promise<PlanCreatedResponse>;
+  /** `POST /clusters/:cluster/plans/:name/{pause,resume,cancel}`. */
+  controlPlan(
+    cluster: string,
+    name: string,
+    control: PlanControl,
+    body: { reason: string },
+  ): Promise<PlanCreatedResponse>;
 }
 
 /**

@@ -7,6 +7,12 @@ import type {
   ClusterSummaryResponse,
   MaintenanceListResponse,
   MaintenanceResponse,
+  PlanControl,
+  PlanCreatedResponse,
+  PlanListResponse,
+  PlanPreflightResponse,
+  PlanRequestBody,
+  PlanResponse,
   PreflightAction,
   PreflightResponse,
   ServerAction,
@@ -102,6 +108,57 @@ export class ServersClient implements ServersApi {
   ): Promise<ActionResponse> {
     return this.http.post(
       `/clusters/${enc(cluster)}/servers/${enc(node)}/actions/${enc(action)}`,
+      body,
+    );
+  }
+
+  async listPlans(cluster: string): Promise<PlanResponse[]> {
+    const body = await this.http.get<PlanListResponse>(
+      `/clusters/${enc(cluster)}/plans`,
+    );
+    return body.items;
+  }
+
+  getPlan(cluster: string, name: string): Promise<PlanResponse> {
+    return this.http.get(`/clusters/${enc(cluster)}/plans/${enc(name)}`);
+  }
+
+  planPreflight(
+    cluster: string,
+    query: {
+      intent: PlanRequestBody['intent'];
+      nodes: string[];
+      maxParallel?: number;
+    } & PreflightOptions,
+  ): Promise<PlanPreflightResponse> {
+    const params = new URLSearchParams({
+      intent: query.intent,
+      nodes: query.nodes.join(','),
+    });
+    if (query.maxParallel !== undefined) {
+      params.set('maxParallel', String(query.maxParallel));
+    }
+    if (query.deleteEmptyDirData) params.set('deleteEmptyDirData', 'true');
+    if (query.force) params.set('force', 'true');
+    if (query.allowNodeLocalData) params.set('allowNodeLocalData', 'true');
+    return this.http.get(`/clusters/${enc(cluster)}/plans/preflight?${params}`);
+  }
+
+  createPlan(
+    cluster: string,
+    body: PlanRequestBody,
+  ): Promise<PlanCreatedResponse> {
+    return this.http.post(`/clusters/${enc(cluster)}/plans`, body);
+  }
+
+  controlPlan(
+    cluster: string,
+    name: string,
+    control: PlanControl,
+    body: { reason: string },
+  ): Promise<PlanCreatedResponse> {
+    return this.http.post(
+      `/clusters/${enc(cluster)}/plans/${enc(name)}/${enc(control)}`,
       body,
     );
   }

@@ -7,13 +7,16 @@ import {
   addNodeRouteRef,
   legacyAddNodeRouteRef,
   legacyMaintenanceRouteRef,
+  legacyPlanRouteRef,
   legacyServersRouteRef,
   maintenanceRouteRef,
+  planRouteRef,
   serversRouteRef,
 } from '../routes';
 import { AddNodePage } from './AddNodePage';
 import { ServersLinksProvider, type ServersLinks } from './links';
 import { MaintenancePage } from './MaintenancePage';
+import { PlanPage } from './plans/PlanPage';
 import { ServersPage } from './ServersPage';
 
 /*
@@ -27,15 +30,18 @@ function useNfsLinks(): ServersLinks {
   const servers = useRouteRef(serversRouteRef);
   const maintenance = useRouteRef(maintenanceRouteRef);
   const addNode = useRouteRef(addNodeRouteRef);
+  const plan = useRouteRef(planRouteRef);
   return useMemo(
     () => ({
       servers: servers && (() => servers()),
       maintenance:
         maintenance &&
         ((cluster: string, name: string) => maintenance({ cluster, name })),
+      plan:
+        plan && ((cluster: string, name: string) => plan({ cluster, name })),
       addNode: addNode && (() => addNode()),
     }),
-    [servers, maintenance, addNode],
+    [servers, maintenance, plan, addNode],
   );
 }
 
@@ -62,6 +68,18 @@ export function NfsMaintenancePage() {
   );
 }
 
+/** A maintenance plan's page in the new frontend system. */
+export function NfsPlanPage() {
+  const { cluster, name } = useRouteRefParams(planRouteRef);
+  return (
+    <ReactRouterV6PageRouter>
+      <ServersLinksProvider links={useNfsLinks()}>
+        <PlanPage cluster={cluster} name={name} />
+      </ServersLinksProvider>
+    </ReactRouterV6PageRouter>
+  );
+}
+
 /** The Add node page in the new frontend system. */
 export function NfsAddNodePage() {
   return (
@@ -78,6 +96,11 @@ function LegacyMaintenanceRoute() {
   return <MaintenancePage cluster={cluster} name={name} />;
 }
 
+function LegacyPlanRoute() {
+  const { cluster = '', name = '' } = useParams();
+  return <PlanPage cluster={cluster} name={name} />;
+}
+
 /**
  * The legacy frontend system mounts one element at the Servers route; the
  * maintenance pages are its sub-routes.
@@ -86,13 +109,15 @@ export function LegacyServersRoutes() {
   const servers = useLegacyRouteRef(legacyServersRouteRef);
   const maintenance = useLegacyRouteRef(legacyMaintenanceRouteRef);
   const addNode = useLegacyRouteRef(legacyAddNodeRouteRef);
+  const plan = useLegacyRouteRef(legacyPlanRouteRef);
   const links = useMemo<ServersLinks>(
     () => ({
       servers: () => servers(),
       maintenance: (cluster, name) => maintenance({ cluster, name }),
+      plan: (cluster, name) => plan({ cluster, name }),
       addNode: () => addNode(),
     }),
-    [servers, maintenance, addNode],
+    [servers, maintenance, plan, addNode],
   );
   return (
     <ServersLinksProvider links={links}>
@@ -102,6 +127,7 @@ export function LegacyServersRoutes() {
           path={legacyMaintenanceRouteRef.path}
           element={<LegacyMaintenanceRoute />}
         />
+        <Route path={legacyPlanRouteRef.path} element={<LegacyPlanRoute />} />
         <Route path={legacyAddNodeRouteRef.path} element={<AddNodePage />} />
       </Routes>
     </ServersLinksProvider>

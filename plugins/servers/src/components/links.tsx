@@ -13,6 +13,8 @@ export interface ServersLinks {
   servers?: () => string;
   /** The detail page of one maintenance. */
   maintenance?: (cluster: string, name: string) => string;
+  /** The page of one maintenance plan. */
+  plan?: (cluster: string, name: string) => string;
   /** The Add node page. */
   addNode?: () => string;
 }

@@ -158,6 +158,15 @@ export function fakeServersApi(list: ServerListResponse) {
       throw new Error('no pre-flight in this fake');
     }),
     requestAction: jest.fn(async () => ({ name: 'worker-1-cordon-abc' })),
+    listPlans: jest.fn(async () => []),
+    getPlan: jest.fn(async () => {
+      throw new Error('no plan in this fake');
+    }),
+    planPreflight: jest.fn(async () => {
+      throw new Error('no plan pre-flight in this fake');
+    }),
+    createPlan: jest.fn(async () => ({ name: 'reboot-plan-abc' })),
+    controlPlan: jest.fn(async () => ({ name: 'reboot-plan-abc' })),
   };
   return api as unknown as jest.Mocked<ServersApi>;
 }

@@ -1,0 +1,428 @@
+import { useState } from 'react';
+import { useApi } from '@backstage/frontend-plugin-api';
+import Alert from '@mui/material/Alert';
+import AlertTitle from '@mui/material/AlertTitle';
+import Box from '@mui/material/Box';
+import Button from '@mui/material/Button';
+import Chip from '@mui/material/Chip';
+import Dialog from '@mui/material/Dialog';
+import DialogActions from '@mui/material/DialogActions';
+import DialogContent from '@mui/material/DialogContent';
+import DialogContentText from '@mui/material/DialogContentText';
+import DialogTitle from '@mui/material/DialogTitle';
+import LinearProgress from '@mui/material/LinearProgress';
+import Paper from '@mui/material/Paper';
+import Stack from '@mui/material/Stack';
+import Table from '@mui/material/Table';
+import TableBody from '@mui/material/TableBody';
+import TableCell from '@mui/material/TableCell';
+import TableHead from '@mui/material/TableHead';
+import TableRow from '@mui/material/TableRow';
+import Typography from '@mui/material/Typography';
+import {
+  isTerminalPlanPhase,
+  serversPlanPermission,
+  type PlanControl,
+  type PlanPhase,
+  type PlanResponse,
+  type PlanStepPhase,
+} from '@rackside/plugin-servers-common';
+import { describeError, serversApiRef } from '../../api';
+import { usePermissionDecision } from '../AddNodePage/usePermissionDecision';
+import { chipLabelSx } from '../chips';
+import { FOCUSABLE_PAPER, useFocusOnOpen } from '../dialogFocus';
+import { AppLink, useServersLinks } from '../links';
+import { formatTime } from '../maintenanceText';
+import { durationText } from '../PreflightView';
+import { ReasonField } from '../ReasonField';
+import { useLiveRefresh } from '../useLiveRefresh';
+import { useLoader } from '../useLoader';
+import { useReadDecision } from '../useReadDecision';
+
+type ChipColor = 'default' | 'error' | 'success' | 'warning' | 'info';
+
+/** The colour of a plan's or a step's phase chip. */
+export function planPhaseColor(phase: PlanPhase | PlanStepPhase): ChipColor {
+  switch (phase) {
+    case 'Complete':
+    case 'Done':
+      return 'success';
+    case 'Failed':
+    case 'Refused':
+      return 'error';
+    case 'Waiting':
+    case 'Paused':
+    case 'Cancelled':
+      return 'warning';
+    case 'Running':
+      return 'info';
+    default:
+      return 'default';
+  }
+}
+
+/** "3 of 6 done, 2 running, 1 failed": a plan's counts as a sentence. */
+export function planProgressText(plan: PlanResponse): string {
+  const c = plan.counts;
+  const parts = [`${c.done} of ${c.total} done`];
+  if (c.running) parts.push(`${c.running} running`);
+  if (c.failed) parts.push(`${c.failed} failed`);
+  if (c.refused) parts.push(`${c.refused} refused`);
+  if (c.skipped) parts.push(`${c.skipped} skipped`);
+  return parts.join(', ');
+}
+
+/** What a waiting plan waits on, as a sentence. */
+export function waitingText(plan: PlanResponse): string | undefined {
+  const w = plan.waiting;
+  if (!w) return undefined;
+  const what =
+    w.on === 'window' ? 'the maintenance window' : `the gate ${w.gate ?? w.on}`;
+  let until = '';
+  if (w.until) {
+    until =
+      w.on === 'window'
+        ? ` It opens at ${formatTime(w.until)}.`
+        : ` It times out at ${formatTime(w.until)}.`;
+  }
+  return `Waiting on ${what} since ${formatTime(w.since)}: ${
+    w.message
+  }${until}`;
+}
+
+const CONTROL_LABELS: Record<PlanControl, string> = {
+  pause: 'Pause',
+  resume: 'Resume',
+  cancel: 'Cancel plan',
+};
+
+const CONTROL_TEXT: Record<PlanControl, string> = {
+  pause: 'No new step starts while the plan is paused; running steps finish.',
+  resume: 'The plan goes on with its next step, under its gates and window.',
+  cancel:
+    'Nothing new starts. Running steps finish or are abandoned, as the plan says; a cancelled plan cannot be resumed.',
+};
+
+/** The controls a plan offers now. */
+export function controlsOf(plan: PlanResponse): PlanControl[] {
+  if (isTerminalPlanPhase(plan.phase) || plan.cancel) return [];
+  return [plan.paused ? 'resume' : 'pause', 'cancel'];
+}
+
+function ControlDialog(props: {
+  cluster: string;
+  plan: PlanResponse;
+  control: PlanControl;
+  onClose(done: boolean): void;
+}) {
+  const { cluster, plan, control, onClose } = props;
+  const api = useApi(serversApiRef);
+  const [reason, setReason] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const focusRef = useFocusOnOpen();
+  const titleId = `rackside-plan-${control}-title`;
+  const submit = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api.controlPlan(cluster, plan.name, control, { reason });
+      onClose(true);
+    } catch (e) {
+      setError(describeError(e).message);
+      setBusy(false);
+    }
+  };
+  return (
+    <Dialog
+      open
+      onClose={() => onClose(false)}
+      aria-labelledby={titleId}
+      PaperProps={{ ...FOCUSABLE_PAPER, ref: focusRef }}
+      fullWidth
+      maxWidth="sm"
+    >
+      <DialogTitle id={titleId}>
+        {`${CONTROL_LABELS[control]}: ${plan.name}`}
+      </DialogTitle>
+      <DialogContent>
+        <DialogContentText sx={{ mb: 2 }}>
+          {CONTROL_TEXT[control]}
+        </DialogContentText>
+        <ReasonField
+          value={reason}
+          onChange={setReason}
+          error={error}
+          testId={`plan-${control}-reason`}
+        />
+      </DialogContent>
+      <DialogActions>
+        <Button onClick={() => onClose(false)}>Close</Button>
+        <Button
+          variant="contained"
+          color={control === 'cancel' ? 'error' : 'primary'}
+          disabled={busy || reason.trim().length === 0}
+          onClick={submit}
+          data-testid={`plan-${control}-submit`}
+        >
+          {CONTROL_LABELS[control]}
+        </Button>
+      </DialogActions>
+    </Dialog>
+  );
+}
+
+/** One plan: its summary, what it waits on, its controls and each node's step. */
+export function PlanDetail(props: {
+  cluster: string;
+  plan: PlanResponse;
+  onChanged(): void;
+}) {
+  const { cluster, plan, onChanged } = props;
+  const links = useServersLinks();
+  const canPlan = usePermissionDecision(serversPlanPermission) === 'allow';
+  const [control, setControl] = useState<PlanControl>();
+  const waiting = waitingText(plan);
+  const percent =
+    plan.counts.total > 0
+      ? Math.round(
+          (100 *
+            (plan.counts.total - plan.counts.pending - plan.counts.running)) /
+            plan.counts.total,
+        )
+      : 100;
+  return (
+    <>
+      <Paper
+        component="section"
+        aria-labelledby="rackside-plan-summary"
+        sx={{ p: 2, mb: 2 }}
+      >
+        <Typography
+          variant="h6"
+          component="h2"
+          id="rackside-plan-summary"
+          gutterBottom
+        >
+          Summary
+        </Typography>
+        <Stack direction="row" spacing={1} alignItems="center" mb={1}>
+          <Chip
+            label={plan.phase}
+            color={planPhaseColor(plan.phase)}
+            sx={chipLabelSx(planPhaseColor(plan.phase))}
+            data-testid="plan-phase"
+          />
+          <Typography variant="body1" data-testid="plan-progress">
+            {planProgressText(plan)}
+          </Typography>
+        </Stack>
+        <LinearProgress
+          variant="determinate"
+          value={percent}
+          aria-label="plan progress"
+          sx={{ mb: 2 }}
+        />
+        <Typography variant="body2">
+          {`Rolling ${plan.intent} of ${plan.counts.total} server${
+            plan.counts.total === 1 ? '' : 's'
+          }, at most ${
+            plan.maxParallel
+          } at a time (control-plane members one at a time).`}
+        </Typography>
+        <Typography variant="body2">
+          {`Requested by ${plan.requestedBy ?? 'unknown'}${
+            plan.createdAt ? ` at ${formatTime(plan.createdAt)}` : ''
+          }: ${plan.reason}`}
+        </Typography>
+        {plan.message && (
+          <Typography variant="body2" data-testid="plan-message">
+            {plan.message}
+          </Typography>
+        )}
+        {plan.estimate && !isTerminalPlanPhase(plan.phase) && (
+          <Typography variant="body2" data-testid="plan-estimate">
+            {`About ${durationText(
+              plan.estimate.remainingSeconds,
+            )} left (${durationText(plan.estimate.stepSeconds)} per step)${
+              plan.estimate.completesAt
+                ? `, done around ${formatTime(plan.estimate.completesAt)}`
+                : ''
+            }.`}
+          </Typography>
+        )}
+      </Paper>
+      {waiting && (
+        <Alert severity="info" sx={{ mb: 2 }} data-testid="plan-waiting">
+          <AlertTitle>
+            {plan.waiting?.on === 'window'
+              ? 'Outside the window'
+              : 'Waiting on a gate'}
+          </AlertTitle>
+          {waiting}
+        </Alert>
+      )}
+      {plan.paused && plan.pause && (
+        <Alert severity="warning" sx={{ mb: 2 }} data-testid="plan-paused">
+          {`Paused by ${plan.pause.by} at ${formatTime(plan.pause.at)}: ${
+            plan.pause.reason
+          }`}
+        </Alert>
+      )}
+      {plan.cancel && (
+        <Alert severity="warning" sx={{ mb: 2 }} data-testid="plan-cancelled">
+          {`Cancelled by ${plan.cancel.by} at ${formatTime(plan.cancel.at)}: ${
+            plan.cancel.reason
+          }`}
+        </Alert>
+      )}
+      {canPlan && controlsOf(plan).length > 0 && (
+        <Stack direction="row" spacing={1} mb={2}>
+          {controlsOf(plan).map(c => (
+            <Button
+              key={c}
+              variant="outlined"
+              color={c === 'cancel' ? 'error' : 'primary'}
+              onClick={() => setControl(c)}
+              data-testid={`plan-${c}`}
+            >
+              {CONTROL_LABELS[c]}
+            </Button>
+          ))}
+        </Stack>
+      )}
+      <Paper
+        component="section"
+        aria-labelledby="rackside-plan-steps"
+        sx={{ p: 2, mb: 2 }}
+      >
+        <Typography
+          variant="h6"
+          component="h2"
+          id="rackside-plan-steps"
+          gutterBottom
+        >
+          Servers, in the order they go
+        </Typography>
+        <Table
+          size="small"
+          aria-labelledby="rackside-plan-steps"
+          data-testid="plan-steps"
+        >
+          <TableHead>
+            <TableRow>
+              <TableCell>Server</TableCell>
+              <TableCell>Step</TableCell>
+              <TableCell>Maintenance</TableCell>
+              <TableCell>Started</TableCell>
+              <TableCell>Ended</TableCell>
+              <TableCell>Note</TableCell>
+            </TableRow>
+          </TableHead>
+          <TableBody>
+            {plan.nodes.map(step => (
+              <TableRow key={step.name} data-testid={`plan-step-${step.name}`}>
+                <TableCell>
+                  {step.name}
+                  {step.controlPlane ? ' (control plane)' : ''}
+                </TableCell>
+                <TableCell>
+                  <Chip
+                    size="small"
+                    label={step.phase}
+                    color={planPhaseColor(step.phase)}
+                    sx={chipLabelSx(planPhaseColor(step.phase))}
+                  />
+                </TableCell>
+                <TableCell>
+                  {step.maintenance && links.maintenance ? (
+                    <AppLink to={links.maintenance(cluster, step.maintenance)}>
+                      {step.maintenance}
+                    </AppLink>
+                  ) : (
+                    step.maintenance ?? 'not started'
+                  )}
+                </TableCell>
+                <TableCell>
+                  {step.startedAt ? formatTime(step.startedAt) : ''}
+                </TableCell>
+                <TableCell>
+                  {step.endedAt ? formatTime(step.endedAt) : ''}
+                </TableCell>
+                <TableCell>{step.message ?? ''}</TableCell>
+              </TableRow>
+            ))}
+          </TableBody>
+        </Table>
+      </Paper>
+      {control && (
+        <ControlDialog
+          cluster={cluster}
+          plan={plan}
+          control={control}
+          onClose={done => {
+            setControl(undefined);
+            if (done) onChanged();
+          }}
+        />
+      )}
+    </>
+  );
+}
+
+function LivePlan(props: { cluster: string; name: string }) {
+  const { cluster, name } = props;
+  const api = useApi(serversApiRef);
+  const loaded = useLoader(
+    () => api.getPlan(cluster, name),
+    [api, cluster, name],
+  );
+  useLiveRefresh(cluster, loaded.reload);
+  const error =
+    loaded.error !== undefined ? describeError(loaded.error) : undefined;
+  return (
+    <>
+      {loaded.loading && !loaded.value && <LinearProgress />}
+      {error && (
+        <Alert severity={loaded.value ? 'warning' : 'error'} sx={{ mb: 2 }}>
+          {error.status === 404
+            ? `There is no maintenance plan ${name} in cluster ${cluster}.`
+            : `Could not load maintenance plan ${name}: ${error.message}`}
+        </Alert>
+      )}
+      {loaded.value && (
+        <PlanDetail
+          cluster={cluster}
+          plan={loaded.value}
+          onChanged={loaded.reload}
+        />
+      )}
+    </>
+  );
+}
+
+/** The page of one maintenance plan (`/servers/plans/:cluster/:name`). */
+export function PlanPage(props: { cluster: string; name: string }) {
+  const { cluster, name } = props;
+  const decision = useReadDecision();
+  const links = useServersLinks();
+  return (
+    <Box component="main" p={3} data-testid="rackside-plan-page">
+      {links.servers && (
+        <Typography variant="body2" mb={1}>
+          <AppLink to={links.servers()}>← Servers</AppLink>
+        </Typography>
+      )}
+      <Typography variant="h4" component="h1" gutterBottom>
+        {`Maintenance plan ${name}`}
+      </Typography>
+      {decision === 'deny' && (
+        <Alert severity="warning">
+          You are not allowed to see servers (servers:read).
+        </Alert>
+      )}
+      {decision === 'loading' && <LinearProgress />}
+      {decision === 'allow' && <LivePlan cluster={cluster} name={name} />}
+    </Box>
+  );
+}
