@@ -385,6 +385,86 @@ describe('MaintenancePlan', () => {
     ).toBeGreaterThanOrEqual(notBefore.getTime());
   });
 
+  it('the every-PodDisruptionBudget-healthy gate holds the plan while payments is below its budget, saying which, then lets it run', async () => {
+    const budgets = new ResourceClient<any>(
+      env.admin,
+      coreResources.podDisruptionBudgets,
+    );
+    const deployments = new ResourceClient<any>(env.admin, {
+      group: 'apps',
+      version: 'v1',
+      plural: 'deployments',
+      kind: 'Deployment',
+      namespaced: true,
+    });
+    const payments = (replicas: number) =>
+      deployments.patch(
+        'payments',
+        { spec: { replicas } },
+        { type: 'merge', namespace: 'shop' },
+      );
+    const healthy = (b: any) =>
+      b.status?.observedGeneration === b.metadata.generation &&
+      b.status.currentHealthy >= b.status.desiredHealthy;
+    await paymentsMinAvailable(1);
+    await env.waitFor('every budget healthy', async () =>
+      (await budgets.list()).items.every(healthy),
+    );
+    // payments loses both replicas: 0 healthy pods against a budget of 1.
+    await payments(0);
+    await env.waitFor('payments below its budget', async () => {
+      const b = await budgets.get('payments', { namespace: 'shop' });
+      return b.status?.currentHealthy === 0 && b.status?.desiredHealthy === 1;
+    });
+    const nodes = ['worker-3', 'worker-6'];
+    const before = await reboots();
+    await createPlan('budgets', {
+      intent: 'reboot',
+      nodes,
+      drain: DRAIN,
+    });
+    const held = await planIs(
+      'budgets',
+      'Waiting on the budget gate, naming payments',
+      p =>
+        p.status?.waiting?.message ===
+        'PodDisruptionBudgets below their desired healthy pods: shop/payments',
+    );
+    expect(held.status).toMatchObject({
+      phase: 'Waiting',
+      waiting: { on: 'gate', gate: 'podDisruptionBudgetsHealthy' },
+    });
+    expect(held.status?.waiting?.until).toBeUndefined();
+    expect(held.status?.nodes?.map(n => [n.name, n.phase])).toEqual(
+      nodes.map(n => [n, 'Pending']),
+    );
+    expect(await stepsOf('budgets')).toHaveLength(0);
+    expect((await plans.get('budgets')).status?.waiting?.gate).toBe(
+      'podDisruptionBudgetsHealthy',
+    );
+
+    // payments is back: the budget is healthy again and the plan goes on by itself.
+    const healedAt = Date.now();
+    await payments(2);
+    const done = await planIs(
+      'budgets',
+      'Complete',
+      p => p.status?.phase === 'Complete',
+      180_000,
+    );
+    expect(done.status?.waiting).toBeUndefined();
+    expect(done.status?.counts).toMatchObject({ total: 2, done: 2 });
+    for (const step of done.status!.nodes!)
+      expect(Date.parse(step.startedAt!)).toBeGreaterThanOrEqual(
+        Math.floor(healedAt / 1000) * 1000,
+      );
+    expect((await stepsOf('budgets')).map(s => s.metadata.name).sort()).toEqual(
+      nodes.map(n => `budgets-${n}`),
+    );
+    const after = await reboots();
+    for (const n of nodes) expect(after[n] - before[n]).toBe(1);
+  });
+
   it('control plane: one at a time, held by a false object gate, paused and resumed, stops at a refusal with the numbers', async () => {
     const configMaps = new ResourceClient<any>(env.admin, {
       group: '',
