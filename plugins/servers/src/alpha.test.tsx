@@ -37,6 +37,49 @@ describe('servers plugin (new frontend system)', () => {
     );
   });
 
+  it('mounts a maintenance plan page at /servers/plans/:cluster/:name', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getPlan.mockResolvedValue({
+      cluster: 'rack',
+      name: 'drain-plan-1',
+      intent: 'drain',
+      phase: 'Complete',
+      maxParallel: 1,
+      reason: 'kernel update INC-9',
+      nodes: [
+        {
+          name: 'worker-1',
+          controlPlane: false,
+          phase: 'Done',
+          maintenance: 'drain-plan-1-worker-1',
+        },
+      ],
+      counts: {
+        total: 1,
+        pending: 0,
+        running: 0,
+        done: 1,
+        failed: 0,
+        refused: 0,
+        skipped: 0,
+      },
+      failurePolicy: { tolerate: 0 },
+      onCancel: 'finish',
+      paused: false,
+    });
+    renderTestApp({
+      features: [serversPlugin],
+      initialRouteEntries: ['/servers/plans/rack/drain-plan-1'],
+      apis: [[serversApiRef, api]],
+    });
+    expect(await screen.findByTestId('plan-phase')).toHaveTextContent(
+      'Complete',
+    );
+    expect(
+      screen.getByRole('link', { name: 'drain-plan-1-worker-1' }),
+    ).toHaveAttribute('href', '/servers/maintenances/rack/drain-plan-1-worker-1');
+  });
+
   it('links a row to its maintenance page and follows the link', async () => {
     const api = fakeServersApi(
       serverList([server('worker-1', { maintenance: drainingMaintenance() })]),

@@ -1,5 +1,10 @@
 import { Route, Routes } from 'react-router-dom';
-import { renderInTestApp, TestApiProvider } from '@backstage/test-utils';
+import { permissionApiRef } from '@backstage/plugin-permission-react';
+import {
+  MockPermissionApi,
+  renderInTestApp,
+  TestApiProvider,
+} from '@backstage/test-utils';
 import { screen } from '@testing-library/react';
 import { serversApiRef } from './api';
 import { serversPlugin } from './plugin';
@@ -16,7 +21,13 @@ describe('serversPlugin (legacy frontend system)', () => {
 
   function renderAt(path: string, api: ReturnType<typeof fakeServersApi>) {
     return renderInTestApp(
-      <TestApiProvider apis={[[serversApiRef, api]]}>
+      <TestApiProvider
+        apis={[
+          [serversApiRef, api],
+          // A legacy app has one (app-defaults); the Servers page asks servers:plan.
+          [permissionApiRef, new MockPermissionApi()],
+        ]}
+      >
         <Routes>
           <Route path="/servers/*" element={<LegacyServersRoutes />} />
         </Routes>
@@ -49,5 +60,35 @@ describe('serversPlugin (legacy frontend system)', () => {
       'rack',
       'worker-1-drain-abc',
     );
+  });
+
+  it('serves a maintenance plan page under the Servers route', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getPlan.mockResolvedValue({
+      cluster: 'rack',
+      name: 'reboot-plan-1',
+      intent: 'reboot',
+      phase: 'Running',
+      maxParallel: 1,
+      reason: 'kernel update INC-9',
+      nodes: [{ name: 'worker-1', controlPlane: false, phase: 'Running' }],
+      counts: {
+        total: 1,
+        pending: 0,
+        running: 1,
+        done: 0,
+        failed: 0,
+        refused: 0,
+        skipped: 0,
+      },
+      failurePolicy: { tolerate: 0 },
+      onCancel: 'finish',
+      paused: false,
+    });
+    await renderAt('/servers/plans/rack/reboot-plan-1', api);
+    expect(await screen.findByTestId('plan-phase')).toHaveTextContent(
+      'Running',
+    );
+    expect(api.getPlan).toHaveBeenCalledWith('rack', 'reboot-plan-1');
   });
 });

@@ -6,13 +6,17 @@ import Paper from '@mui/material/Paper';
 import Snackbar from '@mui/material/Snackbar';
 import TextField from '@mui/material/TextField';
 import Typography from '@mui/material/Typography';
+import { usePermission } from '@backstage/plugin-permission-react';
 import {
   ceremonyAt,
+  serversPlanPermission,
   type ServerAction,
   type ServerListItem,
 } from '@rackside/plugin-servers-common';
 import { describeError } from '../api';
 import { ActionDialog } from './ActionDialog';
+import { ClusterPlans } from './plans/ClusterPlans';
+import { PlanToolbar } from './plans/PlanToolbar';
 import { QuorumBanner } from './QuorumBanner';
 import { findServerRow, keepFocusInRow } from './rowFocus';
 import {
@@ -43,6 +47,21 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
   const { reload } = servers;
 
   useLiveRefresh(cluster, reload);
+
+  // Servers selected for a maintenance plan, offered to users holding servers:plan.
+  const planning = usePermission({ permission: serversPlanPermission });
+  const canPlan = planning.allowed || planning.error !== undefined;
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const onSelect = useCallback(
+    (server: ServerListItem, on: boolean) =>
+      setSelected(current => {
+        const next = new Set(current);
+        if (on) next.add(server.name);
+        else next.delete(server.name);
+        return next;
+      }),
+    [],
+  );
 
   const [dialog, setDialog] = useState<
     { server: ServerListItem; action: ServerAction } | undefined
@@ -108,6 +127,7 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
           }`}
         </Alert>
       )}
+      <ClusterPlans cluster={cluster} />
       {servers.loading && !rows && <LinearProgress />}
       {rows && (
         <>
@@ -124,6 +144,15 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
               {`${servers.total} of ${servers.all ?? servers.total} servers`}
             </Typography>
           </Box>
+          {canPlan && (
+            <PlanToolbar
+              cluster={cluster}
+              filter={filter}
+              selected={selected}
+              onSelectedChange={setSelected}
+              onPlanned={reload}
+            />
+          )}
           <ServerTable
             cluster={cluster}
             servers={rows}
@@ -133,6 +162,8 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
             onSort={onSort}
             onAction={onAction}
             onShow={servers.show}
+            selected={canPlan ? selected : undefined}
+            onSelect={canPlan ? onSelect : undefined}
           />
         </>
       )}

@@ -8,6 +8,7 @@ import {
 } from 'react';
 import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
+import Checkbox from '@mui/material/Checkbox';
 import Chip from '@mui/material/Chip';
 import Table from '@mui/material/Table';
 import TableBody from '@mui/material/TableBody';
@@ -71,8 +72,11 @@ const COLUMNS = 7;
 const ServerRow = memo(function ServerRowContent(props: {
   server: ServerListItem;
   onAction(server: ServerListItem, action: ServerAction): void;
+  /** Present when the table offers selection (for a maintenance plan). */
+  selected?: boolean;
+  onSelect?(server: ServerListItem, selected: boolean): void;
 }) {
-  const { server, onAction } = props;
+  const { server, onAction, selected, onSelect } = props;
   const actions = rowActions(server);
   const cell = { height: ROW_HEIGHT, py: 0, overflow: 'hidden' } as const;
   // Read before this render is committed: whether the focus is in the row. If
@@ -97,6 +101,16 @@ const ServerRow = memo(function ServerRowContent(props: {
       data-testid="server-row"
       data-node={server.name}
     >
+      {onSelect && (
+        <TableCell sx={cell} padding="checkbox">
+          <Checkbox
+            checked={selected === true}
+            onChange={e => onSelect(server, e.target.checked)}
+            inputProps={{ 'aria-label': `Select ${server.name}` }}
+            data-testid="server-select"
+          />
+        </TableCell>
+      )}
       <TableCell sx={cell}>
         <Typography variant="body2" noWrap title={server.name}>
           {server.name}
@@ -184,9 +198,14 @@ export function ServerTable(props: {
   onSort(key: SortKey): void;
   onAction(server: ServerListItem, action: ServerAction): void;
   onShow?(end: number): void;
+  /** With `onSelect`: a first column of checkboxes (servers for a maintenance plan). */
+  selected?: ReadonlySet<string>;
+  onSelect?(server: ServerListItem, selected: boolean): void;
 }) {
   const { cluster, servers, sortKey, sortDirection, onSort, onAction, onShow } =
     props;
+  const { selected, onSelect } = props;
+  const columns = COLUMNS + (onSelect ? 1 : 0);
   const count = Math.max(props.total ?? 0, servers.length);
   const [scrollTop, setScrollTop] = useState(0);
   // A shrunk list (a filter) may leave the old scroll position past its end.
@@ -200,7 +219,7 @@ export function ServerTable(props: {
   const spacer = (height: number, key: string) =>
     height > 0 ? (
       <TableRow key={key} aria-hidden style={{ height }}>
-        <TableCell colSpan={COLUMNS} sx={{ p: 0, border: 0 }} />
+        <TableCell colSpan={columns} sx={{ p: 0, border: 0 }} />
       </TableRow>
     ) : null;
   return (
@@ -223,6 +242,11 @@ export function ServerTable(props: {
       >
         <TableHead>
           <TableRow>
+            {onSelect && (
+              <TableCell padding="checkbox" sx={{ width: 56 }}>
+                Select
+              </TableCell>
+            )}
             {HEADERS.map(h => (
               <TableCell key={h.label} sx={{ width: h.width }}>
                 {h.sort ? (
@@ -243,7 +267,13 @@ export function ServerTable(props: {
         <TableBody>
           {spacer(start * ROW_HEIGHT, 'top')}
           {servers.slice(start, loadedEnd).map(server => (
-            <ServerRow key={server.name} server={server} onAction={onAction} />
+            <ServerRow
+              key={server.name}
+              server={server}
+              onAction={onAction}
+              selected={onSelect ? selected?.has(server.name) : undefined}
+              onSelect={onSelect}
+            />
           ))}
           {missing > 0 && (
             <TableRow
@@ -252,7 +282,7 @@ export function ServerTable(props: {
               style={{ height: missing * ROW_HEIGHT }}
             >
               <TableCell
-                colSpan={COLUMNS}
+                colSpan={columns}
                 sx={{ verticalAlign: 'top' }}
                 aria-busy
               >
@@ -265,7 +295,7 @@ export function ServerTable(props: {
           {spacer((count - end) * ROW_HEIGHT, 'bottom')}
           {count === 0 && (
             <TableRow>
-              <TableCell colSpan={COLUMNS}>
+              <TableCell colSpan={columns}>
                 <Typography variant="body2" color="text.secondary">
                   No servers match.
                 </Typography>

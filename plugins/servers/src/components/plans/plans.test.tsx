@@ -1,102 +1,22 @@
 import '@testing-library/jest-dom';
-import { mockApis, renderInTestApp } from '@backstage/frontend-test-utils';
-import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import { permissionApiRef } from '@backstage/plugin-permission-react';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import type {
-  PlanPreflightResponse,
-  PlanResponse,
-} from '@rackside/plugin-servers-common';
-import { PreflightChangedError, serversApiRef } from '../../api';
+import { PreflightChangedError } from '../../api';
 import {
   fakeServersApi,
   responseError,
+  server,
   serverList,
 } from '../../testing/fixtures';
-import { rebootPreflight } from '../../testing/power';
+import {
+  plan,
+  planPreflight,
+  renderWithApi,
+} from '../../testing/plans';
 import { ACKNOWLEDGEMENT } from '../ActionDialog';
-import { ServersLinksProvider } from '../links';
+import { ClusterSection } from '../ClusterSection';
 import { ClusterPlans } from './ClusterPlans';
 import { PlanDialog } from './PlanDialog';
 import { PlanPage } from './PlanPage';
-
-const LINKS = {
-  servers: () => '/servers',
-  maintenance: (c: string, n: string) => `/servers/maintenances/${c}/${n}`,
-  plan: (c: string, n: string) => `/servers/plans/${c}/${n}`,
-};
-
-function plan(extra: Partial<PlanResponse> = {}): PlanResponse {
-  return {
-    cluster: 'rack',
-    name: 'reboot-plan-1',
-    intent: 'reboot',
-    phase: 'Waiting',
-    maxParallel: 2,
-    reason: 'kernel update INC-9',
-    requestedBy: 'user:default/ops',
-    createdAt: '2026-12-01T00:00:00Z',
-    nodes: [
-      {
-        name: 'worker-1',
-        controlPlane: false,
-        phase: 'Done',
-        maintenance: 'reboot-plan-1-worker-1',
-      },
-      {
-        name: 'worker-2',
-        controlPlane: false,
-        phase: 'Running',
-        maintenance: 'reboot-plan-1-worker-2',
-      },
-      { name: 'worker-3', controlPlane: false, phase: 'Pending' },
-    ],
-    counts: {
-      total: 3,
-      pending: 1,
-      running: 1,
-      done: 1,
-      failed: 0,
-      refused: 0,
-      skipped: 0,
-    },
-    waiting: {
-      on: 'gate',
-      gate: 'podDisruptionBudgetsHealthy',
-      message: 'budget shop/web has 0 of 1 healthy pods',
-      since: '2026-12-01T00:10:00Z',
-    },
-    failurePolicy: { tolerate: 0 },
-    onCancel: 'finish',
-    paused: false,
-    ...extra,
-  };
-}
-
-function permission(allowPlan: boolean) {
-  return mockApis.permission({
-    authorize: request =>
-      request.permission.name === 'servers:plan' && !allowPlan
-        ? AuthorizeResult.DENY
-        : AuthorizeResult.ALLOW,
-  });
-}
-
-function renderWithApi(
-  element: JSX.Element,
-  api: ReturnType<typeof fakeServersApi>,
-  allowPlan = true,
-) {
-  return renderInTestApp(
-    <ServersLinksProvider links={LINKS}>{element}</ServersLinksProvider>,
-    {
-      apis: [
-        [serversApiRef, api],
-        [permissionApiRef, permission(allowPlan)],
-      ] as any,
-    },
-  );
-}
 
 describe('PlanPage', () => {
   it('shows per-node progress linking each maintenance and the gate waited on', async () => {
@@ -168,19 +88,6 @@ describe('PlanPage', () => {
     expect(screen.queryByTestId('plan-pause')).not.toBeInTheDocument();
   });
 
-  it('offers no controls without servers:plan', async () => {
-    const api = fakeServersApi(serverList([]));
-    api.getPlan.mockResolvedValue(plan());
-    await renderWithApi(
-      <PlanPage cluster="rack" name="reboot-plan-1" />,
-      api,
-      false,
-    );
-    await screen.findByTestId('plan-phase');
-    expect(screen.queryByTestId('plan-pause')).not.toBeInTheDocument();
-    expect(screen.queryByTestId('plan-cancel')).not.toBeInTheDocument();
-  });
-
   it('offers no controls on a finished plan, even with servers:plan', async () => {
     const api = fakeServersApi(serverList([]));
     api.getPlan.mockResolvedValue(
@@ -231,51 +138,6 @@ describe('ClusterPlans', () => {
     expect(screen.queryByTestId('cluster-plans-rack')).not.toBeInTheDocument();
   });
 });
-
-/** A plan pre-flight of these workers, each as the single reboot pre-flight. */
-function planPreflight(
-  nodes: string[],
-  extra: Partial<PlanPreflightResponse> = {},
-): PlanPreflightResponse {
-  const single = rebootPreflight();
-  const { token: _token, ...impact } = single;
-  return {
-    cluster: 'rack',
-    intent: 'reboot',
-    takenAt: '2026-12-01T00:00:00Z',
-    maxParallel: 2,
-    nodes: nodes.map((node, i) => ({
-      ...impact,
-      node,
-      controlPlane: false,
-      step: Math.floor(i / 2),
-      estimate: { seconds: 30, groups: [] } as any,
-    })),
-    steps: [
-      {
-        index: 0,
-        nodes: nodes.slice(0, 2),
-        controlPlane: false,
-        estimateSeconds: 30,
-        quorum: impact.quorum,
-      },
-      {
-        index: 1,
-        nodes: nodes.slice(2),
-        controlPlane: false,
-        estimateSeconds: 30,
-        quorum: impact.quorum,
-      },
-    ],
-    budgets: [],
-    estimate: { seconds: 60 },
-    typedCount: nodes.length,
-    canProceed: true,
-    blockers: [],
-    token: 'plan-token-1',
-    ...extra,
-  };
-}
 
 describe('PlanDialog', () => {
   const NODES = ['worker-1', 'worker-2', 'worker-3'];
@@ -401,5 +263,60 @@ describe('PlanDialog', () => {
     );
     expect(screen.queryByLabelText(ACKNOWLEDGEMENT)).not.toBeInTheDocument();
     expect(screen.getByTestId('plan-submit')).toBeDisabled();
+  });
+});
+
+describe('selection on the Servers page', () => {
+  it('selects by hand or all matching the filter and plans the selected servers', async () => {
+    const api = fakeServersApi(
+      serverList([
+        server('cp-1', { controlPlane: true }),
+        server('worker-1'),
+        server('worker-2'),
+        server('worker-3'),
+      ]),
+    );
+    api.planPreflight.mockResolvedValue(planPreflight(['worker-1', 'worker-3']));
+    await renderWithApi(<ClusterSection cluster="rack" />, api);
+    const one = await screen.findByRole('checkbox', { name: 'Select worker-1' });
+    fireEvent.click(one);
+    fireEvent.click(screen.getByRole('checkbox', { name: 'Select worker-3' }));
+    expect(screen.getByTestId('plan-selected-rack')).toHaveTextContent(
+      '2 selected',
+    );
+    const open = screen.getByTestId('plan-open-rack');
+    open.focus();
+    fireEvent.click(open);
+    await screen.findByTestId('plan-preflight');
+    expect(api.planPreflight).toHaveBeenLastCalledWith('rack', {
+      intent: 'drain',
+      nodes: ['worker-1', 'worker-3'],
+      maxParallel: 1,
+    });
+    fireEvent.click(screen.getByRole('button', { name: 'Close' }));
+    await waitFor(() =>
+      expect(screen.queryByTestId('plan-dialog')).not.toBeInTheDocument(),
+    );
+    // The focus goes back to the button that opened the dialog.
+    await waitFor(() => expect(open).toHaveFocus());
+
+    fireEvent.change(screen.getByLabelText('Filter servers of rack'), {
+      target: { value: 'worker-' },
+    });
+    fireEvent.click(
+      await screen.findByRole('button', {
+        name: 'Select all matching the filter',
+      }),
+    );
+    await waitFor(() =>
+      expect(screen.getByTestId('plan-selected-rack')).toHaveTextContent(
+        '3 selected',
+      ),
+    );
+    fireEvent.click(screen.getByRole('button', { name: 'Clear selection' }));
+    expect(screen.getByTestId('plan-selected-rack')).toHaveTextContent(
+      '0 selected',
+    );
+    expect(screen.getByTestId('plan-open-rack')).toBeDisabled();
   });
 });
