@@ -77,7 +77,10 @@ describe('servers plugin (new frontend system)', () => {
     );
     expect(
       screen.getByRole('link', { name: 'drain-plan-1-worker-1' }),
-    ).toHaveAttribute('href', '/servers/maintenances/rack/drain-plan-1-worker-1');
+    ).toHaveAttribute(
+      'href',
+      '/servers/maintenances/rack/drain-plan-1-worker-1',
+    );
   });
 
   it('links a row to its maintenance page and follows the link', async () => {

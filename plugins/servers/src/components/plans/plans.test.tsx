@@ -7,11 +7,7 @@ import {
   server,
   serverList,
 } from '../../testing/fixtures';
-import {
-  plan,
-  planPreflight,
-  renderWithApi,
-} from '../../testing/plans';
+import { plan, planPreflight, renderWithApi } from '../../testing/plans';
 import { ACKNOWLEDGEMENT } from '../ActionDialog';
 import { ClusterSection } from '../ClusterSection';
 import { ClusterPlans } from './ClusterPlans';
@@ -276,9 +272,13 @@ describe('selection on the Servers page', () => {
         server('worker-3'),
       ]),
     );
-    api.planPreflight.mockResolvedValue(planPreflight(['worker-1', 'worker-3']));
+    api.planPreflight.mockResolvedValue(
+      planPreflight(['worker-1', 'worker-3']),
+    );
     await renderWithApi(<ClusterSection cluster="rack" />, api);
-    const one = await screen.findByRole('checkbox', { name: 'Select worker-1' });
+    const one = await screen.findByRole('checkbox', {
+      name: 'Select worker-1',
+    });
     fireEvent.click(one);
     fireEvent.click(screen.getByRole('checkbox', { name: 'Select worker-3' }));
     expect(screen.getByTestId('plan-selected-rack')).toHaveTextContent(
