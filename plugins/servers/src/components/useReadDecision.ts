@@ -9,6 +9,12 @@ import { serversReadPermission } from '@rackside/plugin-servers-common';
  * permission: a conditional decision means "some servers", which the backend
  * filters per server, so only an outright DENY closes the page. Without a
  * permission API (or when asking fails) the backend's own 403 decides.
+ *
+ * This is the one permission question not asked through `usePermission`
+ * (`@backstage/plugin-permission-react`, used for every basic permission):
+ * asked for a resource permission without a `resourceRef`, `usePermission`
+ * answers DENY without asking, which would close the page for a user allowed
+ * some servers.
  */
 export function useReadDecision(): 'loading' | 'allow' | 'deny' {
   const permissionApi = useApiHolder().get(permissionApiRef);

@@ -19,6 +19,7 @@ import {
   SPARE_UUID,
 } from '../../testing/machines';
 import { AddNodePage } from './AddNodePage';
+import { FreshPermissionAnswers } from '../../testing/permissionCache';
 
 /** A signals API that delivers to every subscriber. */
 function fakeSignals() {
@@ -44,16 +45,21 @@ function renderPage(
         ? AuthorizeResult.DENY
         : AuthorizeResult.ALLOW,
   });
-  return renderInTestApp(<AddNodePage />, {
-    apis: [
-      [serversApiRef, fakeServersApi(serverList([]))],
-      [machinesApiRef, machines],
-      [permissionApiRef, permission],
-      ...(options.signals
-        ? [[signalApiRef, options.signals.api] as const]
-        : []),
-    ] as any,
-  });
+  return renderInTestApp(
+    <FreshPermissionAnswers>
+      <AddNodePage />
+    </FreshPermissionAnswers>,
+    {
+      apis: [
+        [serversApiRef, fakeServersApi(serverList([]))],
+        [machinesApiRef, machines],
+        [permissionApiRef, permission],
+        ...(options.signals
+          ? [[signalApiRef, options.signals.api] as const]
+          : []),
+      ] as any,
+    },
+  );
 }
 
 const discoveryRow = (address: string) =>

@@ -2,11 +2,11 @@ import Alert from '@mui/material/Alert';
 import Box from '@mui/material/Box';
 import LinearProgress from '@mui/material/LinearProgress';
 import Typography from '@mui/material/Typography';
+import { usePermission } from '@backstage/plugin-permission-react';
 import { machinesReadPermission } from '@rackside/plugin-servers-common';
 import { AppLink, useServersLinks } from '../links';
 import { ConfiguredClusters } from '../ConfiguredClusters';
 import { ClusterMachines } from './ClusterMachines';
-import { usePermissionDecision } from './usePermissionDecision';
 
 function Header() {
   const links = useServersLinks();
@@ -36,17 +36,22 @@ function Header() {
  * an address field, and "Reset and add" for a machine another cluster holds.
  */
 export function AddNodePage() {
-  const decision = usePermissionDecision(machinesReadPermission);
+  // When the permission framework cannot be asked, the page opens and the
+  // backend's own 403 says what is missing.
+  const { loading, allowed, error } = usePermission({
+    permission: machinesReadPermission,
+  });
+  const open = allowed || error !== undefined;
   return (
     <Box component="main" p={3} data-testid="rackside-add-node-page">
       <Header />
-      {decision === 'loading' && <LinearProgress />}
-      {decision === 'deny' && (
+      {loading && <LinearProgress />}
+      {!loading && !open && (
         <Alert severity="warning">
           You are not allowed to see machines (machines:read).
         </Alert>
       )}
-      {decision === 'allow' && <ClusterList />}
+      {open && <ClusterList />}
     </Box>
   );
 }

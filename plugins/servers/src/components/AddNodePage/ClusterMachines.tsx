@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { useApi } from '@backstage/frontend-plugin-api';
+import { usePermission } from '@backstage/plugin-permission-react';
 import Alert from '@mui/material/Alert';
 import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
@@ -20,7 +21,6 @@ import { useLoader } from '../useLoader';
 import { JoinDialog } from './JoinDialog';
 import { DiscoveryTable, MachineTable, ReclaimTable } from './MachineTables';
 import { ReclaimDialog } from './ReclaimDialog';
-import { usePermissionDecision } from './usePermissionDecision';
 
 /** The address field: appends a discovery address to a TalosCluster. */
 function AddAddressForm(props: {
@@ -139,7 +139,9 @@ export function ClusterMachines(props: { cluster: string; title?: string }) {
   );
   useLiveRefresh(cluster, data.reload);
   const can = useLoader(() => api.canReclaim(cluster), [api, cluster]);
-  const canAdd = usePermissionDecision(machinesAddPermission) === 'allow';
+  // Asking failed: Add is offered and the backend's 403 decides.
+  const add = usePermission({ permission: machinesAddPermission });
+  const canAdd = add.allowed || add.error !== undefined;
   const [dialog, setDialogState] = useState<OpenDialog | undefined>();
   // The row whose button opened the dialog: the focus goes back there when it
   // closes, also if that button is gone by then (Add once the join runs).

@@ -1,6 +1,7 @@
 import '@testing-library/jest-dom';
 import { Route, Routes } from 'react-router-dom';
-import { renderTestApp } from '@backstage/frontend-test-utils';
+import { mockApis, renderTestApp } from '@backstage/frontend-test-utils';
+import { permissionApiRef } from '@backstage/plugin-permission-react';
 import { renderInTestApp, TestApiProvider } from '@backstage/test-utils';
 import { fireEvent, screen } from '@testing-library/react';
 import serversPlugin from '../../alpha';
@@ -42,6 +43,7 @@ describe('the Add node page in both frontend systems', () => {
         apis={[
           [serversApiRef, fakeServersApi(serverList([]))],
           [machinesApiRef, machines],
+          [permissionApiRef, mockApis.permission()],
         ]}
       >
         <Routes>

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { useApi } from '@backstage/frontend-plugin-api';
+import { usePermission } from '@backstage/plugin-permission-react';
 import Alert from '@mui/material/Alert';
 import AlertTitle from '@mui/material/AlertTitle';
 import Box from '@mui/material/Box';
@@ -28,7 +29,6 @@ import {
   type PlanStepPhase,
 } from '@rackside/plugin-servers-common';
 import { describeError, serversApiRef } from '../../api';
-import { usePermissionDecision } from '../AddNodePage/usePermissionDecision';
 import { chipLabelSx } from '../chips';
 import { FOCUSABLE_PAPER, useFocusOnOpen } from '../dialogFocus';
 import { AppLink, useServersLinks } from '../links';
@@ -180,7 +180,9 @@ export function PlanDetail(props: {
 }) {
   const { cluster, plan, onChanged } = props;
   const links = useServersLinks();
-  const canPlan = usePermissionDecision(serversPlanPermission) === 'allow';
+  // Asking failed: the controls are offered and the backend's 403 decides.
+  const planning = usePermission({ permission: serversPlanPermission });
+  const canPlan = planning.allowed || planning.error !== undefined;
   const [control, setControl] = useState<PlanControl>();
   const waiting = waitingText(plan);
   const percent =
