@@ -453,3 +453,37 @@ func TestParseAppliedConfig(t *testing.T) {
 		t.Fatalf("%+v", got)
 	}
 }
+
+// A power-on that lands between a NotReady re-assertion's read and its write is not undone:
+// the Node ends Ready (seen as "cp-2 Ready again" timing out in operator rack tests).
+func TestPowerOnIsNotUndoneByAReassertion(t *testing.T) {
+	ctx := context.Background()
+	cs := fake.NewClientset(fixtureNode("worker-1", "11111111-0000-4000-8000-000000000021"))
+	k := &kubeNodeLink{cs: cs, reassert: []time.Duration{10 * time.Millisecond}}
+	poweredOn := make(chan struct{})
+	k.beforeReassertWrite = func(node string) {
+		go func() {
+			k.PowerOn(ctx, node, "boot-1")
+			close(poweredOn)
+		}()
+		// Give the power-on every chance to run before the re-assertion writes.
+		time.Sleep(100 * time.Millisecond)
+	}
+	k.PowerOff(ctx, "worker-1", "PoweredOff")
+	// A heartbeat in flight flips the powered-off Node back to Ready: the re-assertion reads it.
+	if err := k.patchStatus(ctx, "worker-1", map[string]any{"conditions": []any{readyCondition(true, "KubeletReady", "heartbeat")}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-poweredOn:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the power-on never finished")
+	}
+	n, err := cs.CoreV1().Nodes().Get(ctx, "worker-1", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !nodeReady(n) || n.Annotations[PowerAnnotation] != "" {
+		t.Fatalf("after power-on: Ready=%v, power annotation %q; want Ready and no annotation", nodeReady(n), n.Annotations[PowerAnnotation])
+	}
+}

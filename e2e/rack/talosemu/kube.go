@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -53,6 +54,23 @@ func (noNodeLink) Join(context.Context, NodeSpec)           {}
 type kubeNodeLink struct {
 	cs       kubernetes.Interface
 	reassert []time.Duration
+
+	// mu orders this process's power writes to Nodes. A re-assertion of NotReady reads and
+	// writes under it and only while no power-on came since its power-off (epochs), so a
+	// power-on between its read and its write can never be undone by it.
+	mu     sync.Mutex
+	epochs map[string]uint64
+	// beforeReassertWrite, when set (tests), runs between a re-assertion's read and write.
+	beforeReassertWrite func(node string)
+}
+
+// nextEpoch starts a new power epoch of the node; callers hold mu.
+func (k *kubeNodeLink) nextEpoch(node string) uint64 {
+	if k.epochs == nil {
+		k.epochs = map[string]uint64{}
+	}
+	k.epochs[node]++
+	return k.epochs[node]
 }
 
 func newKubeNodeLink(kubeconfig string, reassert []time.Duration) (*kubeNodeLink, error) {
@@ -121,6 +139,9 @@ func nodeReady(n *corev1.Node) bool {
 func (k *kubeNodeLink) PowerOff(ctx context.Context, node, reason string) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	epoch := k.nextEpoch(node)
 	ann := map[string]any{PowerAnnotation: "off"}
 	if reason == "Reset" {
 		ann[TalosAnnotation] = "reset"
@@ -141,23 +162,43 @@ func (k *kubeNodeLink) PowerOff(ctx context.Context, node, reason string) {
 	go func() {
 		for _, d := range k.reassert {
 			time.Sleep(d)
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			n, err := k.cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
-			if err == nil && n.Annotations[PowerAnnotation] == "off" && nodeReady(n) {
-				_ = k.patchStatus(ctx, node, map[string]any{"conditions": []any{readyCondition(false, "KubeletNotReady", msg)}})
-				log.Printf("node %s: re-asserted NotReady", node)
-			}
-			cancel()
-			if err != nil || n.Annotations[PowerAnnotation] != "off" {
+			if !k.reassertNotReady(node, epoch, msg) {
 				return
 			}
 		}
 	}()
 }
 
+// reassertNotReady writes NotReady again if a heartbeat flipped the powered-off Node back
+// to Ready, and answers whether to keep watching (still off, same power epoch).
+func (k *kubeNodeLink) reassertNotReady(node string, epoch uint64, msg string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.epochs[node] != epoch {
+		return false // powered on (or off again) since: not ours to correct any more
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n, err := k.cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil || n.Annotations[PowerAnnotation] != "off" {
+		return false
+	}
+	if k.beforeReassertWrite != nil {
+		k.beforeReassertWrite(node)
+	}
+	if nodeReady(n) {
+		_ = k.patchStatus(ctx, node, map[string]any{"conditions": []any{readyCondition(false, "KubeletNotReady", msg)}})
+		log.Printf("node %s: re-asserted NotReady", node)
+	}
+	return true
+}
+
 func (k *kubeNodeLink) PowerOn(ctx context.Context, node, bootID string) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.nextEpoch(node)
 	status := map[string]any{
 		"conditions": []any{readyCondition(true, "KubeletReady", "kubelet is posting ready status")},
 		"nodeInfo":   map[string]any{"bootID": bootID},
