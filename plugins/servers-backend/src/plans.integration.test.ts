@@ -1,0 +1,176 @@
+/*
+ * Maintenance plans on the simulated rack's real apiserver, as the Backstage identity of
+ * e2e/rack/demo/backstage-access.yaml with the chart's admission policies: the plan
+ * pre-flight, then POST /plans writes a MaintenancePlan the CRD's schema and CEL rules,
+ * the chart's RBAC and the attribution policy admit (the user's entity ref as
+ * requestedBy), the watch cache lists it, and pause, resume and cancel are written with
+ * the user as `by` and a resume later than the pause. No operator runs here: the plan
+ * stays Pending.
+ */
+import { createServiceFactory } from '@backstage/backend-plugin-api';
+import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import { signalsServiceRef } from '@backstage/plugin-signals-node';
+import { KubeHttp } from '@rackside/plugin-servers-node';
+import {
+  eventually,
+  startTestRack,
+  type TestRack,
+} from '@rackside/rack-testing';
+import request from 'supertest';
+import { serversPlugin } from './plugin';
+import { installRackside } from './testing/rackBackend';
+
+jest.setTimeout(60_000);
+
+type Obj = Record<string, any>;
+
+let rack: TestRack | undefined;
+let admin: KubeHttp;
+let backend: { server: any; stop(): Promise<void> } | undefined;
+const REASON = 'integration test: kernel update of plant A';
+const BASE = '/api/servers/clusters/plant-a/plans';
+
+beforeAll(async () => {
+  rack = await startTestRack({ withTalos: false, withRedfish: false });
+  const rackside = await installRackside(rack);
+  admin = rackside.admin;
+  backend = await startTestBackend({
+    features: [
+      serversPlugin,
+      mockServices.permissions.factory({ result: AuthorizeResult.ALLOW }),
+      createServiceFactory({
+        service: signalsServiceRef,
+        deps: {},
+        factory: () => ({ publish: async () => {} }),
+      }),
+      mockServices.rootConfig.factory({
+        data: {
+          servers: {
+            clusters: [
+              {
+                name: 'plant-a',
+                url: rack.info.server,
+                caFile: rack.info.caFile,
+                serviceAccountToken: rackside.backstageToken,
+              },
+            ],
+          },
+        },
+      }),
+    ],
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await backend?.stop();
+  await rack?.stop();
+}, 60_000);
+
+const planOf = (name: string): Promise<Obj> =>
+  admin.request({
+    method: 'GET',
+    path: `/apis/rackside.dev/v1alpha1/maintenanceplans/${name}`,
+  });
+
+describe('a maintenance plan from the routes, on the apiserver', () => {
+  it('is created as the pre-flight showed it, listed, paused, resumed and cancelled', async () => {
+    const server = backend!.server;
+    const pre = await eventually(
+      'plant-a synced',
+      async () => {
+        const answer = await request(server).get(
+          `${BASE}/preflight?intent=reboot&nodes=worker-3,worker-1&maxParallel=2&force=true&deleteEmptyDirData=true`,
+        );
+        return answer.status === 200 ? answer : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250 },
+    );
+    expect(pre.body).toMatchObject({
+      intent: 'reboot',
+      maxParallel: 2,
+      typedCount: 2,
+      steps: [expect.objectContaining({ nodes: ['worker-1', 'worker-3'] })],
+      token: expect.any(String),
+    });
+    expect(pre.body.blockers).toEqual([]);
+
+    const created = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'reboot',
+        nodes: ['worker-1', 'worker-3'],
+        maxParallel: 2,
+        drain: { force: true, deleteEmptyDirData: true },
+        window: {
+          timeZone: 'Europe/Berlin',
+          hours: { start: '22:00', end: '04:00' },
+        },
+        reason: REASON,
+        preflightToken: pre.body.token,
+        typedCount: 2,
+      });
+    expect(created.status).toBe(201);
+    const name = created.body.name;
+    const stored = await planOf(name);
+    expect(stored.spec).toMatchObject({
+      intent: 'reboot',
+      nodes: ['worker-1', 'worker-3'],
+      maxParallel: 2,
+      reason: REASON,
+      requestedBy: 'user:default/mock',
+      drain: { force: true, deleteEmptyDirData: true },
+      window: { timeZone: 'Europe/Berlin' },
+      failurePolicy: { tolerate: 0 },
+    });
+
+    // The watch cache has it.
+    const listed = await eventually(
+      'the plan is listed',
+      async () => {
+        const answer = await request(server).get(BASE);
+        return answer.body.items?.some((p: Obj) => p.name === name)
+          ? answer
+          : undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 200 },
+    );
+    expect(listed.body.items[0]).toMatchObject({
+      name,
+      phase: 'Pending',
+      nodes: [{ name: 'worker-1' }, { name: 'worker-3' }],
+    });
+
+    // The same token again: the plan named after it exists (409), nothing more written.
+    const again = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'reboot',
+        nodes: ['worker-1', 'worker-3'],
+        maxParallel: 2,
+        drain: { force: true, deleteEmptyDirData: true },
+        reason: REASON,
+        preflightToken: pre.body.token,
+        typedCount: 2,
+      });
+    expect(again.status).toBe(409);
+
+    const control = (what: string) =>
+      request(server)
+        .post(`${BASE}/${name}/${what}`)
+        .send({ reason: `${REASON}: ${what}` });
+    expect((await control('pause')).status).toBe(200);
+    // Read-modify-write reads the apiserver: the resume follows at once.
+    expect((await control('resume')).status).toBe(200);
+    const toggled = (await planOf(name)).spec;
+    expect(toggled.pause).toMatchObject({ by: 'user:default/mock' });
+    expect(Date.parse(toggled.resume.at)).toBeGreaterThan(
+      Date.parse(toggled.pause.at),
+    );
+    expect((await control('cancel')).status).toBe(200);
+    expect((await planOf(name)).spec.cancel).toMatchObject({
+      by: 'user:default/mock',
+      reason: `${REASON}: cancel`,
+    });
+  });
+});
