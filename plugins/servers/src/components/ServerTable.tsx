@@ -6,8 +6,6 @@ import {
   useState,
   type UIEvent,
 } from 'react';
-import Box from '@mui/material/Box';
-import Button from '@mui/material/Button';
 import Checkbox from '@mui/material/Checkbox';
 import Chip from '@mui/material/Chip';
 import Table from '@mui/material/Table';
@@ -26,10 +24,10 @@ import {
   type ServerSortKey,
 } from '@rackside/plugin-servers-common';
 import { chipLabelSx } from './chips';
-import { ACTION_LABELS } from './labels';
 import { MaintenanceCell } from './MaintenanceCell';
 import { ServerCatalogLink } from './EntityServerContent/ServerCatalogLink';
 import { focusInRow, keepFocusInRow } from './rowFocus';
+import { RowActions } from './RowActions';
 
 /** Height of one body row; rows are fixed height so the window is arithmetic. */
 export const ROW_HEIGHT = 56;
@@ -152,21 +150,7 @@ const ServerRow = memo(function ServerRowContent(props: {
         <MaintenanceCell server={server} />
       </TableCell>
       <TableCell sx={cell}>
-        <Box display="flex" gap={1} flexWrap="nowrap">
-          {actions.map(action => (
-            <Button
-              key={action}
-              size="small"
-              variant="outlined"
-              color={server.actions[action] === 'hazard' ? 'error' : 'primary'}
-              onClick={() => onAction(server, action)}
-              data-action={action}
-              aria-label={`${ACTION_LABELS[action]} ${server.name}`}
-            >
-              {ACTION_LABELS[action]}
-            </Button>
-          ))}
-        </Box>
+        <RowActions server={server} actions={actions} onAction={onAction} />
       </TableCell>
     </TableRow>
   );
