@@ -43,8 +43,8 @@ export const ACKNOWLEDGEMENT = 'I have reviewed this impact';
 /** Shown above a pre-flight the backend sent back because the impact changed. */
 export const IMPACT_CHANGED = 'The impact changed since you looked';
 
-/** The drain options, each with the plain warning of what it gives up. */
-const DRAIN_OPTIONS = [
+/** The drain options, each with the plain warning of what it gives up (the plan dialog's too). */
+export const DRAIN_OPTIONS = [
   {
     option: 'deleteEmptyDirData',
     label: 'Also evict pods with emptyDir volumes',

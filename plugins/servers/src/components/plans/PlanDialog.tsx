@@ -12,6 +12,7 @@ import DialogContentText from '@mui/material/DialogContentText';
 import DialogTitle from '@mui/material/DialogTitle';
 import FormControl from '@mui/material/FormControl';
 import FormControlLabel from '@mui/material/FormControlLabel';
+import FormHelperText from '@mui/material/FormHelperText';
 import FormLabel from '@mui/material/FormLabel';
 import LinearProgress from '@mui/material/LinearProgress';
 import Radio from '@mui/material/Radio';
@@ -31,6 +32,7 @@ import type {
 import { describeError, PreflightChangedError, serversApiRef } from '../../api';
 import {
   ACKNOWLEDGEMENT,
+  DRAIN_OPTIONS,
   IMPACT_CHANGED,
   NOTHING_CHANGED,
 } from '../ActionDialog';
@@ -183,6 +185,11 @@ export function PlanDialog(props: {
   const focusRef = useFocusOnOpen();
   const [intent, setIntent] = useState<PlanIntent>('drain');
   const [maxParallel, setMaxParallel] = useState(1);
+  const [drain, setDrain] = useState({
+    deleteEmptyDirData: false,
+    force: false,
+    allowNodeLocalData: false,
+  });
   const [preflight, setPreflight] = useState<PlanPreflightResponse>();
   const [loadError, setLoadError] = useState<string>();
   const [changed, setChanged] = useState(false);
@@ -205,6 +212,8 @@ export function PlanDialog(props: {
         intent,
         nodes: nodesKey.split(','),
         maxParallel,
+        // Only the options that are on, as the single pre-flight asks.
+        ...Object.fromEntries(Object.entries(drain).filter(([, on]) => on)),
       })
       .then(
         p => !cancelled && setPreflight(p),
@@ -213,7 +222,10 @@ export function PlanDialog(props: {
     return () => {
       cancelled = true;
     };
-  }, [api, cluster, intent, maxParallel, nodesKey]);
+  }, [api, cluster, intent, maxParallel, nodesKey, drain]);
+  const anyOption = Object.values(drain).some(Boolean);
+  const showOptions =
+    anyOption || !!preflight?.nodes.some(n => n.refused.length > 0);
 
   const countOk = intent !== 'reboot' || Number(typedCount) === nodes.length;
   const canSubmit =
@@ -233,6 +245,7 @@ export function PlanDialog(props: {
         intent,
         nodes,
         maxParallel,
+        ...(anyOption ? { drain } : {}),
         reason,
         preflightToken: preflight.token,
         ...(intent === 'reboot' ? { typedCount: Number(typedCount) } : {}),
@@ -342,6 +355,41 @@ export function PlanDialog(props: {
               </Alert>
             )}
             {preflight && <PlanPreflightView preflight={preflight} />}
+            {showOptions && (
+              <Box mb={2} data-testid="plan-drain-options">
+                <Typography variant="subtitle2" component="h3">
+                  Drain options of every step
+                </Typography>
+                {DRAIN_OPTIONS.map(o => (
+                  <Box key={o.option}>
+                    <FormControlLabel
+                      control={
+                        <Checkbox
+                          checked={drain[o.option]}
+                          onChange={e =>
+                            setDrain(d => ({
+                              ...d,
+                              [o.option]: e.target.checked,
+                            }))
+                          }
+                          inputProps={{
+                            'aria-describedby': `rackside-plan-option-${o.option}`,
+                          }}
+                        />
+                      }
+                      label={o.label.replace('this node', 'its server')}
+                    />
+                    <FormHelperText
+                      id={`rackside-plan-option-${o.option}`}
+                      sx={{ mt: -1, ml: 4 }}
+                      error
+                    >
+                      {o.warning.replace('this node', 'the server')}
+                    </FormHelperText>
+                  </Box>
+                ))}
+              </Box>
+            )}
             {preflight?.canProceed && (
               <>
                 <ReasonField

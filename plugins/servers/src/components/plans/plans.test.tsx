@@ -260,6 +260,54 @@ describe('PlanDialog', () => {
     expect(screen.queryByLabelText(ACKNOWLEDGEMENT)).not.toBeInTheDocument();
     expect(screen.getByTestId('plan-submit')).toBeDisabled();
   });
+
+  it('a refused pod offers the drain options; one turned on asks again and is sent', async () => {
+    const api = fakeServersApi(serverList([]));
+    const blocked = planPreflight(NODES, {
+      canProceed: false,
+      blockers: ['worker-2: 1 pod(s) cannot be evicted with these options'],
+    });
+    blocked.nodes[1].refused = [
+      {
+        pod: { namespace: 'shop', name: 'cache-1' },
+        causes: ['emptyDir'],
+        message: 'shop/cache-1 has emptyDir data',
+      } as any,
+    ];
+    api.planPreflight.mockImplementation(async (_cluster, query) =>
+      query.deleteEmptyDirData ? planPreflight(NODES) : blocked,
+    );
+    await openDialog(api);
+    const option = await screen.findByLabelText(
+      'Also evict pods with emptyDir volumes',
+    );
+    fireEvent.click(option);
+    await waitFor(() =>
+      expect(api.planPreflight).toHaveBeenLastCalledWith('rack', {
+        intent: 'drain',
+        nodes: NODES,
+        maxParallel: 1,
+        deleteEmptyDirData: true,
+      }),
+    );
+    fireEvent.change(await screen.findByLabelText(/^Reason/), {
+      target: { value: 'kernel update INC-9' },
+    });
+    fireEvent.click(screen.getByLabelText(ACKNOWLEDGEMENT));
+    fireEvent.click(screen.getByTestId('plan-submit'));
+    await waitFor(() =>
+      expect(api.createPlan).toHaveBeenCalledWith(
+        'rack',
+        expect.objectContaining({
+          drain: {
+            deleteEmptyDirData: true,
+            force: false,
+            allowNodeLocalData: false,
+          },
+        }),
+      ),
+    );
+  });
 });
 
 describe('selection on the Servers page', () => {
