@@ -7,6 +7,7 @@
  */
 export * from './permissions';
 export * from './quorum';
+export * from './quorumText';
 export * from './guard';
 export * from './ceremony';
 export * from './capability';

@@ -34,6 +34,7 @@ import {
   isPlanPaused,
   isTerminalPhase,
   planWindowVerdict,
+  quorumNumbersText,
   resolvePlanNodes,
   TERMINAL_PLAN_STEP_PHASES,
   type Condition,
@@ -149,10 +150,7 @@ export function countsOf(steps: readonly PlanNode[]): PlanCounts {
 function refusalText(nm: NodeMaintenance): string {
   const r = nm.status?.refusal;
   if (!r) return nm.status?.message ?? 'refused';
-  const numbers =
-    r.members !== undefined
-      ? ` (members ${r.members}, quorum ${r.quorum}, ready ${r.ready}, margin ${r.margin})`
-      : '';
+  const numbers = r.members !== undefined ? ` (${quorumNumbersText(r)})` : '';
   return `${r.reason}${numbers}`;
 }
 

@@ -9,6 +9,7 @@ import ListItemText from '@mui/material/ListItemText';
 import Typography from '@mui/material/Typography';
 import {
   podKey,
+  quorumNumbersSentence,
   type DrainBudget,
   type DrainEstimate,
   type DrainPod,
@@ -133,14 +134,7 @@ export function statefulSetBudgetText(set: DrainStatefulSet): string {
 
 /** The numbers behind the quorum sentence, when the guard could derive them. */
 export function quorumNumbers(q: PreflightQuorumEffect): string | undefined {
-  if (q.members === null) return undefined;
-  const after =
-    q.marginAfter !== null && q.marginAfter !== q.margin
-      ? `, margin afterwards ${q.marginAfter}`
-      : '';
-  return `Members ${q.members}, quorum ${q.quorum ?? '?'}, ready ${
-    q.ready ?? '?'
-  }, margin ${q.margin ?? '?'}${after}.`;
+  return q.members === null ? undefined : quorumNumbersSentence(q);
 }
 
 /**

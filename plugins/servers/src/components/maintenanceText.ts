@@ -1,11 +1,12 @@
-import type {
-  MaintenanceCondition,
-  MaintenancePhase,
-  MaintenancePowerRecord,
-  MaintenancePowerRecords,
-  MaintenanceRefusal,
-  MaintenanceRequestFlag,
-  MaintenanceResponse,
+import {
+  quorumNumbersSentence,
+  type MaintenanceCondition,
+  type MaintenancePhase,
+  type MaintenancePowerRecord,
+  type MaintenancePowerRecords,
+  type MaintenanceRefusal,
+  type MaintenanceRequestFlag,
+  type MaintenanceResponse,
 } from '@rackside/plugin-servers-common';
 
 /** One entry of a maintenance's timeline: a phase it reached, or a request a person made. */
@@ -222,14 +223,7 @@ export function powerWaitText(m: MaintenanceResponse): string | undefined {
 
 /** The numbers of a refusal, when the guard gave them. */
 export function refusalNumbers(r: MaintenanceRefusal): string | undefined {
-  const parts: string[] = [];
-  if (r.members !== undefined) parts.push(`members ${r.members}`);
-  if (r.quorum !== undefined) parts.push(`quorum ${r.quorum}`);
-  if (r.ready !== undefined) parts.push(`ready ${r.ready}`);
-  if (r.margin !== undefined) parts.push(`margin ${r.margin}`);
-  if (!parts.length) return undefined;
-  const text = parts.join(', ');
-  return `${text[0].toUpperCase()}${text.slice(1)}.`;
+  return quorumNumbersSentence(r);
 }
 
 /** A timestamp for a person, in their locale. */
