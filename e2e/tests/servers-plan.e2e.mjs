@@ -1,0 +1,252 @@
+// Browser test of a maintenance plan (DESIGN section 15) on the demo portal: a guest
+// (plant-admins, who hold servers:plan) selects three workers with a BMC on /servers,
+// opens "Plan a rolling drain / reboot", chooses Reboot, two at a time, reads the plan
+// pre-flight (per step, per server, the estimate), gives the ceremony (reason,
+// acknowledgement, the number of servers typed), follows the link to the plan page
+// and watches it reach Complete. Then the cluster is checked with the admin
+// kubeconfig: each node has exactly one NodeMaintenance of the plan, Complete, with one
+// reboot sent over redfish, and its machine went off and on once.
+// The fixture's payments budget (minAvailable 2) blocks every eviction by design (the
+// operator's rack tests wait on it); this test deletes it first, so the plan can end
+// unattended.
+// Its own port (7032) and a free rack network (claimRackNet), so it never meets the other tests.
+//
+//   node --test e2e/tests/servers-plan.e2e.mjs
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  claimRackNet,
+  eventually,
+  launchBrowser,
+  openServersPage,
+  signInIfAsked,
+  startPortal,
+  waitForShopWorkloads,
+} from './harness.mjs';
+
+const SCREENSHOT =
+  process.env.RACKSIDE_E2E_PLAN_SCREENSHOT ?? '/tmp/rackside-e2e-plan.png';
+const REASON = 'e2e: kernel update of plant A, TICKET-19';
+
+let portal;
+let context;
+let chrome;
+let netLock;
+
+before(
+  async () => {
+    netLock = claimRackNet();
+    portal = await startPortal({ offset: 25, net: netLock.net });
+    chrome = await launchBrowser();
+    context = chrome.context;
+  },
+  { timeout: 600_000 },
+);
+
+after(async () => {
+  await chrome?.close();
+  await portal?.stop();
+  netLock?.release();
+});
+
+const getJson = (...args) => portal.getJson(...args);
+
+const rackInfo = () =>
+  JSON.parse(fs.readFileSync(path.join(portal.rackDir, 'rack.json'), 'utf8'));
+
+/** What the machine behind a node received, as the Talos emulator counts it. */
+async function machineCounts(uuid) {
+  const res = await fetch(`${rackInfo().talos.controlUrl}/counts`);
+  assert.equal(res.status, 200, 'the Talos emulator answers /counts');
+  const all = await res.json();
+  return { reboot: 0, powerOff: 0, powerOn: 0, ...all[uuid] };
+}
+
+test(
+  'a guest plans a rolling reboot of three workers and watches the plan reach Complete',
+  { timeout: 600_000 },
+  async t => {
+    await eventually(
+      'the redfish PowerProvider advertises reboot',
+      () => {
+        const pp = getJson('powerproviders', 'default');
+        return (
+          pp.spec.type === 'redfish' &&
+          pp.status?.observedGeneration === pp.metadata.generation &&
+          pp.status?.reboot === true
+        );
+      },
+      { timeoutMs: 120_000 },
+    );
+    await waitForShopWorkloads(portal);
+    portal.kubectl('delete', 'pdb', 'payments', '-n', 'shop');
+
+    // Three workers with a BMC and no unmanaged pod (worker-2's debug-shell needs force).
+    const withBmc = getJson('serverbmcs').items.map(b => b.metadata.name);
+    const pods = getJson('pods', '-A').items;
+    const unmanaged = new Set(
+      pods
+        .filter(p => !(p.metadata.ownerReferences ?? []).length)
+        .map(p => p.spec.nodeName),
+    );
+    const NODES = getJson('nodes')
+      .items.map(n => n.metadata)
+      .filter(
+        m =>
+          m.name.startsWith('worker-') &&
+          withBmc.includes(m.name) &&
+          !unmanaged.has(m.name),
+      )
+      .map(m => m.name)
+      .sort()
+      .slice(0, 3);
+    assert.equal(
+      NODES.length,
+      3,
+      `three workers to plan (${NODES.join(', ')})`,
+    );
+    const machines = NODES.map(n =>
+      rackInfo().machines.find(m => m.node === n),
+    );
+    const before = await Promise.all(machines.map(m => machineCounts(m.uuid)));
+    t.diagnostic(`planning a rolling reboot of ${NODES.join(', ')}`);
+
+    const page = await context.newPage();
+    page.setDefaultTimeout(30_000);
+    try {
+      const row = await openServersPage(page, portal, NODES[0]);
+      for (const node of NODES) {
+        await page.getByRole('checkbox', { name: `Select ${node}` }).check();
+      }
+      assert.match(
+        await page.getByTestId('plan-selected-plant-a').innerText(),
+        /^3 selected/,
+      );
+      await page
+        .getByRole('button', { name: 'Plan a rolling drain / reboot' })
+        .click();
+      const dialog = page.getByRole('dialog', {
+        name: 'Plan a rolling drain / reboot of 3 servers',
+      });
+      await dialog.waitFor();
+      await dialog.getByLabel('Reboot', { exact: true }).check();
+      await dialog.getByLabel('At most this many at a time').fill('2');
+      const preflight = dialog.getByTestId('plan-preflight');
+      await eventually(
+        'the plan pre-flight of a reboot, two at a time',
+        async () =>
+          (await preflight.isVisible()) &&
+          /in 2 steps/.test(
+            await dialog.getByTestId('plan-estimate-total').innerText(),
+          ),
+        { timeoutMs: 30_000, everyMs: 250 },
+      );
+      // The shop's cache pod has an emptyDir volume: its eviction needs the option.
+      if (await dialog.getByTestId('plan-blockers').isVisible()) {
+        await dialog
+          .getByLabel('Also evict pods with emptyDir volumes')
+          .check();
+        await dialog.getByTestId('plan-acknowledge').waitFor();
+      }
+      const steps = await dialog
+        .getByTestId('plan-preflight-steps')
+        .innerText();
+      assert.match(steps, new RegExp(`Step 1: ${NODES[0]}, ${NODES[1]}`));
+      assert.match(steps, new RegExp(`Step 2: ${NODES[2]}`));
+      for (const node of NODES) {
+        await dialog.getByTestId(`plan-preflight-node-${node}`).waitFor();
+      }
+
+      const submit = dialog.getByRole('button', {
+        name: 'Start rolling reboot',
+      });
+      await dialog.getByTestId('plan-reason').fill(REASON);
+      await dialog.getByLabel('I have reviewed this impact').check();
+      assert.equal(
+        await submit.isDisabled(),
+        true,
+        'no plan before the number of servers is typed',
+      );
+      await dialog
+        .getByLabel(/Type the number of servers to reboot \(3\)/)
+        .fill('3');
+      await submit.click();
+      const link = dialog.getByTestId('plan-created').getByRole('link');
+      await link.waitFor();
+      const planName = (await link.innerText()).trim();
+      await link.click();
+
+      await page.getByTestId('rackside-plan-page').waitFor();
+      await signInIfAsked(page, page.getByTestId('plan-phase'));
+      const phases = new Set();
+      await eventually(
+        `plan ${planName} Complete`,
+        async () => {
+          const phase = (
+            await page.getByTestId('plan-phase').innerText()
+          ).trim();
+          phases.add(phase);
+          assert.ok(
+            !['Failed', 'Cancelled'].includes(phase),
+            `the plan ended ${phase}: ${await page
+              .getByTestId('rackside-plan-page')
+              .innerText()}`,
+          );
+          return phase === 'Complete';
+        },
+        { timeoutMs: 420_000, everyMs: 1000 },
+      );
+      t.diagnostic(`the plan page showed: ${[...phases].join(' | ')}`);
+      assert.match(
+        await page.getByTestId('plan-progress').innerText(),
+        /^3 of 3 done/,
+      );
+      for (const node of NODES) {
+        const step = page.getByTestId(`plan-step-${node}`);
+        assert.match(await step.innerText(), /Done/);
+        await step.getByRole('link').waitFor();
+      }
+      await page
+        .screenshot({ path: SCREENSHOT, fullPage: true })
+        .catch(() => {});
+
+      // The cluster agrees: one Complete reboot per node, one power cycle each.
+      const plan = getJson('maintenanceplans', planName);
+      assert.equal(plan.status.phase, 'Complete');
+      assert.equal(plan.spec.requestedBy, 'user:default/guest');
+      assert.deepEqual(plan.spec.nodes, NODES);
+      const ofPlan = getJson('nodemaintenances').items.filter(m =>
+        (m.metadata.ownerReferences ?? []).some(
+          r => r.kind === 'MaintenancePlan' && r.name === planName,
+        ),
+      );
+      for (const [i, node] of NODES.entries()) {
+        const mine = ofPlan.filter(m => m.spec.nodeName === node);
+        assert.equal(mine.length, 1, `one maintenance of the plan for ${node}`);
+        const [nm] = mine;
+        assert.equal(nm.status?.phase, 'Complete');
+        assert.equal(nm.spec.intent, 'reboot');
+        assert.equal(nm.spec.requestedBy, 'user:default/guest');
+        assert.equal(nm.status.power?.reboot?.channel, 'redfish');
+        assert.deepEqual(Object.keys(nm.status.power), ['reboot']);
+        const after = await machineCounts(machines[i].uuid);
+        assert.equal(
+          after.powerOff - before[i].powerOff,
+          1,
+          `${node} off once`,
+        );
+        assert.equal(after.powerOn - before[i].powerOn, 1, `${node} on once`);
+      }
+      assert.ok(row, 'the Servers page showed the rows');
+    } catch (error) {
+      await page
+        .screenshot({ path: SCREENSHOT, fullPage: true })
+        .catch(() => {});
+      throw error;
+    } finally {
+      await page.close();
+    }
+  },
+);
