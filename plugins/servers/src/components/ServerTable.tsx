@@ -99,16 +99,6 @@ const ServerRow = memo(function ServerRowContent(props: {
       data-testid="server-row"
       data-node={server.name}
     >
-      {onSelect && (
-        <TableCell sx={cell} padding="checkbox">
-          <Checkbox
-            checked={selected === true}
-            onChange={e => onSelect(server, e.target.checked)}
-            inputProps={{ 'aria-label': `Select ${server.name}` }}
-            data-testid="server-select"
-          />
-        </TableCell>
-      )}
       <TableCell sx={cell}>
         <Typography variant="body2" noWrap title={server.name}>
           {server.name}
@@ -152,6 +142,17 @@ const ServerRow = memo(function ServerRowContent(props: {
       <TableCell sx={cell}>
         <RowActions server={server} actions={actions} onAction={onAction} />
       </TableCell>
+      {/* Last: the columns before it keep their places. */}
+      {onSelect && (
+        <TableCell sx={cell} padding="checkbox">
+          <Checkbox
+            checked={selected === true}
+            onChange={e => onSelect(server, e.target.checked)}
+            inputProps={{ 'aria-label': `Select ${server.name}` }}
+            data-testid="server-select"
+          />
+        </TableCell>
+      )}
     </TableRow>
   );
 });
@@ -182,7 +183,10 @@ export function ServerTable(props: {
   onSort(key: SortKey): void;
   onAction(server: ServerListItem, action: ServerAction): void;
   onShow?(end: number): void;
-  /** With `onSelect`: a first column of checkboxes (servers for a maintenance plan). */
+  /**
+   * With `onSelect`: a last column of checkboxes (servers for a maintenance plan), last so
+   * the other columns keep their places.
+   */
   selected?: ReadonlySet<string>;
   onSelect?(server: ServerListItem, selected: boolean): void;
 }) {
@@ -226,11 +230,6 @@ export function ServerTable(props: {
       >
         <TableHead>
           <TableRow>
-            {onSelect && (
-              <TableCell padding="checkbox" sx={{ width: 56 }}>
-                Select
-              </TableCell>
-            )}
             {HEADERS.map(h => (
               <TableCell key={h.label} sx={{ width: h.width }}>
                 {h.sort ? (
@@ -246,6 +245,11 @@ export function ServerTable(props: {
                 )}
               </TableCell>
             ))}
+            {onSelect && (
+              <TableCell padding="checkbox" sx={{ width: 64 }}>
+                Select
+              </TableCell>
+            )}
           </TableRow>
         </TableHead>
         <TableBody>
