@@ -3,7 +3,8 @@
 // opens "Plan a rolling drain / reboot", chooses Reboot, two at a time, reads the plan
 // pre-flight (per step, per server, the estimate), gives the ceremony (reason,
 // acknowledgement, the number of servers typed), follows the link to the plan page
-// and watches it reach Complete. Then the cluster is checked with the admin
+// and watches it reach Complete; axe finds nothing serious on the selection, the dialog
+// and the plan page. Then the cluster is checked with the admin
 // kubeconfig: each node has exactly one NodeMaintenance of the plan, Complete, with one
 // reboot sent over redfish, and its machine went off and on once.
 // The fixture's payments budget (minAvailable 2) blocks every eviction by design (the
@@ -19,6 +20,8 @@ import path from 'node:path';
 import {
   claimRackNet,
   eventually,
+  formatViolations,
+  runAxe,
   launchBrowser,
   openServersPage,
   signInIfAsked,
@@ -62,6 +65,18 @@ async function machineCounts(uuid) {
   assert.equal(res.status, 200, 'the Talos emulator answers /counts');
   const all = await res.json();
   return { reboot: 0, powerOff: 0, powerOn: 0, ...all[uuid] };
+}
+
+/** No serious or critical axe violation (the rest reported as diagnostics). */
+async function assertAxeClean(t, page, what, include) {
+  const axe = await runAxe(page, include ? { include } : {});
+  assert.deepEqual(
+    axe.blocking,
+    [],
+    `${what}:\n${formatViolations(axe.blocking)}`,
+  );
+  if (axe.other.length)
+    t.diagnostic(`${what}:\n${formatViolations(axe.other)}`);
 }
 
 test(
@@ -124,6 +139,7 @@ test(
         await page.getByTestId('plan-selected-plant-a').innerText(),
         /^3 selected/,
       );
+      await assertAxeClean(t, page, 'the Servers page with a selection');
       await page
         .getByRole('button', { name: 'Plan a rolling drain / reboot' })
         .click();
@@ -159,6 +175,7 @@ test(
         await dialog.getByTestId(`plan-preflight-node-${node}`).waitFor();
       }
 
+      await assertAxeClean(t, page, 'the plan dialog', '[role="dialog"]');
       const submit = dialog.getByRole('button', {
         name: 'Start rolling reboot',
       });
@@ -208,6 +225,7 @@ test(
         assert.match(await step.innerText(), /Done/);
         await step.getByRole('link').waitFor();
       }
+      await assertAxeClean(t, page, 'the plan page', 'main');
       await page
         .screenshot({ path: SCREENSHOT, fullPage: true })
         .catch(() => {});
