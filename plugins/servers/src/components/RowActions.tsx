@@ -10,6 +10,7 @@ import type {
   ServerListItem,
 } from '@rackside/plugin-servers-common';
 import { ACTION_LABELS } from './labels';
+import { tooltipContainer } from './PageTooltip';
 import { ACTION_ATTRIBUTE } from './rowFocus';
 
 /** The start of the accessible name of a row's "More actions" button. */
@@ -139,6 +140,8 @@ export function RowActions(props: {
           </IconButton>
           <Menu
             anchorEl={anchor}
+            // In the page's main landmark, as the tooltips (axe region).
+            container={tooltipContainer}
             open={open}
             onClose={() => setAnchor(null)}
             MenuListProps={{ id: menuId, 'aria-labelledby': buttonId }}

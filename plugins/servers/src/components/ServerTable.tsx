@@ -158,12 +158,13 @@ const ServerRow = memo(function ServerRowContent(props: {
 });
 
 const HEADERS: { label: string; sort?: SortKey; width?: string }[] = [
-  { label: 'Name', sort: 'name', width: '18%' },
-  { label: 'Roles', sort: 'role', width: '13%' },
-  { label: 'Markers', width: '13%' },
-  { label: 'Ready', sort: 'ready', width: '10%' },
-  { label: 'Schedulable', width: '13%' },
+  { label: 'Name', sort: 'name', width: '15%' },
+  { label: 'Roles', sort: 'role', width: '10%' },
+  { label: 'Markers', width: '11%' },
+  { label: 'Ready', sort: 'ready', width: '8%' },
+  { label: 'Schedulable', width: '10%' },
   { label: 'Maintenance', sort: 'phase', width: '15%' },
+  // Actions: the rest (31%); what does not fit is behind More actions (RowActions).
   { label: 'Actions' },
 ];
 
