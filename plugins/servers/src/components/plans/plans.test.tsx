@@ -14,6 +14,9 @@ import { ClusterPlans } from './ClusterPlans';
 import { PlanDialog } from './PlanDialog';
 import { PlanPage } from './PlanPage';
 
+// The dialog tests walk a whole ceremony through MUI (about 1 s each on an idle machine).
+jest.setTimeout(20_000);
+
 describe('PlanPage', () => {
   it('shows per-node progress linking each maintenance and the gate waited on', async () => {
     const api = fakeServersApi(serverList([]));
