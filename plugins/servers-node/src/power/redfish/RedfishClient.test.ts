@@ -522,3 +522,109 @@ describe('per-BMC rate limit', () => {
     expect(sleeps).toEqual([120, 120, 120]);
   });
 });
+
+describe('RedfishPowerChannel', () => {
+  it('advertises what the capability rule says of redfish', () => {
+    const channel = new RedfishPowerChannel({
+      resolveBmc: () => {
+        throw new Error('unused');
+      },
+      tls: { insecureSkipVerify: true },
+    });
+    expect(channel.capabilities).toEqual({
+      reboot: true,
+      shutdown: true,
+      powerOn: true,
+      confirmsPowerOff: true,
+    });
+  });
+
+  it('finds the system by the node UUID, sends the verb once, and reads the power back', async () => {
+    const server = await bmc();
+    const channel = new RedfishPowerChannel({
+      resolveBmc: () => ({ address: server.url, credentials: CREDENTIALS }),
+      tls: {},
+      minIntervalMs: 0,
+    });
+    open.push(channel);
+    const node = {
+      name: 'worker-1',
+      systemUUID: '38947555-7742-3448-3784-823347823834',
+    };
+    const receipt = await channel.shutdown(node);
+    expect(receipt).toMatchObject({
+      channel: 'redfish',
+      verb: 'shutdown',
+      node: 'worker-1',
+      detail: `ResetType GracefulShutdown accepted by ${server.url}${RACKMOUNT_SYSTEM} (HTTP 204)`,
+    });
+    expect(await channel.powerState(node)).toBe('Off');
+    await channel.powerOn(node);
+    expect(await channel.powerState(node)).toBe('On');
+    expect(server.resets.map(r => r.resetType)).toEqual([
+      'GracefulShutdown',
+      'On',
+    ]);
+    // Discovered once, one session for the BMC.
+    expect(server.count('GET', '/redfish/v1/Systems')).toBeGreaterThan(0);
+    expect(server.count('POST', '/redfish/v1/SessionService/Sessions')).toBe(1);
+  });
+
+  it('a node it cannot place is "notSent" and nothing reaches a BMC', async () => {
+    const server = await bmc();
+    const channel = new RedfishPowerChannel({
+      resolveBmc: node => {
+        if (node.name === 'virt-1')
+          throw new Error('node virt-1 has no ServerBMC');
+        return { address: server.url, credentials: CREDENTIALS };
+      },
+      tls: {},
+      minIntervalMs: 0,
+    });
+    open.push(channel);
+    const unknownBmc = await channel.reboot({ name: 'virt-1' }).catch(e => e);
+    expect(unknownBmc).toBeInstanceOf(PowerChannelError);
+    expect(unknownBmc.outcome).toBe('notSent');
+    expect(unknownBmc.message).toBe(
+      'redfish: reboot node virt-1 failed: node virt-1 has no ServerBMC',
+    );
+    const noUuid = await channel.reboot({ name: 'worker-9' }).catch(e => e);
+    expect(noUuid.message).toBe(
+      'redfish: node worker-9 has no system path on its BMC and no system UUID to find it by',
+    );
+    const noSystem = await channel
+      .reboot({
+        name: 'worker-8',
+        systemUUID: '00000000-0000-0000-0000-000000000008',
+      })
+      .catch(e => e);
+    expect(noSystem.message).toBe(
+      `redfish: BMC ${server.url} has no system with UUID 00000000-0000-0000-0000-000000000008 (node worker-8)`,
+    );
+    expect(server.resets).toHaveLength(0);
+  });
+
+  it('new credentials replace the client and end the old session', async () => {
+    const server = await bmc();
+    let password = CREDENTIALS.password;
+    const channel = new RedfishPowerChannel({
+      resolveBmc: () => ({
+        address: server.url,
+        systemPath: RACKMOUNT_SYSTEM,
+        credentials: { username: 'admin', password },
+      }),
+      tls: {},
+      minIntervalMs: 0,
+    });
+    open.push(channel);
+    await channel.powerState({ name: 'cp-1' });
+    password = 'rotated';
+    const error = await channel.powerState({ name: 'cp-1' }).catch(e => e);
+    expect(error.message).toContain('the BMC refused the credentials');
+    expect(error.message).not.toContain('rotated');
+    await new Promise(resolve => setTimeout(resolve, 50));
+    expect(server.count('DELETE', '/redfish/v1/SessionService/Sessions/')).toBe(
+      1,
+    );
+  });
+});
