@@ -93,8 +93,13 @@ const OPERATOR_SA = { namespace: NS, name: 'rackside-operator' };
 const KINDS = [
   ['watch', 91, ['watch'], ['*'], ['*']],
   ['lease', 92, ['*'], ['coordination.k8s.io'], ['leases']],
-  ['read', 93, ['get', 'list'], ['*'], ['*']],
-  ['write', 94, ['*'], ['*'], ['*']],
+  ['read-nodes', 93, ['get', 'list'], [''], ['nodes']],
+  ['read-pods', 93, ['get', 'list'], [''], ['pods']],
+  ['read-secrets', 93, ['get', 'list'], [''], ['secrets']],
+  ['read-budgets', 93, ['get', 'list'], ['policy'], ['poddisruptionbudgets']],
+  ['read-rackside', 93, ['get', 'list'], ['rackside.dev'], ['*']],
+  ['read', 94, ['get', 'list'], ['*'], ['*']],
+  ['write', 95, ['*'], ['*'], ['*']],
 ];
 
 function flowSchemas() {
@@ -520,8 +525,9 @@ runBench(
       open += d;
       most = Math.max(most, open);
     }
-    const reads = end.read - start.read;
     const delta = k => end[k] - start[k];
+    const readKinds = KINDS.map(([k]) => k).filter(k => k.startsWith('read'));
+    const reads = readKinds.reduce((sum, k) => sum + delta(k), 0);
     console.log(
       `cluster: ${clusterNodes} nodes, ${clusterPods} pods (the plan's ${workerCount} workers with ${podCount} pods among them)`,
     );
@@ -557,9 +563,9 @@ runBench(
     console.log(
       `operator requests during the plan: ${delta('watch')} watch, ${delta(
         'write',
-      )} writes, ${delta(
-        'lease',
-      )} Lease, ${reads} reads (get/list); since start-up: ${KINDS.map(
+      )} writes, ${delta('lease')} Lease, ${reads} reads (get/list: ${readKinds
+        .map(k => `${k.replace(/^read-?/, '') || 'other'} ${delta(k)}`)
+        .join(', ')}); since start-up: ${KINDS.map(
         ([k]) => `${k} ${end[k]}`,
       ).join(', ')}`,
     );
