@@ -23,7 +23,7 @@ describe('how many of a row’s actions are buttons', () => {
 function layout(space: number, button: number) {
   const width = jest
     .spyOn(HTMLElement.prototype, 'clientWidth', 'get')
-    .mockImplementation(function (this: HTMLElement) {
+    .mockImplementation(function clientWidth(this: HTMLElement) {
       return this.dataset.testid === 'row-actions' ? space : 0;
     });
   const rect = jest

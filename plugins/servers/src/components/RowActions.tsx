@@ -66,7 +66,7 @@ export function RowActions(props: {
   // its width, so the row knows when it fits again.
   const widths = useRef(new Map<ServerAction | 'more', number>());
   const [count, setCount] = useState(actions.length);
-  const [, setSpace] = useState(0);
+  const [space, setSpace] = useState(0);
   const [anchor, setAnchor] = useState<HTMLElement | null>(null);
   const menuId = useId();
   const buttonId = useId();
@@ -95,7 +95,8 @@ export function RowActions(props: {
       widths.current.get('more'),
     );
     if (next !== count) setCount(next);
-  });
+    // `space` only triggers: the width is read from the element itself.
+  }, [actions, count, space]);
 
   const shown = actions.slice(0, Math.min(count, actions.length));
   const hidden = actions.slice(shown.length);

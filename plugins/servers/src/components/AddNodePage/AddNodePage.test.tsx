@@ -5,6 +5,8 @@ import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { permissionApiRef } from '@backstage/plugin-permission-react';
 import { signalApiRef } from '@backstage/plugin-signals-react';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import type { ReactNode } from 'react';
+import { SWRConfig } from 'swr';
 import { machinesApiRef, serversApiRef } from '../../api';
 import {
   fakeServersApi,
@@ -19,7 +21,6 @@ import {
   SPARE_UUID,
 } from '../../testing/machines';
 import { AddNodePage } from './AddNodePage';
-import { FreshPermissionAnswers } from '../../testing/permissionCache';
 
 /** A signals API that delivers to every subscriber. */
 function fakeSignals() {
@@ -33,6 +34,18 @@ function fakeSignals() {
     },
     deliver: (message: any) => subscribers.forEach(s => s(message)),
   };
+}
+
+/**
+ * A fresh cache for `usePermission`, which keeps its answers in SWR's global
+ * cache: each test sees its own permission API's answers.
+ */
+function FreshPermissionAnswers(props: { children: ReactNode }) {
+  return (
+    <SWRConfig value={{ provider: () => new Map() }}>
+      {props.children}
+    </SWRConfig>
+  );
 }
 
 function renderPage(
