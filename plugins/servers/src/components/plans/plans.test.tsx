@@ -7,7 +7,7 @@ import {
   server,
   serverList,
 } from '../../testing/fixtures';
-import { plan, planPreflight, renderWithApi } from '../../testing/plans';
+import { plan, planPreflight, renderWithApi } from '../../__testUtils__/plans';
 import { ACKNOWLEDGEMENT } from '../ActionDialog';
 import { ClusterSection } from '../ClusterSection';
 import { ClusterPlans } from './ClusterPlans';

@@ -6,7 +6,7 @@
 import '@testing-library/jest-dom';
 import { screen, waitFor } from '@testing-library/react';
 import { fakeServersApi, server, serverList } from '../../testing/fixtures';
-import { plan, renderWithApi } from '../../testing/plans';
+import { plan, renderWithApi } from '../../__testUtils__/plans';
 import { ClusterSection } from '../ClusterSection';
 import { PlanPage } from './PlanPage';
 

@@ -12,8 +12,8 @@ import type {
 } from '@rackside/plugin-servers-common';
 import { serversApiRef } from '../api';
 import { ServersLinksProvider } from '../components/links';
-import type { fakeServersApi } from './fixtures';
-import { rebootPreflight } from './power';
+import type { fakeServersApi } from '../testing/fixtures';
+import { rebootPreflight } from '../testing/power';
 
 const LINKS = {
   servers: () => '/servers',
