@@ -1,5 +1,6 @@
 import type { Entity } from '@backstage/catalog-model';
 import { createHash } from 'node:crypto';
+import { nodeRolesOf } from '@rackside/plugin-servers-common';
 
 /** What the entity provider needs to know about one server. */
 export interface ServerFacts {
@@ -19,7 +20,6 @@ export const NODE_ANNOTATION = 'rackside.dev/node';
 /** The machine's SMBIOS system UUID, when the Node reports one. */
 export const SYSTEM_UUID_ANNOTATION = 'rackside.dev/system-uuid';
 
-const NODE_ROLE_PREFIX = 'node-role.kubernetes.io/';
 const MAX_NAME = 63;
 const LABEL_VALUE = /^[a-z0-9A-Z]([-_.a-z0-9A-Z]{0,61}[a-z0-9A-Z])?$/;
 
@@ -40,11 +40,10 @@ export function serverEntityName(cluster: string, node: string): string {
 
 /** The role names of a Node's labels, sorted. */
 export function rolesOf(labels: Record<string, string> | undefined): string[] {
-  return Object.keys(labels ?? {})
-    .filter(key => key.startsWith(NODE_ROLE_PREFIX))
-    .map(key => key.slice(NODE_ROLE_PREFIX.length))
-    .filter(role => LABEL_VALUE.test(`role-${role}`) && role.length <= 50)
-    .sort();
+  // Only the roles that fit in a catalog label (`rackside.dev/role-<role>`).
+  return nodeRolesOf(labels).filter(
+    role => LABEL_VALUE.test(`role-${role}`) && role.length <= 50,
+  );
 }
 
 /**

@@ -1,4 +1,5 @@
 import {
+  nodeRolesOf,
   deriveQuorum,
   isTerminalPhase,
   MAINTENANCE_PHASES,
@@ -245,5 +246,20 @@ describe('nodeFactsFromNode', () => {
       ready: false,
       virtual: false,
     });
+  });
+});
+
+describe('nodeRolesOf', () => {
+  it('reads the roles from node-role labels, sorted, ignoring every other label and an empty role', () => {
+    expect(
+      nodeRolesOf({
+        'node-role.kubernetes.io/worker': '',
+        'node-role.kubernetes.io/control-plane': 'true',
+        'node-role.kubernetes.io/': '',
+        'kubernetes.io/hostname': 'cp-1',
+        'example.com/node-role.kubernetes.io/gpu': '',
+      }),
+    ).toEqual(['control-plane', 'worker']);
+    expect(nodeRolesOf()).toEqual([]);
   });
 });

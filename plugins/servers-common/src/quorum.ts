@@ -7,6 +7,21 @@
 /** The label that makes a node a control-plane member; its value is ignored. */
 export const CONTROL_PLANE_LABEL = 'node-role.kubernetes.io/control-plane';
 
+/** The prefix of the labels that give a node its roles (`node-role.kubernetes.io/<role>`). */
+export const NODE_ROLE_LABEL_PREFIX = 'node-role.kubernetes.io/';
+
+/** A node's roles, from its `node-role.kubernetes.io/<role>` labels, sorted. */
+export function nodeRolesOf(labels: Record<string, string> = {}): string[] {
+  return Object.keys(labels)
+    .filter(
+      key =>
+        key.startsWith(NODE_ROLE_LABEL_PREFIX) &&
+        key.length > NODE_ROLE_LABEL_PREFIX.length,
+    )
+    .map(key => key.slice(NODE_ROLE_LABEL_PREFIX.length))
+    .sort();
+}
+
 /** The label (with value `true`) that marks a simulated node Rackside never acts on. */
 export const VIRTUAL_NODE_LABEL = 'rackside.dev/virtual-node';
 

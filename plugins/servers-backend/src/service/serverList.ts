@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { CustomErrorBase, InputError } from '@backstage/errors';
 import {
+  nodeRolesOf,
   compareServers,
   matchesServerFilter,
   normalizeServerFilter,
@@ -146,14 +147,6 @@ interface Walk {
   expires: number;
 }
 
-function rolesOf(labels: Record<string, string>): string[] {
-  const prefix = 'node-role.kubernetes.io/';
-  return Object.keys(labels)
-    .filter(key => key.startsWith(prefix) && key.length > prefix.length)
-    .map(key => key.slice(prefix.length))
-    .sort();
-}
-
 function encodeToken(walk: string, offset: number): string {
   return Buffer.from(JSON.stringify({ w: walk, o: offset })).toString(
     'base64url',
@@ -218,7 +211,7 @@ export class ServerLists {
       const name = node.metadata?.name ?? '';
       const active = snap.activeByNode.get(name);
       const labels = node.metadata?.labels ?? {};
-      const roles = rolesOf(labels);
+      const roles = nodeRolesOf(labels);
       let key = rowKeys?.get(name);
       if (key === undefined && !rowKeys) {
         // Without shown-fact keys: the resourceVersions (an object without one cannot

@@ -1,4 +1,5 @@
 import {
+  nodeRolesOf,
   ceremonyFor,
   deriveQuorum,
   guard,
@@ -171,14 +172,6 @@ export function serverResourceOf(
   };
 }
 
-function rolesOf(labels: Record<string, string>): string[] {
-  const prefix = 'node-role.kubernetes.io/';
-  return Object.keys(labels)
-    .filter(key => key.startsWith(prefix) && key.length > prefix.length)
-    .map(key => key.slice(prefix.length))
-    .sort();
-}
-
 /** The shared {@link ActionOffer} shape. */
 export type ActionView = ActionOffer;
 
@@ -243,7 +236,7 @@ function serverBase(
   const fields: ServerFields = {
     name: facts.name,
     cluster,
-    roles: rolesOf(labels),
+    roles: nodeRolesOf(labels),
     controlPlane: facts.controlPlane,
     virtual: facts.virtual,
     ready: facts.ready,
