@@ -18,6 +18,7 @@ import type {
 import { describeError, serversApiRef } from '../api';
 import { chipLabelSx } from './chips';
 import { AppLink, useServersLinks } from './links';
+import { ServerDetailPage } from './ServerDetailPage';
 import {
   conditionText,
   formatTime,
@@ -34,7 +35,6 @@ import {
 } from './maintenanceText';
 import { useLiveRefresh } from './useLiveRefresh';
 import { useLoader } from './useLoader';
-import { useReadDecision } from './useReadDecision';
 
 function phaseColor(
   phase: MaintenancePhase,
@@ -472,28 +472,13 @@ export function MaintenanceDetail(props: {
  */
 export function MaintenancePage(props: { cluster: string; name: string }) {
   const { cluster, name } = props;
-  const decision = useReadDecision();
-  const links = useServersLinks();
   return (
-    <Box component="main" p={3} data-testid="rackside-maintenance-page">
-      {links.servers && (
-        <Typography variant="body2" mb={1}>
-          <AppLink to={links.servers()}>← Servers</AppLink>
-        </Typography>
-      )}
-      <Typography variant="h4" component="h1" gutterBottom>
-        {`Maintenance ${name}`}
-      </Typography>
-      {decision === 'deny' && (
-        <Alert severity="warning">
-          You are not allowed to see servers (servers:read).
-        </Alert>
-      )}
-      {decision === 'loading' && <LinearProgress />}
-      {decision === 'allow' && (
-        <LiveMaintenance cluster={cluster} name={name} />
-      )}
-    </Box>
+    <ServerDetailPage
+      title={`Maintenance ${name}`}
+      testId="rackside-maintenance-page"
+    >
+      <LiveMaintenance cluster={cluster} name={name} />
+    </ServerDetailPage>
   );
 }
 

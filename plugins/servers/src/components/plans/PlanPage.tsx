@@ -3,7 +3,6 @@ import { useApi } from '@backstage/frontend-plugin-api';
 import { usePermission } from '@backstage/plugin-permission-react';
 import Alert from '@mui/material/Alert';
 import AlertTitle from '@mui/material/AlertTitle';
-import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
 import Chip from '@mui/material/Chip';
 import Dialog from '@mui/material/Dialog';
@@ -32,12 +31,12 @@ import { describeError, serversApiRef } from '../../api';
 import { chipLabelSx } from '../chips';
 import { FOCUSABLE_PAPER, useFocusOnOpen } from '../dialogFocus';
 import { AppLink, useServersLinks } from '../links';
+import { ServerDetailPage } from '../ServerDetailPage';
 import { formatTime } from '../maintenanceText';
 import { durationText } from '../PreflightView';
 import { ReasonField } from '../ReasonField';
 import { useLiveRefresh } from '../useLiveRefresh';
 import { useLoader } from '../useLoader';
-import { useReadDecision } from '../useReadDecision';
 
 type ChipColor = 'default' | 'error' | 'success' | 'warning' | 'info';
 
@@ -406,25 +405,12 @@ function LivePlan(props: { cluster: string; name: string }) {
 /** The page of one maintenance plan (`/servers/plans/:cluster/:name`). */
 export function PlanPage(props: { cluster: string; name: string }) {
   const { cluster, name } = props;
-  const decision = useReadDecision();
-  const links = useServersLinks();
   return (
-    <Box component="main" p={3} data-testid="rackside-plan-page">
-      {links.servers && (
-        <Typography variant="body2" mb={1}>
-          <AppLink to={links.servers()}>← Servers</AppLink>
-        </Typography>
-      )}
-      <Typography variant="h4" component="h1" gutterBottom>
-        {`Maintenance plan ${name}`}
-      </Typography>
-      {decision === 'deny' && (
-        <Alert severity="warning">
-          You are not allowed to see servers (servers:read).
-        </Alert>
-      )}
-      {decision === 'loading' && <LinearProgress />}
-      {decision === 'allow' && <LivePlan cluster={cluster} name={name} />}
-    </Box>
+    <ServerDetailPage
+      title={`Maintenance plan ${name}`}
+      testId="rackside-plan-page"
+    >
+      <LivePlan cluster={cluster} name={name} />
+    </ServerDetailPage>
   );
 }
