@@ -13,7 +13,7 @@ import {
 } from '@rackside/plugin-servers-common';
 import { TalosApiClient } from '@rackside/plugin-servers-node';
 import net from 'node:net';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import type { Operator } from './operator';
 import {
   ADMIN_USER,
@@ -387,6 +387,41 @@ describe('network reach of spec.address (DESIGN 5b)', () => {
     }
     // Only our own connection: the operator never dialed the trap.
     expect(trapConnections).toBe(1);
+  });
+
+  it('never dials a control-plane endpoint of the foreign talosconfig that is outside the allowed networks (the etcd check)', async () => {
+    const before = trapConnections;
+    // plant-old's talosconfig with its endpoints pointed at the trap: the credential,
+    // not the deployer, names them.
+    const hostile = parse(rack.talosconfig('plant-old'));
+    for (const context of Object.values<any>(hostile.contexts)) {
+      context.endpoints = [trapHost, `${trapHost}:50000`];
+    }
+    const worker = foreignWorker();
+    await kubectl(
+      env.rack.info.kubeconfig as string,
+      ['create', '-f', '-'],
+      reclaimYaml('reach-etcd', worker.address, { requestedBy: ADMIN_USER }),
+    );
+    await boundSecret(await rack.reclaim('reach-etcd'), stringify(hostile));
+    // The worker answers its UUID but runs no etcd; the endpoints are not contacted.
+    const waiting = await env.waitFor(
+      'reach-etcd waiting on etcd',
+      async () => {
+        const mr = await rack.reclaim('reach-etcd');
+        const condition = mr.status?.conditions?.find(
+          c => c.type === 'Waiting',
+        );
+        return condition?.reason === 'EtcdMembersUnknown' && condition;
+      },
+    );
+    expect(waiting.message).toContain(
+      `${trapHost}: not contacted: outside the allowed networks`,
+    );
+    expect((await rack.reclaim('reach-etcd')).status?.phase).toBe('Pending');
+    expect(trapConnections).toBe(before);
+    expect((await rack.counts(worker.uuid)).reset ?? 0).toBe(0);
+    await rack.reclaims.delete('reach-etcd', { namespace: NS });
   });
 });
 
