@@ -112,6 +112,14 @@ export type MaintenanceCondition = NonNullable<
   NodeMaintenanceStatus['conditions']
 >[number];
 
+/**
+ * The drain options a maintenance was asked with (`spec.drain`), each as written: an
+ * option left out is its default (not evicted, the pod's own grace period, no timeout).
+ */
+export type MaintenanceDrainOptions = Partial<
+  NonNullable<NodeMaintenanceSpec['drain']>
+>;
+
 /** A request flag (returnToService, abandon, powerOn) as set on a maintenance. */
 export type MaintenanceRequestFlag = NonNullable<
   NodeMaintenanceSpec['returnToService']
@@ -140,6 +148,8 @@ export interface MaintenanceResponse {
   returnToService?: MaintenanceRequestFlag;
   abandon?: MaintenanceRequestFlag;
   powerOn?: MaintenanceRequestFlag;
+  /** The drain options it was asked with (`spec.drain`); absent: the default drain. */
+  drain?: MaintenanceDrainOptions;
   progress?: MaintenanceProgress;
   conditions: MaintenanceCondition[];
   refusal?: MaintenanceRefusal;

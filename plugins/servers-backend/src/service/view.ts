@@ -79,6 +79,7 @@ export function maintenanceView(m: MaintenanceObject): MaintenanceResponse {
     returnToService: m.spec.returnToService,
     abandon: m.spec.abandon,
     powerOn: m.spec.powerOn,
+    drain: m.spec.drain,
     progress: status.drain,
     conditions: status.conditions ?? [],
     refusal: status.refusal,

@@ -415,6 +415,107 @@ describe('MaintenancePage of the power verbs', () => {
   });
 });
 
+describe('MaintenancePage drain options', () => {
+  it('says a drain asked for nothing is the default drain', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getMaintenance.mockResolvedValue(
+      drainingMaintenance({
+        drain: {
+          deleteEmptyDirData: false,
+          force: false,
+          allowNodeLocalData: false,
+        },
+      }),
+    );
+    renderPage(api);
+    const section = await screen.findByRole('region', {
+      name: 'Drain options',
+    });
+    expect(
+      within(section).queryByTestId('maintenance-drain-option'),
+    ).toBeNull();
+    expect(
+      within(section).getByTestId('maintenance-drain-defaults'),
+    ).toHaveTextContent(
+      'Default drain: pods with emptyDir volumes are not evicted; pods without a controller are not evicted; pods with data on this node are not evicted; each pod gets its own grace period; no timeout.',
+    );
+  });
+
+  it('says the same of a maintenance without spec.drain (made with kubectl)', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getMaintenance.mockResolvedValue(
+      drainingMaintenance({ intent: 'reboot', drain: undefined }),
+    );
+    renderPage(api);
+    expect(
+      await screen.findByTestId('maintenance-drain-defaults'),
+    ).toHaveTextContent(/^Default drain: /);
+  });
+
+  it('names each option asked for and who asked, then the defaults of the rest', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getMaintenance.mockResolvedValue(
+      drainingMaintenance({
+        drain: {
+          deleteEmptyDirData: true,
+          force: false,
+          allowNodeLocalData: true,
+          gracePeriodSeconds: 90,
+          timeoutSeconds: 1800,
+        },
+      }),
+    );
+    renderPage(api);
+    const section = await screen.findByRole('region', {
+      name: 'Drain options',
+    });
+    const options = within(section).getAllByTestId('maintenance-drain-option');
+    expect(options.map(o => o.getAttribute('data-option'))).toEqual([
+      'deleteEmptyDirData',
+      'allowNodeLocalData',
+      'gracePeriodSeconds',
+      'timeoutSeconds',
+    ]);
+    expect(options.map(o => o.textContent)).toEqual([
+      'Pods with emptyDir volumes: evicted, their emptyDir data is lost (asked by user:default/ops)',
+      'Node-local data: pods with data on this node are evicted, their data unavailable until the node is back (asked by user:default/ops)',
+      'Grace period: 1 min 30 s for every evicted pod, instead of its own (asked by user:default/ops)',
+      'Timeout: after 30 min the drain gives up, the maintenance ends Failed and the node stays cordoned (asked by user:default/ops)',
+    ]);
+    expect(
+      within(section).getByTestId('maintenance-drain-defaults'),
+    ).toHaveTextContent(
+      'Otherwise the default: pods without a controller are not evicted.',
+    );
+  });
+
+  it('says who asked when the requester is not recorded', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getMaintenance.mockResolvedValue(
+      drainingMaintenance({
+        requestedBy: undefined,
+        drain: { force: true },
+      }),
+    );
+    renderPage(api);
+    expect(
+      await screen.findByTestId('maintenance-drain-option'),
+    ).toHaveTextContent(
+      'Pods without a controller: evicted, they are not recreated (asked by someone unrecorded)',
+    );
+  });
+
+  it('has no drain options for a cordon', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getMaintenance.mockResolvedValue(
+      drainingMaintenance({ intent: 'cordon', progress: undefined }),
+    );
+    renderPage(api);
+    await screen.findByTestId('maintenance-who');
+    expect(screen.queryByTestId('maintenance-drain-options')).toBeNull();
+  });
+});
+
 describe('timelineOf', () => {
   it('adds the creation as a request when the history does not start at Requested', () => {
     const timeline = timelineOf(

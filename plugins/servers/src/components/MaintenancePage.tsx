@@ -21,6 +21,7 @@ import { AppLink, useServersLinks } from './links';
 import { ServerDetailPage } from './ServerDetailPage';
 import {
   conditionText,
+  drainOptionsText,
   formatTime,
   POWER_OFF_CONFIRMED,
   powerOffState,
@@ -150,6 +151,42 @@ function DrainProgress(props: { progress: MaintenanceProgress }) {
             {p.lastError}
           </Box>
         </Alert>
+      )}
+    </Section>
+  );
+}
+
+/**
+ * The drain options the maintenance was asked with (`spec.drain`), in words: each
+ * option asked for and by whom, then the defaults of the rest ("Default drain: …").
+ */
+function DrainOptions(props: { maintenance: MaintenanceResponse }) {
+  const text = drainOptionsText(props.maintenance);
+  if (!text) return null;
+  return (
+    <Section title="Drain options" testId="maintenance-drain-options">
+      {text.asked.length > 0 && (
+        <List dense disablePadding>
+          {text.asked.map(({ option, text: words }) => (
+            <ListItem
+              key={option}
+              disableGutters
+              data-testid="maintenance-drain-option"
+              data-option={option}
+            >
+              <ListItemText primary={words} />
+            </ListItem>
+          ))}
+        </List>
+      )}
+      {text.defaults && (
+        <Typography
+          variant="body2"
+          color={text.asked.length > 0 ? 'text.secondary' : undefined}
+          data-testid="maintenance-drain-defaults"
+        >
+          {text.defaults}
+        </Typography>
       )}
     </Section>
   );
@@ -322,7 +359,7 @@ function Timeline(props: { maintenance: MaintenanceResponse }) {
   );
 }
 
-/** Everything about one maintenance: what, who and why, progress, conditions, timeline. */
+/** Everything about one maintenance: what, who and why, its drain options, progress, conditions, timeline. */
 export function MaintenanceDetail(props: {
   cluster: string;
   maintenance: MaintenanceResponse;
@@ -390,6 +427,8 @@ export function MaintenanceDetail(props: {
           </List>
         )}
       </Section>
+
+      <DrainOptions maintenance={m} />
 
       {m.refusal && (
         <Alert

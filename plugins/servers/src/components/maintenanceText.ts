@@ -1,6 +1,7 @@
 import {
   quorumNumbersSentence,
   type MaintenanceCondition,
+  type MaintenanceDrainOptions,
   type MaintenancePhase,
   type MaintenancePowerRecord,
   type MaintenancePowerRecords,
@@ -8,6 +9,7 @@ import {
   type MaintenanceRequestFlag,
   type MaintenanceResponse,
 } from '@rackside/plugin-servers-common';
+import { durationText } from './PreflightView';
 
 /** One entry of a maintenance's timeline: a phase it reached, or a request a person made. */
 export interface TimelineEntry {
@@ -231,4 +233,112 @@ export function formatTime(at: string | undefined): string {
   if (!at) return 'unknown time';
   const t = new Date(at);
   return Number.isNaN(t.getTime()) ? at : t.toLocaleString();
+}
+
+/** Intents whose maintenance drains the node (a cordon evicts nothing). */
+const DRAINING_INTENTS: ReadonlySet<string> = new Set([
+  'drain',
+  'reboot',
+  'shutdown',
+]);
+
+/** The fields of `spec.drain`, in the order the page names them. */
+export type DrainOptionKey =
+  | 'deleteEmptyDirData'
+  | 'force'
+  | 'allowNodeLocalData'
+  | 'gracePeriodSeconds'
+  | 'timeoutSeconds';
+
+/**
+ * Each drain option: what it is in words when asked, and when left at its default.
+ * The same order as the drain dialog's options, then the two numbers.
+ */
+const DRAIN_OPTION_WORDS: Array<{
+  option: DrainOptionKey;
+  asked: (o: MaintenanceDrainOptions) => string | undefined;
+  byDefault: string;
+}> = [
+  {
+    option: 'deleteEmptyDirData',
+    asked: o =>
+      o.deleteEmptyDirData
+        ? 'Pods with emptyDir volumes: evicted, their emptyDir data is lost'
+        : undefined,
+    byDefault: 'pods with emptyDir volumes are not evicted',
+  },
+  {
+    option: 'force',
+    asked: o =>
+      o.force
+        ? 'Pods without a controller: evicted, they are not recreated'
+        : undefined,
+    byDefault: 'pods without a controller are not evicted',
+  },
+  {
+    option: 'allowNodeLocalData',
+    asked: o =>
+      o.allowNodeLocalData
+        ? 'Node-local data: pods with data on this node are evicted, their data unavailable until the node is back'
+        : undefined,
+    byDefault: 'pods with data on this node are not evicted',
+  },
+  {
+    option: 'gracePeriodSeconds',
+    asked: o =>
+      o.gracePeriodSeconds !== undefined
+        ? `Grace period: ${durationText(
+            o.gracePeriodSeconds,
+          )} for every evicted pod, instead of its own`
+        : undefined,
+    byDefault: 'each pod gets its own grace period',
+  },
+  {
+    option: 'timeoutSeconds',
+    asked: o =>
+      o.timeoutSeconds !== undefined
+        ? `Timeout: after ${durationText(
+            o.timeoutSeconds,
+          )} the drain gives up, the maintenance ends Failed and the node stays cordoned`
+        : undefined,
+    byDefault: 'no timeout',
+  },
+];
+
+/** The drain options of a maintenance in words (what was asked, and the rest). */
+export interface DrainOptionsText {
+  /** The options asked for, each a sentence ending in who asked. */
+  asked: Array<{ option: DrainOptionKey; text: string }>;
+  /** The options left at their defaults, in one sentence ("Default drain: …"). */
+  defaults?: string;
+}
+
+/**
+ * What the maintenance's drain was asked to do (`spec.drain`), as the page shows
+ * it: each option asked for, by whom (the requester: the options are fixed at
+ * creation), then the defaults of the others. Undefined for a maintenance that
+ * does not drain and asked for nothing.
+ */
+export function drainOptionsText(
+  m: MaintenanceResponse,
+): DrainOptionsText | undefined {
+  const options = m.drain ?? {};
+  const by = `asked by ${m.requestedBy ?? 'someone unrecorded'}`;
+  const asked: DrainOptionsText['asked'] = [];
+  const defaults: string[] = [];
+  for (const { option, asked: words, byDefault } of DRAIN_OPTION_WORDS) {
+    const text = words(options);
+    if (text) asked.push({ option, text: `${text} (${by})` });
+    else defaults.push(byDefault);
+  }
+  if (asked.length === 0 && !DRAINING_INTENTS.has(m.intent)) return undefined;
+  if (defaults.length === 0) return { asked };
+  const list = defaults.join('; ');
+  return {
+    asked,
+    defaults:
+      asked.length === 0
+        ? `Default drain: ${list}.`
+        : `Otherwise the default: ${list}.`,
+  };
 }
