@@ -227,7 +227,7 @@ describe('notifications of the servers plugin', () => {
       title: 'The drain of worker-1 (plant-a) was refused',
     });
     expect(a.payload.description).toContain(
-      '(3 members, quorum 2, 3 ready, margin 1)',
+      '(members 3, quorum 2, ready 3, margin 1)',
     );
   });
 });

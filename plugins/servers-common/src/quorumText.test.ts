@@ -29,4 +29,31 @@ describe('the quorum numbers in words', () => {
     );
     expect(quorumNumbersSentence({})).toBe(undefined);
   });
+
+  it('says a negative margin and the numbers of a refusal as they are', () => {
+    expect(
+      quorumNumbersText({ members: 3, quorum: 2, ready: 1, margin: -1 }),
+    ).toBe('members 3, quorum 2, ready 1, margin -1');
+    // A refusal's numbers (status.refusal) and the banner's (a derived summary)
+    // are both quorum numbers: the same words for the same numbers.
+    const refusal = {
+      reason: 'why',
+      members: 5,
+      quorum: 3,
+      ready: 3,
+      margin: 0,
+    };
+    const summary = {
+      derived: true,
+      members: 5,
+      quorum: 3,
+      ready: 3,
+      margin: 0,
+      goingDown: [],
+    };
+    expect(quorumNumbersText(refusal)).toBe(quorumNumbersText(summary));
+    expect(quorumNumbersText(refusal)).toBe(
+      'members 5, quorum 3, ready 3, margin 0',
+    );
+  });
 });

@@ -18,7 +18,9 @@ const known = (n: number | null | undefined): n is number =>
  * The quorum numbers in the words the frontend, the backend and the operator
  * share: "members 3, quorum 2, ready 2, margin 0", then ", margin afterwards
  * -1" when an action changes the margin. A number not known is left out;
- * undefined when none is.
+ * undefined when none is. The one wording of the quorum banner, the action
+ * dialog, the pre-flight, the refusal text of the portal and of the Refused
+ * notification, and the operator's plan table.
  */
 export function quorumNumbersText(n: QuorumNumbers): string | undefined {
   const parts: string[] = [];

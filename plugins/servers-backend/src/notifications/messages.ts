@@ -3,9 +3,10 @@
  * the workload owners, of the entities the drain evicts), so every backend replica that
  * sees the same change sends the same notification, which then replaces itself.
  */
-import type {
-  AffectedEntity,
-  MachineReclaim,
+import {
+  quorumNumbersText,
+  type AffectedEntity,
+  type MachineReclaim,
 } from '@rackside/plugin-servers-common';
 import type { MaintenanceObject } from '../service/types';
 import { NOTIFICATION_TOPICS, type ServersNotification } from './notifier';
@@ -73,19 +74,6 @@ function endedAt(m: MaintenanceObject): string | undefined {
   return m.status?.completedAt;
 }
 
-/** The refusal's numbers, as a sentence ("3 members, quorum 2, 2 ready, margin 0"). */
-export function refusalNumbers(
-  refusal: NonNullable<MaintenanceObject['status']>['refusal'],
-): string | undefined {
-  if (!refusal) return undefined;
-  const parts: string[] = [];
-  if (refusal.members !== undefined) parts.push(`${refusal.members} members`);
-  if (refusal.quorum !== undefined) parts.push(`quorum ${refusal.quorum}`);
-  if (refusal.ready !== undefined) parts.push(`${refusal.ready} ready`);
-  if (refusal.margin !== undefined) parts.push(`margin ${refusal.margin}`);
-  return parts.length ? parts.join(', ') : undefined;
-}
-
 /**
  * The requester's notification of a maintenance that ended: Complete (normal),
  * Refused (high, with the refusal's reason and quorum numbers) or Failed (critical:
@@ -122,7 +110,8 @@ export function maintenanceOutcome(
   }
   if (phase === 'Refused') {
     const refusal = m.status?.refusal;
-    const numbers = refusalNumbers(refusal);
+    // The numbers in the words of the portal and the operator ("members 3, quorum 2, ready 2, margin 0").
+    const numbers = refusal && quorumNumbersText(refusal);
     const blocking = refusal?.blockingMaintenance
       ? ` It collided with maintenance ${refusal.blockingMaintenance}.`
       : '';

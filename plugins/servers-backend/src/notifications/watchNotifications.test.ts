@@ -212,7 +212,7 @@ describe('maintenance notifications', () => {
       title: 'The reboot of cp-1 (plant-a) was refused',
     });
     expect(refused.description).toContain(
-      'rebooting cp-1 would leave 1 of 3 members ready (3 members, quorum 2, 2 ready, margin 0)',
+      'rebooting cp-1 would leave 1 of 3 members ready (members 3, quorum 2, ready 2, margin 0)',
     );
     expect(failed).toMatchObject({
       severity: 'critical',

@@ -17,6 +17,7 @@ import TextField from '@mui/material/TextField';
 import WarningIcon from '@mui/icons-material/Warning';
 import {
   PREFLIGHT_ACTIONS,
+  quorumNumbersSentence,
   type ActionOffer,
   type PowerVerb,
   type PreflightAction,
@@ -118,7 +119,11 @@ function refusalOf(
   return {
     sentence,
     numbers: quorum.derived
-      ? `Members ${quorum.members}, quorum ${quorum.quorum}, margin ${quorum.margin}.`
+      ? quorumNumbersSentence({
+          members: quorum.members,
+          quorum: quorum.quorum,
+          margin: quorum.margin,
+        })
       : quorumText(quorum),
   };
 }
@@ -314,11 +319,9 @@ export function ActionDialog(props: ActionDialogProps) {
           <Alert severity="error" role="alert" data-testid="action-error">
             {error.status === 409 && <AlertTitle>Refused</AlertTitle>}
             {error.message}
-            {error.quorum && (
+            {error.quorum && quorumNumbersSentence(error.quorum) && (
               <Box component="div" mt={1}>
-                {`Members ${error.quorum.members ?? '?'}, quorum ${
-                  error.quorum.quorum ?? '?'
-                }, margin ${error.quorum.margin ?? '?'}.`}
+                {quorumNumbersSentence(error.quorum)}
               </Box>
             )}
             {error.status === 409 && (

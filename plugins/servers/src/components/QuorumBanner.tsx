@@ -1,6 +1,9 @@
 import Alert from '@mui/material/Alert';
 import AlertTitle from '@mui/material/AlertTitle';
-import type { QuorumSummaryResponse } from '@rackside/plugin-servers-common';
+import {
+  quorumNumbersText,
+  type QuorumSummaryResponse,
+} from '@rackside/plugin-servers-common';
 
 /** The text of the quorum banner, shared by the banner and its tests. */
 export function quorumText(quorum: QuorumSummaryResponse): string {
@@ -13,7 +16,7 @@ export function quorumText(quorum: QuorumSummaryResponse): string {
   const goingDown = quorum.goingDown.length
     ? `; going down: ${quorum.goingDown.join(', ')}`
     : '';
-  return `${quorum.members} members, quorum ${quorum.quorum}, ${quorum.ready} ready, margin ${quorum.margin}${goingDown}`;
+  return `${quorumNumbersText(quorum)}${goingDown}`;
 }
 
 /** Members, quorum and margin of a cluster's control plane, or why they are unknown. */

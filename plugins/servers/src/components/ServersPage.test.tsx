@@ -41,7 +41,7 @@ describe('ServersPage', () => {
       expect.objectContaining({ limit: 100 }),
     );
     expect(screen.getByTestId('quorum-banner-rack')).toHaveTextContent(
-      '3 members, quorum 2, 3 ready, margin 1',
+      'members 3, quorum 2, ready 3, margin 1',
     );
     expect(screen.getByText('control plane')).toBeInTheDocument();
     expect(screen.getByText('NotReady')).toBeInTheDocument();
@@ -475,7 +475,7 @@ describe('ServersPage', () => {
         margin: 1,
         goingDown: ['cp-2'],
       }),
-    ).toBe('5 members, quorum 3, 4 ready, margin 1; going down: cp-2');
+    ).toBe('members 5, quorum 3, ready 4, margin 1; going down: cp-2');
     expect(quorumText({ derived: false, reason: 'why' })).toBe(
       'Quorum cannot be derived: why',
     );
