@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every check and test of the repository: type-check, lint, formatting,
-# unused or unlisted dependencies (knip),
+# unused or unlisted dependencies (knip), the API reports of plugins/*,
 # the Jest suites of every package, the simulated rack's own tests and the
 # browser tests (e2e/tests).
 # Ends with one line "N passed, N failed" totalled over every runner.
@@ -42,6 +42,12 @@ yarn prettier --check .; record "prettier" $?
 
 stage "dependencies: none unused, none unlisted (knip)"
 yarn knip --dependencies --no-progress; record "knip" $?
+
+stage "API reports of plugins/* match the code (yarn test:api-reports)"
+# Emits dist-types afresh (non-incremental tsc), then fails when a package's
+# exported API differs from its committed report*.api.md; `yarn build:api-reports`
+# rewrites them.
+yarn test:api-reports; record "api reports" $?
 
 stage "build every package (backstage-cli repo build --all)"
 yarn backstage-cli repo build --all; record "build" $?
