@@ -26,6 +26,7 @@ import { PreflightTokens } from './service/preflight';
 import { readReasonPolicy } from './service/reasonPolicy';
 import { ServersServiceWithOwners } from './service/preflightOwners';
 import { readNotificationsConfig } from './notifications/config';
+import { kubeMaintenanceClaims } from './notifications/claims';
 import {
   notificationServiceNotifier,
   silentNotifier,
@@ -172,6 +173,7 @@ export const serversPlugin = createBackendPlugin({
           workloads: notificationsConfig.enabled ? workloads : undefined,
           logger,
           blockedAfterMs: notificationsConfig.blockedAfterMs,
+          maintenanceClaims: kubeMaintenanceClaims(configured),
         });
         lifecycle.addShutdownHook(() => watch.stop());
         const serviceOptions = {

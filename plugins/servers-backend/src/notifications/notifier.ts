@@ -6,8 +6,10 @@ import type { NotificationService } from '@backstage/plugin-notifications-node';
  * One notification Rackside sends: to whom, what, where it links, how urgent, and its
  * `scope` (the name of the NodeMaintenance or MachineReclaim it is about). The
  * notifications backend keeps one notification per recipient, origin and scope: a
- * second send with the same scope (a later update, or a second backend replica that
- * saw the same change) replaces the first instead of adding another.
+ * later send with the same scope replaces the first instead of adding another. It
+ * looks for that row before inserting, so two sends at the same instant (two backend
+ * replicas that saw the same change) can store two: each is claimed on its object
+ * first (./claims.ts), and only the replica that claimed it sends.
  */
 export interface ServersNotification {
   /** Entity refs of users or groups (a group reaches its members). */

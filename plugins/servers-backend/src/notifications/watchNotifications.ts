@@ -20,6 +20,13 @@ import {
   reclaimOutcome,
   workloadOwnerNotices,
 } from './messages';
+import {
+  claimNotification,
+  NOTIFIED_ANNOTATIONS,
+  reclaimClaims,
+  type ClaimedEvent,
+  type ClaimStore,
+} from './claims';
 import type { ServersNotification, ServersNotifier } from './notifier';
 import type { WorkloadCatalog } from './workloadCatalog';
 
@@ -51,6 +58,12 @@ export interface NotificationWatchOptions {
   /** How long a PodDisruptionBudget may block a drain before the requester is told. */
   blockedAfterMs: number;
   clock?: NotifierClock;
+  /**
+   * Where a cluster's NodeMaintenances are claimed before a notification about one is
+   * sent (see {@link claimNotification}), so that of several replicas one sends it.
+   * Without a store for a cluster, every replica that sees a change sends.
+   */
+  maintenanceClaims?: (cluster: string) => ClaimStore | undefined;
 }
 
 /** Intents whose maintenance drains the node. */
@@ -71,8 +84,36 @@ interface TrackedMaintenance {
   ownersDone: boolean;
   /** The pods on the node before the drain (read when first seen, or at creation). */
   pods?: Promise<PodsRead>;
-  /** Since when (our clock) a budget has blocked its drain, and the pending timer. */
-  blocked?: { since: number; timer: unknown; sent: boolean };
+  /**
+   * Since when (our clock) a budget has blocked its drain, the pending timer, and the
+   * blocked-claim annotation when it began (the claim counts up from it).
+   */
+  blocked?: { since: number; timer: unknown; sent: boolean; from?: string };
+}
+
+/** The annotation of a claimed notification as the watch cache has the object. */
+function annotationOf(
+  obj: { metadata: object },
+  event: ClaimedEvent,
+): string | undefined {
+  const annotations = (obj.metadata as { annotations?: Record<string, string> })
+    .annotations;
+  return annotations?.[NOTIFIED_ANNOTATIONS[event]];
+}
+
+/** The next count of a counting claim (`blocked`): one more than the value seen. */
+function nextCount(from: string | undefined): string {
+  const n = Number.parseInt(from ?? '0', 10);
+  return String((Number.isFinite(n) && n >= 0 ? n : 0) + 1);
+}
+
+/** The notifications worth sending: some, each to somebody. */
+function toTell(
+  notices: Array<ServersNotification | undefined>,
+): ServersNotification[] {
+  return notices.filter(
+    (n): n is ServersNotification => !!n && n.recipients.length > 0,
+  );
 }
 
 /** Whether the maintenance's drain has started (its phase is or was Draining). */
@@ -123,7 +164,9 @@ function serialised(review: () => Promise<void>, logger: LoggerService) {
  * the drain starts. What a maintenance was when the watch first synced is the baseline:
  * an outcome or a drain start from before is not told again after a restart (another
  * replica, running then, told it). Every notification's scope is the maintenance's
- * name, so replicas that see the same change send one notification between them.
+ * name, and with a claim store (`maintenanceClaims`) each is claimed on the
+ * NodeMaintenance first (an annotation written on its resourceVersion), so of the
+ * replicas that see the same change exactly one sends it.
  */
 export class MaintenanceNotifications {
   private readonly tracked = new Map<string, TrackedMaintenance>();
@@ -131,6 +174,9 @@ export class MaintenanceNotifications {
   private stopped = false;
   /** Pods read by this replica right before it created a maintenance (see `rememberPods`). */
   private readonly podsAtCreation = new Map<string, PodLike[]>();
+  /** Claims and sends started by the review under way (it waits for them). */
+  private pending: Promise<void>[] = [];
+  private readonly claims: ClaimStore | undefined;
   readonly review: () => Promise<void>;
 
   constructor(
@@ -138,6 +184,7 @@ export class MaintenanceNotifications {
     private readonly options: NotificationWatchOptions,
     private readonly clock: NotifierClock = options.clock ?? systemClock,
   ) {
+    this.claims = options.maintenanceClaims?.(cluster.name);
     this.review = serialised(() => this.reviewOnce(), options.logger);
   }
 
@@ -188,6 +235,33 @@ export class MaintenanceNotifications {
     for (const name of [...this.tracked.keys()]) {
       if (!seen.has(name)) this.forget(name);
     }
+    const pending = this.pending.splice(0);
+    await Promise.all(pending);
+  }
+
+  /**
+   * Sends the notices of one event of `m` once the replica has claimed it on the
+   * object (without a claim store, at once). Nothing to tell claims nothing.
+   */
+  private claimAndSend(
+    m: MaintenanceObject,
+    event: ClaimedEvent,
+    claim: { from?: string; to: string },
+    notices: Array<ServersNotification | undefined>,
+  ): Promise<void> {
+    const tell = toTell(notices);
+    if (tell.length === 0) return Promise.resolve();
+    if (!this.claims) {
+      tell.forEach(n => this.send(n));
+      return Promise.resolve();
+    }
+    return claimNotification(
+      this.claims,
+      { name: m.metadata.name, uid: m.metadata.uid, event, ...claim },
+      this.options.logger,
+    ).then(result => {
+      if (result !== 'lost') tell.forEach(n => this.send(n));
+    });
   }
 
   private follow(m: MaintenanceObject, t: TrackedMaintenance) {
@@ -200,7 +274,11 @@ export class MaintenanceNotifications {
       this.podsAtCreation.delete(name);
       if (!t.ended) {
         t.ended = true;
-        this.send(maintenanceOutcome(this.cluster.name, m));
+        this.pending.push(
+          this.claimAndSend(m, 'outcome', { to: String(m.status?.phase) }, [
+            maintenanceOutcome(this.cluster.name, m),
+          ]),
+        );
       }
       return;
     }
@@ -217,8 +295,12 @@ export class MaintenanceNotifications {
         this.entitiesOf(m, t.pods).then(
           found =>
             found &&
-            workloadOwnerNotices(this.cluster.name, m, found).forEach(n =>
-              this.send(n),
+            // Claimed only by a replica that knows every owner (see entitiesOf).
+            this.claimAndSend(
+              m,
+              'owners',
+              { to: new Date().toISOString() },
+              workloadOwnerNotices(this.cluster.name, m, found),
             ),
           error =>
             this.options.logger.warn(
@@ -232,6 +314,7 @@ export class MaintenanceNotifications {
         t.blocked = {
           since: this.clock.now(),
           sent: false,
+          from: annotationOf(m, 'blocked'),
           timer: this.clock.setTimeout(
             () => this.blockedTimeUp(name),
             this.options.blockedAfterMs,
@@ -316,7 +399,11 @@ export class MaintenanceNotifications {
       x => x.metadata.name === name,
     );
     if (!m || !blockedNow(m)) return;
-    this.send(drainBlocked(this.cluster.name, m, this.options.blockedAfterMs));
+    // Every replica that saw this block begin saw the same count: one counts it up.
+    const from = t.blocked.from;
+    await this.claimAndSend(m, 'blocked', { from, to: nextCount(from) }, [
+      drainBlocked(this.cluster.name, m, this.options.blockedAfterMs),
+    ]);
   }
 
   private clearBlocked(t: TrackedMaintenance) {
@@ -330,8 +417,7 @@ export class MaintenanceNotifications {
     this.tracked.delete(name);
   }
 
-  private send(n: ServersNotification | undefined) {
-    if (!n || n.recipients.length === 0) return;
+  private send(n: ServersNotification) {
     this.options.notifier
       .notify(n)
       .catch(error =>
@@ -350,16 +436,20 @@ export class MaintenanceNotifications {
 /**
  * Follows one cluster's MachineReclaims and tells the requester when one ends Done,
  * Failed or Expired, with its result text; the same baseline rule as maintenances.
+ * Each end is claimed on the MachineReclaim first (through the machines state, which
+ * reads afresh and writes on the resourceVersion), so one replica tells it.
  */
 export class ReclaimNotifications {
   private readonly ended = new Map<string, string | undefined>();
   private baselined = false;
+  private readonly claims: ClaimStore;
   readonly review: () => Promise<void>;
 
   constructor(
     private readonly machines: MachinesState,
     private readonly options: NotificationWatchOptions,
   ) {
+    this.claims = reclaimClaims(machines);
     this.review = serialised(() => this.reviewOnce(), options.logger);
   }
 
@@ -368,6 +458,7 @@ export class ReclaimNotifications {
     const first = !this.baselined;
     this.baselined = true;
     const seen = new Set<string>();
+    const claimed: Promise<void>[] = [];
     for (const r of list) {
       const name = r.metadata.name;
       seen.add(name);
@@ -378,20 +469,29 @@ export class ReclaimNotifications {
       if (this.ended.has(name) && this.ended.get(name) === uid) continue;
       this.ended.set(name, uid);
       if (first) continue;
-      const n = reclaimOutcome(this.machines.cluster, r);
-      if (n && n.recipients.length) {
-        this.options.notifier
-          .notify(n)
-          .catch(error =>
-            this.options.logger.warn(
-              `notifications: could not send "${n.title}" (scope ${n.scope}): ${error}`,
-            ),
-          );
-      }
+      const [n] = toTell([reclaimOutcome(this.machines.cluster, r)]);
+      if (!n) continue;
+      claimed.push(
+        claimNotification(
+          this.claims,
+          { name, uid, event: 'outcome', to: phase },
+          this.options.logger,
+        ).then(result => {
+          if (result === 'lost') return;
+          this.options.notifier
+            .notify(n)
+            .catch(error =>
+              this.options.logger.warn(
+                `notifications: could not send "${n.title}" (scope ${n.scope}): ${error}`,
+              ),
+            );
+        }),
+      );
     }
     for (const name of [...this.ended.keys()]) {
       if (!seen.has(name)) this.ended.delete(name);
     }
+    await Promise.all(claimed);
   }
 }
 
