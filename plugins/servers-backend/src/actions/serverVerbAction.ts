@@ -3,12 +3,9 @@ import {
   serverActionPermissions,
   type ServerAction,
 } from '@rackside/plugin-servers-common';
-import {
-  actionBodyFields,
-  type ActionBodyField,
-  type Zod,
-} from '../service/actionBody';
+import { actionBodySchema, type ActionBodyField } from '../service/actionBody';
 import type { ServersService } from '../service/ServersService';
+import { registryFields } from './registryInput';
 import { userCredentials } from './userCredentials';
 
 /** One server action as a registered action (one file per action names its spec). */
@@ -36,16 +33,6 @@ export const PREFLIGHT_REQUEST_FIELDS = [
 ] as const;
 
 /**
- * The chosen body fields, built with the registry's own zod (a copy of the same zod 3
- * API as ours, so only its static type differs: hence the cast; the action reads its
- * input as untyped and the service validates it as the route's body).
- */
-function bodyShape(z: unknown, fields: readonly ActionBodyField[]): {} {
-  const all = actionBodyFields(z as Zod);
-  return Object.fromEntries(fields.map(f => [f, all[f]]));
-}
-
-/**
  * Registers one server action: its input is the cluster, the node and the route's
  * body fields, handed to the same `ServersService.requestAction` as the route (the
  * permission on the server, the reason policy, the guard, the capability rule, the
@@ -67,7 +54,7 @@ export function registerServerVerbAction(
         z.object({
           cluster: z.string().describe('The cluster name (list-clusters)'),
           node: z.string().describe('The Node name'),
-          ...bodyShape(z, spec.fields),
+          ...registryFields(z, actionBodySchema, spec.fields),
         }),
       output: z =>
         z.object({

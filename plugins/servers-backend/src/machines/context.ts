@@ -19,7 +19,7 @@ import {
 } from '@backstage/plugin-permission-common';
 import type { TalosCluster } from '@rackside/plugin-servers-common';
 import type { Request, Response } from 'express';
-import type { z } from 'zod';
+import { parseRequestBody } from '../http/requestBody';
 import type { ReasonPolicy } from '../service/reasonPolicy';
 import { checkReason } from '../service/reasonPolicy';
 import type { MachinesRegistry, MachinesState } from '../service/machinesTypes';
@@ -74,18 +74,7 @@ export async function requirePermission(
  * Parses a request body; the 400 names the first field that is wrong and says what
  * is wrong with it, never what was sent (a body may carry a credential).
  */
-export function parseBody<S extends z.ZodTypeAny>(
-  schema: S,
-  body: unknown,
-): z.infer<S> {
-  const parsed = schema.safeParse(body ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue.path.join('.') || 'body';
-    throw new InputError(`invalid request body: ${field}: ${issue.message}`);
-  }
-  return parsed.data;
-}
+export const parseBody = parseRequestBody;
 
 /** 400 when the reason does not pass the deployment's reason policy. */
 export function requireReason(ctx: MachinesRouteContext, reason: string) {

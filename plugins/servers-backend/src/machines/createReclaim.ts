@@ -25,7 +25,12 @@ import {
   targetTalosCluster,
   type MachinesRouteContext,
 } from './context';
-import { addressField, reasonField, talosClusterField } from './fields';
+import {
+  addressField,
+  missingOr,
+  reasonField,
+  talosClusterField,
+} from './fields';
 import { settleReclaimAddresses } from './reclaimAddresses';
 
 /** A talosconfig is a few kilobytes; anything near this is not one. */
@@ -35,8 +40,10 @@ const bodySchema = z.object({
   address: addressField,
   talosconfig: z
     .string({
-      required_error: 'talosconfig is required',
-      invalid_type_error: 'talosconfig must be the text of a talosconfig file',
+      error: missingOr(
+        'talosconfig is required',
+        'talosconfig must be the text of a talosconfig file',
+      ),
     })
     .min(1, 'talosconfig is empty')
     .max(
@@ -45,7 +52,7 @@ const bodySchema = z.object({
     ),
   reason: reasonField,
   ttlMinutes: z
-    .number({ invalid_type_error: 'ttlMinutes must be a number' })
+    .number({ error: 'ttlMinutes must be a number' })
     .int('ttlMinutes must be a whole number of minutes')
     .min(
       RECLAIM_TTL_MINUTES.min,

@@ -9,6 +9,15 @@ import { z } from 'zod';
  * never what was sent: a body may carry a credential.
  */
 
+/**
+ * The message of a field's own type check: `missing` when the field is absent,
+ * `wrongType` when it is there but not of its type.
+ */
+export function missingOr(missing: string, wrongType: string) {
+  return (issue: { input?: unknown }) =>
+    issue.input === undefined ? missing : wrongType;
+}
+
 /** Shown when an address is not one. */
 export const ADDRESS_HINT =
   'must be an IP address or host name, optionally with :port (1-65535)';
@@ -20,8 +29,7 @@ export const ADDRESS_HINT =
  */
 export const addressField = z
   .string({
-    required_error: 'address is required',
-    invalid_type_error: 'address must be a string',
+    error: missingOr('address is required', 'address must be a string'),
   })
   .trim()
   .refine(
@@ -33,22 +41,18 @@ export const addressField = z
 
 /** A reason (the deployment's reason policy is checked after parsing). */
 export const reasonField = z.string({
-  required_error: 'reason is required',
-  invalid_type_error: 'reason must be a string',
+  error: missingOr('reason is required', 'reason must be a string'),
 });
 
 /** The TalosCluster, needed only when a cluster has several. */
 export const talosClusterField = z
-  .string({ invalid_type_error: 'talosCluster must be a string' })
+  .string({ error: 'talosCluster must be a string' })
   .min(1, 'talosCluster must not be empty')
   .optional();
 
 /** An SMBIOS UUID as a person types it (any case). */
 export const uuidField = z
-  .string({
-    required_error: 'uuid is required',
-    invalid_type_error: 'uuid must be a string',
-  })
+  .string({ error: missingOr('uuid is required', 'uuid must be a string') })
   .trim()
   .regex(
     /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,

@@ -46,7 +46,8 @@ import {
 } from '@rackside/plugin-servers-common';
 import type { Request } from 'express';
 import crypto from 'node:crypto';
-import { z } from 'zod/v3';
+import { z } from 'zod';
+import { parseRequestBody } from '../http/requestBody';
 import { PLAN_SEVERITY } from './auditSeverity';
 import {
   impactDigest,
@@ -67,53 +68,45 @@ import { serverResourceOf, type ClusterSnapshot } from './view';
 /** The most nodes one plan takes (as the CRD's spec.nodes). */
 const MAX_PLAN_NODES = 500;
 
-const drainOptionsBody = z
-  .object({
-    deleteEmptyDirData: z.boolean().optional(),
-    force: z.boolean().optional(),
-    allowNodeLocalData: z.boolean().optional(),
-  })
-  .strict();
+const drainOptionsBody = z.strictObject({
+  deleteEmptyDirData: z.boolean().optional(),
+  force: z.boolean().optional(),
+  allowNodeLocalData: z.boolean().optional(),
+});
 
 /** `POST /clusters/:cluster/plans` (a product contract; the spec is checked by the CRD's schema). */
-const planBodySchema = z
-  .object({
-    intent: z.enum(PLAN_INTENTS, {
-      errorMap: () => ({
-        message: `must be one of ${PLAN_INTENTS.join(', ')}`,
-      }),
-    }),
-    nodes: z
-      .array(z.string().min(1).max(253))
-      .min(1)
-      .max(MAX_PLAN_NODES)
-      .optional(),
-    selector: z.unknown().optional(),
-    maxParallel: z.unknown().optional(),
-    gates: z.unknown().optional(),
-    window: z.unknown().optional(),
-    failurePolicy: z.unknown().optional(),
-    drain: drainOptionsBody.optional(),
-    reason: z.string({ required_error: 'reason is required' }),
-    preflightToken: z.string().max(4096).optional(),
-    typedCount: z.number().int().optional(),
-  })
-  .strict();
+const planBodySchema = z.strictObject({
+  intent: z.enum(PLAN_INTENTS, {
+    error: `must be one of ${PLAN_INTENTS.join(', ')}`,
+  }),
+  nodes: z
+    .array(z.string().min(1).max(253))
+    .min(1)
+    .max(MAX_PLAN_NODES)
+    .optional(),
+  selector: z.unknown().optional(),
+  maxParallel: z.unknown().optional(),
+  gates: z.unknown().optional(),
+  window: z.unknown().optional(),
+  failurePolicy: z.unknown().optional(),
+  drain: drainOptionsBody.optional(),
+  reason: z.string({
+    error: issue =>
+      issue.input === undefined ? 'reason is required' : undefined,
+  }),
+  preflightToken: z.string().max(4096).optional(),
+  typedCount: z.number().int().optional(),
+});
 
 /** `POST .../plans/:name/{pause,resume,cancel}`. */
 const controlBodySchema = z.object({
-  reason: z.string({ required_error: 'reason is required' }),
+  reason: z.string({
+    error: issue =>
+      issue.input === undefined ? 'reason is required' : undefined,
+  }),
 });
 
-function parse<S extends z.ZodTypeAny>(schema: S, body: unknown): z.infer<S> {
-  const parsed = schema.safeParse(body ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue.path.join('.') || 'body';
-    throw new InputError(`invalid request body: ${field}: ${issue.message}`);
-  }
-  return parsed.data;
-}
+const parse = parseRequestBody;
 
 /** The plan pre-flight without its token. */
 export type PlanPreflightImpact = Omit<PlanPreflightResponse, 'token'>;
@@ -645,16 +638,8 @@ export class PlansService {
         reason: body.reason.trim(),
         requestedBy: actor,
       };
-      const checked = maintenancePlanSpecSchema.safeParse(spec);
-      if (!checked.success) {
-        const issue = checked.error.issues[0];
-        throw new InputError(
-          `invalid request body: ${issue.path.join('.') || 'body'}: ${
-            issue.message
-          }`,
-        );
-      }
-      const maxParallel = checked.data.maxParallel;
+      const checked = parseRequestBody(maintenancePlanSpecSchema, spec);
+      const maxParallel = checked.maxParallel;
 
       // Ceremony: reason (above), the acknowledged pre-flight, and for reboots the count.
       const problems: string[] = [];
@@ -718,7 +703,7 @@ export class PlansService {
             name,
             annotations: { 'rackside.dev/preflight-taken-at': takenAt },
           },
-          spec: checked.data,
+          spec: checked,
         });
       } catch (error) {
         if (ConflictError.is(error)) throw used();

@@ -53,6 +53,7 @@ import {
   type ServerResource,
 } from '@rackside/plugin-servers-node';
 import type { Request } from 'express';
+import { parseRequestBody } from '../http/requestBody';
 import { actionBodySchema, type ActionBody } from './actionBody';
 import {
   READ_SEVERITY,
@@ -107,16 +108,6 @@ export class QuorumRefusedError extends ConflictError {
 }
 
 export { actionBodySchema, type ActionBody } from './actionBody';
-
-function parseBody(body: unknown): ActionBody {
-  const parsed = actionBodySchema.safeParse(body ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue.path.join('.') || 'body';
-    throw new InputError(`invalid request body: ${field}: ${issue.message}`);
-  }
-  return parsed.data;
-}
 
 /** Whether an action carries a pre-flight. */
 export function isPreflightAction(action: string): action is PreflightAction {
@@ -687,7 +678,7 @@ export class ServersService {
       // Authorise before anything else is told about the node.
       await this.requireAction(credentials, cluster.name, nodeName, action);
 
-      const body = parseBody(request.body);
+      const body: ActionBody = parseRequestBody(actionBodySchema, request.body);
       const reasonProblem = checkReason(reasonPolicy, body.reason);
       if (reasonProblem) throw new InputError(reasonProblem);
 

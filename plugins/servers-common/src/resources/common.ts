@@ -44,7 +44,7 @@ export function resourceDescriptor<K extends string>(d: {
 }
 
 /** RFC 3339 timestamp, as Kubernetes writes `metav1.Time` (`2026-08-04T10:00:00Z`). */
-export const timestampSchema = z.string().datetime({ offset: true });
+export const timestampSchema = z.iso.datetime({ offset: true });
 
 /** A Kubernetes object name (DNS subdomain). */
 export const objectNameSchema = z
@@ -89,8 +89,8 @@ export const objectMetaSchema = z
     generation: z.number().int().optional(),
     creationTimestamp: z.string().optional(),
     deletionTimestamp: z.string().optional(),
-    labels: z.record(z.string()).optional(),
-    annotations: z.record(z.string()).optional(),
+    labels: z.record(z.string(), z.string()).optional(),
+    annotations: z.record(z.string(), z.string()).optional(),
     finalizers: z.array(z.string()).optional(),
     ownerReferences: z
       .array(
@@ -103,11 +103,11 @@ export const objectMetaSchema = z
             controller: z.boolean().optional(),
             blockOwnerDeletion: z.boolean().optional(),
           })
-          .passthrough(),
+          .loose(),
       )
       .optional(),
   })
-  .passthrough();
+  .loose();
 
 /** The metadata of a Rackside object. */
 export type ObjectMeta = z.infer<typeof objectMetaSchema>;

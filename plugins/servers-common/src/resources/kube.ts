@@ -38,21 +38,23 @@ export interface KubeSchemaExtensions {
   listMapKeys?: string[];
   mapType?: 'granular' | 'atomic';
   preserveUnknownFields?: boolean;
+  /**
+   * `x-kubernetes-int-or-string`: the node is an integer or a string (a zod union of
+   * the two, e.g. a drain budget `2` or `"25%"`); the only union a CRD schema allows.
+   */
+  intOrString?: boolean;
   /** An OpenAPI format the zod checks do not imply (e.g. `int64`). */
   format?: string;
 }
 
 /**
- * The extras are stored in the schema's `_def`: zod copies `_def` whenever it derives a
- * schema (`.describe()`, `.min()`, ...), so they survive chaining after `kube()`.
+ * The extras live in a zod registry of their own, keyed by schema instance. zod 4 links
+ * a schema derived by `.describe()`, `.min()`, `.refine()`, ... to the one it came from
+ * (its parent), and a registry lookup inherits the parent's entry, so the extras survive
+ * chaining after `kube()`. (A schema rebuilt from scratch, `.extend()` or `.passthrough()`,
+ * has no parent: put `kube()` after those.)
  */
-const KEY = 'racksideKube';
-
-type DefWithExtensions = { [KEY]?: KubeSchemaExtensions };
-
-function extensionsOf(schema: z.ZodTypeAny): KubeSchemaExtensions | undefined {
-  return (schema._def as DefWithExtensions)[KEY];
-}
+const kubeExtensions = z.registry<KubeSchemaExtensions>();
 
 function merge(
   a: KubeSchemaExtensions | undefined,
@@ -69,22 +71,20 @@ function merge(
  * Returns a copy of `schema` that carries Kubernetes extras (merged with any it already
  * had). The copy is a new instance, so a shared schema is never changed for its users.
  */
-export function kube<T extends z.ZodTypeAny>(
+export function kube<T extends z.ZodType>(
   schema: T,
   extensions: KubeSchemaExtensions,
 ): T {
-  const Ctor = schema.constructor as new (def: unknown) => T;
-  return new Ctor({
-    ...schema._def,
-    [KEY]: merge(extensionsOf(schema), extensions),
-  });
+  const copy = schema.clone();
+  kubeExtensions.add(copy, merge(kubeExtensions.get(schema), extensions));
+  return copy;
 }
 
-/** The extras attached to this schema node itself (not to wrapped ones), if any. */
+/** The extras of this schema node (its own, or inherited from the schema it was derived from). */
 export function kubeExtensionsOf(
-  schema: z.ZodTypeAny,
+  schema: z.core.$ZodType,
 ): KubeSchemaExtensions | undefined {
-  return extensionsOf(schema);
+  return kubeExtensions.get(schema);
 }
 
 function pathOf(fieldPath: string | undefined): (string | number)[] {
@@ -99,10 +99,10 @@ function pathOf(fieldPath: string | undefined): (string | number)[] {
  * Attaches CEL rules to a schema. Rules with a `check` are also enforced by zod (a
  * transition rule, one that reads `oldSelf`, cannot be: it needs the previous object).
  */
-export function withRules<T extends z.ZodTypeAny>(
+export function withRules<T extends z.ZodType>(
   schema: T,
   rules: CheckedCelRule<z.output<T>>[],
-): z.ZodEffects<T> {
+): T {
   for (const rule of rules) {
     if (rule.check && /\boldSelf\b/.test(rule.rule)) {
       throw new Error(
@@ -115,7 +115,7 @@ export function withRules<T extends z.ZodTypeAny>(
     for (const rule of checked) {
       if (!rule.check!(value)) {
         ctx.addIssue({
-          code: z.ZodIssueCode.custom,
+          code: 'custom',
           message: rule.message ?? `failed rule: ${rule.rule}`,
           path: pathOf(rule.fieldPath),
         });
@@ -131,10 +131,10 @@ export function withRules<T extends z.ZodTypeAny>(
  * A list the apiserver keeps unique: `x-kubernetes-list-type: set` (no `keys`), or `map`
  * keyed by `keys`. zod checks the same uniqueness, so both reject a duplicate.
  */
-export function uniqueList<T extends z.ZodArray<z.ZodTypeAny>>(
+export function uniqueList<T extends z.ZodArray<z.ZodType>>(
   schema: T,
   keys?: string[],
-): z.ZodEffects<T> {
+): T {
   const keyOf = (item: unknown): string =>
     keys
       ? JSON.stringify(keys.map(k => (item as Record<string, unknown>)[k]))
@@ -146,7 +146,7 @@ export function uniqueList<T extends z.ZodArray<z.ZodTypeAny>>(
         const key = keyOf(item);
         if (seen.has(key)) {
           ctx.addIssue({
-            code: z.ZodIssueCode.custom,
+            code: 'custom',
             message: `Duplicate value: ${key}`,
             path: [index],
           });

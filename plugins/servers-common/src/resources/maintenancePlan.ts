@@ -128,7 +128,7 @@ const timeZoneSchema = z
 /** A label selector (matchLabels and matchExpressions, as metav1.LabelSelector). */
 export const labelSelectorSchema = withRules(
   z.object({
-    matchLabels: z.record(z.string().max(63)).optional(),
+    matchLabels: z.record(z.string(), z.string().max(63)).optional(),
     matchExpressions: z
       .array(
         withRules(
@@ -388,7 +388,7 @@ const specShape = {
             'Failed or refused steps the plan goes on past; one more stops it (default 0: the first stops it).',
           ),
       })
-      .default({}),
+      .prefault({}),
     { validations: [immutable('failurePolicy')] },
   ).describe('What a failed or refused step does to the plan.'),
   drain: drainOptionsSchema.optional().describe('Drain options of every step.'),

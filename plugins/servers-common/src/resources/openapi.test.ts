@@ -13,8 +13,8 @@ describe('toOpenAPISchema', () => {
           .array(z.enum(['a', 'b']))
           .max(3)
           .optional(),
-        labels: z.record(z.string()).optional(),
-        when: z.string().datetime({ offset: true }).optional(),
+        labels: z.record(z.string(), z.string()).optional(),
+        when: z.iso.datetime({ offset: true }).optional(),
         kind: z.literal('X'),
         free: z.unknown(),
       })
@@ -84,6 +84,54 @@ describe('toOpenAPISchema', () => {
     expect(toOpenAPISchema(shared)).toEqual({ type: 'string' });
   });
 
+  it('writes what a structural schema needs, not what JSON Schema would', () => {
+    const schema = z.object({
+      loose: z.object({ a: z.string() }).loose(),
+      strict: z.strictObject({ a: z.string().optional() }),
+      port: kube(z.union([z.number().int(), z.string()]), {
+        intOrString: true,
+      }).describe('A port number or name.'),
+      when: z.iso.datetime({ offset: true }),
+      count: z.number().int(),
+      maybe: z.string().nullable(),
+    });
+    const rendered = toOpenAPISchema(schema);
+    expect(rendered).not.toHaveProperty('$schema');
+    expect(rendered.properties).toEqual({
+      loose: {
+        type: 'object',
+        properties: { a: { type: 'string' } },
+        required: ['a'],
+        'x-kubernetes-preserve-unknown-fields': true,
+      },
+      strict: { type: 'object', properties: { a: { type: 'string' } } },
+      port: {
+        description: 'A port number or name.',
+        'x-kubernetes-int-or-string': true,
+      },
+      when: { type: 'string', format: 'date-time' },
+      count: { type: 'integer' },
+      maybe: { type: 'string', nullable: true },
+    });
+    // The keys come in one fixed order (the committed CRDs are written in it).
+    expect(
+      Object.keys(
+        toOpenAPISchema(
+          kube(z.array(z.string()).max(2).default([]).describe('D.'), {
+            listType: 'set',
+          }),
+        ),
+      ),
+    ).toEqual([
+      'description',
+      'type',
+      'items',
+      'maxItems',
+      'default',
+      'x-kubernetes-list-type',
+    ]);
+  });
+
   it('runs the TypeScript side of a CEL rule in zod', () => {
     const schema = withRules(z.object({ a: z.number(), b: z.number() }), [
       {
@@ -119,6 +167,13 @@ describe('toOpenAPISchema', () => {
     ['a transform', z.string().transform(s => s.length)],
     ['an email check', z.string().email()],
     ['a regex with flags', z.string().regex(/a/i)],
+    ['a trim', z.string().trim()],
+    ['a multipleOf', z.number().multipleOf(5)],
+    ['an intersection', z.intersection(z.object({}), z.object({}))],
+    [
+      'int-or-string on something else',
+      kube(z.string(), { intOrString: true }),
+    ],
   ])('refuses %s rather than approximating it', (_what, schema) => {
     expect(() => toOpenAPISchema(schema)).toThrow();
   });

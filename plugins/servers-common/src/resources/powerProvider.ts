@@ -161,7 +161,7 @@ export const powerProviderSchema = withRules(
     apiVersion: z.literal(RACKSIDE_API_VERSION),
     kind: z.literal('PowerProvider'),
     metadata: objectMetaSchema,
-    spec: powerProviderSpecSchema.default({
+    spec: powerProviderSpecSchema.prefault({
       type: 'none',
       attendedRack: false,
     }),

@@ -14,10 +14,10 @@ import { RACKSIDE_RESOURCES } from './definitions';
 
 function messages(result: {
   success: boolean;
-  error?: { issues: { path: (string | number)[]; message: string }[] };
+  error?: { issues: { path: PropertyKey[]; message: string }[] };
 }): string[] {
   return (result.error?.issues ?? []).map(
-    issue => `${issue.path.join('.')}: ${issue.message}`,
+    issue => `${issue.path.map(String).join('.')}: ${issue.message}`,
   );
 }
 
@@ -93,9 +93,13 @@ describe('NodeMaintenance', () => {
     [
       'an unknown intent',
       { intent: 'explode' },
-      /spec\.intent: Invalid enum value/,
+      /spec\.intent: Invalid option: expected one of/,
     ],
-    ['a missing reason', { reason: undefined }, /spec\.reason: Required/],
+    [
+      'a missing reason',
+      { reason: undefined },
+      /spec\.reason: Invalid input: expected string, received undefined/,
+    ],
     ['a blank reason', { reason: '   ' }, /spec\.reason: Invalid/],
     [
       'powerOn on a drain',
@@ -105,7 +109,7 @@ describe('NodeMaintenance', () => {
     [
       'a request flag without a reason',
       { returnToService: { by: 'user:default/jane' } },
-      /spec\.returnToService\.reason: Required/,
+      /spec\.returnToService\.reason: Invalid input: expected string, received undefined/,
     ],
     [
       'a negative grace period',
@@ -208,7 +212,11 @@ describe('PowerProvider', () => {
       { metadata: { name: 'main' } },
       /must be named default/,
     ],
-    ['an unknown type', { spec: { type: 'ipmi' } }, /spec\.type: Invalid enum/],
+    [
+      'an unknown type',
+      { spec: { type: 'ipmi' } },
+      /spec\.type: Invalid option: expected one of/,
+    ],
     [
       'talos without its Secret',
       { spec: { type: 'talos' } },
@@ -246,7 +254,7 @@ describe('PowerProvider', () => {
           redfish: { credentialsSecretRef: { password: 'hunter2' } },
         },
       },
-      /credentialsSecretRef\.name: Required/,
+      /credentialsSecretRef\.name: Invalid input: expected string, received undefined/,
     ],
   ])('rejects %s', (_what, patch, expected) => {
     const result = powerProviderSchema.safeParse({

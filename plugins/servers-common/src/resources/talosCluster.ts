@@ -119,7 +119,7 @@ export const talosClusterSpecSchema = z
           .default(300)
           .describe('Seconds between discovery passes.'),
       })
-      .default({})
+      .prefault({})
       .describe('Where to look for machines, and how often.'),
     joinConfigSecretRef: localSecretRefSchema(
       'config.yaml',
