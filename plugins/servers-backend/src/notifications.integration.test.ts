@@ -3,12 +3,19 @@
  * replicas, as the Backstage identity of e2e/rack/demo/backstage-access.yaml, watch
  * the same NodeMaintenances. One of them takes a drain request for a worker running
  * the fixture's shop/web pods (labelled backstage.io/kubernetes-id: shop-web); the
- * test then writes the status the operator would (Draining, Complete) as the admin.
- * Each replica's notification service is a fake that records: both send the owners'
- * notification when the drain starts and the requester's when it completes, the
- * same payloads with the same scope, which the notifications backend keeps as one.
+ * test then writes the status the operator would (Draining, Complete) as the admin,
+ * and both replicas' watches see each write at once. Each replica's notification
+ * service is a fake that records (one stored row per send): the owners' notification
+ * when the drain starts and the requester's when it completes are each sent by
+ * exactly one replica, the one whose claim (an annotation written on the
+ * NodeMaintenance's resourceVersion) the apiserver took; the other reads the claim
+ * and sends nothing, which the test waits to see in its log.
  */
-import { createServiceFactory } from '@backstage/backend-plugin-api';
+import {
+  coreServices,
+  createServiceFactory,
+  type LoggerService,
+} from '@backstage/backend-plugin-api';
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import { catalogServiceMock } from '@backstage/plugin-catalog-node/testUtils';
 import {
@@ -49,12 +56,35 @@ afterAll(async () => {
   await rack?.stop();
 }, 60_000);
 
-/** One replica, whose notification service records what it is asked to send. */
+/** A root logger that keeps what it is told (every plugin logger is itself). */
+function recordingLogger() {
+  const lines: string[] = [];
+  const logger: LoggerService & { addRedactions(): void } = {
+    error: m => void lines.push(`error ${m}`),
+    warn: m => void lines.push(`warn ${m}`),
+    info: m => void lines.push(`info ${m}`),
+    debug: m => void lines.push(`debug ${m}`),
+    child: () => logger,
+    addRedactions: () => {},
+  };
+  return { lines, logger };
+}
+
+/**
+ * One replica, whose notification service records what it is asked to send and whose
+ * log is kept.
+ */
 async function startReplica() {
   const sent: NotificationSendOptions[] = [];
+  const log = recordingLogger();
   const backend = await startTestBackend({
     features: [
       serversPlugin,
+      createServiceFactory({
+        service: coreServices.rootLogger,
+        deps: {},
+        factory: () => log.logger,
+      }),
       mockServices.permissions.factory({ result: AuthorizeResult.ALLOW }),
       createServiceFactory({
         service: signalsServiceRef,
@@ -107,7 +137,17 @@ async function startReplica() {
     ],
   });
   backends.push(backend);
-  return { server: backend.server, sent };
+  return {
+    server: backend.server,
+    sent,
+    /** This replica read another's claim of the notification and sent nothing. */
+    lost: (event: string, name: string) =>
+      log.lines.some(l =>
+        l.includes(
+          `the ${event} notification of ${name} was claimed by another replica`,
+        ),
+      ),
+  };
 }
 
 async function get(path: string): Promise<Obj> {
@@ -126,7 +166,7 @@ async function writeStatus(name: string, status: Obj) {
 }
 
 describe('notifications from two replicas on one rack', () => {
-  it('both tell the owners when the drain starts and the requester when it completes, with one scope', async () => {
+  it('one of them tells the owners when the drain starts and one the requester when it completes', async () => {
     const pods: Obj = await get('/api/v1/namespaces/shop/pods');
     const web = pods.items.filter(
       (p: Obj) =>
@@ -195,12 +235,33 @@ describe('notifications from two replicas on one rack', () => {
         pending: webPods.length,
       },
     });
-    await eventually(
-      'the owners notification from both replicas',
-      async () => (a.sent.length >= 1 && b.sent.length >= 1) || undefined,
-      { timeoutMs: 30_000, intervalMs: 100 },
+    /**
+     * The notifications of one topic from the replicas that sent one, once one sent
+     * and the other read its claim (or as soon as both sent).
+     */
+    const sentOf = async (event: string, topic: string) => {
+      const senders = await eventually(
+        `the ${event} notification from one replica, the other reading its claim`,
+        async () => {
+          const found = [a, b].filter(r =>
+            r.sent.some(n => n.payload.topic === topic),
+          );
+          if (found.length === 0) return undefined;
+          const other = [a, b].find(r => !found.includes(r));
+          return !other || other.lost(event, name) ? found : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 100 },
+      );
+      return senders.flatMap(r =>
+        r.sent.filter(n => n.payload.topic === topic),
+      );
+    };
+    const owners = await sentOf(
+      'owners',
+      'Workloads on servers under maintenance',
     );
-    expect(a.sent[0]).toEqual({
+    expect(owners).toHaveLength(1);
+    expect(owners[0]).toEqual({
       recipients: { type: 'entity', entityRef: ['group:default/plant-admins'] },
       payload: {
         title: `${node} (plant-a) is being drained: Shop web front end loses ${
@@ -215,7 +276,6 @@ describe('notifications from two replicas on one rack', () => {
         topic: 'Workloads on servers under maintenance',
       },
     });
-    expect(b.sent[0]).toEqual(a.sent[0]);
 
     await writeStatus(name, {
       phase: 'Complete',
@@ -225,12 +285,23 @@ describe('notifications from two replicas on one rack', () => {
         { phase: 'Complete', at: '2026-12-02T02:00:00Z' },
       ],
     });
-    await eventually(
-      'the requester notification from both replicas',
-      async () => (a.sent.length >= 2 && b.sent.length >= 2) || undefined,
-      { timeoutMs: 30_000, intervalMs: 100 },
-    );
-    expect(a.sent[1]).toEqual({
+    // Both replicas see the end: each answers it Complete.
+    for (const replica of [a, b]) {
+      await eventually(
+        'the end in the replica',
+        async () => {
+          const answer = await request(replica.server).get(
+            `/api/servers/clusters/plant-a/maintenances/${name}`,
+          );
+          return answer.body.phase === 'Complete' || undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 100 },
+      );
+    }
+    const outcome = await sentOf('outcome', 'Server maintenance');
+    expect(outcome).toHaveLength(1);
+    expect([...a.sent, ...b.sent]).toHaveLength(2);
+    expect(outcome[0]).toEqual({
       recipients: { type: 'entity', entityRef: ['user:default/mock'] },
       payload: {
         title: `The drain of ${node} (plant-a) is complete`,
@@ -241,9 +312,13 @@ describe('notifications from two replicas on one rack', () => {
         topic: 'Server maintenance',
       },
     });
-    expect(b.sent).toEqual(a.sent);
-    expect(new Set([...a.sent, ...b.sent].map(n => n.payload.scope))).toEqual(
-      new Set([name]),
+    // The claims, on the object, as the apiserver has it.
+    const stored = await get(
+      `/apis/rackside.dev/v1alpha1/nodemaintenances/${name}`,
     );
+    expect(stored.metadata.annotations).toMatchObject({
+      'rackside.dev/notified-owners': expect.any(String),
+      'rackside.dev/notified-outcome': 'Complete',
+    });
   });
 });
