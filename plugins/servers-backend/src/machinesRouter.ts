@@ -1,6 +1,6 @@
-import { InputError } from '@backstage/errors';
-import express from 'express';
+import type express from 'express';
 import Router from 'express-promise-router';
+import { jsonBody } from './lib/jsonBody';
 import { addDiscoveryAddressRoute } from './machines/addDiscoveryAddress';
 import { confirmReclaimRoute } from './machines/confirmReclaim';
 import type { MachinesRouteContext } from './machines/context';
@@ -22,25 +22,6 @@ const MACHINE_PATHS = [
 const BODY_LIMIT = '256kb';
 
 /**
- * Parses JSON bodies of the machine routes. The parser's own errors are replaced:
- * V8's JSON.parse message quotes the text around the fault, and a reclaim body
- * carries a private key.
- */
-function jsonBody(): express.RequestHandler {
-  const parse = express.json({ limit: BODY_LIMIT });
-  return (req, res, next) =>
-    parse(req, res, (error?: any) => {
-      if (!error) {
-        next();
-      } else if (error.type === 'entity.too.large') {
-        next(new InputError(`request body is larger than ${BODY_LIMIT}`));
-      } else {
-        next(new InputError('request body is not valid JSON'));
-      }
-    });
-}
-
-/**
  * The machine routes under `/api/servers` (DESIGN section 7): discovery addresses and
  * discovered machines, joining a machine, and "Reset and add" requests. Mount it
  * before the servers router, so its body parser (and not the general one) reads
@@ -50,7 +31,7 @@ export async function createMachinesRouter(
   options: MachinesRouterOptions,
 ): Promise<express.Router> {
   const router = Router();
-  router.use(MACHINE_PATHS, jsonBody());
+  router.use(MACHINE_PATHS, jsonBody({ limit: BODY_LIMIT, quiet: true }));
   addMachineReadRoutes(router, options);
   addDiscoveryAddressRoute(router, options);
   joinMachineRoute(router, options);

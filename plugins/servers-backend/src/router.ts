@@ -11,6 +11,7 @@ import {
   parsePlanPreflightQuery,
   type PlansService,
 } from './service/PlansService';
+import { jsonBody } from './lib/jsonBody';
 import { PreflightConflictError } from './service/preflight';
 import { parseServerListQuery } from './service/serverList';
 import type { ServersService } from './service/ServersService';
@@ -55,7 +56,7 @@ export async function createRouter(
 ): Promise<express.Router> {
   const { service, plans, httpAuth } = options;
   const router = Router();
-  router.use(express.json());
+  router.use(jsonBody());
 
   // Unauthenticated on purpose: load balancers and the demo script probe it.
   router.get('/health', (_req, res) => {

@@ -13,7 +13,6 @@ import {
 } from '../service/discoveryAddresses';
 import {
   machinesOr404,
-  parseBody,
   rawString,
   requirePermission,
   requireReason,
@@ -23,6 +22,7 @@ import {
   withConflictRetry,
   type MachinesRouteContext,
 } from './context';
+import { parseRequestBody } from '../lib/requestBody';
 import { addressField, reasonField, talosClusterField } from './fields';
 
 /** Most addresses a TalosCluster may list (its CRD's bound). */
@@ -68,7 +68,7 @@ export function addDiscoveryAddressRoute(
           machinesAddPermission,
           'add discovery addresses',
         );
-        const body = parseBody(bodySchema, req.body);
+        const body = parseRequestBody(bodySchema, req.body);
         requireReason(ctx, body.reason);
         const target = await targetTalosCluster(state, body.talosCluster);
         extra.talosCluster = target.metadata.name;

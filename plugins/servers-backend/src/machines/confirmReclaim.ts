@@ -10,7 +10,6 @@ import { z } from 'zod';
 import { RECLAIM_SEVERITY } from '../service/auditSeverity';
 import {
   machinesOr404,
-  parseBody,
   rawString,
   requirePermission,
   runAudited,
@@ -18,6 +17,7 @@ import {
   withConflictRetry,
   type MachinesRouteContext,
 } from './context';
+import { parseRequestBody } from '../lib/requestBody';
 import { uuidField } from './fields';
 import { settleReclaimAddresses } from './reclaimAddresses';
 
@@ -79,7 +79,7 @@ export function confirmReclaimRoute(router: Router, ctx: MachinesRouteContext) {
           machinesReclaimPermission,
           'reset and add machines another cluster holds',
         );
-        const body = parseBody(bodySchema, req.body);
+        const body = parseRequestBody(bodySchema, req.body);
         const confirmed = await withConflictRetry(async () => {
           const reclaim = await state.freshReclaim(name).catch(error => {
             if (NotFoundError.is(error)) {

@@ -19,7 +19,7 @@ import {
 } from '@backstage/plugin-permission-common';
 import type { TalosCluster } from '@rackside/plugin-servers-common';
 import type { Request, Response } from 'express';
-import { parseRequestBody } from '../http/requestBody';
+import { audited, auditUnauthenticated } from '../lib/audited';
 import type { ReasonPolicy } from '../service/reasonPolicy';
 import { checkReason } from '../service/reasonPolicy';
 import type { MachinesRegistry, MachinesState } from '../service/machinesTypes';
@@ -70,12 +70,6 @@ export async function requirePermission(
   }
 }
 
-/**
- * Parses a request body; the 400 names the first field that is wrong and says what
- * is wrong with it, never what was sent (a body may carry a credential).
- */
-export const parseBody = parseRequestBody;
-
 /** 400 when the reason does not pass the deployment's reason policy. */
 export function requireReason(ctx: MachinesRouteContext, reason: string) {
   const problem = checkReason(ctx.reasonPolicy, reason);
@@ -119,18 +113,6 @@ export async function targetTalosCluster(
   return all[0];
 }
 
-const OUTCOMES: Record<string, string> = {
-  NotAllowedError: 'denied',
-  InputError: 'invalid',
-  NotFoundError: 'not-found',
-  ConflictError: 'conflict',
-  ServiceUnavailableError: 'unavailable',
-};
-
-export function outcomeOf(error: unknown): string {
-  return OUTCOMES[(error as Error)?.name] ?? 'failed';
-}
-
 /** What an audited action answers. */
 export interface ActionResult {
   status: number;
@@ -165,45 +147,33 @@ export async function runAudited(
     extra: Record<string, unknown>,
   ) => Promise<ActionResult>,
 ): Promise<void> {
-  const { eventId, severityLevel } = options;
+  const audit = {
+    auditor: ctx.auditor,
+    eventId: options.eventId,
+    severityLevel: options.severityLevel,
+    request: req,
+  };
   let credentials: BackstageCredentials<BackstageUserPrincipal>;
   try {
     credentials = await ctx.httpAuth.credentials(req, { allow: ['user'] });
   } catch (error) {
-    const meta = { ...options.meta, actor: null, outcome: 'unauthenticated' };
-    const event = await ctx.auditor.createEvent({
-      eventId,
-      severityLevel,
-      request: req,
-      meta,
-    });
-    await event.fail({ meta, error: error as Error });
+    await auditUnauthenticated(
+      { ...audit, meta: options.meta },
+      error as Error,
+    );
     throw error;
   }
-  const meta = {
-    actor: credentials.principal.userEntityRef,
-    ...options.meta,
-  };
-  const extra: Record<string, unknown> = {};
-  const event = await ctx.auditor.createEvent({
-    eventId,
-    severityLevel,
-    request: req,
-    meta,
-  });
-  let result: ActionResult;
-  try {
-    result = await handler(credentials, extra);
-  } catch (error) {
-    await event.fail({
-      meta: { ...meta, ...extra, outcome: outcomeOf(error) },
-      error: error as Error,
-    });
-    throw error;
-  }
-  await event.success({
-    meta: { ...meta, ...extra, outcome: result.outcome },
-  });
+  const result = await audited(
+    {
+      ...audit,
+      meta: { actor: credentials.principal.userEntityRef, ...options.meta },
+    },
+    async record => {
+      const answer = await handler(credentials, record.extra);
+      record.outcome = answer.outcome;
+      return answer;
+    },
+  );
   res.status(result.status).json(result.body);
 }
 

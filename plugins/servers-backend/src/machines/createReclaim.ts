@@ -16,7 +16,6 @@ import { RECLAIM_SEVERITY } from '../service/auditSeverity';
 import { requireReachable, sameAddress } from '../service/discoveryAddresses';
 import {
   machinesOr404,
-  parseBody,
   rawString,
   requirePermission,
   requireReason,
@@ -25,6 +24,7 @@ import {
   targetTalosCluster,
   type MachinesRouteContext,
 } from './context';
+import { parseRequestBody } from '../lib/requestBody';
 import {
   addressField,
   missingOr,
@@ -118,7 +118,7 @@ export function createReclaimRoute(router: Router, ctx: MachinesRouteContext) {
           machinesReclaimPermission,
           'reset and add machines another cluster holds',
         );
-        const body = parseBody(bodySchema, req.body);
+        const body = parseRequestBody(bodySchema, req.body);
         requireReason(ctx, body.reason);
         // Throws an InputError naming the context and field, never the key material.
         parseTalosconfig(body.talosconfig);

@@ -8,7 +8,6 @@ import type { Router } from 'express';
 import { z } from 'zod';
 import {
   machinesOr404,
-  parseBody,
   rawString,
   requirePermission,
   requireReason,
@@ -17,6 +16,7 @@ import {
   withConflictRetry,
   type MachinesRouteContext,
 } from './context';
+import { parseRequestBody } from '../lib/requestBody';
 import { reasonField } from './fields';
 
 const bodySchema = z.object({ reason: reasonField });
@@ -55,7 +55,7 @@ export function joinMachineRoute(router: Router, ctx: MachinesRouteContext) {
             `uuid: ${req.params.uuid} is not an SMBIOS UUID (a TalosMachine is named by one)`,
           );
         }
-        const body = parseBody(bodySchema, req.body);
+        const body = parseRequestBody(bodySchema, req.body);
         requireReason(ctx, body.reason);
         const flag = {
           by: credentials.principal.userEntityRef,

@@ -13,11 +13,11 @@ import {
   talosClusterView,
   talosMachineView,
 } from '../service/machinesView';
+import { audited } from '../lib/audited';
 import { READ_SEVERITY } from '../service/auditSeverity';
 import {
   isAllowed,
   machinesOr404,
-  outcomeOf,
   requirePermission,
   type MachinesRouteContext,
 } from './context';
@@ -29,7 +29,7 @@ const READ = 'see machines and reclaim requests';
  * who read what of which cluster, and how it ended. The caller is authenticated first
  * (401 as before; the auditor names the actor from the request).
  */
-function audited(
+function readRoute(
   ctx: MachinesRouteContext,
   read: string,
   handler: (req: Request, res: Response) => Promise<void>,
@@ -47,22 +47,16 @@ function audited(
       ...(req.params.name ? { reclaim: req.params.name } : {}),
       via: 'http',
     };
-    const event = await ctx.auditor.createEvent({
-      eventId: 'machine-read',
-      severityLevel: READ_SEVERITY,
-      request: req,
-      meta,
-    });
-    try {
-      await handler(req, res);
-    } catch (error) {
-      await event.fail({
-        meta: { ...meta, outcome: outcomeOf(error) },
-        error: error as Error,
-      });
-      throw error;
-    }
-    await event.success();
+    await audited(
+      {
+        auditor: ctx.auditor,
+        eventId: 'machine-read',
+        severityLevel: READ_SEVERITY,
+        request: req,
+        meta,
+      },
+      () => handler(req, res),
+    );
   };
 }
 
@@ -76,7 +70,7 @@ export function addMachineReadRoutes(
 ) {
   router.get(
     '/clusters/:cluster/machines',
-    audited(ctx, 'machines', async (req, res) => {
+    readRoute(ctx, 'machines', async (req, res) => {
       const credentials = await ctx.httpAuth.credentials(req);
       const state = machinesOr404(ctx, req.params.cluster);
       await requirePermission(ctx, credentials, machinesReadPermission, READ);
@@ -99,7 +93,7 @@ export function addMachineReadRoutes(
   // Before `/reclaims/:name`, or "can" would be taken for a request's name.
   router.get(
     '/clusters/:cluster/reclaims/can',
-    audited(ctx, 'can-reclaim', async (req, res) => {
+    readRoute(ctx, 'can-reclaim', async (req, res) => {
       const credentials = await ctx.httpAuth.credentials(req, {
         allow: ['user'],
       });
@@ -133,7 +127,7 @@ export function addMachineReadRoutes(
 
   router.get(
     '/clusters/:cluster/reclaims',
-    audited(ctx, 'reclaims', async (req, res) => {
+    readRoute(ctx, 'reclaims', async (req, res) => {
       const credentials = await ctx.httpAuth.credentials(req);
       const state = machinesOr404(ctx, req.params.cluster);
       await requirePermission(ctx, credentials, machinesReadPermission, READ);
@@ -147,7 +141,7 @@ export function addMachineReadRoutes(
 
   router.get(
     '/clusters/:cluster/reclaims/:name',
-    audited(ctx, 'reclaim', async (req, res) => {
+    readRoute(ctx, 'reclaim', async (req, res) => {
       const credentials = await ctx.httpAuth.credentials(req);
       const state = machinesOr404(ctx, req.params.cluster);
       await requirePermission(ctx, credentials, machinesReadPermission, READ);

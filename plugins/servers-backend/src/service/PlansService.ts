@@ -8,8 +8,6 @@
  * It reuses the servers service's read scope, audited reads, per-node impact and tokens.
  */
 import type {
-  AuditorServiceCreateEventOptions,
-  AuditorServiceEvent,
   BackstageCredentials,
   BackstageUserPrincipal,
 } from '@backstage/backend-plugin-api';
@@ -47,7 +45,8 @@ import {
 import type { Request } from 'express';
 import crypto from 'node:crypto';
 import { z } from 'zod';
-import { parseRequestBody } from '../http/requestBody';
+import { audited } from '../lib/audited';
+import { parseRequestBody } from '../lib/requestBody';
 import { PLAN_SEVERITY } from './auditSeverity';
 import {
   impactDigest,
@@ -56,7 +55,6 @@ import {
 } from './preflight';
 import { checkReason } from './reasonPolicy';
 import {
-  outcomeOf,
   snapshot,
   type CallContext,
   type ServersService,
@@ -105,8 +103,6 @@ const controlBodySchema = z.object({
       issue.input === undefined ? 'reason is required' : undefined,
   }),
 });
-
-const parse = parseRequestBody;
 
 /** The plan pre-flight without its token. */
 export type PlanPreflightImpact = Omit<PlanPreflightResponse, 'token'>;
@@ -582,7 +578,7 @@ export class PlansService {
     return this.audited(meta, httpRequest, async () => {
       const cluster = this.servers.clusterOr404(clusterName);
       await this.requirePlan(credentials);
-      const body = parse(planBodySchema, rawBody);
+      const body = parseRequestBody(planBodySchema, rawBody);
       const reasonProblem = checkReason(this.options.reasonPolicy, body.reason);
       if (reasonProblem) throw new InputError(reasonProblem);
       if ((body.nodes === undefined) === (body.selector === undefined)) {
@@ -742,7 +738,7 @@ export class PlansService {
       }
       const cluster = this.servers.clusterOr404(clusterName);
       await this.requirePlan(credentials);
-      const body = parse(controlBodySchema, rawBody);
+      const body = parseRequestBody(controlBodySchema, rawBody);
       const reasonProblem = checkReason(this.options.reasonPolicy, body.reason);
       if (reasonProblem) throw new InputError(reasonProblem);
       const { plans } = await this.readablePlans(credentials, cluster);
@@ -765,28 +761,25 @@ export class PlansService {
 
   /** Runs a plan request with its auditor event (`server-plan`, severity high). */
   private async audited<T>(
-    meta: NonNullable<AuditorServiceCreateEventOptions['meta']>,
+    meta: Record<string, unknown>,
     httpRequest: Request | undefined,
     run: () => Promise<{ result: T; plan: string }>,
   ): Promise<T> {
-    let event: AuditorServiceEvent | undefined;
-    try {
-      event = await this.options.auditor.createEvent({
+    return audited(
+      {
+        auditor: this.options.auditor,
         eventId: 'server-plan',
         severityLevel: PLAN_SEVERITY,
         request: httpRequest,
         meta,
-      });
-      const { result, plan } = await run();
-      await event.success({ meta: { ...meta, plan, outcome: 'ok' } });
-      return result;
-    } catch (error) {
-      await event?.fail({
-        meta: { ...meta, outcome: outcomeOf(error) },
-        error: error as Error,
-      });
-      throw error;
-    }
+      },
+      async record => {
+        const { result, plan } = await run();
+        record.extra.plan = plan;
+        record.outcome = 'ok';
+        return result;
+      },
+    );
   }
 }
 

@@ -7,7 +7,6 @@
  */
 import type {
   AuditorService,
-  AuditorServiceEvent,
   BackstageCredentials,
   BackstageUserPrincipal,
   LoggerService,
@@ -53,7 +52,8 @@ import {
   type ServerResource,
 } from '@rackside/plugin-servers-node';
 import type { Request } from 'express';
-import { parseRequestBody } from '../http/requestBody';
+import { audited, AUDIT_OUTCOME, auditUnauthenticated } from '../lib/audited';
+import { parseRequestBody } from '../lib/requestBody';
 import { actionBodySchema, type ActionBody } from './actionBody';
 import {
   READ_SEVERITY,
@@ -91,6 +91,11 @@ import { ReadScope } from './readScope';
 
 /** A guard refusal: 409 with the quorum numbers in the error body. */
 export class QuorumRefusedError extends ConflictError {
+  /** Audited as `refused`, not `conflict`. */
+  get [AUDIT_OUTCOME]() {
+    return 'refused';
+  }
+
   readonly members: number | null;
   readonly quorum: number | null;
   readonly margin: number | null;
@@ -127,19 +132,6 @@ export async function snapshot(
     cluster.serverBmcNodes(),
   ]);
   return snapshotOf(nodes, maintenances, powerProvider, bmcNodes);
-}
-
-const OUTCOMES: Record<string, string> = {
-  NotAllowedError: 'denied',
-  InputError: 'invalid',
-  NotFoundError: 'not-found',
-  ConflictError: 'conflict',
-};
-
-/** The audit outcome of an error (shared with PlansService). */
-export function outcomeOf(error: unknown): string {
-  if (error instanceof QuorumRefusedError) return 'refused';
-  return OUTCOMES[(error as Error)?.name] ?? 'failed';
 }
 
 export interface ServersServiceOptions {
@@ -377,28 +369,20 @@ export class ServersService {
     target: Record<string, string | undefined>,
     read: () => Promise<T>,
   ): Promise<T> {
-    const meta = {
-      actor: actorOf(credentials),
-      ...target,
-      via: call?.via ?? 'http',
-    };
-    const event = await this.options.auditor.createEvent({
-      eventId: 'server-read',
-      severityLevel: READ_SEVERITY,
-      request: call?.request,
-      meta,
-    });
-    try {
-      const result = await read();
-      await event.success();
-      return result;
-    } catch (error) {
-      await event.fail({
-        meta: { ...meta, outcome: outcomeOf(error) },
-        error: error as Error,
-      });
-      throw error;
-    }
+    return audited(
+      {
+        auditor: this.options.auditor,
+        eventId: 'server-read',
+        severityLevel: READ_SEVERITY,
+        request: call?.request,
+        meta: {
+          actor: actorOf(credentials),
+          ...target,
+          via: call?.via ?? 'http',
+        },
+      },
+      read,
+    );
   }
 
   /**
@@ -656,176 +640,176 @@ export class ServersService {
       node: nodeName,
       via: request.via ?? 'http',
     };
-    let event: AuditorServiceEvent | undefined;
-    let maintenance: string | undefined;
-    try {
-      if (!isServerAction(actionParam)) {
-        throw new NotFoundError(
-          `unknown action ${actionParam}; actions are ${SERVER_ACTIONS.join(
-            ', ',
-          )}`,
-        );
-      }
-      const action: ServerAction = actionParam;
-      event = await auditor.createEvent({
+    return audited(
+      {
+        auditor,
         eventId: 'server-action',
-        severityLevel: serverActionSeverity(action),
+        severityLevel: serverActionSeverity(actionParam),
         request: httpRequest,
         meta,
-      });
-      const cluster = this.clusterOr404(request.cluster);
+      },
+      async record => {
+        record.extra.maintenance = null;
+        if (!isServerAction(actionParam)) {
+          throw new NotFoundError(
+            `unknown action ${actionParam}; actions are ${SERVER_ACTIONS.join(
+              ', ',
+            )}`,
+          );
+        }
+        const action: ServerAction = actionParam;
+        const cluster = this.clusterOr404(request.cluster);
 
-      // Authorise before anything else is told about the node.
-      await this.requireAction(credentials, cluster.name, nodeName, action);
+        // Authorise before anything else is told about the node.
+        await this.requireAction(credentials, cluster.name, nodeName, action);
 
-      const body: ActionBody = parseRequestBody(actionBodySchema, request.body);
-      const reasonProblem = checkReason(reasonPolicy, body.reason);
-      if (reasonProblem) throw new InputError(reasonProblem);
-
-      const scope = await this.readScope(credentials);
-      const snap = await snapshot(cluster);
-      // A server the user may not read is absent to them: no 409 below may name its
-      // state or its maintenance.
-      const node = this.visibleNode(snap, cluster.name, nodeName, scope.filter);
-      const facts = nodeFactsFromNode(node as any);
-      const active = snap.activeByNode.get(nodeName);
-
-      const verdict = guard({ action, nodeName }, snap.derivation, snap.facts);
-      if (verdict.verdict === 'refuse') {
-        throw new QuorumRefusedError(
-          scope.guardOf(cluster.name, snap, verdict, action, nodeName),
+        const body: ActionBody = parseRequestBody(
+          actionBodySchema,
+          request.body,
         );
-      }
-      if (isPowerVerb(action)) {
-        // The capability rule: a verb the channel does not offer here is refused.
-        const allowed = powerCheck(snap, action, facts);
-        if (!allowed.ok) throw new ConflictError(allowed.reason);
-      }
-      const problems = checkCeremony(ceremonyFor(action, verdict.verdict), {
-        reason: body.reason,
-        preflightToken: body.preflightToken,
-        typedName: body.typedName,
-        nodeName,
-      });
-      if (problems.length) {
-        throw new InputError(`ceremony not met: ${problems.join(' ')}`);
-      }
+        const reasonProblem = checkReason(reasonPolicy, body.reason);
+        if (reasonProblem) throw new InputError(reasonProblem);
 
-      let acknowledged: PreflightImpact | undefined;
-      let target: ClusterState = cluster;
-      if (isPreflightAction(action)) {
-        const impact = await this.currentImpact(
-          cluster,
+        const scope = await this.readScope(credentials);
+        const snap = await snapshot(cluster);
+        // A server the user may not read is absent to them: no 409 below may name its
+        // state or its maintenance.
+        const node = this.visibleNode(
           snap,
+          cluster.name,
           nodeName,
-          action,
-          {
-            deleteEmptyDirData: body.deleteEmptyDirData === true,
-            force: body.force === true,
-            allowNodeLocalData: body.allowNodeLocalData === true,
-          },
+          scope.filter,
         );
-        // The new pre-flight of a 409 is shown as the pre-flight route shows it.
-        const shown = (error: unknown) =>
-          error instanceof PreflightConflictError
-            ? new PreflightConflictError(
-                error.message,
-                scope.preflightOf(snap, error.preflight),
-              )
-            : error;
-        // 400 for a token that is not ours, 409 with the new pre-flight if it changed.
-        let takenAt: string;
-        try {
-          ({ takenAt } = preflightTokens.verify(
-            body.preflightToken ?? '',
-            impact,
-            actor,
-            new Date(),
-          ));
-        } catch (error) {
-          throw shown(error);
-        }
-        // One request per token: its maintenance, named after it, exists already.
-        const once = preflightMaintenanceName(
-          nodeName,
-          action,
-          body.preflightToken ?? '',
-        );
-        if (snap.maintenances.some(m => m.metadata.name === once)) {
-          throw shown(
-            new PreflightConflictError(
-              usedTokenMessage(once),
-              preflightTokens.sign(impact, actor),
-            ),
-          );
-        }
-        // Another request (or replica) may create it first: the apiserver's
-        // AlreadyExists is the same answer.
-        target = Object.create(cluster, {
-          createMaintenance: {
-            value: async (obj: NewMaintenance) => {
-              try {
-                return await cluster.createMaintenance(obj);
-              } catch (error) {
-                if (obj.metadata.name === once && ConflictError.is(error)) {
-                  throw shown(
-                    new PreflightConflictError(
-                      usedTokenMessage(once),
-                      preflightTokens.sign(impact, actor),
-                    ),
-                  );
-                }
-                throw error;
-              }
-            },
-          },
-        });
-        // Same impact as acknowledged: record it as of when the user saw it.
-        acknowledged = { ...impact, takenAt };
-        if (!acknowledged.canProceed) {
-          throw shown(
-            new PreflightConflictError(
-              acknowledged.blockers.join(' '),
-              preflightTokens.sign(acknowledged, actor),
-            ),
-          );
-        }
-      }
+        const facts = nodeFactsFromNode(node as any);
+        const active = snap.activeByNode.get(nodeName);
 
-      const result = await performAction(
-        target,
-        action,
-        node,
-        active,
-        facts.name,
-        { by: actor, reason: body.reason.trim(), at: new Date().toISOString() },
-        acknowledged && {
-          impact: acknowledged,
-          token: body.preflightToken ?? '',
-        },
-      );
-      maintenance = result.name;
-      await event.success({
-        meta: { ...meta, maintenance, outcome: result.outcome },
-      });
-      return { status: result.status, name: result.name };
-    } catch (error) {
-      const failMeta = {
-        ...meta,
-        maintenance: maintenance ?? null,
-        outcome: outcomeOf(error),
-      };
-      const failed =
-        event ??
-        (await auditor.createEvent({
-          eventId: 'server-action',
-          severityLevel: serverActionSeverity(actionParam),
-          request: httpRequest,
-          meta,
-        }));
-      await failed.fail({ meta: failMeta, error: error as Error });
-      throw error;
-    }
+        const verdict = guard(
+          { action, nodeName },
+          snap.derivation,
+          snap.facts,
+        );
+        if (verdict.verdict === 'refuse') {
+          throw new QuorumRefusedError(
+            scope.guardOf(cluster.name, snap, verdict, action, nodeName),
+          );
+        }
+        if (isPowerVerb(action)) {
+          // The capability rule: a verb the channel does not offer here is refused.
+          const allowed = powerCheck(snap, action, facts);
+          if (!allowed.ok) throw new ConflictError(allowed.reason);
+        }
+        const problems = checkCeremony(ceremonyFor(action, verdict.verdict), {
+          reason: body.reason,
+          preflightToken: body.preflightToken,
+          typedName: body.typedName,
+          nodeName,
+        });
+        if (problems.length) {
+          throw new InputError(`ceremony not met: ${problems.join(' ')}`);
+        }
+
+        let acknowledged: PreflightImpact | undefined;
+        let target: ClusterState = cluster;
+        if (isPreflightAction(action)) {
+          const impact = await this.currentImpact(
+            cluster,
+            snap,
+            nodeName,
+            action,
+            {
+              deleteEmptyDirData: body.deleteEmptyDirData === true,
+              force: body.force === true,
+              allowNodeLocalData: body.allowNodeLocalData === true,
+            },
+          );
+          // The new pre-flight of a 409 is shown as the pre-flight route shows it.
+          const shown = (error: unknown) =>
+            error instanceof PreflightConflictError
+              ? new PreflightConflictError(
+                  error.message,
+                  scope.preflightOf(snap, error.preflight),
+                )
+              : error;
+          // 400 for a token that is not ours, 409 with the new pre-flight if it changed.
+          let takenAt: string;
+          try {
+            ({ takenAt } = preflightTokens.verify(
+              body.preflightToken ?? '',
+              impact,
+              actor,
+              new Date(),
+            ));
+          } catch (error) {
+            throw shown(error);
+          }
+          // One request per token: its maintenance, named after it, exists already.
+          const once = preflightMaintenanceName(
+            nodeName,
+            action,
+            body.preflightToken ?? '',
+          );
+          if (snap.maintenances.some(m => m.metadata.name === once)) {
+            throw shown(
+              new PreflightConflictError(
+                usedTokenMessage(once),
+                preflightTokens.sign(impact, actor),
+              ),
+            );
+          }
+          // Another request (or replica) may create it first: the apiserver's
+          // AlreadyExists is the same answer.
+          target = Object.create(cluster, {
+            createMaintenance: {
+              value: async (obj: NewMaintenance) => {
+                try {
+                  return await cluster.createMaintenance(obj);
+                } catch (error) {
+                  if (obj.metadata.name === once && ConflictError.is(error)) {
+                    throw shown(
+                      new PreflightConflictError(
+                        usedTokenMessage(once),
+                        preflightTokens.sign(impact, actor),
+                      ),
+                    );
+                  }
+                  throw error;
+                }
+              },
+            },
+          });
+          // Same impact as acknowledged: record it as of when the user saw it.
+          acknowledged = { ...impact, takenAt };
+          if (!acknowledged.canProceed) {
+            throw shown(
+              new PreflightConflictError(
+                acknowledged.blockers.join(' '),
+                preflightTokens.sign(acknowledged, actor),
+              ),
+            );
+          }
+        }
+
+        const result = await performAction(
+          target,
+          action,
+          node,
+          active,
+          facts.name,
+          {
+            by: actor,
+            reason: body.reason.trim(),
+            at: new Date().toISOString(),
+          },
+          acknowledged && {
+            impact: acknowledged,
+            token: body.preflightToken ?? '',
+          },
+        );
+        record.extra.maintenance = result.name;
+        record.outcome = result.outcome;
+        return { status: result.status, name: result.name };
+      },
+    );
   }
 
   /** Audits an attempt that had no user (the router's 401 path). */
@@ -834,20 +818,21 @@ export class ServersService {
     error: Error,
     httpRequest?: Request,
   ): Promise<void> {
-    const meta = {
-      actor: null,
-      action: request.action,
-      cluster: request.cluster,
-      node: request.node,
-      via: 'http',
-      outcome: 'unauthenticated',
-    };
-    const event = await this.options.auditor.createEvent({
-      eventId: 'server-action',
-      severityLevel: serverActionSeverity(request.action),
-      request: httpRequest,
-      meta,
-    });
-    await event.fail({ meta, error });
+    await auditUnauthenticated(
+      {
+        auditor: this.options.auditor,
+        eventId: 'server-action',
+        severityLevel: serverActionSeverity(request.action),
+        request: httpRequest,
+        meta: {
+          actor: null,
+          action: request.action,
+          cluster: request.cluster,
+          node: request.node,
+          via: 'http',
+        },
+      },
+      error,
+    );
   }
 }

@@ -1,0 +1,106 @@
+/*
+ * The one way the plugin records a call with the auditor (DESIGN section 7): the event is
+ * opened with what is known before any check, then closed as a success (with what the
+ * call learnt on the way and its outcome) or a failure (with the outcome of the error).
+ */
+import type {
+  AuditorService,
+  AuditorServiceCreateEventOptions,
+} from '@backstage/backend-plugin-api';
+import type { Request } from 'express';
+
+/**
+ * An error class may name the outcome its audit record gets (a guard refusal is
+ * `refused`, not the `conflict` of its ConflictError base): a getter under this key.
+ */
+export const AUDIT_OUTCOME = Symbol('auditOutcome');
+
+const OUTCOMES: Record<string, string> = {
+  NotAllowedError: 'denied',
+  InputError: 'invalid',
+  NotFoundError: 'not-found',
+  ConflictError: 'conflict',
+  ServiceUnavailableError: 'unavailable',
+};
+
+/** The audit outcome of an error. */
+export function outcomeOf(error: unknown): string {
+  const own = (error as { [AUDIT_OUTCOME]?: string } | undefined)?.[
+    AUDIT_OUTCOME
+  ];
+  return own ?? OUTCOMES[(error as Error)?.name] ?? 'failed';
+}
+
+/** What a call adds to its record on the way (never a credential: the auditor logs it). */
+export interface AuditRecord {
+  /** Facts learnt while running (e.g. the reclaim's name); on success and failure. */
+  extra: Record<string, unknown>;
+  /** The outcome of a success (e.g. `created`); unset: the success carries no meta. */
+  outcome?: string;
+}
+
+/** How one call is recorded. */
+export interface AuditedOptions {
+  auditor: AuditorService;
+  eventId: string;
+  severityLevel: NonNullable<AuditorServiceCreateEventOptions['severityLevel']>;
+  request?: Request;
+  /** What is known before any check. */
+  meta: Record<string, unknown>;
+}
+
+/** Runs `run` with its auditor event, and answers what it answers (or throws what it throws). */
+export async function audited<T>(
+  options: AuditedOptions,
+  run: (record: AuditRecord) => Promise<T>,
+): Promise<T> {
+  const { auditor, eventId, severityLevel, request, meta } = options;
+  const event = await auditor.createEvent({
+    eventId,
+    severityLevel,
+    request,
+    meta: meta as AuditorServiceCreateEventOptions['meta'],
+  });
+  const record: AuditRecord = { extra: {} };
+  let result: T;
+  try {
+    result = await run(record);
+  } catch (error) {
+    await event.fail({
+      meta: { ...meta, ...record.extra, outcome: outcomeOf(error) },
+      error: error as Error,
+    });
+    throw error;
+  }
+  if (record.outcome === undefined && Object.keys(record.extra).length === 0) {
+    await event.success();
+  } else {
+    await event.success({
+      meta: {
+        ...meta,
+        ...record.extra,
+        ...(record.outcome === undefined ? {} : { outcome: record.outcome }),
+      },
+    });
+  }
+  return result;
+}
+
+/**
+ * Records an attempt that had no user (a request route's 401): opened and failed at
+ * once, with no actor and the outcome `unauthenticated`.
+ */
+export async function auditUnauthenticated(
+  options: AuditedOptions,
+  error: Error,
+): Promise<void> {
+  const { auditor, eventId, severityLevel, request } = options;
+  const meta = { ...options.meta, actor: null, outcome: 'unauthenticated' };
+  const event = await auditor.createEvent({
+    eventId,
+    severityLevel,
+    request,
+    meta: meta as AuditorServiceCreateEventOptions['meta'],
+  });
+  await event.fail({ meta, error });
+}
