@@ -10,7 +10,8 @@
 // drain-order groups, the KubeVirt virtual machines with what happens to each,
 // and the expected duration with its slowest pod; the node-local option asks
 // again (the pod is then evicted last, its StatefulSet and budget listed) and
-// is recorded on the NodeMaintenance the request creates.
+// is recorded on the NodeMaintenance the request creates, whose page names it
+// among its drain options, with who asked.
 // Its own rack (net 192) and port (7009), so it never meets the other tests.
 //
 //   node --test e2e/tests/servers-drain.e2e.mjs
@@ -447,6 +448,40 @@ test(
       );
       assert.equal(maintenance.spec.drain?.allowNodeLocalData, true);
       assert.equal(maintenance.spec.reason, 'e2e: disk swap, TICKET-20');
+
+      // The maintenance page says what was asked, and by whom.
+      await page.goto(
+        `${portal.baseUrl}/servers/maintenances/plant-a/${maintenance.metadata.name}`,
+      );
+      const options = page.getByRole('region', { name: 'Drain options' });
+      await options.waitFor();
+      const asked = await options
+        .getByTestId('maintenance-drain-option')
+        .evaluateAll(els =>
+          els.map(e => [e.getAttribute('data-option'), e.innerText.trim()]),
+        );
+      const nodeLocal = asked.find(([o]) => o === 'allowNodeLocalData');
+      assert.ok(nodeLocal, `the node-local option is shown: ${asked.join(' | ')}`);
+      assert.match(
+        nodeLocal[1],
+        new RegExp(
+          `^Node-local data: pods with data on this node are evicted, their data unavailable until the node is back \\(asked by ${maintenance.spec.requestedBy}\\)$`,
+        ),
+      );
+      // Nothing else was ticked but emptyDir, where a shop pod needed it.
+      const others = asked
+        .map(([o]) => o)
+        .filter(o => o !== 'allowNodeLocalData');
+      assert.deepEqual(
+        others,
+        maintenance.spec.drain?.deleteEmptyDirData
+          ? ['deleteEmptyDirData']
+          : [],
+      );
+      assert.match(
+        await options.getByTestId('maintenance-drain-defaults').innerText(),
+        /^Otherwise the default: .*pods without a controller are not evicted.*no timeout\.$/,
+      );
     } finally {
       await page.close();
     }
