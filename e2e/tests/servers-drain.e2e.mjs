@@ -461,7 +461,10 @@ test(
           els.map(e => [e.getAttribute('data-option'), e.innerText.trim()]),
         );
       const nodeLocal = asked.find(([o]) => o === 'allowNodeLocalData');
-      assert.ok(nodeLocal, `the node-local option is shown: ${asked.join(' | ')}`);
+      assert.ok(
+        nodeLocal,
+        `the node-local option is shown: ${asked.join(' | ')}`,
+      );
       assert.match(
         nodeLocal[1],
         new RegExp(
