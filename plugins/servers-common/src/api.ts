@@ -242,18 +242,6 @@ export interface ServerListWindowResponse extends ServerListResponse {
   continue?: string;
 }
 
-/** The body of `POST /clusters/:cluster/servers/:node/actions/:action`. */
-export interface ActionRequestBody {
-  reason: string;
-  preflightToken?: string;
-  typedName?: string;
-  /** Drain options (drain, reboot, shutdown); they must match the acknowledged pre-flight. */
-  deleteEmptyDirData?: boolean;
-  force?: boolean;
-  /** Evict pods whose data is on the node (section 16); recorded on the maintenance. */
-  allowNodeLocalData?: boolean;
-}
-
 /** The answer of a successful action: the NodeMaintenance it created or changed. */
 export interface ActionResponse {
   name: string;

@@ -22,3 +22,4 @@ export * from './planNodes';
 export * from './serverListRules';
 export * from './api';
 export * from './plansApi';
+export * from './requestBodies';

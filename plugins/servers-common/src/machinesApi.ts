@@ -86,25 +86,10 @@ export interface MachinesResponse {
   machines: TalosMachineResponse[];
 }
 
-/**
- * The body of `POST /clusters/:cluster/discovery/addresses`. `talosCluster` is
- * needed only when the cluster has more than one TalosCluster.
- */
-export interface AddDiscoveryAddressRequestBody {
-  address: string;
-  reason: string;
-  talosCluster?: string;
-}
-
 /** The answer of `POST /clusters/:cluster/discovery/addresses` (201). */
 export interface DiscoveryAddressAddedResponse {
   talosCluster: string;
   address: string;
-}
-
-/** The body of `POST /clusters/:cluster/machines/:uuid/join`. */
-export interface JoinMachineRequestBody {
-  reason: string;
 }
 
 /** The answer of `POST /clusters/:cluster/machines/:uuid/join`: the TalosMachine. */
@@ -119,32 +104,11 @@ export interface CanReclaimResponse {
   reason?: string;
 }
 
-/**
- * The body of `POST /clusters/:cluster/reclaims`. `talosconfig` is the foreign
- * cluster's talosconfig (YAML text); it is stored only in a Secret owned by the
- * request, deleted at the reset or at expiry, and never sent back.
- */
-export interface CreateReclaimRequestBody {
-  address: string;
-  talosconfig: string;
-  reason: string;
-  /** Minutes the request may wait for the typed UUID (1 to 60, default 15). */
-  ttlMinutes?: number;
-  /** Needed only when the cluster has more than one TalosCluster. */
-  talosCluster?: string;
-}
-
 /** The answer of `POST /clusters/:cluster/reclaims` (201): the MachineReclaim's name. */
 export interface ReclaimCreatedResponse {
   name: string;
   /** What went wrong after the request was recorded (it proceeds regardless). */
   warnings?: string[];
-}
-
-/** The body of `POST /clusters/:cluster/reclaims/:name/confirm`. */
-export interface ConfirmReclaimRequestBody {
-  /** The machine's UUID, typed by the user. */
-  uuid: string;
 }
 
 /** The answer of a confirmation: the MachineReclaim's name. */

@@ -1,9 +1,10 @@
 import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
 import {
+  actionRequestBodySchema,
   serverActionPermissions,
+  type ActionRequestBodyField,
   type ServerAction,
 } from '@rackside/plugin-servers-common';
-import { actionBodySchema, type ActionBodyField } from '../service/actionBody';
 import type { ServersService } from '../service/ServersService';
 import { registryFields } from './registryInput';
 import { userCredentials } from './userCredentials';
@@ -18,7 +19,7 @@ export interface ServerVerbActionSpec {
   /** The hints MCP clients show (readOnly is false for every request). */
   attributes: { destructive: boolean; idempotent: boolean };
   /** Which fields of the route's body this action takes. */
-  fields: readonly ActionBodyField[];
+  fields: readonly ActionRequestBodyField[];
 }
 
 /** The fields every action request takes; the pre-flight ones add the drain options. */
@@ -54,7 +55,7 @@ export function registerServerVerbAction(
         z.object({
           cluster: z.string().describe('The cluster name (list-clusters)'),
           node: z.string().describe('The Node name'),
-          ...registryFields(z, actionBodySchema, spec.fields),
+          ...registryFields(z, actionRequestBodySchema, spec.fields),
         }),
       output: z =>
         z.object({

@@ -1,11 +1,11 @@
 import {
+  addDiscoveryAddressBodySchema,
   machinesAddPermission,
   reclaimAddedAddresses,
   RECLAIM_ADDED_ADDRESSES_ANNOTATION,
   type DiscoveryAddressAddedResponse,
 } from '@rackside/plugin-servers-common';
 import type { Router } from 'express';
-import { z } from 'zod';
 import {
   requireReachable,
   sameAddress,
@@ -23,16 +23,9 @@ import {
   type MachinesRouteContext,
 } from './context';
 import { parseRequestBody } from '../lib/requestBody';
-import { addressField, reasonField, talosClusterField } from './fields';
 
 /** Most addresses a TalosCluster may list (its CRD's bound). */
 const MAX_ADDRESSES = 1024;
-
-const bodySchema = z.object({
-  address: addressField,
-  reason: reasonField,
-  talosCluster: talosClusterField,
-});
 
 /**
  * `POST /clusters/:cluster/discovery/addresses` (`machines:add`): appends an address
@@ -68,7 +61,7 @@ export function addDiscoveryAddressRoute(
           machinesAddPermission,
           'add discovery addresses',
         );
-        const body = parseRequestBody(bodySchema, req.body);
+        const body = parseRequestBody(addDiscoveryAddressBodySchema, req.body);
         requireReason(ctx, body.reason);
         const target = await targetTalosCluster(state, body.talosCluster);
         extra.talosCluster = target.metadata.name;

@@ -1,12 +1,12 @@
 import { InputError, NotFoundError } from '@backstage/errors';
 import {
+  confirmReclaimBodySchema,
   isTerminalReclaimPhase,
   machinesReclaimPermission,
   type MachineReclaim,
   type ReclaimConfirmedResponse,
 } from '@rackside/plugin-servers-common';
 import type { Router } from 'express';
-import { z } from 'zod';
 import { RECLAIM_SEVERITY } from '../service/auditSeverity';
 import {
   machinesOr404,
@@ -18,10 +18,7 @@ import {
   type MachinesRouteContext,
 } from './context';
 import { parseRequestBody } from '../lib/requestBody';
-import { uuidField } from './fields';
 import { settleReclaimAddresses } from './reclaimAddresses';
-
-const bodySchema = z.object({ uuid: uuidField });
 
 /** Why a reclaim cannot be confirmed now, or undefined when it can. */
 function notConfirmable(
@@ -79,7 +76,7 @@ export function confirmReclaimRoute(router: Router, ctx: MachinesRouteContext) {
           machinesReclaimPermission,
           'reset and add machines another cluster holds',
         );
-        const body = parseRequestBody(bodySchema, req.body);
+        const body = parseRequestBody(confirmReclaimBodySchema, req.body);
         const confirmed = await withConflictRetry(async () => {
           const reclaim = await state.freshReclaim(name).catch(error => {
             if (NotFoundError.is(error)) {

@@ -6,12 +6,12 @@ import {
   machinesReclaimPermission,
   RACKSIDE_API_VERSION,
   RECLAIM_TTL_MINUTES,
+  createReclaimBodySchema,
   type ReclaimCreatedResponse,
 } from '@rackside/plugin-servers-common';
 import { parseTalosconfig } from '@rackside/plugin-servers-node';
 import { randomBytes } from 'node:crypto';
 import type { Router } from 'express';
-import { z } from 'zod';
 import { RECLAIM_SEVERITY } from '../service/auditSeverity';
 import { requireReachable, sameAddress } from '../service/discoveryAddresses';
 import {
@@ -25,46 +25,7 @@ import {
   type MachinesRouteContext,
 } from './context';
 import { parseRequestBody } from '../lib/requestBody';
-import {
-  addressField,
-  missingOr,
-  reasonField,
-  talosClusterField,
-} from './fields';
 import { settleReclaimAddresses } from './reclaimAddresses';
-
-/** A talosconfig is a few kilobytes; anything near this is not one. */
-export const MAX_TALOSCONFIG_BYTES = 64 * 1024;
-
-const bodySchema = z.object({
-  address: addressField,
-  talosconfig: z
-    .string({
-      error: missingOr(
-        'talosconfig is required',
-        'talosconfig must be the text of a talosconfig file',
-      ),
-    })
-    .min(1, 'talosconfig is empty')
-    .max(
-      MAX_TALOSCONFIG_BYTES,
-      `talosconfig is larger than ${MAX_TALOSCONFIG_BYTES / 1024} KiB`,
-    ),
-  reason: reasonField,
-  ttlMinutes: z
-    .number({ error: 'ttlMinutes must be a number' })
-    .int('ttlMinutes must be a whole number of minutes')
-    .min(
-      RECLAIM_TTL_MINUTES.min,
-      `ttlMinutes must be at least ${RECLAIM_TTL_MINUTES.min}`,
-    )
-    .max(
-      RECLAIM_TTL_MINUTES.max,
-      `ttlMinutes must be at most ${RECLAIM_TTL_MINUTES.max}`,
-    )
-    .optional(),
-  talosCluster: talosClusterField,
-});
 
 function reclaimName(): string {
   return `reclaim-${Date.now().toString(36)}-${randomBytes(2).toString('hex')}`;
@@ -118,7 +79,7 @@ export function createReclaimRoute(router: Router, ctx: MachinesRouteContext) {
           machinesReclaimPermission,
           'reset and add machines another cluster holds',
         );
-        const body = parseRequestBody(bodySchema, req.body);
+        const body = parseRequestBody(createReclaimBodySchema, req.body);
         requireReason(ctx, body.reason);
         // Throws an InputError naming the context and field, never the key material.
         parseTalosconfig(body.talosconfig);

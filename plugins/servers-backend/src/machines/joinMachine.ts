@@ -1,11 +1,11 @@
 import { InputError, NotFoundError } from '@backstage/errors';
 import {
+  joinMachineBodySchema,
   machinesAddPermission,
   SMBIOS_UUID_PATTERN,
   type JoinMachineResponse,
 } from '@rackside/plugin-servers-common';
 import type { Router } from 'express';
-import { z } from 'zod';
 import {
   machinesOr404,
   rawString,
@@ -17,9 +17,6 @@ import {
   type MachinesRouteContext,
 } from './context';
 import { parseRequestBody } from '../lib/requestBody';
-import { reasonField } from './fields';
-
-const bodySchema = z.object({ reason: reasonField });
 
 /**
  * `POST /clusters/:cluster/machines/:uuid/join` (`machines:add`): sets `spec.join`
@@ -55,7 +52,7 @@ export function joinMachineRoute(router: Router, ctx: MachinesRouteContext) {
             `uuid: ${req.params.uuid} is not an SMBIOS UUID (a TalosMachine is named by one)`,
           );
         }
-        const body = parseRequestBody(bodySchema, req.body);
+        const body = parseRequestBody(joinMachineBodySchema, req.body);
         requireReason(ctx, body.reason);
         const flag = {
           by: credentials.principal.userEntityRef,

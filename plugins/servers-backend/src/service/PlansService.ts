@@ -26,7 +26,10 @@ import {
   isTerminalPlanPhase,
   maintenancePlanSpecSchema,
   PLAN_CONTROLS,
+  MAX_PLAN_NODES,
   PLAN_INTENTS,
+  planControlBodySchema,
+  planRequestBodySchema,
   RACKSIDE_API_VERSION,
   resolvePlanNodes,
   serverActionPermissions,
@@ -44,7 +47,6 @@ import {
 } from '@rackside/plugin-servers-common';
 import type { Request } from 'express';
 import crypto from 'node:crypto';
-import { z } from 'zod';
 import { audited } from '../lib/audited';
 import { parseRequestBody } from '../lib/requestBody';
 import { PLAN_SEVERITY } from './auditSeverity';
@@ -62,47 +64,6 @@ import {
 } from './ServersService';
 import type { ClusterState, PlanObject } from './types';
 import { serverResourceOf, type ClusterSnapshot } from './view';
-
-/** The most nodes one plan takes (as the CRD's spec.nodes). */
-const MAX_PLAN_NODES = 500;
-
-const drainOptionsBody = z.strictObject({
-  deleteEmptyDirData: z.boolean().optional(),
-  force: z.boolean().optional(),
-  allowNodeLocalData: z.boolean().optional(),
-});
-
-/** `POST /clusters/:cluster/plans` (a product contract; the spec is checked by the CRD's schema). */
-const planBodySchema = z.strictObject({
-  intent: z.enum(PLAN_INTENTS, {
-    error: `must be one of ${PLAN_INTENTS.join(', ')}`,
-  }),
-  nodes: z
-    .array(z.string().min(1).max(253))
-    .min(1)
-    .max(MAX_PLAN_NODES)
-    .optional(),
-  selector: z.unknown().optional(),
-  maxParallel: z.unknown().optional(),
-  gates: z.unknown().optional(),
-  window: z.unknown().optional(),
-  failurePolicy: z.unknown().optional(),
-  drain: drainOptionsBody.optional(),
-  reason: z.string({
-    error: issue =>
-      issue.input === undefined ? 'reason is required' : undefined,
-  }),
-  preflightToken: z.string().max(4096).optional(),
-  typedCount: z.number().int().optional(),
-});
-
-/** `POST .../plans/:name/{pause,resume,cancel}`. */
-const controlBodySchema = z.object({
-  reason: z.string({
-    error: issue =>
-      issue.input === undefined ? 'reason is required' : undefined,
-  }),
-});
 
 /** The plan pre-flight without its token. */
 export type PlanPreflightImpact = Omit<PlanPreflightResponse, 'token'>;
@@ -578,7 +539,7 @@ export class PlansService {
     return this.audited(meta, httpRequest, async () => {
       const cluster = this.servers.clusterOr404(clusterName);
       await this.requirePlan(credentials);
-      const body = parseRequestBody(planBodySchema, rawBody);
+      const body = parseRequestBody(planRequestBodySchema, rawBody);
       const reasonProblem = checkReason(this.options.reasonPolicy, body.reason);
       if (reasonProblem) throw new InputError(reasonProblem);
       if ((body.nodes === undefined) === (body.selector === undefined)) {
@@ -738,7 +699,7 @@ export class PlansService {
       }
       const cluster = this.servers.clusterOr404(clusterName);
       await this.requirePlan(credentials);
-      const body = parseRequestBody(controlBodySchema, rawBody);
+      const body = parseRequestBody(planControlBodySchema, rawBody);
       const reasonProblem = checkReason(this.options.reasonPolicy, body.reason);
       if (reasonProblem) throw new InputError(reasonProblem);
       const { plans } = await this.readablePlans(credentials, cluster);

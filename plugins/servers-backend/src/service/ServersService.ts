@@ -23,6 +23,7 @@ import {
   type PolicyDecision,
 } from '@backstage/plugin-permission-common';
 import {
+  actionRequestBodySchema,
   ceremonyFor,
   checkCeremony,
   guard,
@@ -54,7 +55,6 @@ import {
 import type { Request } from 'express';
 import { audited, AUDIT_OUTCOME, auditUnauthenticated } from '../lib/audited';
 import { parseRequestBody } from '../lib/requestBody';
-import { actionBodySchema, type ActionBody } from './actionBody';
 import {
   READ_SEVERITY,
   serverActionSeverity,
@@ -111,8 +111,6 @@ export class QuorumRefusedError extends ConflictError {
     this.reason = result.reason;
   }
 }
-
-export { actionBodySchema, type ActionBody } from './actionBody';
 
 /** Whether an action carries a pre-flight. */
 export function isPreflightAction(action: string): action is PreflightAction {
@@ -663,10 +661,7 @@ export class ServersService {
         // Authorise before anything else is told about the node.
         await this.requireAction(credentials, cluster.name, nodeName, action);
 
-        const body: ActionBody = parseRequestBody(
-          actionBodySchema,
-          request.body,
-        );
+        const body = parseRequestBody(actionRequestBodySchema, request.body);
         const reasonProblem = checkReason(reasonPolicy, body.reason);
         if (reasonProblem) throw new InputError(reasonProblem);
 

@@ -1,0 +1,224 @@
+/*
+ * The request bodies of the `/api/servers` routes that change something, once: the
+ * backend's routes and its registered actions parse with these schemas, and the
+ * Servers page's clients send their input types. Messages say what is wrong, never
+ * what was sent: a body may carry a credential.
+ */
+import { z } from 'zod';
+import { parseDiscoveryEndpoint } from './discoveryNetworks';
+import { RECLAIM_TTL_MINUTES } from './resources/machineReclaim';
+import { PLAN_INTENTS } from './resources/maintenancePlan';
+import { talosAddressSchema } from './resources/talosCluster';
+
+/**
+ * The message of a field's own type check: `missing` when the field is absent,
+ * `wrongType` when it is there but not of its type.
+ */
+export function missingOr(missing: string, wrongType: string) {
+  return (issue: { input?: unknown }) =>
+    issue.input === undefined ? missing : wrongType;
+}
+
+/** A reason (the deployment's reason policy is checked after parsing). */
+const reasonField = z.string({
+  error: missingOr('reason is required', 'reason must be a string'),
+});
+
+// ---- Server actions -------------------------------------------------------------
+
+/** The body of `POST /clusters/:cluster/servers/:node/actions/:action`. */
+export const actionRequestBodySchema = z.object({
+  reason: reasonField.describe(
+    'Why, in the requester’s words; the deployment reason policy applies (by default 10 to 500 characters)',
+  ),
+  preflightToken: z
+    .string({ error: 'preflightToken must be a string' })
+    .max(4096)
+    .optional()
+    .describe(
+      'The token of the pre-flight the caller reviewed (preflight-server-action); drain, reboot and shutdown need it',
+    ),
+  typedName: z
+    .string({ error: 'typedName must be a string' })
+    .max(253)
+    .optional()
+    .describe(
+      'The node name typed out as confirmation: reboot and shutdown need it, and so does any action that spends the last quorum margin',
+    ),
+  deleteEmptyDirData: z
+    .boolean({ error: 'deleteEmptyDirData must be a boolean' })
+    .optional()
+    .describe(
+      'Evict pods with emptyDir volumes (their data is lost); as in the pre-flight',
+    ),
+  force: z
+    .boolean({ error: 'force must be a boolean' })
+    .optional()
+    .describe('Evict pods that no controller recreates; as in the pre-flight'),
+  allowNodeLocalData: z
+    .boolean({ error: 'allowNodeLocalData must be a boolean' })
+    .optional()
+    .describe(
+      'Evict pods whose data is on the node (they cannot run elsewhere until it is back); as in the pre-flight',
+    ),
+});
+
+/** The body of an action request (drain options must match the acknowledged pre-flight). */
+export type ActionRequestBody = z.input<typeof actionRequestBodySchema>;
+
+/** The names of an action body's fields. */
+export type ActionRequestBodyField = keyof typeof actionRequestBodySchema.shape;
+
+// ---- Machines ---------------------------------------------------------------------
+
+/** Shown when an address is not one. */
+export const ADDRESS_HINT =
+  'must be an IP address or host name, optionally with :port (1-65535)';
+
+/**
+ * An address: trimmed, checked as the CRDs check it and read as host[:port] (an IP
+ * literal or a DNS name, a port 1-65535). Whether discovery may reach it is the route's
+ * check, against the TalosCluster's allowed networks.
+ */
+const addressField = z
+  .string({
+    error: missingOr('address is required', 'address must be a string'),
+  })
+  .trim()
+  .refine(
+    value =>
+      talosAddressSchema.safeParse(value).success &&
+      parseDiscoveryEndpoint(value) !== undefined,
+    { message: ADDRESS_HINT },
+  );
+
+/** The TalosCluster, needed only when a cluster has several. */
+const talosClusterField = z
+  .string({ error: 'talosCluster must be a string' })
+  .min(1, 'talosCluster must not be empty')
+  .optional();
+
+/** A talosconfig is a few kilobytes; anything near this is not one. */
+export const MAX_TALOSCONFIG_BYTES = 64 * 1024;
+
+/**
+ * The body of `POST /clusters/:cluster/discovery/addresses`. `talosCluster` is
+ * needed only when the cluster has more than one TalosCluster.
+ */
+export const addDiscoveryAddressBodySchema = z.object({
+  address: addressField,
+  reason: reasonField,
+  talosCluster: talosClusterField,
+});
+
+/** The body of `POST /clusters/:cluster/discovery/addresses`. */
+export type AddDiscoveryAddressRequestBody = z.input<
+  typeof addDiscoveryAddressBodySchema
+>;
+
+/** The body of `POST /clusters/:cluster/machines/:uuid/join`. */
+export const joinMachineBodySchema = z.object({ reason: reasonField });
+
+/** The body of `POST /clusters/:cluster/machines/:uuid/join`. */
+export type JoinMachineRequestBody = z.input<typeof joinMachineBodySchema>;
+
+/**
+ * The body of `POST /clusters/:cluster/reclaims`. `talosconfig` is the foreign
+ * cluster's talosconfig (YAML text); it is stored only in a Secret owned by the
+ * request, deleted at the reset or at expiry, and never sent back. `ttlMinutes`: how
+ * long the request may wait for the typed UUID (1 to 60, default 15).
+ */
+export const createReclaimBodySchema = z.object({
+  address: addressField,
+  talosconfig: z
+    .string({
+      error: missingOr(
+        'talosconfig is required',
+        'talosconfig must be the text of a talosconfig file',
+      ),
+    })
+    .min(1, 'talosconfig is empty')
+    .max(
+      MAX_TALOSCONFIG_BYTES,
+      `talosconfig is larger than ${MAX_TALOSCONFIG_BYTES / 1024} KiB`,
+    ),
+  reason: reasonField,
+  ttlMinutes: z
+    .number({ error: 'ttlMinutes must be a number' })
+    .int('ttlMinutes must be a whole number of minutes')
+    .min(
+      RECLAIM_TTL_MINUTES.min,
+      `ttlMinutes must be at least ${RECLAIM_TTL_MINUTES.min}`,
+    )
+    .max(
+      RECLAIM_TTL_MINUTES.max,
+      `ttlMinutes must be at most ${RECLAIM_TTL_MINUTES.max}`,
+    )
+    .optional(),
+  talosCluster: talosClusterField,
+});
+
+/** The body of `POST /clusters/:cluster/reclaims`. */
+export type CreateReclaimRequestBody = z.input<typeof createReclaimBodySchema>;
+
+/** The body of `POST /clusters/:cluster/reclaims/:name/confirm`: the UUID the user typed. */
+export const confirmReclaimBodySchema = z.object({
+  /** An SMBIOS UUID as a person types it (any case). */
+  uuid: z
+    .string({ error: missingOr('uuid is required', 'uuid must be a string') })
+    .trim()
+    .regex(
+      /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
+      'uuid must be a UUID such as 6963c843-f9c9-456d-acfd-4d79eebc1214',
+    ),
+});
+
+/** The body of `POST /clusters/:cluster/reclaims/:name/confirm`. */
+export type ConfirmReclaimRequestBody = z.input<
+  typeof confirmReclaimBodySchema
+>;
+
+// ---- Maintenance plans ------------------------------------------------------------
+
+/** The most nodes one plan takes (as the CRD's spec.nodes). */
+export const MAX_PLAN_NODES = 500;
+
+/** A reason whose only message of its own is for a missing one. */
+const planReasonField = z.string({
+  error: issue =>
+    issue.input === undefined ? 'reason is required' : undefined,
+});
+
+/**
+ * What `POST /clusters/:cluster/plans` accepts (its typed form is
+ * {@link PlanRequestBody}); the spec's parts (selector, gates, window, ...) are
+ * checked by the MaintenancePlan schema once the backend has built the spec.
+ */
+export const planRequestBodySchema = z.strictObject({
+  intent: z.enum(PLAN_INTENTS, {
+    error: `must be one of ${PLAN_INTENTS.join(', ')}`,
+  }),
+  nodes: z
+    .array(z.string().min(1).max(253))
+    .min(1)
+    .max(MAX_PLAN_NODES)
+    .optional(),
+  selector: z.unknown().optional(),
+  maxParallel: z.unknown().optional(),
+  gates: z.unknown().optional(),
+  window: z.unknown().optional(),
+  failurePolicy: z.unknown().optional(),
+  drain: z
+    .strictObject({
+      deleteEmptyDirData: z.boolean().optional(),
+      force: z.boolean().optional(),
+      allowNodeLocalData: z.boolean().optional(),
+    })
+    .optional(),
+  reason: planReasonField,
+  preflightToken: z.string().max(4096).optional(),
+  typedCount: z.number().int().optional(),
+});
+
+/** The body of `POST .../plans/:name/{pause,resume,cancel}`. */
+export const planControlBodySchema = z.object({ reason: planReasonField });
