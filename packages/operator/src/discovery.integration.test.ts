@@ -11,7 +11,7 @@ import {
   startOperatorRack,
   type OperatorRack,
 } from './testing/operatorRack';
-import { machinesRack, PLANT_A_JOIN_CONFIG } from './testing/machinesRack';
+import { machinesRack } from './testing/machinesRack';
 
 jest.setTimeout(120_000);
 
@@ -26,12 +26,8 @@ beforeAll(async () => {
     withWorkloads: false,
   });
   rack = machinesRack(env);
-  await rack.secret('plant-a-talosconfig', {
-    talosconfig: rack.talosconfig('plant-a'),
-  });
-  await rack.secret('plant-a-join', { 'config.yaml': PLANT_A_JOIN_CONFIG });
-  operator = await env.start();
-  await env.waitFor('operator ready', async () => operator!.isReady());
+  await rack.createClusterSecrets();
+  operator = await env.startReady();
 }, 240_000);
 
 afterAll(async () => {

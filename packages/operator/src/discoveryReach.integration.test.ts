@@ -5,23 +5,22 @@
  * listed: the operator reports them and never connects. A TCP server on an address
  * outside the rack's machine network counts the connections it gets, which proves it.
  */
-import net from 'node:net';
+import { startTrap, type Trap } from '@rackside/rack-testing';
 import type { Operator } from './operator';
 import {
   OPERATOR_NAMESPACE as NS,
   startOperatorRack,
   type OperatorRack,
 } from './testing/operatorRack';
-import { machinesRack, PLANT_A_JOIN_CONFIG } from './testing/machinesRack';
+import { machinesRack } from './testing/machinesRack';
 
 jest.setTimeout(120_000);
 
 let env: OperatorRack;
 let rack: ReturnType<typeof machinesRack>;
 let operator: Operator | undefined;
-let trap: net.Server;
-let trapHost: string;
-let connections = 0;
+/** A TCP server outside the rack's machine network that counts the connections it gets. */
+let trap: Trap;
 
 beforeAll(async () => {
   env = await startOperatorRack({
@@ -31,26 +30,14 @@ beforeAll(async () => {
   });
   rack = machinesRack(env);
   // Loopback, but outside 127.0.<10+net>.0/24, on the Talos port: what a probe would hit.
-  trapHost = `127.1.${10 + Number(env.rack.info.net)}.1`;
-  trap = net.createServer(socket => {
-    connections++;
-    socket.destroy();
-  });
-  await new Promise<void>((resolve, reject) => {
-    trap.once('error', reject);
-    trap.listen(50000, trapHost, () => resolve());
-  });
-  await rack.secret('plant-a-talosconfig', {
-    talosconfig: rack.talosconfig('plant-a'),
-  });
-  await rack.secret('plant-a-join', { 'config.yaml': PLANT_A_JOIN_CONFIG });
-  operator = await env.start();
-  await env.waitFor('operator ready', async () => operator!.isReady());
+  trap = await startTrap(env.rack.info);
+  await rack.createClusterSecrets();
+  operator = await env.startReady();
 }, 240_000);
 
 afterAll(async () => {
   await operator?.stop();
-  await new Promise(resolve => trap?.close(resolve));
+  await trap?.close();
   await env?.stop();
 }, 60_000);
 
@@ -62,9 +49,9 @@ describe('discovery reach', () => {
     const [spare] = rack.spares;
     const apiserverPort = new URL(env.rack.info.server as string).port;
     const outside = [
-      trapHost,
-      `${trapHost}:50000`,
-      `[::ffff:${trapHost}]:50000`,
+      trap.host,
+      `${trap.host}:50000`,
+      `[::ffff:${trap.host}]:50000`,
       `127.0.0.1:${apiserverPort}`,
     ];
     await rack.createCluster([spare.address, ...outside, 'localhost'], 10);
@@ -106,7 +93,7 @@ describe('discovery reach', () => {
         Date.parse((await rack.cluster()).status!.lastDiscoveryTime!) > first,
       30_000,
     );
-    expect(connections).toBe(0);
+    expect(trap.connections()).toBe(0);
     // Only the machine inside became a TalosMachine.
     const { items } = await rack.api.talosMachines.list({ namespace: NS });
     expect(items.map(m => m.metadata.name)).toEqual([spare.uuid]);
@@ -162,6 +149,6 @@ describe('discovery reach', () => {
     expect(new Set(cluster.status!.addresses!.map(a => a.state))).toEqual(
       new Set(['NotAllowed']),
     );
-    expect(connections).toBe(0);
+    expect(trap.connections()).toBe(0);
   });
 });

@@ -7,6 +7,13 @@ import { AppsV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import { coreResources, ResourceClient } from '@rackside/plugin-servers-node';
 import type { Operator } from './operator';
 import { startOperatorRack, type OperatorRack } from './testing/operatorRack';
+import {
+  HONOR_GRACE,
+  pinnedDeployment,
+  podsOn as podsOnNode,
+  runningOn,
+  type PinnedDeploymentOptions,
+} from './testing/workloads';
 
 jest.setTimeout(90_000);
 
@@ -18,32 +25,11 @@ let policy: PolicyV1Api;
 
 const fastDrain = { initialBackoffMs: 200, maxBackoffMs: 1000 };
 
-function deployment(
+const deployment = (
   name: string,
   node: string,
-  opts: { replicas?: number; graceSeconds?: number; honorGrace?: boolean } = {},
-) {
-  return {
-    metadata: { name, namespace: NS },
-    spec: {
-      replicas: opts.replicas ?? 1,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: {
-          labels: { app: name },
-          annotations: opts.honorGrace
-            ? { 'rack.rackside.dev/honor-grace-period': 'true' }
-            : undefined,
-        },
-        spec: {
-          nodeSelector: { 'kubernetes.io/hostname': node },
-          terminationGracePeriodSeconds: opts.graceSeconds,
-          containers: [{ name, image: `registry.example/${name}:1` }],
-        },
-      },
-    },
-  };
-}
+  opts: PinnedDeploymentOptions = {},
+) => pinnedDeployment(NS, name, node, opts);
 
 async function pdb(name: string, minAvailable: number) {
   await policy.createNamespacedPodDisruptionBudget({
@@ -62,21 +48,11 @@ async function setMinAvailable(name: string, minAvailable: number) {
   ).patch(name, { spec: { minAvailable } }, { type: 'merge', namespace: NS });
 }
 
-async function podsOn(node: string) {
-  const list = await env.core.listPodForAllNamespaces({
-    fieldSelector: `spec.nodeName=${node}`,
-  });
-  return list.items;
-}
+const podsOn = (node: string) => podsOnNode(env, node);
 
 /** Running pods of `app` on `node`, waiting for `count` of them. */
 async function running(app: string, node: string, count: number) {
-  await env.waitFor(`${count} ${app} pods Running on ${node}`, async () => {
-    const pods = (await podsOn(node)).filter(
-      p => p.metadata?.labels?.app === app && p.status?.phase === 'Running',
-    );
-    return pods.length === count && pods;
-  });
+  await runningOn(env, app, node, count);
 }
 
 /** Waits until a PDB's status reflects its pods (the disruption controller caught up). */
@@ -139,8 +115,7 @@ beforeAll(async () => {
       },
     },
   });
-  operator = await env.start({ drain: fastDrain });
-  await env.waitFor('operator ready', async () => operator!.isReady());
+  operator = await env.startReady({ drain: fastDrain });
 }, 240_000);
 
 afterAll(async () => {
@@ -245,7 +220,7 @@ describe('drain on the rack', () => {
       namespace: NS,
       body: deployment('slow', 'worker-3', {
         graceSeconds: 6,
-        honorGrace: true,
+        annotations: HONOR_GRACE,
       }),
     });
     await running('slow', 'worker-3', 1);

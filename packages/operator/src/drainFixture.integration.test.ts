@@ -6,7 +6,6 @@
  * RBAC; evictions are observed from a watch of the node's pods, never from the operator's
  * own report.
  */
-import { Watch } from '@kubernetes/client-node';
 import {
   estimateDrain,
   planDrain,
@@ -19,6 +18,10 @@ import {
 } from '@rackside/plugin-servers-node';
 import type { Operator } from './operator';
 import { startOperatorRack, type OperatorRack } from './testing/operatorRack';
+import {
+  podsOn,
+  recordEvictions as recordPodEvictions,
+} from './testing/workloads';
 
 jest.setTimeout(120_000);
 
@@ -26,43 +29,16 @@ const NODE = 'worker-5';
 let env: OperatorRack;
 let operator: Operator | undefined;
 
-async function podsOnNode() {
-  return (
-    await env.core.listPodForAllNamespaces({
-      fieldSelector: `spec.nodeName=${NODE}`,
-    })
-  ).items;
-}
+const podsOnNode = () => podsOn(env, NODE);
 
 /** The first deletionTimestamp and the deletion of each pod on the node, in order. */
-async function recordEvictions() {
-  const seen: string[] = [];
-  const marked = new Set<string>();
-  const request = await new Watch(env.admin).watch(
-    '/api/v1/pods',
-    { fieldSelector: `spec.nodeName=${NODE}` },
-    (type: string, pod: any) => {
-      const app = pod.metadata?.labels?.app;
-      if (type === 'DELETED') seen.push(`gone ${app}`);
-      else if (
-        pod.metadata?.deletionTimestamp &&
-        !marked.has(pod.metadata.uid)
-      ) {
-        marked.add(pod.metadata.uid);
-        seen.push(`evicted ${app}`);
-      }
-    },
-    () => undefined,
-  );
-  return { seen, stop: () => request.abort() };
-}
+const recordEvictions = () => recordPodEvictions(env, NODE);
 
 beforeAll(async () => {
   env = await startOperatorRack({ withTalos: false, withRedfish: false });
-  operator = await env.start({
+  operator = await env.startReady({
     drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
   });
-  await env.waitFor('operator ready', async () => operator!.isReady());
 }, 240_000);
 
 afterAll(async () => {

@@ -4,7 +4,7 @@
  * owns one worker. Evictions are observed from a watch of the node's pods (the first
  * deletionTimestamp of each pod, and its deletion), never from the operator's own report.
  */
-import { AppsV1Api, PolicyV1Api, Watch } from '@kubernetes/client-node';
+import { AppsV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import {
   estimateDrain,
   planDrain,
@@ -17,6 +17,13 @@ import {
 } from '@rackside/plugin-servers-node';
 import type { Operator } from './operator';
 import { startOperatorRack, type OperatorRack } from './testing/operatorRack';
+import {
+  pinnedDeployment,
+  podsOn as podsOnNode,
+  recordEvictions as recordPodEvictions,
+  runningOn,
+  type PinnedDeploymentOptions,
+} from './testing/workloads';
 
 jest.setTimeout(120_000);
 
@@ -27,73 +34,19 @@ let apps: AppsV1Api;
 
 const fastDrain = { initialBackoffMs: 200, maxBackoffMs: 1000 };
 
-function deployment(
+const deployment = (
   name: string,
   node: string,
-  opts: {
-    annotations?: Record<string, string>;
-    graceSeconds?: number;
-    volumes?: any[];
-  } = {},
-) {
-  return {
-    metadata: { name, namespace: NS },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app: name } },
-      template: {
-        metadata: { labels: { app: name }, annotations: opts.annotations },
-        spec: {
-          nodeSelector: { 'kubernetes.io/hostname': node },
-          terminationGracePeriodSeconds: opts.graceSeconds,
-          volumes: opts.volumes,
-          containers: [{ name, image: `registry.example/${name}:1` }],
-        },
-      },
-    },
-  };
-}
+  opts: PinnedDeploymentOptions = {},
+) => pinnedDeployment(NS, name, node, opts);
 
-async function podsOn(node: string) {
-  const list = await env.core.listPodForAllNamespaces({
-    fieldSelector: `spec.nodeName=${node}`,
-  });
-  return list.items.filter(p => p.metadata?.namespace === NS);
-}
+const podsOn = (node: string) => podsOnNode(env, node, NS);
 
-async function running(app: string, node: string, count = 1) {
-  return env.waitFor(`${count} ${app} pods Running on ${node}`, async () => {
-    const pods = (await podsOn(node)).filter(
-      p => p.metadata?.labels?.app === app && p.status?.phase === 'Running',
-    );
-    return pods.length === count && pods;
-  });
-}
+const running = (app: string, node: string, count = 1) =>
+  runningOn(env, app, node, count, NS);
 
 /** Every pod event on a node, in the order the apiserver sent them, and when it came. */
-async function recordEvictions(node: string) {
-  const seen: string[] = [];
-  const at: number[] = [];
-  const marked = new Set<string>();
-  const request = await new Watch(env.admin).watch(
-    `/api/v1/namespaces/${NS}/pods`,
-    { fieldSelector: `spec.nodeName=${node}` },
-    (type: string, pod: any) => {
-      const app = pod.metadata?.labels?.app;
-      const name = pod.metadata?.name;
-      if (type === 'DELETED') {
-        seen.push(`gone ${app}`);
-        at.push(Date.now());
-      } else if (pod.metadata?.deletionTimestamp && !marked.has(name)) {
-        marked.add(name);
-        seen.push(`evicted ${app}`);
-        at.push(Date.now());
-      }
-    },
-    () => undefined,
-  );
-  return { seen, at, stop: () => request.abort() };
-}
+const recordEvictions = (node: string) => recordPodEvictions(env, node, NS);
 
 beforeAll(async () => {
   env = await startOperatorRack({
@@ -103,8 +56,7 @@ beforeAll(async () => {
   });
   apps = env.admin.makeApiClient(AppsV1Api);
   await env.core.createNamespace({ body: { metadata: { name: NS } } });
-  operator = await env.start({ drain: fastDrain });
-  await env.waitFor('operator ready', async () => operator!.isReady());
+  operator = await env.startReady({ drain: fastDrain });
 }, 240_000);
 
 afterAll(async () => {

@@ -17,11 +17,6 @@
  * change, to see this test fail on it).
  */
 import {
-  POWER_PROVIDER_NAME,
-  powerProviderResource,
-  type PowerProvider,
-} from '@rackside/plugin-servers-common';
-import {
   createWatchCache,
   ResourceClient,
   type RawKubeObject,
@@ -38,6 +33,7 @@ import {
   startOperatorRack,
   type OperatorRack,
 } from './testing/operatorRack';
+import { powerRack, TALOS_PROVIDER } from './testing/powerRack';
 
 jest.setTimeout(240_000);
 
@@ -76,8 +72,7 @@ interface LeaseObject extends RawKubeObject {
 let env: OperatorRack;
 let dir: string;
 let kubeconfigFile: string;
-let talos: { controlUrl: string; talosconfigs: Record<string, string> };
-let machines: { node?: string; uuid: string }[];
+let rack: ReturnType<typeof powerRack>;
 let leases: WatchCache<LeaseObject>;
 let leaseClient: ResourceClient<LeaseObject>;
 /** Every holder the Lease has had, in order, as the watch saw it. */
@@ -287,13 +282,7 @@ function sampleReadiness() {
   };
 }
 
-const uuidOf = (node: string) => machines.find(m => m.node === node)!.uuid;
-
-async function reboots(node: string): Promise<number> {
-  const res = await fetch(`${talos.controlUrl}/counts`);
-  const all = (await res.json()) as Record<string, { reboot: number }>;
-  return all[uuidOf(node)]?.reboot ?? 0;
-}
+const reboots = async (node: string) => (await rack.powerCounts(node)).reboot;
 
 /** The Events of a NodeMaintenance, with who reported them. */
 async function events(name: string) {
@@ -364,30 +353,9 @@ beforeAll(async () => {
   fs.writeFileSync(kubeconfigFile, env.operatorKc.exportConfig(), {
     mode: 0o600,
   });
-  talos = env.rack.info.talos as typeof talos;
-  machines = env.rack.info.machines as typeof machines;
-  await env.core.createNamespacedSecret({
-    namespace: NS,
-    body: {
-      metadata: { name: 'plant-a-talosconfig', namespace: NS },
-      stringData: {
-        talosconfig: fs.readFileSync(talos.talosconfigs['plant-a'], 'utf8'),
-      },
-    },
-  });
-  await new ResourceClient<PowerProvider>(
-    env.admin,
-    powerProviderResource,
-  ).create({
-    apiVersion: powerProviderResource.apiVersion,
-    kind: 'PowerProvider',
-    metadata: { name: POWER_PROVIDER_NAME },
-    spec: {
-      type: 'talos',
-      attendedRack: false,
-      talos: { secretRef: { name: 'plant-a-talosconfig', key: 'talosconfig' } },
-    },
-  } as PowerProvider);
+  rack = powerRack(env);
+  await rack.createPowerSecrets();
+  await rack.writeProvider(TALOS_PROVIDER);
 
   leaseClient = new ResourceClient<LeaseObject>(env.admin, {
     group: 'coordination.k8s.io',

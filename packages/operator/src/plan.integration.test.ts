@@ -9,13 +9,10 @@
 import {
   maintenancePlanResource,
   POWER_PROVIDER_NAME,
-  powerProviderResource,
   type MaintenancePlan,
   type NodeMaintenance,
-  type PowerProvider,
 } from '@rackside/plugin-servers-common';
 import { coreResources, ResourceClient } from '@rackside/plugin-servers-node';
-import fs from 'node:fs';
 import type { Operator } from './operator';
 import {
   ADMIN_USER,
@@ -23,52 +20,22 @@ import {
   startOperatorRack,
   type OperatorRack,
 } from './testing/operatorRack';
+import { powerRack, TALOS_PROVIDER } from './testing/powerRack';
 
 jest.setTimeout(300_000);
 
-interface RackMachine {
-  node?: string;
-  uuid: string;
-}
-type Counts = Record<
-  string,
-  { reboot: number; shutdown: number; powerOn: number }
->;
-
 let env: OperatorRack;
+let rack: ReturnType<typeof powerRack>;
 let operator: Operator | undefined;
 let plans: ResourceClient<MaintenancePlan>;
-let talos: { controlUrl: string; talosconfigs: Record<string, string> };
-let machines: RackMachine[];
 
 const WORKERS = ['worker-1', 'worker-2', 'worker-3', 'worker-4', 'worker-6'];
 /** The fixture's pods need these to be evicted (an emptyDir cache, an unmanaged shell). */
 const DRAIN = { deleteEmptyDirData: true, force: true };
 
-const uuidOf = (node: string) => machines.find(m => m.node === node)!.uuid;
-
-async function reboots(): Promise<Record<string, number>> {
-  const res = await fetch(`${talos.controlUrl}/counts`);
-  const all = (await res.json()) as Counts;
-  return Object.fromEntries(
-    machines.filter(m => m.node).map(m => [m.node!, all[m.uuid]?.reboot ?? 0]),
-  );
-}
-
-async function power(node: string, state: 'on' | 'off') {
-  const res = await fetch(
-    `${talos.controlUrl}/machines/${uuidOf(node)}/power?state=${state}`,
-    { method: 'POST' },
-  );
-  expect(res.status).toBe(200);
-}
-
-async function isReady(node: string) {
-  const n = await env.nodes.get(node);
-  return !!n.status?.conditions?.some(
-    c => c.type === 'Ready' && c.status === 'True',
-  );
-}
+const reboots = () => rack.rebootsByNode();
+const power = (node: string, state: 'on' | 'off') => rack.power(node, state);
+const isReady = (node: string) => env.isReady(node);
 
 async function paymentsMinAvailable(minAvailable: number) {
   await new ResourceClient<any>(
@@ -140,8 +107,9 @@ function mostOpenAtOnce(steps: NodeMaintenance[]): number {
   return most;
 }
 
+/** Starts the operator and waits until it is ready. */
 const startOperator = () =>
-  env.start({
+  env.startReady({
     drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
     power: { rebootSeconds: 90, unansweredSeconds: 60 },
   });
@@ -156,17 +124,8 @@ beforeAll(async () => {
     env.admin,
     maintenancePlanResource,
   );
-  talos = env.rack.info.talos as typeof talos;
-  machines = env.rack.info.machines as RackMachine[];
-  await env.core.createNamespacedSecret({
-    namespace: NS,
-    body: {
-      metadata: { name: 'plant-a-talosconfig', namespace: NS },
-      stringData: {
-        talosconfig: fs.readFileSync(talos.talosconfigs['plant-a'], 'utf8'),
-      },
-    },
-  });
+  rack = powerRack(env);
+  await rack.createPowerSecrets();
   // An object gate below reads ConfigMaps in default: the deployer grants that read.
   const rbac = (plural: string, kind: string) =>
     new ResourceClient<any>(env.admin, {
@@ -202,26 +161,12 @@ beforeAll(async () => {
     ],
   });
   operator = await startOperator();
-  await env.waitFor('operator ready', async () => operator!.isReady());
-  await new ResourceClient<PowerProvider>(
-    env.admin,
-    powerProviderResource,
-  ).create({
-    apiVersion: powerProviderResource.apiVersion,
-    kind: 'PowerProvider',
-    metadata: { name: POWER_PROVIDER_NAME },
-    spec: {
-      type: 'talos',
-      talos: { secretRef: { name: 'plant-a-talosconfig', key: 'talosconfig' } },
-    },
-  } as PowerProvider);
-  await env.waitFor('the channel advertises reboot', async () => {
-    const got = await new ResourceClient<PowerProvider>(
-      env.admin,
-      powerProviderResource,
-    ).get(POWER_PROVIDER_NAME);
-    return got.status?.reboot === true;
-  });
+  await rack.provide(TALOS_PROVIDER);
+  await env.waitFor(
+    'the channel advertises reboot',
+    async () =>
+      (await rack.providers.get(POWER_PROVIDER_NAME)).status?.reboot === true,
+  );
 }, 300_000);
 
 afterAll(async () => {
@@ -255,7 +200,6 @@ describe('MaintenancePlan', () => {
     // The operator dies mid-plan; a new one picks up from status.
     await operator!.stop();
     operator = await startOperator();
-    await env.waitFor('operator ready again', async () => operator!.isReady());
 
     await paymentsMinAvailable(1);
     const done = await planIs(

@@ -3,80 +3,25 @@
  * ServiceAccount, the Talos emulator counting the verbs it receives, and sushy-tools
  * BMCs linked to the same machines.
  */
-import {
-  POWER_PROVIDER_NAME,
-  powerProviderResource,
-  serverBmcResource,
-  type PowerProvider,
-} from '@rackside/plugin-servers-common';
-import { ResourceClient } from '@rackside/plugin-servers-node';
-import fs from 'node:fs';
 import type { Operator } from './operator';
 import {
   flag,
-  OPERATOR_NAMESPACE as NS,
   startOperatorRack,
   type OperatorRack,
 } from './testing/operatorRack';
+import {
+  powerRack,
+  REDFISH_PROVIDER,
+  TALOS_PROVIDER,
+} from './testing/powerRack';
 
 jest.setTimeout(120_000);
 
-interface RackMachine {
-  node?: string;
-  uuid: string;
-}
-type Counts = Record<
-  string,
-  { reboot: number; shutdown: number; powerOn: number }
->;
-
 let env: OperatorRack;
+let rack: ReturnType<typeof powerRack>;
 let operator: Operator | undefined;
-let providers: ResourceClient<PowerProvider>;
-let talos: { controlUrl: string; talosconfigs: Record<string, string> };
-let redfish: {
-  url: string;
-  caFile: string;
-  username: string;
-  password: string;
-  systemsByUuid: Record<string, string>;
-};
-let machines: RackMachine[];
 
-const uuidOf = (node: string) => machines.find(m => m.node === node)!.uuid;
-
-async function counts(node: string) {
-  const res = await fetch(`${talos.controlUrl}/counts`);
-  const all = (await res.json()) as Counts;
-  return all[uuidOf(node)] ?? { reboot: 0, shutdown: 0, powerOn: 0 };
-}
-
-async function secret(name: string, data: Record<string, string>) {
-  await env.core.createNamespacedSecret({
-    namespace: NS,
-    body: { metadata: { name, namespace: NS }, stringData: data },
-  });
-}
-
-/** Sets the PowerProvider and waits until the operator advertises for this spec. */
-async function provide(spec: PowerProvider['spec']) {
-  const existing = await providers.find(POWER_PROVIDER_NAME);
-  const body = {
-    apiVersion: powerProviderResource.apiVersion,
-    kind: 'PowerProvider',
-    metadata: { name: POWER_PROVIDER_NAME },
-    spec,
-  } as PowerProvider;
-  const written = existing
-    ? await providers.update({ ...existing, spec })
-    : await providers.create(body);
-  return env.waitFor('PowerProvider status for this spec', async () => {
-    const got = await providers.get(POWER_PROVIDER_NAME);
-    return (
-      got.status?.observedGeneration === written.metadata.generation && got
-    );
-  });
-}
+const counts = (node: string) => rack.powerCounts(node);
 
 async function readyWithBootId(node: string) {
   const n = await env.nodes.get(node);
@@ -94,26 +39,12 @@ beforeAll(async () => {
     withRedfish: true,
     withWorkloads: false,
   });
-  providers = new ResourceClient<PowerProvider>(
-    env.admin,
-    powerProviderResource,
-  );
-  talos = env.rack.info.talos as typeof talos;
-  redfish = env.rack.info.redfish as typeof redfish;
-  machines = env.rack.info.machines as RackMachine[];
-  await secret('plant-a-talosconfig', {
-    talosconfig: fs.readFileSync(talos.talosconfigs['plant-a'], 'utf8'),
-  });
-  await secret('bmc-credentials', {
-    username: redfish.username,
-    password: redfish.password,
-  });
-  await secret('bmc-ca', { 'ca.crt': fs.readFileSync(redfish.caFile, 'utf8') });
-  operator = await env.start({
+  rack = powerRack(env);
+  await rack.createPowerSecrets();
+  operator = await env.startReady({
     drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
     power: { rebootSeconds: 60, unansweredSeconds: 60 },
   });
-  await env.waitFor('operator ready', async () => operator!.isReady());
 }, 240_000);
 
 afterAll(async () => {
@@ -123,11 +54,7 @@ afterAll(async () => {
 
 describe('power over Talos', () => {
   it('advertises reboot but no shutdown without attendedRack, and no power-on', async () => {
-    const provider = await provide({
-      type: 'talos',
-      attendedRack: false,
-      talos: { secretRef: { name: 'plant-a-talosconfig', key: 'talosconfig' } },
-    });
+    const provider = await rack.provide(TALOS_PROVIDER);
     expect(provider.status).toMatchObject({
       reboot: true,
       shutdown: false,
@@ -247,43 +174,15 @@ describe('power over Talos', () => {
 
 describe('power over Redfish', () => {
   it('shuts a worker down: PoweredOff on acceptance, PowerOffConfirmed True from the BMC, power-on returns it to service', async () => {
-    await new ResourceClient<any>(env.admin, serverBmcResource).create({
-      apiVersion: serverBmcResource.apiVersion,
-      kind: 'ServerBMC',
-      metadata: { name: 'worker-4' },
-      spec: {
-        address: redfish.url,
-        systemPath: redfish.systemsByUuid[uuidOf('worker-4')],
-      },
-    });
-    const provider = await provide({
-      type: 'redfish',
-      attendedRack: false,
-      redfish: {
-        credentialsSecretRef: {
-          name: 'bmc-credentials',
-          usernameKey: 'username',
-          passwordKey: 'password',
-        },
-        caBundleRef: { kind: 'Secret', name: 'bmc-ca', key: 'ca.crt' },
-        insecureSkipVerify: false,
-        readbackWindowSeconds: 60,
-        readbackIntervalSeconds: 1,
-      },
-    });
+    await rack.linkBmc('worker-4');
+    const provider = await rack.provide(REDFISH_PROVIDER);
     expect(provider.status).toMatchObject({
       reboot: true,
       shutdown: true,
       powerOn: true,
       confirmsPowerOff: true,
     });
-    const bmc = await env.waitFor('ServerBMC worker-4 reconciled', async () => {
-      const got = await new ResourceClient<any>(
-        env.admin,
-        serverBmcResource,
-      ).get('worker-4');
-      return got.status?.conditions?.[0]?.status === 'True' && got;
-    });
+    const bmc = await rack.bmcReconciled('worker-4');
     expect(bmc.status.systemPath).toMatch(
       /^\/redfish\/v1\/Systems\/[0-9a-f-]+$/,
     );

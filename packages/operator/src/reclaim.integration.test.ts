@@ -20,7 +20,6 @@ import {
 import {
   kubectl,
   machinesRack,
-  PLANT_A_JOIN_CONFIG,
   type RackMachine,
 } from './testing/machinesRack';
 import {
@@ -134,19 +133,8 @@ const auditEvents = (mr: MachineReclaim) =>
   (mr.status?.audit ?? []).map(a => a.event);
 
 /** Makes a spare a running member of plant-old; a timeout says what the emulator showed. */
-async function joinPlantOld(machine: RackMachine) {
-  await rack.joinForeign(machine.address, 'plant-old');
-  await env.waitFor(`${machine.uuid} configured by plant-old`, async () => {
-    const m = await rack.emulated(machine.uuid);
-    if (
-      m.mode === 'configured' &&
-      m.cluster === 'plant-old' &&
-      m.state === 'running'
-    )
-      return true;
-    throw new Error(`the emulator shows ${JSON.stringify(m)}`);
-  });
-}
+const joinPlantOld = (machine: RackMachine) =>
+  rack.joinForeignRunning(machine, 'plant-old');
 
 beforeAll(async () => {
   env = await startOperatorRack({
@@ -155,10 +143,7 @@ beforeAll(async () => {
     withWorkloads: false,
   });
   rack = machinesRack(env);
-  await rack.secret('plant-a-talosconfig', {
-    talosconfig: rack.talosconfig('plant-a'),
-  });
-  await rack.secret('plant-a-join', { 'config.yaml': PLANT_A_JOIN_CONFIG });
+  await rack.createClusterSecrets();
   await rack.createCluster([], 300);
 
   // The webhook, as the operator process serves it, judged with the operator's identity.
@@ -191,8 +176,7 @@ beforeAll(async () => {
     return dry.code !== 0 && /denied the request/.test(dry.stderr);
   });
 
-  operator = await env.start(machineSettings());
-  await env.waitFor('operator ready', async () => operator!.isReady());
+  operator = await env.startReady(machineSettings());
 }, 240_000);
 
 afterAll(async () => {
@@ -430,8 +414,7 @@ describe('Reset and add', () => {
 
   it('expires an unconfirmed request and deletes its Secret', async () => {
     await operator!.stop();
-    operator = await env.start(machineSettings({ ttlMaxMs: 8000 }));
-    await env.waitFor('operator ready', async () => operator!.isReady());
+    operator = await env.startReady(machineSettings({ ttlMaxMs: 8000 }));
 
     const gone = rack.spares[0];
     const late = rack.spares[1];

@@ -11,7 +11,7 @@ import {
   credentialSecretName,
   type MachineReclaim,
 } from '@rackside/plugin-servers-common';
-import { TalosApiClient } from '@rackside/plugin-servers-node';
+import { startTrap, type Trap } from '@rackside/rack-testing';
 import net from 'node:net';
 import { parse, stringify } from 'yaml';
 import type { Operator } from './operator';
@@ -24,7 +24,6 @@ import {
 import {
   kubectl,
   machinesRack,
-  PLANT_A_JOIN_CONFIG,
   type RackMachine,
 } from './testing/machinesRack';
 
@@ -35,9 +34,7 @@ let rack: ReturnType<typeof machinesRack>;
 let operator: Operator | undefined;
 let requester: Awaited<ReturnType<typeof rack.userWithRules>>;
 /** A TCP server outside the rack's machine network that counts the connections it gets. */
-let trap: net.Server;
-let trapHost: string;
-let trapConnections = 0;
+let trap: Trap;
 
 const reclaimYaml = (
   name: string,
@@ -102,35 +99,10 @@ const auditEvents = (mr: MachineReclaim) =>
   (mr.status?.audit ?? []).map(a => a.event);
 
 /** Makes a spare in maintenance mode a running machine of plant-old with that role. */
-async function joinPlantOld(machine: RackMachine, role: string) {
-  const client = new TalosApiClient(machine.address, { mode: 'maintenance' });
-  try {
-    await client.applyConfiguration(
-      `version: v1alpha1\nmachine:\n  type: ${role}\ncluster:\n  clusterName: plant-old\n`,
-    );
-  } finally {
-    client.close();
-  }
-  await env.waitFor(`${machine.uuid} a ${role} of plant-old`, async () => {
-    const m = await rack.emulated(machine.uuid);
-    if (
-      m.mode === 'configured' &&
-      m.cluster === 'plant-old' &&
-      m.state === 'running'
-    )
-      return true;
-    throw new Error(`the emulator shows ${JSON.stringify(m)}`);
-  });
-}
+const joinPlantOld = (machine: RackMachine, role: string) =>
+  rack.joinForeignRunning(machine, 'plant-old', role);
 
-async function power(uuid: string, state: 'on' | 'off') {
-  const res = await fetch(`${rack.talos.controlUrl}/machines/${uuid}/power`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ state }),
-  });
-  if (!res.ok) throw new Error(`power ${state}: ${res.status}`);
-}
+const power = (uuid: string, state: 'on' | 'off') => rack.power(uuid, state);
 
 const foreignWorker = () => rack.foreign.find(m => m.role === 'worker')!;
 
@@ -142,19 +114,8 @@ beforeAll(async () => {
   });
   rack = machinesRack(env);
   // Loopback, but outside 127.0.<10+net>.0/24, on the Talos port: what a call would hit.
-  trapHost = `127.1.${10 + Number(env.rack.info.net)}.1`;
-  trap = net.createServer(socket => {
-    trapConnections++;
-    socket.destroy();
-  });
-  await new Promise<void>((resolve, reject) => {
-    trap.once('error', reject);
-    trap.listen(50000, trapHost, () => resolve());
-  });
-  await rack.secret('plant-a-talosconfig', {
-    talosconfig: rack.talosconfig('plant-a'),
-  });
-  await rack.secret('plant-a-join', { 'config.yaml': PLANT_A_JOIN_CONFIG });
+  trap = await startTrap(env.rack.info);
+  await rack.createClusterSecrets();
   await rack.createCluster([], 300);
   requester = await rack.userWithRules('requester', [
     {
@@ -163,15 +124,14 @@ beforeAll(async () => {
       verbs: ['create', 'get', 'list', 'watch', 'update', 'patch'],
     },
   ]);
-  operator = await env.start({
+  operator = await env.startReady({
     machines: { reclaim: { maintenanceWaitMs: 25_000 } },
   });
-  await env.waitFor('operator ready', async () => operator!.isReady());
 }, 240_000);
 
 afterAll(async () => {
   await operator?.stop();
-  await new Promise(resolve => trap?.close(resolve));
+  await trap?.close();
   await env?.stop();
 }, 60_000);
 
@@ -326,24 +286,24 @@ describe('network reach of spec.address (DESIGN 5b)', () => {
   it('refuses kubectl-made requests for addresses outside the allowed networks; nothing is contacted', async () => {
     // The trap counts what it gets: one connection of our own proves it would see a call.
     await new Promise<void>((resolve, reject) => {
-      const probe = net.connect(50000, trapHost, () => {
+      const probe = net.connect(50000, trap.host, () => {
         probe.destroy();
         resolve();
       });
       probe.once('error', reject);
     });
     await env.waitFor('the trap counted our connection', async () =>
-      trapConnections === 1 ? true : undefined,
+      trap.connections() === 1 ? true : undefined,
     );
     const apiserver = new URL(env.rack.info.server as string);
     const networks = rack.machineNetwork();
     const outside = `outside the allowed networks (${networks})`;
     const cases: Array<{ name: string; address: string; why: string }> = [
-      { name: 'reach-trap', address: trapHost, why: outside },
-      { name: 'reach-trap-port', address: `${trapHost}:50000`, why: outside },
+      { name: 'reach-trap', address: trap.host, why: outside },
+      { name: 'reach-trap-port', address: `${trap.host}:50000`, why: outside },
       {
         name: 'reach-mapped',
-        address: `[::ffff:${trapHost}]:50000`,
+        address: `[::ffff:${trap.host}]:50000`,
         why: outside,
       },
       {
@@ -386,16 +346,16 @@ describe('network reach of spec.address (DESIGN 5b)', () => {
       expect(await rack.eventReasons(name)).toContain('Refused');
     }
     // Only our own connection: the operator never dialed the trap.
-    expect(trapConnections).toBe(1);
+    expect(trap.connections()).toBe(1);
   });
 
   it('never dials a control-plane endpoint of the foreign talosconfig that is outside the allowed networks (the etcd check)', async () => {
-    const before = trapConnections;
+    const before = trap.connections();
     // plant-old's talosconfig with its endpoints pointed at the trap: the credential,
     // not the deployer, names them.
     const hostile = parse(rack.talosconfig('plant-old'));
     for (const context of Object.values<any>(hostile.contexts)) {
-      context.endpoints = [trapHost, `${trapHost}:50000`];
+      context.endpoints = [trap.host, `${trap.host}:50000`];
     }
     const worker = foreignWorker();
     await kubectl(
@@ -416,10 +376,10 @@ describe('network reach of spec.address (DESIGN 5b)', () => {
       },
     );
     expect(waiting.message).toContain(
-      `${trapHost}: not contacted: outside the allowed networks`,
+      `${trap.host}: not contacted: outside the allowed networks`,
     );
     expect((await rack.reclaim('reach-etcd')).status?.phase).toBe('Pending');
-    expect(trapConnections).toBe(before);
+    expect(trap.connections()).toBe(before);
     expect((await rack.counts(worker.uuid)).reset ?? 0).toBe(0);
     await rack.reclaims.delete('reach-etcd', { namespace: NS });
   });

@@ -7,102 +7,38 @@
  * and the sushy-tools BMCs count every verb they receive.
  */
 import { AppsV1Api, PolicyV1Api } from '@kubernetes/client-node';
-import {
-  POWER_PROVIDER_NAME,
-  powerProviderResource,
-  serverBmcResource,
-  type NodeMaintenance,
-  type PowerProvider,
-} from '@rackside/plugin-servers-common';
+import type { NodeMaintenance } from '@rackside/plugin-servers-common';
 import { coreResources, ResourceClient } from '@rackside/plugin-servers-node';
-import fs from 'node:fs';
 import type { Operator } from './operator';
 import {
   ADMIN_USER,
   flag,
-  OPERATOR_NAMESPACE as NS,
   startOperatorRack,
   type OperatorRack,
 } from './testing/operatorRack';
+import {
+  powerRack,
+  REDFISH_PROVIDER,
+  TALOS_PROVIDER,
+} from './testing/powerRack';
+import {
+  CONTROL_PLANE_TOLERATION,
+  pinnedDeployment,
+} from './testing/workloads';
 
 jest.setTimeout(120_000);
 
 const APPS = 'send-guard';
 
-interface RackMachine {
-  node?: string;
-  uuid: string;
-}
-type Counts = Record<
-  string,
-  { reboot: number; shutdown: number; powerOn: number }
->;
-
 let env: OperatorRack;
+let rack: ReturnType<typeof powerRack>;
 let operator: Operator | undefined;
-let providers: ResourceClient<PowerProvider>;
 let apps: AppsV1Api;
 let policy: PolicyV1Api;
-let talos: { controlUrl: string; talosconfigs: Record<string, string> };
-let redfish: {
-  url: string;
-  caFile: string;
-  username: string;
-  password: string;
-  systemsByUuid: Record<string, string>;
-};
-let machines: RackMachine[];
 
-const uuidOf = (node: string) => machines.find(m => m.node === node)!.uuid;
-
-async function counts(node: string) {
-  const res = await fetch(`${talos.controlUrl}/counts`);
-  const all = (await res.json()) as Counts;
-  return all[uuidOf(node)] ?? { reboot: 0, shutdown: 0, powerOn: 0 };
-}
-
-/** Powers a machine on or off behind the operator's back (the emulator's control API). */
-async function power(node: string, state: 'on' | 'off') {
-  const res = await fetch(
-    `${talos.controlUrl}/machines/${uuidOf(node)}/power?state=${state}`,
-    { method: 'POST' },
-  );
-  expect(res.status).toBe(200);
-}
-
-async function isReady(node: string) {
-  const n = await env.nodes.get(node);
-  return !!n.status?.conditions?.some(
-    c => c.type === 'Ready' && c.status === 'True',
-  );
-}
-
-async function secret(name: string, data: Record<string, string>) {
-  await env.core.createNamespacedSecret({
-    namespace: NS,
-    body: { metadata: { name, namespace: NS }, stringData: data },
-  });
-}
-
-/** Sets the PowerProvider and waits until the operator advertises for this spec. */
-async function provide(spec: PowerProvider['spec']) {
-  const existing = await providers.find(POWER_PROVIDER_NAME);
-  const body = {
-    apiVersion: powerProviderResource.apiVersion,
-    kind: 'PowerProvider',
-    metadata: { name: POWER_PROVIDER_NAME },
-    spec,
-  } as PowerProvider;
-  const written = existing
-    ? await providers.update({ ...existing, spec })
-    : await providers.create(body);
-  return env.waitFor('PowerProvider status for this spec', async () => {
-    const got = await providers.get(POWER_PROVIDER_NAME);
-    return (
-      got.status?.observedGeneration === written.metadata.generation && got
-    );
-  });
-}
+const counts = (node: string) => rack.powerCounts(node);
+const power = (node: string, state: 'on' | 'off') => rack.power(node, state);
+const isReady = (node: string) => env.isReady(node);
 
 /** The pre-flight a hazard-tier reboot carries when the backend writes it. */
 function hazardPreflight(ready: number, margin: number) {
@@ -119,34 +55,16 @@ beforeAll(async () => {
     withRedfish: true,
     withWorkloads: false,
   });
-  providers = new ResourceClient<PowerProvider>(
-    env.admin,
-    powerProviderResource,
-  );
+  rack = powerRack(env);
   apps = env.admin.makeApiClient(AppsV1Api);
   policy = env.admin.makeApiClient(PolicyV1Api);
-  talos = env.rack.info.talos as typeof talos;
-  redfish = env.rack.info.redfish as typeof redfish;
-  machines = env.rack.info.machines as RackMachine[];
   await env.core.createNamespace({ body: { metadata: { name: APPS } } });
-  await secret('plant-a-talosconfig', {
-    talosconfig: fs.readFileSync(talos.talosconfigs['plant-a'], 'utf8'),
-  });
-  await secret('bmc-credentials', {
-    username: redfish.username,
-    password: redfish.password,
-  });
-  await secret('bmc-ca', { 'ca.crt': fs.readFileSync(redfish.caFile, 'utf8') });
-  operator = await env.start({
+  await rack.createPowerSecrets();
+  operator = await env.startReady({
     drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
     power: { rebootSeconds: 60, unansweredSeconds: 60 },
   });
-  await env.waitFor('operator ready', async () => operator!.isReady());
-  await provide({
-    type: 'talos',
-    attendedRack: false,
-    talos: { secretRef: { name: 'plant-a-talosconfig', key: 'talosconfig' } },
-  });
+  await rack.provide(TALOS_PROVIDER);
 }, 240_000);
 
 afterAll(async () => {
@@ -159,27 +77,9 @@ describe('guard at send time', () => {
     // One pod on cp-1 behind a budget that allows no disruption: the drain waits.
     await apps.createNamespacedDeployment({
       namespace: APPS,
-      body: {
-        metadata: { name: 'held', namespace: APPS },
-        spec: {
-          replicas: 1,
-          selector: { matchLabels: { app: 'held' } },
-          template: {
-            metadata: { labels: { app: 'held' } },
-            spec: {
-              nodeSelector: { 'kubernetes.io/hostname': 'cp-1' },
-              tolerations: [
-                {
-                  key: 'node-role.kubernetes.io/control-plane',
-                  operator: 'Exists',
-                  effect: 'NoSchedule',
-                },
-              ],
-              containers: [{ name: 'held', image: 'registry.example/held:1' }],
-            },
-          },
-        },
-      },
+      body: pinnedDeployment(APPS, 'held', 'cp-1', {
+        tolerations: [CONTROL_PLANE_TOLERATION],
+      }),
     });
     await policy.createNamespacedPodDisruptionBudget({
       namespace: APPS,
@@ -378,37 +278,9 @@ describe('guard at send time', () => {
 
 describe('no machine left off', () => {
   it('holds an abandon written with kubectl on a PoweredOff maintenance until power-on, powers on once, then restores the schedulability from before', async () => {
-    await new ResourceClient<any>(env.admin, serverBmcResource).create({
-      apiVersion: serverBmcResource.apiVersion,
-      kind: 'ServerBMC',
-      metadata: { name: 'worker-2' },
-      spec: {
-        address: redfish.url,
-        systemPath: redfish.systemsByUuid[uuidOf('worker-2')],
-      },
-    });
-    await provide({
-      type: 'redfish',
-      attendedRack: false,
-      redfish: {
-        credentialsSecretRef: {
-          name: 'bmc-credentials',
-          usernameKey: 'username',
-          passwordKey: 'password',
-        },
-        caBundleRef: { kind: 'Secret', name: 'bmc-ca', key: 'ca.crt' },
-        insecureSkipVerify: false,
-        readbackWindowSeconds: 60,
-        readbackIntervalSeconds: 1,
-      },
-    });
-    await env.waitFor('ServerBMC worker-2 reconciled', async () => {
-      const got = await new ResourceClient<any>(
-        env.admin,
-        serverBmcResource,
-      ).get('worker-2');
-      return got.status?.conditions?.[0]?.status === 'True';
-    });
+    await rack.linkBmc('worker-2');
+    await rack.provide(REDFISH_PROVIDER);
+    await rack.bmcReconciled('worker-2');
     // Cordoned before the maintenance: abandon must leave it cordoned.
     await env.nodes.patch(
       'worker-2',

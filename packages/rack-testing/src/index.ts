@@ -8,3 +8,12 @@ export { startTestRack, REPO_ROOT } from './rack';
 export type { RackInfo, StartTestRackOptions, TestRack } from './rack';
 export { claimNet } from './net';
 export { eventually } from './eventually';
+export { startTrap, talosEmulator } from './talosEmulator';
+export type {
+  PowerCounts,
+  RackMachine,
+  RackRedfish,
+  RackTalos,
+  TalosEmulator,
+  Trap,
+} from './talosEmulator';

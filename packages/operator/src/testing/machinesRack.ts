@@ -16,6 +16,7 @@ import {
   ResourceClient,
   TalosApiClient,
 } from '@rackside/plugin-servers-node';
+import { talosEmulator, type RackMachine } from '@rackside/rack-testing';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -23,21 +24,7 @@ import path from 'node:path';
 import type { OperatorRack } from './operatorRack';
 import { ADMIN_USER, OPERATOR_NAMESPACE as NS } from './operatorRack';
 
-export interface RackMachine {
-  kind: 'node' | 'spare' | 'foreign';
-  node?: string;
-  cluster?: string;
-  role?: string;
-  host: number;
-  address: string;
-  uuid: string;
-}
-
-export interface RackTalos {
-  controlUrl: string;
-  talosconfigs: Record<string, string>;
-  caFiles: Record<string, string>;
-}
+export type { RackMachine, RackTalos } from '@rackside/rack-testing';
 
 /** The join config of the rack's cluster: a worker of plant-a (the emulator reads clusterName). */
 export const PLANT_A_JOIN_CONFIG = [
@@ -50,15 +37,9 @@ export const PLANT_A_JOIN_CONFIG = [
 ].join('\n');
 
 export function machinesRack(env: OperatorRack) {
-  const talos = env.rack.info.talos as RackTalos;
-  const machines = env.rack.info.machines as RackMachine[];
+  const emulator = talosEmulator(env.rack.info);
+  const { talos, machines, control } = emulator;
   const api = new RacksideClient(env.admin);
-
-  const control = async <T>(p: string, init?: RequestInit): Promise<T> => {
-    const res = await fetch(`${talos.controlUrl}${p}`, init);
-    if (!res.ok) throw new Error(`${p}: ${res.status} ${await res.text()}`);
-    return (await res.json()) as T;
-  };
 
   return {
     talos,
@@ -66,16 +47,15 @@ export function machinesRack(env: OperatorRack) {
     api,
     spares: machines.filter(m => m.kind === 'spare'),
     foreign: machines.filter(m => m.kind === 'foreign'),
-    byNode: (name: string) => machines.find(m => m.node === name)!,
-    talosconfig: (cluster: string) =>
-      fs.readFileSync(talos.talosconfigs[cluster], 'utf8'),
+    byNode: emulator.byNode,
+    talosconfig: emulator.talosconfig,
+    /** Powers a machine on or off behind the operator's back. */
+    power: emulator.powerMachine,
     /** An address on the rack's network no machine holds. */
     unusedAddress: (host: number) =>
       machines[0].address.replace(/\.\d+$/, `.${host}`),
-    counts: async (uuid: string) =>
-      (await control<Record<string, Record<string, number>>>('/counts'))[
-        uuid
-      ] ?? {},
+    counts: async (uuid: string): Promise<Record<string, number | undefined>> =>
+      (await emulator.allCounts())[uuid] ?? {},
     emulated: (uuid: string) =>
       control<{
         mode: string;
@@ -91,11 +71,16 @@ export function machinesRack(env: OperatorRack) {
         body: JSON.stringify({ host }),
       }),
 
-    async secret(name: string, data: Record<string, string>) {
-      await env.core.createNamespacedSecret({
-        namespace: NS,
-        body: { metadata: { name, namespace: NS }, stringData: data },
+    secret: env.secret,
+    /**
+     * The Secrets a TalosCluster of plant-a refers to (createCluster): plant-a's
+     * talosconfig and its join config (PLANT_A_JOIN_CONFIG).
+     */
+    async createClusterSecrets() {
+      await env.secret('plant-a-talosconfig', {
+        talosconfig: emulator.talosconfig('plant-a'),
       });
+      await env.secret('plant-a-join', { 'config.yaml': PLANT_A_JOIN_CONFIG });
     },
     async secretExists(name: string) {
       try {
@@ -131,16 +116,40 @@ export function machinesRack(env: OperatorRack) {
     },
     cluster: () => api.talosClusters.get('plant-a', { namespace: NS }),
 
-    /** Makes a spare in maintenance mode a worker of another Talos cluster (as if it had joined it). */
-    async joinForeign(address: string, cluster: string) {
+    /** Makes a spare in maintenance mode a machine of another Talos cluster (as if it had joined it). */
+    async joinForeign(address: string, cluster: string, role = 'worker') {
       const client = new TalosApiClient(address, { mode: 'maintenance' });
       try {
         await client.applyConfiguration(
-          `version: v1alpha1\nmachine:\n  type: worker\ncluster:\n  clusterName: ${cluster}\n`,
+          `version: v1alpha1\nmachine:\n  type: ${role}\ncluster:\n  clusterName: ${cluster}\n`,
         );
       } finally {
         client.close();
       }
+    },
+    /**
+     * Makes a spare a running machine of another Talos cluster (joinForeign) and waits
+     * until the emulator shows it so; a timeout says what the emulator showed.
+     */
+    async joinForeignRunning(
+      machine: RackMachine,
+      cluster: string,
+      role = 'worker',
+    ) {
+      await this.joinForeign(machine.address, cluster, role);
+      await env.waitFor(
+        `${machine.uuid} a running ${role} of ${cluster}`,
+        async () => {
+          const m = await this.emulated(machine.uuid);
+          if (
+            m.mode === 'configured' &&
+            m.cluster === cluster &&
+            m.state === 'running'
+          )
+            return true;
+          throw new Error(`the emulator shows ${JSON.stringify(m)}`);
+        },
+      );
     },
 
     machine: (uuid: string) => api.talosMachines.find(uuid, { namespace: NS }),

@@ -133,6 +133,10 @@ export interface OperatorRack {
   /** The operator's log lines, shown when a wait fails. */
   logs: string[];
   start(extra?: Partial<OperatorOptions>): ReturnType<typeof startOperator>;
+  /** Starts an operator and waits until it is ready (its caches synced, leading). */
+  startReady(
+    extra?: Partial<OperatorOptions>,
+  ): ReturnType<typeof startOperator>;
   waitFor<T>(
     what: string,
     fn: () => Promise<T | undefined | false>,
@@ -150,6 +154,10 @@ export interface OperatorRack {
     timeoutMs?: number,
   ): Promise<NodeMaintenance>;
   unschedulable(node: string): Promise<boolean>;
+  /** Whether the node's Ready condition is True. */
+  isReady(node: string): Promise<boolean>;
+  /** Creates a Secret in the operator's namespace. */
+  secret(name: string, data: Record<string, string>): Promise<void>;
   eventReasons(name: string): Promise<string[]>;
   stop(): Promise<void>;
 }
@@ -225,6 +233,16 @@ export async function startOperatorRack(
     120_000,
   );
 
+  const start = (extra: Partial<OperatorOptions> = {}) =>
+    startOperator({
+      kubeConfig: operatorKc,
+      leaseNamespace: NS,
+      leaseDurationSeconds: 10,
+      retryPeriodMs: 500,
+      log: message => logs.push(`${new Date().toISOString()} ${message}`),
+      ...extra,
+    });
+
   return {
     rack,
     admin,
@@ -233,15 +251,17 @@ export async function startOperatorRack(
     nms,
     nodes,
     logs,
-    start: (extra = {}) =>
-      startOperator({
-        kubeConfig: operatorKc,
-        leaseNamespace: NS,
-        leaseDurationSeconds: 10,
-        retryPeriodMs: 500,
-        log: message => logs.push(`${new Date().toISOString()} ${message}`),
-        ...extra,
-      }),
+    start,
+    async startReady(extra = {}) {
+      const operator = await start(extra);
+      try {
+        await waitFor('operator ready', async () => operator.isReady());
+      } catch (error) {
+        await operator.stop();
+        throw error;
+      }
+      return operator;
+    },
     waitFor,
     async create(name, nodeName, intent = 'cordon', spec = {}) {
       await nms.create({
@@ -262,6 +282,16 @@ export async function startOperatorRack(
       ),
     unschedulable: async node =>
       (await nodes.get(node)).spec?.unschedulable === true,
+    isReady: async node =>
+      !!(await nodes.get(node)).status?.conditions?.some(
+        c => c.type === 'Ready' && c.status === 'True',
+      ),
+    async secret(name, data) {
+      await core.createNamespacedSecret({
+        namespace: NS,
+        body: { metadata: { name, namespace: NS }, stringData: data },
+      });
+    },
     async eventReasons(name) {
       const list = await core.listNamespacedEvent({
         namespace: 'default',
