@@ -15,7 +15,7 @@ import {
 } from '@rackside/plugin-servers-node';
 import { actionsRegistryServiceRef } from '@backstage/backend-plugin-api/alpha';
 import { registerServersActions } from './actions';
-import { createMachinesRouter } from './machinesRouter';
+import { createMachinesRouter } from './machines/router';
 import { createRouter } from './router';
 import { clusterRegistryServiceRef } from './service/clusterRegistry';
 import { machinesRegistryServiceRef } from './service/machinesRegistry';

@@ -1,28 +1,21 @@
 import {
   addDiscoveryAddressBodySchema,
-  machinesAddPermission,
-  reclaimAddedAddresses,
   RECLAIM_ADDED_ADDRESSES_ANNOTATION,
+  reclaimAddedAddresses,
   type DiscoveryAddressAddedResponse,
 } from '@rackside/plugin-servers-common';
-import type { Router } from 'express';
+import { parseRequestBody } from '../lib/requestBody';
+import { requireReachable, sameAddress } from '../service/discoveryAddresses';
+import type { MachinesState } from '../service/machinesTypes';
 import {
-  requireReachable,
-  sameAddress,
-  type ResolveName,
-} from '../service/discoveryAddresses';
-import {
-  machinesOr404,
-  rawString,
-  requirePermission,
   requireReason,
-  runAudited,
   StateConflictError,
   targetTalosCluster,
   withConflictRetry,
-  type MachinesRouteContext,
+  type ActionResult,
+  type MachineActionRequest,
+  type MachinesServiceOptions,
 } from './context';
-import { parseRequestBody } from '../lib/requestBody';
 
 /** Most addresses a TalosCluster may list (its CRD's bound). */
 const MAX_ADDRESSES = 1024;
@@ -35,91 +28,65 @@ const MAX_ADDRESSES = 1024;
  * a name resolving outside them, a cluster that lists none) is a 400 naming the
  * networks, and nothing is written.
  */
-export function addDiscoveryAddressRoute(
-  router: Router,
-  ctx: MachinesRouteContext & { resolveName?: ResolveName },
-) {
-  router.post('/clusters/:cluster/discovery/addresses', async (req, res) => {
-    await runAudited(
-      ctx,
-      req,
-      res,
-      {
-        eventId: 'machine-discovery-address-add',
-        severityLevel: 'medium',
-        meta: {
-          cluster: req.params.cluster,
-          address: rawString(req.body, 'address', 261),
-          reason: rawString(req.body, 'reason'),
+export async function addDiscoveryAddress(
+  ctx: MachinesServiceOptions,
+  state: MachinesState,
+  request: MachineActionRequest,
+): Promise<ActionResult> {
+  const { extra, body: rawBody } = request;
+  const body = parseRequestBody(addDiscoveryAddressBodySchema, rawBody);
+  requireReason(ctx, body.reason);
+  const target = await targetTalosCluster(state, body.talosCluster);
+  extra.talosCluster = target.metadata.name;
+
+  await withConflictRetry(async () => {
+    const current = await state.freshTalosCluster(target.metadata.name);
+    // Against the cluster as it is now: the deployer may have changed its networks.
+    await requireReachable(current, body.address, ctx.resolveName);
+    const listed = current.spec.discovery?.addresses ?? [];
+    const already = listed.find(a => sameAddress(a, body.address));
+    if (already) {
+      const byReclaim = reclaimAddedAddresses(current).some(a =>
+        sameAddress(a, already),
+      );
+      throw new StateConflictError(
+        `${already} is already a discovery address of ${target.metadata.name}${
+          byReclaim
+            ? ' (a Reset and add request listed it; it is taken out again once no request needs it, so add it by hand after that to keep it)'
+            : ''
+        }`,
+      );
+    }
+    if (listed.length >= MAX_ADDRESSES) {
+      throw new StateConflictError(
+        `${target.metadata.name} already lists ${MAX_ADDRESSES} discovery addresses, the most it may`,
+      );
+    }
+    // A stale record of this address would let the clean-up take the user's address.
+    const recorded = reclaimAddedAddresses(current).filter(
+      a => !sameAddress(a, body.address),
+    );
+    const annotations = { ...(current.metadata.annotations ?? {}) };
+    if (recorded.length > 0) {
+      annotations[RECLAIM_ADDED_ADDRESSES_ANNOTATION] = recorded.join(',');
+    } else {
+      delete annotations[RECLAIM_ADDED_ADDRESSES_ANNOTATION];
+    }
+    await state.updateTalosCluster({
+      ...current,
+      metadata: { ...current.metadata, annotations },
+      spec: {
+        ...current.spec,
+        discovery: {
+          ...current.spec.discovery,
+          addresses: [...listed, body.address],
         },
       },
-      async (credentials, extra) => {
-        const state = machinesOr404(ctx, req.params.cluster);
-        await requirePermission(
-          ctx,
-          credentials,
-          machinesAddPermission,
-          'add discovery addresses',
-        );
-        const body = parseRequestBody(addDiscoveryAddressBodySchema, req.body);
-        requireReason(ctx, body.reason);
-        const target = await targetTalosCluster(state, body.talosCluster);
-        extra.talosCluster = target.metadata.name;
-
-        await withConflictRetry(async () => {
-          const current = await state.freshTalosCluster(target.metadata.name);
-          // Against the cluster as it is now: the deployer may have changed its networks.
-          await requireReachable(current, body.address, ctx.resolveName);
-          const listed = current.spec.discovery?.addresses ?? [];
-          const already = listed.find(a => sameAddress(a, body.address));
-          if (already) {
-            const byReclaim = reclaimAddedAddresses(current).some(a =>
-              sameAddress(a, already),
-            );
-            throw new StateConflictError(
-              `${already} is already a discovery address of ${
-                target.metadata.name
-              }${
-                byReclaim
-                  ? ' (a Reset and add request listed it; it is taken out again once no request needs it, so add it by hand after that to keep it)'
-                  : ''
-              }`,
-            );
-          }
-          if (listed.length >= MAX_ADDRESSES) {
-            throw new StateConflictError(
-              `${target.metadata.name} already lists ${MAX_ADDRESSES} discovery addresses, the most it may`,
-            );
-          }
-          // A stale record of this address would let the clean-up take the user's address.
-          const recorded = reclaimAddedAddresses(current).filter(
-            a => !sameAddress(a, body.address),
-          );
-          const annotations = { ...(current.metadata.annotations ?? {}) };
-          if (recorded.length > 0) {
-            annotations[RECLAIM_ADDED_ADDRESSES_ANNOTATION] =
-              recorded.join(',');
-          } else {
-            delete annotations[RECLAIM_ADDED_ADDRESSES_ANNOTATION];
-          }
-          await state.updateTalosCluster({
-            ...current,
-            metadata: { ...current.metadata, annotations },
-            spec: {
-              ...current.spec,
-              discovery: {
-                ...current.spec.discovery,
-                addresses: [...listed, body.address],
-              },
-            },
-          });
-        });
-        const answer: DiscoveryAddressAddedResponse = {
-          talosCluster: target.metadata.name,
-          address: body.address,
-        };
-        return { status: 201, body: answer, outcome: 'address-added' };
-      },
-    );
+    });
   });
+  const answer: DiscoveryAddressAddedResponse = {
+    talosCluster: target.metadata.name,
+    address: body.address,
+  };
+  return { status: 201, body: answer, outcome: 'address-added' };
 }

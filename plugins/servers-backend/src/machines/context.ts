@@ -1,77 +1,30 @@
+/*
+ * What the machine actions share (machines/MachinesService.ts calls them): the options,
+ * the reason policy, the TalosCluster a request means, the answer of an action, and the
+ * retry of a read-modify-write that lost a race.
+ */
 import type {
-  AuditorService,
-  AuditorServiceCreateEventOptions,
   BackstageCredentials,
   BackstageUserPrincipal,
-  HttpAuthService,
   LoggerService,
-  PermissionsService,
 } from '@backstage/backend-plugin-api';
-import {
-  ConflictError,
-  InputError,
-  NotAllowedError,
-  NotFoundError,
-} from '@backstage/errors';
-import {
-  AuthorizeResult,
-  type BasicPermission,
-} from '@backstage/plugin-permission-common';
+import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import type { TalosCluster } from '@rackside/plugin-servers-common';
-import type { Request, Response } from 'express';
-import { audited, auditUnauthenticated } from '../lib/audited';
-import type { ReasonPolicy } from '../service/reasonPolicy';
-import { checkReason } from '../service/reasonPolicy';
+import type { ResolveName } from '../service/discoveryAddresses';
 import type { MachinesRegistry, MachinesState } from '../service/machinesTypes';
+import { checkReason, type ReasonPolicy } from '../service/reasonPolicy';
 
-/** What every machine route needs. */
-export interface MachinesRouteContext {
+/** What the machine actions need (no permissions: AuthorizedMachinesService decides those). */
+export interface MachinesServiceOptions {
   machines: MachinesRegistry;
-  httpAuth: HttpAuthService;
-  permissions: PermissionsService;
-  auditor: AuditorService;
   logger: LoggerService;
   reasonPolicy: ReasonPolicy;
-}
-
-/** The machine state of `:cluster`, or 404. */
-export function machinesOr404(
-  ctx: MachinesRouteContext,
-  cluster: string,
-): MachinesState {
-  const state = ctx.machines.get(cluster);
-  if (!state) throw new NotFoundError(`no cluster named ${cluster}`);
-  return state;
-}
-
-/** Whether the permission framework allows `permission` for these credentials. */
-export async function isAllowed(
-  ctx: MachinesRouteContext,
-  credentials: BackstageCredentials,
-  permission: BasicPermission,
-): Promise<boolean> {
-  const [decision] = await ctx.permissions.authorize([{ permission }], {
-    credentials,
-  });
-  return decision.result === AuthorizeResult.ALLOW;
-}
-
-/** 403 naming the permission unless it is allowed. */
-export async function requirePermission(
-  ctx: MachinesRouteContext,
-  credentials: BackstageCredentials,
-  permission: BasicPermission,
-  what: string,
-): Promise<void> {
-  if (!(await isAllowed(ctx, credentials, permission))) {
-    throw new NotAllowedError(
-      `you are not allowed to ${what} (${permission.name})`,
-    );
-  }
+  /** How discovery resolves a name (tests); DNS if unset. */
+  resolveName?: ResolveName;
 }
 
 /** 400 when the reason does not pass the deployment's reason policy. */
-export function requireReason(ctx: MachinesRouteContext, reason: string) {
+export function requireReason(ctx: MachinesServiceOptions, reason: string) {
   const problem = checkReason(ctx.reasonPolicy, reason);
   if (problem) throw new InputError(problem);
 }
@@ -113,68 +66,20 @@ export async function targetTalosCluster(
   return all[0];
 }
 
-/** What an audited action answers. */
+/** A machine action: the user, the route's parameters, the raw body, what the audit learns. */
+export interface MachineActionRequest {
+  credentials: BackstageCredentials<BackstageUserPrincipal>;
+  params: Record<string, string>;
+  body: unknown;
+  extra: Record<string, unknown>;
+}
+
+/** What an action answers. */
 export interface ActionResult {
   status: number;
   body: unknown;
-  /** e.g. `created`, `join-requested`. */
+  /** The audit outcome, e.g. `created`, `join-requested`. */
   outcome: string;
-}
-
-/** How an action is recorded by the auditor. */
-export interface AuditedActionOptions {
-  eventId: string;
-  severityLevel: NonNullable<AuditorServiceCreateEventOptions['severityLevel']>;
-  /**
-   * What is known before any check (never a credential: the auditor writes it
-   * to the log). The actor and the outcome are added.
-   */
-  meta: Record<string, unknown>;
-}
-
-/**
- * Runs one mutating machine action as a user and records every attempt, allowed or
- * not, as an auditor event (also attempts without a user). `extra` collects what
- * the handler learns on the way (e.g. the reclaim's name) for the event.
- */
-export async function runAudited(
-  ctx: MachinesRouteContext,
-  req: Request,
-  res: Response,
-  options: AuditedActionOptions,
-  handler: (
-    credentials: BackstageCredentials<BackstageUserPrincipal>,
-    extra: Record<string, unknown>,
-  ) => Promise<ActionResult>,
-): Promise<void> {
-  const audit = {
-    auditor: ctx.auditor,
-    eventId: options.eventId,
-    severityLevel: options.severityLevel,
-    request: req,
-  };
-  let credentials: BackstageCredentials<BackstageUserPrincipal>;
-  try {
-    credentials = await ctx.httpAuth.credentials(req, { allow: ['user'] });
-  } catch (error) {
-    await auditUnauthenticated(
-      { ...audit, meta: options.meta },
-      error as Error,
-    );
-    throw error;
-  }
-  const result = await audited(
-    {
-      ...audit,
-      meta: { actor: credentials.principal.userEntityRef, ...options.meta },
-    },
-    async record => {
-      const answer = await handler(credentials, record.extra);
-      record.outcome = answer.outcome;
-      return answer;
-    },
-  );
-  res.status(result.status).json(result.body);
 }
 
 /**

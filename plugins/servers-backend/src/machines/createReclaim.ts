@@ -1,30 +1,26 @@
 import { ServiceUnavailableError } from '@backstage/errors';
 import {
+  createReclaimBodySchema,
   CREDENTIAL_KEY,
   credentialSecretName,
   isTerminalReclaimPhase,
-  machinesReclaimPermission,
   RACKSIDE_API_VERSION,
   RECLAIM_TTL_MINUTES,
-  createReclaimBodySchema,
   type ReclaimCreatedResponse,
 } from '@rackside/plugin-servers-common';
 import { parseTalosconfig } from '@rackside/plugin-servers-node';
 import { randomBytes } from 'node:crypto';
-import type { Router } from 'express';
-import { RECLAIM_SEVERITY } from '../service/auditSeverity';
+import { parseRequestBody } from '../lib/requestBody';
 import { requireReachable, sameAddress } from '../service/discoveryAddresses';
+import type { MachinesState } from '../service/machinesTypes';
 import {
-  machinesOr404,
-  rawString,
-  requirePermission,
   requireReason,
-  runAudited,
   StateConflictError,
   targetTalosCluster,
-  type MachinesRouteContext,
+  type ActionResult,
+  type MachineActionRequest,
+  type MachinesServiceOptions,
 } from './context';
-import { parseRequestBody } from '../lib/requestBody';
 import { settleReclaimAddresses } from './reclaimAddresses';
 
 function reclaimName(): string {
@@ -52,136 +48,112 @@ function reclaimName(): string {
  * The talosconfig travels only into that Secret: it is not logged, not in the audit
  * record, not in any answer or error message.
  */
-export function createReclaimRoute(router: Router, ctx: MachinesRouteContext) {
-  router.post('/clusters/:cluster/reclaims', async (req, res) => {
-    await runAudited(
-      ctx,
-      req,
-      res,
-      {
-        eventId: 'machine-reclaim-create',
-        severityLevel: RECLAIM_SEVERITY,
-        meta: {
-          cluster: req.params.cluster,
-          address: rawString(req.body, 'address', 261),
-          reason: rawString(req.body, 'reason'),
-          ttlMinutes:
-            typeof req.body?.ttlMinutes === 'number'
-              ? req.body.ttlMinutes
-              : null,
-        },
-      },
-      async (credentials, extra) => {
-        const state = machinesOr404(ctx, req.params.cluster);
-        await requirePermission(
-          ctx,
-          credentials,
-          machinesReclaimPermission,
-          'reset and add machines another cluster holds',
-        );
-        const body = parseRequestBody(createReclaimBodySchema, req.body);
-        requireReason(ctx, body.reason);
-        // Throws an InputError naming the context and field, never the key material.
-        parseTalosconfig(body.talosconfig);
+export async function createReclaim(
+  ctx: MachinesServiceOptions,
+  state: MachinesState,
+  request: MachineActionRequest,
+): Promise<ActionResult> {
+  const { credentials, extra, body: rawBody } = request;
+  const body = parseRequestBody(createReclaimBodySchema, rawBody);
+  requireReason(ctx, body.reason);
+  // Throws an InputError naming the context and field, never the key material.
+  parseTalosconfig(body.talosconfig);
 
-        const target = await targetTalosCluster(state, body.talosCluster);
-        const targetName = target.metadata.name;
-        extra.talosCluster = targetName;
-        // The operator reads the UUID at this address and lists it for discovery: only an
-        // address discovery of the target cluster may reach (its networks and port).
-        await requireReachable(target, body.address);
+  const target = await targetTalosCluster(state, body.talosCluster);
+  const targetName = target.metadata.name;
+  extra.talosCluster = targetName;
+  // The operator reads the UUID at this address and lists it for discovery: only an
+  // address discovery of the target cluster may reach (its networks and port).
+  await requireReachable(target, body.address);
 
-        const running = (await state.reclaims()).find(
-          r =>
-            sameAddress(r.spec.address, body.address) &&
-            !isTerminalReclaimPhase(r.status?.phase ?? 'Pending'),
-        );
-        if (running) {
-          throw new StateConflictError(
-            `${body.address} already has a Reset and add request in progress: ${
-              running.metadata.name
-            } (${running.status?.phase ?? 'Pending'})`,
-          );
-        }
-        const probed = (target.status?.addresses ?? []).find(a =>
-          sameAddress(a.address, body.address),
-        );
-        if (probed?.state === 'Member') {
-          throw new StateConflictError(
-            `${body.address} is already a member of ${targetName}: there is nothing to reset`,
-          );
-        }
-        if (probed?.state === 'Maintenance') {
-          throw new StateConflictError(
-            `${body.address} is in maintenance mode already: add it from the machine list instead of resetting it`,
-          );
-        }
-
-        const name = reclaimName();
-        const secretName = credentialSecretName(name);
-        const ttlMinutes = body.ttlMinutes ?? RECLAIM_TTL_MINUTES.default;
-        const created = await state.createReclaim({
-          apiVersion: RACKSIDE_API_VERSION,
-          kind: 'MachineReclaim',
-          metadata: {
-            name,
-            namespace: state.namespace,
-            labels: { 'app.kubernetes.io/part-of': 'rackside' },
-          },
-          spec: {
-            address: body.address,
-            targetCluster: targetName,
-            credentialSecretRef: { name: secretName, key: CREDENTIAL_KEY },
-            ttlMinutes,
-            requestedBy: credentials.principal.userEntityRef,
-            reason: body.reason.trim(),
-          },
-        });
-        extra.reclaim = name;
-
-        try {
-          await state.createCredentialSecret({
-            name: secretName,
-            owner: { name, uid: created.metadata.uid ?? '' },
-            key: CREDENTIAL_KEY,
-            talosconfig: body.talosconfig,
-          });
-        } catch (error) {
-          throw new ServiceUnavailableError(
-            `reclaim ${name} was recorded but its credential could not be stored (${
-              (error as Error).message
-            }); it cannot proceed and expires after ${ttlMinutes} minutes: try again`,
-          );
-        }
-
-        const warnings: string[] = [];
-        try {
-          const settled = await settleReclaimAddresses(
-            state,
-            targetName,
-            body.address,
-          );
-          extra.addressAppended = settled.appended;
-          extra.addressesRemoved = settled.removed;
-        } catch (error) {
-          // The request stands; the confirmation lists the address again.
-          ctx.logger.warn(
-            `reclaim ${name}: could not list ${body.address} for discovery in ${targetName}: ${error}`,
-          );
-          warnings.push(
-            `${
-              body.address
-            } could not be listed for discovery in ${targetName} yet (${
-              (error as Error).message
-            }); confirming the reset lists it`,
-          );
-        }
-        const answer: ReclaimCreatedResponse = {
-          name,
-          ...(warnings.length ? { warnings } : {}),
-        };
-        return { status: 201, body: answer, outcome: 'created' };
-      },
+  const running = (await state.reclaims()).find(
+    r =>
+      sameAddress(r.spec.address, body.address) &&
+      !isTerminalReclaimPhase(r.status?.phase ?? 'Pending'),
+  );
+  if (running) {
+    throw new StateConflictError(
+      `${body.address} already has a Reset and add request in progress: ${
+        running.metadata.name
+      } (${running.status?.phase ?? 'Pending'})`,
     );
+  }
+  const probed = (target.status?.addresses ?? []).find(a =>
+    sameAddress(a.address, body.address),
+  );
+  if (probed?.state === 'Member') {
+    throw new StateConflictError(
+      `${body.address} is already a member of ${targetName}: there is nothing to reset`,
+    );
+  }
+  if (probed?.state === 'Maintenance') {
+    throw new StateConflictError(
+      `${body.address} is in maintenance mode already: add it from the machine list instead of resetting it`,
+    );
+  }
+
+  const name = reclaimName();
+  const secretName = credentialSecretName(name);
+  const ttlMinutes = body.ttlMinutes ?? RECLAIM_TTL_MINUTES.default;
+  const created = await state.createReclaim({
+    apiVersion: RACKSIDE_API_VERSION,
+    kind: 'MachineReclaim',
+    metadata: {
+      name,
+      namespace: state.namespace,
+      labels: { 'app.kubernetes.io/part-of': 'rackside' },
+    },
+    spec: {
+      address: body.address,
+      targetCluster: targetName,
+      credentialSecretRef: { name: secretName, key: CREDENTIAL_KEY },
+      ttlMinutes,
+      requestedBy: credentials.principal.userEntityRef,
+      reason: body.reason.trim(),
+    },
   });
+  extra.reclaim = name;
+
+  try {
+    await state.createCredentialSecret({
+      name: secretName,
+      owner: { name, uid: created.metadata.uid ?? '' },
+      key: CREDENTIAL_KEY,
+      talosconfig: body.talosconfig,
+    });
+  } catch (error) {
+    throw new ServiceUnavailableError(
+      `reclaim ${name} was recorded but its credential could not be stored (${
+        (error as Error).message
+      }); it cannot proceed and expires after ${ttlMinutes} minutes: try again`,
+    );
+  }
+
+  const warnings: string[] = [];
+  try {
+    const settled = await settleReclaimAddresses(
+      state,
+      targetName,
+      body.address,
+    );
+    extra.addressAppended = settled.appended;
+    extra.addressesRemoved = settled.removed;
+  } catch (error) {
+    // The request stands; the confirmation lists the address again.
+    ctx.logger.warn(
+      `reclaim ${name}: could not list ${body.address} for discovery in ${targetName}: ${error}`,
+    );
+    warnings.push(
+      `${
+        body.address
+      } could not be listed for discovery in ${targetName} yet (${
+        (error as Error).message
+      }); confirming the reset lists it`,
+    );
+  }
+  const answer: ReclaimCreatedResponse = {
+    name,
+    ...(warnings.length ? { warnings } : {}),
+  };
+  return { status: 201, body: answer, outcome: 'created' };
 }
