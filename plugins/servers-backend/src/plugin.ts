@@ -16,7 +16,7 @@ import {
 import { actionsRegistryServiceRef } from '@backstage/backend-plugin-api/alpha';
 import { registerServersActions } from './actions';
 import { createMachinesRouter } from './machines/router';
-import { createRouter } from './router';
+import { createRouter } from './servers/router';
 import { clusterRegistryServiceRef } from './service/clusterRegistry';
 import { machinesRegistryServiceRef } from './service/machinesRegistry';
 import { announceMachineChanges } from './service/machinesSignals';
@@ -24,7 +24,8 @@ import { announceServerChanges } from './service/serverSignals';
 import { PlansService } from './service/PlansService';
 import { PreflightTokens } from './service/preflight';
 import { readReasonPolicy } from './service/reasonPolicy';
-import { ServersServiceWithOwners } from './service/preflightOwners';
+import { AuthorizedServersService } from './servers/AuthorizedServersService';
+import { ServersServiceWithOwners } from './servers/preflightOwners';
 import { readNotificationsConfig } from './notifications/config';
 import { kubeMaintenanceClaims } from './notifications/claims';
 import {
@@ -187,10 +188,10 @@ export const serversPlugin = createBackendPlugin({
           preflightTokens,
           applyConditions,
         };
-        const service = new ServersServiceWithOwners(serviceOptions, {
-          workloads,
-          logger,
-        });
+        const service = new AuthorizedServersService(
+          serviceOptions,
+          new ServersServiceWithOwners(serviceOptions, { workloads, logger }),
+        );
         registerServersActions(actionsRegistry, service);
         const plans = new PlansService(service, serviceOptions);
         httpRouter.use(await createRouter({ service, plans, httpAuth }));

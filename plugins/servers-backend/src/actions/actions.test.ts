@@ -8,7 +8,7 @@ import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
 import { serverPermissionRules } from '@rackside/plugin-servers-node';
 import { registerServersActions } from '.';
 import { PreflightTokens } from '../service/preflight';
-import { ServersService } from '../service/ServersService';
+import { AuthorizedServersService as ServersService } from '../servers/AuthorizedServersService';
 import { staticClusterRegistry } from '../service/clusterRegistry';
 import { FakeCluster, fakeNode, fakePod } from '../testing/fakeCluster';
 

@@ -1,5 +1,5 @@
 import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
-import type { ServersService } from '../service/ServersService';
+import type { AuthorizedServersService } from '../servers/AuthorizedServersService';
 import {
   PREFLIGHT_REQUEST_FIELDS,
   registerServerVerbAction,
@@ -7,7 +7,7 @@ import {
 
 export function registerDrainServerAction(
   registry: ActionsRegistryService,
-  service: ServersService,
+  service: AuthorizedServersService,
 ) {
   registerServerVerbAction(registry, service, {
     verb: 'drain',

@@ -1,5 +1,5 @@
 import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
-import type { ServersService } from '../service/ServersService';
+import type { AuthorizedServersService } from '../servers/AuthorizedServersService';
 import { registerAbandonServerMaintenanceAction } from './abandonServerMaintenance';
 import { registerCordonServerAction } from './cordonServer';
 import { registerDrainServerAction } from './drainServer';
@@ -21,7 +21,7 @@ import { registerUncordonServerAction } from './uncordonServer';
  */
 export function registerServersActions(
   registry: ActionsRegistryService,
-  service: ServersService,
+  service: AuthorizedServersService,
 ): void {
   registerListClustersAction(registry, service);
   registerListServersAction(registry, service);

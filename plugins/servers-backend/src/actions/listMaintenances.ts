@@ -1,9 +1,9 @@
 import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
-import type { ServersService } from '../service/ServersService';
+import type { AuthorizedServersService } from '../servers/AuthorizedServersService';
 
 export function registerListMaintenancesAction(
   registry: ActionsRegistryService,
-  service: ServersService,
+  service: AuthorizedServersService,
 ) {
   registry.register({
     name: 'list-maintenances',

@@ -1,11 +1,11 @@
 import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
 import { PREFLIGHT_ACTIONS } from '@rackside/plugin-servers-common';
-import type { ServersService } from '../service/ServersService';
+import type { AuthorizedServersService } from '../servers/AuthorizedServersService';
 import { userCredentials } from './userCredentials';
 
 export function registerPreflightAction(
   registry: ActionsRegistryService,
-  service: ServersService,
+  service: AuthorizedServersService,
 ) {
   registry.register({
     name: 'preflight-server-action',

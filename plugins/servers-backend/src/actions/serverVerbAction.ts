@@ -5,7 +5,7 @@ import {
   type ActionRequestBodyField,
   type ServerAction,
 } from '@rackside/plugin-servers-common';
-import type { ServersService } from '../service/ServersService';
+import type { AuthorizedServersService } from '../servers/AuthorizedServersService';
 import { registryFields } from './registryInput';
 import { userCredentials } from './userCredentials';
 
@@ -41,7 +41,7 @@ export const PREFLIGHT_REQUEST_FIELDS = [
  */
 export function registerServerVerbAction(
   registry: ActionsRegistryService,
-  service: ServersService,
+  service: AuthorizedServersService,
   spec: ServerVerbActionSpec,
 ) {
   const permission = serverActionPermissions[spec.verb].name;

@@ -1,10 +1,10 @@
 import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
-import type { ServersService } from '../service/ServersService';
+import type { AuthorizedServersService } from '../servers/AuthorizedServersService';
 import { REQUEST_FIELDS, registerServerVerbAction } from './serverVerbAction';
 
 export function registerUncordonServerAction(
   registry: ActionsRegistryService,
-  service: ServersService,
+  service: AuthorizedServersService,
 ) {
   registerServerVerbAction(registry, service, {
     verb: 'uncordon',

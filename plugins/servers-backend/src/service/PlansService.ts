@@ -56,12 +56,16 @@ import {
   type PreflightOptions,
 } from './preflight';
 import { checkReason } from './reasonPolicy';
+import type {
+  AuthorizedServersService,
+  ServerReadScope,
+} from '../servers/AuthorizedServersService';
 import {
+  actorOf,
   snapshot,
   type CallContext,
-  type ServersService,
   type ServersServiceOptions,
-} from './ServersService';
+} from '../servers/ServersService';
 import type { ClusterState, PlanObject } from './types';
 import { serverResourceOf, type ClusterSnapshot } from './view';
 
@@ -192,7 +196,7 @@ export interface PlanPreflightQuery {
 
 export class PlansService {
   constructor(
-    private readonly servers: ServersService,
+    private readonly servers: AuthorizedServersService,
     private readonly options: ServersServiceOptions,
   ) {}
 
@@ -270,12 +274,12 @@ export class PlansService {
     clusterName: string,
     call?: CallContext,
   ): Promise<PlanListResponse> {
-    return this.servers.auditedRead(
-      credentials,
+    return this.servers.service.auditedRead(
+      actorOf(credentials),
       call,
       { read: 'plans', cluster: clusterName },
       async () => {
-        const cluster = this.servers.clusterOr404(clusterName);
+        const cluster = this.servers.service.clusterOr404(clusterName);
         const { plans } = await this.readablePlans(credentials, cluster);
         return {
           items: [...plans]
@@ -292,12 +296,12 @@ export class PlansService {
     name: string,
     call?: CallContext,
   ): Promise<PlanResponse> {
-    return this.servers.auditedRead(
-      credentials,
+    return this.servers.service.auditedRead(
+      actorOf(credentials),
       call,
       { read: 'plan', cluster: clusterName, plan: name },
       async () => {
-        const cluster = this.servers.clusterOr404(clusterName);
+        const cluster = this.servers.service.clusterOr404(clusterName);
         const { plans } = await this.readablePlans(credentials, cluster);
         const plan = plans.find(p => p.metadata.name === name);
         if (!plan) {
@@ -343,7 +347,7 @@ export class PlansService {
   private async computePlanPreflight(
     cluster: ClusterState,
     snap: ClusterSnapshot,
-    scope: Awaited<ReturnType<ServersService['readScope']>>,
+    scope: ServerReadScope,
     intent: PlanIntent,
     planned: Array<{ name: string; controlPlane: boolean }>,
     maxParallel: number,
@@ -354,7 +358,7 @@ export class PlansService {
     steps.forEach((names, i) => names.forEach(n => stepOf.set(n, i)));
     const impacts = await Promise.all(
       planned.map(async (n): Promise<PlanNodeImpact> => {
-        const impact = await this.servers.currentImpact(
+        const impact = await this.servers.service.currentImpact(
           cluster,
           snap,
           n.name,
@@ -441,8 +445,8 @@ export class PlansService {
     query: PlanPreflightQuery,
     call?: CallContext,
   ): Promise<PlanPreflightResponse> {
-    return this.servers.auditedRead(
-      credentials,
+    return this.servers.service.auditedRead(
+      actorOf(credentials),
       call,
       {
         read: 'plan-preflight',
@@ -451,7 +455,7 @@ export class PlansService {
         nodes: query.nodes.join(','),
       },
       async () => {
-        const cluster = this.servers.clusterOr404(clusterName);
+        const cluster = this.servers.service.clusterOr404(clusterName);
         await this.requirePlan(credentials);
         const intent = this.intentOf(query.intent);
         const maxParallel = this.maxParallelOf(query.maxParallel);
@@ -537,7 +541,7 @@ export class PlansService {
       via: 'http',
     };
     return this.audited(meta, httpRequest, async () => {
-      const cluster = this.servers.clusterOr404(clusterName);
+      const cluster = this.servers.service.clusterOr404(clusterName);
       await this.requirePlan(credentials);
       const body = parseRequestBody(planRequestBodySchema, rawBody);
       const reasonProblem = checkReason(this.options.reasonPolicy, body.reason);
@@ -697,7 +701,7 @@ export class PlansService {
           )}`,
         );
       }
-      const cluster = this.servers.clusterOr404(clusterName);
+      const cluster = this.servers.service.clusterOr404(clusterName);
       await this.requirePlan(credentials);
       const body = parseRequestBody(planControlBodySchema, rawBody);
       const reasonProblem = checkReason(this.options.reasonPolicy, body.reason);

@@ -12,7 +12,7 @@ import { staticClusterRegistry } from './clusterRegistry';
 import { KubeClusterState } from './KubeClusterState';
 import { PreflightTokens } from './preflight';
 import { announceServerChanges } from './serverSignals';
-import { ServersService } from './ServersService';
+import { AuthorizedServersService as ServersService } from '../servers/AuthorizedServersService';
 
 const NODES = '/api/v1/nodes';
 const MAINTENANCES = '/apis/rackside.dev/v1alpha1/nodemaintenances';

@@ -19,7 +19,7 @@ import { staticClusterRegistry } from './clusterRegistry';
 import { KubeClusterState } from './KubeClusterState';
 import { PreflightTokens } from './preflight';
 import { ExpiredContinueError, parseServerListQuery } from './serverList';
-import { ServersService } from './ServersService';
+import { AuthorizedServersService as ServersService } from '../servers/AuthorizedServersService';
 
 const NODES = '/api/v1/nodes';
 

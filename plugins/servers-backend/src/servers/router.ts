@@ -7,20 +7,20 @@ import { InputError } from '@backstage/errors';
 import type { ActionResponse } from '@rackside/plugin-servers-common';
 import express from 'express';
 import Router from 'express-promise-router';
+import { jsonBody } from '../lib/jsonBody';
 import {
   parsePlanPreflightQuery,
   type PlansService,
-} from './service/PlansService';
-import { jsonBody } from './lib/jsonBody';
-import { PreflightConflictError } from './service/preflight';
-import { parseServerListQuery } from './service/serverList';
-import type { ServersService } from './service/ServersService';
+} from '../service/PlansService';
+import { PreflightConflictError } from '../service/preflight';
+import { parseServerListQuery } from '../service/serverList';
+import type { AuthorizedServersService } from './AuthorizedServersService';
 
-export { QuorumRefusedError } from './service/ServersService';
+export { QuorumRefusedError } from './ServersService';
 
 /** Options of {@link createRouter}. */
 export interface RouterOptions {
-  service: ServersService;
+  service: AuthorizedServersService;
   /** The maintenance plan routes (DESIGN section 15); absent: not served. */
   plans?: PlansService;
   httpAuth: HttpAuthService;
@@ -48,8 +48,9 @@ function queryFlag(value: unknown, name: string): boolean {
 }
 
 /**
- * Builds the `/api/servers` routes: HTTP in and out of {@link ServersService}, which holds
- * every check (the actions registry calls the same service).
+ * Builds the `/api/servers` routes: HTTP in and out of {@link AuthorizedServersService}
+ * (the permission checks) and its ServersService (every other check); the actions
+ * registry calls the same service.
  */
 export async function createRouter(
   options: RouterOptions,

@@ -1,11 +1,8 @@
-import type {
-  BackstageCredentials,
-  BackstageUserPrincipal,
-  LoggerService,
-} from '@backstage/backend-plugin-api';
+import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { PreflightResponse } from '@rackside/plugin-servers-common';
 import type { WorkloadCatalog } from '../notifications/workloadCatalog';
-import type { PreflightOptions } from './preflight';
+import type { PreflightOptions } from '../service/preflight';
+import type { UserAccess } from './AuthorizedServersService';
 import {
   ServersService,
   type CallContext,
@@ -30,7 +27,7 @@ export class ServersServiceWithOwners extends ServersService {
   }
 
   async preflight(
-    credentials: BackstageCredentials<BackstageUserPrincipal>,
+    access: UserAccess,
     clusterName: string,
     nodeName: string,
     action: string,
@@ -38,7 +35,7 @@ export class ServersServiceWithOwners extends ServersService {
     call?: CallContext,
   ): Promise<PreflightResponse> {
     const answer = await super.preflight(
-      credentials,
+      access,
       clusterName,
       nodeName,
       action,

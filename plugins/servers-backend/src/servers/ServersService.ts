@@ -8,20 +8,11 @@
 import type {
   AuditorService,
   BackstageCredentials,
-  BackstageUserPrincipal,
   LoggerService,
   PermissionsService,
 } from '@backstage/backend-plugin-api';
-import {
-  ConflictError,
-  InputError,
-  NotAllowedError,
-  NotFoundError,
-} from '@backstage/errors';
-import {
-  AuthorizeResult,
-  type PolicyDecision,
-} from '@backstage/plugin-permission-common';
+import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
+import type { PolicyDecision } from '@backstage/plugin-permission-common';
 import {
   actionRequestBodySchema,
   ceremonyFor,
@@ -34,8 +25,6 @@ import {
   PREFLIGHT_ACTIONS,
   powerAdvertisementOf,
   SERVER_ACTIONS,
-  serverActionPermissions,
-  serversReadPermission,
   type ClusterListResponse,
   type ClusterSummaryResponse,
   type GuardResult,
@@ -47,20 +36,17 @@ import {
   type ServerListResponse,
   type ServerResponse,
 } from '@rackside/plugin-servers-common';
-import {
-  serverResourceRefOf,
-  type NodeObject,
-  type ServerResource,
-} from '@rackside/plugin-servers-node';
+import type { ServerResource } from '@rackside/plugin-servers-node';
 import type { Request } from 'express';
+import type { ServerAccess, UserAccess } from './AuthorizedServersService';
 import { audited, AUDIT_OUTCOME, auditUnauthenticated } from '../lib/audited';
 import { parseRequestBody } from '../lib/requestBody';
 import {
   READ_SEVERITY,
   serverActionSeverity,
   type CallVia,
-} from './auditSeverity';
-import { performAction } from './performAction';
+} from '../service/auditSeverity';
+import { performAction } from '../service/performAction';
 import {
   computePreflight,
   PreflightConflictError,
@@ -69,9 +55,13 @@ import {
   type PreflightImpact,
   type PreflightOptions,
   type PreflightTokens,
-} from './preflight';
-import { checkReason, type ReasonPolicy } from './reasonPolicy';
-import type { ClusterRegistry, ClusterState, NewMaintenance } from './types';
+} from '../service/preflight';
+import { checkReason, type ReasonPolicy } from '../service/reasonPolicy';
+import type {
+  ClusterRegistry,
+  ClusterState,
+  NewMaintenance,
+} from '../service/types';
 import {
   maintenanceView,
   newestFirst,
@@ -80,14 +70,13 @@ import {
   serverView,
   snapshotOf,
   type ClusterSnapshot,
-} from './view';
-import type { PreparedJson } from './ServerListCache';
+} from '../service/view';
+import type { PreparedJson } from '../service/ServerListCache';
 import {
   ServerLists,
   type ListDecisions,
   type ServerListQuery,
-} from './serverList';
-import { ReadScope } from './readScope';
+} from '../service/serverList';
 
 /** A guard refusal: 409 with the quorum numbers in the error body. */
 export class QuorumRefusedError extends ConflictError {
@@ -186,111 +175,6 @@ export class ServersService {
     return cluster;
   }
 
-  /** What `servers:read` lets the user see; 403 when it is denied outright. */
-  async readScope(credentials: BackstageCredentials) {
-    const [decision] = await this.options.permissions.authorizeConditional(
-      [{ permission: serversReadPermission }],
-      { credentials },
-    );
-    return this.scopeOf(decision);
-  }
-
-  private scopeOf(decision: PolicyDecision) {
-    const filter = this.readFilterOf(decision);
-    const scope = new ReadScope(
-      decision,
-      decision.result === AuthorizeResult.ALLOW
-        ? () => true
-        : (cluster, node) => filter(serverResourceOf(cluster, node)),
-    );
-    return Object.assign(scope, { filter });
-  }
-
-  private readFilterOf(
-    decision: PolicyDecision,
-  ): (server: ServerResource) => boolean {
-    if (decision.result === AuthorizeResult.DENY) {
-      throw new NotAllowedError(
-        `you are not allowed to read servers (${serversReadPermission.name})`,
-      );
-    }
-    if (decision.result === AuthorizeResult.ALLOW) {
-      return () => true;
-    }
-    return server => this.options.applyConditions(decision, server);
-  }
-
-  /**
-   * What a user may see and do on many servers: `servers:read` and one conditional
-   * decision per action, asked in one call (eight decisions, whatever the number of
-   * servers) and applied to each server here. One authorize() item per server and action
-   * would grow the permission request past what the permission backend accepts (413
-   * above about 65 servers). `key` names the decisions, for the list cache.
-   */
-  private async serverDecisions(
-    credentials: BackstageCredentials,
-    cluster: string,
-  ) {
-    const [read, ...perAction] =
-      await this.options.permissions.authorizeConditional(
-        [
-          { permission: serversReadPermission },
-          ...SERVER_ACTIONS.map(action => ({
-            permission: serverActionPermissions[action],
-          })),
-        ],
-        { credentials },
-      );
-    const scope = this.scopeOf(read);
-    const byAction = new Map(
-      SERVER_ACTIONS.map((action, i) => [action, perAction[i]]),
-    );
-    return {
-      // What was decided, not the permission client's per-request ids (with them
-      // every request had a key of its own: no row, listing or walk was ever reused).
-      key: JSON.stringify(
-        [read, ...perAction].map(
-          ({ id: _id, ...decided }: PolicyDecision & { id?: string }) =>
-            decided,
-        ),
-      ),
-      scope,
-      readable: (node: NodeObject) => scope.readable(cluster, node),
-      allowed: (node: NodeObject, action: ServerAction) => {
-        const decision = byAction.get(action);
-        if (!decision || decision.result === AuthorizeResult.DENY) return false;
-        if (decision.result === AuthorizeResult.ALLOW) return true;
-        return this.options.applyConditions(
-          decision,
-          serverResourceOf(cluster, node),
-        );
-      },
-    };
-  }
-
-  /** Authorises one action on one server; 403 naming the permission otherwise. */
-  private async requireAction(
-    credentials: BackstageCredentials,
-    cluster: string,
-    nodeName: string,
-    action: ServerAction,
-  ) {
-    const [decision] = await this.options.permissions.authorize(
-      [
-        {
-          permission: serverActionPermissions[action],
-          resourceRef: serverResourceRefOf(cluster, nodeName),
-        },
-      ],
-      { credentials },
-    );
-    if (decision.result !== AuthorizeResult.ALLOW) {
-      throw new NotAllowedError(
-        `you are not allowed to ${action} ${nodeName} (${serverActionPermissions[action].name})`,
-      );
-    }
-  }
-
   private findNode(snap: ClusterSnapshot, cluster: string, name: string) {
     const node = snap.nodes.find(n => n.metadata?.name === name);
     if (!node) {
@@ -362,7 +246,7 @@ export class ServersService {
    * which door, and how it ended (a denied or unknown target fails the event).
    */
   async auditedRead<T>(
-    credentials: BackstageCredentials,
+    actor: string,
     call: CallContext | undefined,
     target: Record<string, string | undefined>,
     read: () => Promise<T>,
@@ -374,7 +258,7 @@ export class ServersService {
         severityLevel: READ_SEVERITY,
         request: call?.request,
         meta: {
-          actor: actorOf(credentials),
+          actor,
           ...target,
           via: call?.via ?? 'http',
         },
@@ -388,15 +272,15 @@ export class ServersService {
    * the readable servers counted and the quorum only if every member is readable.
    */
   async listClusters(
-    credentials: BackstageCredentials,
+    access: ServerAccess,
     call?: CallContext,
   ): Promise<ClusterListResponse> {
     return this.auditedRead(
-      credentials,
+      access.actor,
       call,
       { read: 'clusters' },
       async () => {
-        const scope = await this.readScope(credentials);
+        const scope = await access.readScope();
         const items = await Promise.all(
           this.options.clusters
             .list()
@@ -454,18 +338,18 @@ export class ServersService {
    * what they show, so a heartbeat changes neither a row nor the entity tag).
    */
   async listServersJson(
-    credentials: BackstageCredentials,
+    access: ServerAccess,
     clusterName: string,
     query?: ServerListQuery,
     call?: CallContext,
   ): Promise<PreparedJson> {
     return this.auditedRead(
-      credentials,
+      access.actor,
       call,
       { read: 'servers', cluster: clusterName },
       async () => {
         const cluster = this.clusterOr404(clusterName);
-        const decisions = await this.serverDecisions(credentials, cluster.name);
+        const decisions = await access.decisions(cluster.name);
         const snap = await snapshot(cluster);
         const list: ListDecisions = {
           key: decisions.key,
@@ -481,29 +365,28 @@ export class ServersService {
   }
 
   async listServers(
-    credentials: BackstageCredentials,
+    access: ServerAccess,
     clusterName: string,
     call?: CallContext,
   ): Promise<ServerListResponse> {
     return JSON.parse(
-      (await this.listServersJson(credentials, clusterName, undefined, call))
-        .body,
+      (await this.listServersJson(access, clusterName, undefined, call)).body,
     );
   }
 
   async getServer(
-    credentials: BackstageCredentials,
+    access: ServerAccess,
     clusterName: string,
     nodeName: string,
     call?: CallContext,
   ): Promise<ServerResponse> {
     return this.auditedRead(
-      credentials,
+      access.actor,
       call,
       { read: 'server', cluster: clusterName, node: nodeName },
       async () => {
         const cluster = this.clusterOr404(clusterName);
-        const decisions = await this.serverDecisions(credentials, cluster.name);
+        const decisions = await access.decisions(cluster.name);
         const snap = await snapshot(cluster);
         const node = this.findNode(snap, cluster.name, nodeName);
         if (!decisions.readable(node)) {
@@ -520,18 +403,18 @@ export class ServersService {
   }
 
   async listMaintenances(
-    credentials: BackstageCredentials,
+    access: ServerAccess,
     clusterName: string,
     nodeFilter?: string,
     call?: CallContext,
   ): Promise<MaintenanceListResponse> {
     return this.auditedRead(
-      credentials,
+      access.actor,
       call,
       { read: 'maintenances', cluster: clusterName, node: nodeFilter },
       async () => {
         const cluster = this.clusterOr404(clusterName);
-        const scope = await this.readScope(credentials);
+        const scope = await access.readScope();
         const snap = await snapshot(cluster);
         const visible = this.visibleNodeNames(snap, cluster.name, scope.filter);
         const items = snap.maintenances
@@ -547,18 +430,18 @@ export class ServersService {
   }
 
   async getMaintenance(
-    credentials: BackstageCredentials,
+    access: ServerAccess,
     clusterName: string,
     name: string,
     call?: CallContext,
   ): Promise<MaintenanceResponse> {
     return this.auditedRead(
-      credentials,
+      access.actor,
       call,
       { read: 'maintenance', cluster: clusterName, maintenance: name },
       async () => {
         const cluster = this.clusterOr404(clusterName);
-        const scope = await this.readScope(credentials);
+        const scope = await access.readScope();
         const snap = await snapshot(cluster);
         const visible = this.visibleNodeNames(snap, cluster.name, scope.filter);
         const m = snap.maintenances.find(x => x.metadata.name === name);
@@ -574,7 +457,7 @@ export class ServersService {
 
   /** What `action` would do to the node now, with the token that binds it for this user. */
   async preflight(
-    credentials: BackstageCredentials<BackstageUserPrincipal>,
+    access: UserAccess,
     clusterName: string,
     nodeName: string,
     action: string,
@@ -582,7 +465,7 @@ export class ServersService {
     call?: CallContext,
   ): Promise<PreflightResponse> {
     return this.auditedRead(
-      credentials,
+      access.actor,
       call,
       { read: 'preflight', cluster: clusterName, node: nodeName, action },
       async () => {
@@ -594,8 +477,8 @@ export class ServersService {
             )}, got "${action}"`,
           );
         }
-        const scope = await this.readScope(credentials);
-        await this.requireAction(credentials, cluster.name, nodeName, action);
+        const scope = await access.readScope();
+        await access.requireAction(cluster.name, nodeName, action);
         const snap = await snapshot(cluster);
         this.visibleNode(snap, cluster.name, nodeName, scope.filter);
         const impact = await this.currentImpact(
@@ -607,10 +490,7 @@ export class ServersService {
         );
         return scope.preflightOf(
           snap,
-          this.options.preflightTokens.sign(
-            impact,
-            credentials.principal.userEntityRef,
-          ),
+          this.options.preflightTokens.sign(impact, access.user),
         );
       },
     );
@@ -622,13 +502,13 @@ export class ServersService {
    * `@backstage/errors` error of the first check that fails (nothing written).
    */
   async requestAction(
-    credentials: BackstageCredentials<BackstageUserPrincipal>,
+    access: UserAccess,
     request: ActionRequest,
     httpRequest?: Request,
   ): Promise<{ status: number; name: string }> {
     const { auditor, reasonPolicy, preflightTokens } = this.options;
     const { node: nodeName, action: actionParam } = request;
-    const actor = credentials.principal.userEntityRef;
+    const actor = access.user;
     const raw = request.body as { reason?: unknown } | undefined;
     const meta = {
       actor,
@@ -659,13 +539,13 @@ export class ServersService {
         const cluster = this.clusterOr404(request.cluster);
 
         // Authorise before anything else is told about the node.
-        await this.requireAction(credentials, cluster.name, nodeName, action);
+        await access.requireAction(cluster.name, nodeName, action);
 
         const body = parseRequestBody(actionRequestBodySchema, request.body);
         const reasonProblem = checkReason(reasonPolicy, body.reason);
         if (reasonProblem) throw new InputError(reasonProblem);
 
-        const scope = await this.readScope(credentials);
+        const scope = await access.readScope();
         const snap = await snapshot(cluster);
         // A server the user may not read is absent to them: no 409 below may name its
         // state or its maintenance.

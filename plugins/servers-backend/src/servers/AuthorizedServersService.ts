@@ -1,0 +1,330 @@
+/*
+ * The permission checks of the servers routes and actions, around ServersService (as
+ * Backstage's catalog wraps its entities catalog): `servers:read` and the per-action
+ * permissions are asked here, with the caller's credentials, and handed to the service
+ * as a {@link ServerAccess}: the read scope, the per-server decisions of a list, and
+ * the check of one action on one server. The service asks for each where its order of
+ * checks says (a 404 for an unknown cluster before a 403, the body's 400 before the
+ * read scope), so every answer is the same as when the two were one class.
+ */
+import type {
+  BackstageCredentials,
+  BackstageUserPrincipal,
+  PermissionsService,
+} from '@backstage/backend-plugin-api';
+import { NotAllowedError } from '@backstage/errors';
+import {
+  AuthorizeResult,
+  type PolicyDecision,
+} from '@backstage/plugin-permission-common';
+import {
+  SERVER_ACTIONS,
+  serverActionPermissions,
+  serversReadPermission,
+  type ClusterListResponse,
+  type MaintenanceListResponse,
+  type MaintenanceResponse,
+  type PreflightResponse,
+  type ServerAction,
+  type ServerListResponse,
+  type ServerResponse,
+} from '@rackside/plugin-servers-common';
+import {
+  serverResourceRefOf,
+  type NodeObject,
+  type ServerResource,
+} from '@rackside/plugin-servers-node';
+import type { Request } from 'express';
+import type { PreflightOptions } from '../service/preflight';
+import { ReadScope } from '../service/readScope';
+import type { ServerListQuery } from '../service/serverList';
+import type { PreparedJson } from '../service/ServerListCache';
+import { serverResourceOf } from '../service/view';
+import {
+  actorOf,
+  ServersService,
+  type ActionRequest,
+  type CallContext,
+  type ServersServiceOptions,
+} from './ServersService';
+
+/** What `servers:read` lets a caller see (403 when it is denied outright). */
+export type ServerReadScope = ReadScope & {
+  filter: (server: ServerResource) => boolean;
+};
+
+/** What a caller may see and do on the servers of one cluster (one list's decisions). */
+export interface ServerDecisions {
+  /** Names what was decided, for the list cache. */
+  key: string;
+  scope: ServerReadScope;
+  readable(node: NodeObject): boolean;
+  allowed(node: NodeObject, action: ServerAction): boolean;
+}
+
+/** The permission decisions of one caller, asked when the service needs them. */
+export interface ServerAccess {
+  /** Who the audit names. */
+  actor: string;
+  readScope(): Promise<ServerReadScope>;
+  decisions(cluster: string): Promise<ServerDecisions>;
+  /** 403 naming the permission unless `action` is allowed on the server. */
+  requireAction(
+    cluster: string,
+    node: string,
+    action: ServerAction,
+  ): Promise<void>;
+}
+
+/** The access of a user (requests and pre-flights need one). */
+export interface UserAccess extends ServerAccess {
+  user: string;
+}
+
+export class AuthorizedServersService {
+  private readonly permissions: PermissionsService;
+  private readonly applyConditions: ServersServiceOptions['applyConditions'];
+
+  constructor(
+    options: ServersServiceOptions,
+    /** The service the checks guard. */
+    readonly service: ServersService = new ServersService(options),
+  ) {
+    this.permissions = options.permissions;
+    this.applyConditions = options.applyConditions;
+  }
+
+  /** What `servers:read` lets the caller see; 403 when it is denied outright. */
+  async readScope(credentials: BackstageCredentials): Promise<ServerReadScope> {
+    const [decision] = await this.permissions.authorizeConditional(
+      [{ permission: serversReadPermission }],
+      { credentials },
+    );
+    return this.scopeOf(decision);
+  }
+
+  private scopeOf(decision: PolicyDecision): ServerReadScope {
+    const filter = this.readFilterOf(decision);
+    const scope = new ReadScope(
+      decision,
+      decision.result === AuthorizeResult.ALLOW
+        ? () => true
+        : (cluster, node) => filter(serverResourceOf(cluster, node)),
+    );
+    return Object.assign(scope, { filter });
+  }
+
+  private readFilterOf(
+    decision: PolicyDecision,
+  ): (server: ServerResource) => boolean {
+    if (decision.result === AuthorizeResult.DENY) {
+      throw new NotAllowedError(
+        `you are not allowed to read servers (${serversReadPermission.name})`,
+      );
+    }
+    if (decision.result === AuthorizeResult.ALLOW) {
+      return () => true;
+    }
+    return server => this.applyConditions(decision, server);
+  }
+
+  /**
+   * What a user may see and do on many servers: `servers:read` and one conditional
+   * decision per action, asked in one call (eight decisions, whatever the number of
+   * servers) and applied to each server here. One authorize() item per server and action
+   * would grow the permission request past what the permission backend accepts (413
+   * above about 65 servers). `key` names the decisions, for the list cache.
+   */
+  private async serverDecisions(
+    credentials: BackstageCredentials,
+    cluster: string,
+  ): Promise<ServerDecisions> {
+    const [read, ...perAction] = await this.permissions.authorizeConditional(
+      [
+        { permission: serversReadPermission },
+        ...SERVER_ACTIONS.map(action => ({
+          permission: serverActionPermissions[action],
+        })),
+      ],
+      { credentials },
+    );
+    const scope = this.scopeOf(read);
+    const byAction = new Map(
+      SERVER_ACTIONS.map((action, i) => [action, perAction[i]]),
+    );
+    return {
+      // What was decided, not the permission client's per-request ids (with them
+      // every request had a key of its own: no row, listing or walk was ever reused).
+      key: JSON.stringify(
+        [read, ...perAction].map(
+          ({ id: _id, ...decided }: PolicyDecision & { id?: string }) =>
+            decided,
+        ),
+      ),
+      scope,
+      readable: (node: NodeObject) => scope.readable(cluster, node),
+      allowed: (node: NodeObject, action: ServerAction) => {
+        const decision = byAction.get(action);
+        if (!decision || decision.result === AuthorizeResult.DENY) return false;
+        if (decision.result === AuthorizeResult.ALLOW) return true;
+        return this.applyConditions(decision, serverResourceOf(cluster, node));
+      },
+    };
+  }
+
+  /** Authorises one action on one server; 403 naming the permission otherwise. */
+  private async requireAction(
+    credentials: BackstageCredentials,
+    cluster: string,
+    nodeName: string,
+    action: ServerAction,
+  ) {
+    const [decision] = await this.permissions.authorize(
+      [
+        {
+          permission: serverActionPermissions[action],
+          resourceRef: serverResourceRefOf(cluster, nodeName),
+        },
+      ],
+      { credentials },
+    );
+    if (decision.result !== AuthorizeResult.ALLOW) {
+      throw new NotAllowedError(
+        `you are not allowed to ${action} ${nodeName} (${serverActionPermissions[action].name})`,
+      );
+    }
+  }
+
+  private accessOf(credentials: BackstageCredentials): ServerAccess {
+    return {
+      actor: actorOf(credentials),
+      readScope: () => this.readScope(credentials),
+      decisions: cluster => this.serverDecisions(credentials, cluster),
+      requireAction: (cluster, node, action) =>
+        this.requireAction(credentials, cluster, node, action),
+    };
+  }
+
+  private userAccessOf(
+    credentials: BackstageCredentials<BackstageUserPrincipal>,
+  ): UserAccess {
+    return {
+      ...this.accessOf(credentials),
+      user: credentials.principal.userEntityRef,
+    };
+  }
+
+  listClusters(
+    credentials: BackstageCredentials,
+    call?: CallContext,
+  ): Promise<ClusterListResponse> {
+    return this.service.listClusters(this.accessOf(credentials), call);
+  }
+
+  listServersJson(
+    credentials: BackstageCredentials,
+    clusterName: string,
+    query?: ServerListQuery,
+    call?: CallContext,
+  ): Promise<PreparedJson> {
+    return this.service.listServersJson(
+      this.accessOf(credentials),
+      clusterName,
+      query,
+      call,
+    );
+  }
+
+  listServers(
+    credentials: BackstageCredentials,
+    clusterName: string,
+    call?: CallContext,
+  ): Promise<ServerListResponse> {
+    return this.service.listServers(
+      this.accessOf(credentials),
+      clusterName,
+      call,
+    );
+  }
+
+  getServer(
+    credentials: BackstageCredentials,
+    clusterName: string,
+    nodeName: string,
+    call?: CallContext,
+  ): Promise<ServerResponse> {
+    return this.service.getServer(
+      this.accessOf(credentials),
+      clusterName,
+      nodeName,
+      call,
+    );
+  }
+
+  listMaintenances(
+    credentials: BackstageCredentials,
+    clusterName: string,
+    nodeFilter?: string,
+    call?: CallContext,
+  ): Promise<MaintenanceListResponse> {
+    return this.service.listMaintenances(
+      this.accessOf(credentials),
+      clusterName,
+      nodeFilter,
+      call,
+    );
+  }
+
+  getMaintenance(
+    credentials: BackstageCredentials,
+    clusterName: string,
+    name: string,
+    call?: CallContext,
+  ): Promise<MaintenanceResponse> {
+    return this.service.getMaintenance(
+      this.accessOf(credentials),
+      clusterName,
+      name,
+      call,
+    );
+  }
+
+  preflight(
+    credentials: BackstageCredentials<BackstageUserPrincipal>,
+    clusterName: string,
+    nodeName: string,
+    action: string,
+    drainOptions: PreflightOptions,
+    call?: CallContext,
+  ): Promise<PreflightResponse> {
+    return this.service.preflight(
+      this.userAccessOf(credentials),
+      clusterName,
+      nodeName,
+      action,
+      drainOptions,
+      call,
+    );
+  }
+
+  requestAction(
+    credentials: BackstageCredentials<BackstageUserPrincipal>,
+    request: ActionRequest,
+    httpRequest?: Request,
+  ): Promise<{ status: number; name: string }> {
+    return this.service.requestAction(
+      this.userAccessOf(credentials),
+      request,
+      httpRequest,
+    );
+  }
+
+  /** Audits an attempt that had no user (the router's 401 path). */
+  auditUnauthenticated(
+    request: Omit<ActionRequest, 'body'>,
+    error: Error,
+    httpRequest?: Request,
+  ): Promise<void> {
+    return this.service.auditUnauthenticated(request, error, httpRequest);
+  }
+}
