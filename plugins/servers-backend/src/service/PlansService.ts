@@ -540,7 +540,7 @@ export class PlansService {
       nodes: Array.isArray(raw.nodes) ? raw.nodes.join(',') : null,
       via: 'http',
     };
-    return this.audited(meta, httpRequest, async () => {
+    return this.auditedPlanRequest(meta, httpRequest, async () => {
       const cluster = this.servers.service.clusterOr404(clusterName);
       await this.requirePlan(credentials);
       const body = parseRequestBody(planRequestBodySchema, rawBody);
@@ -693,7 +693,7 @@ export class PlansService {
       plan: name,
       via: 'http',
     };
-    return this.audited(meta, httpRequest, async () => {
+    return this.auditedPlanRequest(meta, httpRequest, async () => {
       if (!(PLAN_CONTROLS as readonly string[]).includes(control)) {
         throw new NotFoundError(
           `unknown plan control ${control}; controls are ${PLAN_CONTROLS.join(
@@ -725,7 +725,7 @@ export class PlansService {
   }
 
   /** Runs a plan request with its auditor event (`server-plan`, severity high). */
-  private async audited<T>(
+  private async auditedPlanRequest<T>(
     meta: Record<string, unknown>,
     httpRequest: Request | undefined,
     run: () => Promise<{ result: T; plan: string }>,
