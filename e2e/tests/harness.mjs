@@ -12,6 +12,7 @@
 //   app-config files after the rack's, and environment for the backend
 //   ...
 //   await portal.stop();
+//   const env = portalAndBrowser({ offset: 2 })  // a test file's before/after: env.portal, env.newPage()
 //   pickDrainableWorker(portal.kubectl, { among, needPods })  // a worker a drain can empty
 //   waitForShopWorkloads(portal)  // the fixture's shop pods scheduled and Running
 //   claimRackNet()  // a free rack network (offset 11 and above pass 200): startPortal({ offset, net })
@@ -25,6 +26,9 @@
 //   readRow(row), waitForRow(row, what, predicate, opts)   // the row's state: ready, schedulable, maintenance, phase
 //   allowEmptyDirEviction(dialog)                  // the action dialog's emptyDir option, new pre-flight
 //   apiAsSignedInUser(page, method, url, body)     // the API with the page's user token
+//   actWithReason(page, row, { action, node, reason })  // Cordon / Return to service from the row
+//   reloadUntil(page, row, what, ready), catalogLinkOf(page, portal, node)
+//   waitForRedfishReboot(portal); portal.machineOf(node), portal.machineCounts(uuid)  // the Talos emulator's counts
 //
 // Environment:
 //   RACKSIDE_E2E_NET    rack network number (default 190)
@@ -33,6 +37,7 @@
 //                       (it is rebuilt anyway when missing or stale; ~20 s)
 //   RACKSIDE_E2E_KEEP   1 = leave the rack dir (logs) in place after stop()
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -381,6 +386,9 @@ export async function startPortal(opts = {}) {
       { encoding: 'utf8' },
     );
 
+  const rackInfo = () =>
+    JSON.parse(fs.readFileSync(path.join(rackDir, 'rack.json'), 'utf8'));
+
   return {
     baseUrl,
     net: rackNet,
@@ -389,6 +397,16 @@ export async function startPortal(opts = {}) {
     kubectl,
     getJson: (...args) => getJson(kubectl, ...args),
     podsOn: node => podsOn(kubectl, node),
+    rackInfo,
+    /** The rack's machine behind a node ({ node, uuid, address, ... }). */
+    machineOf: node => rackInfo().machines.find(m => m.node === node),
+    /** What the machine `uuid` received, as the Talos emulator counts it. */
+    async machineCounts(uuid) {
+      const res = await fetch(`${rackInfo().talos.controlUrl}/counts`);
+      assert.equal(res.status, 200, 'the Talos emulator answers /counts');
+      const all = await res.json();
+      return { reboot: 0, powerOff: 0, powerOn: 0, ...all[uuid] };
+    },
     stop,
   };
 }
@@ -489,6 +507,44 @@ export async function launchBrowser() {
       fs.rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The set-up of a browser test file, registered as its `before` and `after`: a
+ * portal of its own (`startPortal(options)`) and a headless Chromium, both
+ * stopped after the file's tests. `options` may be an async function that
+ * answers them (for what is started first, such as a database). With
+ * `claimNet`, the portal's rack network is one claimRackNet() claims (for an
+ * offset past the last network), released at the end; `cleanup` runs after
+ * the portal stopped. Answers `{ portal, chrome, newPage() }`, set once
+ * `before` has run.
+ */
+export function portalAndBrowser(options = {}, { claimNet, cleanup } = {}) {
+  const env = {
+    portal: undefined,
+    chrome: undefined,
+    /** A new page (tab) of the browser; its sign-in is shared with the others. */
+    newPage: () => env.chrome.context.newPage(),
+  };
+  let netLock;
+  before(
+    async () => {
+      const opts = typeof options === 'function' ? await options() : options;
+      if (claimNet) netLock = claimRackNet();
+      env.portal = await startPortal(
+        netLock ? { ...opts, net: netLock.net } : opts,
+      );
+      env.chrome = await launchBrowser();
+    },
+    { timeout: 600_000 },
+  );
+  after(async () => {
+    await env.chrome?.close();
+    await env.portal?.stop();
+    await cleanup?.();
+    netLock?.release();
+  });
+  return env;
 }
 
 /** `kubectl get ARGS -o json` through a portal's admin kubectl, parsed. */
@@ -661,6 +717,82 @@ export async function openServersPage(page, portal, node) {
   const row = serverRow(page, node);
   await row.waitFor({ timeout: 60_000 });
   return row;
+}
+
+/**
+ * Reloads the page (signing in again if asked) until `ready()` says yes: for
+ * what the backend's caches may learn after the page's first load, such as
+ * the PowerProvider's advertisement that makes a row offer Reboot.
+ */
+export function reloadUntil(page, row, what, ready) {
+  return eventually(
+    what,
+    async () => {
+      if (await ready()) return true;
+      await page.reload();
+      await signInIfAsked(page, row);
+      await row.waitFor({ timeout: 60_000 });
+      return false;
+    },
+    { timeoutMs: 90_000, everyMs: 2000 },
+  );
+}
+
+/**
+ * The row's link to the catalog entity of `node`, once the catalog provider
+ * has published it: /servers opened again (signed in) until the link is there.
+ */
+export function catalogLinkOf(page, portal, node) {
+  return eventually(
+    `catalog link of ${node}`,
+    async () => {
+      await page.goto(`${portal.baseUrl}/servers`);
+      await signInIfAsked(
+        page,
+        page.locator('[data-testid="server-row"]').first(),
+      );
+      const row = serverRow(page, node);
+      await row.waitFor({ timeout: 60_000 });
+      const candidate = row.getByRole('link', {
+        name: `catalog entity of ${node}`,
+      });
+      await candidate.waitFor({ timeout: 5_000 });
+      return candidate;
+    },
+    { timeoutMs: 90_000, everyMs: 2000, retryErrors: true },
+  );
+}
+
+/**
+ * An action of the row that asks only for a reason (Cordon, Return to
+ * service): its button in the row, the reason, the dialog's button, and the
+ * dialog closed.
+ */
+export async function actWithReason(page, row, { action, node, reason }) {
+  await row.getByRole('button', { name: `${action} ${node}` }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByTestId('action-reason').fill(reason);
+  await dialog.getByRole('button', { name: action, exact: true }).click();
+  await dialog.waitFor({ state: 'detached' });
+}
+
+/**
+ * Waits until the operator has read the demo's Redfish PowerProvider (its
+ * status for the current spec) and advertises reboot.
+ */
+export function waitForRedfishReboot(portal) {
+  return eventually(
+    'the redfish PowerProvider advertises reboot',
+    () => {
+      const pp = portal.getJson('powerproviders', 'default');
+      return (
+        pp.spec.type === 'redfish' &&
+        pp.status?.observedGeneration === pp.metadata.generation &&
+        pp.status?.reboot === true
+      );
+    },
+    { timeoutMs: 120_000 },
+  );
 }
 
 /** Where a server row's columns stand (ServerTable's HEADERS). */

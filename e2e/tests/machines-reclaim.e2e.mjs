@@ -9,16 +9,15 @@
 // Its own rack (net 196) and port (7013), so it never meets the other files.
 //
 //   node --test e2e/tests/machines-reclaim.e2e.mjs
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
   apiAsSignedInUser,
   eventually,
-  launchBrowser,
+  portalAndBrowser,
   signIn,
-  startPortal,
 } from './harness.mjs';
 
 /** plant-old's worker; its address is on the rack's network (startPortal's). */
@@ -28,23 +27,9 @@ const OTHER_UUID = '437933e7-5d1e-4d07-8455-ea5d78c647f4';
 const NS = 'rackside-system';
 const REASON = 'e2e: take over the plant-old worker, TICKET-8';
 
-let portal;
-let chrome;
+const env = portalAndBrowser({ offset: 6 });
 
-before(
-  async () => {
-    portal = await startPortal({ offset: 6 });
-    chrome = await launchBrowser();
-  },
-  { timeout: 600_000 },
-);
-
-after(async () => {
-  await chrome?.close();
-  await portal?.stop();
-});
-
-const getJson = (...args) => portal.getJson(...args);
+const getJson = (...args) => env.portal.getJson(...args);
 
 const reclaims = () => getJson('machinereclaims', '-n', NS);
 
@@ -54,12 +39,12 @@ test(
   async () => {
     const FOREIGN_WORKER = {
       uuid: FOREIGN_WORKER_UUID,
-      address: `127.0.${10 + portal.net}.42`,
+      address: `127.0.${10 + env.portal.net}.42`,
     };
-    const page = await chrome.context.newPage();
+    const page = await env.newPage();
     page.setDefaultTimeout(30_000);
     try {
-      await page.goto(`${portal.baseUrl}/servers/add-node`);
+      await page.goto(`${env.portal.baseUrl}/servers/add-node`);
       await signIn(page);
       await page.getByTestId('rackside-add-node-page').waitFor();
 
@@ -93,7 +78,7 @@ test(
       await dialog
         .getByTestId('reclaim-talosconfig-file')
         .setInputFiles(
-          path.join(portal.rackDir, 'talos', 'plant-old.talosconfig'),
+          path.join(env.portal.rackDir, 'talos', 'plant-old.talosconfig'),
         );
       await dialog
         .getByText(/plant-old\.talosconfig \(\d+ characters\)/)
@@ -208,7 +193,7 @@ test(
       // The create and the confirm went through the operator's admission webhook, as
       // the backend's identity (which holds the reclaim verb).
       const operatorLog = fs.readFileSync(
-        path.join(portal.logs, 'operator.log'),
+        path.join(env.portal.logs, 'operator.log'),
         'utf8',
       );
       assert.match(

@@ -6,47 +6,30 @@
 // Its own rack (net 191) and port (7008), so it never meets servers.e2e.mjs.
 //
 //   node --test e2e/tests/*.e2e.mjs
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   apiAsSignedInUser,
-  launchBrowser,
   openServersPage,
+  portalAndBrowser,
   readRow,
-  startPortal,
 } from './harness.mjs';
 
 const NODE = 'worker-1';
 
-let portal;
-let context;
-let chrome;
-
-before(
-  async () => {
-    portal = await startPortal({ offset: 1, user: 'contractor' });
-    chrome = await launchBrowser();
-    context = chrome.context;
-  },
-  { timeout: 600_000 },
-);
-
-after(async () => {
-  await chrome?.close();
-  await portal?.stop();
-});
+const env = portalAndBrowser({ offset: 1, user: 'contractor' });
 
 const maintenances = () =>
-  portal.kubectl('get', 'nodemaintenances', '-A', '-o', 'name').trim();
+  env.portal.kubectl('get', 'nodemaintenances', '-A', '-o', 'name').trim();
 
 test(
   'a user whose group is denied servers:cordon sees no Cordon and gets 403 from the API',
   { timeout: 300_000 },
   async () => {
-    const page = await context.newPage();
+    const page = await env.newPage();
     page.setDefaultTimeout(30_000);
     try {
-      const row = await openServersPage(page, portal, NODE);
+      const row = await openServersPage(page, env.portal, NODE);
       // The row is there and readable, but offers no Cordon.
       assert.equal((await readRow(row)).schedulable, 'Schedulable');
       assert.equal(
@@ -74,7 +57,7 @@ test(
       // Nothing written: no NodeMaintenance, node still schedulable.
       assert.equal(maintenances(), existing);
       assert.equal(
-        portal
+        env.portal
           .kubectl('get', 'node', NODE, '-o', 'jsonpath={.spec.unschedulable}')
           .trim(),
         '',

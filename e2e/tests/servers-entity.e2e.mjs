@@ -6,67 +6,27 @@
 // Its own rack (net 193) and port (7010).
 //
 //   node --test e2e/tests/*.e2e.mjs
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  eventually,
-  launchBrowser,
-  serverRow,
-  signIn,
-  signInIfAsked,
-  startPortal,
-} from './harness.mjs';
+import { catalogLinkOf, portalAndBrowser, signIn } from './harness.mjs';
 
 const NODE = 'worker-1';
 
-let portal;
-let context;
-let chrome;
-
-before(
-  async () => {
-    portal = await startPortal({ offset: 3 });
-    chrome = await launchBrowser();
-    context = chrome.context;
-  },
-  { timeout: 600_000 },
-);
-
-after(async () => {
-  await chrome?.close();
-  await portal?.stop();
-});
+const env = portalAndBrowser({ offset: 3 });
 
 test(
   'a server links to its catalog entity, whose Server tab shows it',
   { timeout: 300_000 },
   async () => {
-    const page = await context.newPage();
+    const page = await env.newPage();
     page.setDefaultTimeout(30_000);
     try {
-      await page.goto(`${portal.baseUrl}/servers`);
+      await page.goto(`${env.portal.baseUrl}/servers`);
       await signIn(page);
 
       // The catalog publishes the rack's servers shortly after start; the
       // link appears once the entity exists (reload to ask again).
-      const link = await eventually(
-        'catalog link of worker-1',
-        async () => {
-          await page.goto(`${portal.baseUrl}/servers`);
-          await signInIfAsked(
-            page,
-            page.locator('[data-testid="server-row"]').first(),
-          );
-          const row = serverRow(page, NODE);
-          await row.waitFor({ timeout: 60_000 });
-          const candidate = row.getByRole('link', {
-            name: `catalog entity of ${NODE}`,
-          });
-          await candidate.waitFor({ timeout: 5_000 });
-          return candidate;
-        },
-        { timeoutMs: 90_000, everyMs: 2000, retryErrors: true },
-      );
+      const link = await catalogLinkOf(page, env.portal, NODE);
       assert.equal(
         await link.getAttribute('href'),
         `/catalog/default/resource/plant-a--${NODE}`,
@@ -98,7 +58,7 @@ test(
 
       // The hand-written chassis of worker-2 has the same tab.
       await page.goto(
-        `${portal.baseUrl}/catalog/default/resource/hall-1-rack-3-u12/server`,
+        `${env.portal.baseUrl}/catalog/default/resource/hall-1-rack-3-u12/server`,
       );
       await page.getByTestId('entity-server-state').waitFor();
       assert.match(

@@ -10,17 +10,16 @@
 // Its own rack (net 199) and port (7016), so it never meets the other tests.
 //
 //   node --test e2e/tests/servers-notifications.e2e.mjs
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   allowEmptyDirEviction,
   apiAsSignedInUser,
   eventually,
-  launchBrowser,
   openServersPage,
   pickDrainableWorker,
+  portalAndBrowser,
   signInIfAsked,
-  startPortal,
   waitForRow,
   waitForShopWorkloads,
 } from './harness.mjs';
@@ -31,21 +30,7 @@ const SCREENSHOT =
 const KUBERNETES_ID = 'backstage.io/kubernetes-id';
 const REASON = 'e2e: swap the NIC, TICKET-18';
 
-let portal;
-let chrome;
-
-before(
-  async () => {
-    portal = await startPortal({ offset: 9 });
-    chrome = await launchBrowser();
-  },
-  { timeout: 600_000 },
-);
-
-after(async () => {
-  await chrome?.close();
-  await portal?.stop();
-});
+const env = portalAndBrowser({ offset: 9 });
 
 /** The guest's notifications, from the notifications backend's API. */
 async function notificationsOf(page) {
@@ -62,12 +47,12 @@ test(
   'a guest drains a worker: the owners of its workloads are notified, the link opens the maintenance, completion replaces it',
   { timeout: 480_000 },
   async t => {
-    await waitForShopWorkloads(portal);
-    const withWeb = portal
+    await waitForShopWorkloads(env.portal);
+    const withWeb = env.portal
       .getJson('pods', '-n', 'shop')
       .items.filter(p => p.metadata.labels?.[KUBERNETES_ID] === 'shop-web')
       .map(p => p.spec.nodeName);
-    const worker = pickDrainableWorker(portal.kubectl, { among: withWeb });
+    const worker = pickDrainableWorker(env.portal.kubectl, { among: withWeb });
     assert.ok(worker, `a drainable worker among ${withWeb.join(', ')}`);
     const NODE = worker.name;
     const webPods = worker.evictable
@@ -77,10 +62,10 @@ test(
     assert.ok(webPods.length > 0, `shop/web pods on ${NODE}`);
     t.diagnostic(`draining ${NODE}, which runs ${webPods.join(', ')}`);
 
-    const page = await chrome.context.newPage();
+    const page = await env.newPage();
     page.setDefaultTimeout(30_000);
     try {
-      const row = await openServersPage(page, portal, NODE);
+      const row = await openServersPage(page, env.portal, NODE);
 
       // The catalog has read examples/workloads.yaml (and the org) before we ask.
       await eventually(
@@ -138,7 +123,7 @@ test(
       const maintenance = await eventually(
         `the drain NodeMaintenance of ${NODE}`,
         () =>
-          portal
+          env.portal
             .getJson('nodemaintenances')
             .items.find(
               m => m.spec.nodeName === NODE && m.spec.intent === 'drain',
@@ -157,7 +142,7 @@ test(
       );
 
       // The owners' notification (plant-admins, which the guest is in), on the page.
-      await page.goto(`${portal.baseUrl}/notifications`);
+      await page.goto(`${env.portal.baseUrl}/notifications`);
       const drained = page.getByRole('link', {
         name: new RegExp(
           `^${NODE} \\(plant-a\\) is being drained: Shop web front end loses`,
@@ -215,7 +200,7 @@ test(
       await eventually(
         `${NAME} Complete`,
         () =>
-          portal
+          env.portal
             .getJson('nodemaintenances')
             .items.find(m => m.metadata.name === NAME)?.status?.phase ===
           'Complete',
@@ -242,7 +227,7 @@ test(
         owners[0].id,
         'the same notification, updated',
       );
-      await page.goto(`${portal.baseUrl}/notifications`);
+      await page.goto(`${env.portal.baseUrl}/notifications`);
       await page
         .getByRole('link', {
           name: `The drain of ${NODE} (plant-a) is complete`,

@@ -13,19 +13,16 @@
 // Its own port (7032) and a free rack network (claimRackNet), so it never meets the other tests.
 //
 //   node --test e2e/tests/servers-plan.e2e.mjs
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import path from 'node:path';
 import {
-  claimRackNet,
   eventually,
   formatViolations,
-  runAxe,
-  launchBrowser,
   openServersPage,
+  portalAndBrowser,
+  runAxe,
   signInIfAsked,
-  startPortal,
+  waitForRedfishReboot,
   waitForShopWorkloads,
 } from './harness.mjs';
 
@@ -33,39 +30,9 @@ const SCREENSHOT =
   process.env.RACKSIDE_E2E_PLAN_SCREENSHOT ?? '/tmp/rackside-e2e-plan.png';
 const REASON = 'e2e: kernel update of plant A, TICKET-19';
 
-let portal;
-let context;
-let chrome;
-let netLock;
+const env = portalAndBrowser({ offset: 25 }, { claimNet: true });
 
-before(
-  async () => {
-    netLock = claimRackNet();
-    portal = await startPortal({ offset: 25, net: netLock.net });
-    chrome = await launchBrowser();
-    context = chrome.context;
-  },
-  { timeout: 600_000 },
-);
-
-after(async () => {
-  await chrome?.close();
-  await portal?.stop();
-  netLock?.release();
-});
-
-const getJson = (...args) => portal.getJson(...args);
-
-const rackInfo = () =>
-  JSON.parse(fs.readFileSync(path.join(portal.rackDir, 'rack.json'), 'utf8'));
-
-/** What the machine behind a node received, as the Talos emulator counts it. */
-async function machineCounts(uuid) {
-  const res = await fetch(`${rackInfo().talos.controlUrl}/counts`);
-  assert.equal(res.status, 200, 'the Talos emulator answers /counts');
-  const all = await res.json();
-  return { reboot: 0, powerOff: 0, powerOn: 0, ...all[uuid] };
-}
+const getJson = (...args) => env.portal.getJson(...args);
 
 /** No serious or critical axe violation (the rest reported as diagnostics). */
 async function assertAxeClean(t, page, what, include) {
@@ -83,20 +50,9 @@ test(
   'a guest plans a rolling reboot of three workers and watches the plan reach Complete',
   { timeout: 600_000 },
   async t => {
-    await eventually(
-      'the redfish PowerProvider advertises reboot',
-      () => {
-        const pp = getJson('powerproviders', 'default');
-        return (
-          pp.spec.type === 'redfish' &&
-          pp.status?.observedGeneration === pp.metadata.generation &&
-          pp.status?.reboot === true
-        );
-      },
-      { timeoutMs: 120_000 },
-    );
-    await waitForShopWorkloads(portal);
-    portal.kubectl('delete', 'pdb', 'payments', '-n', 'shop');
+    await waitForRedfishReboot(env.portal);
+    await waitForShopWorkloads(env.portal);
+    env.portal.kubectl('delete', 'pdb', 'payments', '-n', 'shop');
 
     // Three workers with a BMC and no unmanaged pod (worker-2's debug-shell needs force).
     const withBmc = getJson('serverbmcs').items.map(b => b.metadata.name);
@@ -122,16 +78,16 @@ test(
       3,
       `three workers to plan (${NODES.join(', ')})`,
     );
-    const machines = NODES.map(n =>
-      rackInfo().machines.find(m => m.node === n),
+    const machines = NODES.map(n => env.portal.machineOf(n));
+    const before = await Promise.all(
+      machines.map(m => env.portal.machineCounts(m.uuid)),
     );
-    const before = await Promise.all(machines.map(m => machineCounts(m.uuid)));
     t.diagnostic(`planning a rolling reboot of ${NODES.join(', ')}`);
 
-    const page = await context.newPage();
+    const page = await env.newPage();
     page.setDefaultTimeout(30_000);
     try {
-      const row = await openServersPage(page, portal, NODES[0]);
+      const row = await openServersPage(page, env.portal, NODES[0]);
       for (const node of NODES) {
         await page.getByRole('checkbox', { name: `Select ${node}` }).check();
       }
@@ -249,7 +205,7 @@ test(
         assert.equal(nm.spec.requestedBy, 'user:default/guest');
         assert.equal(nm.status.power?.reboot?.channel, 'redfish');
         assert.deepEqual(Object.keys(nm.status.power), ['reboot']);
-        const after = await machineCounts(machines[i].uuid);
+        const after = await env.portal.machineCounts(machines[i].uuid);
         assert.equal(
           after.powerOff - before[i].powerOff,
           1,

@@ -7,19 +7,17 @@
 // (rack networks end at 200, so not 190 + offset).
 //
 //   node --test e2e/tests/servers-postgres.e2e.mjs
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import path from 'node:path';
-import { cacheDir } from '../rack/rack.mjs';
 import {
+  actWithReason,
+  catalogLinkOf,
   eventually,
-  launchBrowser,
   openServersPage,
+  portalAndBrowser,
   ROOT,
   serverRow,
-  signInIfAsked,
-  startPortal,
   waitForRow,
 } from './harness.mjs';
 import { startPostgres } from './postgres.mjs';
@@ -28,48 +26,13 @@ const NODE = 'worker-1';
 const ENTITY = `resource:default/plant-a--${NODE}`;
 
 let pg;
-let portal;
-let chrome;
-let netLock;
 
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return error.code === 'EPERM';
-  }
-}
-
-/**
- * A rack network no live process holds (~/.cache/rackside/nets/<n>.lock, as
- * packages/rack-testing and bench/ claim them), below the fixed ones of e2e/rack/test (150+)
- * and the other browser tests (190+).
- */
-function claimNet() {
-  const dir = path.join(cacheDir(), 'nets');
-  fs.mkdirSync(dir, { recursive: true });
-  for (let net = 100; net < 150; net++) {
-    const file = path.join(dir, `${net}.lock`);
-    try {
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
-    } catch {
-      const owner = Number(fs.readFileSync(file, 'utf8').trim());
-      if (owner && alive(owner)) continue;
-      fs.writeFileSync(file, String(process.pid));
-    }
-    return { net, release: () => fs.rmSync(file, { force: true }) };
-  }
-  throw new Error(`no free rack network in ${dir}`);
-}
-
-before(
+// The PostgreSQL server first: the portal's backend is configured for it.
+const env = portalAndBrowser(
   async () => {
     pg = await startPostgres();
-    netLock = claimNet();
-    portal = await startPortal({
+    return {
       offset: 23,
-      net: netLock.net,
       configs: [path.join(ROOT, 'app-config.production.yaml')],
       backendEnv: {
         POSTGRES_HOST: pg.host,
@@ -77,21 +40,13 @@ before(
         POSTGRES_USER: pg.user,
         POSTGRES_PASSWORD: pg.password,
       },
-    });
-    chrome = await launchBrowser();
+    };
   },
-  { timeout: 600_000 },
+  { claimNet: true, cleanup: () => pg?.stop() },
 );
 
-after(async () => {
-  await chrome?.close();
-  await portal?.stop();
-  await pg?.stop();
-  netLock?.release();
-});
-
 const unschedulable = () =>
-  portal
+  env.portal
     .kubectl('get', 'node', NODE, '-o', 'jsonpath={.spec.unschedulable}')
     .trim();
 
@@ -120,40 +75,23 @@ test(
   { timeout: 300_000 },
   async () => {
     assert.equal(unschedulable(), '', `${NODE} starts schedulable`);
-    const page = await chrome.context.newPage();
+    const page = await env.newPage();
     page.setDefaultTimeout(30_000);
     try {
-      let row = await openServersPage(page, portal, NODE);
+      await openServersPage(page, env.portal, NODE);
       // The row links to the catalog entity, read back from PostgreSQL.
-      const link = await eventually(
-        'catalog link of worker-1',
-        async () => {
-          await page.goto(`${portal.baseUrl}/servers`);
-          await signInIfAsked(
-            page,
-            page.locator('[data-testid="server-row"]').first(),
-          );
-          const candidate = serverRow(page, NODE).getByRole('link', {
-            name: `catalog entity of ${NODE}`,
-          });
-          await candidate.waitFor({ timeout: 5_000 });
-          return candidate;
-        },
-        { timeoutMs: 90_000, everyMs: 2000, retryErrors: true },
-      );
+      const link = await catalogLinkOf(page, env.portal, NODE);
       assert.equal(
         await link.getAttribute('href'),
         `/catalog/default/resource/plant-a--${NODE}`,
       );
-      row = serverRow(page, NODE);
+      const row = serverRow(page, NODE);
 
-      await row.getByRole('button', { name: `Cordon ${NODE}` }).click();
-      let dialog = page.getByRole('dialog');
-      await dialog
-        .getByTestId('action-reason')
-        .fill('e2e on PostgreSQL: TICKET-20');
-      await dialog.getByRole('button', { name: 'Cordon', exact: true }).click();
-      await dialog.waitFor({ state: 'detached' });
+      await actWithReason(page, row, {
+        action: 'Cordon',
+        node: NODE,
+        reason: 'e2e on PostgreSQL: TICKET-20',
+      });
       await waitForRow(row, 'phase Cordoned in the row', r =>
         /Cordoned/.test(r.maintenance),
       );
@@ -162,15 +100,11 @@ test(
         async () => unschedulable() === 'true',
       );
 
-      await row
-        .getByRole('button', { name: `Return to service ${NODE}` })
-        .click();
-      dialog = page.getByRole('dialog');
-      await dialog.getByTestId('action-reason').fill('e2e on PostgreSQL: done');
-      await dialog
-        .getByRole('button', { name: 'Return to service', exact: true })
-        .click();
-      await dialog.waitFor({ state: 'detached' });
+      await actWithReason(page, row, {
+        action: 'Return to service',
+        node: NODE,
+        reason: 'e2e on PostgreSQL: done',
+      });
       await waitForRow(
         row,
         'maintenance Complete or gone in the row',

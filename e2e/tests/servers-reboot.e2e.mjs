@@ -17,21 +17,23 @@
 // Its own rack (net 195) and port (7012), so it never meets the other tests.
 //
 //   node --test e2e/tests/servers-reboot.e2e.mjs
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
+  actWithReason,
   allowEmptyDirEviction,
   eventually,
-  launchBrowser,
   openServersPage,
   pickDrainableWorker,
+  portalAndBrowser,
   readRow,
+  reloadUntil,
   serverRow,
   signInIfAsked,
-  startPortal,
+  waitForRedfishReboot,
   waitForRow,
   waitForShopWorkloads,
 } from './harness.mjs';
@@ -41,36 +43,9 @@ const SCREENSHOT =
 const DIALOG_SCREENSHOT = SCREENSHOT.replace(/(\.png)?$/, '-dialog.png');
 const REASON = 'e2e: firmware update, TICKET-7';
 
-let portal;
-let context;
-let chrome;
+const env = portalAndBrowser({ offset: 5 });
 
-before(
-  async () => {
-    portal = await startPortal({ offset: 5 });
-    chrome = await launchBrowser();
-    context = chrome.context;
-  },
-  { timeout: 600_000 },
-);
-
-after(async () => {
-  await chrome?.close();
-  await portal?.stop();
-});
-
-const getJson = (...args) => portal.getJson(...args);
-
-const rackInfo = () =>
-  JSON.parse(fs.readFileSync(path.join(portal.rackDir, 'rack.json'), 'utf8'));
-
-/** What the machine behind a node received, as the Talos emulator counts it. */
-async function machineCounts(uuid) {
-  const res = await fetch(`${rackInfo().talos.controlUrl}/counts`);
-  assert.equal(res.status, 200, 'the Talos emulator answers /counts');
-  const all = await res.json();
-  return { reboot: 0, powerOff: 0, powerOn: 0, ...all[uuid] };
-}
+const getJson = (...args) => env.portal.getJson(...args);
 
 const isReady = node =>
   (node.status?.conditions ?? []).some(
@@ -82,22 +57,11 @@ test(
   { timeout: 480_000 },
   async t => {
     // The operator has read the demo's PowerProvider and advertises reboot.
-    await eventually(
-      'the redfish PowerProvider advertises reboot',
-      () => {
-        const pp = getJson('powerproviders', 'default');
-        return (
-          pp.spec.type === 'redfish' &&
-          pp.status?.observedGeneration === pp.metadata.generation &&
-          pp.status?.reboot === true
-        );
-      },
-      { timeoutMs: 120_000 },
-    );
+    await waitForRedfishReboot(env.portal);
     // The fixture's workloads are scheduled (and Running) before we choose.
-    await waitForShopWorkloads(portal);
+    await waitForShopWorkloads(env.portal);
     const withBmc = getJson('serverbmcs').items.map(b => b.metadata.name);
-    const worker = pickDrainableWorker(portal.kubectl, {
+    const worker = pickDrainableWorker(env.portal.kubectl, {
       among: withBmc,
       needPods: false,
     });
@@ -111,34 +75,26 @@ test(
     const toEvict = worker.evictable.map(
       p => `${p.metadata.namespace}/${p.metadata.name}`,
     );
-    const machine = rackInfo().machines.find(m => m.node === NODE);
+    const machine = env.portal.machineOf(NODE);
     assert.ok(machine?.bmc, `${NODE}'s machine has a BMC in the fixture`);
     const bootIdBefore = getJson('node', NODE).status.nodeInfo.bootID;
     assert.ok(bootIdBefore, `${NODE} reports a boot ID`);
-    const countsBefore = await machineCounts(machine.uuid);
+    const countsBefore = await env.portal.machineCounts(machine.uuid);
     t.diagnostic(
       `rebooting ${NODE} (boot ID ${bootIdBefore}); pods to evict: ${
         toEvict.join(', ') || 'none'
       }`,
     );
 
-    const page = await context.newPage();
+    const page = await env.newPage();
     page.setDefaultTimeout(30_000);
     try {
-      const row = await openServersPage(page, portal, NODE);
+      const row = await openServersPage(page, env.portal, NODE);
       // The backend's caches may read the PowerProvider's advertisement after
       // the page's first load: ask again until the row offers Reboot.
       const rebootButton = row.getByRole('button', { name: `Reboot ${NODE}` });
-      await eventually(
-        `the row of ${NODE} offers Reboot`,
-        async () => {
-          if (await rebootButton.isVisible()) return true;
-          await page.reload();
-          await signInIfAsked(page, row);
-          await row.waitFor({ timeout: 60_000 });
-          return false;
-        },
-        { timeoutMs: 90_000, everyMs: 2000 },
+      await reloadUntil(page, row, `the row of ${NODE} offers Reboot`, () =>
+        rebootButton.isVisible(),
       );
       await rebootButton.click();
 
@@ -285,7 +241,7 @@ test(
       );
       // One reset reached the BMC: the machine went off and on once, and no
       // reboot came in over the Talos API.
-      const countsAfter = await machineCounts(machine.uuid);
+      const countsAfter = await env.portal.machineCounts(machine.uuid);
       t.diagnostic(
         `machine counts before ${JSON.stringify(
           countsBefore,
@@ -297,7 +253,7 @@ test(
 
       // The maintenance page says the same.
       await page.goto(
-        `${portal.baseUrl}/servers/maintenances/plant-a/${nm.metadata.name}`,
+        `${env.portal.baseUrl}/servers/maintenances/plant-a/${nm.metadata.name}`,
       );
       const chip = page.getByTestId('maintenance-phase-chip');
       await signInIfAsked(page, chip);
@@ -341,7 +297,7 @@ function applyAsAdmin(objects) {
     JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }),
   );
   try {
-    portal.kubectl('apply', '-f', file);
+    env.portal.kubectl('apply', '-f', file);
   } finally {
     fs.rmSync(path.dirname(file), { recursive: true, force: true });
   }
@@ -349,9 +305,9 @@ function applyAsAdmin(objects) {
 
 /** Powers a machine on or off behind Rackside's back (the Talos emulator's control API). */
 async function powerBehindTheBack(node, state) {
-  const machine = rackInfo().machines.find(m => m.node === node);
+  const machine = env.portal.machineOf(node);
   const res = await fetch(
-    `${rackInfo().talos.controlUrl}/machines/${
+    `${env.portal.rackInfo().talos.controlUrl}/machines/${
       machine.uuid
     }/power?state=${state}`,
     { method: 'POST' },
@@ -363,14 +319,10 @@ test(
   'a hazard reboot of a control-plane node admitted at margin 1 is refused at send once another member went down: the row and the maintenance page show the numbers, nothing is sent, return to service works',
   { timeout: 480_000 },
   async t => {
-    await eventually(
-      'the redfish PowerProvider advertises reboot',
-      () => getJson('powerproviders', 'default').status?.reboot === true,
-      { timeoutMs: 120_000 },
-    );
+    await waitForRedfishReboot(env.portal);
     const withBmc = getJson('serverbmcs').items.map(b => b.metadata.name);
     assert.ok(withBmc.includes(CP), `${CP} has a ServerBMC (${withBmc})`);
-    const machine = rackInfo().machines.find(m => m.node === CP);
+    const machine = env.portal.machineOf(CP);
     const controlPlane = getJson('nodes').items.filter(
       n => 'node-role.kubernetes.io/control-plane' in (n.metadata.labels ?? {}),
     );
@@ -410,7 +362,7 @@ test(
         spec: { minAvailable: 1, selector: { matchLabels: { app: 'held' } } },
       },
     ]);
-    const page = await context.newPage();
+    const page = await env.newPage();
     page.setDefaultTimeout(30_000);
     try {
       await eventually(
@@ -429,23 +381,15 @@ test(
         },
         { timeoutMs: 120_000 },
       );
-      const countsBefore = await machineCounts(machine.uuid);
+      const countsBefore = await env.portal.machineCounts(machine.uuid);
 
-      await page.goto(`${portal.baseUrl}/servers`);
+      await page.goto(`${env.portal.baseUrl}/servers`);
       const row = serverRow(page, CP);
       await signInIfAsked(page, row);
       await row.waitFor({ timeout: 60_000 });
       const rebootButton = row.getByRole('button', { name: `Reboot ${CP}` });
-      await eventually(
-        `the row of ${CP} offers Reboot`,
-        async () => {
-          if (await rebootButton.isVisible()) return true;
-          await page.reload();
-          await signInIfAsked(page, row);
-          await row.waitFor({ timeout: 60_000 });
-          return false;
-        },
-        { timeoutMs: 90_000, everyMs: 2000 },
+      await reloadUntil(page, row, `the row of ${CP} offers Reboot`, () =>
+        rebootButton.isVisible(),
       );
       await rebootButton.click();
 
@@ -514,7 +458,7 @@ test(
       );
 
       // The budget goes away: the drain finishes, and the reboot would be next.
-      portal.kubectl('delete', 'pdb', 'held', '-n', HELD_NS, '--wait=true');
+      env.portal.kubectl('delete', 'pdb', 'held', '-n', HELD_NS, '--wait=true');
       const seen = [];
       await waitForRow(
         row,
@@ -571,7 +515,7 @@ test(
         [],
         `${CP} is drained`,
       );
-      const countsAfter = await machineCounts(machine.uuid);
+      const countsAfter = await env.portal.machineCounts(machine.uuid);
       t.diagnostic(
         `${CP} machine counts before ${JSON.stringify(
           countsBefore,
@@ -581,7 +525,7 @@ test(
 
       // The maintenance page says the same, and where to return the node to service.
       await page.goto(
-        `${portal.baseUrl}/servers/maintenances/plant-a/${nm.metadata.name}`,
+        `${env.portal.baseUrl}/servers/maintenances/plant-a/${nm.metadata.name}`,
       );
       const chip = page.getByTestId('maintenance-phase-chip');
       await signInIfAsked(page, chip);
@@ -604,20 +548,14 @@ test(
       );
 
       // Return to service from the row.
-      await page.goto(`${portal.baseUrl}/servers`);
+      await page.goto(`${env.portal.baseUrl}/servers`);
       await signInIfAsked(page, row);
       await row.waitFor({ timeout: 60_000 });
-      await row
-        .getByRole('button', { name: `Return to service ${CP}` })
-        .click();
-      const back = page.getByRole('dialog');
-      await back
-        .getByTestId('action-reason')
-        .fill('e2e: refused, back in, TICKET-9');
-      await back
-        .getByRole('button', { name: 'Return to service', exact: true })
-        .click();
-      await back.waitFor({ state: 'detached' });
+      await actWithReason(page, row, {
+        action: 'Return to service',
+        node: CP,
+        reason: 'e2e: refused, back in, TICKET-9',
+      });
       await waitForRow(
         row,
         `${CP} back in service`,
@@ -633,7 +571,7 @@ test(
       assert.equal(returned.length, 1, 'one return to service, by the guest');
       assert.equal(returned[0].status?.phase, 'Complete');
       assert.deepEqual(
-        await machineCounts(machine.uuid),
+        await env.portal.machineCounts(machine.uuid),
         countsBefore,
         `still nothing sent to ${CP}`,
       );
@@ -647,7 +585,7 @@ test(
       await page.close();
       await powerBehindTheBack(DOWN, 'on').catch(() => {});
       try {
-        portal.kubectl('delete', 'namespace', HELD_NS, '--wait=false');
+        env.portal.kubectl('delete', 'namespace', HELD_NS, '--wait=false');
       } catch {
         /* best effort */
       }

@@ -6,13 +6,13 @@
 //
 // Environment: RACKSIDE_E2E_CHROMIUM (default /usr/bin/chromium),
 // RACKSIDE_E2E_SCREENSHOT (default /tmp/rackside-e2e.png), plus harness.mjs's.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  actWithReason,
   eventually,
-  launchBrowser,
   openServersPage,
-  startPortal,
+  portalAndBrowser,
   waitForRow,
 } from './harness.mjs';
 
@@ -20,26 +20,10 @@ const SCREENSHOT =
   process.env.RACKSIDE_E2E_SCREENSHOT ?? '/tmp/rackside-e2e.png';
 const NODE = 'worker-1';
 
-let portal;
-let browser;
-let chrome;
-
-before(
-  async () => {
-    portal = await startPortal();
-    chrome = await launchBrowser();
-    browser = chrome.context;
-  },
-  { timeout: 600_000 },
-);
-
-after(async () => {
-  await chrome?.close();
-  await portal?.stop();
-});
+const env = portalAndBrowser();
 
 const unschedulable = () =>
-  portal
+  env.portal
     .kubectl('get', 'node', NODE, '-o', 'jsonpath={.spec.unschedulable}')
     .trim();
 
@@ -49,19 +33,17 @@ test(
   async () => {
     assert.equal(unschedulable(), '', `${NODE} starts schedulable`);
 
-    const page = await browser.newPage();
+    const page = await env.newPage();
     page.setDefaultTimeout(30_000);
     try {
-      const row = await openServersPage(page, portal, NODE);
+      const row = await openServersPage(page, env.portal, NODE);
 
       // Cordon with a reason.
-      await row.getByRole('button', { name: `Cordon ${NODE}` }).click();
-      let dialog = page.getByRole('dialog');
-      await dialog
-        .getByTestId('action-reason')
-        .fill('e2e: firmware check, TICKET-1');
-      await dialog.getByRole('button', { name: 'Cordon', exact: true }).click();
-      await dialog.waitFor({ state: 'detached' });
+      await actWithReason(page, row, {
+        action: 'Cordon',
+        node: NODE,
+        reason: 'e2e: firmware check, TICKET-1',
+      });
 
       await row
         .getByText('Cordoned', { exact: false })
@@ -77,17 +59,11 @@ test(
       );
 
       // Return to service with a reason.
-      await row
-        .getByRole('button', { name: `Return to service ${NODE}` })
-        .click();
-      dialog = page.getByRole('dialog');
-      await dialog
-        .getByTestId('action-reason')
-        .fill('e2e: check done, TICKET-1');
-      await dialog
-        .getByRole('button', { name: 'Return to service', exact: true })
-        .click();
-      await dialog.waitFor({ state: 'detached' });
+      await actWithReason(page, row, {
+        action: 'Return to service',
+        node: NODE,
+        reason: 'e2e: check done, TICKET-1',
+      });
 
       await waitForRow(
         row,
