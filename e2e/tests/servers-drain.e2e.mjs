@@ -15,21 +15,20 @@
 // Its own rack (net 192) and port (7009), so it never meets the other tests.
 //
 //   node --test e2e/tests/servers-drain.e2e.mjs
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   allowEmptyDirEviction,
   eventually,
   formatViolations,
   isDaemonSetPod,
-  launchBrowser,
   openServersPage,
   pickDrainableWorker,
+  portalAndBrowser,
   readRow,
   runAxe,
   serverRow,
   signInIfAsked,
-  startPortal,
   waitForRow,
   waitForShopWorkloads,
 } from './harness.mjs';
@@ -38,31 +37,15 @@ const SCREENSHOT =
   process.env.RACKSIDE_E2E_DRAIN_SCREENSHOT ?? '/tmp/rackside-e2e-drain.png';
 const DIALOG_SCREENSHOT = SCREENSHOT.replace(/(\.png)?$/, '-dialog.png');
 
-let portal;
-let context;
-let chrome;
-
-before(
-  async () => {
-    portal = await startPortal({ offset: 2 });
-    chrome = await launchBrowser();
-    context = chrome.context;
-  },
-  { timeout: 600_000 },
-);
-
-after(async () => {
-  await chrome?.close();
-  await portal?.stop();
-});
+const env = portalAndBrowser({ offset: 2 });
 
 test(
   'a guest drains a worker from /servers and watches it reach Drained',
   { timeout: 420_000 },
   async t => {
     // The fixture's workloads are scheduled (and Running) before we choose.
-    await waitForShopWorkloads(portal);
-    const worker = pickDrainableWorker(portal.kubectl);
+    await waitForShopWorkloads(env.portal);
+    const worker = pickDrainableWorker(env.portal.kubectl);
     assert.ok(worker, 'a worker without payments or unmanaged pods exists');
     const NODE = worker.name;
     const toEvict = worker.evictable.map(
@@ -74,10 +57,10 @@ test(
       }`,
     );
 
-    const page = await context.newPage();
+    const page = await env.newPage();
     page.setDefaultTimeout(30_000);
     try {
-      const row = await openServersPage(page, portal, NODE);
+      const row = await openServersPage(page, env.portal, NODE);
       await row.getByRole('button', { name: `Drain ${NODE}` }).click();
 
       const dialog = page.getByRole('dialog');
@@ -141,13 +124,13 @@ test(
       assert.equal((await readRow(row)).schedulable, 'Cordoned');
 
       // The cluster agrees: only DaemonSet pods are left, and it is Drained.
-      const left = portal.podsOn(NODE).filter(p => !isDaemonSetPod(p));
+      const left = env.portal.podsOn(NODE).filter(p => !isDaemonSetPod(p));
       assert.deepEqual(
         left.map(p => `${p.metadata.namespace}/${p.metadata.name}`),
         [],
         `no non-DaemonSet pod left on ${NODE}`,
       );
-      const maintenance = portal
+      const maintenance = env.portal
         .getJson('nodemaintenances', '-A')
         .items.find(m => m.spec.nodeName === NODE && m.spec.intent === 'drain');
       assert.ok(maintenance, `a drain NodeMaintenance of ${NODE}`);
@@ -222,12 +205,12 @@ test(
   'the drain dialog of worker-5 lists what the drain tells apart, and the node-local option is recorded',
   { timeout: 300_000 },
   async t => {
-    await waitForShopWorkloads(portal);
+    await waitForShopWorkloads(env.portal);
     // The lab pods of worker-5 scheduled and Running, and its four VMIs there.
     const lab = await eventually(
       'the lab workloads running on worker-5',
       () => {
-        const pods = portal
+        const pods = env.portal
           .getJson('pods', '-n', 'lab')
           .items.filter(p => p.status?.phase === 'Running');
         const names = pods.map(p => p.metadata.name);
@@ -251,7 +234,7 @@ test(
     const frontend = find('frontend-');
     const agent = find('local-agent-');
     const report = find('nightly-report-');
-    const vmis = portal
+    const vmis = env.portal
       .getJson('virtualmachineinstances.kubevirt.io', '-n', 'lab')
       .items.filter(v => v.status?.nodeName === RULES_NODE)
       .map(keyOf)
@@ -263,11 +246,11 @@ test(
       'lab/vm-web',
     ]);
 
-    const page = await context.newPage();
+    const page = await env.newPage();
     page.setDefaultTimeout(30_000);
     try {
       // Signed in already by the test before, in this browser context.
-      await page.goto(`${portal.baseUrl}/servers`);
+      await page.goto(`${env.portal.baseUrl}/servers`);
       const row = serverRow(page, RULES_NODE);
       await signInIfAsked(page, row);
       await row.getByRole('button', { name: `Drain ${RULES_NODE}` }).click();
@@ -384,7 +367,9 @@ test(
         { timeoutMs: 30_000, everyMs: 250 },
       );
       // Shop pods may share the node; an emptyDir one needs its own option.
-      const onNode = portal.podsOn(RULES_NODE).filter(p => !isDaemonSetPod(p));
+      const onNode = env.portal
+        .podsOn(RULES_NODE)
+        .filter(p => !isDaemonSetPod(p));
       if (onNode.some(p => (p.spec.volumes ?? []).some(v => v.emptyDir))) {
         await allowEmptyDirEviction(dialog);
       }
@@ -411,7 +396,7 @@ test(
       assert.match(order[2], /^3\. Order 10: 1 pod[\s\S]*lab\/db-0/);
 
       // The estimate agrees with the pods' own grace periods.
-      const evictable = portal
+      const evictable = env.portal
         .podsOn(RULES_NODE)
         .filter(p => !isDaemonSetPod(p) && !drainRule(p));
       const seconds = Number(await estimate.getAttribute('data-seconds'));
@@ -440,7 +425,7 @@ test(
       const maintenance = await eventually(
         'the drain NodeMaintenance of worker-5',
         () =>
-          portal
+          env.portal
             .getJson('nodemaintenances', '-A')
             .items.find(
               m => m.spec.nodeName === RULES_NODE && m.spec.intent === 'drain',
@@ -451,7 +436,7 @@ test(
 
       // The maintenance page says what was asked, and by whom.
       await page.goto(
-        `${portal.baseUrl}/servers/maintenances/plant-a/${maintenance.metadata.name}`,
+        `${env.portal.baseUrl}/servers/maintenances/plant-a/${maintenance.metadata.name}`,
       );
       const options = page.getByRole('region', { name: 'Drain options' });
       await options.waitFor();
