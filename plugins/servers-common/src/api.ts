@@ -11,7 +11,11 @@ import type {
 } from './drain';
 import type { GuardVerdict } from './guard';
 import type { ServerAction } from './permissions';
-import type { MaintenanceIntent, MaintenancePhase } from './quorum';
+import type {
+  DerivedQuorum,
+  MaintenanceIntent,
+  MaintenancePhase,
+} from './quorum';
 import type { NodeMaintenanceSpec, NodeMaintenanceStatus } from './resources';
 import type { ServerSortDirection, ServerSortKey } from './serverListRules';
 
@@ -24,19 +28,7 @@ import type { ServerSortDirection, ServerSortKey } from './serverListRules';
 
 /** The quorum numbers of a cluster, or why they cannot be derived. */
 export type QuorumSummaryResponse =
-  | {
-      derived: true;
-      /** Control-plane members. */
-      members: number;
-      /** floor(members / 2) + 1. */
-      quorum: number;
-      /** Ready members that are not already going down. */
-      ready: number;
-      /** ready - quorum; negative when below quorum. */
-      margin: number;
-      /** Members with a non-terminal reboot or shutdown maintenance. */
-      goingDown: string[];
-    }
+  | DerivedQuorum
   | {
       derived: false;
       reason: string;

@@ -1,6 +1,7 @@
 import {
   nodeRolesOf,
   deriveQuorum,
+  isNodeReady,
   isTerminalPhase,
   MAINTENANCE_PHASES,
   type MaintenanceFacts,
@@ -164,6 +165,27 @@ describe('deriveQuorum', () => {
         [maintenance('w-1', 'reboot', 'Rebooting')],
       ),
     ).toMatchObject({ ready: 1, margin: 0, goingDown: [] });
+  });
+});
+
+describe('isNodeReady', () => {
+  it('is ready only with a Ready condition that is True', () => {
+    const withReady = (status: string) => ({
+      status: { conditions: [{ type: 'Ready', status }] },
+    });
+    expect(isNodeReady(withReady('True'))).toBe(true);
+    expect(isNodeReady(withReady('False'))).toBe(false);
+    expect(isNodeReady(withReady('Unknown'))).toBe(false);
+  });
+
+  it('is not ready without a Ready condition, without status, or without a node', () => {
+    expect(
+      isNodeReady({
+        status: { conditions: [{ type: 'MemoryPressure', status: 'True' }] },
+      }),
+    ).toBe(false);
+    expect(isNodeReady({})).toBe(false);
+    expect(isNodeReady(undefined)).toBe(false);
   });
 });
 

@@ -186,21 +186,28 @@ export interface NodeLike {
 }
 
 /**
- * Reads {@link NodeFacts} from a Node. A node without a `Ready` condition is not ready:
- * an unknown state must never count towards quorum.
+ * Whether a Node is ready: its `Ready` condition is True. No Node, or a Node without a
+ * `Ready` condition, is not ready: an unknown state must never count towards quorum.
  */
-export function nodeFactsFromNode(node: NodeLike): NodeFacts {
-  const labels = node.metadata?.labels ?? {};
-  const readyCondition = node.status?.conditions?.find(
+export function isNodeReady(
+  node: Pick<NodeLike, 'status'> | undefined,
+): boolean {
+  const readyCondition = node?.status?.conditions?.find(
     condition => condition.type === 'Ready',
   );
+  return readyCondition?.status === 'True';
+}
+
+/** Reads {@link NodeFacts} from a Node (readiness by {@link isNodeReady}). */
+export function nodeFactsFromNode(node: NodeLike): NodeFacts {
+  const labels = node.metadata?.labels ?? {};
   return {
     name: node.metadata?.name ?? '',
     controlPlane: Object.prototype.hasOwnProperty.call(
       labels,
       CONTROL_PLANE_LABEL,
     ),
-    ready: readyCondition?.status === 'True',
+    ready: isNodeReady(node),
     virtual: labels[VIRTUAL_NODE_LABEL] === 'true',
   };
 }

@@ -36,11 +36,12 @@
 import {
   abandonWouldStrand,
   busyNodeRefusal,
+  isNodeReady,
   isTerminalPhase,
   nodeFactsFromNode,
   openMaintenanceOf,
-  virtualNodeRefusal,
   planDrain,
+  virtualNodeRefusal,
   type MaintenanceIntent,
   type NodeMaintenance,
 } from '@rackside/plugin-servers-common';
@@ -53,7 +54,7 @@ import {
 import { MaintenanceReason } from '../lifecycle/reasons';
 import { checkNumbers, checkQuorum, refuse } from './guardCheck';
 import { poweredOff, rebooting, sendFromDrained } from './powerRows';
-import type { Decision, MachinePorts, NodeView, Phase, Row } from './types';
+import type { Decision, MachinePorts, Phase, Row } from './types';
 
 /** Intents whose maintenance drains the node after cordoning it. */
 const DRAINING_INTENTS: readonly MaintenanceIntent[] = [
@@ -82,10 +83,6 @@ function returnRequested(
 
 export function phaseOf(nm: NodeMaintenance): Phase {
   return tablePhaseOf(nm);
-}
-
-function isReady(node: NodeView | undefined): boolean {
-  return !!node && nodeFactsFromNode(node).ready;
 }
 
 /**
@@ -289,7 +286,7 @@ const returning: Row = async (nm, ports) => {
   }
   // An abandon held while the machine was off still waits for the machine it powered on.
   const waitForReady = !abandoned || !!nm.status?.powerOnSentAt;
-  if (waitForReady && !isReady(node)) {
+  if (waitForReady && !isNodeReady(node)) {
     return {
       kind: 'wait',
       message: `waiting for ${nm.spec.nodeName} to be Ready`,

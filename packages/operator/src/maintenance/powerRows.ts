@@ -9,6 +9,7 @@
  */
 import {
   acknowledgedRung,
+  isNodeReady,
   nodeFactsFromNode,
   quorumMaintenances,
   sendAllowed,
@@ -30,12 +31,6 @@ import type {
   Row,
   SendOutcome,
 } from './types';
-
-function isReady(node: NodeView | undefined): boolean {
-  return !!node?.status?.conditions?.some(
-    c => c.type === 'Ready' && c.status === 'True',
-  );
-}
 
 function bootIdOf(node: NodeView | undefined): string | undefined {
   return node?.status?.nodeInfo?.bootID || undefined;
@@ -253,7 +248,7 @@ async function settleUnanswered(
   let sign: string | undefined;
   if (verb === 'reboot') {
     const bootId = bootIdOf(node);
-    if (!isReady(node)) sign = 'the node went NotReady';
+    if (!isNodeReady(node)) sign = 'the node went NotReady';
     else if (bootId && bootId !== nm.status?.bootIdBefore) {
       sign = 'the node came back with a new boot ID';
     }
@@ -261,9 +256,9 @@ async function settleUnanswered(
     const state = await ports.power.powerState(node).catch(() => undefined);
     if (verb === 'shutdown') {
       if (state === 'Off') sign = 'the BMC reports PowerState Off';
-      else if (!isReady(node)) sign = 'the node went NotReady';
+      else if (!isNodeReady(node)) sign = 'the node went NotReady';
     } else if (state === 'On') sign = 'the BMC reports PowerState On';
-    else if (isReady(node)) sign = 'the node is Ready';
+    else if (isNodeReady(node)) sign = 'the node is Ready';
   }
   if (sign) {
     return afterSend[verb](
@@ -403,7 +398,7 @@ export const sendFromDrained = async (
 export const rebooting: Row = async (nm, ports) => {
   const node = ports.view.node(nm.spec.nodeName);
   const bootId = bootIdOf(node);
-  if (isReady(node) && bootId && bootId !== nm.status?.bootIdBefore) {
+  if (isNodeReady(node) && bootId && bootId !== nm.status?.bootIdBefore) {
     return {
       kind: 'transition',
       to: 'Returning',
@@ -420,7 +415,9 @@ export const rebooting: Row = async (nm, ports) => {
       message: `${
         nm.spec.nodeName
       } did not come back within ${seconds}s of the reboot (${
-        isReady(node) ? 'Ready, but with the boot ID from before' : 'not Ready'
+        isNodeReady(node)
+          ? 'Ready, but with the boot ID from before'
+          : 'not Ready'
       }). The node is left cordoned.`,
       event: { type: 'Warning', reason: MaintenanceReason.RebootTimedOut },
     };

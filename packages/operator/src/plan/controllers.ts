@@ -14,6 +14,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ConflictError } from '@backstage/errors';
 import {
+  isNodeReady,
   isTerminalPlanPhase,
   maintenancePlanResource,
   type MaintenancePlan,
@@ -36,6 +37,7 @@ import type { NodeView } from '../maintenance/types';
 import { WorkQueue, type WorkQueueMetrics } from '../workqueue';
 import { gateWatchKey, ObjectGateWatches } from './objectGates';
 import { PlanReconciler, stepObject } from './PlanReconciler';
+import { OPERATOR_FIELD_MANAGER } from '../kube/fieldManager';
 
 export interface PlanControllersOptions {
   kubeConfig: KubeConfig;
@@ -85,14 +87,6 @@ function slimBudget(pdb: RawKubeObject): BudgetHealth {
 const unhealthy = (b: BudgetHealth) =>
   (b.status?.currentHealthy ?? 0) < (b.status?.desiredHealthy ?? 0);
 
-function isReady(node: NodeView | undefined): boolean {
-  return (
-    node?.status?.conditions?.some(
-      c => c.type === 'Ready' && c.status === 'True',
-    ) ?? false
-  );
-}
-
 function planOf(nm: NodeMaintenance): string | undefined {
   return nm.metadata.ownerReferences?.find(
     r => r.controller === true && r.kind === 'MaintenancePlan',
@@ -105,7 +99,7 @@ export function createPlanControllers(
   const { kubeConfig: kc, maintenances, nodes, recorder } = options;
   const log = options.log ?? (() => {});
   const clock = options.clock ?? systemClock;
-  const api = new RacksideClient(kc, { fieldManager: 'rackside-operator' });
+  const api = new RacksideClient(kc, { fieldManager: OPERATOR_FIELD_MANAGER });
 
   const plans = createWatchCache<MaintenancePlan & RawKubeObject>({
     kubeConfig: kc,
@@ -216,7 +210,7 @@ export function createPlanControllers(
     ),
     nodes.on('update', (node: NodeView & RawKubeObject, old) => {
       // Heartbeats come through here: only a change of readiness is news.
-      if (isReady(node) !== isReady(old)) wakeOpen();
+      if (isNodeReady(node) !== isNodeReady(old)) wakeOpen();
     }),
     ...(['add', 'update', 'delete'] as const).map(event =>
       budgets.on(event, (b: BudgetHealth, old?: BudgetHealth) => {

@@ -31,6 +31,7 @@
  * NodeMaintenance adopts it instead of creating a second one.
  */
 import {
+  isNodeReady,
   isPlanPaused,
   isTerminalPhase,
   planWindowVerdict,
@@ -659,7 +660,7 @@ function failingGate(
   if (gates?.previousNodeReady ?? true) {
     const notReady = a.steps
       .filter(s => s.phase === 'Done')
-      .filter(s => !isReady(a.view.node(s.name)))
+      .filter(s => !isNodeReady(a.view.node(s.name)))
       .map(s => s.name);
     if (notReady.length > 0) {
       return {
@@ -692,14 +693,6 @@ function failingGate(
     }
   }
   return undefined;
-}
-
-function isReady(node: NodeView | undefined): boolean {
-  return (
-    node?.status?.conditions?.some(
-      c => c.type === 'Ready' && c.status === 'True',
-    ) ?? false
-  );
 }
 
 /** Pending, Running, Waiting, Paused: read the steps, then ask the rules in order. */
