@@ -50,6 +50,8 @@ import {
 import {
   parseTalosconfig,
   parseTalosEndpoint,
+  reachFor,
+  type ResolveName,
   type Talosconfig,
 } from '@rackside/plugin-servers-node';
 import { X509Certificate } from 'node:crypto';
@@ -62,7 +64,6 @@ import {
   type Clock,
   type Done,
 } from '../lifecycle/table';
-import { reachFor, type ResolveName } from '../talos/reach';
 import type { TalosAccess } from '../talos/talosAccess';
 import { judgeReset, readEtcdView, withResetsInFlight } from './etcdSafety';
 

@@ -7,7 +7,7 @@
  * Member, any other is AlreadyConfigured (the case for "Reset and add"). Discovery writes
  * the cluster's status and creates TalosMachines; it never writes the cluster's spec.
  *
- * Reach (reach.ts): an address outside the cluster's allowed networks, on another port
+ * Reach (servers-node reachFor): an address outside the cluster's allowed networks, on another port
  * than its Talos port, or a name resolving to any address outside them, is reported
  * NotAllowed and never contacted; a cluster with no allowed networks contacts nothing.
  * Status carries categories only: the error text of a probe goes to the log.
@@ -22,11 +22,12 @@ import {
 } from '@rackside/plugin-servers-common';
 import {
   parseTalosconfig,
+  reachFor,
+  type ResolveName,
   type TalosClientIdentity,
   type TalosProbeResult,
 } from '@rackside/plugin-servers-node';
 import { setCondition } from '../lifecycle/conditions';
-import { reachFor, type ResolveName } from './reach';
 import type { TalosAccess } from './talosAccess';
 
 export interface DiscoveryPorts {

@@ -23,11 +23,13 @@ import {
 import {
   CoreClient,
   createWatchCache,
+  dnsResolver,
   objectKey,
   parseTalosconfig,
   RacksideClient,
   resourcePath,
   type RawKubeObject,
+  type ResolveName,
   type WatchCache,
 } from '@rackside/plugin-servers-node';
 import type { EventRecorder } from '../events';
@@ -43,10 +45,10 @@ import { kubeCredentialPort } from '../reclaim/credential';
 import { MachineReclaimReconciler } from '../reclaim/MachineReclaimReconciler';
 import { WorkQueue, type WorkQueueMetrics } from '../workqueue';
 import { DEFAULT_JOIN_LIMITS, type JoinLimits } from './joinTable';
-import { dnsResolver, type ResolveName } from './reach';
 import { createTalosAccess, type TalosAccess } from './talosAccess';
 import { TalosClusterReconciler } from './TalosClusterReconciler';
 import { TalosMachineReconciler } from './TalosMachineReconciler';
+import { OPERATOR_FIELD_MANAGER } from '../kube/fieldManager';
 
 /** Limits of the machine controllers; tests shorten them. */
 export interface MachineControllerSettings {
@@ -96,8 +98,8 @@ export function createMachineControllers(
   const talos = options.talos ?? createTalosAccess();
   const resolve =
     options.resolve ?? dnsResolver(options.probeTimeoutMs ?? 5000);
-  const api = new RacksideClient(kc, { fieldManager: 'rackside-operator' });
-  const core = new CoreClient(kc, { fieldManager: 'rackside-operator' });
+  const api = new RacksideClient(kc, { fieldManager: OPERATOR_FIELD_MANAGER });
+  const core = new CoreClient(kc, { fieldManager: OPERATOR_FIELD_MANAGER });
   const now = () => Date.now();
 
   const clusters = createWatchCache<TalosCluster & RawKubeObject>({

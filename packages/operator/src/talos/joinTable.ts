@@ -9,7 +9,7 @@
  *   Joining  -> Joined   a Ready Node carries this system UUID (the node watch wakes it)
  *            -> Failed   none within the join timeout of the config being applied
  *
- * Before anything is sent, the address must be one discovery may reach (reach.ts: inside
+ * Before anything is sent, the address must be one discovery may reach (servers-node reachFor: inside
  * the cluster's allowed networks, a name resolved now and every address inside); the
  * join goes to the address that was checked. Messages carry categories; error texts go
  * to the log.
@@ -19,14 +19,18 @@
  * mode, so a pass after a crash cannot apply it again either.
  */
 import {
-  nodeFactsFromNode,
+  isNodeReady,
   type LocalSecretRef,
   type TalosCluster,
   type TalosMachine,
   type TalosMachinePhase,
   type TalosMachineStatus,
 } from '@rackside/plugin-servers-common';
-import { talosFailureOutcome } from '@rackside/plugin-servers-node';
+import {
+  reachFor,
+  talosFailureOutcome,
+  type ResolveName,
+} from '@rackside/plugin-servers-node';
 import { JoinReason } from '../lifecycle/reasons';
 import {
   finished,
@@ -38,7 +42,6 @@ import {
   type Wait,
 } from '../lifecycle/table';
 import type { NodeView } from '../maintenance/types';
-import { reachFor, type ResolveName } from './reach';
 import type { TalosAccess } from './talosAccess';
 
 export interface JoinLimits {
@@ -101,7 +104,7 @@ function joined(
 
 const readyNode = (tm: TalosMachine, ports: JoinPorts) => {
   const node = ports.nodeWithUUID(tm.metadata.name);
-  return node && nodeFactsFromNode(node).ready ? node : undefined;
+  return isNodeReady(node) ? node : undefined;
 };
 
 /** Pending (or no phase yet): apply the join config once spec.join asks for it. */

@@ -240,28 +240,26 @@ export class ResourceClient<T extends KubeObject, W extends KubeObject = T> {
    * custom resources) a concurrent change makes it fail with ConflictError.
    */
   async update(obj: W, options: WriteOptions = {}): Promise<T> {
-    return this.call(() =>
-      this.http.request<T>({
-        method: 'PUT',
-        path: this.itemPath(
-          obj.metadata?.name ?? '',
-          this.namespaceOf(obj, options),
-        ),
-        query: this.writeQuery(options),
-        body: this.withType(obj),
-      }),
-    );
+    return this.putAt(obj, options);
   }
 
   /** Replaces the status subresource (the spec in `obj` is ignored). */
   async updateStatus(obj: W, options: WriteOptions = {}): Promise<T> {
+    return this.putAt(obj, options, 'status');
+  }
+
+  private putAt(
+    obj: W,
+    options: WriteOptions,
+    subresource?: string,
+  ): Promise<T> {
     return this.call(() =>
       this.http.request<T>({
         method: 'PUT',
         path: this.itemPath(
           obj.metadata?.name ?? '',
           this.namespaceOf(obj, options),
-          'status',
+          subresource,
         ),
         query: this.writeQuery(options),
         body: this.withType(obj),

@@ -7,6 +7,7 @@ import type {
   V1Secret,
 } from '@kubernetes/client-node';
 import { NotFoundError } from '@backstage/errors';
+import type { VirtualMachineInstanceLike } from '@rackside/plugin-servers-common';
 import { kubeErrorStatus, toBackstageError } from './errors';
 import { KubeHttp } from './kubeHttp';
 import { ResourceClient, ResourceClientOptions } from './ResourceClient';
@@ -214,23 +215,9 @@ export class CoreClient {
    * drain reads; undefined where the cluster has no such API (404), so that callers show
    * no virtual machine section rather than an error.
    */
-  async virtualMachineInstancesOn(nodeName: string): Promise<
-    | Array<{
-        metadata: { name?: string; namespace?: string };
-        spec: { evictionStrategy?: string };
-        status: {
-          nodeName?: string;
-          phase?: string;
-          conditions?: Array<{
-            type?: string;
-            status?: string;
-            reason?: string;
-            message?: string;
-          }>;
-        };
-      }>
-    | undefined
-  > {
+  async virtualMachineInstancesOn(
+    nodeName: string,
+  ): Promise<Array<Required<VirtualMachineInstanceLike>> | undefined> {
     const client = new ResourceClient<KubeObject>(
       this.http,
       coreResources.virtualMachineInstances,

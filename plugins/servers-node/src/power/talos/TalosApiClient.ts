@@ -147,6 +147,18 @@ const TO_OBJECT = {
 
 type Plain = Record<string, any>;
 
+/** The request of a method, as gRPC sends it. */
+function encoderOf(m: TalosMethod): (value: Plain) => Buffer {
+  return value =>
+    Buffer.from(m.requestType.encode(m.requestType.fromObject(value)).finish());
+}
+
+/** The response of a method, as a {@link Plain} object (see {@link TO_OBJECT}). */
+function decoderOf(m: TalosMethod): (bytes: Buffer) => Plain {
+  return bytes =>
+    m.responseType.toObject(m.responseType.decode(bytes), TO_OBJECT);
+}
+
 function tlsCredentials(connection: TalosConnection): ChannelCredentials {
   if (connection.mode === 'maintenance') {
     const context = createSecureContext({ minVersion: 'TLSv1.2' });
@@ -395,12 +407,8 @@ export class TalosApiClient {
     return new Promise((resolve, reject) => {
       this.client.makeUnaryRequest(
         m.path,
-        (value: Plain) =>
-          Buffer.from(
-            m.requestType.encode(m.requestType.fromObject(value)).finish(),
-          ),
-        (bytes: Buffer) =>
-          m.responseType.toObject(m.responseType.decode(bytes), TO_OBJECT),
+        encoderOf(m),
+        decoderOf(m),
         request,
         new Metadata(),
         { deadline: this.deadline() },
@@ -424,12 +432,8 @@ export class TalosApiClient {
       };
       const call = this.client.makeServerStreamRequest(
         m.path,
-        (value: Plain) =>
-          Buffer.from(
-            m.requestType.encode(m.requestType.fromObject(value)).finish(),
-          ),
-        (bytes: Buffer) =>
-          m.responseType.toObject(m.responseType.decode(bytes), TO_OBJECT),
+        encoderOf(m),
+        decoderOf(m),
         { path },
         new Metadata(),
         { deadline: this.deadline() },

@@ -4,13 +4,14 @@
  * (checkDiscoveryAddress); this adds the resolution of a name at the time of the call:
  * every address the name resolves to must be inside, and the call then goes to the first
  * of those addresses, not to the name again (a second lookup could answer differently).
+ * The operator calls it before each probe, join and reset; the backend's discovery
+ * address check is the same question asked before the address is written.
  */
 import {
   checkDiscoveryAddress,
   checkResolvedAddresses,
   DEFAULT_TALOS_PORT,
   discoveryReachOf,
-  type TalosCluster,
 } from '@rackside/plugin-servers-common';
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
@@ -56,7 +57,7 @@ export type Reach =
 
 /** Whether `address` may be contacted for `cluster`, and where to connect. */
 export async function reachFor(
-  cluster: TalosCluster,
+  cluster: Parameters<typeof discoveryReachOf>[0],
   address: string,
   resolve: ResolveName,
 ): Promise<Reach> {
