@@ -27,6 +27,7 @@ import {
   type MachineControllerSettings,
 } from './talos/controllers';
 import { createTalosAccess } from './talos/talosAccess';
+import { OPERATOR_FIELD_MANAGER } from './kube/fieldManager';
 
 export interface OperatorOptions {
   kubeConfig: KubeConfig;
@@ -119,7 +120,7 @@ export async function startOperator(
   // past its renew deadline, e.g. resumed after a freeze, sends nothing); reads do not.
   let leading = () => false;
   const kc = leaderGatedKubeConfig(options.kubeConfig, () => leading());
-  const core = new CoreClient(kc, { fieldManager: 'rackside-operator' });
+  const core = new CoreClient(kc, { fieldManager: OPERATOR_FIELD_MANAGER });
   const recorder = createEventRecorder({
     kubeConfig: kc,
     component: 'rackside-operator',

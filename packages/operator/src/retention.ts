@@ -33,6 +33,7 @@ import type { EventRecorder } from './events';
 import { WorkQueue } from './workqueue';
 import { eventsFor } from './kube/eventsFor';
 import { RetentionReason } from './lifecycle/reasons';
+import { OPERATOR_FIELD_MANAGER } from './kube/fieldManager';
 
 export const DEFAULT_RETENTION_MS = 7 * 24 * 3600 * 1000;
 const DAY_MS = 24 * 3600 * 1000;
@@ -94,7 +95,7 @@ export class RetentionController {
       this.clients.set(
         k.kind,
         new ResourceClient<KubeObject>(options.kubeConfig, k.descriptor, {
-          fieldManager: 'rackside-operator',
+          fieldManager: OPERATOR_FIELD_MANAGER,
         }),
       );
     }

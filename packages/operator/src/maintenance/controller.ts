@@ -37,6 +37,7 @@ import {
   type ReconcilerPorts,
 } from './reconciler';
 import type { NodeView } from './types';
+import { OPERATOR_FIELD_MANAGER } from '../kube/fieldManager';
 
 export interface MaintenanceControllerOptions {
   /** Leader-gated: every write asks the elector right before it goes out. */
@@ -71,7 +72,7 @@ export function createMaintenanceController(
 ): MaintenanceController {
   const { kubeConfig: kc, caches, core, metrics, log } = options;
   const { maintenances, nodes } = caches;
-  const fieldManager = { fieldManager: 'rackside-operator' };
+  const fieldManager = { fieldManager: OPERATOR_FIELD_MANAGER };
   const maintenanceClient = new ResourceClient<NodeMaintenance>(
     kc,
     nodeMaintenanceResource,

@@ -24,6 +24,7 @@ import {
   type PowerDeadlines,
 } from './PowerProviderReconciler';
 import { reconcileServerBmc } from './serverBmc';
+import { OPERATOR_FIELD_MANAGER } from '../kube/fieldManager';
 
 export interface PowerControllerOptions {
   /** Leader-gated: every write asks the elector right before it goes out. */
@@ -53,7 +54,7 @@ export function createPowerController(
 ): PowerController {
   const { kubeConfig: kc, caches, metrics, log, secrets } = options;
   const { providers, bmcs, nodes } = caches;
-  const fieldManager = { fieldManager: 'rackside-operator' };
+  const fieldManager = { fieldManager: OPERATOR_FIELD_MANAGER };
   const providerClient = new ResourceClient<PowerProvider>(
     kc,
     powerProviderResource,
