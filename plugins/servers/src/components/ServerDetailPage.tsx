@@ -1,9 +1,8 @@
 import type { ReactNode } from 'react';
-import Alert from '@mui/material/Alert';
 import Box from '@mui/material/Box';
-import LinearProgress from '@mui/material/LinearProgress';
 import Typography from '@mui/material/Typography';
 import { AppLink, useServersLinks } from './links';
+import { ReadGate } from './ReadGate';
 import { useReadDecision } from './useReadDecision';
 
 /**
@@ -28,13 +27,7 @@ export function ServerDetailPage(props: {
       <Typography variant="h4" component="h1" gutterBottom>
         {props.title}
       </Typography>
-      {decision === 'deny' && (
-        <Alert severity="warning">
-          You are not allowed to see servers (servers:read).
-        </Alert>
-      )}
-      {decision === 'loading' && <LinearProgress />}
-      {decision === 'allow' && props.children}
+      <ReadGate decision={decision}>{props.children}</ReadGate>
     </Box>
   );
 }

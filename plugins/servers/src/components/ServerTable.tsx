@@ -23,11 +23,11 @@ import {
   type ServerSortDirection,
   type ServerSortKey,
 } from '@rackside/plugin-servers-common';
-import { chipLabelSx } from './chips';
 import { MaintenanceCell } from './MaintenanceCell';
 import { ServerCatalogLink } from './EntityServerContent/ServerCatalogLink';
 import { focusInRow, keepFocusInRow } from './rowFocus';
 import { RowActions } from './RowActions';
+import { ReadyChip, SchedulableChip } from './ServerStateChips';
 
 /** Height of one body row; rows are fixed height so the window is arithmetic. */
 export const ROW_HEIGHT = 56;
@@ -117,24 +117,10 @@ const ServerRow = memo(function ServerRowContent(props: {
         {server.virtual && <Chip size="small" label="virtual" />}
       </TableCell>
       <TableCell sx={cell}>
-        <Chip
-          size="small"
-          label={server.ready ? 'Ready' : 'NotReady'}
-          color={server.ready ? 'success' : 'error'}
-          variant="outlined"
-        />
+        <ReadyChip ready={server.ready} />
       </TableCell>
       <TableCell sx={cell}>
-        {server.unschedulable ? (
-          <Chip
-            size="small"
-            label="Cordoned"
-            color="warning"
-            sx={chipLabelSx('warning')}
-          />
-        ) : (
-          <Typography variant="body2">Schedulable</Typography>
-        )}
+        <SchedulableChip unschedulable={server.unschedulable} />
       </TableCell>
       <TableCell sx={cell}>
         <MaintenanceCell server={server} />

@@ -13,8 +13,8 @@ import LinearProgress from '@mui/material/LinearProgress';
 import Stack from '@mui/material/Stack';
 import Typography from '@mui/material/Typography';
 import { useMemo } from 'react';
-import { chipLabelSx } from '../chips';
 import { ACTION_LABELS } from '../labels';
+import { ReadyChip, SchedulableChip } from '../ServerStateChips';
 import { serverTargetOf } from './annotations';
 import { useEntityServer, type EntityServer } from './useEntityServer';
 
@@ -39,24 +39,10 @@ function StateCard({ cluster, server }: EntityServer) {
         <Stack direction="row" flexWrap="wrap" gap={3}>
           <Fact label="Cluster">{cluster.title}</Fact>
           <Fact label="Ready">
-            <Chip
-              size="small"
-              variant="outlined"
-              label={server.ready ? 'Ready' : 'NotReady'}
-              color={server.ready ? 'success' : 'error'}
-            />
+            <ReadyChip ready={server.ready} />
           </Fact>
           <Fact label="Schedulable">
-            {server.unschedulable ? (
-              <Chip
-                size="small"
-                label="Cordoned"
-                color="warning"
-                sx={chipLabelSx('warning')}
-              />
-            ) : (
-              <Typography variant="body2">Schedulable</Typography>
-            )}
+            <SchedulableChip unschedulable={server.unschedulable} />
           </Fact>
           <Fact label="Roles">
             <Typography variant="body2">
