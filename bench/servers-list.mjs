@@ -48,7 +48,7 @@ import { inspectorOf, startCpuProfile } from './lib/inspector.mjs';
 import { benchRack, CLUSTER, ensureScale } from './lib/rack.mjs';
 
 const USAGE =
-  'usage: node bench/servers-list.mjs [--quick] [--rack DIR] [--sizes N,N,...] [--pods-per-node N] [--idle-at N] [--idle-seconds S] [--requests N] [--pages N] [--user NAME]';
+  'usage: node bench/servers-list.mjs [--quick] [--keep] [--rack DIR] [--sizes N,N,...] [--pods-per-node N] [--idle-at N] [--idle-seconds S] [--requests N] [--pages N] [--user NAME]';
 const FLAGS = {
   quick: {
     type: 'boolean',
@@ -90,6 +90,16 @@ const FLAGS = {
   backendRoot: {
     type: 'string',
     help: 'run the backend of another checkout (a patched copy, to measure a change)',
+  },
+  keep: {
+    type: 'boolean',
+    default: false,
+    help: 'keep the rack it starts (grown to the last size) and print its directory, for a rerun with --rack DIR',
+  },
+  settleMinutes: {
+    type: 'number',
+    default: 5,
+    help: "how long to wait for the backend to go quiet (its catalog ingesting the servers) before measuring",
   },
   timeoutMinutes: {
     type: 'number',
@@ -458,10 +468,12 @@ async function measureSize(ctx, { rack, flags, logs, browser, size, plan }) {
   // The backend's start-up work first (the catalog ingests the server entities and the
   // users and groups the policy reads), then until the list has every node. An answer the
   // route keeps giving after that (a 4xx) is the result, not a reason to stop.
-  const settledMs = await settle(pid);
+  const settledMs = await settle(pid, {
+    timeoutMs: flags.settleMinutes * 60_000,
+  });
   log(
     settledMs === undefined
-      ? 'the backend was still busy after 5 min (catalog ingestion?); measuring anyway'
+      ? `the backend was still busy after ${flags.settleMinutes} min (catalog ingestion?); measuring anyway`
       : `backend settled after ${seconds(settledMs)}`,
   );
   const token = await backend.token();
@@ -794,6 +806,7 @@ runBench(
     const before = machine();
     const rack = await benchRack({
       rackDir: flags.rack,
+      keep: flags.keep,
       heartbeatSeconds: 300,
     });
     ctx.onCleanup(() => rack.stop());
