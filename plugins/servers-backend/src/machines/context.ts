@@ -10,7 +10,7 @@ import type {
 } from '@backstage/backend-plugin-api';
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import type { TalosCluster } from '@rackside/plugin-servers-common';
-import type { ResolveName } from '../service/discoveryAddresses';
+import type { ResolveName } from '@rackside/plugin-servers-node';
 import type { MachinesRegistry, MachinesState } from '../service/machinesTypes';
 import { checkReason, type ReasonPolicy } from '../service/reasonPolicy';
 

@@ -1,5 +1,4 @@
 import { InputError } from '@backstage/errors';
-import { lookup } from 'node:dns/promises';
 import {
   checkDiscoveryAddress,
   checkResolvedAddresses,
@@ -11,33 +10,17 @@ import {
   type TalosCluster,
   type TalosMachine,
 } from '@rackside/plugin-servers-common';
-
-/** The port of the Talos machine API, implied when an address names none. */
-export const TALOS_API_PORT = 50000;
-
-/** Resolves a DNS name to every address it has (node:dns `lookup`, all families). */
-export type ResolveName = (host: string) => Promise<string[]>;
+import {
+  dnsResolver,
+  TALOS_API_PORT,
+  type ResolveName,
+} from '@rackside/plugin-servers-node';
 
 /** How long the backend waits for a name to resolve before refusing it. */
 const RESOLVE_TIMEOUT_MS = 5_000;
 
-export const resolveWithDns: ResolveName = async host => {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const answers = await Promise.race([
-      lookup(host, { all: true, verbatim: true }),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new Error('timed out')),
-          RESOLVE_TIMEOUT_MS,
-        );
-      }),
-    ]);
-    return answers.map(a => a.address);
-  } finally {
-    clearTimeout(timer);
-  }
-};
+/** The system resolver, bounded in time (the operator's, from servers-node). */
+export const resolveWithDns: ResolveName = dnsResolver(RESOLVE_TIMEOUT_MS);
 
 /**
  * 400 unless discovery of `cluster` may reach `address` (DESIGN 5b): the Talos port,
