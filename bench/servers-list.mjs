@@ -99,7 +99,7 @@ const FLAGS = {
   settleMinutes: {
     type: 'number',
     default: 5,
-    help: "how long to wait for the backend to go quiet (its catalog ingesting the servers) before measuring",
+    help: 'how long to wait for the backend to go quiet (its catalog ingesting the servers) before measuring',
   },
   timeoutMinutes: {
     type: 'number',
