@@ -19,8 +19,7 @@ import { createMachinesRouter } from './machines/router';
 import { createRouter } from './servers/router';
 import { clusterRegistryServiceRef } from './service/clusterRegistry';
 import { machinesRegistryServiceRef } from './service/machinesRegistry';
-import { announceMachineChanges } from './service/machinesSignals';
-import { announceServerChanges } from './service/serverSignals';
+import { announceChanges } from './service/changeSignals';
 import { PlansService } from './service/PlansService';
 import { PreflightTokens } from './service/preflight';
 import { readReasonPolicy } from './service/reasonPolicy';
@@ -130,21 +129,19 @@ export const serversPlugin = createBackendPlugin({
           permissionsRegistry.getPermissionRuleset(serverPermissionResourceRef),
         );
 
-        // One small "changed" signal per cluster per burst of shown changes.
+        // One small "changed" signal per cluster per burst of shown changes, servers
+        // and machines (each from its own caches) on the same channel.
         lifecycle.addShutdownHook(
-          announceServerChanges({
-            clusters,
-            signals,
-            logger,
-            channel: SERVERS_SIGNAL_CHANNEL,
-            debounceMs: SIGNAL_DEBOUNCE_MS,
-          }),
-        );
-
-        // The machine routes, on the same channel, from their own caches.
-        lifecycle.addShutdownHook(
-          announceMachineChanges({
-            machines,
+          announceChanges({
+            sources: [
+              ...clusters
+                .list()
+                .map(c => ({ cluster: c.name, onChange: c.onChange.bind(c) })),
+              ...machines.list().map(m => ({
+                cluster: m.cluster,
+                onChange: m.onChange.bind(m),
+              })),
+            ],
             signals,
             logger,
             channel: SERVERS_SIGNAL_CHANNEL,

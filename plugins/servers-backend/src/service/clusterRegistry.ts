@@ -1,14 +1,9 @@
-import {
-  coreServices,
-  createServiceFactory,
-  createServiceRef,
-} from '@backstage/backend-plugin-api';
-import {
-  clusterNodesServiceRef,
-  readClusterConfigs,
-} from '@rackside/plugin-servers-node';
+import { createServiceFactory } from '@backstage/backend-plugin-api';
 import { KubeClusterState } from './KubeClusterState';
-import { fixedRegistry } from './perClusterRegistry';
+import {
+  fixedRegistry,
+  perClusterRegistryServiceRef,
+} from './perClusterRegistry';
 import type { ClusterRegistry, ClusterState } from './types';
 
 /** A registry over a fixed list of clusters. */
@@ -24,31 +19,16 @@ export function staticClusterRegistry(states: ClusterState[]): ClusterRegistry {
  *
  * @public
  */
-export const clusterRegistryServiceRef = createServiceRef<ClusterRegistry>({
+export const clusterRegistryServiceRef = perClusterRegistryServiceRef<
+  KubeClusterState,
+  ClusterRegistry
+>({
   id: 'rackside.servers.clusters',
-  scope: 'plugin',
-  defaultFactory: async service =>
-    createServiceFactory({
-      service,
-      deps: {
-        config: coreServices.rootConfig,
-        logger: coreServices.logger,
-        lifecycle: coreServices.lifecycle,
-        clusterNodes: clusterNodesServiceRef,
-      },
-      factory({ config, logger, lifecycle, clusterNodes }) {
-        const states = readClusterConfigs(config).map(
-          cluster =>
-            new KubeClusterState(cluster, logger, {
-              nodes: clusterNodes.forCluster(cluster),
-            }),
-        );
-        lifecycle.addShutdownHook(async () => {
-          await Promise.all(states.map(s => s.stop()));
-        });
-        return staticClusterRegistry(states);
-      },
+  open: (cluster, { logger, clusterNodes }) =>
+    new KubeClusterState(cluster, logger, {
+      nodes: clusterNodes.forCluster(cluster),
     }),
+  registry: staticClusterRegistry,
 });
 
 /**

@@ -1,7 +1,5 @@
 import { InputError } from '@backstage/errors';
 import {
-  checkDiscoveryAddress,
-  checkResolvedAddresses,
   discoveryReachOf,
   isTerminalReclaimPhase,
   reclaimAddedAddresses,
@@ -12,6 +10,7 @@ import {
 } from '@rackside/plugin-servers-common';
 import {
   dnsResolver,
+  reachFor,
   TALOS_API_PORT,
   type ResolveName,
 } from '@rackside/plugin-servers-node';
@@ -33,28 +32,21 @@ export async function requireReachable(
   address: string,
   resolve: ResolveName = resolveWithDns,
 ): Promise<void> {
-  const reach = discoveryReachOf(cluster);
+  const reach = await reachFor(cluster, address, resolve);
+  if (reach.allowed) return;
   const name = cluster.metadata.name;
-  let check = checkDiscoveryAddress(address, reach);
-  if (check.allowed && check.endpoint.ip === undefined) {
-    const host = check.endpoint.host;
-    let resolved: string[];
-    try {
-      resolved = await resolve(host);
-    } catch {
-      throw new InputError(
-        `address: ${host} does not resolve to an address; discovery of ${name} reaches only the allowed networks (${
-          reach.allowedNetworks.join(', ') || 'none'
-        })`,
-      );
-    }
-    check = checkResolvedAddresses(check.endpoint, resolved, reach);
-  }
-  if (!check.allowed) {
+  if (reach.state === 'Unreachable') {
     throw new InputError(
-      `address: ${address} cannot be a discovery address of ${name}: ${check.message}`,
+      `address: ${
+        reach.message
+      }; discovery of ${name} reaches only the allowed networks (${
+        discoveryReachOf(cluster).allowedNetworks.join(', ') || 'none'
+      })`,
     );
   }
+  throw new InputError(
+    `address: ${address} cannot be a discovery address of ${name}: ${reach.message}`,
+  );
 }
 
 /**

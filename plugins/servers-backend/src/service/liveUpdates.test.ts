@@ -11,7 +11,7 @@ import { FakeKube, type ClusterConfig } from '@rackside/plugin-servers-node';
 import { staticClusterRegistry } from './clusterRegistry';
 import { KubeClusterState } from './KubeClusterState';
 import { PreflightTokens } from './preflight';
-import { announceServerChanges } from './serverSignals';
+import { announceChanges } from './changeSignals';
 import { AuthorizedServersService as ServersService } from '../servers/AuthorizedServersService';
 
 const NODES = '/api/v1/nodes';
@@ -86,8 +86,10 @@ describe('changes, not heartbeats', () => {
     state = new KubeClusterState(cluster, logger, { transport: kube });
     const clusters = staticClusterRegistry([state]);
     published = [];
-    stopSignals = announceServerChanges({
-      clusters,
+    stopSignals = announceChanges({
+      sources: clusters
+        .list()
+        .map(c => ({ cluster: c.name, onChange: c.onChange.bind(c) })),
       signals: { publish: async (m: unknown) => void published.push(m) } as any,
       logger,
       channel: 'rackside:servers',

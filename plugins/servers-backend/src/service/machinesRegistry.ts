@@ -24,6 +24,6 @@ export const machinesRegistryServiceRef = perClusterRegistryServiceRef<
   MachinesRegistry
 >({
   id: 'rackside.servers.machines',
-  open: (cluster, logger) => new KubeMachinesState(cluster, logger),
+  open: (cluster, { logger }) => new KubeMachinesState(cluster, logger),
   registry: staticMachinesRegistry,
 });

@@ -6,8 +6,10 @@ import {
   type ServiceRef,
 } from '@backstage/backend-plugin-api';
 import {
+  clusterNodesServiceRef,
   readClusterConfigs,
   type ClusterConfig,
+  type ClusterNodesService,
 } from '@rackside/plugin-servers-node';
 
 /** Per-cluster states looked up by their Backstage cluster name. */
@@ -28,16 +30,24 @@ export function fixedRegistry<S>(
   };
 }
 
+/** What a per-cluster state is opened with. */
+export interface PerClusterDeps {
+  logger: LoggerService;
+  /** The process's shared Node watches (one per cluster, also read by the catalog). */
+  clusterNodes: ClusterNodesService;
+}
+
 /**
  * A plugin service whose default opens one state per entry of `servers.clusters`
  * (`open`) and stops them all when the backend shuts down, so their watches end.
+ * The servers and the machines registries are both this.
  */
 export function perClusterRegistryServiceRef<
   S extends { stop(): Promise<void> },
   R,
 >(options: {
   id: string;
-  open(cluster: ClusterConfig, logger: LoggerService): S;
+  open(cluster: ClusterConfig, deps: PerClusterDeps): S;
   registry(states: S[]): R;
 }): ServiceRef<R, 'plugin', 'singleton'> {
   return createServiceRef<R>({
@@ -50,10 +60,11 @@ export function perClusterRegistryServiceRef<
           config: coreServices.rootConfig,
           logger: coreServices.logger,
           lifecycle: coreServices.lifecycle,
+          clusterNodes: clusterNodesServiceRef,
         },
-        factory({ config, logger, lifecycle }) {
+        factory({ config, logger, lifecycle, clusterNodes }) {
           const states = readClusterConfigs(config).map(cluster =>
-            options.open(cluster, logger),
+            options.open(cluster, { logger, clusterNodes }),
           );
           lifecycle.addShutdownHook(async () => {
             await Promise.all(states.map(s => s.stop()));

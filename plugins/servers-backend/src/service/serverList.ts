@@ -9,6 +9,7 @@ import {
   nodeRolesOf,
   compareServers,
   matchesServerFilter,
+  isNodeReady,
   normalizeServerFilter,
   powerAdvertisementOf,
   SERVER_SORT_KEYS,
@@ -238,10 +239,7 @@ export class ServerLists {
           name,
           roles,
           labels,
-          ready:
-            node.status?.conditions?.some(
-              c => c.type === 'Ready' && c.status === 'True',
-            ) ?? false,
+          ready: isNodeReady(node),
           maintenance: active ? { phase: phaseOf(active) } : undefined,
         },
       };
