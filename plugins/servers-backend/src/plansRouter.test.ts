@@ -10,7 +10,7 @@ import {
   clusterRegistryServiceRef,
   staticClusterRegistry,
 } from './service/clusterRegistry';
-import { planNameFor } from './service/PlansService';
+import { planNameFor } from './plans/PlansService';
 import {
   FakeCluster,
   fakeBudget,

@@ -16,11 +16,12 @@ import {
 import { actionsRegistryServiceRef } from '@backstage/backend-plugin-api/alpha';
 import { registerServersActions } from './actions';
 import { createMachinesRouter } from './machines/router';
+import { AuthorizedPlansService } from './plans/AuthorizedPlansService';
+import { PlansService } from './plans/PlansService';
 import { createRouter } from './servers/router';
 import { clusterRegistryServiceRef } from './service/clusterRegistry';
 import { machinesRegistryServiceRef } from './service/machinesRegistry';
 import { announceChanges } from './service/changeSignals';
-import { PlansService } from './service/PlansService';
 import { PreflightTokens } from './service/preflight';
 import { readReasonPolicy } from './service/reasonPolicy';
 import { AuthorizedServersService } from './servers/AuthorizedServersService';
@@ -178,19 +179,23 @@ export const serversPlugin = createBackendPlugin({
           clusters: notificationsConfig.enabled
             ? withPodsAtCreation(clusters, watch.maintenances, logger)
             : clusters,
-          permissions,
           auditor,
           logger,
           reasonPolicy,
           preflightTokens,
-          applyConditions,
         };
+        // Only the checks around the services ask the permission framework.
+        const permissionOptions = { permissions, applyConditions };
         const service = new AuthorizedServersService(
-          serviceOptions,
+          { ...serviceOptions, ...permissionOptions },
           new ServersServiceWithOwners(serviceOptions, { workloads, logger }),
         );
         registerServersActions(actionsRegistry, service);
-        const plans = new PlansService(service, serviceOptions);
+        const plans = new AuthorizedPlansService(
+          service,
+          permissionOptions,
+          new PlansService(service.service, serviceOptions),
+        );
         httpRouter.use(await createRouter({ service, plans, httpAuth }));
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
       },

@@ -81,14 +81,39 @@ export interface UserAccess extends ServerAccess {
   user: string;
 }
 
+/** What the permission checks of the servers (and plans) routes ask with. */
+export interface ServerPermissionOptions {
+  permissions: PermissionsService;
+  /** Applies a conditional decision of `servers:*` to one server. */
+  applyConditions: (
+    decision: PolicyDecision,
+    resource: ServerResource | undefined,
+  ) => boolean;
+}
+
+/** The options of the service and of the checks around it. */
+export type AuthorizedServersServiceOptions = ServersServiceOptions &
+  ServerPermissionOptions;
+
+/** The service's own options: the same without what only the checks use. */
+function serviceOptionsOf({
+  permissions: _permissions,
+  applyConditions: _applyConditions,
+  ...options
+}: AuthorizedServersServiceOptions): ServersServiceOptions {
+  return options;
+}
+
 export class AuthorizedServersService {
   private readonly permissions: PermissionsService;
-  private readonly applyConditions: ServersServiceOptions['applyConditions'];
+  private readonly applyConditions: ServerPermissionOptions['applyConditions'];
 
   constructor(
-    options: ServersServiceOptions,
+    options: AuthorizedServersServiceOptions,
     /** The service the checks guard. */
-    readonly service: ServersService = new ServersService(options),
+    readonly service: ServersService = new ServersService(
+      serviceOptionsOf(options),
+    ),
   ) {
     this.permissions = options.permissions;
     this.applyConditions = options.applyConditions;

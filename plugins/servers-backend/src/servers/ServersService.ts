@@ -9,10 +9,8 @@ import type {
   AuditorService,
   BackstageCredentials,
   LoggerService,
-  PermissionsService,
 } from '@backstage/backend-plugin-api';
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
-import type { PolicyDecision } from '@backstage/plugin-permission-common';
 import {
   actionRequestBodySchema,
   ceremonyFor,
@@ -121,18 +119,16 @@ export async function snapshot(
   return snapshotOf(nodes, maintenances, powerProvider, bmcNodes);
 }
 
+/**
+ * What the service needs. No permission service: the permission checks come with each
+ * call's access (see AuthorizedServersService).
+ */
 export interface ServersServiceOptions {
   clusters: ClusterRegistry;
-  permissions: PermissionsService;
   auditor: AuditorService;
   logger: LoggerService;
   reasonPolicy: ReasonPolicy;
   preflightTokens: PreflightTokens;
-  /** Applies a conditional decision of `servers:*` to one server. */
-  applyConditions: (
-    decision: PolicyDecision,
-    resource: ServerResource | undefined,
-  ) => boolean;
 }
 
 /** How a read came in: the actions registry or a route (with its request, for the audit). */

@@ -3,18 +3,16 @@ import type {
   BackstageUserPrincipal,
   HttpAuthService,
 } from '@backstage/backend-plugin-api';
-import { InputError } from '@backstage/errors';
 import type { ActionResponse } from '@rackside/plugin-servers-common';
 import express from 'express';
 import Router from 'express-promise-router';
 import { jsonBody } from '../lib/jsonBody';
-import {
-  parsePlanPreflightQuery,
-  type PlansService,
-} from '../service/PlansService';
+import type { AuthorizedPlansService } from '../plans/AuthorizedPlansService';
+import { createPlansRouter } from '../plans/router';
 import { PreflightConflictError } from '../service/preflight';
 import { parseServerListQuery } from '../service/serverList';
 import type { AuthorizedServersService } from './AuthorizedServersService';
+import { queryFlag, sendPreflightConflict } from './preflightHttp';
 
 export { QuorumRefusedError } from './ServersService';
 
@@ -22,35 +20,14 @@ export { QuorumRefusedError } from './ServersService';
 export interface RouterOptions {
   service: AuthorizedServersService;
   /** The maintenance plan routes (DESIGN section 15); absent: not served. */
-  plans?: PlansService;
+  plans?: AuthorizedPlansService;
   httpAuth: HttpAuthService;
-}
-
-/** A 409 whose new pre-flight travels with it, so the dialog can show it at once. */
-function sendPreflightConflict(
-  req: express.Request,
-  res: express.Response,
-  error: PreflightConflictError<unknown>,
-) {
-  res.status(409).json({
-    error: { name: error.name, message: error.message },
-    request: { method: req.method, url: req.originalUrl },
-    response: { statusCode: 409 },
-    preflight: error.preflight,
-  });
-}
-
-/** `true` / `false` / absent in a query string; anything else is a 400. */
-function queryFlag(value: unknown, name: string): boolean {
-  if (value === undefined || value === 'false') return false;
-  if (value === 'true') return true;
-  throw new InputError(`${name} must be true or false`);
 }
 
 /**
  * Builds the `/api/servers` routes: HTTP in and out of {@link AuthorizedServersService}
  * (the permission checks) and its ServersService (every other check); the actions
- * registry calls the same service.
+ * registry calls the same service. With `plans`, the plan routes (plans/router.ts) too.
  */
 export async function createRouter(
   options: RouterOptions,
@@ -182,79 +159,8 @@ export async function createRouter(
     },
   );
 
-  if (plans) addPlanRoutes(router, plans, httpAuth);
+  // After the servers routes and behind their body parser, as they always were.
+  if (plans) router.use(createPlansRouter({ plans, httpAuth }));
 
   return router;
-}
-
-/** The maintenance plan routes (DESIGN section 7). */
-function addPlanRoutes(
-  router: express.Router,
-  plans: PlansService,
-  httpAuth: HttpAuthService,
-) {
-  router.get('/clusters/:cluster/plans', async (req, res) => {
-    const credentials = await httpAuth.credentials(req);
-    res.json(
-      await plans.listPlans(credentials, req.params.cluster, { request: req }),
-    );
-  });
-
-  // Before `/plans/:name`: `preflight` is not a plan.
-  router.get('/clusters/:cluster/plans/preflight', async (req, res) => {
-    const credentials = await httpAuth.credentials(req, { allow: ['user'] });
-    res.json(
-      await plans.planPreflight(
-        credentials,
-        req.params.cluster,
-        parsePlanPreflightQuery(
-          req.query as Record<string, unknown>,
-          queryFlag,
-        ),
-        { request: req },
-      ),
-    );
-  });
-
-  router.get('/clusters/:cluster/plans/:name', async (req, res) => {
-    const credentials = await httpAuth.credentials(req);
-    res.json(
-      await plans.getPlan(credentials, req.params.cluster, req.params.name, {
-        request: req,
-      }),
-    );
-  });
-
-  router.post('/clusters/:cluster/plans', async (req, res) => {
-    const credentials = await httpAuth.credentials(req, { allow: ['user'] });
-    try {
-      const created = await plans.createPlan(
-        credentials,
-        req.params.cluster,
-        req.body,
-        req,
-      );
-      res.status(201).json(created);
-    } catch (error) {
-      if (error instanceof PreflightConflictError) {
-        sendPreflightConflict(req, res, error);
-        return;
-      }
-      throw error;
-    }
-  });
-
-  router.post('/clusters/:cluster/plans/:name/:control', async (req, res) => {
-    const credentials = await httpAuth.credentials(req, { allow: ['user'] });
-    res.json(
-      await plans.controlPlan(
-        credentials,
-        req.params.cluster,
-        req.params.name,
-        req.params.control,
-        req.body,
-        req,
-      ),
-    );
-  });
 }

@@ -5,22 +5,11 @@
  * request of a plan with its checks in order (servers:plan, body, reason policy, nodes,
  * the intent's permission on every node, the spec, ceremony, token, blockers), and
  * pause / resume / cancel. Every request is an auditor event at the plans' severity.
- * It reuses the servers service's read scope, audited reads, per-node impact and tokens.
+ * It reuses the servers service's audited reads, per-node impact and tokens. The permission
+ * checks are the caller's {@link PlanAccess} (AuthorizedPlansService), asked at the points
+ * of that order.
  */
-import type {
-  BackstageCredentials,
-  BackstageUserPrincipal,
-} from '@backstage/backend-plugin-api';
-import {
-  ConflictError,
-  InputError,
-  NotAllowedError,
-  NotFoundError,
-} from '@backstage/errors';
-import {
-  AuthorizeResult,
-  type PolicyDecision,
-} from '@backstage/plugin-permission-common';
+import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import {
   isPlanPaused,
   isTerminalPlanPhase,
@@ -32,8 +21,6 @@ import {
   planRequestBodySchema,
   RACKSIDE_API_VERSION,
   resolvePlanNodes,
-  serverActionPermissions,
-  serversPlanPermission,
   type DrainBudget,
   type PlanControl,
   type PlanCounts,
@@ -49,25 +36,22 @@ import type { Request } from 'express';
 import crypto from 'node:crypto';
 import { audited } from '../lib/audited';
 import { parseRequestBody } from '../lib/requestBody';
-import { PLAN_SEVERITY } from './auditSeverity';
+import { PLAN_SEVERITY } from '../service/auditSeverity';
 import {
   impactDigest,
   PreflightConflictError,
   type PreflightOptions,
-} from './preflight';
-import { checkReason } from './reasonPolicy';
-import type {
-  AuthorizedServersService,
-  ServerReadScope,
-} from '../servers/AuthorizedServersService';
+} from '../service/preflight';
+import { checkReason } from '../service/reasonPolicy';
+import type { ServerReadScope } from '../servers/AuthorizedServersService';
 import {
-  actorOf,
   snapshot,
   type CallContext,
+  type ServersService,
   type ServersServiceOptions,
 } from '../servers/ServersService';
-import type { ClusterState, PlanObject } from './types';
-import { serverResourceOf, type ClusterSnapshot } from './view';
+import type { ClusterState, PlanObject } from '../service/types';
+import { serverResourceOf, type ClusterSnapshot } from '../service/view';
 
 /** The plan pre-flight without its token. */
 export type PlanPreflightImpact = Omit<PlanPreflightResponse, 'token'>;
@@ -194,68 +178,37 @@ export interface PlanPreflightQuery {
   options: PreflightOptions;
 }
 
-export class PlansService {
-  constructor(
-    private readonly servers: AuthorizedServersService,
-    private readonly options: ServersServiceOptions,
-  ) {}
-
-  private async requirePlan(credentials: BackstageCredentials) {
-    const [decision] = await this.options.permissions.authorize(
-      [{ permission: serversPlanPermission }],
-      { credentials },
-    );
-    if (decision.result !== AuthorizeResult.ALLOW) {
-      throw new NotAllowedError(
-        `you are not allowed to plan maintenance (${serversPlanPermission.name})`,
-      );
-    }
-  }
-
-  /**
-   * The intent's permission on every node: one conditional decision, applied to each
-   * node; 403 naming the nodes it refuses.
-   */
-  private async requireIntentOnEvery(
-    credentials: BackstageCredentials,
+/** The permission decisions of one caller, asked when the plan service needs them. */
+export interface PlanAccess {
+  /** Who the audit names. */
+  actor: string;
+  /** What `servers:read` lets the caller see; 403 when it is denied outright. */
+  readScope(): Promise<ServerReadScope>;
+  /** 403 unless the caller may plan maintenance (`servers:plan`). */
+  requirePlan(): Promise<void>;
+  /** 403 naming the nodes of `names` on which the intent's permission is refused. */
+  requireIntentOnEvery(
     cluster: string,
     snap: ClusterSnapshot,
     intent: PlanIntent,
     names: string[],
-  ) {
-    const permission = serverActionPermissions[intent];
-    const [decision] = await this.options.permissions.authorizeConditional(
-      [{ permission }],
-      { credentials },
-    );
-    const allowed = (name: string) => {
-      if (decision.result === AuthorizeResult.ALLOW) return true;
-      if (decision.result === AuthorizeResult.DENY) return false;
-      const node = snap.nodes.find(n => n.metadata?.name === name);
-      return (
-        node !== undefined &&
-        this.options.applyConditions(
-          decision as PolicyDecision,
-          serverResourceOf(cluster, node),
-        )
-      );
-    };
-    const refused = names.filter(name => !allowed(name));
-    if (refused.length) {
-      throw new NotAllowedError(
-        `you are not allowed to ${intent} ${refused.join(', ')} (${
-          permission.name
-        })`,
-      );
-    }
-  }
+  ): Promise<void>;
+}
+
+/** The access of a user (a plan pre-flight, request or control needs one). */
+export interface PlanUserAccess extends PlanAccess {
+  user: string;
+}
+
+export class PlansService {
+  constructor(
+    private readonly servers: ServersService,
+    private readonly options: ServersServiceOptions,
+  ) {}
 
   /** The cluster's plans this user may read: those whose every existing node is readable. */
-  private async readablePlans(
-    credentials: BackstageCredentials,
-    cluster: ClusterState,
-  ) {
-    const scope = await this.servers.readScope(credentials);
+  private async readablePlans(access: PlanAccess, cluster: ClusterState) {
+    const scope = await access.readScope();
     const [snap, plans] = await Promise.all([
       snapshot(cluster),
       cluster.plans?.() ?? Promise.resolve([]),
@@ -270,17 +223,17 @@ export class PlansService {
   }
 
   async listPlans(
-    credentials: BackstageCredentials,
+    access: PlanAccess,
     clusterName: string,
     call?: CallContext,
   ): Promise<PlanListResponse> {
-    return this.servers.service.auditedRead(
-      actorOf(credentials),
+    return this.servers.auditedRead(
+      access.actor,
       call,
       { read: 'plans', cluster: clusterName },
       async () => {
-        const cluster = this.servers.service.clusterOr404(clusterName);
-        const { plans } = await this.readablePlans(credentials, cluster);
+        const cluster = this.servers.clusterOr404(clusterName);
+        const { plans } = await this.readablePlans(access, cluster);
         return {
           items: [...plans]
             .sort(newestFirst)
@@ -291,18 +244,18 @@ export class PlansService {
   }
 
   async getPlan(
-    credentials: BackstageCredentials,
+    access: PlanAccess,
     clusterName: string,
     name: string,
     call?: CallContext,
   ): Promise<PlanResponse> {
-    return this.servers.service.auditedRead(
-      actorOf(credentials),
+    return this.servers.auditedRead(
+      access.actor,
       call,
       { read: 'plan', cluster: clusterName, plan: name },
       async () => {
-        const cluster = this.servers.service.clusterOr404(clusterName);
-        const { plans } = await this.readablePlans(credentials, cluster);
+        const cluster = this.servers.clusterOr404(clusterName);
+        const { plans } = await this.readablePlans(access, cluster);
         const plan = plans.find(p => p.metadata.name === name);
         if (!plan) {
           throw new NotFoundError(
@@ -358,7 +311,7 @@ export class PlansService {
     steps.forEach((names, i) => names.forEach(n => stepOf.set(n, i)));
     const impacts = await Promise.all(
       planned.map(async (n): Promise<PlanNodeImpact> => {
-        const impact = await this.servers.service.currentImpact(
+        const impact = await this.servers.currentImpact(
           cluster,
           snap,
           n.name,
@@ -440,13 +393,13 @@ export class PlansService {
 
   /** `GET /clusters/:cluster/plans/preflight`: what the plan would do now, with its token. */
   async planPreflight(
-    credentials: BackstageCredentials<BackstageUserPrincipal>,
+    access: PlanUserAccess,
     clusterName: string,
     query: PlanPreflightQuery,
     call?: CallContext,
   ): Promise<PlanPreflightResponse> {
-    return this.servers.service.auditedRead(
-      actorOf(credentials),
+    return this.servers.auditedRead(
+      access.actor,
       call,
       {
         read: 'plan-preflight',
@@ -455,8 +408,8 @@ export class PlansService {
         nodes: query.nodes.join(','),
       },
       async () => {
-        const cluster = this.servers.service.clusterOr404(clusterName);
-        await this.requirePlan(credentials);
+        const cluster = this.servers.clusterOr404(clusterName);
+        await access.requirePlan();
         const intent = this.intentOf(query.intent);
         const maxParallel = this.maxParallelOf(query.maxParallel);
         if (query.nodes.length === 0) {
@@ -467,7 +420,7 @@ export class PlansService {
             `a plan takes at most ${MAX_PLAN_NODES} servers`,
           );
         }
-        const scope = await this.servers.readScope(credentials);
+        const scope = await access.readScope();
         const snap = await snapshot(cluster);
         const planned = this.planNodes(
           cluster.name,
@@ -475,8 +428,7 @@ export class PlansService {
           scope.filter,
           query.nodes,
         );
-        await this.requireIntentOnEvery(
-          credentials,
+        await access.requireIntentOnEvery(
           cluster.name,
           snap,
           intent,
@@ -491,7 +443,7 @@ export class PlansService {
           maxParallel,
           query.options,
         );
-        return this.sign(impact, credentials.principal.userEntityRef);
+        return this.sign(impact, access.user);
       },
     );
   }
@@ -524,12 +476,12 @@ export class PlansService {
    * error of the first check that fails (nothing written).
    */
   async createPlan(
-    credentials: BackstageCredentials<BackstageUserPrincipal>,
+    access: PlanUserAccess,
     clusterName: string,
     rawBody: unknown,
     httpRequest?: Request,
   ): Promise<{ name: string }> {
-    const actor = credentials.principal.userEntityRef;
+    const actor = access.user;
     const raw = (rawBody ?? {}) as Record<string, unknown>;
     const meta = {
       actor,
@@ -541,8 +493,8 @@ export class PlansService {
       via: 'http',
     };
     return this.auditedPlanRequest(meta, httpRequest, async () => {
-      const cluster = this.servers.service.clusterOr404(clusterName);
-      await this.requirePlan(credentials);
+      const cluster = this.servers.clusterOr404(clusterName);
+      await access.requirePlan();
       const body = parseRequestBody(planRequestBodySchema, rawBody);
       const reasonProblem = checkReason(this.options.reasonPolicy, body.reason);
       if (reasonProblem) throw new InputError(reasonProblem);
@@ -551,7 +503,7 @@ export class PlansService {
           'invalid request body: give exactly one of nodes and selector',
         );
       }
-      const scope = await this.servers.readScope(credentials);
+      const scope = await access.readScope();
       const snap = await snapshot(cluster);
       let names = body.nodes;
       if (!names) {
@@ -572,8 +524,7 @@ export class PlansService {
         names = selected.map(n => n.name);
       }
       const planned = this.planNodes(cluster.name, snap, scope.filter, names);
-      await this.requireIntentOnEvery(
-        credentials,
+      await access.requireIntentOnEvery(
         cluster.name,
         snap,
         body.intent,
@@ -676,14 +627,14 @@ export class PlansService {
 
   /** `POST /clusters/:cluster/plans/:name/{pause,resume,cancel}`. */
   async controlPlan(
-    credentials: BackstageCredentials<BackstageUserPrincipal>,
+    access: PlanUserAccess,
     clusterName: string,
     name: string,
     control: string,
     rawBody: unknown,
     httpRequest?: Request,
   ): Promise<{ name: string }> {
-    const actor = credentials.principal.userEntityRef;
+    const actor = access.user;
     const raw = (rawBody ?? {}) as Record<string, unknown>;
     const meta = {
       actor,
@@ -701,12 +652,12 @@ export class PlansService {
           )}`,
         );
       }
-      const cluster = this.servers.service.clusterOr404(clusterName);
-      await this.requirePlan(credentials);
+      const cluster = this.servers.clusterOr404(clusterName);
+      await access.requirePlan();
       const body = parseRequestBody(planControlBodySchema, rawBody);
       const reasonProblem = checkReason(this.options.reasonPolicy, body.reason);
       if (reasonProblem) throw new InputError(reasonProblem);
-      const { plans } = await this.readablePlans(credentials, cluster);
+      const { plans } = await this.readablePlans(access, cluster);
       if (!plans.some(p => p.metadata.name === name)) {
         throw new NotFoundError(
           `no maintenance plan named ${name} in cluster ${cluster.name}`,

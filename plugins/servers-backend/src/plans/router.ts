@@ -1,0 +1,91 @@
+/*
+ * The maintenance plan routes under `/api/servers` (DESIGN sections 7 and 15), HTTP in
+ * and out of AuthorizedPlansService. The servers router mounts them after its own
+ * routes, behind its body parser.
+ */
+import type { HttpAuthService } from '@backstage/backend-plugin-api';
+import type express from 'express';
+import Router from 'express-promise-router';
+import { PreflightConflictError } from '../service/preflight';
+import { queryFlag, sendPreflightConflict } from '../servers/preflightHttp';
+import type { AuthorizedPlansService } from './AuthorizedPlansService';
+import { parsePlanPreflightQuery } from './PlansService';
+
+/** Options of {@link createPlansRouter}. */
+export interface PlansRouterOptions {
+  plans: AuthorizedPlansService;
+  httpAuth: HttpAuthService;
+}
+
+/** Builds the plan routes; bodies are parsed by the router that mounts them. */
+export function createPlansRouter(options: PlansRouterOptions): express.Router {
+  const { plans, httpAuth } = options;
+  const router = Router();
+
+  router.get('/clusters/:cluster/plans', async (req, res) => {
+    const credentials = await httpAuth.credentials(req);
+    res.json(
+      await plans.listPlans(credentials, req.params.cluster, { request: req }),
+    );
+  });
+
+  // Before `/plans/:name`: `preflight` is not a plan.
+  router.get('/clusters/:cluster/plans/preflight', async (req, res) => {
+    const credentials = await httpAuth.credentials(req, { allow: ['user'] });
+    res.json(
+      await plans.planPreflight(
+        credentials,
+        req.params.cluster,
+        parsePlanPreflightQuery(
+          req.query as Record<string, unknown>,
+          queryFlag,
+        ),
+        { request: req },
+      ),
+    );
+  });
+
+  router.get('/clusters/:cluster/plans/:name', async (req, res) => {
+    const credentials = await httpAuth.credentials(req);
+    res.json(
+      await plans.getPlan(credentials, req.params.cluster, req.params.name, {
+        request: req,
+      }),
+    );
+  });
+
+  router.post('/clusters/:cluster/plans', async (req, res) => {
+    const credentials = await httpAuth.credentials(req, { allow: ['user'] });
+    try {
+      const created = await plans.createPlan(
+        credentials,
+        req.params.cluster,
+        req.body,
+        req,
+      );
+      res.status(201).json(created);
+    } catch (error) {
+      if (error instanceof PreflightConflictError) {
+        sendPreflightConflict(req, res, error);
+        return;
+      }
+      throw error;
+    }
+  });
+
+  router.post('/clusters/:cluster/plans/:name/:control', async (req, res) => {
+    const credentials = await httpAuth.credentials(req, { allow: ['user'] });
+    res.json(
+      await plans.controlPlan(
+        credentials,
+        req.params.cluster,
+        req.params.name,
+        req.params.control,
+        req.body,
+        req,
+      ),
+    );
+  });
+
+  return router;
+}
