@@ -60,6 +60,16 @@ export interface Config {
       hint?: string;
     };
     /**
+     * How long, in milliseconds, a user's read decisions (`servers:read` and
+     * each action's permission, which decide what a list offers) are reused
+     * for that user's next reads. A Servers page asks the clusters, then a
+     * window of servers, then more as the user scrolls: within this time they
+     * share one round trip to the permission framework. Actions are always
+     * authorized afresh, so a revoked permission stops them at once and stops
+     * reads within this time. Defaults to 2000; 0 asks for every read.
+     */
+    readDecisionReuseMs?: number;
+    /**
      * Pre-flight acknowledgements (drain, reboot, shutdown). A pre-flight token
      * binds the impact the user was shown, for that user, for 15 minutes, and
      * acknowledges one request (a second one with it is a 409).

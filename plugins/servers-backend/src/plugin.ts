@@ -2,6 +2,7 @@ import {
   coreServices,
   createBackendPlugin,
 } from '@backstage/backend-plugin-api';
+import type { Config } from '@backstage/config';
 import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
 import { signalsServiceRef } from '@backstage/plugin-signals-node';
 import { notificationService } from '@backstage/plugin-notifications-node';
@@ -38,6 +39,18 @@ import { catalogWorkloads } from './notifications/workloadCatalog';
 import { serverResourceOf } from './service/view';
 
 /** The signals channel the plugin publishes `{ cluster }` on when a cluster changes. */
+/** `servers.readDecisionReuseMs`: a whole number of milliseconds, 0 or more. */
+function readDecisionReuseMsOf(config: Config): number | undefined {
+  const key = 'servers.readDecisionReuseMs';
+  const value = config.getOptionalNumber(key);
+  if (value !== undefined && !(Number.isInteger(value) && value >= 0)) {
+    throw new Error(
+      `${key} must be a whole number of milliseconds, 0 or more (0 asks the permission framework for every read); got ${value}`,
+    );
+  }
+  return value;
+}
+
 export const SERVERS_SIGNAL_CHANNEL = 'rackside:servers';
 
 /** How long shown changes are collected before one signal is sent. */
@@ -185,7 +198,11 @@ export const serversPlugin = createBackendPlugin({
           preflightTokens,
         };
         // Only the checks around the services ask the permission framework.
-        const permissionOptions = { permissions, applyConditions };
+        const permissionOptions = {
+          permissions,
+          applyConditions,
+          readDecisionReuseMs: readDecisionReuseMsOf(config),
+        };
         const service = new AuthorizedServersService(
           { ...serviceOptions, ...permissionOptions },
           new ServersServiceWithOwners(serviceOptions, { workloads, logger }),

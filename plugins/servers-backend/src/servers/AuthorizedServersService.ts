@@ -41,6 +41,11 @@ import type { ServerListQuery } from '../service/serverList';
 import type { PreparedJson } from '../service/ServerListCache';
 import { serverResourceOf } from '../service/view';
 import {
+  DEFAULT_READ_DECISION_REUSE_MS,
+  readDecisionKeyOf,
+  ReuseWindow,
+} from './readDecisions';
+import {
   actorOf,
   ServersService,
   type ActionRequest,
@@ -89,6 +94,13 @@ export interface ServerPermissionOptions {
     decision: PolicyDecision,
     resource: ServerResource | undefined,
   ) => boolean;
+  /**
+   * How long a user's read decisions are reused (`servers.readDecisionReuseMs`,
+   * readDecisions.ts); 0 asks for every read. Actions are always asked afresh.
+   */
+  readDecisionReuseMs?: number;
+  /** The clock of that reuse (tests). */
+  now?: () => number;
 }
 
 /** The options of the service and of the checks around it. */
@@ -99,14 +111,26 @@ export type AuthorizedServersServiceOptions = ServersServiceOptions &
 function serviceOptionsOf({
   permissions: _permissions,
   applyConditions: _applyConditions,
+  readDecisionReuseMs: _readDecisionReuseMs,
+  now: _now,
   ...options
 }: AuthorizedServersServiceOptions): ServersServiceOptions {
   return options;
 }
 
+/** What a read asks: `servers:read`, then each action's permission in SERVER_ACTIONS order. */
+const READ_QUESTIONS = [
+  { permission: serversReadPermission },
+  ...SERVER_ACTIONS.map(action => ({
+    permission: serverActionPermissions[action],
+  })),
+];
+
 export class AuthorizedServersService {
   private readonly permissions: PermissionsService;
   private readonly applyConditions: ServerPermissionOptions['applyConditions'];
+  /** `servers:read` and each action's decision, per user, for reads (READ_QUESTIONS). */
+  private readonly readDecisions: ReuseWindow<PolicyDecision[]>;
 
   constructor(
     options: AuthorizedServersServiceOptions,
@@ -117,15 +141,31 @@ export class AuthorizedServersService {
   ) {
     this.permissions = options.permissions;
     this.applyConditions = options.applyConditions;
+    this.readDecisions = new ReuseWindow(
+      options.readDecisionReuseMs ?? DEFAULT_READ_DECISION_REUSE_MS,
+      options.now,
+    );
+  }
+
+  /**
+   * `servers:read` and one conditional decision per action, asked in one call (nine
+   * decisions, whatever the number of servers) and reused for a user's burst of reads
+   * (readDecisions.ts): `/clusters` asks them, and the page's first window right after
+   * reuses them. One authorize() item per server and action would grow the permission
+   * request past what the permission backend accepts (413 above about 65 servers).
+   */
+  private askReadDecisions(
+    credentials: BackstageCredentials,
+  ): Promise<PolicyDecision[]> {
+    return this.readDecisions.get(readDecisionKeyOf(credentials), () =>
+      this.permissions.authorizeConditional(READ_QUESTIONS, { credentials }),
+    );
   }
 
   /** What `servers:read` lets the caller see; 403 when it is denied outright. */
   async readScope(credentials: BackstageCredentials): Promise<ServerReadScope> {
-    const [decision] = await this.permissions.authorizeConditional(
-      [{ permission: serversReadPermission }],
-      { credentials },
-    );
-    return this.scopeOf(decision);
+    const [read] = await this.askReadDecisions(credentials);
+    return this.scopeOf(read);
   }
 
   private scopeOf(decision: PolicyDecision): ServerReadScope {
@@ -153,26 +193,12 @@ export class AuthorizedServersService {
     return server => this.applyConditions(decision, server);
   }
 
-  /**
-   * What a user may see and do on many servers: `servers:read` and one conditional
-   * decision per action, asked in one call (eight decisions, whatever the number of
-   * servers) and applied to each server here. One authorize() item per server and action
-   * would grow the permission request past what the permission backend accepts (413
-   * above about 65 servers). `key` names the decisions, for the list cache.
-   */
+  /** What a user may see and do on the servers of one cluster, from its read decisions. */
   private async serverDecisions(
     credentials: BackstageCredentials,
     cluster: string,
   ): Promise<ServerDecisions> {
-    const [read, ...perAction] = await this.permissions.authorizeConditional(
-      [
-        { permission: serversReadPermission },
-        ...SERVER_ACTIONS.map(action => ({
-          permission: serverActionPermissions[action],
-        })),
-      ],
-      { credentials },
-    );
+    const [read, ...perAction] = await this.askReadDecisions(credentials);
     const scope = this.scopeOf(read);
     const byAction = new Map(
       SERVER_ACTIONS.map((action, i) => [action, perAction[i]]),

@@ -20,6 +20,7 @@ import { KubeClusterState } from './KubeClusterState';
 import { PreflightTokens } from './preflight';
 import { ExpiredContinueError, parseServerListQuery } from './serverList';
 import { AuthorizedServersService as ServersService } from '../servers/AuthorizedServersService';
+import { DEFAULT_READ_DECISION_REUSE_MS } from '../servers/readDecisions';
 
 const NODES = '/api/v1/nodes';
 
@@ -54,6 +55,7 @@ describe('windowed servers list', () => {
   let state: KubeClusterState;
   let service: ServersService;
   let read: PolicyDecision;
+  let clock: number;
   const credentials = mockCredentials.user();
 
   const page = async (params: Record<string, string>) => {
@@ -89,6 +91,7 @@ describe('windowed servers list', () => {
     const logger = mockServices.logger.mock();
     state = new KubeClusterState(cluster, logger, { transport: kube });
     read = { result: AuthorizeResult.ALLOW };
+    clock = 0;
     service = new ServersService({
       clusters: staticClusterRegistry([state]),
       permissions: mockServices.permissions.mock({
@@ -104,6 +107,9 @@ describe('windowed servers list', () => {
       reasonPolicy: { minLength: 10, maxLength: 500 },
       preflightTokens: new PreflightTokens('secret'),
       applyConditions: () => true,
+      // The reuse window of read decisions (readDecisions.ts) on a clock of its own:
+      // a test that changes a decision moves past it.
+      now: () => clock,
     });
     await state.snapshot();
   });
@@ -231,10 +237,12 @@ describe('windowed servers list', () => {
         params: { label: 'rack' },
       },
     } as any;
+    clock += DEFAULT_READ_DECISION_REUSE_MS;
     await expect(page({ limit: '2', continue: token })).rejects.toThrow(
       /another cluster, user, filter or sort/,
     );
     read = { result: AuthorizeResult.ALLOW };
+    clock += DEFAULT_READ_DECISION_REUSE_MS;
     await expect(
       page({ limit: '2', continue: 'bm90IGEgdG9rZW4' }),
     ).rejects.toMatchObject({

@@ -1,0 +1,165 @@
+import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
+import {
+  AuthorizeResult,
+  type PolicyDecision,
+} from '@backstage/plugin-permission-common';
+import { FakeKube, type ClusterConfig } from '@rackside/plugin-servers-node';
+import { staticClusterRegistry } from '../service/clusterRegistry';
+import { KubeClusterState } from '../service/KubeClusterState';
+import { PreflightTokens } from '../service/preflight';
+import { AuthorizedServersService } from './AuthorizedServersService';
+import {
+  DEFAULT_READ_DECISION_REUSE_MS,
+  readDecisionKeyOf,
+  ReuseWindow,
+} from './readDecisions';
+
+describe('ReuseWindow', () => {
+  it('asks once per key within the window, shares a question in flight, and asks again after it', async () => {
+    let now = 0;
+    let asked = 0;
+    const window = new ReuseWindow<number>(1000, () => now);
+    const ask = () => Promise.resolve(++asked);
+    const [a, b] = await Promise.all([
+      window.get('u', ask),
+      window.get('u', ask),
+    ]);
+    expect([a, b, asked]).toEqual([1, 1, 1]);
+    now = 999;
+    expect(await window.get('u', ask)).toBe(1);
+    expect(await window.get('v', ask)).toBe(2);
+    now = 1000;
+    expect(await window.get('u', ask)).toBe(3);
+    // The old answers went with the miss: only u's new one and v's are kept.
+    expect(window.size).toBe(2);
+  });
+
+  it('keeps no failed answer, and with no key or a window of 0 always asks', async () => {
+    let asked = 0;
+    const window = new ReuseWindow<number>(1000, () => 0);
+    await expect(
+      window.get('u', () =>
+        Promise.reject(new Error('permission backend down')),
+      ),
+    ).rejects.toThrow('down');
+    expect(await window.get('u', () => Promise.resolve(++asked))).toBe(1);
+    expect(await window.get(undefined, () => Promise.resolve(++asked))).toBe(2);
+    expect(await window.get(undefined, () => Promise.resolve(++asked))).toBe(3);
+    const off = new ReuseWindow<number>(0, () => 0);
+    expect(await off.get('u', () => Promise.resolve(++asked))).toBe(4);
+    expect(await off.get('u', () => Promise.resolve(++asked))).toBe(5);
+  });
+
+  it('names a user by who, on whose behalf and the token expiry; a service is never reused', () => {
+    const alice = mockCredentials.user('user:default/alice');
+    const bob = mockCredentials.user('user:default/bob');
+    expect(readDecisionKeyOf(alice)).toBeDefined();
+    expect(readDecisionKeyOf(alice)).not.toEqual(readDecisionKeyOf(bob));
+    const renewed = { ...alice, expiresAt: new Date(Date.now() + 3600_000) };
+    expect(readDecisionKeyOf(renewed)).not.toEqual(readDecisionKeyOf(alice));
+    expect(readDecisionKeyOf(mockCredentials.service())).toBeUndefined();
+  });
+});
+
+describe('AuthorizedServersService read decisions', () => {
+  const cluster: ClusterConfig = {
+    name: 'plant-a',
+    title: 'Plant A',
+    operatorNamespace: 'rackside-system',
+    access: {
+      type: 'token',
+      url: 'https://127.0.0.1:1',
+      token: 'unused',
+      skipTLSVerify: true,
+    },
+  };
+  const node = (name: string) => ({
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, labels: { 'kubernetes.io/hostname': name } },
+    status: { conditions: [{ type: 'Ready', status: 'True' }] },
+  });
+  let state: KubeClusterState;
+  let now: number;
+  let cordon: AuthorizeResult.ALLOW | AuthorizeResult.DENY;
+  let conditionalCalls: number;
+  let authorizeCalls: number;
+  let service: AuthorizedServersService;
+
+  beforeEach(async () => {
+    const kube = new FakeKube();
+    kube.put('/api/v1/nodes', node('worker-1'));
+    state = new KubeClusterState(cluster, mockServices.logger.mock(), {
+      transport: kube,
+    });
+    now = 0;
+    cordon = AuthorizeResult.ALLOW;
+    conditionalCalls = 0;
+    authorizeCalls = 0;
+    service = new AuthorizedServersService({
+      clusters: staticClusterRegistry([state]),
+      permissions: mockServices.permissions.mock({
+        authorizeConditional: async requests => {
+          conditionalCalls += 1;
+          return requests.map(r => ({
+            result:
+              r.permission.name === 'servers:cordon'
+                ? cordon
+                : AuthorizeResult.ALLOW,
+          })) as PolicyDecision[];
+        },
+        authorize: async requests => {
+          authorizeCalls += 1;
+          return requests.map(() => ({ result: cordon }));
+        },
+      }) as any,
+      auditor: mockServices.auditor.mock(),
+      logger: mockServices.logger.mock(),
+      reasonPolicy: { minLength: 10, maxLength: 500 },
+      preflightTokens: new PreflightTokens('secret'),
+      applyConditions: () => true,
+      now: () => now,
+    });
+    await state.snapshot();
+  });
+
+  afterEach(() => state.stop());
+
+  const offersCordon = async (credentials = mockCredentials.user()) =>
+    'cordon' in
+    (await service.listServers(credentials, 'plant-a')).items[0].actions;
+
+  it('the clusters and the lists of a burst share one question; a revoked permission shows in the list after the window', async () => {
+    await service.listClusters(mockCredentials.user());
+    expect(await offersCordon()).toBe(true);
+    expect(await offersCordon()).toBe(true);
+    expect(conditionalCalls).toBe(1);
+    cordon = AuthorizeResult.DENY;
+    now = DEFAULT_READ_DECISION_REUSE_MS - 1;
+    expect(await offersCordon()).toBe(true);
+    now = DEFAULT_READ_DECISION_REUSE_MS;
+    expect(await offersCordon()).toBe(false);
+    expect(conditionalCalls).toBe(2);
+    // Another user asks for themselves.
+    expect(await offersCordon(mockCredentials.user('user:default/other'))).toBe(
+      false,
+    );
+    expect(conditionalCalls).toBe(3);
+  });
+
+  it('an action is authorized afresh even while the list still offers it', async () => {
+    const credentials = mockCredentials.user();
+    expect(await offersCordon(credentials)).toBe(true);
+    cordon = AuthorizeResult.DENY;
+    expect(await offersCordon(credentials)).toBe(true);
+    await expect(
+      service.requestAction(credentials, {
+        cluster: 'plant-a',
+        node: 'worker-1',
+        action: 'cordon',
+        body: { reason: 'replace the fan in rack 4' },
+      }),
+    ).rejects.toMatchObject({ name: 'NotAllowedError' });
+    expect(authorizeCalls).toBe(1);
+  });
+});
