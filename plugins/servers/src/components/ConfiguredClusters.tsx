@@ -10,18 +10,32 @@ import { useLoader } from './useLoader';
  * The clusters of `servers.clusters`, for the pages that show one section per
  * cluster: loading, a failed load and a cluster the backend cannot reach read
  * the same on every page; `empty` is shown when none is configured, and each
- * available cluster is drawn by `renderCluster`.
+ * available cluster is drawn by `renderCluster`. With `denied`, a 403 (the
+ * backend's `servers:read` denied outright) shows it instead of an error, and
+ * `header` is shown only once the clusters are there: the clusters request is
+ * then the page's read decision, with no permission round trip before it.
  */
 export function ConfiguredClusters(props: {
   empty: ReactNode;
   renderCluster(cluster: ClusterSummaryResponse): ReactNode;
+  denied?: ReactNode;
+  header?: ReactNode;
 }) {
   const api = useApi(serversApiRef);
   const clusters = useLoader(() => api.listClusters(), [api]);
+  const failed = clusters.error !== undefined && !clusters.value;
+  if (
+    failed &&
+    props.denied !== undefined &&
+    describeError(clusters.error).status === 403
+  ) {
+    return <>{props.denied}</>;
+  }
   return (
     <>
       {clusters.loading && !clusters.value && <LinearProgress />}
-      {clusters.error !== undefined && !clusters.value && (
+      {clusters.value && props.header}
+      {failed && (
         <Alert severity="error">
           {`Could not load clusters: ${describeError(clusters.error).message}`}
         </Alert>

@@ -440,18 +440,45 @@ describe('ServersPage', () => {
     expect(await screen.findByText('servers.clusters')).toBeInTheDocument();
   });
 
-  it('closes the page when servers:read is denied outright', async () => {
+  it('closes the page when servers:read is denied outright: the clusters answer 403, nothing else is asked', async () => {
     const api = fakeServersApi(serverList([server('worker-1')]));
+    api.listClusters.mockRejectedValue(
+      await responseError(403, 'Forbidden', {
+        name: 'NotAllowedError',
+        message: 'you are not allowed to read servers (servers:read)',
+      }),
+    );
+    const permission = mockApis.permission({ authorize: AuthorizeResult.DENY });
+    const authorize = jest.spyOn(permission, 'authorize');
     renderInTestApp(<ServersPage />, {
-      apis: [
-        [serversApiRef, api],
-        mockApis.permission({ authorize: AuthorizeResult.DENY }),
-      ],
+      apis: [[serversApiRef, api], permission],
     });
     expect(
       await screen.findByText(/not allowed to see servers/),
     ).toBeInTheDocument();
-    expect(api.listClusters).not.toHaveBeenCalled();
+    expect(screen.queryByText(/Could not load clusters/)).toBeNull();
+    expect(screen.queryByTestId('skip-to-actions')).toBeNull();
+    expect(screen.queryByText('Add node')).toBeNull();
+    expect(api.listServers).not.toHaveBeenCalled();
+    // The clusters request is the decision: no permission round trip before it.
+    expect(authorize).not.toHaveBeenCalled();
+  });
+
+  it('shows an error that is not a 403 as an error, not as a denial', async () => {
+    const api = fakeServersApi(serverList([server('worker-1')]));
+    api.listClusters.mockRejectedValue(
+      await responseError(503, 'Service Unavailable', {
+        name: 'ServiceUnavailableError',
+        message: 'the permission backend did not answer',
+      }),
+    );
+    renderPage(api);
+    expect(
+      await screen.findByText(
+        'Could not load clusters: the permission backend did not answer',
+      ),
+    ).toBeInTheDocument();
+    expect(screen.queryByText(/not allowed to see servers/)).toBeNull();
   });
 
   it('shows the page when servers:read is allowed', async () => {
