@@ -38,7 +38,6 @@ import { watchForNotifications } from './notifications/watchNotifications';
 import { catalogWorkloads } from './notifications/workloadCatalog';
 import { serverResourceOf } from './service/view';
 
-/** The signals channel the plugin publishes `{ cluster }` on when a cluster changes. */
 /** `servers.readDecisionReuseMs`: a whole number of milliseconds, 0 or more. */
 function readDecisionReuseMsOf(config: Config): number | undefined {
   const key = 'servers.readDecisionReuseMs';
@@ -51,6 +50,7 @@ function readDecisionReuseMsOf(config: Config): number | undefined {
   return value;
 }
 
+/** The signals channel the plugin publishes `{ cluster }` on when a cluster changes. */
 export const SERVERS_SIGNAL_CHANNEL = 'rackside:servers';
 
 /** How long shown changes are collected before one signal is sent. */
