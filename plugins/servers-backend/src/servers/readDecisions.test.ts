@@ -3,9 +3,8 @@ import {
   AuthorizeResult,
   type PolicyDecision,
 } from '@backstage/plugin-permission-common';
-import { FakeKube, type ClusterConfig } from '@rackside/plugin-servers-node';
 import { staticClusterRegistry } from '../service/clusterRegistry';
-import { KubeClusterState } from '../service/KubeClusterState';
+import { FakeCluster, fakeNode } from '../testing/fakeCluster';
 import { PreflightTokens } from '../service/preflight';
 import { AuthorizedServersService } from './AuthorizedServersService';
 import {
@@ -62,42 +61,21 @@ describe('ReuseWindow', () => {
 });
 
 describe('AuthorizedServersService read decisions', () => {
-  const cluster: ClusterConfig = {
-    name: 'plant-a',
-    title: 'Plant A',
-    operatorNamespace: 'rackside-system',
-    access: {
-      type: 'token',
-      url: 'https://127.0.0.1:1',
-      token: 'unused',
-      skipTLSVerify: true,
-    },
-  };
-  const node = (name: string) => ({
-    apiVersion: 'v1',
-    kind: 'Node',
-    metadata: { name, labels: { 'kubernetes.io/hostname': name } },
-    status: { conditions: [{ type: 'Ready', status: 'True' }] },
-  });
-  let state: KubeClusterState;
   let now: number;
   let cordon: AuthorizeResult.ALLOW | AuthorizeResult.DENY;
   let conditionalCalls: number;
   let authorizeCalls: number;
   let service: AuthorizedServersService;
 
-  beforeEach(async () => {
-    const kube = new FakeKube();
-    kube.put('/api/v1/nodes', node('worker-1'));
-    state = new KubeClusterState(cluster, mockServices.logger.mock(), {
-      transport: kube,
-    });
+  beforeEach(() => {
     now = 0;
     cordon = AuthorizeResult.ALLOW;
     conditionalCalls = 0;
     authorizeCalls = 0;
     service = new AuthorizedServersService({
-      clusters: staticClusterRegistry([state]),
+      clusters: staticClusterRegistry([
+        new FakeCluster('plant-a', [fakeNode('worker-1')]),
+      ]),
       permissions: mockServices.permissions.mock({
         authorizeConditional: async requests => {
           conditionalCalls += 1;
@@ -120,10 +98,7 @@ describe('AuthorizedServersService read decisions', () => {
       applyConditions: () => true,
       now: () => now,
     });
-    await state.snapshot();
   });
-
-  afterEach(() => state.stop());
 
   const offersCordon = async (credentials = mockCredentials.user()) =>
     'cordon' in
