@@ -136,9 +136,13 @@ describe('power over Talos', () => {
     ]);
     expect((await readyWithBootId('worker-3')).bootID).not.toBe(before.bootID);
     expect((await counts('worker-3')).reboot).toBe(1);
-    expect(await env.eventReasons('reboot-w3')).toEqual(
-      expect.arrayContaining(['Rebooting', 'Returning', 'Complete']),
-    );
+    expect(
+      await env.eventReasons('reboot-w3', [
+        'Rebooting',
+        'Returning',
+        'Complete',
+      ]),
+    ).toEqual(expect.arrayContaining(['Rebooting', 'Returning', 'Complete']));
   });
 
   it('of racing reboots of two of three control-plane nodes exactly one runs', async () => {

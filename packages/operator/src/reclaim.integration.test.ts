@@ -232,7 +232,13 @@ describe('Reset and add', () => {
     expect(await rack.secretExists('reclaim-cp-talosconfig')).toBe(false);
     expect((await rack.counts(controlPlane.uuid)).reset ?? 0).toBe(0);
     expect((await rack.emulated(controlPlane.uuid)).cluster).toBe('plant-old');
-    expect(await rack.eventReasons('reclaim-cp')).toEqual(
+    expect(
+      await rack.eventReasons('reclaim-cp', [
+        'Created',
+        'Refused',
+        'CredentialDeleted',
+      ]),
+    ).toEqual(
       expect.arrayContaining(['Created', 'Refused', 'CredentialDeleted']),
     );
   });
@@ -317,7 +323,14 @@ describe('Reset and add', () => {
       mode: 'maintenance',
       address: worker().address,
     });
-    expect(await rack.eventReasons('reclaim-w')).toEqual(
+    expect(
+      await rack.eventReasons('reclaim-w', [
+        'Confirmed',
+        'ResetSent',
+        'CredentialDeleted',
+        'Done',
+      ]),
+    ).toEqual(
       expect.arrayContaining([
         'Confirmed',
         'ResetSent',

@@ -163,9 +163,9 @@ describe('guard at send time', () => {
         p => p.spec?.nodeName === 'cp-1' && !p.metadata?.deletionTimestamp,
       ),
     ).toEqual([]);
-    expect(await env.eventReasons('reboot-cp1')).toEqual(
-      expect.arrayContaining(['Drained', 'Refused']),
-    );
+    expect(
+      await env.eventReasons('reboot-cp1', ['Drained', 'Refused']),
+    ).toEqual(expect.arrayContaining(['Drained', 'Refused']));
     // Counted after the status write and its Event: wait for it.
     await env.waitFor('the guard refusal counted', async () =>
       /rackside_refusals_total\{cause="guard"\} 1/.test(
@@ -316,7 +316,9 @@ describe('no machine left off', () => {
     expect(condition.message).toContain(ADMIN_USER);
     expect(condition.message).toMatch(/changed my mind/);
     expect(condition.message).toMatch(/power/i);
-    expect(await env.eventReasons('shutdown-w2')).toContain('AbandonPending');
+    expect(await env.eventReasons('shutdown-w2', ['AbandonPending'])).toContain(
+      'AbandonPending',
+    );
     const warnings = await env.core.listNamespacedEvent({
       namespace: 'default',
       fieldSelector: 'involvedObject.name=shutdown-w2,reason=AbandonPending',

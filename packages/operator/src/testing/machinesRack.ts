@@ -22,7 +22,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { OperatorRack } from './operatorRack';
-import { ADMIN_USER, OPERATOR_NAMESPACE as NS } from './operatorRack';
+import {
+  ADMIN_USER,
+  eventReasonsOf,
+  OPERATOR_NAMESPACE as NS,
+} from './operatorRack';
 
 export type { RackMachine, RackTalos } from '@rackside/rack-testing';
 
@@ -256,12 +260,20 @@ export function machinesRack(env: OperatorRack) {
       }
     },
 
-    async eventReasons(name: string) {
-      const list = await env.core.listNamespacedEvent({
-        namespace: NS,
-        fieldSelector: `involvedObject.name=${name}`,
-      });
-      return list.items.map(e => e.reason ?? '');
+    /** As OperatorRack's: with `awaiting`, once each of those is recorded. */
+    eventReasons(name: string, awaiting?: string[]) {
+      return eventReasonsOf(
+        async () =>
+          (
+            await env.core.listNamespacedEvent({
+              namespace: NS,
+              fieldSelector: `involvedObject.name=${name}`,
+            })
+          ).items.map(e => e.reason ?? ''),
+        name,
+        awaiting,
+        env.waitFor,
+      );
     },
 
     /** Registers the operator's webhook with the apiserver for MachineReclaim create/update. */

@@ -158,8 +158,30 @@ export interface OperatorRack {
   isReady(node: string): Promise<boolean>;
   /** Creates a Secret in the operator's namespace. */
   secret(name: string, data: Record<string, string>): Promise<void>;
-  eventReasons(name: string): Promise<string[]>;
+  /**
+   * The reasons of the Events about `name`. With `awaiting`, first waits until each of
+   * those is recorded: the operator posts an Event after the status write it goes with,
+   * so a test that has seen the status can read the Events before it is there.
+   */
+  eventReasons(name: string, awaiting?: string[]): Promise<string[]>;
   stop(): Promise<void>;
+}
+
+/**
+ * The Event reasons `read` returns; with `awaiting`, once each of those is among them
+ * (see {@link OperatorRack.eventReasons}).
+ */
+export async function eventReasonsOf(
+  read: () => Promise<string[]>,
+  name: string,
+  awaiting: string[] | undefined,
+  waitFor: OperatorRack['waitFor'],
+): Promise<string[]> {
+  if (!awaiting?.length) return read();
+  return waitFor(`the Events ${awaiting.join(', ')} of ${name}`, async () => {
+    const reasons = await read();
+    return awaiting.every(reason => reasons.includes(reason)) && reasons;
+  });
 }
 
 /** Starts a rack for one test file and prepares the operator's identity on it. */
@@ -292,13 +314,19 @@ export async function startOperatorRack(
         body: { metadata: { name, namespace: NS }, stringData: data },
       });
     },
-    async eventReasons(name) {
-      const list = await core.listNamespacedEvent({
-        namespace: 'default',
-        fieldSelector: `involvedObject.name=${name}`,
-      });
-      return list.items.map(e => e.reason ?? '');
-    },
+    eventReasons: (name, awaiting) =>
+      eventReasonsOf(
+        async () =>
+          (
+            await core.listNamespacedEvent({
+              namespace: 'default',
+              fieldSelector: `involvedObject.name=${name}`,
+            })
+          ).items.map(e => e.reason ?? ''),
+        name,
+        awaiting,
+        waitFor,
+      ),
     stop: () => rack.stop(),
   };
 }
