@@ -159,8 +159,44 @@ export interface ActionRequest {
   via?: CallVia;
 }
 
+/** How many read decisions' summaries one snapshot keeps (see ClusterSummaries). */
+const MAX_SUMMARIES_PER_SNAPSHOT = 256;
+
+/**
+ * A cluster's summary (readable servers, quorum, power) per snapshot and read decision:
+ * counting the readable servers filters every server through a conditional decision, so
+ * it is done once per change of the cluster and decision, not once per `/clusters`.
+ * Kept with the snapshot (a new generation, a new snapshot: the old answers go with it).
+ */
+class ClusterSummaries {
+  private readonly bySnapshot = new WeakMap<
+    ClusterSnapshot,
+    Map<string, ClusterSummaryResponse | undefined>
+  >();
+
+  of(
+    snap: ClusterSnapshot,
+    decisionKey: string,
+    summarise: () => ClusterSummaryResponse | undefined,
+  ): ClusterSummaryResponse | undefined {
+    let byDecision = this.bySnapshot.get(snap);
+    if (!byDecision) {
+      byDecision = new Map();
+      this.bySnapshot.set(snap, byDecision);
+    }
+    if (byDecision.has(decisionKey)) return byDecision.get(decisionKey);
+    // Many distinct decisions on one snapshot (users with their own conditions): start
+    // over rather than grow without bound.
+    if (byDecision.size >= MAX_SUMMARIES_PER_SNAPSHOT) byDecision.clear();
+    const summary = summarise();
+    byDecision.set(decisionKey, summary);
+    return summary;
+  }
+}
+
 export class ServersService {
   private readonly lists = new ServerLists();
+  private readonly summaries = new ClusterSummaries();
 
   constructor(private readonly options: ServersServiceOptions) {}
 
@@ -298,24 +334,28 @@ export class ServersService {
                     error: String((error as Error)?.message ?? error),
                   };
                 }
-                const readable = snap.nodes.filter(node =>
-                  scope.readable(cluster.name, node),
-                ).length;
-                if (readable === 0 && admitted !== true) return undefined;
-                const advertisement = powerAdvertisementOf(snap.powerProvider);
-                return {
-                  name: cluster.name,
-                  title: cluster.title,
-                  available: true,
-                  servers: readable,
-                  quorum: scope.quorumOf(cluster.name, snap),
-                  power: {
-                    type: advertisement.type,
-                    attendedRack: advertisement.attendedRack,
-                    confirmsPowerOff: advertisement.confirmsPowerOff,
-                    verbs: offerFor(advertisement),
-                  },
-                };
+                return this.summaries.of(snap, scope.key, () => {
+                  const readable = snap.nodes.filter(node =>
+                    scope.readable(cluster.name, node),
+                  ).length;
+                  if (readable === 0 && admitted !== true) return undefined;
+                  const advertisement = powerAdvertisementOf(
+                    snap.powerProvider,
+                  );
+                  return {
+                    name: cluster.name,
+                    title: cluster.title,
+                    available: true,
+                    servers: readable,
+                    quorum: scope.quorumOf(cluster.name, snap),
+                    power: {
+                      type: advertisement.type,
+                      attendedRack: advertisement.attendedRack,
+                      confirmsPowerOff: advertisement.confirmsPowerOff,
+                      verbs: offerFor(advertisement),
+                    },
+                  };
+                });
               },
             ),
         );

@@ -76,6 +76,17 @@ export class ReadScope {
     readonly readable: (cluster: string, node: NodeObject) => boolean,
   ) {}
 
+  /**
+   * Names what was decided, for caches of what the decision shows: the decision without
+   * the permission client's per-request id (with it no two requests would share).
+   */
+  get key(): string {
+    const { id: _id, ...decided } = this.decision as PolicyDecision & {
+      id?: string;
+    };
+    return JSON.stringify(decided);
+  }
+
   get unconditional(): boolean {
     return this.decision.result === AuthorizeResult.ALLOW;
   }

@@ -56,6 +56,8 @@ describe('windowed servers list', () => {
   let service: ServersService;
   let read: PolicyDecision;
   let clock: number;
+  /** How many times a conditional decision was applied to a server. */
+  let applied: number;
   const credentials = mockCredentials.user();
 
   const page = async (params: Record<string, string>) => {
@@ -92,6 +94,7 @@ describe('windowed servers list', () => {
     state = new KubeClusterState(cluster, logger, { transport: kube });
     read = { result: AuthorizeResult.ALLOW };
     clock = 0;
+    applied = 0;
     service = new ServersService({
       clusters: staticClusterRegistry([state]),
       permissions: mockServices.permissions.mock({
@@ -106,7 +109,10 @@ describe('windowed servers list', () => {
       logger,
       reasonPolicy: { minLength: 10, maxLength: 500 },
       preflightTokens: new PreflightTokens('secret'),
-      applyConditions: () => true,
+      applyConditions: () => {
+        applied += 1;
+        return true;
+      },
       // The reuse window of read decisions (readDecisions.ts) on a clock of its own:
       // a test that changes a decision moves past it.
       now: () => clock,
@@ -254,6 +260,49 @@ describe('windowed servers list', () => {
     const error = await page({ limit: '2', continue: unknown }).catch(e => e);
     expect(error).toBeInstanceOf(ExpiredContinueError);
     expect(error.statusCode).toBe(410);
+  });
+
+  it('summarises a cluster once per change and decision, not once per /clusters', async () => {
+    const serversOf = async () => {
+      const [summary] = (await service.listClusters(credentials)).items;
+      return summary.available ? summary.servers : undefined;
+    };
+    read = {
+      result: AuthorizeResult.CONDITIONAL,
+      pluginId: 'servers',
+      resourceType: 'server',
+      conditions: {
+        rule: 'HAS_LABEL',
+        resourceType: 'server',
+        params: { label: 'rack' },
+      },
+    } as any;
+    const first = await service.listClusters(credentials);
+    expect(await serversOf()).toBe(7);
+    const filtered = applied;
+    expect(filtered).toBeGreaterThanOrEqual(7);
+    // The same decision asked again (a new request id): the same answer, no server
+    // filtered again.
+    clock += DEFAULT_READ_DECISION_REUSE_MS;
+    expect(await service.listClusters(credentials)).toEqual(first);
+    expect(applied).toBe(filtered);
+    // A change of the cluster is a new snapshot: counted again.
+    kube.put(NODES, node('w-8', 'True', { rack: 'r1' }));
+    expect(await serversOf()).toBe(8);
+    expect(applied).toBeGreaterThan(filtered);
+    // Another decision on the same snapshot is its own answer, counted for itself.
+    const before = applied;
+    read = {
+      ...read,
+      conditions: {
+        rule: 'HAS_LABEL',
+        resourceType: 'server',
+        params: { label: 'zone' },
+      },
+    } as any;
+    clock += DEFAULT_READ_DECISION_REUSE_MS;
+    expect(await serversOf()).toBe(8);
+    expect(applied).toBeGreaterThan(before);
   });
 
   it('names what is wrong with a bad parameter', () => {
