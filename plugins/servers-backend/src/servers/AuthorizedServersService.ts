@@ -36,7 +36,7 @@ import {
 } from '@rackside/plugin-servers-node';
 import type { Request } from 'express';
 import type { PreflightOptions } from '../service/preflight';
-import { ReadScope } from '../service/readScope';
+import { decidedKey, ReadScope } from '../service/readScope';
 import type { ServerListQuery } from '../service/serverList';
 import type { PreparedJson } from '../service/ServerListCache';
 import { serverResourceOf } from '../service/view';
@@ -198,7 +198,8 @@ export class AuthorizedServersService {
     credentials: BackstageCredentials,
     cluster: string,
   ): Promise<ServerDecisions> {
-    const [read, ...perAction] = await this.askReadDecisions(credentials);
+    const decisions = await this.askReadDecisions(credentials);
+    const [read, ...perAction] = decisions;
     const scope = this.scopeOf(read);
     const byAction = new Map(
       SERVER_ACTIONS.map((action, i) => [action, perAction[i]]),
@@ -206,12 +207,7 @@ export class AuthorizedServersService {
     return {
       // What was decided, not the permission client's per-request ids (with them
       // every request had a key of its own: no row, listing or walk was ever reused).
-      key: JSON.stringify(
-        [read, ...perAction].map(
-          ({ id: _id, ...decided }: PolicyDecision & { id?: string }) =>
-            decided,
-        ),
-      ),
+      key: decidedKey(decisions),
       scope,
       readable: (node: NodeObject) => scope.readable(cluster, node),
       allowed: (node: NodeObject, action: ServerAction) => {

@@ -68,6 +68,26 @@ export function clusterVerdict(
   return undefined;
 }
 
+const decidedKeys = new WeakMap<readonly PolicyDecision[], string>();
+
+/**
+ * Names what decisions decided, for caches of what they show: without the permission
+ * client's per-request ids (with them no two requests would share). Kept per array, as a
+ * reused answer (readDecisions.ts) is the same array for every read of its burst.
+ */
+export function decidedKey(decisions: readonly PolicyDecision[]): string {
+  let key = decidedKeys.get(decisions);
+  if (key === undefined) {
+    key = JSON.stringify(
+      decisions.map(
+        ({ id: _id, ...decided }: PolicyDecision & { id?: string }) => decided,
+      ),
+    );
+    decidedKeys.set(decisions, key);
+  }
+  return key;
+}
+
 /** A read decision (allowed or conditional: a denied one is a 403 before this). */
 export class ReadScope {
   constructor(
@@ -76,15 +96,9 @@ export class ReadScope {
     readonly readable: (cluster: string, node: NodeObject) => boolean,
   ) {}
 
-  /**
-   * Names what was decided, for caches of what the decision shows: the decision without
-   * the permission client's per-request id (with it no two requests would share).
-   */
+  /** Names what was decided, for caches of what the decision shows ({@link decidedKey}). */
   get key(): string {
-    const { id: _id, ...decided } = this.decision as PolicyDecision & {
-      id?: string;
-    };
-    return JSON.stringify(decided);
+    return decidedKey([this.decision]);
   }
 
   get unconditional(): boolean {

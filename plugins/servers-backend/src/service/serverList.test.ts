@@ -24,6 +24,20 @@ import { DEFAULT_READ_DECISION_REUSE_MS } from '../servers/readDecisions';
 
 const NODES = '/api/v1/nodes';
 
+/** A conditional servers:read decision: the servers carrying `label`. */
+function hasLabel(label: string): PolicyDecision {
+  return {
+    result: AuthorizeResult.CONDITIONAL,
+    pluginId: 'servers',
+    resourceType: 'server',
+    conditions: {
+      rule: 'HAS_LABEL',
+      resourceType: 'server',
+      params: { label },
+    },
+  };
+}
+
 function node(
   name: string,
   ready = 'True',
@@ -233,16 +247,7 @@ describe('windowed servers list', () => {
     await expect(
       page({ limit: '2', continue: token, filter: 'r1' }),
     ).rejects.toThrow(/another cluster, user, filter or sort/);
-    read = {
-      result: AuthorizeResult.CONDITIONAL,
-      pluginId: 'servers',
-      resourceType: 'server',
-      conditions: {
-        rule: 'HAS_LABEL',
-        resourceType: 'server',
-        params: { label: 'rack' },
-      },
-    } as any;
+    read = hasLabel('rack');
     clock += DEFAULT_READ_DECISION_REUSE_MS;
     await expect(page({ limit: '2', continue: token })).rejects.toThrow(
       /another cluster, user, filter or sort/,
@@ -267,16 +272,7 @@ describe('windowed servers list', () => {
       const [summary] = (await service.listClusters(credentials)).items;
       return summary.available ? summary.servers : undefined;
     };
-    read = {
-      result: AuthorizeResult.CONDITIONAL,
-      pluginId: 'servers',
-      resourceType: 'server',
-      conditions: {
-        rule: 'HAS_LABEL',
-        resourceType: 'server',
-        params: { label: 'rack' },
-      },
-    } as any;
+    read = hasLabel('rack');
     const first = await service.listClusters(credentials);
     expect(await serversOf()).toBe(7);
     const filtered = applied;
@@ -292,14 +288,7 @@ describe('windowed servers list', () => {
     expect(applied).toBeGreaterThan(filtered);
     // Another decision on the same snapshot is its own answer, counted for itself.
     const before = applied;
-    read = {
-      ...read,
-      conditions: {
-        rule: 'HAS_LABEL',
-        resourceType: 'server',
-        params: { label: 'zone' },
-      },
-    } as any;
+    read = hasLabel('zone');
     clock += DEFAULT_READ_DECISION_REUSE_MS;
     expect(await serversOf()).toBe(8);
     expect(applied).toBeGreaterThan(before);
