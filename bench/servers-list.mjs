@@ -87,6 +87,11 @@ const FLAGS = {
     default: false,
     help: "profile the backend's CPU during the page's window requests and summarise it",
   },
+  pageProfile: {
+    type: 'boolean',
+    default: false,
+    help: "profile the page's JavaScript during the first cold visit (page-<size>.cpuprofile in the logs; summarise with bench/lib/pageProfile.mjs)",
+  },
   backendRoot: {
     type: 'string',
     help: 'run the backend of another checkout (a patched copy, to measure a change)',
@@ -265,24 +270,43 @@ async function watchCounts(kube) {
  * from navigation start to the first row of the table in the DOM, and the list request's
  * own timing, all on the page's clock.
  */
-async function pageLoad(context, baseUrl, { cacheDisabled = false } = {}) {
+async function pageLoad(
+  context,
+  baseUrl,
+  { cacheDisabled = false, profileTo } = {},
+) {
   const page = await context.newPage();
   page.setDefaultTimeout(120_000);
   try {
+    const cdp =
+      cacheDisabled || profileTo
+        ? await context.newCDPSession(page)
+        : undefined;
     if (cacheDisabled) {
       // A first visit: every script and the list fetched and compiled afresh.
-      const cdp = await context.newCDPSession(page);
       await cdp.send('Network.enable');
       await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
     }
+    if (profileTo) {
+      // The page's JavaScript from navigation to the first row (--page-profile).
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 250 });
+      await cdp.send('Profiler.start');
+    }
     let listRequest;
+    const finished = [];
     page.on('requestfinished', req => {
+      finished.push(req);
       if (req.url().includes(`/api/servers/clusters/${CLUSTER}/servers`))
         listRequest ??= req;
     });
     const t0 = Date.now();
     await page.goto(`${baseUrl}/servers`);
     const signedIn = await waitForRows(page);
+    if (profileTo) {
+      const { profile } = await cdp.send('Profiler.stop');
+      fs.writeFileSync(profileTo, JSON.stringify(profile));
+    }
     if (signedIn.error) return signedIn;
     const wall = Date.now() - t0;
     const timing = listRequest?.timing();
@@ -293,7 +317,22 @@ async function pageLoad(context, baseUrl, { cacheDisabled = false } = {}) {
         performance.getEntriesByType('navigation')[0]?.domContentLoadedEventEnd,
     }));
     const listStartMs = timing ? timing.startTime - nav.origin : undefined;
+    // Every request up to the first row, on the page's clock: what is serial before it.
+    const requests = finished
+      .map(req => {
+        const t = req.timing();
+        const start = t.startTime - nav.origin;
+        const url = new URL(req.url());
+        return {
+          what: `${req.method()} ${url.pathname}${url.search.slice(0, 40)}`,
+          start,
+          end: start + t.responseEnd,
+        };
+      })
+      .filter(r => r.start <= nav.rowAt)
+      .sort((a, b) => a.start - b.start);
     return {
+      requests,
       wall,
       signedIn: signedIn.signedIn,
       rowAt: nav.rowAt,
@@ -570,6 +609,10 @@ async function measureSize(ctx, { rack, flags, logs, browser, size, plan }) {
     visits.push({
       ...(await pageLoad(browser.context, backend.baseUrl, {
         cacheDisabled: true,
+        profileTo:
+          flags.pageProfile && i === 0
+            ? path.join(logs, `page-${size}.cpuprofile`)
+            : undefined,
       })),
       cache: 'off',
     });
@@ -700,6 +743,19 @@ function printSize(r, flags) {
           v.listEndMs !== undefined ? v.rowAt - v.listEndMs : NaN,
         )} after the answer)${v.signedIn ? ', signed in again' : ''}`,
       );
+  const cold = r.visits
+    .filter(v => !v.error && v.cache === 'off')
+    .sort((a, b) => a.rowAt - b.rowAt);
+  const median = cold[Math.floor((cold.length - 1) / 2)];
+  if (median?.requests) {
+    console.log(
+      `requests of the median cold visit before its first row (${ms(
+        median.rowAt,
+      )}), start -> end:`,
+    );
+    for (const q of median.requests)
+      console.log(`  ${ms(q.start)} -> ${ms(q.end)}  ${q.what}`);
+  }
   const first = r.visits.find(v => v.listUrl);
   if (first) console.log(`the page asked: ${new URL(first.listUrl).search}`);
   console.log(

@@ -2,7 +2,11 @@ import { catalogApiRef, entityRouteRef } from '@backstage/plugin-catalog-react';
 import { catalogApiMock } from '@backstage/plugin-catalog-react/testUtils';
 import { renderInTestApp, TestApiProvider } from '@backstage/test-utils';
 import { screen } from '@testing-library/react';
-import { ServerCatalogLink, serverEntityRefs } from './ServerCatalogLink';
+import {
+  NODES_PER_QUERY,
+  ServerCatalogLink,
+  serverEntityRef,
+} from './ServerCatalogLink';
 
 const resource = (
   name: string,
@@ -55,17 +59,69 @@ describe('ServerCatalogLink', () => {
     expect(screen.queryByTestId('server-catalog-link')).toBeNull();
   });
 
-  it('asks the catalog once per cluster while its answer is fresh', async () => {
-    const catalogApi = { getEntities: jest.fn(async () => ({ items: [] })) };
-    await serverEntityRefs(catalogApi, 'plant-q', 0);
-    await serverEntityRefs(catalogApi, 'plant-q', 29_000);
+  it('asks the catalog once for the rows drawn together, for just their nodes', async () => {
+    const catalogApi = {
+      getEntities: jest.fn(async () => ({
+        items: [resource('plant-r--worker-2', 'server', 'plant-r', 'worker-2')],
+      })),
+    };
+    await renderInTestApp(
+      <TestApiProvider apis={[[catalogApiRef, catalogApi]]}>
+        {['worker-1', 'worker-2', 'worker-3'].map(node => (
+          <ServerCatalogLink key={node} cluster="plant-r" node={node} />
+        ))}
+      </TestApiProvider>,
+      { mountedRoutes: { '/catalog/:namespace/:kind/:name': entityRouteRef } },
+    );
+    expect(
+      await screen.findByRole('link', { name: 'catalog entity of worker-2' }),
+    ).toHaveAttribute('href', '/catalog/default/resource/plant-r--worker-2');
+    expect(screen.getAllByTestId('server-catalog-link')).toHaveLength(1);
     expect(catalogApi.getEntities).toHaveBeenCalledTimes(1);
-    await serverEntityRefs(catalogApi, 'plant-q', 31_000);
-    expect(catalogApi.getEntities).toHaveBeenCalledTimes(2);
     expect(catalogApi.getEntities).toHaveBeenCalledWith(
       expect.objectContaining({
-        filter: { 'metadata.annotations.rackside.dev/cluster': 'plant-q' },
+        filter: {
+          'metadata.annotations.rackside.dev/cluster': 'plant-r',
+          'metadata.annotations.rackside.dev/node': [
+            'worker-1',
+            'worker-2',
+            'worker-3',
+          ],
+        },
       }),
     );
+  });
+
+  it('splits a large batch into queries of at most NODES_PER_QUERY nodes', async () => {
+    const catalogApi = { getEntities: jest.fn(async () => ({ items: [] })) };
+    const nodes = Array.from(
+      { length: NODES_PER_QUERY + 1 },
+      (_, i) => `node-${i}`,
+    );
+    await Promise.all(
+      nodes.map(n => serverEntityRef(catalogApi, 'plant-s', n, 0)),
+    );
+    const asked = catalogApi.getEntities.mock.calls.map(
+      ([q]: any[]) => q.filter['metadata.annotations.rackside.dev/node'],
+    );
+    expect(asked.map((a: string[]) => a.length)).toEqual([NODES_PER_QUERY, 1]);
+    expect(asked.flat()).toEqual(nodes);
+  });
+
+  it('reuses a node’s answer while it is fresh, and asks again after a failure', async () => {
+    const catalogApi = {
+      getEntities: jest
+        .fn()
+        .mockRejectedValueOnce(new Error('catalog down'))
+        .mockResolvedValue({ items: [] }),
+    };
+    await expect(
+      serverEntityRef(catalogApi, 'plant-q', 'w-1', 0),
+    ).rejects.toThrow('catalog down');
+    await serverEntityRef(catalogApi, 'plant-q', 'w-1', 1_000);
+    await serverEntityRef(catalogApi, 'plant-q', 'w-1', 29_000);
+    expect(catalogApi.getEntities).toHaveBeenCalledTimes(2);
+    await serverEntityRef(catalogApi, 'plant-q', 'w-1', 32_000);
+    expect(catalogApi.getEntities).toHaveBeenCalledTimes(3);
   });
 });
