@@ -48,7 +48,7 @@ type Linker struct {
 	mu       sync.Mutex
 	last     map[string]string    // uuid -> last PowerState seen
 	lastAt   map[string]time.Time // when the state behind last was read (request start)
-	watching map[string]bool
+	watching map[string]*powerWatch
 }
 
 // NewLinker validates the config and builds the HTTP client.
@@ -100,13 +100,23 @@ func (l *Linker) Notify(sys map[string]any) {
 	}
 }
 
-// watch polls one system until it reports target (at most 20 s).
+// powerWatch is the state a watched system is expected to reach, and until when.
+type powerWatch struct {
+	target   string
+	deadline time.Time
+}
+
+// watch polls one system until it reports the newest target asked (at most 20 s after that
+// ask). A change notified while a watch runs retargets it: a second watcher would be refused,
+// and the first one, ending on the older target, would leave the newer change unseen.
 func (l *Linker) watch(id, path, target string) {
 	l.mu.Lock()
 	if l.watching == nil {
-		l.watching = map[string]bool{}
+		l.watching = map[string]*powerWatch{}
 	}
-	if l.watching[id] {
+	deadline := time.Now().Add(20 * time.Second)
+	if w := l.watching[id]; w != nil {
+		w.target, w.deadline = target, deadline
 		l.mu.Unlock()
 		return
 	}
@@ -116,35 +126,35 @@ func (l *Linker) watch(id, path, target string) {
 		return
 	default:
 	}
-	l.watching[id] = true
+	w := &powerWatch{target: target, deadline: deadline}
+	l.watching[id] = w
 	l.wg.Add(1)
 	l.mu.Unlock()
+	// done decides and ends the watch under the lock a retarget takes, so none is lost.
+	done := func(stopped bool) bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if stopped || l.last[id] == w.target || time.Now().After(w.deadline) {
+			delete(l.watching, id)
+			return true
+		}
+		return false
+	}
 	go func() {
 		defer l.wg.Done()
-		defer func() {
-			l.mu.Lock()
-			delete(l.watching, id)
-			l.mu.Unlock()
-		}()
-		deadline := time.Now().Add(20 * time.Second)
-		for time.Now().Before(deadline) {
+		for {
 			select {
 			case <-l.stop:
+				done(true)
 				return
 			case <-time.After(500 * time.Millisecond):
 			}
 			l.pollOne(id, path)
-			if l.lastState(id) == target {
+			if done(false) {
 				return
 			}
 		}
 	}()
-}
-
-func (l *Linker) lastState(id string) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.last[id]
 }
 
 // Start begins polling.

@@ -109,3 +109,33 @@ func TestRedfishLink(t *testing.T) {
 		return bmc.state == "Off" && bmc.resets[len(bmc.resets)-1] == "ForceOff"
 	})
 }
+
+// A second change notified while the watch of the first is still running (the test above hit
+// it: its "On" arrived as the "Off" watch was ending, and nothing watched the On): the watch
+// follows the newest target, so the machine still comes back on.
+func TestRedfishWatchFollowsTheNewestTarget(t *testing.T) {
+	e := startEnv(t)
+	const id = "11111111-0000-4000-8000-000000000021"
+	bmc := &fakeBMC{state: "On"}
+	srv := httptest.NewServer(bmc)
+	defer srv.Close()
+	l, err := NewLinker(e.emu, LinkConfig{URL: srv.URL, Username: "u", Password: "p", Interval: time.Hour,
+		Systems: map[string]string{id: "/redfish/v1/Systems/w1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.emu.mu.Lock()
+	e.emu.Linker = l
+	e.emu.mu.Unlock()
+	l.Start()
+	m := e.emu.Find("worker-1")
+	// A ForceOff is pending: a watch for Off starts.
+	l.Notify(map[string]any{"uuid": id, "power_state": "On", "pending_power": map[string]any{"power_state": "Off"}})
+	// Before its first poll the BMC is Off with an On pending (applied 700 ms later).
+	bmc.mu.Lock()
+	bmc.state, bmc.pending, bmc.applyAt = "Off", "On", time.Now().Add(700*time.Millisecond)
+	bmc.mu.Unlock()
+	l.Notify(map[string]any{"uuid": id, "power_state": "Off", "pending_power": map[string]any{"power_state": "On"}})
+	waitUntil(t, "machine off", 5*time.Second, func() bool { return !m.Snapshot().Powered })
+	waitUntil(t, "machine on again", 9*time.Second, func() bool { s := m.Snapshot(); return s.Powered && s.State == StateRunning })
+}
