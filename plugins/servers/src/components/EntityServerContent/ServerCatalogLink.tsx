@@ -102,7 +102,10 @@ export function serverEntityRef(
   const ref = new Promise<string | undefined>((resolve, reject) =>
     current.set(node, { resolve, reject }),
   );
-  ref.catch(() => lookups.delete(key));
+  // A failure is forgotten, so the next ask retries, unless a newer ask replaced it.
+  ref.catch(() => {
+    if (lookups.get(key)?.ref === ref) lookups.delete(key);
+  });
   lookups.set(key, { at: now, ref });
   return ref;
 }
