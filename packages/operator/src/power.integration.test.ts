@@ -116,6 +116,44 @@ describe('power over Talos', () => {
     expect((await counts('worker-1')).reboot).toBe(1);
   });
 
+  it("keeps the channel's answer when the maintenance changed on the apiserver while the reboot was out", async () => {
+    await operator!.stop();
+    let moved = false;
+    operator = await env.start({
+      identity: 'raced',
+      power: { rebootSeconds: 60, unansweredSeconds: 60 },
+      beforeStatusWrite: async (name, phase) => {
+        if (name !== 'reboot-w5' || phase !== 'Rebooting' || moved) return;
+        moved = true;
+        // As the drain's progress does: a merge patch of one status field, after the
+        // verb was recorded and sent, so the answer's write is conditional on a stale
+        // resourceVersion.
+        await env.nms.patchStatus(
+          'reboot-w5',
+          { status: { drain: { total: 0, evicted: 0, pending: 0 } } } as any,
+          { type: 'merge' },
+        );
+      },
+    });
+    await env.create('reboot-w5', 'worker-5', 'reboot');
+    const rebooting = await env.phaseIs('reboot-w5', 'Rebooting');
+    expect(moved).toBe(true);
+    expect(rebooting.status?.power?.reboot).toMatchObject({
+      channel: 'talos',
+      sentAt: expect.any(String),
+    });
+    expect(rebooting.status?.power?.reboot?.detail).not.toMatch(
+      /no answer was recorded/,
+    );
+    expect(rebooting.status?.drain).toEqual({
+      total: 0,
+      evicted: 0,
+      pending: 0,
+    });
+    await env.phaseIs('reboot-w5', 'Complete', 60_000);
+    expect((await counts('worker-5')).reboot).toBe(1);
+  });
+
   it('reboots a worker: Rebooting, then back with a new boot ID, exactly one Reboot', async () => {
     const before = await readyWithBootId('worker-3');
     await env.create('reboot-w3', 'worker-3', 'reboot');

@@ -81,3 +81,44 @@ export function requeueOf(decision: {
 }): number | undefined {
   return decision.kind === 'wait' ? decision.requeueAfterMs : undefined;
 }
+
+/** Writes of a sent action's answer: the first, then one on a fresh read per conflict. */
+export const ANSWER_WRITES = 4;
+
+/**
+ * Writes the answer of an action sent once (a power verb, a Talos Reset). The answer
+ * exists only in this process until it is written, so a conflict (another writer or a
+ * `kubectl label` moved the resourceVersion while the action was out) must not drop it
+ * and leave the object to be settled by observation as if the operator had crashed: the
+ * object is read again and, while it still awaits this answer, written again. Any other
+ * failure is thrown, and is settled as a crash would be.
+ */
+export async function writeAnswer<O>(
+  written: O,
+  writeOn: (current: O) => Promise<O | undefined>,
+  fresh: {
+    read(): Promise<O | undefined>;
+    /** Whether `latest` is still the record `written` made, without an answer. */
+    awaitsAnswer(latest: O): boolean;
+    isConflict(error: unknown): boolean;
+    log?: (message: string) => void;
+  },
+): Promise<O | undefined> {
+  let current = written;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await writeOn(current);
+    } catch (error) {
+      if (!fresh.isConflict(error) || attempt >= ANSWER_WRITES) throw error;
+      const latest = await fresh.read();
+      // Gone, answered, or recorded again by another replica: the next pass's to look at.
+      if (latest === undefined || !fresh.awaitsAnswer(latest)) return latest;
+      fresh.log?.(
+        `the answer's write conflicted (${
+          (error as Error).message
+        }); writing it again on a fresh read`,
+      );
+      current = latest;
+    }
+  }
+}

@@ -172,6 +172,7 @@ export function createMaintenanceController(
         );
         return writeStatus(nm, status);
       },
+      read: name => maintenanceClient.find(name),
     },
     events: eventsFor<NodeMaintenance>(
       options.recorder,

@@ -8,6 +8,7 @@ import {
   type PodLike,
   type PowerProviderType,
 } from '@rackside/plugin-servers-common';
+import { ConflictError } from '@backstage/errors';
 import type { DrainOutcome } from '../drain/DrainRunner';
 import { blockingMaintenance, phaseOf, transitions } from './lifecycle';
 import { testNode as node } from '../testing/nodes';
@@ -62,6 +63,8 @@ class FakeCluster {
   deadlines = { rebootSeconds: 900, unansweredSeconds: 300 };
   /** Throws once before writing a transition to this phase (a crash). */
   crashBefore?: string;
+  /** Runs while a verb is out, before the channel answers (another writer, say). */
+  whileSending?: () => void;
 
   constructor(nodes: NodeView[]) {
     for (const n of nodes) this.nodes.set(n.metadata!.name!, n);
@@ -106,6 +109,16 @@ class FakeCluster {
     return this.maintenances.get(name)!.status?.phase;
   }
 
+  /** A merge patch of some status fields by another writer (the drain's progress, say). */
+  patchStatus(name: string, fields: Partial<NodeMaintenanceStatus>) {
+    const nm = this.maintenances.get(name)!;
+    this.maintenances.set(name, {
+      ...nm,
+      metadata: { ...nm.metadata, resourceVersion: String(this.rv++) },
+      status: { ...nm.status, ...fields },
+    });
+  }
+
   ports(): ReconcilerPorts {
     return {
       view: {
@@ -135,6 +148,7 @@ class FakeCluster {
         deadlines: this.deadlines,
         send: async (verb, n) => {
           this.sent.push({ verb, node: n?.metadata?.name ?? '' });
+          this.whileSending?.();
           return this.sendOutcome;
         },
       },
@@ -156,7 +170,7 @@ class FakeCluster {
           if (
             current.metadata.resourceVersion !== nm.metadata.resourceVersion
           ) {
-            throw new Error('conflict');
+            throw new ConflictError('conflict');
           }
           const next = {
             ...current,
@@ -173,6 +187,7 @@ class FakeCluster {
           });
           return next;
         },
+        read: async name => this.maintenances.get(name),
       },
       events: {
         record: async (nm, type, reason, message) => {
@@ -511,6 +526,45 @@ describe('the transition table', () => {
     expect(c.maintenances.get('m1')!.status?.power?.reboot?.detail).toMatch(
       /no answer was recorded; the node came back with a new boot ID/,
     );
+  });
+
+  it("keeps the channel's answer when the drain's progress moved the maintenance while the verb was out", async () => {
+    const c = rack();
+    drainedAtOnce(c);
+    c.create('m1', 'worker-1', 'reboot');
+    const progress = { total: 2, evicted: 2, pending: 0 };
+    c.whileSending = () => c.patchStatus('m1', { drain: progress });
+    await c.reconciler().reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Rebooting');
+    expect(nm.status?.power?.reboot).toMatchObject({
+      sentAt: ACCEPTED_AT,
+      detail: 'actor a1',
+    });
+    expect(nm.status?.rebootSentAt).toBe(ACCEPTED_AT);
+    // The other writer's field is kept, and the verb went out once.
+    expect(nm.status?.drain).toEqual(progress);
+    expect(c.sent).toHaveLength(1);
+  });
+
+  it('does not overwrite an answer another writer recorded while the verb was out', async () => {
+    const c = rack();
+    drainedAtOnce(c);
+    c.create('m1', 'worker-1', 'reboot');
+    c.whileSending = () => {
+      const recorded = c.maintenances.get('m1')!.status!.power!.reboot!;
+      c.patchStatus('m1', {
+        phase: 'Rebooting',
+        power: {
+          reboot: { ...recorded, sentAt: ACCEPTED_AT, detail: 'the successor' },
+        },
+      });
+    };
+    await c.reconciler().reconcile('m1');
+    expect(c.maintenances.get('m1')!.status?.power?.reboot?.detail).toBe(
+      'the successor',
+    );
+    expect(c.sent).toHaveLength(1);
   });
 
   it('a recorded verb with no sign of it fails at the deadline and is not resent', async () => {

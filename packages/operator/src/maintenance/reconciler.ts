@@ -6,11 +6,18 @@
  * the guard's second run right before a power verb is recorded share one lock, so two
  * requests racing for the last margin are checked one at a time, at either moment.
  */
+import { ConflictError } from '@backstage/errors';
 import type {
   NodeMaintenance,
   NodeMaintenanceStatus,
 } from '@rackside/plugin-servers-common';
-import { isoOf, requeueOf, runPasses, type Clock } from '../lifecycle/table';
+import {
+  isoOf,
+  requeueOf,
+  runPasses,
+  writeAnswer,
+  type Clock,
+} from '../lifecycle/table';
 import { needsAdmissionLock, phaseOf, rowFor } from './lifecycle';
 import { afterSend } from './powerRows';
 import type {
@@ -35,6 +42,8 @@ export interface StatusPort {
     nm: NodeMaintenance,
     status: NodeMaintenanceStatus,
   ): Promise<NodeMaintenance>;
+  /** Reads the maintenance from the apiserver (not a cache); undefined when it is gone. */
+  read(name: string): Promise<NodeMaintenance | undefined>;
 }
 
 export interface EventPort {
@@ -111,6 +120,23 @@ export function nextStatus(
   };
 }
 
+/** Whether `latest` is still `recorded`'s record of `verb`, without an answer. */
+function awaitsAnswer(
+  latest: NodeMaintenance,
+  recorded: NodeMaintenance,
+  verb: PowerSendVerb,
+): boolean {
+  const record = latest.status?.power?.[verb];
+  return (
+    latest.metadata.uid === recorded.metadata.uid &&
+    latest.status?.phase === recorded.status?.phase &&
+    record !== undefined &&
+    record.recordedAt === recorded.status?.power?.[verb]?.recordedAt &&
+    record.sentAt === undefined &&
+    record.error === undefined
+  );
+}
+
 export class MaintenanceReconciler {
   constructor(private readonly ports: ReconcilerPorts) {}
 
@@ -164,9 +190,23 @@ export class MaintenanceReconciler {
           message: (error as Error).message,
         }),
       );
-    return (
-      await this.apply(written, afterSend[verb](written, outcome, this.ports))
-    )?.nm;
+    const name = written.metadata.name;
+    return writeAnswer(
+      written,
+      async current =>
+        (
+          await this.apply(
+            current,
+            afterSend[verb](current, outcome, this.ports),
+          )
+        )?.nm,
+      {
+        read: () => this.ports.status.read(name),
+        awaitsAnswer: latest => awaitsAnswer(latest, written, verb),
+        isConflict: error => error instanceof ConflictError,
+        log: message => this.ports.log?.(`${name}: ${verb}: ${message}`),
+      },
+    );
   }
 
   /**

@@ -1,3 +1,4 @@
+import { ConflictError } from '@backstage/errors';
 import type {
   MachineReclaim,
   MachineReclaimStatus,
@@ -79,7 +80,7 @@ function setup(
           if (
             mr.metadata.resourceVersion !== current.metadata.resourceVersion
           ) {
-            throw new Error('409 Conflict');
+            throw new ConflictError('409 Conflict');
           }
           order.push(`write ${status.phase}`);
           writes.push(status);
@@ -91,6 +92,7 @@ function setup(
           return current;
         },
       ),
+      read: async () => current,
     },
     credential: {
       read: async () => ({ kind: 'bound', talosconfig: TALOSCONFIG }),
@@ -137,6 +139,13 @@ function setup(
     events,
     talos,
     wakes,
+    /** Another writer (a `kubectl label`, say) moves the resourceVersion. */
+    touch: () => {
+      current = {
+        ...current,
+        metadata: { ...current.metadata, resourceVersion: String(++rv) },
+      };
+    },
     setNow: (ms: number) => {
       now = ms;
     },
@@ -248,6 +257,39 @@ describe('MachineReclaimReconciler', () => {
     });
     expect(t.writes[0].resetRecordedAt).toBeDefined();
     expect(t.writes[0].resetSentAt).toBeUndefined();
+    expect(t.talos.calls.filter(c => c.call === 'reset')).toHaveLength(1);
+  });
+
+  it("keeps the Reset's answer when the request was labelled while the Reset was out: one Reset, one deletion", async () => {
+    let touched = false;
+    const t = setup(
+      reclaimObject(
+        {
+          phase: 'AwaitingConfirmation',
+          machineUUID: UUID,
+          expiresAt: new Date(T0 + 15 * 60_000).toISOString(),
+        },
+        { confirmUUID: UUID },
+      ),
+      {
+        beforeWrite: async status => {
+          if (!touched && status.phase === 'WaitingForMaintenance') {
+            touched = true;
+            t.touch();
+          }
+        },
+      },
+    );
+    await t.reconciler.reconcile(KEY);
+    expect(touched).toBe(true);
+    const status = t.current().status!;
+    expect(status.phase).toBe('WaitingForMaintenance');
+    expect(status.resetSentAt).toEqual(expect.any(String));
+    const events = status.audit?.map(a => a.event);
+    expect(events).toContain('ResetSent');
+    expect(events).toContain('CredentialDeleted');
+    expect(events).not.toContain('ResetUnanswered');
+    expect(t.ports.credential.delete).toHaveBeenCalledTimes(1);
     expect(t.talos.calls.filter(c => c.call === 'reset')).toHaveLength(1);
   });
 

@@ -8,6 +8,7 @@
  * at the smaller of the retry interval and its time left, and no second pass of the same
  * request starts while the first still runs.
  */
+import { ConflictError } from '@backstage/errors';
 import type {
   Condition,
   MachineReclaim,
@@ -17,7 +18,7 @@ import type {
 import { talosFailureOutcome } from '@rackside/plugin-servers-node';
 import { setCondition, withoutCondition } from '../lifecycle/conditions';
 import { ReclaimReason } from '../lifecycle/reasons';
-import { isoOf, requeueOf, runPasses } from '../lifecycle/table';
+import { isoOf, requeueOf, runPasses, writeAnswer } from '../lifecycle/table';
 import {
   afterReset,
   maintenanceDeadline,
@@ -43,6 +44,8 @@ export interface ReclaimReconcilerPorts extends LifecyclePorts {
       mr: MachineReclaim,
       status: MachineReclaimStatus,
     ): Promise<MachineReclaim>;
+    /** Reads the request from the apiserver (not a cache); undefined when it is gone. */
+    read(namespace: string, name: string): Promise<MachineReclaim | undefined>;
   };
   events: {
     record(
@@ -186,53 +189,70 @@ export class MachineReclaimReconciler {
         await this.showWaiting(mr, decision.waiting);
         return undefined;
       case 'record':
-      case 'transition': {
-        const status: Partial<MachineReclaimStatus> = {
-          ...decision.status,
-        };
-        const steps = [...decision.audit];
-        if (
-          decision.deleteCredential &&
-          !mr.status?.credentialDeletedAt &&
-          !mr.status?.credentialLeftAt
-        ) {
-          if (decision.kind === 'record') {
-            // Only the deletion is owed: a failure is retried with backoff.
-            steps.push(await this.deleteCredential(mr, status));
-          } else {
-            // The transition is recorded either way; the rule above the table retries.
-            steps.push(
-              await this.deleteCredential(mr, status).catch(
-                (error): AuditStep => ({
-                  event: ReclaimReason.CredentialDeletionFailed,
-                  warning: true,
-                  message: `The credential Secret ${
-                    mr.spec.credentialSecretRef.name
-                  } could not be deleted yet: ${(error as Error).message}`,
-                }),
-              ),
-            );
-          }
-        }
-        const written = await this.write(
-          mr,
-          decision.kind === 'transition' ? decision.to : undefined,
-          status,
-          steps,
-        );
-        if (decision.kind === 'transition' && decision.wakeDiscovery) {
-          this.ports.wakeDiscovery(
-            written.metadata.namespace ?? '',
-            written.spec.targetCluster,
-          );
-        }
-        return written;
-      }
+      case 'transition':
+        return this.commit(mr, decision, await this.prepare(mr, decision));
       case 'reset':
         return this.sendReset(await this.recordReset(mr, decision), decision);
       default:
         return undefined;
     }
+  }
+
+  /**
+   * The side effects of a record or transition, done once before its write: the
+   * credential's deletion when it is owed. Answers the status changes and audit steps.
+   */
+  private async prepare(
+    mr: MachineReclaim,
+    decision: Extract<Decision, { kind: 'record' | 'transition' }>,
+  ): Promise<{ status: Partial<MachineReclaimStatus>; steps: AuditStep[] }> {
+    const status: Partial<MachineReclaimStatus> = { ...decision.status };
+    const steps = [...decision.audit];
+    if (
+      decision.deleteCredential &&
+      !mr.status?.credentialDeletedAt &&
+      !mr.status?.credentialLeftAt
+    ) {
+      if (decision.kind === 'record') {
+        // Only the deletion is owed: a failure is retried with backoff.
+        steps.push(await this.deleteCredential(mr, status));
+      } else {
+        // The transition is recorded either way; the rule above the table retries.
+        steps.push(
+          await this.deleteCredential(mr, status).catch(
+            (error): AuditStep => ({
+              event: ReclaimReason.CredentialDeletionFailed,
+              warning: true,
+              message: `The credential Secret ${
+                mr.spec.credentialSecretRef.name
+              } could not be deleted yet: ${(error as Error).message}`,
+            }),
+          ),
+        );
+      }
+    }
+    return { status, steps };
+  }
+
+  /** Writes a prepared record or transition onto `mr`; wakes discovery when asked. */
+  private async commit(
+    mr: MachineReclaim,
+    decision: Extract<Decision, { kind: 'record' | 'transition' }>,
+    prepared: { status: Partial<MachineReclaimStatus>; steps: AuditStep[] },
+  ): Promise<MachineReclaim> {
+    const written = await this.write(
+      mr,
+      decision.kind === 'transition' ? decision.to : undefined,
+      prepared.status,
+      prepared.steps,
+    );
+    if (decision.kind === 'transition' && decision.wakeDiscovery) {
+      this.ports.wakeDiscovery(
+        written.metadata.namespace ?? '',
+        written.spec.targetCluster,
+      );
+    }
+    return written;
   }
 
   /** On record before it is sent: a crash after this write never sends it again. */
@@ -267,7 +287,28 @@ export class MachineReclaimReconciler {
           message: (error as Error).message,
         }),
       );
-    return this.apply(written, afterReset(written, outcome, this.ports.limits));
+    const answer = afterReset(written, outcome, this.ports.limits);
+    if (answer.kind !== 'record' && answer.kind !== 'transition') {
+      return this.apply(written, answer);
+    }
+    // The credential is deleted once; only the write is repeated on a fresh read.
+    const prepared = await this.prepare(written, answer);
+    const { name, namespace } = written.metadata;
+    return writeAnswer(
+      written,
+      current => this.commit(current, answer, prepared),
+      {
+        read: () => this.ports.status.read(namespace ?? '', name),
+        awaitsAnswer: latest =>
+          latest.metadata.uid === written.metadata.uid &&
+          phaseOf(latest) === 'Resetting' &&
+          latest.status?.resetRecordedAt === written.status?.resetRecordedAt &&
+          latest.status?.resetSentAt === undefined,
+        isConflict: error => error instanceof ConflictError,
+        log: message =>
+          this.ports.log?.(`${namespace}/${name}: Reset: ${message}`),
+      },
+    );
   }
 
   /**
