@@ -346,6 +346,36 @@ async function pageLoad(
   }
 }
 
+/**
+ * One visit of /servers the way a user already in the portal makes it: the catalog is
+ * open (the app booted, signed in), the sidebar's Servers item is clicked, and the time
+ * runs from the click to the first row. The app's own boot is not in it; the plugin's
+ * chunks, its requests and its render are.
+ */
+async function inAppVisit(context, baseUrl) {
+  const page = await context.newPage();
+  page.setDefaultTimeout(120_000);
+  try {
+    await page.goto(`${baseUrl}/catalog`);
+    const servers = page.locator('nav a[href$="/servers"]').first();
+    const enter = page.getByRole('button', { name: 'Enter' });
+    await Promise.race([servers.waitFor(), enter.waitFor()]);
+    if (await enter.isVisible()) await enter.click();
+    await servers.waitFor();
+    await page
+      .waitForLoadState('networkidle', { timeout: 30_000 })
+      .catch(() => {});
+    const clickedAt = await page.evaluate(() => performance.now());
+    await servers.click();
+    const rows = await waitForRows(page);
+    if (rows.error) return rows;
+    const rowAt = await page.evaluate(() => window.__benchFirstRowAt);
+    return { rowAt: rowAt - clickedAt };
+  } finally {
+    await page.close();
+  }
+}
+
 /** Waits for the first row (signing in if the page asks); `{error}` if the page failed. */
 async function waitForRows(page) {
   const row = page.locator('[data-testid="server-row"]').first();
@@ -621,6 +651,11 @@ async function measureSize(ctx, { rack, flags, logs, browser, size, plan }) {
       ...(await pageLoad(browser.context, backend.baseUrl)),
       cache: 'on',
     });
+  for (let i = 0; i < plan.pages; i++)
+    visits.push({
+      ...(await inAppVisit(browser.context, backend.baseUrl)),
+      cache: 'in-app',
+    });
 
   let idle;
   if (size === plan.idleAt) {
@@ -661,7 +696,12 @@ const p = (values, q) => ms(percentile(values, q));
 function pageFigures(visits) {
   const cold = visits.filter(v => !v.error && v.cache === 'off');
   const warm = visits.filter(v => !v.error && v.cache === 'on');
+  const inApp = visits.filter(v => !v.error && v.cache === 'in-app');
   return {
+    inApp: percentile(
+      inApp.map(v => v.rowAt),
+      50,
+    ),
     cold: percentile(
       cold.map(v => v.rowAt),
       50,
@@ -731,6 +771,10 @@ function printSize(r, flags) {
   );
   for (const [i, v] of r.visits.entries())
     if (v.error) console.log(`page ${i + 1}: no table: ${v.error}`);
+    else if (v.cache === 'in-app')
+      console.log(
+        `page ${i + 1} (in the app): sidebar click -> first row ${ms(v.rowAt)}`,
+      );
     else
       console.log(
         `page ${i + 1} (HTTP cache ${v.cache}): navigation -> first row ${ms(
@@ -806,7 +850,11 @@ function printTable(results) {
       r.route.filtered ? p(r.route.filtered.ms, 50) : '-',
       full ? `${ms(full.p50)} / ${ms(full.p95)}` : '-',
       p(r.kubectlMs, 50),
-      page.shown ? `${seconds(page.cold)} / ${seconds(page.warm)}` : 'no table',
+      page.shown
+        ? `${seconds(page.cold)} / ${seconds(page.warm)} / ${seconds(
+            page.inApp,
+          )}`
+        : 'no table',
       mb(r.settledRss),
       String(r.watches.node),
     ];
@@ -817,7 +865,7 @@ function printTable(results) {
     'new filter p50',
     'whole list p50 / p95',
     'kubectl p50',
-    'page cold / warm',
+    'page cold / warm / in the app',
     'RSS',
     'Node watches',
   ];
@@ -923,8 +971,11 @@ runBench(
           const f = pageFigures(r.visits);
           return f.shown ? seconds(f.cold) : 'no table';
         },
-      )} to the first row, HTTP cache off (goal <= 1 s), kubectl get nodes p50 ${each(
-        r => p(r.kubectlMs, 50),
+      )} to the first row, HTTP cache off (goal <= 1 s; ${each(r => {
+        const f = pageFigures(r.visits);
+        return f.shown ? seconds(f.inApp) : 'no table';
+      })} from a click in the app), kubectl get nodes p50 ${each(r =>
+        p(r.kubectlMs, 50),
       )}, backend RSS ${each(r => mb(r.settledRss))}; ${
         idle
           ? `idle page at ${idle.nodeCount} nodes for ${seconds(

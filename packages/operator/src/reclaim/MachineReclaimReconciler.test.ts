@@ -154,6 +154,18 @@ function setup(
 
 const KEY = `${NS}/reclaim-1`;
 
+/** A request whose UUID was read and typed: the next pass records and sends the Reset. */
+function confirmed(spec: Partial<MachineReclaim['spec']> = {}) {
+  return reclaimObject(
+    {
+      phase: 'AwaitingConfirmation',
+      machineUUID: UUID,
+      expiresAt: new Date(T0 + 15 * 60_000).toISOString(),
+    },
+    { confirmUUID: UUID, ...spec },
+  );
+}
+
 describe('MachineReclaimReconciler', () => {
   it('takes a new request to AwaitingConfirmation: status first, then one Event per audit entry', async () => {
     const t = setup(reclaimObject());
@@ -177,22 +189,12 @@ describe('MachineReclaimReconciler', () => {
   });
 
   it('sends the Reset of a name to the IP checked against the allowed networks, never to the name', async () => {
-    const t = setup(
-      reclaimObject(
-        {
-          phase: 'AwaitingConfirmation',
-          machineUUID: UUID,
-          expiresAt: new Date(T0 + 15 * 60_000).toISOString(),
-        },
-        { address: 'old-worker.rack', confirmUUID: UUID },
-      ),
-      {
-        machines: {
-          ...foreignWorker(),
-          [`${TARGET}:50000`]: foreignWorker()[TARGET],
-        },
+    const t = setup(confirmed({ address: 'old-worker.rack' }), {
+      machines: {
+        ...foreignWorker(),
+        [`${TARGET}:50000`]: foreignWorker()[TARGET],
       },
-    );
+    });
     await t.reconciler.reconcile(KEY);
     const dialed = t.talos.calls.map(c => c.address);
     expect(dialed).not.toContain('old-worker.rack');
@@ -220,16 +222,7 @@ describe('MachineReclaimReconciler', () => {
   });
 
   it('records the reset before sending it once, then deletes the credential with the answer', async () => {
-    const t = setup(
-      reclaimObject(
-        {
-          phase: 'AwaitingConfirmation',
-          machineUUID: UUID,
-          expiresAt: new Date(T0 + 15 * 60_000).toISOString(),
-        },
-        { confirmUUID: UUID },
-      ),
-    );
+    const t = setup(confirmed());
     await t.reconciler.reconcile(KEY);
     expect(t.order.slice(0, 8)).toEqual([
       'write Resetting',
@@ -262,24 +255,14 @@ describe('MachineReclaimReconciler', () => {
 
   it("keeps the Reset's answer when the request was labelled while the Reset was out: one Reset, one deletion", async () => {
     let touched = false;
-    const t = setup(
-      reclaimObject(
-        {
-          phase: 'AwaitingConfirmation',
-          machineUUID: UUID,
-          expiresAt: new Date(T0 + 15 * 60_000).toISOString(),
-        },
-        { confirmUUID: UUID },
-      ),
-      {
-        beforeWrite: async status => {
-          if (!touched && status.phase === 'WaitingForMaintenance') {
-            touched = true;
-            t.touch();
-          }
-        },
+    const t = setup(confirmed(), {
+      beforeWrite: async status => {
+        if (!touched && status.phase === 'WaitingForMaintenance') {
+          touched = true;
+          t.touch();
+        }
       },
-    );
+    });
     await t.reconciler.reconcile(KEY);
     expect(touched).toBe(true);
     const status = t.current().status!;
@@ -295,23 +278,13 @@ describe('MachineReclaimReconciler', () => {
 
   it('never sends the reset again after dying between the send and its record', async () => {
     let die = true;
-    const t = setup(
-      reclaimObject(
-        {
-          phase: 'AwaitingConfirmation',
-          machineUUID: UUID,
-          expiresAt: new Date(T0 + 15 * 60_000).toISOString(),
-        },
-        { confirmUUID: UUID },
-      ),
-      {
-        beforeWrite: async status => {
-          if (die && status.phase === 'WaitingForMaintenance') {
-            throw new Error('the operator died');
-          }
-        },
+    const t = setup(confirmed(), {
+      beforeWrite: async status => {
+        if (die && status.phase === 'WaitingForMaintenance') {
+          throw new Error('the operator died');
+        }
       },
-    );
+    });
     await expect(t.reconciler.reconcile(KEY)).rejects.toThrow(/died/);
     expect(t.current().status?.phase).toBe('Resetting');
     die = false;
@@ -325,22 +298,12 @@ describe('MachineReclaimReconciler', () => {
 
   it('keeps the answer when the credential cannot be deleted, and deletes it on a later pass', async () => {
     let fail = true;
-    const t = setup(
-      reclaimObject(
-        {
-          phase: 'AwaitingConfirmation',
-          machineUUID: UUID,
-          expiresAt: new Date(T0 + 15 * 60_000).toISOString(),
-        },
-        { confirmUUID: UUID },
-      ),
-      {
-        deleteCredential: async () => {
-          if (fail) throw new Error('apiserver unavailable');
-          return { outcome: 'deleted' };
-        },
+    const t = setup(confirmed(), {
+      deleteCredential: async () => {
+        if (fail) throw new Error('apiserver unavailable');
+        return { outcome: 'deleted' };
       },
-    );
+    });
     await expect(t.reconciler.reconcile(KEY)).rejects.toThrow(/unavailable/);
     // The reset's answer is on record; only the deletion is owed.
     expect(t.current().status).toMatchObject({
