@@ -249,7 +249,7 @@ export function createMachineControllers(
     now,
     status: {
       write: conditionalStatusWriter(api.machineReclaims, freshReclaims),
-      read: (namespace, name) => api.machineReclaims.find(name, { namespace }),
+      read: (ns, name) => api.machineReclaims.find(name, { namespace: ns }),
     },
     events: { record: record(machineReclaimResource) },
     wakeDiscovery(ns, cluster) {
