@@ -111,11 +111,36 @@ async function settled(dialog) {
 }
 
 /**
+ * Waits until no tooltip is half-way through its fade (in or out): axe measures
+ * contrast at the opacity of the moment, so a tooltip closing as a dialog opens
+ * (the one the pointer left over a row, say) reads as low contrast.
+ */
+async function tooltipsSettled(page) {
+  await eventually(
+    'every tooltip opaque or gone',
+    () =>
+      page.evaluate(() =>
+        [...document.querySelectorAll('[role="tooltip"]')].every(tip => {
+          const shown = tip.firstElementChild ?? tip;
+          // Closed and kept mounted: hidden, which axe skips.
+          if (getComputedStyle(shown).visibility === 'hidden') return true;
+          for (let e = shown; e; e = e.parentElement) {
+            if (getComputedStyle(e).opacity !== '1') return false;
+          }
+          return true;
+        }),
+      ),
+    { timeoutMs: 5_000, everyMs: 50 },
+  );
+}
+
+/**
  * Runs axe on what the page shows now. Serious and critical violations are
  * recorded under `where` (the test fails on them); so are moderate and minor
  * ones, unless they are the shell's listed in MODERATE_NOT_OURS (printed).
  */
 async function check(t, page, where, found) {
+  await tooltipsSettled(page);
   const { blocking, other } = await runAxe(page);
   const notOurs = v =>
     MODERATE_NOT_OURS[v.id] !== undefined &&
@@ -589,6 +614,9 @@ test(
         // (Once it has grown in: axe measures contrast at the opacity of the moment.)
         await settled(page.getByRole('tooltip').locator('div').first());
         await check(t, page, 'Servers page with a tooltip open', found);
+        // The pointer leaves, and the tooltip is gone before the dialogs open.
+        await page.mouse.move(0, 0);
+        await page.getByRole('tooltip').waitFor({ state: 'detached' });
         const checked = await checkDialogs(t, page, found, new Set());
         for (const kind of ['Return to service', 'Abandon maintenance']) {
           assert.ok(checked.has(kind), `the ${kind} dialog was checked`);
