@@ -10,6 +10,7 @@
  * (`New`), the row of finished phases, the pass loop with its one limit, and the clock
  * rows and reconcilers read time from (injected, so tests set it).
  */
+import { ConflictError } from '@backstage/errors';
 
 /** Where time comes from: `Date.now` in the operator, a settable one in tests. */
 export interface Clock {
@@ -100,7 +101,6 @@ export async function writeAnswer<O>(
     read(): Promise<O | undefined>;
     /** Whether `latest` is still the record `written` made, without an answer. */
     awaitsAnswer(latest: O): boolean;
-    isConflict(error: unknown): boolean;
     log?: (message: string) => void;
   },
 ): Promise<O | undefined> {
@@ -109,7 +109,9 @@ export async function writeAnswer<O>(
     try {
       return await writeOn(current);
     } catch (error) {
-      if (!fresh.isConflict(error) || attempt >= ANSWER_WRITES) throw error;
+      // Every status writer of the operator fails a stale write so (ResourceClient).
+      if (!(error instanceof ConflictError) || attempt >= ANSWER_WRITES)
+        throw error;
       const latest = await fresh.read();
       // Gone, answered, or recorded again by another replica: the next pass's to look at.
       if (latest === undefined || !fresh.awaitsAnswer(latest)) return latest;

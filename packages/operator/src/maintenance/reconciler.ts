@@ -6,7 +6,6 @@
  * the guard's second run right before a power verb is recorded share one lock, so two
  * requests racing for the last margin are checked one at a time, at either moment.
  */
-import { ConflictError } from '@backstage/errors';
 import type {
   NodeMaintenance,
   NodeMaintenanceStatus,
@@ -203,7 +202,6 @@ export class MaintenanceReconciler {
       {
         read: () => this.ports.status.read(name),
         awaitsAnswer: latest => awaitsAnswer(latest, written, verb),
-        isConflict: error => error instanceof ConflictError,
         log: message => this.ports.log?.(`${name}: ${verb}: ${message}`),
       },
     );

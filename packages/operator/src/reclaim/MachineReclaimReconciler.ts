@@ -8,7 +8,6 @@
  * at the smaller of the retry interval and its time left, and no second pass of the same
  * request starts while the first still runs.
  */
-import { ConflictError } from '@backstage/errors';
 import type {
   Condition,
   MachineReclaim,
@@ -288,9 +287,6 @@ export class MachineReclaimReconciler {
         }),
       );
     const answer = afterReset(written, outcome, this.ports.limits);
-    if (answer.kind !== 'record' && answer.kind !== 'transition') {
-      return this.apply(written, answer);
-    }
     // The credential is deleted once; only the write is repeated on a fresh read.
     const prepared = await this.prepare(written, answer);
     const { name, namespace } = written.metadata;
@@ -304,7 +300,6 @@ export class MachineReclaimReconciler {
           phaseOf(latest) === 'Resetting' &&
           latest.status?.resetRecordedAt === written.status?.resetRecordedAt &&
           latest.status?.resetSentAt === undefined,
-        isConflict: error => error instanceof ConflictError,
         log: message =>
           this.ports.log?.(`${namespace}/${name}: Reset: ${message}`),
       },

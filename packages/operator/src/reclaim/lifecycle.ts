@@ -189,6 +189,9 @@ export type Decision =
   /** Terminal: never looked at again. */
   | Done;
 
+/** A transition decision: what the answer to a sent Reset always is. */
+export type Transition = Extract<Decision, { kind: 'transition' }>;
+
 export type Row = (
   mr: MachineReclaim,
   ports: LifecyclePorts,
@@ -261,7 +264,7 @@ function end(
   to: 'Refused' | 'Failed' | 'Expired',
   result: string,
   event: ReclaimEvent,
-): Decision {
+): Transition {
   return {
     kind: 'transition',
     to,
@@ -659,7 +662,7 @@ export function afterReset(
         message: string;
       },
   limits: ReclaimLimits,
-): Decision {
+): Transition {
   const address = mr.spec.address;
   const maintenanceWait = formatDuration(limits.maintenanceWaitMs);
   if (outcome.ok) {
