@@ -20,6 +20,7 @@ import {
   ServersClient,
   serversApiRef,
 } from './api';
+import { loadServersRoutes } from './preload';
 
 /** The `ServersApi` over HTTP. */
 export const serversApi = ApiBlueprint.make({
@@ -51,8 +52,7 @@ export const serversPage = PageBlueprint.make({
     title: 'Servers',
     icon: <DnsIcon fontSize="small" />,
     routeRef: serversRouteRef,
-    loader: () =>
-      import('./components/ServersRoutes').then(m => <m.NfsServersPage />),
+    loader: () => loadServersRoutes().then(m => <m.NfsServersPage />),
   },
 });
 
@@ -62,8 +62,7 @@ export const maintenancePage = PageBlueprint.make({
   params: {
     path: '/servers/maintenances/:cluster/:name',
     routeRef: maintenanceRouteRef,
-    loader: () =>
-      import('./components/ServersRoutes').then(m => <m.NfsMaintenancePage />),
+    loader: () => loadServersRoutes().then(m => <m.NfsMaintenancePage />),
   },
 });
 
@@ -73,8 +72,7 @@ export const planPage = PageBlueprint.make({
   params: {
     path: '/servers/plans/:cluster/:name',
     routeRef: planRouteRef,
-    loader: () =>
-      import('./components/ServersRoutes').then(m => <m.NfsPlanPage />),
+    loader: () => loadServersRoutes().then(m => <m.NfsPlanPage />),
   },
 });
 
@@ -84,8 +82,7 @@ export const addNodePage = PageBlueprint.make({
   params: {
     path: '/servers/add-node',
     routeRef: addNodeRouteRef,
-    loader: () =>
-      import('./components/ServersRoutes').then(m => <m.NfsAddNodePage />),
+    loader: () => loadServersRoutes().then(m => <m.NfsAddNodePage />),
   },
 });
 
@@ -135,3 +132,4 @@ export {
   MachinesClient,
 } from './api';
 export type { ServersApi, MachinesApi } from './api';
+export { preloadServersPage } from './preload';

@@ -17,3 +17,4 @@ export {
   MachinesClient,
 } from './api';
 export type { ServersApi, MachinesApi } from './api';
+export { preloadServersPage } from './preload';

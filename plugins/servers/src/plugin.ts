@@ -18,6 +18,7 @@ import {
   ServersClient,
   serversApiRef,
 } from './api';
+import { loadServersRoutes } from './preload';
 
 /**
  * Rackside for apps on the legacy frontend system.
@@ -58,8 +59,7 @@ export const serversPlugin = createPlugin({
 export const ServersPage = serversPlugin.provide(
   createRoutableExtension({
     name: 'ServersPage',
-    component: () =>
-      import('./components/ServersRoutes').then(m => m.LegacyServersRoutes),
+    component: () => loadServersRoutes().then(m => m.LegacyServersRoutes),
     mountPoint: legacyServersRouteRef,
   }),
 );

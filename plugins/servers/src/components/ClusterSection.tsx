@@ -27,7 +27,7 @@ import {
 } from './ServerTable';
 import { AppLink, useServersLinks } from './links';
 import { useLiveRefresh } from './useLiveRefresh';
-import { useServerWindows } from './useServerWindows';
+import { FIRST_VIEW, useServerWindows } from './useServerWindows';
 
 export { POLL_INTERVAL_MS, SERVERS_SIGNAL_CHANNEL } from './useLiveRefresh';
 
@@ -35,9 +35,11 @@ export { POLL_INTERVAL_MS, SERVERS_SIGNAL_CHANNEL } from './useLiveRefresh';
 export function ClusterSection(props: { cluster: string; title?: string }) {
   const { cluster, title } = props;
   const links = useServersLinks();
-  const [filter, setFilter] = useState('');
-  const [sortKey, setSortKey] = useState<SortKey>('name');
-  const [sortDirection, setSortDirection] = useState<SortDirection>('asc');
+  const [filter, setFilter] = useState(FIRST_VIEW.filter);
+  const [sortKey, setSortKey] = useState<SortKey>(FIRST_VIEW.sortKey);
+  const [sortDirection, setSortDirection] = useState<SortDirection>(
+    FIRST_VIEW.sortDirection,
+  );
   // A window at a time, filtered and sorted on the server (useServerWindows).
   const servers = useServerWindows(cluster, {
     filter,

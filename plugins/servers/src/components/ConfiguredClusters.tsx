@@ -14,15 +14,25 @@ import { useLoader } from './useLoader';
  * backend's `servers:read` denied outright) shows it instead of an error, and
  * `header` is shown only once the clusters are there: the clusters request is
  * then the page's read decision, with no permission round trip before it.
+ * `onLoad` sees the clusters as they arrive, before anything renders them.
  */
 export function ConfiguredClusters(props: {
   empty: ReactNode;
   renderCluster(cluster: ClusterSummaryResponse): ReactNode;
   denied?: ReactNode;
   header?: ReactNode;
+  onLoad?(clusters: readonly ClusterSummaryResponse[]): void;
 }) {
   const api = useApi(serversApiRef);
-  const clusters = useLoader(() => api.listClusters(), [api]);
+  const { onLoad } = props;
+  const clusters = useLoader(
+    () =>
+      api.listClusters().then(items => {
+        onLoad?.(items);
+        return items;
+      }),
+    [api],
+  );
   const failed = clusters.error !== undefined && !clusters.value;
   if (
     failed &&

@@ -1,6 +1,8 @@
 import '@testing-library/jest-dom';
 import { mockApis, renderInTestApp } from '@backstage/frontend-test-utils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import { act } from 'react';
+import { signalApiRef } from '@backstage/plugin-signals-react';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { ceremonyFor } from '@rackside/plugin-servers-common';
 import { serversApiRef } from '../api';
@@ -46,6 +48,66 @@ describe('ServersPage', () => {
     expect(screen.getByText('control plane')).toBeInTheDocument();
     expect(screen.getByText('NotReady')).toBeInTheDocument();
     expect(screen.getByText('Cordoned')).toBeInTheDocument();
+  });
+
+  it("asks each available cluster's first window as the clusters answer, before its section renders, and only once", async () => {
+    const api = fakeServersApi(serverList([server('worker-1')]));
+    const [rack] = await api.listClusters();
+    api.listClusters.mockResolvedValue([
+      rack,
+      { name: 'far', title: 'Far', available: false, error: 'unreachable' },
+    ] as never);
+    const answer = api.listServerWindow.getMockImplementation()!;
+    const sectionAtAsk: boolean[] = [];
+    api.listServerWindow.mockImplementation((cluster, query) => {
+      sectionAtAsk.push(
+        document.querySelector(`[data-testid="cluster-${cluster}"]`) !== null,
+      );
+      return answer(cluster, query);
+    });
+    renderPage(api);
+    await waitFor(() => expect(rowsOf()).toHaveLength(1));
+    expect(
+      screen.getByText('Cluster Far is unavailable: unreachable'),
+    ).toBeInTheDocument();
+    // One request, for the available cluster, asked before its section was drawn.
+    expect(api.listServerWindow.mock.calls).toEqual([
+      ['rack', { limit: 100, sort: 'name', direction: 'asc' }],
+    ]);
+    expect(sectionAtAsk).toEqual([false]);
+  });
+
+  it('shows a failed first window as any failed window, and tries again on a change', async () => {
+    const api = fakeServersApi(serverList([server('worker-1')]));
+    const answer = api.listServerWindow.getMockImplementation()!;
+    api.listServerWindow.mockImplementationOnce(async () => {
+      throw await responseError(503, 'Service Unavailable', {
+        name: 'Error',
+        message: 'the watch is not synced yet',
+      });
+    });
+    let deliver: (message: unknown) => void = () => {};
+    const signals = {
+      subscribe: jest.fn((_channel: string, onMessage: typeof deliver) => {
+        deliver = onMessage;
+        return { unsubscribe: jest.fn() };
+      }),
+    };
+    renderInTestApp(<ServersPage />, {
+      apis: [
+        [serversApiRef, api],
+        [signalApiRef, signals],
+      ],
+    });
+    expect(
+      await screen.findByText(/Could not load the servers of rack/),
+    ).toHaveTextContent('the watch is not synced yet');
+    expect(api.listServerWindow).toHaveBeenCalledTimes(1);
+    api.listServerWindow.mockImplementation(answer);
+    // The change signal asks the API afresh: the failed answer is not taken again.
+    act(() => deliver({ cluster: 'rack' }));
+    await waitFor(() => expect(rowsOf()).toHaveLength(1));
+    expect(api.listServerWindow).toHaveBeenCalledTimes(2);
   });
 
   it('says why quorum cannot be derived', async () => {

@@ -1,10 +1,15 @@
+import { useState } from 'react';
+import { useApi } from '@backstage/frontend-plugin-api';
 import Box from '@mui/material/Box';
 import Link from '@mui/material/Link';
 import Typography from '@mui/material/Typography';
+import { serversApiRef } from '../api';
 import { ClusterSection } from './ClusterSection';
 import { ConfiguredClusters } from './ConfiguredClusters';
+import { createFirstWindows, FirstWindowsContext } from './firstWindows';
 import { AppLink, useServersLinks } from './links';
 import { ReadDenied } from './ReadGate';
+import { FIRST_WINDOW_REQUEST } from './useServerWindows';
 
 /** The text of the Servers page's skip link. */
 export const SKIP_TO_ACTIONS = 'Skip to the first server action';
@@ -43,36 +48,51 @@ function SkipToActions() {
  * and the actions the user may take on each server. The clusters request is
  * its read decision: the backend answers 403 when `servers:read` is denied
  * outright, and the page then shows only that (asking the permission API
- * first would put one more round trip before the first row).
+ * first would put one more round trip before the first row). Each available
+ * cluster's first window is asked as soon as the clusters answer, while its
+ * section is still to render (firstWindows.ts).
  */
 export function ServersPage() {
   const links = useServersLinks();
+  const api = useApi(serversApiRef);
+  const [firstWindows] = useState(() => createFirstWindows(api));
   return (
-    <Box component="main" p={3} data-testid="rackside-servers-page">
-      <Typography variant="h4" component="h1" gutterBottom>
-        Servers
-      </Typography>
-      <ConfiguredClusters
-        denied={<ReadDenied />}
-        header={
-          <>
-            <SkipToActions />
-            {links.addNode && (
-              <Typography variant="body2" gutterBottom>
-                <AppLink to={links.addNode()}>Add node</AppLink>: machines
-                waiting to join, and Reset and add.
-              </Typography>
-            )}
-          </>
-        }
-        empty={
-          <Typography variant="body1">
-            No clusters are configured yet. Add one under{' '}
-            <code>servers.clusters</code> in app-config to see its servers here.
-          </Typography>
-        }
-        renderCluster={c => <ClusterSection cluster={c.name} title={c.title} />}
-      />
-    </Box>
+    <FirstWindowsContext.Provider value={firstWindows}>
+      <Box component="main" p={3} data-testid="rackside-servers-page">
+        <Typography variant="h4" component="h1" gutterBottom>
+          Servers
+        </Typography>
+        <ConfiguredClusters
+          denied={<ReadDenied />}
+          header={
+            <>
+              <SkipToActions />
+              {links.addNode && (
+                <Typography variant="body2" gutterBottom>
+                  <AppLink to={links.addNode()}>Add node</AppLink>: machines
+                  waiting to join, and Reset and add.
+                </Typography>
+              )}
+            </>
+          }
+          empty={
+            <Typography variant="body1">
+              No clusters are configured yet. Add one under{' '}
+              <code>servers.clusters</code> in app-config to see its servers
+              here.
+            </Typography>
+          }
+          onLoad={clusters =>
+            firstWindows.start(
+              clusters.filter(c => c.available).map(c => c.name),
+              FIRST_WINDOW_REQUEST,
+            )
+          }
+          renderCluster={c => (
+            <ClusterSection cluster={c.name} title={c.title} />
+          )}
+        />
+      </Box>
+    </FirstWindowsContext.Provider>
   );
 }

@@ -1,4 +1,11 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import {
+  useCallback,
+  useContext,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+} from 'react';
 import { useApi } from '@backstage/frontend-plugin-api';
 import {
   compareServers,
@@ -6,10 +13,12 @@ import {
   normalizeServerFilter,
   type QuorumSummaryResponse,
   type ServerListItem,
+  type ServerListWindowQuery,
   type ServerSortDirection,
   type ServerSortKey,
 } from '@rackside/plugin-servers-common';
 import { serversApiRef } from '../api';
+import { FirstWindowsContext } from './firstWindows';
 
 /** Rows a window asks for (the table shows about a dozen at a time). */
 export const WINDOW_ROWS = 100;
@@ -27,10 +36,32 @@ export interface ServerView {
   sortDirection: ServerSortDirection;
 }
 
+/** The table's view until the user changes it: every server, by name. */
+export const FIRST_VIEW: ServerView = {
+  filter: '',
+  sortKey: 'name',
+  sortDirection: 'asc',
+};
+
 interface WalkQuery {
   filter: string;
   sort: ServerSortKey;
   direction: ServerSortDirection;
+}
+
+/** The request of one window of a walk. */
+function windowRequest(
+  query: WalkQuery,
+  limit: number,
+  token?: string,
+): ServerListWindowQuery {
+  return {
+    limit,
+    continue: token,
+    filter: query.filter || undefined,
+    sort: query.sort,
+    direction: query.direction,
+  };
 }
 
 /** The windows of one walk received so far: always a prefix of its rows. */
@@ -76,6 +107,20 @@ function roundUp(rows: number): number {
   );
 }
 
+/**
+ * The request a section makes first, in {@link FIRST_VIEW} with nothing in view
+ * yet: what the Servers page asks for each cluster before the sections render
+ * (firstWindows.ts).
+ */
+export const FIRST_WINDOW_REQUEST: ServerListWindowQuery = windowRequest(
+  {
+    filter: FIRST_VIEW.filter,
+    sort: FIRST_VIEW.sortKey,
+    direction: FIRST_VIEW.sortDirection,
+  },
+  roundUp(PREFETCH_ROWS),
+);
+
 /** Whether a walk holds the whole cluster: filter and sort can then be the page's. */
 function isWhole(walk: Walk | undefined): boolean {
   return (
@@ -101,6 +146,7 @@ export function useServerWindows(
   view: ServerView,
 ): ServerWindows {
   const api = useApi(serversApiRef);
+  const firstWindows = useContext(FirstWindowsContext);
   const [walk, setWalk] = useState<Walk>();
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
@@ -155,14 +201,11 @@ export function useServerWindows(
     const step = `${key}\n${token ?? ''}`;
     if (failed === step) return;
     setBusy(true);
-    api
-      .listServerWindow(cluster, {
-        limit,
-        continue: token,
-        filter: query.filter || undefined,
-        sort: query.sort,
-        direction: query.direction,
-      })
+    const request = windowRequest(query, limit, token);
+    (
+      firstWindows?.take(cluster, request) ??
+      api.listServerWindow(cluster, request)
+    )
       .then(
         answer => {
           if (current.current !== key) return;
@@ -191,7 +234,7 @@ export function useServerWindows(
       .finally(() => setBusy(false));
     // `query` is part of `key`; `whole` follows `walk`.
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [api, cluster, key, walk, wanted, busy, failed]);
+  }, [api, firstWindows, cluster, key, walk, wanted, busy, failed]);
 
   // The last count of the whole cluster, for "N of M servers".
   const [all, setAll] = useState<number>();
