@@ -13,8 +13,6 @@ import {
   eventually,
   openServersPage,
   portalAndBrowser,
-  serverRow,
-  signInIfAsked,
   waitForRow,
 } from './harness.mjs';
 
@@ -88,63 +86,6 @@ test(
       await page
         .screenshot({ path: SCREENSHOT, fullPage: true })
         .catch(() => {});
-      await page.close();
-    }
-  },
-);
-
-/** /servers in `page`, signed in if the context is not yet, until worker-1's row. */
-async function openSignedIn(page) {
-  await page.goto(`${env.portal.baseUrl}/servers`);
-  const row = serverRow(page, NODE);
-  await signInIfAsked(page, row);
-  await row.waitFor({ timeout: 60_000 });
-}
-
-test(
-  "a new tab straight to /servers asks the page's code before the sign-in answers",
-  { timeout: 180_000 },
-  async () => {
-    // Signed in once, as a user who opens the portal in a new tab.
-    const first = await env.newPage();
-    try {
-      await openSignedIn(first);
-    } finally {
-      await first.close();
-    }
-
-    const page = await env.newPage();
-    try {
-      const events = [];
-      const chunks = [];
-      page.on('request', req => events.push(['request', req.url()]));
-      page.on('response', res => {
-        events.push(['response', res.url()]);
-        if (res.url().endsWith('.chunk.js'))
-          chunks.push(
-            res.text().then(
-              body => (body.includes('rackside-servers-page') ? res.url() : ''),
-              () => '',
-            ),
-          );
-      });
-      await openSignedIn(page);
-      const pageChunks = (await Promise.all(chunks)).filter(Boolean);
-      assert.equal(pageChunks.length, 1, 'one chunk holds the Servers page');
-      const asked = events.findIndex(
-        ([kind, url]) => kind === 'request' && url === pageChunks[0],
-      );
-      const signedIn = events.findIndex(
-        ([kind, url]) => kind === 'response' && url.includes('/api/auth/'),
-      );
-      assert.ok(signedIn >= 0, 'the tab refreshed its sign-in');
-      // Preloaded at the app's start (preloadServersPage), not once the
-      // route renders after the sign-in.
-      assert.ok(
-        asked >= 0 && asked < signedIn,
-        `the page's chunk is asked (event ${asked}) before the sign-in answers (event ${signedIn})`,
-      );
-    } finally {
       await page.close();
     }
   },

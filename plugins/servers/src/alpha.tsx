@@ -20,7 +20,6 @@ import {
   ServersClient,
   serversApiRef,
 } from './api';
-import { loadServersRoutes } from './preload';
 
 /** The `ServersApi` over HTTP. */
 export const serversApi = ApiBlueprint.make({
@@ -52,7 +51,8 @@ export const serversPage = PageBlueprint.make({
     title: 'Servers',
     icon: <DnsIcon fontSize="small" />,
     routeRef: serversRouteRef,
-    loader: () => loadServersRoutes().then(m => <m.NfsServersPage />),
+    loader: () =>
+      import('./components/ServersRoutes').then(m => <m.NfsServersPage />),
   },
 });
 
@@ -62,7 +62,8 @@ export const maintenancePage = PageBlueprint.make({
   params: {
     path: '/servers/maintenances/:cluster/:name',
     routeRef: maintenanceRouteRef,
-    loader: () => loadServersRoutes().then(m => <m.NfsMaintenancePage />),
+    loader: () =>
+      import('./components/ServersRoutes').then(m => <m.NfsMaintenancePage />),
   },
 });
 
@@ -72,7 +73,8 @@ export const planPage = PageBlueprint.make({
   params: {
     path: '/servers/plans/:cluster/:name',
     routeRef: planRouteRef,
-    loader: () => loadServersRoutes().then(m => <m.NfsPlanPage />),
+    loader: () =>
+      import('./components/ServersRoutes').then(m => <m.NfsPlanPage />),
   },
 });
 
@@ -82,7 +84,8 @@ export const addNodePage = PageBlueprint.make({
   params: {
     path: '/servers/add-node',
     routeRef: addNodeRouteRef,
-    loader: () => loadServersRoutes().then(m => <m.NfsAddNodePage />),
+    loader: () =>
+      import('./components/ServersRoutes').then(m => <m.NfsAddNodePage />),
   },
 });
 
@@ -132,4 +135,3 @@ export {
   MachinesClient,
 } from './api';
 export type { ServersApi, MachinesApi } from './api';
-export { preloadServersPage } from './preload';

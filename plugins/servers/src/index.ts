@@ -17,4 +17,3 @@ export {
   MachinesClient,
 } from './api';
 export type { ServersApi, MachinesApi } from './api';
-export { preloadServersPage } from './preload';

@@ -18,7 +18,6 @@ import {
   ServersClient,
   serversApiRef,
 } from './api';
-import { loadServersRoutes } from './preload';
 
 /**
  * Rackside for apps on the legacy frontend system.
@@ -59,7 +58,8 @@ export const serversPlugin = createPlugin({
 export const ServersPage = serversPlugin.provide(
   createRoutableExtension({
     name: 'ServersPage',
-    component: () => loadServersRoutes().then(m => m.LegacyServersRoutes),
+    component: () =>
+      import('./components/ServersRoutes').then(m => m.LegacyServersRoutes),
     mountPoint: legacyServersRouteRef,
   }),
 );
