@@ -90,7 +90,7 @@ const FLAGS = {
   pageProfile: {
     type: 'boolean',
     default: false,
-    help: "profile the page's JavaScript during the first cold visit (page-<size>.cpuprofile in the logs; summarise with bench/lib/pageProfile.mjs)",
+    help: "profile the page's JavaScript during the first cold visit and the first visit from a click in the app (page-<size>.cpuprofile and page-<size>-in-app.cpuprofile in the logs; summarise with bench/lib/pageProfile.mjs)",
   },
   backendRoot: {
     type: 'string',
@@ -307,12 +307,8 @@ async function pageLoad(
       await cdp.send('Network.enable');
       await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
     }
-    if (profileTo) {
-      // The page's JavaScript from navigation to the first row (--page-profile).
-      await cdp.send('Profiler.enable');
-      await cdp.send('Profiler.setSamplingInterval', { interval: 250 });
-      await cdp.send('Profiler.start');
-    }
+    // The page's JavaScript from navigation to the first row (--page-profile).
+    if (profileTo) await startProfile(cdp);
     let listRequest;
     const finished = [];
     page.on('requestfinished', req => {
@@ -323,10 +319,7 @@ async function pageLoad(
     const t0 = Date.now();
     await page.goto(`${baseUrl}/servers`);
     const signedIn = await waitForRows(page);
-    if (profileTo) {
-      const { profile } = await cdp.send('Profiler.stop');
-      fs.writeFileSync(profileTo, JSON.stringify(profile));
-    }
+    if (profileTo) await stopProfile(cdp, profileTo);
     if (signedIn.error) return signedIn;
     const wall = Date.now() - t0;
     const timing = listRequest?.timing();
@@ -358,7 +351,20 @@ async function pageLoad(
  * runs from the click to the first row. The app's own boot is not in it; the plugin's
  * chunks, its requests and its render are.
  */
-async function inAppVisit(context, baseUrl) {
+/** Starts the JavaScript profiler of a page's CDP session. */
+async function startProfile(cdp) {
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 250 });
+  await cdp.send('Profiler.start');
+  return cdp;
+}
+
+async function stopProfile(cdp, file) {
+  const { profile } = await cdp.send('Profiler.stop');
+  fs.writeFileSync(file, JSON.stringify(profile));
+}
+
+async function inAppVisit(context, baseUrl, { profileTo } = {}) {
   const page = await context.newPage();
   page.setDefaultTimeout(120_000);
   try {
@@ -373,9 +379,13 @@ async function inAppVisit(context, baseUrl) {
       .catch(() => {});
     const finished = [];
     page.on('requestfinished', req => finished.push(req));
+    const cdp = profileTo
+      ? await startProfile(await context.newCDPSession(page))
+      : undefined;
     const clickedAt = await page.evaluate(() => performance.now());
     await servers.click();
     const rows = await waitForRows(page);
+    if (cdp) await stopProfile(cdp, profileTo);
     if (rows.error) return rows;
     const { rowAt, origin } = await page.evaluate(() => ({
       rowAt: window.__benchFirstRowAt,
@@ -668,7 +678,12 @@ async function measureSize(ctx, { rack, flags, logs, browser, size, plan }) {
     });
   for (let i = 0; i < plan.pages; i++)
     visits.push({
-      ...(await inAppVisit(browser.context, backend.baseUrl)),
+      ...(await inAppVisit(browser.context, backend.baseUrl, {
+        profileTo:
+          flags.pageProfile && i === 0
+            ? path.join(logs, `page-${size}-in-app.cpuprofile`)
+            : undefined,
+      })),
       cache: 'in-app',
     });
 
