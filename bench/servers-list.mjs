@@ -26,15 +26,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { writeTokenKubeconfig } from '../e2e/rack/rack.mjs';
 import { launchBrowser } from '../e2e/tests/harness.mjs';
+import { startPostgres } from '../e2e/tests/postgres.mjs';
 import {
   describeLoad,
   loadSampler,
+  processCpuSampler,
+  describeProcessCpu,
   log,
   machine,
   mb,
   ms,
   parseFlags,
   percentile,
+  ROOT,
   runBench,
   runLogDir,
   seconds,
@@ -44,11 +48,15 @@ import {
 } from './lib/common.mjs';
 import { cpuSeconds, startBackend } from './lib/backend.mjs';
 import { formatCpuSummary, summariseCpuProfile } from './lib/cpuProfile.mjs';
-import { inspectorOf, startCpuProfile } from './lib/inspector.mjs';
+import {
+  inspectorOf,
+  startCpuProfile,
+  startEventLoopDelay,
+} from './lib/inspector.mjs';
 import { benchRack, CLUSTER, ensureScale } from './lib/rack.mjs';
 
 const USAGE =
-  'usage: node bench/servers-list.mjs [--quick] [--keep] [--rack DIR] [--sizes N,N,...] [--pods-per-node N] [--idle-at N] [--idle-seconds S] [--requests N] [--pages N] [--user NAME]';
+  'usage: node bench/servers-list.mjs [--quick] [--keep] [--rack DIR] [--sizes N,N,...] [--pods-per-node N] [--idle-at N] [--idle-seconds S] [--requests N] [--pages N] [--user NAME] [--database postgres|sqlite]';
 const FLAGS = {
   quick: {
     type: 'boolean',
@@ -85,12 +93,17 @@ const FLAGS = {
   cpuProfile: {
     type: 'boolean',
     default: false,
-    help: "profile the backend's CPU during the page's window requests and summarise it",
+    help: "profile the backend's CPU during the page's window requests and during the cold visits, and measure its event-loop delay during the cold visits",
   },
   pageProfile: {
     type: 'boolean',
     default: false,
     help: "profile the page's JavaScript during the first cold visit and the first visit from a click in the app (page-<size>.cpuprofile and page-<size>-in-app.cpuprofile in the logs; summarise with bench/lib/pageProfile.mjs)",
+  },
+  database: {
+    type: 'string',
+    default: 'postgres',
+    help: "the backend's database: postgres (app-config.production.yaml, a PostgreSQL server of its own for each size, Debian's postgresql installed when missing) or sqlite (the demo's in-memory SQLite, whose queries run on the backend's event loop)",
   },
   backendRoot: {
     type: 'string',
@@ -401,19 +414,46 @@ async function inAppVisit(context, baseUrl, { profileTo } = {}) {
   }
 }
 
+/**
+ * What the page shows of the Servers page's start, checked in the page itself: 'rows'
+ * once the first row is in the DOM (the init script's mark), 'enter' for the sign-in
+ * button, 'failed' for the table's error. Polled each frame with a few DOM lookups, not
+ * with Playwright locators: their selector engines (text and accessible names over the
+ * whole DOM, every frame) took 20-35 ms of the page's main thread in each measured visit.
+ */
+function pageState(page, cluster) {
+  return page
+    .waitForFunction(
+      c => {
+        if (window.__benchFirstRowAt !== undefined) return 'rows';
+        const failed = `Could not load the servers of ${c}`;
+        for (const alert of document.querySelectorAll('[role="alert"]'))
+          if (alert.textContent.includes(failed)) return 'failed';
+        for (const button of document.querySelectorAll('button'))
+          if (button.textContent.trim() === 'Enter') return 'enter';
+        return false;
+      },
+      cluster,
+      { polling: 'raf', timeout: 120_000 },
+    )
+    .then(handle => handle.jsonValue());
+}
+
 /** Waits for the first row (signing in if the page asks); `{error}` if the page failed. */
 async function waitForRows(page) {
-  const row = page.locator('[data-testid="server-row"]').first();
-  const failed = page.getByText(`Could not load the servers of ${CLUSTER}`);
-  const enter = page.getByRole('button', { name: 'Enter' });
-  await Promise.race([row.waitFor(), enter.waitFor(), failed.waitFor()]);
+  let state = await pageState(page, CLUSTER);
   let signedIn = false;
-  if (await enter.isVisible()) {
+  if (state === 'enter') {
     signedIn = true;
-    await enter.click();
-    await Promise.race([row.waitFor(), failed.waitFor()]);
+    await page.getByRole('button', { name: 'Enter' }).click();
+    state = await pageState(page, CLUSTER);
   }
-  if (await failed.isVisible()) return { error: await failed.textContent() };
+  if (state === 'failed')
+    return {
+      error: await page
+        .getByText(`Could not load the servers of ${CLUSTER}`)
+        .textContent(),
+    };
   return { signedIn };
 }
 
@@ -541,11 +581,33 @@ async function measureSize(ctx, { rack, flags, logs, browser, size, plan }) {
     labelSelector: 'bench.rackside.dev/scale=true',
   });
   const before = await watchCounts(rack.kube);
+  const root = flags.backendRoot ? path.resolve(flags.backendRoot) : ROOT;
+  // The production database (a PostgreSQL server of its own for each size), or the
+  // demo's in-memory SQLite with --database sqlite.
+  const pg = flags.database === 'postgres' ? await startPostgres() : undefined;
+  let pgStopped = !pg;
+  const stopPg = async () => {
+    if (pgStopped) return;
+    pgStopped = true;
+    await pg.stop();
+  };
+  ctx.onCleanup(stopPg);
   const backend = await startBackend(rack.dir, {
     user: flags.user,
-    root: flags.backendRoot ? path.resolve(flags.backendRoot) : undefined,
+    root,
     logFile: path.join(logs, `backend-${size}.log`),
-    env: flags.cpuProfile ? { NODE_OPTIONS: '--inspect=127.0.0.1:0' } : {},
+    configs: pg ? [path.join(root, 'app-config.production.yaml')] : [],
+    env: {
+      ...(flags.cpuProfile ? { NODE_OPTIONS: '--inspect=127.0.0.1:0' } : {}),
+      ...(pg
+        ? {
+            POSTGRES_HOST: pg.host,
+            POSTGRES_PORT: String(pg.port),
+            POSTGRES_USER: pg.user,
+            POSTGRES_PASSWORD: pg.password,
+          }
+        : {}),
+    },
     // Built (when stale) for the first size only: every size serves the same app.
     buildApp: plan.firstSize === size,
   });
@@ -660,6 +722,14 @@ async function measureSize(ctx, { rack, flags, logs, browser, size, plan }) {
   // The page: one warm-up visit (signs in, fills the cache), then timed.
   await pageLoad(browser.context, backend.baseUrl);
   const visits = [];
+  // Where the machine's cores go during the cold visits, and (--cpu-profile) what the
+  // backend does meanwhile and how long its event loop makes a request wait.
+  const coldCpu = processCpuSampler();
+  const coldBackend = flags.cpuProfile
+    ? await inspectorOf(backend.logFile, 'src/index')
+    : undefined;
+  const coldProfiler = coldBackend && (await startCpuProfile(coldBackend));
+  const coldLoop = coldBackend && (await startEventLoopDelay(coldBackend));
   for (let i = 0; i < plan.pages; i++)
     visits.push({
       ...(await pageLoad(browser.context, backend.baseUrl, {
@@ -671,6 +741,19 @@ async function measureSize(ctx, { rack, flags, logs, browser, size, plan }) {
       })),
       cache: 'off',
     });
+  const cold = { cpu: coldCpu.stop() };
+  if (coldBackend) {
+    cold.loopDelay = await coldLoop.stop();
+    cold.profile = formatCpuSummary(
+      summariseCpuProfile(
+        await coldProfiler.stop(
+          path.join(logs, `backend-${size}-cold-visits.cpuprofile`),
+        ),
+        { top: 25 },
+      ),
+    );
+    coldBackend.close();
+  }
   for (let i = 0; i < plan.pages; i++)
     visits.push({
       ...(await pageLoad(browser.context, backend.baseUrl)),
@@ -698,6 +781,7 @@ async function measureSize(ctx, { rack, flags, logs, browser, size, plan }) {
   const maxRss = rss.stop();
   const after = await watchCounts(rack.kube);
   await stopBackend();
+  await stopPg();
   return {
     size,
     nodeCount,
@@ -707,6 +791,7 @@ async function measureSize(ctx, { rack, flags, logs, browser, size, plan }) {
     kubectlMs,
     kubectlLines,
     visits,
+    cold,
     settledRss,
     maxRss,
     watches: {
@@ -752,7 +837,7 @@ function pageFigures(visits) {
 
 function printSize(r, flags) {
   console.log(
-    `== ${r.nodeCount} nodes, ${r.podCount} scale pods; user:default/${flags.user}`,
+    `== ${r.nodeCount} nodes, ${r.podCount} scale pods; user:default/${flags.user}; backend database ${flags.database}`,
   );
   if (r.routeError)
     console.log(
@@ -833,6 +918,23 @@ function printSize(r, flags) {
     );
     for (const q of median.requests)
       console.log(`  ${ms(q.start)} -> ${ms(q.end)}  ${q.what}`);
+  }
+  if (r.cold) {
+    console.log(
+      `machine during the cold visits: ${describeProcessCpu(r.cold.cpu)}`,
+    );
+    if (r.cold.loopDelay) {
+      const d = r.cold.loopDelay;
+      console.log(
+        `backend event-loop delay during the cold visits: mean ${ms(
+          d.mean,
+        )}, p50 ${ms(d.p50)}, p99 ${ms(d.p99)}, max ${ms(d.max)}`,
+      );
+    }
+    if (r.cold.profile)
+      console.log(
+        `backend CPU profile during the cold visits:\n${r.cold.profile}`,
+      );
   }
   const first = r.visits.find(v => v.listUrl);
   if (first) console.log(`the page asked: ${new URL(first.listUrl).search}`);
@@ -929,6 +1031,10 @@ runBench(
       .map(Number);
     if (sizes.some(n => !Number.isInteger(n) || n < 10))
       throw new UsageError(`--sizes must be whole numbers >= 10\n\n${USAGE}`);
+    if (!['postgres', 'sqlite'].includes(flags.database))
+      throw new UsageError(
+        `--database must be postgres or sqlite, got ${flags.database}\n\n${USAGE}`,
+      );
     const plan = {
       requests: flags.requests ?? (flags.quick ? 10 : 50),
       newWalks: flags.quick ? 5 : 20,

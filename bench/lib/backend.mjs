@@ -70,7 +70,8 @@ export function cpuSeconds(pid) {
  * demo-access.mjs); `user` is the examples/org.yaml user the guest sign-in signs in as;
  * `root` another checkout of the repository to run (an experiment's patched copy); `env`
  * more environment (e.g. NODE_OPTIONS=--inspect=127.0.0.1:0 for a CPU profile);
- * `buildApp: false` serves the app bundle as it is (no staleness check).
+ * `buildApp: false` serves the app bundle as it is (no staleness check); `configs` more
+ * app-config files, loaded after the bench's (e.g. app-config.production.yaml).
  * Resolves when /api/servers/health answers.
  */
 export async function startBackend(
@@ -82,6 +83,7 @@ export async function startBackend(
     root = ROOT,
     env = {},
     buildApp = true,
+    configs: moreConfigs = [],
   } = {},
 ) {
   // A bench that starts several backends builds the app once: the shared tree's frontend
@@ -116,6 +118,7 @@ export async function startBackend(
     path.join(root, 'app-config.yaml'),
     path.join(rackDir, 'app-config.bench.yaml'),
     config,
+    ...moreConfigs,
   ].flatMap(f => ['--config', f]);
   const transform = require.resolve(
     '@backstage/cli-node/config/nodeTransform.cjs',

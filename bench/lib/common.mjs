@@ -250,3 +250,60 @@ export function runBench(name, main, { timeoutMinutes }) {
     },
   );
 }
+
+/**
+ * CPU time of every process on the machine, totalled by command name (`/proc/PID/stat`'s
+ * comm: kube-apiserver, etcd, kwok, node, chromium, ...); `stop()` returns the seconds
+ * each name used since the start, largest first, and the wall seconds between. Where
+ * the cores went during a stretch of a benchmark, so a slow figure can be told apart
+ * from a machine busy with something else.
+ */
+export function processCpuSampler() {
+  const read = () => {
+    const out = new Map();
+    for (const pid of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(pid)) continue;
+      let stat;
+      try {
+        stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      } catch {
+        continue; // gone meanwhile
+      }
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const ticks = Number(fields[11]) + Number(fields[12]);
+      out.set(pid, { comm, ticks });
+    }
+    return out;
+  };
+  const start = read();
+  const t0 = performance.now();
+  return {
+    stop() {
+      const end = read();
+      const byName = new Map();
+      for (const [pid, { comm, ticks }] of end) {
+        // A process started meanwhile counts from zero.
+        const used =
+          ticks - (start.get(pid)?.comm === comm ? start.get(pid).ticks : 0);
+        if (used > 0) byName.set(comm, (byName.get(comm) ?? 0) + used / 100);
+      }
+      return {
+        wallSeconds: (performance.now() - t0) / 1000,
+        byName: [...byName].sort((a, b) => b[1] - a[1]),
+      };
+    },
+  };
+}
+
+/** `processCpuSampler().stop()` as one line: the cores used in all and the top names. */
+export function describeProcessCpu({ wallSeconds, byName }, top = 6) {
+  const all = byName.reduce((sum, [, s]) => sum + s, 0);
+  const named = byName
+    .slice(0, top)
+    .map(([name, s]) => `${name} ${(s / wallSeconds).toFixed(2)}`)
+    .join(', ');
+  return `${(all / wallSeconds).toFixed(2)} cores busy of ${wallSeconds.toFixed(
+    1,
+  )} s (${named})`;
+}

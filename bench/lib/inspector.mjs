@@ -75,3 +75,38 @@ export async function startCpuProfile(session, { intervalUs = 500 } = {}) {
     },
   };
 }
+
+/**
+ * Starts a histogram of the process's event-loop delay (perf_hooks, 10 ms resolution);
+ * `stop()` returns its mean, p50, p99 and max in ms: how long a request that arrived
+ * had to wait before the process could look at it.
+ */
+export async function startEventLoopDelay(session) {
+  const evaluate = async expression => {
+    const { result, exceptionDetails } = await session.send(
+      'Runtime.evaluate',
+      {
+        expression,
+        returnByValue: true,
+      },
+    );
+    if (exceptionDetails)
+      throw new Error(`event-loop delay: ${exceptionDetails.text}`);
+    return result.value;
+  };
+  await evaluate(`(() => {
+    const { monitorEventLoopDelay } = process.getBuiltinModule('node:perf_hooks');
+    globalThis.__benchLoopDelay?.disable();
+    globalThis.__benchLoopDelay = monitorEventLoopDelay({ resolution: 10 });
+    globalThis.__benchLoopDelay.enable();
+  })()`);
+  return {
+    stop: () =>
+      evaluate(`(() => {
+        const h = globalThis.__benchLoopDelay;
+        h.disable();
+        const ms = ns => ns / 1e6;
+        return { mean: ms(h.mean), p50: ms(h.percentile(50)), p99: ms(h.percentile(99)), max: ms(h.max) };
+      })()`),
+  };
+}
