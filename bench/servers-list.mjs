@@ -724,7 +724,7 @@ async function measureSize(ctx, { rack, flags, logs, browser, size, plan }) {
   const visits = [];
   // Where the machine's cores go during the cold visits, and (--cpu-profile) what the
   // backend does meanwhile and how long its event loop makes a request wait.
-  const coldCpu = processCpuSampler();
+  const coldCpu = processCpuSampler({ [pid]: 'backend' });
   const coldBackend = flags.cpuProfile
     ? await inspectorOf(backend.logFile, 'src/index')
     : undefined;

@@ -253,12 +253,28 @@ export function runBench(name, main, { timeoutMinutes }) {
 
 /**
  * CPU time of every process on the machine, totalled by command name (`/proc/PID/stat`'s
- * comm: kube-apiserver, etcd, kwok, node, chromium, ...); `stop()` returns the seconds
- * each name used since the start, largest first, and the wall seconds between. Where
- * the cores went during a stretch of a benchmark, so a slow figure can be told apart
- * from a machine busy with something else.
+ * comm: kube-apiserver, etcd, kwok, chromium, ...); `stop()` returns the seconds each
+ * name used since the start, largest first, and the wall seconds between. Where the
+ * cores went during a stretch of a benchmark, so a slow figure can be told apart from a
+ * machine busy with something else. Node 24 names every process's main thread
+ * `MainThread`, so the backend, the bench and any other Node process would share one
+ * name: `roles` names the known ones by pid (`{ [backendPid]: 'backend' }`); the bench's
+ * own process is `bench`, any other Node process `node (other)`.
  */
-export function processCpuSampler() {
+export function processCpuSampler(roles = {}) {
+  const names = new Map(
+    [[process.pid, 'bench'], ...Object.entries(roles)].map(([pid, name]) => [
+      String(pid),
+      name,
+    ]),
+  );
+  const nameOf = (pid, comm) => {
+    if (names.has(pid)) return names.get(pid);
+    if (comm === 'MainThread' || comm === 'node') return 'node (other)';
+    // A kernel worker's comm names the work it does now (kworker/u8:1-writeback).
+    if (comm.startsWith('kworker/')) return 'kworker';
+    return comm;
+  };
   const read = () => {
     const out = new Map();
     for (const pid of fs.readdirSync('/proc')) {
@@ -269,10 +285,13 @@ export function processCpuSampler() {
       } catch {
         continue; // gone meanwhile
       }
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const comm = nameOf(
+        pid,
+        stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')),
+      );
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       const ticks = Number(fields[11]) + Number(fields[12]);
-      out.set(pid, { comm, ticks });
+      out.set(pid, { comm, ticks, startedAt: fields[19] });
     }
     return out;
   };
@@ -282,10 +301,12 @@ export function processCpuSampler() {
     stop() {
       const end = read();
       const byName = new Map();
-      for (const [pid, { comm, ticks }] of end) {
-        // A process started meanwhile counts from zero.
+      for (const [pid, { comm, ticks, startedAt }] of end) {
+        // A process started meanwhile (a new pid, or a pid reused: another start
+        // time) counts from zero.
+        const before = start.get(pid);
         const used =
-          ticks - (start.get(pid)?.comm === comm ? start.get(pid).ticks : 0);
+          ticks - (before?.startedAt === startedAt ? before.ticks : 0);
         if (used > 0) byName.set(comm, (byName.get(comm) ?? 0) + used / 100);
       }
       return {
