@@ -13,6 +13,8 @@ import {
   eventually,
   openServersPage,
   portalAndBrowser,
+  serverRow,
+  signInIfAsked,
   waitForRow,
 } from './harness.mjs';
 
@@ -86,6 +88,78 @@ test(
       await page
         .screenshot({ path: SCREENSHOT, fullPage: true })
         .catch(() => {});
+      await page.close();
+    }
+  },
+);
+
+/** /servers in `page`, signed in if the context is not yet, until worker-1's row. */
+async function openSignedIn(page) {
+  await page.goto(`${env.portal.baseUrl}/servers`);
+  const row = serverRow(page, NODE);
+  await signInIfAsked(page, row);
+  await row.waitFor({ timeout: 60_000 });
+}
+
+test(
+  "a new tab straight to /servers asks the clusters and the first window before the page's code has arrived",
+  { timeout: 180_000 },
+  async () => {
+    // Signed in once, as a user who opens the portal in a new tab.
+    const first = await env.newPage();
+    try {
+      await openSignedIn(first);
+    } finally {
+      await first.close();
+    }
+
+    const page = await env.newPage();
+    try {
+      const events = [];
+      const chunks = [];
+      page.on('request', req => events.push(['request', req.url()]));
+      page.on('response', res => {
+        events.push(['response', res.url()]);
+        if (res.url().endsWith('.chunk.js'))
+          chunks.push(
+            res.text().then(
+              body => (body.includes('rackside-servers-page') ? res.url() : ''),
+              () => '',
+            ),
+          );
+      });
+      await openSignedIn(page);
+      const pageChunks = (await Promise.all(chunks)).filter(Boolean);
+      assert.equal(pageChunks.length, 1, 'one chunk holds the Servers page');
+      const at = (kind, match) =>
+        events.findIndex(([k, url]) => k === kind && match(url));
+      const chunkArrived = at('response', url => url === pageChunks[0]);
+      const clusters = at('request', url =>
+        /\/api\/servers\/clusters(\?|$)/.test(url),
+      );
+      const firstWindow = at('request', url =>
+        /\/api\/servers\/clusters\/[^/]+\/servers\?/.test(url),
+      );
+      assert.ok(chunkArrived >= 0, "the page's chunk was fetched");
+      // Asked by the page's loader (pageStart.ts), not once the page's code
+      // has arrived, evaluated and rendered.
+      assert.ok(
+        clusters >= 0 && clusters < chunkArrived,
+        `/clusters is asked (event ${clusters}) before the page's chunk arrives (event ${chunkArrived})`,
+      );
+      assert.ok(
+        firstWindow > clusters,
+        'the first window follows the clusters',
+      );
+      assert.equal(
+        events.filter(
+          ([k, url]) =>
+            k === 'request' && /\/api\/servers\/clusters(\?|$)/.test(url),
+        ).length,
+        1,
+        'the page took the answer the loader asked for: /clusters once',
+      );
+    } finally {
       await page.close();
     }
   },

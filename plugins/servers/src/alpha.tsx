@@ -8,6 +8,7 @@ import {
 import { EntityContentBlueprint } from '@backstage/plugin-catalog-react/alpha';
 import DnsIcon from '@mui/icons-material/Dns';
 import { isServerEntity } from './components/EntityServerContent/annotations';
+import { startServersPage } from './components/pageStart';
 import {
   addNodeRouteRef,
   maintenanceRouteRef,
@@ -44,15 +45,26 @@ export const machinesApi = ApiBlueprint.make({
     }),
 });
 
-/** The Servers page at `/servers`. */
-export const serversPage = PageBlueprint.make({
-  params: {
-    path: '/servers',
-    title: 'Servers',
-    icon: <DnsIcon fontSize="small" />,
-    routeRef: serversRouteRef,
-    loader: () =>
-      import('./components/ServersRoutes').then(m => <m.NfsServersPage />),
+/**
+ * The Servers page at `/servers`. Its loader asks the page's first requests
+ * (the clusters, then each one's first window) as it asks for the page's code,
+ * so a first visit does not wait for the code before asking (pageStart.ts).
+ */
+export const serversPage = PageBlueprint.makeWithOverrides({
+  factory(originalFactory, { apis }) {
+    return originalFactory({
+      path: '/servers',
+      title: 'Servers',
+      icon: <DnsIcon fontSize="small" />,
+      routeRef: serversRouteRef,
+      loader: () => {
+        const api = apis.get(serversApiRef);
+        const start = api && startServersPage(api);
+        return import('./components/ServersRoutes').then(m => (
+          <m.NfsServersPage start={start} />
+        ));
+      },
+    });
   },
 });
 

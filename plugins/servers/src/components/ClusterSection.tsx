@@ -27,7 +27,8 @@ import {
 } from './ServerTable';
 import { AppLink, useServersLinks } from './links';
 import { useLiveRefresh } from './useLiveRefresh';
-import { FIRST_VIEW, useServerWindows } from './useServerWindows';
+import { useServerWindows } from './useServerWindows';
+import { FIRST_VIEW } from './windowRequests';
 
 export { POLL_INTERVAL_MS, SERVERS_SIGNAL_CHANNEL } from './useLiveRefresh';
 

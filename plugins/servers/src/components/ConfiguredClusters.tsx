@@ -1,4 +1,4 @@
-import { Fragment, type ReactNode } from 'react';
+import { Fragment, useRef, type ReactNode } from 'react';
 import { useApi } from '@backstage/frontend-plugin-api';
 import Alert from '@mui/material/Alert';
 import LinearProgress from '@mui/material/LinearProgress';
@@ -15,6 +15,8 @@ import { useLoader } from './useLoader';
  * `header` is shown only once the clusters are there: the clusters request is
  * then the page's read decision, with no permission round trip before it.
  * `onLoad` sees the clusters as they arrive, before anything renders them.
+ * `first` is an answer already asked for (by the page's loader, pageStart.ts):
+ * the first load takes it instead of asking again; a reload always asks.
  */
 export function ConfiguredClusters(props: {
   empty: ReactNode;
@@ -22,17 +24,19 @@ export function ConfiguredClusters(props: {
   denied?: ReactNode;
   header?: ReactNode;
   onLoad?(clusters: readonly ClusterSummaryResponse[]): void;
+  first?: Promise<ClusterSummaryResponse[]>;
 }) {
   const api = useApi(serversApiRef);
   const { onLoad } = props;
-  const clusters = useLoader(
-    () =>
-      api.listClusters().then(items => {
-        onLoad?.(items);
-        return items;
-      }),
-    [api],
-  );
+  const first = useRef(props.first);
+  const clusters = useLoader(() => {
+    const answer = first.current ?? api.listClusters();
+    first.current = undefined;
+    return answer.then(items => {
+      onLoad?.(items);
+      return items;
+    });
+  }, [api]);
   const failed = clusters.error !== undefined && !clusters.value;
   if (
     failed &&

@@ -9,12 +9,14 @@ import { serversApiRef } from '../api';
 import {
   fakeServersApi,
   OK,
+  windowOf,
   responseError,
   server,
   serverList,
 } from '../testing/fixtures';
 import { poweredOffMaintenance } from '../testing/power';
 import { ServersPage } from './ServersPage';
+import { startServersPage } from './pageStart';
 import { quorumText } from './QuorumBanner';
 import { ROW_HEIGHT } from './ServerTable';
 
@@ -75,6 +77,54 @@ describe('ServersPage', () => {
       ['rack', { limit: 100, sort: 'name', direction: 'asc' }],
     ]);
     expect(sectionAtAsk).toEqual([false]);
+  });
+
+  it('takes the answers its loader asked for (pageStart.ts) and asks nothing again; a revisit asks afresh', async () => {
+    const api = fakeServersApi(serverList([server('worker-1')]));
+    const start = startServersPage(api);
+    expect(api.listClusters).toHaveBeenCalledTimes(1);
+    const first = renderInTestApp(<ServersPage start={start} />, {
+      apis: [[serversApiRef, api]],
+    });
+    await waitFor(() => expect(rowsOf()).toHaveLength(1));
+    // The loader's clusters and first window, each asked once in all.
+    expect(api.listClusters).toHaveBeenCalledTimes(1);
+    expect(api.listServerWindow.mock.calls).toEqual([
+      ['rack', { limit: 100, sort: 'name', direction: 'asc' }],
+    ]);
+    first.unmount();
+
+    // The same page element mounts again (the loader ran once): the answers
+    // were taken, so the page asks for fresh ones.
+    api.listServerWindow.mockImplementation(async (_cluster, query) =>
+      windowOf(serverList([server('worker-1'), server('worker-2')]), query),
+    );
+    renderInTestApp(<ServersPage start={start} />, {
+      apis: [[serversApiRef, api]],
+    });
+    await waitFor(() => expect(rowsOf()).toHaveLength(2));
+    expect(api.listClusters).toHaveBeenCalledTimes(2);
+    expect(api.listServerWindow).toHaveBeenCalledTimes(2);
+  });
+
+  it('shows a denied clusters request the loader asked as the denial', async () => {
+    const api = fakeServersApi(serverList([server('worker-1')]));
+    api.listClusters.mockImplementation(async () => {
+      throw await responseError(403, 'Forbidden', {
+        name: 'NotAllowedError',
+        message: 'servers:read denied',
+      });
+    });
+    renderInTestApp(<ServersPage start={startServersPage(api)} />, {
+      apis: [[serversApiRef, api]],
+    });
+    expect(
+      await screen.findByText(/not allowed to see servers/),
+    ).toBeInTheDocument();
+    expect(screen.queryByText(/Could not load clusters/)).toBeNull();
+    expect(api.listClusters).toHaveBeenCalledTimes(1);
+    expect(api.listServerWindow).not.toHaveBeenCalled();
+    expect(rowsOf()).toHaveLength(0);
   });
 
   it('shows a failed first window as any failed window, and tries again on a change', async () => {

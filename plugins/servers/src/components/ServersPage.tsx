@@ -9,7 +9,8 @@ import { ConfiguredClusters } from './ConfiguredClusters';
 import { createFirstWindows, FirstWindowsContext } from './firstWindows';
 import { AppLink, useServersLinks } from './links';
 import { ReadDenied } from './ReadGate';
-import { FIRST_WINDOW_REQUEST } from './useServerWindows';
+import type { PageStart } from './pageStart';
+import { FIRST_WINDOW_REQUEST } from './windowRequests';
 
 /** The text of the Servers page's skip link. */
 export const SKIP_TO_ACTIONS = 'Skip to the first server action';
@@ -50,12 +51,17 @@ function SkipToActions() {
  * outright, and the page then shows only that (asking the permission API
  * first would put one more round trip before the first row). Each available
  * cluster's first window is asked as soon as the clusters answer, while its
- * section is still to render (firstWindows.ts).
+ * section is still to render (firstWindows.ts). With `start` (the page's
+ * loader, pageStart.ts) both were asked while the page's code was on its way,
+ * and a first visit takes those answers.
  */
-export function ServersPage() {
+export function ServersPage(props: { start?: PageStart }) {
   const links = useServersLinks();
   const api = useApi(serversApiRef);
-  const [firstWindows] = useState(() => createFirstWindows(api));
+  const [started] = useState(() => props.start?.take());
+  const [firstWindows] = useState(
+    () => started?.firstWindows ?? createFirstWindows(api),
+  );
   return (
     <FirstWindowsContext.Provider value={firstWindows}>
       <Box component="main" p={3} data-testid="rackside-servers-page">
@@ -82,6 +88,7 @@ export function ServersPage() {
               here.
             </Typography>
           }
+          first={started?.clusters}
           onLoad={clusters =>
             firstWindows.start(
               clusters.filter(c => c.available).map(c => c.name),

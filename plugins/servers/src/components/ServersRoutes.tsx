@@ -16,6 +16,7 @@ import {
 import { AddNodePage } from './AddNodePage';
 import { ServersLinksProvider, type ServersLinks } from './links';
 import { MaintenancePage } from './MaintenancePage';
+import type { PageStart } from './pageStart';
 import { PlanPage } from './plans/PlanPage';
 import { ServersPage } from './ServersPage';
 
@@ -45,12 +46,15 @@ function useNfsLinks(): ServersLinks {
   );
 }
 
-/** The Servers page in the new frontend system. */
-export function NfsServersPage() {
+/**
+ * The Servers page in the new frontend system; `start` holds the requests its
+ * loader made (alpha.tsx).
+ */
+export function NfsServersPage(props: { start?: PageStart }) {
   return (
     <ReactRouterV6PageRouter>
       <ServersLinksProvider links={useNfsLinks()}>
-        <ServersPage />
+        <ServersPage start={props.start} />
       </ServersLinksProvider>
     </ReactRouterV6PageRouter>
   );

@@ -19,7 +19,7 @@ import {
 } from '../testing/fixtures';
 import { ClusterSection } from './ClusterSection';
 import { ROW_HEIGHT } from './ServerTable';
-import { MAX_WINDOW_ROWS, WINDOW_ROWS } from './useServerWindows';
+import { MAX_WINDOW_ROWS, WINDOW_ROWS } from './windowRequests';
 
 const rowsOf = () =>
   screen.queryAllByTestId('server-row').map(r => r.getAttribute('data-node'));

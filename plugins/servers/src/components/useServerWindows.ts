@@ -13,56 +13,17 @@ import {
   normalizeServerFilter,
   type QuorumSummaryResponse,
   type ServerListItem,
-  type ServerListWindowQuery,
-  type ServerSortDirection,
-  type ServerSortKey,
 } from '@rackside/plugin-servers-common';
 import { serversApiRef } from '../api';
 import { FirstWindowsContext } from './firstWindows';
-
-/** Rows a window asks for (the table shows about a dozen at a time). */
-export const WINDOW_ROWS = 100;
-/** The most rows one request asks for (the backend's limit). */
-export const MAX_WINDOW_ROWS = 1000;
-/** Rows fetched ahead of the last one in view, so scrolling rarely waits. */
-export const PREFETCH_ROWS = 50;
-/** How long the filter text must rest before it is sent to the server. */
-export const FILTER_DELAY_MS = 300;
-
-/** What the table shows: its filter text and sort. */
-export interface ServerView {
-  filter: string;
-  sortKey: ServerSortKey;
-  sortDirection: ServerSortDirection;
-}
-
-/** The table's view until the user changes it: every server, by name. */
-export const FIRST_VIEW: ServerView = {
-  filter: '',
-  sortKey: 'name',
-  sortDirection: 'asc',
-};
-
-interface WalkQuery {
-  filter: string;
-  sort: ServerSortKey;
-  direction: ServerSortDirection;
-}
-
-/** The request of one window of a walk. */
-function windowRequest(
-  query: WalkQuery,
-  limit: number,
-  token?: string,
-): ServerListWindowQuery {
-  return {
-    limit,
-    continue: token,
-    filter: query.filter || undefined,
-    sort: query.sort,
-    direction: query.direction,
-  };
-}
+import {
+  FILTER_DELAY_MS,
+  PREFETCH_ROWS,
+  roundUp,
+  windowRequest,
+  type ServerView,
+  type WalkQuery,
+} from './windowRequests';
 
 /** The windows of one walk received so far: always a prefix of its rows. */
 interface Walk {
@@ -100,27 +61,6 @@ function isGone(error: unknown): boolean {
   return (e?.statusCode ?? e?.response?.status) === 410;
 }
 
-function roundUp(rows: number): number {
-  return Math.min(
-    MAX_WINDOW_ROWS,
-    Math.max(WINDOW_ROWS, Math.ceil(rows / WINDOW_ROWS) * WINDOW_ROWS),
-  );
-}
-
-/**
- * The request a section makes first, in {@link FIRST_VIEW} with nothing in view
- * yet: what the Servers page asks for each cluster before the sections render
- * (firstWindows.ts).
- */
-export const FIRST_WINDOW_REQUEST: ServerListWindowQuery = windowRequest(
-  {
-    filter: FIRST_VIEW.filter,
-    sort: FIRST_VIEW.sortKey,
-    direction: FIRST_VIEW.sortDirection,
-  },
-  roundUp(PREFETCH_ROWS),
-);
-
 /** Whether a walk holds the whole cluster: filter and sort can then be the page's. */
 function isWhole(walk: Walk | undefined): boolean {
   return (
@@ -133,7 +73,7 @@ function isWhole(walk: Walk | undefined): boolean {
 
 /**
  * The windowed list of one cluster (`GET .../servers?limit=&continue=&filter=&sort=`):
- * the first {@link WINDOW_ROWS} rows in the table's filter and sort, then the next
+ * the first `WINDOW_ROWS` rows (windowRequests.ts) in the table's filter and sort, then the next
  * windows (following `continue`) as the table scrolls towards them, never the whole
  * list at once. A cluster that arrives whole in its windows (no filter, no `continue`
  * left) is filtered and sorted in the page with the same rules the backend applies
