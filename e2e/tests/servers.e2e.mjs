@@ -123,14 +123,25 @@ test(
         if (res.url().endsWith('.chunk.js'))
           chunks.push(
             res.text().then(
-              body => (body.includes('rackside-servers-page') ? res.url() : ''),
-              () => '',
+              body => ({ url: res.url(), body }),
+              () => ({ url: res.url(), body: '' }),
             ),
           );
       });
       await openSignedIn(page);
-      const pageChunks = (await Promise.all(chunks)).filter(Boolean);
+      const fetched = await Promise.all(chunks);
+      const pageChunks = fetched
+        .filter(c => c.body.includes('rackside-servers-page'))
+        .map(c => c.url);
       assert.equal(pageChunks.length, 1, 'one chunk holds the Servers page');
+      // A chunk of its own: the Servers page loads no other page's code.
+      assert.deepEqual(
+        fetched
+          .filter(c => c.body.includes('rackside-add-node-page'))
+          .map(c => c.url),
+        [],
+        'the Add node page is not loaded with the Servers page',
+      );
       const at = (kind, match) =>
         events.findIndex(([k, url]) => k === kind && match(url));
       const chunkArrived = at('response', url => url === pageChunks[0]);

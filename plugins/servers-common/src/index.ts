@@ -17,6 +17,7 @@ export * from './openMaintenance';
 export * from './applicability';
 export * from './discoveryNetworks';
 export * from './resources';
+export * from './planPhases';
 export * from './planWindow';
 export * from './planNodes';
 export * from './serverListRules';

@@ -9,10 +9,9 @@ import type {
   PlanCounts,
   PlanGates,
   PlanIntent,
-  PlanPhase,
-  PlanStepPhase,
   PlanWindow,
 } from './resources/maintenancePlan';
+import type { PlanPhase, PlanStepPhase } from './planPhases';
 import type { DrainBudget } from './drain';
 
 /** One node of a plan, as the plan page shows it. */

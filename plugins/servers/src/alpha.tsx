@@ -60,7 +60,7 @@ export const serversPage = PageBlueprint.makeWithOverrides({
       loader: () => {
         const api = apis.get(serversApiRef);
         const start = api && startServersPage(api);
-        return import('./components/ServersRoutes').then(m => (
+        return import('./components/nfs/NfsServersPage').then(m => (
           <m.NfsServersPage start={start} />
         ));
       },
@@ -75,7 +75,9 @@ export const maintenancePage = PageBlueprint.make({
     path: '/servers/maintenances/:cluster/:name',
     routeRef: maintenanceRouteRef,
     loader: () =>
-      import('./components/ServersRoutes').then(m => <m.NfsMaintenancePage />),
+      import('./components/nfs/NfsMaintenancePage').then(m => (
+        <m.NfsMaintenancePage />
+      )),
   },
 });
 
@@ -86,7 +88,7 @@ export const planPage = PageBlueprint.make({
     path: '/servers/plans/:cluster/:name',
     routeRef: planRouteRef,
     loader: () =>
-      import('./components/ServersRoutes').then(m => <m.NfsPlanPage />),
+      import('./components/nfs/NfsPlanPage').then(m => <m.NfsPlanPage />),
   },
 });
 
@@ -97,7 +99,7 @@ export const addNodePage = PageBlueprint.make({
     path: '/servers/add-node',
     routeRef: addNodeRouteRef,
     loader: () =>
-      import('./components/ServersRoutes').then(m => <m.NfsAddNodePage />),
+      import('./components/nfs/NfsAddNodePage').then(m => <m.NfsAddNodePage />),
   },
 });
 

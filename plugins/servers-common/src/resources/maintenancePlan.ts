@@ -24,6 +24,12 @@ import {
   type CelRule,
 } from './kube';
 import { drainOptionsSchema } from './nodeMaintenance';
+import {
+  PLAN_PHASES,
+  PLAN_STEP_PHASES,
+  TERMINAL_PLAN_PHASES,
+  TERMINAL_PLAN_STEP_PHASES,
+} from '../planPhases';
 
 /** Where MaintenancePlan lives in the API. */
 export const maintenancePlanResource = resourceDescriptor({
@@ -37,51 +43,6 @@ export const maintenancePlanResource = resourceDescriptor({
 export const PLAN_INTENTS = ['drain', 'reboot'] as const;
 /** A plan intent. */
 export type PlanIntent = (typeof PLAN_INTENTS)[number];
-
-/** The phases of a plan (DESIGN section 15). */
-export const PLAN_PHASES = [
-  'Pending',
-  'Running',
-  'Paused',
-  'Waiting',
-  'Complete',
-  'Failed',
-  'Cancelled',
-] as const;
-/** A plan phase. */
-export type PlanPhase = (typeof PLAN_PHASES)[number];
-
-/** Phases a plan never leaves. */
-export const TERMINAL_PLAN_PHASES: readonly PlanPhase[] = [
-  'Complete',
-  'Failed',
-  'Cancelled',
-];
-
-/** Whether a plan phase is terminal. */
-export function isTerminalPlanPhase(phase: PlanPhase | undefined): boolean {
-  return phase !== undefined && TERMINAL_PLAN_PHASES.includes(phase);
-}
-
-/** The phases of one node of a plan (one step). */
-export const PLAN_STEP_PHASES = [
-  'Pending',
-  'Running',
-  'Done',
-  'Failed',
-  'Refused',
-  'Skipped',
-] as const;
-/** A step phase. */
-export type PlanStepPhase = (typeof PLAN_STEP_PHASES)[number];
-
-/** Step phases a step never leaves. */
-export const TERMINAL_PLAN_STEP_PHASES: readonly PlanStepPhase[] = [
-  'Done',
-  'Failed',
-  'Refused',
-  'Skipped',
-];
 
 /** The days of a window, as `Intl` writes them in English (`weekday: 'short'`). */
 export const WEEKDAYS = [

@@ -30,6 +30,9 @@ export function phaseSummary(m: MaintenanceResponse): string {
   return m.phase;
 }
 
+/** The class of the cell's dash when the server has no maintenance. */
+export const NO_MAINTENANCE_CLASS = 'rackside-no-maintenance';
+
 const TONE_COLORS: Record<PowerOffTone, string> = {
   confirmed: 'success.main',
   pending: 'text.secondary',
@@ -66,11 +69,8 @@ export function MaintenanceCell(props: {
   const links = useServersLinks();
   const m = server.maintenance;
   if (!m) {
-    return (
-      <Typography variant="body2" color="text.secondary">
-        —
-      </Typography>
-    );
+    // Most rows: plain text, styled by the table (ServerTable's row rule).
+    return <span className={NO_MAINTENANCE_CLASS}>—</span>;
   }
   const p = m.progress;
   const draining = m.phase === 'Draining' && !!p;

@@ -1,9 +1,7 @@
 import { useId, useLayoutEffect, useRef, useState } from 'react';
-import Box from '@mui/material/Box';
-import Button from '@mui/material/Button';
-import IconButton from '@mui/material/IconButton';
 import Menu from '@mui/material/Menu';
 import MenuItem from '@mui/material/MenuItem';
+import { alpha, type Theme } from '@mui/material/styles';
 import MoreVertIcon from '@mui/icons-material/MoreVert';
 import type {
   ServerAction,
@@ -18,14 +16,80 @@ export const MORE_ACTIONS = 'More actions';
 
 /** Space between two buttons of a row, in px (MUI spacing 1). */
 const GAP = 8;
-/** The row's box: buttons side by side, never shrunk or wrapped. */
-const ROW_ACTIONS_SX = {
-  display: 'flex',
-  gap: `${GAP}px`,
-  flexWrap: 'nowrap',
-  alignItems: 'center',
-  '& > button': { flexShrink: 0, whiteSpace: 'nowrap' },
-} as const;
+/** The class of a row's actions box; the table styles it (rowActionsStyles). */
+const ROW_ACTIONS_CLASS = 'rackside-row-actions';
+/** The class of an action's button. */
+const ACTION_BUTTON_CLASS = 'rackside-row-action';
+/** The class of the "More actions" button. */
+const MORE_BUTTON_CLASS = 'rackside-row-more';
+
+/**
+ * The table's rule for its rows' actions: buttons side by side, never shrunk
+ * or wrapped, that look like MUI's small outlined buttons (primary, or error
+ * for a hazard) and show the keyboard focus with an outline. Plain buttons
+ * styled once for the table: MUI's Button resolved its styles, and mounted a
+ * ripple, for each button of each row (bench README, session 14).
+ */
+export function rowActionsStyles(theme: Theme) {
+  const outlined = (color: string) => ({
+    border: `1px solid ${alpha(color, 0.5)}`,
+    color,
+    '&:hover': {
+      backgroundColor: alpha(color, theme.palette.action.hoverOpacity),
+      borderColor: color,
+    },
+    '&:focus-visible': { outline: `2px solid ${color}`, outlineOffset: 2 },
+  });
+  const { button } = theme.typography;
+  return {
+    [`& .${ROW_ACTIONS_CLASS}`]: {
+      display: 'flex',
+      gap: `${GAP}px`,
+      flexWrap: 'nowrap',
+      alignItems: 'center',
+    },
+    [`& .${ACTION_BUTTON_CLASS}`]: {
+      display: 'inline-flex',
+      alignItems: 'center',
+      justifyContent: 'center',
+      boxSizing: 'border-box',
+      flexShrink: 0,
+      whiteSpace: 'nowrap',
+      minWidth: 64,
+      margin: 0,
+      padding: '3px 9px',
+      borderRadius: theme.shape.borderRadius,
+      backgroundColor: 'transparent',
+      cursor: 'pointer',
+      fontFamily: button.fontFamily,
+      fontWeight: button.fontWeight,
+      fontSize: theme.typography.pxToRem(13),
+      lineHeight: 1.75,
+      letterSpacing: button.letterSpacing,
+      textTransform: button.textTransform,
+      ...outlined(theme.palette.primary.main),
+      '&[data-tone="hazard"]': outlined(theme.palette.error.main),
+    },
+    [`& .${MORE_BUTTON_CLASS}`]: {
+      display: 'inline-flex',
+      alignItems: 'center',
+      justifyContent: 'center',
+      flexShrink: 0,
+      margin: 0,
+      padding: 5,
+      border: 0,
+      borderRadius: '50%',
+      backgroundColor: 'transparent',
+      color: theme.palette.action.active,
+      cursor: 'pointer',
+      '&:hover': { backgroundColor: theme.palette.action.hover },
+      '&:focus-visible': {
+        outline: `2px solid ${theme.palette.primary.main}`,
+        outlineOffset: 2,
+      },
+    },
+  };
+}
 
 /** Width assumed for the "More actions" button before it was ever drawn. */
 const MORE_WIDTH = 34;
@@ -111,31 +175,26 @@ export function RowActions(props: {
   const hidden = actions.slice(shown.length);
   const open = anchor !== null && hidden.length > 0;
   return (
-    <Box
-      ref={box}
-      // The buttons' style is one rule here, not an `sx` resolved for each button of
-      // each row on every render.
-      sx={ROW_ACTIONS_SX}
-      data-testid="row-actions"
-    >
+    <div ref={box} className={ROW_ACTIONS_CLASS} data-testid="row-actions">
       {shown.map(action => (
-        <Button
+        <button
           key={action}
-          size="small"
-          variant="outlined"
-          color={server.actions[action] === 'hazard' ? 'error' : 'primary'}
+          type="button"
+          className={ACTION_BUTTON_CLASS}
+          data-tone={server.actions[action] === 'hazard' ? 'hazard' : undefined}
           onClick={() => onAction(server, action)}
           {...{ [ACTION_ATTRIBUTE]: action }}
           aria-label={`${ACTION_LABELS[action]} ${server.name}`}
         >
           {ACTION_LABELS[action]}
-        </Button>
+        </button>
       ))}
       {hidden.length > 0 && (
         <>
-          <IconButton
+          <button
+            type="button"
+            className={MORE_BUTTON_CLASS}
             id={buttonId}
-            size="small"
             aria-label={`${MORE_ACTIONS} ${server.name}`}
             aria-haspopup="menu"
             aria-expanded={open ? 'true' : 'false'}
@@ -144,7 +203,7 @@ export function RowActions(props: {
             data-testid="more-actions"
           >
             <MoreVertIcon fontSize="small" />
-          </IconButton>
+          </button>
           <Menu
             anchorEl={anchor}
             // In the page's main landmark, as the tooltips (axe region).
@@ -174,6 +233,6 @@ export function RowActions(props: {
           </Menu>
         </>
       )}
-    </Box>
+    </div>
   );
 }

@@ -1,9 +1,19 @@
 import '@testing-library/jest-dom';
-import { act, render, screen, waitFor } from '@testing-library/react';
-import { listItemOf, server } from '../testing/fixtures';
+import {
+  act,
+  fireEvent,
+  render,
+  screen,
+  waitFor,
+  within,
+} from '@testing-library/react';
+import { ceremonyFor } from '@rackside/plugin-servers-common';
+import { listItemOf, OK, server } from '../testing/fixtures';
 import { OVERSCAN, ServerTable, visibleRange } from './ServerTable';
 
 const rowsOf = () => screen.queryAllByTestId('server-row');
+/** A reboot the guard calls a hazard (a member of a thin quorum going down). */
+const HAZARD = ceremonyFor('reboot', 'hazard');
 const servers = Array.from({ length: 100 }, (_, i) =>
   listItemOf(server(`node-${String(i).padStart(3, '0')}`)),
 );
@@ -67,5 +77,101 @@ describe('ServerTable: the rows in view first', () => {
     expect(rowsOf()).toHaveLength(inView);
     browser.paint();
     await waitFor(() => expect(rowsOf()).toHaveLength(withOverscan));
+  });
+});
+
+describe('ServerTable: a row is plain elements the table styles once', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  const row = (node: string) =>
+    rowsOf().find(r => r.getAttribute('data-node') === node)!;
+
+  it('draws no MUI component in a server row, whatever it shows', () => {
+    const shown = [
+      listItemOf(
+        server(
+          'cp-1',
+          { roles: ['control-plane'], controlPlane: true, unschedulable: true },
+          { uncordon: OK, drain: OK, reboot: { ...OK, ceremony: HAZARD } },
+        ),
+      ),
+      listItemOf(server('edge-0', { virtual: true, ready: false })),
+    ];
+    render(
+      <ServerTable
+        cluster="rack"
+        servers={shown}
+        sortKey="name"
+        sortDirection="asc"
+        onSort={jest.fn()}
+        onAction={jest.fn()}
+        selected={new Set(['cp-1'])}
+        onSelect={jest.fn()}
+      />,
+    );
+    // Each MUI component resolves its styles per instance on every render: a
+    // row of them was most of the first rows' render (bench README, session 14).
+    for (const node of ['cp-1', 'edge-0']) {
+      const styled = [...row(node).querySelectorAll('[class*="Mui"]')].map(
+        e => e.className,
+      );
+      expect(styled).toEqual([]);
+    }
+    const cp = within(row('cp-1'));
+    expect(cp.getByText('control plane')).toHaveAttribute(
+      'data-tone',
+      'primary',
+    );
+    expect(cp.getByText('Cordoned')).toHaveAttribute('data-tone', 'warning');
+    expect(cp.getByText('Ready')).toHaveAttribute('data-variant', 'outlined');
+    expect(within(row('edge-0')).getByText('NotReady')).toHaveAttribute(
+      'data-tone',
+      'error',
+    );
+    expect(cp.getByRole('checkbox', { name: 'Select cp-1' })).toBeChecked();
+  });
+
+  it('marks a hazard action for the error colour, and only that one', () => {
+    render(
+      table([
+        listItemOf(
+          server(
+            'worker-1',
+            {},
+            { cordon: OK, reboot: { ...OK, ceremony: HAZARD } },
+          ),
+        ),
+      ]),
+    );
+    const r = within(row('worker-1'));
+    expect(r.getByRole('button', { name: 'Reboot worker-1' })).toHaveAttribute(
+      'data-tone',
+      'hazard',
+    );
+    expect(
+      r.getByRole('button', { name: 'Cordon worker-1' }),
+    ).not.toHaveAttribute('data-tone');
+  });
+
+  it('hands a click on an action, and on the selection box, to the table', () => {
+    const onAction = jest.fn();
+    const onSelect = jest.fn();
+    const item = listItemOf(server('worker-1', {}, { drain: OK }));
+    render(
+      <ServerTable
+        cluster="rack"
+        servers={[item]}
+        sortKey="name"
+        sortDirection="asc"
+        onSort={jest.fn()}
+        onAction={onAction}
+        selected={new Set()}
+        onSelect={onSelect}
+      />,
+    );
+    fireEvent.click(screen.getByRole('button', { name: 'Drain worker-1' }));
+    expect(onAction).toHaveBeenCalledWith(item, 'drain');
+    fireEvent.click(screen.getByRole('checkbox', { name: 'Select worker-1' }));
+    expect(onSelect).toHaveBeenCalledWith(item, true);
   });
 });

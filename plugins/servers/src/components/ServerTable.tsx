@@ -6,8 +6,6 @@ import {
   useState,
   type UIEvent,
 } from 'react';
-import Checkbox from '@mui/material/Checkbox';
-import Chip from '@mui/material/Chip';
 import Table from '@mui/material/Table';
 import TableBody from '@mui/material/TableBody';
 import TableCell from '@mui/material/TableCell';
@@ -16,6 +14,7 @@ import TableHead from '@mui/material/TableHead';
 import TableRow from '@mui/material/TableRow';
 import TableSortLabel from '@mui/material/TableSortLabel';
 import Typography from '@mui/material/Typography';
+import type { Theme } from '@mui/material/styles';
 import {
   SERVER_ACTIONS,
   type ServerAction,
@@ -23,11 +22,11 @@ import {
   type ServerSortDirection,
   type ServerSortKey,
 } from '@rackside/plugin-servers-common';
-import { MaintenanceCell } from './MaintenanceCell';
+import { MaintenanceCell, NO_MAINTENANCE_CLASS } from './MaintenanceCell';
 import { ServerCatalogLink } from './EntityServerContent/ServerCatalogLink';
 import { focusInRow, keepFocusInRow } from './rowFocus';
-import { RowActions } from './RowActions';
-import { ReadyChip, SchedulableChip } from './ServerStateChips';
+import { CellChip, cellChipStyles } from './CellChip';
+import { RowActions, rowActionsStyles } from './RowActions';
 
 /** Height of one body row; rows are fixed height so the window is arithmetic. */
 export const ROW_HEIGHT = 56;
@@ -108,6 +107,59 @@ function useOverscanAfterFirstPaint(hasRows: boolean): number {
 const COLUMNS = 7;
 /** The class of a server's row; the table styles its cells (fixed height). */
 const SERVER_ROW_CLASS = 'rackside-server-row';
+/** The class of a cell's one line of text, cut with an ellipsis. */
+const CELL_TEXT_CLASS = 'rackside-cell-text';
+/** The class of the selection cell. */
+const SELECT_CELL_CLASS = 'rackside-select-cell';
+
+/**
+ * The table's one rule for its server rows. A row is plain elements (tr, td,
+ * span, button, input) with classes, styled here once per table: as MUI
+ * components each row resolved some thirty styles on every render, most of the
+ * first rows' render on a first visit (bench README, session 14). The cells
+ * read as MUI's small body cells under Backstage's theme; rows are fixed
+ * height for windowing, so a label never wraps.
+ */
+function serverRowStyles(theme: Theme) {
+  return {
+    [`& .${SERVER_ROW_CLASS}:hover`]: {
+      backgroundColor: theme.palette.action.hover,
+    },
+    [`& .${SERVER_ROW_CLASS} > td`]: {
+      height: ROW_HEIGHT,
+      boxSizing: 'border-box',
+      padding: theme.spacing(0, 2, 0, 2.5),
+      overflow: 'hidden',
+      whiteSpace: 'nowrap',
+      verticalAlign: 'middle',
+      textAlign: 'left',
+      color: theme.palette.text.primary,
+      fontFamily: theme.typography.fontFamily,
+      fontSize: theme.typography.body2.fontSize,
+      lineHeight: theme.typography.body2.lineHeight,
+    },
+    [`& .${SERVER_ROW_CLASS} > td.${SELECT_CELL_CLASS}`]: {
+      width: 48,
+      padding: '0 0 0 4px',
+      '& input': {
+        width: 18,
+        height: 18,
+        margin: 11,
+        accentColor: theme.palette.primary.main,
+        cursor: 'pointer',
+      },
+    },
+    [`& .${NO_MAINTENANCE_CLASS}`]: { color: theme.palette.text.secondary },
+    [`& .${CELL_TEXT_CLASS}`]: {
+      display: 'block',
+      overflow: 'hidden',
+      textOverflow: 'ellipsis',
+      whiteSpace: 'nowrap',
+    },
+    ...cellChipStyles(theme),
+    ...rowActionsStyles(theme),
+  };
+}
 
 const ServerRow = memo(function ServerRowContent(props: {
   server: ServerListItem;
@@ -133,55 +185,63 @@ const ServerRow = memo(function ServerRowContent(props: {
     }
   });
   return (
-    <TableRow
-      hover
+    <tr
       ref={rowRef}
       tabIndex={-1}
       className={SERVER_ROW_CLASS}
       data-testid="server-row"
       data-node={server.name}
     >
-      <TableCell>
-        <Typography variant="body2" noWrap title={server.name}>
+      <td>
+        <span className={CELL_TEXT_CLASS} title={server.name}>
           {server.name}
-        </Typography>
+        </span>
         <ServerCatalogLink cluster={server.cluster} node={server.name} />
-      </TableCell>
-      <TableCell>
-        <Typography variant="body2" noWrap>
+      </td>
+      <td>
+        <span className={CELL_TEXT_CLASS}>
           {server.roles.join(', ') || '—'}
-        </Typography>
-      </TableCell>
-      <TableCell>
+        </span>
+      </td>
+      <td>
         {server.controlPlane && (
-          <Chip size="small" label="control plane" color="primary" />
+          <CellChip label="control plane" tone="primary" />
         )}
-        {server.virtual && <Chip size="small" label="virtual" />}
-      </TableCell>
-      <TableCell>
-        <ReadyChip ready={server.ready} />
-      </TableCell>
-      <TableCell>
-        <SchedulableChip unschedulable={server.unschedulable} />
-      </TableCell>
-      <TableCell>
+        {server.virtual && <CellChip label="virtual" />}
+      </td>
+      <td>
+        <CellChip
+          variant="outlined"
+          label={server.ready ? 'Ready' : 'NotReady'}
+          tone={server.ready ? 'success' : 'error'}
+        />
+      </td>
+      <td>
+        {server.unschedulable ? (
+          <CellChip label="Cordoned" tone="warning" />
+        ) : (
+          'Schedulable'
+        )}
+      </td>
+      <td>
         <MaintenanceCell server={server} />
-      </TableCell>
-      <TableCell>
+      </td>
+      <td>
         <RowActions server={server} actions={actions} onAction={onAction} />
-      </TableCell>
+      </td>
       {/* Last: the columns before it keep their places. */}
       {onSelect && (
-        <TableCell padding="checkbox">
-          <Checkbox
+        <td className={SELECT_CELL_CLASS}>
+          <input
+            type="checkbox"
             checked={selected === true}
             onChange={e => onSelect(server, e.target.checked)}
-            inputProps={{ 'aria-label': `Select ${server.name}` }}
+            aria-label={`Select ${server.name}`}
             data-testid="server-select"
           />
-        </TableCell>
+        </td>
       )}
-    </TableRow>
+    </tr>
   );
 });
 
@@ -255,19 +315,13 @@ export function ServerTable(props: {
       <Table
         stickyHeader
         size="small"
-        sx={{
+        sx={theme => ({
           tableLayout: 'fixed',
           minWidth: 900,
           // Rows are fixed height for windowing: a label never wraps.
           '& th, & td': { whiteSpace: 'nowrap' },
-          // One rule for every server cell: an `sx` on each cell was a style resolved
-          // for each of them on every render (over a hundred for the first window).
-          [`& .${SERVER_ROW_CLASS} > td`]: {
-            height: ROW_HEIGHT,
-            py: 0,
-            overflow: 'hidden',
-          },
-        }}
+          ...serverRowStyles(theme),
+        })}
         aria-label={`Servers of ${cluster}`}
         aria-rowcount={count + 1}
       >
