@@ -232,7 +232,8 @@ async function actionKinds(page, only) {
     for (const b of buttons) {
       const node = b.closest('[data-testid="server-row"]').dataset.node;
       const action = b.textContent.trim();
-      const hazard = b.className.includes('colorError');
+      // RowActions marks a hazard's button for the error colour.
+      const hazard = b.dataset.tone === 'hazard';
       const kind = `${action}${hazard ? ' (hazard)' : ''}`;
       if (!kinds.has(kind)) {
         kinds.set(kind, { kind, node, label: b.getAttribute('aria-label') });
