@@ -129,6 +129,19 @@ test(
           );
       });
       await openSignedIn(page);
+      // The table's windowing counts on fixed-height rows (ServerTable's
+      // ROW_HEIGHT): nothing in a row's cells may make it taller.
+      const heights = await page
+        .locator('[data-testid="server-row"]')
+        .evaluateAll(rows =>
+          rows.map(r => Math.round(r.getBoundingClientRect().height)),
+        );
+      assert.ok(heights.length > 0, 'rows drawn');
+      assert.deepEqual(
+        heights.filter(h => h !== 56),
+        [],
+        `every server row is 56 px tall (${heights.join(', ')})`,
+      );
       const fetched = await Promise.all(chunks);
       const pageChunks = fetched
         .filter(c => c.body.includes('rackside-servers-page'))

@@ -71,7 +71,7 @@ export function cellChipStyles(theme: Theme) {
       height: 24,
       padding: '0 8px',
       marginRight: theme.spacing(1),
-      borderRadius: 12,
+      borderRadius: '12px',
       border: '1px solid transparent',
       fontFamily: theme.typography.fontFamily,
       fontSize: theme.typography.pxToRem(12),

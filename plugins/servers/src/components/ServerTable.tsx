@@ -118,7 +118,9 @@ const SELECT_CELL_CLASS = 'rackside-select-cell';
  * components each row resolved some thirty styles on every render, most of the
  * first rows' render on a first visit (bench README, session 14). The cells
  * read as MUI's small body cells under Backstage's theme; rows are fixed
- * height for windowing, so a label never wraps.
+ * height for windowing, so a label never wraps. Lengths are written in px:
+ * sx reads a bare number as theme spacing for margins and paddings and as a
+ * multiple of the theme's radius for borderRadius.
  */
 function serverRowStyles(theme: Theme) {
   return {
@@ -144,7 +146,7 @@ function serverRowStyles(theme: Theme) {
       '& input': {
         width: 18,
         height: 18,
-        margin: 11,
+        margin: '11px',
         accentColor: theme.palette.primary.main,
         cursor: 'pointer',
       },
