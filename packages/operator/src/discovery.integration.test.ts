@@ -104,8 +104,19 @@ describe('discovery', () => {
     const tm = await rack.machinePhase(second.uuid, 'Pending', 20_000);
     expect(tm.status?.address).toBe(second.address);
     // The probe of the new address is in status, and no earlier than the last pass
-    // (timestamps have whole seconds: the wake-up can land in the same second).
-    const after = (await rack.cluster()).status!;
+    // (timestamps have whole seconds: the wake-up can land in the same second). The
+    // pass creates the machine before it writes the cluster's status: wait for that
+    // write rather than read between the two (clean-clone CI of c0f648c did).
+    const after = await env.waitFor(
+      `plant-a's status lists ${second.address}`,
+      async () => {
+        const status = (await rack.cluster()).status;
+        return (
+          status?.addresses?.some(a => a.address === second.address) && status
+        );
+      },
+      20_000,
+    );
     expect(after.addresses).toContainEqual(
       expect.objectContaining({
         address: second.address,
