@@ -1,4 +1,5 @@
 import { alpha, type Theme } from '@mui/material/styles';
+import { hasBlackLabel } from './chips';
 
 /** The palette colours a table chip takes, as MUI's Chip names them. */
 export type CellChipTone =
@@ -31,6 +32,11 @@ export function CellChip(props: {
   );
 }
 
+/** A chip of chips.ts (label and colour) as a table chip's props. */
+export function cellChipOf(chip: { label: string; color: CellChipTone }) {
+  return { label: chip.label, tone: chip.color };
+}
+
 /**
  * The table's rule for its chips: a small MUI chip's shape, the palette
  * colour's main for an outlined chip's border and label, and for a filled one
@@ -47,10 +53,9 @@ export function cellChipStyles(theme: Theme) {
           `&[data-tone="${tone}"][data-variant="filled"]`,
           {
             backgroundColor: color.main,
-            color:
-              tone === 'warning'
-                ? theme.palette.common.black
-                : color.contrastText,
+            color: hasBlackLabel(tone)
+              ? theme.palette.common.black
+              : color.contrastText,
           },
         ],
         [

@@ -25,7 +25,8 @@ import {
 import { MaintenanceCell, NO_MAINTENANCE_CLASS } from './MaintenanceCell';
 import { ServerCatalogLink } from './EntityServerContent/ServerCatalogLink';
 import { focusInRow, keepFocusInRow } from './rowFocus';
-import { CellChip, cellChipStyles } from './CellChip';
+import { CellChip, cellChipOf, cellChipStyles } from './CellChip';
+import { CORDONED_CHIP, readyChip } from './chips';
 import { RowActions, rowActionsStyles } from './RowActions';
 
 /** Height of one body row; rows are fixed height so the window is arithmetic. */
@@ -212,15 +213,11 @@ const ServerRow = memo(function ServerRowContent(props: {
         {server.virtual && <CellChip label="virtual" />}
       </td>
       <td>
-        <CellChip
-          variant="outlined"
-          label={server.ready ? 'Ready' : 'NotReady'}
-          tone={server.ready ? 'success' : 'error'}
-        />
+        <CellChip variant="outlined" {...cellChipOf(readyChip(server.ready))} />
       </td>
       <td>
         {server.unschedulable ? (
-          <CellChip label="Cordoned" tone="warning" />
+          <CellChip {...cellChipOf(CORDONED_CHIP)} />
         ) : (
           'Schedulable'
         )}

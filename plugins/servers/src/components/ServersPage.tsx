@@ -9,7 +9,7 @@ import { ConfiguredClusters } from './ConfiguredClusters';
 import { createFirstWindows, FirstWindowsContext } from './firstWindows';
 import { AppLink, useServersLinks } from './links';
 import { ReadDenied } from './ReadGate';
-import type { PageStart } from './pageStart';
+import type { PageStart, ServersPageStart } from './pageStart';
 import { FIRST_WINDOW_REQUEST } from './windowRequests';
 
 /** The text of the Servers page's skip link. */
@@ -58,9 +58,10 @@ function SkipToActions() {
 export function ServersPage(props: { start?: PageStart }) {
   const links = useServersLinks();
   const api = useApi(serversApiRef);
-  const [started] = useState(() => props.start?.take());
-  const [firstWindows] = useState(
-    () => started?.firstWindows ?? createFirstWindows(api),
+  // What the loader asked, taken once; otherwise the page's own first windows.
+  const [{ clusters: first, firstWindows }] = useState(
+    (): Partial<ServersPageStart> & Pick<ServersPageStart, 'firstWindows'> =>
+      props.start?.take() ?? { firstWindows: createFirstWindows(api) },
   );
   return (
     <FirstWindowsContext.Provider value={firstWindows}>
@@ -88,7 +89,7 @@ export function ServersPage(props: { start?: PageStart }) {
               here.
             </Typography>
           }
-          first={started?.clusters}
+          first={first}
           onLoad={clusters =>
             firstWindows.start(
               clusters.filter(c => c.available).map(c => c.name),

@@ -1,6 +1,6 @@
 import type { SxProps, Theme } from '@mui/material/styles';
 
-type ChipColor =
+export type ChipColor =
   | 'default'
   | 'primary'
   | 'secondary'
@@ -16,7 +16,20 @@ type ChipColor =
  * The chip's text says the state either way: the colour only repeats it.
  */
 export function chipLabelSx(color: ChipColor): SxProps<Theme> | undefined {
-  return color === 'warning' || color === 'info'
-    ? { color: 'common.black' }
-    : undefined;
+  return hasBlackLabel(color) ? { color: 'common.black' } : undefined;
 }
+
+/** Whether a filled chip of `color` takes a black label (see chipLabelSx). */
+export function hasBlackLabel(color: ChipColor): boolean {
+  return color === 'warning' || color === 'info';
+}
+
+/** A server's readiness as a chip: its label and colour (table and entity page). */
+export function readyChip(ready: boolean) {
+  return ready
+    ? { label: 'Ready', color: 'success' as const }
+    : { label: 'NotReady', color: 'error' as const };
+}
+
+/** A cordoned server's chip (table and entity page). */
+export const CORDONED_CHIP = { label: 'Cordoned', color: 'warning' as const };

@@ -1,18 +1,14 @@
-import { ReactRouterV6PageRouter } from '@backstage/frontend-adapter-react-router-v6';
 import { useRouteRefParams } from '@backstage/frontend-plugin-api';
 import { planRouteRef } from '../../routes';
-import { ServersLinksProvider } from '../links';
 import { PlanPage } from '../plans/PlanPage';
-import { useNfsLinks } from './useNfsLinks';
+import { NfsPageFrame } from './NfsPageFrame';
 
 /** A maintenance plan's page in the new frontend system (see NfsServersPage). */
 export function NfsPlanPage() {
   const { cluster, name } = useRouteRefParams(planRouteRef);
   return (
-    <ReactRouterV6PageRouter>
-      <ServersLinksProvider links={useNfsLinks()}>
-        <PlanPage cluster={cluster} name={name} />
-      </ServersLinksProvider>
-    </ReactRouterV6PageRouter>
+    <NfsPageFrame>
+      <PlanPage cluster={cluster} name={name} />
+    </NfsPageFrame>
   );
 }

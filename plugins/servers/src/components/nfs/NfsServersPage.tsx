@@ -1,14 +1,10 @@
-import { ReactRouterV6PageRouter } from '@backstage/frontend-adapter-react-router-v6';
-import { ServersLinksProvider } from '../links';
 import type { PageStart } from '../pageStart';
 import { ServersPage } from '../ServersPage';
-import { useNfsLinks } from './useNfsLinks';
+import { NfsPageFrame } from './NfsPageFrame';
 
 /*
- * The page wrappers of the new frontend system, a module each (its own chunk):
- * each resolves the plugin's route refs with the system's hook and hands the
- * links to the shared components through ServersLinksProvider. The shared
- * components link with React Router v6, so the pages declare its adapter.
+ * The pages of the new frontend system are a module each, so each page's loader
+ * fetches that page's code alone (alpha.tsx).
  */
 
 /**
@@ -17,10 +13,8 @@ import { useNfsLinks } from './useNfsLinks';
  */
 export function NfsServersPage(props: { start?: PageStart }) {
   return (
-    <ReactRouterV6PageRouter>
-      <ServersLinksProvider links={useNfsLinks()}>
-        <ServersPage start={props.start} />
-      </ServersLinksProvider>
-    </ReactRouterV6PageRouter>
+    <NfsPageFrame>
+      <ServersPage start={props.start} />
+    </NfsPageFrame>
   );
 }
