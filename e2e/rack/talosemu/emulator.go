@@ -263,13 +263,18 @@ func (m *Machine) startLocked() error {
 	return nil
 }
 
-// stopLocked closes the listener and every connection (the machine stops answering).
+// stopLocked closes the listener at once (the machine stops answering, and its address is
+// free for the next boot) and ends its connections without the lock: grpc's Stop waits for
+// the handshakes in flight, and a handshake takes m.mu to choose its TLS config (tlsConfig),
+// so a Stop under the lock waited on itself and the machine never came back.
 func (m *Machine) stopLocked() {
-	if m.srv != nil {
-		srv := m.srv
-		m.srv, m.lis = nil, nil
-		srv.Stop()
+	if m.srv == nil {
+		return
 	}
+	srv, lis := m.srv, m.lis
+	m.srv, m.lis = nil, nil
+	_ = lis.Close()
+	go srv.Stop()
 }
 
 // after runs fn after d unless the machine changed state meanwhile.

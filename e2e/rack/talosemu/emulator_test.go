@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -420,6 +421,37 @@ func TestResetForeignThenJoin(t *testing.T) {
 	if s.Cluster != "plant-a" || s.Mode != ModeConfigured || s.Counts["reset"] != 1 || s.Counts["apply"] != 1 {
 		t.Fatalf("snapshot %+v", s)
 	}
+}
+
+// A client whose TLS handshake is still under way when the machine goes down (the operator
+// probing it right after its Reset, on a loaded machine) must not hold the machine down: the
+// gRPC server's Stop waits for handshakes in flight, and it was called under the machine's
+// lock, which the handshake itself takes to choose its TLS config. The machine then never
+// came back (CI: a reclaim's machine not back in maintenance mode within 25 s).
+func TestResetWithAHandshakeInFlightComesBack(t *testing.T) {
+	e := startEnv(t)
+	// Connected, ClientHello not sent yet: the server's handshake waits on this socket.
+	raw, err := net.DialTimeout("tcp", e.addr(42)+":50000", 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	old := dial(t, e.addr(42), clientTLS(t, e.tcs["plant-old"]))
+	if _, err := machine.NewMachineServiceClient(old).Reset(ctx5(t), &machine.ResetRequest{Graceful: true, Reboot: true}); err != nil {
+		t.Fatal(err)
+	}
+	// The ClientHello arrives while the machine is going down.
+	time.Sleep(150 * time.Millisecond)
+	hello := tls.Client(raw, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec
+	_ = hello.SetDeadline(time.Now().Add(time.Second))
+	_ = hello.Handshake()
+	maint := dial(t, e.addr(42), clientTLS(t, ""))
+	waitUntil(t, "maintenance mode after the reset", 3*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		_, err := machine.NewMachineServiceClient(maint).Version(ctx, &emptypb.Empty{})
+		return err == nil
+	})
 }
 
 func TestSpareJoinsWithDefaultName(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"time"
 
 	cosiapi "github.com/cosi-project/runtime/api/v1alpha1"
 	"github.com/cosi-project/runtime/pkg/state/impl/inmem"
@@ -55,7 +56,9 @@ type machineService struct {
 }
 
 func newGRPCServer(m *Machine) *grpc.Server {
-	srv := grpc.NewServer()
+	// A client that connects and sends nothing is dropped after 5 s rather than grpc's 120 s,
+	// as the Stop of a machine going down waits for every handshake in flight.
+	srv := grpc.NewServer(grpc.ConnectionTimeout(5 * time.Second))
 	machine.RegisterMachineServiceServer(srv, &machineService{m: m})
 	cosiapi.RegisterStateServer(srv, m.cosi)
 	return srv

@@ -44,6 +44,16 @@ export function machinesRack(env: OperatorRack) {
   const emulator = talosEmulator(env.rack.info);
   const { talos, machines, control } = emulator;
   const api = new RacksideClient(env.admin);
+  /** The emulator's log lines about one machine, shown when a reclaim ends otherwise than awaited. */
+  const emulatorLog = (uuid: string | undefined) => {
+    const file = path.join(env.rack.info.dir, 'logs', 'talosemu.log');
+    if (!uuid || !fs.existsSync(file)) return '(no emulator log)';
+    const lines = fs
+      .readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(line => line.toLowerCase().includes(uuid.toLowerCase()));
+    return `emulator log of ${uuid}:\n${lines.slice(-30).join('\n')}`;
+  };
 
   return {
     talos,
@@ -217,7 +227,9 @@ export function machinesRack(env: OperatorRack) {
         throw new Error(
           `MachineReclaim ${name} ended ${mr.status?.phase}, not ${phase}: ${
             mr.status?.result ?? mr.status?.audit?.at(-1)?.message
-          }`,
+          }\naudit:\n${(mr.status?.audit ?? [])
+            .map(a => `  ${a.at} ${a.event}: ${a.message}`)
+            .join('\n')}\n${emulatorLog(mr.status?.machineUUID)}`,
         );
       }
       return mr;
