@@ -10,7 +10,10 @@
 //   cluster (the backend's ServiceAccount) in the same run;
 // - the Servers page in headless Chromium until its table shows rows;
 // - the backend's RSS, and the watches the backend process opened (counted by the
-//   apiserver per ServiceAccount, API Priority and Fairness FlowSchemas of this bench);
+//   apiserver per ServiceAccount, API Priority and Fairness FlowSchemas of this bench) and
+//   the most Node watches open at once (the figure held against the goal of one);
+// - all of it once the catalog holds every server and the backend has gone quiet (each
+//   run starts the backend on an empty database, and a portal ingests its servers once);
 // - at one size (5,000), an open page left alone for 60 s: the change signals it received
 //   and the bytes it fetched (goal 0 and 0), then a control (a cordon: one signal, one
 //   refetch) that shows the page was listening.
