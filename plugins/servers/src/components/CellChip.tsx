@@ -21,20 +21,16 @@ export const CELL_CHIP_CLASS = 'rackside-chip';
  */
 export function CellChip(props: {
   label: string;
-  tone?: CellChipTone;
+  /** Named as MUI's Chip and chips.ts name it, so a chip of chips.ts spreads in. */
+  color?: CellChipTone;
   variant?: 'filled' | 'outlined';
 }) {
-  const { label, tone = 'default', variant = 'filled' } = props;
+  const { label, color = 'default', variant = 'filled' } = props;
   return (
-    <span className={CELL_CHIP_CLASS} data-tone={tone} data-variant={variant}>
+    <span className={CELL_CHIP_CLASS} data-tone={color} data-variant={variant}>
       {label}
     </span>
   );
-}
-
-/** A chip of chips.ts (label and colour) as a table chip's props. */
-export function cellChipOf(chip: { label: string; color: CellChipTone }) {
-  return { label: chip.label, tone: chip.color };
 }
 
 /**

@@ -25,7 +25,7 @@ import {
 import { MaintenanceCell, NO_MAINTENANCE_CLASS } from './MaintenanceCell';
 import { ServerCatalogLink } from './EntityServerContent/ServerCatalogLink';
 import { focusInRow, keepFocusInRow } from './rowFocus';
-import { CellChip, cellChipOf, cellChipStyles } from './CellChip';
+import { CellChip, cellChipStyles } from './CellChip';
 import { CORDONED_CHIP, readyChip } from './chips';
 import { RowActions, rowActionsStyles } from './RowActions';
 
@@ -208,19 +208,15 @@ const ServerRow = memo(function ServerRowContent(props: {
       </td>
       <td>
         {server.controlPlane && (
-          <CellChip label="control plane" tone="primary" />
+          <CellChip label="control plane" color="primary" />
         )}
         {server.virtual && <CellChip label="virtual" />}
       </td>
       <td>
-        <CellChip variant="outlined" {...cellChipOf(readyChip(server.ready))} />
+        <CellChip variant="outlined" {...readyChip(server.ready)} />
       </td>
       <td>
-        {server.unschedulable ? (
-          <CellChip {...cellChipOf(CORDONED_CHIP)} />
-        ) : (
-          'Schedulable'
-        )}
+        {server.unschedulable ? <CellChip {...CORDONED_CHIP} /> : 'Schedulable'}
       </td>
       <td>
         <MaintenanceCell server={server} />
