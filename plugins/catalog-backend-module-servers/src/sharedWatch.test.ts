@@ -37,6 +37,10 @@ async function until(check: () => boolean | Promise<boolean>) {
   expect(await check()).toBe(true);
 }
 
+// `until` waits up to 30 s for what it polls; Jest's default 5 s ended the test
+// first on a loaded CI machine.
+jest.setTimeout(60_000);
+
 describe('one Node watch per cluster per backend', () => {
   it('the servers plugin and the catalog module share it', async () => {
     const kube = new FakeKube();

@@ -11,10 +11,14 @@ describe('servers plugin (new frontend system)', () => {
       features: [serversPlugin],
       initialRouteEntries: ['/servers'],
     });
+    // The first mount loads the page's module (lazy, transformed on demand): on a
+    // loaded CI machine that took longer than findBy's default second.
     expect(
-      await screen.findByTestId('rackside-servers-page'),
+      await screen.findByTestId('rackside-servers-page', undefined, {
+        timeout: 15_000,
+      }),
     ).toBeInTheDocument();
-  });
+  }, 30_000);
 
   it('mounts a maintenance page at /servers/maintenances/:cluster/:name', async () => {
     const api = fakeServersApi(serverList([]));
