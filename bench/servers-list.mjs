@@ -8,7 +8,9 @@
 //   window), the next window (`continue`), a new filter each request (a new walk over every
 //   row) and the whole list (no parameters), next to `kubectl get nodes` of the same
 //   cluster (the backend's ServiceAccount) in the same run;
-// - the Servers page in headless Chromium until its table shows rows;
+// - the Servers page in headless Chromium until its table shows rows: loaded in a new tab
+//   (HTTP cache off, then on) and from a click in the app, each with the page's own part
+//   (from its loader's first request to the first row; before it, the app's boot);
 // - the backend's RSS, and the watches the backend process opened (counted by the
 //   apiserver per ServiceAccount, API Priority and Fairness FlowSchemas of this bench) and
 //   the most Node watches open at once (the figure held against the goal of one);
