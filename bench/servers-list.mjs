@@ -1193,26 +1193,22 @@ runBench(
       )}`,
     );
     const each = f => results.map(f).join(' / ');
+    const pages = results.map(r => pageFigures(r.visits));
+    const eachPage = f =>
+      pages.map(page => (page.shown ? f(page) : 'no table')).join(' / ');
     const idle = results.find(r => r.idle);
     const last = results.at(-1);
     console.log(
       `servers list at ${each(r => r.nodeCount)} nodes: route p95 ${each(r =>
         r.route.first ? ms(summary(r.route.first.ms).p95) : 'FAILS',
-      )} as the page asks (goal <= 25 ms at ${last.nodeCount}), page p50 ${each(
-        r => {
-          const f = pageFigures(r.visits);
-          return f.shown ? seconds(f.cold) : 'no table';
-        },
-      )} to the first row, HTTP cache off (goal <= 1 s; ${each(r => {
-        const f = pageFigures(r.visits);
-        return f.shown ? seconds(f.inApp) : 'no table';
-      })} from a click in the app; the page's own part, from its loader's first request to the first row, ${each(
-        r => {
-          const f = pageFigures(r.visits);
-          return f.shown
-            ? `${seconds(f.ownCold)} cold, ${seconds(f.ownInApp)} in the app`
-            : 'no table';
-        },
+      )} as the page asks (goal <= 25 ms at ${
+        last.nodeCount
+      }), page p50 ${eachPage(f =>
+        seconds(f.cold),
+      )} to the first row, HTTP cache off (goal <= 1 s; ${eachPage(f =>
+        seconds(f.inApp),
+      )} from a click in the app; the page's own part, from its loader's first request to the first row, ${eachPage(
+        f => `${seconds(f.ownCold)} cold, ${seconds(f.ownInApp)} in the app`,
       )}), kubectl get nodes p50 ${each(r =>
         p(r.kubectlMs, 50),
       )}, backend RSS ${each(r => mb(r.settledRss))}; ${
