@@ -69,6 +69,16 @@ export interface Config {
      * reads within this time. Defaults to 2000; 0 asks for every read.
      */
     readDecisionReuseMs?: number;
+    /** Maintenance plans (`docs/plans.md`). */
+    plans?: {
+      /**
+       * How long a plan's authority lasts, in hours, from its creation or its last
+       * renewal: the backend checks the requester's permissions when the plan is
+       * made, and no step starts after this lease ends until someone who may act on
+       * the remaining servers renews it from the plan page. Defaults to 8; at most 24.
+       */
+      authorizationHours?: number;
+    };
     /**
      * Pre-flight acknowledgements (drain, reboot, shutdown). A pre-flight token
      * binds the impact the user was shown, for that user, for 15 minutes, and

@@ -13,12 +13,13 @@ describe('tiers', () => {
       'servers:power-on',
       'servers:maintenance-abandon',
       'servers:plan',
+      'servers:drain-data',
       'machines:add',
       'machines:reclaim',
     ]) {
       expect(DEFAULT_TIERS[name]).toBe('admin');
     }
-    expect(Object.keys(DEFAULT_TIERS)).toHaveLength(12);
+    expect(Object.keys(DEFAULT_TIERS)).toHaveLength(13);
   });
 
   it('lets a higher tier hold a lower one, never the reverse', () => {

@@ -37,7 +37,25 @@ function rack(): FakeCluster {
   cluster.pods.set('worker-1', [fakePod('web-1', 'worker-1', { app: 'web' })]);
   cluster.pods.set('worker-2', [fakePod('web-2', 'worker-2', { app: 'web' })]);
   cluster.budgets = [fakeBudget('web', 'web', 1)];
+  cluster.provider = talosProvider();
   return cluster;
+}
+
+/** A talos channel: it advertises reboot (the capability rule lets reboot plans through). */
+function talosProvider(): NonNullable<FakeCluster['provider']> {
+  return {
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'PowerProvider',
+    metadata: { name: 'default', generation: 1 },
+    spec: { type: 'talos', attendedRack: false } as any,
+    status: {
+      reboot: true,
+      shutdown: false,
+      powerOn: false,
+      confirmsPowerOff: false,
+      observedGeneration: 1,
+    },
+  };
 }
 
 async function start(
@@ -414,6 +432,127 @@ describe('POST plans', () => {
   });
 });
 
+describe('a plan is never lighter than a single maintenance', () => {
+  async function tokenFor(server: any, query: string) {
+    const res = await preflight(server, query);
+    expect(res.status).toBe(200);
+    return res.body as { token: string; nodes: any[] };
+  }
+
+  it('a control-plane reboot at the last margin needs each hazard node typed; the rungs and the lease are recorded', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster, {
+      config: { plans: { authorizationHours: 2 } },
+    });
+    const pre = await tokenFor(server, 'intent=reboot&nodes=cp-1,cp-2,worker-1');
+    expect(
+      pre.nodes.map((n: any) => [n.node, n.ceremony.level]),
+    ).toEqual([
+      ['worker-1', 'typed-name'],
+      ['cp-1', 'hazard'],
+      ['cp-2', 'hazard'],
+    ]);
+    const body = {
+      intent: 'reboot',
+      nodes: ['cp-1', 'cp-2', 'worker-1'],
+      reason: REASON,
+      preflightToken: pre.token,
+      typedCount: 3,
+    };
+    // What was seen: typedCount alone was enough.
+    const untyped = await request(server).post(BASE).send(body);
+    expect(untyped.status).toBe(400);
+    expect(untyped.body.error.message).toContain(
+      'ceremony not met: cp-1, cp-2 each consume the last of the quorum margin',
+    );
+    const one = await request(server)
+      .post(BASE)
+      .send({ ...body, typedNames: ['cp-1', 'worker-1'] });
+    expect(one.status).toBe(400);
+    expect(one.body.error.message).toContain('cp-2 consumes');
+    expect(cluster.writes).toBe(0);
+
+    const before = Date.now();
+    const ok = await request(server)
+      .post(BASE)
+      .send({ ...body, typedNames: ['cp-1', 'cp-2'] });
+    expect(ok.status).toBe(201);
+    const spec = cluster.createdPlans[0].spec;
+    expect(spec.acknowledged).toEqual({
+      'worker-1': 'typed-name',
+      'cp-1': 'hazard',
+      'cp-2': 'hazard',
+    });
+    expect(spec.authorization?.by).toBe('user:default/mock');
+    const lease =
+      Date.parse(spec.authorization!.until) -
+      Date.parse(spec.authorization!.at);
+    expect(lease).toBe(2 * 3_600_000);
+    expect(Date.parse(spec.authorization!.at)).toBeGreaterThanOrEqual(
+      before - 1000,
+    );
+  });
+
+  it('a reboot plan on a channel without reboot is a 400 at creation, not Refused step by step', async () => {
+    const cluster = rack();
+    cluster.provider = undefined;
+    const { server } = await start(cluster);
+    const pre = await tokenFor(server, 'intent=reboot&nodes=worker-1');
+    const res = await request(server).post(BASE).send({
+      intent: 'reboot',
+      nodes: ['worker-1'],
+      reason: REASON,
+      preflightToken: pre.token,
+      typedCount: 1,
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toMatch(
+      /^reboot is not offered on worker-1: /,
+    );
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('a selector that is not one is a 400, never every readable node; nothing written', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster);
+    for (const selector of ['x', {}, { matchExpressions: [null] }, []]) {
+      const res = await request(server).post(BASE).send({
+        intent: 'drain',
+        selector,
+        reason: REASON,
+        preflightToken: 'x.y',
+      });
+      expect({ selector, status: res.status }).toEqual({
+        selector,
+        status: 400,
+      });
+      expect(res.body.error.message).toContain('selector');
+    }
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('data-loss drain options need servers:drain-data on every node (403 naming them); nothing written', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster, {
+      decisions: { 'servers:drain-data': AuthorizeResult.DENY },
+    });
+    const res = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'drain',
+        nodes: ['worker-1', 'worker-2'],
+        drain: { allowNodeLocalData: true, force: true },
+        reason: REASON,
+        preflightToken: 'x.y',
+      });
+    expect(res.status).toBe(403);
+    expect(res.body.error.message).toBe(
+      'you are not allowed to drain worker-1, worker-2 with force, allowNodeLocalData: those options lose data (servers:drain-data)',
+    );
+    expect(cluster.writes).toBe(0);
+  });
+});
+
 describe('plans list, get, pause, resume, cancel', () => {
   function withPlan(): FakeCluster {
     const cluster = rack();
@@ -523,6 +662,51 @@ describe('plans list, get, pause, resume, cancel', () => {
       ['cancel', 'high', 'fail'],
       ['stop', 'high', 'fail'],
     ]);
+  });
+
+  it('renew re-checks the intent on every node not started: 403 naming them and nothing written, or renewed without them on skipRefused', async () => {
+    const cluster = withPlan();
+    const { server } = await start(cluster, {
+      conditional: { 'servers:reboot': zoneA },
+    });
+    const url = `${BASE}/reboot-plan-1/renew`;
+    const refused = await request(server)
+      .post(url)
+      .send({ reason: 'the window opens tonight' });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.message).toContain(
+      'you may not reboot worker-3 (servers:reboot)',
+    );
+    expect(cluster.planList[0].spec.authorization).toBeUndefined();
+    const renewed = await request(server)
+      .post(url)
+      .send({ reason: 'the window opens tonight', skipRefused: true });
+    expect(renewed.status).toBe(200);
+    const lease = cluster.planList[0].spec.authorization!;
+    expect(lease).toMatchObject({
+      by: 'user:default/mock',
+      excluded: ['worker-3'],
+    });
+    expect(renewed.body).toEqual({ name: 'reboot-plan-1', until: lease.until });
+    expect(Date.parse(lease.until) - Date.parse(lease.at)).toBe(8 * 3_600_000);
+  });
+
+  it('renew of a finished plan is a 409; without servers:plan a 403', async () => {
+    const cluster = withPlan();
+    cluster.planList[0].status!.phase = 'Complete';
+    const { server } = await start(cluster);
+    const url = `${BASE}/reboot-plan-1/renew`;
+    const done = await request(server)
+      .post(url)
+      .send({ reason: 'the window opens tonight' });
+    expect(done.status).toBe(409);
+    const denied = await start(withPlan(), {
+      decisions: { 'servers:plan': AuthorizeResult.DENY },
+    });
+    const res = await request(denied.server)
+      .post(url)
+      .send({ reason: 'the window opens tonight' });
+    expect(res.status).toBe(403);
   });
 
   it('403 without servers:plan, nothing written', async () => {

@@ -19,6 +19,7 @@ import { registerServersActions } from './actions';
 import { createMachinesRouter } from './machines/router';
 import { AuthorizedPlansService } from './plans/AuthorizedPlansService';
 import { PlansService } from './plans/PlansService';
+import { readPlansConfig } from './plans/config';
 import { createRouter } from './servers/router';
 import { clusterRegistryServiceRef } from './service/clusterRegistry';
 import { machinesRegistryServiceRef } from './service/machinesRegistry';
@@ -211,7 +212,11 @@ export const serversPlugin = createBackendPlugin({
         const plans = new AuthorizedPlansService(
           service,
           permissionOptions,
-          new PlansService(service.service, serviceOptions),
+          new PlansService(
+            service.service,
+            serviceOptions,
+            readPlansConfig(config),
+          ),
         );
         httpRouter.use(await createRouter({ service, plans, httpAuth }));
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });

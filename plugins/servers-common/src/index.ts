@@ -20,6 +20,8 @@ export * from './resources';
 export * from './planPhases';
 export * from './planWindow';
 export * from './planNodes';
+export * from './planAuthority';
+export * from './textLimits';
 export * from './serverListRules';
 export * from './api';
 export * from './plansApi';

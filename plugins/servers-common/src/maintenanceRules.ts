@@ -111,16 +111,28 @@ export function acknowledgedRung(
 }
 
 /**
- * Whether a power verb may be sent now (DESIGN section 4, "Authoritative at the moment of
- * acting"): the guard run again right before the verb is recorded must not refuse, and a
- * hazard is sent only when the request was acknowledged at the hazard rung. Anything
- * else means the cluster changed since the request was acknowledged.
+ * Why a request acknowledged at `acknowledged` may not go on under the guard's verdict
+ * now, or undefined when it may (DESIGN section 4, "Authoritative at the moment of
+ * acting"). The operator asks it when it admits a maintenance (a plan's step starts) and
+ * right before a power verb is recorded: the guard must not refuse, and a hazard goes on
+ * only when the request was acknowledged at the hazard rung. A refusal is never turned
+ * into a ceremony.
  */
+export function whyAboveAcknowledged(
+  now: GuardResult,
+  acknowledged: CeremonyLevel,
+): string | undefined {
+  if (now.verdict === 'refuse') return now.reason;
+  if (now.verdict === 'hazard' && acknowledged !== 'hazard') {
+    return `${now.reason} It needs the hazard ceremony (the node's name and a reason typed by a person); it was acknowledged at the ${acknowledged} rung.`;
+  }
+  return undefined;
+}
+
+/** Whether a power verb may be sent now: {@link whyAboveAcknowledged} has no objection. */
 export function sendAllowed(
   now: GuardResult,
   acknowledged: CeremonyLevel,
 ): boolean {
-  if (now.verdict === 'refuse') return false;
-  if (now.verdict === 'hazard') return acknowledged === 'hazard';
-  return true;
+  return whyAboveAcknowledged(now, acknowledged) === undefined;
 }

@@ -9,7 +9,7 @@ import {
 import { isResourcePermission } from '@backstage/plugin-permission-common';
 
 describe('permissions', () => {
-  it('defines exactly the twelve names of the product contract', () => {
+  it('defines exactly the thirteen names of the product contract', () => {
     expect(serversPermissions.map(p => p.name).sort()).toEqual(
       [
         'machines:add',
@@ -17,6 +17,7 @@ describe('permissions', () => {
         'machines:reclaim',
         'servers:cordon',
         'servers:drain',
+        'servers:drain-data',
         'servers:maintenance-abandon',
         'servers:power-on',
         'servers:plan',
@@ -42,6 +43,7 @@ describe('permissions', () => {
       'servers:shutdown': 'server',
       'servers:power-on': 'server',
       'servers:maintenance-abandon': 'server',
+      'servers:drain-data': 'server',
       'servers:plan': 'basic',
       'machines:read': 'basic',
       'machines:add': 'basic',

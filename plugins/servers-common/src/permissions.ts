@@ -94,6 +94,33 @@ export const serversPlanPermission = createPermission({
   attributes: { action: 'update' },
 });
 
+/**
+ * Drain with an option that loses data: `deleteEmptyDirData` (emptyDir contents),
+ * `force` (pods without a controller are not recreated) or `allowNodeLocalData` (pods
+ * whose data is on the node cannot run elsewhere until it is back). Asked on the server
+ * in addition to the action's own permission, for a single maintenance and for every
+ * node of a plan. Admin tier by default.
+ */
+export const serversDrainDataPermission = createPermission({
+  name: 'servers:drain-data',
+  attributes: { action: 'update' },
+  resourceType: SERVER_RESOURCE_TYPE,
+});
+
+/** The drain options {@link serversDrainDataPermission} guards. */
+export const DATA_LOSS_DRAIN_OPTIONS = [
+  'deleteEmptyDirData',
+  'force',
+  'allowNodeLocalData',
+] as const;
+
+/** The data-loss options set in drain options (empty: none, no extra permission). */
+export function dataLossOptionsOf(
+  drain: Partial<Record<(typeof DATA_LOSS_DRAIN_OPTIONS)[number], unknown>> = {},
+): string[] {
+  return DATA_LOSS_DRAIN_OPTIONS.filter(option => drain[option] === true);
+}
+
 /** Every server action a user can request, by its route name. */
 export const serverActionPermissions = {
   cordon: serversCordonPermission,
@@ -126,10 +153,11 @@ export const machinePermissions: BasicPermission[] = [
   machinesReclaimPermission,
 ];
 
-/** All twelve Rackside permissions, for registration and policy validation. */
+/** All thirteen Rackside permissions, for registration and policy validation. */
 export const serversPermissions = [
   serversReadPermission,
   ...Object.values(serverActionPermissions),
+  serversDrainDataPermission,
   ...planPermissions,
   ...machinePermissions,
 ];

@@ -63,6 +63,15 @@ export interface PlanResponse {
   pause?: PlanFlagResponse;
   resume?: PlanFlagResponse;
   cancel?: PlanFlagResponse;
+  /** The plan's authority: no step starts after `until` until someone renews it. */
+  authorization?: {
+    by: string;
+    at: string;
+    until: string;
+    excluded?: string[];
+  };
+  /** The rung each node's step was acknowledged at (hazard: its name was typed). */
+  acknowledged?: Record<string, string>;
   startedAt?: string;
   completedAt?: string;
   estimate?: {
@@ -140,6 +149,25 @@ export interface PlanRequestBody {
   preflightToken: string;
   /** Reboots: the number of servers, typed out. */
   typedCount?: number;
+  /**
+   * The nodes whose step is at the hazard rung of the pre-flight (it consumes the last
+   * quorum margin), each name typed out; the reason is typed too, never picked.
+   */
+  typedNames?: string[];
+}
+
+/** The body of `POST /clusters/:cluster/plans/:name/renew`. */
+export interface PlanRenewBody {
+  reason: string;
+  /** Renew without the nodes the caller may not act on (their steps are skipped). */
+  skipRefused?: boolean;
+}
+
+/** The answer of `POST /clusters/:cluster/plans/:name/renew`. */
+export interface PlanRenewedResponse {
+  name: string;
+  /** The new end of the plan's authorization. */
+  until: string;
 }
 
 /** The answer of `POST /clusters/:cluster/plans` (201). */

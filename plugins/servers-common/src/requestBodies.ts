@@ -7,7 +7,10 @@
 import { z } from 'zod';
 import { parseDiscoveryEndpoint } from './discoveryNetworks';
 import { RECLAIM_TTL_MINUTES } from './resources/machineReclaim';
-import { PLAN_INTENTS } from './resources/maintenancePlan';
+import {
+  labelSelectorSchema,
+  PLAN_INTENTS,
+} from './resources/maintenancePlan';
 import { talosAddressSchema } from './resources/talosCluster';
 
 /**
@@ -203,7 +206,7 @@ export const planRequestBodySchema = z.strictObject({
     .min(1)
     .max(MAX_PLAN_NODES)
     .optional(),
-  selector: z.unknown().optional(),
+  selector: labelSelectorSchema.optional(),
   maxParallel: z.unknown().optional(),
   gates: z.unknown().optional(),
   window: z.unknown().optional(),
@@ -218,7 +221,25 @@ export const planRequestBodySchema = z.strictObject({
   reason: planReasonField,
   preflightToken: z.string().max(4096).optional(),
   typedCount: z.number().int().optional(),
+  typedNames: z
+    .array(z.string().max(253))
+    .max(MAX_PLAN_NODES)
+    .optional()
+    .describe(
+      'The names of the nodes whose step consumes the last quorum margin (the hazard rung of the plan pre-flight), each typed out',
+    ),
 });
 
 /** The body of `POST .../plans/:name/{pause,resume,cancel}`. */
 export const planControlBodySchema = z.object({ reason: planReasonField });
+
+/** The body of `POST .../plans/:name/renew`. */
+export const planRenewBodySchema = z.strictObject({
+  reason: planReasonField,
+  skipRefused: z
+    .boolean({ error: 'skipRefused must be a boolean' })
+    .optional()
+    .describe(
+      'Renew without the nodes the caller may not act on: their steps are skipped',
+    ),
+});

@@ -53,6 +53,7 @@ export const PlanReason = {
   StepEnded: 'StepEnded',
   StepsAbandoned: 'StepsAbandoned',
   Paused: 'Paused',
+  AuthorizationExpired: 'AuthorizationExpired',
   Stopping: 'Stopping',
   Complete: 'Complete',
   Failed: 'PlanFailed',

@@ -898,6 +898,26 @@ describe('authoritative at the moment of acting', () => {
     expect(causes).toEqual(['guard']);
   });
 
+  it('a request acknowledged below the hazard rung (a plan step allowed in its pre-flight) is refused at admission when the verdict is now a hazard', async () => {
+    const c = rack();
+    const { reconciler, causes } = withRefusals(c);
+    c.create('m1', 'cp-1', 'reboot', hazardAck('typed-name'));
+    await reconciler.reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Refused');
+    expect(nm.status?.refusal).toMatchObject({
+      members: 3,
+      quorum: 2,
+      ready: 3,
+      margin: 1,
+    });
+    expect(nm.status?.refusal?.reason).toMatch(
+      /needs the hazard ceremony .* acknowledged at the typed-name rung/,
+    );
+    expect(c.nodePatches).toEqual([]);
+    expect(causes).toEqual(['guard']);
+  });
+
   /** Admitted at allow (five members), then a member goes NotReady: a hazard at send. */
   async function hazardAtSend(ack: 'hazard' | 'typed-name') {
     const c = fiveMembers();

@@ -42,6 +42,7 @@ import {
   openMaintenanceOf,
   planDrain,
   virtualNodeRefusal,
+  whyAboveAcknowledged,
   type MaintenanceIntent,
   type NodeMaintenance,
 } from '@rackside/plugin-servers-common';
@@ -139,6 +140,15 @@ const admit: Row = async (nm, ports) => {
       reason: verdict.reason,
       ...checkNumbers(check),
     });
+  }
+  // A request that carries its acknowledgement (the backend's, a plan's step) goes on
+  // only at or below the rung it was acknowledged at; one made with kubectl without a
+  // pre-flight is admitted at its verdict (powerRows.ts holds the send to that rung).
+  const acknowledged = nm.spec.preflight?.ceremony;
+  const above = acknowledged && whyAboveAcknowledged(verdict, acknowledged);
+  if (above) {
+    const reason = `${nm.spec.intent} of ${nodeName} refused: ${above}`;
+    return refuse(reason, 'guard', { reason, ...checkNumbers(check) });
   }
   if (DRAINING_INTENTS.includes(nm.spec.intent)) {
     // Checked before the cordon, so a refused drain leaves the node as it was.

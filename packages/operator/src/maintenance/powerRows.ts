@@ -12,7 +12,7 @@ import {
   isNodeReady,
   nodeFactsFromNode,
   quorumMaintenances,
-  sendAllowed,
+  whyAboveAcknowledged,
   takesNodeDown,
   type NodeMaintenance,
   type NodeMaintenanceStatus,
@@ -355,13 +355,10 @@ function sendTimeRefusal(
     nm.spec.preflight?.ceremony,
     nm.status?.admission?.verdict,
   );
-  if (sendAllowed(check.result, rung)) return undefined;
+  const why = whyAboveAcknowledged(check.result, rung);
+  if (why === undefined) return undefined;
   const then = admittedNumbers(nm);
   const changed = downNow(nm, ports);
-  const why =
-    check.result.verdict === 'refuse'
-      ? check.result.reason
-      : `${check.result.reason} The request was acknowledged at the ${rung} rung, not the hazard tier.`;
   const reason = `${VERB_TEXT[verb]} of ${
     nm.spec.nodeName
   } was not sent: the quorum changed since it was admitted.${

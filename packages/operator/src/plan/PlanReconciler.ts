@@ -7,12 +7,14 @@
  * create answered AlreadyExists means the step was started already (before a restart),
  * and the next pass adopts it from the NodeMaintenance; no step is ever created twice.
  */
-import type {
-  MaintenancePlan,
-  MaintenancePlanStatus,
-  NodeMaintenance,
-  PlanNode,
-  RequestFlag,
+import {
+  PLAN_PREFLIGHT_TAKEN_AT,
+  stepAcknowledgedRung,
+  type MaintenancePlan,
+  type MaintenancePlanStatus,
+  type NodeMaintenance,
+  type PlanNode,
+  type RequestFlag,
 } from '@rackside/plugin-servers-common';
 import { PlanReason } from '../lifecycle/reasons';
 import { isoOf, requeueOf, runPasses } from '../lifecycle/table';
@@ -166,6 +168,15 @@ export function stepObject(
       intent: plan.spec.intent,
       reason: plan.spec.reason,
       ...(plan.spec.requestedBy ? { requestedBy: plan.spec.requestedBy } : {}),
+      // The rung the plan's requester acknowledged for this node: the step's admission
+      // and its power verb are held to it, as a single maintenance's are.
+      preflight: {
+        takenAt:
+          plan.metadata.annotations?.[PLAN_PREFLIGHT_TAKEN_AT] ??
+          plan.metadata.creationTimestamp ??
+          new Date(0).toISOString(),
+        ceremony: stepAcknowledgedRung(plan.spec, step.name),
+      },
       ...(plan.spec.drain ? { drain: plan.spec.drain } : {}),
     },
   };

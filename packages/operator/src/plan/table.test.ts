@@ -535,6 +535,68 @@ describe('the plan table', () => {
   });
 });
 
+describe('a step is never lighter than a single maintenance', () => {
+  it("carries the rung its node was acknowledged at; a node the plan does not name gets the intent's own rung, never hazard", async () => {
+    const w = new World(1, 2);
+    w.plan('p', { acknowledged: { 'cp-1': 'hazard', 'worker-1': 'typed-name' } });
+    await w.reconcile();
+    expect(w.nms.get('p-worker-1')?.spec.preflight).toMatchObject({
+      ceremony: 'typed-name',
+    });
+    w.step('worker-1', 'Complete');
+    await w.reconcile();
+    expect(w.nms.get('p-cp-1')?.spec.preflight?.ceremony).toBe('hazard');
+    w.step('cp-1', 'Complete');
+    await w.reconcile();
+    // cp-2 was not acknowledged at the hazard rung (a plan made with kubectl, or a
+    // node that was allowed in the pre-flight): its admission holds it to typed-name.
+    expect(w.nms.get('p-cp-2')?.spec.preflight?.ceremony).toBe('typed-name');
+  });
+
+  it('starts no step once its authorization ended, waits on it with why, and goes on when renewed', async () => {
+    const w = new World(3);
+    const at = new Date(T0 - 9 * 3_600_000).toISOString();
+    const until = new Date(T0 - 3_600_000).toISOString();
+    w.plan('p', { authorization: { by: 'user:default/jane', at, until } });
+    await w.reconcile();
+    expect(w.creates).toEqual([]);
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Waiting',
+      waiting: { on: 'authorization' },
+    });
+    expect(w.get('p').status?.waiting?.message).toContain(
+      `the plan's authorization ended at ${until}`,
+    );
+    expect(w.events).toContainEqual(
+      expect.stringMatching(/^Warning AuthorizationExpired: /),
+    );
+    // Renewed by someone who may reboot worker-1 and worker-3, not worker-2.
+    w.spec('p', {
+      authorization: {
+        by: 'user:default/sam',
+        at: new Date(T0).toISOString(),
+        until: new Date(T0 + 8 * 3_600_000).toISOString(),
+        excluded: ['worker-2'],
+      },
+    });
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1']);
+    expect(w.get('p').status?.nodes?.[1]).toMatchObject({
+      name: 'worker-2',
+      phase: 'Skipped',
+      message: expect.stringContaining(
+        "left out when user:default/sam renewed the plan's authorization",
+      ),
+    });
+    // The lease ends while worker-1 runs: it finishes, nothing new starts.
+    w.now = T0 + 9 * 3_600_000;
+    w.step('worker-1', 'Complete');
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1']);
+    expect(w.get('p').status?.waiting?.on).toBe('authorization');
+  });
+});
+
 describe('stepName', () => {
   it('is <plan>-<node>, shortened with a hash past 253 characters', () => {
     expect(stepName('p', 'worker-1')).toBe('p-worker-1');

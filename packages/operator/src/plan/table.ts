@@ -21,6 +21,8 @@
  *              notAfter with steps left: stop
  *   capacity   maxParallel steps open, or a control-plane step with any step open: Running
  *              (waiting on the steps, saying what they wait on)
+ *   authority  the plan's authorization lease has ended: Waiting (authorization) until
+ *              someone renews it (a renewal that leaves nodes out Skips their steps)
  *   gates      previous nodes Ready, every PodDisruptionBudget healthy, the object gates:
  *              Waiting (gate) with why; past the gate's timeout: stop
  *   start      the next step: a NodeMaintenance `<plan>-<node>` owned by the plan
@@ -31,9 +33,11 @@
  * NodeMaintenance adopts it instead of creating a second one.
  */
 import {
+  excludedByAuthorization,
   isNodeReady,
   isPlanPaused,
   isTerminalPhase,
+  planAuthority,
   planWindowVerdict,
   quorumNumbersText,
   resolvePlanNodes,
@@ -590,6 +594,42 @@ export const ADVANCE_RULES: ReadonlyArray<[string, AdvanceRule]> = [
     },
   ],
   [
+    'authority',
+    a => {
+      const authority = planAuthority(
+        a.plan.spec,
+        a.plan.metadata.creationTimestamp,
+        a.now,
+      );
+      if (authority.valid) return undefined;
+      const wait = waitOn(
+        a.status,
+        { on: 'authorization', message: authority.message },
+        a.now,
+      );
+      const news = a.plan.status?.waiting?.on !== 'authorization';
+      return settle(
+        a,
+        phased(
+          a.status,
+          a.open.length ? 'Running' : 'Waiting',
+          a.open.length
+            ? `${authority.message}; running: ${openText(a.open)}`
+            : authority.message,
+          wait,
+        ),
+        undefined,
+        news
+          ? {
+              type: 'Warning',
+              reason: PlanReason.AuthorizationExpired,
+              message: authority.message,
+            }
+          : undefined,
+      );
+    },
+  ],
+  [
     'gates',
     a => {
       const failing = failingGate(a);
@@ -695,10 +735,31 @@ function failingGate(
   return undefined;
 }
 
+/**
+ * A step not started whose node a renewal of the authorization left out (the renewer
+ * may not act on it) is Skipped: nobody vouches for it any more.
+ */
+function skipExcluded(
+  plan: MaintenancePlan,
+  step: PlanNode,
+  now: number,
+): PlanNode {
+  if (step.phase !== 'Pending' || !excludedByAuthorization(plan.spec, step.name))
+    return step;
+  return {
+    ...step,
+    phase: 'Skipped',
+    endedAt: iso(now),
+    message: `left out when ${plan.spec.authorization!.by} renewed the plan's authorization: they may not ${plan.spec.intent} it`,
+  };
+}
+
 /** Pending, Running, Waiting, Paused: read the steps, then ask the rules in order. */
 const advance: PlanRow = async (plan, view) => {
   const now = view.now();
-  const steps = (plan.status?.nodes ?? []).map(s => syncStep(plan, s, view));
+  const steps = (plan.status?.nodes ?? [])
+    .map(s => syncStep(plan, s, view))
+    .map(s => skipExcluded(plan, s, now));
   const a: Advance = {
     plan,
     view,

@@ -19,7 +19,9 @@ import {
 } from '@backstage/plugin-permission-common';
 import {
   serverActionPermissions,
+  serversDrainDataPermission,
   serversPlanPermission,
+  type ServerPermission,
   type PlanIntent,
   type PlanListResponse,
   type PlanPreflightResponse,
@@ -61,17 +63,16 @@ export class AuthorizedPlansService {
   }
 
   /**
-   * The intent's permission on every node: one conditional decision, applied to each
-   * node; 403 naming the nodes it refuses.
+   * The nodes of `names` on which `permission` is refused: one conditional decision,
+   * applied to each node.
    */
-  private async requireIntentOnEvery(
+  private async refusedOn(
     credentials: BackstageCredentials,
+    permission: ServerPermission,
     cluster: string,
     snap: ClusterSnapshot,
-    intent: PlanIntent,
     names: string[],
-  ) {
-    const permission = serverActionPermissions[intent];
+  ): Promise<string[]> {
     const [decision] = await this.options.permissions.authorizeConditional(
       [{ permission }],
       { credentials },
@@ -88,12 +89,54 @@ export class AuthorizedPlansService {
         )
       );
     };
-    const refused = names.filter(name => !allowed(name));
+    return names.filter(name => !allowed(name));
+  }
+
+  /** The intent's permission on every node; 403 naming the nodes it refuses. */
+  private async requireIntentOnEvery(
+    credentials: BackstageCredentials,
+    cluster: string,
+    snap: ClusterSnapshot,
+    intent: PlanIntent,
+    names: string[],
+  ) {
+    const permission = serverActionPermissions[intent];
+    const refused = await this.refusedOn(
+      credentials,
+      permission,
+      cluster,
+      snap,
+      names,
+    );
     if (refused.length) {
       throw new NotAllowedError(
         `you are not allowed to ${intent} ${refused.join(', ')} (${
           permission.name
         })`,
+      );
+    }
+  }
+
+  /** `servers:drain-data` on every node; 403 naming the options and the nodes. */
+  private async requireDrainDataOnEvery(
+    credentials: BackstageCredentials,
+    cluster: string,
+    snap: ClusterSnapshot,
+    names: string[],
+    options: readonly string[],
+  ) {
+    const refused = await this.refusedOn(
+      credentials,
+      serversDrainDataPermission,
+      cluster,
+      snap,
+      names,
+    );
+    if (refused.length) {
+      throw new NotAllowedError(
+        `you are not allowed to drain ${refused.join(', ')} with ${options.join(
+          ', ',
+        )}: those options lose data (${serversDrainDataPermission.name})`,
       );
     }
   }
@@ -105,6 +148,22 @@ export class AuthorizedPlansService {
       requirePlan: () => this.requirePlan(credentials),
       requireIntentOnEvery: (cluster, snap, intent, names) =>
         this.requireIntentOnEvery(credentials, cluster, snap, intent, names),
+      refusedIntentOn: (cluster, snap, intent, names) =>
+        this.refusedOn(
+          credentials,
+          serverActionPermissions[intent],
+          cluster,
+          snap,
+          names,
+        ),
+      requireDrainDataOnEvery: (cluster, snap, names, options) =>
+        this.requireDrainDataOnEvery(
+          credentials,
+          cluster,
+          snap,
+          names,
+          options,
+        ),
     };
   }
 
@@ -184,6 +243,22 @@ export class AuthorizedPlansService {
       clusterName,
       name,
       control,
+      rawBody,
+      httpRequest,
+    );
+  }
+
+  renewPlan(
+    credentials: BackstageCredentials<BackstageUserPrincipal>,
+    clusterName: string,
+    name: string,
+    rawBody: unknown,
+    httpRequest?: Request,
+  ): Promise<{ name: string; until: string }> {
+    return this.service.renewPlan(
+      this.userAccessOf(credentials),
+      clusterName,
+      name,
       rawBody,
       httpRequest,
     );

@@ -9,10 +9,27 @@
  * checks are the caller's {@link PlanAccess} (AuthorizedPlansService), asked at the points
  * of that order.
  */
-import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import {
+  ConflictError,
+  InputError,
+  NotAllowedError,
+  NotFoundError,
+} from '@backstage/errors';
+import {
+  cutList,
+  dataLossOptionsOf,
+  HAZARD_TITLE,
   isPlanPaused,
+  isPowerVerb,
   isTerminalPlanPhase,
+  PLAN_AUTHORIZATION_DEFAULT_HOURS,
+  PLAN_PREFLIGHT_TAKEN_AT,
+  planAuthorizationAt,
+  planRenewBodySchema,
+  serverActionPermissions,
+  type NodeFacts,
+  type PowerVerb,
+  type PreflightCeremonyLevel,
   maintenancePlanSpecSchema,
   PLAN_CONTROLS,
   MAX_PLAN_NODES,
@@ -51,7 +68,11 @@ import {
   type ServersServiceOptions,
 } from '../servers/ServersService';
 import type { ClusterState, PlanObject } from '../service/types';
-import { serverResourceOf, type ClusterSnapshot } from '../service/view';
+import {
+  powerCheck,
+  serverResourceOf,
+  type ClusterSnapshot,
+} from '../service/view';
 
 /** The plan pre-flight without its token. */
 export type PlanPreflightImpact = Omit<PlanPreflightResponse, 'token'>;
@@ -145,6 +166,8 @@ export function planView(cluster: string, plan: PlanObject): PlanResponse {
     ...(spec.pause ? { pause: spec.pause } : {}),
     ...(spec.resume ? { resume: spec.resume } : {}),
     ...(spec.cancel ? { cancel: spec.cancel } : {}),
+    ...(spec.authorization ? { authorization: spec.authorization } : {}),
+    ...(spec.acknowledged ? { acknowledged: spec.acknowledged } : {}),
     ...(status?.startedAt ? { startedAt: status.startedAt } : {}),
     ...(status?.completedAt ? { completedAt: status.completedAt } : {}),
     ...(status?.estimate ? { estimate: status.estimate } : {}),
@@ -193,6 +216,20 @@ export interface PlanAccess {
     intent: PlanIntent,
     names: string[],
   ): Promise<void>;
+  /** The nodes of `names` on which the intent's permission is refused now. */
+  refusedIntentOn(
+    cluster: string,
+    snap: ClusterSnapshot,
+    intent: PlanIntent,
+    names: string[],
+  ): Promise<string[]>;
+  /** 403 naming the nodes on which `servers:drain-data` is refused. */
+  requireDrainDataOnEvery(
+    cluster: string,
+    snap: ClusterSnapshot,
+    names: string[],
+    options: readonly string[],
+  ): Promise<void>;
 }
 
 /** The access of a user (a plan pre-flight, request or control needs one). */
@@ -200,10 +237,19 @@ export interface PlanUserAccess extends PlanAccess {
   user: string;
 }
 
+/** The plans' own settings (`servers.plans` in app-config, config.ts). */
+export interface PlansConfig {
+  /** How long a plan's authorization lasts from its creation or renewal. */
+  authorizationHours: number;
+}
+
 export class PlansService {
   constructor(
     private readonly servers: ServersService,
     private readonly options: ServersServiceOptions,
+    private readonly config: PlansConfig = {
+      authorizationHours: PLAN_AUTHORIZATION_DEFAULT_HOURS,
+    },
   ) {}
 
   /** The cluster's plans this user may read: those whose every existing node is readable. */
@@ -510,7 +556,7 @@ export class PlansService {
         // A selector is resolved here, once, among the servers the user may read: the
         // permission, the pre-flight and the plan cover exactly the same nodes.
         const selected = resolvePlanNodes(
-          { selector: body.selector as any },
+          { selector: body.selector },
           snap.nodes
             .filter(n => scope.filter(serverResourceOf(cluster.name, n)))
             .map(n => ({
@@ -524,17 +570,44 @@ export class PlansService {
         names = selected.map(n => n.name);
       }
       const planned = this.planNodes(cluster.name, snap, scope.filter, names);
+      const plannedNames = planned.map(n => n.name);
       await access.requireIntentOnEvery(
         cluster.name,
         snap,
         body.intent,
-        planned.map(n => n.name),
+        plannedNames,
       );
       const drain = {
         deleteEmptyDirData: body.drain?.deleteEmptyDirData === true,
         force: body.drain?.force === true,
         allowNodeLocalData: body.drain?.allowNodeLocalData === true,
       };
+      const dataLoss = dataLossOptionsOf(drain);
+      if (dataLoss.length > 0) {
+        await access.requireDrainDataOnEvery(
+          cluster.name,
+          snap,
+          plannedNames,
+          dataLoss,
+        );
+      }
+      if (isPowerVerb(body.intent)) {
+        // The capability rule, as a single reboot applies it: a plan whose steps the
+        // channel cannot carry out is refused now, not step by step later.
+        const notOffered = planned
+          .map(n => ({
+            name: n.name,
+            check: powerCheck(snap, body.intent as PowerVerb, factsOf(snap, n.name)),
+          }))
+          .filter(n => !n.check.ok);
+        if (notOffered.length > 0) {
+          throw new InputError(
+            `${body.intent} is not offered on ${cutList(
+              notOffered.map(n => n.name),
+            )}: ${notOffered[0].check.ok ? '' : notOffered[0].check.reason}`,
+          );
+        }
+      }
       const spec = {
         intent: body.intent,
         nodes: planned.map(n => n.name),
@@ -591,6 +664,16 @@ export class PlansService {
           this.sign(current, actor),
         );
       }
+      // Ceremony per step: a step at the hazard rung needs what a single hazard
+      // request needs, its node's name typed (and the reason, typed above).
+      const untyped = missingHazardNames(current, body.typedNames ?? []);
+      if (untyped.length > 0) {
+        throw new InputError(
+          `ceremony not met: ${untyped.join(', ')} ${
+            untyped.length === 1 ? 'consumes' : 'each consume'
+          } the last of the quorum margin (${HAZARD_TITLE.toLowerCase()}): type each name in typedNames, and type the reason yourself.`,
+        );
+      }
       const name = planNameFor(body.intent, token);
       const used = () =>
         new PreflightConflictError(
@@ -613,9 +696,17 @@ export class PlansService {
           kind: 'MaintenancePlan',
           metadata: {
             name,
-            annotations: { 'rackside.dev/preflight-taken-at': takenAt },
+            annotations: { [PLAN_PREFLIGHT_TAKEN_AT]: takenAt },
           },
-          spec: checked,
+          spec: {
+            ...checked,
+            acknowledged: acknowledgedRungs(current),
+            authorization: planAuthorizationAt(
+              actor,
+              new Date(),
+              this.config.authorizationHours,
+            ),
+          },
         });
       } catch (error) {
         if (ConflictError.is(error)) throw used();
@@ -672,6 +763,90 @@ export class PlansService {
         }),
       );
       return { result: { name }, plan: name };
+    });
+  }
+
+  /**
+   * `POST /clusters/:cluster/plans/:name/renew`: the plan's authority checked again for
+   * the caller (`servers:plan`, the intent's permission and, for data-loss drain options,
+   * `servers:drain-data` on every node not yet started), then a new lease. Nodes the
+   * caller may not act on: 403 naming them, nothing written; with `skipRefused: true` the
+   * lease is renewed without them and their steps are Skipped.
+   */
+  async renewPlan(
+    access: PlanUserAccess,
+    clusterName: string,
+    name: string,
+    rawBody: unknown,
+    httpRequest?: Request,
+  ): Promise<{ name: string; until: string }> {
+    const actor = access.user;
+    const raw = (rawBody ?? {}) as Record<string, unknown>;
+    const meta = {
+      actor,
+      action: 'renew',
+      reason: typeof raw.reason === 'string' ? raw.reason : '',
+      cluster: clusterName,
+      plan: name,
+      via: 'http',
+    };
+    return this.auditedPlanRequest(meta, httpRequest, async () => {
+      const cluster = this.servers.clusterOr404(clusterName);
+      await access.requirePlan();
+      const body = parseRequestBody(planRenewBodySchema, rawBody);
+      const reasonProblem = checkReason(this.options.reasonPolicy, body.reason);
+      if (reasonProblem) throw new InputError(reasonProblem);
+      const { plans, snap } = await this.readablePlans(access, cluster);
+      const plan = plans.find(p => p.metadata.name === name);
+      if (!plan) {
+        throw new NotFoundError(
+          `no maintenance plan named ${name} in cluster ${cluster.name}`,
+        );
+      }
+      if (isTerminalPlanPhase(plan.status?.phase) || plan.spec.cancel) {
+        throw new ConflictError(
+          `plan ${name} is ${
+            plan.spec.cancel ? 'cancelled' : plan.status?.phase
+          }: there is nothing to renew`,
+        );
+      }
+      const notStarted = stepsOf(plan)
+        .filter(s => s.phase === 'Pending')
+        .map(s => s.name)
+        .filter(n => !plan.spec.authorization?.excluded?.includes(n));
+      const refused = await access.refusedIntentOn(
+        cluster.name,
+        snap,
+        plan.spec.intent,
+        notStarted,
+      );
+      const dataLoss = dataLossOptionsOf(plan.spec.drain);
+      if (dataLoss.length > 0) {
+        const rest = notStarted.filter(n => !refused.includes(n));
+        await access.requireDrainDataOnEvery(cluster.name, snap, rest, dataLoss);
+      }
+      if (refused.length > 0 && !body.skipRefused) {
+        throw new NotAllowedError(
+          `you may not ${plan.spec.intent} ${cutList(refused)} (${
+            serverActionPermissions[plan.spec.intent].name
+          }): renew with skipRefused to renew without them (their steps are skipped), or ask someone who may`,
+        );
+      }
+      const authorization = planAuthorizationAt(
+        actor,
+        new Date(),
+        this.config.authorizationHours,
+        [...(plan.spec.authorization?.excluded ?? []), ...refused],
+      );
+      await cluster.updatePlanSpec!(name, current => {
+        if (isTerminalPlanPhase(current.status?.phase) || current.spec.cancel) {
+          throw new ConflictError(
+            `plan ${name} ended while it was renewed: there is nothing to renew`,
+          );
+        }
+        return { ...current.spec, authorization };
+      });
+      return { result: { name, until: authorization.until }, plan: name };
     });
   }
 
@@ -790,4 +965,31 @@ export function parsePlanPreflightQuery(
       allowNodeLocalData: flag(query.allowNodeLocalData, 'allowNodeLocalData'),
     },
   };
+}
+
+/** The rung each node of a plan pre-flight puts its step on: what the plan records. */
+function acknowledgedRungs(
+  preflight: PlanPreflightImpact,
+): Record<string, PreflightCeremonyLevel> {
+  return Object.fromEntries(
+    preflight.nodes
+      .filter(n => n.ceremony.level !== 'refused')
+      .map(n => [n.node, n.ceremony.level as PreflightCeremonyLevel]),
+  );
+}
+
+/** The hazard-rung nodes of a plan pre-flight whose names were not typed. */
+export function missingHazardNames(
+  preflight: Pick<PlanPreflightImpact, 'nodes'>,
+  typedNames: readonly string[],
+): string[] {
+  const typed = new Set(typedNames.map(n => n.trim()));
+  return preflight.nodes
+    .filter(n => n.ceremony.level === 'hazard' && !typed.has(n.node))
+    .map(n => n.node);
+}
+
+/** The facts of one node of the snapshot (it exists: the plan's nodes were resolved). */
+function factsOf(snap: ClusterSnapshot, name: string): NodeFacts {
+  return snap.facts.find(f => f.name === name)!;
 }

@@ -73,6 +73,20 @@ export function createPlansRouter(options: PlansRouterOptions): express.Router {
     }
   });
 
+  // Before `/plans/:name/:control`: renew is not a pause, resume or cancel.
+  router.post('/clusters/:cluster/plans/:name/renew', async (req, res) => {
+    const credentials = await httpAuth.credentials(req, { allow: ['user'] });
+    res.json(
+      await plans.renewPlan(
+        credentials,
+        req.params.cluster,
+        req.params.name,
+        req.body,
+        req,
+      ),
+    );
+  });
+
   router.post('/clusters/:cluster/plans/:name/:control', async (req, res) => {
     const credentials = await httpAuth.credentials(req, { allow: ['user'] });
     res.json(

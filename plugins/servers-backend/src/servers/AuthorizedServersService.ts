@@ -20,6 +20,7 @@ import {
 import {
   SERVER_ACTIONS,
   serverActionPermissions,
+  serversDrainDataPermission,
   serversReadPermission,
   type ClusterListResponse,
   type MaintenanceListResponse,
@@ -78,6 +79,12 @@ export interface ServerAccess {
     cluster: string,
     node: string,
     action: ServerAction,
+  ): Promise<void>;
+  /** 403 naming the options unless `servers:drain-data` is allowed on the server. */
+  requireDrainData(
+    cluster: string,
+    node: string,
+    options: readonly string[],
   ): Promise<void>;
 }
 
@@ -242,6 +249,31 @@ export class AuthorizedServersService {
     }
   }
 
+  /** Authorises a drain option that loses data on one server; 403 otherwise. */
+  private async requireDrainData(
+    credentials: BackstageCredentials,
+    cluster: string,
+    nodeName: string,
+    options: readonly string[],
+  ) {
+    const [decision] = await this.permissions.authorize(
+      [
+        {
+          permission: serversDrainDataPermission,
+          resourceRef: serverResourceRefOf(cluster, nodeName),
+        },
+      ],
+      { credentials },
+    );
+    if (decision.result !== AuthorizeResult.ALLOW) {
+      throw new NotAllowedError(
+        `you are not allowed to drain ${nodeName} with ${options.join(
+          ', ',
+        )}: those options lose data (${serversDrainDataPermission.name})`,
+      );
+    }
+  }
+
   private accessOf(credentials: BackstageCredentials): ServerAccess {
     return {
       actor: actorOf(credentials),
@@ -249,6 +281,8 @@ export class AuthorizedServersService {
       decisions: cluster => this.serverDecisions(credentials, cluster),
       requireAction: (cluster, node, action) =>
         this.requireAction(credentials, cluster, node, action),
+      requireDrainData: (cluster, node, options) =>
+        this.requireDrainData(credentials, cluster, node, options),
     };
   }
 

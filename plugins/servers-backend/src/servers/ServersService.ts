@@ -14,6 +14,7 @@ import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import {
   actionRequestBodySchema,
   ceremonyFor,
+  dataLossOptionsOf,
   checkCeremony,
   guard,
   isServerAction,
@@ -580,6 +581,10 @@ export class ServersService {
         const body = parseRequestBody(actionRequestBodySchema, request.body);
         const reasonProblem = checkReason(reasonPolicy, body.reason);
         if (reasonProblem) throw new InputError(reasonProblem);
+        const dataLoss = isPreflightAction(action) ? dataLossOptionsOf(body) : [];
+        if (dataLoss.length > 0) {
+          await access.requireDrainData(cluster.name, nodeName, dataLoss);
+        }
 
         const scope = await access.readScope();
         const snap = await snapshot(cluster);

@@ -45,6 +45,11 @@ export interface KubeSchemaExtensions {
   intOrString?: boolean;
   /** An OpenAPI format the zod checks do not imply (e.g. `int64`). */
   format?: string;
+  /**
+   * `maxProperties` of a map (a zod record, which has no such check): bounds its size,
+   * and with it the cost the apiserver estimates for CEL rules that compare it.
+   */
+  maxProperties?: number;
 }
 
 /**

@@ -23,7 +23,10 @@ import {
   withRules,
   type CelRule,
 } from './kube';
-import { drainOptionsSchema } from './nodeMaintenance';
+import {
+  drainOptionsSchema,
+  PREFLIGHT_CEREMONY_LEVELS,
+} from './nodeMaintenance';
 import {
   PLAN_PHASES,
   PLAN_STEP_PHASES,
@@ -58,7 +61,13 @@ export const WEEKDAYS = [
 export type Weekday = (typeof WEEKDAYS)[number];
 
 /** What a plan can wait on (`status.waiting.on`). */
-export const PLAN_WAITS = ['window', 'gate', 'step', 'pause'] as const;
+export const PLAN_WAITS = [
+  'window',
+  'gate',
+  'step',
+  'pause',
+  'authorization',
+] as const;
 
 /** `HH:MM`, 00:00 to 24:00. */
 const clockTimeSchema = z
@@ -282,6 +291,38 @@ export const planWindowSchema = withRules(
 /** A plan's window. */
 export type PlanWindow = z.infer<typeof planWindowSchema>;
 
+/**
+ * The plan's authority as a lease: the Backstage backend checked the requester's
+ * permissions at `at` and vouches for them until `until`; no step starts after it until
+ * someone renews it (the backend checks their permissions again).
+ */
+export const planAuthorizationSchema = withRules(
+  z.object({
+    by: requesterSchema.describe(
+      'Whose permissions were checked: the requester, or whoever renewed it last.',
+    ),
+    at: timestampSchema.describe('When they were checked.'),
+    until: timestampSchema.describe('No step starts after this instant.'),
+    excluded: uniqueList(z.array(objectNameSchema).max(500))
+      .optional()
+      .describe(
+        'Nodes a renewal left out because the renewer may not act on them: their steps are Skipped.',
+      ),
+  }),
+  [
+    {
+      rule: 'timestamp(self.at) < timestamp(self.until)',
+      message: 'authorization.until must be after authorization.at',
+      check: a => Date.parse(a.at) < Date.parse(a.until),
+    },
+  ],
+).describe(
+  "The plan's authority (written only by the Backstage backend): no step starts after until.",
+);
+
+/** A plan's authorization lease. */
+export type PlanAuthorization = z.infer<typeof planAuthorizationSchema>;
+
 /** A pause or resume: like a request flag, but `at` is required and orders them. */
 export const planToggleSchema = requestFlagSchema
   .extend({
@@ -359,6 +400,19 @@ const specShape = {
     .describe(
       'Who asked: a Backstage entity ref, or the Kubernetes user for plans made with kubectl. Every step carries it.',
     ),
+  acknowledged: kube(
+    z
+      .record(objectNameSchema, z.enum(PREFLIGHT_CEREMONY_LEVELS))
+      .refine(r => Object.keys(r).length <= 500, {
+        message: 'acknowledged names at most 500 nodes',
+      }),
+    { maxProperties: 500 },
+  )
+    .optional()
+    .describe(
+      "The ceremony each node's step was acknowledged at in the plan pre-flight (hazard: its name and a reason typed), written by the Backstage backend and copied to the step's spec.preflight. A step whose guard verdict at start or at send is above it is Refused. A node not named here: the intent's own rung (drain: preflight, reboot: typed-name), never hazard.",
+    ),
+  authorization: planAuthorizationSchema.optional(),
   onCancel: kube(z.enum(['finish', 'abandon']).default('finish'), {
     validations: [immutable('onCancel')],
   }).describe(
@@ -392,6 +446,13 @@ export const maintenancePlanSpecSchema = withRules(z.object(specShape), [
   fixedAtCreation('window'),
   fixedAtCreation('drain'),
   fixedAtCreation('requestedBy'),
+  fixedAtCreation('acknowledged'),
+  {
+    rule: '!has(oldSelf.authorization) || has(self.authorization)',
+    message:
+      'authorization cannot be removed: a renewal replaces it with a later until',
+    fieldPath: '.authorization',
+  },
   toggleRule('pause'),
   toggleRule('resume'),
   {

@@ -56,6 +56,8 @@ export const PREFLIGHT_CEREMONY_LEVELS = [
   'typed-name',
   'hazard',
 ] as const satisfies readonly CeremonyLevel[];
+/** A rung a request can be acknowledged at. */
+export type PreflightCeremonyLevel = (typeof PREFLIGHT_CEREMONY_LEVELS)[number];
 
 /** The three request flags a human sets on a running maintenance. */
 export const NODE_MAINTENANCE_REQUEST_FLAGS = [

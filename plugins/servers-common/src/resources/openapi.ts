@@ -18,6 +18,7 @@ export interface JSONSchemaProps {
   exclusiveMaximum?: boolean;
   minItems?: number;
   maxItems?: number;
+  maxProperties?: number;
   items?: JSONSchemaProps;
   properties?: Record<string, JSONSchemaProps>;
   additionalProperties?: JSONSchemaProps;
@@ -51,6 +52,7 @@ const KEYS = [
   'exclusiveMaximum',
   'minItems',
   'maxItems',
+  'maxProperties',
   'pattern',
   'format',
   'default',
@@ -245,6 +247,7 @@ function applyExtensions(
     json['x-kubernetes-int-or-string'] = true;
   }
   if (ext.format) json.format = ext.format;
+  if (ext.maxProperties !== undefined) json.maxProperties = ext.maxProperties;
   if (ext.preserveUnknownFields) {
     json['x-kubernetes-preserve-unknown-fields'] = true;
   }

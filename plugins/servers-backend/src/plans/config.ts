@@ -1,0 +1,22 @@
+/*
+ * `servers.plans` in app-config: the settings of maintenance plans.
+ */
+import type { Config } from '@backstage/config';
+import {
+  PLAN_AUTHORIZATION_DEFAULT_HOURS,
+  PLAN_AUTHORIZATION_MAX_HOURS,
+} from '@rackside/plugin-servers-common';
+import type { PlansConfig } from './PlansService';
+
+/** Reads `servers.plans`; a value out of range stops the backend with the key named. */
+export function readPlansConfig(config: Config): PlansConfig {
+  const key = 'servers.plans.authorizationHours';
+  const hours =
+    config.getOptionalNumber(key) ?? PLAN_AUTHORIZATION_DEFAULT_HOURS;
+  if (!(hours > 0 && hours <= PLAN_AUTHORIZATION_MAX_HOURS)) {
+    throw new Error(
+      `${key} must be more than 0 and at most ${PLAN_AUTHORIZATION_MAX_HOURS} (hours), got ${hours}`,
+    );
+  }
+  return { authorizationHours: hours };
+}
