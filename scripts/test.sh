@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check and test of the repository: type-check, lint, formatting,
 # unused or unlisted dependencies (knip), the API reports of plugins/*,
-# the Jest suites of every package, the simulated rack's own tests and the
-# browser tests (e2e/tests).
+# the Jest suites of every package, the release tarballs (e2e/release), the
+# simulated rack's own tests, the browser tests (e2e/tests) and the install
+# guide in a portal made by create-app (e2e/portal).
 # Ends with one line "N passed, N failed" totalled over every runner.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +57,24 @@ if [ -x e2e/rack/build.sh ]; then
   stage "simulated rack: build or reuse cached binaries"
   e2e/rack/build.sh; record "rack build" $?
 fi
+
+# --- Release artifacts (issue 36) --------------------------------------------
+# scripts/release.sh packs every publishable package from the build above (no
+# versioning: that is a release's own step) with the chart and SHA256SUMS into
+# dist/release; e2e/release checks each tarball's manifest and imports against
+# its declared dependencies. The create-app install test below installs them.
+stage "release: pack the packages and the chart (scripts/release.sh --no-version --no-build)"
+scripts/release.sh --no-version --no-build; record "release pack" $?
+stage "node --test: release tarballs"
+node --test --test-reporter=spec --test-reporter-destination=stdout \
+  --test-reporter=tap --test-reporter-destination="$OUT/release.tap" e2e/release/*.test.mjs
+release_status=$?
+relp=$(grep -E '^# pass ' "$OUT/release.tap" | awk '{print $3}'); relf=$(grep -E '^# fail ' "$OUT/release.tap" | awk '{print $3}')
+relp=${relp:-0}; relf=${relf:-0}
+echo "node --test: $relp passed, $relf failed"
+add_counts "release tests" "$relp" "$relf"
+[ "$release_status" -eq 0 ] || [ "$relf" -gt 0 ] || record "release tests (exit $release_status)" 1
+# -----------------------------------------------------------------------------
 
 stage "jest: every package"
 yarn backstage-cli repo test --json --outputFile="$OUT/jest.json"
