@@ -117,6 +117,26 @@ if ls e2e/tests/*.e2e.mjs >/dev/null 2>&1; then
   [ "$e2e_status" -eq 0 ] || [ "$ef" -gt 0 ] || record "browser tests (exit $e2e_status)" 1
 fi
 
+# --- The install guide in a portal made by create-app (issue 36) -------------
+# e2e/portal: @backstage/create-app (pinned) makes a portal, cached with its
+# node_modules under ~/.cache/rackside/create-app-<version>-r<n> (first run
+# about 5 minutes); the test installs dist/release's tarballs (the release
+# stage above) by running docs/install.md's marked code blocks, type-checks and
+# builds both of its apps, and runs the browser flow in each against a rack.
+if ls e2e/portal/*.e2e.mjs >/dev/null 2>&1; then
+  stage "node --test: docs/install.md in a portal made by create-app (e2e/portal)"
+  node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=tap --test-reporter-destination="$OUT/portal.tap" e2e/portal/*.e2e.mjs
+  portal_status=$?
+  pp=$(grep -E '^# pass ' "$OUT/portal.tap" | awk '{print $3}'); pf=$(grep -E '^# fail ' "$OUT/portal.tap" | awk '{print $3}')
+  pc=$(grep -E '^# cancelled ' "$OUT/portal.tap" | awk '{print $3}')
+  pp=${pp:-0}; pf=$(( ${pf:-0} + ${pc:-0} ))
+  echo "node --test: $pp passed, $pf failed"
+  add_counts "install guide tests" "$pp" "$pf"
+  [ "$portal_status" -eq 0 ] || [ "$pf" -gt 0 ] || record "install guide tests (exit $portal_status)" 1
+fi
+# -----------------------------------------------------------------------------
+
 for mod in e2e/rack/talosemu; do
   [ -f "$mod/go.mod" ] || continue
   stage "go test: $mod"
