@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every check and test of the repository: type-check, lint, formatting,
 # unused or unlisted dependencies (knip), the API reports of plugins/*,
-# the Jest suites of every package, the simulated rack's own tests and the
-# browser tests (e2e/tests).
+# the Jest suites of every package, the release tarballs (e2e/release), the
+# simulated rack's own tests, the browser tests (e2e/tests) and the install
+# guide in a portal made by create-app (e2e/portal).
 # Ends with one line "N passed, N failed" totalled over every runner.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -57,6 +58,24 @@ if [ -x e2e/rack/build.sh ]; then
   e2e/rack/build.sh; record "rack build" $?
 fi
 
+# --- Release artifacts (issue 36) --------------------------------------------
+# scripts/release.sh packs every publishable package from the build above (no
+# versioning: that is a release's own step) with the chart and SHA256SUMS into
+# dist/release; e2e/release checks each tarball's manifest and imports against
+# its declared dependencies. The create-app install test below installs them.
+stage "release: pack the packages and the chart (scripts/release.sh --no-version --no-build)"
+scripts/release.sh --no-version --no-build; record "release pack" $?
+stage "node --test: release tarballs"
+node --test --test-reporter=spec --test-reporter-destination=stdout \
+  --test-reporter=tap --test-reporter-destination="$OUT/release.tap" e2e/release/*.test.mjs
+release_status=$?
+relp=$(grep -E '^# pass ' "$OUT/release.tap" | awk '{print $3}'); relf=$(grep -E '^# fail ' "$OUT/release.tap" | awk '{print $3}')
+relp=${relp:-0}; relf=${relf:-0}
+echo "node --test: $relp passed, $relf failed"
+add_counts "release tests" "$relp" "$relf"
+[ "$release_status" -eq 0 ] || [ "$relf" -gt 0 ] || record "release tests (exit $release_status)" 1
+# -----------------------------------------------------------------------------
+
 stage "jest: every package"
 yarn backstage-cli repo test --json --outputFile="$OUT/jest.json"
 jest_status=$?
@@ -97,6 +116,26 @@ if ls e2e/tests/*.e2e.mjs >/dev/null 2>&1; then
   add_counts "browser tests" "$ep" "$ef"
   [ "$e2e_status" -eq 0 ] || [ "$ef" -gt 0 ] || record "browser tests (exit $e2e_status)" 1
 fi
+
+# --- The install guide in a portal made by create-app (issue 36) -------------
+# e2e/portal: @backstage/create-app (pinned) makes a portal, cached with its
+# node_modules under ~/.cache/rackside/create-app-<version>-r<n> (first run
+# about 5 minutes); the test installs dist/release's tarballs (the release
+# stage above) by running docs/install.md's marked code blocks, type-checks and
+# builds both of its apps, and runs the browser flow in each against a rack.
+if ls e2e/portal/*.e2e.mjs >/dev/null 2>&1; then
+  stage "node --test: docs/install.md in a portal made by create-app (e2e/portal)"
+  node --test --test-concurrency=1 --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=tap --test-reporter-destination="$OUT/portal.tap" e2e/portal/*.e2e.mjs
+  portal_status=$?
+  pp=$(grep -E '^# pass ' "$OUT/portal.tap" | awk '{print $3}'); pf=$(grep -E '^# fail ' "$OUT/portal.tap" | awk '{print $3}')
+  pc=$(grep -E '^# cancelled ' "$OUT/portal.tap" | awk '{print $3}')
+  pp=${pp:-0}; pf=$(( ${pf:-0} + ${pc:-0} ))
+  echo "node --test: $pp passed, $pf failed"
+  add_counts "install guide tests" "$pp" "$pf"
+  [ "$portal_status" -eq 0 ] || [ "$pf" -gt 0 ] || record "install guide tests (exit $portal_status)" 1
+fi
+# -----------------------------------------------------------------------------
 
 for mod in e2e/rack/talosemu; do
   [ -f "$mod/go.mod" ] || continue

@@ -10,6 +10,9 @@
 //   what each may do is the permission.rackside policy of app-config.yaml)
 //   startPortal({ offset: 23, configs: [file], backendEnv: { NAME: value } })  // more
 //   app-config files after the rack's, and environment for the backend
+//   startPortal({ backendDir, baseConfigs: [file] })  // another portal's backend package
+//   (absolute path) with its own app-config files instead of this repository's; its app
+//   bundle is that portal's to build (e2e/portal)
 //   ...
 //   await portal.stop();
 //   const env = portalAndBrowser({ offset: 2 })  // a test file's before/after: env.portal, env.newPage()
@@ -95,7 +98,7 @@ function spawnPackage(pkgDir, args, { env, logFile }) {
   return spawnLogged(
     process.execPath,
     ['--enable-source-maps', '--require', transform, 'src/index', ...args],
-    { env, logFile, cwd: path.join(ROOT, pkgDir) },
+    { env, logFile, cwd: path.resolve(ROOT, pkgDir) },
   );
 }
 
@@ -252,7 +255,10 @@ export async function startPortal(opts = {}) {
   };
 
   try {
-    if (process.env.RACKSIDE_E2E_BUILD === '1' || appBundleIsStale()) {
+    if (
+      !opts.backendDir &&
+      (process.env.RACKSIDE_E2E_BUILD === '1' || appBundleIsStale())
+    ) {
       log('building the app bundle (yarn workspace app build)');
       execFileSync('yarn', ['workspace', 'app', 'build'], {
         cwd: ROOT,
@@ -341,15 +347,19 @@ export async function startPortal(opts = {}) {
     log(`starting the backend with the built app at ${baseUrl}`);
     const backendLog = path.join(logs, 'backend.log');
     const configs = [
-      path.join(ROOT, 'app-config.yaml'),
+      ...(opts.baseConfigs ?? [path.join(ROOT, 'app-config.yaml')]),
       rackConfig,
       portConfig,
       ...(opts.configs ?? []),
     ].flatMap(f => ['--config', f]);
-    const backend = spawnPackage('packages/backend', configs, {
-      env: { NODE_ENV: 'development', ...opts.backendEnv },
-      logFile: backendLog,
-    });
+    const backend = spawnPackage(
+      opts.backendDir ?? 'packages/backend',
+      configs,
+      {
+        env: { NODE_ENV: 'development', ...opts.backendEnv },
+        logFile: backendLog,
+      },
+    );
     children.push(backend);
     watchExit(backend, 'the backend', backendLog);
 
@@ -924,4 +934,67 @@ export function formatViolations(violations) {
         }`,
     )
     .join('\n');
+}
+
+/**
+ * What of the Servers page's tables does not fit, at the page's current width:
+ * a table wider than its container (a horizontal scroll bar inside the card),
+ * a container wider than its card (the Paper of its cluster), and a header
+ * cell whose label is cut (its content wider than the cell). Answers lines a
+ * person reads; [] when everything fits.
+ */
+export function tableOverflow(page) {
+  return page.evaluate(() => {
+    const problems = [];
+    for (const container of document.querySelectorAll(
+      '[data-testid^="server-table-"]',
+    )) {
+      const name = container.getAttribute('data-testid');
+      const table = container.querySelector('table');
+      const card = container.closest('.MuiPaper-root');
+      if (
+        table &&
+        table.getBoundingClientRect().width > container.clientWidth + 1
+      ) {
+        problems.push(
+          `${name}: table ${Math.round(
+            table.getBoundingClientRect().width,
+          )} px wide in a container of ${container.clientWidth} px`,
+        );
+      }
+      if (card) {
+        const c = container.getBoundingClientRect();
+        const p = card.getBoundingClientRect();
+        if (c.right > p.right + 1 || c.left < p.left - 1) {
+          problems.push(
+            `${name}: container [${Math.round(c.left)}, ${Math.round(
+              c.right,
+            )}] outside its card [${Math.round(p.left)}, ${Math.round(
+              p.right,
+            )}]`,
+          );
+        }
+      }
+      for (const th of container.querySelectorAll('thead th')) {
+        const label = th.textContent.trim();
+        // The label's own width (a span or the sort label) against the cell's room.
+        const range = document.createRange();
+        range.selectNodeContents(th);
+        const content = range.getBoundingClientRect().width;
+        const style = getComputedStyle(th);
+        const room =
+          th.clientWidth -
+          parseFloat(style.paddingLeft) -
+          parseFloat(style.paddingRight);
+        if (content > room + 1) {
+          problems.push(
+            `${name}: header "${label}" needs ${Math.round(
+              content,
+            )} px, has ${Math.round(room)} px`,
+          );
+        }
+      }
+    }
+    return problems;
+  });
 }

@@ -15,6 +15,7 @@ import {
   portalAndBrowser,
   serverRow,
   signInIfAsked,
+  tableOverflow,
   waitForRow,
 } from './harness.mjs';
 
@@ -183,6 +184,34 @@ test(
         1,
         'the page took the answer the loader asked for: /clusters once',
       );
+    } finally {
+      await page.close();
+    }
+  },
+);
+
+test(
+  'the servers table fits its card at 1,280, 1,600 and 1,920 px, every header readable, the selection column too',
+  { timeout: 180_000 },
+  async () => {
+    const page = await env.newPage();
+    try {
+      await openSignedIn(page);
+      // The guest may plan: the table has its selection column.
+      await page
+        .getByRole('columnheader', { name: 'Select' })
+        .first()
+        .waitFor();
+      for (const width of [1280, 1600, 1920]) {
+        await page.setViewportSize({ width, height: 900 });
+        await page.evaluate(
+          () =>
+            new Promise(r =>
+              requestAnimationFrame(() => requestAnimationFrame(r)),
+            ),
+        );
+        assert.deepEqual(await tableOverflow(page), [], `at ${width} px`);
+      }
     } finally {
       await page.close();
     }

@@ -1,3 +1,9 @@
+import type {
+  ConditionalPolicyDecision,
+  PermissionCondition,
+  PermissionCriteria,
+  ResourcePermission,
+} from '@backstage/plugin-permission-common';
 import { createConditionExports } from '@backstage/plugin-permission-node';
 import { serverPermissionRules } from './rules';
 import { serverPermissionResourceRef } from './serverResource';
@@ -14,5 +20,7 @@ const exports = createConditionExports({
 export const serverConditions = exports.conditions;
 
 /** Wraps server conditions into a conditional policy decision. */
-export const createServerConditionalDecision =
-  exports.createConditionalDecision;
+export const createServerConditionalDecision: (
+  permission: ResourcePermission<'server'>,
+  conditions: PermissionCriteria<PermissionCondition<'server'>>,
+) => ConditionalPolicyDecision = exports.createConditionalDecision;

@@ -142,7 +142,6 @@ function serverRowStyles(theme: Theme) {
       lineHeight: theme.typography.body2.lineHeight,
     },
     [`& .${SERVER_ROW_CLASS} > td.${SELECT_CELL_CLASS}`]: {
-      width: 48,
       padding: '0 0 0 4px',
       '& input': {
         width: 18,
@@ -240,16 +239,31 @@ const ServerRow = memo(function ServerRowContent(props: {
   );
 });
 
+/**
+ * Column widths. The table's layout is fixed (the header row decides), so a
+ * column given a share of the width gets no more than that share however long
+ * its label: the short columns get what their label, its sort arrow and the
+ * cell's padding (36 px) need in any theme's table font, in px, and only Name
+ * and Markers grow with the page. At 1,280 px the percentages of these
+ * columns cut "Ready" and "Schedulable" in a create-app portal.
+ */
 const HEADERS: { label: string; sort?: SortKey; width?: string }[] = [
   { label: 'Name', sort: 'name', width: '15%' },
-  { label: 'Roles', sort: 'role', width: '10%' },
+  { label: 'Roles', sort: 'role', width: '108px' },
   { label: 'Markers', width: '11%' },
-  { label: 'Ready', sort: 'ready', width: '8%' },
-  { label: 'Schedulable', width: '10%' },
-  { label: 'Maintenance', sort: 'phase', width: '15%' },
-  // Actions: the rest (31%); what does not fit is behind More actions (RowActions).
+  { label: 'Ready', sort: 'ready', width: '112px' },
+  { label: 'Schedulable', width: '128px' },
+  { label: 'Maintenance', sort: 'phase', width: '164px' },
+  // Actions: the rest; what does not fit is behind More actions (RowActions).
   { label: 'Actions' },
 ];
+
+/**
+ * The selection column (maintenance plans): its own width and padding, not
+ * the `checkbox` padding a theme may narrow (create-app's themes make that
+ * cell 28 px wide, which cut "Select" to "Se").
+ */
+const SELECT_COLUMN_WIDTH = 80;
 
 /**
  * The servers of one cluster in a table whose body is windowed: only the rows
@@ -338,7 +352,13 @@ export function ServerTable(props: {
               </TableCell>
             ))}
             {onSelect && (
-              <TableCell padding="checkbox" sx={{ width: 64 }}>
+              <TableCell
+                sx={{
+                  width: `${SELECT_COLUMN_WIDTH}px`,
+                  boxSizing: 'border-box',
+                  px: 1.5,
+                }}
+              >
                 Select
               </TableCell>
             )}

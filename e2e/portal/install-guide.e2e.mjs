@@ -1,0 +1,339 @@
+// docs/install.md as the test: a portal made by @backstage/create-app (pinned,
+// cached: e2e/portal/portal.mjs) gets the release tarballs (dist/release, from
+// scripts/release.sh) by running the guide's marked code blocks
+// (e2e/portal/install-guide.mjs), is type-checked and built, and is started
+// against a simulated rack with the operator (e2e/tests/harness.mjs). In a
+// headless Chromium the guest then signs in, sees the servers, cordons a worker
+// and returns it to service from the Servers page, opens the worker's catalog
+// entity on its Server tab and finds the "complete" notification; first in
+// create-app's app (new frontend system), then in its legacy app
+// (packages/app-legacy, served by the same backend with app.packageName).
+// Breaking a marked snippet of the guide fails it.
+//
+//   node --test e2e/portal/install-guide.e2e.mjs
+//   RACKSIDE_RELEASE_DIR=DIR   the release to install (default dist/release; packed when empty)
+//   RACKSIDE_E2E_KEEP=1        keep the rack's logs
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import {
+  actWithReason,
+  apiAsSignedInUser,
+  claimRackNet,
+  eventually,
+  launchBrowser,
+  ROOT,
+  serverRow,
+  signInIfAsked,
+  startPortal,
+  tableOverflow,
+  waitForRow,
+} from '../tests/harness.mjs';
+import { applyInstallGuide } from './install-guide.mjs';
+import { basePortal, resetPortal } from './portal.mjs';
+
+const RELEASE =
+  process.env.RACKSIDE_RELEASE_DIR ?? path.join(ROOT, 'dist/release');
+const VERSION = JSON.parse(
+  fs.readFileSync(path.join(ROOT, 'plugins/servers/package.json'), 'utf8'),
+).version;
+const NODE = 'worker-3';
+const PORT = Number(process.env.RACKSIDE_E2E_PORTAL_PORT ?? 7040);
+
+const log = msg => process.stderr.write(`install-guide: ${msg}\n`);
+const seconds = since => `${((performance.now() - since) / 1000).toFixed(0)} s`;
+
+function yarn(dir, ...args) {
+  execFileSync('yarn', args, {
+    cwd: dir,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    env: { ...process.env, CI: '', YARN_ENABLE_IMMUTABLE_INSTALLS: 'false' },
+  });
+}
+
+/** The release's tarballs, packed from the current build when there are none. */
+function ensureRelease() {
+  const have = fs.existsSync(path.join(RELEASE, 'SHA256SUMS'));
+  if (have) return;
+  log(
+    `no release in ${RELEASE}: packing one (scripts/release.sh --no-version)`,
+  );
+  execFileSync(path.join(ROOT, 'scripts/release.sh'), ['--no-version'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, RACKSIDE_RELEASE_DIR: RELEASE },
+  });
+}
+
+let portalDir;
+let lock;
+/** The guide's app-config blocks (between the portal's own config and the test's). */
+const portalConfigs = [];
+const timings = {};
+
+before(
+  () => {
+    const t0 = performance.now();
+    ensureRelease();
+    portalDir = basePortal();
+    timings.scaffold = seconds(t0);
+    lock = path.join(path.dirname(portalDir), 'in-use');
+    try {
+      fs.writeFileSync(lock, String(process.pid), { flag: 'wx' });
+    } catch {
+      const owner = Number(fs.readFileSync(lock, 'utf8'));
+      try {
+        process.kill(owner, 0);
+        throw new Error(
+          `the cached portal ${portalDir} is in use by process ${owner}`,
+        );
+      } catch (error) {
+        if (error.code !== 'ESRCH') throw error;
+        fs.writeFileSync(lock, String(process.pid));
+      }
+    }
+    resetPortal(portalDir);
+
+    const t1 = performance.now();
+    const { counts, appConfig } = applyInstallGuide(portalDir, {
+      doc: path.join(ROOT, 'docs/install.md'),
+      env: { RACKSIDE_RELEASE: RELEASE, RACKSIDE_VERSION: VERSION },
+      log,
+    });
+    timings.guide = seconds(t1);
+    log(`blocks run: ${JSON.stringify(counts)}`);
+    // A guide whose marks were lost would run nothing and pass: it must not.
+    assert.ok(counts['sh install'] >= 3, 'sh install blocks');
+    assert.ok(counts['ts backend'] >= 1, 'ts backend blocks');
+    assert.equal(counts['tsx app'], 1, 'tsx app block');
+    assert.equal(counts['tsx legacy-app'], 3, 'tsx legacy-app blocks');
+    assert.ok(counts['yaml app-config'] >= 2, 'yaml app-config blocks');
+    portalConfigs.push(appConfig);
+
+    const t2 = performance.now();
+    log('type-checking the portal (yarn tsc)');
+    yarn(portalDir, 'tsc');
+    timings.tsc = seconds(t2);
+    const t3 = performance.now();
+    log('building the apps (yarn workspace app build, app-legacy build)');
+    yarn(portalDir, 'workspace', 'app', 'build');
+    yarn(portalDir, 'workspace', 'app-legacy', 'build');
+    timings.build = seconds(t3);
+  },
+  { timeout: 3_600_000 },
+);
+
+after(() => {
+  log(`timings: ${JSON.stringify(timings)}`);
+  if (lock) fs.rmSync(lock, { force: true });
+});
+
+/**
+ * What the test adds to the guide's config, as a portal adds its own people:
+ * the guest signs in as create-app's user:default/guest (examples/org.yaml,
+ * member of group:default/guests), which is an admin of Rackside here.
+ */
+function testConfig(dir, extra = '') {
+  const file = path.join(dir, 'app-config.test.yaml');
+  fs.writeFileSync(
+    file,
+    [
+      'auth:',
+      '  providers:',
+      '    guest:',
+      '      userEntityRef: user:default/guest',
+      '      dangerouslyAllowOutsideDevelopment: true',
+      'permission:',
+      '  rackside:',
+      '    tiers:',
+      '      admin: [group:default/guests]',
+      extra,
+    ].join('\n'),
+  );
+  return file;
+}
+
+/** Starts the portal's backend on a rack of its own, serving the app package `app`. */
+async function portalServing(app, offsetPort) {
+  const netLock = claimRackNet();
+  const portal = await startPortal({
+    net: netLock.net,
+    port: offsetPort,
+    backendDir: path.join(portalDir, 'packages/backend'),
+    baseConfigs: [
+      path.join(portalDir, 'app-config.yaml'),
+      ...portalConfigs,
+      testConfig(
+        portalDir,
+        app === 'app' ? '' : `app:\n  packageName: ${app}\n`,
+      ),
+    ],
+  });
+  return {
+    portal,
+    async stop() {
+      await portal.stop();
+      netLock.release();
+    },
+  };
+}
+
+const unschedulable = portal =>
+  portal
+    .kubectl('get', 'node', NODE, '-o', 'jsonpath={.spec.unschedulable}')
+    .trim();
+
+/** The flow of the guide's "check it works", in a browser, in one app. */
+async function browserFlow({ portal, chrome, label }) {
+  const page = await chrome.context.newPage();
+  page.setDefaultTimeout(30_000);
+  try {
+    const health = await fetch(`${portal.baseUrl}/api/servers/health`);
+    assert.equal(
+      health.status,
+      200,
+      'the health route answers without sign-in',
+    );
+
+    await page.goto(`${portal.baseUrl}/servers`);
+    const row = serverRow(page, NODE);
+    await signInIfAsked(page, row);
+    await row.waitFor({ timeout: 90_000 });
+    const rows = await page.locator('[data-testid="server-row"]').count();
+    assert.ok(rows >= 9, `the rack's servers listed (${rows} rows)`);
+
+    // The table fits its card, every header readable (the selection column's
+    // "Select" was cut to "Se" at 1,600 and 1,920 px in this portal).
+    await page.getByRole('columnheader', { name: 'Select' }).first().waitFor();
+    for (const width of [1280, 1600, 1920]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.evaluate(
+        () =>
+          new Promise(r =>
+            requestAnimationFrame(() => requestAnimationFrame(r)),
+          ),
+      );
+      assert.deepEqual(await tableOverflow(page), [], `at ${width} px`);
+    }
+
+    assert.equal(unschedulable(portal), '', `${NODE} starts schedulable`);
+    await actWithReason(page, row, {
+      action: 'Cordon',
+      node: NODE,
+      reason: `install guide (${label}): firmware check, TICKET-36`,
+    });
+    await waitForRow(
+      row,
+      'Cordoned in the row',
+      r => /Cordoned/.test(r.maintenance),
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    await eventually(
+      `${NODE} unschedulable in the cluster`,
+      () => unschedulable(portal) === 'true',
+    );
+    await actWithReason(page, row, {
+      action: 'Return to service',
+      node: NODE,
+      reason: `install guide (${label}): check done, TICKET-36`,
+    });
+    await waitForRow(
+      row,
+      'Schedulable again in the row',
+      r => r.schedulable === 'Schedulable',
+      {
+        timeoutMs: 90_000,
+      },
+    );
+    assert.equal(unschedulable(portal), '', `${NODE} schedulable again`);
+
+    // The requester's notification that the maintenance is complete.
+    await eventually(
+      'the "complete" notification',
+      async () => {
+        const res = await apiAsSignedInUser(
+          page,
+          'GET',
+          '/api/notifications/notifications?limit=50',
+        );
+        return (
+          res.status === 200 &&
+          JSON.parse(res.body).notifications.some(
+            n =>
+              n.payload.title.includes(NODE) &&
+              /complete/i.test(n.payload.title),
+          )
+        );
+      },
+      { timeoutMs: 60_000, everyMs: 1000 },
+    );
+    await page.goto(`${portal.baseUrl}/notifications`);
+    await signInIfAsked(page, page.getByText(NODE).first());
+    await page
+      .getByText(new RegExp(`${NODE}.*complete|complete.*${NODE}`, 'i'))
+      .first()
+      .waitFor({
+        timeout: 60_000,
+      });
+
+    // The worker's catalog entity, on its Server tab.
+    await eventually(
+      `the catalog entity of ${NODE} with its Server tab`,
+      async () => {
+        await page.goto(
+          `${portal.baseUrl}/catalog/default/resource/plant-a--${NODE}/server`,
+        );
+        const state = page.getByTestId('entity-server-state');
+        await signInIfAsked(page, state);
+        await state.waitFor({ timeout: 20_000 });
+        return /Schedulable/.test(await state.innerText());
+      },
+      { timeoutMs: 120_000, everyMs: 2000, retryErrors: true },
+    );
+    assert.ok(
+      await page
+        .getByRole('tab', { name: 'Server', exact: true })
+        .or(page.getByRole('link', { name: 'Server', exact: true }))
+        .first()
+        .isVisible(),
+      'the Server tab is on the entity page',
+    );
+  } finally {
+    await page
+      .screenshot({
+        path: `/tmp/rackside-e2e-install-guide-${label}.png`,
+        fullPage: true,
+      })
+      .catch(() => {});
+    await page.close();
+  }
+}
+
+describe('docs/install.md in a portal made by create-app', () => {
+  for (const [app, label, port] of [
+    ['app', 'new-frontend-system', PORT],
+    ['app-legacy', 'legacy-frontend-system', PORT + 1],
+  ]) {
+    test(
+      `${label}: sign in, servers, cordon and return ${NODE}, notification, Server tab`,
+      { timeout: 900_000 },
+      async () => {
+        const t0 = performance.now();
+        const { portal, stop } = await portalServing(app, port);
+        const chrome = await launchBrowser();
+        try {
+          timings[`${label} start`] = seconds(t0);
+          const t1 = performance.now();
+          await browserFlow({ portal, chrome, label });
+          timings[`${label} browser`] = seconds(t1);
+        } finally {
+          await chrome.close();
+          await stop();
+        }
+      },
+    );
+  }
+});
