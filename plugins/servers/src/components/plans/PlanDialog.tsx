@@ -37,6 +37,11 @@ import {
   NOTHING_CHANGED,
 } from '../ActionDialog';
 import { FOCUSABLE_PAPER, useFocusOnOpen } from '../dialogFocus';
+import {
+  HazardStepNames,
+  hazardNamesTyped,
+  hazardNodesOf,
+} from './HazardStepNames';
 import { AppLink, useServersLinks } from '../links';
 import { durationText, quorumNumbers } from '../PreflightView';
 import { LIVE_HELPER_TEXT, ReasonField } from '../ReasonField';
@@ -196,6 +201,7 @@ export function PlanDialog(props: {
   const [reason, setReason] = useState('');
   const [acknowledged, setAcknowledged] = useState(false);
   const [typedCount, setTypedCount] = useState('');
+  const [typedNames, setTypedNames] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<{ message: string; status?: number }>();
   const [created, setCreated] = useState<string>();
@@ -228,12 +234,14 @@ export function PlanDialog(props: {
     anyOption || !!preflight?.nodes.some(n => n.refused.length > 0);
 
   const countOk = intent !== 'reboot' || Number(typedCount) === nodes.length;
+  const hazard = hazardNodesOf(preflight);
   const canSubmit =
     !!preflight &&
     preflight.canProceed &&
     acknowledged &&
     reason.trim().length > 0 &&
     countOk &&
+    hazardNamesTyped(hazard, typedNames) &&
     !busy;
 
   const submit = async () => {
@@ -249,6 +257,9 @@ export function PlanDialog(props: {
         reason,
         preflightToken: preflight.token,
         ...(intent === 'reboot' ? { typedCount: Number(typedCount) } : {}),
+        ...(hazard.length > 0
+          ? { typedNames: hazard.map(n => typedNames[n]?.trim() ?? '') }
+          : {}),
       });
       setCreated(res.name);
     } catch (e) {
@@ -432,6 +443,11 @@ export function PlanDialog(props: {
                     sx={{ mt: 2 }}
                   />
                 )}
+                <HazardStepNames
+                  hazard={hazard}
+                  typed={typedNames}
+                  onChange={setTypedNames}
+                />
               </>
             )}
             {error && error.status !== 400 && (

@@ -214,6 +214,61 @@ describe('PlanDialog', () => {
     });
   });
 
+  it('a step at the hazard rung asks for its node name typed, as a single hazard reboot does, and sends it', async () => {
+    const api = fakeServersApi(serverList([]));
+    const pre = planPreflight(['worker-1', 'cp-1', 'cp-2']);
+    pre.nodes[1].ceremony = { ...pre.nodes[1].ceremony, level: 'hazard' };
+    pre.nodes[2].ceremony = { ...pre.nodes[2].ceremony, level: 'hazard' };
+    api.planPreflight.mockResolvedValue(pre);
+    api.createPlan.mockResolvedValue({ name: 'reboot-plan-cp' });
+    await renderWithApi(
+      <PlanDialog
+        cluster="rack"
+        nodes={['worker-1', 'cp-1', 'cp-2']}
+        onClose={jest.fn()}
+      />,
+      api,
+    );
+    fireEvent.click(await screen.findByLabelText('Reboot'));
+    const submit = await screen.findByTestId('plan-submit');
+    fireEvent.change(await screen.findByLabelText(/^Reason/), {
+      target: { value: 'etcd upgrade INC-12' },
+    });
+    fireEvent.click(screen.getByLabelText(ACKNOWLEDGEMENT));
+    fireEvent.change(
+      screen.getByLabelText(/Type the number of servers to reboot \(3\)/),
+      { target: { value: '3' } },
+    );
+    // The typed count alone is not the hazard ceremony.
+    expect(screen.getByTestId('plan-hazard')).toHaveTextContent(
+      'This consumes the last of the quorum margin',
+    );
+    expect(submit).toBeDisabled();
+    fireEvent.change(screen.getByTestId('plan-typed-name-cp-1'), {
+      target: { value: 'cp-1' },
+    });
+    expect(submit).toBeDisabled();
+    fireEvent.change(screen.getByTestId('plan-typed-name-cp-2'), {
+      target: { value: 'cp-3' },
+    });
+    expect(screen.getByText('That is not cp-2.')).toBeInTheDocument();
+    expect(submit).toBeDisabled();
+    fireEvent.change(screen.getByTestId('plan-typed-name-cp-2'), {
+      target: { value: 'cp-2' },
+    });
+    expect(submit).toBeEnabled();
+    fireEvent.click(submit);
+    await waitFor(() =>
+      expect(api.createPlan).toHaveBeenCalledWith(
+        'rack',
+        expect.objectContaining({
+          typedCount: 3,
+          typedNames: ['cp-1', 'cp-2'],
+        }),
+      ),
+    );
+  });
+
   it('a 409 shows the new pre-flight and asks for the acknowledgement again', async () => {
     const api = fakeServersApi(serverList([]));
     api.planPreflight.mockResolvedValue(planPreflight(NODES));
