@@ -6,6 +6,8 @@ import type {
   MaintenanceResponse,
   PlanControl,
   PlanCreatedResponse,
+  PlanRenewBody,
+  PlanRenewedResponse,
   PlanPreflightResponse,
   PlanRequestBody,
   PlanResponse,
@@ -107,6 +109,15 @@ export interface ServersApi {
     control: PlanControl,
     body: { reason: string },
   ): Promise<PlanCreatedResponse>;
+  /**
+   * `POST /clusters/:cluster/plans/:name/renew`: the caller's permissions checked on
+   * every server not started, and the plan's authorization extended.
+   */
+  renewPlan(
+    cluster: string,
+    name: string,
+    body: PlanRenewBody,
+  ): Promise<PlanRenewedResponse>;
 }
 
 /**

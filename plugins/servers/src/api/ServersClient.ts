@@ -9,6 +9,8 @@ import type {
   MaintenanceResponse,
   PlanControl,
   PlanCreatedResponse,
+  PlanRenewBody,
+  PlanRenewedResponse,
   PlanListResponse,
   PlanPreflightResponse,
   PlanRequestBody,
@@ -159,6 +161,17 @@ export class ServersClient implements ServersApi {
   ): Promise<PlanCreatedResponse> {
     return this.http.post(
       `/clusters/${enc(cluster)}/plans/${enc(name)}/${enc(control)}`,
+      body,
+    );
+  }
+
+  renewPlan(
+    cluster: string,
+    name: string,
+    body: PlanRenewBody,
+  ): Promise<PlanRenewedResponse> {
+    return this.http.post(
+      `/clusters/${enc(cluster)}/plans/${enc(name)}/renew`,
       body,
     );
   }

@@ -167,6 +167,10 @@ export function fakeServersApi(list: ServerListResponse) {
     }),
     createPlan: jest.fn(async () => ({ name: 'reboot-plan-abc' })),
     controlPlan: jest.fn(async () => ({ name: 'reboot-plan-abc' })),
+    renewPlan: jest.fn(async () => ({
+      name: 'reboot-plan-abc',
+      until: '2026-12-01T08:00:00Z',
+    })),
   };
   return api as unknown as jest.Mocked<ServersApi>;
 }

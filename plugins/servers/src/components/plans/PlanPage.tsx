@@ -4,6 +4,8 @@ import { usePermission } from '@backstage/plugin-permission-react';
 import Alert from '@mui/material/Alert';
 import AlertTitle from '@mui/material/AlertTitle';
 import Button from '@mui/material/Button';
+import Checkbox from '@mui/material/Checkbox';
+import FormControlLabel from '@mui/material/FormControlLabel';
 import Chip from '@mui/material/Chip';
 import Dialog from '@mui/material/Dialog';
 import DialogActions from '@mui/material/DialogActions';
@@ -75,6 +77,9 @@ export function planProgressText(plan: PlanResponse): string {
 export function waitingText(plan: PlanResponse): string | undefined {
   const w = plan.waiting;
   if (!w) return undefined;
+  if (w.on === 'authorization') {
+    return `Waiting since ${formatTime(w.since)}: ${w.message}`;
+  }
   const what =
     w.on === 'window' ? 'the maintenance window' : `the gate ${w.gate ?? w.on}`;
   let until = '';
@@ -89,34 +94,41 @@ export function waitingText(plan: PlanResponse): string | undefined {
   }${until}`;
 }
 
-const CONTROL_LABELS: Record<PlanControl, string> = {
+/** What the plan page offers: the plan controls, and renewing its authorization. */
+type PlanPageControl = PlanControl | 'renew';
+
+const CONTROL_LABELS: Record<PlanPageControl, string> = {
   pause: 'Pause',
   resume: 'Resume',
   cancel: 'Cancel plan',
+  renew: 'Renew authorization',
 };
 
-const CONTROL_TEXT: Record<PlanControl, string> = {
+const CONTROL_TEXT: Record<PlanPageControl, string> = {
   pause: 'No new step starts while the plan is paused; running steps finish.',
   resume: 'The plan goes on with its next step, under its gates and window.',
   cancel:
     'Nothing new starts. Running steps finish or are abandoned, as the plan says; a cancelled plan cannot be resumed.',
+  renew:
+    'Your permissions are checked on every server not started yet, and the plan may start steps for the next hours in your name.',
 };
 
 /** The controls a plan offers now. */
-export function controlsOf(plan: PlanResponse): PlanControl[] {
+export function controlsOf(plan: PlanResponse): PlanPageControl[] {
   if (isTerminalPlanPhase(plan.phase) || plan.cancel) return [];
-  return [plan.paused ? 'resume' : 'pause', 'cancel'];
+  return [plan.paused ? 'resume' : 'pause', 'renew', 'cancel'];
 }
 
 function ControlDialog(props: {
   cluster: string;
   plan: PlanResponse;
-  control: PlanControl;
+  control: PlanPageControl;
   onClose(done: boolean): void;
 }) {
   const { cluster, plan, control, onClose } = props;
   const api = useApi(serversApiRef);
   const [reason, setReason] = useState('');
+  const [skipRefused, setSkipRefused] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string>();
   const focusRef = useFocusOnOpen();
@@ -125,7 +137,14 @@ function ControlDialog(props: {
     setBusy(true);
     setError(undefined);
     try {
-      await api.controlPlan(cluster, plan.name, control, { reason });
+      if (control === 'renew') {
+        await api.renewPlan(cluster, plan.name, {
+          reason,
+          ...(skipRefused ? { skipRefused } : {}),
+        });
+      } else {
+        await api.controlPlan(cluster, plan.name, control, { reason });
+      }
       onClose(true);
     } catch (e) {
       setError(describeError(e).message);
@@ -154,6 +173,17 @@ function ControlDialog(props: {
           error={error}
           testId={`plan-${control}-reason`}
         />
+        {control === 'renew' && (
+          <FormControlLabel
+            control={
+              <Checkbox
+                checked={skipRefused}
+                onChange={e => setSkipRefused(e.target.checked)}
+              />
+            }
+            label="Renew without the servers I may not act on (their steps are skipped)"
+          />
+        )}
       </DialogContent>
       <DialogActions>
         <Button onClick={() => onClose(false)}>Close</Button>
@@ -171,6 +201,12 @@ function ControlDialog(props: {
   );
 }
 
+const WAIT_TITLES: Record<string, string> = {
+  window: 'Outside the window',
+  gate: 'Waiting on a gate',
+  authorization: 'Waiting for its authorization to be renewed',
+};
+
 /** One plan: its summary, what it waits on, its controls and each node's step. */
 export function PlanDetail(props: {
   cluster: string;
@@ -182,7 +218,7 @@ export function PlanDetail(props: {
   // Asking failed: the controls are offered and the backend's 403 decides.
   const planning = usePermission({ permission: serversPlanPermission });
   const canPlan = planning.allowed || planning.error !== undefined;
-  const [control, setControl] = useState<PlanControl>();
+  const [control, setControl] = useState<PlanPageControl>();
   const waiting = waitingText(plan);
   const percent =
     plan.counts.total > 0
@@ -256,12 +292,25 @@ export function PlanDetail(props: {
       {waiting && (
         <Alert severity="info" sx={{ mb: 2 }} data-testid="plan-waiting">
           <AlertTitle>
-            {plan.waiting?.on === 'window'
-              ? 'Outside the window'
-              : 'Waiting on a gate'}
+            {WAIT_TITLES[plan.waiting?.on ?? ''] ?? 'Waiting on a gate'}
           </AlertTitle>
           {waiting}
         </Alert>
+      )}
+      {plan.authorization && !isTerminalPlanPhase(plan.phase) && (
+        <Typography
+          variant="body2"
+          sx={{ mb: 2 }}
+          data-testid="plan-authorization"
+        >
+          {`Authorized by ${plan.authorization.by} until ${formatTime(
+            plan.authorization.until,
+          )}${
+            plan.authorization.excluded?.length
+              ? `; left out: ${plan.authorization.excluded.join(', ')}`
+              : ''
+          }.`}
+        </Typography>
       )}
       {plan.paused && plan.pause && (
         <Alert severity="warning" sx={{ mb: 2 }} data-testid="plan-paused">

@@ -87,6 +87,52 @@ describe('PlanPage', () => {
     expect(screen.queryByTestId('plan-pause')).not.toBeInTheDocument();
   });
 
+  it('a plan waiting on its authorization says so and is renewed from the page, optionally without the refused servers', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getPlan.mockResolvedValue(
+      plan({
+        phase: 'Waiting',
+        authorization: {
+          by: 'user:default/jane',
+          at: '2026-12-01T00:00:00Z',
+          until: '2026-12-01T08:00:00Z',
+        },
+        waiting: {
+          on: 'authorization',
+          message: "the plan's authorization ended at 2026-12-01T08:00:00Z",
+          since: '2026-12-01T08:00:00Z',
+        },
+      }),
+    );
+    await renderWithApi(<PlanPage cluster="rack" name="reboot-plan-1" />, api);
+    expect(await screen.findByTestId('plan-waiting')).toHaveTextContent(
+      'Waiting for its authorization to be renewed',
+    );
+    expect(screen.getByTestId('plan-authorization')).toHaveTextContent(
+      'Authorized by user:default/jane until',
+    );
+    fireEvent.click(screen.getByTestId('plan-renew'));
+    const dialog = await screen.findByRole('dialog', {
+      name: 'Renew authorization: reboot-plan-1',
+    });
+    fireEvent.change(within(dialog).getByLabelText(/^Reason/), {
+      target: { value: 'the window opens tonight' },
+    });
+    fireEvent.click(
+      within(dialog).getByLabelText(
+        /Renew without the servers I may not act on/,
+      ),
+    );
+    fireEvent.click(within(dialog).getByTestId('plan-renew-submit'));
+    await waitFor(() =>
+      expect(api.renewPlan).toHaveBeenCalledWith('rack', 'reboot-plan-1', {
+        reason: 'the window opens tonight',
+        skipRefused: true,
+      }),
+    );
+    expect(api.controlPlan).not.toHaveBeenCalled();
+  });
+
   it('offers no controls on a finished plan, even with servers:plan', async () => {
     const api = fakeServersApi(serverList([]));
     api.getPlan.mockResolvedValue(
