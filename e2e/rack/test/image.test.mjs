@@ -161,13 +161,12 @@ before(
       NS,
       'rackside-operator',
     );
-    // The container sees the rack's CA and this kubeconfig at /rack.
+    // The container sees this kubeconfig (the CA inline) at /rack/kubeconfig.
     const mount = path.join(dir, 'mount');
     fs.mkdirSync(mount);
-    fs.copyFileSync(rack.caFile, path.join(mount, 'ca.crt'));
     writeTokenKubeconfig({
       server: rack.server,
-      caFile: '/rack/ca.crt',
+      caFile: rack.caFile,
       token,
       file: path.join(mount, 'kubeconfig'),
     });
@@ -271,18 +270,49 @@ test('the image starts as its own non-root user on a read-only root, takes the L
     .split('\n')
     .find(line => line.split(' ')[4] === '/');
   assert.match(rootMount.split(' ')[5], /(^|,)ro(,|$)/, rootMount);
-  // And from inside: nothing under / is writable, not even what the image owns.
+  // And from inside: nothing under / is writable, even for root (the image's files are
+  // root's, so its own user is refused first), while /tmp is a scratch tmpfs as the
+  // chart's emptyDir is.
   for (const target of [
     '/app/dist/index.cjs.js',
     '/app/new-file',
     '/etc/passwd',
   ]) {
     assert.throws(
-      () => podman(['exec', CONTAINER, 'sh', '-c', `echo x >> ${target}`]),
+      () =>
+        podman([
+          'exec',
+          '--user',
+          '0',
+          CONTAINER,
+          'sh',
+          '-c',
+          `echo x >> ${target}`,
+        ]),
       /Read-only file system/,
       target,
     );
+    assert.throws(
+      () => podman(['exec', CONTAINER, 'sh', '-c', `echo x >> ${target}`]),
+      /Read-only file system|Permission denied/,
+      target,
+    );
   }
+  assert.equal(
+    podman([
+      'exec',
+      CONTAINER,
+      'sh',
+      '-c',
+      'echo x > /tmp/scratch && id -u',
+    ]).trim(),
+    '65532',
+  );
+  // The bundled entry point finds its package.json: --version answers the chart's appVersion.
+  assert.equal(
+    podman(['exec', CONTAINER, 'node', '/app/dist/index.cjs.js', '--version']),
+    `rackside-operator ${VERSION}\n`,
+  );
   // No workspace links: the packages are copied into node_modules.
   assert.equal(
     podman(['exec', CONTAINER, 'find', '/app', '-type', 'l']).trim(),
@@ -328,6 +358,21 @@ test('the container cordons a node for a NodeMaintenance and returns it to servi
   );
   const after = await rack.kube.get('/api/v1/nodes/worker-1');
   assert.ok(!after.spec.unschedulable);
+  // Each state change is one JSON line at info with the object's fields.
+  const lines = logs
+    .split('\n')
+    .filter(line => line.startsWith('{'))
+    .map(line => JSON.parse(line));
+  const changes = lines.filter(
+    l => l.kind === 'NodeMaintenance' && l.name === 'image-cordon',
+  );
+  for (const phase of ['Cordoned', 'Complete'])
+    assert.ok(
+      changes.some(
+        l => l.level === 'info' && l.phase === phase && l.reason === phase,
+      ),
+      `an info line for ${phase} among ${JSON.stringify(changes)}`,
+    );
 });
 
 test('on SIGTERM it releases the Lease and exits 0 within the grace period', async () => {

@@ -28,6 +28,7 @@ import {
 } from './talos/controllers';
 import { createTalosAccess } from './talos/talosAccess';
 import { OPERATOR_FIELD_MANAGER } from './kube/fieldManager';
+import type { OperatorLog } from './logger';
 
 export interface OperatorOptions {
   kubeConfig: KubeConfig;
@@ -46,7 +47,7 @@ export interface OperatorOptions {
   };
   workers?: number;
   metrics?: OperatorMetrics;
-  log?: (message: string) => void;
+  log?: OperatorLog;
   /** Terminal NodeMaintenances and MachineReclaims are deleted this long after they ended (7 days). */
   retentionMs?: number;
   /** Called when leadership is lost after it was held (main exits the process). */
@@ -83,7 +84,7 @@ export interface Operator {
 function createElector(
   options: OperatorOptions,
   identity: string,
-  log: (message: string) => void,
+  log: OperatorLog,
   handlers: { onStartedLeading(): void; onStoppedLeading(): void },
 ): LeaderElector {
   const leaseDurationMs =

@@ -38,6 +38,7 @@ import { WorkQueue, type WorkQueueMetrics } from '../workqueue';
 import { gateWatchKey, ObjectGateWatches } from './objectGates';
 import { PlanReconciler, stepObject } from './PlanReconciler';
 import { OPERATOR_FIELD_MANAGER } from '../kube/fieldManager';
+import { reconcileErrorFields, type OperatorLog } from '../logger';
 
 export interface PlanControllersOptions {
   kubeConfig: KubeConfig;
@@ -50,7 +51,7 @@ export interface PlanControllersOptions {
   clock?: Clock;
   onError?: (kind: string, key: string, error: unknown) => void;
   queueMetrics?: (controller: string) => WorkQueueMetrics;
-  log?: (message: string) => void;
+  log?: OperatorLog;
 }
 
 export interface PlanControllers {
@@ -235,7 +236,15 @@ export function createPlanControllers(
         workers: Math.max(1, options.workers ?? 2),
         onError: (key, error) => {
           options.onError?.('MaintenancePlan', key, error);
-          log(`reconcile MaintenancePlan ${key}: ${(error as Error).message}`);
+          log(
+            `reconcile MaintenancePlan ${key}: ${(error as Error).message}`,
+            reconcileErrorFields(
+              'MaintenancePlan',
+              key,
+              error,
+              plans.get(key)?.status?.phase,
+            ),
+          );
         },
         metrics: options.queueMetrics?.('MaintenancePlan'),
       });
