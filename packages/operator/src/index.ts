@@ -84,6 +84,7 @@ async function main() {
         })
       : undefined;
   webhookServing = true;
+  if (webhook) metrics.webhookCertificate(() => webhook.notAfter());
 
   async function shutdown(code: number) {
     if (exiting) return;

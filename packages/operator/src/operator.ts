@@ -18,6 +18,7 @@ import {
 } from './leaderElection';
 import { createMaintenanceController } from './maintenance/controller';
 import { createMetrics, type OperatorMetrics } from './metrics';
+import { registerStateMetrics } from './stateMetrics';
 import { createPlanControllers } from './plan/controllers';
 import { createPowerController } from './power/controller';
 import type { PowerDeadlines } from './power/PowerProviderReconciler';
@@ -231,6 +232,13 @@ export async function startOperator(
   });
   leading = () => elector.isLeader;
   metrics.leadership(() => elector.isLeader);
+  // What the chart's alerts need of the objects themselves (stateMetrics.ts).
+  const stopStateMetrics = registerStateMetrics({
+    registry: metrics.registry,
+    maintenances: caches.maintenances,
+    plans: plans.cache,
+    isLeader: () => elector.isLeader,
+  });
   elector.start();
 
   const isSynced = () =>
@@ -243,6 +251,7 @@ export async function startOperator(
     async stop() {
       if (stopped) return;
       stopped = true;
+      stopStateMetrics();
       await retention.stop();
       await machineControllers.stop();
       await plans.stop();

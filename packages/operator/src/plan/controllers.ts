@@ -60,6 +60,8 @@ export interface PlanControllers {
   /** Stops the queue (leadership lost); the caches keep watching. */
   pause(): void;
   hasSynced(): boolean;
+  /** The plans as watched (the operator's state metrics read them). */
+  readonly cache: WatchCache<MaintenancePlan & RawKubeObject>;
   stop(): Promise<void>;
 }
 
@@ -256,6 +258,7 @@ export function createPlanControllers(
       queue = undefined;
     },
     hasSynced: () => plans.hasSynced() && budgets.hasSynced(),
+    cache: plans,
     async stop() {
       stopped = true;
       queue?.stop();
