@@ -76,6 +76,34 @@ add_counts "release tests" "$relp" "$relf"
 [ "$release_status" -eq 0 ] || [ "$relf" -gt 0 ] || record "release tests (exit $release_status)" 1
 # -----------------------------------------------------------------------------
 
+# --- Operator image (issue 37) -------------------------------------------------------------
+# buildah from Debian's packages (root), a stand-in of node:24.18.0-bookworm-slim built from
+# Debian and the npm registry; dist/rackside-operator-<version>.oci.tar, cached by content
+# hash under ~/.cache/rackside/images (e2e/rack/test/image.test.mjs runs it with podman).
+stage "operator image: scripts/image.sh (buildah) into dist/"
+scripts/image.sh; record "operator image" $?
+# The image test runs it with Debian's podman and runc (as root).
+for pkg in podman runc; do
+  command -v "$pkg" >/dev/null || (apt-get install -y "$pkg" >/dev/null 2>&1 \
+    || { apt-get update >/dev/null && apt-get install -y "$pkg" >/dev/null; }) \
+    || echo "could not install $pkg; the image test will fail"
+done
+
+# --- Helm chart: lint and package (issue 37) ----------------------------------------------
+# dist/rackside-<version>.tgz; e2e/rack/test/chart-install.test.mjs installs a package of it.
+if [ -x e2e/rack/build.sh ]; then
+  stage "chart: helm lint --strict and helm package into dist/"
+  helm_bin="$(node --input-type=module -e "const { helmBinary } = await import('./e2e/rack/lib/chart.mjs'); console.log(helmBinary())")"
+  "$helm_bin" lint charts/rackside --strict && "$helm_bin" package charts/rackside --destination dist
+  record "chart lint and package" $?
+fi
+
+# --- promtool for the chart's alerting rules (issue 37) -----------------------------------
+# Built from the Go module proxy once per version into ~/.cache/rackside/bin;
+# e2e/rack/test/monitoring.test.mjs runs promtool check rules and promtool test rules.
+stage "promtool: build or reuse (scripts/promtool.sh)"
+scripts/promtool.sh; record "promtool build" $?
+
 stage "jest: every package"
 yarn backstage-cli repo test --json --outputFile="$OUT/jest.json"
 jest_status=$?

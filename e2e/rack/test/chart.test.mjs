@@ -725,21 +725,38 @@ test('NOTES.txt says what was installed, how to upgrade CRDs and how to connect 
     /Service rackside-operator-metrics, port 8081, path \/metrics \(ServiceMonitor rackside-operator\)/,
   );
   assert.match(text, /kubectl apply --server-side -f charts\/rackside\/crds\//);
+  // The default for a portal outside the cluster: a bound token, renewed by rewriting the
+  // file the backend reads again; no long-lived Secret.
   assert.match(
     text,
-    /kubectl -n rackside-system get secret rackside-backstage-token -o jsonpath='\{\.data\.token\}' \| base64 -d/,
+    /kubectl -n rackside-system create token rackside-backstage --duration=24h > rackside-token.new && mv rackside-token.new rackside-token/,
   );
+  assert.match(text, /renew it well before\nit expires/);
+  assert.doesNotMatch(text, /get secret rackside-backstage-token/);
   assert.match(text, /servers:\n {4}clusters:\n {6}- name: <cluster name>/);
   assert.match(text, /serviceAccountTokenFile: /);
   assert.match(text, /operatorNamespace: rackside-system/);
   assert.match(text, /charts\/rackside\/README\.md/);
   assert.doesNotMatch(text, /NetworkPolicy/);
-  const noSecret = notes({
-    backstage: { enabled: true, createTokenSecret: false },
+  const longLived = notes({
+    backstage: { enabled: true, createTokenSecret: true },
   });
   assert.match(
-    noSecret,
-    /kubectl -n rackside-system create token rackside-backstage/,
+    longLived,
+    /kubectl -n rackside-system get secret rackside-backstage-token -o jsonpath='\{\.data\.token\}' \| base64 -d/,
+  );
+  assert.match(
+    longLived,
+    /it never expires; delete the Secret\nrackside-backstage-token to revoke it/,
+  );
+  assert.doesNotMatch(longLived, /create token/);
+  assert.match(
+    notes({ crds: { enabled: true } }),
+    /CRDs: rendered by this release \(crds.enabled\), so `helm upgrade` upgrades them; `helm uninstall` leaves them \(crds.keep\)/,
+  );
+  assert.match(
+    notes({ crds: { enabled: true, keep: false } }),
+    /`helm uninstall` DELETES them and every Rackside object/,
   );
   const without = notes({});
   assert.match(without, /install with backstage.enabled=true/);
@@ -1801,4 +1818,153 @@ test('the operator takes retention and leader election from values; the schema r
     () => renderChart({ operator: { leaderElection: { renewDeadline: 10 } } }),
     /renewDeadline/,
   );
+});
+
+const SEVEN_CRDS = [
+  'machinereclaims.rackside.dev',
+  'maintenanceplans.rackside.dev',
+  'nodemaintenances.rackside.dev',
+  'powerproviders.rackside.dev',
+  'serverbmcs.rackside.dev',
+  'talosclusters.rackside.dev',
+  'talosmachines.rackside.dev',
+];
+
+/** The CRDs of the chart's crds/ directory, by name. */
+function crdFiles() {
+  const byName = {};
+  const crdDir = path.join(CHART_DIR, 'crds');
+  for (const file of fs.readdirSync(crdDir).filter(f => f.endsWith('.yaml'))) {
+    for (const doc of parseYamlDocuments(
+      fs.readFileSync(path.join(crdDir, file), 'utf8'),
+    ))
+      byName[doc.metadata.name] = doc;
+  }
+  return byName;
+}
+
+test('CRDs: crds/ for a plain install; crds.enabled renders the same seven as templates, kept on uninstall unless crds.keep is false', () => {
+  const files = crdFiles();
+  assert.deepEqual(Object.keys(files).sort(), SEVEN_CRDS);
+  // The repository's crds/ and the chart's are the same files.
+  for (const file of fs.readdirSync(path.join(CHART_DIR, 'crds')))
+    assert.equal(
+      fs.readFileSync(path.join(CHART_DIR, 'crds', file), 'utf8'),
+      fs.readFileSync(path.join(CHART_DIR, '..', '..', 'crds', file), 'utf8'),
+      file,
+    );
+  const crdsOf = text =>
+    parseYamlDocuments(text).filter(d => d.kind === 'CustomResourceDefinition');
+
+  // Default: no CRD among the templates (Helm installs crds/ itself, once).
+  assert.deepEqual(crdsOf(renderChart({})), []);
+
+  for (const [values, keep] of [
+    [{ crds: { enabled: true } }, true],
+    [{ crds: { enabled: true, keep: true } }, true],
+    [{ crds: { enabled: true, keep: false } }, false],
+  ]) {
+    const rendered = crdsOf(renderChart(values));
+    assert.deepEqual(
+      rendered.map(d => d.metadata.name).sort(),
+      SEVEN_CRDS,
+      JSON.stringify(values),
+    );
+    for (const crd of rendered) {
+      const file = files[crd.metadata.name];
+      // Exactly the file's definition, with the release's labels and the keep policy.
+      assert.deepEqual(crd.spec, file.spec, crd.metadata.name);
+      assert.equal(
+        crd.metadata.labels['app.kubernetes.io/part-of'],
+        'rackside',
+      );
+      assert.equal(crd.metadata.labels['app.kubernetes.io/managed-by'], 'Helm');
+      assert.equal(
+        crd.metadata.annotations?.['helm.sh/resource-policy'],
+        keep ? 'keep' : undefined,
+        `${crd.metadata.name} with ${JSON.stringify(values)}`,
+      );
+    }
+  }
+  // crds.* is checked like every other value.
+  assert.throws(
+    () => renderChart({ crds: { enabled: 'yes' } }),
+    /crds\/enabled|crds.enabled/,
+  );
+  assert.throws(() => renderChart({ crds: { upgrade: true } }), /upgrade/);
+});
+
+/** The rows of the README's values table: {value: default cell}. */
+function readmeValueRows() {
+  const rows = {};
+  const readme = fs.readFileSync(path.join(CHART_DIR, 'README.md'), 'utf8');
+  // The "## Values" section, up to the next section.
+  const section = readme.split(/^## /m).find(s => s.startsWith('Values\n'));
+  assert.ok(section, 'README.md has a "## Values" section');
+  for (const line of section.split('\n')) {
+    const cells = /^\| `([^`]+)`\s*\|(.*?)\|/.exec(line);
+    if (cells) rows[cells[1]] = cells[2].trim();
+  }
+  return rows;
+}
+
+/** Every value path of values.schema.json: leaves and the objects above them. */
+function schemaPaths() {
+  const schema = JSON.parse(
+    fs.readFileSync(path.join(CHART_DIR, 'values.schema.json'), 'utf8'),
+  );
+  const all = new Map();
+  const walk = (prefix, node) => {
+    const props = node.type === 'object' ? node.properties : undefined;
+    if (prefix) all.set(prefix, !props);
+    for (const [key, child] of Object.entries(props ?? {}))
+      walk(prefix ? `${prefix}.${key}` : key, child);
+  };
+  walk('', schema);
+  return all;
+}
+
+test('the README documents every value of values.schema.json, with the default of values.yaml', () => {
+  const rows = readmeValueRows();
+  const paths = schemaPaths();
+  // Helm's own `global` (values shared with subcharts) is allowed by the schema, not ours.
+  paths.delete('global');
+  const documented = p => {
+    const parts = p.split('.');
+    return parts.some((_, i) => parts.slice(0, i + 1).join('.') in rows);
+  };
+  const missing = [...paths]
+    .filter(([p, leaf]) => leaf && !documented(p))
+    .map(([p]) => p);
+  assert.deepEqual(missing, [], 'values without a row in README.md');
+  const unknown = Object.keys(rows).filter(p => !paths.has(p));
+  assert.deepEqual(unknown, [], 'README rows that are not values');
+
+  // Where the default cell is one literal, it is values.yaml's.
+  const values = parseYamlDocuments(
+    fs.readFileSync(path.join(CHART_DIR, 'values.yaml'), 'utf8'),
+  )[0];
+  const literal = v =>
+    typeof v === 'string'
+      ? v === ''
+        ? "''"
+        : v
+      : Array.isArray(v) && v.length === 0
+      ? '[]'
+      : v && typeof v === 'object' && Object.keys(v).length === 0
+      ? '{}'
+      : typeof v === 'object'
+      ? undefined
+      : String(v);
+  let compared = 0;
+  for (const [p, cell] of Object.entries(rows)) {
+    const single = /^`([^`]*)`$/.exec(cell);
+    if (!single) continue;
+    const value = p.split('.').reduce((o, k) => o?.[k], values);
+    const expected = literal(value);
+    if (expected === undefined) continue;
+    compared++;
+    assert.equal(single[1], expected, `default of ${p} in README.md`);
+  }
+  assert.ok(compared > 60, `${compared} defaults compared`);
 });

@@ -41,6 +41,7 @@ describe('readConfig', () => {
       },
       retentionMs: 7 * 24 * 3600 * 1000,
       logFormat: 'json',
+      logLevel: 'info',
       webhook: {
         port: 0,
         host: '0.0.0.0',
@@ -256,5 +257,36 @@ describe('the entry point', () => {
     const help = run('--help');
     expect(help.status).toBe(0);
     expect(help.stdout).toContain('--renew-deadline');
+    expect(help.stdout).toContain('--log-level');
+    expect(help.stdout).toContain('--version');
+  });
+
+  it("prints the package's version and exits 0 on --version, before touching a cluster", () => {
+    const { version } = require('../package.json');
+    const answer = run('--version', '--kubeconfig', '/nonexistent');
+    expect(answer.status).toBe(0);
+    expect(answer.stdout).toBe(`rackside-operator ${version}\n`);
+  });
+});
+
+describe('--log-level', () => {
+  it('is info by default, read from RACKSIDE_LOG_LEVEL, and a flag wins', () => {
+    expect(readConfig([], {}).logLevel).toBe('info');
+    expect(readConfig([], { RACKSIDE_LOG_LEVEL: 'warn' }).logLevel).toBe(
+      'warn',
+    );
+    expect(
+      readConfig(['--log-level', 'debug'], { RACKSIDE_LOG_LEVEL: 'warn' })
+        .logLevel,
+    ).toBe('debug');
+  });
+
+  it('refuses a level it does not know, naming the four', () => {
+    expect(() => readConfig(['--log-level', 'verbose'], {})).toThrow(
+      /--log-level must be debug, info, warn or error, got "verbose"/,
+    );
+    expect(() => readConfig([], { RACKSIDE_LOG_LEVEL: 'ERROR' })).toThrow(
+      ConfigError,
+    );
   });
 });

@@ -1,6 +1,11 @@
 import os from 'node:os';
 import { parseArgs } from 'node:util';
-import { LOG_FORMATS, type LogFormat } from './logger';
+import {
+  LOG_FORMATS,
+  LOG_LEVELS,
+  type LogFormat,
+  type LogLevel,
+} from './logger';
 
 /** The operator's configuration (flags and variables: `OPTIONS` below, and the README). */
 export interface OperatorConfig {
@@ -27,6 +32,8 @@ export interface OperatorConfig {
   retentionMs: number;
   /** Log lines: JSON with a level (the default), or text for people. */
   logFormat: LogFormat;
+  /** Lines below this level are dropped. */
+  logLevel: LogLevel;
   /** The MachineReclaim admission webhook (port 0: not served). */
   webhook: WebhookConfig;
 }
@@ -58,6 +65,14 @@ export class ConfigError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ConfigError';
+  }
+}
+
+/** The version flag was given: main prints the version and exits 0. */
+export class VersionRequested extends Error {
+  constructor() {
+    super('version');
+    this.name = 'VersionRequested';
   }
 }
 
@@ -120,6 +135,12 @@ const OPTIONS = [
     ['RACKSIDE_LOG_FORMAT'],
     'json',
     'json (one object a line, with a level) or text for people',
+  ],
+  [
+    'log-level',
+    ['RACKSIDE_LOG_LEVEL'],
+    'info',
+    'debug, info, warn or error: lines below it are dropped',
   ],
   [
     'reboot-deadline-seconds',
@@ -217,6 +238,7 @@ export function usage(): string {
     'Flags win over the environment. Durations take a unit: 500ms, 30s, 5m, 12h, 7d (or 1h30m).',
     '',
     ...lines,
+    '  --version      prints the version and exits',
     '  --help, -h',
   ].join('\n');
 }
@@ -262,6 +284,7 @@ export function readConfig(
           OPTIONS.map(([name]) => [name, { type: 'string' as const }]),
         ),
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean' },
       },
     });
   } catch (error) {
@@ -269,8 +292,10 @@ export function readConfig(
   }
   const values = parsed.values as Partial<Record<FlagName, string>> & {
     help?: boolean;
+    version?: boolean;
   };
   if (values.help) throw new HelpRequested();
+  if (values.version) throw new VersionRequested();
 
   const row = (flag: FlagName) => OPTIONS.find(([name]) => name === flag)!;
   /** The flag's value, else the first of its variables that is set (and not empty). */
@@ -348,6 +373,12 @@ export function readConfig(
       `--log-format must be json or text, got "${logFormat}"`,
     );
   }
+  const logLevel = text('log-level') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel as LogLevel)) {
+    throw new ConfigError(
+      `--log-level must be debug, info, warn or error, got "${logLevel}"`,
+    );
+  }
   const certHosts = text('webhook-cert-hosts');
   return {
     kubeconfig: text('kubeconfig'),
@@ -370,6 +401,7 @@ export function readConfig(
     leaderElection,
     retentionMs: duration('retention', '7d'),
     logFormat: logFormat as LogFormat,
+    logLevel: logLevel as LogLevel,
     webhook: {
       // Off unless asked for: two operators on one host (tests, a demo) must not collide.
       port: webhookPort,

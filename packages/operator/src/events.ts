@@ -1,4 +1,5 @@
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
+import type { OperatorLog } from './logger';
 
 /** The object an Event is about. */
 export interface EventTarget {
@@ -7,6 +8,8 @@ export interface EventTarget {
   name: string;
   namespace?: string;
   uid?: string;
+  /** Where the object's lifecycle stands after what the Event records. */
+  phase?: string;
 }
 
 export interface EventRecorder {
@@ -28,13 +31,23 @@ export function createEventRecorder(options: {
   kubeConfig: KubeConfig;
   component: string;
   instance: string;
-  log?: (message: string) => void;
+  log?: OperatorLog;
 }): EventRecorder {
   const core = options.kubeConfig.makeApiClient(CoreV1Api);
   return {
     async record(target, type, reason, message) {
       const namespace = target.namespace ?? 'default';
       const now = new Date();
+      // One line per thing that happened to an object (each state change records an
+      // Event), with the fields a reconcile error carries too.
+      options.log?.(`${target.kind} ${target.name}: ${reason}: ${message}`, {
+        kind: target.kind,
+        name: target.name,
+        namespace: target.namespace,
+        phase: target.phase,
+        reason,
+        eventType: type,
+      });
       try {
         await core.createNamespacedEvent({
           namespace,

@@ -6,6 +6,8 @@
  * webhook listens; leadership is the metric rackside_leader, not readiness.
  */
 import { KubeConfig } from '@kubernetes/client-node';
+import fs from 'node:fs';
+import path from 'node:path';
 import { shareKeepAliveAgents } from '@rackside/plugin-servers-node';
 import { startHealthServer } from './health';
 import { createMetrics } from './metrics';
@@ -15,6 +17,7 @@ import {
   HelpRequested,
   readConfig,
   usage,
+  VersionRequested,
   type OperatorConfig,
 } from './config';
 import { createLogger } from './logger';
@@ -22,8 +25,12 @@ import { serveMachineReclaimWebhook } from './webhook/server';
 
 async function main() {
   const config = configOrExit();
-  const logger = createLogger(config.logFormat, { identity: config.identity });
-  const log = (message: string) => logger.info(message);
+  const logger = createLogger(config.logFormat, {
+    identity: config.identity,
+    level: config.logLevel,
+  });
+  const log = logger.log;
+  log(`rackside-operator ${version()}`);
   const kubeConfig = new KubeConfig();
   if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
   else kubeConfig.loadFromCluster();
@@ -77,6 +84,7 @@ async function main() {
         })
       : undefined;
   webhookServing = true;
+  if (webhook) metrics.webhookCertificate(() => webhook.notAfter());
 
   async function shutdown(code: number) {
     if (exiting) return;
@@ -100,6 +108,10 @@ function configOrExit(): OperatorConfig {
       process.stdout.write(`${usage()}\n`);
       process.exit(0);
     }
+    if (error instanceof VersionRequested) {
+      process.stdout.write(`rackside-operator ${version()}\n`);
+      process.exit(0);
+    }
     if (error instanceof ConfigError) {
       process.stderr.write(
         `rackside-operator: ${error.message}\n\n${usage()}\n`,
@@ -107,6 +119,25 @@ function configOrExit(): OperatorConfig {
       process.exit(2);
     }
     throw error;
+  }
+}
+
+/**
+ * The package's version, from the package.json one level above the entry script: above
+ * src/ from a checkout, above dist/ in the image (/app).
+ */
+function version(): string {
+  try {
+    const entry = fs.realpathSync(process.argv[1]);
+    const manifest = JSON.parse(
+      fs.readFileSync(
+        path.join(path.dirname(entry), '..', 'package.json'),
+        'utf8',
+      ),
+    );
+    return String(manifest.version);
+  } catch {
+    return 'unknown';
   }
 }
 

@@ -58,6 +58,18 @@ export function createMetrics() {
       this.set(isLeader() ? 1 : 0);
     },
   });
+  // Read at scrape time from the webhook's certificate as served (reloads included).
+  let certificateNotAfter: () => number | undefined = () => undefined;
+  const webhookCertificateExpiry = new Gauge({
+    name: 'rackside_webhook_certificate_expiry_timestamp_seconds',
+    help: 'When the certificate the admission webhook serves expires (Unix time)',
+    registers: [registry],
+    collect() {
+      const notAfter = certificateNotAfter();
+      if (notAfter === undefined) this.reset();
+      else this.set(notAfter / 1000);
+    },
+  });
   const retentionDeletions = new Counter({
     name: 'rackside_retention_deletions_total',
     help: 'Terminal objects deleted after the retention period, by kind',
@@ -102,6 +114,11 @@ export function createMetrics() {
     },
     leader,
     retentionDeletions,
+    webhookCertificateExpiry,
+    /** Where the webhook certificate's expiry is read from (ms since the epoch). */
+    webhookCertificate(source: () => number | undefined) {
+      certificateNotAfter = source;
+    },
     /** Where rackside_leader reads leadership from. */
     leadership(source: () => boolean) {
       isLeader = source;

@@ -18,6 +18,7 @@ import {
 } from './leaderElection';
 import { createMaintenanceController } from './maintenance/controller';
 import { createMetrics, type OperatorMetrics } from './metrics';
+import { registerStateMetrics } from './stateMetrics';
 import { createPlanControllers } from './plan/controllers';
 import { createPowerController } from './power/controller';
 import type { PowerDeadlines } from './power/PowerProviderReconciler';
@@ -28,6 +29,7 @@ import {
 } from './talos/controllers';
 import { createTalosAccess } from './talos/talosAccess';
 import { OPERATOR_FIELD_MANAGER } from './kube/fieldManager';
+import type { OperatorLog } from './logger';
 
 export interface OperatorOptions {
   kubeConfig: KubeConfig;
@@ -46,7 +48,7 @@ export interface OperatorOptions {
   };
   workers?: number;
   metrics?: OperatorMetrics;
-  log?: (message: string) => void;
+  log?: OperatorLog;
   /** Terminal NodeMaintenances and MachineReclaims are deleted this long after they ended (7 days). */
   retentionMs?: number;
   /** Called when leadership is lost after it was held (main exits the process). */
@@ -83,7 +85,7 @@ export interface Operator {
 function createElector(
   options: OperatorOptions,
   identity: string,
-  log: (message: string) => void,
+  log: OperatorLog,
   handlers: { onStartedLeading(): void; onStoppedLeading(): void },
 ): LeaderElector {
   const leaseDurationMs =
@@ -230,6 +232,13 @@ export async function startOperator(
   });
   leading = () => elector.isLeader;
   metrics.leadership(() => elector.isLeader);
+  // What the chart's alerts need of the objects themselves (stateMetrics.ts).
+  const stopStateMetrics = registerStateMetrics({
+    registry: metrics.registry,
+    maintenances: caches.maintenances,
+    plans: plans.cache,
+    isLeader: () => elector.isLeader,
+  });
   elector.start();
 
   const isSynced = () =>
@@ -242,6 +251,7 @@ export async function startOperator(
     async stop() {
       if (stopped) return;
       stopped = true;
+      stopStateMetrics();
       await retention.stop();
       await machineControllers.stop();
       await plans.stop();

@@ -3,6 +3,7 @@ import { InputError } from '@backstage/errors';
 import { KubeConfig } from '@kubernetes/client-node';
 import fs from 'node:fs';
 import { shareKeepAliveAgents } from './clients/agents';
+import { TOKEN_FILE_PROVIDER, TokenFileAuthenticator } from './tokenFile';
 
 /** How Rackside reaches one Kubernetes cluster. */
 export interface ClusterConfig {
@@ -23,6 +24,11 @@ export interface ClusterConfig {
         /** PEM CA bundle; absent means the system trust store. */
         caData?: string;
         token: string;
+        /**
+         * Where `token` was read from (serviceAccountTokenFile): read again whenever the
+         * file changes, so a rotated token is used from the next request on.
+         */
+        tokenFile?: string;
         skipTLSVerify: boolean;
       }
     | { type: 'kubeconfig'; path: string; context?: string }
@@ -99,11 +105,13 @@ export function readClusterConfigs(rootConfig: Config): ClusterConfig[] {
           `${where}: url needs serviceAccountToken or serviceAccountTokenFile`,
         );
       }
+      const tokenFile = config.getOptionalString('serviceAccountTokenFile');
       access = {
         type: 'token',
         url,
         caData: readFileOption(config, 'caData', 'caFile', where),
         token,
+        ...(tokenFile !== undefined ? { tokenFile } : {}),
         skipTLSVerify: config.getOptionalBoolean('skipTLSVerify') ?? false,
       };
     } else if (kubeconfigFile !== undefined) {
@@ -143,12 +151,27 @@ export function makeKubeConfig(cluster: ClusterConfig): KubeConfig {
             skipTLSVerify: access.skipTLSVerify,
           },
         ],
-        users: [{ name: 'rackside', token: access.token }],
+        users: [
+          access.tokenFile
+            ? {
+                name: 'rackside',
+                authProvider: {
+                  name: TOKEN_FILE_PROVIDER,
+                  config: { tokenPath: access.tokenFile },
+                },
+              }
+            : { name: 'rackside', token: access.token },
+        ],
         contexts: [
           { name: cluster.name, cluster: cluster.name, user: 'rackside' },
         ],
         currentContext: cluster.name,
       });
+      if (access.tokenFile) {
+        kc.addAuthenticator(
+          new TokenFileAuthenticator(access.tokenFile, access.token),
+        );
+      }
       break;
     case 'kubeconfig':
       kc.loadFromFile(access.path);

@@ -28,10 +28,16 @@ export function eventsFor<T extends KubeObject>(
           name: obj.metadata?.name ?? '',
           namespace: obj.metadata?.namespace,
           uid: obj.metadata?.uid,
+          phase: phaseOf(obj),
         },
         type,
         reason,
         message,
       ),
   };
+}
+
+function phaseOf(obj: object): string | undefined {
+  const phase = (obj as { status?: { phase?: unknown } }).status?.phase;
+  return typeof phase === 'string' ? phase : undefined;
 }

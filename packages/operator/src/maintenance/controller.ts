@@ -38,6 +38,7 @@ import {
 } from './reconciler';
 import type { NodeView } from './types';
 import { OPERATOR_FIELD_MANAGER } from '../kube/fieldManager';
+import { reconcileErrorFields, type OperatorLog } from '../logger';
 
 export interface MaintenanceControllerOptions {
   /** Leader-gated: every write asks the elector right before it goes out. */
@@ -56,7 +57,7 @@ export interface MaintenanceControllerOptions {
     phase: string,
     status: NodeMaintenanceStatus,
   ) => Promise<void>;
-  log: (message: string) => void;
+  log: OperatorLog;
 }
 
 export interface MaintenanceController {
@@ -236,7 +237,15 @@ export function createMaintenanceController(
         metrics: metrics.queue('NodeMaintenance'),
         onError: (key, error) => {
           metrics.reconcileErrors.inc({ kind: 'NodeMaintenance' });
-          log(`reconcile ${key}: ${(error as Error).message}`);
+          log(
+            `reconcile NodeMaintenance ${key}: ${(error as Error).message}`,
+            reconcileErrorFields(
+              'NodeMaintenance',
+              key,
+              error,
+              maintenances.get(key)?.status?.phase,
+            ),
+          );
         },
       });
       updateGauge();

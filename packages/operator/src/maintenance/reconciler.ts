@@ -31,6 +31,7 @@ import type {
   RefusalCause,
   SendOutcome,
 } from './types';
+import type { OperatorLog } from '../logger';
 
 /** status.history maxItems in the CRD. */
 export const HISTORY_MAX = 50;
@@ -83,7 +84,7 @@ export interface ReconcilerPorts extends Clock {
   events: EventPort;
   admissionLock: Mutex;
   onRefused?: (cause: RefusalCause) => void;
-  log?: (message: string) => void;
+  log?: OperatorLog;
 }
 
 /** A record decision's status: fields and message, the phase and history as they are. */
@@ -254,8 +255,17 @@ export class MaintenanceReconciler {
         message,
       );
     }
+    // The state change's info line is the Event's (events.ts); this one adds the phase
+    // it came from, for debugging.
     this.ports.log?.(
       `${nm.metadata.name}: ${phaseOf(nm)} -> ${to}: ${message}`,
+      {
+        level: event ? 'debug' : 'info',
+        kind: 'NodeMaintenance',
+        name: nm.metadata.name,
+        phase: to,
+        from: phaseOf(nm),
+      },
     );
     return written;
   }

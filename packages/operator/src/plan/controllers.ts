@@ -38,6 +38,7 @@ import { WorkQueue, type WorkQueueMetrics } from '../workqueue';
 import { gateWatchKey, ObjectGateWatches } from './objectGates';
 import { PlanReconciler, stepObject } from './PlanReconciler';
 import { OPERATOR_FIELD_MANAGER } from '../kube/fieldManager';
+import { reconcileErrorFields, type OperatorLog } from '../logger';
 
 export interface PlanControllersOptions {
   kubeConfig: KubeConfig;
@@ -50,7 +51,7 @@ export interface PlanControllersOptions {
   clock?: Clock;
   onError?: (kind: string, key: string, error: unknown) => void;
   queueMetrics?: (controller: string) => WorkQueueMetrics;
-  log?: (message: string) => void;
+  log?: OperatorLog;
 }
 
 export interface PlanControllers {
@@ -59,6 +60,8 @@ export interface PlanControllers {
   /** Stops the queue (leadership lost); the caches keep watching. */
   pause(): void;
   hasSynced(): boolean;
+  /** The plans as watched (the operator's state metrics read them). */
+  readonly cache: WatchCache<MaintenancePlan & RawKubeObject>;
   stop(): Promise<void>;
 }
 
@@ -235,7 +238,15 @@ export function createPlanControllers(
         workers: Math.max(1, options.workers ?? 2),
         onError: (key, error) => {
           options.onError?.('MaintenancePlan', key, error);
-          log(`reconcile MaintenancePlan ${key}: ${(error as Error).message}`);
+          log(
+            `reconcile MaintenancePlan ${key}: ${(error as Error).message}`,
+            reconcileErrorFields(
+              'MaintenancePlan',
+              key,
+              error,
+              plans.get(key)?.status?.phase,
+            ),
+          );
         },
         metrics: options.queueMetrics?.('MaintenancePlan'),
       });
@@ -247,6 +258,7 @@ export function createPlanControllers(
       queue = undefined;
     },
     hasSynced: () => plans.hasSynced() && budgets.hasSynced(),
+    cache: plans,
     async stop() {
       stopped = true;
       queue?.stop();

@@ -25,6 +25,7 @@ import {
 } from './PowerProviderReconciler';
 import { reconcileServerBmc } from './serverBmc';
 import { OPERATOR_FIELD_MANAGER } from '../kube/fieldManager';
+import { reconcileErrorFields, type OperatorLog } from '../logger';
 
 export interface PowerControllerOptions {
   /** Leader-gated: every write asks the elector right before it goes out. */
@@ -33,7 +34,7 @@ export interface PowerControllerOptions {
   secrets: SecretReader;
   metrics: OperatorMetrics;
   deadlines?: Partial<PowerDeadlines>;
-  log: (message: string) => void;
+  log: OperatorLog;
 }
 
 export interface PowerController {
@@ -129,7 +130,11 @@ export function createPowerController(
         metrics: metrics.queue('PowerProvider'),
         onError: (key, error) => {
           metrics.reconcileErrors.inc({ kind: key.split('/')[0] });
-          log(`reconcile ${key}: ${(error as Error).message}`);
+          const [kind, ...name] = key.split('/');
+          log(
+            `reconcile ${key}: ${(error as Error).message}`,
+            reconcileErrorFields(kind, name.join('/'), error),
+          );
         },
       });
       queue.add(POWER_KEY);

@@ -49,6 +49,7 @@ import { createTalosAccess, type TalosAccess } from './talosAccess';
 import { TalosClusterReconciler } from './TalosClusterReconciler';
 import { TalosMachineReconciler } from './TalosMachineReconciler';
 import { OPERATOR_FIELD_MANAGER } from '../kube/fieldManager';
+import { reconcileErrorFields, type OperatorLog } from '../logger';
 
 /** Limits of the machine controllers; tests shorten them. */
 export interface MachineControllerSettings {
@@ -74,7 +75,7 @@ export interface MachineControllersOptions extends MachineControllerSettings {
   onError?: (kind: string, key: string, error: unknown) => void;
   /** Where each controller's queue reports depth, retries and durations, by kind. */
   queueMetrics?: (controller: string) => WorkQueueMetrics;
-  log?: (message: string) => void;
+  log?: OperatorLog;
   /** The machine API; tests may replace it. */
   talos?: TalosAccess;
   /** Resolves discovery addresses that are names; default the system resolver. */
@@ -262,7 +263,10 @@ export function createMachineControllers(
 
   const onError = (kind: string) => (key: string, error: unknown) => {
     options.onError?.(kind, key, error);
-    log(`reconcile ${kind} ${key}: ${(error as Error).message}`);
+    log(
+      `reconcile ${kind} ${key}: ${(error as Error).message}`,
+      reconcileErrorFields(kind, key, error),
+    );
   };
 
   const unsubscribe = [

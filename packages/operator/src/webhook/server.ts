@@ -136,6 +136,8 @@ export interface WebhookServer {
   port: number;
   /** SHA-256 fingerprint (colon hex, as X509Certificate prints it) of the certificate served. */
   fingerprint(): string;
+  /** When the certificate served expires (ms since the epoch). */
+  notAfter(): number;
   /**
    * `reload` (fingerprint) after a changed certificate was loaded; `reloadError` (Error)
    * when the files changed but do not make a usable pair (the old one stays served).
@@ -321,6 +323,7 @@ export async function startWebhookServer(options: {
   return {
     port: (server.address() as AddressInfo).port,
     fingerprint: () => fingerprint,
+    notAfter: () => Date.parse(new X509Certificate(served.certPem).validTo),
     events,
     close: () =>
       new Promise<void>(resolve => {
