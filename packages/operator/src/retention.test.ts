@@ -7,6 +7,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
   maintenanceEndedAt,
+  planEndedAt,
+  planOwnersOf,
   reclaimEndedAt,
   RetentionController,
 } from './retention';
@@ -54,6 +56,51 @@ describe('when an object ended', () => {
       ),
     ).toBe(Date.parse('2026-01-01T00:00:05.000Z'));
     expect(reclaimEndedAt(mr({ phase: 'Expired' }))).toBe('unknown');
+  });
+});
+
+describe('when a plan ended', () => {
+  const plan = (status: any) =>
+    ({ metadata: { name: 'p', uid: 'u' }, spec: {}, status } as any);
+  const step = (status: any) =>
+    ({
+      metadata: {
+        name: 's',
+        ownerReferences: [{ kind: 'MaintenancePlan', name: 'p', uid: 'u' }],
+      },
+      spec: {},
+      status,
+    } as any);
+  const at = (s: number) => `2026-01-01T00:00:0${s}.000Z`;
+
+  it('is never while the plan runs, nor while any step it owns has not ended (deleting the plan deletes its steps)', () => {
+    expect(planEndedAt(plan({ phase: 'Running' }), [])).toBeUndefined();
+    expect(
+      planEndedAt(plan({ phase: 'Cancelled', completedAt: at(1) }), [
+        step({ phase: 'Complete', completedAt: at(1) }),
+        step({ phase: 'Draining' }),
+      ]),
+    ).toBeUndefined();
+  });
+
+  it('is the latest of its completedAt and its steps ends, unknown if any is unknown', () => {
+    expect(
+      planEndedAt(plan({ phase: 'Complete', completedAt: at(2) }), [
+        step({ phase: 'Complete', completedAt: at(1) }),
+        step({ phase: 'Refused', completedAt: at(5) }),
+      ]),
+    ).toBe(Date.parse(at(5)));
+    expect(planEndedAt(plan({ phase: 'Failed' }), [])).toBe('unknown');
+    expect(
+      planEndedAt(plan({ phase: 'Complete', completedAt: at(2) }), [
+        step({ phase: 'Failed' }),
+      ]),
+    ).toBe('unknown');
+  });
+
+  it('is looked at again when a step changes: a step names its plan', () => {
+    expect(planOwnersOf(step({}))).toEqual(['p']);
+    expect(planOwnersOf({ metadata: { name: 'single' } } as any)).toEqual([]);
   });
 });
 

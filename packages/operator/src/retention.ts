@@ -1,6 +1,7 @@
 /*
- * Retention (DESIGN.md section 4, ADR 0107): a NodeMaintenance or MachineReclaim that
- * reached a terminal phase is deleted `--retention` after it ended (default 7 days). The
+ * Retention (DESIGN.md section 4, ADR 0107): a NodeMaintenance, MachineReclaim or
+ * MaintenancePlan that reached a terminal phase is deleted `--retention` after it ended
+ * (default 7 days; a plan only once its steps ended too, see planEndedAt). The
  * record stays in its Events (one more, RetentionExpired, says it was deleted and when it
  * ended) and in the auditor.
  *
@@ -13,10 +14,13 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   isTerminalPhase,
+  isTerminalPlanPhase,
   isTerminalReclaimPhase,
   machineReclaimResource,
+  maintenancePlanResource,
   nodeMaintenanceResource,
   type MachineReclaim,
+  type MaintenancePlan,
   type NodeMaintenance,
 } from '@rackside/plugin-servers-common';
 import {
@@ -45,6 +49,46 @@ export interface RetainedKind<T extends KubeObject> {
   cache: WatchCache<T & RawKubeObject>;
   /** When the object ended (ms since the epoch), or undefined while it has not. */
   endedAt(obj: T): number | 'unknown' | undefined;
+  /**
+   * Objects of another cache whose changes can change when one of this kind ended (a
+   * plan's steps): each change looks again at the objects `ownersOf` names (their keys).
+   */
+  dependents?: {
+    cache: WatchCache<any>;
+    ownersOf(obj: any): string[];
+  };
+}
+
+/** The names of the MaintenancePlans that own a NodeMaintenance (its steps' owner). */
+export function planOwnersOf(obj: NodeMaintenance): string[] {
+  return (obj.metadata?.ownerReferences ?? [])
+    .filter(o => o.kind === 'MaintenancePlan')
+    .map(o => o.name);
+}
+
+/**
+ * When a MaintenancePlan ended, for retention: its completedAt once terminal, and only
+ * once every step it owns has ended too (the latest of them), because deleting a plan
+ * deletes its steps (owner references, Kubernetes garbage collection): a step still
+ * running must never go with it, and an ended step keeps its own full retention.
+ */
+export function planEndedAt(
+  plan: MaintenancePlan,
+  steps: NodeMaintenance[],
+): number | 'unknown' | undefined {
+  if (!isTerminalPlanPhase(plan.status?.phase)) return undefined;
+  let ended: number | 'unknown' = Date.parse(plan.status?.completedAt ?? '');
+  if (!Number.isFinite(ended)) ended = 'unknown';
+  for (const step of steps) {
+    const at = maintenanceEndedAt(step);
+    if (at === undefined) return undefined;
+    if (at === 'unknown' || ended === 'unknown') {
+      ended = 'unknown';
+      continue;
+    }
+    ended = Math.max(ended, at);
+  }
+  return ended;
 }
 
 /** When a NodeMaintenance ended: its terminal history entry, else completedAt. */
@@ -121,6 +165,18 @@ export class RetentionController {
         ),
       );
       for (const obj of k.cache.list()) enqueue(obj);
+      const dependents = k.dependents;
+      if (dependents) {
+        const wake = (obj: KubeObject) => {
+          for (const owner of dependents.ownersOf(obj))
+            queue.add(`${k.kind}|${owner}`);
+        };
+        this.unsubscribe.push(
+          dependents.cache.on('add', wake),
+          dependents.cache.on('update', wake),
+          dependents.cache.on('delete', wake),
+        );
+      }
     }
   }
 
@@ -190,7 +246,16 @@ export function createRetention(options: {
   log?: (message: string) => void;
 }) {
   let reclaims: WatchCache<MachineReclaim & RawKubeObject> | undefined;
+  let plans: WatchCache<MaintenancePlan & RawKubeObject> | undefined;
   let controller: RetentionController | undefined;
+  const stepsOf = (plan: MaintenancePlan) =>
+    options.maintenances
+      .list()
+      .filter(m =>
+        (m.metadata?.ownerReferences ?? []).some(
+          o => o.kind === 'MaintenancePlan' && o.uid === plan.metadata?.uid,
+        ),
+      );
   return {
     async start() {
       if (controller) return;
@@ -198,6 +263,11 @@ export function createRetention(options: {
         kubeConfig: options.kubeConfig,
         path: resourcePath(machineReclaimResource, options.namespace),
         name: 'machinereclaims (retention)',
+      });
+      plans = createWatchCache<MaintenancePlan & RawKubeObject>({
+        kubeConfig: options.kubeConfig,
+        path: resourcePath(maintenancePlanResource),
+        name: 'maintenanceplans (retention)',
       });
       const mine = new RetentionController({
         kubeConfig: options.kubeConfig,
@@ -218,18 +288,34 @@ export function createRetention(options: {
             cache: reclaims,
             endedAt: reclaimEndedAt,
           },
+          {
+            kind: 'MaintenancePlan',
+            descriptor: maintenancePlanResource,
+            cache: plans,
+            endedAt: (plan: MaintenancePlan) =>
+              planEndedAt(plan, stepsOf(plan)),
+            dependents: {
+              cache: options.maintenances,
+              ownersOf: planOwnersOf,
+            },
+          },
         ],
       });
       controller = mine;
-      await Promise.all([options.maintenances.synced, reclaims.synced]);
+      await Promise.all([
+        options.maintenances.synced,
+        reclaims.synced,
+        plans.synced,
+      ]);
       if (controller === mine) mine.start();
     },
     async stop() {
       controller?.stop();
       controller = undefined;
-      const cache = reclaims;
+      const caches = [reclaims, plans];
       reclaims = undefined;
-      await cache?.stop();
+      plans = undefined;
+      await Promise.all(caches.map(c => c?.stop()));
     },
   };
 }
