@@ -444,10 +444,11 @@ describe('a plan is never lighter than a single maintenance', () => {
     const { server } = await start(cluster, {
       config: { plans: { authorizationHours: 2 } },
     });
-    const pre = await tokenFor(server, 'intent=reboot&nodes=cp-1,cp-2,worker-1');
-    expect(
-      pre.nodes.map((n: any) => [n.node, n.ceremony.level]),
-    ).toEqual([
+    const pre = await tokenFor(
+      server,
+      'intent=reboot&nodes=cp-1,cp-2,worker-1',
+    );
+    expect(pre.nodes.map((n: any) => [n.node, n.ceremony.level])).toEqual([
       ['worker-1', 'typed-name'],
       ['cp-1', 'hazard'],
       ['cp-2', 'hazard'],
@@ -498,13 +499,15 @@ describe('a plan is never lighter than a single maintenance', () => {
     cluster.provider = undefined;
     const { server } = await start(cluster);
     const pre = await tokenFor(server, 'intent=reboot&nodes=worker-1');
-    const res = await request(server).post(BASE).send({
-      intent: 'reboot',
-      nodes: ['worker-1'],
-      reason: REASON,
-      preflightToken: pre.token,
-      typedCount: 1,
-    });
+    const res = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'reboot',
+        nodes: ['worker-1'],
+        reason: REASON,
+        preflightToken: pre.token,
+        typedCount: 1,
+      });
     expect(res.status).toBe(400);
     expect(res.body.error.message).toMatch(
       /^reboot is not offered on worker-1: /,

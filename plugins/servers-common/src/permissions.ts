@@ -116,7 +116,9 @@ export const DATA_LOSS_DRAIN_OPTIONS = [
 
 /** The data-loss options set in drain options (empty: none, no extra permission). */
 export function dataLossOptionsOf(
-  drain: Partial<Record<(typeof DATA_LOSS_DRAIN_OPTIONS)[number], unknown>> = {},
+  drain: Partial<
+    Record<(typeof DATA_LOSS_DRAIN_OPTIONS)[number], unknown>
+  > = {},
 ): string[] {
   return DATA_LOSS_DRAIN_OPTIONS.filter(option => drain[option] === true);
 }

@@ -76,7 +76,11 @@ export function planAuthority(
         createdAt ?? 'creation'
       })`;
   if (now < Date.parse(until)) {
-    return { valid: true, until, message: `authorized by ${by} until ${until}` };
+    return {
+      valid: true,
+      until,
+      message: `authorized by ${by} until ${until}`,
+    };
   }
   return {
     valid: false,

@@ -7,10 +7,7 @@
 import { z } from 'zod';
 import { parseDiscoveryEndpoint } from './discoveryNetworks';
 import { RECLAIM_TTL_MINUTES } from './resources/machineReclaim';
-import {
-  labelSelectorSchema,
-  PLAN_INTENTS,
-} from './resources/maintenancePlan';
+import { labelSelectorSchema, PLAN_INTENTS } from './resources/maintenancePlan';
 import { talosAddressSchema } from './resources/talosCluster';
 
 /**

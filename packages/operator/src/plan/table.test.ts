@@ -538,7 +538,9 @@ describe('the plan table', () => {
 describe('a step is never lighter than a single maintenance', () => {
   it("carries the rung its node was acknowledged at; a node the plan does not name gets the intent's own rung, never hazard", async () => {
     const w = new World(1, 2);
-    w.plan('p', { acknowledged: { 'cp-1': 'hazard', 'worker-1': 'typed-name' } });
+    w.plan('p', {
+      acknowledged: { 'cp-1': 'hazard', 'worker-1': 'typed-name' },
+    });
     await w.reconcile();
     expect(w.nms.get('p-worker-1')?.spec.preflight).toMatchObject({
       ceremony: 'typed-name',

@@ -744,13 +744,18 @@ function skipExcluded(
   step: PlanNode,
   now: number,
 ): PlanNode {
-  if (step.phase !== 'Pending' || !excludedByAuthorization(plan.spec, step.name))
+  if (
+    step.phase !== 'Pending' ||
+    !excludedByAuthorization(plan.spec, step.name)
+  )
     return step;
   return {
     ...step,
     phase: 'Skipped',
     endedAt: iso(now),
-    message: `left out when ${plan.spec.authorization!.by} renewed the plan's authorization: they may not ${plan.spec.intent} it`,
+    message: `left out when ${
+      plan.spec.authorization!.by
+    } renewed the plan's authorization: they may not ${plan.spec.intent} it`,
   };
 }
 

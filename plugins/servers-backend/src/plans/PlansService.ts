@@ -597,7 +597,11 @@ export class PlansService {
         const notOffered = planned
           .map(n => ({
             name: n.name,
-            check: powerCheck(snap, body.intent as PowerVerb, factsOf(snap, n.name)),
+            check: powerCheck(
+              snap,
+              body.intent as PowerVerb,
+              factsOf(snap, n.name),
+            ),
           }))
           .filter(n => !n.check.ok);
         if (notOffered.length > 0) {
@@ -823,7 +827,12 @@ export class PlansService {
       const dataLoss = dataLossOptionsOf(plan.spec.drain);
       if (dataLoss.length > 0) {
         const rest = notStarted.filter(n => !refused.includes(n));
-        await access.requireDrainDataOnEvery(cluster.name, snap, rest, dataLoss);
+        await access.requireDrainDataOnEvery(
+          cluster.name,
+          snap,
+          rest,
+          dataLoss,
+        );
       }
       if (refused.length > 0 && !body.skipRefused) {
         throw new NotAllowedError(

@@ -581,7 +581,9 @@ export class ServersService {
         const body = parseRequestBody(actionRequestBodySchema, request.body);
         const reasonProblem = checkReason(reasonPolicy, body.reason);
         if (reasonProblem) throw new InputError(reasonProblem);
-        const dataLoss = isPreflightAction(action) ? dataLossOptionsOf(body) : [];
+        const dataLoss = isPreflightAction(action)
+          ? dataLossOptionsOf(body)
+          : [];
         if (dataLoss.length > 0) {
           await access.requireDrainData(cluster.name, nodeName, dataLoss);
         }
