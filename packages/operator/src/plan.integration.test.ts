@@ -209,7 +209,7 @@ describe('MaintenancePlan', () => {
       240_000,
     );
     expect(done.status?.counts).toMatchObject({ total: 5, done: 5 });
-    expect(done.status?.message).toBe('5 of 5 done');
+    expect(done.status?.message).toBe('5 of 5 rebooted');
     expect(done.status?.estimate?.stepSeconds).toBeGreaterThan(0);
 
     const steps = await stepsOf('roll');

@@ -12,6 +12,40 @@ import { canonical, MAX_WAIT_MS, stepName } from './table';
 const T0 = Date.parse('2026-08-04T10:00:00Z');
 const CP = { 'node-role.kubernetes.io/control-plane': '' };
 
+/** The record of a maintenance that did its verb: the history, the reboot accepted. */
+function verbDone(
+  intent: string,
+  now: number,
+): Partial<NonNullable<NodeMaintenance['status']>> {
+  const at = new Date(now).toISOString();
+  const phases =
+    intent === 'reboot'
+      ? ([
+          'Requested',
+          'Cordoned',
+          'Draining',
+          'Drained',
+          'Rebooting',
+          'Returning',
+        ] as const)
+      : ([
+          'Requested',
+          'Cordoned',
+          'Draining',
+          'Drained',
+          'Returning',
+        ] as const);
+  return {
+    history: phases.map(phase => ({ phase, at })),
+    ...(intent === 'reboot'
+      ? {
+          rebootSentAt: at,
+          power: { reboot: { recordedAt: at, sentAt: at } },
+        }
+      : {}),
+  };
+}
+
 /** The cluster a plan runs in: caches, writes, Events, a settable clock. */
 class World {
   now = T0;
@@ -75,7 +109,15 @@ class World {
   ) {
     const name = stepName(plan, node);
     const nm = this.nms.get(name)!;
-    this.nms.set(name, { ...nm, status: { ...nm.status, phase, ...status } });
+    // Unless the test says otherwise, a step that ends Complete did its verb on the way.
+    const truthful =
+      phase === 'Complete' && !status.history && !status.abandoned
+        ? verbDone(nm.spec.intent, this.now)
+        : {};
+    this.nms.set(name, {
+      ...nm,
+      status: { ...nm.status, ...truthful, phase, ...status },
+    });
   }
 
   steps(name = 'p') {
@@ -200,10 +242,12 @@ describe('the plan table', () => {
     await w.reconcile();
     expect(w.get('p').status).toMatchObject({
       phase: 'Complete',
-      message: '5 of 5 done',
+      message: '5 of 5 rebooted',
       counts: { done: 5 },
     });
-    expect(w.events).toContainEqual(expect.stringMatching(/Complete: 5 of 5/));
+    expect(w.events).toContainEqual(
+      expect.stringMatching(/Complete: 5 of 5 rebooted/),
+    );
   });
 
   it('stops at a refused step with the numbers; tolerate goes on past it', async () => {
@@ -519,6 +563,63 @@ describe('the plan table', () => {
     expect(w.steps('q')).toEqual({
       'worker-1': 'Running',
       'worker-9': 'Skipped',
+    });
+  });
+
+  it('a step is Done only when its verb happened: a node returned to service before its reboot or drain is Skipped and the plan says so', async () => {
+    const w = new World(3);
+    w.plan('p', { maxParallel: 3 });
+    await w.reconcile();
+    const returned = (by: string) => ({
+      history: (
+        ['Requested', 'Cordoned', 'Draining', 'Returning'] as const
+      ).map(phase => ({ phase, at: new Date(w.now).toISOString() })),
+    });
+    const flag = { by: 'user:default/ops', reason: 'needed back', at: 'x' };
+    // worker-2 is returned to service while Draining: its maintenance ends Complete,
+    // and no reboot was ever sent.
+    for (const name of ['p-worker-2']) {
+      const nm = w.nms.get(name)!;
+      w.nms.set(name, { ...nm, spec: { ...nm.spec, returnToService: flag } });
+    }
+    w.step('worker-1', 'Complete');
+    w.step('worker-2', 'Complete', returned('ops'));
+    w.step('worker-3', 'Complete');
+    await w.reconcile();
+    expect(w.get('p').status?.nodes?.[1]).toMatchObject({
+      name: 'worker-2',
+      phase: 'Skipped',
+      message: 'returned to service before the reboot',
+    });
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Complete',
+      counts: { done: 2, skipped: 1 },
+      message: '2 of 3 rebooted, 1 returned to service before the reboot',
+    });
+    expect(w.events).toContainEqual(
+      'Normal Complete: 2 of 3 rebooted, 1 returned to service before the reboot',
+    );
+
+    // A drain step returned before its node reached Drained did not drain it.
+    const d = new World(1);
+    d.plan('p', { intent: 'drain' });
+    await d.reconcile();
+    const nm = d.nms.get('p-worker-1')!;
+    d.nms.set('p-worker-1', {
+      ...nm,
+      spec: { ...nm.spec, returnToService: flag },
+    });
+    d.step('worker-1', 'Complete', returned('ops'));
+    await d.reconcile();
+    expect(d.get('p').status).toMatchObject({
+      phase: 'Complete',
+      message: '0 of 1 drained, 1 returned to service before the drain',
+      nodes: [
+        expect.objectContaining({
+          phase: 'Skipped',
+          message: 'returned to service before the drain',
+        }),
+      ],
     });
   });
 

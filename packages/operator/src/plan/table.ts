@@ -171,6 +171,37 @@ function runningText(nm: NodeMaintenance): string {
 }
 
 /**
+ * Whether a step's verb happened, read from its NodeMaintenance's record: a reboot was
+ * accepted by the channel (power.reboot.sentAt) and the node came back (Rebooting, then
+ * Returning: Ready with a new boot ID); a drain reached Drained. A maintenance that ends
+ * Complete says only that the node is back in service, not that anything was done to it:
+ * a return to service before the verb ends Complete too.
+ */
+export function verbHappened(nm: NodeMaintenance): boolean {
+  const phases = (nm.status?.history ?? []).map(h => h.phase);
+  if (nm.spec.intent === 'reboot') {
+    const sent = nm.status?.power?.reboot?.sentAt ?? nm.status?.rebootSentAt;
+    const rebooting = phases.indexOf('Rebooting');
+    return (
+      sent !== undefined &&
+      rebooting >= 0 &&
+      phases.indexOf('Returning', rebooting) > rebooting
+    );
+  }
+  return phases.includes('Drained') || nm.status?.phase === 'Drained';
+}
+
+/** The verb a step's intent performs, as a noun ("the reboot", "the drain"). */
+const verbNoun = (intent: string) => `the ${intent}`;
+
+/** Why a step whose maintenance ended Complete without its verb is Skipped. */
+export function skippedVerbText(nm: NodeMaintenance): string {
+  return nm.spec.returnToService
+    ? `returned to service before ${verbNoun(nm.spec.intent)}`
+    : `ended without ${verbNoun(nm.spec.intent)}`;
+}
+
+/**
  * One step as its NodeMaintenance says it stands. A Pending step whose NodeMaintenance
  * exists (created, then the operator stopped before recording it) is adopted as Running.
  */
@@ -220,14 +251,23 @@ export function syncStep(
     return ended('Failed', nm.status?.message ?? 'the maintenance failed');
   }
   if (phase === 'Complete') {
-    return nm.status?.abandoned
-      ? ended('Skipped', `abandoned by ${nm.spec.abandon?.by ?? 'someone'}`)
-      : ended(
-          'Done',
-          plan.spec.intent === 'reboot' ? 'rebooted and returned' : 'done',
-        );
+    if (nm.status?.abandoned) {
+      return ended(
+        'Skipped',
+        `abandoned by ${nm.spec.abandon?.by ?? 'someone'}`,
+      );
+    }
+    if (!verbHappened(nm)) {
+      return ended('Skipped', skippedVerbText(nm));
+    }
+    return ended(
+      'Done',
+      nm.spec.intent === 'reboot'
+        ? 'rebooted and returned'
+        : 'drained, then returned to service',
+    );
   }
-  if (plan.spec.intent === 'drain' && phase === 'Drained') {
+  if (nm.spec.intent === 'drain' && phase === 'Drained') {
     return ended(
       'Done',
       'drained: the node stays cordoned until it is returned to service',
@@ -491,10 +531,7 @@ export const ADVANCE_RULES: ReadonlyArray<[string, AdvanceRule]> = [
     'complete',
     a => {
       if (!a.steps.every(isTerminalStep)) return undefined;
-      const c = countsOf(a.steps);
-      const message = `${c.done} of ${c.total} done${
-        c.failed + c.refused ? `, ${c.failed} failed, ${c.refused} refused` : ''
-      }${c.skipped ? `, ${c.skipped} skipped` : ''}`;
+      const message = completionText(a.plan, a.steps);
       const status = phased(a.status, 'Complete', message);
       return {
         kind: 'write',
@@ -690,6 +727,39 @@ export const ADVANCE_RULES: ReadonlyArray<[string, AdvanceRule]> = [
     },
   ],
 ];
+
+/**
+ * What a finished plan did, in its own words: "2 of 3 rebooted, 1 returned to service
+ * before the reboot". Skipped steps are grouped by why; only steps whose verb happened
+ * count as rebooted or drained.
+ */
+export function completionText(
+  plan: MaintenancePlan,
+  steps: readonly PlanNode[],
+): string {
+  const c = countsOf(steps);
+  const parts = [
+    `${c.done} of ${c.total} ${
+      plan.spec.intent === 'reboot' ? 'rebooted' : 'drained'
+    }`,
+  ];
+  if (c.failed) parts.push(`${c.failed} failed`);
+  if (c.refused) parts.push(`${c.refused} refused`);
+  const skipped = new Map<string, number>();
+  for (const s of steps) {
+    if (s.phase !== 'Skipped') continue;
+    const why = s.message ?? 'skipped';
+    skipped.set(why, (skipped.get(why) ?? 0) + 1);
+  }
+  for (const [why, n] of skipped) {
+    parts.push(
+      why.startsWith('returned to service')
+        ? `${n} ${why}`
+        : `${n} skipped (${why})`,
+    );
+  }
+  return parts.join(', ');
+}
 
 /** The first gate that does not hold now, with its timeout. */
 function failingGate(

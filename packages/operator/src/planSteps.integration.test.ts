@@ -1,0 +1,160 @@
+/*
+ * A plan's steps tell the truth and its status stays within its schema (docs/plans.md),
+ * tried with kubectl on the simulated rack: the operator under its own ServiceAccount and
+ * the chart's admission policies, the Talos emulator counting every verb it receives, the
+ * fixture's payments budget (minAvailable 2 of 2 replicas) holding a drain.
+ *
+ * - A node returned to service while its reboot step drains is Skipped ("returned to
+ *   service before the reboot"), not Done, and the plan says so when it completes.
+ */
+import {
+  maintenancePlanResource,
+  POWER_PROVIDER_NAME,
+  type MaintenancePlan,
+} from '@rackside/plugin-servers-common';
+import { coreResources, ResourceClient } from '@rackside/plugin-servers-node';
+import type { Operator } from './operator';
+import {
+  ADMIN_USER,
+  startOperatorRack,
+  type OperatorRack,
+} from './testing/operatorRack';
+import { powerRack, TALOS_PROVIDER } from './testing/powerRack';
+
+jest.setTimeout(300_000);
+
+let env: OperatorRack;
+let rack: ReturnType<typeof powerRack>;
+let operator: Operator | undefined;
+let plans: ResourceClient<MaintenancePlan>;
+
+/** The fixture's pods need these to be evicted (an emptyDir cache, an unmanaged shell). */
+const DRAIN = { deleteEmptyDirData: true, force: true };
+
+function planObject(name: string, spec: Record<string, unknown>) {
+  return {
+    apiVersion: maintenancePlanResource.apiVersion,
+    kind: 'MaintenancePlan',
+    metadata: { name },
+    spec: {
+      intent: 'reboot',
+      reason: 'kernel update',
+      requestedBy: ADMIN_USER,
+      ...spec,
+    },
+  } as any;
+}
+
+function planIs(
+  name: string,
+  what: string,
+  test: (plan: MaintenancePlan) => boolean,
+  timeoutMs = 60_000,
+): Promise<MaintenancePlan> {
+  return env.waitFor(
+    `plan ${name}: ${what}`,
+    async () => {
+      const plan = await plans.get(name);
+      return test(plan) && plan;
+    },
+    timeoutMs,
+  );
+}
+
+async function paymentsMinAvailable(minAvailable: number) {
+  await new ResourceClient<any>(
+    env.admin,
+    coreResources.podDisruptionBudgets,
+  ).patch(
+    'payments',
+    { spec: { minAvailable } },
+    { type: 'merge', namespace: 'shop' },
+  );
+}
+
+/** The node a running payments pod is on: its drain waits on the payments budget. */
+async function paymentsNode(): Promise<string> {
+  const { items } = await env.core.listNamespacedPod({
+    namespace: 'shop',
+    labelSelector: 'app=payments',
+  });
+  return items.find(p => p.status?.phase === 'Running')!.spec!.nodeName!;
+}
+
+beforeAll(async () => {
+  env = await startOperatorRack({
+    withTalos: true,
+    withRedfish: false,
+    withWorkloads: true,
+  });
+  plans = new ResourceClient<MaintenancePlan>(
+    env.admin,
+    maintenancePlanResource,
+  );
+  rack = powerRack(env);
+  await rack.createPowerSecrets();
+  operator = await env.startReady({
+    drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
+    power: { rebootSeconds: 90, unansweredSeconds: 60 },
+  });
+  await rack.provide(TALOS_PROVIDER);
+  await env.waitFor(
+    'the channel advertises reboot',
+    async () =>
+      (await rack.providers.get(POWER_PROVIDER_NAME)).status?.reboot === true,
+  );
+}, 300_000);
+
+afterAll(async () => {
+  await operator?.stop();
+  await env?.stop();
+}, 60_000);
+
+describe('a plan step tells the truth', () => {
+  it('a node returned to service while its reboot step drains is Skipped, not rebooted, and the plan says so', async () => {
+    await paymentsMinAvailable(2);
+    const node = await paymentsNode();
+    const before = await rack.rebootsByNode();
+    await plans.create(planObject('truth', { nodes: [node], drain: DRAIN }));
+    const held = await planIs(
+      'truth',
+      `${node} held by the payments budget`,
+      p =>
+        (p.status?.nodes ?? []).some(n =>
+          /PodDisruptionBudget payments/.test(n.message ?? ''),
+        ),
+      120_000,
+    );
+    // A person returns the node to service with kubectl before the reboot is sent.
+    await env.nms.patch(
+      held.status!.nodes![0].maintenance!,
+      {
+        spec: {
+          returnToService: {
+            by: ADMIN_USER,
+            reason: 'needed back',
+            at: new Date().toISOString(),
+          },
+        },
+      } as any,
+      { type: 'merge' },
+    );
+    const done = await planIs(
+      'truth',
+      'Complete',
+      p => p.status?.phase === 'Complete',
+      120_000,
+    );
+    expect(done.status?.nodes?.[0]).toMatchObject({
+      name: node,
+      phase: 'Skipped',
+      message: 'returned to service before the reboot',
+    });
+    expect(done.status?.counts).toMatchObject({ done: 0, skipped: 1 });
+    expect(done.status?.message).toBe(
+      '0 of 1 rebooted, 1 returned to service before the reboot',
+    );
+    expect(await rack.rebootsByNode()).toEqual(before);
+    await paymentsMinAvailable(1);
+  });
+});
