@@ -182,6 +182,7 @@ export async function startOperator(
     nodes: caches.nodes,
     recorder,
     onError: kind => metrics.reconcileErrors.inc({ kind }),
+    onStatusWriteFailed: kind => metrics.statusWriteFailures.inc({ kind }),
     queueMetrics: controller => metrics.queue(controller),
     log,
   });

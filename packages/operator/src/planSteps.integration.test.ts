@@ -6,6 +6,7 @@
  *
  * - A node returned to service while its reboot step drains is Skipped ("returned to
  *   service before the reboot"), not Done, and the plan says so when it completes.
+ * - A plan of 24 long node names gets a status: every message is cut to the CRD limit.
  */
 import {
   maintenancePlanResource,
@@ -156,5 +157,30 @@ describe('a plan step tells the truth', () => {
     );
     expect(await rack.rebootsByNode()).toEqual(before);
     await paymentsMinAvailable(1);
+  });
+});
+
+describe('a plan status within its schema', () => {
+  it('a plan of 24 long node names gets a status: its messages cut to the CRD limits', async () => {
+    // 24 names of 200 characters: listed whole, the message would pass 4096.
+    const names = Array.from(
+      { length: 24 },
+      (_, i) =>
+        `${'r'.repeat(60)}.${'a'.repeat(60)}.${'c'.repeat(60)}.node-${String(
+          i,
+        ).padStart(10, '0')}`,
+    );
+    await plans.create(planObject('long-names', { nodes: names }));
+    // None of them is a Node: each step is Skipped, and the plan completes.
+    const done = await planIs(
+      'long-names',
+      'Complete',
+      p => p.status?.phase === 'Complete',
+    );
+    expect(done.status?.nodes).toHaveLength(24);
+    expect(done.status?.message?.length).toBeLessThanOrEqual(4096);
+    expect(done.status?.message).toBe('0 of 24 rebooted, 24 skipped (no such Node)');
+    const reasons = await env.eventReasons('long-names', ['Resolved']);
+    expect(reasons).not.toContain('StatusWriteFailed');
   });
 });

@@ -50,6 +50,8 @@ export interface PlanControllersOptions {
   workers?: number;
   clock?: Clock;
   onError?: (kind: string, key: string, error: unknown) => void;
+  /** A status write failed for another reason than a conflict (a metric counts it). */
+  onStatusWriteFailed?: (kind: string) => void;
   queueMetrics?: (controller: string) => WorkQueueMetrics;
   log?: OperatorLog;
 }
@@ -156,14 +158,15 @@ export function createPlanControllers(
           .sort(),
       objectGate: gate => gates.verdict(gate),
     },
-    async writeStatus(plan, status) {
-      const written = await api.maintenancePlans.updateStatus({
-        ...plan,
-        status,
-      } as any);
-      freshPlans.remember(written);
+    async writeStatus(plan, status, writeOptions = {}) {
+      const written = await api.maintenancePlans.updateStatus(
+        { ...plan, status } as any,
+        { dryRun: writeOptions.dryRun },
+      );
+      if (!writeOptions.dryRun) freshPlans.remember(written);
       return written;
     },
+    statusWriteFailed: () => options.onStatusWriteFailed?.('MaintenancePlan'),
     async createStep(plan, step, maintenance) {
       try {
         const created = await api.nodeMaintenances.create(

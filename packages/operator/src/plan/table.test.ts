@@ -1,10 +1,14 @@
 import type {
   MaintenancePlan,
+  MaintenancePlanStatus,
   MaintenancePlanInput,
   NodeMaintenance,
   ObjectGate,
 } from '@rackside/plugin-servers-common';
-import { maintenancePlanSchema } from '@rackside/plugin-servers-common';
+import {
+  maintenancePlanSchema,
+  maintenancePlanStatusSchema,
+} from '@rackside/plugin-servers-common';
 import type { NodeView } from '../maintenance/types';
 import { PlanReconciler, stepObject, type PlanPorts } from './PlanReconciler';
 import { canonical, MAX_WAIT_MS, stepName } from './table';
@@ -58,6 +62,9 @@ class World {
   abandons: Array<{ name: string; by: string }> = [];
   events: string[] = [];
   writes = 0;
+  /** A status write this answers fails with its message (a webhook refusing it). */
+  failWrites?: (status: MaintenancePlanStatus) => string | undefined;
+  statusWriteFailures = 0;
   private rv = 1;
 
   constructor(workers: number, controlPlane = 0) {
@@ -138,7 +145,15 @@ class World {
         objectGate: (gate: ObjectGate) =>
           this.gates.get(gate.name) ?? { holds: false, message: 'unknown' },
       },
-      writeStatus: async (plan, status) => {
+      writeStatus: async (plan, status, options) => {
+        // What the apiserver checks: the status schema (maxLength, maxItems), 422 if not.
+        const checked = maintenancePlanStatusSchema.safeParse(status);
+        if (!checked.success) {
+          throw new Error(`422 Invalid: ${checked.error.issues[0].message}`);
+        }
+        const refused = this.failWrites?.(status);
+        if (refused) throw new Error(refused);
+        if (options?.dryRun) return plan;
         this.writes++;
         // What the apiserver answers: its own key order.
         const written = JSON.parse(canonical({ ...plan, status }));
@@ -157,6 +172,9 @@ class World {
           },
         });
         return true;
+      },
+      statusWriteFailed: () => {
+        this.statusWriteFailures++;
       },
       abandonStep: async (name, flag) => {
         this.abandons.push({ name, by: flag.by });
@@ -501,16 +519,17 @@ describe('the plan table', () => {
     let crash = true;
     const reconciler = new PlanReconciler({
       ...ports,
-      writeStatus: async (plan, status) => {
+      writeStatus: async (plan, status, options) => {
         if (
           crash &&
+          !options?.dryRun &&
           status.nodes?.some(
             n => n.name === 'worker-2' && n.phase === 'Running',
           )
         ) {
           throw new Error('operator killed');
         }
-        return ports.writeStatus(plan, status);
+        return ports.writeStatus(plan, status, options);
       },
     });
     await expect(reconciler.reconcile('p')).rejects.toThrow('operator killed');
@@ -697,6 +716,83 @@ describe('a step is never lighter than a single maintenance', () => {
     await w.reconcile();
     expect(w.creates).toEqual(['p-worker-1']);
     expect(w.get('p').status?.waiting?.on).toBe('authorization');
+  });
+});
+
+describe('a plan status within its schema', () => {
+  const long = (i: number) => `${'rack-07-chassis-'.repeat(14)}node-${i}`;
+
+  it('a plan of 24 long node names gets a status, its message cut with "and N more"', async () => {
+    const w = new World(0);
+    for (let i = 1; i <= 24; i++) w.node(long(i));
+    w.plan('p');
+    await w.reconcile();
+    const status = w.get('p').status!;
+    expect(status.phase).toBe('Running');
+    expect(status.nodes).toHaveLength(24);
+    expect(w.events[0]).toMatch(
+      /^Normal Resolved: 24 node\(s\): .* and 14 more$/,
+    );
+    expect(w.creates).toEqual([stepName('p', long(1))]);
+  });
+
+  it('a step refused with a long pod list does not break later status writes', async () => {
+    const w = new World(3);
+    w.plan('p', { maxParallel: 2, failurePolicy: { tolerate: 1 } });
+    await w.reconcile();
+    const pods = Array.from(
+      { length: 120 },
+      (_, i) => `shop/payments-7d9f8c6b5-${i}`,
+    );
+    w.step('worker-1', 'Refused', {
+      refusal: {
+        reason: `node-local data the pre-flight did not list: ${pods.join(
+          ', ',
+        )}`.slice(0, 4096),
+      },
+      message: 'refused',
+    });
+    await w.reconcile();
+    const step = w.get('p').status!.nodes![0];
+    expect(step.phase).toBe('Refused');
+    expect(step.message!.length).toBeLessThanOrEqual(1024);
+    expect(step.message).toMatch(/\.\.\. and \d+ more$/);
+    // The plan goes on: the next step starts and is recorded.
+    expect(w.steps()).toEqual({
+      'worker-1': 'Refused',
+      'worker-2': 'Running',
+      'worker-3': 'Running',
+    });
+    w.step('worker-2', 'Complete');
+    w.step('worker-3', 'Complete');
+    await w.reconcile();
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Complete',
+      message: '2 of 3 rebooted, 1 refused',
+    });
+  });
+
+  it('creates no step while the status cannot be written, and says so with a Warning Event and the metric', async () => {
+    const w = new World(2);
+    w.plan('p');
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1']);
+    w.step('worker-1', 'Complete');
+    // The status that would record worker-2's step is refused.
+    w.failWrites = status =>
+      status.nodes?.[1].phase === 'Running'
+        ? 'admission webhook "quota" denied the request'
+        : undefined;
+    await expect(w.reconcile()).rejects.toThrow(/quota/);
+    expect(w.steps()).toEqual({ 'worker-1': 'Running', 'worker-2': 'Pending' });
+    expect(w.creates).toEqual(['p-worker-1']);
+    expect(w.statusWriteFailures).toBe(1);
+    expect(w.events.at(-1)).toMatch(
+      /^Warning StatusWriteFailed: status of MaintenancePlan p not written.*quota/,
+    );
+    w.failWrites = undefined;
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1', 'p-worker-2']);
   });
 });
 

@@ -33,6 +33,7 @@
  * NodeMaintenance adopts it instead of creating a second one.
  */
 import {
+  cutList,
   excludedByAuthorization,
   isNodeReady,
   isPlanPaused,
@@ -63,6 +64,7 @@ import {
   type Wait,
 } from '../lifecycle/table';
 import type { NodeView } from '../maintenance/types';
+import { fitPlanStatus } from './statusLimits';
 
 /** What the rows read: watch caches and the clock. */
 export interface PlanView extends Clock {
@@ -382,6 +384,8 @@ function settle(
   requeueAfterMs?: number,
   event?: { type: 'Normal' | 'Warning'; reason: string; message: string },
 ): PlanDecision {
+  // Compared as it is written: cut to the schema (a long message is never "news" again).
+  status = fitPlanStatus(status);
   if (canonical(status) === canonical(a.plan.status)) {
     return { kind: 'wait', requeueAfterMs };
   }
@@ -917,9 +921,10 @@ const resolve: PlanRow = async (plan, view) => {
         }
       : { name: n.name, controlPlane: n.controlPlane, phase: 'Pending' },
   );
-  const message = `${steps.length} node(s): ${steps
-    .map(s => s.name)
-    .join(', ')}`;
+  const message = `${steps.length} node(s): ${cutList(
+    steps.map(s => s.name),
+    10,
+  )}`;
   return {
     kind: 'write',
     status: {
