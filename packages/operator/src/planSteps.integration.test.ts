@@ -7,6 +7,8 @@
  * - A node returned to service while its reboot step drains is Skipped ("returned to
  *   service before the reboot"), not Done, and the plan says so when it completes.
  * - A plan of 24 long node names gets a status: every message is cut to the CRD limit.
+ * - A NodeMaintenance made with kubectl under a step's name, owned by the plan, is adopted
+ *   only if its node, intent and requester are the plan's.
  */
 import {
   maintenancePlanResource,
@@ -179,8 +181,79 @@ describe('a plan status within its schema', () => {
     );
     expect(done.status?.nodes).toHaveLength(24);
     expect(done.status?.message?.length).toBeLessThanOrEqual(4096);
-    expect(done.status?.message).toBe('0 of 24 rebooted, 24 skipped (no such Node)');
+    expect(done.status?.message).toBe(
+      '0 of 24 rebooted, 24 skipped (no such Node)',
+    );
     const reasons = await env.eventReasons('long-names', ['Resolved']);
     expect(reasons).not.toContain('StatusWriteFailed');
+  });
+});
+
+describe('a step is adopted only if it is what the plan would have created', () => {
+  it('a NodeMaintenance made with kubectl under the step name, owned by the plan, for another intent, fails the step: nothing is sent', async () => {
+    const before = await rack.rebootsByNode();
+    // Paused from the start: the plan resolves its nodes and starts nothing.
+    const plan = await plans.create(
+      planObject('adopt', {
+        nodes: ['worker-2'],
+        drain: DRAIN,
+        pause: {
+          by: ADMIN_USER,
+          reason: 'not yet',
+          at: new Date().toISOString(),
+        },
+      }),
+    );
+    await planIs('adopt', 'Paused', p => p.status?.phase === 'Paused');
+    // The admin writes the step's name, with the plan as its controller owner.
+    await env.nms.create({
+      apiVersion: 'rackside.dev/v1alpha1',
+      kind: 'NodeMaintenance',
+      metadata: {
+        name: 'adopt-worker-2',
+        ownerReferences: [
+          {
+            apiVersion: plan.apiVersion,
+            kind: 'MaintenancePlan',
+            name: 'adopt',
+            uid: plan.metadata.uid!,
+            controller: true,
+          },
+        ],
+      },
+      spec: {
+        nodeName: 'worker-2',
+        intent: 'cordon',
+        reason: 'hand-made',
+        requestedBy: ADMIN_USER,
+      },
+    } as any);
+    const failed = await planIs(
+      'adopt',
+      'Failed',
+      p => p.status?.phase === 'Failed',
+    );
+    expect(failed.status?.nodes?.[0]).toMatchObject({
+      name: 'worker-2',
+      phase: 'Failed',
+      message:
+        'NodeMaintenance adopt-worker-2 names this plan as its owner but has intent cordon, not reboot: not adopted, nothing is done on worker-2',
+    });
+    expect(await rack.rebootsByNode()).toEqual(before);
+    // The hand-made cordon is the admin's own request: returned, it ends.
+    await env.nms.patch(
+      'adopt-worker-2',
+      {
+        spec: {
+          returnToService: {
+            by: ADMIN_USER,
+            reason: 'test done',
+            at: new Date().toISOString(),
+          },
+        },
+      } as any,
+      { type: 'merge' },
+    );
+    await env.phaseIs('adopt-worker-2', 'Complete');
   });
 });

@@ -589,7 +589,7 @@ describe('the plan table', () => {
     const w = new World(3);
     w.plan('p', { maxParallel: 3 });
     await w.reconcile();
-    const returned = (by: string) => ({
+    const returned = () => ({
       history: (
         ['Requested', 'Cordoned', 'Draining', 'Returning'] as const
       ).map(phase => ({ phase, at: new Date(w.now).toISOString() })),
@@ -602,7 +602,7 @@ describe('the plan table', () => {
       w.nms.set(name, { ...nm, spec: { ...nm.spec, returnToService: flag } });
     }
     w.step('worker-1', 'Complete');
-    w.step('worker-2', 'Complete', returned('ops'));
+    w.step('worker-2', 'Complete', returned());
     w.step('worker-3', 'Complete');
     await w.reconcile();
     expect(w.get('p').status?.nodes?.[1]).toMatchObject({
@@ -628,7 +628,7 @@ describe('the plan table', () => {
       ...nm,
       spec: { ...nm.spec, returnToService: flag },
     });
-    d.step('worker-1', 'Complete', returned('ops'));
+    d.step('worker-1', 'Complete', returned());
     await d.reconcile();
     expect(d.get('p').status).toMatchObject({
       phase: 'Complete',
@@ -640,6 +640,40 @@ describe('the plan table', () => {
         }),
       ],
     });
+  });
+
+  it("adopts a NodeMaintenance owned by the plan only if its node, intent and requester are the plan's", async () => {
+    const w = new World(2);
+    w.plan('p');
+    // Someone who may create NodeMaintenances writes one under the step's name, with the
+    // plan as its controller owner, for another node, intent and requester.
+    const forged = stepObject(
+      w.get('p'),
+      w.get('p').spec.nodes!.map(n => ({
+        name: n,
+        controlPlane: false,
+        phase: 'Pending' as const,
+      }))[0],
+      'p-worker-1',
+    );
+    w.nms.set('p-worker-1', {
+      ...forged,
+      spec: {
+        ...forged.spec,
+        nodeName: 'worker-2',
+        intent: 'shutdown',
+        requestedBy: 'mallory',
+      },
+    });
+    await w.reconcile();
+    expect(w.get('p').status?.nodes?.[0]).toMatchObject({
+      name: 'worker-1',
+      phase: 'Failed',
+      message:
+        'NodeMaintenance p-worker-1 names this plan as its owner but is for node worker-2, not worker-1, has intent shutdown, not reboot, was requested by mallory, not user:default/jane: not adopted, nothing is done on worker-1',
+    });
+    expect(w.creates).toEqual([]);
+    expect(w.get('p').status?.phase).toBe('Failed');
   });
 
   it('a step NodeMaintenance deleted mid-plan fails the step', async () => {

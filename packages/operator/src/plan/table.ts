@@ -204,6 +204,34 @@ export function skippedVerbText(nm: NodeMaintenance): string {
 }
 
 /**
+ * Why a NodeMaintenance that names the plan as its controller is not the plan's step:
+ * anyone who may create NodeMaintenances can write that owner reference, so a step is
+ * adopted only if it is what the plan would have created (its node, the plan's intent,
+ * the plan's requester). Undefined when it is.
+ */
+export function adoptionMismatch(
+  plan: MaintenancePlan,
+  step: PlanNode,
+  nm: NodeMaintenance,
+): string | undefined {
+  const wrong: string[] = [];
+  if (nm.spec.nodeName !== step.name) {
+    wrong.push(`is for node ${nm.spec.nodeName}, not ${step.name}`);
+  }
+  if (nm.spec.intent !== plan.spec.intent) {
+    wrong.push(`has intent ${nm.spec.intent}, not ${plan.spec.intent}`);
+  }
+  if ((nm.spec.requestedBy ?? '') !== (plan.spec.requestedBy ?? '')) {
+    wrong.push(
+      `was requested by ${nm.spec.requestedBy ?? 'nobody'}, not ${
+        plan.spec.requestedBy ?? 'nobody'
+      }`,
+    );
+  }
+  return wrong.length > 0 ? wrong.join(', ') : undefined;
+}
+
+/**
  * One step as its NodeMaintenance says it stands. A Pending step whose NodeMaintenance
  * exists (created, then the operator stopped before recording it) is adopted as Running.
  */
@@ -233,6 +261,15 @@ export function syncStep(
       phase: 'Failed',
       endedAt: at,
       message: `NodeMaintenance ${name} exists and is not this plan's`,
+    };
+  }
+  const mismatch = adoptionMismatch(plan, step, nm);
+  if (mismatch) {
+    return {
+      ...step,
+      phase: 'Failed',
+      endedAt: at,
+      message: `NodeMaintenance ${name} names this plan as its owner but ${mismatch}: not adopted, nothing is done on ${step.name}`,
     };
   }
   const running: PlanNode = {
