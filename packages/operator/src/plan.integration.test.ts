@@ -112,6 +112,8 @@ const startOperator = () =>
   env.startReady({
     drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
     power: { rebootSeconds: 90, unansweredSeconds: 60 },
+    // The chart's operator.planGateReads: the object gate below reads ConfigMaps.
+    planGateReads: ['configmaps'],
   });
 
 beforeAll(async () => {
@@ -454,7 +456,7 @@ describe('MaintenancePlan', () => {
       phase: 'Waiting',
       waiting: {
         on: 'gate',
-        message: 'ConfigMap default/plan-go: .data.go is no, not yes',
+        message: 'ConfigMap default/plan-go: .data.go is not yes',
       },
     });
     expect(held.status?.nodes?.map(n => n.name)).toEqual([

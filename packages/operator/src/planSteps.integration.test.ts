@@ -9,6 +9,9 @@
  * - A plan of 24 long node names gets a status: every message is cut to the CRD limit.
  * - A NodeMaintenance made with kubectl under a step's name, owned by the plan, is adopted
  *   only if its node, intent and requester are the plan's.
+ * - Object gates read nothing: a gate on a pod's containers never shows what it read; a
+ *   gate on a namespaced kind without a namespace, or on a kind the chart does not allow,
+ *   is refused; a plan of 9 gates is refused.
  */
 import {
   maintenancePlanResource,
@@ -19,6 +22,7 @@ import { coreResources, ResourceClient } from '@rackside/plugin-servers-node';
 import type { Operator } from './operator';
 import {
   ADMIN_USER,
+  OPERATOR_NAMESPACE as NS,
   startOperatorRack,
   type OperatorRack,
 } from './testing/operatorRack';
@@ -99,6 +103,8 @@ beforeAll(async () => {
   operator = await env.startReady({
     drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
     power: { rebootSeconds: 90, unansweredSeconds: 60 },
+    // The chart's operator.planGateReads: [{apiGroups: [''], resources: [pods]}].
+    planGateReads: ['pods'],
   });
   await rack.provide(TALOS_PROVIDER);
   await env.waitFor(
@@ -255,5 +261,116 @@ describe('a step is adopted only if it is what the plan would have created', () 
       { type: 'merge' },
     );
     await env.phaseIs('adopt-worker-2', 'Complete');
+  });
+});
+
+describe('object gates read nothing', () => {
+  const gatePlan = (name: string, gate: Record<string, unknown>) =>
+    planObject(name, {
+      nodes: ['worker-6'],
+      gates: { objects: [{ name: 'g', ...gate }] },
+    });
+
+  it("a gate on a pod's containers waits saying what it expects, never the pod's environment", async () => {
+    const secret = 'sekrit-env-value-4711';
+    await env.core.createNamespacedPod({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'gate-env', labels: { app: 'gate-env' } },
+        spec: {
+          containers: [
+            {
+              name: 'app',
+              image: 'registry.example/app:1',
+              env: [{ name: 'DB_PASSWORD', value: secret }],
+            },
+          ],
+        },
+      },
+    });
+    await plans.create(
+      gatePlan('pod-gate', {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        namespace: 'default',
+        objectName: 'gate-env',
+        field: { path: '.spec.containers', value: 'x' },
+      }),
+    );
+    const held = await planIs(
+      'pod-gate',
+      'waiting on gate g',
+      p =>
+        p.status?.waiting?.gate === 'g' &&
+        !/reading/.test(p.status.waiting.message),
+    );
+    expect(held.status?.waiting?.message).toBe(
+      'Pod default/gate-env: .spec.containers is not x',
+    );
+    expect(JSON.stringify(held)).not.toContain(secret);
+    expect(
+      await env.nms.list({ labelSelector: 'rackside.dev/plan=pod-gate' }),
+    ).toMatchObject({ items: [] });
+  });
+
+  it('a gate on a namespaced kind without a namespace, or on a kind the chart does not allow, is refused: the plan fails, starting nothing', async () => {
+    await plans.create(
+      gatePlan('no-namespace', {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        selector: { matchLabels: { app: 'gate-env' } },
+        condition: { type: 'Ready', status: 'True' },
+      }),
+    );
+    await plans.create(
+      gatePlan('not-allowed', {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        namespace: NS,
+        objectName: 'anything',
+        field: { path: '.data.password', value: 'x' },
+      }),
+    );
+    const noNamespace = await planIs(
+      'no-namespace',
+      'Failed',
+      p => p.status?.phase === 'Failed',
+    );
+    expect(noNamespace.status?.message).toBe(
+      'gate g refused: pods is namespaced: the gate names its namespace (a gate never reads a kind cluster-wide)',
+    );
+    const notAllowed = await planIs(
+      'not-allowed',
+      'Failed',
+      p => p.status?.phase === 'Failed',
+    );
+    expect(notAllowed.status?.message).toBe(
+      "gate g refused: secrets is not among the kinds plan gates may read (the chart's operator.planGateReads)",
+    );
+    for (const plan of ['no-namespace', 'not-allowed']) {
+      const { items } = await env.nms.list({
+        labelSelector: `rackside.dev/plan=${plan}`,
+      });
+      expect(items).toEqual([]);
+    }
+  });
+
+  it('a plan of 9 object gates is refused at admission', async () => {
+    const gate = (i: number) => ({
+      name: `g${i}`,
+      apiVersion: 'v1',
+      kind: 'Pod',
+      namespace: 'default',
+      objectName: 'gate-env',
+      condition: { type: 'Ready', status: 'True' },
+    });
+    await expect(
+      plans.create(
+        planObject('nine-gates', {
+          nodes: ['worker-6'],
+          gates: { objects: Array.from({ length: 9 }, (_, i) => gate(i)) },
+        }),
+      ),
+    ).rejects.toThrow(/must have at most 8 items|Too many/);
   });
 });

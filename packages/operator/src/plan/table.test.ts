@@ -57,7 +57,10 @@ class World {
   nms = new Map<string, NodeMaintenance>();
   nodes = new Map<string, NodeView>();
   unhealthy: string[] = [];
-  gates = new Map<string, { holds: boolean; message: string }>();
+  gates = new Map<
+    string,
+    { holds: boolean; message: string; refused?: boolean }
+  >();
   creates: string[] = [];
   abandons: Array<{ name: string; by: string }> = [];
   events: string[] = [];
@@ -382,6 +385,37 @@ describe('the plan table', () => {
       message: 'gate storage did not hold within 600s: HEALTH_WARN',
     });
     expect(w.creates).toEqual(['p-worker-1']);
+  });
+
+  it('a gate refused as written (a kind not allowed, no namespace, too many objects) stops the plan, starting nothing', async () => {
+    const w = new World(1);
+    w.plan('p', {
+      gates: {
+        objects: [
+          {
+            name: 'secrets',
+            apiVersion: 'v1',
+            kind: 'Secret',
+            namespace: 'default',
+            objectName: 'db',
+            field: { path: '.data.password', value: 'x' },
+          },
+        ],
+      },
+    });
+    w.gates.set('secrets', {
+      holds: false,
+      refused: true,
+      message:
+        "secrets is not among the kinds plan gates may read (the chart's operator.planGateReads)",
+    });
+    await w.reconcile();
+    expect(w.creates).toEqual([]);
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Failed',
+      message:
+        "gate secrets refused: secrets is not among the kinds plan gates may read (the chart's operator.planGateReads)",
+    });
   });
 
   it('starts nothing outside its window and looks again when it opens', async () => {

@@ -74,8 +74,15 @@ export interface PlanView extends Clock {
   maintenance(name: string): NodeMaintenance | undefined;
   /** The PodDisruptionBudgets of the cluster that are not healthy, as namespace/name. */
   unhealthyBudgets(): string[];
-  /** Whether an object gate holds now, and if not why. */
-  objectGate(gate: ObjectGate): { holds: boolean; message: string };
+  /**
+   * Whether an object gate holds now, and if not why; `refused`: it cannot be checked as
+   * written (a kind not allowed, no namespace, too many objects), so the plan stops.
+   */
+  objectGate(gate: ObjectGate): {
+    holds: boolean;
+    message: string;
+    refused?: boolean;
+  };
 }
 
 /** What a row answers. */
@@ -712,6 +719,13 @@ export const ADVANCE_RULES: ReadonlyArray<[string, AdvanceRule]> = [
     a => {
       const failing = failingGate(a);
       if (!failing) return undefined;
+      if (failing.refused) {
+        return stop(
+          a,
+          'GateRefused',
+          `gate ${failing.gate} refused: ${failing.message}`,
+        );
+      }
       const wait = waitOn(
         a.status,
         { on: 'gate', gate: failing.gate, message: failing.message },
@@ -803,9 +817,14 @@ export function completionText(
 }
 
 /** The first gate that does not hold now, with its timeout. */
-function failingGate(
-  a: Advance,
-): { gate: string; message: string; timeoutSeconds?: number } | undefined {
+function failingGate(a: Advance):
+  | {
+      gate: string;
+      message: string;
+      timeoutSeconds?: number;
+      refused?: boolean;
+    }
+  | undefined {
   const gates = a.plan.spec.gates;
   const builtInTimeout = gates?.timeoutSeconds;
   if (gates?.previousNodeReady ?? true) {
@@ -840,6 +859,7 @@ function failingGate(
         gate: gate.name,
         message: verdict.message,
         timeoutSeconds: gate.timeoutSeconds,
+        refused: verdict.refused,
       };
     }
   }
