@@ -5,7 +5,8 @@
  * the chart's RBAC and the attribution policy admit (the user's entity ref as
  * requestedBy), the watch cache lists it, and pause, resume and cancel are written with
  * the user as `by` and a resume later than the pause. No operator runs here: the plan
- * stays Pending.
+ * stays Pending. The admin writes the PowerProvider a channel would advertise (reboot),
+ * since a plan is refused at creation for a verb nobody can send.
  */
 import { createServiceFactory } from '@backstage/backend-plugin-api';
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
@@ -35,6 +36,7 @@ beforeAll(async () => {
   rack = await startTestRack({ withTalos: false, withRedfish: false });
   const rackside = await installRackside(rack);
   admin = rackside.admin;
+  await advertiseReboot(admin);
   backend = await startTestBackend({
     features: [
       serversPlugin,
@@ -66,6 +68,33 @@ afterAll(async () => {
   await backend?.stop();
   await rack?.stop();
 }, 60_000);
+
+/** What the operator writes for a Talos channel that is Ready: reboot is offered. */
+async function advertiseReboot(kube: KubeHttp): Promise<void> {
+  const path = '/apis/rackside.dev/v1alpha1/powerproviders';
+  const created: Obj = await kube.request({
+    method: 'POST',
+    path,
+    body: {
+      apiVersion: 'rackside.dev/v1alpha1',
+      kind: 'PowerProvider',
+      metadata: { name: 'default' },
+      spec: { type: 'talos', talos: { secretRef: { name: 'talosconfig' } } },
+    },
+  });
+  await kube.request({
+    method: 'PUT',
+    path: `${path}/default/status`,
+    body: {
+      ...created,
+      status: {
+        reboot: true,
+        shutdown: true,
+        observedGeneration: created.metadata.generation,
+      },
+    },
+  });
+}
 
 const planOf = (name: string): Promise<Obj> =>
   admin.request({
