@@ -9,7 +9,7 @@ import Router from 'express-promise-router';
 import { PreflightConflictError } from '../service/preflight';
 import { queryFlag, sendPreflightConflict } from '../servers/preflightHttp';
 import type { AuthorizedPlansService } from './AuthorizedPlansService';
-import { parsePlanPreflightQuery } from './PlansService';
+import { parsePlanListQuery, parsePlanPreflightQuery } from './PlansService';
 
 /** Options of {@link createPlansRouter}. */
 export interface PlansRouterOptions {
@@ -25,7 +25,12 @@ export function createPlansRouter(options: PlansRouterOptions): express.Router {
   router.get('/clusters/:cluster/plans', async (req, res) => {
     const credentials = await httpAuth.credentials(req);
     res.json(
-      await plans.listPlans(credentials, req.params.cluster, { request: req }),
+      await plans.listPlans(
+        credentials,
+        req.params.cluster,
+        parsePlanListQuery(req.query as Record<string, unknown>),
+        { request: req },
+      ),
     );
   });
 
