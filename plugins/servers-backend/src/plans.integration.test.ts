@@ -203,3 +203,65 @@ describe('a maintenance plan from the routes, on the apiserver', () => {
     });
   });
 });
+
+describe('the plan pre-flight reads many servers at once', () => {
+  it('shows each server as its own pre-flight does (pods, node-local data, budgets), read in one batch', async () => {
+    const server = backend!.server;
+    const pod = (name: string, node: string, volume: Obj) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default', labels: { app: name } },
+      spec: {
+        nodeName: node,
+        containers: [{ name: 'c', image: 'registry.invalid/app:1' }],
+        volumes: [{ name: 'v', ...volume }],
+      },
+    });
+    for (const p of [
+      pod('scratch', 'worker-1', { emptyDir: {} }),
+      pod('local-data', 'worker-2', { hostPath: { path: '/srv/data' } }),
+      pod('plain', 'worker-3', { configMap: { name: 'x' } }),
+    ]) {
+      await admin.request({
+        method: 'POST',
+        path: '/api/v1/namespaces/default/pods',
+        body: p,
+      });
+    }
+    const names = (
+      await request(server).get('/api/servers/clusters/plant-a/servers')
+    ).body.items
+      .map((s: Obj) => s.name)
+      .sort();
+    // More than a handful: the batched read, not a pod list per server.
+    expect(names.length).toBeGreaterThan(4);
+    const plan = await request(server).get(
+      `${BASE}/preflight?intent=drain&nodes=${names.join(',')}`,
+    );
+    expect(plan.status).toBe(200);
+    const shown = (impact: Obj) => ({
+      node: impact.node,
+      evict: impact.evict.map((e: Obj) => e.name).sort(),
+      blockers: impact.blockers,
+      ceremony: impact.ceremony.level,
+    });
+    for (const node of names) {
+      const single = await request(server).get(
+        `/api/servers/clusters/plant-a/servers/${node}/preflight?action=drain`,
+      );
+      expect(single.status).toBe(200);
+      expect(shown(plan.body.nodes.find((n: Obj) => n.node === node))).toEqual(
+        shown(single.body),
+      );
+    }
+    const byNode = new Map(plan.body.nodes.map((n: Obj) => [n.node, n]));
+    // emptyDir data is lost by a drain: without deleteEmptyDirData it blocks, as alone.
+    expect((byNode.get('worker-1') as Obj).blockers.join(' ')).toContain(
+      'scratch',
+    );
+    // hostPath is data on the node: the drain is blocked without allowNodeLocalData.
+    expect((byNode.get('worker-2') as Obj).blockers.join(' ')).toContain(
+      'local-data',
+    );
+  });
+});

@@ -408,6 +408,34 @@ describe('POST plans', () => {
     expect(cluster.writes).toBe(0);
   });
 
+  it('429 with Retry-After beyond the per-user limit of plan pre-flights; a plan request takes one too', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster, {
+      config: { plans: { preflightsPerMinute: 2 } },
+    });
+    const token = await tokenFor(server, 'intent=drain&nodes=worker-1');
+    expect(
+      (await preflight(server, 'intent=drain&nodes=worker-1')).status,
+    ).toBe(200);
+    const third = await preflight(server, 'intent=drain&nodes=worker-1');
+    expect(third.status).toBe(429);
+    expect(Number(third.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(third.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(third.body.error.message).toContain(
+      'at most 2 plan pre-flights a minute',
+    );
+    const create = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'drain',
+        nodes: ['worker-1'],
+        reason: REASON,
+        preflightToken: token,
+      });
+    expect(create.status).toBe(429);
+    expect(cluster.writes).toBe(0);
+  });
+
   it('a token issued to another user is a 400', async () => {
     const cluster = rack();
     // Two replicas sharing the secret: the token is theirs, but not this user's.

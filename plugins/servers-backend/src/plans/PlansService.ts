@@ -59,6 +59,7 @@ import crypto from 'node:crypto';
 import { audited } from '../lib/audited';
 import { parseRequestBody } from '../lib/requestBody';
 import { PLAN_SEVERITY } from '../service/auditSeverity';
+import { PlanPreflightLimiter } from './preflightLimiter';
 import {
   impactDigest,
   PreflightConflictError,
@@ -304,20 +305,30 @@ export interface PlanUserAccess extends PlanAccess {
   user: string;
 }
 
+/** How many plan pre-flights a user may ask a minute unless app-config says otherwise. */
+export const PLAN_PREFLIGHTS_PER_MINUTE_DEFAULT = 20;
+
 /** The plans' own settings (`servers.plans` in app-config, config.ts). */
 export interface PlansConfig {
   /** How long a plan's authorization lasts from its creation or renewal. */
   authorizationHours: number;
+  /** Plan pre-flights (a plan request takes one) a user may ask a minute. */
+  preflightsPerMinute: number;
 }
 
 export class PlansService {
+  private readonly preflights: PlanPreflightLimiter;
+
   constructor(
     private readonly servers: ServersService,
     private readonly options: ServersServiceOptions,
     private readonly config: PlansConfig = {
       authorizationHours: PLAN_AUTHORIZATION_DEFAULT_HOURS,
+      preflightsPerMinute: PLAN_PREFLIGHTS_PER_MINUTE_DEFAULT,
     },
-  ) {}
+  ) {
+    this.preflights = new PlanPreflightLimiter(config.preflightsPerMinute);
+  }
 
   /** The cluster's plans this user may read: those whose every existing node is readable. */
   private async readablePlans(access: PlanAccess, cluster: ClusterState) {
@@ -439,27 +450,25 @@ export class PlansService {
     const steps = stepsFor(planned, maxParallel);
     const stepOf = new Map<string, number>();
     steps.forEach((names, i) => names.forEach(n => stepOf.set(n, i)));
-    const impacts = await Promise.all(
-      planned.map(async (n): Promise<PlanNodeImpact> => {
-        const impact = await this.servers.currentImpact(
-          cluster,
-          snap,
-          n.name,
-          intent,
-          options,
-        );
-        // The quorum numbers only for users who read every member (as the single one).
-        const { token: _token, ...shown } = scope.preflightOf(snap, {
-          ...impact,
-          token: '',
-        });
-        return {
-          ...shown,
-          controlPlane: n.controlPlane,
-          step: stepOf.get(n.name)!,
-        };
-      }),
+    const current = await this.servers.currentImpacts(
+      cluster,
+      snap,
+      planned.map(n => n.name),
+      intent,
+      options,
     );
+    const impacts = planned.map((n, i): PlanNodeImpact => {
+      // The quorum numbers only for users who read every member (as the single one).
+      const { token: _token, ...shown } = scope.preflightOf(snap, {
+        ...current[i],
+        token: '',
+      });
+      return {
+        ...shown,
+        controlPlane: n.controlPlane,
+        step: stepOf.get(n.name)!,
+      };
+    });
     const byNode = new Map(impacts.map(i => [i.node, i]));
     const budgets = new Map<string, DrainBudget>();
     for (const impact of impacts) {
@@ -564,6 +573,7 @@ export class PlansService {
           intent,
           planned.map(n => n.name),
         );
+        this.preflights.take(access.user);
         const impact = await this.computePlanPreflight(
           cluster,
           snap,
@@ -729,6 +739,7 @@ export class PlansService {
       }
       const token = body.preflightToken!;
 
+      this.preflights.take(actor);
       const current = await this.computePlanPreflight(
         cluster,
         snap,

@@ -9,6 +9,10 @@ import Router from 'express-promise-router';
 import { PreflightConflictError } from '../service/preflight';
 import { queryFlag, sendPreflightConflict } from '../servers/preflightHttp';
 import type { AuthorizedPlansService } from './AuthorizedPlansService';
+import {
+  sendTooManyPlanPreflights,
+  TooManyPlanPreflightsError,
+} from './preflightLimiter';
 import { parsePlanListQuery, parsePlanPreflightQuery } from './PlansService';
 
 /** Options of {@link createPlansRouter}. */
@@ -37,17 +41,25 @@ export function createPlansRouter(options: PlansRouterOptions): express.Router {
   // Before `/plans/:name`: `preflight` is not a plan.
   router.get('/clusters/:cluster/plans/preflight', async (req, res) => {
     const credentials = await httpAuth.credentials(req, { allow: ['user'] });
-    res.json(
-      await plans.planPreflight(
-        credentials,
-        req.params.cluster,
-        parsePlanPreflightQuery(
-          req.query as Record<string, unknown>,
-          queryFlag,
+    try {
+      res.json(
+        await plans.planPreflight(
+          credentials,
+          req.params.cluster,
+          parsePlanPreflightQuery(
+            req.query as Record<string, unknown>,
+            queryFlag,
+          ),
+          { request: req },
         ),
-        { request: req },
-      ),
-    );
+      );
+    } catch (error) {
+      if (error instanceof TooManyPlanPreflightsError) {
+        sendTooManyPlanPreflights(req, res, error);
+        return;
+      }
+      throw error;
+    }
   });
 
   router.get('/clusters/:cluster/plans/:name', async (req, res) => {
@@ -72,6 +84,10 @@ export function createPlansRouter(options: PlansRouterOptions): express.Router {
     } catch (error) {
       if (error instanceof PreflightConflictError) {
         sendPreflightConflict(req, res, error);
+        return;
+      }
+      if (error instanceof TooManyPlanPreflightsError) {
+        sendTooManyPlanPreflights(req, res, error);
         return;
       }
       throw error;
