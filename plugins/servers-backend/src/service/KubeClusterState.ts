@@ -31,6 +31,7 @@ import type {
   MaintenanceObject,
   NewMaintenance,
   NewPlan,
+  NodeDrainInputs,
   PlanObject,
   RequestFlagName,
 } from './types';
@@ -302,6 +303,34 @@ export class KubeClusterState implements ClusterState {
     ]);
     // Undefined (no VirtualMachineInstance API) leaves the pre-flight without the section.
     return virtualMachines ? { ...storage, virtualMachines } : storage;
+  }
+
+  async drainInputsOf(
+    nodeNames: string[],
+  ): Promise<Map<string, NodeDrainInputs>> {
+    const [nodes, inputs] = await Promise.all([
+      this.nodes(),
+      this.core.drainInputsOf(nodeNames),
+    ]);
+    // The labels from the watch cache: a GET per node is what this read avoids.
+    const labelsOf = new Map(
+      nodes.map(n => [n.metadata?.name ?? '', n.metadata?.labels ?? {}]),
+    );
+    const { podsByNode, claims, volumes, virtualMachines } = inputs;
+    return new Map(
+      [...podsByNode].map(([node, pods]) => [
+        node,
+        {
+          pods,
+          storage: {
+            nodeLabels: labelsOf.get(node) ?? {},
+            claims,
+            volumes,
+            ...(virtualMachines ? { virtualMachines } : {}),
+          },
+        },
+      ]),
+    );
   }
 
   async createMaintenance(obj: NewMaintenance): Promise<MaintenanceObject> {

@@ -87,6 +87,12 @@ export interface NewPlan {
 /** A request flag the backend sets on a maintenance. */
 export type RequestFlagName = 'returnToService' | 'abandon' | 'powerOn';
 
+/** What the drain pre-flight of one node reads: its pods and what tells its data apart. */
+export interface NodeDrainInputs {
+  pods: PodObject[];
+  storage: Omit<DrainContext, 'nodeName'>;
+}
+
 /**
  * One cluster as the routes see it: reads come from watch caches, writes go
  * to the apiserver. Kept small so routes are testable with a fake.
@@ -119,6 +125,11 @@ export interface ClusterState {
     nodeName: string,
     namespaces: string[],
   ): Promise<Omit<DrainContext, 'nodeName'>>;
+  /**
+   * What {@link podsOnNode} and {@link drainStorage} read, for many nodes at once (a
+   * plan pre-flight), in a number of apiserver requests that does not grow with them.
+   */
+  drainInputsOf?(nodeNames: string[]): Promise<Map<string, NodeDrainInputs>>;
   /** Creates a NodeMaintenance; errors are `@backstage/errors` errors. */
   createMaintenance(obj: NewMaintenance): Promise<MaintenanceObject>;
   /** Sets one request flag on a maintenance (merge patch of spec). */

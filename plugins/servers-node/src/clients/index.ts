@@ -17,6 +17,7 @@ export type {
   EventSource,
   EvictionResult,
   NodeObject,
+  NodesDrainInputs,
   PodDisruptionBudgetObject,
   PodObject,
   SecretObject,
