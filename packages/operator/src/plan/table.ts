@@ -424,12 +424,12 @@ export function canonical(value: unknown): string {
 /** Writes `status` if it differs from what is stored; otherwise waits. */
 function settle(
   a: Advance,
-  status: MaintenancePlanStatus,
+  wanted: MaintenancePlanStatus,
   requeueAfterMs?: number,
   event?: { type: 'Normal' | 'Warning'; reason: string; message: string },
 ): PlanDecision {
   // Compared as it is written: cut to the schema (a long message is never "news" again).
-  status = fitPlanStatus(status);
+  const status = fitPlanStatus(wanted);
   if (canonical(status) === canonical(a.plan.status)) {
     return { kind: 'wait', requeueAfterMs };
   }
