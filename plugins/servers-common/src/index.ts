@@ -21,6 +21,7 @@ export * from './planPhases';
 export * from './planWindow';
 export * from './planNodes';
 export * from './planAuthority';
+export * from './planGates';
 export * from './textLimits';
 export * from './serverListRules';
 export * from './api';

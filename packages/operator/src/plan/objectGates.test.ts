@@ -2,7 +2,6 @@ import type { ObjectGate } from '@rackside/plugin-servers-common';
 import {
   evaluateObjectGate,
   fieldAt,
-  gateReadsAllow,
   labelSelectorText,
   MAX_GATE_OBJECTS,
   slimForGate,
@@ -116,16 +115,6 @@ describe('evaluateObjectGate', () => {
 });
 
 describe('gate reads', () => {
-  it('allows only the kinds the chart lists, as resource.group', () => {
-    const reads = ['cephclusters.ceph.rook.io', 'configmaps', '*.example.com'];
-    expect(gateReadsAllow(reads, 'ceph.rook.io', 'cephclusters')).toBe(true);
-    expect(gateReadsAllow(reads, '', 'configmaps')).toBe(true);
-    expect(gateReadsAllow(reads, 'example.com', 'widgets')).toBe(true);
-    expect(gateReadsAllow(reads, '', 'secrets')).toBe(false);
-    expect(gateReadsAllow(reads, '', 'pods')).toBe(false);
-    expect(gateReadsAllow([], '', 'configmaps')).toBe(false);
-  });
-
   it('sends the label selector to the apiserver', () => {
     expect(
       labelSelectorText({

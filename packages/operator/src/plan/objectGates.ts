@@ -18,9 +18,12 @@
  * CRD's limit), started when first needed and stopped when no open plan names it any
  * more. A change of a watched object wakes the plans that use it.
  */
-import type {
-  LabelSelector,
-  ObjectGate,
+import {
+  apiGroupOf,
+  MAX_GATE_OBJECTS,
+  objectGateRefusal,
+  type LabelSelector,
+  type ObjectGate,
 } from '@rackside/plugin-servers-common';
 import {
   createWatchCache,
@@ -31,8 +34,7 @@ import {
 import type { KubeConfig } from '@kubernetes/client-node';
 import { canonical } from './table';
 
-/** At most this many objects a gate: a selector matching more is refused. */
-export const MAX_GATE_OBJECTS = 100;
+export { MAX_GATE_OBJECTS };
 
 /** How many failing objects a gate's message names before "and N more". */
 const NAMED_FAILURES = 10;
@@ -187,20 +189,6 @@ export function gateWatchKey(gate: ObjectGate): string {
   });
 }
 
-/**
- * The kinds object gates may read: `resource.group` (kubectl's spelling; a core kind is
- * its resource alone, `*` any resource of a group), as the chart's planGateReads grants.
- */
-export function gateReadsAllow(
-  reads: readonly string[],
-  group: string,
-  resource: string,
-): boolean {
-  const wanted = group ? `${resource}.${group}` : resource;
-  const anyOfGroup = group ? `*.${group}` : '*';
-  return reads.includes(wanted) || reads.includes(anyOfGroup);
-}
-
 interface GateWatch {
   cache?: WatchCache<GateObject>;
   /** Why there is no cache (the kind is not served, discovery failed). */
@@ -313,9 +301,7 @@ export class ObjectGateWatches {
   private async pathOf(
     gate: ObjectGate,
   ): Promise<{ path: string } | { refused: string }> {
-    const group = gate.apiVersion.includes('/')
-      ? gate.apiVersion.split('/')[0]
-      : '';
+    const group = apiGroupOf(gate.apiVersion);
     const root = group ? `/apis/${gate.apiVersion}` : `/api/${gate.apiVersion}`;
     const list = await this.http.request<{
       resources?: Array<{ name: string; kind: string; namespaced: boolean }>;
@@ -324,20 +310,12 @@ export class ObjectGateWatches {
       r => r.kind === gate.kind && !r.name.includes('/'),
     );
     if (!resource) throw new Error('not served by this cluster');
-    const named = group ? `${resource.name}.${group}` : resource.name;
-    if (!gateReadsAllow(this.options.reads, group, resource.name)) {
-      return {
-        refused: `${named} is not among the kinds plan gates may read (the chart's operator.planGateReads)`,
-      };
-    }
+    const refused = objectGateRefusal(gate, resource, this.options.reads);
+    if (refused) return { refused };
     if (!resource.namespaced) return { path: `${root}/${resource.name}` };
-    if (!gate.namespace) {
-      return {
-        refused: `${named} is namespaced: the gate names its namespace (a gate never reads a kind cluster-wide)`,
-      };
-    }
+    // objectGateRefusal refused a namespaced kind without a namespace.
     return {
-      path: `${root}/namespaces/${encodeURIComponent(gate.namespace)}/${
+      path: `${root}/namespaces/${encodeURIComponent(gate.namespace!)}/${
         resource.name
       }`,
     };
