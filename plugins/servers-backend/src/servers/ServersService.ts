@@ -37,7 +37,7 @@ import {
 } from '@rackside/plugin-servers-common';
 import type { ServerResource } from '@rackside/plugin-servers-node';
 import type { Request } from 'express';
-import type { ServerAccess, UserAccess } from './AuthorizedServersService';
+import type { ServerAccess, UserAccess } from './access';
 import { audited, AUDIT_OUTCOME, auditUnauthenticated } from '../lib/audited';
 import { parseRequestBody } from '../lib/requestBody';
 import {

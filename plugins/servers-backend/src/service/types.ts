@@ -6,8 +6,10 @@ import type {
   NodeMaintenanceDrainOptions,
   NodeMaintenancePreflight,
   NodeMaintenanceSpec,
+  NodeFacts,
   NodeMaintenanceStatus,
   PowerProvider,
+  QuorumDerivation,
   RequestFlag,
 } from '@rackside/plugin-servers-common';
 import type {
@@ -16,7 +18,20 @@ import type {
   PodObject,
 } from '@rackside/plugin-servers-node';
 
-import type { ClusterSnapshot } from './view';
+/** Everything a request needs to know about a cluster, read once. */
+export interface ClusterSnapshot {
+  nodes: NodeObject[];
+  facts: NodeFacts[];
+  maintenances: MaintenanceObject[];
+  /** Each node's open maintenance (servers-common `openMaintenanceOf`), by node name. */
+  activeByNode: ReadonlyMap<string, MaintenanceObject>;
+  /** Each node's newest maintenance, terminal or not, by node name. */
+  newestByNode: ReadonlyMap<string, MaintenanceObject>;
+  derivation: QuorumDerivation;
+  powerProvider?: PowerProvider;
+  /** Nodes that have a ServerBMC (a BMC channel reaches only these). */
+  bmcNodes: ReadonlySet<string>;
+}
 
 /**
  * A snapshot derived once per change of a cluster: its `generation`, and per node the
@@ -126,7 +141,7 @@ export interface ClusterState {
     namespaces: string[],
   ): Promise<Omit<DrainContext, 'nodeName'>>;
   /**
-   * What {@link podsOnNode} and {@link drainStorage} read, for many nodes at once (a
+   * What `podsOnNode` and `drainStorage` read, for many nodes at once (a
    * plan pre-flight), in a number of apiserver requests that does not grow with them.
    */
   drainInputsOf?(nodeNames: string[]): Promise<Map<string, NodeDrainInputs>>;

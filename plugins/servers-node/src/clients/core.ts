@@ -233,7 +233,7 @@ export class CoreClient {
   /**
    * What the drain pre-flight reads of many nodes at once (a plan's): their pods, the
    * claims, every PersistentVolume and the VirtualMachineInstances, in a number of
-   * requests that does not grow with the nodes. Up to {@link FEW_NODES} nodes, a pod
+   * requests that does not grow with the nodes. Up to four nodes (`FEW_NODES`), a pod
    * list per node (small and quick); beyond, one cluster-wide pod list. Every list is
    * paged by the client (500 a page). Node labels come from the caller's watch cache.
    */
@@ -295,7 +295,7 @@ export class CoreClient {
     );
   }
 
-  /** Every VirtualMachineInstance, slimmed as {@link virtualMachineInstancesOn} says. */
+  /** Every VirtualMachineInstance, slimmed as `virtualMachineInstancesOn` says. */
   private async virtualMachineInstances(): Promise<
     Array<Required<VirtualMachineInstanceLike>> | undefined
   > {
