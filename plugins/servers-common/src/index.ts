@@ -13,6 +13,7 @@ export * from './ceremony';
 export * from './capability';
 export * from './drain';
 export * from './maintenanceRules';
+export * from './maintenanceOutcome';
 export * from './openMaintenance';
 export * from './applicability';
 export * from './discoveryNetworks';

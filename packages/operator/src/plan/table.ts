@@ -33,6 +33,7 @@
  * NodeMaintenance adopts it instead of creating a second one.
  */
 import {
+  completedOutcome,
   cutList,
   excludedByAuthorization,
   isNodeReady,
@@ -180,37 +181,6 @@ function runningText(nm: NodeMaintenance): string {
 }
 
 /**
- * Whether a step's verb happened, read from its NodeMaintenance's record: a reboot was
- * accepted by the channel (power.reboot.sentAt) and the node came back (Rebooting, then
- * Returning: Ready with a new boot ID); a drain reached Drained. A maintenance that ends
- * Complete says only that the node is back in service, not that anything was done to it:
- * a return to service before the verb ends Complete too.
- */
-export function verbHappened(nm: NodeMaintenance): boolean {
-  const phases = (nm.status?.history ?? []).map(h => h.phase);
-  if (nm.spec.intent === 'reboot') {
-    const sent = nm.status?.power?.reboot?.sentAt ?? nm.status?.rebootSentAt;
-    const rebooting = phases.indexOf('Rebooting');
-    return (
-      sent !== undefined &&
-      rebooting >= 0 &&
-      phases.indexOf('Returning', rebooting) > rebooting
-    );
-  }
-  return phases.includes('Drained') || nm.status?.phase === 'Drained';
-}
-
-/** The verb a step's intent performs, as a noun ("the reboot", "the drain"). */
-const verbNoun = (intent: string) => `the ${intent}`;
-
-/** Why a step whose maintenance ended Complete without its verb is Skipped. */
-export function skippedVerbText(nm: NodeMaintenance): string {
-  return nm.spec.returnToService
-    ? `returned to service before ${verbNoun(nm.spec.intent)}`
-    : `ended without ${verbNoun(nm.spec.intent)}`;
-}
-
-/**
  * Why a NodeMaintenance that names the plan as its controller is not the plan's step:
  * anyone who may create NodeMaintenances can write that owner reference, so a step is
  * adopted only if it is what the plan would have created (its node, the plan's intent,
@@ -297,14 +267,16 @@ export function syncStep(
     return ended('Failed', nm.status?.message ?? 'the maintenance failed');
   }
   if (phase === 'Complete') {
-    if (nm.status?.abandoned) {
+    // Complete says the node is back, not that anything was done to it.
+    const outcome = completedOutcome(nm);
+    if (outcome.kind === 'abandoned') {
       return ended(
         'Skipped',
         `abandoned by ${nm.spec.abandon?.by ?? 'someone'}`,
       );
     }
-    if (!verbHappened(nm)) {
-      return ended('Skipped', skippedVerbText(nm));
+    if (outcome.kind === 'without-verb') {
+      return ended('Skipped', outcome.text);
     }
     return ended(
       'Done',
