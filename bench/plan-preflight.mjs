@@ -475,9 +475,9 @@ runBench(
     console.log(
       `cluster: ${clusterNodes} nodes, ${clusterPods} pods; plan of ${largest}: ${
         planNodes[0]
-      }, ${planNodes[1]}, ... ${
-        planNodes[largest - 1]
-      } (every ${stride}th scale node); request line ${
+      }, ${planNodes[1]}, ... ${planNodes[largest - 1]} (${
+        stride === 1 ? 'the first scale nodes' : `one scale node in ${stride}`
+      }); request line ${
         requestLine.length
       } bytes (limit ${NODE_MAX_HEADER_BYTES})`,
     );
