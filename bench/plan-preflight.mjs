@@ -49,6 +49,8 @@ import {
   UsageError,
 } from './lib/common.mjs';
 import { cpuSeconds, startBackend } from './lib/backend.mjs';
+import { formatCpuSummary, summariseCpuProfile } from './lib/cpuProfile.mjs';
+import { inspectorOf, startCpuProfile } from './lib/inspector.mjs';
 import {
   benchRack,
   CLUSTER,
@@ -88,6 +90,11 @@ const FLAGS = {
     type: 'string',
     default: 'guest',
     help: 'the examples/org.yaml user the guest signs in as',
+  },
+  cpuProfile: {
+    type: 'boolean',
+    default: false,
+    help: "profile the backend's CPU during the largest plan's runs (backend-plan.cpuprofile in the logs; its summary printed)",
   },
   keep: {
     type: 'boolean',
@@ -237,7 +244,7 @@ async function getJson(url, token) {
   } catch {
     body = text;
   }
-  return { status: r.status, body, ms: elapsed };
+  return { status: r.status, body, ms: elapsed, bytes: text.length };
 }
 
 runBench(
@@ -307,6 +314,7 @@ runBench(
       configs: [extraConfig],
       // The pre-flight needs no page: the app is served as it is (or not at all).
       buildApp: false,
+      env: flags.cpuProfile ? { NODE_OPTIONS: '--inspect=127.0.0.1:0' } : {},
     });
     ctx.onCleanup(() => backend.stop());
     const pid = backend.pid();
@@ -404,22 +412,59 @@ runBench(
       const n = size === largest ? runs : Math.min(runs, 5);
       const latencies = [];
       const counts = [];
+      let bytes = 0;
+      const profiler =
+        flags.cpuProfile && size === largest
+          ? await startCpuProfile(
+              await inspectorOf(backend.logFile, 'src/index'),
+            )
+          : undefined;
       const cpu0 = cpuSeconds(pid);
       for (let i = 0; i < n; i++) {
         const start = await requestCounts(kube);
         const r = await planPreflight(names);
         const end = await requestCounts(kube);
         latencies.push(r.ms);
+        bytes = r.bytes;
         counts.push(delta(end, start));
         sample ??= r.body;
       }
       const cpu = (cpuSeconds(pid) - cpu0) / n;
-      bySize.set(size, { latencies, counts, cpu });
+      const profile =
+        profiler &&
+        formatCpuSummary(
+          summariseCpuProfile(
+            await profiler.stop(path.join(logs, 'backend-plan.cpuprofile')),
+            { top: 15 },
+          ),
+        );
+      bySize.set(size, { latencies, counts, cpu, profile, bytes });
       log(
         `plan of ${size}: ${n} runs, p50 ${ms(
           percentile(latencies, 50),
         )}, requests ${range(counts.map(c => c.total))}`,
       );
+    }
+
+    // For reference: the cluster-wide pod list alone, paged as the backend's client pages
+    // it (500 a page, full objects), by the bench's own client.
+    const podListMs = [];
+    let podPages = 0;
+    for (let i = 0; i < 3; i++) {
+      const t = performance.now();
+      let cont;
+      podPages = 0;
+      do {
+        const page = await kube.get(
+          `/api/v1/pods?${new URLSearchParams({
+            limit: '500',
+            ...(cont ? { continue: cont } : {}),
+          })}`,
+        );
+        podPages++;
+        cont = page.metadata?.continue;
+      } while (cont);
+      podListMs.push(performance.now() - t);
     }
 
     // --- today's code before the batch: each node's own pre-flight, all at once ---------
@@ -497,13 +542,18 @@ runBench(
           percentile(s.latencies, 50),
         )}, p95 ${ms(percentile(s.latencies, 95))}, max ${ms(
           Math.max(...s.latencies),
-        )}; backend CPU ${ms(
+        )}; answer ${(s.bytes / 1e3).toFixed(0)} kB; backend CPU ${ms(
           s.cpu * 1000,
         )} a request; apiserver requests ${range(
           totals,
         )} a pre-flight (p50 by kind: ${describeCounts(kinds)})`,
       );
     }
+    console.log(
+      `for reference, the cluster-wide pod list alone (the bench's client, ${podPages} pages of 500): p50 ${ms(
+        percentile(podListMs, 50),
+      )} of 3`,
+    );
     const singleOk = singles.filter(r => r.status === 200).map(r => r.ms);
     console.log(
       `per-node reads (today's code before the batch: each node's pre-flight, ${largest} at once): ${
@@ -539,6 +589,16 @@ runBench(
         seen,
       )}`,
     );
+    const profiled = bySize.get(largest).profile;
+    if (profiled) {
+      console.log(
+        `backend CPU during the ${largest}-server pre-flights (${path.join(
+          logs,
+          'backend-plan.cpuprofile',
+        )}):`,
+      );
+      console.log(profiled);
+    }
     if (flags.keep && !rack.attached)
       console.log(`rack kept: --rack ${rack.dir}`);
     const big = bySize.get(largest);
