@@ -555,7 +555,9 @@ runBench(
       );
     }
     console.log(
-      `for reference, the cluster-wide pod list alone (the bench's client, ${podPages} pages of 500): p50 ${ms(
+      `for reference, the cluster-wide pod list alone (the bench's client, ${podPages} page${
+        podPages === 1 ? '' : 's'
+      } of 500): p50 ${ms(
         percentile(podListMs, 50),
       )} of 3; in one request from the apiserver's watch cache (resourceVersion=0): p50 ${ms(
         percentile(podCacheListMs, 50),
