@@ -81,8 +81,8 @@ export interface Config {
       /**
        * How many plan pre-flights one user may ask in any minute (a plan request
        * takes one too); beyond it the answer is 429 with Retry-After. A plan
-       * pre-flight of more than four servers reads every pod, claim and volume of
-       * the cluster once. Defaults to 20.
+       * pre-flight lists every claim, PersistentVolume and VirtualMachineInstance
+       * of the cluster once (pods come from a watch cache). Defaults to 20.
        */
       preflightsPerMinute?: number;
     };
