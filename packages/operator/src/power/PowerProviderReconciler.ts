@@ -206,6 +206,20 @@ export class PowerProviderReconciler {
     });
   }
 
+  /** The PowerOffConfirmed readback, or undefined where the channel does not read back. */
+  private readback() {
+    const provider = this.ports.provider();
+    const redfish = provider?.spec.redfish;
+    if (!this.channel?.capabilities.confirmsPowerOff || !redfish) {
+      return undefined;
+    }
+    if (redfish.readbackWindowSeconds === 0) return undefined;
+    return {
+      windowSeconds: redfish.readbackWindowSeconds,
+      intervalSeconds: redfish.readbackIntervalSeconds,
+    };
+  }
+
   /** What the maintenance rows and the reconciler use of the channel. */
   powerPort(): ReconcilerPorts['power'] {
     return {
@@ -224,18 +238,7 @@ export class PowerProviderReconciler {
         if (!channel?.powerState || !node?.metadata?.name) return undefined;
         return channel.powerState(powerNodeOf(node, node.metadata.name));
       },
-      readback: () => {
-        const provider = this.ports.provider();
-        const redfish = provider?.spec.redfish;
-        if (!this.channel?.capabilities.confirmsPowerOff || !redfish) {
-          return undefined;
-        }
-        if (redfish.readbackWindowSeconds === 0) return undefined;
-        return {
-          windowSeconds: redfish.readbackWindowSeconds,
-          intervalSeconds: redfish.readbackIntervalSeconds,
-        };
-      },
+      readback: () => this.readback(),
       deadlines: this.deadlines,
       send: async (verb, node): Promise<SendOutcome> => {
         const channel = this.channel;
@@ -259,8 +262,9 @@ export class PowerProviderReconciler {
           return {
             ok: true,
             receipt: { acceptedAt: receipt.acceptedAt, detail: receipt.detail },
+            // Read back only where the readback is on (a window of 0 turns it off).
             confirmsPowerOff:
-              verb === 'shutdown' && channel.capabilities.confirmsPowerOff,
+              verb === 'shutdown' && this.readback() !== undefined,
           };
         } catch (error) {
           return {
