@@ -48,7 +48,8 @@ const machineSettings = (
   machines: { reclaim: { maintenanceWaitMs: MAINTENANCE_WAIT_MS, ...reclaim } },
 });
 
-const reclaimYaml = (name: string, address: string) =>
+/** A MachineReclaim as a kubectl user writes it: `requestedBy` is that writer's username. */
+const reclaimYaml = (name: string, address: string, requestedBy: string) =>
   stringify({
     apiVersion: 'rackside.dev/v1alpha1',
     kind: 'MachineReclaim',
@@ -58,6 +59,7 @@ const reclaimYaml = (name: string, address: string) =>
       targetCluster: 'plant-a',
       credentialSecretRef: { name: `${name}-talosconfig` },
       reason: 'kubectl test',
+      requestedBy,
     },
   });
 
@@ -171,7 +173,7 @@ beforeAll(async () => {
     const dry = await kubectl(
       engineer.kubeconfig,
       ['create', '--dry-run=server', '-f', '-'],
-      reclaimYaml('probe', '127.0.0.1'),
+      reclaimYaml('probe', '127.0.0.1', engineer.username),
     );
     return dry.code !== 0 && /denied the request/.test(dry.stderr);
   });
@@ -191,7 +193,7 @@ describe('the reclaim verb', () => {
     const denied = await kubectl(
       engineer.kubeconfig,
       ['create', '-f', '-'],
-      reclaimYaml('by-engineer', worker.address),
+      reclaimYaml('by-engineer', worker.address, engineer.username),
     );
     expect(denied.code).not.toBe(0);
     expect(denied.stderr).toContain(
@@ -208,7 +210,7 @@ describe('the reclaim verb', () => {
     const allowed = await kubectl(
       reclaimer.kubeconfig,
       ['create', '--dry-run=server', '-f', '-'],
-      reclaimYaml('by-reclaimer', worker.address),
+      reclaimYaml('by-reclaimer', worker.address, reclaimer.username),
     );
     expect(allowed.stderr).toBe('');
     expect(allowed.code).toBe(0);

@@ -89,7 +89,13 @@ class FakeCluster {
           '0',
         )}Z`,
       },
-      spec: { nodeName, intent, reason: 'disk swap', ...extra },
+      spec: {
+        nodeName,
+        intent,
+        reason: 'disk swap',
+        requestedBy: 'user:default/ops',
+        ...extra,
+      },
       status,
     };
     this.maintenances.set(name, nm);
@@ -373,6 +379,17 @@ describe('the transition table', () => {
     );
     await c.reconciler().reconcile('m1');
     expect(c.statusWrites).toHaveLength(0);
+  });
+
+  it('refuses a maintenance without an author before touching the node', async () => {
+    const c = rack();
+    c.create('m1', 'worker-1', 'cordon', { requestedBy: '' });
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Refused');
+    expect(c.maintenances.get('m1')!.status?.refusal?.reason).toMatch(
+      /spec\.requestedBy is empty/,
+    );
+    expect(c.nodePatches).toEqual([]);
   });
 
   it('refuses a virtual node', async () => {

@@ -117,6 +117,12 @@ const admit: Row = async (nm, ports) => {
   const { view, pods, power } = ports;
   const nodeName = nm.spec.nodeName;
   const node = view.node(nodeName);
+  if (!nm.spec.requestedBy?.trim()) {
+    // Every act has an author: the chart's policy refuses such an object at creation; one
+    // that got past it (no policy installed, made before it) is not executed either.
+    const reason = `${nm.spec.intent} of ${nodeName} refused: spec.requestedBy is empty, and a maintenance is carried out only for someone. Create it again with requestedBy set to your Kubernetes username.`;
+    return refuse(reason, 'attribution', { reason });
+  }
   if (node && nodeFactsFromNode(node).virtual) {
     const reason = virtualNodeRefusal(nodeName);
     return refuse(reason, 'virtual', { reason });

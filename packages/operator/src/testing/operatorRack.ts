@@ -290,7 +290,14 @@ export async function startOperatorRack(
         apiVersion: nodeMaintenanceResource.apiVersion,
         kind: 'NodeMaintenance',
         metadata: { name },
-        spec: { nodeName, intent, reason: 'integration test', ...spec },
+        // The chart's policies refuse a maintenance without an author: the writer's name.
+        spec: {
+          nodeName,
+          intent,
+          reason: 'integration test',
+          requestedBy: ADMIN_USER,
+          ...spec,
+        },
       } as NodeMaintenance);
     },
     phaseIs: (name, phase, timeoutMs) =>
