@@ -40,6 +40,11 @@ export interface PowerProviderPorts {
   ): Promise<void>;
   onSent?(verb: PowerSendVerb, channel: string): void;
   log?(message: string): void;
+  /**
+   * Asked right before each Redfish Reset POST, after its reads, login and rate-limit
+   * wait: throws when this replica may no longer act (it lost its leadership).
+   */
+  mayAct?(): void;
 }
 
 export interface PowerDeadlines {
@@ -157,6 +162,7 @@ export class PowerProviderReconciler {
         // Fail early on unreadable default credentials, not at the first verb.
         await this.credentials(redfish.credentialsSecretRef);
         return new RedfishPowerChannel({
+          mayAct: this.ports.mayAct?.bind(this.ports),
           tls: caBundle
             ? { caBundle }
             : { insecureSkipVerify: redfish.insecureSkipVerify },
