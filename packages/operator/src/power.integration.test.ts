@@ -252,6 +252,12 @@ describe('power over Redfish', () => {
     const complete = await env.phaseIs('shutdown-w4', 'Complete', 60_000);
     expect(complete.status?.powerOnSentAt).toBeDefined();
     expect(complete.status?.power?.powerOn?.detail).toMatch(/On/);
+    // The BMC's address stays in the operator's log: not in status or history.
+    const bmcHost = new URL(rack.redfish.url).host;
+    expect(JSON.stringify(complete.status)).not.toContain(bmcHost);
+    expect(complete.status?.power?.shutdown?.detail).toMatch(
+      /GracefulShutdown accepted by the BMC/,
+    );
     expect((await readyWithBootId('worker-4')).ready).toBe(true);
     expect(await env.unschedulable('worker-4')).toBe(false);
   });

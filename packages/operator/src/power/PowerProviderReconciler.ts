@@ -29,6 +29,7 @@ import type {
 import type { SecretReader } from '../kube/secrets';
 import { setCondition } from '../lifecycle/conditions';
 import type { ReconcilerPorts } from '../maintenance/reconciler';
+import { withoutBmcAddresses } from './bmcAddresses';
 
 export interface PowerProviderPorts {
   provider(): PowerProvider | undefined;
@@ -262,12 +263,28 @@ export class PowerProviderReconciler {
             })`,
           };
         }
+        // The full text goes to the operator's log; status, history and notifications
+        // get it without the BMC's address.
+        const recorded = (text: string) => {
+          if (channel.type !== 'redfish') return text;
+          const scrubbed = withoutBmcAddresses(
+            text,
+            this.ports.bmc(name)?.spec.address,
+          );
+          if (scrubbed !== text) {
+            this.ports.log?.(`PowerProvider: ${verb} of ${name}: ${text}`);
+          }
+          return scrubbed;
+        };
         try {
           const receipt = await call(powerNodeOf(node, name));
           this.ports.onSent?.(verb, channel.type);
           return {
             ok: true,
-            receipt: { acceptedAt: receipt.acceptedAt, detail: receipt.detail },
+            receipt: {
+              acceptedAt: receipt.acceptedAt,
+              detail: recorded(receipt.detail),
+            },
             // Read back only where the readback is on (a window of 0 turns it off).
             confirmsPowerOff:
               verb === 'shutdown' && this.readback() !== undefined,
@@ -277,7 +294,7 @@ export class PowerProviderReconciler {
             ok: false,
             outcome:
               error instanceof PowerChannelError ? error.outcome : 'unknown',
-            message: (error as Error).message,
+            message: recorded((error as Error).message),
           };
         }
       },
