@@ -671,10 +671,13 @@ export function observedAfterPowerOn(
       ? `the node was seen NotReady at ${nm.status.nodeSeenNotReadyAt}`
       : 'the node was never seen NotReady',
     isNodeReady(node) ? 'it is Ready now' : 'it is not Ready now',
-    !bootId || !before
-      ? 'no boot ID to compare'
-      : bootId === before
-      ? `its boot ID is the one from before the shutdown (${bootId})`
-      : `its boot ID is new (${bootId})`,
+    bootIdText(bootId, before),
   ].join('; ');
+}
+
+function bootIdText(now: string | undefined, before: string | undefined) {
+  if (!now || !before) return 'no boot ID to compare';
+  return now === before
+    ? `its boot ID is the one from before the shutdown (${now})`
+    : `its boot ID is new (${now})`;
 }

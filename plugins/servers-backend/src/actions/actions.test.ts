@@ -35,15 +35,15 @@ const REASON = 'replace the failed disk in bay 3';
 function setup(
   denied: string[] = [],
   conditional: Record<string, PolicyDecision> = {},
-  options: { policy?: AgentPolicy; allReady?: boolean; power?: boolean } = {},
+  extra: { policy?: AgentPolicy; allReady?: boolean; power?: boolean } = {},
 ) {
   const cluster = new FakeCluster('plant-a', [
     fakeNode('cp-1', { controlPlane: true }),
     fakeNode('cp-2', { controlPlane: true }),
-    fakeNode('cp-3', { controlPlane: true, ready: options.allReady === true }),
+    fakeNode('cp-3', { controlPlane: true, ready: extra.allReady === true }),
     fakeNode('worker-1'),
   ]);
-  if (options.power) cluster.provider = talosProvider();
+  if (extra.power) cluster.provider = talosProvider();
   cluster.pods.set('worker-1', [fakePod('web-1', 'worker-1')]);
   const audited: Array<{ outcome: string; meta: any; options: any }> = [];
   const service = new ServersService({
@@ -83,7 +83,7 @@ function setup(
     ),
   });
   const registry = actionsRegistryServiceMock();
-  registerServersActions(registry, service, options.policy);
+  registerServersActions(registry, service, extra.policy);
   return { cluster, registry, audited };
 }
 
