@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every check and test of the repository: type-check, lint, formatting,
-# unused or unlisted dependencies (knip), the API reports of plugins/*,
+# unused or unlisted dependencies (knip), the import graph's layers and cycles
+# (.dependency-cruiser.cjs), the API reports of plugins/*,
 # the Jest suites of every package, the release tarballs (e2e/release), the
 # simulated rack's own tests, the browser tests (e2e/tests) and the install
 # guide in a portal made by create-app (e2e/portal).
@@ -43,6 +44,9 @@ yarn prettier --check .; record "prettier" $?
 
 stage "dependencies: none unused, none unlisted (knip)"
 yarn knip --dependencies --no-progress; record "knip" $?
+
+stage "import graph: no cycle, no import from a lower layer to a higher one (dependency-cruiser)"
+yarn deps:check; record "import graph" $?
 
 stage "API reports of plugins/* match the code (yarn test:api-reports)"
 # Emits dist-types afresh (non-incremental tsc), then fails when a package's

@@ -10,11 +10,20 @@
 // The fixture's payments budget (minAvailable 2) blocks every eviction by design (the
 // operator's rack tests wait on it); this test deletes it first, so the plan can end
 // unattended.
+// Then two plans that must not be lighter than a single maintenance: a rolling reboot of
+// the three control-plane members, whose every step consumes the last of the quorum
+// margin, asks each member's name typed before it can be requested (and is cancelled
+// from its page); and a plan whose authority lease has ended waits saying so until the
+// guest renews it from the plan page, then runs.
 // Its own port (7032) and a free rack network (claimRackNet), so it never meets the other tests.
 //
 //   node --test e2e/tests/servers-plan.e2e.mjs
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { binaries, writeTokenKubeconfig } from '../rack/rack.mjs';
 import {
   eventually,
   formatViolations,
@@ -214,6 +223,232 @@ test(
         assert.equal(after.powerOn - before[i].powerOn, 1, `${node} on once`);
       }
       assert.ok(row, 'the Servers page showed the rows');
+    } catch (error) {
+      await page
+        .screenshot({ path: SCREENSHOT, fullPage: true })
+        .catch(() => {});
+      throw error;
+    } finally {
+      await page.close();
+    }
+  },
+);
+
+test(
+  'a control-plane reboot plan asks each member typed (the hazard ceremony per node) and records the rungs',
+  { timeout: 300_000 },
+  async t => {
+    const CPS = getJson('nodes')
+      .items.map(n => n.metadata)
+      .filter(m =>
+        Object.hasOwn(m.labels ?? {}, 'node-role.kubernetes.io/control-plane'),
+      )
+      .map(m => m.name)
+      .sort();
+    assert.equal(CPS.length, 3, 'three control-plane members');
+    const page = await env.newPage();
+    page.setDefaultTimeout(30_000);
+    try {
+      await openServersPage(page, env.portal, CPS[0]);
+      for (const node of CPS) {
+        await page.getByRole('checkbox', { name: `Select ${node}` }).check();
+      }
+      await page
+        .getByRole('button', { name: 'Plan a rolling drain / reboot' })
+        .click();
+      const dialog = page.getByRole('dialog', {
+        name: 'Plan a rolling drain / reboot of 3 servers',
+      });
+      await dialog.getByLabel('Reboot', { exact: true }).check();
+      // Each member alone, each consuming the last of the margin: a typed name each.
+      const hazard = dialog.getByTestId('plan-hazard');
+      await hazard.waitFor();
+      for (const node of CPS) {
+        await dialog.getByTestId(`plan-typed-name-${node}`).waitFor();
+      }
+      await assertAxeClean(
+        t,
+        page,
+        'the plan dialog at the hazard rung',
+        '[role="dialog"]',
+      );
+      if (await dialog.getByTestId('plan-blockers').isVisible()) {
+        await dialog
+          .getByLabel('Also evict pods with emptyDir volumes')
+          .check();
+        await dialog.getByTestId('plan-acknowledge').waitFor();
+      }
+      const submit = dialog.getByRole('button', {
+        name: 'Start rolling reboot',
+      });
+      await dialog.getByTestId('plan-reason').fill(REASON);
+      await dialog.getByLabel('I have reviewed this impact').check();
+      await dialog
+        .getByLabel(/Type the number of servers to reboot \(3\)/)
+        .fill('3');
+      // Two of three names typed (one of them wrong): still no plan.
+      await dialog.getByTestId(`plan-typed-name-${CPS[0]}`).fill(CPS[0]);
+      await dialog.getByTestId(`plan-typed-name-${CPS[1]}`).fill(CPS[2]);
+      assert.equal(
+        await submit.isDisabled(),
+        true,
+        'no plan before each hazard member is typed',
+      );
+      await dialog.getByTestId(`plan-typed-name-${CPS[1]}`).fill(CPS[1]);
+      await dialog.getByTestId(`plan-typed-name-${CPS[2]}`).fill(CPS[2]);
+      await submit.click();
+      const link = dialog.getByTestId('plan-created').getByRole('link');
+      await link.waitFor();
+      const planName = (await link.innerText()).trim();
+      const plan = getJson('maintenanceplans', planName);
+      assert.deepEqual(
+        plan.spec.acknowledged,
+        Object.fromEntries(CPS.map(n => [n, 'hazard'])),
+      );
+      assert.equal(plan.spec.authorization.by, 'user:default/guest');
+
+      // Cancelled from its page: the running step finishes, the rest are skipped.
+      await link.click();
+      await page.getByTestId('rackside-plan-page').waitFor();
+      await signInIfAsked(page, page.getByTestId('plan-phase'));
+      await page.getByTestId('plan-cancel').click();
+      await page
+        .getByTestId('plan-cancel-reason')
+        .fill(`${REASON}: not tonight`);
+      await page.getByTestId('plan-cancel-submit').click();
+      await eventually(
+        `plan ${planName} Cancelled`,
+        async () =>
+          (await page.getByTestId('plan-phase').innerText()).trim() ===
+          'Cancelled',
+        { timeoutMs: 240_000, everyMs: 1000 },
+      );
+      assert.equal(
+        getJson('maintenanceplans', planName).spec.cancel.by,
+        'user:default/guest',
+      );
+    } catch (error) {
+      await page
+        .screenshot({ path: SCREENSHOT, fullPage: true })
+        .catch(() => {});
+      throw error;
+    } finally {
+      await page.close();
+    }
+  },
+);
+
+test(
+  'a plan whose authority ended waits saying so; the guest renews it from the plan page and it runs',
+  { timeout: 300_000 },
+  async t => {
+    // A worker whose drain needs no data-loss option: no unmanaged pod, no emptyDir or
+    // hostPath volume outside DaemonSets (the first test deleted the payments budget).
+    const pods = getJson('pods', '-A').items;
+    const needsOptions = new Set(
+      pods
+        .filter(p => {
+          const owners = p.metadata.ownerReferences ?? [];
+          if (owners.some(o => o.kind === 'DaemonSet')) return false;
+          return (
+            owners.length === 0 ||
+            (p.spec.volumes ?? []).some(v => v.emptyDir || v.hostPath)
+          );
+        })
+        .map(p => p.spec.nodeName),
+    );
+    const node = getJson('nodes')
+      .items.map(n => n.metadata.name)
+      .filter(n => n.startsWith('worker-') && !needsOptions.has(n))
+      .sort()
+      .pop();
+    assert.ok(node, 'a worker whose drain needs no data-loss option');
+    // Written as the portal's own ServiceAccount (the only writer of authorization),
+    // with a lease that ended a minute ago: what a plan looks like when its window
+    // opens after the lease.
+    const rack = env.portal.rackInfo();
+    const kubeconfig = writeTokenKubeconfig({
+      server: rack.server,
+      caFile: rack.caFile,
+      token: fs
+        .readFileSync(path.join(env.portal.rackDir, 'backstage.token'), 'utf8')
+        .trim(),
+      file: path.join(env.portal.rackDir, 'e2e-backstage.kubeconfig'),
+    });
+    const now = Date.now();
+    const name = `e2e-lease-${now.toString(36)}`;
+    const plan = {
+      apiVersion: 'rackside.dev/v1alpha1',
+      kind: 'MaintenancePlan',
+      metadata: { name },
+      spec: {
+        intent: 'drain',
+        nodes: [node],
+        reason: REASON,
+        requestedBy: 'user:default/guest',
+        acknowledged: { [node]: 'preflight' },
+        authorization: {
+          by: 'user:default/guest',
+          at: new Date(now - 3_600_000).toISOString(),
+          until: new Date(now - 60_000).toISOString(),
+        },
+      },
+    };
+    execFileSync(
+      binaries().kubectl,
+      ['--kubeconfig', kubeconfig, 'create', '-f', '-'],
+      {
+        input: JSON.stringify(plan),
+        encoding: 'utf8',
+      },
+    );
+    const page = await env.newPage();
+    page.setDefaultTimeout(30_000);
+    try {
+      await page.goto(`${env.portal.baseUrl}/servers/plans/plant-a/${name}`);
+      await page.getByTestId('rackside-plan-page').waitFor();
+      await signInIfAsked(page, page.getByTestId('plan-phase'));
+      const waiting = page.getByTestId('plan-waiting');
+      await eventually(
+        'the plan waits on its authorization',
+        async () =>
+          (await waiting.isVisible()) &&
+          /authorization/i.test(await waiting.innerText()),
+        { timeoutMs: 60_000, everyMs: 500 },
+      );
+      assert.equal(
+        getJson('nodes', node).spec.unschedulable ?? false,
+        false,
+        'no step started after the lease ended',
+      );
+      await assertAxeClean(
+        t,
+        page,
+        'the plan page waiting on its authorization',
+        'main',
+      );
+      await page.getByTestId('plan-renew').click();
+      await page
+        .getByTestId('plan-renew-reason')
+        .fill(`${REASON}: window opens`);
+      await page.getByTestId('plan-renew-submit').click();
+      await eventually(
+        `plan ${name} Complete after the renewal`,
+        async () => {
+          const phase = (
+            await page.getByTestId('plan-phase').innerText()
+          ).trim();
+          assert.ok(
+            !['Failed', 'Cancelled'].includes(phase),
+            `the plan ended ${phase}`,
+          );
+          return phase === 'Complete';
+        },
+        { timeoutMs: 240_000, everyMs: 1000 },
+      );
+      const renewed = getJson('maintenanceplans', name).spec.authorization;
+      assert.equal(renewed.by, 'user:default/guest');
+      assert.ok(Date.parse(renewed.until) > now, 'the lease was extended');
     } catch (error) {
       await page
         .screenshot({ path: SCREENSHOT, fullPage: true })

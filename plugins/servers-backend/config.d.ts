@@ -99,6 +99,13 @@ export interface Config {
        * the remaining servers renews it from the plan page. Defaults to 8; at most 24.
        */
       authorizationHours?: number;
+      /**
+       * How many plan pre-flights one user may ask in any minute (a plan request
+       * takes one too); beyond it the answer is 429 with Retry-After. A plan
+       * pre-flight lists every claim, PersistentVolume and VirtualMachineInstance
+       * of the cluster once (pods come from a watch cache). Defaults to 20.
+       */
+      preflightsPerMinute?: number;
     };
     /**
      * Pre-flight acknowledgements (drain, reboot, shutdown). A pre-flight token

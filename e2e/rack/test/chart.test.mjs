@@ -211,6 +211,22 @@ test("operator.planGateReads grants read, and only read, on the kinds a plan's o
       verbs: ['get', 'list', 'watch'],
     },
   ]);
+  // The same list is the operator's allow-list of gated kinds (others are refused).
+  const args = values =>
+    parseYamlDocuments(renderChart(values)).find(
+      d => d.kind === 'Deployment' && d.metadata.name === 'rackside-operator',
+    ).spec.template.spec.containers[0].args;
+  assert.ok(!args({}).some(a => a.startsWith('--plan-gate-reads')));
+  assert.ok(
+    args({
+      operator: {
+        planGateReads: [
+          { apiGroups: ['ceph.rook.io'], resources: ['cephclusters'] },
+          { apiGroups: [''], resources: ['configmaps', 'pods'] },
+        ],
+      },
+    }).includes('--plan-gate-reads=cephclusters.ceph.rook.io,configmaps,pods'),
+  );
 });
 
 test('values.schema.json and the templates reject bad values, naming them', () => {

@@ -5,7 +5,8 @@
  * the chart's RBAC and the attribution policy admit (the user's entity ref as
  * requestedBy), the watch cache lists it, and pause, resume and cancel are written with
  * the user as `by` and a resume later than the pause. No operator runs here: the plan
- * stays Pending.
+ * stays Pending. The admin writes the PowerProvider a channel would advertise (reboot),
+ * since a plan is refused at creation for a verb nobody can send.
  */
 import { createServiceFactory } from '@backstage/backend-plugin-api';
 import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
@@ -35,6 +36,7 @@ beforeAll(async () => {
   rack = await startTestRack({ withTalos: false, withRedfish: false });
   const rackside = await installRackside(rack);
   admin = rackside.admin;
+  await advertiseReboot(admin);
   backend = await startTestBackend({
     features: [
       serversPlugin,
@@ -47,6 +49,8 @@ beforeAll(async () => {
       mockServices.rootConfig.factory({
         data: {
           servers: {
+            // The tests poll the plan pre-flight until the pod cache has a change.
+            plans: { preflightsPerMinute: 1000 },
             clusters: [
               {
                 name: 'plant-a',
@@ -66,6 +70,33 @@ afterAll(async () => {
   await backend?.stop();
   await rack?.stop();
 }, 60_000);
+
+/** What the operator writes for a Talos channel that is Ready: reboot is offered. */
+async function advertiseReboot(kube: KubeHttp): Promise<void> {
+  const path = '/apis/rackside.dev/v1alpha1/powerproviders';
+  const created: Obj = await kube.request({
+    method: 'POST',
+    path,
+    body: {
+      apiVersion: 'rackside.dev/v1alpha1',
+      kind: 'PowerProvider',
+      metadata: { name: 'default' },
+      spec: { type: 'talos', talos: { secretRef: { name: 'talosconfig' } } },
+    },
+  });
+  await kube.request({
+    method: 'PUT',
+    path: `${path}/default/status`,
+    body: {
+      ...created,
+      status: {
+        reboot: true,
+        shutdown: true,
+        observedGeneration: created.metadata.generation,
+      },
+    },
+  });
+}
 
 const planOf = (name: string): Promise<Obj> =>
   admin.request({
@@ -172,5 +203,88 @@ describe('a maintenance plan from the routes, on the apiserver', () => {
       by: 'user:default/mock',
       reason: `${REASON}: cancel`,
     });
+  });
+});
+
+describe('the plan pre-flight reads many servers at once', () => {
+  it('shows each server as its own pre-flight does (pods, node-local data, budgets), read in one batch', async () => {
+    const server = backend!.server;
+    const pod = (name: string, node: string, volume: Obj) => ({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default', labels: { app: name } },
+      spec: {
+        nodeName: node,
+        containers: [{ name: 'c', image: 'registry.invalid/app:1' }],
+        volumes: [{ name: 'v', ...volume }],
+      },
+    });
+    for (const p of [
+      pod('scratch', 'worker-1', { emptyDir: {} }),
+      pod('local-data', 'worker-2', { hostPath: { path: '/srv/data' } }),
+      pod('plain', 'worker-3', { configMap: { name: 'x' } }),
+    ]) {
+      await admin.request({
+        method: 'POST',
+        path: '/api/v1/namespaces/default/pods',
+        body: p,
+      });
+    }
+    const names = (
+      await request(server).get('/api/servers/clusters/plant-a/servers')
+    ).body.items
+      .map((s: Obj) => s.name)
+      .sort();
+    // More than a handful: the batched read, not a pod list per server.
+    expect(names.length).toBeGreaterThan(4);
+    const plan = await request(server).get(
+      `${BASE}/preflight?intent=drain&nodes=${names.join(',')}`,
+    );
+    expect(plan.status).toBe(200);
+    const shown = (impact: Obj) => ({
+      node: impact.node,
+      evict: impact.evict.map((e: Obj) => e.name).sort(),
+      blockers: impact.blockers,
+      ceremony: impact.ceremony.level,
+    });
+    for (const node of names) {
+      const single = await request(server).get(
+        `/api/servers/clusters/plant-a/servers/${node}/preflight?action=drain`,
+      );
+      expect(single.status).toBe(200);
+      expect(shown(plan.body.nodes.find((n: Obj) => n.node === node))).toEqual(
+        shown(single.body),
+      );
+    }
+    const byNode = new Map(plan.body.nodes.map((n: Obj) => [n.node, n]));
+    // emptyDir data is lost by a drain: without deleteEmptyDirData it blocks, as alone.
+    expect((byNode.get('worker-1') as Obj).blockers.join(' ')).toContain(
+      'scratch',
+    );
+    // hostPath is data on the node: the drain is blocked without allowNodeLocalData.
+    expect((byNode.get('worker-2') as Obj).blockers.join(' ')).toContain(
+      'local-data',
+    );
+
+    // Many servers are read from the pod cache plan pre-flights keep: a pod that
+    // arrives later is in the next pre-flight (its watch follows the cluster).
+    await admin.request({
+      method: 'POST',
+      path: '/api/v1/namespaces/default/pods',
+      body: pod('late-data', 'worker-3', { hostPath: { path: '/srv/late' } }),
+    });
+    await eventually(
+      'the plan pre-flight sees the pod that arrived',
+      async () => {
+        const again = await request(server).get(
+          `${BASE}/preflight?intent=drain&nodes=${names.join(',')}`,
+        );
+        const worker3 = again.body.nodes?.find(
+          (n: Obj) => n.node === 'worker-3',
+        );
+        return worker3?.blockers.join(' ').includes('late-data') || undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 200 },
+    );
   });
 });

@@ -408,6 +408,34 @@ describe('POST plans', () => {
     expect(cluster.writes).toBe(0);
   });
 
+  it('429 with Retry-After beyond the per-user limit of plan pre-flights; a plan request takes one too', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster, {
+      config: { plans: { preflightsPerMinute: 2 } },
+    });
+    const token = await tokenFor(server, 'intent=drain&nodes=worker-1');
+    expect(
+      (await preflight(server, 'intent=drain&nodes=worker-1')).status,
+    ).toBe(200);
+    const third = await preflight(server, 'intent=drain&nodes=worker-1');
+    expect(third.status).toBe(429);
+    expect(Number(third.headers['retry-after'])).toBeGreaterThan(0);
+    expect(Number(third.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(third.body.error.message).toContain(
+      'at most 2 plan pre-flights a minute',
+    );
+    const create = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'drain',
+        nodes: ['worker-1'],
+        reason: REASON,
+        preflightToken: token,
+      });
+    expect(create.status).toBe(429);
+    expect(cluster.writes).toBe(0);
+  });
+
   it('a token issued to another user is a 400', async () => {
     const cluster = rack();
     // Two replicas sharing the secret: the token is theirs, but not this user's.
@@ -620,6 +648,82 @@ describe('plans list, get, pause, resume, cancel', () => {
       ],
     });
     expect((await request(server).get(`${BASE}/nope`)).status).toBe(404);
+  });
+
+  it('pages the list newest first with limit and continue; state filters open and finished; 400 for a bad page', async () => {
+    const cluster = withPlan();
+    const base = cluster.planList[0];
+    const at = (i: number) => `2026-12-02T00:${String(i).padStart(2, '0')}:00Z`;
+    for (let i = 0; i < 7; i++) {
+      cluster.planList.push({
+        ...base,
+        metadata: { name: `drain-plan-${i}`, creationTimestamp: at(i) },
+        status: { ...base.status!, phase: i % 2 ? 'Complete' : 'Running' },
+      });
+    }
+    const { server } = await start(cluster);
+    const seen: string[] = [];
+    let next: string | undefined;
+    let pages = 0;
+    do {
+      const res = await request(server)
+        .get(BASE)
+        .query({ limit: 3, ...(next ? { continue: next } : {}) });
+      expect(res.status).toBe(200);
+      expect(res.body.items.length).toBeLessThanOrEqual(3);
+      seen.push(...res.body.items.map((p: any) => p.name));
+      next = res.body.continue;
+      pages++;
+      // A plan created between two pages neither shifts nor repeats the walk.
+      if (pages === 1) {
+        cluster.planList.push({
+          ...base,
+          metadata: {
+            name: 'newest',
+            creationTimestamp: '2026-12-03T00:00:00Z',
+          },
+        });
+      }
+    } while (next);
+    expect(pages).toBe(3);
+    expect(seen).toEqual([
+      'drain-plan-6',
+      'drain-plan-5',
+      'drain-plan-4',
+      'drain-plan-3',
+      'drain-plan-2',
+      'drain-plan-1',
+      'drain-plan-0',
+      'reboot-plan-1',
+    ]);
+    const finished = await request(server)
+      .get(BASE)
+      .query({ state: 'finished', limit: 2 });
+    expect(finished.body.items.map((p: any) => p.name)).toEqual([
+      'drain-plan-5',
+      'drain-plan-3',
+    ]);
+    const open = await request(server).get(BASE).query({ state: 'open' });
+    expect(open.body.items.map((p: any) => p.name)).toEqual([
+      'newest',
+      'drain-plan-6',
+      'drain-plan-4',
+      'drain-plan-2',
+      'drain-plan-0',
+      'reboot-plan-1',
+    ]);
+    expect(open.body.continue).toBeUndefined();
+    for (const query of [
+      { limit: 0 },
+      { limit: 501 },
+      { limit: 'x' },
+      { continue: 'not-a-token' },
+      { state: 'some' },
+    ]) {
+      const res = await request(server).get(BASE).query(query);
+      expect({ query, status: res.status }).toEqual({ query, status: 400 });
+      expect(res.body.error.message).toMatch(/limit|continue|state/);
+    }
   });
 
   it('hides a plan with a node the user may not read', async () => {

@@ -1,4 +1,4 @@
-import type { GuardVerdict } from './guard';
+import type { CeremonyLevel, GuardVerdict } from './rules/types';
 import type { ServerAction } from './permissions';
 
 /**
@@ -7,13 +7,7 @@ import type { ServerAction } from './permissions';
  * the dialog and the check can never ask for different things.
  */
 
-/** The rungs of the ladder, from the lightest to the one that cannot be climbed. */
-export type CeremonyLevel =
-  | 'reason'
-  | 'preflight'
-  | 'typed-name'
-  | 'hazard'
-  | 'refused';
+export type { CeremonyLevel } from './rules/types';
 
 /** What a submission must carry. Every action carries a reason. */
 export interface CeremonyRequirements {

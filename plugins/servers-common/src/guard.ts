@@ -1,6 +1,7 @@
 import { virtualNodeRefusal } from './applicability';
 import type { ServerAction } from './permissions';
 import type { DerivedQuorum, NodeFacts, QuorumDerivation } from './quorum';
+import type { GuardResult } from './rules/types';
 
 /**
  * The quorum guard (DESIGN section 6, ADR 0034 section 5). The backend runs it at request
@@ -8,8 +9,7 @@ import type { DerivedQuorum, NodeFacts, QuorumDerivation } from './quorum';
  * executes. Both call {@link guard} with a derivation from `deriveQuorum`.
  */
 
-/** allow: go ahead; hazard: allowed behind the hazard ceremony; refuse: no ceremony can allow it. */
-export type GuardVerdict = 'allow' | 'hazard' | 'refuse';
+export type { GuardVerdict } from './rules/types';
 
 /** An action on one node, named as in the action route. */
 export interface GuardRequest {
@@ -17,19 +17,7 @@ export interface GuardRequest {
   nodeName: string;
 }
 
-/**
- * The verdict with the numbers that explain it. The numbers are null when no quorum could
- * be derived; `marginAfter` is the margin once the action has taken effect.
- */
-export interface GuardResult {
-  verdict: GuardVerdict;
-  members: number | null;
-  quorum: number | null;
-  margin: number | null;
-  marginAfter: number | null;
-  /** A sentence for a person, with the numbers. */
-  reason: string;
-}
+export type { GuardResult } from './rules/types';
 
 /** How each action reads at the start of a sentence about a node. */
 const ACTION_PHRASES: Record<ServerAction, (node: string) => string> = {

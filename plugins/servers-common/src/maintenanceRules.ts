@@ -1,5 +1,4 @@
-import type { CeremonyLevel } from './ceremony';
-import type { GuardResult } from './guard';
+import type { CeremonyLevel, GuardResult } from './rules/types';
 import type { MaintenanceIntent, MaintenancePhase } from './quorum';
 
 /**

@@ -81,9 +81,35 @@ export interface PlanResponse {
   };
 }
 
-/** `GET /clusters/:cluster/plans`: newest first. */
+/** How many plans one page of `GET /clusters/:cluster/plans` holds when `limit` is not given. */
+export const PLAN_LIST_DEFAULT_LIMIT = 100;
+/** The most plans one page may hold. */
+export const PLAN_LIST_MAX_LIMIT = 500;
+/** Which plans a list asks for: those still going, or those that ended. */
+export const PLAN_LIST_STATES = ['open', 'finished'] as const;
+/** The `state` filter of the plans list. */
+export type PlanListState = (typeof PLAN_LIST_STATES)[number];
+
+/**
+ * The query of `GET /clusters/:cluster/plans`: a page of `limit` plans (1 to
+ * {@link PLAN_LIST_MAX_LIMIT}, default {@link PLAN_LIST_DEFAULT_LIMIT}) after the one
+ * `continue` names, optionally only the open or only the finished ones.
+ */
+export interface PlanListQuery {
+  limit?: number;
+  /** The `continue` of the previous page of the same walk. */
+  continue?: string;
+  state?: PlanListState;
+}
+
+/**
+ * `GET /clusters/:cluster/plans`: newest first (by creation, then name). The walk is by
+ * position, not by offset: a plan created during a walk neither repeats nor shifts it.
+ */
 export interface PlanListResponse {
   items: PlanResponse[];
+  /** The token of the next page; absent on the last. */
+  continue?: string;
 }
 
 /** The pre-flight of one node of a plan: the single pre-flight, without a token. */

@@ -59,6 +59,7 @@ export const PlanReason = {
   Complete: 'Complete',
   Failed: 'PlanFailed',
   Cancelled: 'Cancelled',
+  StatusWriteFailed: 'StatusWriteFailed',
 } as const;
 
 /** The Event left on an object retention deleted (retention.ts). */

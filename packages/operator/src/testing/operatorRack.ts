@@ -29,6 +29,7 @@ import { startOperator, type OperatorOptions } from '../operator';
 
 export const OPERATOR_NAMESPACE = 'rackside-system';
 const SA = 'rackside-operator';
+const BACKSTAGE_SA = 'rackside-backstage';
 
 /**
  * The Kubernetes username of the rack's admin (its certificate's CN). The chart's attribution
@@ -101,12 +102,9 @@ const ACCESS_KINDS: Record<string, ResourceDescriptor> = {
   },
 };
 
-/**
- * The operator's identity exactly as the demo grants it, and the chart's admission
- * policies: every object of the two files.
- */
-async function applyOperatorAccess(admin: KubeConfig) {
-  for (const file of ['operator-access.yaml', 'policy-access.yaml']) {
+/** Every object of the demo's access files (e2e/rack/demo), as the demo applies them. */
+async function applyAccess(admin: KubeConfig, files: string[]) {
+  for (const file of files) {
     const docs = parseAllDocuments(
       fs.readFileSync(path.join(REPO_ROOT, 'e2e/rack/demo', file), 'utf8'),
     )
@@ -187,6 +185,12 @@ export interface OperatorRack {
   admin: KubeConfig;
   /** The operator's own identity (its ServiceAccount token). */
   operatorKc: KubeConfig;
+  /**
+   * The Backstage backend's identity as the demo grants it (its ServiceAccount token): the
+   * one writer the chart's policies let vouch for a plan (spec.acknowledged,
+   * spec.authorization).
+   */
+  backstageKc(): Promise<KubeConfig>;
   core: CoreV1Api;
   nms: ResourceClient<NodeMaintenance>;
   nodes: ResourceClient<NodeObject>;
@@ -289,15 +293,22 @@ export async function startOperatorRack(
   }
 
   const NS = OPERATOR_NAMESPACE;
-  await applyOperatorAccess(admin);
+  await applyAccess(admin, ['operator-access.yaml', 'policy-access.yaml']);
   await grantAdminReclaim(admin);
   // TokenRequest directly: rack.serviceAccountToken's dynamic import needs ESM in Jest.
-  const token = await core.createNamespacedServiceAccountToken({
-    namespace: NS,
-    name: SA,
-    body: { spec: { audiences: [], expirationSeconds: 3600 } },
-  });
-  const operatorKc = rack.tokenKubeConfig(token.status!.token!);
+  const tokenKubeConfig = async (name: string) => {
+    const token = await core.createNamespacedServiceAccountToken({
+      namespace: NS,
+      name,
+      body: { spec: { audiences: [], expirationSeconds: 3600 } },
+    });
+    return rack.tokenKubeConfig(token.status!.token!);
+  };
+  const operatorKc = await tokenKubeConfig(SA);
+  const backstageKc = async () => {
+    await applyAccess(admin, ['backstage-access.yaml']);
+    return tokenKubeConfig(BACKSTAGE_SA);
+  };
 
   // The rack's nodes are Ready before the tests rely on it.
   await waitFor(
@@ -330,6 +341,7 @@ export async function startOperatorRack(
     rack,
     admin,
     operatorKc,
+    backstageKc,
     core,
     nms,
     nodes,

@@ -23,6 +23,7 @@ import {
   serversPlanPermission,
   type ServerPermission,
   type PlanIntent,
+  type PlanListQuery,
   type PlanListResponse,
   type PlanPreflightResponse,
   type PlanResponse,
@@ -179,11 +180,13 @@ export class AuthorizedPlansService {
   listPlans(
     credentials: BackstageCredentials,
     clusterName: string,
+    query: PlanListQuery = {},
     call?: CallContext,
   ): Promise<PlanListResponse> {
     return this.service.listPlans(
       this.accessOf(credentials),
       clusterName,
+      query,
       call,
     );
   }

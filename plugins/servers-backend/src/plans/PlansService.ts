@@ -23,7 +23,12 @@ import {
   isPowerVerb,
   isTerminalPlanPhase,
   PLAN_AUTHORIZATION_DEFAULT_HOURS,
+  PLAN_LIST_DEFAULT_LIMIT,
+  PLAN_LIST_MAX_LIMIT,
+  PLAN_LIST_STATES,
   PLAN_PREFLIGHT_TAKEN_AT,
+  type PlanListQuery,
+  type PlanListState,
   planAuthorizationAt,
   planRenewBodySchema,
   serverActionPermissions,
@@ -54,6 +59,7 @@ import crypto from 'node:crypto';
 import { audited } from '../lib/audited';
 import { parseRequestBody } from '../lib/requestBody';
 import { PLAN_SEVERITY } from '../service/auditSeverity';
+import { PlanPreflightLimiter } from './preflightLimiter';
 import {
   impactDigest,
   PreflightConflictError,
@@ -174,10 +180,72 @@ export function planView(cluster: string, plan: PlanObject): PlanResponse {
   };
 }
 
-const newestFirst = (a: PlanObject, b: PlanObject) =>
+type PlanPosition = Pick<PlanObject, 'metadata'>;
+
+const newestFirst = (a: PlanPosition, b: PlanPosition) =>
   (b.metadata.creationTimestamp ?? '').localeCompare(
     a.metadata.creationTimestamp ?? '',
   ) || a.metadata.name.localeCompare(b.metadata.name);
+
+/** The `continue` token after a plan: its place in the walk (creation, name). */
+function planCursor(plan: PlanPosition): string {
+  return Buffer.from(
+    JSON.stringify([plan.metadata.creationTimestamp ?? '', plan.metadata.name]),
+  ).toString('base64url');
+}
+
+/** The place a `continue` token names; 400 for one that is not ours. */
+function planCursorOf(token: string): PlanPosition {
+  try {
+    const [at, name] = JSON.parse(
+      Buffer.from(token, 'base64url').toString('utf8'),
+    );
+    if (typeof at === 'string' && typeof name === 'string' && name) {
+      return { metadata: { name, creationTimestamp: at } };
+    }
+  } catch {
+    // not JSON: the same answer as a token of the wrong shape
+  }
+  throw new InputError(
+    'continue is not a token of this list: start again without it',
+  );
+}
+
+/** Parses the plans list's query (`limit`, `continue`, `state`); 400 naming what is wrong. */
+export function parsePlanListQuery(
+  query: Record<string, unknown>,
+): PlanListQuery {
+  const parsed: PlanListQuery = {};
+  if (query.limit !== undefined) {
+    const limit = Number(query.limit);
+    if (
+      !/^\d+$/.test(String(query.limit)) ||
+      limit < 1 ||
+      limit > PLAN_LIST_MAX_LIMIT
+    ) {
+      throw new InputError(
+        `limit must be a whole number from 1 to ${PLAN_LIST_MAX_LIMIT}`,
+      );
+    }
+    parsed.limit = limit;
+  }
+  if (query.continue !== undefined) {
+    if (typeof query.continue !== 'string' || !query.continue) {
+      throw new InputError('continue must be the token of the previous page');
+    }
+    planCursorOf(query.continue);
+    parsed.continue = query.continue;
+  }
+  if (query.state !== undefined) {
+    if (!(PLAN_LIST_STATES as readonly unknown[]).includes(query.state)) {
+      throw new InputError(
+        `state must be one of ${PLAN_LIST_STATES.join(', ')}`,
+      );
+    }
+    parsed.state = query.state as PlanListState;
+  }
+  return parsed;
+}
 
 /** The steps a plan goes in: workers maxParallel at a time, then each control-plane member alone. */
 function stepsFor(
@@ -237,20 +305,30 @@ export interface PlanUserAccess extends PlanAccess {
   user: string;
 }
 
+/** How many plan pre-flights a user may ask a minute unless app-config says otherwise. */
+export const PLAN_PREFLIGHTS_PER_MINUTE_DEFAULT = 20;
+
 /** The plans' own settings (`servers.plans` in app-config, config.ts). */
 export interface PlansConfig {
   /** How long a plan's authorization lasts from its creation or renewal. */
   authorizationHours: number;
+  /** Plan pre-flights (a plan request takes one) a user may ask a minute. */
+  preflightsPerMinute: number;
 }
 
 export class PlansService {
+  private readonly preflights: PlanPreflightLimiter;
+
   constructor(
     private readonly servers: ServersService,
     private readonly options: ServersServiceOptions,
     private readonly config: PlansConfig = {
       authorizationHours: PLAN_AUTHORIZATION_DEFAULT_HOURS,
+      preflightsPerMinute: PLAN_PREFLIGHTS_PER_MINUTE_DEFAULT,
     },
-  ) {}
+  ) {
+    this.preflights = new PlanPreflightLimiter(config.preflightsPerMinute);
+  }
 
   /** The cluster's plans this user may read: those whose every existing node is readable. */
   private async readablePlans(access: PlanAccess, cluster: ClusterState) {
@@ -271,19 +349,36 @@ export class PlansService {
   async listPlans(
     access: PlanAccess,
     clusterName: string,
+    query: PlanListQuery = {},
     call?: CallContext,
   ): Promise<PlanListResponse> {
     return this.servers.auditedRead(
       access.actor,
       call,
-      { read: 'plans', cluster: clusterName },
+      {
+        read: 'plans',
+        cluster: clusterName,
+        ...(query.state ? { state: query.state } : {}),
+      },
       async () => {
         const cluster = this.servers.clusterOr404(clusterName);
+        const after = query.continue ? planCursorOf(query.continue) : undefined;
+        const limit = query.limit ?? PLAN_LIST_DEFAULT_LIMIT;
         const { plans } = await this.readablePlans(access, cluster);
+        const walk = plans
+          .filter(
+            p =>
+              !query.state ||
+              isTerminalPlanPhase(p.status?.phase) ===
+                (query.state === 'finished'),
+          )
+          .sort(newestFirst)
+          .filter(p => !after || newestFirst(after, p) < 0);
+        const page = walk.slice(0, limit);
+        const last = page[page.length - 1];
         return {
-          items: [...plans]
-            .sort(newestFirst)
-            .map(p => planView(cluster.name, p)),
+          items: page.map(p => planView(cluster.name, p)),
+          ...(walk.length > limit ? { continue: planCursor(last) } : {}),
         };
       },
     );
@@ -355,27 +450,25 @@ export class PlansService {
     const steps = stepsFor(planned, maxParallel);
     const stepOf = new Map<string, number>();
     steps.forEach((names, i) => names.forEach(n => stepOf.set(n, i)));
-    const impacts = await Promise.all(
-      planned.map(async (n): Promise<PlanNodeImpact> => {
-        const impact = await this.servers.currentImpact(
-          cluster,
-          snap,
-          n.name,
-          intent,
-          options,
-        );
-        // The quorum numbers only for users who read every member (as the single one).
-        const { token: _token, ...shown } = scope.preflightOf(snap, {
-          ...impact,
-          token: '',
-        });
-        return {
-          ...shown,
-          controlPlane: n.controlPlane,
-          step: stepOf.get(n.name)!,
-        };
-      }),
+    const current = await this.servers.currentImpacts(
+      cluster,
+      snap,
+      planned.map(n => n.name),
+      intent,
+      options,
     );
+    const impacts = planned.map((n, i): PlanNodeImpact => {
+      // The quorum numbers only for users who read every member (as the single one).
+      const { token: _token, ...shown } = scope.preflightOf(snap, {
+        ...current[i],
+        token: '',
+      });
+      return {
+        ...shown,
+        controlPlane: n.controlPlane,
+        step: stepOf.get(n.name)!,
+      };
+    });
     const byNode = new Map(impacts.map(i => [i.node, i]));
     const budgets = new Map<string, DrainBudget>();
     for (const impact of impacts) {
@@ -480,6 +573,7 @@ export class PlansService {
           intent,
           planned.map(n => n.name),
         );
+        this.preflights.take(access.user);
         const impact = await this.computePlanPreflight(
           cluster,
           snap,
@@ -645,6 +739,7 @@ export class PlansService {
       }
       const token = body.preflightToken!;
 
+      this.preflights.take(actor);
       const current = await this.computePlanPreflight(
         cluster,
         snap,

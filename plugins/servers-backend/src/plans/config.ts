@@ -6,7 +6,10 @@ import {
   PLAN_AUTHORIZATION_DEFAULT_HOURS,
   PLAN_AUTHORIZATION_MAX_HOURS,
 } from '@rackside/plugin-servers-common';
-import type { PlansConfig } from './PlansService';
+import {
+  PLAN_PREFLIGHTS_PER_MINUTE_DEFAULT,
+  type PlansConfig,
+} from './PlansService';
 
 /** Reads `servers.plans`; a value out of range stops the backend with the key named. */
 export function readPlansConfig(config: Config): PlansConfig {
@@ -18,5 +21,13 @@ export function readPlansConfig(config: Config): PlansConfig {
       `${key} must be more than 0 and at most ${PLAN_AUTHORIZATION_MAX_HOURS} (hours), got ${hours}`,
     );
   }
-  return { authorizationHours: hours };
+  const rateKey = 'servers.plans.preflightsPerMinute';
+  const perMinute =
+    config.getOptionalNumber(rateKey) ?? PLAN_PREFLIGHTS_PER_MINUTE_DEFAULT;
+  if (!(Number.isInteger(perMinute) && perMinute >= 1)) {
+    throw new Error(
+      `${rateKey} must be a whole number of at least 1, got ${perMinute}`,
+    );
+  }
+  return { authorizationHours: hours, preflightsPerMinute: perMinute };
 }

@@ -9,7 +9,11 @@ import Router from 'express-promise-router';
 import { PreflightConflictError } from '../service/preflight';
 import { queryFlag, sendPreflightConflict } from '../servers/preflightHttp';
 import type { AuthorizedPlansService } from './AuthorizedPlansService';
-import { parsePlanPreflightQuery } from './PlansService';
+import {
+  sendTooManyPlanPreflights,
+  TooManyPlanPreflightsError,
+} from './preflightLimiter';
+import { parsePlanListQuery, parsePlanPreflightQuery } from './PlansService';
 
 /** Options of {@link createPlansRouter}. */
 export interface PlansRouterOptions {
@@ -25,24 +29,37 @@ export function createPlansRouter(options: PlansRouterOptions): express.Router {
   router.get('/clusters/:cluster/plans', async (req, res) => {
     const credentials = await httpAuth.credentials(req);
     res.json(
-      await plans.listPlans(credentials, req.params.cluster, { request: req }),
+      await plans.listPlans(
+        credentials,
+        req.params.cluster,
+        parsePlanListQuery(req.query as Record<string, unknown>),
+        { request: req },
+      ),
     );
   });
 
   // Before `/plans/:name`: `preflight` is not a plan.
   router.get('/clusters/:cluster/plans/preflight', async (req, res) => {
     const credentials = await httpAuth.credentials(req, { allow: ['user'] });
-    res.json(
-      await plans.planPreflight(
-        credentials,
-        req.params.cluster,
-        parsePlanPreflightQuery(
-          req.query as Record<string, unknown>,
-          queryFlag,
+    try {
+      res.json(
+        await plans.planPreflight(
+          credentials,
+          req.params.cluster,
+          parsePlanPreflightQuery(
+            req.query as Record<string, unknown>,
+            queryFlag,
+          ),
+          { request: req },
         ),
-        { request: req },
-      ),
-    );
+      );
+    } catch (error) {
+      if (error instanceof TooManyPlanPreflightsError) {
+        sendTooManyPlanPreflights(req, res, error);
+        return;
+      }
+      throw error;
+    }
   });
 
   router.get('/clusters/:cluster/plans/:name', async (req, res) => {
@@ -67,6 +84,10 @@ export function createPlansRouter(options: PlansRouterOptions): express.Router {
     } catch (error) {
       if (error instanceof PreflightConflictError) {
         sendPreflightConflict(req, res, error);
+        return;
+      }
+      if (error instanceof TooManyPlanPreflightsError) {
+        sendTooManyPlanPreflights(req, res, error);
         return;
       }
       throw error;

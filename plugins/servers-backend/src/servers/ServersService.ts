@@ -43,7 +43,7 @@ import {
 } from '@rackside/plugin-servers-common';
 import type { ServerResource } from '@rackside/plugin-servers-node';
 import type { Request } from 'express';
-import type { ServerAccess, UserAccess } from './AuthorizedServersService';
+import type { ServerAccess, UserAccess } from './access';
 import { audited, AUDIT_OUTCOME, auditUnauthenticated } from '../lib/audited';
 import { parseRequestBody } from '../lib/requestBody';
 import {
@@ -285,6 +285,49 @@ export class ServersService {
       budgets,
       storage,
       now: new Date(),
+    });
+  }
+
+  /**
+   * {@link currentImpact} of many nodes (a plan pre-flight): the budgets once, and the
+   * pods and storage of every node in one batched read where the cluster offers it, so
+   * the apiserver requests do not grow with the nodes.
+   */
+  async currentImpacts(
+    cluster: ClusterState,
+    snap: ClusterSnapshot,
+    nodeNames: string[],
+    action: PreflightAction,
+    drainOptions: PreflightOptions,
+  ): Promise<PreflightImpact[]> {
+    if (!cluster.drainInputsOf) {
+      return Promise.all(
+        nodeNames.map(n =>
+          this.currentImpact(cluster, snap, n, action, drainOptions),
+        ),
+      );
+    }
+    const [inputs, budgets] = await Promise.all([
+      cluster.drainInputsOf(nodeNames),
+      cluster.podDisruptionBudgets(),
+    ]);
+    const now = new Date();
+    return nodeNames.map(node => {
+      const { pods, storage } = inputs.get(node) ?? {
+        pods: [],
+        storage: {},
+      };
+      return computePreflight({
+        cluster: cluster.name,
+        node,
+        action,
+        options: drainOptions,
+        snapshot: snap,
+        pods,
+        budgets,
+        storage,
+        now,
+      });
     });
   }
 

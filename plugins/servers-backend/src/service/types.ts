@@ -6,8 +6,10 @@ import type {
   NodeMaintenanceDrainOptions,
   NodeMaintenancePreflight,
   NodeMaintenanceSpec,
+  NodeFacts,
   NodeMaintenanceStatus,
   PowerProvider,
+  QuorumDerivation,
   RequestFlag,
 } from '@rackside/plugin-servers-common';
 import type {
@@ -16,7 +18,20 @@ import type {
   PodObject,
 } from '@rackside/plugin-servers-node';
 
-import type { ClusterSnapshot } from './view';
+/** Everything a request needs to know about a cluster, read once. */
+export interface ClusterSnapshot {
+  nodes: NodeObject[];
+  facts: NodeFacts[];
+  maintenances: MaintenanceObject[];
+  /** Each node's open maintenance (servers-common `openMaintenanceOf`), by node name. */
+  activeByNode: ReadonlyMap<string, MaintenanceObject>;
+  /** Each node's newest maintenance, terminal or not, by node name. */
+  newestByNode: ReadonlyMap<string, MaintenanceObject>;
+  derivation: QuorumDerivation;
+  powerProvider?: PowerProvider;
+  /** Nodes that have a ServerBMC (a BMC channel reaches only these). */
+  bmcNodes: ReadonlySet<string>;
+}
 
 /**
  * A snapshot derived once per change of a cluster: its `generation`, and per node the
@@ -87,6 +102,12 @@ export interface NewPlan {
 /** A request flag the backend sets on a maintenance. */
 export type RequestFlagName = 'returnToService' | 'abandon' | 'powerOn';
 
+/** What the drain pre-flight of one node reads: its pods and what tells its data apart. */
+export interface NodeDrainInputs {
+  pods: PodObject[];
+  storage: Omit<DrainContext, 'nodeName'>;
+}
+
 /**
  * One cluster as the routes see it: reads come from watch caches, writes go
  * to the apiserver. Kept small so routes are testable with a fake.
@@ -119,6 +140,11 @@ export interface ClusterState {
     nodeName: string,
     namespaces: string[],
   ): Promise<Omit<DrainContext, 'nodeName'>>;
+  /**
+   * What `podsOnNode` and `drainStorage` read, for many nodes at once (a
+   * plan pre-flight), in a number of apiserver requests that does not grow with them.
+   */
+  drainInputsOf?(nodeNames: string[]): Promise<Map<string, NodeDrainInputs>>;
   /** Creates a NodeMaintenance; errors are `@backstage/errors` errors. */
   createMaintenance(obj: NewMaintenance): Promise<MaintenanceObject>;
   /** Sets one request flag on a maintenance (merge patch of spec). */

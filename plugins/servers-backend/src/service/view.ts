@@ -31,7 +31,7 @@ import {
   type ServerResponse,
 } from '@rackside/plugin-servers-common';
 import type { NodeObject, ServerResource } from '@rackside/plugin-servers-node';
-import type { MaintenanceObject } from './types';
+import type { ClusterSnapshot, MaintenanceObject } from './types';
 
 /** The phase of a maintenance; an object the operator has not seen yet is Requested. */
 export function phaseOf(m: MaintenanceObject): MaintenancePhase {
@@ -94,20 +94,7 @@ export function maintenanceView(m: MaintenanceObject): MaintenanceResponse {
 
 export type MaintenanceView = MaintenanceResponse;
 
-/** Everything a request needs to know about a cluster, read once. */
-export interface ClusterSnapshot {
-  nodes: NodeObject[];
-  facts: NodeFacts[];
-  maintenances: MaintenanceObject[];
-  /** Each node's open maintenance (servers-common `openMaintenanceOf`), by node name. */
-  activeByNode: ReadonlyMap<string, MaintenanceObject>;
-  /** Each node's newest maintenance, terminal or not, by node name. */
-  newestByNode: ReadonlyMap<string, MaintenanceObject>;
-  derivation: QuorumDerivation;
-  powerProvider?: PowerProvider;
-  /** Nodes that have a ServerBMC (a BMC channel reaches only these). */
-  bmcNodes: ReadonlySet<string>;
-}
+export type { ClusterSnapshot } from './types';
 
 export function snapshotOf(
   nodes: NodeObject[],

@@ -600,3 +600,92 @@ describe('KubeHttp.request', () => {
     }
   });
 });
+
+describe('CoreClient.drainInputsOf', () => {
+  /** A cluster of `nodes` nodes with two pods each, a claim, a volume and no KubeVirt. */
+  async function cluster(nodes: number) {
+    const pods = Array.from({ length: nodes * 2 }, (_, i) => ({
+      metadata: { name: `p-${i}`, namespace: `ns-${i % 7}` },
+      spec: { nodeName: `w-${Math.floor(i / 2)}` },
+    }));
+    return fakeServer(req => {
+      const url = new URL(req.url, 'http://x');
+      if (url.pathname === '/api/v1/pods') {
+        const only = url.searchParams.get('fieldSelector')?.split('=')[1];
+        return {
+          body: {
+            items: pods.filter(p => !only || p.spec.nodeName === only),
+            metadata: {},
+          },
+        };
+      }
+      if (url.pathname === '/api/v1/persistentvolumeclaims') {
+        return {
+          body: {
+            items: [
+              {
+                metadata: { name: 'data', namespace: 'ns-1' },
+                spec: { volumeName: 'pv-1', storageClassName: 'local' },
+              },
+            ],
+            metadata: {},
+          },
+        };
+      }
+      if (url.pathname === '/api/v1/persistentvolumes') {
+        return {
+          body: {
+            items: [
+              {
+                metadata: { name: 'pv-1', labels: { x: 'y' } },
+                spec: { local: { path: '/d' }, capacity: { storage: '1Gi' } },
+              },
+            ],
+            metadata: {},
+          },
+        };
+      }
+      return status(404, 'NotFound', 'no such API');
+    });
+  }
+
+  it('reads 50 nodes in as many requests as 5 (no request per node), with only the facts the drain needs', async () => {
+    const requestsFor = async (count: number) => {
+      const server = await cluster(200);
+      try {
+        const names = Array.from({ length: count }, (_, i) => `w-${i}`);
+        const inputs = await new CoreClient(server.kc).drainInputsOf(names);
+        expect([...inputs.podsByNode.keys()]).toEqual(names);
+        expect(
+          inputs.podsByNode.get('w-1')!.map(p => p.metadata?.name),
+        ).toEqual(['p-2', 'p-3']);
+        expect(inputs.claims).toEqual([
+          {
+            metadata: { name: 'data', namespace: 'ns-1' },
+            spec: { volumeName: 'pv-1' },
+          },
+        ]);
+        expect(inputs.volumes).toEqual([
+          {
+            metadata: { name: 'pv-1' },
+            spec: {
+              local: { path: '/d' },
+              hostPath: undefined,
+              nodeAffinity: undefined,
+            },
+          },
+        ]);
+        // No KubeVirt API: no section at all, not an empty one.
+        expect(inputs.virtualMachines).toBeUndefined();
+        return server.seen.length;
+      } finally {
+        await server.close();
+      }
+    };
+    const five = await requestsFor(5);
+    expect(five).toBe(4);
+    expect(await requestsFor(50)).toBe(five);
+    // A handful of nodes: a pod list each, which is quicker than every pod.
+    expect(await requestsFor(2)).toBe(5);
+  });
+});

@@ -113,6 +113,48 @@ export interface EventSource {
   instance?: string;
 }
 
+/** Up to this many nodes, {@link CoreClient.drainInputsOf} lists pods node by node. */
+export const FEW_NODES = 4;
+
+type ClaimFacts = {
+  metadata: { name?: string; namespace?: string };
+  spec: { volumeName?: string };
+};
+type VolumeFacts = {
+  metadata: { name?: string };
+  spec: { local?: unknown; hostPath?: unknown; nodeAffinity?: any };
+};
+
+/** Of a claim, what tells node-local data apart: its name and bound volume. */
+function claimFacts(c: any): ClaimFacts {
+  return {
+    metadata: { name: c.metadata?.name, namespace: c.metadata?.namespace },
+    spec: { volumeName: c.spec?.volumeName },
+  };
+}
+
+/** Of a PersistentVolume, what tells node-local data apart. */
+function volumeFacts(v: any): VolumeFacts {
+  return {
+    metadata: { name: v.metadata?.name },
+    spec: {
+      local: v.spec?.local,
+      hostPath: v.spec?.hostPath,
+      nodeAffinity: v.spec?.nodeAffinity,
+    },
+  };
+}
+
+/** What {@link CoreClient.drainInputsOf} reads of many nodes. */
+export interface NodesDrainInputs {
+  /** Every asked node, with the pods bound to it (none: an empty list). */
+  podsByNode: Map<string, PodObject[]>;
+  claims: ClaimFacts[];
+  volumes: VolumeFacts[];
+  /** Those on the asked nodes; absent where the cluster has no such API. */
+  virtualMachines?: Array<Required<VirtualMachineInstanceLike>>;
+}
+
 /**
  * Clients for the built-in kinds plus the few compound operations the
  * backend and the operator need. Errors are `@backstage/errors` errors.
@@ -158,14 +200,8 @@ export class CoreClient {
     namespaces: readonly string[],
   ): Promise<{
     nodeLabels: Record<string, string>;
-    claims: Array<{
-      metadata: { name?: string; namespace?: string };
-      spec: { volumeName?: string };
-    }>;
-    volumes: Array<{
-      metadata: { name?: string };
-      spec: { local?: unknown; hostPath?: unknown; nodeAffinity?: any };
-    }>;
+    claims: ClaimFacts[];
+    volumes: VolumeFacts[];
   }> {
     const claimsClient = new ResourceClient<KubeObject>(
       this.http,
@@ -189,23 +225,79 @@ export class CoreClient {
     ]);
     return {
       nodeLabels: node?.metadata?.labels ?? {},
-      claims: claimLists
-        .flatMap(l => l.items as any[])
-        .map(c => ({
-          metadata: {
-            name: c.metadata?.name,
-            namespace: c.metadata?.namespace,
-          },
-          spec: { volumeName: c.spec?.volumeName },
-        })),
-      volumes: (volumes.items as any[]).map(v => ({
-        metadata: { name: v.metadata?.name },
-        spec: {
-          local: v.spec?.local,
-          hostPath: v.spec?.hostPath,
-          nodeAffinity: v.spec?.nodeAffinity,
-        },
-      })),
+      claims: claimLists.flatMap(l => l.items).map(claimFacts),
+      volumes: volumes.items.map(volumeFacts),
+    };
+  }
+
+  /**
+   * What the drain pre-flight reads of many nodes at once (a plan's): their pods
+   * ({@link CoreClient.podsOnNodes}) and {@link CoreClient.drainStorageOfCluster}.
+   */
+  async drainInputsOf(nodeNames: readonly string[]): Promise<NodesDrainInputs> {
+    const [podsByNode, storage] = await Promise.all([
+      this.podsOnNodes(nodeNames),
+      this.drainStorageOfCluster(nodeNames),
+    ]);
+    return { podsByNode, ...storage };
+  }
+
+  /**
+   * The pods bound to each of `nodeNames`, in a number of requests that does not grow
+   * with the nodes: up to four nodes (`FEW_NODES`) a list per node (small and quick),
+   * beyond one cluster-wide list (paged by the client, 500 a page).
+   */
+  async podsOnNodes(
+    nodeNames: readonly string[],
+  ): Promise<Map<string, PodObject[]>> {
+    const wanted = new Set(nodeNames);
+    let pods: PodObject[];
+    if (wanted.size <= FEW_NODES) {
+      pods = (
+        await Promise.all([...wanted].map(n => this.podsOnNode(n)))
+      ).flat();
+    } else {
+      pods = (await this.pods.list()).items.filter(p =>
+        wanted.has(p.spec?.nodeName ?? ''),
+      );
+    }
+    const byNode = new Map<string, PodObject[]>([...wanted].map(n => [n, []]));
+    for (const pod of pods) byNode.get(pod.spec?.nodeName ?? '')?.push(pod);
+    return byNode;
+  }
+
+  /**
+   * What tells node-local data apart for many nodes (a plan's): every claim, every
+   * PersistentVolume and the VirtualMachineInstances on those nodes, three lists
+   * whatever the number of nodes. Node labels come from the caller's watch cache.
+   */
+  async drainStorageOfCluster(
+    nodeNames: readonly string[],
+  ): Promise<Omit<NodesDrainInputs, 'podsByNode'>> {
+    const wanted = new Set(nodeNames);
+    const claimsClient = new ResourceClient<KubeObject>(
+      this.http,
+      coreResources.persistentVolumeClaims,
+    );
+    const volumesClient = new ResourceClient<KubeObject>(
+      this.http,
+      coreResources.persistentVolumes,
+    );
+    const [claims, volumes, virtualMachines] = await Promise.all([
+      claimsClient.list(),
+      volumesClient.list(),
+      this.virtualMachineInstances(),
+    ]);
+    return {
+      claims: claims.items.map(claimFacts),
+      volumes: volumes.items.map(volumeFacts),
+      ...(virtualMachines
+        ? {
+            virtualMachines: virtualMachines.filter(v =>
+              wanted.has(v.status.nodeName ?? ''),
+            ),
+          }
+        : {}),
     };
   }
 
@@ -218,6 +310,15 @@ export class CoreClient {
   async virtualMachineInstancesOn(
     nodeName: string,
   ): Promise<Array<Required<VirtualMachineInstanceLike>> | undefined> {
+    return (await this.virtualMachineInstances())?.filter(
+      v => v.status.nodeName === nodeName,
+    );
+  }
+
+  /** Every VirtualMachineInstance, slimmed as `virtualMachineInstancesOn` says. */
+  private async virtualMachineInstances(): Promise<
+    Array<Required<VirtualMachineInstanceLike>> | undefined
+  > {
     const client = new ResourceClient<KubeObject>(
       this.http,
       coreResources.virtualMachineInstances,
@@ -229,25 +330,23 @@ export class CoreClient {
       if (error instanceof NotFoundError) return undefined;
       throw error;
     }
-    return items
-      .filter(v => v.status?.nodeName === nodeName)
-      .map(v => ({
-        metadata: {
-          name: v.metadata?.name,
-          namespace: v.metadata?.namespace,
-        },
-        spec: { evictionStrategy: v.spec?.evictionStrategy },
-        status: {
-          nodeName: v.status?.nodeName,
-          phase: v.status?.phase,
-          conditions: (v.status?.conditions ?? []).map((c: any) => ({
-            type: c.type,
-            status: c.status,
-            reason: c.reason,
-            message: c.message,
-          })),
-        },
-      }));
+    return items.map(v => ({
+      metadata: {
+        name: v.metadata?.name,
+        namespace: v.metadata?.namespace,
+      },
+      spec: { evictionStrategy: v.spec?.evictionStrategy },
+      status: {
+        nodeName: v.status?.nodeName,
+        phase: v.status?.phase,
+        conditions: (v.status?.conditions ?? []).map((c: any) => ({
+          type: c.type,
+          status: c.status,
+          reason: c.reason,
+          message: c.message,
+        })),
+      },
+    }));
   }
 
   /** The pods bound to one node, in every namespace. */

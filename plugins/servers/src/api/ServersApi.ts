@@ -10,6 +10,8 @@ import type {
   PlanRenewedResponse,
   PlanPreflightResponse,
   PlanRequestBody,
+  PlanListQuery,
+  PlanListResponse,
   PlanResponse,
   PreflightAction,
   PreflightResponse,
@@ -77,8 +79,11 @@ export interface ServersApi {
     action: ServerAction,
     body: ActionRequestBody,
   ): Promise<ActionResponse>;
-  /** `GET /clusters/:cluster/plans`: the cluster's maintenance plans, newest first. */
-  listPlans(cluster: string): Promise<PlanResponse[]>;
+  /**
+   * `GET /clusters/:cluster/plans`: one page of the cluster's maintenance plans, newest
+   * first (`query.continue` is the previous page's `continue`).
+   */
+  listPlans(cluster: string, query?: PlanListQuery): Promise<PlanListResponse>;
   /** `GET /clusters/:cluster/plans/:name`: one plan with per-node progress. */
   getPlan(cluster: string, name: string): Promise<PlanResponse>;
   /**

@@ -11,6 +11,7 @@ import type {
   PlanCreatedResponse,
   PlanRenewBody,
   PlanRenewedResponse,
+  PlanListQuery,
   PlanListResponse,
   PlanPreflightResponse,
   PlanRequestBody,
@@ -114,11 +115,18 @@ export class ServersClient implements ServersApi {
     );
   }
 
-  async listPlans(cluster: string): Promise<PlanResponse[]> {
-    const body = await this.http.get<PlanListResponse>(
-      `/clusters/${enc(cluster)}/plans`,
+  listPlans(
+    cluster: string,
+    query: PlanListQuery = {},
+  ): Promise<PlanListResponse> {
+    const params = new URLSearchParams();
+    if (query.limit !== undefined) params.set('limit', String(query.limit));
+    if (query.continue) params.set('continue', query.continue);
+    if (query.state) params.set('state', query.state);
+    const search = params.toString();
+    return this.http.get<PlanListResponse>(
+      `/clusters/${enc(cluster)}/plans${search ? `?${search}` : ''}`,
     );
-    return body.items;
   }
 
   getPlan(cluster: string, name: string): Promise<PlanResponse> {

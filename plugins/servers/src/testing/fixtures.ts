@@ -5,6 +5,7 @@ import {
   matchesServerFilter,
   SERVER_ACTIONS,
   type ActionOffer,
+  type PlanListResponse,
   type PreflightResponse,
   type QuorumSummaryResponse,
   type ServerAction,
@@ -158,7 +159,7 @@ export function fakeServersApi(list: ServerListResponse) {
       throw new Error('no pre-flight in this fake');
     }),
     requestAction: jest.fn(async () => ({ name: 'worker-1-cordon-abc' })),
-    listPlans: jest.fn(async () => []),
+    listPlans: jest.fn(async (): Promise<PlanListResponse> => ({ items: [] })),
     getPlan: jest.fn(async () => {
       throw new Error('no plan in this fake');
     }),

@@ -2,7 +2,10 @@ import { useApi } from '@backstage/frontend-plugin-api';
 import Box from '@mui/material/Box';
 import Chip from '@mui/material/Chip';
 import Typography from '@mui/material/Typography';
-import { isTerminalPlanPhase } from '@rackside/plugin-servers-common';
+import {
+  isTerminalPlanPhase,
+  PLAN_LIST_MAX_LIMIT,
+} from '@rackside/plugin-servers-common';
 import { serversApiRef } from '../../api';
 import { chipLabelSx } from '../chips';
 import { AppLink, useServersLinks } from '../links';
@@ -24,16 +27,19 @@ export function ClusterPlans(props: { cluster: string }) {
   const api = useApi(serversApiRef);
   const links = useServersLinks();
   const loaded = useLoader(
-    () => api.listPlans(cluster).catch(() => []),
+    () =>
+      Promise.all([
+        api.listPlans(cluster, { state: 'open', limit: PLAN_LIST_MAX_LIMIT }),
+        api.listPlans(cluster, { state: 'finished', limit: FINISHED_SHOWN }),
+      ]).catch(() => undefined),
     [api, cluster],
   );
   useLiveRefresh(cluster, loaded.reload);
-  const plans = loaded.value ?? [];
-  if (plans.length === 0) return null;
-  const open = plans.filter(p => !isTerminalPlanPhase(p.phase));
-  const finished = plans
-    .filter(p => isTerminalPlanPhase(p.phase))
-    .slice(0, FINISHED_SHOWN);
+  if (!loaded.value) return null;
+  const [openPage, finishedPage] = loaded.value;
+  const open = openPage.items.filter(p => !isTerminalPlanPhase(p.phase));
+  const finished = finishedPage.items.filter(p => isTerminalPlanPhase(p.phase));
+  if (open.length + finished.length === 0) return null;
   const headingId = `rackside-plans-${cluster}`;
   return (
     <Box

@@ -166,8 +166,15 @@ describe('PlanPage', () => {
 describe('ClusterPlans', () => {
   it('lists the plans of a cluster with links, and nothing when there are none', async () => {
     const api = fakeServersApi(serverList([]));
-    api.listPlans.mockResolvedValue([plan()]);
+    // The page asks the open plans and the last finished ones (a page each).
+    api.listPlans.mockImplementation(async (_cluster, query) => ({
+      items: query?.state === 'open' ? [plan()] : [],
+    }));
     await renderWithApi(<ClusterPlans cluster="rack" />, api);
+    expect(api.listPlans).toHaveBeenCalledWith('rack', {
+      state: 'finished',
+      limit: 5,
+    });
     expect(
       await screen.findByRole('link', { name: 'reboot-plan-1' }),
     ).toHaveAttribute('href', '/servers/plans/rack/reboot-plan-1');
@@ -179,7 +186,9 @@ describe('ClusterPlans', () => {
   it('renders nothing for a cluster without plans', async () => {
     const api = fakeServersApi(serverList([]));
     await renderWithApi(<ClusterPlans cluster="rack" />, api);
-    await waitFor(() => expect(api.listPlans).toHaveBeenCalledWith('rack'));
+    await waitFor(() =>
+      expect(api.listPlans).toHaveBeenCalledWith('rack', expect.anything()),
+    );
     expect(screen.queryByTestId('cluster-plans-rack')).not.toBeInTheDocument();
   });
 });

@@ -1,0 +1,89 @@
+/*
+ * The import graph's rules (CONTRIBUTING.md, "Layers"), checked by `yarn deps:check` in
+ * the test command: no import cycle in the product code, and no import from a lower
+ * layer to a higher one. The layers, lowest first: servers-common (browser and server)
+ * <- servers-node (backend and operator) <- the backend plugins and the operator; the
+ * frontend never imports servers-node or anything of the server side.
+ */
+const PRODUCT = '^(plugins|packages)/[^/]+/src/';
+// Tests and their helpers may reach across (an agreement test reads both sides, rack
+// tests import rack-testing); the product code they test may not.
+const TESTS =
+  '(\\.test\\.tsx?$|/testing/|/__fixtures__/|/setupTests\\.ts$|/__testUtils__/|^packages/rack-testing/)';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'tests-stay-out-of-the-product',
+      comment:
+        'The rack and test helpers are not shipped: product code never imports them.',
+      severity: 'error',
+      from: { path: PRODUCT, pathNot: TESTS },
+      to: { path: TESTS },
+    },
+    {
+      name: 'no-cycle',
+      comment:
+        'A cycle means two modules are one: move what both need below them.',
+      severity: 'error',
+      from: { path: PRODUCT, pathNot: TESTS },
+      to: { circular: true, pathNot: TESTS },
+    },
+    {
+      name: 'common-stays-lowest',
+      comment:
+        'servers-common is shared by the browser and the server: it imports no other layer.',
+      severity: 'error',
+      from: { path: '^plugins/servers-common/', pathNot: TESTS },
+      to: { path: '^(plugins|packages)/(?!servers-common/)' },
+    },
+    {
+      name: 'node-below-backend-and-operator',
+      comment:
+        'servers-node is shared by the backend and the operator: it imports neither.',
+      severity: 'error',
+      from: { path: '^plugins/servers-node/', pathNot: TESTS },
+      to: { path: '^(plugins|packages)/(?!servers-node/|servers-common/)' },
+    },
+    {
+      name: 'frontend-never-server-side',
+      comment: 'The browser bundle carries nothing of the server side.',
+      severity: 'error',
+      from: { path: '^(plugins/servers|packages/app)/', pathNot: TESTS },
+      to: {
+        path: '^(plugins/(servers-node|servers-backend|catalog-backend-module-servers|permission-backend-module-servers)|packages/(backend|operator))/',
+      },
+    },
+    {
+      name: 'plugins-not-the-apps',
+      comment:
+        'Plugins are installed into portals: they never import the demo apps or the operator.',
+      severity: 'error',
+      from: { path: '^plugins/', pathNot: TESTS },
+      to: { path: '^packages/(app|backend|operator)/' },
+    },
+    {
+      name: 'operator-not-the-backend',
+      comment:
+        'The operator shares with the backend through servers-node only.',
+      severity: 'error',
+      from: { path: '^packages/operator/', pathNot: TESTS },
+      to: {
+        path: '^(plugins/(servers-backend|servers)|packages/(app|backend))/',
+      },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)(dist|dist-types|node_modules)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    combinedDependencies: true,
+    preserveSymlinks: false,
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['main', 'types'],
+    },
+  },
+};
