@@ -149,6 +149,8 @@ export async function startOperator(
     metrics,
     deadlines: options.power,
     log,
+    // The send is gated when it starts (below) and again right before each Redfish POST.
+    leading: () => leading(),
   });
   const maintenance = createMaintenanceController({
     kubeConfig: kc,

@@ -17,6 +17,7 @@ export const MaintenanceReason = {
   PowerVerbFailed: 'PowerVerbFailed',
   PowerVerbUnconfirmed: 'PowerVerbUnconfirmed',
   RebootTimedOut: 'RebootTimedOut',
+  PowerOnTimedOut: 'PowerOnTimedOut',
   PowerOffConfirmed: 'PowerOffConfirmed',
   PowerOffUnconfirmed: 'PowerOffUnconfirmed',
 } as const;
