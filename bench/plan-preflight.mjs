@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The plan pre-flight (issue 34, DESIGN section 15): what the backend asks the apiserver,
+// The plan pre-flight (issue 34, docs/plans.md): what the backend asks the apiserver,
 // and how long it takes, to pre-flight a plan of 500 servers in the scale fixture's
 // cluster (5,000 nodes, 2 pods a node; grown first on a rack of its own, or --rack DIR),
 // with the demo backend of bench/lib/backend.mjs (the guest signs in as

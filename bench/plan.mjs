@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A rolling reboot on the scale fixture: one MaintenancePlan (DESIGN section 15) takes 50
+// A rolling reboot on the scale fixture: one MaintenancePlan (docs/plans.md) takes 50
 // workers through intent reboot, 5 at a time. The workers are Talos machines of a Talos
 // emulator the bench starts (the scale fixture's own kwok nodes have no machine behind
 // them), each a kwok Node with pods of its own, in the same cluster as the 5,000 scale

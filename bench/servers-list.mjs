@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The servers list at 1,000, 5,000 and 10,000 nodes (DESIGN section 13, issue 21), grown
+// The servers list at 1,000, 5,000 and 10,000 nodes (bench/README.md, issue 21), grown
 // in one rack, each size measured with a backend of its own (the demo backend with
 // permission checks on: the real permission framework with Rackside's app-config policy;
 // the guest signs in as user:default/guest of examples/org.yaml, a plant admin, or --user):

@@ -122,7 +122,7 @@ export function seconds(valueMs) {
   return `${(valueMs / 1000).toFixed(2)} s`;
 }
 
-/** Bytes as MB (10^6 bytes, the unit of DESIGN section 13's goal). */
+/** Bytes as MB (10^6 bytes, the unit of bench/README.md's goal). */
 export function mb(bytes) {
   return `${(bytes / 1e6).toFixed(0)} MB`;
 }

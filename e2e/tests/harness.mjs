@@ -573,7 +573,7 @@ const isFinished = pod =>
  * shop/payments pod (that budget, minAvailable = replicas, refuses every
  * eviction) or unmanaged (refused without force), and none has data on the node
  * (a claim or hostPath volume) or a `rackside.dev/drain` rule (the fixture's
- * worker-5: DESIGN section 16). Among those, one without an
+ * worker-5: docs/drain.md). Among those, one without an
  * emptyDir pod (which needs the emptyDir option) if possible, then the one
  * with the most pods to evict. `among` limits the choice to those node names
  * (say, the nodes with a ServerBMC); `needPods` (default true) skips workers

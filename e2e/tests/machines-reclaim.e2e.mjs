@@ -104,7 +104,7 @@ test(
         request.metadata.uid,
         'the credential Secret is owned by the request',
       );
-      // The binding the operator checks before it reads the credential (DESIGN 5b).
+      // The binding the operator checks before it reads the credential (docs/architecture.md, "Adding machines").
       assert.equal(secret.metadata.labels['rackside.dev/credential-of'], name);
       assert.equal(secret.immutable, true);
 

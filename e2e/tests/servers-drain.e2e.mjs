@@ -4,7 +4,7 @@
 // checked with the admin kubeconfig: nothing but DaemonSet pods is left on the
 // node and the NodeMaintenance is Drained. The maintenance page shows the
 // timeline.
-// Then the drain of the fixture's worker-5 (DESIGN section 16; names in
+// Then the drain of the fixture's worker-5 (docs/drain.md; names in
 // e2e/rack/fixture/plant-a.yaml): the dialog lists the StatefulSet pod on a
 // local PersistentVolume as refused, the skip and wait-completed pods, the
 // drain-order groups, the KubeVirt virtual machines with what happens to each,

@@ -1,4 +1,4 @@
-// Browser test of Rackside's notifications on the demo portal (DESIGN section 7,
+// Browser test of Rackside's notifications on the demo portal (docs/architecture.md, "The backend",
 // issue 18): the rack's shop/web pods carry backstage.io/kubernetes-id shop-web,
 // the catalog's Component shop-web (examples/workloads.yaml) is owned by
 // plant-admins, and the guest is a plant admin. The guest drains a worker that

@@ -1,4 +1,4 @@
-// Browser test of a maintenance plan (DESIGN section 15) on the demo portal: a guest
+// Browser test of a maintenance plan (docs/plans.md) on the demo portal: a guest
 // (plant-admins, who hold servers:plan) selects three workers with a BMC on /servers,
 // opens "Plan a rolling drain / reboot", chooses Reboot, two at a time, reads the plan
 // pre-flight (per step, per server, the estimate), gives the ceremony (reason,

@@ -7,7 +7,7 @@
 // redfish, and the machine saw exactly one power cycle. The maintenance page
 // shows the power record and the timeline.
 //
-// Then the guard at send time (DESIGN section 4): the guest reboots control-plane
+// Then the guard at send time (docs/architecture.md, "The maintenance lifecycle"): the guest reboots control-plane
 // node cp-1 at margin 1 through the hazard dialog while a budget holds its
 // drain; another member (cp-3) goes down behind Rackside's back (the Talos
 // emulator's control API); the budget goes away. The operator runs the guard

@@ -538,7 +538,7 @@ func (l *tlsListener) Accept() (net.Conn, error) {
 // already sent its first request when the server rejects it; closing a socket with unread data
 // makes the kernel send RST, which can destroy the "certificate required" alert before the
 // client reads it (the client would then see "broken pipe"). Sending FIN and draining first lets
-// the alert arrive, as the DESIGN's probe relies on.
+// the alert arrive, as the probe of a client without a certificate relies on.
 type lingerConn struct {
 	net.Conn
 	once sync.Once

@@ -91,7 +91,7 @@ test('fixture: nodes carry machine identity and roles', async () => {
   assert.equal(pdb.status.currentHealthy, 2);
 });
 
-test('fixture: worker-5 carries what a drain tells apart (DESIGN section 16)', async () => {
+test('fixture: worker-5 carries what a drain tells apart (docs/drain.md)', async () => {
   const pods = (
     await rack.kube.get(
       '/api/v1/namespaces/lab/pods?fieldSelector=spec.nodeName%3Dworker-5',

@@ -1,5 +1,5 @@
 /*
- * Discovery reaches only the TalosCluster's allowed networks (DESIGN 5b), on the simulated
+ * Discovery reaches only the TalosCluster's allowed networks (docs/architecture.md, "Adding machines"), on the simulated
  * rack with the operator's own identity. The cluster's spec is written with the admin
  * identity (as a deployer or an old backend would), so the addresses outside are already
  * listed: the operator reports them and never connects. A TCP server on an address

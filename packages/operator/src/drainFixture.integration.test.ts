@@ -1,5 +1,5 @@
 /*
- * The drain of the rack fixture's worker-5 (DESIGN section 16; e2e/rack/README.md): the
+ * The drain of the rack fixture's worker-5 (docs/drain.md; e2e/rack/README.md): the
  * StatefulSet pod lab/db-0 on a local PersistentVolume, drain-order, skip and
  * wait-completed pods, a pod with an 1800 s grace period and four KubeVirt
  * VirtualMachineInstances (API objects only). The operator runs with exactly the chart's

@@ -1,5 +1,5 @@
 /*
- * Drains that know what they move (DESIGN section 16) on the simulated rack: a real
+ * Drains that know what they move (docs/drain.md) on the simulated rack: a real
  * apiserver, kwok running the pods, the operator with exactly the chart's RBAC. Each test
  * owns one worker. Evictions are observed from a watch of the node's pods (the first
  * deletionTimestamp of each pod, and its deletion), never from the operator's own report.

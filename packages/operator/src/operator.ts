@@ -86,7 +86,7 @@ export interface Operator {
   stop(): Promise<void>;
 }
 
-/** The Lease-based elector of OperatorOptions (DESIGN section 4: one active replica). */
+/** The Lease-based elector of OperatorOptions (docs/architecture.md, "The maintenance lifecycle": one active replica). */
 function createElector(
   options: OperatorOptions,
   identity: string,

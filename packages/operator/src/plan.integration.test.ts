@@ -1,5 +1,5 @@
 /*
- * MaintenancePlans on the simulated rack (DESIGN section 15): the operator with its own
+ * MaintenancePlans on the simulated rack (docs/plans.md): the operator with its own
  * ServiceAccount under the chart's admission policies creates each step as a
  * NodeMaintenance owned by the plan; the Talos emulator counts every verb it receives;
  * the fixture's workloads (shop/payments behind a budget of minAvailable 2 with 2

@@ -90,7 +90,7 @@ async function requestReclaim(
   await env.core.createNamespacedSecret({
     namespace: NS,
     body: {
-      // The shape the backend writes (DESIGN 5b): the operator uses no other.
+      // The shape the backend writes (docs/architecture.md, "Adding machines"): the operator uses no other.
       metadata: {
         name: `${name}-talosconfig`,
         namespace: NS,

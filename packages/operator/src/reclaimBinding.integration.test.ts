@@ -1,6 +1,6 @@
 /*
  * The credential of a reclaim is bound to its request, and the operator is authoritative
- * when it sends the Reset (issue 15, DESIGN 5b), on the simulated rack: requests written
+ * when it sends the Reset (issue 15, docs/architecture.md, "Adding machines"), on the simulated rack: requests written
  * with kubectl instead of the backend, Secrets the request did not get from the backend,
  * machines of this cluster, and a foreign etcd member that goes down between the
  * confirmation and the reset. The backend's part (request, then its Secret) is played by
@@ -280,7 +280,7 @@ describe('a Secret the request did not get from the backend', () => {
   });
 });
 
-describe('network reach of spec.address (DESIGN 5b)', () => {
+describe('network reach of spec.address (docs/architecture.md, "Adding machines")', () => {
   it('refuses kubectl-made requests for addresses outside the allowed networks; nothing is contacted', async () => {
     // The trap counts what it gets: one connection of our own proves it would see a call.
     await new Promise<void>((resolve, reject) => {

@@ -1,5 +1,5 @@
 /*
- * The operator is authoritative at the moment it acts (DESIGN section 4), on the
+ * The operator is authoritative at the moment it acts (docs/architecture.md, "The maintenance lifecycle"), on the
  * simulated rack: the quorum guard runs again right before a power verb is recorded, so a
  * reboot admitted earlier is not sent once the cluster changed under it; two reboots
  * ready to send at once are checked one at a time; and an abandon written with kubectl

@@ -247,7 +247,7 @@ describe('machine routes on the simulated rack', () => {
     const secret = await get(
       `/api/v1/namespaces/${NS}/secrets/${name}-talosconfig`,
     );
-    // The credential binding the operator checks (DESIGN 5b): owner with this uid, label.
+    // The credential binding the operator checks (docs/architecture.md, "Adding machines"): owner with this uid, label.
     expect(secret.type).toBe('Opaque');
     expect(secret.immutable).toBe(true);
     expect(secret.metadata.labels).toMatchObject({

@@ -1,5 +1,5 @@
 /*
- * Notifications through the plugin as a backend runs it (DESIGN section 7): the
+ * Notifications through the plugin as a backend runs it (docs/architecture.md, "The backend"): the
  * notification service is a fake that records what it is asked to send, the catalog
  * an in-memory one, the cluster a FakeCluster whose maintenances the test moves.
  */

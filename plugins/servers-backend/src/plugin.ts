@@ -175,7 +175,7 @@ export const serversPlugin = createBackendPlugin({
             reasonPolicy,
           }),
         );
-        // Notifications (DESIGN section 7) from the same watch caches.
+        // Notifications (docs/architecture.md, "The backend") from the same watch caches.
         const notificationsConfig = readNotificationsConfig(config);
         const workloads = catalogWorkloads({ catalog, auth });
         const watch = watchForNotifications({

@@ -1,5 +1,5 @@
 /*
- * The drain pre-flight of DESIGN section 16 through the routes: node-local data refused
+ * The drain pre-flight of docs/drain.md through the routes: node-local data refused
  * unless allowNodeLocalData, the option recorded on the maintenance, skip / wait-completed
  * / drain-order and StatefulSets listed with the estimate, and a token that binds them
  * (a pod that changes class after the acknowledgement, or the option flipped at request
@@ -93,7 +93,7 @@ async function backend(cluster: FakeCluster) {
   return server;
 }
 
-describe('drain pre-flight (DESIGN section 16)', () => {
+describe('drain pre-flight (docs/drain.md)', () => {
   it('refuses a pod with node-local data, says why, and lists every class with the estimate', async () => {
     const cluster = rack();
     const server = await backend(cluster);

@@ -1,5 +1,5 @@
 /*
- * KubeVirt VirtualMachineInstances in the drain pre-flight (DESIGN section 16): listed
+ * KubeVirt VirtualMachineInstances in the drain pre-flight (docs/drain.md): listed
  * with what the drain does to each where the cluster has the API, no section (and no
  * error) where it has not, and a token that binds them.
  */
@@ -54,7 +54,7 @@ async function backend(cluster: FakeCluster) {
   return server;
 }
 
-describe('drain pre-flight: virtual machines (DESIGN section 16)', () => {
+describe('drain pre-flight: virtual machines (docs/drain.md)', () => {
   it('lists each VMI of the node as migrated, shut down or blocking, without stopping the drain', async () => {
     const cluster = rack();
     cluster.storage = {

@@ -1,5 +1,5 @@
 /*
- * Reads filtered by a conditional `servers:read` (DESIGN section 7): the cluster list, the
+ * Reads filtered by a conditional `servers:read` (docs/architecture.md, "The backend"): the cluster list, the
  * quorum summary, the refusals and the pre-flight tell a user nothing about servers the
  * decision does not let them read. Route tests with the recording test backend.
  */

@@ -242,7 +242,7 @@ describe('servers routes on the simulated rack', () => {
       })),
     );
   });
-  it("pre-flights the fixture worker-5 (DESIGN section 16): lab/db-0's node-local data, the order groups, the estimate, the skip and wait-completed pods and the KubeVirt VMIs", async () => {
+  it("pre-flights the fixture worker-5 (docs/drain.md): lab/db-0's node-local data, the order groups, the estimate, the skip and wait-completed pods and the KubeVirt VMIs", async () => {
     const preflightUrl = (query: string) =>
       `/api/servers/clusters/plant-a/servers/worker-5/preflight?${query}`;
     const keys = (pods: Obj[]) => pods.map(p => `${p.namespace}/${p.name}`);

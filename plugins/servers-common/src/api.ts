@@ -20,7 +20,7 @@ import type { NodeMaintenanceSpec, NodeMaintenanceStatus } from './resources';
 import type { ServerSortDirection, ServerSortKey } from './serverListRules';
 
 /**
- * The JSON shapes of the `/api/servers` read routes (DESIGN sections 6 to 8).
+ * The JSON shapes of the `/api/servers` read routes (docs/architecture.md, "The rules and who calls them"; docs/architecture.md, "The backend"; docs/architecture.md, "Layers").
  * The backend's view functions declare these as their return types and the
  * frontend client parses responses as these, so the browser and the server
  * share one definition.
@@ -271,7 +271,7 @@ export interface PreflightResponse {
   options: {
     deleteEmptyDirData: boolean;
     force: boolean;
-    /** Absent from answers of backends older than DESIGN section 16: false. */
+    /** Absent from answers of backends older than docs/drain.md: false. */
     allowNodeLocalData?: boolean;
   };
   /** Pods that would be evicted (and waited for). */

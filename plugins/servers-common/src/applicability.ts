@@ -8,7 +8,7 @@ import type { ServerAction } from './permissions';
 import { VIRTUAL_NODE_LABEL, type MaintenanceIntent } from './quorum';
 
 /**
- * Whether an action applies to a node in its present state (DESIGN section 4): the
+ * Whether an action applies to a node in its present state (docs/architecture.md, "The maintenance lifecycle"): the
  * backend offers an action (its list and detail views) and accepts it (its request
  * check, a 409 otherwise) by this one rule, and the operator's admission refuses the
  * same virtual node and busy node with the same sentences. The guard (quorum) and the

@@ -8,7 +8,7 @@ import {
 import type { GuardVerdict } from './guard';
 import { SERVER_ACTIONS, type ServerAction } from './permissions';
 
-/** DESIGN section 6: action, level, preflightAck, typedName. */
+/** docs/architecture.md, "The rules and who calls them": action, level, preflightAck, typedName. */
 const LADDER: [ServerAction, Ceremony['level'], boolean, boolean][] = [
   ['uncordon', 'reason', false, false],
   ['cordon', 'reason', false, false],

@@ -2,7 +2,7 @@ import type { CeremonyLevel, GuardVerdict } from './rules/types';
 import type { ServerAction } from './permissions';
 
 /**
- * The ceremony ladder (DESIGN section 6, ADR 0034 section 5). The backend enforces it
+ * The ceremony ladder (docs/architecture.md, "The rules and who calls them", ADR 0034 section 5). The backend enforces it
  * with {@link checkCeremony}; the frontend only renders what {@link ceremonyFor} says, so
  * the dialog and the check can never ask for different things.
  */

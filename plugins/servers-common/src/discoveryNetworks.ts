@@ -1,5 +1,5 @@
 /*
- * Network reach of discovery (DESIGN 5b): a TalosCluster lists the networks its machines
+ * Network reach of discovery (docs/architecture.md, "Adding machines"): a TalosCluster lists the networks its machines
  * live in (`spec.discovery.allowedNetworks`) and the port of their Talos API
  * (`spec.discovery.talosPort`). One rule, here, for the backend (which refuses an address
  * outside them before writing it) and the operator (which never probes, reads a UUID from

@@ -1,5 +1,5 @@
 /**
- * What a drain does to the pods of one node (DESIGN sections 4 and 16): which pods it
+ * What a drain does to the pods of one node (docs/architecture.md, "The maintenance lifecycle"; docs/drain.md): which pods it
  * evicts and in which order, which it leaves in place or only waits for, which it refuses
  * to touch without an explicit option (node-local data among them), which disruption
  * budgets stand in the way and how long it should take. The backend's pre-flight, the

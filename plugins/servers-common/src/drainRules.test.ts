@@ -1,5 +1,5 @@
 /*
- * The drain classification of DESIGN section 16: node-local data, StatefulSets, grace
+ * The drain classification of docs/drain.md: node-local data, StatefulSets, grace
  * periods and the drain rules on pods. Each case is written from the side that would
  * break it: a PV that names the node only through its affinity, a label where the rule
  * is expected as an annotation, a hostile rule value.

@@ -8,7 +8,7 @@ import type {
 } from './resources';
 
 /**
- * The JSON shapes of the machine routes of `/api/servers` (DESIGN sections 5b, 7, 8):
+ * The JSON shapes of the machine routes of `/api/servers` (docs/architecture.md, "Adding machines"; docs/architecture.md, "The backend"; docs/architecture.md, "Layers"):
  * discovery addresses, discovered machines, and "Reset and add" requests. The backend
  * declares these as its answers and the frontend parses responses as these.
  *

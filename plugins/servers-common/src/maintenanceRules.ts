@@ -4,7 +4,7 @@ import type { MaintenanceIntent, MaintenancePhase } from './quorum';
 /**
  * Rules about a running maintenance that the backend (what it offers, what it accepts)
  * and the operator (what it does with an object written with kubectl) both apply
- * (DESIGN section 4). Each is one function, so the two sides cannot drift apart.
+ * (docs/architecture.md, "The maintenance lifecycle"). Each is one function, so the two sides cannot drift apart.
  */
 
 /** What these rules read of a NodeMaintenance. */
@@ -111,7 +111,7 @@ export function acknowledgedRung(
 
 /**
  * Why a request acknowledged at `acknowledged` may not go on under the guard's verdict
- * now, or undefined when it may (DESIGN section 4, "Authoritative at the moment of
+ * now, or undefined when it may (docs/architecture.md, "The maintenance lifecycle", "Authoritative at the moment of
  * acting"). The operator asks it when it admits a maintenance (a plan's step starts) and
  * right before a power verb is recorded: the guard must not refuse, and a hazard goes on
  * only when the request was acknowledged at the hazard rung. A refusal is never turned

@@ -7,7 +7,7 @@ import {
 
 /**
  * Which maintenances a node has, as the backend (its list, its request check) and the
- * operator (admission, the check before a power verb) both read them (DESIGN sections 4
+ * operator (admission, the check before a power verb) both read them (docs/architecture.md, "The maintenance lifecycle"
  * and 6). Each question is one function here, so the two sides cannot give different
  * answers about the same objects.
  */
@@ -40,7 +40,7 @@ export function isOpen(m: MaintenanceRecord): boolean {
  * ones that have not ended. A request not yet admitted claims no margin: the operator
  * may still refuse it (busy node, capability, pods), and the operator checks requests one
  * at a time in admission order, so of two requests racing for the last margin exactly
- * one wins (DESIGN section 6). Counting unadmitted requests as going down would make
+ * one wins (docs/architecture.md, "The rules and who calls them"). Counting unadmitted requests as going down would make
  * those two refuse each other, and the backend would refuse what the operator admits.
  */
 export function quorumMaintenances(
@@ -62,7 +62,7 @@ export function quorumMaintenances(
  * The order in which a node's open maintenances hold it: an admitted one first (the
  * operator lets at most one through), then who asked first (creation time, then name,
  * so two never tie). The first is the node's open maintenance; every later one is
- * refused by admission, naming it (DESIGN section 4, "at most one per node").
+ * refused by admission, naming it (docs/architecture.md, "The maintenance lifecycle", "at most one per node").
  */
 export function holdsBefore(
   a: MaintenanceRecord,

@@ -1,5 +1,5 @@
 /*
- * Who stands behind each step of a MaintenancePlan, and at which rung (DESIGN section 15,
+ * Who stands behind each step of a MaintenancePlan, and at which rung (docs/plans.md,
  * docs/plans.md): the rules the backend applies when it writes a plan and the operator
  * applies when a step starts, so the two cannot drift apart.
  *

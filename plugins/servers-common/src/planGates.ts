@@ -1,5 +1,5 @@
 /*
- * What a MaintenancePlan object gate may read (DESIGN section 15): a gate reads through
+ * What a MaintenancePlan object gate may read (docs/plans.md): a gate reads through
  * the operator's identity and its message is in the plan's status, so it reads only the
  * kinds the chart allows (`operator.planGateReads`), a namespaced kind only in its own
  * namespace, and at most MAX_GATE_OBJECTS objects. The operator refuses a gate by these

@@ -1,5 +1,5 @@
 /*
- * Which nodes a MaintenancePlan takes, and in what order (DESIGN section 15): resolved
+ * Which nodes a MaintenancePlan takes, and in what order (docs/plans.md): resolved
  * once from spec.nodes or spec.selector, workers before control-plane members, each group
  * by name. One rule, called by the operator when it resolves a plan and by the backend's
  * plan pre-flight.

@@ -1,12 +1,12 @@
 /*
- * The phases of a MaintenancePlan and of its steps (DESIGN section 15), apart
+ * The phases of a MaintenancePlan and of its steps (docs/plans.md), apart
  * from the resource's zod schemas (resources/maintenancePlan.ts uses them): the
  * Servers page asks whether a plan is finished, and a browser that imports this
  * builds no schema (bench README, session 14: the schemas' construction was
  * about 25 ms of the page chunk's evaluation).
  */
 
-/** The phases of a plan (DESIGN section 15). */
+/** The phases of a plan (docs/plans.md). */
 export const PLAN_PHASES = [
   'Pending',
   'Running',

@@ -1,5 +1,5 @@
 /*
- * The window of a MaintenancePlan (DESIGN section 15): when a next step may start. One
+ * The window of a MaintenancePlan (docs/plans.md): when a next step may start. One
  * rule, called by the operator before each step and by the backend's plan pre-flight.
  */
 import type { PlanWindow, Weekday } from './resources/maintenancePlan';

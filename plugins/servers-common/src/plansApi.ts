@@ -1,5 +1,5 @@
 /*
- * The maintenance plan routes' answers (DESIGN sections 7 and 15): the plans of a cluster
+ * The maintenance plan routes' answers (docs/architecture.md, "The backend"; docs/plans.md): the plans of a cluster
  * with their per-node progress, and the plan pre-flight (per node, per step, the
  * estimate) with the token that binds it.
  */

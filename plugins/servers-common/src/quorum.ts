@@ -1,5 +1,5 @@
 /**
- * The one quorum derivation (DESIGN section 6, ADR 0034 section 5). The backend's list,
+ * The one quorum derivation (docs/architecture.md, "The rules and who calls them", ADR 0034 section 5). The backend's list,
  * the backend's request check and the operator's authoritative check all call
  * {@link deriveQuorum}, so the three can never disagree about the numbers.
  */
@@ -25,7 +25,7 @@ export function nodeRolesOf(labels: Record<string, string> = {}): string[] {
 /** The label (with value `true`) that marks a simulated node Rackside never acts on. */
 export const VIRTUAL_NODE_LABEL = 'rackside.dev/virtual-node';
 
-/** Every phase of a NodeMaintenance, in lifecycle order (DESIGN section 4). */
+/** Every phase of a NodeMaintenance, in lifecycle order (docs/architecture.md, "The maintenance lifecycle"). */
 export const MAINTENANCE_PHASES = [
   'Requested',
   'Cordoned',

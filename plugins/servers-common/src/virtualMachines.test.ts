@@ -1,5 +1,5 @@
 /*
- * KubeVirt VirtualMachineInstances in a drain (DESIGN section 16): every eviction strategy
+ * KubeVirt VirtualMachineInstances in a drain (docs/drain.md): every eviction strategy
  * with and without migratability, the node filter, finished VMIs, and the plan that has
  * no VMI section where the API does not exist.
  */

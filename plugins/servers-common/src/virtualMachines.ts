@@ -1,5 +1,5 @@
 /**
- * KubeVirt virtual machines in a drain (DESIGN section 16). Where the cluster serves
+ * KubeVirt virtual machines in a drain (docs/drain.md). Where the cluster serves
  * kubevirt.io/v1 VirtualMachineInstances, each VMI running on the node is either
  * live-migrated or shut down when the drain evicts its virt-launcher pod, by its
  * `spec.evictionStrategy` and whether KubeVirt finds it migratable (its `LiveMigratable`

@@ -366,7 +366,7 @@ describe('DrainRunner', () => {
     expect(nodes.every(n => n.evictions.length === 1)).toBe(true);
   });
 
-  describe('drain rules and node-local data (DESIGN section 16)', () => {
+  describe('drain rules and node-local data (docs/drain.md)', () => {
     const order = (n: number) => ({ 'rackside.dev/drain-order': String(n) });
 
     it('evicts order groups in ascending order, each only once the one before is gone', async () => {
@@ -527,7 +527,7 @@ describe('DrainRunner', () => {
       expect(n.evictions).not.toContain('shop/db-0');
     });
   });
-  describe('when the storage cannot be read (DESIGN section 16)', () => {
+  describe('when the storage cannot be read (docs/drain.md)', () => {
     const timeout = {
       timeoutSeconds: 1,
       deleteEmptyDirData: false,
@@ -631,7 +631,7 @@ describe('DrainRunner', () => {
     expect(reason).toMatch(/\.\.\. The node is left cordoned\.$/);
   });
 
-  describe('KubeVirt VirtualMachineInstances (DESIGN section 16)', () => {
+  describe('KubeVirt VirtualMachineInstances (docs/drain.md)', () => {
     function vmi(
       name: string,
       strategy: string,

@@ -1,10 +1,10 @@
 /*
- * Drains run here, outside the reconcile loop (DESIGN section 4): one task per maintenance
+ * Drains run here, outside the reconcile loop (docs/architecture.md, "The maintenance lifecycle"): one task per maintenance
  * in Draining, each with its own watch of that node's pods, so fifty drains run side by
  * side and none waits for a worker. The reconciler asks `ensure()` for a task's outcome
  * and is woken when it changes; the task never writes the phase, only progress.
  *
- * What to do with each pod is servers-common's planDrain (DESIGN section 16), the same
+ * What to do with each pod is servers-common's planDrain (docs/drain.md), the same
  * plan the pre-flight showed: `rackside.dev/drain-order` groups are evicted lowest first,
  * the next only once every pod of the one before is gone; `skip` pods stay; pods with
  * `wait-completed` are waited for, never evicted; pods with data on the node stop the

@@ -1,5 +1,5 @@
 /*
- * The operator's authoritative quorum check (DESIGN sections 4 and 6): servers-common's
+ * The operator's authoritative quorum check (docs/architecture.md, "The maintenance lifecycle"; docs/architecture.md, "The rules and who calls them"): servers-common's
  * `guard` over `deriveQuorum`, read from the watch caches. It runs twice per power
  * maintenance, both times under the reconciler's admission lock: when the request is
  * admitted (lifecycle.ts `admit`) and right before its power verb is recorded

@@ -1,5 +1,5 @@
 /*
- * The NodeMaintenance lifecycle (DESIGN section 4) as a table, one row per phase, run by
+ * The NodeMaintenance lifecycle (docs/architecture.md, "The maintenance lifecycle") as a table, one row per phase, run by
  * the one table runner (lifecycle/table.ts) from reconciler.ts:
  *
  *   (new)      -> Requested   admitted: not a virtual node, the channel offers the verb,

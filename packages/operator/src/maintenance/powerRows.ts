@@ -1,7 +1,7 @@
 /*
  * The rows of the table (lifecycle.ts) that send power verbs: Drained for reboot and
  * shutdown, Rebooting, PoweredOff (readback and power-on), and what a send's answer leads
- * to. A verb is sent at most once per maintenance (DESIGN section 4): a row first records
+ * to. A verb is sent at most once per maintenance (docs/architecture.md, "The maintenance lifecycle"): a row first records
  * `status.power.<verb>.recordedAt` (a `record` decision with `send`), the reconciler sends
  * after that write, and the answer is written with the next phase. A recorded verb with
  * no answer (the operator stopped in between, or the channel's answer was lost) is settled

@@ -1,5 +1,5 @@
 /*
- * Object gates of MaintenancePlans (DESIGN section 15): a condition or a field value on
+ * Object gates of MaintenancePlans (docs/plans.md): a condition or a field value on
  * a Kubernetes object, checked before each next step. They read through the operator's
  * identity, and a plan's status is read by anyone who may read plans, so a gate reads
  * nothing it does not need and says nothing it read:

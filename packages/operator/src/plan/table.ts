@@ -1,5 +1,5 @@
 /*
- * The MaintenancePlan lifecycle (DESIGN section 15) as a table, run by the one table
+ * The MaintenancePlan lifecycle (docs/plans.md) as a table, run by the one table
  * runner (lifecycle/table.ts) from PlanReconciler.ts:
  *
  *   New ──resolve nodes once (workers, then control plane, each by name)──> Pending

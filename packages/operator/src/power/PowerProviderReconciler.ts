@@ -1,5 +1,5 @@
 /*
- * Reconciles the PowerProvider `default` (DESIGN section 5): builds the deployment's power
+ * Reconciles the PowerProvider `default` (docs/architecture.md, "Power channels"): builds the deployment's power
  * channel from the spec and its Secrets, and writes to status what the product may offer
  * (the capability rule of servers-common, so shutdown only where it is recoverable) with a
  * Ready condition. The maintenance rows reach the channel through `powerPort()`.

@@ -1,5 +1,5 @@
 /*
- * BMC addresses stay in the operator's log (DESIGN section 7 and the brief's rule: never
+ * BMC addresses stay in the operator's log (docs/architecture.md, "The backend" and the brief's rule: never
  * in status, history or notifications). A Redfish receipt or error names the BMC it
  * talked to (`ResetType On accepted by https://10.0.5.21/redfish/v1/Systems/1`,
  * `connect ECONNREFUSED 10.0.5.21:443`); what the maintenance records says "the BMC".

@@ -1,5 +1,5 @@
 /*
- * The edge between the reclaim table and a request's credential Secret (DESIGN 5b, issue
+ * The edge between the reclaim table and a request's credential Secret (docs/architecture.md, "Adding machines", issue
  * 15). The Secret is judged by its metadata first (credentialNotBound in servers-common:
  * ownerReference to this MachineReclaim with its uid, label rackside.dev/credential-of
  * with its name); only a bound Secret has its data decoded, and only a bound Secret is

@@ -22,7 +22,7 @@ import type { TalosAccess } from '../talos/talosAccess';
 
 /**
  * Whether an address named by the foreign talosconfig or its etcd member list may be
- * dialled (the target cluster's allowed networks, DESIGN 5b), and where to connect. Those
+ * dialled (the target cluster's allowed networks, docs/architecture.md, "Adding machines"), and where to connect. Those
  * addresses come from the request's credential, not from the deployer, so each is checked
  * before it is contacted.
  */

@@ -816,7 +816,7 @@ describe('WaitingForMaintenance', () => {
   });
 });
 
-describe('network reach of spec.address (DESIGN 5b)', () => {
+describe('network reach of spec.address (docs/architecture.md, "Adding machines")', () => {
   const pending = (address: string) =>
     reclaimObject({ phase: 'Pending', expiresAt: expires() }, { address });
   const awaiting = (address: string) =>

@@ -1,5 +1,5 @@
 /*
- * The MachineReclaim lifecycle (ADR 0107 with its hardware-run amendment, DESIGN 5b) as a
+ * The MachineReclaim lifecycle (ADR 0107 with its hardware-run amendment, docs/architecture.md, "Adding machines") as a
  * table: one row per phase. A row reads the machine and the credential through ports and
  * answers with a Decision; MachineReclaimReconciler.ts writes it (status with its audit
  * entries, then the Events) and does what the decision asks after the write: send the
@@ -17,13 +17,13 @@
  *                            never sent again)
  *   WaitingForMaintenance -> Done (same UUID in maintenance mode) | Failed (deadline, DHCP hint)
  *
- * The credential is bound to its request (DESIGN 5b): a Secret that is not owned by this
+ * The credential is bound to its request (docs/architecture.md, "Adding machines"): a Secret that is not owned by this
  * MachineReclaim (same uid) or lacks the label rackside.dev/credential-of=<name> is never
  * decoded and never deleted; the request is Refused and the Secret left as it was. A
  * Secret not there yet (the backend creates it right after the request) is waited for,
  * within the TTL.
  *
- * Network reach (DESIGN 5b): spec.address is contacted only inside the target cluster's
+ * Network reach (docs/architecture.md, "Adding machines"): spec.address is contacted only inside the target cluster's
  * allowed networks on its Talos port, the rule discovery and the join apply (reachFor). It
  * is checked right before each contact: before the UUID read and the etcd read of Pending
  * and of the confirmation (so also right before the Reset is recorded and sent) and before

@@ -1,5 +1,5 @@
 /*
- * Discovery (DESIGN 5b): every address of a TalosCluster is probed every interval, and at
+ * Discovery (docs/architecture.md, "Adding machines"): every address of a TalosCluster is probed every interval, and at
  * once when something wakes the cluster (its spec changed, e.g. an added address, or a
  * reclaim of it is Done). A probe without a client certificate tells maintenance mode
  * (then the SMBIOS UUID is read and a Pending TalosMachine appears) from a configured

@@ -1,5 +1,5 @@
 /*
- * Adding a discovered machine (DESIGN 5b) as a table, one row per TalosMachine phase:
+ * Adding a discovered machine (docs/architecture.md, "Adding machines") as a table, one row per TalosMachine phase:
  *
  *   Pending  -> Joining  spec.join set: the machine at status.address still answers in
  *                        maintenance mode with this UUID, and the cluster's join config is

@@ -1,5 +1,5 @@
 /*
- * The one way the plugin records a call with the auditor (DESIGN section 7): the event is
+ * The one way the plugin records a call with the auditor (docs/architecture.md, "The backend"): the event is
  * opened with what is known before any check, then closed as a success (with what the
  * call learnt on the way and its outcome) or a failure (with the outcome of the error).
  */

@@ -1,5 +1,5 @@
 /*
- * What the machine routes do (DESIGN section 7), without the permission checks
+ * What the machine routes do (docs/architecture.md, "The backend"), without the permission checks
  * (AuthorizedMachinesService makes those) and without HTTP (router.ts): discovery
  * addresses and discovered machines, joining a machine, and "Reset and add" requests.
  * Reads come from the watch caches and never write.

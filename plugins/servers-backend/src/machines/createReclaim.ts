@@ -34,7 +34,7 @@ function reclaimName(): string {
  * talosconfig, then the address is listed for discovery and stale reclaim-added
  * addresses are taken out.
  *
- * The credential is bound to its request (DESIGN 5b): the Secret is named
+ * The credential is bound to its request (docs/architecture.md, "Adding machines"): the Secret is named
  * `<request>-talosconfig` (the CRD pins `credentialSecretRef.name` to it), carries the
  * label `rackside.dev/credential-of: <request>`, is immutable, and is owned by the
  * MachineReclaim with its uid. The owner's uid exists only once the request does, so

@@ -1,5 +1,5 @@
 /*
- * The machine routes under `/api/servers` (DESIGN section 7), HTTP in and out of
+ * The machine routes under `/api/servers` (docs/architecture.md, "The backend"), HTTP in and out of
  * AuthorizedMachinesService: discovery addresses and discovered machines, joining a
  * machine, and "Reset and add" requests. Every call is an auditor event (reads
  * `machine-read`; each action its own). Mount it before the servers router, so its

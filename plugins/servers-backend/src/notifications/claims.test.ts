@@ -254,11 +254,7 @@ describe('two replicas that see the same change at once', () => {
     await seenByBoth(cluster, replicas, drain({ phase: 'Draining' }));
     expect(inbox.rows).toEqual([]);
 
-    await seenByBoth(
-      cluster,
-      replicas,
-      drained('2026-12-02T02:00:00Z'),
-    );
+    await seenByBoth(cluster, replicas, drained('2026-12-02T02:00:00Z'));
     expect(inbox.rows).toHaveLength(1);
     // Both read the version before either wrote; one write succeeded.
     expect(store.reads.value).toBeGreaterThanOrEqual(2);

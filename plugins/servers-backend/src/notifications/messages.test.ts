@@ -10,11 +10,17 @@ function reboot(
   extra: Partial<MaintenanceObject['spec']> = {},
   power?: { sentAt: string },
 ): MaintenanceObject {
-  const m = fakeMaintenance('worker-1-reboot', 'worker-1', 'reboot', undefined, {
-    requestedBy: 'user:default/ada',
-    reason: 'kernel update',
-    ...extra,
-  });
+  const m = fakeMaintenance(
+    'worker-1-reboot',
+    'worker-1',
+    'reboot',
+    undefined,
+    {
+      requestedBy: 'user:default/ada',
+      reason: 'kernel update',
+      ...extra,
+    },
+  );
   return {
     ...m,
     status: {
@@ -45,7 +51,15 @@ describe('the requester is told what happened, not only that it ended', () => {
     const done = maintenanceOutcome(
       'plant-a',
       reboot(
-        ['Requested', 'Cordoned', 'Draining', 'Drained', 'Rebooting', 'Returning', 'Complete'],
+        [
+          'Requested',
+          'Cordoned',
+          'Draining',
+          'Drained',
+          'Rebooting',
+          'Returning',
+          'Complete',
+        ],
         {},
         { sentAt: AT },
       ),

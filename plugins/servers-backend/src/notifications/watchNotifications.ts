@@ -506,7 +506,7 @@ export interface NotificationWatch {
 
 /**
  * Starts following every configured cluster's maintenances and reclaims for
- * notifications (DESIGN section 7), from the watch caches the routes read.
+ * notifications (docs/architecture.md, "The backend"), from the watch caches the routes read.
  */
 export function watchForNotifications(
   options: NotificationWatchOptions,

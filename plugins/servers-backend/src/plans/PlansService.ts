@@ -1,5 +1,5 @@
 /*
- * The maintenance plan routes (DESIGN sections 7 and 15), once: the plans of a cluster
+ * The maintenance plan routes (docs/architecture.md, "The backend"; docs/plans.md), once: the plans of a cluster
  * with per-node progress, the plan pre-flight (every node's single pre-flight, the steps,
  * the budgets, quorum per step, the estimate) with a token bound to all of it, the
  * request of a plan with its checks in order (servers:plan, body, reason policy, nodes,

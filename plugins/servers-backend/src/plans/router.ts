@@ -1,5 +1,5 @@
 /*
- * The maintenance plan routes under `/api/servers` (DESIGN sections 7 and 15), HTTP in
+ * The maintenance plan routes under `/api/servers` (docs/architecture.md, "The backend"; docs/plans.md), HTTP in
  * and out of AuthorizedPlansService. The servers router mounts them after its own
  * routes, behind its body parser.
  */

@@ -271,7 +271,7 @@ export class ServersService {
       cluster.podsOnNode(nodeName),
       cluster.podDisruptionBudgets(),
     ]);
-    // Claims and volumes tell node-local data apart (DESIGN section 16).
+    // Claims and volumes tell node-local data apart (docs/drain.md).
     const storage = await cluster.drainStorage?.(nodeName, [
       ...new Set(pods.map(p => p.metadata?.namespace ?? '')),
     ]);

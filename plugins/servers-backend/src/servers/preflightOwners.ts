@@ -11,7 +11,7 @@ import {
 
 /**
  * The service whose pre-flight also names the catalog entities the drain disrupts and
- * their owners (`affectedEntities`, DESIGN section 7): the people the backend tells
+ * their owners (`affectedEntities`, docs/architecture.md, "The backend"): the people the backend tells
  * when the drain starts, from the same `workloads` the pre-flight lists. Who owns a
  * workload is not part of the signed impact: it does not change what the drain does.
  */

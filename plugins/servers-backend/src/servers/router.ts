@@ -19,7 +19,7 @@ export { QuorumRefusedError } from './ServersService';
 /** Options of {@link createRouter}. */
 export interface RouterOptions {
   service: AuthorizedServersService;
-  /** The maintenance plan routes (DESIGN section 15); absent: not served. */
+  /** The maintenance plan routes (docs/plans.md); absent: not served. */
   plans?: AuthorizedPlansService;
   httpAuth: HttpAuthService;
 }

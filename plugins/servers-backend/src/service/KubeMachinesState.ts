@@ -160,7 +160,7 @@ export class KubeMachinesState implements MachinesState {
           labels: {
             'app.kubernetes.io/part-of': 'rackside',
             'app.kubernetes.io/managed-by': FIELD_MANAGER,
-            // The credential binding (DESIGN 5b): the operator reads and deletes only a
+            // The credential binding (docs/architecture.md, "Adding machines"): the operator reads and deletes only a
             // Secret with this label and the ownerReference below (same uid).
             [CREDENTIAL_OF_LABEL]: secret.owner.name,
           },

@@ -1,5 +1,5 @@
 /*
- * How the plugin's auditor events are graded and where they came from (DESIGN section 7):
+ * How the plugin's auditor events are graded and where they came from (docs/architecture.md, "The backend"):
  * reads low, cordon, return to service, drain and abandon medium, the power verbs
  * (reboot, shutdown, power-on) and maintenance plans high, reclaims critical.
  */

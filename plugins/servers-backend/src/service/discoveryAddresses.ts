@@ -22,7 +22,7 @@ const RESOLVE_TIMEOUT_MS = 5_000;
 export const resolveWithDns: ResolveName = dnsResolver(RESOLVE_TIMEOUT_MS);
 
 /**
- * 400 unless discovery of `cluster` may reach `address` (DESIGN 5b): the Talos port,
+ * 400 unless discovery of `cluster` may reach `address` (docs/architecture.md, "Adding machines"): the Talos port,
  * inside the allowed networks (a name: every address it resolves to now; the operator
  * checks again at each probe). The message names the allowed networks; it never says
  * what, if anything, listens at the address.

@@ -24,7 +24,7 @@ export const PREFLIGHT_MAX_AGE_MS = 15 * 60 * 1000;
 export interface PreflightOptions {
   deleteEmptyDirData: boolean;
   force: boolean;
-  /** Evict pods whose data is on the node (DESIGN section 16). */
+  /** Evict pods whose data is on the node (docs/drain.md). */
   allowNodeLocalData: boolean;
 }
 
@@ -89,7 +89,7 @@ export function computePreflight(input: PreflightInput): PreflightImpact {
     statefulSets: statefulSetsOf(plan, budgets),
     orderGroups: plan.orderGroups,
     estimate: estimateDrain(plan, options),
-    // Absent where the cluster has no VirtualMachineInstance API (DESIGN section 16).
+    // Absent where the cluster has no VirtualMachineInstance API (docs/drain.md).
     ...(plan.virtualMachines ? { virtualMachines: plan.virtualMachines } : {}),
     budgets,
     workloads: evictedWorkloads(input.pods, plan.evict),

@@ -1,5 +1,5 @@
 /*
- * What a `servers:read` decision lets a user see (DESIGN section 7, "GET /clusters lists
+ * What a `servers:read` decision lets a user see (docs/architecture.md, "The backend", "GET /clusters lists
  * only clusters the user may read"). With a conditional decision:
  *
  * - a cluster is listed when the user may read at least one of its servers, or when the

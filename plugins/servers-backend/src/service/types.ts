@@ -132,7 +132,7 @@ export interface ClusterState {
   podDisruptionBudgets(): Promise<PodDisruptionBudgetObject[]>;
   /**
    * The node's labels, the claims of these namespaces and the PersistentVolumes, read
-   * now: what tells pods with data on the node apart (DESIGN section 16). Without it
+   * now: what tells pods with data on the node apart (docs/drain.md). Without it
    * the pre-flight sees only hostPath volumes. Also the node's KubeVirt
    * VirtualMachineInstances (`virtualMachines`), absent where the cluster has no such API.
    */

@@ -140,7 +140,7 @@ export class FakeCluster implements ClusterState {
     return this.budgets;
   }
   /**
-   * Claims and volumes, as the drain pre-flight reads them (DESIGN section 16), and the
+   * Claims and volumes, as the drain pre-flight reads them (docs/drain.md), and the
    * VirtualMachineInstances (absent: the cluster has no such API).
    */
   storage: {

@@ -41,7 +41,7 @@ describe.each(
 describe('racksideCustomResourceDefinitions', () => {
   const crds = racksideCustomResourceDefinitions();
 
-  it('renders one CRD per kind with the scope DESIGN section 3 gives', () => {
+  it('renders one CRD per kind with the scope docs/architecture.md, "The Kubernetes API" gives', () => {
     expect(
       crds.map(crd => [
         crd.metadata.name,
@@ -90,7 +90,7 @@ describe('racksideCustomResourceDefinitions', () => {
     expect(nm).toEqual(['NODE', 'INTENT', 'PHASE', 'REQUESTER', 'AGE']);
   });
 
-  it('puts the immutability rules where DESIGN section 3 asks', () => {
+  it('puts the immutability rules where docs/architecture.md, "The Kubernetes API" asks', () => {
     const spec =
       crds[0].spec.versions[0].schema.openAPIV3Schema.properties!.spec;
     expect(spec.properties!.nodeName['x-kubernetes-validations']).toEqual([

@@ -191,7 +191,7 @@ export const machineReclaimStatusSchema = withRules(
 ).describe('Progress of the reclaim.');
 
 /**
- * The credential binding (issue 15, DESIGN 5b): `spec.credentialSecretRef.name` is the
+ * The credential binding (issue 15, docs/architecture.md, "Adding machines"): `spec.credentialSecretRef.name` is the
  * name the backend gives the request's Secret, so a request written with kubectl cannot
  * point the operator at another Secret (this cluster's own talosconfig, say).
  */

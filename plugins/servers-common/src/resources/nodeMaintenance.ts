@@ -86,7 +86,7 @@ const podKeySchema = z
   .max(317)
   .regex(/^[a-z0-9][-a-z0-9]*\/[a-z0-9][-a-z0-9.]*$/);
 
-/** The snapshot the requester was shown and acknowledged (DESIGN section 6). */
+/** The snapshot the requester was shown and acknowledged (docs/architecture.md, "The rules and who calls them"). */
 export const preflightSchema = z
   .object({
     takenAt: timestampSchema.describe('When the snapshot was taken.'),

@@ -29,7 +29,7 @@ export const RECLAIM_ADDED_ADDRESSES_ANNOTATION =
   'rackside.dev/reclaim-added-addresses';
 
 /**
- * What a probe of a discovery address found (DESIGN section 5b), as a category: the error
+ * What a probe of a discovery address found (docs/architecture.md, "Adding machines"), as a category: the error
  * text of a failed probe stays in the operator's log.
  * - Maintenance: a machine in maintenance mode (its UUID read);
  * - Member: configured, with a server certificate of this cluster's CA;

@@ -64,7 +64,7 @@ export const coreResources = {
     kind: 'Secret',
     namespaced: true,
   },
-  /** Not built in: KubeVirt's, read where the cluster serves it (DESIGN section 16). */
+  /** Not built in: KubeVirt's, read where the cluster serves it (docs/drain.md). */
   virtualMachineInstances: {
     group: 'kubevirt.io',
     version: 'v1',

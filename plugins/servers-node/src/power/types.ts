@@ -4,7 +4,7 @@ import {
 } from '@rackside/plugin-servers-common';
 
 /**
- * The power channels (DESIGN section 5): what the operator calls to reboot, shut
+ * The power channels (docs/architecture.md, "Power channels"): what the operator calls to reboot, shut
  * down and power on a node, and to observe the machine afterwards.
  *
  * A channel sends a verb exactly once per call and never retries it on its own: the

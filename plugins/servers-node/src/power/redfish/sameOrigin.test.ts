@@ -1,5 +1,5 @@
 /*
- * Same origin (DESIGN section 5): a hostile BMC (the DMTF mockups of mockupBmc.ts with one
+ * Same origin (docs/architecture.md, "Power channels"): a hostile BMC (the DMTF mockups of mockupBmc.ts with one
  * link changed) points a link, a header or a redirect at another origin, or at a path
  * outside /redfish/v1/. The client refuses before sending anything there ("notSent", the
  * field named), and "the other origin", a second local listener, receives nothing: no

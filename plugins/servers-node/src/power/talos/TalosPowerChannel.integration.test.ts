@@ -1,5 +1,5 @@
 /*
- * Talos verbs go only to the machine that is the node (DESIGN 5), on the simulated rack:
+ * Talos verbs go only to the machine that is the node (docs/architecture.md, "Power channels"), on the simulated rack:
  * the Talos emulator serves each machine's SMBIOS UUID and counts the verbs it receives.
  * A Node whose address another machine answers at (here: cp-2's Node pointing at
  * worker-1's address, as after a new DHCP lease) is refused before anything is sent.

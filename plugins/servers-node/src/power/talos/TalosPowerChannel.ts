@@ -94,7 +94,7 @@ export class TalosPowerChannel implements PowerChannel {
   }
 
   /**
-   * A verb goes only to the machine that is the node (DESIGN 5): the SMBIOS UUID served
+   * A verb goes only to the machine that is the node (docs/architecture.md, "Power channels"): the SMBIOS UUID served
    * at the node's address must be the Node's system UUID. An address another machine has
    * taken (a new DHCP lease, a swapped cable) is refused before anything is sent.
    */

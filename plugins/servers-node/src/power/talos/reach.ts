@@ -1,5 +1,5 @@
 /*
- * Where discovery and the join may go (DESIGN 5b): only to addresses inside the
+ * Where discovery and the join may go (docs/architecture.md, "Adding machines"): only to addresses inside the
  * TalosCluster's allowed networks, on its Talos port. The rule is servers-common's
  * (checkDiscoveryAddress); this adds the resolution of a name at the time of the call:
  * every address the name resolves to must be inside, and the call then goes to the first
