@@ -15,9 +15,9 @@ import {
   type TalosMachineResponse,
 } from '@rackside/plugin-servers-common';
 import { describeError, machinesApiRef, type DescribedError } from '../../api';
-import { focusedRow, returnFocusToRow } from '../FocusKeepingRow';
-import { useLiveRefresh } from '../useLiveRefresh';
-import { useLoader } from '../useLoader';
+import { focusedRow, returnFocusToRow } from '../shared/FocusKeepingRow';
+import { useLiveRefresh } from '../hooks/useLiveRefresh';
+import { useLoader } from '../hooks/useLoader';
 import { JoinDialog } from './JoinDialog';
 import { DiscoveryTable, MachineTable, ReclaimTable } from './MachineTables';
 import { ReclaimDialog } from './ReclaimDialog';

@@ -22,8 +22,8 @@ import {
   resetCommand,
   when,
 } from './texts';
-import { chipLabelSx } from '../chips';
-import { FocusKeepingRow } from '../FocusKeepingRow';
+import { chipLabelSx } from '../shared/chips';
+import { FocusKeepingRow } from '../shared/FocusKeepingRow';
 
 const STATE_COLOR = {
   Maintenance: 'success',

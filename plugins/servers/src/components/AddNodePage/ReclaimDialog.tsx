@@ -15,11 +15,11 @@ import TextField from '@mui/material/TextField';
 import Typography from '@mui/material/Typography';
 import { RECLAIM_TTL_MINUTES } from '@rackside/plugin-servers-common';
 import { describeError, machinesApiRef, type DescribedError } from '../../api';
-import { fieldErrorOf } from '../fieldError';
-import { LIVE_HELPER_TEXT, ReasonField } from '../ReasonField';
-import { useLiveRefresh } from '../useLiveRefresh';
-import { useLoader } from '../useLoader';
-import { FOCUSABLE_PAPER, useFocusOnOpen } from '../dialogFocus';
+import { fieldErrorOf } from '../dialogs/fieldError';
+import { LIVE_HELPER_TEXT, ReasonField } from '../dialogs/ReasonField';
+import { useLiveRefresh } from '../hooks/useLiveRefresh';
+import { useLoader } from '../hooks/useLoader';
+import { FOCUSABLE_PAPER, useFocusOnOpen } from '../dialogs/dialogFocus';
 import { ReclaimProgress } from './ReclaimProgress';
 import { RECLAIM_DIALOG_TITLE } from './texts';
 
