@@ -33,7 +33,7 @@ import {
 } from '../../api';
 import { FOCUSABLE_PAPER, useFocusOnOpen } from './dialogFocus';
 import { ACTION_DESCRIPTIONS, ACTION_LABELS } from '../shared/labels';
-import { nodeLocalPods, PreflightView, quorumNumbers } from './PreflightView';
+import { nodeLocalPods, PreflightView, quorumNumbers } from './preflight';
 import { quorumText } from '../shared/QuorumBanner';
 import { LIVE_HELPER_TEXT, REASON_HINT, ReasonField } from './ReasonField';
 import { usePreflight, type PreflightState } from '../hooks/usePreflight';

@@ -44,7 +44,7 @@ import {
 } from './HazardStepNames';
 import { AppLink, useServersLinks } from '../shared/links';
 import { durationText } from '../shared/maintenanceText';
-import { quorumNumbers } from './PreflightView';
+import { quorumNumbers } from './preflight';
 import { LIVE_HELPER_TEXT, ReasonField } from './ReasonField';
 
 /** "Step 1: worker-1, worker-2 (about 2 min)": one step as a sentence. */

@@ -1,18 +1,18 @@
 import '@testing-library/jest-dom';
 import { renderInTestApp } from '@backstage/frontend-test-utils';
 import { screen, within } from '@testing-library/react';
-import { preflightResponse } from '../../testing/drain';
+import { preflightResponse } from '../../../testing/drain';
 import {
   nodeLocalAllowedPreflight,
   nodeLocalRefusedPreflight,
-} from '../../testing/drainRules';
-import { durationText } from '../shared/maintenanceText';
+} from '../../../testing/drainRules';
+import { durationText } from '../../shared/maintenanceText';
+import { PreflightView } from './PreflightView';
 import {
   nodeLocalPods,
-  PreflightView,
   statefulSetBudgetText,
   virtualMachinesSummary,
-} from './PreflightView';
+} from './preflightText';
 
 /** The visible text of each item of a list section, in order. */
 function items(section: HTMLElement): string[] {

@@ -1,7 +1,7 @@
 import '@testing-library/jest-dom';
 import { renderInTestApp } from '@backstage/frontend-test-utils';
 import { screen, within } from '@testing-library/react';
-import { preflightResponse } from '../../testing/drain';
+import { preflightResponse } from '../../../testing/drain';
 import { PreflightView } from './PreflightView';
 
 describe('PreflightView, the owners a drain notifies (DESIGN section 7)', () => {
