@@ -8,7 +8,7 @@ import {
   serverList,
 } from '../../testing/fixtures';
 import { plan, planPreflight, renderWithApi } from '../../__testUtils__/plans';
-import { ACKNOWLEDGEMENT } from '../dialogs/ActionDialog';
+import { ACKNOWLEDGEMENT } from '../dialogs/ceremonyText';
 import { ClusterSection } from '../ServersPage/ClusterSection';
 import { ClusterPlans } from '../ServersPage/ClusterPlans';
 import { PlanDialog } from '../dialogs/PlanDialog';

@@ -19,14 +19,14 @@ import {
   rebootPreflight,
   refusedRebootPreflight,
 } from '../../testing/power';
+import { ActionDialog } from './ActionDialog';
 import {
-  ActionDialog,
   ACKNOWLEDGEMENT,
   IMPACT_CHANGED,
   NOTHING_CHANGED,
   shutdownReturnText,
   TYPED_REASON_HINT,
-} from './ActionDialog';
+} from './ceremonyText';
 
 const DRAIN_OFFER = {
   offered: true,

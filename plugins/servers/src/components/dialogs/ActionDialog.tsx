@@ -1,27 +1,20 @@
 import { useState } from 'react';
 import { useApi } from '@backstage/frontend-plugin-api';
 import Alert from '@mui/material/Alert';
-import AlertTitle from '@mui/material/AlertTitle';
 import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
-import Checkbox from '@mui/material/Checkbox';
 import Dialog from '@mui/material/Dialog';
 import DialogActions from '@mui/material/DialogActions';
 import DialogContent from '@mui/material/DialogContent';
 import DialogContentText from '@mui/material/DialogContentText';
 import DialogTitle from '@mui/material/DialogTitle';
-import FormControlLabel from '@mui/material/FormControlLabel';
-import FormHelperText from '@mui/material/FormHelperText';
 import LinearProgress from '@mui/material/LinearProgress';
-import TextField from '@mui/material/TextField';
 import WarningIcon from '@mui/icons-material/Warning';
 import {
   PREFLIGHT_ACTIONS,
-  quorumNumbersSentence,
   type ActionOffer,
   type PowerVerb,
   type PreflightAction,
-  type PreflightResponse,
   type QuorumSummaryResponse,
   type ServerAction,
 } from '@rackside/plugin-servers-common';
@@ -33,99 +26,19 @@ import {
 } from '../../api';
 import { FOCUSABLE_PAPER, useFocusOnOpen } from './dialogFocus';
 import { ACTION_DESCRIPTIONS, ACTION_LABELS } from '../shared/labels';
-import { nodeLocalPods, PreflightView, quorumNumbers } from './preflight';
-import { quorumText } from '../shared/QuorumBanner';
-import { LIVE_HELPER_TEXT, REASON_HINT, ReasonField } from './ReasonField';
-import { usePreflight, type PreflightState } from '../hooks/usePreflight';
-
-/** The acknowledgement a pre-flight asks for. */
-export const ACKNOWLEDGEMENT = 'I have reviewed this impact';
-
-/** Shown above a pre-flight the backend sent back because the impact changed. */
-export const IMPACT_CHANGED = 'The impact changed since you looked';
-
-/** The drain options, each with the plain warning of what it gives up (the plan dialog's too). */
-export const DRAIN_OPTIONS = [
-  {
-    option: 'deleteEmptyDirData',
-    label: 'Also evict pods with emptyDir volumes',
-    warning: 'Data in emptyDir volumes is lost.',
-  },
-  {
-    option: 'force',
-    label: 'Also evict pods without a controller',
-    warning: 'Pods without a controller are not recreated.',
-  },
-  {
-    option: 'allowNodeLocalData',
-    label: 'Also evict pods with data on this node',
-    warning:
-      'Data on this node will be unavailable until the node returns: these pods cannot run anywhere else until then.',
-  },
-] as const;
-
-/** The id of a drain option's warning, which describes its checkbox. */
-function optionWarningId(option: string): string {
-  return `rackside-drain-option-${option}-warning`;
-}
+import { REASON_HINT, ReasonField } from './ReasonField';
+import { usePreflight } from '../hooks/usePreflight';
+import { PreflightStep } from './ActionPreflightStep';
+import {
+  ActionErrorAlert,
+  RefusalAlert,
+  refusalOf,
+  TypedNameField,
+} from './ActionDialogParts';
+import { shutdownReturnText, TYPED_REASON_HINT } from './ceremonyText';
 
 function isPreflightAction(action: ServerAction): action is PreflightAction {
   return (PREFLIGHT_ACTIONS as readonly ServerAction[]).includes(action);
-}
-
-/** The hint of the hazard tier, where the reason must be typed out. */
-export const TYPED_REASON_HINT =
-  'Type the reason out yourself: spending the last of the quorum margin is recorded in your own words.';
-
-/** Under a 409: the backend refused and wrote nothing. */
-export const NOTHING_CHANGED = 'Nothing was changed.';
-
-/**
- * How a machine comes back after a shutdown, for the shutdown dialog: through
- * power-on where the channel can switch it on, otherwise by a person at the
- * rack (a shutdown is offered without power-on only where the rack is
- * declared attended).
- */
-export function shutdownReturnText(
-  node: string,
-  powerVerbs: readonly PowerVerb[] | undefined,
-): string {
-  if (!powerVerbs) {
-    return `${node} stays off until it is powered on: through its BMC where the power channel can, otherwise by a person at the rack.`;
-  }
-  if (powerVerbs.includes('power-on')) {
-    return `To bring ${node} back, use Power on on its row: Rackside asks its BMC to switch it on and returns it to service once it is Ready.`;
-  }
-  return `This power channel cannot switch ${node} back on: a person at the rack has to power it on. It returns to service once it is Ready.`;
-}
-
-/**
- * The refusal in words: the guard's own sentence and numbers from the
- * pre-flight when there is one, else the cluster's quorum as last read.
- */
-function refusalOf(
-  cluster: string,
-  preflight: PreflightResponse | undefined,
-  quorum: QuorumSummaryResponse | undefined,
-): { sentence: string; numbers?: string } {
-  if (preflight && preflight.ceremony.level === 'refused') {
-    return {
-      sentence: preflight.quorum.reason,
-      numbers: quorumNumbers(preflight.quorum),
-    };
-  }
-  const sentence = `This would drop the ready control-plane members of ${cluster} below quorum, so Rackside refuses it.`;
-  if (!quorum) return { sentence };
-  return {
-    sentence,
-    numbers: quorum.derived
-      ? quorumNumbersSentence({
-          members: quorum.members,
-          quorum: quorum.quorum,
-          margin: quorum.margin,
-        })
-      : quorumText(quorum),
-  };
 }
 
 export interface ActionDialogProps {
@@ -225,7 +138,6 @@ export function ActionDialog(props: ActionDialogProps) {
   const refusal = refused
     ? refusalOf(cluster, pre.preflight, quorum)
     : undefined;
-  const typedNameWrong = typedName.length > 0 && typedName !== node;
   const titleId = `rackside-action-title-${action}`;
   const focusOnOpen = useFocusOnOpen();
   return (
@@ -260,20 +172,7 @@ export function ActionDialog(props: ActionDialogProps) {
             write the reason yourself.
           </Alert>
         )}
-        {refusal && (
-          <Alert severity="error" sx={{ mb: 2 }} data-testid="action-refused">
-            <AlertTitle>Refused</AlertTitle>
-            {refusal.sentence}
-            {refusal.numbers && (
-              <Box component="div" mt={1} data-testid="action-refused-numbers">
-                {refusal.numbers}
-              </Box>
-            )}
-            <Box component="div" mt={1}>
-              No ceremony can allow it.
-            </Box>
-          </Alert>
-        )}
+        {refusal && <RefusalAlert refusal={refusal} />}
         {refused && pre.loading && (
           <LinearProgress aria-label="taking the pre-flight" sx={{ mb: 1 }} />
         )}
@@ -295,42 +194,15 @@ export function ActionDialog(props: ActionDialogProps) {
               testId="action-reason"
             />
             {needsTypedName && (
-              <TextField
-                label={`Type ${node} to confirm`}
+              <TypedNameField
+                node={node}
                 value={typedName}
-                onChange={e => setTypedName(e.target.value)}
-                required
-                fullWidth
-                autoComplete="off"
-                error={typedNameWrong}
-                helperText={
-                  typedNameWrong
-                    ? `That is not ${node}: type the node name exactly.`
-                    : `The name of the node this acts on, typed out.`
-                }
-                FormHelperTextProps={LIVE_HELPER_TEXT}
-                inputProps={{ 'data-testid': 'action-typed-name' }}
-                sx={{ mb: 2 }}
+                onChange={setTypedName}
               />
             )}
           </>
         )}
-        {error && !reasonError && (
-          <Alert severity="error" role="alert" data-testid="action-error">
-            {error.status === 409 && <AlertTitle>Refused</AlertTitle>}
-            {error.message}
-            {error.quorum && quorumNumbersSentence(error.quorum) && (
-              <Box component="div" mt={1}>
-                {quorumNumbersSentence(error.quorum)}
-              </Box>
-            )}
-            {error.status === 409 && (
-              <Box component="div" mt={1}>
-                {NOTHING_CHANGED}
-              </Box>
-            )}
-          </Alert>
-        )}
+        {error && !reasonError && <ActionErrorAlert error={error} />}
       </DialogContent>
       <DialogActions>
         <Button onClick={onClose} disabled={submitting}>
@@ -348,103 +220,5 @@ export function ActionDialog(props: ActionDialogProps) {
         )}
       </DialogActions>
     </Dialog>
-  );
-}
-
-/** The pre-flight part of the dialog: the impact, the options, the acknowledgement. */
-function PreflightStep(props: { state: PreflightState }) {
-  const { state } = props;
-  const { preflight, options } = state;
-  // The options matter only when something is refused, or once one is on;
-  // the node-local one only where the pre-flight lists node-local data.
-  const showOptions =
-    !!preflight &&
-    (preflight.refused.length > 0 ||
-      options.deleteEmptyDirData ||
-      options.force ||
-      options.allowNodeLocalData);
-  const shownOptions = DRAIN_OPTIONS.filter(
-    o =>
-      o.option !== 'allowNodeLocalData' ||
-      options.allowNodeLocalData ||
-      (!!preflight && nodeLocalPods(preflight).length > 0),
-  );
-  return (
-    <Box mb={2} data-testid="preflight-step">
-      {state.loading && (
-        <LinearProgress aria-label="taking the pre-flight" sx={{ mb: 1 }} />
-      )}
-      {state.error !== undefined && !state.loading && (
-        <Alert
-          severity="error"
-          sx={{ mb: 1 }}
-          data-testid="preflight-error"
-          action={
-            <Button color="inherit" size="small" onClick={state.retry}>
-              Try again
-            </Button>
-          }
-        >
-          {`Could not take the pre-flight: ${
-            describeError(state.error).message
-          }`}
-        </Alert>
-      )}
-      {state.changed && preflight && (
-        <Alert
-          severity="warning"
-          sx={{ mb: 1 }}
-          data-testid="preflight-changed"
-        >
-          <AlertTitle>{IMPACT_CHANGED}</AlertTitle>
-          This is the impact now. Review it and acknowledge it again.
-        </Alert>
-      )}
-      {preflight && <PreflightView preflight={preflight} />}
-      {showOptions && (
-        <Box mt={1} data-testid="preflight-options">
-          {shownOptions.map(o => (
-            <Box key={o.option}>
-              <FormControlLabel
-                control={
-                  <Checkbox
-                    checked={options[o.option]}
-                    disabled={state.loading}
-                    onChange={e => state.setOption(o.option, e.target.checked)}
-                    inputProps={{
-                      'aria-describedby': optionWarningId(o.option),
-                    }}
-                  />
-                }
-                label={o.label}
-              />
-              <FormHelperText
-                id={optionWarningId(o.option)}
-                sx={{ mt: -1, ml: 4 }}
-                error
-              >
-                {o.warning}
-              </FormHelperText>
-            </Box>
-          ))}
-        </Box>
-      )}
-      {preflight && (
-        <FormControlLabel
-          sx={{ mt: 1 }}
-          control={
-            <Checkbox
-              checked={state.acknowledged}
-              disabled={state.loading || !preflight.canProceed}
-              onChange={e => state.setAcknowledged(e.target.checked)}
-              inputProps={
-                { 'data-testid': 'preflight-ack' } as Record<string, string>
-              }
-            />
-          }
-          label={ACKNOWLEDGEMENT}
-        />
-      )}
-    </Box>
   );
 }

@@ -13,7 +13,7 @@ import type {
   PlanPreflightResponse,
 } from '@rackside/plugin-servers-common';
 import { describeError, PreflightChangedError, serversApiRef } from '../../api';
-import { IMPACT_CHANGED, NOTHING_CHANGED } from './ActionDialog';
+import { IMPACT_CHANGED, NOTHING_CHANGED } from './ceremonyText';
 import { FOCUSABLE_PAPER, useFocusOnOpen } from './dialogFocus';
 import { hazardNamesTyped, hazardNodesOf } from './HazardStepNames';
 import { AppLink, useServersLinks } from '../shared/links';

@@ -10,7 +10,7 @@ import RadioGroup from '@mui/material/RadioGroup';
 import TextField from '@mui/material/TextField';
 import Typography from '@mui/material/Typography';
 import type { PlanIntent } from '@rackside/plugin-servers-common';
-import { ACKNOWLEDGEMENT, DRAIN_OPTIONS } from './ActionDialog';
+import { ACKNOWLEDGEMENT, DRAIN_OPTIONS } from './ceremonyText';
 import { HazardStepNames } from './HazardStepNames';
 import { LIVE_HELPER_TEXT, ReasonField } from './ReasonField';
 

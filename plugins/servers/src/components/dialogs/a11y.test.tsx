@@ -5,7 +5,8 @@ import { ceremonyFor } from '@rackside/plugin-servers-common';
 import { serversApiRef } from '../../api';
 import { fakeServersApi, serverList } from '../../testing/fixtures';
 import { rebootPreflight } from '../../testing/power';
-import { ActionDialog, ACKNOWLEDGEMENT } from './ActionDialog';
+import { ActionDialog } from './ActionDialog';
+import { ACKNOWLEDGEMENT } from './ceremonyText';
 import { chipLabelSx } from '../shared/chips';
 
 function renderReboot() {
