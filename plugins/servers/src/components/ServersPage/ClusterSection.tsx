@@ -19,12 +19,8 @@ import { ClusterPlans } from './ClusterPlans';
 import { PlanToolbar } from './PlanToolbar';
 import { QuorumBanner } from '../shared/QuorumBanner';
 import { findServerRow, keepFocusInRow } from '../shared/rowFocus';
-import {
-  rowActions,
-  ServerTable,
-  type SortDirection,
-  type SortKey,
-} from './ServerTable';
+import { rowActions } from './ServerRow';
+import { ServerTable, type SortDirection, type SortKey } from './ServerTable';
 import { AppLink, useServersLinks } from '../shared/links';
 import { useLiveRefresh } from '../hooks/useLiveRefresh';
 import { useServerWindows } from '../hooks/useServerWindows';

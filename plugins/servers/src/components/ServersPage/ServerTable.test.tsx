@@ -9,7 +9,8 @@ import {
 } from '@testing-library/react';
 import { ceremonyFor } from '@rackside/plugin-servers-common';
 import { listItemOf, OK, server } from '../../testing/fixtures';
-import { OVERSCAN, ServerTable, visibleRange } from './ServerTable';
+import { ServerTable } from './ServerTable';
+import { OVERSCAN, visibleRange } from './tableWindow';
 
 const rowsOf = () => screen.queryAllByTestId('server-row');
 /** A reboot the guard calls a hazard (a member of a thin quorum going down). */

@@ -18,7 +18,7 @@ import { poweredOffMaintenance } from '../../testing/power';
 import { ServersPage } from './ServersPage';
 import { startServersPage } from './pageStart';
 import { quorumText } from '../shared/QuorumBanner';
-import { ROW_HEIGHT } from './ServerTable';
+import { ROW_HEIGHT } from './tableWindow';
 
 function renderPage(api: ReturnType<typeof fakeServersApi>) {
   return renderInTestApp(<ServersPage />, { apis: [[serversApiRef, api]] });

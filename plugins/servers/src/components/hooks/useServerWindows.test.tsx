@@ -18,7 +18,7 @@ import {
   windowOf,
 } from '../../testing/fixtures';
 import { ClusterSection } from '../ServersPage/ClusterSection';
-import { ROW_HEIGHT } from '../ServersPage/ServerTable';
+import { ROW_HEIGHT } from '../ServersPage/tableWindow';
 import { MAX_WINDOW_ROWS, WINDOW_ROWS } from './windowRequests';
 
 const rowsOf = () =>
