@@ -12,19 +12,12 @@ import type {
   DiscoveryAddressResponse,
   ReclaimResponse,
   TalosClusterResponse,
-  TalosMachineResponse,
 } from '@rackside/plugin-servers-common';
-import {
-  ADDRESS_STATE_TEXT,
-  MACHINE_PHASE_TEXT,
-  RECLAIM_PHASE_TEXT,
-  RESET_AND_ADD,
-  resetCommand,
-  when,
-} from './texts';
+import { ADDRESS_STATE_TEXT, RESET_AND_ADD, resetCommand, when } from './texts';
 import { chipLabelSx } from '../shared/chips';
 import { FocusKeepingRow } from '../shared/FocusKeepingRow';
 
+/** The colour of an address's chip, by what the last probe found there. */
 const STATE_COLOR = {
   Maintenance: 'success',
   AlreadyConfigured: 'warning',
@@ -192,147 +185,6 @@ export function DiscoveryTable(props: {
           </TableBody>
         </Table>
       )}
-    </Box>
-  );
-}
-
-/** The machines discovery found; Pending ones can be added. */
-export function MachineTable(props: {
-  machines: readonly TalosMachineResponse[];
-  canAdd: boolean;
-  can?: CanReclaimResponse;
-  onAdd(machine: TalosMachineResponse): void;
-  onResetAndAdd(): void;
-}) {
-  const { machines, canAdd, can, onAdd, onResetAndAdd } = props;
-  return (
-    <Box mb={3}>
-      <Box display="flex" alignItems="center" gap={2}>
-        <Typography variant="h6" component="h3">
-          Machines
-        </Typography>
-        {can?.allowed && (
-          <Button
-            size="small"
-            variant="outlined"
-            color="warning"
-            onClick={onResetAndAdd}
-          >
-            {RESET_AND_ADD}
-          </Button>
-        )}
-      </Box>
-      {machines.length === 0 ? (
-        <Typography variant="body2">
-          No machines found yet. A machine in maintenance mode at a discovery
-          address shows up here.
-        </Typography>
-      ) : (
-        <Table size="small" aria-label="Machines">
-          <TableHead>
-            <TableRow>
-              <TableCell>UUID</TableCell>
-              <TableCell>Address</TableCell>
-              <TableCell>Phase</TableCell>
-              <TableCell>Node</TableCell>
-              <TableCell>Added by</TableCell>
-              <TableCell>Actions</TableCell>
-            </TableRow>
-          </TableHead>
-          <TableBody>
-            {machines.map(m => (
-              <FocusKeepingRow
-                key={m.uuid}
-                data-testid="machine-row"
-                data-uuid={m.uuid}
-                data-phase={m.phase}
-              >
-                <TableCell>{m.uuid}</TableCell>
-                <TableCell>{m.address ?? ''}</TableCell>
-                <TableCell>
-                  {MACHINE_PHASE_TEXT[m.phase]}
-                  {m.message && (
-                    <Typography
-                      variant="caption"
-                      component="div"
-                      color="text.secondary"
-                    >
-                      {m.message}
-                    </Typography>
-                  )}
-                </TableCell>
-                <TableCell>{m.nodeName ?? ''}</TableCell>
-                <TableCell>
-                  {m.join ? `${m.join.by}: ${m.join.reason}` : ''}
-                </TableCell>
-                <TableCell>
-                  {canAdd && m.phase === 'Pending' && !m.join && (
-                    <Button
-                      size="small"
-                      variant="contained"
-                      onClick={() => onAdd(m)}
-                      aria-label={`Add ${m.uuid}`}
-                    >
-                      Add
-                    </Button>
-                  )}
-                </TableCell>
-              </FocusKeepingRow>
-            ))}
-          </TableBody>
-        </Table>
-      )}
-    </Box>
-  );
-}
-
-/** The Reset and add requests of the cluster, newest first. */
-export function ReclaimTable(props: {
-  reclaims: readonly ReclaimResponse[];
-  onOpen(name: string): void;
-}) {
-  const { reclaims, onOpen } = props;
-  if (reclaims.length === 0) return null;
-  return (
-    <Box mb={1}>
-      <Typography variant="h6" component="h3">
-        Reset and add requests
-      </Typography>
-      <Table size="small" aria-label="Reset and add requests">
-        <TableHead>
-          <TableRow>
-            <TableCell>Request</TableCell>
-            <TableCell>Address</TableCell>
-            <TableCell>Phase</TableCell>
-            <TableCell>Result</TableCell>
-            <TableCell>Asked by</TableCell>
-            <TableCell>Actions</TableCell>
-          </TableRow>
-        </TableHead>
-        <TableBody>
-          {reclaims.map(r => (
-            <FocusKeepingRow
-              key={r.name}
-              data-testid="reclaim-row"
-              data-name={r.name}
-              data-phase={r.phase}
-            >
-              <TableCell>{r.name}</TableCell>
-              <TableCell>{r.address}</TableCell>
-              <TableCell>{RECLAIM_PHASE_TEXT[r.phase]}</TableCell>
-              <TableCell>{r.result ?? ''}</TableCell>
-              <TableCell>
-                {r.requestedBy ? `${r.requestedBy}: ${r.reason ?? ''}` : ''}
-              </TableCell>
-              <TableCell>
-                <Button size="small" onClick={() => onOpen(r.name)}>
-                  {r.terminal ? 'Details' : 'Open'}
-                </Button>
-              </TableCell>
-            </FocusKeepingRow>
-          ))}
-        </TableBody>
-      </Table>
     </Box>
   );
 }
