@@ -1,7 +1,6 @@
 import type { ReactNode } from 'react';
-import Paper from '@mui/material/Paper';
-import Typography from '@mui/material/Typography';
 import type { MaintenancePhase } from '@rackside/plugin-servers-common';
+import { PageSection } from '../shared/PageSection';
 
 /** The colour of a maintenance's phase chip (and of its timeline dot). */
 export function phaseColor(
@@ -28,18 +27,13 @@ export function Section(props: {
   testId: string;
   children: ReactNode;
 }) {
-  const headingId = `rackside-maintenance-${props.testId}`;
   return (
-    <Paper
-      component="section"
-      aria-labelledby={headingId}
-      data-testid={props.testId}
-      sx={{ p: 2, mb: 2 }}
+    <PageSection
+      title={props.title}
+      headingId={`rackside-maintenance-${props.testId}`}
+      testId={props.testId}
     >
-      <Typography variant="h6" component="h2" id={headingId} gutterBottom>
-        {props.title}
-      </Typography>
       {props.children}
-    </Paper>
+    </PageSection>
   );
 }

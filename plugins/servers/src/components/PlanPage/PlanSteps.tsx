@@ -1,13 +1,12 @@
 import Chip from '@mui/material/Chip';
-import Paper from '@mui/material/Paper';
 import Table from '@mui/material/Table';
 import TableBody from '@mui/material/TableBody';
 import TableCell from '@mui/material/TableCell';
 import TableHead from '@mui/material/TableHead';
 import TableRow from '@mui/material/TableRow';
-import Typography from '@mui/material/Typography';
 import { type PlanResponse } from '@rackside/plugin-servers-common';
 import { chipLabelSx } from '../shared/chips';
+import { PageSection } from '../shared/PageSection';
 import { AppLink, useServersLinks } from '../shared/links';
 import { formatTime } from '../shared/maintenanceText';
 import { planPhaseColor } from '../shared/planText';
@@ -17,19 +16,10 @@ export function PlanSteps(props: { cluster: string; plan: PlanResponse }) {
   const { cluster, plan } = props;
   const links = useServersLinks();
   return (
-    <Paper
-      component="section"
-      aria-labelledby="rackside-plan-steps"
-      sx={{ p: 2, mb: 2 }}
+    <PageSection
+      title="Servers, in the order they go"
+      headingId="rackside-plan-steps"
     >
-      <Typography
-        variant="h6"
-        component="h2"
-        id="rackside-plan-steps"
-        gutterBottom
-      >
-        Servers, in the order they go
-      </Typography>
       <Table
         size="small"
         aria-labelledby="rackside-plan-steps"
@@ -80,6 +70,6 @@ export function PlanSteps(props: { cluster: string; plan: PlanResponse }) {
           ))}
         </TableBody>
       </Table>
-    </Paper>
+    </PageSection>
   );
 }

@@ -2,7 +2,6 @@ import Alert from '@mui/material/Alert';
 import AlertTitle from '@mui/material/AlertTitle';
 import Chip from '@mui/material/Chip';
 import LinearProgress from '@mui/material/LinearProgress';
-import Paper from '@mui/material/Paper';
 import Stack from '@mui/material/Stack';
 import Typography from '@mui/material/Typography';
 import {
@@ -10,6 +9,7 @@ import {
   type PlanResponse,
 } from '@rackside/plugin-servers-common';
 import { chipLabelSx } from '../shared/chips';
+import { PageSection } from '../shared/PageSection';
 import { durationText, formatTime } from '../shared/maintenanceText';
 import {
   planPhaseColor,
@@ -29,19 +29,7 @@ export function PlanSummary(props: { plan: PlanResponse }) {
         )
       : 100;
   return (
-    <Paper
-      component="section"
-      aria-labelledby="rackside-plan-summary"
-      sx={{ p: 2, mb: 2 }}
-    >
-      <Typography
-        variant="h6"
-        component="h2"
-        id="rackside-plan-summary"
-        gutterBottom
-      >
-        Summary
-      </Typography>
+    <PageSection title="Summary" headingId="rackside-plan-summary">
       <Stack direction="row" spacing={1} alignItems="center" mb={1}>
         <Chip
           label={plan.phase}
@@ -87,7 +75,7 @@ export function PlanSummary(props: { plan: PlanResponse }) {
           }.`}
         </Typography>
       )}
-    </Paper>
+    </PageSection>
   );
 }
 
