@@ -69,6 +69,27 @@ export interface Config {
      * reads within this time. Defaults to 2000; 0 asks for every read.
      */
     readDecisionReuseMs?: number;
+    /**
+     * What requests through the Backstage actions registry (MCP clients, agents) may
+     * do on their own. The top rungs of the ceremony ladder ask a person to type the
+     * node's name, which an agent can type as easily as anything else: by default a
+     * reboot or shutdown (typed-name rung) and anything at the hazard rung (the last
+     * quorum margin) are refused (403) with a message that a person must do it in the
+     * portal. Every attempt is audited with `via: actions` and the caller's principal.
+     */
+    actions?: {
+      /**
+       * Let agents request reboot and shutdown (the typed-name rung) through the
+       * actions registry, with the same permission, guard and pre-flight checks as the
+       * portal. Defaults to false.
+       */
+      allowPowerVerbs?: boolean;
+      /**
+       * Let agents request actions at the hazard rung (consuming the last quorum
+       * margin). Needs allowPowerVerbs as well. Defaults to false.
+       */
+      allowHazard?: boolean;
+    };
     /** Maintenance plans (`docs/plans.md`). */
     plans?: {
       /**
@@ -81,8 +102,8 @@ export interface Config {
       /**
        * How many plan pre-flights one user may ask in any minute (a plan request
        * takes one too); beyond it the answer is 429 with Retry-After. A plan
-       * pre-flight of more than four servers reads every pod, claim and volume of
-       * the cluster once. Defaults to 20.
+       * pre-flight lists every claim, PersistentVolume and VirtualMachineInstance
+       * of the cluster once (pods come from a watch cache). Defaults to 20.
        */
       preflightsPerMinute?: number;
     };

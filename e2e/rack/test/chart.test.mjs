@@ -119,16 +119,34 @@ test('the defaults render the operator, its roles, the webhook, the attribution 
     'ValidatingAdmissionPolicy/rackside-attribution-maintenanceplans',
     'ValidatingAdmissionPolicy/rackside-attribution-nodemaintenances',
     'ValidatingAdmissionPolicy/rackside-attribution-talosmachines',
+    'ValidatingAdmissionPolicy/rackside-requester-required',
     'ValidatingAdmissionPolicyBinding/rackside-attribution-machinereclaims',
     'ValidatingAdmissionPolicyBinding/rackside-attribution-maintenanceplans',
     'ValidatingAdmissionPolicyBinding/rackside-attribution-nodemaintenances',
     'ValidatingAdmissionPolicyBinding/rackside-attribution-talosmachines',
+    'ValidatingAdmissionPolicyBinding/rackside-requester-required',
     'ValidatingWebhookConfiguration/rackside-webhook',
+  ]);
+  // Every writer, the backend and the operator included, names a requester on create.
+  const required = docs.find(
+    d =>
+      d.metadata.name === 'rackside-requester-required' && d.spec.validations,
+  );
+  assert.equal(required.spec.matchConditions, undefined);
+  assert.deepEqual(required.spec.matchConstraints.resourceRules, [
+    {
+      apiGroups: ['rackside.dev'],
+      apiVersions: ['*'],
+      operations: ['CREATE'],
+      resources: ['nodemaintenances', 'maintenanceplans', 'machinereclaims'],
+    },
   ]);
   // Without the backend's identity nobody is exempt from attribution, except the
   // operator writing the steps of a MaintenancePlan.
   for (const policy of docs.filter(
-    d => d.kind === 'ValidatingAdmissionPolicy',
+    d =>
+      d.kind === 'ValidatingAdmissionPolicy' &&
+      d.metadata.name.startsWith('rackside-attribution-'),
   )) {
     assert.deepEqual(
       (policy.spec.matchConditions ?? []).map(c => c.name),
@@ -193,6 +211,22 @@ test("operator.planGateReads grants read, and only read, on the kinds a plan's o
       verbs: ['get', 'list', 'watch'],
     },
   ]);
+  // The same list is the operator's allow-list of gated kinds (others are refused).
+  const args = values =>
+    parseYamlDocuments(renderChart(values)).find(
+      d => d.kind === 'Deployment' && d.metadata.name === 'rackside-operator',
+    ).spec.template.spec.containers[0].args;
+  assert.ok(!args({}).some(a => a.startsWith('--plan-gate-reads')));
+  assert.ok(
+    args({
+      operator: {
+        planGateReads: [
+          { apiGroups: ['ceph.rook.io'], resources: ['cephclusters'] },
+          { apiGroups: [''], resources: ['configmaps', 'pods'] },
+        ],
+      },
+    }).includes('--plan-gate-reads=cephclusters.ceph.rook.io,configmaps,pods'),
+  );
 });
 
 test('values.schema.json and the templates reject bad values, naming them', () => {
@@ -1088,7 +1122,11 @@ test("with the backend's identity the policies exempt exactly its ServiceAccount
       { backstage: { enabled: true, serviceAccountName: 'portal' } },
       { namespace: 'ops' },
     ),
-  ).filter(d => d.kind === 'ValidatingAdmissionPolicy');
+  ).filter(
+    d =>
+      d.kind === 'ValidatingAdmissionPolicy' &&
+      d.metadata.name !== 'rackside-requester-required',
+  );
   assert.deepEqual(docs.map(d => d.metadata.name).sort(), [
     'rackside-attribution-machinereclaims',
     'rackside-attribution-maintenanceplans',
@@ -1222,7 +1260,7 @@ test('admission policies: set-up of a kubectl user (ServiceAccount default/ops) 
       `${policies}?labelSelector=app.kubernetes.io/component%3Dadmission-policy`,
     );
     return (
-      items.length === 6 &&
+      items.length === 7 &&
       items.every(p => p.status?.observedGeneration === p.metadata.generation)
     );
   });
@@ -1281,9 +1319,15 @@ test("attribution: a kubectl user cannot write someone else's name into a NodeMa
     nodeMaintenance('own', { intent: 'shutdown', requestedBy: OPS }),
   );
   assert.equal(own.status, 201, JSON.stringify(own.body));
-  // Without a name it is admitted: the operator attributes or refuses it.
+  // Without a name it is refused: every act has an author, and the hint is the writer's.
   const unnamed = await ops.request('POST', NM, nodeMaintenance('unnamed'));
-  assert.equal(unnamed.status, 201, JSON.stringify(unnamed.body));
+  assert.equal(unnamed.status, 422, JSON.stringify(unnamed.body));
+  assert.match(
+    unnamed.body.message,
+    new RegExp(
+      `rackside-requester-required.*spec\\.requestedBy is required: every NodeMaintenance names who asked for it\\. Set it to your Kubernetes username, ${OPS}`,
+    ),
+  );
 
   for (const flag of ['abandon', 'returnToService', 'powerOn']) {
     const r = await ops.patch(`${NM}/own`, { spec: { [flag]: forged } }).then(

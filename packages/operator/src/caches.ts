@@ -2,7 +2,7 @@
  * The watch caches the operator's controllers share (one watch each, nothing polls):
  * NodeMaintenances (indexed by node), Nodes (slimmed to what the controllers read), the
  * PowerProvider `default` and the ServerBMCs. The machine controllers keep their own
- * (talos/controllers.ts); a drain watches the pods of its node only (slimPod).
+ * (talos/controllers.ts); a drain watches the pods of its node only (servers-node slimPod).
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
@@ -19,7 +19,6 @@ import {
   createWatchCache,
   resourcePath,
   type NodeObject,
-  type PodObject,
   type RawKubeObject,
   type WatchCache,
 } from '@rackside/plugin-servers-node';
@@ -27,40 +26,6 @@ import type { NodeView } from './maintenance/types';
 
 /** The index of the NodeMaintenance cache by `spec.nodeName`. */
 export const NODE_INDEX = 'nodeName';
-
-/** Keeps what a drain reads of a Pod (see planDrain). */
-export function slimPod(obj: RawKubeObject): PodObject & RawKubeObject {
-  const pod = obj as PodObject;
-  return {
-    apiVersion: obj.apiVersion,
-    kind: obj.kind,
-    metadata: {
-      name: pod.metadata?.name,
-      namespace: pod.metadata?.namespace,
-      resourceVersion: pod.metadata?.resourceVersion,
-      labels: pod.metadata?.labels,
-      annotations: pod.metadata?.annotations,
-      ownerReferences: pod.metadata?.ownerReferences,
-      deletionTimestamp: pod.metadata?.deletionTimestamp,
-    },
-    spec: {
-      containers: [],
-      nodeName: pod.spec?.nodeName,
-      terminationGracePeriodSeconds: pod.spec?.terminationGracePeriodSeconds,
-      // What tells emptyDir and node-local data apart (servers-common planDrain).
-      volumes: (pod.spec?.volumes ?? []).map(v => ({
-        name: v.name,
-        emptyDir: v.emptyDir,
-        hostPath: v.hostPath ? { path: v.hostPath.path } : undefined,
-        persistentVolumeClaim: v.persistentVolumeClaim
-          ? { claimName: v.persistentVolumeClaim.claimName }
-          : undefined,
-        ephemeral: v.ephemeral ? {} : undefined,
-      })),
-    },
-    status: { phase: pod.status?.phase },
-  } as PodObject & RawKubeObject;
-}
 
 /** Keeps what the machine reads of a Node: labels, unschedulable, conditions, boot ID, address. */
 function slimNode(obj: RawKubeObject): NodeView & RawKubeObject {

@@ -42,6 +42,7 @@ describe('readConfig', () => {
       retentionMs: 7 * 24 * 3600 * 1000,
       logFormat: 'json',
       logLevel: 'info',
+      planGateReads: [],
       webhook: {
         port: 0,
         host: '0.0.0.0',
@@ -57,6 +58,12 @@ describe('readConfig', () => {
         env,
       ),
     ).toMatchObject({ kubeconfig: '/flag/kc', workers: 8, identity: 'me' });
+    expect(
+      readConfig([], {
+        ...env,
+        RACKSIDE_PLAN_GATE_READS: 'cephclusters.ceph.rook.io, configmaps',
+      }).planGateReads,
+    ).toEqual(['cephclusters.ceph.rook.io', 'configmaps']);
   });
 
   it('reads the power deadlines', () => {

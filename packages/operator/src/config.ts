@@ -36,6 +36,11 @@ export interface OperatorConfig {
   logLevel: LogLevel;
   /** The MachineReclaim admission webhook (port 0: not served). */
   webhook: WebhookConfig;
+  /**
+   * The kinds MaintenancePlan object gates may read, as `resource.group` (a core kind:
+   * its resource alone): the chart's operator.planGateReads. Empty: no object gate.
+   */
+  planGateReads: string[];
 }
 
 export interface LeaderElectionConfig {
@@ -177,6 +182,12 @@ const OPTIONS = [
     ['RACKSIDE_JOIN_TIMEOUT_SECONDS'],
     '900',
     'a joining machine without a Ready Node by then fails',
+  ],
+  [
+    'plan-gate-reads',
+    ['RACKSIDE_PLAN_GATE_READS'],
+    'none',
+    'kinds MaintenancePlan object gates may read, comma-separated resource.group (core: pods)',
   ],
   [
     'webhook-port',
@@ -380,6 +391,10 @@ export function readConfig(
     );
   }
   const certHosts = text('webhook-cert-hosts');
+  const planGateReads = (text('plan-gate-reads') ?? '')
+    .split(',')
+    .map(r => r.trim())
+    .filter(Boolean);
   return {
     kubeconfig: text('kubeconfig'),
     namespace: text('namespace') ?? 'rackside-system',
@@ -402,6 +417,7 @@ export function readConfig(
     retentionMs: duration('retention', '7d'),
     logFormat: logFormat as LogFormat,
     logLevel: logLevel as LogLevel,
+    planGateReads,
     webhook: {
       // Off unless asked for: two operators on one host (tests, a demo) must not collide.
       port: webhookPort,

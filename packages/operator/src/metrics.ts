@@ -47,6 +47,13 @@ export function createMetrics() {
     labelNames: ['kind'] as const,
     registers: [registry],
   });
+  // A status the apiserver refused (not a conflict): the object shows a stale status.
+  const statusWriteFailures = new Counter({
+    name: 'rackside_status_write_failures_total',
+    help: 'Status writes the apiserver refused for another reason than a conflict, by kind',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+  });
   // Read at scrape time from the elector's predicate: a replica past its renew deadline
   // reports 0 even if nothing else has run since.
   let isLeader: () => boolean = () => false;
@@ -128,6 +135,7 @@ export function createMetrics() {
     powerVerbsSent,
     refusals,
     reconcileErrors,
+    statusWriteFailures,
     async render() {
       return {
         contentType: registry.contentType,

@@ -51,6 +51,11 @@ export interface OperatorOptions {
   log?: OperatorLog;
   /** Terminal NodeMaintenances and MachineReclaims are deleted this long after they ended (7 days). */
   retentionMs?: number;
+  /**
+   * The kinds MaintenancePlan object gates may read (`resource.group`, a core kind its
+   * resource alone): the chart's operator.planGateReads. Others are refused.
+   */
+  planGateReads?: readonly string[];
   /** Called when leadership is lost after it was held (main exits the process). */
   onLostLeadership?: () => void;
   /** Eviction retry backoff and progress cadence of drains (tests shorten them). */
@@ -144,6 +149,8 @@ export async function startOperator(
     metrics,
     deadlines: options.power,
     log,
+    // The send is gated when it starts (below) and again right before each Redfish POST.
+    leading: () => leading(),
   });
   const maintenance = createMaintenanceController({
     kubeConfig: kc,
@@ -182,6 +189,8 @@ export async function startOperator(
     nodes: caches.nodes,
     recorder,
     onError: kind => metrics.reconcileErrors.inc({ kind }),
+    onStatusWriteFailed: kind => metrics.statusWriteFailures.inc({ kind }),
+    planGateReads: options.planGateReads,
     queueMetrics: controller => metrics.queue(controller),
     log,
   });

@@ -252,7 +252,96 @@ describe('power over Redfish', () => {
     const complete = await env.phaseIs('shutdown-w4', 'Complete', 60_000);
     expect(complete.status?.powerOnSentAt).toBeDefined();
     expect(complete.status?.power?.powerOn?.detail).toMatch(/On/);
+    // The BMC's address stays in the operator's log: not in status or history.
+    const bmcHost = new URL(rack.redfish.url).host;
+    expect(JSON.stringify(complete.status)).not.toContain(bmcHost);
+    expect(complete.status?.power?.shutdown?.detail).toMatch(
+      /GracefulShutdown accepted by the BMC/,
+    );
     expect((await readyWithBootId('worker-4')).ready).toBe(true);
     expect(await env.unschedulable('worker-4')).toBe(false);
+  });
+
+  it('holds a power-on asked at once until the BMC reports the graceful shutdown done, then returns the machine with a new boot ID', async () => {
+    await rack.linkBmc('worker-6');
+    await rack.provide(REDFISH_PROVIDER);
+    await rack.bmcReconciled('worker-6');
+    const before = await readyWithBootId('worker-6');
+    await env.create('shutdown-w6', 'worker-6', 'shutdown');
+    await env.phaseIs('shutdown-w6', 'PoweredOff');
+    // Asked at once: the BMC accepted the shutdown but finishes it seconds later.
+    await env.nms.patch('shutdown-w6', { spec: { powerOn: flag } } as any);
+    const complete = await env.phaseIs('shutdown-w6', 'Complete', 90_000);
+    const confirmed = complete.status?.conditions?.find(
+      c => c.type === 'PowerOffConfirmed',
+    );
+    // The power-on was recorded only after the BMC had reported the machine Off.
+    expect(confirmed).toMatchObject({
+      status: 'True',
+      reason: 'PowerStateOff',
+    });
+    const onRecordedAt = complete.status!.power!.powerOn!.recordedAt;
+    expect(Date.parse(onRecordedAt)).toBeGreaterThanOrEqual(
+      Date.parse(confirmed!.lastTransitionTime!),
+    );
+    // Complete only once back: Ready with a new boot ID, the NotReady seen on the way.
+    expect(complete.status?.nodeSeenNotReadyAt).toBeDefined();
+    const after = await readyWithBootId('worker-6');
+    expect(after.ready).toBe(true);
+    expect(after.bootID).not.toBe(before.bootID);
+    expect(await env.unschedulable('worker-6')).toBe(false);
+  });
+
+  it('without a readback sends the power-on at once, and completes only for a node that went off and came back: a machine that stays dark ends Failed with what was observed', async () => {
+    await operator!.stop();
+    operator = await env.startReady({
+      power: { rebootSeconds: 20, unansweredSeconds: 60 },
+    });
+    await rack.linkBmc('worker-2');
+    await rack.provide({
+      ...REDFISH_PROVIDER,
+      redfish: { ...REDFISH_PROVIDER.redfish!, readbackWindowSeconds: 0 },
+    });
+    await rack.bmcReconciled('worker-2');
+    const before = await readyWithBootId('worker-2');
+    expect(before.ready).toBe(true);
+    await env.create('shutdown-w2b', 'worker-2', 'shutdown');
+    const off = await env.phaseIs('shutdown-w2b', 'PoweredOff');
+    expect(
+      off.status?.conditions?.find(c => c.type === 'PowerOffConfirmed'),
+    ).toMatchObject({ status: 'Unknown', reason: 'ChannelCannotObserve' });
+    await env.nms.patch('shutdown-w2b', { spec: { powerOn: flag } } as any);
+    const ended = await env.waitFor(
+      'shutdown-w2b ended',
+      async () => {
+        const nm = await env.nms.get('shutdown-w2b');
+        const phase = nm.status?.phase;
+        return (phase === 'Complete' || phase === 'Failed') && nm;
+      },
+      60_000,
+    );
+    expect(ended.status?.power?.powerOn?.sentAt).toBeDefined();
+    expect(ended.status?.message).not.toMatch(/https?:\/\//);
+    // The power-on was accepted before the shutdown finished. Whether the BMC then applies
+    // it after the pending shutdown (off, then on again) or not (off, and it stays off)
+    // is its own timing; either way the record says what the node showed, and never
+    // Complete for a machine that did not go off and come back.
+    if (ended.status?.phase === 'Complete') {
+      expect(ended.status.nodeSeenNotReadyAt).toBeDefined();
+      const after = await readyWithBootId('worker-2');
+      expect(after.ready).toBe(true);
+      expect(after.bootID).not.toBe(before.bootID);
+      expect(await env.unschedulable('worker-2')).toBe(false);
+    } else {
+      expect(ended.status?.phase).toBe('Failed');
+      expect(ended.status?.message).toMatch(
+        /worker-2 did not come back within 20s of the power-on: the machine was not seen off by the channel; the node was seen NotReady at [^;]+; it is not Ready now/,
+      );
+      expect(await env.unschedulable('worker-2')).toBe(true);
+      expect((await readyWithBootId('worker-2')).ready).toBe(false);
+      expect(
+        await env.eventReasons('shutdown-w2b', ['PowerOnTimedOut']),
+      ).toContain('PowerOnTimedOut');
+    }
   });
 });

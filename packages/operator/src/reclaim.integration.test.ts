@@ -8,7 +8,7 @@
  * reclaimBinding.integration.test.ts.
  */
 import { type MachineReclaim } from '@rackside/plugin-servers-common';
-import { RacksideClient } from '@rackside/plugin-servers-node';
+import { RacksideClient, ResourceClient } from '@rackside/plugin-servers-node';
 import { stringify } from 'yaml';
 import type { Operator, OperatorOptions } from './operator';
 import {
@@ -48,7 +48,8 @@ const machineSettings = (
   machines: { reclaim: { maintenanceWaitMs: MAINTENANCE_WAIT_MS, ...reclaim } },
 });
 
-const reclaimYaml = (name: string, address: string) =>
+/** A MachineReclaim as a kubectl user writes it: `requestedBy` is that writer's username. */
+const reclaimYaml = (name: string, address: string, requestedBy: string) =>
   stringify({
     apiVersion: 'rackside.dev/v1alpha1',
     kind: 'MachineReclaim',
@@ -58,6 +59,7 @@ const reclaimYaml = (name: string, address: string) =>
       targetCluster: 'plant-a',
       credentialSecretRef: { name: `${name}-talosconfig` },
       reason: 'kubectl test',
+      requestedBy,
     },
   });
 
@@ -70,6 +72,8 @@ async function requestReclaim(
   machine: RackMachine,
   client: RacksideClient = rack.api,
   requestedBy: string = ADMIN_USER,
+  /** Append the address to the TalosCluster's discovery (false: it is listed already). */
+  appendAddress = true,
 ) {
   const mr = await client.machineReclaims.create({
     apiVersion: 'rackside.dev/v1alpha1',
@@ -104,7 +108,7 @@ async function requestReclaim(
       stringData: { talosconfig: rack.talosconfig('plant-old') },
     },
   });
-  await rack.appendReclaimAddress(machine.address);
+  if (appendAddress) await rack.appendReclaimAddress(machine.address);
   return mr;
 }
 
@@ -171,7 +175,7 @@ beforeAll(async () => {
     const dry = await kubectl(
       engineer.kubeconfig,
       ['create', '--dry-run=server', '-f', '-'],
-      reclaimYaml('probe', '127.0.0.1'),
+      reclaimYaml('probe', '127.0.0.1', engineer.username),
     );
     return dry.code !== 0 && /denied the request/.test(dry.stderr);
   });
@@ -191,7 +195,7 @@ describe('the reclaim verb', () => {
     const denied = await kubectl(
       engineer.kubeconfig,
       ['create', '-f', '-'],
-      reclaimYaml('by-engineer', worker.address),
+      reclaimYaml('by-engineer', worker.address, engineer.username),
     );
     expect(denied.code).not.toBe(0);
     expect(denied.stderr).toContain(
@@ -208,7 +212,7 @@ describe('the reclaim verb', () => {
     const allowed = await kubectl(
       reclaimer.kubeconfig,
       ['create', '--dry-run=server', '-f', '-'],
-      reclaimYaml('by-reclaimer', worker.address),
+      reclaimYaml('by-reclaimer', worker.address, reclaimer.username),
     );
     expect(allowed.stderr).toBe('');
     expect(allowed.code).toBe(0);
@@ -477,5 +481,50 @@ describe('Reset and add', () => {
     expect(tooLate.stderr).toMatch(
       /is not awaiting confirmation \(phase Expired\)/,
     );
+  });
+
+  it('with the webhook switched off, a request by a user without the verb is refused by the operator right before the reset: nothing is sent', async () => {
+    await operator!.stop();
+    operator = await env.startReady(machineSettings());
+    // webhook.enabled: false (or failurePolicy: Ignore with the webhook down).
+    await new ResourceClient<any>(env.admin, {
+      group: 'admissionregistration.k8s.io',
+      version: 'v1',
+      plural: 'validatingwebhookconfigurations',
+      kind: 'ValidatingWebhookConfiguration',
+      namespaced: false,
+    }).delete('rackside-machinereclaims');
+    await env.waitFor('the webhook no longer asked', async () => {
+      const dry = await kubectl(
+        engineer.kubeconfig,
+        ['create', '--dry-run=server', '-f', '-'],
+        reclaimYaml('probe', '127.0.0.1', engineer.username),
+      );
+      return dry.code === 0;
+    });
+    const machine = rack.spares[1];
+    const asEngineer = new RacksideClient(engineer.kubeConfig);
+    await requestReclaim(
+      'reclaim-unchecked',
+      machine,
+      asEngineer,
+      engineer.username,
+      false,
+    );
+    await rack.reclaimPhase('reclaim-unchecked', 'AwaitingConfirmation');
+    const typed = await confirmWithKubectl(
+      engineer,
+      'reclaim-unchecked',
+      machine.uuid,
+    );
+    expect(typed.code).toBe(0);
+    const refused = await rack.reclaimPhase('reclaim-unchecked', 'Refused');
+    expect(refused.status?.result).toMatch(
+      new RegExp(
+        `${engineer.username} may not reset ${machine.address}: the requester needs the "reclaim" verb on machinereclaims.rackside.dev in namespace ${NS}, checked by the operator right before the reset.*Nothing was reset\\.`,
+      ),
+    );
+    expect(refused.status?.resetRecordedAt).toBeUndefined();
+    expect((await rack.counts(machine.uuid)).reset ?? 0).toBe(0);
   });
 });

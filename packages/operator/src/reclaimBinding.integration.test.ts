@@ -50,6 +50,8 @@ const reclaimYaml = (
       targetCluster: 'plant-a',
       credentialSecretRef: { name: credentialSecretName(name) },
       reason: 'kubectl test',
+      // The writer's own name, as the chart's policies require: the requester's.
+      requestedBy: requester.username,
       ...spec,
     },
   });

@@ -13,6 +13,7 @@ import {
 import { ResourceClient } from '@rackside/plugin-servers-node';
 import type { Operator } from './operator';
 import {
+  ADMIN_USER,
   flag,
   OPERATOR_NAMESPACE as NS,
   startOperatorRack,
@@ -98,6 +99,7 @@ describe('retention', () => {
         },
         ttlMinutes: 15,
         reason: 'retention test',
+        requestedBy: ADMIN_USER,
       },
     } as MachineReclaim);
     const refused = await env.waitFor('reclaim Refused', async () => {

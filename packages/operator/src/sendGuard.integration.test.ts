@@ -276,6 +276,78 @@ describe('guard at send time', () => {
   });
 });
 
+describe('send once, with a baseline', () => {
+  it('a reboot recorded for a node already NotReady, the operator killed right after the record: the successor takes no sign from NotReady, sends nothing, Failed at the deadline', async () => {
+    await rack.provide(TALOS_PROVIDER);
+    await power('worker-5', 'off');
+    await env.waitFor(
+      'worker-5 NotReady',
+      async () => !(await isReady('worker-5')),
+    );
+    const before = await counts('worker-5');
+    await operator!.stop();
+    let reached!: () => void;
+    const atCrashPoint = new Promise<void>(resolve => {
+      reached = resolve;
+    });
+    operator = await env.start({
+      identity: 'killed-after-record',
+      beforeStatusWrite: async (name, phase, status) => {
+        const record = status.power?.reboot;
+        if (name !== 'reboot-w5' || phase !== 'Drained' || !record) return;
+        if (record.sentAt || record.error) return;
+        // The record reaches the apiserver, then the process "dies" before the send.
+        await env.nms.patchStatus('reboot-w5', { status } as any, {
+          type: 'merge',
+        });
+        reached();
+        await new Promise(() => {});
+      },
+    });
+    await env.create('reboot-w5', 'worker-5', 'reboot');
+    await atCrashPoint;
+    await operator.stop();
+    const recorded = await env.nms.get('reboot-w5');
+    expect(recorded.status?.power?.reboot?.recordedAt).toBeDefined();
+    expect((await counts('worker-5')).reboot).toBe(before.reboot);
+
+    operator = await env.start({
+      identity: 'successor-of-killed',
+      power: { rebootSeconds: 60, unansweredSeconds: 10 },
+    });
+    const ended = await env.waitFor(
+      'reboot-w5 settled',
+      async () => {
+        const nm = await env.nms.get('reboot-w5');
+        return (
+          ['Rebooting', 'Failed', 'Complete'].includes(
+            nm.status?.phase ?? '',
+          ) && nm
+        );
+      },
+      60_000,
+    );
+    // Old code: "reboot accepted (no answer was recorded; the node went NotReady)".
+    expect(ended.status?.phase).toBe('Failed');
+    expect(ended.status?.message).toMatch(/shows no sign of it after 10s/);
+    expect(ended.status?.power?.reboot?.sentAt).toBeUndefined();
+    expect(ended.status?.history?.map(h => h.phase)).not.toContain('Rebooting');
+    expect((await counts('worker-5')).reboot).toBe(before.reboot);
+    // The baseline it compared against, recorded with the verb.
+    expect(recorded.status?.power?.reboot?.nodeBefore).toMatchObject({
+      ready: false,
+    });
+
+    await operator.stop();
+    await power('worker-5', 'on');
+    await env.waitFor('worker-5 Ready', () => isReady('worker-5'));
+    operator = await env.startReady({
+      drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
+      power: { rebootSeconds: 60, unansweredSeconds: 60 },
+    });
+  });
+});
+
 describe('no machine left off', () => {
   it('holds an abandon written with kubectl on a PoweredOff maintenance until power-on, powers on once, then restores the schedulability from before', async () => {
     await rack.linkBmc('worker-2');

@@ -282,6 +282,8 @@ describe('notifications from two replicas on one rack', () => {
       completedAt: '2026-12-02T02:00:00Z',
       history: [
         { phase: 'Draining', at: '2026-12-02T01:30:00Z' },
+        { phase: 'Drained', at: '2026-12-02T01:45:00Z' },
+        { phase: 'Returning', at: '2026-12-02T01:59:00Z' },
         { phase: 'Complete', at: '2026-12-02T02:00:00Z' },
       ],
     });

@@ -180,7 +180,11 @@ describe('notifications of the servers plugin', () => {
     setStatus(cluster, name, { phase: 'Drained' });
     setStatus(cluster, name, {
       phase: 'Complete',
-      history: [{ phase: 'Complete', at: '2026-12-02T02:00:00Z' }],
+      history: [
+        { phase: 'Drained', at: '2026-12-02T01:40:00Z' },
+        { phase: 'Returning', at: '2026-12-02T01:59:00Z' },
+        { phase: 'Complete', at: '2026-12-02T02:00:00Z' },
+      ],
     });
     const sent = await notifications.waitFor(2);
     expect(sent[1]).toEqual({

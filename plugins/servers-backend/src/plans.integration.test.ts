@@ -49,6 +49,8 @@ beforeAll(async () => {
       mockServices.rootConfig.factory({
         data: {
           servers: {
+            // The tests poll the plan pre-flight until the pod cache has a change.
+            plans: { preflightsPerMinute: 1000 },
             clusters: [
               {
                 name: 'plant-a',
@@ -262,6 +264,27 @@ describe('the plan pre-flight reads many servers at once', () => {
     // hostPath is data on the node: the drain is blocked without allowNodeLocalData.
     expect((byNode.get('worker-2') as Obj).blockers.join(' ')).toContain(
       'local-data',
+    );
+
+    // Many servers are read from the pod cache plan pre-flights keep: a pod that
+    // arrives later is in the next pre-flight (its watch follows the cluster).
+    await admin.request({
+      method: 'POST',
+      path: '/api/v1/namespaces/default/pods',
+      body: pod('late-data', 'worker-3', { hostPath: { path: '/srv/late' } }),
+    });
+    await eventually(
+      'the plan pre-flight sees the pod that arrived',
+      async () => {
+        const again = await request(server).get(
+          `${BASE}/preflight?intent=drain&nodes=${names.join(',')}`,
+        );
+        const worker3 = again.body.nodes?.find(
+          (n: Obj) => n.node === 'worker-3',
+        );
+        return worker3?.blockers.join(' ').includes('late-data') || undefined;
+      },
+      { timeoutMs: 15_000, intervalMs: 200 },
     );
   });
 });

@@ -16,6 +16,7 @@ import {
 } from '@rackside/plugin-servers-node';
 import { actionsRegistryServiceRef } from '@backstage/backend-plugin-api/alpha';
 import { registerServersActions } from './actions';
+import { readAgentPolicy } from './actions/agentPolicy';
 import { createMachinesRouter } from './machines/router';
 import { AuthorizedPlansService } from './plans/AuthorizedPlansService';
 import { PlansService } from './plans/PlansService';
@@ -208,7 +209,11 @@ export const serversPlugin = createBackendPlugin({
           { ...serviceOptions, ...permissionOptions },
           new ServersServiceWithOwners(serviceOptions, { workloads, logger }),
         );
-        registerServersActions(actionsRegistry, service);
+        registerServersActions(
+          actionsRegistry,
+          service,
+          readAgentPolicy(config),
+        );
         const plans = new AuthorizedPlansService(
           service,
           permissionOptions,

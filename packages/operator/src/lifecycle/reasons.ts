@@ -17,6 +17,7 @@ export const MaintenanceReason = {
   PowerVerbFailed: 'PowerVerbFailed',
   PowerVerbUnconfirmed: 'PowerVerbUnconfirmed',
   RebootTimedOut: 'RebootTimedOut',
+  PowerOnTimedOut: 'PowerOnTimedOut',
   PowerOffConfirmed: 'PowerOffConfirmed',
   PowerOffUnconfirmed: 'PowerOffUnconfirmed',
 } as const;
@@ -58,6 +59,7 @@ export const PlanReason = {
   Complete: 'Complete',
   Failed: 'PlanFailed',
   Cancelled: 'Cancelled',
+  StatusWriteFailed: 'StatusWriteFailed',
 } as const;
 
 /** The Event left on an object retention deleted (retention.ts). */

@@ -17,13 +17,14 @@ import {
   objectKey,
   ResourceClient,
   resourcePath,
+  slimPod,
   type CoreClient,
   type NodeObject,
   type PodObject,
   type RawKubeObject,
 } from '@rackside/plugin-servers-node';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { NODE_INDEX, slimPod, type OperatorCaches } from '../caches';
+import { NODE_INDEX, type OperatorCaches } from '../caches';
 import { DrainRunner, type DrainRunnerOptions } from '../drain/DrainRunner';
 import type { EventRecorder } from '../events';
 import { eventsFor } from '../kube/eventsFor';

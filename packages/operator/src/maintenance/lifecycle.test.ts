@@ -89,7 +89,13 @@ class FakeCluster {
           '0',
         )}Z`,
       },
-      spec: { nodeName, intent, reason: 'disk swap', ...extra },
+      spec: {
+        nodeName,
+        intent,
+        reason: 'disk swap',
+        requestedBy: 'user:default/ops',
+        ...extra,
+      },
       status,
     };
     this.maintenances.set(name, nm);
@@ -202,6 +208,22 @@ class FakeCluster {
   reconciler() {
     return new MaintenanceReconciler(this.ports());
   }
+}
+
+/** Sets a node's readiness and boot ID (a machine going off, or coming back). */
+function setNode(
+  c: FakeCluster,
+  name: string,
+  { ready, bootID }: { ready: boolean; bootID: string },
+) {
+  const n = c.nodes.get(name)!;
+  c.nodes.set(name, {
+    ...n,
+    status: {
+      conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }],
+      nodeInfo: { bootID },
+    },
+  });
 }
 
 function rack() {
@@ -357,6 +379,17 @@ describe('the transition table', () => {
     );
     await c.reconciler().reconcile('m1');
     expect(c.statusWrites).toHaveLength(0);
+  });
+
+  it('refuses a maintenance without an author before touching the node', async () => {
+    const c = rack();
+    c.create('m1', 'worker-1', 'cordon', { requestedBy: '' });
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Refused');
+    expect(c.maintenances.get('m1')!.status?.refusal?.reason).toMatch(
+      /spec\.requestedBy is empty/,
+    );
+    expect(c.nodePatches).toEqual([]);
   });
 
   it('refuses a virtual node', async () => {
@@ -580,6 +613,28 @@ describe('the transition table', () => {
     expect(c.sent).toHaveLength(1);
   });
 
+  it('after a restart, a node that was already NotReady when the verb was recorded is no sign that it ran', async () => {
+    const c = rack();
+    drainedAtOnce(c);
+    setNode(c, 'worker-1', { ready: false, bootID: 'boot-worker-1-1' });
+    c.create('m1', 'worker-1', 'reboot');
+    c.crashBefore = 'Rebooting';
+    await expect(c.reconciler().reconcile('m1')).rejects.toThrow('crash');
+    expect(c.maintenances.get('m1')!.status?.power?.reboot?.nodeBefore).toEqual(
+      { ready: false, bootID: 'boot-worker-1-1' },
+    );
+    // Still NotReady, same boot ID: no change from the baseline, so it waits.
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Drained');
+    c.deadlines.unansweredSeconds = 0;
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Failed');
+    expect(c.maintenances.get('m1')!.status?.message).toMatch(
+      /shows no sign of it/,
+    );
+    expect(c.sent).toHaveLength(1);
+  });
+
   it('a refused verb fails at once; a lost answer is watched', async () => {
     const c = rack();
     drainedAtOnce(c);
@@ -668,8 +723,124 @@ describe('the transition table', () => {
     c.setSpec('m1', { powerOn: flag });
     await c.reconciler().reconcile('m1');
     expect(c.sent.map(s => s.verb)).toEqual(['shutdown', 'powerOn']);
-    expect(c.phase('m1')).toBe('Complete');
+    // Returning until the node is back: Ready with a new boot ID.
+    expect(c.phase('m1')).toBe('Returning');
     expect(c.maintenances.get('m1')!.status?.powerOnSentAt).toBeDefined();
+    expect(c.nodes.get('worker-1')!.spec?.unschedulable).toBe(true);
+    setNode(c, 'worker-1', { ready: true, bootID: 'boot-worker-1-2' });
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Complete');
+    expect(c.nodes.get('worker-1')!.spec?.unschedulable).toBe(false);
+  });
+
+  it('a power-on asked while the graceful shutdown is still running waits until the BMC reports Off, then is sent once', async () => {
+    const c = rack();
+    drainedAtOnce(c);
+    c.channel = 'redfish';
+    c.readbackWindow = { windowSeconds: 300, intervalSeconds: 2 };
+    c.sendOutcome = {
+      ok: true,
+      receipt: { acceptedAt: ACCEPTED_AT, detail: 'GracefulShutdown' },
+      confirmsPowerOff: true,
+    };
+    c.powerStateOf.set('worker-1', 'On');
+    c.create('m1', 'worker-1', 'shutdown');
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('PoweredOff');
+    c.setSpec('m1', { powerOn: flag });
+    const held = await c.reconciler().reconcile('m1');
+    expect(c.sent.map(s => s.verb)).toEqual(['shutdown']);
+    expect(c.phase('m1')).toBe('PoweredOff');
+    expect(c.maintenances.get('m1')!.status?.message).toMatch(
+      /^waiting for the shutdown to finish/,
+    );
+    expect(held.requeueAfterMs).toBe(2000);
+    // Read again at the readback's cadence, without another write.
+    const writes = c.statusWrites.length;
+    await c.reconciler().reconcile('m1');
+    expect(c.statusWrites.length).toBe(writes);
+    expect(c.sent.map(s => s.verb)).toEqual(['shutdown']);
+    // The shutdown finishes: confirmed, then the power-on goes out in the same pass.
+    c.powerStateOf.set('worker-1', 'Off');
+    setNode(c, 'worker-1', { ready: false, bootID: 'boot-worker-1-1' });
+    await c.reconciler().reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(c.sent.map(s => s.verb)).toEqual(['shutdown', 'powerOn']);
+    expect(
+      nm.status?.conditions?.find(x => x.type === 'PowerOffConfirmed'),
+    ).toMatchObject({ status: 'True' });
+    expect(nm.status?.phase).toBe('Returning');
+    expect(nm.status?.nodeSeenNotReadyAt).toBeDefined();
+    setNode(c, 'worker-1', { ready: true, bootID: 'boot-worker-1-2' });
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Complete');
+  });
+
+  it('a power-on is not sent when the BMC still reports On after the readback window: Failed with what was read', async () => {
+    const c = rack();
+    drainedAtOnce(c);
+    c.channel = 'redfish';
+    c.readbackWindow = { windowSeconds: 0.001, intervalSeconds: 2 };
+    c.sendOutcome = {
+      ok: true,
+      receipt: {
+        acceptedAt: new Date(Date.now() - 1000).toISOString(),
+        detail: 'GracefulShutdown',
+      },
+      confirmsPowerOff: true,
+    };
+    c.powerStateOf.set('worker-1', 'On');
+    c.create('m1', 'worker-1', 'shutdown', { powerOn: flag });
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Failed');
+    expect(c.sent.map(s => s.verb)).toEqual(['shutdown']);
+    expect(c.maintenances.get('m1')!.status?.message).toMatch(
+      /power-on of worker-1 was not sent: the machine was never seen off \(the BMC reports PowerState On/,
+    );
+  });
+
+  it('without a readback the power-on goes out at once, and Returning waits for the node to be back: Failed with what was observed when it is not', async () => {
+    const c = rack();
+    drainedAtOnce(c);
+    c.channel = 'redfish';
+    c.readbackWindow = undefined;
+    c.create('m1', 'worker-1', 'shutdown');
+    await c.reconciler().reconcile('m1');
+    c.setSpec('m1', { powerOn: flag });
+    const waiting = await c.reconciler().reconcile('m1');
+    expect(c.sent.map(s => s.verb)).toEqual(['shutdown', 'powerOn']);
+    // Still Ready with the same boot ID: nothing says the machine went off and came back.
+    expect(c.phase('m1')).toBe('Returning');
+    expect(waiting.requeueAfterMs).toBeGreaterThan(0);
+    expect(c.nodes.get('worker-1')!.spec?.unschedulable).toBe(true);
+    // The shutdown lands after the power-on: NotReady, and it stays so.
+    setNode(c, 'worker-1', { ready: false, bootID: 'boot-worker-1-1' });
+    await c.reconciler().reconcile('m1');
+    expect(c.maintenances.get('m1')!.status?.nodeSeenNotReadyAt).toBeDefined();
+    c.deadlines.rebootSeconds = 0;
+    await c.reconciler().reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Failed');
+    expect(nm.status?.message).toMatch(
+      /did not come back within 0s of the power-on: the machine was not seen off by the channel; the node was seen NotReady at .*; it is not Ready now; its boot ID is the one from before the shutdown/,
+    );
+    expect(c.events.map(e => e.reason)).toContain('PowerOnTimedOut');
+    expect(c.nodes.get('worker-1')!.spec?.unschedulable).toBe(true);
+
+    // Seen NotReady, then Ready again: back, even where the boot ID is not reported anew.
+    const d = rack();
+    drainedAtOnce(d);
+    d.channel = 'redfish';
+    d.create('m2', 'worker-1', 'shutdown');
+    await d.reconciler().reconcile('m2');
+    setNode(d, 'worker-1', { ready: false, bootID: 'boot-worker-1-1' });
+    await d.reconciler().reconcile('m2');
+    d.setSpec('m2', { powerOn: flag });
+    await d.reconciler().reconcile('m2');
+    expect(d.phase('m2')).toBe('Returning');
+    setNode(d, 'worker-1', { ready: true, bootID: 'boot-worker-1-1' });
+    await d.reconciler().reconcile('m2');
+    expect(d.phase('m2')).toBe('Complete');
   });
 
   it('PowerOffConfirmed is Unknown when the window closes without Off, and over talos at once', async () => {
@@ -1059,6 +1230,7 @@ describe('authoritative at the moment of acting', () => {
 
     c.setSpec('m1', { powerOn: flag });
     await c.reconciler().reconcile('m1');
+    setNode(c, 'worker-2', { ready: true, bootID: 'boot-worker-2-2' });
     await c.reconciler().reconcile('m1');
     nm = c.maintenances.get('m1')!;
     expect(c.sent.map(s => s.verb)).toEqual(['shutdown', 'powerOn']);

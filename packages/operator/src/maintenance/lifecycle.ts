@@ -18,8 +18,13 @@
  *                             sign of it by the deadline (never sent twice)
  *   Rebooting  -> Returning   back: Ready with a new boot ID
  *              -> Failed      not back by the reboot deadline
- *   PoweredOff -> Returning   power-on sent once (spec.powerOn), or returnToService
- *   Returning  -> Complete    uncordoned (abandoned: wasUnschedulable restored), Ready
+ *   PoweredOff -> Returning   power-on sent once (spec.powerOn) once the machine was seen
+ *                             off where the channel reads back, or returnToService
+ *              -> Failed      power-on asked, but the BMC never reported the machine Off
+ *   Returning  -> Complete    uncordoned (abandoned: wasUnschedulable restored), Ready;
+ *                             after a power-on only once the node is back (new boot ID, or
+ *                             Ready again after NotReady)
+ *              -> Failed      after a power-on, not back by the deadline
  *
  *   returnToService: Requested, Cordoned, Draining, Drained, PoweredOff -> Returning
  *   abandon: any open phase but Returning -> Returning, marked abandoned; held while
@@ -54,7 +59,14 @@ import {
 } from '../lifecycle/table';
 import { MaintenanceReason } from '../lifecycle/reasons';
 import { checkNumbers, checkQuorum, refuse } from './guardCheck';
-import { poweredOff, rebooting, sendFromDrained } from './powerRows';
+import {
+  backAfterPowerOn,
+  notReadySeen,
+  observedAfterPowerOn,
+  poweredOff,
+  rebooting,
+  sendFromDrained,
+} from './powerRows';
 import type { Decision, MachinePorts, Phase, Row } from './types';
 
 /** Intents whose maintenance drains the node after cordoning it. */
@@ -105,6 +117,12 @@ const admit: Row = async (nm, ports) => {
   const { view, pods, power } = ports;
   const nodeName = nm.spec.nodeName;
   const node = view.node(nodeName);
+  if (!nm.spec.requestedBy?.trim()) {
+    // Every act has an author: the chart's policy refuses such an object at creation; one
+    // that got past it (no policy installed, made before it) is not executed either.
+    const reason = `${nm.spec.intent} of ${nodeName} refused: spec.requestedBy is empty, and a maintenance is carried out only for someone. Create it again with requestedBy set to your Kubernetes username.`;
+    return refuse(reason, 'attribution', { reason });
+  }
   if (node && nodeFactsFromNode(node).virtual) {
     const reason = virtualNodeRefusal(nodeName);
     return refuse(reason, 'virtual', { reason });
@@ -279,6 +297,8 @@ const returning: Row = async (nm, ports) => {
   const abandoned = nm.status?.abandoned === true;
   const restore = abandoned ? nm.status?.wasUnschedulable : false;
   const node = view.node(nm.spec.nodeName);
+  const machine = node && poweredOnMachine(nm, ports);
+  if (machine) return machine;
   if (
     restore !== undefined &&
     node &&
@@ -313,6 +333,46 @@ const returning: Row = async (nm, ports) => {
     status: { completedAt: isoOf(ports) },
   };
 };
+
+/**
+ * Returning after a power-on: the machine is back only when the node says so (a new
+ * boot ID, or Ready again after it was seen NotReady), not because it still looks Ready
+ * while a shutdown may be finishing. Until then the node stays cordoned; past the
+ * deadline (counted from the power-on) the maintenance fails with what was observed.
+ */
+function poweredOnMachine(
+  nm: NodeMaintenance,
+  ports: MachinePorts,
+): Decision | undefined {
+  if (!nm.status?.powerOnSentAt) return undefined;
+  const node = ports.view.node(nm.spec.nodeName);
+  if (backAfterPowerOn(nm, node)) return undefined;
+  const seen = notReadySeen(nm, ports);
+  if (seen) return seen;
+  const seconds = ports.power.deadlines.rebootSeconds;
+  const sent = Date.parse(nm.status.powerOnSentAt);
+  const left = Number.isFinite(sent)
+    ? sent + seconds * 1000 - ports.now()
+    : seconds * 1000;
+  if (left <= 0) {
+    return {
+      kind: 'transition',
+      to: 'Failed',
+      message: `${
+        nm.spec.nodeName
+      } did not come back within ${seconds}s of the power-on: ${observedAfterPowerOn(
+        nm,
+        node,
+      )}. The node is left cordoned.`,
+      event: { type: 'Warning', reason: MaintenanceReason.PowerOnTimedOut },
+    };
+  }
+  return {
+    kind: 'wait',
+    message: `waiting for ${nm.spec.nodeName} to come back after the power-on (a new boot ID, or Ready again after NotReady)`,
+    requeueAfterMs: left,
+  };
+}
 
 /** The table: one row per phase. */
 export const transitions: Record<Phase, Row> = {

@@ -91,7 +91,13 @@ function recordAndSend(
     message: `sending ${VERB_TEXT[verb]} to ${nm.spec.nodeName} over ${channel}`,
     status: {
       ...extra,
-      power: powerWith(nm, verb, { recordedAt: isoOf(ports), channel }),
+      power: powerWith(nm, verb, {
+        recordedAt: isoOf(ports),
+        channel,
+        // The baseline a restart compares against (settleUnanswered): only a change
+        // from the node as it is now is a sign that the verb ran.
+        nodeBefore: { ready: isNodeReady(node), bootID: bootIdOf(node) },
+      }),
     },
     send: verb,
   };
@@ -109,6 +115,8 @@ function timeLeft(
 }
 
 const CONFIRMED = 'PowerOffConfirmed' as const;
+/** status.message of a power-on held until the machine has been seen off. */
+export const WAITING_FOR_SHUTDOWN = 'waiting for the shutdown to finish';
 const ABANDON_PENDING = 'AbandonPending' as const;
 
 /** What the channel's answer to a sent verb leads to. */
@@ -234,9 +242,52 @@ function answered(
 }
 
 /**
+ * What the node shows of a verb that was recorded but has no answer, compared with the
+ * node when it was recorded (records written before the baseline existed fall back to
+ * what was known then: Ready before a reboot or shutdown, NotReady before a power-on).
+ */
+async function signOfVerb(
+  nm: NodeMaintenance,
+  verb: PowerSendVerb,
+  record: PowerVerbRecord,
+  node: NodeView | undefined,
+  ports: MachinePorts,
+): Promise<string | undefined> {
+  const before = record.nodeBefore;
+  const wasReady = before?.ready ?? verb !== 'powerOn';
+  const bootBefore = before?.bootID ?? nm.status?.bootIdBefore;
+  const bootId = bootIdOf(node);
+  const ready = isNodeReady(node);
+  const newBoot =
+    !!bootId && !!bootBefore && bootId !== bootBefore
+      ? 'the node came back with a new boot ID'
+      : undefined;
+  const wentNotReady =
+    wasReady && !ready ? 'the node went NotReady' : undefined;
+  if (verb === 'reboot') return newBoot ?? wentNotReady;
+  const state = await ports.power.powerState(node).catch(() => undefined);
+  if (verb === 'shutdown') {
+    // Off says something only of a machine that was on: Ready when recorded.
+    if (state === 'Off' && wasReady) return 'the BMC reports PowerState Off';
+    return wentNotReady;
+  }
+  const seenOff =
+    !wasReady ||
+    nm.status?.conditions?.some(
+      c => c.type === CONFIRMED && c.status === 'True',
+    );
+  if (state === 'On' && seenOff) return 'the BMC reports PowerState On';
+  if (!wasReady && ready) {
+    return 'the node is Ready (it was NotReady when the power-on was recorded)';
+  }
+  return newBoot;
+}
+
+/**
  * A recorded verb without an answer: look at the node. Signs that the verb ran move on
  * as if it had been answered; no sign until the deadline fails the maintenance, and the
- * verb is never sent again.
+ * verb is never sent again. A sign is a change from the node as it was when the verb was
+ * recorded (`nodeBefore`): a node that was already NotReady going NotReady says nothing.
  */
 async function settleUnanswered(
   nm: NodeMaintenance,
@@ -245,21 +296,7 @@ async function settleUnanswered(
 ): Promise<Decision> {
   const record = nm.status!.power![verb]!;
   const node = ports.view.node(nm.spec.nodeName);
-  let sign: string | undefined;
-  if (verb === 'reboot') {
-    const bootId = bootIdOf(node);
-    if (!isNodeReady(node)) sign = 'the node went NotReady';
-    else if (bootId && bootId !== nm.status?.bootIdBefore) {
-      sign = 'the node came back with a new boot ID';
-    }
-  } else {
-    const state = await ports.power.powerState(node).catch(() => undefined);
-    if (verb === 'shutdown') {
-      if (state === 'Off') sign = 'the BMC reports PowerState Off';
-      else if (!isNodeReady(node)) sign = 'the node went NotReady';
-    } else if (state === 'On') sign = 'the BMC reports PowerState On';
-    else if (isNodeReady(node)) sign = 'the node is Ready';
-  }
+  const sign = await signOfVerb(nm, verb, record, node, ports);
   if (sign) {
     return afterSend[verb](
       nm,
@@ -383,12 +420,8 @@ export const sendFromDrained = async (
   const refused = sendTimeRefusal(nm, verb, ports);
   if (refused) return refused;
   const node = ports.view.node(nm.spec.nodeName);
-  return recordAndSend(
-    nm,
-    verb,
-    ports,
-    verb === 'reboot' ? { bootIdBefore: bootIdOf(node) } : {},
-  );
+  // The boot ID a return compares against: after a reboot, and after a power-on.
+  return recordAndSend(nm, verb, ports, { bootIdBefore: bootIdOf(node) });
 };
 
 /** Rebooting: parks until the node is Ready with a new boot ID, or the deadline. */
@@ -431,10 +464,14 @@ export const rebooting: Row = async (nm, ports) => {
  * asked; a return to service without power-on waits for a person to power the machine.
  */
 export const poweredOff: Row = async (nm, ports) => {
+  const seen = notReadySeen(nm, ports);
+  if (seen) return seen;
   if (nm.spec.powerOn) {
     const record = nm.status?.power?.powerOn;
     if (record) return settleUnanswered(nm, 'powerOn', ports);
-    return recordAndSend(nm, 'powerOn', ports);
+    return (
+      (await untilSeenOff(nm, ports)) ?? recordAndSend(nm, 'powerOn', ports)
+    );
   }
   if (nm.spec.returnToService) {
     return {
@@ -488,19 +525,11 @@ export const poweredOff: Row = async (nm, ports) => {
   const node = ports.view.node(nm.spec.nodeName);
   const state = await ports.power.powerState(node).catch(() => undefined);
   if (state === 'Off') {
-    return {
-      kind: 'record',
-      message: `the BMC reports ${nm.spec.nodeName} Off; parked until powerOn or returnToService`,
-      status: {
-        conditions: withCondition(ports, nm.status?.conditions, {
-          type: CONFIRMED,
-          status: 'True',
-          reason: 'PowerStateOff',
-          message: 'The BMC reports PowerState Off.',
-        }),
-      },
-      event: { type: 'Normal', reason: MaintenanceReason.PowerOffConfirmed },
-    };
+    return confirmedOff(
+      nm,
+      ports,
+      `the BMC reports ${nm.spec.nodeName} Off; parked until powerOn or returnToService`,
+    );
   }
   return {
     kind: 'wait',
@@ -508,3 +537,147 @@ export const poweredOff: Row = async (nm, ports) => {
     requeueAfterMs: Math.min(readback.intervalSeconds * 1000, left),
   };
 };
+
+/** PowerOffConfirmed True: the BMC reported PowerState Off. */
+function confirmedOff(
+  nm: NodeMaintenance,
+  ports: MachinePorts,
+  message: string,
+): Decision {
+  return {
+    kind: 'record',
+    message,
+    status: {
+      conditions: withCondition(ports, nm.status?.conditions, {
+        type: CONFIRMED,
+        status: 'True',
+        reason: 'PowerStateOff',
+        message: 'The BMC reports PowerState Off.',
+      }),
+    },
+    event: { type: 'Normal', reason: MaintenanceReason.PowerOffConfirmed },
+  };
+}
+
+/**
+ * A power-on waits until the machine has been seen off, where the channel can see it: a
+ * power-on sent while the graceful shutdown is still running is accepted by a machine
+ * that then goes dark. While the readback window runs the BMC is read at its cadence;
+ * after it closed, once more, and a machine still not seen off fails the maintenance
+ * with what was read (nothing is sent). Where the channel cannot see the machine, the
+ * power-on goes out at once and the return is judged by the node (Returning).
+ */
+async function untilSeenOff(
+  nm: NodeMaintenance,
+  ports: MachinePorts,
+): Promise<Decision | undefined> {
+  const condition = nm.status?.conditions?.find(c => c.type === CONFIRMED);
+  const readback = ports.power.readback();
+  if (condition?.status === 'True' || !readback) return undefined;
+  const node = ports.view.node(nm.spec.nodeName);
+  const state = await ports.power.powerState(node).catch(() => undefined);
+  if (state === 'Off') {
+    return confirmedOff(
+      nm,
+      ports,
+      `the BMC reports ${nm.spec.nodeName} Off; powering it on next`,
+    );
+  }
+  const read =
+    state === 'On'
+      ? 'the BMC reports PowerState On'
+      : 'the BMC could not be read';
+  const left = timeLeft(nm.status?.poweredOffAt, readback.windowSeconds, ports);
+  if (left > 0) {
+    const message = `${WAITING_FOR_SHUTDOWN}: power-on of ${nm.spec.nodeName} is sent once the BMC reports it Off`;
+    // Shown once in status.message (what the portal and kubectl show), then read again
+    // at the readback's cadence without writing.
+    if (nm.status?.message !== message) {
+      return { kind: 'record', message, status: {} };
+    }
+    return {
+      kind: 'wait',
+      message: `${message} (${read})`,
+      requeueAfterMs: Math.min(readback.intervalSeconds * 1000, left),
+    };
+  }
+  return {
+    kind: 'transition',
+    to: 'Failed',
+    message: `power-on of ${nm.spec.nodeName} was not sent: the machine was never seen off (${read} ${readback.windowSeconds}s and more after the shutdown was accepted, so the shutdown did not finish). The node is left cordoned; look at the machine, then return it to service.`,
+    status: {
+      conditions: withCondition(ports, nm.status?.conditions, {
+        type: CONFIRMED,
+        status: 'Unknown',
+        reason: 'ReadbackWindowClosed',
+        message: `The BMC did not report PowerState Off within ${readback.windowSeconds}s of the accepted shutdown.`,
+      }),
+    },
+    event: { type: 'Warning', reason: MaintenanceReason.PowerVerbNotSent },
+  };
+}
+
+/**
+ * Records the first time the node is seen NotReady after the shutdown was accepted (the
+ * PoweredOff and Returning rows watch the node): with Ready again after a power-on, the
+ * machine went off and came back, where no boot ID change says so.
+ */
+export function notReadySeen(
+  nm: NodeMaintenance,
+  ports: MachinePorts,
+): Decision | undefined {
+  if (!nm.status?.poweredOffAt || nm.status.nodeSeenNotReadyAt)
+    return undefined;
+  const node = ports.view.node(nm.spec.nodeName);
+  if (!node || isNodeReady(node)) return undefined;
+  return {
+    kind: 'record',
+    message: `${nm.spec.nodeName} is NotReady`,
+    status: { nodeSeenNotReadyAt: isoOf(ports) },
+  };
+}
+
+/**
+ * Whether the machine is back after a power-on: Ready with a boot ID other than the one
+ * before the shutdown, or Ready again after it was seen NotReady. A node that never went
+ * NotReady and kept its boot ID may be a machine whose shutdown had not finished yet.
+ */
+export function backAfterPowerOn(
+  nm: NodeMaintenance,
+  node: NodeView | undefined,
+): boolean {
+  if (!isNodeReady(node)) return false;
+  const bootId = bootIdOf(node);
+  const before = nm.status?.bootIdBefore;
+  return (
+    (!!bootId && !!before && bootId !== before) ||
+    !!nm.status?.nodeSeenNotReadyAt
+  );
+}
+
+/** What was and was not observed of a node after its power-on, for a Failed message. */
+export function observedAfterPowerOn(
+  nm: NodeMaintenance,
+  node: NodeView | undefined,
+): string {
+  const bootId = bootIdOf(node);
+  const before = nm.status?.bootIdBefore;
+  const confirmed = nm.status?.conditions?.find(c => c.type === CONFIRMED);
+  return [
+    confirmed?.status === 'True'
+      ? 'the BMC reported the machine Off before the power-on'
+      : 'the machine was not seen off by the channel',
+    nm.status?.nodeSeenNotReadyAt
+      ? `the node was seen NotReady at ${nm.status.nodeSeenNotReadyAt}`
+      : 'the node was never seen NotReady',
+    isNodeReady(node) ? 'it is Ready now' : 'it is not Ready now',
+    bootIdText(bootId, before),
+  ].join('; ');
+}
+
+function bootIdText(now: string | undefined, before: string | undefined) {
+  if (!now || !before) return 'no boot ID to compare';
+  return now === before
+    ? `its boot ID is the one from before the shutdown (${now})`
+    : `its boot ID is new (${now})`;
+}

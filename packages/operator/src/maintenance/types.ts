@@ -103,7 +103,13 @@ export interface MachinePorts extends Clock {
   power: PowerPort;
 }
 
-export type RefusalCause = 'virtual' | 'busy' | 'guard' | 'pods' | 'capability';
+export type RefusalCause =
+  | 'virtual'
+  | 'busy'
+  | 'guard'
+  | 'pods'
+  | 'capability'
+  | 'attribution';
 
 /** What a row decided. */
 export type Decision =

@@ -6,6 +6,12 @@
  * A step is created before status records it, under a fixed name (`<plan>-<node>`): a
  * create answered AlreadyExists means the step was started already (before a restart),
  * and the next pass adopts it from the NodeMaintenance; no step is ever created twice.
+ * The status that records it is first written as a dry run, so no step is created while
+ * the plan's status cannot be written (it would run with nobody told).
+ *
+ * Every status is cut to its schema (statusLimits.ts) before it is written; a write that
+ * still fails (other than a conflict, which is retried) is a Warning Event, a metric and
+ * a warn line, so a plan whose status is stuck is seen.
  */
 import {
   PLAN_PREFLIGHT_TAKEN_AT,
@@ -16,17 +22,26 @@ import {
   type PlanNode,
   type RequestFlag,
 } from '@rackside/plugin-servers-common';
+import { ConflictError } from '@backstage/errors';
 import { PlanReason } from '../lifecycle/reasons';
+import type { OperatorLog } from '../logger';
+import { fitPlanStatus } from './statusLimits';
 import { isoOf, requeueOf, runPasses } from '../lifecycle/table';
 import { planRowFor, type PlanDecision, type PlanView } from './table';
 
 export interface PlanPorts {
   view: PlanView & { plan(name: string): MaintenancePlan | undefined };
-  /** Writes status; fails (ConflictError) if `plan` is no longer the current version. */
+  /**
+   * Writes status; fails (ConflictError) if `plan` is no longer the current version.
+   * With `dryRun` the apiserver validates and admits it, and stores nothing.
+   */
   writeStatus(
     plan: MaintenancePlan,
     status: MaintenancePlanStatus,
+    options?: { dryRun?: boolean },
   ): Promise<MaintenancePlan>;
+  /** A status write failed for another reason than a conflict (counted as a metric). */
+  statusWriteFailed?(plan: MaintenancePlan, error: unknown): void;
   /**
    * Creates the step's NodeMaintenance, owned by the plan, with its intent, reason,
    * requester and drain options. Resolves `false` when it exists already.
@@ -46,7 +61,7 @@ export interface PlanPorts {
       message: string,
     ): Promise<void>;
   };
-  log?: (message: string) => void;
+  log?: OperatorLog;
 }
 
 export class PlanReconciler {
@@ -70,7 +85,7 @@ export class PlanReconciler {
   ): Promise<MaintenancePlan | undefined> {
     switch (decision.kind) {
       case 'write': {
-        const written = await this.ports.writeStatus(plan, decision.status);
+        const written = await this.writeStatus(plan, decision.status);
         if (decision.event) {
           await this.record(
             plan,
@@ -82,12 +97,14 @@ export class PlanReconciler {
         return written;
       }
       case 'start': {
+        // The status that records the step must be writable before the step exists.
+        await this.writeStatus(plan, decision.status, { dryRun: true });
         const created = await this.ports.createStep(
           plan,
           decision.step,
           decision.maintenance,
         );
-        const written = await this.ports.writeStatus(plan, decision.status);
+        const written = await this.writeStatus(plan, decision.status);
         await this.record(
           plan,
           'Normal',
@@ -118,6 +135,34 @@ export class PlanReconciler {
       }
       default:
         return undefined;
+    }
+  }
+
+  /** Writes the status cut to its schema; a failure other than a conflict is reported. */
+  private async writeStatus(
+    plan: MaintenancePlan,
+    status: MaintenancePlanStatus,
+    options: { dryRun?: boolean } = {},
+  ): Promise<MaintenancePlan> {
+    try {
+      return await this.ports.writeStatus(plan, fitPlanStatus(status), options);
+    } catch (error) {
+      if (error instanceof ConflictError) throw error;
+      const message = `status of MaintenancePlan ${
+        plan.metadata.name
+      } not written${options.dryRun ? ' (dry run before a step)' : ''}: ${
+        (error as Error).message
+      }`;
+      this.ports.statusWriteFailed?.(plan, error);
+      this.ports.log?.(message, {
+        level: 'warn',
+        kind: 'MaintenancePlan',
+        name: plan.metadata.name,
+        phase: plan.status?.phase,
+        reason: PlanReason.StatusWriteFailed,
+      });
+      await this.record(plan, 'Warning', PlanReason.StatusWriteFailed, message);
+      throw error;
     }
   }
 

@@ -2,7 +2,7 @@
  * Wires the MaintenancePlan reconciler (PlanReconciler.ts, table.ts) to the apiserver:
  * a watch cache of MaintenancePlans and of PodDisruptionBudgets (slimmed to their health),
  * the operator's NodeMaintenance and Node caches, the object-gate watches
- * (objectGates.ts), one keyed work queue, and the edges (status, step creation, abandon
+ * (objectGates.ts: allowed kinds only, filtered by the apiserver), one keyed work queue, and the edges (status, step creation, abandon
  * flags, Events). startOperator() creates this next to the other controllers and starts
  * it when it leads.
  *
@@ -50,6 +50,13 @@ export interface PlanControllersOptions {
   workers?: number;
   clock?: Clock;
   onError?: (kind: string, key: string, error: unknown) => void;
+  /**
+   * The kinds object gates may read, as `resource.group` (core: the resource alone): the
+   * chart's operator.planGateReads, which also grants the reads. Others are refused.
+   */
+  planGateReads?: readonly string[];
+  /** A status write failed for another reason than a conflict (a metric counts it). */
+  onStatusWriteFailed?: (kind: string) => void;
   queueMetrics?: (controller: string) => WorkQueueMetrics;
   log?: OperatorLog;
 }
@@ -130,6 +137,7 @@ export function createPlanControllers(
 
   const gates = new ObjectGateWatches({
     kubeConfig: kc,
+    reads: options.planGateReads ?? [],
     onChange: key =>
       wakeOpen(p =>
         (p.spec.gates?.objects ?? []).some(g => gateWatchKey(g) === key),
@@ -156,14 +164,15 @@ export function createPlanControllers(
           .sort(),
       objectGate: gate => gates.verdict(gate),
     },
-    async writeStatus(plan, status) {
-      const written = await api.maintenancePlans.updateStatus({
-        ...plan,
-        status,
-      } as any);
-      freshPlans.remember(written);
+    async writeStatus(plan, status, writeOptions = {}) {
+      const written = await api.maintenancePlans.updateStatus(
+        { ...plan, status } as any,
+        { dryRun: writeOptions.dryRun },
+      );
+      if (!writeOptions.dryRun) freshPlans.remember(written);
       return written;
     },
+    statusWriteFailed: () => options.onStatusWriteFailed?.('MaintenancePlan'),
     async createStep(plan, step, maintenance) {
       try {
         const created = await api.nodeMaintenances.create(

@@ -1,12 +1,28 @@
 /*
  * Object gates of MaintenancePlans (DESIGN section 15): a condition or a field value on
- * any Kubernetes object, checked before each next step. evaluateObjectGate is the rule;
- * ObjectGateWatches keeps one watch per (apiVersion, kind, namespace) that an open plan
- * names (at most 8 gates a plan), started when first needed and stopped when no open
- * plan names it any more. A change of a watched object wakes the plans that use it.
+ * a Kubernetes object, checked before each next step. They read through the operator's
+ * identity, and a plan's status is read by anyone who may read plans, so a gate reads
+ * nothing it does not need and says nothing it read:
+ *
+ * - only kinds the chart allows (`operator.planGateReads`, the same list that grants the
+ *   operator get, list and watch on them: `--plan-gate-reads`); any other kind is refused;
+ * - a namespaced kind only in the gate's namespace (a gate without one is refused), with
+ *   its label selector or object name sent to the apiserver, so no kind is ever cached
+ *   cluster-wide;
+ * - each object is kept as whether it passes, nothing else (not the field, not the
+ *   condition's message);
+ * - at most {@link MAX_GATE_OBJECTS} objects a gate (more: refused, narrow the selector);
+ * - a gate's message says pass or fail and the expected value, never the observed one.
+ *
+ * ObjectGateWatches keeps one watch per gate an open plan names (at most 8 a plan, the
+ * CRD's limit), started when first needed and stopped when no open plan names it any
+ * more. A change of a watched object wakes the plans that use it.
  */
 import {
-  matchesLabelSelector,
+  apiGroupOf,
+  MAX_GATE_OBJECTS,
+  objectGateRefusal,
+  type LabelSelector,
   type ObjectGate,
 } from '@rackside/plugin-servers-common';
 import {
@@ -16,8 +32,12 @@ import {
   type WatchCache,
 } from '@rackside/plugin-servers-node';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { canonical } from './table';
 
-type Obj = RawKubeObject & Record<string, any>;
+export { MAX_GATE_OBJECTS };
+
+/** How many failing objects a gate's message names before "and N more". */
+const NAMED_FAILURES = 10;
 
 /** The value at a dotted path (`.status.ceph.health`), as a string; undefined if absent. */
 export function fieldAt(obj: unknown, path: string): string | undefined {
@@ -32,6 +52,45 @@ export function fieldAt(obj: unknown, path: string): string | undefined {
     : String(current);
 }
 
+/** What a gate keeps of an object: its name and whether it passes, nothing it read. */
+export interface GateObject extends RawKubeObject {
+  /** passes; fails (present, not the expected value); absent (no such field/condition). */
+  gate: 'passes' | 'fails' | 'absent';
+}
+
+/** The transform of a gate's watch: an object as whether it passes this gate. */
+export function slimForGate(
+  gate: ObjectGate,
+): (obj: RawKubeObject) => GateObject {
+  return obj => {
+    let state: GateObject['gate'];
+    if (gate.condition) {
+      const found = (
+        ((obj as any).status?.conditions ?? []) as Array<{
+          type?: string;
+          status?: string;
+        }>
+      ).find(c => c.type === gate.condition!.type);
+      if (!found) state = 'absent';
+      else state = found.status === gate.condition.status ? 'passes' : 'fails';
+    } else {
+      const value = fieldAt(obj, gate.field!.path);
+      if (value === undefined) state = 'absent';
+      else state = value === gate.field!.value ? 'passes' : 'fails';
+    }
+    return {
+      apiVersion: obj.apiVersion,
+      kind: obj.kind,
+      metadata: {
+        name: obj.metadata?.name,
+        namespace: obj.metadata?.namespace,
+        resourceVersion: obj.metadata?.resourceVersion,
+      },
+      gate: state,
+    } as GateObject;
+  };
+}
+
 function describeTarget(gate: ObjectGate): string {
   const where = gate.namespace ? `${gate.namespace}/` : '';
   return gate.objectName
@@ -41,71 +100,108 @@ function describeTarget(gate: ObjectGate): string {
       }matching the selector`;
 }
 
-/** Whether one object passes the gate, and if not why. */
-function passes(gate: ObjectGate, obj: Obj): string | undefined {
+/** What the gate expects, as its message says it: "Ready is True", ".status.x is y". */
+function expected(gate: ObjectGate): string {
+  return gate.condition
+    ? `${gate.condition.type} is ${gate.condition.status}`
+    : `${gate.field!.path} is ${gate.field!.value}`;
+}
+
+/** Why one object fails the gate, naming only the object and what was expected. */
+function failure(gate: ObjectGate, obj: GateObject): string {
   const name = `${obj.metadata?.namespace ? `${obj.metadata.namespace}/` : ''}${
     obj.metadata?.name
   }`;
-  if (gate.condition) {
-    const found = (obj.status?.conditions ?? []).find(
-      (c: { type?: string }) => c.type === gate.condition!.type,
-    );
-    if (!found)
-      return `${gate.kind} ${name} has no condition ${gate.condition.type}`;
-    if (found.status !== gate.condition.status) {
-      return `${gate.kind} ${name}: ${gate.condition.type} is ${found.status}${
-        found.message ? ` (${found.message})` : ''
-      }, not ${gate.condition.status}`;
-    }
-    return undefined;
+  if (obj.gate === 'absent') {
+    return gate.condition
+      ? `${gate.kind} ${name} has no condition ${gate.condition.type}`
+      : `${gate.kind} ${name} has no ${gate.field!.path}`;
   }
-  const value = fieldAt(obj, gate.field!.path);
-  if (value !== gate.field!.value) {
-    return `${gate.kind} ${name}: ${gate.field!.path} is ${
-      value === undefined ? 'absent' : value
-    }, not ${gate.field!.value}`;
-  }
-  return undefined;
+  return gate.condition
+    ? `${gate.kind} ${name}: ${gate.condition.type} is not ${gate.condition.status}`
+    : `${gate.kind} ${name}: ${gate.field!.path} is not ${gate.field!.value}`;
 }
 
-/** The gate over the objects of its kind (and namespace) that are there now. */
+/** A gate's verdict; `refused`: the gate cannot be checked as written (the plan stops). */
+export interface GateVerdict {
+  holds: boolean;
+  message: string;
+  refused?: boolean;
+}
+
+/** The gate over the objects its watch holds (already selected by the apiserver). */
 export function evaluateObjectGate(
   gate: ObjectGate,
-  objects: readonly Obj[],
-): { holds: boolean; message: string } {
-  const targets = objects.filter(o =>
-    gate.objectName
-      ? o.metadata?.name === gate.objectName
-      : matchesLabelSelector(
-          gate.selector!,
-          (o.metadata as { labels?: Record<string, string> } | undefined)
-            ?.labels,
-        ),
-  );
-  if (targets.length === 0) {
+  objects: readonly GateObject[],
+): GateVerdict {
+  if (objects.length > MAX_GATE_OBJECTS) {
+    return {
+      holds: false,
+      refused: true,
+      message: `${describeTarget(gate)}: ${
+        objects.length
+      } objects, more than the ${MAX_GATE_OBJECTS} a gate may check; narrow its selector`,
+    };
+  }
+  if (objects.length === 0) {
     return { holds: false, message: `no ${describeTarget(gate)}` };
   }
-  const failing = targets.map(o => passes(gate, o)).filter(Boolean);
+  const failing = objects.filter(o => o.gate !== 'passes');
   if (failing.length > 0) {
-    return { holds: false, message: failing.join('; ') };
+    const named = failing.slice(0, NAMED_FAILURES).map(o => failure(gate, o));
+    const more =
+      failing.length > NAMED_FAILURES
+        ? ` and ${failing.length - NAMED_FAILURES} more`
+        : '';
+    return { holds: false, message: `${named.join('; ')}${more}` };
   }
-  return { holds: true, message: `${describeTarget(gate)} passes` };
+  return {
+    holds: true,
+    message: `${describeTarget(gate)} passes (${expected(gate)})`,
+  };
 }
 
-/** What a gate watches: one collection. */
+/** A label selector as the apiserver's `labelSelector` parameter. */
+export function labelSelectorText(selector: LabelSelector): string {
+  const terms = Object.entries(selector.matchLabels ?? {}).map(
+    ([k, v]) => `${k}=${v}`,
+  );
+  for (const e of selector.matchExpressions ?? []) {
+    const values = `(${(e.values ?? []).join(',')})`;
+    if (e.operator === 'In') terms.push(`${e.key} in ${values}`);
+    else if (e.operator === 'NotIn') terms.push(`${e.key} notin ${values}`);
+    else if (e.operator === 'Exists') terms.push(e.key);
+    else terms.push(`!${e.key}`);
+  }
+  return terms.join(',');
+}
+
+/** What a gate watches: its objects, and what it checks on them. */
 export function gateWatchKey(gate: ObjectGate): string {
-  return `${gate.apiVersion}|${gate.kind}|${gate.namespace ?? ''}`;
+  return canonical({
+    apiVersion: gate.apiVersion,
+    kind: gate.kind,
+    namespace: gate.namespace,
+    objectName: gate.objectName,
+    selector: gate.selector,
+    condition: gate.condition,
+    field: gate.field,
+  });
 }
 
 interface GateWatch {
-  cache?: WatchCache<Obj>;
+  cache?: WatchCache<GateObject>;
   /** Why there is no cache (the kind is not served, discovery failed). */
   error?: string;
+  /** Why the gate is refused as written (a kind not allowed, no namespace). */
+  refused?: string;
   starting?: Promise<void>;
 }
 
 export interface ObjectGateWatchesOptions {
   kubeConfig: KubeConfig;
+  /** The kinds gates may read (`resource.group`): the chart's planGateReads. */
+  reads: readonly string[];
   /** A watched object changed: wake the plans that use this key. */
   onChange(key: string): void;
   log?: (message: string) => void;
@@ -134,8 +230,11 @@ export class ObjectGateWatches {
     }
   }
 
-  verdict(gate: ObjectGate): { holds: boolean; message: string } {
+  verdict(gate: ObjectGate): GateVerdict {
     const watch = this.watches.get(gateWatchKey(gate));
+    if (watch?.refused) {
+      return { holds: false, refused: true, message: watch.refused };
+    }
     if (watch?.error) return { holds: false, message: watch.error };
     if (!watch?.cache || !watch.cache.hasSynced()) {
       const lastError = watch?.cache?.status().lastError;
@@ -159,12 +258,25 @@ export class ObjectGateWatches {
     const watch: GateWatch = {};
     this.watches.set(key, watch);
     watch.starting = this.pathOf(gate)
-      .then(path => {
+      .then(where => {
         if (this.watches.get(key) !== watch) return;
-        const cache = createWatchCache<Obj>({
+        if ('refused' in where) {
+          watch.refused = where.refused;
+          this.options.log?.(`plan gate ${gate.name}: ${where.refused}`);
+          this.options.onChange(key);
+          return;
+        }
+        const cache = createWatchCache<GateObject>({
           kubeConfig: this.options.kubeConfig,
-          path,
+          path: where.path,
           name: `plan-gate ${gate.kind}`,
+          ...(gate.selector
+            ? { labelSelector: labelSelectorText(gate.selector) }
+            : {}),
+          ...(gate.objectName
+            ? { fieldSelector: `metadata.name=${gate.objectName}` }
+            : {}),
+          transform: slimForGate(gate),
         });
         watch.cache = cache;
         const wake = () => this.options.onChange(key);
@@ -177,16 +289,20 @@ export class ObjectGateWatches {
         watch.error = `${gate.apiVersion} ${gate.kind}: ${
           (error as Error).message
         }`;
-        this.options.log?.(`plan gate ${key}: ${watch.error}`);
+        this.options.log?.(`plan gate ${gate.name}: ${watch.error}`);
         this.options.onChange(key);
       });
   }
 
-  /** The collection path of the gate's kind, from API discovery. */
-  private async pathOf(gate: ObjectGate): Promise<string> {
-    const root = gate.apiVersion.includes('/')
-      ? `/apis/${gate.apiVersion}`
-      : `/api/${gate.apiVersion}`;
+  /**
+   * The collection the gate reads, from API discovery: only an allowed kind, and a
+   * namespaced kind only in the gate's namespace.
+   */
+  private async pathOf(
+    gate: ObjectGate,
+  ): Promise<{ path: string } | { refused: string }> {
+    const group = apiGroupOf(gate.apiVersion);
+    const root = group ? `/apis/${gate.apiVersion}` : `/api/${gate.apiVersion}`;
     const list = await this.http.request<{
       resources?: Array<{ name: string; kind: string; namespaced: boolean }>;
     }>({ method: 'GET', path: root });
@@ -194,11 +310,14 @@ export class ObjectGateWatches {
       r => r.kind === gate.kind && !r.name.includes('/'),
     );
     if (!resource) throw new Error('not served by this cluster');
-    if (resource.namespaced && gate.namespace) {
-      return `${root}/namespaces/${encodeURIComponent(gate.namespace)}/${
+    const refused = objectGateRefusal(gate, resource, this.options.reads);
+    if (refused) return { refused };
+    if (!resource.namespaced) return { path: `${root}/${resource.name}` };
+    // objectGateRefusal refused a namespaced kind without a namespace.
+    return {
+      path: `${root}/namespaces/${encodeURIComponent(gate.namespace!)}/${
         resource.name
-      }`;
-    }
-    return `${root}/${resource.name}`;
+      }`,
+    };
   }
 }

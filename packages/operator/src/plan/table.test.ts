@@ -1,16 +1,54 @@
 import type {
   MaintenancePlan,
+  MaintenancePlanStatus,
   MaintenancePlanInput,
   NodeMaintenance,
   ObjectGate,
 } from '@rackside/plugin-servers-common';
-import { maintenancePlanSchema } from '@rackside/plugin-servers-common';
+import {
+  maintenancePlanSchema,
+  maintenancePlanStatusSchema,
+} from '@rackside/plugin-servers-common';
 import type { NodeView } from '../maintenance/types';
 import { PlanReconciler, stepObject, type PlanPorts } from './PlanReconciler';
 import { canonical, MAX_WAIT_MS, stepName } from './table';
 
 const T0 = Date.parse('2026-08-04T10:00:00Z');
 const CP = { 'node-role.kubernetes.io/control-plane': '' };
+
+/** The record of a maintenance that did its verb: the history, the reboot accepted. */
+function verbDone(
+  intent: string,
+  now: number,
+): Partial<NonNullable<NodeMaintenance['status']>> {
+  const at = new Date(now).toISOString();
+  const phases =
+    intent === 'reboot'
+      ? ([
+          'Requested',
+          'Cordoned',
+          'Draining',
+          'Drained',
+          'Rebooting',
+          'Returning',
+        ] as const)
+      : ([
+          'Requested',
+          'Cordoned',
+          'Draining',
+          'Drained',
+          'Returning',
+        ] as const);
+  return {
+    history: phases.map(phase => ({ phase, at })),
+    ...(intent === 'reboot'
+      ? {
+          rebootSentAt: at,
+          power: { reboot: { recordedAt: at, sentAt: at } },
+        }
+      : {}),
+  };
+}
 
 /** The cluster a plan runs in: caches, writes, Events, a settable clock. */
 class World {
@@ -19,11 +57,17 @@ class World {
   nms = new Map<string, NodeMaintenance>();
   nodes = new Map<string, NodeView>();
   unhealthy: string[] = [];
-  gates = new Map<string, { holds: boolean; message: string }>();
+  gates = new Map<
+    string,
+    { holds: boolean; message: string; refused?: boolean }
+  >();
   creates: string[] = [];
   abandons: Array<{ name: string; by: string }> = [];
   events: string[] = [];
   writes = 0;
+  /** A status write this answers fails with its message (a webhook refusing it). */
+  failWrites?: (status: MaintenancePlanStatus) => string | undefined;
+  statusWriteFailures = 0;
   private rv = 1;
 
   constructor(workers: number, controlPlane = 0) {
@@ -75,7 +119,15 @@ class World {
   ) {
     const name = stepName(plan, node);
     const nm = this.nms.get(name)!;
-    this.nms.set(name, { ...nm, status: { ...nm.status, phase, ...status } });
+    // Unless the test says otherwise, a step that ends Complete did its verb on the way.
+    const truthful =
+      phase === 'Complete' && !status.history && !status.abandoned
+        ? verbDone(nm.spec.intent, this.now)
+        : {};
+    this.nms.set(name, {
+      ...nm,
+      status: { ...nm.status, ...truthful, phase, ...status },
+    });
   }
 
   steps(name = 'p') {
@@ -96,7 +148,15 @@ class World {
         objectGate: (gate: ObjectGate) =>
           this.gates.get(gate.name) ?? { holds: false, message: 'unknown' },
       },
-      writeStatus: async (plan, status) => {
+      writeStatus: async (plan, status, options) => {
+        // What the apiserver checks: the status schema (maxLength, maxItems), 422 if not.
+        const checked = maintenancePlanStatusSchema.safeParse(status);
+        if (!checked.success) {
+          throw new Error(`422 Invalid: ${checked.error.issues[0].message}`);
+        }
+        const refused = this.failWrites?.(status);
+        if (refused) throw new Error(refused);
+        if (options?.dryRun) return plan;
         this.writes++;
         // What the apiserver answers: its own key order.
         const written = JSON.parse(canonical({ ...plan, status }));
@@ -115,6 +175,9 @@ class World {
           },
         });
         return true;
+      },
+      statusWriteFailed: () => {
+        this.statusWriteFailures++;
       },
       abandonStep: async (name, flag) => {
         this.abandons.push({ name, by: flag.by });
@@ -200,10 +263,12 @@ describe('the plan table', () => {
     await w.reconcile();
     expect(w.get('p').status).toMatchObject({
       phase: 'Complete',
-      message: '5 of 5 done',
+      message: '5 of 5 rebooted',
       counts: { done: 5 },
     });
-    expect(w.events).toContainEqual(expect.stringMatching(/Complete: 5 of 5/));
+    expect(w.events).toContainEqual(
+      expect.stringMatching(/Complete: 5 of 5 rebooted/),
+    );
   });
 
   it('stops at a refused step with the numbers; tolerate goes on past it', async () => {
@@ -320,6 +385,37 @@ describe('the plan table', () => {
       message: 'gate storage did not hold within 600s: HEALTH_WARN',
     });
     expect(w.creates).toEqual(['p-worker-1']);
+  });
+
+  it('a gate refused as written (a kind not allowed, no namespace, too many objects) stops the plan, starting nothing', async () => {
+    const w = new World(1);
+    w.plan('p', {
+      gates: {
+        objects: [
+          {
+            name: 'secrets',
+            apiVersion: 'v1',
+            kind: 'Secret',
+            namespace: 'default',
+            objectName: 'db',
+            field: { path: '.data.password', value: 'x' },
+          },
+        ],
+      },
+    });
+    w.gates.set('secrets', {
+      holds: false,
+      refused: true,
+      message:
+        "secrets is not among the kinds plan gates may read (the chart's operator.planGateReads)",
+    });
+    await w.reconcile();
+    expect(w.creates).toEqual([]);
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Failed',
+      message:
+        "gate secrets refused: secrets is not among the kinds plan gates may read (the chart's operator.planGateReads)",
+    });
   });
 
   it('starts nothing outside its window and looks again when it opens', async () => {
@@ -457,16 +553,17 @@ describe('the plan table', () => {
     let crash = true;
     const reconciler = new PlanReconciler({
       ...ports,
-      writeStatus: async (plan, status) => {
+      writeStatus: async (plan, status, options) => {
         if (
           crash &&
+          !options?.dryRun &&
           status.nodes?.some(
             n => n.name === 'worker-2' && n.phase === 'Running',
           )
         ) {
           throw new Error('operator killed');
         }
-        return ports.writeStatus(plan, status);
+        return ports.writeStatus(plan, status, options);
       },
     });
     await expect(reconciler.reconcile('p')).rejects.toThrow('operator killed');
@@ -520,6 +617,97 @@ describe('the plan table', () => {
       'worker-1': 'Running',
       'worker-9': 'Skipped',
     });
+  });
+
+  it('a step is Done only when its verb happened: a node returned to service before its reboot or drain is Skipped and the plan says so', async () => {
+    const w = new World(3);
+    w.plan('p', { maxParallel: 3 });
+    await w.reconcile();
+    const returned = () => ({
+      history: (
+        ['Requested', 'Cordoned', 'Draining', 'Returning'] as const
+      ).map(phase => ({ phase, at: new Date(w.now).toISOString() })),
+    });
+    const flag = { by: 'user:default/ops', reason: 'needed back', at: 'x' };
+    // worker-2 is returned to service while Draining: its maintenance ends Complete,
+    // and no reboot was ever sent.
+    for (const name of ['p-worker-2']) {
+      const nm = w.nms.get(name)!;
+      w.nms.set(name, { ...nm, spec: { ...nm.spec, returnToService: flag } });
+    }
+    w.step('worker-1', 'Complete');
+    w.step('worker-2', 'Complete', returned());
+    w.step('worker-3', 'Complete');
+    await w.reconcile();
+    expect(w.get('p').status?.nodes?.[1]).toMatchObject({
+      name: 'worker-2',
+      phase: 'Skipped',
+      message: 'returned to service before the reboot',
+    });
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Complete',
+      counts: { done: 2, skipped: 1 },
+      message: '2 of 3 rebooted, 1 returned to service before the reboot',
+    });
+    expect(w.events).toContainEqual(
+      'Normal Complete: 2 of 3 rebooted, 1 returned to service before the reboot',
+    );
+
+    // A drain step returned before its node reached Drained did not drain it.
+    const d = new World(1);
+    d.plan('p', { intent: 'drain' });
+    await d.reconcile();
+    const nm = d.nms.get('p-worker-1')!;
+    d.nms.set('p-worker-1', {
+      ...nm,
+      spec: { ...nm.spec, returnToService: flag },
+    });
+    d.step('worker-1', 'Complete', returned());
+    await d.reconcile();
+    expect(d.get('p').status).toMatchObject({
+      phase: 'Complete',
+      message: '0 of 1 drained, 1 returned to service before the drain',
+      nodes: [
+        expect.objectContaining({
+          phase: 'Skipped',
+          message: 'returned to service before the drain',
+        }),
+      ],
+    });
+  });
+
+  it("adopts a NodeMaintenance owned by the plan only if its node, intent and requester are the plan's", async () => {
+    const w = new World(2);
+    w.plan('p');
+    // Someone who may create NodeMaintenances writes one under the step's name, with the
+    // plan as its controller owner, for another node, intent and requester.
+    const forged = stepObject(
+      w.get('p'),
+      w.get('p').spec.nodes!.map(n => ({
+        name: n,
+        controlPlane: false,
+        phase: 'Pending' as const,
+      }))[0],
+      'p-worker-1',
+    );
+    w.nms.set('p-worker-1', {
+      ...forged,
+      spec: {
+        ...forged.spec,
+        nodeName: 'worker-2',
+        intent: 'shutdown',
+        requestedBy: 'mallory',
+      },
+    });
+    await w.reconcile();
+    expect(w.get('p').status?.nodes?.[0]).toMatchObject({
+      name: 'worker-1',
+      phase: 'Failed',
+      message:
+        'NodeMaintenance p-worker-1 names this plan as its owner but is for node worker-2, not worker-1, has intent shutdown, not reboot, was requested by mallory, not user:default/jane: not adopted, nothing is done on worker-1',
+    });
+    expect(w.creates).toEqual([]);
+    expect(w.get('p').status?.phase).toBe('Failed');
   });
 
   it('a step NodeMaintenance deleted mid-plan fails the step', async () => {
@@ -596,6 +784,83 @@ describe('a step is never lighter than a single maintenance', () => {
     await w.reconcile();
     expect(w.creates).toEqual(['p-worker-1']);
     expect(w.get('p').status?.waiting?.on).toBe('authorization');
+  });
+});
+
+describe('a plan status within its schema', () => {
+  const long = (i: number) => `${'rack-07-chassis-'.repeat(14)}node-${i}`;
+
+  it('a plan of 24 long node names gets a status, its message cut with "and N more"', async () => {
+    const w = new World(0);
+    for (let i = 1; i <= 24; i++) w.node(long(i));
+    w.plan('p');
+    await w.reconcile();
+    const status = w.get('p').status!;
+    expect(status.phase).toBe('Running');
+    expect(status.nodes).toHaveLength(24);
+    expect(w.events[0]).toMatch(
+      /^Normal Resolved: 24 node\(s\): .* and 14 more$/,
+    );
+    expect(w.creates).toEqual([stepName('p', long(1))]);
+  });
+
+  it('a step refused with a long pod list does not break later status writes', async () => {
+    const w = new World(3);
+    w.plan('p', { maxParallel: 2, failurePolicy: { tolerate: 1 } });
+    await w.reconcile();
+    const pods = Array.from(
+      { length: 120 },
+      (_, i) => `shop/payments-7d9f8c6b5-${i}`,
+    );
+    w.step('worker-1', 'Refused', {
+      refusal: {
+        reason: `node-local data the pre-flight did not list: ${pods.join(
+          ', ',
+        )}`.slice(0, 4096),
+      },
+      message: 'refused',
+    });
+    await w.reconcile();
+    const step = w.get('p').status!.nodes![0];
+    expect(step.phase).toBe('Refused');
+    expect(step.message!.length).toBeLessThanOrEqual(1024);
+    expect(step.message).toMatch(/\.\.\. and \d+ more$/);
+    // The plan goes on: the next step starts and is recorded.
+    expect(w.steps()).toEqual({
+      'worker-1': 'Refused',
+      'worker-2': 'Running',
+      'worker-3': 'Running',
+    });
+    w.step('worker-2', 'Complete');
+    w.step('worker-3', 'Complete');
+    await w.reconcile();
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Complete',
+      message: '2 of 3 rebooted, 1 refused',
+    });
+  });
+
+  it('creates no step while the status cannot be written, and says so with a Warning Event and the metric', async () => {
+    const w = new World(2);
+    w.plan('p');
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1']);
+    w.step('worker-1', 'Complete');
+    // The status that would record worker-2's step is refused.
+    w.failWrites = status =>
+      status.nodes?.[1].phase === 'Running'
+        ? 'admission webhook "quota" denied the request'
+        : undefined;
+    await expect(w.reconcile()).rejects.toThrow(/quota/);
+    expect(w.steps()).toEqual({ 'worker-1': 'Running', 'worker-2': 'Pending' });
+    expect(w.creates).toEqual(['p-worker-1']);
+    expect(w.statusWriteFailures).toBe(1);
+    expect(w.events.at(-1)).toMatch(
+      /^Warning StatusWriteFailed: status of MaintenancePlan p not written.*quota/,
+    );
+    w.failWrites = undefined;
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1', 'p-worker-2']);
   });
 });
 

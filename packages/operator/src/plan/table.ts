@@ -33,6 +33,8 @@
  * NodeMaintenance adopts it instead of creating a second one.
  */
 import {
+  completedOutcome,
+  cutList,
   excludedByAuthorization,
   isNodeReady,
   isPlanPaused,
@@ -63,6 +65,7 @@ import {
   type Wait,
 } from '../lifecycle/table';
 import type { NodeView } from '../maintenance/types';
+import { fitPlanStatus } from './statusLimits';
 
 /** What the rows read: watch caches and the clock. */
 export interface PlanView extends Clock {
@@ -72,8 +75,15 @@ export interface PlanView extends Clock {
   maintenance(name: string): NodeMaintenance | undefined;
   /** The PodDisruptionBudgets of the cluster that are not healthy, as namespace/name. */
   unhealthyBudgets(): string[];
-  /** Whether an object gate holds now, and if not why. */
-  objectGate(gate: ObjectGate): { holds: boolean; message: string };
+  /**
+   * Whether an object gate holds now, and if not why; `refused`: it cannot be checked as
+   * written (a kind not allowed, no namespace, too many objects), so the plan stops.
+   */
+  objectGate(gate: ObjectGate): {
+    holds: boolean;
+    message: string;
+    refused?: boolean;
+  };
 }
 
 /** What a row answers. */
@@ -171,6 +181,34 @@ function runningText(nm: NodeMaintenance): string {
 }
 
 /**
+ * Why a NodeMaintenance that names the plan as its controller is not the plan's step:
+ * anyone who may create NodeMaintenances can write that owner reference, so a step is
+ * adopted only if it is what the plan would have created (its node, the plan's intent,
+ * the plan's requester). Undefined when it is.
+ */
+export function adoptionMismatch(
+  plan: MaintenancePlan,
+  step: PlanNode,
+  nm: NodeMaintenance,
+): string | undefined {
+  const wrong: string[] = [];
+  if (nm.spec.nodeName !== step.name) {
+    wrong.push(`is for node ${nm.spec.nodeName}, not ${step.name}`);
+  }
+  if (nm.spec.intent !== plan.spec.intent) {
+    wrong.push(`has intent ${nm.spec.intent}, not ${plan.spec.intent}`);
+  }
+  if ((nm.spec.requestedBy ?? '') !== (plan.spec.requestedBy ?? '')) {
+    wrong.push(
+      `was requested by ${nm.spec.requestedBy ?? 'nobody'}, not ${
+        plan.spec.requestedBy ?? 'nobody'
+      }`,
+    );
+  }
+  return wrong.length > 0 ? wrong.join(', ') : undefined;
+}
+
+/**
  * One step as its NodeMaintenance says it stands. A Pending step whose NodeMaintenance
  * exists (created, then the operator stopped before recording it) is adopted as Running.
  */
@@ -202,6 +240,15 @@ export function syncStep(
       message: `NodeMaintenance ${name} exists and is not this plan's`,
     };
   }
+  const mismatch = adoptionMismatch(plan, step, nm);
+  if (mismatch) {
+    return {
+      ...step,
+      phase: 'Failed',
+      endedAt: at,
+      message: `NodeMaintenance ${name} names this plan as its owner but ${mismatch}: not adopted, nothing is done on ${step.name}`,
+    };
+  }
   const running: PlanNode = {
     ...step,
     phase: 'Running',
@@ -220,14 +267,25 @@ export function syncStep(
     return ended('Failed', nm.status?.message ?? 'the maintenance failed');
   }
   if (phase === 'Complete') {
-    return nm.status?.abandoned
-      ? ended('Skipped', `abandoned by ${nm.spec.abandon?.by ?? 'someone'}`)
-      : ended(
-          'Done',
-          plan.spec.intent === 'reboot' ? 'rebooted and returned' : 'done',
-        );
+    // Complete says the node is back, not that anything was done to it.
+    const outcome = completedOutcome(nm);
+    if (outcome.kind === 'abandoned') {
+      return ended(
+        'Skipped',
+        `abandoned by ${nm.spec.abandon?.by ?? 'someone'}`,
+      );
+    }
+    if (outcome.kind === 'without-verb') {
+      return ended('Skipped', outcome.text);
+    }
+    return ended(
+      'Done',
+      nm.spec.intent === 'reboot'
+        ? 'rebooted and returned'
+        : 'drained, then returned to service',
+    );
   }
-  if (plan.spec.intent === 'drain' && phase === 'Drained') {
+  if (nm.spec.intent === 'drain' && phase === 'Drained') {
     return ended(
       'Done',
       'drained: the node stays cordoned until it is returned to service',
@@ -338,10 +396,12 @@ export function canonical(value: unknown): string {
 /** Writes `status` if it differs from what is stored; otherwise waits. */
 function settle(
   a: Advance,
-  status: MaintenancePlanStatus,
+  wanted: MaintenancePlanStatus,
   requeueAfterMs?: number,
   event?: { type: 'Normal' | 'Warning'; reason: string; message: string },
 ): PlanDecision {
+  // Compared as it is written: cut to the schema (a long message is never "news" again).
+  const status = fitPlanStatus(wanted);
   if (canonical(status) === canonical(a.plan.status)) {
     return { kind: 'wait', requeueAfterMs };
   }
@@ -491,10 +551,7 @@ export const ADVANCE_RULES: ReadonlyArray<[string, AdvanceRule]> = [
     'complete',
     a => {
       if (!a.steps.every(isTerminalStep)) return undefined;
-      const c = countsOf(a.steps);
-      const message = `${c.done} of ${c.total} done${
-        c.failed + c.refused ? `, ${c.failed} failed, ${c.refused} refused` : ''
-      }${c.skipped ? `, ${c.skipped} skipped` : ''}`;
+      const message = completionText(a.plan, a.steps);
       const status = phased(a.status, 'Complete', message);
       return {
         kind: 'write',
@@ -634,6 +691,13 @@ export const ADVANCE_RULES: ReadonlyArray<[string, AdvanceRule]> = [
     a => {
       const failing = failingGate(a);
       if (!failing) return undefined;
+      if (failing.refused) {
+        return stop(
+          a,
+          'GateRefused',
+          `gate ${failing.gate} refused: ${failing.message}`,
+        );
+      }
       const wait = waitOn(
         a.status,
         { on: 'gate', gate: failing.gate, message: failing.message },
@@ -691,10 +755,48 @@ export const ADVANCE_RULES: ReadonlyArray<[string, AdvanceRule]> = [
   ],
 ];
 
+/**
+ * What a finished plan did, in its own words: "2 of 3 rebooted, 1 returned to service
+ * before the reboot". Skipped steps are grouped by why; only steps whose verb happened
+ * count as rebooted or drained.
+ */
+export function completionText(
+  plan: MaintenancePlan,
+  steps: readonly PlanNode[],
+): string {
+  const c = countsOf(steps);
+  const parts = [
+    `${c.done} of ${c.total} ${
+      plan.spec.intent === 'reboot' ? 'rebooted' : 'drained'
+    }`,
+  ];
+  if (c.failed) parts.push(`${c.failed} failed`);
+  if (c.refused) parts.push(`${c.refused} refused`);
+  const skipped = new Map<string, number>();
+  for (const s of steps) {
+    if (s.phase !== 'Skipped') continue;
+    const why = s.message ?? 'skipped';
+    skipped.set(why, (skipped.get(why) ?? 0) + 1);
+  }
+  for (const [why, n] of skipped) {
+    parts.push(
+      why.startsWith('returned to service')
+        ? `${n} ${why}`
+        : `${n} skipped (${why})`,
+    );
+  }
+  return parts.join(', ');
+}
+
 /** The first gate that does not hold now, with its timeout. */
-function failingGate(
-  a: Advance,
-): { gate: string; message: string; timeoutSeconds?: number } | undefined {
+function failingGate(a: Advance):
+  | {
+      gate: string;
+      message: string;
+      timeoutSeconds?: number;
+      refused?: boolean;
+    }
+  | undefined {
   const gates = a.plan.spec.gates;
   const builtInTimeout = gates?.timeoutSeconds;
   if (gates?.previousNodeReady ?? true) {
@@ -729,6 +831,7 @@ function failingGate(
         gate: gate.name,
         message: verdict.message,
         timeoutSeconds: gate.timeoutSeconds,
+        refused: verdict.refused,
       };
     }
   }
@@ -847,9 +950,10 @@ const resolve: PlanRow = async (plan, view) => {
         }
       : { name: n.name, controlPlane: n.controlPlane, phase: 'Pending' },
   );
-  const message = `${steps.length} node(s): ${steps
-    .map(s => s.name)
-    .join(', ')}`;
+  const message = `${steps.length} node(s): ${cutList(
+    steps.map(s => s.name),
+    10,
+  )}`;
   return {
     kind: 'write',
     status: {

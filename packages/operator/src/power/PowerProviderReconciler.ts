@@ -29,6 +29,7 @@ import type {
 import type { SecretReader } from '../kube/secrets';
 import { setCondition } from '../lifecycle/conditions';
 import type { ReconcilerPorts } from '../maintenance/reconciler';
+import { withoutBmcAddresses } from './bmcAddresses';
 
 export interface PowerProviderPorts {
   provider(): PowerProvider | undefined;
@@ -40,6 +41,11 @@ export interface PowerProviderPorts {
   ): Promise<void>;
   onSent?(verb: PowerSendVerb, channel: string): void;
   log?(message: string): void;
+  /**
+   * Asked right before each Redfish Reset POST, after its reads, login and rate-limit
+   * wait: throws when this replica may no longer act (it lost its leadership).
+   */
+  mayAct?(): void;
 }
 
 export interface PowerDeadlines {
@@ -157,6 +163,7 @@ export class PowerProviderReconciler {
         // Fail early on unreadable default credentials, not at the first verb.
         await this.credentials(redfish.credentialsSecretRef);
         return new RedfishPowerChannel({
+          mayAct: this.ports.mayAct?.bind(this.ports),
           tls: caBundle
             ? { caBundle }
             : { insecureSkipVerify: redfish.insecureSkipVerify },
@@ -206,6 +213,20 @@ export class PowerProviderReconciler {
     });
   }
 
+  /** The PowerOffConfirmed readback, or undefined where the channel does not read back. */
+  private readback() {
+    const provider = this.ports.provider();
+    const redfish = provider?.spec.redfish;
+    if (!this.channel?.capabilities.confirmsPowerOff || !redfish) {
+      return undefined;
+    }
+    if (redfish.readbackWindowSeconds === 0) return undefined;
+    return {
+      windowSeconds: redfish.readbackWindowSeconds,
+      intervalSeconds: redfish.readbackIntervalSeconds,
+    };
+  }
+
   /** What the maintenance rows and the reconciler use of the channel. */
   powerPort(): ReconcilerPorts['power'] {
     return {
@@ -224,18 +245,7 @@ export class PowerProviderReconciler {
         if (!channel?.powerState || !node?.metadata?.name) return undefined;
         return channel.powerState(powerNodeOf(node, node.metadata.name));
       },
-      readback: () => {
-        const provider = this.ports.provider();
-        const redfish = provider?.spec.redfish;
-        if (!this.channel?.capabilities.confirmsPowerOff || !redfish) {
-          return undefined;
-        }
-        if (redfish.readbackWindowSeconds === 0) return undefined;
-        return {
-          windowSeconds: redfish.readbackWindowSeconds,
-          intervalSeconds: redfish.readbackIntervalSeconds,
-        };
-      },
+      readback: () => this.readback(),
       deadlines: this.deadlines,
       send: async (verb, node): Promise<SendOutcome> => {
         const channel = this.channel;
@@ -253,21 +263,38 @@ export class PowerProviderReconciler {
             })`,
           };
         }
+        // The full text goes to the operator's log; status, history and notifications
+        // get it without the BMC's address.
+        const recorded = (text: string) => {
+          if (channel.type !== 'redfish') return text;
+          const scrubbed = withoutBmcAddresses(
+            text,
+            this.ports.bmc(name)?.spec.address,
+          );
+          if (scrubbed !== text) {
+            this.ports.log?.(`PowerProvider: ${verb} of ${name}: ${text}`);
+          }
+          return scrubbed;
+        };
         try {
           const receipt = await call(powerNodeOf(node, name));
           this.ports.onSent?.(verb, channel.type);
           return {
             ok: true,
-            receipt: { acceptedAt: receipt.acceptedAt, detail: receipt.detail },
+            receipt: {
+              acceptedAt: receipt.acceptedAt,
+              detail: recorded(receipt.detail),
+            },
+            // Read back only where the readback is on (a window of 0 turns it off).
             confirmsPowerOff:
-              verb === 'shutdown' && channel.capabilities.confirmsPowerOff,
+              verb === 'shutdown' && this.readback() !== undefined,
           };
         } catch (error) {
           return {
             ok: false,
             outcome:
               error instanceof PowerChannelError ? error.outcome : 'unknown',
-            message: (error as Error).message,
+            message: recorded((error as Error).message),
           };
         }
       },

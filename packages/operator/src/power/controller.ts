@@ -19,6 +19,7 @@ import type { SecretReader } from '../kube/secrets';
 import type { ReconcilerPorts } from '../maintenance/reconciler';
 import type { OperatorMetrics } from '../metrics';
 import { WorkQueue } from '../workqueue';
+import { NotLeadingError } from '../leaderElection';
 import {
   PowerProviderReconciler,
   type PowerDeadlines,
@@ -35,6 +36,8 @@ export interface PowerControllerOptions {
   metrics: OperatorMetrics;
   deadlines?: Partial<PowerDeadlines>;
   log: OperatorLog;
+  /** Whether this replica leads: asked again right before each Redfish Reset POST. */
+  leading?: () => boolean;
 }
 
 export interface PowerController {
@@ -80,6 +83,11 @@ export function createPowerController(
       },
       onSent: (verb, channel) => metrics.powerVerbsSent.inc({ verb, channel }),
       log,
+      mayAct: () => {
+        if (options.leading && !options.leading()) {
+          throw new NotLeadingError('send');
+        }
+      },
     },
     {
       rebootSeconds: options.deadlines?.rebootSeconds ?? 900,

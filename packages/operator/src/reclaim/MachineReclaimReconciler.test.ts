@@ -127,6 +127,7 @@ function setup(
     },
     talos: talos.access,
     limits: { ...DEFAULT_RECLAIM_LIMITS, ...options.limits },
+    mayReclaim: async () => ({ allowed: true }),
     now: () => now,
     reconcileTimeoutMs: 120_000,
   };

@@ -70,6 +70,8 @@ function setup(
     talosPort?: number;
     /** What names resolve to (anything else does not resolve). */
     names?: Record<string, string[]>;
+    /** The SubjectAccessReview's answer for the requester (default: allowed). */
+    mayReclaim?: LifecyclePorts['mayReclaim'];
   } = {},
 ) {
   const talos = fakeTalos(options.machines ?? foreignWorker());
@@ -103,6 +105,9 @@ function setup(
       return found;
     }),
     limits: DEFAULT_RECLAIM_LIMITS,
+    mayReclaim: jest.fn(
+      options.mayReclaim ?? (async () => ({ allowed: true })),
+    ),
     now: () => now,
   };
   return {
@@ -479,6 +484,66 @@ describe('AwaitingConfirmation', () => {
       'etcdMembers',
       'etcdMembers',
     ]);
+  });
+
+  it('checks the reclaim verb as the requester right before the reset, whatever the webhook: denied, Refused and nothing sent', async () => {
+    const engineer = 'system:serviceaccount:rackside-system:engineer';
+    const byKubectl = (confirmUUID: string) =>
+      reclaimObject(
+        {
+          phase: 'AwaitingConfirmation',
+          expiresAt: expires(),
+          machineUUID: UUID,
+        },
+        { confirmUUID, requestedBy: engineer },
+      );
+    const { ports, talos } = setup({
+      mayReclaim: async () => ({ allowed: false, reason: 'no RBAC rule' }),
+    });
+    const d = transition(await run(byKubectl(UUID), ports));
+    expect(d).toMatchObject({ to: 'Refused', deleteCredential: true });
+    expect(d.status?.result).toMatch(
+      new RegExp(
+        `${engineer} may not reset .*"reclaim" verb on machinereclaims.rackside.dev in namespace rackside-system, checked by the operator right before the reset \\(no RBAC rule\\)\\. Nothing was reset\\.`,
+      ),
+    );
+    expect(ports.mayReclaim).toHaveBeenCalledWith(
+      engineer,
+      expect.objectContaining({
+        spec: expect.objectContaining({ requestedBy: engineer }),
+      }),
+    );
+    expect(talos.calls.map(c => c.call)).not.toContain('reset');
+    // No answer from the apiserver: fail closed, wait.
+    const unsure = setup({
+      mayReclaim: async () => {
+        throw new Error('connection refused');
+      },
+    });
+    expect(await run(byKubectl(UUID), unsure.ports)).toMatchObject({
+      kind: 'wait',
+      waiting: { reason: 'PermissionCheckFailed' },
+    });
+    // Allowed: the reset is recorded.
+    const allowed = setup();
+    expect((await run(byKubectl(UUID), allowed.ports)).kind).toBe('reset');
+    // No requester at all: Refused.
+    const nobody = setup();
+    const none = transition(
+      await run(
+        reclaimObject(
+          {
+            phase: 'AwaitingConfirmation',
+            expiresAt: expires(),
+            machineUUID: UUID,
+          },
+          { confirmUUID: UUID, requestedBy: '' },
+        ),
+        nobody.ports,
+      ),
+    );
+    expect(none.to).toBe('Refused');
+    expect(none.status?.result).toMatch(/names no requester/);
   });
 
   it('fails when the credential is gone', async () => {

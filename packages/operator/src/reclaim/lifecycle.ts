@@ -42,6 +42,8 @@
  */
 import {
   isTerminalReclaimPhase,
+  MACHINE_RECLAIM_VERB,
+  machineReclaimResource,
   type MachineReclaim,
   type MachineReclaimPhase,
   type MachineReclaimStatus,
@@ -137,6 +139,14 @@ export interface LifecyclePorts extends Clock {
   /** Resolves a spec.address that is a name (the resolver discovery uses). */
   resolve: ResolveName;
   limits: ReclaimLimits;
+  /**
+   * Whether a Kubernetes user holds the `reclaim` verb on this request (a
+   * SubjectAccessReview as that user); throws when the apiserver gives no answer.
+   */
+  mayReclaim(
+    username: string,
+    mr: MachineReclaim,
+  ): Promise<{ allowed: boolean; reason?: string }>;
 }
 
 /** The name of a step: one of {@link ReclaimReason}. */
@@ -632,6 +642,8 @@ const awaitingConfirmation: Row = async (mr, ports) => {
       ReclaimReason.Refused,
     );
   }
+  const refused = await requesterRefusal(mr, ports, until);
+  if (refused) return refused;
   const now = isoOf(ports);
   return {
     kind: 'reset',
@@ -650,6 +662,66 @@ const awaitingConfirmation: Row = async (mr, ports) => {
     ],
   };
 };
+
+/**
+ * A Backstage entity ref (user:default/jane): what the Backstage backend writes as the
+ * requester, and only it (the chart's attribution policy). The backend checked that person
+ * with the permission framework (machines:reclaim) before it wrote the request.
+ */
+const ENTITY_REF = /^[A-Za-z]+:[^\s:/]+\/[^\s/]+$/;
+
+/**
+ * The `reclaim` verb, checked again right before the Reset is recorded, as the requester
+ * (a SubjectAccessReview), whatever the webhook's setting (disabled, failurePolicy
+ * Ignore): a request written by someone who may not reset machines sends nothing. A
+ * request without a requester is refused; one made through the portal carries the
+ * person's entity ref and was checked by the backend. No answer from the apiserver: wait,
+ * within the TTL (fail closed).
+ */
+async function requesterRefusal(
+  mr: MachineReclaim,
+  ports: LifecyclePorts,
+  until: number,
+): Promise<Decision | undefined> {
+  const requester = mr.spec.requestedBy?.trim();
+  if (!requester) {
+    return end(
+      'Refused',
+      `MachineReclaim ${mr.metadata.name} names no requester (spec.requestedBy): a reset is done only for someone who may reclaim. Nothing was reset.`,
+      ReclaimReason.Refused,
+    );
+  }
+  if (ENTITY_REF.test(requester)) return undefined;
+  let review: { allowed: boolean; reason?: string };
+  try {
+    review = await ports.mayReclaim(requester, mr);
+  } catch (error) {
+    return {
+      kind: 'wait',
+      requeueAfterMs: requeue(ports, until),
+      waiting: {
+        reason: 'PermissionCheckFailed',
+        message: `The reclaim permission of ${requester} could not be checked (${
+          (error as Error).message
+        }); nothing is reset until it is.`,
+      },
+    };
+  }
+  if (review.allowed) return undefined;
+  return end(
+    'Refused',
+    `${requester} may not reset ${
+      mr.spec.address
+    }: the requester needs the "${MACHINE_RECLAIM_VERB}" verb on ${
+      machineReclaimResource.plural
+    }.${machineReclaimResource.group} in namespace ${
+      mr.metadata.namespace
+    }, checked by the operator right before the reset${
+      review.reason ? ` (${review.reason})` : ''
+    }. Nothing was reset.`,
+    ReclaimReason.Refused,
+  );
+}
 
 /** What the answer to the reset makes of a request in Resetting. */
 export function afterReset(

@@ -50,6 +50,7 @@ import { TalosClusterReconciler } from './TalosClusterReconciler';
 import { TalosMachineReconciler } from './TalosMachineReconciler';
 import { OPERATOR_FIELD_MANAGER } from '../kube/fieldManager';
 import { reconcileErrorFields, type OperatorLog } from '../logger';
+import { subjectAccessReviews } from '../webhook/server';
 
 /** Limits of the machine controllers; tests shorten them. */
 export interface MachineControllerSettings {
@@ -217,6 +218,7 @@ export function createMachineControllers(
   let reclaimQueue: WorkQueue | undefined;
 
   const reclaimLimits = { ...DEFAULT_RECLAIM_LIMITS, ...options.reclaim };
+  const reclaimAccess = subjectAccessReviews(kc);
   const reclaimer = new MachineReclaimReconciler({
     view: { reclaim: key => freshReclaims.get(key) },
     cluster: (ns, name) => clusters.get(`${ns}/${name}`),
@@ -244,6 +246,12 @@ export function createMachineControllers(
         .map(r => ({ name: r.metadata.name, address: r.spec.address })),
     talos,
     limits: reclaimLimits,
+    // The reclaim verb as the requester, right before the reset (reclaim/lifecycle.ts).
+    mayReclaim: (username, mr) =>
+      reclaimAccess.canReclaim(
+        { username, groups: ['system:authenticated'] },
+        { namespace: mr.metadata.namespace, name: mr.metadata.name },
+      ),
     // spec.address is held to the target cluster's allowed networks (reclaim/lifecycle.ts).
     resolve,
     reconcileTimeoutMs: options.reclaim?.reconcileTimeoutMs ?? 120_000,

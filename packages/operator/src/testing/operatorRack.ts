@@ -120,6 +120,66 @@ async function applyAccess(admin: KubeConfig, files: string[]) {
   }
 }
 
+/**
+ * The rack's admin may reclaim machines as docs/install.md says a person is let to: a Role
+ * with the `reclaim` verb bound to that user by name. The operator checks the verb again
+ * right before a reset with a SubjectAccessReview as the requester's username, which
+ * carries none of the requester's groups (the admin's system:masters among them).
+ */
+async function grantAdminReclaim(admin: KubeConfig) {
+  const rbac = (kind: string, plural: string) =>
+    new ResourceClient<any>(
+      admin,
+      {
+        group: 'rbac.authorization.k8s.io',
+        version: 'v1',
+        plural,
+        kind,
+        namespaced: true,
+      },
+      { fieldManager: 'rackside-tests' },
+    );
+  const metadata = {
+    name: 'rack-admin-reclaim',
+    namespace: OPERATOR_NAMESPACE,
+  };
+  await rbac('Role', 'roles').apply(
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata,
+      rules: [
+        {
+          apiGroups: ['rackside.dev'],
+          resources: ['machinereclaims'],
+          verbs: ['reclaim'],
+        },
+      ],
+    },
+    { force: true },
+  );
+  await rbac('RoleBinding', 'rolebindings').apply(
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata,
+      roleRef: {
+        apiGroup: 'rbac.authorization.k8s.io',
+        kind: 'Role',
+        name: 'rack-admin-reclaim',
+      },
+      subjects: [
+        {
+          apiGroup: 'rbac.authorization.k8s.io',
+          kind: 'User',
+          name: ADMIN_USER,
+        },
+      ],
+    },
+    { force: true },
+  );
+}
+
 export interface OperatorRack {
   rack: TestRack;
   admin: KubeConfig;
@@ -234,6 +294,7 @@ export async function startOperatorRack(
 
   const NS = OPERATOR_NAMESPACE;
   await applyAccess(admin, ['operator-access.yaml', 'policy-access.yaml']);
+  await grantAdminReclaim(admin);
   // TokenRequest directly: rack.serviceAccountToken's dynamic import needs ESM in Jest.
   const tokenKubeConfig = async (name: string) => {
     const token = await core.createNamespacedServiceAccountToken({
@@ -302,7 +363,14 @@ export async function startOperatorRack(
         apiVersion: nodeMaintenanceResource.apiVersion,
         kind: 'NodeMaintenance',
         metadata: { name },
-        spec: { nodeName, intent, reason: 'integration test', ...spec },
+        // The chart's policies refuse a maintenance without an author: the writer's name.
+        spec: {
+          nodeName,
+          intent,
+          reason: 'integration test',
+          requestedBy: ADMIN_USER,
+          ...spec,
+        },
       } as NodeMaintenance);
     },
     phaseIs: (name, phase, timeoutMs) =>

@@ -11,19 +11,39 @@ import { PreflightTokens } from '../service/preflight';
 import { AuthorizedServersService as ServersService } from '../servers/AuthorizedServersService';
 import { staticClusterRegistry } from '../service/clusterRegistry';
 import { FakeCluster, fakeNode, fakePod } from '../testing/fakeCluster';
+import type { AgentPolicy } from './agentPolicy';
+
+/** A talos channel: it offers reboot. */
+function talosProvider(): NonNullable<FakeCluster['provider']> {
+  return {
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'PowerProvider',
+    metadata: { name: 'default', generation: 1 },
+    spec: { type: 'talos', attendedRack: false } as any,
+    status: {
+      reboot: true,
+      shutdown: false,
+      powerOn: false,
+      confirmsPowerOff: false,
+      observedGeneration: 1,
+    },
+  };
+}
 
 const REASON = 'replace the failed disk in bay 3';
 
 function setup(
   denied: string[] = [],
   conditional: Record<string, PolicyDecision> = {},
+  extra: { policy?: AgentPolicy; allReady?: boolean; power?: boolean } = {},
 ) {
   const cluster = new FakeCluster('plant-a', [
     fakeNode('cp-1', { controlPlane: true }),
     fakeNode('cp-2', { controlPlane: true }),
-    fakeNode('cp-3', { controlPlane: true, ready: false }),
+    fakeNode('cp-3', { controlPlane: true, ready: extra.allReady === true }),
     fakeNode('worker-1'),
   ]);
+  if (extra.power) cluster.provider = talosProvider();
   cluster.pods.set('worker-1', [fakePod('web-1', 'worker-1')]);
   const audited: Array<{ outcome: string; meta: any; options: any }> = [];
   const service = new ServersService({
@@ -63,7 +83,7 @@ function setup(
     ),
   });
   const registry = actionsRegistryServiceMock();
-  registerServersActions(registry, service);
+  registerServersActions(registry, service, extra.policy);
   return { cluster, registry, audited };
 }
 
@@ -276,6 +296,133 @@ describe('the registered actions', () => {
       'medium',
       'high',
     ]);
+  });
+
+  describe('what an agent may not do on its own', () => {
+    /** A reboot through the registry with the pre-flight and the typed name, as an agent would. */
+    async function agentReboot(
+      registry: ReturnType<typeof setup>['registry'],
+      node: string,
+      credentials = alice,
+    ) {
+      const pre = await registry.invoke({
+        id: 'test:preflight-server-action',
+        input: { cluster: 'plant-a', node, action: 'reboot' },
+        credentials,
+      });
+      return registry.invoke({
+        id: 'test:reboot-server',
+        input: {
+          cluster: 'plant-a',
+          node,
+          reason: REASON,
+          typedName: node,
+          preflightToken: (pre.output as any).preflight.token,
+        },
+        credentials,
+      });
+    }
+
+    it('refuses a hazard reboot with the typed name and token: a person must do it in the portal; audited with via and principal; nothing written', async () => {
+      const { registry, cluster, audited } = setup(
+        [],
+        {},
+        { allReady: true, power: true },
+      );
+      const mcp = mockCredentials.user('user:default/alice', {
+        actor: { subject: 'plugin:mcp-actions' },
+      } as any);
+      await expect(agentReboot(registry, 'cp-1', mcp)).rejects.toThrow(
+        /reboot of cp-1 consumes the last quorum margin \(hazard\): a person must do it in the portal/,
+      );
+      expect(cluster.writes).toBe(0);
+      expect(audited.at(-1)).toMatchObject({
+        outcome: 'fail',
+        options: { eventId: 'server-action', severityLevel: 'high' },
+        meta: {
+          actor: 'user:default/alice',
+          action: 'reboot',
+          node: 'cp-1',
+          outcome: 'denied',
+          via: 'actions',
+        },
+      });
+      expect([
+        'user:default/alice',
+        'user:default/alice via plugin:mcp-actions',
+      ]).toContain(audited.at(-1)!.meta.principal);
+      // allowPowerVerbs alone does not open the hazard rung.
+      const open = setup(
+        [],
+        {},
+        {
+          power: true,
+          allReady: true,
+          policy: { allowPowerVerbs: true, allowHazard: false },
+        },
+      );
+      await expect(agentReboot(open.registry, 'cp-1')).rejects.toThrow(
+        /a person must do it in the portal/,
+      );
+      expect(open.cluster.writes).toBe(0);
+    });
+
+    it('refuses a typed-name reboot unless servers.actions.allowPowerVerbs is true; allowed, it is requested with the same checks', async () => {
+      const denied = setup([], {}, { power: true });
+      await expect(agentReboot(denied.registry, 'worker-1')).rejects.toThrow(
+        /reboot of worker-1 needs the node's name typed by a person: do it in the portal.*allowPowerVerbs/,
+      );
+      expect(denied.cluster.writes).toBe(0);
+      expect(denied.audited.at(-1)!.meta).toMatchObject({
+        outcome: 'denied',
+        via: 'actions',
+        principal: 'user:default/alice',
+      });
+
+      const allowed = setup(
+        [],
+        {},
+        {
+          power: true,
+          policy: { allowPowerVerbs: true, allowHazard: false },
+        },
+      );
+      const { output } = await agentReboot(allowed.registry, 'worker-1');
+      expect((output as any).created).toBe(true);
+      expect(allowed.cluster.created[0].spec).toMatchObject({
+        intent: 'reboot',
+        requestedBy: 'user:default/alice',
+      });
+      expect(allowed.audited.at(-1)).toMatchObject({
+        outcome: 'success',
+        meta: { via: 'actions', principal: 'user:default/alice' },
+      });
+      // The hazard rung, opened on purpose, with both flags.
+      const hazard = setup(
+        [],
+        {},
+        {
+          power: true,
+          allReady: true,
+          policy: { allowPowerVerbs: true, allowHazard: true },
+        },
+      );
+      await agentReboot(hazard.registry, 'cp-1');
+      expect(hazard.cluster.created[0].spec).toMatchObject({
+        intent: 'reboot',
+        preflight: { ceremony: 'hazard' },
+      });
+    });
+
+    it('lower rungs (cordon, drain) stay open to agents', async () => {
+      const { registry, cluster } = setup();
+      await registry.invoke({
+        id: 'test:cordon-server',
+        input: { cluster: 'plant-a', node: 'worker-1', reason: REASON },
+        credentials: alice,
+      });
+      expect(cluster.created[0].spec.intent).toBe('cordon');
+    });
   });
 
   it('a request or pre-flight needs a person, not a service', async () => {

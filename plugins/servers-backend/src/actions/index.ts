@@ -1,5 +1,6 @@
 import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
 import type { AuthorizedServersService } from '../servers/AuthorizedServersService';
+import { DEFAULT_AGENT_POLICY, type AgentPolicy } from './agentPolicy';
 import { registerAbandonServerMaintenanceAction } from './abandonServerMaintenance';
 import { registerCordonServerAction } from './cordonServer';
 import { registerDrainServerAction } from './drainServer';
@@ -16,23 +17,25 @@ import { registerUncordonServerAction } from './uncordonServer';
 /**
  * The plugin's actions in the Backstage actions registry (for MCP clients and other
  * plugins): the same reads and the same action requests as the routes, through the same
- * service, so the same permission, reason policy, ceremony and guard checks apply. One
+ * service, so the same permission, reason policy, ceremony and guard checks apply, and
+ * what an agent may not do on its own (agentPolicy.ts, `servers.actions`). One
  * action per server verb, so each carries its own readOnly/destructive/idempotent hints.
  */
 export function registerServersActions(
   registry: ActionsRegistryService,
   service: AuthorizedServersService,
+  policy: AgentPolicy = DEFAULT_AGENT_POLICY,
 ): void {
   registerListClustersAction(registry, service);
   registerListServersAction(registry, service);
   registerGetServerAction(registry, service);
   registerPreflightAction(registry, service);
   registerListMaintenancesAction(registry, service);
-  registerCordonServerAction(registry, service);
-  registerUncordonServerAction(registry, service);
-  registerDrainServerAction(registry, service);
-  registerRebootServerAction(registry, service);
-  registerShutdownServerAction(registry, service);
-  registerPowerOnServerAction(registry, service);
-  registerAbandonServerMaintenanceAction(registry, service);
+  registerCordonServerAction(registry, service, policy);
+  registerUncordonServerAction(registry, service, policy);
+  registerDrainServerAction(registry, service, policy);
+  registerRebootServerAction(registry, service, policy);
+  registerShutdownServerAction(registry, service, policy);
+  registerPowerOnServerAction(registry, service, policy);
+  registerAbandonServerMaintenanceAction(registry, service, policy);
 }

@@ -8,6 +8,12 @@ import {
 import type { AuthorizedServersService } from '../servers/AuthorizedServersService';
 import { registryFields } from './registryInput';
 import { userCredentials } from './userCredentials';
+import {
+  agentPrincipal,
+  agentRefusal,
+  DEFAULT_AGENT_POLICY,
+  type AgentPolicy,
+} from './agentPolicy';
 
 /** One server action as a registered action (one file per action names its spec). */
 export interface ServerVerbActionSpec {
@@ -43,12 +49,13 @@ export function registerServerVerbAction(
   registry: ActionsRegistryService,
   service: AuthorizedServersService,
   spec: ServerVerbActionSpec,
+  policy: AgentPolicy = DEFAULT_AGENT_POLICY,
 ) {
   const permission = serverActionPermissions[spec.verb].name;
   registry.register({
     name: spec.name,
     title: spec.title,
-    description: `${spec.description} Needs the permission ${permission} on the server and user credentials; refused (nothing written) when a check fails; audited with who, why and the NodeMaintenance.`,
+    description: `${spec.description} Needs the permission ${permission} on the server and user credentials; refused (nothing written) when a check fails; audited with who, why and the NodeMaintenance. Requests at the typed-name rung (reboot, shutdown) and the hazard rung are for a person in the portal unless the deployment allows agents (servers.actions.allowPowerVerbs, servers.actions.allowHazard).`,
     attributes: { readOnly: false, ...spec.attributes },
     schema: {
       input: z =>
@@ -74,12 +81,17 @@ export function registerServerVerbAction(
         cluster: string;
         node: string;
       } & Record<string, unknown>;
-      const result = await service.requestAction(userCredentials(credentials), {
+      const user = userCredentials(credentials);
+      const result = await service.requestAction(user, {
         cluster,
         node,
         action: spec.verb,
         body,
         via: 'actions',
+        agent: {
+          principal: agentPrincipal(user),
+          refusal: (level, action) => agentRefusal(policy, level, action, node),
+        },
       });
       return {
         output: { maintenance: result.name, created: result.status === 201 },

@@ -1,5 +1,6 @@
 import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
 import type { AuthorizedServersService } from '../servers/AuthorizedServersService';
+import type { AgentPolicy } from './agentPolicy';
 import {
   PREFLIGHT_REQUEST_FIELDS,
   registerServerVerbAction,
@@ -8,14 +9,20 @@ import {
 export function registerShutdownServerAction(
   registry: ActionsRegistryService,
   service: AuthorizedServersService,
+  policy?: AgentPolicy,
 ) {
-  registerServerVerbAction(registry, service, {
-    verb: 'shutdown',
-    name: 'shutdown-server',
-    title: 'Shut a server down',
-    description:
-      'Shuts a server down through its power channel after draining it. Takes the token of a shutdown pre-flight the caller reviewed and the node name typed out; refused when it would drop the control plane below quorum, or when the channel cannot power it back on (unless the rack is attended).',
-    attributes: { destructive: true, idempotent: false },
-    fields: PREFLIGHT_REQUEST_FIELDS,
-  });
+  registerServerVerbAction(
+    registry,
+    service,
+    {
+      verb: 'shutdown',
+      name: 'shutdown-server',
+      title: 'Shut a server down',
+      description:
+        'Shuts a server down through its power channel after draining it. Takes the token of a shutdown pre-flight the caller reviewed and the node name typed out; refused when it would drop the control plane below quorum, or when the channel cannot power it back on (unless the rack is attended).',
+      attributes: { destructive: true, idempotent: false },
+      fields: PREFLIGHT_REQUEST_FIELDS,
+    },
+    policy,
+  );
 }

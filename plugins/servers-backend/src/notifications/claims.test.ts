@@ -172,6 +172,18 @@ function drain(status?: MaintenanceObject['status']): MaintenanceObject {
   return { ...m, metadata: { ...m.metadata, uid: UID }, status };
 }
 
+/** The drain ended Complete after it drained (the record a notification reads). */
+function drained(completedAt?: string): MaintenanceObject {
+  return drain({
+    phase: 'Complete',
+    ...(completedAt ? { completedAt } : {}),
+    history: [
+      { phase: 'Drained', at: '2026-12-02T01:40:00Z' },
+      { phase: 'Complete', at: completedAt ?? '2026-12-02T02:00:00Z' },
+    ],
+  } as MaintenanceObject['status']);
+}
+
 /**
  * Waits until both replicas have decided a claim that is not awaited by their review
  * (`reads` reads of the store, then the `rows`th row sent), or until one row more than
@@ -245,7 +257,7 @@ describe('two replicas that see the same change at once', () => {
     await seenByBoth(
       cluster,
       replicas,
-      drain({ phase: 'Complete', completedAt: '2026-12-02T02:00:00Z' }),
+      drained('2026-12-02T02:00:00Z'),
     );
     expect(inbox.rows).toHaveLength(1);
     // Both read the version before either wrote; one write succeeded.
@@ -435,7 +447,7 @@ describe('two replicas that see the same change at once', () => {
     const inbox = new Inbox();
     const replicas = await twoReplicas(cluster, inbox, undefined);
     await seenByBoth(cluster, replicas, drain({ phase: 'Draining' }));
-    await seenByBoth(cluster, replicas, drain({ phase: 'Complete' }));
+    await seenByBoth(cluster, replicas, drained());
     expect(inbox.rows.map(r => r.from).sort()).toEqual(['a', 'b']);
   });
 });

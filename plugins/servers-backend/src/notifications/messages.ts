@@ -4,6 +4,7 @@
  * sees the same change sends the same notification, which then replaces itself.
  */
 import {
+  completedOutcome,
   quorumNumbersText,
   type AffectedEntity,
   type MachineReclaim,
@@ -94,18 +95,29 @@ export function maintenanceOutcome(
   const why = `Requested for: ${m.spec.reason}`;
   const at = when(endedAt(m));
   if (phase === 'Complete') {
-    const abandoned = m.status?.abandoned === true;
+    // Complete says the node is back, not that its verb happened.
+    const outcome = completedOutcome(m);
+    const said = {
+      done: {
+        title: 'is complete',
+        description: `${m.spec.nodeName} is back in service`,
+      },
+      abandoned: {
+        title: 'was abandoned',
+        description: `${m.spec.nodeName} is back as it was before the maintenance`,
+      },
+      'without-verb': {
+        title: `ended without the ${INTENT_NOUN[m.spec.intent]}`,
+        description: `${m.spec.nodeName} is back in service, but no ${
+          INTENT_NOUN[m.spec.intent]
+        } was done: ${outcome.kind === 'without-verb' ? outcome.text : ''}`,
+      },
+    }[outcome.kind];
     return {
       ...base,
       severity: 'normal',
-      title: `${subject(cluster, m)} ${
-        abandoned ? 'was abandoned' : 'is complete'
-      }`,
-      description: `${
-        abandoned
-          ? `${m.spec.nodeName} is back as it was before the maintenance`
-          : `${m.spec.nodeName} is back in service`
-      } (${at}). ${why}`,
+      title: `${subject(cluster, m)} ${said.title}`,
+      description: `${said.description} (${at}). ${why}`,
     };
   }
   if (phase === 'Refused') {

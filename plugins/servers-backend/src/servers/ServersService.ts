@@ -10,7 +10,12 @@ import type {
   BackstageCredentials,
   LoggerService,
 } from '@backstage/backend-plugin-api';
-import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
+import {
+  ConflictError,
+  InputError,
+  NotAllowedError,
+  NotFoundError,
+} from '@backstage/errors';
 import {
   actionRequestBodySchema,
   ceremonyFor,
@@ -24,6 +29,7 @@ import {
   PREFLIGHT_ACTIONS,
   powerAdvertisementOf,
   SERVER_ACTIONS,
+  type CeremonyLevel,
   type ClusterListResponse,
   type ClusterSummaryResponse,
   type GuardResult,
@@ -158,6 +164,14 @@ export interface ActionRequest {
   body: unknown;
   /** How the request came in (the audit event's `via`); `http` if unset. */
   via?: CallVia;
+  /**
+   * Through the actions registry: who called (audited as `principal`), and why a
+   * request at this ceremony rung is not the caller's to make (a 403), if it is not.
+   */
+  agent?: {
+    principal: string;
+    refusal(level: CeremonyLevel, action: ServerAction): string | undefined;
+  };
 }
 
 /** How many read decisions' summaries one snapshot keeps (see ClusterSummaries). */
@@ -597,6 +611,7 @@ export class ServersService {
       cluster: request.cluster,
       node: nodeName,
       via: request.via ?? 'http',
+      ...(request.agent ? { principal: request.agent.principal } : {}),
     };
     return audited(
       {
@@ -659,7 +674,11 @@ export class ServersService {
           const allowed = powerCheck(snap, action, facts);
           if (!allowed.ok) throw new ConflictError(allowed.reason);
         }
-        const problems = checkCeremony(ceremonyFor(action, verdict.verdict), {
+        const ceremony = ceremonyFor(action, verdict.verdict);
+        // An agent stops below the rungs that ask a person to type the node's name.
+        const agentRefused = request.agent?.refusal(ceremony.level, action);
+        if (agentRefused) throw new NotAllowedError(agentRefused);
+        const problems = checkCeremony(ceremony, {
           reason: body.reason,
           preflightToken: body.preflightToken,
           typedName: body.typedName,

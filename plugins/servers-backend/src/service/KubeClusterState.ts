@@ -11,10 +11,13 @@ import {
 import {
   CoreClient,
   createClusterNodes,
+  coreResources,
   createWatchCache,
+  FEW_NODES,
   makeKubeConfig,
   ResourceClient,
   resourcePath,
+  slimPod,
   type ClusterConfig,
   type ClusterNodes,
   type NodeObject,
@@ -36,6 +39,7 @@ import type {
   RequestFlagName,
 } from './types';
 import { waitForFirstSync } from './cacheSync';
+import { PlanPodCache } from './planPodCache';
 import { snapshotOf } from './view';
 
 /** Options of {@link KubeClusterState} beyond the cluster and the logger. */
@@ -49,6 +53,8 @@ export interface KubeClusterStateOptions {
   transport?: WatchTransport;
   /** How long changes are collected before `onChange` listeners hear of them. */
   changedDelayMs?: number;
+  /** How long plan pre-flights' pod cache stays after the last one (default 10 min). */
+  planPodCacheIdleMs?: number;
 }
 
 /** What a row shows of a maintenance: a status write that changes none of it is no change. */
@@ -87,6 +93,7 @@ export class KubeClusterState implements ClusterState {
   private readonly planCache: WatchCache<PlanObject>;
   private readonly planClient: ResourceClient<any>;
   private readonly core: CoreClient;
+  private readonly planPods: PlanPodCache;
 
   private ownChanges = 0;
   private readonly listeners = new Set<() => void>();
@@ -115,6 +122,20 @@ export class KubeClusterState implements ClusterState {
         transport,
         logger: log,
       });
+    this.planPods = new PlanPodCache(
+      cluster.name,
+      indexes =>
+        createWatchCache<PodObject & RawKubeObject>({
+          kubeConfig,
+          transport,
+          path: resourcePath(coreResources.pods),
+          name: `${cluster.name} pods (plan pre-flights)`,
+          transform: slimPod,
+          indexes,
+          logger: log,
+        }),
+      options.planPodCacheIdleMs,
+    );
     this.maintenanceCache = createWatchCache<MaintenanceObject>({
       kubeConfig,
       transport,
@@ -308,15 +329,20 @@ export class KubeClusterState implements ClusterState {
   async drainInputsOf(
     nodeNames: string[],
   ): Promise<Map<string, NodeDrainInputs>> {
-    const [nodes, inputs] = await Promise.all([
+    // A handful of nodes: their pods listed now (quick). Many: from the pod cache that
+    // plan pre-flights keep, so no pre-flight lists every pod of the cluster again.
+    const [nodes, podsByNode, storage] = await Promise.all([
       this.nodes(),
-      this.core.drainInputsOf(nodeNames),
+      nodeNames.length <= FEW_NODES
+        ? this.core.podsOnNodes(nodeNames)
+        : this.planPods.podsOn(nodeNames),
+      this.core.drainStorageOfCluster(nodeNames),
     ]);
     // The labels from the watch cache: a GET per node is what this read avoids.
     const labelsOf = new Map(
       nodes.map(n => [n.metadata?.name ?? '', n.metadata?.labels ?? {}]),
     );
-    const { podsByNode, claims, volumes, virtualMachines } = inputs;
+    const { claims, volumes, virtualMachines } = storage;
     return new Map(
       [...podsByNode].map(([node, pods]) => [
         node,
@@ -411,6 +437,7 @@ export class KubeClusterState implements ClusterState {
       this.powerCache.stop(),
       this.bmcCache.stop(),
       this.planCache.stop(),
+      this.planPods.stop(),
     ]);
   }
 }

@@ -151,7 +151,9 @@ export const objectGateSchema = withRules(
     kind: z.string().min(1).max(63).describe('kind of the object.'),
     namespace: namespaceNameSchema
       .optional()
-      .describe('Its namespace; absent for a cluster-scoped kind.'),
+      .describe(
+        'Its namespace: required for a namespaced kind (a gate never reads a kind cluster-wide); absent for a cluster-scoped kind.',
+      ),
     objectName: objectNameSchema
       .optional()
       .describe('The object, by name (or give selector).'),
@@ -235,7 +237,9 @@ export const planGatesSchema = z
       ),
     objects: uniqueList(z.array(objectGateSchema).max(8), ['name'])
       .optional()
-      .describe('Conditions on other objects (at most 8, one watch each).'),
+      .describe(
+        "Conditions on other objects (at most 8, one watch each): only kinds the chart's operator.planGateReads allows, at most 100 objects a gate; the message says pass or fail and the expected value, never the observed one.",
+      ),
   })
   .describe('What must hold before each next step starts.');
 

@@ -232,6 +232,21 @@ const powerVerbRecordSchema = z
       .max(4096)
       .optional()
       .describe('Why the call failed, if it did.'),
+    nodeBefore: z
+      .object({
+        ready: z
+          .boolean()
+          .describe('Whether the Node was Ready when the verb was recorded.'),
+        bootID: z
+          .string()
+          .max(256)
+          .optional()
+          .describe("The Node's boot ID when the verb was recorded."),
+      })
+      .optional()
+      .describe(
+        'The Node when the verb was recorded: a verb left without an answer is settled only by a change from this.',
+      ),
   })
   .describe(
     'One power verb: recorded before it is sent, so a restart never sends it again.',
@@ -340,7 +355,12 @@ const statusShape = {
     .max(256)
     .optional()
     .describe(
-      'The boot ID before the reboot; a new one means the node is back.',
+      'The boot ID before the reboot or shutdown; a new one means the node is back.',
+    ),
+  nodeSeenNotReadyAt: timestampSchema
+    .optional()
+    .describe(
+      'When the operator first saw the Node NotReady after the shutdown was accepted: Ready again after a power-on then means the machine is back.',
     ),
   cordonedAt: timestampSchema.optional(),
   rebootSentAt: timestampSchema.optional(),

@@ -231,13 +231,49 @@ export class CoreClient {
   }
 
   /**
-   * What the drain pre-flight reads of many nodes at once (a plan's): their pods, the
-   * claims, every PersistentVolume and the VirtualMachineInstances, in a number of
-   * requests that does not grow with the nodes. Up to four nodes (`FEW_NODES`), a pod
-   * list per node (small and quick); beyond, one cluster-wide pod list. Every list is
-   * paged by the client (500 a page). Node labels come from the caller's watch cache.
+   * What the drain pre-flight reads of many nodes at once (a plan's): their pods
+   * ({@link CoreClient.podsOnNodes}) and {@link CoreClient.drainStorageOfCluster}.
    */
   async drainInputsOf(nodeNames: readonly string[]): Promise<NodesDrainInputs> {
+    const [podsByNode, storage] = await Promise.all([
+      this.podsOnNodes(nodeNames),
+      this.drainStorageOfCluster(nodeNames),
+    ]);
+    return { podsByNode, ...storage };
+  }
+
+  /**
+   * The pods bound to each of `nodeNames`, in a number of requests that does not grow
+   * with the nodes: up to four nodes (`FEW_NODES`) a list per node (small and quick),
+   * beyond one cluster-wide list (paged by the client, 500 a page).
+   */
+  async podsOnNodes(
+    nodeNames: readonly string[],
+  ): Promise<Map<string, PodObject[]>> {
+    const wanted = new Set(nodeNames);
+    let pods: PodObject[];
+    if (wanted.size <= FEW_NODES) {
+      pods = (
+        await Promise.all([...wanted].map(n => this.podsOnNode(n)))
+      ).flat();
+    } else {
+      pods = (await this.pods.list()).items.filter(p =>
+        wanted.has(p.spec?.nodeName ?? ''),
+      );
+    }
+    const byNode = new Map<string, PodObject[]>([...wanted].map(n => [n, []]));
+    for (const pod of pods) byNode.get(pod.spec?.nodeName ?? '')?.push(pod);
+    return byNode;
+  }
+
+  /**
+   * What tells node-local data apart for many nodes (a plan's): every claim, every
+   * PersistentVolume and the VirtualMachineInstances on those nodes, three lists
+   * whatever the number of nodes. Node labels come from the caller's watch cache.
+   */
+  async drainStorageOfCluster(
+    nodeNames: readonly string[],
+  ): Promise<Omit<NodesDrainInputs, 'podsByNode'>> {
     const wanted = new Set(nodeNames);
     const claimsClient = new ResourceClient<KubeObject>(
       this.http,
@@ -247,28 +283,12 @@ export class CoreClient {
       this.http,
       coreResources.persistentVolumes,
     );
-    const podsOf = async (): Promise<PodObject[]> => {
-      if (wanted.size <= FEW_NODES) {
-        const lists = await Promise.all(
-          [...wanted].map(n => this.podsOnNode(n)),
-        );
-        return lists.flat();
-      }
-      const { items } = await this.pods.list();
-      return items.filter(p => wanted.has(p.spec?.nodeName ?? ''));
-    };
-    const [pods, claims, volumes, virtualMachines] = await Promise.all([
-      podsOf(),
+    const [claims, volumes, virtualMachines] = await Promise.all([
       claimsClient.list(),
       volumesClient.list(),
       this.virtualMachineInstances(),
     ]);
-    const podsByNode = new Map<string, PodObject[]>(
-      [...wanted].map(n => [n, []]),
-    );
-    for (const pod of pods) podsByNode.get(pod.spec?.nodeName ?? '')?.push(pod);
     return {
-      podsByNode,
       claims: claims.items.map(claimFacts),
       volumes: volumes.items.map(volumeFacts),
       ...(virtualMachines

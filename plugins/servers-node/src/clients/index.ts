@@ -9,7 +9,7 @@ export type {
   ScopeOptions,
   WriteOptions,
 } from './ResourceClient';
-export { CoreClient, coreResources } from './core';
+export { CoreClient, coreResources, FEW_NODES } from './core';
 export { RacksideClient } from './rackside';
 export type {
   EventInput,

@@ -1,4 +1,5 @@
 export { createWatchCache } from './WatchCache';
+export { slimPod } from './slimPod';
 export type {
   WatchCache,
   WatchCacheEvents,

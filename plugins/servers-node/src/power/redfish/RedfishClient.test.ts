@@ -256,6 +256,28 @@ describe('RedfishClient against public-rackmount1 (AllowableValues, SessionServi
     expect(server.resets).toHaveLength(1);
   });
 
+  it('asks whether it may still act right before the Reset POST, after its reads: no, and nothing is sent', async () => {
+    const server = await bmc();
+    const c = client(server);
+    const readsWhenAsked: number[] = [];
+    const error = await c
+      .reset(RACKMOUNT_SYSTEM, 'reboot', {
+        beforePost: () => {
+          readsWhenAsked.push(server.count('GET', RACKMOUNT_SYSTEM));
+          throw new Error('this replica no longer leads');
+        },
+      })
+      .catch(e => e);
+    expect(error).toBeInstanceOf(RedfishError);
+    expect(error.outcome).toBe('notSent');
+    expect(error.message).toMatch(/not sent: this replica no longer leads/);
+    expect(server.resets).toHaveLength(0);
+    // Asked after the system was read, not before.
+    expect(readsWhenAsked).toEqual([1]);
+    await c.reset(RACKMOUNT_SYSTEM, 'reboot', { beforePost: () => {} });
+    expect(server.resets).toHaveLength(1);
+  });
+
   it('refused credentials: a clear error that echoes neither the password nor the BMC text', async () => {
     const server = await bmc();
     const c = client(server, {

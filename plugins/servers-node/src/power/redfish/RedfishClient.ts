@@ -257,6 +257,14 @@ export class RedfishClient {
   async reset(
     systemPath: string,
     verb: PowerChannelVerb,
+    options: {
+      /**
+       * Asked right before the Reset POST goes out, after the reads, a login and the rate
+       * limiter's wait (and again before a POST repeated after a new login): throws when
+       * the caller may no longer act (an operator that lost its leadership). Not sent then.
+       */
+      beforePost?: () => void;
+    } = {},
   ): Promise<RedfishResetResult> {
     // Nothing before the POST can have acted: any failure up to there is "not sent".
     let action: RedfishResetAction;
@@ -283,9 +291,12 @@ export class RedfishClient {
     } catch (error) {
       throw notSent(error);
     }
-    const answer = await this.authorized('POST', target, {
-      ResetType: resetType,
-    });
+    const answer = await this.authorized(
+      'POST',
+      target,
+      { ResetType: resetType },
+      options.beforePost,
+    );
     if (!ACCEPTED_RESET_STATUSES.has(answer.status)) {
       throw this.answerError(
         'POST',
@@ -434,16 +445,17 @@ export class RedfishClient {
     method: string,
     url: URL,
     body?: unknown,
+    beforeSend?: () => void,
   ): Promise<Answer> {
     const auth = await this.authenticate();
-    const answer = await this.send(method, url, body, auth);
+    const answer = await this.send(method, url, body, auth, beforeSend);
     if (answer.status === 401 && auth.kind === 'session') {
       // The session expired or was dropped by the BMC; it did not act on the request.
       if (this.auth && (await this.auth) === auth) this.auth = undefined;
       const renewed = await this.authenticate().catch(error => {
         throw notSent(error);
       });
-      return this.send(method, url, body, renewed);
+      return this.send(method, url, body, renewed, beforeSend);
     }
     if (answer.status === 401) {
       throw new RedfishError({
@@ -471,10 +483,17 @@ export class RedfishClient {
     url: URL,
     body?: unknown,
     auth?: Auth,
+    beforeSend?: () => void,
   ): Promise<Answer> {
     let target = url;
     for (let hops = 0; ; hops++) {
-      const answer = await this.sendOnce(method, target, body, auth);
+      const answer = await this.sendOnce(
+        method,
+        target,
+        body,
+        auth,
+        beforeSend,
+      );
       const location = answer.headers.get('location');
       if (
         !REDIRECT_STATUSES.has(answer.status) ||
@@ -505,6 +524,7 @@ export class RedfishClient {
     url: URL,
     body?: unknown,
     auth?: Auth,
+    beforeSend?: () => void,
   ): Promise<Answer> {
     const path = pathOf(url);
     const headers: Record<string, string> = {
@@ -519,6 +539,19 @@ export class RedfishClient {
       ).toString('base64')}`;
     }
     await this.limiter.acquire(this.url.host);
+    // The last moment before the request leaves: nothing else is awaited after this.
+    try {
+      beforeSend?.();
+    } catch (error) {
+      throw new RedfishError({
+        bmc: this.origin,
+        outcome: 'notSent',
+        message: `Redfish BMC ${this.origin}: ${method} ${path} not sent: ${
+          (error as Error).message
+        }`,
+        cause: error,
+      });
+    }
     let response;
     try {
       // Redirects are never followed by fetch: `send` checks each one first.

@@ -34,6 +34,12 @@ export interface RedfishPowerChannelOptions {
   minIntervalMs?: number;
   /** Deadline of each request; default 15 s. */
   timeoutMs?: number;
+  /**
+   * Asked right before each verb's Reset POST, after its reads, login and rate-limit wait:
+   * throws when this process may no longer act (the operator lost its leadership). The
+   * verb is then not sent.
+   */
+  mayAct?: () => void;
 }
 
 /**
@@ -97,7 +103,9 @@ export class RedfishPowerChannel implements PowerChannel {
   ): Promise<PowerVerbReceipt> {
     const { client, systemPath } = await this.locate(node, verb);
     try {
-      const { resetType, status } = await client.reset(systemPath, verb);
+      const { resetType, status } = await client.reset(systemPath, verb, {
+        beforePost: this.options.mayAct,
+      });
       return {
         channel: 'redfish',
         verb,

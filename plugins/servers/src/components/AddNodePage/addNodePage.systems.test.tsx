@@ -23,11 +23,20 @@ describe('the Add node page in both frontend systems', () => {
         [machinesApiRef, machines],
       ],
     });
-    const link = await screen.findByRole('link', { name: 'Add node' });
+    const link = await screen.findByRole(
+      'link',
+      { name: 'Add node' },
+      // The app's routes load lazily: on a loaded machine, later than findBy's 1 s.
+      { timeout: 10_000 },
+    );
     expect(link).toHaveAttribute('href', '/servers/add-node');
     fireEvent.click(link);
     expect(
-      await screen.findByTestId('rackside-add-node-page'),
+      await screen.findByTestId(
+        'rackside-add-node-page',
+        {},
+        { timeout: 10_000 },
+      ),
     ).toBeInTheDocument();
     expect(await screen.findAllByTestId('discovery-row')).toHaveLength(3);
     expect(machines.listMachines).toHaveBeenCalledWith('rack');
@@ -56,7 +65,11 @@ describe('the Add node page in both frontend systems', () => {
       },
     );
     expect(
-      await screen.findByTestId('rackside-add-node-page'),
+      await screen.findByTestId(
+        'rackside-add-node-page',
+        {},
+        { timeout: 10_000 },
+      ),
     ).toBeInTheDocument();
     expect(
       screen.getByRole('link', { name: 'Back to Servers' }),

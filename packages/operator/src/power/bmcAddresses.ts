@@ -1,0 +1,26 @@
+/*
+ * BMC addresses stay in the operator's log (DESIGN section 7 and the brief's rule: never
+ * in status, history or notifications). A Redfish receipt or error names the BMC it
+ * talked to (`ResetType On accepted by https://10.0.5.21/redfish/v1/Systems/1`,
+ * `connect ECONNREFUSED 10.0.5.21:443`); what the maintenance records says "the BMC".
+ */
+
+/** The text with every URL, the BMC's host (with or without port) and any IP address replaced. */
+export function withoutBmcAddresses(text: string, bmcAddress?: string): string {
+  let out = text.replace(/Redfish BMC https?:\/\/[^\s:/]+(:\d+)?/g, 'the BMC');
+  out = out.replace(/https?:\/\/[^\s'"()<>]+/g, 'the BMC');
+  let host: string | undefined;
+  try {
+    host = bmcAddress ? new URL(bmcAddress).hostname : undefined;
+  } catch {
+    host = undefined;
+  }
+  if (host) {
+    const bare = host.replace(/^\[|\]$/g, '');
+    const escaped = bare.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    out = out.replace(new RegExp(`\\[?${escaped}\\]?(:\\d+)?`, 'g'), 'the BMC');
+  }
+  // Any IPv4 address with an optional port (a BMC named by a name resolves to one).
+  out = out.replace(/\b\d{1,3}(\.\d{1,3}){3}(:\d+)?\b/g, 'the BMC');
+  return out;
+}
