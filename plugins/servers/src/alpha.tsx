@@ -8,7 +8,7 @@ import {
 import { EntityContentBlueprint } from '@backstage/plugin-catalog-react/alpha';
 import DnsIcon from '@mui/icons-material/Dns';
 import { isServerEntity } from './components/EntityServerContent/annotations';
-import { startServersPage } from './components/pageStart';
+import { startServersPage } from './components/ServersPage/pageStart';
 import {
   addNodeRouteRef,
   maintenanceRouteRef,
@@ -60,7 +60,7 @@ export const serversPage = PageBlueprint.makeWithOverrides({
       loader: () => {
         const api = apis.get(serversApiRef);
         const start = api && startServersPage(api);
-        return import('./components/nfs/NfsServersPage').then(m => (
+        return import('./alpha/NfsServersPage').then(m => (
           <m.NfsServersPage start={start} />
         ));
       },
@@ -75,9 +75,7 @@ export const maintenancePage = PageBlueprint.make({
     path: '/servers/maintenances/:cluster/:name',
     routeRef: maintenanceRouteRef,
     loader: () =>
-      import('./components/nfs/NfsMaintenancePage').then(m => (
-        <m.NfsMaintenancePage />
-      )),
+      import('./alpha/NfsMaintenancePage').then(m => <m.NfsMaintenancePage />),
   },
 });
 
@@ -87,8 +85,7 @@ export const planPage = PageBlueprint.make({
   params: {
     path: '/servers/plans/:cluster/:name',
     routeRef: planRouteRef,
-    loader: () =>
-      import('./components/nfs/NfsPlanPage').then(m => <m.NfsPlanPage />),
+    loader: () => import('./alpha/NfsPlanPage').then(m => <m.NfsPlanPage />),
   },
 });
 
@@ -99,7 +96,7 @@ export const addNodePage = PageBlueprint.make({
     path: '/servers/add-node',
     routeRef: addNodeRouteRef,
     loader: () =>
-      import('./components/nfs/NfsAddNodePage').then(m => <m.NfsAddNodePage />),
+      import('./alpha/NfsAddNodePage').then(m => <m.NfsAddNodePage />),
   },
 });
 

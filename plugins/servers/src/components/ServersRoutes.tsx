@@ -8,13 +8,13 @@ import {
   legacyServersRouteRef,
 } from '../routes';
 import { AddNodePage } from './AddNodePage';
-import { ServersLinksProvider, type ServersLinks } from './links';
+import { ServersLinksProvider, type ServersLinks } from './shared/links';
 import { MaintenancePage } from './MaintenancePage';
-import { PlanPage } from './plans/PlanPage';
+import { PlanPage } from './PlanPage';
 import { ServersPage } from './ServersPage';
 
 /*
- * The legacy frontend system's routes. The new system's pages are in nfs/, a
+ * The legacy frontend system's routes. The new system's pages are in src/alpha/, a
  * module each, so that each page's loader fetches that page's code alone.
  */
 

@@ -15,11 +15,13 @@ import {
   type TalosMachineResponse,
 } from '@rackside/plugin-servers-common';
 import { describeError, machinesApiRef, type DescribedError } from '../../api';
-import { focusedRow, returnFocusToRow } from '../FocusKeepingRow';
-import { useLiveRefresh } from '../useLiveRefresh';
-import { useLoader } from '../useLoader';
+import { focusedRow, returnFocusToRow } from '../shared/FocusKeepingRow';
+import { useLiveRefresh } from '../hooks/useLiveRefresh';
+import { useLoader } from '../hooks/useLoader';
 import { JoinDialog } from './JoinDialog';
-import { DiscoveryTable, MachineTable, ReclaimTable } from './MachineTables';
+import { DiscoveryTable } from './DiscoveryTable';
+import { MachineTable } from './MachineTable';
+import { ReclaimTable } from './ReclaimTable';
 import { ReclaimDialog } from './ReclaimDialog';
 
 /** The address field: appends a discovery address to a TalosCluster. */

@@ -9,9 +9,9 @@ import DialogContentText from '@mui/material/DialogContentText';
 import DialogTitle from '@mui/material/DialogTitle';
 import type { TalosMachineResponse } from '@rackside/plugin-servers-common';
 import { describeError, machinesApiRef, type DescribedError } from '../../api';
-import { fieldErrorOf } from '../fieldError';
-import { FOCUSABLE_PAPER, useFocusOnOpen } from '../dialogFocus';
-import { ReasonField } from '../ReasonField';
+import { fieldErrorOf } from '../dialogs/fieldError';
+import { FOCUSABLE_PAPER, useFocusOnOpen } from '../dialogs/dialogFocus';
+import { ReasonField } from '../dialogs/ReasonField';
 
 /** Asks for the reason, then sets `spec.join` on a Pending machine. */
 export function JoinDialog(props: {

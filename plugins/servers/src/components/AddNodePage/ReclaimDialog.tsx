@@ -1,27 +1,19 @@
-import { useRef, useState, type ChangeEvent } from 'react';
+import { useState } from 'react';
 import { useApi } from '@backstage/frontend-plugin-api';
 import Alert from '@mui/material/Alert';
-import AlertTitle from '@mui/material/AlertTitle';
-import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
 import Dialog from '@mui/material/Dialog';
 import DialogActions from '@mui/material/DialogActions';
 import DialogContent from '@mui/material/DialogContent';
-import DialogContentText from '@mui/material/DialogContentText';
 import DialogTitle from '@mui/material/DialogTitle';
 import LinearProgress from '@mui/material/LinearProgress';
-import MenuItem from '@mui/material/MenuItem';
-import TextField from '@mui/material/TextField';
-import Typography from '@mui/material/Typography';
-import { RECLAIM_TTL_MINUTES } from '@rackside/plugin-servers-common';
-import { describeError, machinesApiRef, type DescribedError } from '../../api';
-import { fieldErrorOf } from '../fieldError';
-import { LIVE_HELPER_TEXT, ReasonField } from '../ReasonField';
-import { useLiveRefresh } from '../useLiveRefresh';
-import { useLoader } from '../useLoader';
-import { FOCUSABLE_PAPER, useFocusOnOpen } from '../dialogFocus';
+import { describeError, machinesApiRef } from '../../api';
+import { useLiveRefresh } from '../hooks/useLiveRefresh';
+import { useLoader } from '../hooks/useLoader';
+import { FOCUSABLE_PAPER, useFocusOnOpen } from '../dialogs/dialogFocus';
 import { ReclaimProgress } from './ReclaimProgress';
 import { RECLAIM_DIALOG_TITLE } from './texts';
+import { ReclaimForm } from './ReclaimForm';
 
 export interface ReclaimDialogProps {
   cluster: string;
@@ -76,179 +68,6 @@ export function ReclaimDialog(props: ReclaimDialogProps) {
         />
       )}
     </Dialog>
-  );
-}
-
-/** A chosen file's text (FileReader: `Blob.text()` is missing in some browsers). */
-function readText(file: Blob): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const reader = new FileReader();
-    reader.onload = () => resolve(String(reader.result ?? ''));
-    reader.onerror = () => reject(reader.error);
-    reader.readAsText(file);
-  });
-}
-
-function ReclaimForm(
-  props: ReclaimDialogProps & { onCreated(name: string): void },
-) {
-  const { cluster, namespace, talosClusters, onClose, onCreated } = props;
-  const api = useApi(machinesApiRef);
-  const [address, setAddress] = useState(props.address ?? '');
-  const [target, setTarget] = useState(talosClusters[0] ?? '');
-  // Held only here, sent once, dropped when the request is made.
-  const [talosconfig, setTalosconfig] = useState('');
-  const [fileName, setFileName] = useState<string | undefined>();
-  const [ttl, setTtl] = useState<number>(RECLAIM_TTL_MINUTES.default);
-  const [reason, setReason] = useState('');
-  const [submitting, setSubmitting] = useState(false);
-  const [error, setError] = useState<DescribedError | undefined>();
-  const fileInput = useRef<HTMLInputElement>(null);
-
-  const onFile = async (event: ChangeEvent<HTMLInputElement>) => {
-    const file = event.target.files?.[0];
-    if (!file) return;
-    setTalosconfig(await readText(file));
-    setFileName(file.name);
-  };
-
-  const canSubmit =
-    !submitting &&
-    address.trim().length > 0 &&
-    talosconfig.trim().length > 0 &&
-    reason.trim().length > 0;
-
-  const submit = async () => {
-    setSubmitting(true);
-    setError(undefined);
-    try {
-      const created = await api.createReclaim(cluster, {
-        address: address.trim(),
-        talosconfig,
-        reason,
-        ttlMinutes: ttl,
-        ...(talosClusters.length > 1 ? { talosCluster: target } : {}),
-      });
-      setTalosconfig('');
-      onCreated(created.name);
-    } catch (e) {
-      setError(describeError(e));
-      setSubmitting(false);
-    }
-  };
-
-  // A 400 about one field goes under that field (its helper text: live, and
-  // the field's aria-describedby); the rest below the form.
-  const fieldError = (field: string) => fieldErrorOf(error, field);
-  const addressError = fieldError('address');
-  const ttlError = fieldError('ttlMinutes');
-  const reasonError = fieldError('reason');
-  const formError = !addressError && !ttlError && !reasonError;
-
-  return (
-    <>
-      <DialogContent data-testid="reclaim-form">
-        <DialogContentText sx={{ mb: 2 }}>
-          Reset a machine that another Talos cluster configured, and add it to{' '}
-          <strong>{cluster}</strong>. The reset wipes the machine&apos;s STATE
-          and EPHEMERAL partitions; it comes back in maintenance mode and shows
-          up here as a pending machine.
-        </DialogContentText>
-        <TextField
-          label="Address of the machine"
-          value={address}
-          onChange={e => setAddress(e.target.value)}
-          required
-          fullWidth
-          error={!!addressError}
-          helperText={addressError}
-          FormHelperTextProps={LIVE_HELPER_TEXT}
-          sx={{ mb: 2 }}
-          inputProps={{ 'data-testid': 'reclaim-address' }}
-        />
-        {talosClusters.length > 1 && (
-          <TextField
-            select
-            label="Add it to"
-            value={target}
-            onChange={e => setTarget(e.target.value)}
-            fullWidth
-            sx={{ mb: 2 }}
-          >
-            {talosClusters.map(c => (
-              <MenuItem key={c} value={c}>
-                {c}
-              </MenuItem>
-            ))}
-          </TextField>
-        )}
-        <Box mb={1} display="flex" alignItems="center" gap={2}>
-          <Button variant="outlined" onClick={() => fileInput.current?.click()}>
-            Upload the other cluster&apos;s talosconfig
-          </Button>
-          <input
-            ref={fileInput}
-            type="file"
-            hidden
-            onChange={onFile}
-            data-testid="reclaim-talosconfig-file"
-            aria-label="talosconfig file"
-          />
-          <Typography variant="body2" color="text.secondary">
-            {fileName
-              ? `${fileName} (${talosconfig.length} characters)`
-              : 'No file chosen'}
-          </Typography>
-        </Box>
-        <Alert
-          severity="warning"
-          sx={{ mb: 2 }}
-          data-testid="reclaim-credential-warning"
-        >
-          <AlertTitle>The credential is stored</AlertTitle>
-          {`The talosconfig is an admin credential of the other cluster. Rackside keeps it in a Secret in namespace ${namespace} of ${cluster}, where the operator (and anyone allowed to read Secrets there) can read it, until the reset is sent or the request expires after ${ttl} minutes; then the Secret is deleted. It is used for this one machine and never shown again.`}
-        </Alert>
-        <TextField
-          type="number"
-          label="Minutes to confirm before the request expires"
-          value={ttl}
-          onChange={e => setTtl(Number(e.target.value))}
-          inputProps={{
-            min: RECLAIM_TTL_MINUTES.min,
-            max: RECLAIM_TTL_MINUTES.max,
-            'data-testid': 'reclaim-ttl',
-          }}
-          error={!!ttlError}
-          helperText={
-            ttlError ??
-            `From ${RECLAIM_TTL_MINUTES.min} to ${RECLAIM_TTL_MINUTES.max}.`
-          }
-          FormHelperTextProps={LIVE_HELPER_TEXT}
-          sx={{ mb: 2, width: 360 }}
-        />
-        <ReasonField
-          value={reason}
-          onChange={setReason}
-          error={reasonError}
-          testId="reclaim-reason"
-        />
-        {error && formError && (
-          <Alert severity="error" role="alert" data-testid="reclaim-error">
-            {error.status === 409 && <AlertTitle>Refused</AlertTitle>}
-            {error.message}
-          </Alert>
-        )}
-        {submitting && <LinearProgress />}
-      </DialogContent>
-      <DialogActions>
-        <Button onClick={onClose} disabled={submitting}>
-          Cancel
-        </Button>
-        <Button variant="contained" onClick={submit} disabled={!canSubmit}>
-          Continue
-        </Button>
-      </DialogActions>
-    </>
   );
 }
 

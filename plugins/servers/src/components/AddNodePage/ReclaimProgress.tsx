@@ -13,7 +13,7 @@ import Typography from '@mui/material/Typography';
 import WarningIcon from '@mui/icons-material/Warning';
 import type { ReclaimResponse } from '@rackside/plugin-servers-common';
 import { describeError, machinesApiRef, type DescribedError } from '../../api';
-import { LIVE_HELPER_TEXT } from '../ReasonField';
+import { LIVE_HELPER_TEXT } from '../dialogs/ReasonField';
 import { RECLAIM_PHASE_TEXT, RESET_AND_ADD, UUID_PATTERN, when } from './texts';
 
 /**

@@ -13,8 +13,8 @@ import LinearProgress from '@mui/material/LinearProgress';
 import Stack from '@mui/material/Stack';
 import Typography from '@mui/material/Typography';
 import { useMemo } from 'react';
-import { ACTION_LABELS } from '../labels';
-import { ReadyChip, SchedulableChip } from '../ServerStateChips';
+import { ACTION_LABELS } from '../shared/labels';
+import { ReadyChip, SchedulableChip } from './ServerStateChips';
 import { serverTargetOf } from './annotations';
 import { useEntityServer, type EntityServer } from './useEntityServer';
 

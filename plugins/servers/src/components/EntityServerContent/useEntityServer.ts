@@ -5,7 +5,7 @@ import type {
   ServerResponse,
 } from '@rackside/plugin-servers-common';
 import { serversApiRef } from '../../api';
-import { useLoader, type Loaded } from '../useLoader';
+import { useLoader, type Loaded } from '../hooks/useLoader';
 import type { ServerTarget } from './annotations';
 
 /** What the Server tab shows. */

@@ -1,0 +1,32 @@
+import { useMemo } from 'react';
+import { useRouteRef } from '@backstage/frontend-plugin-api';
+import {
+  addNodeRouteRef,
+  maintenanceRouteRef,
+  planRouteRef,
+  serversRouteRef,
+} from '../routes';
+import type { ServersLinks } from '../components/shared/links';
+
+/**
+ * The links of the shared components in the new frontend system, from its own
+ * route refs.
+ */
+export function useNfsLinks(): ServersLinks {
+  const servers = useRouteRef(serversRouteRef);
+  const maintenance = useRouteRef(maintenanceRouteRef);
+  const addNode = useRouteRef(addNodeRouteRef);
+  const plan = useRouteRef(planRouteRef);
+  return useMemo(
+    () => ({
+      servers: servers && (() => servers()),
+      maintenance:
+        maintenance &&
+        ((cluster: string, name: string) => maintenance({ cluster, name })),
+      plan:
+        plan && ((cluster: string, name: string) => plan({ cluster, name })),
+      addNode: addNode && (() => addNode()),
+    }),
+    [servers, maintenance, plan, addNode],
+  );
+}

@@ -1,0 +1,1 @@
+export { LiveDetail, type LiveDetailProps } from './LiveDetail';

@@ -1,0 +1,75 @@
+import Chip from '@mui/material/Chip';
+import Table from '@mui/material/Table';
+import TableBody from '@mui/material/TableBody';
+import TableCell from '@mui/material/TableCell';
+import TableHead from '@mui/material/TableHead';
+import TableRow from '@mui/material/TableRow';
+import { type PlanResponse } from '@rackside/plugin-servers-common';
+import { chipLabelSx } from '../shared/chips';
+import { PageSection } from '../shared/PageSection';
+import { AppLink, useServersLinks } from '../shared/links';
+import { formatTime } from '../shared/maintenanceText';
+import { planPhaseColor } from '../shared/planText';
+
+/** Each node's step, in the order the plan takes them, with its maintenance. */
+export function PlanSteps(props: { cluster: string; plan: PlanResponse }) {
+  const { cluster, plan } = props;
+  const links = useServersLinks();
+  return (
+    <PageSection
+      title="Servers, in the order they go"
+      headingId="rackside-plan-steps"
+    >
+      <Table
+        size="small"
+        aria-labelledby="rackside-plan-steps"
+        data-testid="plan-steps"
+      >
+        <TableHead>
+          <TableRow>
+            <TableCell>Server</TableCell>
+            <TableCell>Step</TableCell>
+            <TableCell>Maintenance</TableCell>
+            <TableCell>Started</TableCell>
+            <TableCell>Ended</TableCell>
+            <TableCell>Note</TableCell>
+          </TableRow>
+        </TableHead>
+        <TableBody>
+          {plan.nodes.map(step => (
+            <TableRow key={step.name} data-testid={`plan-step-${step.name}`}>
+              <TableCell>
+                {step.name}
+                {step.controlPlane ? ' (control plane)' : ''}
+              </TableCell>
+              <TableCell>
+                <Chip
+                  size="small"
+                  label={step.phase}
+                  color={planPhaseColor(step.phase)}
+                  sx={chipLabelSx(planPhaseColor(step.phase))}
+                />
+              </TableCell>
+              <TableCell>
+                {step.maintenance && links.maintenance ? (
+                  <AppLink to={links.maintenance(cluster, step.maintenance)}>
+                    {step.maintenance}
+                  </AppLink>
+                ) : (
+                  step.maintenance ?? 'not started'
+                )}
+              </TableCell>
+              <TableCell>
+                {step.startedAt ? formatTime(step.startedAt) : ''}
+              </TableCell>
+              <TableCell>
+                {step.endedAt ? formatTime(step.endedAt) : ''}
+              </TableCell>
+              <TableCell>{step.message ?? ''}</TableCell>
+            </TableRow>
+          ))}
+        </TableBody>
+      </Table>
+    </PageSection>
+  );
+}

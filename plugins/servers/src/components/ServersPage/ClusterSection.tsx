@@ -1,0 +1,213 @@
+import { useCallback, useEffect, useRef, useState } from 'react';
+import Alert from '@mui/material/Alert';
+import Box from '@mui/material/Box';
+import LinearProgress from '@mui/material/LinearProgress';
+import Paper from '@mui/material/Paper';
+import Snackbar from '@mui/material/Snackbar';
+import TextField from '@mui/material/TextField';
+import Typography from '@mui/material/Typography';
+import { usePermission } from '@backstage/plugin-permission-react';
+import {
+  ceremonyAt,
+  serversPlanPermission,
+  type ServerAction,
+  type ServerListItem,
+} from '@rackside/plugin-servers-common';
+import { describeError } from '../../api';
+import { ActionDialog } from '../dialogs/ActionDialog';
+import { ClusterPlans } from './ClusterPlans';
+import { PlanToolbar } from './PlanToolbar';
+import { QuorumBanner } from '../shared/QuorumBanner';
+import { findServerRow, keepFocusInRow } from '../shared/rowFocus';
+import { rowActions } from './ServerRow';
+import { ServerTable, type SortDirection, type SortKey } from './ServerTable';
+import { AppLink, useServersLinks } from '../shared/links';
+import { useLiveRefresh } from '../hooks/useLiveRefresh';
+import { useServerWindows } from '../hooks/useServerWindows';
+import { FIRST_VIEW } from '../hooks/windowRequests';
+
+export {
+  POLL_INTERVAL_MS,
+  SERVERS_SIGNAL_CHANNEL,
+} from '../hooks/useLiveRefresh';
+
+/** One cluster: its quorum banner and its servers, kept live. */
+export function ClusterSection(props: { cluster: string; title?: string }) {
+  const { cluster, title } = props;
+  const links = useServersLinks();
+  const [filter, setFilter] = useState(FIRST_VIEW.filter);
+  const [sortKey, setSortKey] = useState<SortKey>(FIRST_VIEW.sortKey);
+  const [sortDirection, setSortDirection] = useState<SortDirection>(
+    FIRST_VIEW.sortDirection,
+  );
+  // A window at a time, filtered and sorted on the server (useServerWindows).
+  const servers = useServerWindows(cluster, {
+    filter,
+    sortKey,
+    sortDirection,
+  });
+  const { reload } = servers;
+
+  useLiveRefresh(cluster, reload);
+
+  // Servers selected for a maintenance plan, offered to users holding servers:plan.
+  const planning = usePermission({ permission: serversPlanPermission });
+  const canPlan = planning.allowed || planning.error !== undefined;
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const onSelect = useCallback(
+    (server: ServerListItem, on: boolean) =>
+      setSelected(current => {
+        const next = new Set(current);
+        if (on) next.add(server.name);
+        else next.delete(server.name);
+        return next;
+      }),
+    [],
+  );
+
+  const [dialog, setDialog] = useState<
+    { server: ServerListItem; action: ServerAction } | undefined
+  >();
+  const [done, setDone] = useState<string | undefined>();
+  // The row whose dialog just closed: the focus goes back to the action that
+  // opened it, or, if the row no longer offers it, to the row's replacement.
+  const section = useRef<HTMLElement>(null);
+  const [returnTo, setReturnTo] = useState<
+    { server: ServerListItem; action: ServerAction } | undefined
+  >();
+  const closeDialog = () => {
+    setReturnTo(dialog);
+    setDialog(undefined);
+  };
+  useEffect(() => {
+    // Runs after the dialog's own focus trap has restored what it could.
+    if (!returnTo || !section.current) return;
+    const row = findServerRow(section.current, returnTo.server.name);
+    if (row) keepFocusInRow(row, rowActions(returnTo.server), returnTo.action);
+    setReturnTo(undefined);
+  }, [returnTo]);
+
+  const onSort = useCallback(
+    (key: SortKey) => {
+      if (key === sortKey) {
+        setSortDirection(d => (d === 'asc' ? 'desc' : 'asc'));
+      } else {
+        setSortKey(key);
+        setSortDirection('asc');
+      }
+    },
+    [sortKey],
+  );
+  const onAction = useCallback(
+    (server: ServerListItem, action: ServerAction) =>
+      setDialog({ server, action }),
+    [],
+  );
+
+  // The list holds only the actions offered and allowed, each with its ceremony level.
+  const dialogLevel = dialog && dialog.server.actions[dialog.action];
+  const rows = servers.rows;
+
+  return (
+    <Paper
+      component="section"
+      ref={section}
+      sx={{ p: 2, mb: 3 }}
+      aria-label={`Cluster ${cluster}`}
+      data-testid={`cluster-${cluster}`}
+    >
+      <Typography variant="h5" component="h2" gutterBottom>
+        {title && title !== cluster ? `${title} (${cluster})` : cluster}
+      </Typography>
+      {servers.quorum && (
+        <QuorumBanner cluster={cluster} quorum={servers.quorum} />
+      )}
+      {servers.error !== undefined && (
+        <Alert severity="error" sx={{ mb: 1 }}>
+          {`Could not load the servers of ${cluster}: ${
+            describeError(servers.error).message
+          }`}
+        </Alert>
+      )}
+      <ClusterPlans cluster={cluster} />
+      {servers.loading && !rows && <LinearProgress />}
+      {rows && (
+        <>
+          <Box display="flex" alignItems="center" gap={2} mb={1}>
+            <TextField
+              size="small"
+              label="Filter"
+              placeholder="name, role or label"
+              value={filter}
+              onChange={e => setFilter(e.target.value)}
+              inputProps={{ 'aria-label': `Filter servers of ${cluster}` }}
+            />
+            <Typography variant="body2" color="text.secondary">
+              {`${servers.total} of ${servers.all ?? servers.total} servers`}
+            </Typography>
+          </Box>
+          {canPlan && (
+            <PlanToolbar
+              cluster={cluster}
+              filter={filter}
+              selected={selected}
+              onSelectedChange={setSelected}
+              onPlanned={reload}
+            />
+          )}
+          <ServerTable
+            cluster={cluster}
+            servers={rows}
+            total={servers.total}
+            sortKey={sortKey}
+            sortDirection={sortDirection}
+            onSort={onSort}
+            onAction={onAction}
+            onShow={servers.show}
+            selected={canPlan ? selected : undefined}
+            onSelect={canPlan ? onSelect : undefined}
+          />
+        </>
+      )}
+      {dialog && dialogLevel && (
+        <ActionDialog
+          cluster={cluster}
+          node={dialog.server.name}
+          action={dialog.action}
+          offer={{
+            offered: true,
+            allowed: true,
+            ceremony: ceremonyAt(dialog.action, dialogLevel),
+          }}
+          powerVerbs={dialog.server.powerVerbs}
+          quorum={servers.quorum}
+          onClose={closeDialog}
+          onDone={name => {
+            closeDialog();
+            setDone(name);
+            reload();
+          }}
+        />
+      )}
+      <Snackbar
+        open={done !== undefined}
+        autoHideDuration={8000}
+        onClose={() => setDone(undefined)}
+      >
+        <Alert
+          severity="success"
+          onClose={() => setDone(undefined)}
+          data-testid="action-success"
+        >
+          {`Requested: NodeMaintenance ${done ?? ''}`}
+          {done && links.maintenance && (
+            <>
+              {' · '}
+              <AppLink to={links.maintenance(cluster, done)}>follow it</AppLink>
+            </>
+          )}
+        </Alert>
+      </Snackbar>
+    </Paper>
+  );
+}

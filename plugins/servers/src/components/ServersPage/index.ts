@@ -1,0 +1,1 @@
+export { ServersPage } from './ServersPage';

@@ -1,0 +1,224 @@
+import { useState } from 'react';
+import { useApi } from '@backstage/frontend-plugin-api';
+import Alert from '@mui/material/Alert';
+import Box from '@mui/material/Box';
+import Button from '@mui/material/Button';
+import Dialog from '@mui/material/Dialog';
+import DialogActions from '@mui/material/DialogActions';
+import DialogContent from '@mui/material/DialogContent';
+import DialogContentText from '@mui/material/DialogContentText';
+import DialogTitle from '@mui/material/DialogTitle';
+import LinearProgress from '@mui/material/LinearProgress';
+import WarningIcon from '@mui/icons-material/Warning';
+import {
+  PREFLIGHT_ACTIONS,
+  type ActionOffer,
+  type PowerVerb,
+  type PreflightAction,
+  type QuorumSummaryResponse,
+  type ServerAction,
+} from '@rackside/plugin-servers-common';
+import {
+  describeError,
+  PreflightChangedError,
+  serversApiRef,
+  type DescribedError,
+} from '../../api';
+import { FOCUSABLE_PAPER, useFocusOnOpen } from './dialogFocus';
+import { ACTION_DESCRIPTIONS, ACTION_LABELS } from '../shared/labels';
+import { REASON_HINT, ReasonField } from './ReasonField';
+import { usePreflight } from '../hooks/usePreflight';
+import { PreflightStep } from './ActionPreflightStep';
+import {
+  ActionErrorAlert,
+  RefusalAlert,
+  refusalOf,
+  TypedNameField,
+} from './ActionDialogParts';
+import { shutdownReturnText, TYPED_REASON_HINT } from './ceremonyText';
+
+function isPreflightAction(action: ServerAction): action is PreflightAction {
+  return (PREFLIGHT_ACTIONS as readonly ServerAction[]).includes(action);
+}
+
+export interface ActionDialogProps {
+  cluster: string;
+  node: string;
+  action: ServerAction;
+  offer: ActionOffer;
+  /** The power verbs the channel offers for this node (how a shutdown comes back). */
+  powerVerbs?: readonly PowerVerb[];
+  /** The cluster's quorum, to explain a refusal. */
+  quorum?: QuorumSummaryResponse;
+  onClose(): void;
+  /** Called with the NodeMaintenance the backend created or changed. */
+  onDone(maintenance: string): void;
+}
+
+/**
+ * The dialog of one action on one server: the reason, and whatever else the
+ * ceremony from the server response requires.
+ */
+export function ActionDialog(props: ActionDialogProps) {
+  const { cluster, node, action, offer, powerVerbs, quorum, onClose, onDone } =
+    props;
+  const api = useApi(serversApiRef);
+  // A refused action with a pre-flight still takes it: it carries the guard's
+  // sentence and numbers as they are now (and says so if the refusal is over).
+  const preflightAction =
+    isPreflightAction(action) &&
+    (offer.ceremony.requires.preflightAck || offer.ceremony.level === 'refused')
+      ? action
+      : undefined;
+  const needsPreflight = preflightAction !== undefined;
+  const pre = usePreflight(cluster, node, preflightAction);
+  // The pre-flight's ceremony is the newer word on what the request must carry.
+  const ceremony = pre.preflight?.ceremony ?? offer.ceremony;
+  const hazard = ceremony.level === 'hazard';
+  const refused = ceremony.level === 'refused';
+  const needsTypedName = ceremony.requires.typedName;
+  const typedReason = ceremony.requires.typedReason;
+  const preflightReady =
+    !needsPreflight ||
+    (!pre.loading &&
+      !!pre.preflight &&
+      pre.preflight.canProceed &&
+      pre.acknowledged);
+
+  const [reason, setReason] = useState('');
+  const [typedName, setTypedName] = useState('');
+  const [submitting, setSubmitting] = useState(false);
+  const [error, setError] = useState<DescribedError | undefined>();
+
+  // The reason policy's 400 belongs under the reason; other 400s (ceremony) go below.
+  const reasonError =
+    error?.status === 400 && /^reason\b/i.test(error.message)
+      ? error.message
+      : undefined;
+  const canSubmit =
+    !submitting &&
+    !refused &&
+    preflightReady &&
+    reason.trim().length > 0 &&
+    (!needsTypedName || typedName === node);
+
+  const submit = async () => {
+    setSubmitting(true);
+    setError(undefined);
+    try {
+      const preflight = needsPreflight ? pre.preflight : undefined;
+      const result = await api.requestAction(cluster, node, action, {
+        reason,
+        ...(needsTypedName ? { typedName } : {}),
+        ...(preflight
+          ? {
+              preflightToken: preflight.token,
+              // The options the acknowledged impact was computed with.
+              deleteEmptyDirData: preflight.options.deleteEmptyDirData,
+              force: preflight.options.force,
+              // Only when ticked on purpose; recorded on the maintenance.
+              ...(preflight.options.allowNodeLocalData
+                ? { allowNodeLocalData: true }
+                : {}),
+            }
+          : {}),
+      });
+      onDone(result.name);
+    } catch (e) {
+      if (PreflightChangedError.is(e)) {
+        pre.replace(e.preflight);
+      } else {
+        setError(describeError(e));
+      }
+      setSubmitting(false);
+    }
+  };
+
+  const label = ACTION_LABELS[action];
+  const refusal = refused
+    ? refusalOf(cluster, pre.preflight, quorum)
+    : undefined;
+  const titleId = `rackside-action-title-${action}`;
+  const focusOnOpen = useFocusOnOpen();
+  return (
+    <Dialog
+      open
+      onClose={submitting ? undefined : onClose}
+      aria-labelledby={titleId}
+      fullWidth
+      maxWidth={needsPreflight ? 'md' : 'sm'}
+      PaperProps={{
+        ...FOCUSABLE_PAPER,
+        ref: focusOnOpen,
+        sx: hazard ? { borderTop: 6, borderColor: 'error.main' } : undefined,
+      }}
+    >
+      <DialogTitle id={titleId}>
+        {hazard ? (
+          <Box display="flex" alignItems="center" gap={1} color="error.main">
+            <WarningIcon titleAccess="warning" />
+            <span>{ceremony.hint?.title ?? 'Hazard'}</span>
+          </Box>
+        ) : null}
+        {`${label}: ${node}`}
+      </DialogTitle>
+      <DialogContent data-ceremony={ceremony.level}>
+        <DialogContentText sx={{ mb: 2 }}>
+          {ACTION_DESCRIPTIONS[action]} Cluster <strong>{cluster}</strong>.
+        </DialogContentText>
+        {hazard && (
+          <Alert severity="error" sx={{ mb: 2 }}>
+            This takes the cluster to the edge of quorum. Type the node name and
+            write the reason yourself.
+          </Alert>
+        )}
+        {refusal && <RefusalAlert refusal={refusal} />}
+        {refused && pre.loading && (
+          <LinearProgress aria-label="taking the pre-flight" sx={{ mb: 1 }} />
+        )}
+        {action === 'shutdown' && !refused && (
+          <Alert severity="info" sx={{ mb: 2 }} data-testid="shutdown-return">
+            {shutdownReturnText(node, powerVerbs)}
+          </Alert>
+        )}
+        {needsPreflight && !refused && <PreflightStep state={pre} />}
+        {!refused && (
+          <>
+            <ReasonField
+              value={reason}
+              onChange={setReason}
+              error={reasonError}
+              hint={typedReason ? TYPED_REASON_HINT : REASON_HINT}
+              // The hazard tier's reason is written, never picked: no autofill either.
+              autoComplete={typedReason ? 'off' : undefined}
+              testId="action-reason"
+            />
+            {needsTypedName && (
+              <TypedNameField
+                node={node}
+                value={typedName}
+                onChange={setTypedName}
+              />
+            )}
+          </>
+        )}
+        {error && !reasonError && <ActionErrorAlert error={error} />}
+      </DialogContent>
+      <DialogActions>
+        <Button onClick={onClose} disabled={submitting}>
+          Cancel
+        </Button>
+        {!refused && (
+          <Button
+            onClick={submit}
+            disabled={!canSubmit}
+            variant="contained"
+            color={hazard ? 'error' : 'primary'}
+          >
+            {label}
+          </Button>
+        )}
+      </DialogActions>
+    </Dialog>
+  );
+}
