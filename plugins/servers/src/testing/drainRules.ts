@@ -70,7 +70,7 @@ const common = {
 } satisfies Partial<PreflightResponse>;
 
 /**
- * A drain pre-flight of worker-5 with every class of DESIGN section 16 and
+ * A drain pre-flight of worker-5 with every class of docs/drain.md and
  * without allowNodeLocalData: the pods with data on the node are refused.
  */
 export function nodeLocalRefusedPreflight(

@@ -10,7 +10,7 @@ import { serversApiRef } from '../../api';
 export interface PreflightChoice {
   deleteEmptyDirData: boolean;
   force: boolean;
-  /** Evict pods whose data is on the node (DESIGN section 16). */
+  /** Evict pods whose data is on the node (docs/drain.md). */
   allowNodeLocalData: boolean;
 }
 

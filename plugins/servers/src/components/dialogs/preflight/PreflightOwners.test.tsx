@@ -4,7 +4,7 @@ import { screen, within } from '@testing-library/react';
 import { preflightResponse } from '../../../testing/drain';
 import { PreflightView } from './PreflightView';
 
-describe('PreflightView, the owners a drain notifies (DESIGN section 7)', () => {
+describe('PreflightView, the owners a drain notifies (docs/architecture.md, "The backend")', () => {
   it('lists the catalog entities whose pods the drain evicts, with owner and pods', async () => {
     await renderInTestApp(
       <PreflightView

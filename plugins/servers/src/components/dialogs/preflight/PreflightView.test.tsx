@@ -21,7 +21,7 @@ function items(section: HTMLElement): string[] {
     .map(li => li.textContent ?? '');
 }
 
-describe('PreflightView, the classes of DESIGN section 16', () => {
+describe('PreflightView, the classes of docs/drain.md', () => {
   it('lists pods with data on the node as refused, with why, until allowed', async () => {
     await renderInTestApp(
       <PreflightView preflight={nodeLocalRefusedPreflight()} />,

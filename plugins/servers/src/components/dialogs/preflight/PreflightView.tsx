@@ -23,7 +23,7 @@ import {
  * refuses and why, the StatefulSets and the disruption budgets in the way
  * (those that block now stand out), the eviction order groups, what it waits
  * for and what it leaves in place, the KubeVirt virtual machines on the node
- * and what happens to each, and the quorum effect (DESIGN sections 4 and 16).
+ * and what happens to each, and the quorum effect (docs/architecture.md, "The maintenance lifecycle"; docs/drain.md).
  * Shared by the drain, reboot and shutdown dialogs.
  */
 export function PreflightView(props: { preflight: PreflightResponse }) {
