@@ -512,12 +512,7 @@ export const poweredOff: Row = async (nm, ports) => {
       kind: 'record',
       message: `the BMC did not report ${nm.spec.nodeName} Off within ${readback.windowSeconds}s; parked until powerOn or returnToService`,
       status: {
-        conditions: withCondition(ports, nm.status?.conditions, {
-          type: CONFIRMED,
-          status: 'Unknown',
-          reason: 'ReadbackWindowClosed',
-          message: `The BMC did not report PowerState Off within ${readback.windowSeconds}s of the accepted shutdown.`,
-        }),
+        conditions: readbackWindowClosed(ports, nm, readback.windowSeconds),
       },
       event: { type: 'Warning', reason: MaintenanceReason.PowerOffUnconfirmed },
     };
@@ -606,12 +601,7 @@ async function untilSeenOff(
     to: 'Failed',
     message: `power-on of ${nm.spec.nodeName} was not sent: the machine was never seen off (${read} ${readback.windowSeconds}s and more after the shutdown was accepted, so the shutdown did not finish). The node is left cordoned; look at the machine, then return it to service.`,
     status: {
-      conditions: withCondition(ports, nm.status?.conditions, {
-        type: CONFIRMED,
-        status: 'Unknown',
-        reason: 'ReadbackWindowClosed',
-        message: `The BMC did not report PowerState Off within ${readback.windowSeconds}s of the accepted shutdown.`,
-      }),
+      conditions: readbackWindowClosed(ports, nm, readback.windowSeconds),
     },
     event: { type: 'Warning', reason: MaintenanceReason.PowerVerbNotSent },
   };
@@ -680,4 +670,18 @@ function bootIdText(now: string | undefined, before: string | undefined) {
   return now === before
     ? `its boot ID is the one from before the shutdown (${now})`
     : `its boot ID is new (${now})`;
+}
+
+/** The conditions once the readback window closed without the BMC reporting Off. */
+function readbackWindowClosed(
+  ports: MachinePorts,
+  nm: NodeMaintenance,
+  windowSeconds: number,
+) {
+  return withCondition(ports, nm.status?.conditions, {
+    type: CONFIRMED,
+    status: 'Unknown',
+    reason: 'ReadbackWindowClosed',
+    message: `The BMC did not report PowerState Off within ${windowSeconds}s of the accepted shutdown.`,
+  });
 }
