@@ -527,6 +527,11 @@ describe('a plan is never lighter than a single maintenance', () => {
     cluster.provider = undefined;
     const { server } = await start(cluster);
     const pre = await tokenFor(server, 'intent=reboot&nodes=worker-1');
+    // The pre-flight says it first, so the dialog shows it before the ceremony.
+    expect(pre).toMatchObject({
+      canProceed: false,
+      blockers: [expect.stringMatching(/^worker-1: reboot is not offered \(/)],
+    });
     const res = await request(server)
       .post(BASE)
       .send({

@@ -496,9 +496,13 @@ export class PlansService {
         quorum: worst.quorum,
       };
     });
-    const blockers = impacts.flatMap(i =>
-      i.blockers.map(b => `${i.node}: ${b}`),
-    );
+    const blockers = [
+      ...impacts.flatMap(i => i.blockers.map(b => `${i.node}: ${b}`)),
+      // The capability rule up front: the dialog says it before the ceremony is given.
+      ...notOfferedOn(snap, intent, planned).map(
+        n => `${n.name}: ${intent} is not offered (${n.reason})`,
+      ),
+    ];
     return {
       cluster: cluster.name,
       intent,
@@ -685,26 +689,15 @@ export class PlansService {
           dataLoss,
         );
       }
-      if (isPowerVerb(body.intent)) {
-        // The capability rule, as a single reboot applies it: a plan whose steps the
-        // channel cannot carry out is refused now, not step by step later.
-        const notOffered = planned
-          .map(n => ({
-            name: n.name,
-            check: powerCheck(
-              snap,
-              body.intent as PowerVerb,
-              factsOf(snap, n.name),
-            ),
-          }))
-          .filter(n => !n.check.ok);
-        if (notOffered.length > 0) {
-          throw new InputError(
-            `${body.intent} is not offered on ${cutList(
-              notOffered.map(n => n.name),
-            )}: ${notOffered[0].check.ok ? '' : notOffered[0].check.reason}`,
-          );
-        }
+      // The capability rule, as a single reboot applies it: a plan whose steps the
+      // channel cannot carry out is refused now, not step by step later.
+      const notOffered = notOfferedOn(snap, body.intent, planned);
+      if (notOffered.length > 0) {
+        throw new InputError(
+          `${body.intent} is not offered on ${cutList(
+            notOffered.map(n => n.name),
+          )}: ${notOffered[0].reason}`,
+        );
       }
       const spec = {
         intent: body.intent,
@@ -1091,6 +1084,19 @@ export function missingHazardNames(
   return preflight.nodes
     .filter(n => n.ceremony.level === 'hazard' && !typed.has(n.node))
     .map(n => n.node);
+}
+
+/** The plan's nodes on which the channel does not offer the intent's power verb, and why. */
+function notOfferedOn(
+  snap: ClusterSnapshot,
+  intent: PlanIntent,
+  planned: ReadonlyArray<{ name: string }>,
+): Array<{ name: string; reason: string }> {
+  if (!isPowerVerb(intent)) return [];
+  return planned.flatMap(n => {
+    const check = powerCheck(snap, intent as PowerVerb, factsOf(snap, n.name));
+    return check.ok ? [] : [{ name: n.name, reason: check.reason }];
+  });
 }
 
 /** The facts of one node of the snapshot (it exists: the plan's nodes were resolved). */
