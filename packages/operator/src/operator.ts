@@ -264,7 +264,8 @@ export async function startOperator(
       await retention.stop();
       await machineControllers.stop();
       await plans.stop();
-      maintenance.stop();
+      // Still leading and the channels still open: a verb on record is sent first.
+      await maintenance.stop();
       power.pause();
       await elector.stop();
       await power.stop();

@@ -66,7 +66,8 @@ export interface MaintenanceController {
   start(): void;
   /** Stops the queue and the drains (leadership lost). */
   pause(): void;
-  stop(): void;
+  /** Stops for good, once the reconciles under way have ended (at most STOP_GRACE_MS). */
+  stop(): Promise<void>;
 }
 
 export function createMaintenanceController(
@@ -253,9 +254,26 @@ export function createMaintenanceController(
       for (const nm of maintenances.list()) queue.add(nm.metadata.name);
     },
     pause,
-    stop() {
+    async stop() {
+      const running = queue;
       pause();
       for (const off of unsubscribe) off();
+      // A graceful stop lets the reconciles under way end: one that recorded a power
+      // verb sends it and writes the answer, instead of leaving a record without an
+      // answer that the next leader can only give up on (send-once never sends twice).
+      if (running) {
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([
+          running.idle(),
+          new Promise<void>(resolve => {
+            timer = setTimeout(resolve, STOP_GRACE_MS);
+          }),
+        ]);
+        clearTimeout(timer);
+      }
     },
   };
 }
+
+/** How long a stop waits for the reconciles under way (the chart's grace period is 30 s). */
+const STOP_GRACE_MS = 20_000;
