@@ -1689,7 +1689,8 @@ test('narrower identities: the backend changes a TalosCluster only in its discov
 test('narrower identities: the backend creates only credential-shaped Secrets (immutable, Opaque, labelled, owned by the MachineReclaim)', async () => {
   const { backend } = clients;
   const secrets = `/api/v1/namespaces/${NS}/secrets`;
-  // The reclaim a credential belongs to (made by the admin, who names nobody).
+  // The reclaim a credential belongs to (made by the admin, who names themself: an
+  // object without requestedBy is refused at admission).
   const owner = await rack.kube.post(
     `${RACKSIDE}/namespaces/${NS}/machinereclaims`,
     {
@@ -1701,6 +1702,7 @@ test('narrower identities: the backend creates only credential-shaped Secrets (i
         targetCluster: 'plant-a',
         credentialSecretRef: { name: 'cred-owner-talosconfig' },
         reason: 'policy test',
+        requestedBy: 'rackside-admin',
       },
     },
   );
