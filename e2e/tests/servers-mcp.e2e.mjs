@@ -5,8 +5,10 @@
 // tools with their hints, lists clusters and servers, gets a drain pre-flight
 // and cordons a worker, which the operator then cordons; the viewer
 // (plant-viewers, read only) lists the same servers, and its pre-flight and
-// cordon are denied with nothing written. Both users' attempts are in the
-// backend's audit log, marked as coming through the actions registry.
+// cordon are denied with nothing written. An agent's hazard reboot of a
+// control-plane member is refused (a person must do it in the portal), nothing
+// written. Both users' attempts are in the backend's audit log, marked as
+// coming through the actions registry.
 //
 // Two users, one backend: each signs in through the guest provider's API
 // (GET /api/auth/guest/refresh, as the browser does), and the guest provider
@@ -283,6 +285,29 @@ test(
         `nodemaintenance.rackside.dev/${cordoned.maintenance}`,
       ].sort(),
     );
+
+    // A hazard reboot asked by an agent, with everything a person would give (the
+    // pre-flight's token and the node's name typed): a person must do it in the portal.
+    const hazardBefore = maintenanceNames();
+    const { preflight: hazardPre } = await call(
+      admin,
+      'servers.preflight-server-action',
+      { cluster: CLUSTER, node: 'cp-1', action: 'reboot' },
+    );
+    assert.equal(hazardPre.quorum.verdict, 'hazard', JSON.stringify(hazardPre));
+    const hazard = await admin.callTool({
+      name: 'servers.reboot-server',
+      arguments: {
+        cluster: CLUSTER,
+        node: 'cp-1',
+        reason: 'e2e: an agent asks a hazard reboot',
+        preflightToken: hazardPre.token,
+        typedName: 'cp-1',
+      },
+    });
+    assert.equal(hazard.isError, true, JSON.stringify(hazard));
+    assert.match(hazard.content[0].text, /a person must do it in the portal/);
+    assert.deepEqual(maintenanceNames(), hazardBefore);
 
     // The viewer: a second user of the same backend.
     const viewer = await mcpClient(await tokenOf(VIEWER));
