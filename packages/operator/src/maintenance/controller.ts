@@ -70,6 +70,9 @@ export interface MaintenanceController {
   stop(): Promise<void>;
 }
 
+/** How long a stop waits for the reconciles under way (the chart's grace period is 30 s). */
+const STOP_GRACE_MS = 20_000;
+
 export function createMaintenanceController(
   options: MaintenanceControllerOptions,
 ): MaintenanceController {
@@ -274,6 +277,3 @@ export function createMaintenanceController(
     },
   };
 }
-
-/** How long a stop waits for the reconciles under way (the chart's grace period is 30 s). */
-const STOP_GRACE_MS = 20_000;
