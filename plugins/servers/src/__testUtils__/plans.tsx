@@ -11,7 +11,7 @@ import type {
   PlanResponse,
 } from '@rackside/plugin-servers-common';
 import { serversApiRef } from '../api';
-import { ServersLinksProvider } from '../components/shared/links';
+import { ServersLinksProvider } from '../components/ui/links';
 import type { fakeServersApi } from '../testing/fixtures';
 import { rebootPreflight } from '../testing/power';
 

@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import { ReactRouterV6PageRouter } from '@backstage/frontend-adapter-react-router-v6';
-import { ServersLinksProvider } from '../components/shared/links';
+import { ServersLinksProvider } from '../components/ui/links';
 import { useNfsLinks } from './useNfsLinks';
 
 /**

@@ -6,7 +6,7 @@ import {
   planRouteRef,
   serversRouteRef,
 } from '../routes';
-import type { ServersLinks } from '../components/shared/links';
+import type { ServersLinks } from '../components/ui/links';
 
 /**
  * The links of the shared components in the new frontend system, from its own

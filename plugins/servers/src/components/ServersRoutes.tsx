@@ -8,7 +8,7 @@ import {
   legacyServersRouteRef,
 } from '../routes';
 import { AddNodePage } from './AddNodePage';
-import { ServersLinksProvider, type ServersLinks } from './shared/links';
+import { ServersLinksProvider, type ServersLinks } from './ui/links';
 import { MaintenancePage } from './MaintenancePage';
 import { PlanPage } from './PlanPage';
 import { ServersPage } from './ServersPage';

@@ -4,8 +4,8 @@ import LinearProgress from '@mui/material/LinearProgress';
 import Typography from '@mui/material/Typography';
 import { usePermission } from '@backstage/plugin-permission-react';
 import { machinesReadPermission } from '@rackside/plugin-servers-common';
-import { AppLink, useServersLinks } from '../shared/links';
-import { ConfiguredClusters } from '../shared/ConfiguredClusters';
+import { AppLink, useServersLinks } from '../ui/links';
+import { ConfiguredClusters } from '../ui/ConfiguredClusters';
 import { ClusterMachines } from './ClusterMachines';
 
 function Header() {

@@ -15,7 +15,7 @@ import {
   type TalosMachineResponse,
 } from '@rackside/plugin-servers-common';
 import { describeError, machinesApiRef, type DescribedError } from '../../api';
-import { focusedRow, returnFocusToRow } from '../shared/FocusKeepingRow';
+import { focusedRow, returnFocusToRow } from '../ui/FocusKeepingRow';
 import { useLiveRefresh } from '../hooks/useLiveRefresh';
 import { useLoader } from '../hooks/useLoader';
 import { JoinDialog } from './JoinDialog';

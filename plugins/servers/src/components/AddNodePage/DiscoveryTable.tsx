@@ -14,8 +14,8 @@ import type {
   TalosClusterResponse,
 } from '@rackside/plugin-servers-common';
 import { ADDRESS_STATE_TEXT, RESET_AND_ADD, resetCommand, when } from './texts';
-import { chipLabelSx } from '../shared/chips';
-import { FocusKeepingRow } from '../shared/FocusKeepingRow';
+import { chipLabelSx } from '../ui/chips';
+import { FocusKeepingRow } from '../ui/FocusKeepingRow';
 
 /** The colour of an address's chip, by what the last probe found there. */
 const STATE_COLOR = {

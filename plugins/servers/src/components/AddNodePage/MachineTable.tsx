@@ -11,7 +11,7 @@ import type {
   TalosMachineResponse,
 } from '@rackside/plugin-servers-common';
 import { MACHINE_PHASE_TEXT, RESET_AND_ADD } from './texts';
-import { FocusKeepingRow } from '../shared/FocusKeepingRow';
+import { FocusKeepingRow } from '../ui/FocusKeepingRow';
 
 /** The machines discovery found; Pending ones can be added. */
 export function MachineTable(props: {

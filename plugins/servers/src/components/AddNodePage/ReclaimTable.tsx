@@ -8,7 +8,7 @@ import TableRow from '@mui/material/TableRow';
 import Typography from '@mui/material/Typography';
 import type { ReclaimResponse } from '@rackside/plugin-servers-common';
 import { RECLAIM_PHASE_TEXT } from './texts';
-import { FocusKeepingRow } from '../shared/FocusKeepingRow';
+import { FocusKeepingRow } from '../ui/FocusKeepingRow';
 
 /** The Reset and add requests of the cluster, newest first. */
 export function ReclaimTable(props: {

@@ -13,7 +13,7 @@ import LinearProgress from '@mui/material/LinearProgress';
 import Stack from '@mui/material/Stack';
 import Typography from '@mui/material/Typography';
 import { useMemo } from 'react';
-import { ACTION_LABELS } from '../shared/labels';
+import { ACTION_LABELS } from '../ui/labels';
 import { ReadyChip, SchedulableChip } from './ServerStateChips';
 import { serverTargetOf } from './annotations';
 import { useEntityServer, type EntityServer } from './useEntityServer';

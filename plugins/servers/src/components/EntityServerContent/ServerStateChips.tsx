@@ -1,6 +1,6 @@
 import Chip from '@mui/material/Chip';
 import Typography from '@mui/material/Typography';
-import { chipLabelSx, CORDONED_CHIP, readyChip } from '../shared/chips';
+import { chipLabelSx, CORDONED_CHIP, readyChip } from '../ui/chips';
 
 /** A server's readiness, as the table and the entity page show it. */
 export function ReadyChip(props: { ready: boolean }) {

@@ -1,8 +1,8 @@
 import type { ReactNode } from 'react';
 import Box from '@mui/material/Box';
 import Typography from '@mui/material/Typography';
-import { AppLink, useServersLinks } from '../shared/links';
-import { ReadGate } from '../shared/ReadGate';
+import { AppLink, useServersLinks } from '../ui/links';
+import { ReadGate } from '../ui/ReadGate';
 import { useReadDecision } from '../hooks/useReadDecision';
 
 /**

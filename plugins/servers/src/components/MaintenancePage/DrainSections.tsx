@@ -10,7 +10,7 @@ import type {
   MaintenanceProgress,
   MaintenanceResponse,
 } from '@rackside/plugin-servers-common';
-import { drainOptionsText, formatTime } from '../shared/maintenanceText';
+import { drainOptionsText, formatTime } from '../ui/maintenanceText';
 import { Section } from './MaintenanceSection';
 
 export function DrainProgress(props: { progress: MaintenanceProgress }) {

@@ -14,9 +14,9 @@ import {
   poweredOffMaintenance,
   rebootingMaintenance,
 } from '../../testing/power';
-import { ServersLinksProvider } from '../shared/links';
+import { ServersLinksProvider } from '../ui/links';
 import { MaintenancePage } from './MaintenancePage';
-import { formatTime, timelineOf } from '../shared/maintenanceText';
+import { formatTime, timelineOf } from '../ui/maintenanceText';
 
 function renderPage(
   api: ReturnType<typeof fakeServersApi>,

@@ -7,8 +7,8 @@ import ListItem from '@mui/material/ListItem';
 import ListItemText from '@mui/material/ListItemText';
 import Typography from '@mui/material/Typography';
 import type { MaintenanceResponse } from '@rackside/plugin-servers-common';
-import { chipLabelSx } from '../shared/chips';
-import { AppLink, useServersLinks } from '../shared/links';
+import { chipLabelSx } from '../ui/chips';
+import { AppLink, useServersLinks } from '../ui/links';
 import { LiveDetail } from '../LiveDetail';
 import {
   conditionText,
@@ -16,7 +16,7 @@ import {
   POWER_OFF_CONFIRMED,
   refusalNumbers,
   requestFlags,
-} from '../shared/maintenanceText';
+} from '../ui/maintenanceText';
 import { DrainOptions, DrainProgress } from './DrainSections';
 import { phaseColor, Section } from './MaintenanceSection';
 import { PowerSection } from './PowerSection';

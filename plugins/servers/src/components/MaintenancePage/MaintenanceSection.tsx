@@ -1,6 +1,6 @@
 import type { ReactNode } from 'react';
 import type { MaintenancePhase } from '@rackside/plugin-servers-common';
-import { PageSection } from '../shared/PageSection';
+import { PageSection } from '../ui/PageSection';
 
 /** The colour of a maintenance's phase chip (and of its timeline dot). */
 export function phaseColor(

@@ -12,7 +12,7 @@ import {
   powerRecordText,
   powerWaitText,
   type PowerOffTone,
-} from '../shared/maintenanceText';
+} from '../ui/maintenanceText';
 import { Section } from './MaintenanceSection';
 
 const TONE_SEVERITIES: Record<PowerOffTone, 'success' | 'info' | 'warning'> = {

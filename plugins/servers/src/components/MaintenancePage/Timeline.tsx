@@ -6,7 +6,7 @@ import {
   formatTime,
   timelineOf,
   type TimelineEntry,
-} from '../shared/maintenanceText';
+} from '../ui/maintenanceText';
 import { phaseColor, Section } from './MaintenanceSection';
 
 /** The colour of a timeline dot: requests apart from phases, failures in red. */

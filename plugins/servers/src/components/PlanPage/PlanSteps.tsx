@@ -5,11 +5,11 @@ import TableCell from '@mui/material/TableCell';
 import TableHead from '@mui/material/TableHead';
 import TableRow from '@mui/material/TableRow';
 import { type PlanResponse } from '@rackside/plugin-servers-common';
-import { chipLabelSx } from '../shared/chips';
-import { PageSection } from '../shared/PageSection';
-import { AppLink, useServersLinks } from '../shared/links';
-import { formatTime } from '../shared/maintenanceText';
-import { planPhaseColor } from '../shared/planText';
+import { chipLabelSx } from '../ui/chips';
+import { PageSection } from '../ui/PageSection';
+import { AppLink, useServersLinks } from '../ui/links';
+import { formatTime } from '../ui/maintenanceText';
+import { planPhaseColor } from '../ui/planText';
 
 /** Each node's step, in the order the plan takes them, with its maintenance. */
 export function PlanSteps(props: { cluster: string; plan: PlanResponse }) {

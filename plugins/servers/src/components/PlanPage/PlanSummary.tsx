@@ -8,14 +8,10 @@ import {
   isTerminalPlanPhase,
   type PlanResponse,
 } from '@rackside/plugin-servers-common';
-import { chipLabelSx } from '../shared/chips';
-import { PageSection } from '../shared/PageSection';
-import { durationText, formatTime } from '../shared/maintenanceText';
-import {
-  planPhaseColor,
-  planProgressText,
-  waitingText,
-} from '../shared/planText';
+import { chipLabelSx } from '../ui/chips';
+import { PageSection } from '../ui/PageSection';
+import { durationText, formatTime } from '../ui/maintenanceText';
+import { planPhaseColor, planProgressText, waitingText } from '../ui/planText';
 
 /** A plan's summary: its phase and progress, what it does, who asked and why. */
 export function PlanSummary(props: { plan: PlanResponse }) {

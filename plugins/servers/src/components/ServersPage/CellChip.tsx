@@ -1,5 +1,5 @@
 import { alpha, type Theme } from '@mui/material/styles';
-import { hasBlackLabel } from '../shared/chips';
+import { hasBlackLabel } from '../ui/chips';
 
 /** The palette colours a table chip takes, as MUI's Chip names them. */
 export type CellChipTone =

@@ -7,12 +7,12 @@ import {
   PLAN_LIST_MAX_LIMIT,
 } from '@rackside/plugin-servers-common';
 import { serversApiRef } from '../../api';
-import { chipLabelSx } from '../shared/chips';
-import { AppLink, useServersLinks } from '../shared/links';
-import { formatTime } from '../shared/maintenanceText';
+import { chipLabelSx } from '../ui/chips';
+import { AppLink, useServersLinks } from '../ui/links';
+import { formatTime } from '../ui/maintenanceText';
 import { useLiveRefresh } from '../hooks/useLiveRefresh';
 import { useLoader } from '../hooks/useLoader';
-import { planPhaseColor, planProgressText } from '../shared/planText';
+import { planPhaseColor, planProgressText } from '../ui/planText';
 
 /** How many finished plans the Servers page lists below the open ones. */
 const FINISHED_SHOWN = 5;

@@ -8,7 +8,7 @@ import {
   poweredOffMaintenance,
   rebootingMaintenance,
 } from '../../testing/power';
-import { ServersLinksProvider } from '../shared/links';
+import { ServersLinksProvider } from '../ui/links';
 import { MaintenanceCell, phaseSummary, shortError } from './MaintenanceCell';
 
 const links = {

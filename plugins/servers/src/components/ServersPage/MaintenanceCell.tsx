@@ -5,7 +5,7 @@ import type {
   MaintenanceResponse,
   ServerListItem,
 } from '@rackside/plugin-servers-common';
-import { AppLink, useServersLinks } from '../shared/links';
+import { AppLink, useServersLinks } from '../ui/links';
 import { PageTooltip as Tooltip } from './PageTooltip';
 import {
   powerOffState,
@@ -13,7 +13,7 @@ import {
   powerWaitText,
   refusalNumbers,
   type PowerOffTone,
-} from '../shared/maintenanceText';
+} from '../ui/maintenanceText';
 
 /**
  * The phase of a maintenance in a few words: "Draining 3 of 7" while it drains

@@ -7,9 +7,9 @@ import type {
   ServerAction,
   ServerListItem,
 } from '@rackside/plugin-servers-common';
-import { ACTION_LABELS } from '../shared/labels';
+import { ACTION_LABELS } from '../ui/labels';
 import { tooltipContainer } from './PageTooltip';
-import { ACTION_ATTRIBUTE } from '../shared/rowFocus';
+import { ACTION_ATTRIBUTE } from '../ui/rowFocus';
 
 /** The start of the accessible name of a row's "More actions" button. */
 export const MORE_ACTIONS = 'More actions';

@@ -7,9 +7,9 @@ import {
 } from '@rackside/plugin-servers-common';
 import { MaintenanceCell, NO_MAINTENANCE_CLASS } from './MaintenanceCell';
 import { ServerCatalogLink } from '../EntityServerContent/ServerCatalogLink';
-import { focusInRow, keepFocusInRow } from '../shared/rowFocus';
+import { focusInRow, keepFocusInRow } from '../ui/rowFocus';
 import { CellChip, cellChipStyles } from './CellChip';
-import { CORDONED_CHIP, readyChip } from '../shared/chips';
+import { CORDONED_CHIP, readyChip } from '../ui/chips';
 import { RowActions, rowActionsStyles } from './RowActions';
 import { ROW_HEIGHT } from './tableWindow';
 

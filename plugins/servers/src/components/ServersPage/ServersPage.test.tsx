@@ -17,7 +17,7 @@ import {
 import { poweredOffMaintenance } from '../../testing/power';
 import { ServersPage } from './ServersPage';
 import { startServersPage } from './pageStart';
-import { quorumText } from '../shared/QuorumBanner';
+import { quorumText } from '../ui/QuorumBanner';
 import { ROW_HEIGHT } from './tableWindow';
 
 function renderPage(api: ReturnType<typeof fakeServersApi>) {

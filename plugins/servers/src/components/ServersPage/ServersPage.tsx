@@ -5,10 +5,10 @@ import Link from '@mui/material/Link';
 import Typography from '@mui/material/Typography';
 import { serversApiRef } from '../../api';
 import { ClusterSection } from './ClusterSection';
-import { ConfiguredClusters } from '../shared/ConfiguredClusters';
+import { ConfiguredClusters } from '../ui/ConfiguredClusters';
 import { createFirstWindows, FirstWindowsContext } from '../hooks/firstWindows';
-import { AppLink, useServersLinks } from '../shared/links';
-import { ReadDenied } from '../shared/ReadGate';
+import { AppLink, useServersLinks } from '../ui/links';
+import { ReadDenied } from '../ui/ReadGate';
 import type { PageStart, ServersPageStart } from './pageStart';
 import { FIRST_WINDOW_REQUEST } from '../hooks/windowRequests';
 

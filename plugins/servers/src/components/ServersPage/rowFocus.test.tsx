@@ -16,7 +16,7 @@ import {
   server,
   serverList,
 } from '../../testing/fixtures';
-import { focusTarget } from '../shared/rowFocus';
+import { focusTarget } from '../ui/rowFocus';
 import { POLL_INTERVAL_MS } from './ClusterSection';
 import { ServersPage } from './ServersPage';
 import { ServerTable } from './ServerTable';

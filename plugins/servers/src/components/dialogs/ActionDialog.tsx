@@ -25,7 +25,7 @@ import {
   type DescribedError,
 } from '../../api';
 import { FOCUSABLE_PAPER, useFocusOnOpen } from './dialogFocus';
-import { ACTION_DESCRIPTIONS, ACTION_LABELS } from '../shared/labels';
+import { ACTION_DESCRIPTIONS, ACTION_LABELS } from '../ui/labels';
 import { REASON_HINT, ReasonField } from './ReasonField';
 import { usePreflight } from '../hooks/usePreflight';
 import { PreflightStep } from './ActionPreflightStep';

@@ -9,7 +9,7 @@ import {
 } from '@rackside/plugin-servers-common';
 import type { DescribedError } from '../../api';
 import { quorumNumbers } from './preflight';
-import { quorumText } from '../shared/QuorumBanner';
+import { quorumText } from '../ui/QuorumBanner';
 import { LIVE_HELPER_TEXT } from './ReasonField';
 import { NOTHING_CHANGED } from './ceremonyText';
 

@@ -16,7 +16,7 @@ import { describeError, PreflightChangedError, serversApiRef } from '../../api';
 import { IMPACT_CHANGED, NOTHING_CHANGED } from './ceremonyText';
 import { FOCUSABLE_PAPER, useFocusOnOpen } from './dialogFocus';
 import { hazardNamesTyped, hazardNodesOf } from './HazardStepNames';
-import { AppLink, useServersLinks } from '../shared/links';
+import { AppLink, useServersLinks } from '../ui/links';
 import {
   PlanCeremony,
   PlanDrainOptions,

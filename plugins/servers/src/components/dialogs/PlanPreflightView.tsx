@@ -11,7 +11,7 @@ import type {
   PlanPreflightResponse,
   PlanPreflightStep,
 } from '@rackside/plugin-servers-common';
-import { durationText } from '../shared/maintenanceText';
+import { durationText } from '../ui/maintenanceText';
 import { quorumNumbers } from './preflight';
 
 /** "Step 1: worker-1, worker-2 (about 2 min)": one step as a sentence. */

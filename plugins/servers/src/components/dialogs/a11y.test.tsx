@@ -7,7 +7,7 @@ import { fakeServersApi, serverList } from '../../testing/fixtures';
 import { rebootPreflight } from '../../testing/power';
 import { ActionDialog } from './ActionDialog';
 import { ACKNOWLEDGEMENT } from './ceremonyText';
-import { chipLabelSx } from '../shared/chips';
+import { chipLabelSx } from '../ui/chips';
 
 function renderReboot() {
   const api = fakeServersApi(serverList([]));

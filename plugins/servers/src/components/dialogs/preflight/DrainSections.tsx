@@ -7,7 +7,7 @@ import type {
   DrainEstimate,
   PreflightResponse,
 } from '@rackside/plugin-servers-common';
-import { durationText } from '../../shared/maintenanceText';
+import { durationText } from '../../ui/maintenanceText';
 import { DetailItem, Section, WithChip } from './PreflightList';
 import { disruptionsText, quorumNumbers } from './preflightText';
 

@@ -6,7 +6,7 @@ import {
   nodeLocalAllowedPreflight,
   nodeLocalRefusedPreflight,
 } from '../../../testing/drainRules';
-import { durationText } from '../../shared/maintenanceText';
+import { durationText } from '../../ui/maintenanceText';
 import { PreflightView } from './PreflightView';
 import {
   nodeLocalPods,

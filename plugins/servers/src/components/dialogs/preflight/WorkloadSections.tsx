@@ -4,7 +4,7 @@ import {
   podKey,
   type PreflightResponse,
 } from '@rackside/plugin-servers-common';
-import { chipLabelSx } from '../../shared/chips';
+import { chipLabelSx } from '../../ui/chips';
 import { DetailItem, Section, WithChip } from './PreflightList';
 import {
   nodeLocalPods,
