@@ -8,6 +8,7 @@ export { startTestRack, REPO_ROOT } from './rack';
 export type { RackInfo, StartTestRackOptions, TestRack } from './rack';
 export { claimNet } from './net';
 export { eventually } from './eventually';
+export { awaitAdmissionPolicies } from './admission';
 export { startTrap, talosEmulator } from './talosEmulator';
 export type {
   PowerCounts,

@@ -16,6 +16,7 @@ import {
   type ResourceDescriptor,
 } from '@rackside/plugin-servers-node';
 import {
+  awaitAdmissionPolicies,
   eventually,
   REPO_ROOT,
   startTestRack,
@@ -294,6 +295,7 @@ export async function startOperatorRack(
 
   const NS = OPERATOR_NAMESPACE;
   await applyAccess(admin, ['operator-access.yaml', 'policy-access.yaml']);
+  await awaitAdmissionPolicies(admin);
   await grantAdminReclaim(admin);
   // TokenRequest directly: rack.serviceAccountToken's dynamic import needs ESM in Jest.
   const tokenKubeConfig = async (name: string) => {

@@ -9,7 +9,12 @@ import { mockServices, startTestBackend } from '@backstage/backend-test-utils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { signalsServiceRef } from '@backstage/plugin-signals-node';
 import { KubeHttp } from '@rackside/plugin-servers-node';
-import { eventually, REPO_ROOT, type TestRack } from '@rackside/rack-testing';
+import {
+  awaitAdmissionPolicies,
+  eventually,
+  REPO_ROOT,
+  type TestRack,
+} from '@rackside/rack-testing';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -98,6 +103,7 @@ export async function installRackside(rack: TestRack): Promise<RacksideOnRack> {
       await apply(obj);
     }
   }
+  await awaitAdmissionPolicies(rack.adminKubeConfig());
 
   // A TokenRequest of our own: `rack.serviceAccountToken` uses a dynamic import
   // that Jest refuses without --experimental-vm-modules.
