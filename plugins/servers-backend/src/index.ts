@@ -9,21 +9,21 @@ export {
   clusterRegistryServiceRef,
   staticClusterRegistry,
   staticClusterRegistryFactory,
-} from './service/clusterRegistry';
+} from './cluster/clusterRegistry';
 export type {
   ClusterRegistry,
   ClusterState,
   MaintenanceObject,
   NewMaintenance,
   RequestFlagName,
-} from './service/types';
+} from './cluster/types';
 export {
   machinesRegistryServiceRef,
   staticMachinesRegistry,
-} from './service/machinesRegistry';
+} from './machines/machinesRegistry';
 export type {
   CredentialSecret,
   KubernetesReclaimAccess,
   MachinesRegistry,
   MachinesState,
-} from './service/machinesTypes';
+} from './machines/machinesTypes';

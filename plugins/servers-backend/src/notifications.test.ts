@@ -14,8 +14,8 @@ import request from 'supertest';
 import {
   clusterRegistryServiceRef,
   staticClusterRegistry,
-} from './service/clusterRegistry';
-import type { MaintenanceObject } from './service/types';
+} from './cluster/clusterRegistry';
+import type { MaintenanceObject } from './cluster/types';
 import { FakeCluster, fakeNode, fakePod } from './testing/fakeCluster';
 import { startServersTestBackend } from './testing/testBackend';
 

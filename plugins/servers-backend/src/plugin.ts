@@ -22,11 +22,11 @@ import { AuthorizedPlansService } from './plans/AuthorizedPlansService';
 import { PlansService } from './plans/PlansService';
 import { readPlansConfig } from './plans/config';
 import { createRouter } from './servers/router';
-import { clusterRegistryServiceRef } from './service/clusterRegistry';
-import { machinesRegistryServiceRef } from './service/machinesRegistry';
-import { announceChanges } from './service/changeSignals';
-import { PreflightTokens } from './service/preflight';
-import { readReasonPolicy } from './service/reasonPolicy';
+import { clusterRegistryServiceRef } from './cluster/clusterRegistry';
+import { machinesRegistryServiceRef } from './machines/machinesRegistry';
+import { announceChanges } from './cluster/changeSignals';
+import { PreflightTokens } from './servers/preflight';
+import { readReasonPolicy } from './lib/reasonPolicy';
 import { AuthorizedServersService } from './servers/AuthorizedServersService';
 import { ServersServiceWithOwners } from './servers/preflightOwners';
 import { readNotificationsConfig } from './notifications/config';
@@ -38,7 +38,7 @@ import {
 import { withPodsAtCreation } from './notifications/podsAtCreation';
 import { watchForNotifications } from './notifications/watchNotifications';
 import { catalogWorkloads } from './notifications/workloadCatalog';
-import { serverResourceOf } from './service/view';
+import { serverResourceOf } from './servers/view';
 
 /** `servers.readDecisionReuseMs`: a whole number of milliseconds, 0 or more. */
 function readDecisionReuseMsOf(config: Config): number | undefined {

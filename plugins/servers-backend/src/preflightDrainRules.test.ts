@@ -10,7 +10,7 @@ import request from 'supertest';
 import {
   clusterRegistryServiceRef,
   staticClusterRegistry,
-} from './service/clusterRegistry';
+} from './cluster/clusterRegistry';
 import { FakeCluster, fakeNode, fakePod } from './testing/fakeCluster';
 import { startServersTestBackend } from './testing/testBackend';
 

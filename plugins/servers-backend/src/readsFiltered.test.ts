@@ -15,7 +15,7 @@ import request from 'supertest';
 import {
   clusterRegistryServiceRef,
   staticClusterRegistry,
-} from './service/clusterRegistry';
+} from './cluster/clusterRegistry';
 import { FakeCluster, fakeMaintenance, fakeNode } from './testing/fakeCluster';
 import { startServersTestBackend } from './testing/testBackend';
 

@@ -23,8 +23,8 @@ import {
 import {
   serverView,
   snapshotOf,
-} from '@rackside/plugin-servers-backend/src/service/view';
-import type { MaintenanceObject } from '@rackside/plugin-servers-backend/src/service/types';
+} from '@rackside/plugin-servers-backend/src/servers/view';
+import type { MaintenanceObject } from '@rackside/plugin-servers-backend/src/cluster/types';
 /* eslint-enable @backstage/no-forbidden-package-imports */
 import type { NodeObject } from '@rackside/plugin-servers-node';
 import { abandonRule, rowFor, transitions } from './lifecycle';

@@ -7,9 +7,9 @@ import {
 import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
 import { serverPermissionRules } from '@rackside/plugin-servers-node';
 import { registerServersActions } from '.';
-import { PreflightTokens } from '../service/preflight';
+import { PreflightTokens } from '../servers/preflight';
 import { AuthorizedServersService as ServersService } from '../servers/AuthorizedServersService';
-import { staticClusterRegistry } from '../service/clusterRegistry';
+import { staticClusterRegistry } from '../cluster/clusterRegistry';
 import { FakeCluster, fakeNode, fakePod } from '../testing/fakeCluster';
 import type { AgentPolicy } from './agentPolicy';
 

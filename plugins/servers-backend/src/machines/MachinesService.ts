@@ -11,13 +11,13 @@ import type {
   ReclaimListResponse,
   ReclaimResponse,
 } from '@rackside/plugin-servers-common';
-import type { MachinesState } from '../service/machinesTypes';
+import type { MachinesState } from './machinesTypes';
 import {
   newestObjectsFirst,
   reclaimView,
   talosClusterView,
   talosMachineView,
-} from '../service/machinesView';
+} from './machinesView';
 import { addDiscoveryAddress } from './addDiscoveryAddress';
 import { confirmReclaim } from './confirmReclaim';
 import type {

@@ -5,8 +5,8 @@ import {
   type DiscoveryAddressAddedResponse,
 } from '@rackside/plugin-servers-common';
 import { parseRequestBody } from '../lib/requestBody';
-import { requireReachable, sameAddress } from '../service/discoveryAddresses';
-import type { MachinesState } from '../service/machinesTypes';
+import { requireReachable, sameAddress } from './discoveryAddresses';
+import type { MachinesState } from './machinesTypes';
 import {
   requireReason,
   StateConflictError,

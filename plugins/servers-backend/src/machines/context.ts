@@ -11,8 +11,8 @@ import type {
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import type { TalosCluster } from '@rackside/plugin-servers-common';
 import type { ResolveName } from '@rackside/plugin-servers-node';
-import type { MachinesRegistry, MachinesState } from '../service/machinesTypes';
-import { checkReason, type ReasonPolicy } from '../service/reasonPolicy';
+import type { MachinesRegistry, MachinesState } from './machinesTypes';
+import { checkReason, type ReasonPolicy } from '../lib/reasonPolicy';
 
 /** What the machine actions need (no permissions: AuthorizedMachinesService decides those). */
 export interface MachinesServiceOptions {

@@ -11,8 +11,8 @@ import {
 import { parseTalosconfig } from '@rackside/plugin-servers-node';
 import { randomBytes } from 'node:crypto';
 import { parseRequestBody } from '../lib/requestBody';
-import { requireReachable, sameAddress } from '../service/discoveryAddresses';
-import type { MachinesState } from '../service/machinesTypes';
+import { requireReachable, sameAddress } from './discoveryAddresses';
+import type { MachinesState } from './machinesTypes';
 import {
   requireReason,
   StateConflictError,

@@ -5,7 +5,7 @@ import {
   type JoinMachineResponse,
 } from '@rackside/plugin-servers-common';
 import { parseRequestBody } from '../lib/requestBody';
-import type { MachinesState } from '../service/machinesTypes';
+import type { MachinesState } from './machinesTypes';
 import {
   requireReason,
   StateConflictError,

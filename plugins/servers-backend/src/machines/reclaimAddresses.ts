@@ -1,8 +1,8 @@
 import {
   applyAddressPlan,
   planReclaimAddresses,
-} from '../service/discoveryAddresses';
-import type { MachinesState } from '../service/machinesTypes';
+} from './discoveryAddresses';
+import type { MachinesState } from './machinesTypes';
 import { withConflictRetry } from './context';
 
 /** What the address clean-up did to a TalosCluster. */

@@ -20,9 +20,9 @@ import {
   type AuditedOptions,
 } from '../lib/audited';
 import { jsonBody } from '../lib/jsonBody';
-import { READ_SEVERITY, RECLAIM_SEVERITY } from '../service/auditSeverity';
-import type { ReasonPolicy } from '../service/reasonPolicy';
-import type { MachinesRegistry } from '../service/machinesTypes';
+import { READ_SEVERITY, RECLAIM_SEVERITY } from '../lib/auditSeverity';
+import type { ReasonPolicy } from '../lib/reasonPolicy';
+import type { MachinesRegistry } from './machinesTypes';
 import { AuthorizedMachinesService } from './AuthorizedMachinesService';
 import { rawString } from './context';
 import { MachinesService, type MachineAction } from './MachinesService';

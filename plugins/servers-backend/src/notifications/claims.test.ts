@@ -7,10 +7,10 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import { ConflictError, NotFoundError } from '@backstage/errors';
 import type { AffectedEntity } from '@rackside/plugin-servers-common';
-import { staticClusterRegistry } from '../service/clusterRegistry';
-import { staticMachinesRegistry } from '../service/machinesRegistry';
-import type { MachinesState } from '../service/machinesTypes';
-import type { MaintenanceObject } from '../service/types';
+import { staticClusterRegistry } from '../cluster/clusterRegistry';
+import { staticMachinesRegistry } from '../machines/machinesRegistry';
+import type { MachinesState } from '../machines/machinesTypes';
+import type { MaintenanceObject } from '../cluster/types';
 import {
   FakeCluster,
   fakeMaintenance,

@@ -6,7 +6,7 @@ import {
   ResourceClient,
   type ClusterConfig,
 } from '@rackside/plugin-servers-node';
-import type { MachinesState } from '../service/machinesTypes';
+import type { MachinesState } from '../machines/machinesTypes';
 
 /**
  * The annotations by which backend replicas claim a notification on the object it is

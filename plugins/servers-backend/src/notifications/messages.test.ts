@@ -1,5 +1,5 @@
 import { fakeMaintenance } from '../testing/fakeCluster';
-import type { MaintenanceObject } from '../service/types';
+import type { MaintenanceObject } from '../cluster/types';
 import { maintenanceOutcome } from './messages';
 
 const AT = '2026-12-02T02:00:00Z';

@@ -9,7 +9,7 @@ import {
   type AffectedEntity,
   type MachineReclaim,
 } from '@rackside/plugin-servers-common';
-import type { MaintenanceObject } from '../service/types';
+import type { MaintenanceObject } from '../cluster/types';
 import { NOTIFICATION_TOPICS, type ServersNotification } from './notifier';
 
 /** The path of a maintenance's page in the portal. */

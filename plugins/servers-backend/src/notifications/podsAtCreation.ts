@@ -3,7 +3,7 @@ import type {
   ClusterRegistry,
   ClusterState,
   NewMaintenance,
-} from '../service/types';
+} from '../cluster/types';
 import type { MaintenanceNotifications } from './watchNotifications';
 
 const DRAINING_INTENTS = new Set(['drain', 'reboot', 'shutdown']);

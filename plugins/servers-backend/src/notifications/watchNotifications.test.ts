@@ -1,8 +1,8 @@
 import { mockServices } from '@backstage/backend-test-utils';
 import type { AffectedEntity } from '@rackside/plugin-servers-common';
-import { staticClusterRegistry } from '../service/clusterRegistry';
-import { staticMachinesRegistry } from '../service/machinesRegistry';
-import type { MaintenanceObject } from '../service/types';
+import { staticClusterRegistry } from '../cluster/clusterRegistry';
+import { staticMachinesRegistry } from '../machines/machinesRegistry';
+import type { MaintenanceObject } from '../cluster/types';
 import {
   FakeCluster,
   fakeMaintenance,

@@ -8,12 +8,12 @@ import {
   type MachineReclaim,
   type PodLike,
 } from '@rackside/plugin-servers-common';
-import type { MachinesRegistry, MachinesState } from '../service/machinesTypes';
+import type { MachinesRegistry, MachinesState } from '../machines/machinesTypes';
 import type {
   ClusterRegistry,
   ClusterState,
   MaintenanceObject,
-} from '../service/types';
+} from '../cluster/types';
 import {
   drainBlocked,
   maintenanceOutcome,

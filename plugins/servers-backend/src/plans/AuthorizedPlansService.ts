@@ -34,7 +34,7 @@ import type {
   ServerPermissionOptions,
 } from '../servers/AuthorizedServersService';
 import { actorOf, type CallContext } from '../servers/ServersService';
-import { serverResourceOf, type ClusterSnapshot } from '../service/view';
+import { serverResourceOf, type ClusterSnapshot } from '../servers/view';
 import type {
   PlanAccess,
   PlanPreflightQuery,

@@ -58,14 +58,14 @@ import type { Request } from 'express';
 import crypto from 'node:crypto';
 import { audited } from '../lib/audited';
 import { parseRequestBody } from '../lib/requestBody';
-import { PLAN_SEVERITY } from '../service/auditSeverity';
+import { PLAN_SEVERITY } from '../lib/auditSeverity';
 import { PlanPreflightLimiter } from './preflightLimiter';
 import {
   impactDigest,
   PreflightConflictError,
   type PreflightOptions,
-} from '../service/preflight';
-import { checkReason } from '../service/reasonPolicy';
+} from '../servers/preflight';
+import { checkReason } from '../lib/reasonPolicy';
 import type { ServerReadScope } from '../servers/AuthorizedServersService';
 import {
   snapshot,
@@ -73,12 +73,12 @@ import {
   type ServersService,
   type ServersServiceOptions,
 } from '../servers/ServersService';
-import type { ClusterState, PlanObject } from '../service/types';
+import type { ClusterState, PlanObject } from '../cluster/types';
 import {
   powerCheck,
   serverResourceOf,
   type ClusterSnapshot,
-} from '../service/view';
+} from '../servers/view';
 
 /** The plan pre-flight without its token. */
 export type PlanPreflightImpact = Omit<PlanPreflightResponse, 'token'>;

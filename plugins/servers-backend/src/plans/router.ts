@@ -6,7 +6,7 @@
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import type express from 'express';
 import Router from 'express-promise-router';
-import { PreflightConflictError } from '../service/preflight';
+import { PreflightConflictError } from '../servers/preflight';
 import { queryFlag, sendPreflightConflict } from '../servers/preflightHttp';
 import type { AuthorizedPlansService } from './AuthorizedPlansService';
 import {

@@ -36,11 +36,11 @@ import {
   type ServerResource,
 } from '@rackside/plugin-servers-node';
 import type { Request } from 'express';
-import type { PreflightOptions } from '../service/preflight';
-import { decidedKey, ReadScope } from '../service/readScope';
-import type { ServerListQuery } from '../service/serverList';
-import type { PreparedJson } from '../service/ServerListCache';
-import { serverResourceOf } from '../service/view';
+import type { PreflightOptions } from './preflight';
+import { decidedKey, ReadScope } from './readScope';
+import type { ServerListQuery } from './serverList';
+import type { PreparedJson } from './ServerListCache';
+import { serverResourceOf } from './view';
 import {
   DEFAULT_READ_DECISION_REUSE_MS,
   readDecisionKeyOf,

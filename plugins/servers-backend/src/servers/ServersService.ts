@@ -50,8 +50,8 @@ import {
   READ_SEVERITY,
   serverActionSeverity,
   type CallVia,
-} from '../service/auditSeverity';
-import { performAction } from '../service/performAction';
+} from '../lib/auditSeverity';
+import { performAction } from './commands/performAction';
 import {
   computePreflight,
   PreflightConflictError,
@@ -60,13 +60,13 @@ import {
   type PreflightImpact,
   type PreflightOptions,
   type PreflightTokens,
-} from '../service/preflight';
-import { checkReason, type ReasonPolicy } from '../service/reasonPolicy';
+} from './preflight';
+import { checkReason, type ReasonPolicy } from '../lib/reasonPolicy';
 import type {
   ClusterRegistry,
   ClusterState,
   NewMaintenance,
-} from '../service/types';
+} from '../cluster/types';
 import {
   maintenanceView,
   newestFirst,
@@ -75,13 +75,13 @@ import {
   serverView,
   snapshotOf,
   type ClusterSnapshot,
-} from '../service/view';
-import type { PreparedJson } from '../service/ServerListCache';
+} from './view';
+import type { PreparedJson } from './ServerListCache';
 import {
   ServerLists,
   type ListDecisions,
   type ServerListQuery,
-} from '../service/serverList';
+} from './serverList';
 
 /** A guard refusal: 409 with the quorum numbers in the error body. */
 export class QuorumRefusedError extends ConflictError {

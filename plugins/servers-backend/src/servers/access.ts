@@ -6,7 +6,7 @@
  */
 import type { ServerAction } from '@rackside/plugin-servers-common';
 import type { NodeObject, ServerResource } from '@rackside/plugin-servers-node';
-import type { ReadScope } from '../service/readScope';
+import type { ReadScope } from './readScope';
 
 /** What `servers:read` lets a caller see (403 when it is denied outright). */
 export type ServerReadScope = ReadScope & {

@@ -4,7 +4,7 @@
  */
 import { InputError } from '@backstage/errors';
 import type express from 'express';
-import type { PreflightConflictError } from '../service/preflight';
+import type { PreflightConflictError } from './preflight';
 
 /** A 409 whose new pre-flight travels with it, so the dialog can show it at once. */
 export function sendPreflightConflict(

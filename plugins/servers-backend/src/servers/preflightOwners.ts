@@ -1,7 +1,7 @@
 import type { LoggerService } from '@backstage/backend-plugin-api';
 import type { PreflightResponse } from '@rackside/plugin-servers-common';
 import type { WorkloadCatalog } from '../notifications/workloadCatalog';
-import type { PreflightOptions } from '../service/preflight';
+import type { PreflightOptions } from './preflight';
 import type { UserAccess } from './AuthorizedServersService';
 import {
   ServersService,

@@ -3,9 +3,9 @@ import {
   AuthorizeResult,
   type PolicyDecision,
 } from '@backstage/plugin-permission-common';
-import { staticClusterRegistry } from '../service/clusterRegistry';
+import { staticClusterRegistry } from '../cluster/clusterRegistry';
 import { FakeCluster, fakeNode } from '../testing/fakeCluster';
-import { PreflightTokens } from '../service/preflight';
+import { PreflightTokens } from './preflight';
 import { AuthorizedServersService } from './AuthorizedServersService';
 import {
   DEFAULT_READ_DECISION_REUSE_MS,

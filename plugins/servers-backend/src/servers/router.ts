@@ -9,8 +9,8 @@ import Router from 'express-promise-router';
 import { jsonBody } from '../lib/jsonBody';
 import type { AuthorizedPlansService } from '../plans/AuthorizedPlansService';
 import { createPlansRouter } from '../plans/router';
-import { PreflightConflictError } from '../service/preflight';
-import { parseServerListQuery } from '../service/serverList';
+import { PreflightConflictError } from './preflight';
+import { parseServerListQuery } from './serverList';
 import type { AuthorizedServersService } from './AuthorizedServersService';
 import { queryFlag, sendPreflightConflict } from './preflightHttp';
 
@@ -52,7 +52,7 @@ export async function createRouter(
   router.get('/clusters/:cluster/servers', async (req, res) => {
     const credentials = await httpAuth.credentials(req);
     // No window parameters: the whole list, as always (a contract). With `limit`,
-    // `continue`, `filter`, `sort` or `direction`: one window of it (service/serverList.ts).
+    // `continue`, `filter`, `sort` or `direction`: one window of it (serverList.ts).
     const query = parseServerListQuery(req.query as Record<string, unknown>);
     const list = await service.listServersJson(
       credentials,

@@ -15,7 +15,7 @@ import type {
   NewPlan,
   PlanObject,
   RequestFlagName,
-} from '../service/types';
+} from '../cluster/types';
 
 export function fakeNode(
   name: string,

@@ -14,7 +14,7 @@ import type {
   CredentialSecret,
   KubernetesReclaimAccess,
   MachinesState,
-} from '../service/machinesTypes';
+} from '../machines/machinesTypes';
 
 const NAMESPACE = 'rackside-system';
 

@@ -28,7 +28,7 @@ import type {
   KubernetesReclaimAccess,
   MachinesState,
 } from './machinesTypes';
-import { waitForFirstSync } from './cacheSync';
+import { waitForFirstSync } from '../cluster/cacheSync';
 
 /** How long the answer of the access review is reused (bindings change rarely). */
 const ACCESS_REVIEW_TTL_MS = 60_000;

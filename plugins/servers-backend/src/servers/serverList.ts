@@ -25,7 +25,7 @@ import {
   type ListRow,
   type PreparedJson,
 } from './ServerListCache';
-import type { KeyedSnapshot } from './types';
+import type { KeyedSnapshot } from '../cluster/types';
 import { phaseOf, serverListItem, type ClusterSnapshot } from './view';
 
 /** A windowed list request: `?limit=&continue=&filter=&sort=&direction=`. */

@@ -3,7 +3,7 @@ import type { MachinesRegistry, MachinesState } from './machinesTypes';
 import {
   fixedRegistry,
   perClusterRegistryServiceRef,
-} from './perClusterRegistry';
+} from '../cluster/perClusterRegistry';
 
 /** A registry over a fixed list of clusters' machine states. */
 export function staticMachinesRegistry(

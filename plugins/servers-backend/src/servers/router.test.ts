@@ -9,18 +9,18 @@ import request from 'supertest';
 import {
   clusterRegistryServiceRef,
   staticClusterRegistry,
-} from './service/clusterRegistry';
+} from '../cluster/clusterRegistry';
 import {
   FakeCluster,
   fakeBudget,
   fakeMaintenance,
   fakeNode,
   fakePod,
-} from './testing/fakeCluster';
+} from '../testing/fakeCluster';
 import {
   startServersTestBackend,
   type ServersTestBackendOptions,
-} from './testing/testBackend';
+} from '../testing/testBackend';
 
 function rack(): FakeCluster {
   return new FakeCluster(

@@ -19,27 +19,27 @@ import { inspect } from 'node:util';
 import {
   clusterRegistryServiceRef,
   staticClusterRegistry,
-} from './service/clusterRegistry';
+} from '../cluster/clusterRegistry';
 import {
   machinesRegistryServiceRef,
   staticMachinesRegistry,
-} from './service/machinesRegistry';
+} from './machinesRegistry';
 import {
   FakeMachines,
   fakeReclaim,
   fakeTalosCluster,
   fakeTalosMachine,
-} from './testing/fakeMachines';
+} from '../testing/fakeMachines';
 import {
   FOREIGN_ADMIN_KEY_PEM,
   FOREIGN_KEY_MATERIAL,
   foreignTalosconfig,
-} from './testing/foreignTalosconfig';
+} from '../testing/foreignTalosconfig';
 import {
   startServersTestBackend,
   type RecordedAuditEvent,
   type ServersTestBackendOptions,
-} from './testing/testBackend';
+} from '../testing/testBackend';
 
 const REASON = 'replace plant-old worker, ticket OPS-42';
 const ME = mockCredentials.user().principal.userEntityRef;

@@ -31,7 +31,7 @@ import {
   type ServerResponse,
 } from '@rackside/plugin-servers-common';
 import type { NodeObject, ServerResource } from '@rackside/plugin-servers-node';
-import type { ClusterSnapshot, MaintenanceObject } from './types';
+import type { ClusterSnapshot, MaintenanceObject } from '../cluster/types';
 
 /** The phase of a maintenance; an object the operator has not seen yet is Requested. */
 export function phaseOf(m: MaintenanceObject): MaintenancePhase {
@@ -94,7 +94,7 @@ export function maintenanceView(m: MaintenanceObject): MaintenanceResponse {
 
 export type MaintenanceView = MaintenanceResponse;
 
-export type { ClusterSnapshot } from './types';
+export type { ClusterSnapshot } from '../cluster/types';
 
 export function snapshotOf(
   nodes: NodeObject[],

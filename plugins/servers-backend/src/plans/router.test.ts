@@ -9,18 +9,18 @@ import request from 'supertest';
 import {
   clusterRegistryServiceRef,
   staticClusterRegistry,
-} from './service/clusterRegistry';
-import { planNameFor } from './plans/PlansService';
+} from '../cluster/clusterRegistry';
+import { planNameFor } from './PlansService';
 import {
   FakeCluster,
   fakeBudget,
   fakeNode,
   fakePod,
-} from './testing/fakeCluster';
+} from '../testing/fakeCluster';
 import {
   startServersTestBackend,
   type ServersTestBackendOptions,
-} from './testing/testBackend';
+} from '../testing/testBackend';
 
 const BASE = '/api/servers/clusters/plant-a/plans';
 const REASON = 'kernel update of plant A tonight';

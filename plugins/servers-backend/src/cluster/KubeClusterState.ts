@@ -39,8 +39,8 @@ import type {
   RequestFlagName,
 } from './types';
 import { waitForFirstSync } from './cacheSync';
-import { PlanPodCache } from './planPodCache';
-import { snapshotOf } from './view';
+import { PlanPodCache } from '../plans/planPodCache';
+import { snapshotOf } from '../servers/view';
 
 /** Options of {@link KubeClusterState} beyond the cluster and the logger. */
 export interface KubeClusterStateOptions {

@@ -13,9 +13,9 @@ import {
   type ServerAction,
 } from '@rackside/plugin-servers-common';
 import type { NodeObject } from '@rackside/plugin-servers-node';
-import { preflightMaintenanceName, type PreflightImpact } from './preflight';
-import type { ClusterState, MaintenanceObject } from './types';
-import { nodeStateOf } from './view';
+import { preflightMaintenanceName, type PreflightImpact } from '../preflight';
+import type { ClusterState, MaintenanceObject } from '../../cluster/types';
+import { nodeStateOf } from '../view';
 
 /** What is kept on the NodeMaintenance of the pre-flight the requester acknowledged. */
 function preflightRecord(impact: PreflightImpact, token: string) {

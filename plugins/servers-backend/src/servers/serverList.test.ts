@@ -15,12 +15,12 @@ import {
   SERVER_SORT_KEYS,
 } from '@rackside/plugin-servers-common';
 import { FakeKube, type ClusterConfig } from '@rackside/plugin-servers-node';
-import { staticClusterRegistry } from './clusterRegistry';
-import { KubeClusterState } from './KubeClusterState';
+import { staticClusterRegistry } from '../cluster/clusterRegistry';
+import { KubeClusterState } from '../cluster/KubeClusterState';
 import { PreflightTokens } from './preflight';
 import { ExpiredContinueError, parseServerListQuery } from './serverList';
-import { AuthorizedServersService as ServersService } from '../servers/AuthorizedServersService';
-import { DEFAULT_READ_DECISION_REUSE_MS } from '../servers/readDecisions';
+import { AuthorizedServersService as ServersService } from './AuthorizedServersService';
+import { DEFAULT_READ_DECISION_REUSE_MS } from './readDecisions';
 
 const NODES = '/api/v1/nodes';
 
