@@ -27,8 +27,8 @@ import { machinesRegistryServiceRef } from './machines/machinesRegistry';
 import { announceChanges } from './cluster/changeSignals';
 import { PreflightTokens } from './servers/preflight';
 import { readReasonPolicy } from './lib/reasonPolicy';
-import { AuthorizedServersService } from './servers/AuthorizedServersService';
-import { ServersServiceWithOwners } from './servers/preflightOwners';
+import { createServersService } from './servers/createServersService';
+import { ServerPermissions } from './servers/serverPermissions';
 import { readNotificationsConfig } from './notifications/config';
 import { kubeMaintenanceClaims } from './notifications/claims';
 import {
@@ -200,28 +200,26 @@ export const serversPlugin = createBackendPlugin({
           preflightTokens,
         };
         // Only the checks around the services ask the permission framework.
-        const permissionOptions = {
+        const serverPermissions = new ServerPermissions({
           permissions,
           applyConditions,
           readDecisionReuseMs: readDecisionReuseMsOf(config),
-        };
-        const service = new AuthorizedServersService(
-          { ...serviceOptions, ...permissionOptions },
-          new ServersServiceWithOwners(serviceOptions, { workloads, logger }),
-        );
+        });
+        const service = createServersService({
+          ...serviceOptions,
+          serverPermissions,
+          permissions,
+          applyConditions,
+          workloads,
+        });
         registerServersActions(
           actionsRegistry,
           service,
           readAgentPolicy(config),
         );
         const plans = new AuthorizedPlansService(
-          service,
-          permissionOptions,
-          new PlansService(
-            service.service,
-            serviceOptions,
-            readPlansConfig(config),
-          ),
+          serverPermissions,
+          new PlansService(serviceOptions, readPlansConfig(config)),
         );
         httpRouter.use(await createRouter({ service, plans, httpAuth }));
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });

@@ -8,7 +8,7 @@ import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
 import { serverPermissionRules } from '@rackside/plugin-servers-node';
 import { registerServersActions } from '.';
 import { PreflightTokens } from '../servers/preflight';
-import { AuthorizedServersService as ServersService } from '../servers/AuthorizedServersService';
+import { createServersService } from '../servers/createServersService';
 import { staticClusterRegistry } from '../cluster/clusterRegistry';
 import { FakeCluster, fakeNode, fakePod } from '../testing/fakeCluster';
 import type { AgentPolicy } from './agentPolicy';
@@ -46,7 +46,7 @@ function setup(
   if (extra.power) cluster.provider = talosProvider();
   cluster.pods.set('worker-1', [fakePod('web-1', 'worker-1')]);
   const audited: Array<{ outcome: string; meta: any; options: any }> = [];
-  const service = new ServersService({
+  const service = createServersService({
     clusters: staticClusterRegistry([cluster]),
     permissions: mockServices.permissions.mock({
       authorize: async requests =>

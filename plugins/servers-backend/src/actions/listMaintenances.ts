@@ -1,9 +1,9 @@
 import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
-import type { AuthorizedServersService } from '../servers/AuthorizedServersService';
+import type { ServersService } from '../servers/ServersService';
 
 export function registerListMaintenancesAction(
   registry: ActionsRegistryService,
-  service: AuthorizedServersService,
+  service: ServersService,
 ) {
   registry.register({
     name: 'list-maintenances',

@@ -1,11 +1,11 @@
 import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
 import { PREFLIGHT_ACTIONS } from '@rackside/plugin-servers-common';
-import type { AuthorizedServersService } from '../servers/AuthorizedServersService';
+import type { ServersService } from '../servers/ServersService';
 import { userCredentials } from './userCredentials';
 
 export function registerPreflightAction(
   registry: ActionsRegistryService,
-  service: AuthorizedServersService,
+  service: ServersService,
 ) {
   registry.register({
     name: 'preflight-server-action',

@@ -5,7 +5,7 @@ import {
   type ActionRequestBodyField,
   type ServerAction,
 } from '@rackside/plugin-servers-common';
-import type { AuthorizedServersService } from '../servers/AuthorizedServersService';
+import type { ServersService } from '../servers/ServersService';
 import { registryFields } from './registryInput';
 import { userCredentials } from './userCredentials';
 import {
@@ -47,7 +47,7 @@ export const PREFLIGHT_REQUEST_FIELDS = [
  */
 export function registerServerVerbAction(
   registry: ActionsRegistryService,
-  service: AuthorizedServersService,
+  service: ServersService,
   spec: ServerVerbActionSpec,
   policy: AgentPolicy = DEFAULT_AGENT_POLICY,
 ) {

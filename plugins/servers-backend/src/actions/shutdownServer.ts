@@ -1,5 +1,5 @@
 import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
-import type { AuthorizedServersService } from '../servers/AuthorizedServersService';
+import type { ServersService } from '../servers/ServersService';
 import type { AgentPolicy } from './agentPolicy';
 import {
   PREFLIGHT_REQUEST_FIELDS,
@@ -8,7 +8,7 @@ import {
 
 export function registerShutdownServerAction(
   registry: ActionsRegistryService,
-  service: AuthorizedServersService,
+  service: ServersService,
   policy?: AgentPolicy,
 ) {
   registerServerVerbAction(

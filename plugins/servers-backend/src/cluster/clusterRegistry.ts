@@ -1,4 +1,5 @@
 import { createServiceFactory } from '@backstage/backend-plugin-api';
+import { NotFoundError } from '@backstage/errors';
 import { KubeClusterState } from './KubeClusterState';
 import {
   fixedRegistry,
@@ -9,6 +10,16 @@ import type { ClusterRegistry, ClusterState } from './types';
 /** A registry over a fixed list of clusters. */
 export function staticClusterRegistry(states: ClusterState[]): ClusterRegistry {
   return fixedRegistry(states, s => s.name);
+}
+
+/** The cluster named `name`, or 404. */
+export function clusterOr404(
+  clusters: ClusterRegistry,
+  name: string,
+): ClusterState {
+  const cluster = clusters.get(name);
+  if (!cluster) throw new NotFoundError(`no cluster named ${name}`);
+  return cluster;
 }
 
 /**

@@ -12,7 +12,7 @@ import { staticClusterRegistry } from './clusterRegistry';
 import { KubeClusterState } from './KubeClusterState';
 import { PreflightTokens } from '../servers/preflight';
 import { announceChanges } from './changeSignals';
-import { AuthorizedServersService as ServersService } from '../servers/AuthorizedServersService';
+import { createServersService } from '../servers/createServersService';
 
 const NODES = '/api/v1/nodes';
 const MAINTENANCES = '/apis/rackside.dev/v1alpha1/nodemaintenances';
@@ -70,7 +70,7 @@ describe('changes, not heartbeats', () => {
   let state: KubeClusterState;
   let published: any[];
   let stopSignals: () => void;
-  let service: ServersService;
+  let service: ReturnType<typeof createServersService>;
   const credentials = mockCredentials.user();
 
   beforeEach(async () => {
@@ -95,7 +95,7 @@ describe('changes, not heartbeats', () => {
       channel: 'rackside:servers',
       debounceMs: 1000,
     });
-    service = new ServersService({
+    service = createServersService({
       clusters,
       permissions: mockServices.permissions.mock({
         authorizeConditional: async requests =>

@@ -6,8 +6,10 @@
 import type {
   AuditorService,
   AuditorServiceCreateEventOptions,
+  BackstageCredentials,
 } from '@backstage/backend-plugin-api';
 import type { Request } from 'express';
+import { READ_SEVERITY, type CallVia } from './auditSeverity';
 
 /**
  * An error class may name the outcome its audit record gets (a guard refusal is
@@ -103,4 +105,43 @@ export async function auditUnauthenticated(
     meta: meta as AuditorServiceCreateEventOptions['meta'],
   });
   await event.fail({ meta, error });
+}
+
+/** Who a call is audited as: the user, or the service's subject. */
+export function actorOf(credentials: BackstageCredentials): string {
+  const principal = credentials.principal as {
+    type?: string;
+    userEntityRef?: string;
+    subject?: string;
+  };
+  return principal.userEntityRef ?? principal.subject ?? principal.type ?? '';
+}
+
+/** How a read came in: the actions registry or a route (with its request, for the audit). */
+export interface ReadCall {
+  via?: CallVia;
+  request?: Request;
+}
+
+/**
+ * Runs a read with its auditor event (`server-read`, severity low): who, what, via
+ * which door, and how it ended (a denied or unknown target fails the event).
+ */
+export function auditedRead<T>(
+  auditor: AuditorService,
+  actor: string,
+  call: ReadCall | undefined,
+  target: Record<string, string | undefined>,
+  read: () => Promise<T>,
+): Promise<T> {
+  return audited(
+    {
+      auditor,
+      eventId: 'server-read',
+      severityLevel: READ_SEVERITY,
+      request: call?.request,
+      meta: { actor, ...target, via: call?.via ?? 'http' },
+    },
+    read,
+  );
 }

@@ -1,7 +1,4 @@
-import {
-  applyAddressPlan,
-  planReclaimAddresses,
-} from './discoveryAddresses';
+import { applyAddressPlan, planReclaimAddresses } from './discoveryAddresses';
 import type { MachinesState } from './machinesTypes';
 import { withConflictRetry } from './context';
 

@@ -8,7 +8,10 @@ import {
   type MachineReclaim,
   type PodLike,
 } from '@rackside/plugin-servers-common';
-import type { MachinesRegistry, MachinesState } from '../machines/machinesTypes';
+import type {
+  MachinesRegistry,
+  MachinesState,
+} from '../machines/machinesTypes';
 import type {
   ClusterRegistry,
   ClusterState,

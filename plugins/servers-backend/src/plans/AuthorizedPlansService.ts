@@ -29,11 +29,8 @@ import {
   type PlanResponse,
 } from '@rackside/plugin-servers-common';
 import type { Request } from 'express';
-import type {
-  AuthorizedServersService,
-  ServerPermissionOptions,
-} from '../servers/AuthorizedServersService';
-import { actorOf, type CallContext } from '../servers/ServersService';
+import { actorOf, type ReadCall as CallContext } from '../lib/audited';
+import type { ServerPermissions } from '../servers/serverPermissions';
 import { serverResourceOf, type ClusterSnapshot } from '../servers/view';
 import type {
   PlanAccess,
@@ -44,9 +41,8 @@ import type {
 
 export class AuthorizedPlansService {
   constructor(
-    /** The read scope (`servers:read`) of the plans is the servers'. */
-    private readonly servers: AuthorizedServersService,
-    private readonly options: ServerPermissionOptions,
+    /** The servers' permission questions: the plans' read scope is `servers:read`. */
+    private readonly options: ServerPermissions,
     /** The service the checks guard. */
     readonly service: PlansService,
   ) {}
@@ -145,7 +141,7 @@ export class AuthorizedPlansService {
   private accessOf(credentials: BackstageCredentials): PlanAccess {
     return {
       actor: actorOf(credentials),
-      readScope: () => this.servers.readScope(credentials),
+      readScope: () => this.options.readScope(credentials),
       requirePlan: () => this.requirePlan(credentials),
       requireIntentOnEvery: (cluster, snap, intent, names) =>
         this.requireIntentOnEvery(credentials, cluster, snap, intent, names),

@@ -5,10 +5,14 @@
  * request of a plan with its checks in order (servers:plan, body, reason policy, nodes,
  * the intent's permission on every node, the spec, ceremony, token, blockers), and
  * pause / resume / cancel. Every request is an auditor event at the plans' severity.
- * It reuses the servers service's audited reads, per-node impact and tokens. The permission
+ * It reuses the servers feature's audited reads, per-node impact and tokens. The permission
  * checks are the caller's {@link PlanAccess} (AuthorizedPlansService), asked at the points
  * of that order.
  */
+import type {
+  AuditorService,
+  LoggerService,
+} from '@backstage/backend-plugin-api';
 import {
   ConflictError,
   InputError,
@@ -66,17 +70,18 @@ import {
   type PreflightOptions,
 } from '../servers/preflight';
 import { checkReason } from '../lib/reasonPolicy';
-import type { ServerReadScope } from '../servers/AuthorizedServersService';
-import {
-  snapshot,
-  type CallContext,
-  type ServersService,
-  type ServersServiceOptions,
-} from '../servers/ServersService';
+import type { ServerReadScope } from '../servers/access';
+import { currentImpacts } from '../servers/impact';
+import type { PreflightTokens } from '../servers/preflight';
+import { auditedRead, type ReadCall as CallContext } from '../lib/audited';
+import type { ReasonPolicy } from '../lib/reasonPolicy';
+import { clusterOr404 } from '../cluster/clusterRegistry';
+import type { ClusterRegistry } from '../cluster/types';
 import type { ClusterState, PlanObject } from '../cluster/types';
 import {
   powerCheck,
   serverResourceOf,
+  snapshot,
   type ClusterSnapshot,
 } from '../servers/view';
 
@@ -316,12 +321,20 @@ export interface PlansConfig {
   preflightsPerMinute: number;
 }
 
+/** What the plans service needs. No permission service: the decorator asks it. */
+export interface PlansServiceOptions {
+  clusters: ClusterRegistry;
+  auditor: AuditorService;
+  logger: LoggerService;
+  reasonPolicy: ReasonPolicy;
+  preflightTokens: PreflightTokens;
+}
+
 export class PlansService {
   private readonly preflights: PlanPreflightLimiter;
 
   constructor(
-    private readonly servers: ServersService,
-    private readonly options: ServersServiceOptions,
+    private readonly options: PlansServiceOptions,
     private readonly config: PlansConfig = {
       authorizationHours: PLAN_AUTHORIZATION_DEFAULT_HOURS,
       preflightsPerMinute: PLAN_PREFLIGHTS_PER_MINUTE_DEFAULT,
@@ -352,7 +365,8 @@ export class PlansService {
     query: PlanListQuery = {},
     call?: CallContext,
   ): Promise<PlanListResponse> {
-    return this.servers.auditedRead(
+    return auditedRead(
+      this.options.auditor,
       access.actor,
       call,
       {
@@ -361,7 +375,7 @@ export class PlansService {
         ...(query.state ? { state: query.state } : {}),
       },
       async () => {
-        const cluster = this.servers.clusterOr404(clusterName);
+        const cluster = clusterOr404(this.options.clusters, clusterName);
         const after = query.continue ? planCursorOf(query.continue) : undefined;
         const limit = query.limit ?? PLAN_LIST_DEFAULT_LIMIT;
         const { plans } = await this.readablePlans(access, cluster);
@@ -390,12 +404,13 @@ export class PlansService {
     name: string,
     call?: CallContext,
   ): Promise<PlanResponse> {
-    return this.servers.auditedRead(
+    return auditedRead(
+      this.options.auditor,
       access.actor,
       call,
       { read: 'plan', cluster: clusterName, plan: name },
       async () => {
-        const cluster = this.servers.clusterOr404(clusterName);
+        const cluster = clusterOr404(this.options.clusters, clusterName);
         const { plans } = await this.readablePlans(access, cluster);
         const plan = plans.find(p => p.metadata.name === name);
         if (!plan) {
@@ -450,7 +465,7 @@ export class PlansService {
     const steps = stepsFor(planned, maxParallel);
     const stepOf = new Map<string, number>();
     steps.forEach((names, i) => names.forEach(n => stepOf.set(n, i)));
-    const current = await this.servers.currentImpacts(
+    const current = await currentImpacts(
       cluster,
       snap,
       planned.map(n => n.name),
@@ -541,7 +556,8 @@ export class PlansService {
     query: PlanPreflightQuery,
     call?: CallContext,
   ): Promise<PlanPreflightResponse> {
-    return this.servers.auditedRead(
+    return auditedRead(
+      this.options.auditor,
       access.actor,
       call,
       {
@@ -551,7 +567,7 @@ export class PlansService {
         nodes: query.nodes.join(','),
       },
       async () => {
-        const cluster = this.servers.clusterOr404(clusterName);
+        const cluster = clusterOr404(this.options.clusters, clusterName);
         await access.requirePlan();
         const intent = this.intentOf(query.intent);
         const maxParallel = this.maxParallelOf(query.maxParallel);
@@ -637,7 +653,7 @@ export class PlansService {
       via: 'http',
     };
     return this.auditedPlanRequest(meta, httpRequest, async () => {
-      const cluster = this.servers.clusterOr404(clusterName);
+      const cluster = clusterOr404(this.options.clusters, clusterName);
       await access.requirePlan();
       const body = parseRequestBody(planRequestBodySchema, rawBody);
       const reasonProblem = checkReason(this.options.reasonPolicy, body.reason);
@@ -835,7 +851,7 @@ export class PlansService {
           )}`,
         );
       }
-      const cluster = this.servers.clusterOr404(clusterName);
+      const cluster = clusterOr404(this.options.clusters, clusterName);
       await access.requirePlan();
       const body = parseRequestBody(planControlBodySchema, rawBody);
       const reasonProblem = checkReason(this.options.reasonPolicy, body.reason);
@@ -883,7 +899,7 @@ export class PlansService {
       via: 'http',
     };
     return this.auditedPlanRequest(meta, httpRequest, async () => {
-      const cluster = this.servers.clusterOr404(clusterName);
+      const cluster = clusterOr404(this.options.clusters, clusterName);
       await access.requirePlan();
       const body = parseRequestBody(planRenewBodySchema, rawBody);
       const reasonProblem = checkReason(this.options.reasonPolicy, body.reason);

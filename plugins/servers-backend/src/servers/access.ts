@@ -1,8 +1,8 @@
 /*
- * What the servers service is handed by its permission decorator: the caller's read
- * scope, the per-server decisions of a list, and the check of one action on one server.
- * The decorator (AuthorizedServersService) builds these from the permission framework;
- * the service only asks them, so it never imports the decorator.
+ * What AuthorizedServersService decided for one call, handed to the service with it: the
+ * caller's read scope and, for a list or one server, what it may do on each server.
+ * Both are answers already given (the conditions of a conditional decision are applied
+ * here, in memory): the service reads them and never asks the permission framework.
  */
 import type { ServerAction } from '@rackside/plugin-servers-common';
 import type { NodeObject, ServerResource } from '@rackside/plugin-servers-node';
@@ -22,27 +22,9 @@ export interface ServerDecisions {
   allowed(node: NodeObject, action: ServerAction): boolean;
 }
 
-/** The permission decisions of one caller, asked when the service needs them. */
-export interface ServerAccess {
-  /** Who the audit names. */
-  actor: string;
-  readScope(): Promise<ServerReadScope>;
-  decisions(cluster: string): Promise<ServerDecisions>;
-  /** 403 naming the permission unless `action` is allowed on the server. */
-  requireAction(
-    cluster: string,
-    node: string,
-    action: ServerAction,
-  ): Promise<void>;
-  /** 403 naming the options unless `servers:drain-data` is allowed on the server. */
-  requireDrainData(
-    cluster: string,
-    node: string,
-    options: readonly string[],
-  ): Promise<void>;
-}
-
-/** The access of a user (requests and pre-flights need one). */
-export interface UserAccess extends ServerAccess {
-  user: string;
+/** What one call was granted. */
+export interface ServerGrant {
+  scope: ServerReadScope;
+  /** The per-server decisions (reads of servers; the other calls need the scope only). */
+  decisions?: ServerDecisions;
 }

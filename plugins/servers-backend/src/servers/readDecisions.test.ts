@@ -6,7 +6,7 @@ import {
 import { staticClusterRegistry } from '../cluster/clusterRegistry';
 import { FakeCluster, fakeNode } from '../testing/fakeCluster';
 import { PreflightTokens } from './preflight';
-import { AuthorizedServersService } from './AuthorizedServersService';
+import { createServersService } from './createServersService';
 import {
   DEFAULT_READ_DECISION_REUSE_MS,
   readDecisionKeyOf,
@@ -65,14 +65,14 @@ describe('AuthorizedServersService read decisions', () => {
   let cordon: AuthorizeResult.ALLOW | AuthorizeResult.DENY;
   let conditionalCalls: number;
   let authorizeCalls: number;
-  let service: AuthorizedServersService;
+  let service: ReturnType<typeof createServersService>;
 
   beforeEach(() => {
     now = 0;
     cordon = AuthorizeResult.ALLOW;
     conditionalCalls = 0;
     authorizeCalls = 0;
-    service = new AuthorizedServersService({
+    service = createServersService({
       clusters: staticClusterRegistry([
         new FakeCluster('plant-a', [fakeNode('worker-1')]),
       ]),

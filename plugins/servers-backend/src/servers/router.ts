@@ -11,23 +11,23 @@ import type { AuthorizedPlansService } from '../plans/AuthorizedPlansService';
 import { createPlansRouter } from '../plans/router';
 import { PreflightConflictError } from './preflight';
 import { parseServerListQuery } from './serverList';
-import type { AuthorizedServersService } from './AuthorizedServersService';
+import type { AuditedServersService } from './AuditedServersService';
 import { queryFlag, sendPreflightConflict } from './preflightHttp';
 
-export { QuorumRefusedError } from './ServersService';
+export { QuorumRefusedError } from './commands/requestAction';
 
 /** Options of {@link createRouter}. */
 export interface RouterOptions {
-  service: AuthorizedServersService;
+  service: AuditedServersService;
   /** The maintenance plan routes (docs/plans.md); absent: not served. */
   plans?: AuthorizedPlansService;
   httpAuth: HttpAuthService;
 }
 
 /**
- * Builds the `/api/servers` routes: HTTP in and out of {@link AuthorizedServersService}
- * (the permission checks) and its ServersService (every other check); the actions
- * registry calls the same service. With `plans`, the plan routes (plans/router.ts) too.
+ * Builds the `/api/servers` routes: HTTP in and out of the servers service
+ * (createServersService.ts: the audit, the permission checks, every other check); the
+ * actions registry calls the same service. With `plans`, the plan routes (plans/router.ts) too.
  */
 export async function createRouter(
   options: RouterOptions,
@@ -145,7 +145,7 @@ export async function createRouter(
         const result = await service.requestAction(
           credentials,
           { ...target, body: req.body },
-          req,
+          { request: req },
         );
         const answer: ActionResponse = { name: result.name };
         res.status(result.status).json(answer);

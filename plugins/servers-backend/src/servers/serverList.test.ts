@@ -19,7 +19,7 @@ import { staticClusterRegistry } from '../cluster/clusterRegistry';
 import { KubeClusterState } from '../cluster/KubeClusterState';
 import { PreflightTokens } from './preflight';
 import { ExpiredContinueError, parseServerListQuery } from './serverList';
-import { AuthorizedServersService as ServersService } from './AuthorizedServersService';
+import { createServersService } from './createServersService';
 import { DEFAULT_READ_DECISION_REUSE_MS } from './readDecisions';
 
 const NODES = '/api/v1/nodes';
@@ -67,7 +67,7 @@ const cluster: ClusterConfig = {
 describe('windowed servers list', () => {
   let kube: FakeKube;
   let state: KubeClusterState;
-  let service: ServersService;
+  let service: ReturnType<typeof createServersService>;
   let read: PolicyDecision;
   let clock: number;
   /** How many times a conditional decision was applied to a server. */
@@ -109,7 +109,7 @@ describe('windowed servers list', () => {
     read = { result: AuthorizeResult.ALLOW };
     clock = 0;
     applied = 0;
-    service = new ServersService({
+    service = createServersService({
       clusters: staticClusterRegistry([state]),
       permissions: mockServices.permissions.mock({
         // As the permission client answers: each decision with a fresh request id.

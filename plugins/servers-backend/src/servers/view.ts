@@ -1,3 +1,4 @@
+import { NotFoundError } from '@backstage/errors';
 import {
   nodeRolesOf,
   ceremonyFor,
@@ -31,7 +32,11 @@ import {
   type ServerResponse,
 } from '@rackside/plugin-servers-common';
 import type { NodeObject, ServerResource } from '@rackside/plugin-servers-node';
-import type { ClusterSnapshot, MaintenanceObject } from '../cluster/types';
+import type {
+  ClusterSnapshot,
+  ClusterState,
+  MaintenanceObject,
+} from '../cluster/types';
 
 /** The phase of a maintenance; an object the operator has not seen yet is Requested. */
 export function phaseOf(m: MaintenanceObject): MaintenancePhase {
@@ -118,6 +123,60 @@ export function snapshotOf(
     powerProvider,
     bmcNodes: new Set(bmcNodes),
   };
+}
+
+/** The node named `name`, or 404. */
+export function findNode(
+  snap: ClusterSnapshot,
+  cluster: string,
+  name: string,
+): NodeObject {
+  const node = snap.nodes.find(n => n.metadata?.name === name);
+  if (!node) {
+    throw new NotFoundError(`no server named ${name} in cluster ${cluster}`);
+  }
+  return node;
+}
+
+/** A node the caller may read; hidden and absent are the same 404. */
+export function visibleNode(
+  snap: ClusterSnapshot,
+  cluster: string,
+  name: string,
+  filter: (server: ServerResource) => boolean,
+): NodeObject {
+  const node = findNode(snap, cluster, name);
+  if (!filter(serverResourceOf(cluster, node))) {
+    throw new NotFoundError(`no server named ${name} in cluster ${cluster}`);
+  }
+  return node;
+}
+
+/** The names of the nodes the caller may read. */
+export function visibleNodeNames(
+  snap: ClusterSnapshot,
+  cluster: string,
+  filter: (server: ServerResource) => boolean,
+): Set<string> {
+  return new Set(
+    snap.nodes
+      .filter(n => filter(serverResourceOf(cluster, n)))
+      .map(n => n.metadata?.name ?? ''),
+  );
+}
+
+/** The cluster's snapshot, derived once per change where the state keeps it. */
+export async function snapshot(
+  cluster: ClusterState,
+): Promise<ClusterSnapshot> {
+  if (cluster.snapshot) return cluster.snapshot();
+  const [nodes, maintenances, powerProvider, bmcNodes] = await Promise.all([
+    cluster.nodes(),
+    cluster.maintenances(),
+    cluster.powerProvider(),
+    cluster.serverBmcNodes(),
+  ]);
+  return snapshotOf(nodes, maintenances, powerProvider, bmcNodes);
 }
 
 /** Whether a power verb may be asked for this node: servers-common's capability rule. */

@@ -13,7 +13,11 @@ import {
   type ServerAction,
 } from '@rackside/plugin-servers-common';
 import type { NodeObject } from '@rackside/plugin-servers-node';
-import { preflightMaintenanceName, type PreflightImpact } from '../preflight';
+import {
+  preflightMaintenanceName,
+  usedTokenMessage,
+  type PreflightImpact,
+} from '../preflight';
 import type { ClusterState, MaintenanceObject } from '../../cluster/types';
 import { nodeStateOf } from '../view';
 
@@ -48,6 +52,13 @@ function preflightRecord(impact: PreflightImpact, token: string) {
           }
         : undefined,
   };
+}
+
+/** The maintenance named after a pre-flight token exists: the token was used. */
+export class PreflightTokenUsedError extends ConflictError {
+  constructor(readonly maintenance: string) {
+    super(usedTokenMessage(maintenance));
+  }
 }
 
 function maintenanceName(node: string, intent: string): string {
@@ -114,25 +125,32 @@ export async function performAction(
     case 'reboot':
     case 'shutdown': {
       const { impact, token } = preflight!;
-      const created = await cluster.createMaintenance({
-        apiVersion: RACKSIDE_API_VERSION,
-        kind: 'NodeMaintenance',
-        // Named after the token: a second request with it cannot create another.
-        metadata: { name: preflightMaintenanceName(nodeName, action, token) },
-        spec: {
-          nodeName,
-          intent: action,
-          reason: flag.reason,
-          requestedBy: flag.by,
-          preflight: preflightRecord(impact, token),
-          drain: {
-            deleteEmptyDirData: impact.options.deleteEmptyDirData,
-            force: impact.options.force,
-            // Recorded on the maintenance: the operator refuses node-local data without it.
-            allowNodeLocalData: impact.options.allowNodeLocalData === true,
+      // Named after the token: a second request with it cannot create another.
+      const name = preflightMaintenanceName(nodeName, action, token);
+      const created = await cluster
+        .createMaintenance({
+          apiVersion: RACKSIDE_API_VERSION,
+          kind: 'NodeMaintenance',
+          metadata: { name },
+          spec: {
+            nodeName,
+            intent: action,
+            reason: flag.reason,
+            requestedBy: flag.by,
+            preflight: preflightRecord(impact, token),
+            drain: {
+              deleteEmptyDirData: impact.options.deleteEmptyDirData,
+              force: impact.options.force,
+              // Recorded on the maintenance: the operator refuses node-local data without it.
+              allowNodeLocalData: impact.options.allowNodeLocalData === true,
+            },
           },
-        },
-      });
+        })
+        .catch(error => {
+          // Another request (or replica) created it first: the token is used.
+          if (ConflictError.is(error)) throw new PreflightTokenUsedError(name);
+          throw error;
+        });
       return { status: 201, name: created.metadata.name, outcome: 'created' };
     }
     case 'maintenance-abandon': {

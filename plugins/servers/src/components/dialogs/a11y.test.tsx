@@ -76,9 +76,15 @@ describe('the action dialog for a keyboard and a screen reader', () => {
 
 describe('chipLabelSx', () => {
   it('gives the light palette colours a dark label, the others none', () => {
-    expect(chipLabelSx('warning')).toEqual({ color: 'common.black' });
-    expect(chipLabelSx('info')).toEqual({ color: 'common.black' });
-    expect(chipLabelSx('success')).toBeUndefined();
-    expect(chipLabelSx('error')).toBeUndefined();
+    expect(chipLabelSx('warning')).toEqual({
+      color: 'common.black',
+      transition: 'none',
+    });
+    expect(chipLabelSx('info')).toEqual({
+      color: 'common.black',
+      transition: 'none',
+    });
+    expect(chipLabelSx('success')).toEqual({ transition: 'none' });
+    expect(chipLabelSx('error')).toEqual({ transition: 'none' });
   });
 });

@@ -14,9 +14,15 @@ export type ChipColor =
  * colour, which on the light warning and info colours falls below the 4.5:1
  * contrast of WCAG AA (axe color-contrast, serious); those get a black label.
  * The chip's text says the state either way: the colour only repeats it.
+ *
+ * No colour transition: a status chip that changes (Running to Done) switches its
+ * label colour at once, and MUI's 300 ms background fade would show the new label on
+ * the old colour meanwhile (white on light blue), below the contrast for that time.
  */
-export function chipLabelSx(color: ChipColor): SxProps<Theme> | undefined {
-  return hasBlackLabel(color) ? { color: 'common.black' } : undefined;
+export function chipLabelSx(color: ChipColor): SxProps<Theme> {
+  return hasBlackLabel(color)
+    ? { color: 'common.black', transition: 'none' }
+    : { transition: 'none' };
 }
 
 /** Whether a filled chip of `color` takes a black label (see chipLabelSx). */

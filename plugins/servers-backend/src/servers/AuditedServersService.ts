@@ -1,0 +1,205 @@
+/*
+ * Every call of the servers feature is an auditor event, opened before the permission
+ * checks so a denied or unknown target fails its event: reads as `server-read` (low),
+ * action requests as `server-action` (graded by lib/auditSeverity.ts) with the
+ * maintenance they wrote and how they ended. Attempts without a user are recorded too.
+ */
+import type {
+  AuditorService,
+  BackstageCredentials,
+} from '@backstage/backend-plugin-api';
+import type {
+  ClusterListResponse,
+  MaintenanceListResponse,
+  MaintenanceResponse,
+  PreflightResponse,
+  ServerListResponse,
+  ServerResponse,
+} from '@rackside/plugin-servers-common';
+import type { Request } from 'express';
+import {
+  actorOf,
+  audited,
+  auditedRead,
+  auditUnauthenticated,
+} from '../lib/audited';
+import { serverActionSeverity } from '../lib/auditSeverity';
+import type { PreflightOptions } from './preflight';
+import type { ServerListQuery } from './serverList';
+import type { PreparedJson } from './ServerListCache';
+import type {
+  ActionRequest,
+  ActionResult,
+  CallContext,
+  ServersService,
+  UserCredentials,
+} from './ServersService';
+
+export class AuditedServersService implements ServersService {
+  constructor(
+    private readonly inner: ServersService,
+    private readonly auditor: AuditorService,
+  ) {}
+
+  private read<T>(
+    credentials: BackstageCredentials,
+    call: CallContext | undefined,
+    target: Record<string, string | undefined>,
+    run: () => Promise<T>,
+  ): Promise<T> {
+    return auditedRead(this.auditor, actorOf(credentials), call, target, run);
+  }
+
+  listClusters(
+    credentials: BackstageCredentials,
+    call?: CallContext,
+  ): Promise<ClusterListResponse> {
+    return this.read(credentials, call, { read: 'clusters' }, () =>
+      this.inner.listClusters(credentials, call),
+    );
+  }
+
+  listServersJson(
+    credentials: BackstageCredentials,
+    cluster: string,
+    query?: ServerListQuery,
+    call?: CallContext,
+  ): Promise<PreparedJson> {
+    return this.read(credentials, call, { read: 'servers', cluster }, () =>
+      this.inner.listServersJson(credentials, cluster, query, call),
+    );
+  }
+
+  listServers(
+    credentials: BackstageCredentials,
+    cluster: string,
+    call?: CallContext,
+  ): Promise<ServerListResponse> {
+    return this.read(credentials, call, { read: 'servers', cluster }, () =>
+      this.inner.listServers(credentials, cluster, call),
+    );
+  }
+
+  getServer(
+    credentials: BackstageCredentials,
+    cluster: string,
+    node: string,
+    call?: CallContext,
+  ): Promise<ServerResponse> {
+    return this.read(credentials, call, { read: 'server', cluster, node }, () =>
+      this.inner.getServer(credentials, cluster, node, call),
+    );
+  }
+
+  listMaintenances(
+    credentials: BackstageCredentials,
+    cluster: string,
+    node?: string,
+    call?: CallContext,
+  ): Promise<MaintenanceListResponse> {
+    return this.read(
+      credentials,
+      call,
+      { read: 'maintenances', cluster, node },
+      () => this.inner.listMaintenances(credentials, cluster, node, call),
+    );
+  }
+
+  getMaintenance(
+    credentials: BackstageCredentials,
+    cluster: string,
+    name: string,
+    call?: CallContext,
+  ): Promise<MaintenanceResponse> {
+    return this.read(
+      credentials,
+      call,
+      { read: 'maintenance', cluster, maintenance: name },
+      () => this.inner.getMaintenance(credentials, cluster, name, call),
+    );
+  }
+
+  preflight(
+    credentials: UserCredentials,
+    cluster: string,
+    node: string,
+    action: string,
+    drainOptions: PreflightOptions,
+    call?: CallContext,
+  ): Promise<PreflightResponse> {
+    return this.read(
+      credentials,
+      call,
+      { read: 'preflight', cluster, node, action },
+      () =>
+        this.inner.preflight(
+          credentials,
+          cluster,
+          node,
+          action,
+          drainOptions,
+          call,
+        ),
+    );
+  }
+
+  requestAction(
+    credentials: UserCredentials,
+    request: ActionRequest,
+    call?: CallContext,
+  ): Promise<ActionResult> {
+    const raw = request.body as { reason?: unknown } | undefined;
+    return audited(
+      {
+        auditor: this.auditor,
+        eventId: 'server-action',
+        severityLevel: serverActionSeverity(request.action),
+        request: call?.request,
+        meta: {
+          actor: credentials.principal.userEntityRef,
+          action: request.action,
+          reason: typeof raw?.reason === 'string' ? raw.reason : '',
+          cluster: request.cluster,
+          node: request.node,
+          via: request.via ?? 'http',
+          ...(request.agent ? { principal: request.agent.principal } : {}),
+        },
+      },
+      async record => {
+        record.extra.maintenance = null;
+        const result = await this.inner.requestAction(
+          credentials,
+          request,
+          call,
+        );
+        record.extra.maintenance = result.name;
+        record.outcome = result.outcome;
+        return result;
+      },
+    );
+  }
+
+  /** Records an attempt that had no user (the router's 401 path). */
+  auditUnauthenticated(
+    request: Omit<ActionRequest, 'body'>,
+    error: Error,
+    httpRequest?: Request,
+  ): Promise<void> {
+    return auditUnauthenticated(
+      {
+        auditor: this.auditor,
+        eventId: 'server-action',
+        severityLevel: serverActionSeverity(request.action),
+        request: httpRequest,
+        meta: {
+          actor: null,
+          action: request.action,
+          cluster: request.cluster,
+          node: request.node,
+          via: 'http',
+        },
+      },
+      error,
+    );
+  }
+}

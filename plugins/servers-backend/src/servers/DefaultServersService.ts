@@ -1,0 +1,330 @@
+/*
+ * The servers feature within what each call was granted (ServersService.ts): reads from
+ * the watch caches through the caller's read scope and per-server decisions, the
+ * pre-flight, and action requests (commands/requestAction.ts). It asks no permission:
+ * a call without a grant is refused, so this service is never reachable around
+ * AuthorizedServersService.
+ */
+import type {
+  BackstageCredentials,
+  LoggerService,
+} from '@backstage/backend-plugin-api';
+import { NotAllowedError, NotFoundError } from '@backstage/errors';
+import {
+  offerFor,
+  powerAdvertisementOf,
+  type ClusterListResponse,
+  type ClusterSummaryResponse,
+  type MaintenanceListResponse,
+  type MaintenanceResponse,
+  type PreflightResponse,
+  type ServerListResponse,
+  type ServerResponse,
+} from '@rackside/plugin-servers-common';
+import { clusterOr404 } from '../cluster/clusterRegistry';
+import type { ClusterRegistry, ClusterSnapshot } from '../cluster/types';
+import type { ReasonPolicy } from '../lib/reasonPolicy';
+import type { WorkloadCatalog } from '../notifications/workloadCatalog';
+import type { ServerDecisions, ServerGrant } from './access';
+import { preflightActionOr400 } from './actionNames';
+import { requestAction } from './commands/requestAction';
+import { currentImpact } from './impact';
+import type { PreflightOptions, PreflightTokens } from './preflight';
+import { ServerLists, type ServerListQuery } from './serverList';
+import type { PreparedJson } from './ServerListCache';
+import type {
+  ActionRequest,
+  ActionResult,
+  CallContext,
+  ServersService,
+  UserCredentials,
+} from './ServersService';
+import {
+  findNode,
+  maintenanceView,
+  newestFirst,
+  serverView,
+  snapshot,
+  visibleNode,
+  visibleNodeNames,
+} from './view';
+
+/** What the service needs. No permission service: the decorator decides. */
+export interface DefaultServersServiceOptions {
+  clusters: ClusterRegistry;
+  logger: LoggerService;
+  reasonPolicy: ReasonPolicy;
+  preflightTokens: PreflightTokens;
+  /**
+   * The catalog's workloads: a pre-flight also names the catalog entities a drain
+   * disrupts and their owners (`affectedEntities`), the people told when it starts.
+   * Who owns a workload is not part of the signed impact.
+   */
+  workloads?: WorkloadCatalog;
+}
+
+/** How many read decisions' summaries one snapshot keeps (see ClusterSummaries). */
+const MAX_SUMMARIES_PER_SNAPSHOT = 256;
+
+/**
+ * A cluster's summary (readable servers, quorum, power) per snapshot and read decision:
+ * counting the readable servers filters every server through a conditional decision, so
+ * it is done once per change of the cluster and decision, not once per `/clusters`.
+ * Kept with the snapshot (a new generation, a new snapshot: the old answers go with it).
+ */
+class ClusterSummaries {
+  private readonly bySnapshot = new WeakMap<
+    ClusterSnapshot,
+    Map<string, ClusterSummaryResponse | undefined>
+  >();
+
+  of(
+    snap: ClusterSnapshot,
+    decisionKey: string,
+    summarise: () => ClusterSummaryResponse | undefined,
+  ): ClusterSummaryResponse | undefined {
+    let byDecision = this.bySnapshot.get(snap);
+    if (!byDecision) {
+      byDecision = new Map();
+      this.bySnapshot.set(snap, byDecision);
+    }
+    if (byDecision.has(decisionKey)) return byDecision.get(decisionKey);
+    // Many distinct decisions on one snapshot (users with their own conditions): start
+    // over rather than grow without bound.
+    if (byDecision.size >= MAX_SUMMARIES_PER_SNAPSHOT) byDecision.clear();
+    const summary = summarise();
+    byDecision.set(decisionKey, summary);
+    return summary;
+  }
+}
+
+/** What the call was granted; none is a refusal (fail closed). */
+function grantOf(call: CallContext | undefined): ServerGrant {
+  if (!call?.grant) {
+    throw new NotAllowedError('no permission decision was made for this call');
+  }
+  return call.grant;
+}
+
+/** The per-server decisions the call was granted. */
+function decisionsOf(call: CallContext | undefined): ServerDecisions {
+  const { decisions } = grantOf(call);
+  if (!decisions) {
+    throw new NotAllowedError('no per-server decision was made for this call');
+  }
+  return decisions;
+}
+
+export class DefaultServersService implements ServersService {
+  private readonly lists = new ServerLists();
+  private readonly summaries = new ClusterSummaries();
+
+  constructor(private readonly options: DefaultServersServiceOptions) {}
+
+  async listClusters(
+    _credentials: BackstageCredentials,
+    call?: CallContext,
+  ): Promise<ClusterListResponse> {
+    const { scope } = grantOf(call);
+    const items = await Promise.all(
+      this.options.clusters
+        .list()
+        .map(async (cluster): Promise<ClusterSummaryResponse | undefined> => {
+          const admitted = scope.clusterVerdict(cluster.name);
+          if (admitted === false) return undefined;
+          let snap: ClusterSnapshot;
+          try {
+            snap = await snapshot(cluster);
+          } catch (error) {
+            this.options.logger.warn(
+              `cluster ${cluster.name} unavailable: ${error}`,
+            );
+            return {
+              name: cluster.name,
+              title: cluster.title,
+              available: false,
+              error: String((error as Error)?.message ?? error),
+            };
+          }
+          return this.summaries.of(snap, scope.key, () => {
+            const readable = snap.nodes.filter(node =>
+              scope.readable(cluster.name, node),
+            ).length;
+            if (readable === 0 && admitted !== true) return undefined;
+            const advertisement = powerAdvertisementOf(snap.powerProvider);
+            return {
+              name: cluster.name,
+              title: cluster.title,
+              available: true,
+              servers: readable,
+              quorum: scope.quorumOf(cluster.name, snap),
+              power: {
+                type: advertisement.type,
+                attendedRack: advertisement.attendedRack,
+                confirmsPowerOff: advertisement.confirmsPowerOff,
+                verbs: offerFor(advertisement),
+              },
+            };
+          });
+        }),
+    );
+    return {
+      items: items.filter(
+        (item): item is ClusterSummaryResponse => item !== undefined,
+      ),
+    };
+  }
+
+  async listServersJson(
+    _credentials: BackstageCredentials,
+    clusterName: string,
+    query?: ServerListQuery,
+    call?: CallContext,
+  ): Promise<PreparedJson> {
+    const cluster = clusterOr404(this.options.clusters, clusterName);
+    const decisions = decisionsOf(call);
+    const snap = await snapshot(cluster);
+    const list = {
+      key: decisions.key,
+      readable: decisions.readable,
+      allowed: decisions.allowed,
+      quorumOf: (s: ClusterSnapshot) =>
+        decisions.scope.quorumOf(cluster.name, s),
+    };
+    return query
+      ? this.lists.window(cluster.name, snap, list, query)
+      : this.lists.full(cluster.name, snap, list);
+  }
+
+  async listServers(
+    credentials: BackstageCredentials,
+    clusterName: string,
+    call?: CallContext,
+  ): Promise<ServerListResponse> {
+    return JSON.parse(
+      (await this.listServersJson(credentials, clusterName, undefined, call))
+        .body,
+    );
+  }
+
+  async getServer(
+    _credentials: BackstageCredentials,
+    clusterName: string,
+    nodeName: string,
+    call?: CallContext,
+  ): Promise<ServerResponse> {
+    const cluster = clusterOr404(this.options.clusters, clusterName);
+    const decisions = decisionsOf(call);
+    const snap = await snapshot(cluster);
+    const node = findNode(snap, cluster.name, nodeName);
+    if (!decisions.readable(node)) {
+      // Hidden and absent are the same 404.
+      throw new NotFoundError(
+        `no server named ${nodeName} in cluster ${cluster.name}`,
+      );
+    }
+    return serverView(cluster.name, node, snap, action =>
+      decisions.allowed(node, action),
+    );
+  }
+
+  async listMaintenances(
+    _credentials: BackstageCredentials,
+    clusterName: string,
+    nodeFilter?: string,
+    call?: CallContext,
+  ): Promise<MaintenanceListResponse> {
+    const cluster = clusterOr404(this.options.clusters, clusterName);
+    const { scope } = grantOf(call);
+    const snap = await snapshot(cluster);
+    const visible = visibleNodeNames(snap, cluster.name, scope.filter);
+    const items = snap.maintenances
+      .filter(m => visible.has(m.spec.nodeName))
+      .filter(m => !nodeFilter || m.spec.nodeName === nodeFilter)
+      .sort(newestFirst)
+      .map(m => scope.maintenanceOf(cluster.name, snap, maintenanceView(m)));
+    return { items };
+  }
+
+  async getMaintenance(
+    _credentials: BackstageCredentials,
+    clusterName: string,
+    name: string,
+    call?: CallContext,
+  ): Promise<MaintenanceResponse> {
+    const cluster = clusterOr404(this.options.clusters, clusterName);
+    const { scope } = grantOf(call);
+    const snap = await snapshot(cluster);
+    const visible = visibleNodeNames(snap, cluster.name, scope.filter);
+    const m = snap.maintenances.find(x => x.metadata.name === name);
+    if (!m || !visible.has(m.spec.nodeName)) {
+      throw new NotFoundError(
+        `no maintenance named ${name} in cluster ${cluster.name}`,
+      );
+    }
+    return scope.maintenanceOf(cluster.name, snap, maintenanceView(m));
+  }
+
+  async preflight(
+    credentials: UserCredentials,
+    clusterName: string,
+    nodeName: string,
+    actionName: string,
+    drainOptions: PreflightOptions,
+    call?: CallContext,
+  ): Promise<PreflightResponse> {
+    const cluster = clusterOr404(this.options.clusters, clusterName);
+    const action = preflightActionOr400(actionName);
+    const { scope } = grantOf(call);
+    const snap = await snapshot(cluster);
+    visibleNode(snap, cluster.name, nodeName, scope.filter);
+    const impact = await currentImpact(
+      cluster,
+      snap,
+      nodeName,
+      action,
+      drainOptions,
+    );
+    const answer = scope.preflightOf(
+      snap,
+      this.options.preflightTokens.sign(
+        impact,
+        credentials.principal.userEntityRef,
+      ),
+    );
+    return this.withOwners(answer, nodeName);
+  }
+
+  /** The pre-flight with the catalog entities its workloads belong to, where known. */
+  private async withOwners(
+    answer: PreflightResponse,
+    nodeName: string,
+  ): Promise<PreflightResponse> {
+    const { workloads, logger } = this.options;
+    if (!workloads) return answer;
+    try {
+      const affectedEntities = await workloads.entitiesOf(
+        answer.workloads ?? [],
+      );
+      return { ...answer, affectedEntities };
+    } catch (error) {
+      logger.warn(
+        `pre-flight of ${nodeName}: could not find the owners of its workloads in the catalog: ${error}`,
+      );
+      return answer;
+    }
+  }
+
+  async requestAction(
+    credentials: UserCredentials,
+    request: ActionRequest,
+    call?: CallContext,
+  ): Promise<ActionResult> {
+    return requestAction(
+      this.options,
+      credentials.principal.userEntityRef,
+      request,
+      grantOf(call),
+    );
+  }
+}

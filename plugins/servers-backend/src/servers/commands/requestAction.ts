@@ -1,0 +1,246 @@
+/*
+ * `POST /clusters/:cluster/servers/:node/actions/:action` (and the registered actions):
+ * the checks of one action request after its permissions were decided, in order (the
+ * body, the reason policy, the server as the caller may see it, the guard, the capability
+ * rule, the agent's rungs, the ceremony, the pre-flight token against a fresh pre-flight),
+ * then the write (performAction.ts). Throws the error of the first check that fails,
+ * having written nothing.
+ */
+import { ConflictError, InputError, NotAllowedError } from '@backstage/errors';
+import {
+  actionRequestBodySchema,
+  ceremonyFor,
+  checkCeremony,
+  guard,
+  isPowerVerb,
+  nodeFactsFromNode,
+  type ActionRequestBody,
+  type GuardResult,
+  type PreflightAction,
+  type ServerAction,
+} from '@rackside/plugin-servers-common';
+import type { NodeObject } from '@rackside/plugin-servers-node';
+import { AUDIT_OUTCOME } from '../../lib/audited';
+import { checkReason, type ReasonPolicy } from '../../lib/reasonPolicy';
+import { parseRequestBody } from '../../lib/requestBody';
+import { clusterOr404 } from '../../cluster/clusterRegistry';
+import type {
+  ClusterRegistry,
+  ClusterSnapshot,
+  ClusterState,
+} from '../../cluster/types';
+import type { ServerGrant } from '../access';
+import { isPreflightAction, serverActionOr404 } from '../actionNames';
+import { currentImpact } from '../impact';
+import {
+  PreflightConflictError,
+  preflightMaintenanceName,
+  usedTokenMessage,
+  type PreflightImpact,
+  type PreflightTokens,
+} from '../preflight';
+import type { ActionRequest, ActionResult } from '../ServersService';
+import { powerCheck, snapshot, visibleNode } from '../view';
+import { performAction, PreflightTokenUsedError } from './performAction';
+
+/** A guard refusal: 409 with the quorum numbers in the error body. */
+export class QuorumRefusedError extends ConflictError {
+  /** Audited as `refused`, not `conflict`. */
+  get [AUDIT_OUTCOME]() {
+    return 'refused';
+  }
+
+  readonly members: number | null;
+  readonly quorum: number | null;
+  readonly margin: number | null;
+  readonly marginAfter: number | null;
+  readonly reason: string;
+
+  constructor(result: GuardResult) {
+    super(result.reason);
+    this.members = result.members;
+    this.quorum = result.quorum;
+    this.margin = result.margin;
+    this.marginAfter = result.marginAfter;
+    this.reason = result.reason;
+  }
+}
+
+/** What an action request needs besides the request. */
+export interface RequestActionContext {
+  clusters: ClusterRegistry;
+  reasonPolicy: ReasonPolicy;
+  preflightTokens: PreflightTokens;
+}
+
+/** One request on its way through the checks. */
+interface Checked {
+  action: ServerAction;
+  cluster: ClusterState;
+  snap: ClusterSnapshot;
+  node: NodeObject;
+  body: ActionRequestBody;
+  grant: ServerGrant;
+  actor: string;
+}
+
+export async function requestAction(
+  ctx: RequestActionContext,
+  actor: string,
+  request: ActionRequest,
+  grant: ServerGrant,
+): Promise<ActionResult> {
+  const action = serverActionOr404(request.action);
+  const cluster = clusterOr404(ctx.clusters, request.cluster);
+  const body = parseRequestBody(actionRequestBodySchema, request.body);
+  const reasonProblem = checkReason(ctx.reasonPolicy, body.reason);
+  if (reasonProblem) throw new InputError(reasonProblem);
+  const snap = await snapshot(cluster);
+  // A server the caller may not read is absent to them: no 409 below may name its
+  // state or its maintenance.
+  const node = visibleNode(
+    snap,
+    cluster.name,
+    request.node,
+    grant.scope.filter,
+  );
+  const checked: Checked = {
+    action,
+    cluster,
+    snap,
+    node,
+    body,
+    grant,
+    actor,
+  };
+  checkGuardAndCeremony(checked, request);
+  const preflight = isPreflightAction(action)
+    ? await checkPreflightToken(ctx.preflightTokens, checked, action)
+    : undefined;
+  try {
+    return await performAction(
+      cluster,
+      action,
+      node,
+      snap.activeByNode.get(request.node),
+      request.node,
+      {
+        by: actor,
+        reason: body.reason.trim(),
+        at: new Date().toISOString(),
+      },
+      preflight && {
+        impact: preflight.acknowledged,
+        token: body.preflightToken ?? '',
+      },
+    );
+  } catch (error) {
+    if (error instanceof PreflightTokenUsedError) {
+      const shown = shownWith(ctx.preflightTokens, checked, preflight?.current);
+      throw shown(usedTokenMessage(error.maintenance));
+    }
+    throw error;
+  }
+}
+
+/** The guard, the capability rule, the agent's rungs and the ceremony the rung asks. */
+function checkGuardAndCeremony(checked: Checked, request: ActionRequest) {
+  const { action, cluster, snap, node, body, grant } = checked;
+  const nodeName = request.node;
+  const verdict = guard({ action, nodeName }, snap.derivation, snap.facts);
+  if (verdict.verdict === 'refuse') {
+    throw new QuorumRefusedError(
+      grant.scope.guardOf(cluster.name, snap, verdict, action, nodeName),
+    );
+  }
+  if (isPowerVerb(action)) {
+    // The capability rule: a verb the channel does not offer here is refused.
+    const allowed = powerCheck(snap, action, nodeFactsFromNode(node));
+    if (!allowed.ok) throw new ConflictError(allowed.reason);
+  }
+  const ceremony = ceremonyFor(action, verdict.verdict);
+  // An agent stops below the rungs that ask a person to type the node's name.
+  const agentRefused = request.agent?.refusal(ceremony.level, action);
+  if (agentRefused) throw new NotAllowedError(agentRefused);
+  const problems = checkCeremony(ceremony, {
+    reason: body.reason,
+    preflightToken: body.preflightToken,
+    typedName: body.typedName,
+    nodeName,
+  });
+  if (problems.length) {
+    throw new InputError(`ceremony not met: ${problems.join(' ')}`);
+  }
+}
+
+/**
+ * The token against a fresh pre-flight: 400 for a token that is not this caller's, 409
+ * with the new pre-flight if what the action would do changed, or if the token was used
+ * (its maintenance, named after it, exists). Answers the impact now and as
+ * acknowledged (the same, as of when the caller saw it).
+ */
+async function checkPreflightToken(
+  tokens: PreflightTokens,
+  checked: Checked,
+  action: PreflightAction,
+): Promise<{ current: PreflightImpact; acknowledged: PreflightImpact }> {
+  const { cluster, snap, body, node, actor } = checked;
+  const nodeName = node.metadata?.name ?? '';
+  const impact = await currentImpact(cluster, snap, nodeName, action, {
+    deleteEmptyDirData: body.deleteEmptyDirData === true,
+    force: body.force === true,
+    allowNodeLocalData: body.allowNodeLocalData === true,
+  });
+  const shown = shownWith(tokens, checked, impact);
+  let takenAt: string;
+  try {
+    ({ takenAt } = tokens.verify(
+      body.preflightToken ?? '',
+      impact,
+      actor,
+      new Date(),
+    ));
+  } catch (error) {
+    if (error instanceof PreflightConflictError) throw shown(error.message);
+    throw error;
+  }
+  const once = preflightMaintenanceName(
+    nodeName,
+    action,
+    body.preflightToken ?? '',
+  );
+  if (snap.maintenances.some(m => m.metadata.name === once)) {
+    throw shown(usedTokenMessage(once));
+  }
+  // Same impact as acknowledged: record it as of when the user saw it.
+  const acknowledged = { ...impact, takenAt };
+  if (!acknowledged.canProceed) {
+    throw shownWith(
+      tokens,
+      checked,
+      acknowledged,
+    )(acknowledged.blockers.join(' '));
+  }
+  return { current: impact, acknowledged };
+}
+
+/**
+ * A 409 carrying a new pre-flight of `impact` for this caller, shown as the pre-flight
+ * route shows it (the read scope applied), so the dialog can show it at once.
+ */
+function shownWith(
+  tokens: PreflightTokens,
+  checked: Checked,
+  impact: PreflightImpact | undefined,
+) {
+  return (message: string): Error =>
+    impact
+      ? new PreflightConflictError(
+          message,
+          checked.grant.scope.preflightOf(
+            checked.snap,
+            tokens.sign(impact, checked.actor),
+          ),
+        )
+      : new ConflictError(message);
+}
