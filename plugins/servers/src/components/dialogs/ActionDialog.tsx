@@ -6,18 +6,16 @@ import DialogActions from '@mui/material/DialogActions';
 import DialogContent from '@mui/material/DialogContent';
 import DialogContentText from '@mui/material/DialogContentText';
 import LinearProgress from '@mui/material/LinearProgress';
-import {
-  PREFLIGHT_ACTIONS,
-  type ActionOffer,
-  type PowerVerb,
-  type PreflightAction,
-  type QuorumSummaryResponse,
-  type ServerAction,
+import type {
+  ActionOffer,
+  PowerVerb,
+  QuorumSummaryResponse,
+  ServerAction,
 } from '@rackside/plugin-servers-common';
 import { FOCUSABLE_PAPER, useFocusOnOpen } from './dialogFocus';
 import { ACTION_DESCRIPTIONS, ACTION_LABELS } from '../ui/labels';
 import { REASON_HINT, ReasonField } from './ReasonField';
-import { usePreflight } from '../hooks/usePreflight';
+import { useActionCeremony } from '../hooks/useActionCeremony';
 import { useRequestAction } from '../hooks/useRequestAction';
 import { PreflightStep } from './ActionPreflightStep';
 import {
@@ -29,10 +27,6 @@ import {
   TypedNameField,
 } from './ActionDialogParts';
 import { shutdownReturnText, TYPED_REASON_HINT } from './ceremonyText';
-
-function isPreflightAction(action: ServerAction): action is PreflightAction {
-  return (PREFLIGHT_ACTIONS as readonly ServerAction[]).includes(action);
-}
 
 export interface ActionDialogProps {
   cluster: string;
@@ -55,27 +49,16 @@ export interface ActionDialogProps {
 export function ActionDialog(props: ActionDialogProps) {
   const { cluster, node, action, offer, powerVerbs, quorum, onClose, onDone } =
     props;
-  // A refused action with a pre-flight still takes it: it carries the guard's
-  // sentence and numbers as they are now (and says so if the refusal is over).
-  const preflightAction =
-    isPreflightAction(action) &&
-    (offer.ceremony.requires.preflightAck || offer.ceremony.level === 'refused')
-      ? action
-      : undefined;
-  const needsPreflight = preflightAction !== undefined;
-  const pre = usePreflight(cluster, node, preflightAction);
-  // The pre-flight's ceremony is the newer word on what the request must carry.
-  const ceremony = pre.preflight?.ceremony ?? offer.ceremony;
-  const hazard = ceremony.level === 'hazard';
-  const refused = ceremony.level === 'refused';
-  const needsTypedName = ceremony.requires.typedName;
-  const typedReason = ceremony.requires.typedReason;
-  const preflightReady =
-    !needsPreflight ||
-    (!pre.loading &&
-      !!pre.preflight &&
-      pre.preflight.canProceed &&
-      pre.acknowledged);
+  const {
+    pre,
+    needsPreflight,
+    preflightReady,
+    ceremony,
+    hazard,
+    refused,
+    needsTypedName,
+    typedReason,
+  } = useActionCeremony(cluster, node, action, offer);
 
   const [reason, setReason] = useState('');
   const [typedName, setTypedName] = useState('');
