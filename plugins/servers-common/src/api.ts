@@ -1,5 +1,5 @@
-import type { PowerProviderType, PowerVerb } from './capability';
-import type { Ceremony, CeremonyLevel } from './ceremony';
+import type { PowerProviderType, PowerVerb } from './rules/capability';
+import type { Ceremony, CeremonyLevel } from './rules/ceremony';
 import type {
   DrainBudget,
   DrainEstimate,
@@ -8,16 +8,19 @@ import type {
   DrainVirtualMachine,
   EvictedWorkload,
   RefusedDrainPod,
-} from './drain';
-import type { GuardVerdict } from './guard';
+} from './rules/drain';
+import type { GuardVerdict } from './rules/guard';
 import type { ServerAction } from './permissions';
 import type {
   DerivedQuorum,
   MaintenanceIntent,
   MaintenancePhase,
-} from './quorum';
+} from './rules/quorum';
 import type { NodeMaintenanceSpec, NodeMaintenanceStatus } from './resources';
-import type { ServerSortDirection, ServerSortKey } from './serverListRules';
+import type {
+  ServerSortDirection,
+  ServerSortKey,
+} from './rules/serverListRules';
 
 /**
  * The JSON shapes of the `/api/servers` read routes (docs/architecture.md, "The rules and who calls them"; docs/architecture.md, "The backend"; docs/architecture.md, "Layers").

@@ -11,8 +11,8 @@ import type {
   PlanIntent,
   PlanWindow,
 } from './resources/maintenancePlan';
-import type { PlanPhase, PlanStepPhase } from './planPhases';
-import type { DrainBudget } from './drain';
+import type { PlanPhase, PlanStepPhase } from './rules/planPhases';
+import type { DrainBudget } from './rules/drain';
 
 /** One node of a plan, as the plan page shows it. */
 export interface PlanStepResponse {

@@ -5,7 +5,7 @@
  * what was sent: a body may carry a credential.
  */
 import { z } from 'zod';
-import { parseDiscoveryEndpoint } from './discoveryNetworks';
+import { parseDiscoveryEndpoint } from './rules/discoveryNetworks';
 import { RECLAIM_TTL_MINUTES } from './resources/machineReclaim';
 import { labelSelectorSchema, PLAN_INTENTS } from './resources/maintenancePlan';
 import { talosAddressSchema } from './resources/talosCluster';

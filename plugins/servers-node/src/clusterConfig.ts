@@ -180,8 +180,14 @@ export function makeKubeConfig(cluster: ClusterConfig): KubeConfig {
     case 'inCluster':
       kc.loadFromCluster();
       break;
-    default:
-      throw new Error(`unknown access type ${(access as any).type}`);
+    default: {
+      // Exhaustive: an access type added to ClusterConfig and not handled here fails to
+      // compile. The message names the type only (the object may hold a token).
+      const unhandled: never = access;
+      throw new Error(
+        `unknown access type ${(unhandled as { type: string }).type}`,
+      );
+    }
   }
   // client-node's own clients too keep one connection per cluster (KubeHttp always does).
   return shareKeepAliveAgents(kc);

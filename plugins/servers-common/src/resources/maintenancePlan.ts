@@ -32,7 +32,7 @@ import {
   PLAN_STEP_PHASES,
   TERMINAL_PLAN_PHASES,
   TERMINAL_PLAN_STEP_PHASES,
-} from '../planPhases';
+} from '../rules/planPhases';
 
 /** Where MaintenancePlan lives in the API. */
 export const maintenancePlanResource = resourceDescriptor({

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import type { CeremonyLevel } from '../ceremony';
+import type { CeremonyLevel } from '../rules/ceremony';
 import {
   MAINTENANCE_INTENTS,
   MAINTENANCE_PHASES,
   TERMINAL_MAINTENANCE_PHASES,
-} from '../quorum';
+} from '../rules/quorum';
 import {
   conditionsSchema,
   namespaceNameSchema,

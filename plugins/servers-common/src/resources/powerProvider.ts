@@ -3,7 +3,7 @@ import {
   advertise,
   POWER_PROVIDER_TYPES,
   type PowerAdvertisement,
-} from '../capability';
+} from '../rules/capability';
 import {
   conditionsSchema,
   credentialsSecretRefSchema,

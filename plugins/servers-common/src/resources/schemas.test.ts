@@ -1,4 +1,4 @@
-import { isTerminalPhase, MAINTENANCE_PHASES } from '../quorum';
+import { isTerminalPhase, MAINTENANCE_PHASES } from '../rules/quorum';
 import { examples } from './fixtures';
 import {
   isTerminalReclaimPhase,

@@ -10,7 +10,7 @@ import {
 } from './common';
 import type { CrdDefinition } from './crd';
 import { kube, uniqueList } from './kube';
-import { DEFAULT_TALOS_PORT, parseCidr } from '../discoveryNetworks';
+import { DEFAULT_TALOS_PORT, parseCidr } from '../rules/discoveryNetworks';
 
 /** Where TalosCluster lives in the API. */
 export const talosClusterResource = resourceDescriptor({

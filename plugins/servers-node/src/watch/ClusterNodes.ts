@@ -36,7 +36,7 @@ export function shownNodeOf(raw: RawKubeObject | NodeObject): NodeObject {
       ...(ready
         ? { conditions: [{ type: 'Ready', status: ready.status }] }
         : {}),
-      ...(systemUUID !== undefined ? { nodeInfo: { systemUUID } as any } : {}),
+      ...(systemUUID !== undefined ? { nodeInfo: { systemUUID } } : {}),
     },
   } as NodeObject;
 }

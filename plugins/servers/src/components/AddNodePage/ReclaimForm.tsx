@@ -1,8 +1,7 @@
-import { useRef, useState, type ChangeEvent } from 'react';
+import { useState } from 'react';
 import { useApi } from '@backstage/frontend-plugin-api';
 import Alert from '@mui/material/Alert';
 import AlertTitle from '@mui/material/AlertTitle';
-import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
 import DialogActions from '@mui/material/DialogActions';
 import DialogContent from '@mui/material/DialogContent';
@@ -10,21 +9,11 @@ import DialogContentText from '@mui/material/DialogContentText';
 import LinearProgress from '@mui/material/LinearProgress';
 import MenuItem from '@mui/material/MenuItem';
 import TextField from '@mui/material/TextField';
-import Typography from '@mui/material/Typography';
 import { RECLAIM_TTL_MINUTES } from '@rackside/plugin-servers-common';
 import { describeError, machinesApiRef, type DescribedError } from '../../api';
 import { fieldErrorOf } from '../dialogs/fieldError';
 import { LIVE_HELPER_TEXT, ReasonField } from '../dialogs/ReasonField';
-
-/** A chosen file's text (FileReader: `Blob.text()` is missing in some browsers). */
-function readText(file: Blob): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const reader = new FileReader();
-    reader.onload = () => resolve(String(reader.result ?? ''));
-    reader.onerror = () => reject(reader.error);
-    reader.readAsText(file);
-  });
-}
+import { TalosconfigUpload } from './TalosconfigUpload';
 
 /** What the form asks for (as ReclaimDialogProps says), and who hears of the request made. */
 export interface ReclaimFormProps {
@@ -47,19 +36,10 @@ export function ReclaimForm(props: ReclaimFormProps) {
   const [target, setTarget] = useState(talosClusters[0] ?? '');
   // Held only here, sent once, dropped when the request is made.
   const [talosconfig, setTalosconfig] = useState('');
-  const [fileName, setFileName] = useState<string | undefined>();
   const [ttl, setTtl] = useState<number>(RECLAIM_TTL_MINUTES.default);
   const [reason, setReason] = useState('');
   const [submitting, setSubmitting] = useState(false);
   const [error, setError] = useState<DescribedError | undefined>();
-  const fileInput = useRef<HTMLInputElement>(null);
-
-  const onFile = async (event: ChangeEvent<HTMLInputElement>) => {
-    const file = event.target.files?.[0];
-    if (!file) return;
-    setTalosconfig(await readText(file));
-    setFileName(file.name);
-  };
 
   const canSubmit =
     !submitting &&
@@ -131,32 +111,13 @@ export function ReclaimForm(props: ReclaimFormProps) {
             ))}
           </TextField>
         )}
-        <Box mb={1} display="flex" alignItems="center" gap={2}>
-          <Button variant="outlined" onClick={() => fileInput.current?.click()}>
-            Upload the other cluster&apos;s talosconfig
-          </Button>
-          <input
-            ref={fileInput}
-            type="file"
-            hidden
-            onChange={onFile}
-            data-testid="reclaim-talosconfig-file"
-            aria-label="talosconfig file"
-          />
-          <Typography variant="body2" color="text.secondary">
-            {fileName
-              ? `${fileName} (${talosconfig.length} characters)`
-              : 'No file chosen'}
-          </Typography>
-        </Box>
-        <Alert
-          severity="warning"
-          sx={{ mb: 2 }}
-          data-testid="reclaim-credential-warning"
-        >
-          <AlertTitle>The credential is stored</AlertTitle>
-          {`The talosconfig is an admin credential of the other cluster. Rackside keeps it in a Secret in namespace ${namespace} of ${cluster}, where the operator (and anyone allowed to read Secrets there) can read it, until the reset is sent or the request expires after ${ttl} minutes; then the Secret is deleted. It is used for this one machine and never shown again.`}
-        </Alert>
+        <TalosconfigUpload
+          cluster={cluster}
+          namespace={namespace}
+          ttl={ttl}
+          talosconfig={talosconfig}
+          onTalosconfig={setTalosconfig}
+        />
         <TextField
           type="number"
           label="Minutes to confirm before the request expires"

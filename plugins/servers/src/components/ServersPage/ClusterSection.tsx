@@ -1,16 +1,14 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useRef, useState } from 'react';
 import Alert from '@mui/material/Alert';
 import Box from '@mui/material/Box';
 import LinearProgress from '@mui/material/LinearProgress';
 import Paper from '@mui/material/Paper';
-import Snackbar from '@mui/material/Snackbar';
 import TextField from '@mui/material/TextField';
 import Typography from '@mui/material/Typography';
 import { usePermission } from '@backstage/plugin-permission-react';
 import {
   ceremonyAt,
   serversPlanPermission,
-  type ServerAction,
   type ServerListItem,
 } from '@rackside/plugin-servers-common';
 import { describeError } from '../../api';
@@ -18,10 +16,10 @@ import { ActionDialog } from '../dialogs/ActionDialog';
 import { ClusterPlans } from './ClusterPlans';
 import { PlanToolbar } from './PlanToolbar';
 import { QuorumBanner } from '../ui/QuorumBanner';
-import { findServerRow, keepFocusInRow } from '../ui/rowFocus';
-import { rowActions } from './ServerRow';
-import { ServerTable, type SortDirection, type SortKey } from './ServerTable';
-import { AppLink, useServersLinks } from '../ui/links';
+import { RequestedNotice } from './RequestedNotice';
+import { ServerTable } from './ServerTable';
+import { useRowActionDialog } from './useRowActionDialog';
+import { useServerSort } from './useServerSort';
 import { useLiveRefresh } from '../hooks/useLiveRefresh';
 import { useServerWindows } from '../hooks/useServerWindows';
 import { FIRST_VIEW } from '../hooks/windowRequests';
@@ -34,12 +32,8 @@ export {
 /** One cluster: its quorum banner and its servers, kept live. */
 export function ClusterSection(props: { cluster: string; title?: string }) {
   const { cluster, title } = props;
-  const links = useServersLinks();
   const [filter, setFilter] = useState(FIRST_VIEW.filter);
-  const [sortKey, setSortKey] = useState<SortKey>(FIRST_VIEW.sortKey);
-  const [sortDirection, setSortDirection] = useState<SortDirection>(
-    FIRST_VIEW.sortDirection,
-  );
+  const { sortKey, sortDirection, onSort } = useServerSort();
   // A window at a time, filtered and sorted on the server (useServerWindows).
   const servers = useServerWindows(cluster, {
     filter,
@@ -65,44 +59,9 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
     [],
   );
 
-  const [dialog, setDialog] = useState<
-    { server: ServerListItem; action: ServerAction } | undefined
-  >();
   const [done, setDone] = useState<string | undefined>();
-  // The row whose dialog just closed: the focus goes back to the action that
-  // opened it, or, if the row no longer offers it, to the row's replacement.
   const section = useRef<HTMLElement>(null);
-  const [returnTo, setReturnTo] = useState<
-    { server: ServerListItem; action: ServerAction } | undefined
-  >();
-  const closeDialog = () => {
-    setReturnTo(dialog);
-    setDialog(undefined);
-  };
-  useEffect(() => {
-    // Runs after the dialog's own focus trap has restored what it could.
-    if (!returnTo || !section.current) return;
-    const row = findServerRow(section.current, returnTo.server.name);
-    if (row) keepFocusInRow(row, rowActions(returnTo.server), returnTo.action);
-    setReturnTo(undefined);
-  }, [returnTo]);
-
-  const onSort = useCallback(
-    (key: SortKey) => {
-      if (key === sortKey) {
-        setSortDirection(d => (d === 'asc' ? 'desc' : 'asc'));
-      } else {
-        setSortKey(key);
-        setSortDirection('asc');
-      }
-    },
-    [sortKey],
-  );
-  const onAction = useCallback(
-    (server: ServerListItem, action: ServerAction) =>
-      setDialog({ server, action }),
-    [],
-  );
+  const { dialog, onAction, closeDialog } = useRowActionDialog(section);
 
   // The list holds only the actions offered and allowed, each with its ceremony level.
   const dialogLevel = dialog && dialog.server.actions[dialog.action];
@@ -189,25 +148,11 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
           }}
         />
       )}
-      <Snackbar
-        open={done !== undefined}
-        autoHideDuration={8000}
+      <RequestedNotice
+        cluster={cluster}
+        maintenance={done}
         onClose={() => setDone(undefined)}
-      >
-        <Alert
-          severity="success"
-          onClose={() => setDone(undefined)}
-          data-testid="action-success"
-        >
-          {`Requested: NodeMaintenance ${done ?? ''}`}
-          {done && links.maintenance && (
-            <>
-              {' · '}
-              <AppLink to={links.maintenance(cluster, done)}>follow it</AppLink>
-            </>
-          )}
-        </Alert>
-      </Snackbar>
+      />
     </Paper>
   );
 }

@@ -10,7 +10,8 @@ import { ServerCatalogLink } from '../EntityServerContent/ServerCatalogLink';
 import { focusInRow, keepFocusInRow } from '../ui/rowFocus';
 import { CellChip, cellChipStyles } from './CellChip';
 import { CORDONED_CHIP, readyChip } from '../ui/chips';
-import { RowActions, rowActionsStyles } from './RowActions';
+import { RowActions } from './RowActions';
+import { rowActionsStyles } from './rowActionsStyles';
 import { ROW_HEIGHT } from './tableWindow';
 
 /**

@@ -1,45 +1,32 @@
 import { useState } from 'react';
-import { useApi } from '@backstage/frontend-plugin-api';
 import Alert from '@mui/material/Alert';
-import Box from '@mui/material/Box';
 import Button from '@mui/material/Button';
 import Dialog from '@mui/material/Dialog';
 import DialogActions from '@mui/material/DialogActions';
 import DialogContent from '@mui/material/DialogContent';
 import DialogContentText from '@mui/material/DialogContentText';
-import DialogTitle from '@mui/material/DialogTitle';
 import LinearProgress from '@mui/material/LinearProgress';
-import WarningIcon from '@mui/icons-material/Warning';
-import {
-  PREFLIGHT_ACTIONS,
-  type ActionOffer,
-  type PowerVerb,
-  type PreflightAction,
-  type QuorumSummaryResponse,
-  type ServerAction,
+import type {
+  ActionOffer,
+  PowerVerb,
+  QuorumSummaryResponse,
+  ServerAction,
 } from '@rackside/plugin-servers-common';
-import {
-  describeError,
-  PreflightChangedError,
-  serversApiRef,
-  type DescribedError,
-} from '../../api';
 import { FOCUSABLE_PAPER, useFocusOnOpen } from './dialogFocus';
 import { ACTION_DESCRIPTIONS, ACTION_LABELS } from '../ui/labels';
 import { REASON_HINT, ReasonField } from './ReasonField';
-import { usePreflight } from '../hooks/usePreflight';
+import { useActionCeremony } from '../hooks/useActionCeremony';
+import { useRequestAction } from '../hooks/useRequestAction';
 import { PreflightStep } from './ActionPreflightStep';
 import {
+  ActionDialogTitle,
   ActionErrorAlert,
+  HazardAlert,
   RefusalAlert,
   refusalOf,
   TypedNameField,
 } from './ActionDialogParts';
 import { shutdownReturnText, TYPED_REASON_HINT } from './ceremonyText';
-
-function isPreflightAction(action: ServerAction): action is PreflightAction {
-  return (PREFLIGHT_ACTIONS as readonly ServerAction[]).includes(action);
-}
 
 export interface ActionDialogProps {
   cluster: string;
@@ -62,33 +49,26 @@ export interface ActionDialogProps {
 export function ActionDialog(props: ActionDialogProps) {
   const { cluster, node, action, offer, powerVerbs, quorum, onClose, onDone } =
     props;
-  const api = useApi(serversApiRef);
-  // A refused action with a pre-flight still takes it: it carries the guard's
-  // sentence and numbers as they are now (and says so if the refusal is over).
-  const preflightAction =
-    isPreflightAction(action) &&
-    (offer.ceremony.requires.preflightAck || offer.ceremony.level === 'refused')
-      ? action
-      : undefined;
-  const needsPreflight = preflightAction !== undefined;
-  const pre = usePreflight(cluster, node, preflightAction);
-  // The pre-flight's ceremony is the newer word on what the request must carry.
-  const ceremony = pre.preflight?.ceremony ?? offer.ceremony;
-  const hazard = ceremony.level === 'hazard';
-  const refused = ceremony.level === 'refused';
-  const needsTypedName = ceremony.requires.typedName;
-  const typedReason = ceremony.requires.typedReason;
-  const preflightReady =
-    !needsPreflight ||
-    (!pre.loading &&
-      !!pre.preflight &&
-      pre.preflight.canProceed &&
-      pre.acknowledged);
+  const {
+    pre,
+    needsPreflight,
+    preflightReady,
+    ceremony,
+    hazard,
+    refused,
+    needsTypedName,
+    typedReason,
+  } = useActionCeremony(cluster, node, action, offer);
 
   const [reason, setReason] = useState('');
   const [typedName, setTypedName] = useState('');
-  const [submitting, setSubmitting] = useState(false);
-  const [error, setError] = useState<DescribedError | undefined>();
+  const { submitting, error, send } = useRequestAction(
+    cluster,
+    node,
+    action,
+    pre,
+    onDone,
+  );
 
   // The reason policy's 400 belongs under the reason; other 400s (ceremony) go below.
   const reasonError =
@@ -102,37 +82,12 @@ export function ActionDialog(props: ActionDialogProps) {
     reason.trim().length > 0 &&
     (!needsTypedName || typedName === node);
 
-  const submit = async () => {
-    setSubmitting(true);
-    setError(undefined);
-    try {
-      const preflight = needsPreflight ? pre.preflight : undefined;
-      const result = await api.requestAction(cluster, node, action, {
-        reason,
-        ...(needsTypedName ? { typedName } : {}),
-        ...(preflight
-          ? {
-              preflightToken: preflight.token,
-              // The options the acknowledged impact was computed with.
-              deleteEmptyDirData: preflight.options.deleteEmptyDirData,
-              force: preflight.options.force,
-              // Only when ticked on purpose; recorded on the maintenance.
-              ...(preflight.options.allowNodeLocalData
-                ? { allowNodeLocalData: true }
-                : {}),
-            }
-          : {}),
-      });
-      onDone(result.name);
-    } catch (e) {
-      if (PreflightChangedError.is(e)) {
-        pre.replace(e.preflight);
-      } else {
-        setError(describeError(e));
-      }
-      setSubmitting(false);
-    }
-  };
+  const submit = () =>
+    send({
+      reason,
+      ...(needsTypedName ? { typedName } : {}),
+      ...(needsPreflight ? { preflight: pre.preflight } : {}),
+    });
 
   const label = ACTION_LABELS[action];
   const refusal = refused
@@ -153,25 +108,16 @@ export function ActionDialog(props: ActionDialogProps) {
         sx: hazard ? { borderTop: 6, borderColor: 'error.main' } : undefined,
       }}
     >
-      <DialogTitle id={titleId}>
-        {hazard ? (
-          <Box display="flex" alignItems="center" gap={1} color="error.main">
-            <WarningIcon titleAccess="warning" />
-            <span>{ceremony.hint?.title ?? 'Hazard'}</span>
-          </Box>
-        ) : null}
-        {`${label}: ${node}`}
-      </DialogTitle>
+      <ActionDialogTitle
+        id={titleId}
+        hazardTitle={hazard ? ceremony.hint?.title ?? 'Hazard' : undefined}
+        text={`${label}: ${node}`}
+      />
       <DialogContent data-ceremony={ceremony.level}>
         <DialogContentText sx={{ mb: 2 }}>
           {ACTION_DESCRIPTIONS[action]} Cluster <strong>{cluster}</strong>.
         </DialogContentText>
-        {hazard && (
-          <Alert severity="error" sx={{ mb: 2 }}>
-            This takes the cluster to the edge of quorum. Type the node name and
-            write the reason yourself.
-          </Alert>
-        )}
+        {hazard && <HazardAlert />}
         {refusal && <RefusalAlert refusal={refusal} />}
         {refused && pre.loading && (
           <LinearProgress aria-label="taking the pre-flight" sx={{ mb: 1 }} />

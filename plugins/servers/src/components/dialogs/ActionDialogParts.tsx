@@ -1,7 +1,9 @@
 import Alert from '@mui/material/Alert';
 import AlertTitle from '@mui/material/AlertTitle';
 import Box from '@mui/material/Box';
+import DialogTitle from '@mui/material/DialogTitle';
 import TextField from '@mui/material/TextField';
+import WarningIcon from '@mui/icons-material/Warning';
 import {
   quorumNumbersSentence,
   type PreflightResponse,
@@ -109,6 +111,37 @@ export function ActionErrorAlert(props: { error: DescribedError }) {
           {NOTHING_CHANGED}
         </Box>
       )}
+    </Alert>
+  );
+}
+
+/** The dialog's title; above the hazard rung it leads with the warning and its title. */
+export function ActionDialogTitle(props: {
+  id: string;
+  /** Set at the hazard rung: the ceremony's title for the hazard. */
+  hazardTitle?: string;
+  text: string;
+}) {
+  const { id, hazardTitle, text } = props;
+  return (
+    <DialogTitle id={id}>
+      {hazardTitle !== undefined ? (
+        <Box display="flex" alignItems="center" gap={1} color="error.main">
+          <WarningIcon titleAccess="warning" />
+          <span>{hazardTitle}</span>
+        </Box>
+      ) : null}
+      {text}
+    </DialogTitle>
+  );
+}
+
+/** What the hazard rung asks, said before the fields. */
+export function HazardAlert() {
+  return (
+    <Alert severity="error" sx={{ mb: 2 }}>
+      This takes the cluster to the edge of quorum. Type the node name and write
+      the reason yourself.
     </Alert>
   );
 }

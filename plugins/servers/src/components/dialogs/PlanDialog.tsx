@@ -1,28 +1,26 @@
-import { useEffect, useState } from 'react';
-import { useApi } from '@backstage/frontend-plugin-api';
-import Alert from '@mui/material/Alert';
+import { useState } from 'react';
 import Button from '@mui/material/Button';
 import Dialog from '@mui/material/Dialog';
 import DialogActions from '@mui/material/DialogActions';
 import DialogContent from '@mui/material/DialogContent';
 import DialogContentText from '@mui/material/DialogContentText';
 import DialogTitle from '@mui/material/DialogTitle';
-import LinearProgress from '@mui/material/LinearProgress';
-import type {
-  PlanIntent,
-  PlanPreflightResponse,
-} from '@rackside/plugin-servers-common';
-import { describeError, PreflightChangedError, serversApiRef } from '../../api';
-import { IMPACT_CHANGED, NOTHING_CHANGED } from './ceremonyText';
+import type { PlanIntent } from '@rackside/plugin-servers-common';
+import { useCreatePlan } from '../hooks/useCreatePlan';
+import { usePlanPreflight } from '../hooks/usePlanPreflight';
 import { FOCUSABLE_PAPER, useFocusOnOpen } from './dialogFocus';
 import { hazardNamesTyped, hazardNodesOf } from './HazardStepNames';
-import { AppLink, useServersLinks } from '../ui/links';
 import {
   PlanCeremony,
   PlanDrainOptions,
   PlanShapeFields,
   type PlanDrainFlags,
 } from './PlanFields';
+import {
+  PlanCreated,
+  PlanErrorAlert,
+  PlanPreflightStatus,
+} from './PlanDialogParts';
 import { PlanPreflightView } from './PlanPreflightView';
 
 /**
@@ -36,8 +34,6 @@ export function PlanDialog(props: {
   onClose(created?: string): void;
 }) {
   const { cluster, nodes, onClose } = props;
-  const api = useApi(serversApiRef);
-  const links = useServersLinks();
   const focusRef = useFocusOnOpen();
   const [intent, setIntent] = useState<PlanIntent>('drain');
   const [maxParallel, setMaxParallel] = useState(1);
@@ -46,40 +42,21 @@ export function PlanDialog(props: {
     force: false,
     allowNodeLocalData: false,
   });
-  const [preflight, setPreflight] = useState<PlanPreflightResponse>();
-  const [loadError, setLoadError] = useState<string>();
-  const [changed, setChanged] = useState(false);
+  const planPreflight = usePlanPreflight(cluster, {
+    intent,
+    nodes,
+    maxParallel,
+    drain,
+  });
+  const { preflight, acknowledged, setAcknowledged } = planPreflight;
   const [reason, setReason] = useState('');
-  const [acknowledged, setAcknowledged] = useState(false);
   const [typedCount, setTypedCount] = useState('');
   const [typedNames, setTypedNames] = useState<Record<string, string>>({});
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<{ message: string; status?: number }>();
-  const [created, setCreated] = useState<string>();
-  const nodesKey = nodes.join(',');
+  const { busy, error, created, create } = useCreatePlan(
+    cluster,
+    planPreflight,
+  );
 
-  useEffect(() => {
-    let cancelled = false;
-    setPreflight(undefined);
-    setLoadError(undefined);
-    setAcknowledged(false);
-    setChanged(false);
-    api
-      .planPreflight(cluster, {
-        intent,
-        nodes: nodesKey.split(','),
-        maxParallel,
-        // Only the options that are on, as the single pre-flight asks.
-        ...Object.fromEntries(Object.entries(drain).filter(([, on]) => on)),
-      })
-      .then(
-        p => !cancelled && setPreflight(p),
-        e => !cancelled && setLoadError(describeError(e).message),
-      );
-    return () => {
-      cancelled = true;
-    };
-  }, [api, cluster, intent, maxParallel, nodesKey, drain]);
   const anyOption = Object.values(drain).some(Boolean);
   const showOptions =
     anyOption || !!preflight?.nodes.some(n => n.refused.length > 0);
@@ -95,36 +72,20 @@ export function PlanDialog(props: {
     hazardNamesTyped(hazard, typedNames) &&
     !busy;
 
-  const submit = async () => {
+  const submit = () => {
     if (!preflight) return;
-    setBusy(true);
-    setError(undefined);
-    try {
-      const res = await api.createPlan(cluster, {
-        intent,
-        nodes,
-        maxParallel,
-        ...(anyOption ? { drain } : {}),
-        reason,
-        preflightToken: preflight.token,
-        ...(intent === 'reboot' ? { typedCount: Number(typedCount) } : {}),
-        ...(hazard.length > 0
-          ? { typedNames: hazard.map(n => typedNames[n]?.trim() ?? '') }
-          : {}),
-      });
-      setCreated(res.name);
-    } catch (e) {
-      if (PreflightChangedError.is(e)) {
-        // The 409 carries the new plan pre-flight: show it, ask again.
-        setPreflight(e.preflight as unknown as PlanPreflightResponse);
-        setChanged(true);
-        setAcknowledged(false);
-      }
-      const described = describeError(e);
-      setError({ message: described.message, status: described.status });
-    } finally {
-      setBusy(false);
-    }
+    create({
+      intent,
+      nodes,
+      maxParallel,
+      ...(anyOption ? { drain } : {}),
+      reason,
+      preflightToken: preflight.token,
+      ...(intent === 'reboot' ? { typedCount: Number(typedCount) } : {}),
+      ...(hazard.length > 0
+        ? { typedNames: hazard.map(n => typedNames[n]?.trim() ?? '') }
+        : {}),
+    });
   };
 
   const titleId = 'rackside-plan-dialog-title';
@@ -145,15 +106,7 @@ export function PlanDialog(props: {
       </DialogTitle>
       <DialogContent>
         {created ? (
-          <Alert severity="success" data-testid="plan-created">
-            {'Plan '}
-            {links.plan ? (
-              <AppLink to={links.plan(cluster, created)}>{created}</AppLink>
-            ) : (
-              created
-            )}
-            {' was created; the operator takes the servers through it.'}
-          </Alert>
+          <PlanCreated cluster={cluster} created={created} />
         ) : (
           <>
             <DialogContentText sx={{ mb: 2 }}>
@@ -167,23 +120,7 @@ export function PlanDialog(props: {
               maxParallel={maxParallel}
               onMaxParallel={setMaxParallel}
             />
-            {!preflight && !loadError && (
-              <LinearProgress aria-label="loading the plan pre-flight" />
-            )}
-            {loadError && (
-              <Alert severity="error" sx={{ mb: 2 }}>
-                {`Could not load the plan pre-flight: ${loadError}`}
-              </Alert>
-            )}
-            {changed && (
-              <Alert
-                severity="warning"
-                sx={{ mb: 2 }}
-                data-testid="plan-impact-changed"
-              >
-                {`${IMPACT_CHANGED}: review the new pre-flight and acknowledge it again. ${NOTHING_CHANGED}`}
-              </Alert>
-            )}
+            <PlanPreflightStatus state={planPreflight} />
             {preflight && <PlanPreflightView preflight={preflight} />}
             {showOptions && (
               <PlanDrainOptions drain={drain} setDrain={setDrain} />
@@ -207,18 +144,7 @@ export function PlanDialog(props: {
                 setTypedNames={setTypedNames}
               />
             )}
-            {error && error.status !== 400 && (
-              <Alert
-                severity="error"
-                sx={{ mt: 2 }}
-                data-testid="plan-error"
-                role="alert"
-              >
-                {`${error.message}${
-                  error.status === 409 ? ` ${NOTHING_CHANGED}` : ''
-                }`}
-              </Alert>
-            )}
+            {error && error.status !== 400 && <PlanErrorAlert error={error} />}
           </>
         )}
       </DialogContent>

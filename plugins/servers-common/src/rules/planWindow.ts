@@ -2,7 +2,7 @@
  * The window of a MaintenancePlan (docs/plans.md): when a next step may start. One
  * rule, called by the operator before each step and by the backend's plan pre-flight.
  */
-import type { PlanWindow, Weekday } from './resources/maintenancePlan';
+import type { PlanWindow, Weekday } from '../resources/maintenancePlan';
 
 /** Whether a step may start at `at`, and if not why and when it may. */
 export type WindowVerdict =

@@ -6,7 +6,7 @@
  */
 import { selectorMatches } from './drain';
 import { CONTROL_PLANE_LABEL } from './quorum';
-import type { LabelSelector } from './resources/maintenancePlan';
+import type { LabelSelector } from '../resources/maintenancePlan';
 
 /** What the rule reads of a Node. */
 export interface PlanNodeFacts {

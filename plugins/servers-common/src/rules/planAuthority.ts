@@ -13,8 +13,8 @@ import { ceremonyFor } from './ceremony';
 import type {
   PlanAuthorization,
   PlanIntent,
-} from './resources/maintenancePlan';
-import type { PreflightCeremonyLevel } from './resources/nodeMaintenance';
+} from '../resources/maintenancePlan';
+import type { PreflightCeremonyLevel } from '../resources/nodeMaintenance';
 
 /** The annotation the backend puts on a plan: when the acknowledged pre-flight was taken. */
 export const PLAN_PREFLIGHT_TAKEN_AT = 'rackside.dev/preflight-taken-at';

@@ -6,7 +6,7 @@ import {
   type CeremonySubmission,
 } from './ceremony';
 import type { GuardVerdict } from './guard';
-import { SERVER_ACTIONS, type ServerAction } from './permissions';
+import { SERVER_ACTIONS, type ServerAction } from '../permissions';
 
 /** docs/architecture.md, "The rules and who calls them": action, level, preflightAck, typedName. */
 const LADDER: [ServerAction, Ceremony['level'], boolean, boolean][] = [

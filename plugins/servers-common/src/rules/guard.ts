@@ -1,7 +1,7 @@
 import { virtualNodeRefusal } from './applicability';
-import type { ServerAction } from './permissions';
+import type { ServerAction } from '../permissions';
 import type { DerivedQuorum, NodeFacts, QuorumDerivation } from './quorum';
-import type { GuardResult } from './rules/types';
+import type { GuardResult } from './types';
 
 /**
  * The quorum guard (docs/architecture.md, "The rules and who calls them", ADR 0034 section 5). The backend runs it at request
@@ -9,7 +9,7 @@ import type { GuardResult } from './rules/types';
  * executes. Both call {@link guard} with a derivation from `deriveQuorum`.
  */
 
-export type { GuardVerdict } from './rules/types';
+export type { GuardVerdict } from './types';
 
 /** An action on one node, named as in the action route. */
 export interface GuardRequest {
@@ -17,7 +17,7 @@ export interface GuardRequest {
   nodeName: string;
 }
 
-export type { GuardResult } from './rules/types';
+export type { GuardResult } from './types';
 
 /** How each action reads at the start of a sentence about a node. */
 const ACTION_PHRASES: Record<ServerAction, (node: string) => string> = {

@@ -1,4 +1,4 @@
-import type { ServerAction } from './permissions';
+import type { ServerAction } from '../permissions';
 import type { NodeFacts } from './quorum';
 import { VIRTUAL_NODE_LABEL } from './quorum';
 

@@ -1,4 +1,4 @@
-import type { ObjectGate } from './resources/maintenancePlan';
+import type { ObjectGate } from '../resources/maintenancePlan';
 import { apiGroupOf, gateReadsAllow, objectGateRefusal } from './planGates';
 
 const gate = (extra: Partial<ObjectGate> = {}): ObjectGate => ({

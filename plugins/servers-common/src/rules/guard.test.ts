@@ -1,5 +1,5 @@
 import { guard, type GuardResult, takesMemberDown } from './guard';
-import { SERVER_ACTIONS, type ServerAction } from './permissions';
+import { SERVER_ACTIONS, type ServerAction } from '../permissions';
 import { deriveQuorum, type MaintenanceFacts, type NodeFacts } from './quorum';
 
 function cp(name: string, ready = true): NodeFacts {

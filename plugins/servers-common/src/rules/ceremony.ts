@@ -1,5 +1,5 @@
-import type { CeremonyLevel, GuardVerdict } from './rules/types';
-import type { ServerAction } from './permissions';
+import type { CeremonyLevel, GuardVerdict } from './types';
+import type { ServerAction } from '../permissions';
 
 /**
  * The ceremony ladder (docs/architecture.md, "The rules and who calls them", ADR 0034 section 5). The backend enforces it
@@ -7,7 +7,7 @@ import type { ServerAction } from './permissions';
  * the dialog and the check can never ask for different things.
  */
 
-export type { CeremonyLevel } from './rules/types';
+export type { CeremonyLevel } from './types';
 
 /** What a submission must carry. Every action carries a reason. */
 export interface CeremonyRequirements {

@@ -1,4 +1,4 @@
-import type { CeremonyLevel, GuardResult } from './rules/types';
+import type { CeremonyLevel, GuardResult } from './types';
 import type { MaintenanceIntent, MaintenancePhase } from './quorum';
 
 /**

@@ -4,7 +4,7 @@ import {
   whyNotApplicable,
   type NodeState,
 } from './applicability';
-import { SERVER_ACTIONS } from './permissions';
+import { SERVER_ACTIONS } from '../permissions';
 
 const inService: NodeState = {
   name: 'w-1',

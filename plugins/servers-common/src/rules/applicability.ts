@@ -4,7 +4,7 @@ import {
   whyNotReturnToService,
   type MaintenanceState,
 } from './maintenanceRules';
-import type { ServerAction } from './permissions';
+import type { ServerAction } from '../permissions';
 import { VIRTUAL_NODE_LABEL, type MaintenanceIntent } from './quorum';
 
 /**

@@ -6,7 +6,7 @@
  * rules before it watches anything; a backend that knows the same allow-list and the
  * kind (API discovery) can refuse the plan at creation with the same words.
  */
-import type { ObjectGate } from './resources/maintenancePlan';
+import type { ObjectGate } from '../resources/maintenancePlan';
 
 /** At most this many objects a gate checks: a selector matching more is refused. */
 export const MAX_GATE_OBJECTS = 100;

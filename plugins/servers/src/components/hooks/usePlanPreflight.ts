@@ -1,0 +1,86 @@
+import { useEffect, useState } from 'react';
+import { useApi } from '@backstage/frontend-plugin-api';
+import type {
+  PlanIntent,
+  PlanPreflightResponse,
+} from '@rackside/plugin-servers-common';
+import { describeError, serversApiRef } from '../../api';
+import type { PlanDrainFlags } from '../dialogs/PlanFields';
+
+/** What a plan would be: the pre-flight is taken again whenever one of these changes. */
+export interface PlanShape {
+  intent: PlanIntent;
+  nodes: string[];
+  maxParallel: number;
+  drain: PlanDrainFlags;
+}
+
+export interface PlanPreflightState {
+  /** The plan pre-flight on screen; what the acknowledgement and token bind. */
+  preflight?: PlanPreflightResponse;
+  /** Taking the pre-flight failed: the sentence to show. */
+  loadError?: string;
+  acknowledged: boolean;
+  setAcknowledged(value: boolean): void;
+  /** The backend said the impact changed and sent this one instead. */
+  changed: boolean;
+  /** Shows the backend's new plan pre-flight and asks for a fresh acknowledgement. */
+  replace(preflight: PlanPreflightResponse): void;
+}
+
+/**
+ * The plan pre-flight (per node, per step, the estimate) of the plan the dialog shapes,
+ * taken when it opens and again whenever the shape changes. Every new pre-flight clears
+ * the acknowledgement: what the user ticked was the impact they saw, not the one now on
+ * screen. The plan's sibling of usePreflight (one action on one node).
+ */
+export function usePlanPreflight(
+  cluster: string,
+  shape: PlanShape,
+): PlanPreflightState {
+  const { intent, nodes, maxParallel, drain } = shape;
+  const api = useApi(serversApiRef);
+  const [preflight, setPreflight] = useState<PlanPreflightResponse>();
+  const [loadError, setLoadError] = useState<string>();
+  const [changed, setChanged] = useState(false);
+  const [acknowledged, setAcknowledged] = useState(false);
+  const nodesKey = nodes.join(',');
+
+  useEffect(() => {
+    let cancelled = false;
+    setPreflight(undefined);
+    setLoadError(undefined);
+    setAcknowledged(false);
+    setChanged(false);
+    api
+      .planPreflight(cluster, {
+        intent,
+        nodes: nodesKey.split(','),
+        maxParallel,
+        // Only the options that are on, as the single pre-flight asks.
+        ...Object.fromEntries(Object.entries(drain).filter(([, on]) => on)),
+      })
+      .then(
+        p => !cancelled && setPreflight(p),
+        e => !cancelled && setLoadError(describeError(e).message),
+      );
+    return () => {
+      cancelled = true;
+    };
+  }, [api, cluster, intent, maxParallel, nodesKey, drain]);
+
+  const replace = (next: PlanPreflightResponse) => {
+    setPreflight(next);
+    setChanged(true);
+    setAcknowledged(false);
+  };
+
+  return {
+    preflight,
+    loadError,
+    acknowledged,
+    setAcknowledged,
+    changed,
+    replace,
+  };
+}

@@ -1,0 +1,82 @@
+import { useState } from 'react';
+import { useApi } from '@backstage/frontend-plugin-api';
+import type {
+  PreflightResponse,
+  ServerAction,
+} from '@rackside/plugin-servers-common';
+import {
+  describeError,
+  PreflightChangedError,
+  serversApiRef,
+  type DescribedError,
+} from '../../api';
+import type { PreflightState } from './usePreflight';
+
+/** What the dialog's ceremony gathered for the request. */
+export interface ActionRequestFields {
+  reason: string;
+  /** Sent when the ceremony asks for the node's name typed. */
+  typedName?: string;
+  /** The acknowledged pre-flight, when the ceremony needs one. */
+  preflight?: PreflightResponse;
+}
+
+export interface ActionRequestState {
+  submitting: boolean;
+  error?: DescribedError;
+  send(fields: ActionRequestFields): Promise<void>;
+}
+
+/**
+ * Sends one action on one server. On success the dialog hands on the NodeMaintenance the
+ * backend created or changed; a 409 whose impact changed carries the new pre-flight,
+ * which replaces the one on screen (and asks for a fresh acknowledgement).
+ */
+export function useRequestAction(
+  cluster: string,
+  node: string,
+  action: ServerAction,
+  pre: PreflightState,
+  onDone: (maintenance: string) => void,
+): ActionRequestState {
+  const api = useApi(serversApiRef);
+  const [submitting, setSubmitting] = useState(false);
+  const [error, setError] = useState<DescribedError | undefined>();
+
+  const send = async ({
+    reason,
+    typedName,
+    preflight,
+  }: ActionRequestFields) => {
+    setSubmitting(true);
+    setError(undefined);
+    try {
+      const result = await api.requestAction(cluster, node, action, {
+        reason,
+        ...(typedName !== undefined ? { typedName } : {}),
+        ...(preflight
+          ? {
+              preflightToken: preflight.token,
+              // The options the acknowledged impact was computed with.
+              deleteEmptyDirData: preflight.options.deleteEmptyDirData,
+              force: preflight.options.force,
+              // Only when ticked on purpose; recorded on the maintenance.
+              ...(preflight.options.allowNodeLocalData
+                ? { allowNodeLocalData: true }
+                : {}),
+            }
+          : {}),
+      });
+      onDone(result.name);
+    } catch (e) {
+      if (PreflightChangedError.is(e)) {
+        pre.replace(e.preflight);
+      } else {
+        setError(describeError(e));
+      }
+      setSubmitting(false);
+    }
+  };
+
+  return { submitting, error, send };
+}
