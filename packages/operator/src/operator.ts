@@ -7,29 +7,29 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { NodeMaintenanceStatus } from '@rackside/plugin-servers-common';
 import { CoreClient } from '@rackside/plugin-servers-node';
-import { createOperatorCaches } from './caches';
-import type { DrainRunnerOptions } from './drain/DrainRunner';
-import { createEventRecorder } from './events';
-import { createSecretReader } from './kube/secrets';
+import { createOperatorCaches } from './runtime/caches';
+import type { DrainRunnerOptions } from './maintenance/drain/DrainRunner';
+import { createEventRecorder } from './runtime/events';
+import { createSecretReader } from './runtime/kube/secrets';
 import {
   LeaderElector,
   leaderGated,
   leaderGatedKubeConfig,
-} from './leaderElection';
+} from './runtime/leaderElection';
 import { createMaintenanceController } from './maintenance/controller';
-import { createMetrics, type OperatorMetrics } from './metrics';
-import { registerStateMetrics } from './stateMetrics';
+import { createMetrics, type OperatorMetrics } from './runtime/metrics';
+import { registerStateMetrics } from './runtime/stateMetrics';
 import { createPlanControllers } from './plan/controllers';
 import { createPowerController } from './power/controller';
 import type { PowerDeadlines } from './power/PowerProviderReconciler';
-import { createRetention, DEFAULT_RETENTION_MS } from './retention';
+import { createRetention, DEFAULT_RETENTION_MS } from './runtime/retention';
 import {
   createMachineControllers,
   type MachineControllerSettings,
 } from './talos/controllers';
 import { createTalosAccess } from './talos/talosAccess';
-import { OPERATOR_FIELD_MANAGER } from './kube/fieldManager';
-import type { OperatorLog } from './logger';
+import { OPERATOR_FIELD_MANAGER } from './runtime/kube/fieldManager';
+import type { OperatorLog } from './runtime/logger';
 
 export interface OperatorOptions {
   kubeConfig: KubeConfig;

@@ -24,22 +24,22 @@ import {
   type RawKubeObject,
 } from '@rackside/plugin-servers-node';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { NODE_INDEX, type OperatorCaches } from '../caches';
-import { DrainRunner, type DrainRunnerOptions } from '../drain/DrainRunner';
-import type { EventRecorder } from '../events';
-import { eventsFor } from '../kube/eventsFor';
-import { conditionalStatusWriter, ownWritesView } from '../kube/ownWrites';
-import { systemClock } from '../lifecycle/table';
-import type { OperatorMetrics } from '../metrics';
-import { WorkQueue } from '../workqueue';
+import { NODE_INDEX, type OperatorCaches } from '../runtime/caches';
+import { DrainRunner, type DrainRunnerOptions } from './drain/DrainRunner';
+import type { EventRecorder } from '../runtime/events';
+import { eventsFor } from '../runtime/kube/eventsFor';
+import { conditionalStatusWriter, ownWritesView } from '../runtime/kube/ownWrites';
+import { systemClock } from '../runtime/lifecycle/table';
+import type { OperatorMetrics } from '../runtime/metrics';
+import { WorkQueue } from '../runtime/workqueue';
 import {
   MaintenanceReconciler,
   Mutex,
   type ReconcilerPorts,
 } from './reconciler';
 import type { NodeView } from './types';
-import { OPERATOR_FIELD_MANAGER } from '../kube/fieldManager';
-import { reconcileErrorFields, type OperatorLog } from '../logger';
+import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
+import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
 
 export interface MaintenanceControllerOptions {
   /** Leader-gated: every write asks the elector right before it goes out. */

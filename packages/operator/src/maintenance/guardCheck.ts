@@ -18,7 +18,7 @@ import {
   type NodeMaintenanceStatus,
   type ServerAction,
 } from '@rackside/plugin-servers-common';
-import { MaintenanceReason } from '../lifecycle/reasons';
+import { MaintenanceReason } from '../runtime/lifecycle/reasons';
 import type { ClusterView, Decision, RefusalCause } from './types';
 
 const ACTION_OF_INTENT: Record<MaintenanceIntent, ServerAction> = {

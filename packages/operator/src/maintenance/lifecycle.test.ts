@@ -9,7 +9,7 @@ import {
   type PowerProviderType,
 } from '@rackside/plugin-servers-common';
 import { ConflictError } from '@backstage/errors';
-import type { DrainOutcome } from '../drain/DrainRunner';
+import type { DrainOutcome } from './drain/DrainRunner';
 import { blockingMaintenance, phaseOf, transitions } from './lifecycle';
 import { testNode as node } from '../testing/nodes';
 import type { NodeView, PowerSendVerb, SendOutcome } from './types';

@@ -56,8 +56,8 @@ import {
   isoOf,
   NEW,
   phaseOf as tablePhaseOf,
-} from '../lifecycle/table';
-import { MaintenanceReason } from '../lifecycle/reasons';
+} from '../runtime/lifecycle/table';
+import { MaintenanceReason } from '../runtime/lifecycle/reasons';
 import { checkNumbers, checkQuorum, refuse } from './guardCheck';
 import {
   backAfterPowerOn,

@@ -18,10 +18,10 @@ import {
   type NodeMaintenanceStatus,
   type PowerVerbRecord,
 } from '@rackside/plugin-servers-common';
-import type { Clock } from '../lifecycle/table';
-import { isoOf } from '../lifecycle/table';
-import { setCondition } from '../lifecycle/conditions';
-import { MaintenanceReason } from '../lifecycle/reasons';
+import type { Clock } from '../runtime/lifecycle/table';
+import { isoOf } from '../runtime/lifecycle/table';
+import { setCondition } from '../runtime/lifecycle/conditions';
+import { MaintenanceReason } from '../runtime/lifecycle/reasons';
 import { checkNumbers, checkQuorum, refuse } from './guardCheck';
 import type {
   Decision,

@@ -16,7 +16,7 @@ import {
   runPasses,
   writeAnswer,
   type Clock,
-} from '../lifecycle/table';
+} from '../runtime/lifecycle/table';
 import { needsAdmissionLock, phaseOf, rowFor } from './lifecycle';
 import { afterSend } from './powerRows';
 import type {
@@ -31,7 +31,7 @@ import type {
   RefusalCause,
   SendOutcome,
 } from './types';
-import type { OperatorLog } from '../logger';
+import type { OperatorLog } from '../runtime/logger';
 
 /** status.history maxItems in the CRD. */
 export const HISTORY_MAX = 50;

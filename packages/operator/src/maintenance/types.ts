@@ -14,8 +14,8 @@ import type {
   PodLike,
   PowerVerb,
 } from '@rackside/plugin-servers-common';
-import type { DrainOutcome } from '../drain/DrainRunner';
-import type { Clock, Done, NEW, Wait } from '../lifecycle/table';
+import type { DrainOutcome } from './drain/DrainRunner';
+import type { Clock, Done, NEW, Wait } from '../runtime/lifecycle/table';
 
 /** A maintenance without a phase yet (just created) is `New`. */
 export type Phase = MaintenancePhase | typeof NEW;

@@ -23,10 +23,10 @@ import {
   type RequestFlag,
 } from '@rackside/plugin-servers-common';
 import { ConflictError } from '@backstage/errors';
-import { PlanReason } from '../lifecycle/reasons';
-import type { OperatorLog } from '../logger';
+import { PlanReason } from '../runtime/lifecycle/reasons';
+import type { OperatorLog } from '../runtime/logger';
 import { fitPlanStatus } from './statusLimits';
-import { isoOf, requeueOf, runPasses } from '../lifecycle/table';
+import { isoOf, requeueOf, runPasses } from '../runtime/lifecycle/table';
 import { planRowFor, type PlanDecision, type PlanView } from './table';
 
 export interface PlanPorts {

@@ -29,16 +29,16 @@ import {
   type RawKubeObject,
   type WatchCache,
 } from '@rackside/plugin-servers-node';
-import type { EventRecorder } from '../events';
-import { eventsFor } from '../kube/eventsFor';
-import { ownWritesView } from '../kube/ownWrites';
-import { systemClock, type Clock } from '../lifecycle/table';
+import type { EventRecorder } from '../runtime/events';
+import { eventsFor } from '../runtime/kube/eventsFor';
+import { ownWritesView } from '../runtime/kube/ownWrites';
+import { systemClock, type Clock } from '../runtime/lifecycle/table';
 import type { NodeView } from '../maintenance/types';
-import { WorkQueue, type WorkQueueMetrics } from '../workqueue';
+import { WorkQueue, type WorkQueueMetrics } from '../runtime/workqueue';
 import { gateWatchKey, ObjectGateWatches } from './objectGates';
 import { PlanReconciler, stepObject } from './PlanReconciler';
-import { OPERATOR_FIELD_MANAGER } from '../kube/fieldManager';
-import { reconcileErrorFields, type OperatorLog } from '../logger';
+import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
+import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
 
 export interface PlanControllersOptions {
   kubeConfig: KubeConfig;

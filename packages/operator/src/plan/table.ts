@@ -54,8 +54,8 @@ import {
   type PlanPhase,
 } from '@rackside/plugin-servers-common';
 import { createHash } from 'node:crypto';
-import { setCondition } from '../lifecycle/conditions';
-import { PlanReason } from '../lifecycle/reasons';
+import { setCondition } from '../runtime/lifecycle/conditions';
+import { PlanReason } from '../runtime/lifecycle/reasons';
 import {
   finished,
   NEW,
@@ -63,7 +63,7 @@ import {
   type Clock,
   type Done,
   type Wait,
-} from '../lifecycle/table';
+} from '../runtime/lifecycle/table';
 import type { NodeView } from '../maintenance/types';
 import { fitPlanStatus } from './statusLimits';
 

@@ -26,8 +26,8 @@ import type {
   PowerSendVerb,
   SendOutcome,
 } from '../maintenance/types';
-import type { SecretReader } from '../kube/secrets';
-import { setCondition } from '../lifecycle/conditions';
+import type { SecretReader } from '../runtime/kube/secrets';
+import { setCondition } from '../runtime/lifecycle/conditions';
 import type { ReconcilerPorts } from '../maintenance/reconciler';
 import { withoutBmcAddresses } from './bmcAddresses';
 

@@ -14,19 +14,19 @@ import {
   type ServerBMC,
 } from '@rackside/plugin-servers-common';
 import { ResourceClient } from '@rackside/plugin-servers-node';
-import type { OperatorCaches } from '../caches';
-import type { SecretReader } from '../kube/secrets';
+import type { OperatorCaches } from '../runtime/caches';
+import type { SecretReader } from '../runtime/kube/secrets';
 import type { ReconcilerPorts } from '../maintenance/reconciler';
-import type { OperatorMetrics } from '../metrics';
-import { WorkQueue } from '../workqueue';
-import { NotLeadingError } from '../leaderElection';
+import type { OperatorMetrics } from '../runtime/metrics';
+import { WorkQueue } from '../runtime/workqueue';
+import { NotLeadingError } from '../runtime/leaderElection';
 import {
   PowerProviderReconciler,
   type PowerDeadlines,
 } from './PowerProviderReconciler';
 import { reconcileServerBmc } from './serverBmc';
-import { OPERATOR_FIELD_MANAGER } from '../kube/fieldManager';
-import { reconcileErrorFields, type OperatorLog } from '../logger';
+import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
+import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
 
 export interface PowerControllerOptions {
   /** Leader-gated: every write asks the elector right before it goes out. */

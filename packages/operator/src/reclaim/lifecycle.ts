@@ -57,7 +57,7 @@ import {
   type Talosconfig,
 } from '@rackside/plugin-servers-node';
 import { X509Certificate } from 'node:crypto';
-import { ReclaimReason } from '../lifecycle/reasons';
+import { ReclaimReason } from '../runtime/lifecycle/reasons';
 import {
   finished,
   isoOf,
@@ -65,7 +65,7 @@ import {
   phaseOf as tablePhaseOf,
   type Clock,
   type Done,
-} from '../lifecycle/table';
+} from '../runtime/lifecycle/table';
 import type { TalosAccess } from '../talos/talosAccess';
 import { judgeReset, readEtcdView, withResetsInFlight } from './etcdSafety';
 

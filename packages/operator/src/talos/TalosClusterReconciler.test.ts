@@ -8,7 +8,7 @@ import {
   TalosClusterReconciler,
   type DiscoveryPorts,
 } from './TalosClusterReconciler';
-import { setCondition } from '../lifecycle/conditions';
+import { setCondition } from '../runtime/lifecycle/conditions';
 import {
   fakeTalos,
   NS,

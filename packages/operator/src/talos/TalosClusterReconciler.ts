@@ -27,7 +27,7 @@ import {
   type TalosClientIdentity,
   type TalosProbeResult,
 } from '@rackside/plugin-servers-node';
-import { setCondition } from '../lifecycle/conditions';
+import { setCondition } from '../runtime/lifecycle/conditions';
 import type { TalosAccess } from './talosAccess';
 
 export interface DiscoveryPorts {

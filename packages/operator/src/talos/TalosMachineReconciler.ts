@@ -8,7 +8,7 @@ import type {
   TalosMachine,
   TalosMachineStatus,
 } from '@rackside/plugin-servers-common';
-import { requeueOf, runPasses } from '../lifecycle/table';
+import { requeueOf, runPasses } from '../runtime/lifecycle/table';
 import { joinRowFor, type JoinDecision, type JoinPorts } from './joinTable';
 
 export interface TalosMachineReconcilerPorts extends JoinPorts {

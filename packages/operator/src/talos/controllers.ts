@@ -32,10 +32,10 @@ import {
   type ResolveName,
   type WatchCache,
 } from '@rackside/plugin-servers-node';
-import type { EventRecorder } from '../events';
-import { eventsFor } from '../kube/eventsFor';
-import { conditionalStatusWriter, ownWritesView } from '../kube/ownWrites';
-import type { SecretReader } from '../kube/secrets';
+import type { EventRecorder } from '../runtime/events';
+import { eventsFor } from '../runtime/kube/eventsFor';
+import { conditionalStatusWriter, ownWritesView } from '../runtime/kube/ownWrites';
+import type { SecretReader } from '../runtime/kube/secrets';
 import type { NodeView } from '../maintenance/types';
 import {
   DEFAULT_RECLAIM_LIMITS,
@@ -43,13 +43,13 @@ import {
 } from '../reclaim/lifecycle';
 import { kubeCredentialPort } from '../reclaim/credential';
 import { MachineReclaimReconciler } from '../reclaim/MachineReclaimReconciler';
-import { WorkQueue, type WorkQueueMetrics } from '../workqueue';
+import { WorkQueue, type WorkQueueMetrics } from '../runtime/workqueue';
 import { DEFAULT_JOIN_LIMITS, type JoinLimits } from './joinTable';
 import { createTalosAccess, type TalosAccess } from './talosAccess';
 import { TalosClusterReconciler } from './TalosClusterReconciler';
 import { TalosMachineReconciler } from './TalosMachineReconciler';
-import { OPERATOR_FIELD_MANAGER } from '../kube/fieldManager';
-import { reconcileErrorFields, type OperatorLog } from '../logger';
+import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
+import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
 import { subjectAccessReviews } from '../webhook/server';
 
 /** Limits of the machine controllers; tests shorten them. */

@@ -31,7 +31,7 @@ import {
   talosFailureOutcome,
   type ResolveName,
 } from '@rackside/plugin-servers-node';
-import { JoinReason } from '../lifecycle/reasons';
+import { JoinReason } from '../runtime/lifecycle/reasons';
 import {
   finished,
   isoOf,
@@ -40,7 +40,7 @@ import {
   type Clock,
   type Done,
   type Wait,
-} from '../lifecycle/table';
+} from '../runtime/lifecycle/table';
 import type { NodeView } from '../maintenance/types';
 import type { TalosAccess } from './talosAccess';
 
