@@ -19,9 +19,9 @@ import {
 import { createMaintenanceController } from './maintenance/controller';
 import { createMetrics, type OperatorMetrics } from './runtime/metrics';
 import { registerStateMetrics } from './runtime/stateMetrics';
-import { createPlanControllers } from './plan/controllers';
+import { createPlanControllers } from './plan/controller';
 import { createPowerController } from './power/controller';
-import type { PowerDeadlines } from './power/PowerProviderReconciler';
+import type { PowerDeadlines } from './power/reconciler';
 import { createRetention, DEFAULT_RETENTION_MS } from './runtime/retention';
 import {
   createMachineControllers,

@@ -17,7 +17,7 @@ import {
   writeAnswer,
   type Clock,
 } from '../runtime/lifecycle/table';
-import { needsAdmissionLock, phaseOf, rowFor } from './lifecycle';
+import { needsAdmissionLock, phaseOf, rowFor } from './table';
 import { afterSend } from './powerRows';
 import type {
   ClusterView,

@@ -23,7 +23,7 @@ import { NotLeadingError } from '../runtime/leaderElection';
 import {
   PowerProviderReconciler,
   type PowerDeadlines,
-} from './PowerProviderReconciler';
+} from './reconciler';
 import { reconcileServerBmc } from './serverBmc';
 import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
 import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';

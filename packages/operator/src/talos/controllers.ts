@@ -40,14 +40,14 @@ import type { NodeView } from '../maintenance/types';
 import {
   DEFAULT_RECLAIM_LIMITS,
   type ReclaimLimits,
-} from '../reclaim/lifecycle';
+} from '../reclaim/table';
 import { kubeCredentialPort } from '../reclaim/credential';
-import { MachineReclaimReconciler } from '../reclaim/MachineReclaimReconciler';
+import { MachineReclaimReconciler } from '../reclaim/reconciler';
 import { WorkQueue, type WorkQueueMetrics } from '../runtime/workqueue';
-import { DEFAULT_JOIN_LIMITS, type JoinLimits } from './joinTable';
+import { DEFAULT_JOIN_LIMITS, type JoinLimits } from '../talos-machine/table';
 import { createTalosAccess, type TalosAccess } from './talosAccess';
-import { TalosClusterReconciler } from './TalosClusterReconciler';
-import { TalosMachineReconciler } from './TalosMachineReconciler';
+import { TalosClusterReconciler } from '../talos-cluster/reconciler';
+import { TalosMachineReconciler } from '../talos-machine/reconciler';
 import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
 import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
 import { subjectAccessReviews } from '../webhook/server';

@@ -9,7 +9,7 @@ import type {
   TalosMachineStatus,
 } from '@rackside/plugin-servers-common';
 import { requeueOf, runPasses } from '../runtime/lifecycle/table';
-import { joinRowFor, type JoinDecision, type JoinPorts } from './joinTable';
+import { joinRowFor, type JoinDecision, type JoinPorts } from './table';
 
 export interface TalosMachineReconcilerPorts extends JoinPorts {
   view: { machine(key: string): TalosMachine | undefined };

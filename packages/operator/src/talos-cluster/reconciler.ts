@@ -28,7 +28,7 @@ import {
   type TalosProbeResult,
 } from '@rackside/plugin-servers-node';
 import { setCondition } from '../runtime/lifecycle/conditions';
-import type { TalosAccess } from './talosAccess';
+import type { TalosAccess } from '../talos/talosAccess';
 
 export interface DiscoveryPorts {
   cluster(key: string): TalosCluster | undefined;

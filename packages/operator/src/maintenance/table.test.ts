@@ -10,7 +10,7 @@ import {
 } from '@rackside/plugin-servers-common';
 import { ConflictError } from '@backstage/errors';
 import type { DrainOutcome } from './drain/DrainRunner';
-import { blockingMaintenance, phaseOf, transitions } from './lifecycle';
+import { blockingMaintenance, phaseOf, transitions } from './table';
 import { testNode as node } from '../testing/nodes';
 import type { NodeView, PowerSendVerb, SendOutcome } from './types';
 import {

@@ -36,7 +36,7 @@ import { systemClock, type Clock } from '../runtime/lifecycle/table';
 import type { NodeView } from '../maintenance/types';
 import { WorkQueue, type WorkQueueMetrics } from '../runtime/workqueue';
 import { gateWatchKey, ObjectGateWatches } from './objectGates';
-import { PlanReconciler, stepObject } from './PlanReconciler';
+import { PlanReconciler, stepObject } from './reconciler';
 import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
 import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
 

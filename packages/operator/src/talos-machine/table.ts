@@ -42,7 +42,7 @@ import {
   type Wait,
 } from '../runtime/lifecycle/table';
 import type { NodeView } from '../maintenance/types';
-import type { TalosAccess } from './talosAccess';
+import type { TalosAccess } from '../talos/talosAccess';
 
 export interface JoinLimits {
   /** From the config applied to Failed without a Ready Node. */

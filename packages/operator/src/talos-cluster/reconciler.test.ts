@@ -7,7 +7,7 @@ import {
   addressStatus,
   TalosClusterReconciler,
   type DiscoveryPorts,
-} from './TalosClusterReconciler';
+} from './reconciler';
 import { setCondition } from '../runtime/lifecycle/conditions';
 import {
   fakeTalos,

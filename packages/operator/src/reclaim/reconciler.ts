@@ -28,7 +28,7 @@ import {
   type AuditStep,
   type Decision,
   type LifecyclePorts,
-} from './lifecycle';
+} from './table';
 
 /** status.audit maxItems in the CRD. */
 export const AUDIT_MAX = 100;

@@ -7,12 +7,12 @@ import {
   DEFAULT_RECLAIM_LIMITS,
   type CredentialDeletion,
   type ReclaimLimits,
-} from './lifecycle';
+} from './table';
 import {
   MachineReclaimReconciler,
   WAITING_CONDITION,
   type ReclaimReconcilerPorts,
-} from './MachineReclaimReconciler';
+} from './reconciler';
 import {
   CREATED,
   etcdMember,

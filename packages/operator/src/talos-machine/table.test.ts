@@ -4,8 +4,8 @@ import type {
 } from '@rackside/plugin-servers-common';
 import { TalosApiError } from '@rackside/plugin-servers-node';
 import type { NodeView } from '../maintenance/types';
-import { DEFAULT_JOIN_LIMITS, joinRowFor, type JoinPorts } from './joinTable';
-import { TalosMachineReconciler } from './TalosMachineReconciler';
+import { DEFAULT_JOIN_LIMITS, joinRowFor, type JoinPorts } from './table';
+import { TalosMachineReconciler } from './reconciler';
 import {
   fakeTalos,
   NS,

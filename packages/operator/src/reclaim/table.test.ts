@@ -9,7 +9,7 @@ import {
   type CredentialRead,
   type Decision,
   type LifecyclePorts,
-} from './lifecycle';
+} from './table';
 import {
   CREATED,
   etcdMember,
