@@ -40,7 +40,7 @@ import { PlanReconciler, stepObject } from './reconciler';
 import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
 import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
 
-export interface PlanControllersOptions {
+export interface PlanControllerOptions {
   kubeConfig: KubeConfig;
   /** The operator's NodeMaintenance cache (a plan's steps). */
   maintenances: WatchCache<NodeMaintenance>;
@@ -61,7 +61,7 @@ export interface PlanControllersOptions {
   log?: OperatorLog;
 }
 
-export interface PlanControllers {
+export interface PlanController {
   /** Waits for the caches, then runs the queue (call when leading). */
   start(): Promise<void>;
   /** Stops the queue (leadership lost); the caches keep watching. */
@@ -103,9 +103,9 @@ function planOf(nm: NodeMaintenance): string | undefined {
   )?.name;
 }
 
-export function createPlanControllers(
-  options: PlanControllersOptions,
-): PlanControllers {
+export function createPlanController(
+  options: PlanControllerOptions,
+): PlanController {
   const { kubeConfig: kc, maintenances, nodes, recorder } = options;
   const log = options.log ?? (() => {});
   const clock = options.clock ?? systemClock;
