@@ -15,9 +15,17 @@ import type {
   MachineReclaimStatus,
 } from '@rackside/plugin-servers-common';
 import { talosFailureOutcome } from '@rackside/plugin-servers-node';
-import { setCondition, withoutCondition } from '../runtime/lifecycle/conditions';
+import {
+  setCondition,
+  withoutCondition,
+} from '../runtime/lifecycle/conditions';
 import { ReclaimReason } from '../runtime/lifecycle/reasons';
-import { isoOf, requeueOf, runPasses, writeAnswer } from '../runtime/lifecycle/table';
+import {
+  isoOf,
+  requeueOf,
+  runPasses,
+  writeAnswer,
+} from '../runtime/lifecycle/table';
 import {
   afterReset,
   maintenanceDeadline,
