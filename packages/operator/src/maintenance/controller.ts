@@ -28,7 +28,10 @@ import { NODE_INDEX, type OperatorCaches } from '../runtime/caches';
 import { DrainRunner, type DrainRunnerOptions } from './drain/DrainRunner';
 import type { EventRecorder } from '../runtime/events';
 import { eventsFor } from '../runtime/kube/eventsFor';
-import { conditionalStatusWriter, ownWritesView } from '../runtime/kube/ownWrites';
+import {
+  conditionalStatusWriter,
+  ownWritesView,
+} from '../runtime/kube/ownWrites';
 import { systemClock } from '../runtime/lifecycle/table';
 import type { OperatorMetrics } from '../runtime/metrics';
 import { WorkQueue } from '../runtime/workqueue';

@@ -37,49 +37,29 @@
  * happens; a `record` decision with `send` is where a power verb goes out, after it is on
  * record (powerRows.ts). Rows only ever act idempotently, so a restart resumes from
  * whatever status says. Time comes from the ports' clock.
+ *
+ * The rows that do not fit here live beside: admitRow.ts ((new)), returningRow.ts
+ * (Returning), powerRows.ts (Drained's send, Rebooting, PoweredOff).
  */
 import {
   abandonWouldStrand,
-  busyNodeRefusal,
-  isNodeReady,
   isTerminalPhase,
-  nodeFactsFromNode,
-  openMaintenanceOf,
-  planDrain,
-  virtualNodeRefusal,
-  whyAboveAcknowledged,
-  type MaintenanceIntent,
   type NodeMaintenance,
 } from '@rackside/plugin-servers-common';
+import { MaintenanceReason } from '../runtime/lifecycle/reasons';
 import {
   finished,
   isoOf,
   NEW,
   phaseOf as tablePhaseOf,
 } from '../runtime/lifecycle/table';
-import { MaintenanceReason } from '../runtime/lifecycle/reasons';
-import { checkNumbers, checkQuorum, refuse } from './guardCheck';
-import {
-  backAfterPowerOn,
-  notReadySeen,
-  observedAfterPowerOn,
-  poweredOff,
-  rebooting,
-  sendFromDrained,
-} from './powerRows';
+import { admit } from './admitRow';
+import { DRAINING_INTENTS, VERB_OF_INTENT } from './intents';
+import { poweredOff, rebooting, sendFromDrained } from './powerRows';
+import { returning } from './returningRow';
 import type { Decision, MachinePorts, Phase, Row } from './types';
 
-/** Intents whose maintenance drains the node after cordoning it. */
-const DRAINING_INTENTS: readonly MaintenanceIntent[] = [
-  'drain',
-  'reboot',
-  'shutdown',
-];
-
-/** The power verb an intent sends once drained. */
-const VERB_OF_INTENT: Partial<
-  Record<MaintenanceIntent, 'reboot' | 'shutdown'>
-> = { reboot: 'reboot', shutdown: 'shutdown' };
+export { blockingMaintenance } from './admitRow';
 
 function returnRequested(
   nm: NodeMaintenance,
@@ -97,109 +77,6 @@ function returnRequested(
 export function phaseOf(nm: NodeMaintenance): Phase {
   return tablePhaseOf(nm);
 }
-
-/**
- * The other maintenance that keeps this node busy: the node's open maintenance
- * (servers-common `openMaintenanceOf`, the one the backend shows and offers by) when it
- * is not this one: an admitted one, or a not yet admitted one that was created first.
- */
-export function blockingMaintenance(
-  nm: NodeMaintenance,
-  all: readonly NodeMaintenance[],
-): NodeMaintenance | undefined {
-  const others = all.filter(other => other.metadata.name !== nm.metadata.name);
-  const open = openMaintenanceOf(nm.spec.nodeName, [...others, nm]);
-  return open === nm ? undefined : open;
-}
-
-/** New: the rules every intent passes, under the operator's one guard lock. */
-const admit: Row = async (nm, ports) => {
-  const { view, pods, power } = ports;
-  const nodeName = nm.spec.nodeName;
-  const node = view.node(nodeName);
-  if (!nm.spec.requestedBy?.trim()) {
-    // Every act has an author: the chart's policy refuses such an object at creation; one
-    // that got past it (no policy installed, made before it) is not executed either.
-    const reason = `${nm.spec.intent} of ${nodeName} refused: spec.requestedBy is empty, and a maintenance is carried out only for someone. Create it again with requestedBy set to your Kubernetes username.`;
-    return refuse(reason, 'attribution', { reason });
-  }
-  if (node && nodeFactsFromNode(node).virtual) {
-    const reason = virtualNodeRefusal(nodeName);
-    return refuse(reason, 'virtual', { reason });
-  }
-  const verb = VERB_OF_INTENT[nm.spec.intent];
-  if (verb) {
-    // The capability rule, whoever made the object: kubectl cannot ask for more.
-    const allowed = power.check(verb, node);
-    if (!allowed.ok) {
-      const reason = `${verb} of ${nodeName} is not offered: ${allowed.reason}`;
-      return refuse(reason, 'capability', { reason });
-    }
-  }
-  const others = view
-    .maintenances()
-    .filter(m => m.metadata.name !== nm.metadata.name);
-  const busy = blockingMaintenance(nm, others);
-  if (busy) {
-    const reason = busyNodeRefusal(nodeName, {
-      name: busy.metadata.name,
-      intent: busy.spec.intent,
-      phase: busy.status?.phase,
-    });
-    return refuse(reason, 'busy', {
-      reason,
-      blockingMaintenance: busy.metadata.name,
-    });
-  }
-  const check = checkQuorum(nm, view, 'admission');
-  const verdict = check.result;
-  if (verdict.verdict === 'refuse') {
-    return refuse(verdict.reason, 'guard', {
-      reason: verdict.reason,
-      ...checkNumbers(check),
-    });
-  }
-  // A request that carries its acknowledgement (the backend's, a plan's step) goes on
-  // only at or below the rung it was acknowledged at; one made with kubectl without a
-  // pre-flight is admitted at its verdict (powerRows.ts holds the send to that rung).
-  const acknowledged = nm.spec.preflight?.ceremony;
-  const above = acknowledged && whyAboveAcknowledged(verdict, acknowledged);
-  if (above) {
-    const reason = `${nm.spec.intent} of ${nodeName} refused: ${above}`;
-    return refuse(reason, 'guard', { reason, ...checkNumbers(check) });
-  }
-  if (DRAINING_INTENTS.includes(nm.spec.intent)) {
-    // Checked before the cordon, so a refused drain leaves the node as it was.
-    const onNode = await pods.onNode(nodeName);
-    const plan = planDrain(onNode, nm.spec.drain ?? {}, {
-      nodeName,
-      ...(await pods.storage?.(nodeName, onNode)),
-    });
-    if (plan.refused.length > 0) {
-      const reason = `the drain of ${nodeName} would have to evict pods it may not: ${plan.refused
-        .map(r => r.message)
-        .join(' ')}`;
-      return refuse(reason.slice(0, 4096), 'pods', {
-        reason: reason.slice(0, 4096),
-      });
-    }
-  }
-  // Recorded before anything touches the node: abandon restores exactly this.
-  return {
-    kind: 'transition',
-    to: 'Requested',
-    message: `Admitted: ${verdict.reason}`,
-    status: {
-      wasUnschedulable: node?.spec?.unschedulable === true,
-      // What the check right before the power verb compares against (powerRows.ts).
-      admission: {
-        verdict: verdict.verdict,
-        at: isoOf(ports),
-        ...checkNumbers(check),
-      },
-    },
-  };
-};
 
 /** Requested: cordon (a no-op if a crash left it done), then record Cordoned. */
 const cordon: Row = async (nm, ports) => {
@@ -287,92 +164,6 @@ const drained: Row = async (nm, ports) => {
     }
   );
 };
-
-/**
- * Returning: make the node schedulable again (or, abandoned, as it was before), then wait
- * for it to be Ready (the node watch wakes us).
- */
-const returning: Row = async (nm, ports) => {
-  const { view, nodes } = ports;
-  const abandoned = nm.status?.abandoned === true;
-  const restore = abandoned ? nm.status?.wasUnschedulable : false;
-  const node = view.node(nm.spec.nodeName);
-  const machine = node && poweredOnMachine(nm, ports);
-  if (machine) return machine;
-  if (
-    restore !== undefined &&
-    node &&
-    (node.spec?.unschedulable === true) !== restore
-  ) {
-    await nodes.setUnschedulable(nm.spec.nodeName, restore);
-  }
-  if (!node) {
-    return {
-      kind: 'transition',
-      to: 'Complete',
-      message: `${nm.spec.nodeName} no longer exists; nothing to return`,
-      status: { completedAt: isoOf(ports) },
-    };
-  }
-  // An abandon held while the machine was off still waits for the machine it powered on.
-  const waitForReady = !abandoned || !!nm.status?.powerOnSentAt;
-  if (waitForReady && !isNodeReady(node)) {
-    return {
-      kind: 'wait',
-      message: `waiting for ${nm.spec.nodeName} to be Ready`,
-    };
-  }
-  return {
-    kind: 'transition',
-    to: 'Complete',
-    message: abandoned
-      ? `Abandoned; ${nm.spec.nodeName} left ${
-          restore ? 'unschedulable as it was before' : 'schedulable'
-        }`
-      : `${nm.spec.nodeName} is schedulable and Ready`,
-    status: { completedAt: isoOf(ports) },
-  };
-};
-
-/**
- * Returning after a power-on: the machine is back only when the node says so (a new
- * boot ID, or Ready again after it was seen NotReady), not because it still looks Ready
- * while a shutdown may be finishing. Until then the node stays cordoned; past the
- * deadline (counted from the power-on) the maintenance fails with what was observed.
- */
-function poweredOnMachine(
-  nm: NodeMaintenance,
-  ports: MachinePorts,
-): Decision | undefined {
-  if (!nm.status?.powerOnSentAt) return undefined;
-  const node = ports.view.node(nm.spec.nodeName);
-  if (backAfterPowerOn(nm, node)) return undefined;
-  const seen = notReadySeen(nm, ports);
-  if (seen) return seen;
-  const seconds = ports.power.deadlines.rebootSeconds;
-  const sent = Date.parse(nm.status.powerOnSentAt);
-  const left = Number.isFinite(sent)
-    ? sent + seconds * 1000 - ports.now()
-    : seconds * 1000;
-  if (left <= 0) {
-    return {
-      kind: 'transition',
-      to: 'Failed',
-      message: `${
-        nm.spec.nodeName
-      } did not come back within ${seconds}s of the power-on: ${observedAfterPowerOn(
-        nm,
-        node,
-      )}. The node is left cordoned.`,
-      event: { type: 'Warning', reason: MaintenanceReason.PowerOnTimedOut },
-    };
-  }
-  return {
-    kind: 'wait',
-    message: `waiting for ${nm.spec.nodeName} to come back after the power-on (a new boot ID, or Ready again after NotReady)`,
-    requeueAfterMs: left,
-  };
-}
 
 /** The table: one row per phase. */
 export const transitions: Record<Phase, Row> = {
