@@ -112,7 +112,7 @@ export function createMaintenanceController(
         });
         return {
           synced: cache.synced,
-          pods: () => cache.list() as any,
+          pods: () => cache.list(),
           onChange(listener) {
             // Per event, not the debounced 'changed': Drained follows the last pod at once.
             const offs = (['add', 'update', 'delete'] as const).map(event =>
@@ -125,7 +125,7 @@ export function createMaintenanceController(
       },
       evict: (namespace, name, opts) => core.evictPod(namespace, name, opts),
       budgets: async namespace =>
-        (await core.podDisruptionBudgets.list({ namespace })).items as any,
+        (await core.podDisruptionBudgets.list({ namespace })).items,
       storage: (nodeName, namespaces) =>
         core.drainStorage(nodeName, namespaces),
       virtualMachines: nodeName => core.virtualMachineInstancesOn(nodeName),
@@ -134,7 +134,7 @@ export function createMaintenanceController(
         // one field cannot undo its writes.
         await maintenanceClient.patchStatus(
           name,
-          { status: { drain: progress } } as any,
+          { status: { drain: progress } },
           { type: 'merge' },
         );
       },
@@ -152,7 +152,7 @@ export function createMaintenanceController(
       nodes: () => nodes.list(),
     },
     pods: {
-      onNode: nodeName => core.podsOnNode(nodeName) as any,
+      onNode: nodeName => core.podsOnNode(nodeName),
       storage: (nodeName, pods) =>
         core.drainStorage(nodeName, [
           ...new Set(pods.map(p => p.metadata?.namespace ?? '')),

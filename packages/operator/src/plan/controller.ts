@@ -166,7 +166,7 @@ export function createPlanController(
     },
     async writeStatus(plan, status, writeOptions = {}) {
       const written = await api.maintenancePlans.updateStatus(
-        { ...plan, status } as any,
+        { ...plan, status },
         { dryRun: writeOptions.dryRun },
       );
       if (!writeOptions.dryRun) freshPlans.remember(written);
@@ -176,7 +176,7 @@ export function createPlanController(
     async createStep(plan, step, maintenance) {
       try {
         const created = await api.nodeMaintenances.create(
-          stepObject(plan, step, maintenance) as any,
+          stepObject(plan, step, maintenance),
         );
         freshSteps.remember(created);
         return true;
@@ -188,7 +188,7 @@ export function createPlanController(
     async abandonStep(name, flag) {
       const patched = await api.nodeMaintenances.patch(
         name,
-        { spec: { abandon: flag } } as any,
+        { spec: { abandon: flag } },
         { type: 'merge' },
       );
       freshSteps.remember(patched);

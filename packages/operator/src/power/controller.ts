@@ -20,10 +20,7 @@ import type { ReconcilerPorts } from '../maintenance/reconciler';
 import type { OperatorMetrics } from '../runtime/metrics';
 import { WorkQueue } from '../runtime/workqueue';
 import { NotLeadingError } from '../runtime/leaderElection';
-import {
-  PowerProviderReconciler,
-  type PowerDeadlines,
-} from './reconciler';
+import { PowerProviderReconciler, type PowerDeadlines } from './reconciler';
 import { reconcileServerBmc } from './serverBmc';
 import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
 import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
@@ -77,7 +74,7 @@ export function createPowerController(
       writeStatus: async (provider, status) => {
         await providerClient.patchStatus(
           provider.metadata.name,
-          { status } as any,
+          { status },
           { type: 'merge' },
         );
       },
@@ -119,9 +116,13 @@ export function createPowerController(
       node: n => nodes.get(n),
       secrets,
       writeStatus: async status => {
-        await bmcClient.patchStatus(name, { status } as any, {
-          type: 'merge',
-        });
+        await bmcClient.patchStatus(
+          name,
+          { status },
+          {
+            type: 'merge',
+          },
+        );
       },
     });
   };

@@ -38,7 +38,7 @@ function slimNode(obj: RawKubeObject): NodeView & RawKubeObject {
       resourceVersion: node.metadata?.resourceVersion,
       uid: node.metadata?.uid,
       labels: node.metadata?.labels,
-    } as any,
+    },
     spec: { unschedulable: node.spec?.unschedulable },
     status: {
       conditions: (node.status?.conditions ?? []).map(c => ({

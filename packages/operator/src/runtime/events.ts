@@ -70,8 +70,8 @@ export function createEventRecorder(options: {
             source: { component: options.component },
             reportingComponent: options.component,
             reportingInstance: options.instance,
-            firstTimestamp: now as any,
-            lastTimestamp: now as any,
+            firstTimestamp: now,
+            lastTimestamp: now,
             count: 1,
           },
         });

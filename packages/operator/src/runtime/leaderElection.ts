@@ -435,12 +435,14 @@ export function leaderGated<T extends object>(
   for (const method of methods) {
     const original = port[method];
     if (typeof original !== 'function') continue;
-    (gated as any)[method] = (...args: unknown[]) => {
+    const gatedMethod = (...args: unknown[]) => {
       if (!leading()) {
         return Promise.reject(new NotLeadingError(String(method)));
       }
       return original.apply(port, args);
     };
+    // The same method, asking the elector first: its type is the original's.
+    gated[method] = gatedMethod as T[keyof T];
   }
   return gated;
 }

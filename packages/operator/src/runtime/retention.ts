@@ -35,7 +35,7 @@ import {
 } from '@rackside/plugin-servers-node';
 import type { EventRecorder } from './events';
 import { WorkQueue } from './workqueue';
-import { eventsFor } from './kube/eventsFor';
+import { eventsFor, statusPhaseOf } from './kube/eventsFor';
 import { RetentionReason } from './lifecycle/reasons';
 import { OPERATOR_FIELD_MANAGER } from './kube/fieldManager';
 
@@ -217,9 +217,9 @@ export class RetentionController {
     const endedIso = new Date(ended).toISOString();
     const message = `deleted: ${kind.kind} ${
       namespace ? `${namespace}/` : ''
-    }${name} ended at ${endedIso} (phase ${
-      (obj as any).status?.phase
-    }), retention ${Math.round(this.options.retentionMs / 1000)} s`;
+    }${name} ended at ${endedIso} (phase ${statusPhaseOf(
+      obj,
+    )}), retention ${Math.round(this.options.retentionMs / 1000)} s`;
     this.options.log?.(`retention: ${message}`);
     this.options.onDeleted?.(kind.kind);
     await eventsFor(this.options.recorder, {

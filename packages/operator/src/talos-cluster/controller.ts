@@ -56,7 +56,7 @@ export function createTalosClusterController(
               lastSeenAt: seen.at,
               message: `found by discovery of TalosCluster ${cluster.metadata.name} in maintenance mode`,
             },
-          } as any,
+          },
           { namespace: ns, type: 'merge' },
         ),
       );
@@ -80,7 +80,7 @@ export function createTalosClusterController(
               address: seen.address,
               lastSeenAt: seen.at,
             },
-          } as any,
+          },
           { namespace: machine.metadata.namespace, type: 'merge' },
         ),
       );
@@ -88,7 +88,7 @@ export function createTalosClusterController(
     async writeStatus(cluster, status) {
       await api.talosClusters.patchStatus(
         cluster.metadata.name,
-        { status } as any,
+        { status },
         { namespace: cluster.metadata.namespace, type: 'merge' },
       );
     },

@@ -28,7 +28,7 @@ export function eventsFor<T extends KubeObject>(
           name: obj.metadata?.name ?? '',
           namespace: obj.metadata?.namespace,
           uid: obj.metadata?.uid,
-          phase: phaseOf(obj),
+          phase: statusPhaseOf(obj),
         },
         type,
         reason,
@@ -37,7 +37,8 @@ export function eventsFor<T extends KubeObject>(
   };
 }
 
-function phaseOf(obj: object): string | undefined {
+/** status.phase of an object that has one (every Rackside kind does). */
+export function statusPhaseOf(obj: object): string | undefined {
   const phase = (obj as { status?: { phase?: unknown } }).status?.phase;
   return typeof phase === 'string' ? phase : undefined;
 }
