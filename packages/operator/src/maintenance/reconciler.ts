@@ -1,6 +1,6 @@
 /*
- * Runs the table of lifecycle.ts for one NodeMaintenance (with the table runner of
- * lifecycle/table.ts): pick the row, let it decide, write
+ * Runs the table of table.ts for one NodeMaintenance (with the table runner of
+ * runtime/lifecycle/table.ts): pick the row, let it decide, write
  * the transition to status (phase, history, timestamps, observedGeneration) before the
  * next action, then emit the Event. Admission (the guard and the one-per-node rule) and
  * the guard's second run right before a power verb is recorded share one lock, so two
@@ -255,7 +255,7 @@ export class MaintenanceReconciler {
         message,
       );
     }
-    // The state change's info line is the Event's (events.ts); this one adds the phase
+    // The state change's info line is the Event's (runtime/events.ts); this one adds the phase
     // it came from, for debugging.
     this.ports.log?.(
       `${nm.metadata.name}: ${phaseOf(nm)} -> ${to}: ${message}`,

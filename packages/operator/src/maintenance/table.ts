@@ -1,6 +1,6 @@
 /*
  * The NodeMaintenance lifecycle (docs/architecture.md, "The maintenance lifecycle") as a table, one row per phase, run by
- * the one table runner (lifecycle/table.ts) from reconciler.ts:
+ * the one table runner (runtime/lifecycle/table.ts) from reconciler.ts:
  *
  *   (new)      -> Requested   admitted: not a virtual node, the channel offers the verb,
  *                             no other open maintenance, the guard allows, the drain may

@@ -1,7 +1,7 @@
 /*
  * The types the NodeMaintenance lifecycle shares: what its rows read (the cluster view
  * and the ports), what they answer (Decision) and the row itself. In their own file so
- * the rows of lifecycle.ts, powerRows.ts and guardCheck.ts import them without importing
+ * the rows of table.ts, its row files and guardCheck.ts import them without importing
  * each other.
  */
 import type {

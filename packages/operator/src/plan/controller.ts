@@ -1,5 +1,5 @@
 /*
- * Wires the MaintenancePlan reconciler (PlanReconciler.ts, table.ts) to the apiserver:
+ * Wires the MaintenancePlan reconciler (reconciler.ts, table.ts) to the apiserver:
  * a watch cache of MaintenancePlans and of PodDisruptionBudgets (slimmed to their health),
  * the operator's NodeMaintenance and Node caches, the object-gate watches
  * (objectGates.ts: allowed kinds only, filtered by the apiserver), one keyed work queue, and the edges (status, step creation, abandon

@@ -1,6 +1,6 @@
 /*
  * Runs the table of plan/table.ts for one MaintenancePlan (with the table runner of
- * lifecycle/table.ts): pick the row, let it decide, apply the decision at the edges
+ * runtime/lifecycle/table.ts): pick the row, let it decide, apply the decision at the edges
  * (status, step creation, abandon flags, Events), and ask again until a row waits.
  *
  * A step is created before status records it, under a fixed name (`<plan>-<node>`): a

@@ -1,5 +1,5 @@
 /*
- * The PowerProvider controller: the reconciler of PowerProviderReconciler.ts (and the
+ * The PowerProvider controller: the reconciler of reconciler.ts (and the
  * ServerBMC checks of serverBmc.ts, which serve it) wired to the apiserver, on one work
  * queue keyed by kind. startOperator creates it next to the maintenance and machine
  * controllers; maintenances wait for its first pass, so an admission never refuses a

@@ -1,6 +1,6 @@
 /*
- * Runs the table of lifecycle.ts for one MachineReclaim (with the table runner of
- * lifecycle/table.ts): pick the row, let it decide, do
+ * Runs the table of table.ts for one MachineReclaim (with the table runner of
+ * runtime/lifecycle/table.ts): pick the row, let it decide, do
  * what must come before the write (the credential's deletion), write status
  * with the audit entries, emit one Event per entry, then what comes after (send the reset
  * and write its answer; wake discovery). Each reconcile has a time limit (2 minutes): a

@@ -2,7 +2,7 @@
  * The watch caches the operator's controllers share (one watch each, nothing polls):
  * NodeMaintenances (indexed by node), Nodes (slimmed to what the controllers read), the
  * PowerProvider `default` and the ServerBMCs. The machine controllers keep their own
- * (talos/controllers.ts); a drain watches the pods of its node only (servers-node slimPod).
+ * (talos/machineKinds.ts); a drain watches the pods of its node only (servers-node slimPod).
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import {

@@ -1,6 +1,6 @@
 /*
- * Runs the table of joinTable.ts for one TalosMachine (with the table runner of
- * lifecycle/table.ts): the decided transition is written
+ * Runs the table of table.ts for one TalosMachine (with the table runner of
+ * runtime/lifecycle/table.ts): the decided transition is written
  * to status (phase, message, timestamps, observedGeneration) and then emitted as an Event;
  * a wait only updates status.message when it says something new.
  */

@@ -62,7 +62,7 @@ export const PlanReason = {
   StatusWriteFailed: 'StatusWriteFailed',
 } as const;
 
-/** The Event left on an object retention deleted (retention.ts). */
+/** The Event left on an object retention deleted (runtime/retention.ts). */
 export const RetentionReason = {
   RetentionExpired: 'RetentionExpired',
 } as const;

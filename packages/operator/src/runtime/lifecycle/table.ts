@@ -1,7 +1,7 @@
 /*
  * The one table runner behind the operator's lifecycles: NodeMaintenance
- * (maintenance/lifecycle.ts), MachineReclaim (reclaim/lifecycle.ts) and TalosMachine
- * (talos/joinTable.ts). Each lifecycle is a table with one row per phase; a row looks at
+ * (maintenance/table.ts), MachineReclaim (reclaim/table.ts) and TalosMachine
+ * (talos-machine/table.ts). Each lifecycle is a table with one row per phase; a row looks at
  * the object and answers with a decision, never writing; its reconciler applies the
  * decision (status first, then the Event) and hands back the written object, and the
  * runner asks the row of the new phase, until a row waits or the object is finished.
