@@ -11,7 +11,6 @@ import {
 import { setCondition } from '../runtime/lifecycle/conditions';
 import { MaintenanceReason } from '../runtime/lifecycle/reasons';
 import { type Clock, isoOf } from '../runtime/lifecycle/table';
-import { answered } from './powerSettle';
 import type {
   Decision,
   MachinePorts,
@@ -106,6 +105,49 @@ export const CONFIRMED = 'PowerOffConfirmed' as const;
 /** status.message of a power-on held until the machine has been seen off. */
 export const WAITING_FOR_SHUTDOWN = 'waiting for the shutdown to finish';
 export const ABANDON_PENDING = 'AbandonPending' as const;
+
+export function answered(
+  nm: NodeMaintenance,
+  verb: PowerSendVerb,
+  outcome: SendOutcome,
+  clock: Clock,
+  next: (record: PowerVerbRecord, confirmsPowerOff: boolean) => Decision,
+): Decision {
+  const recorded = nm.status?.power?.[verb] ?? { recordedAt: isoOf(clock) };
+  if (outcome.ok) {
+    return next(
+      {
+        ...recorded,
+        sentAt: outcome.receipt.acceptedAt,
+        detail: outcome.receipt.detail.slice(0, 1024),
+      },
+      outcome.confirmsPowerOff === true,
+    );
+  }
+  const error = outcome.message.slice(0, 4096);
+  if (outcome.outcome === 'unknown') {
+    // It may have run: watch the node (settleUnanswered) rather than sending again.
+    return {
+      kind: 'record',
+      message: `${VERB_TEXT[verb]} of ${nm.spec.nodeName}: the channel's answer was lost (${error}); watching the node`,
+      status: { power: powerWith(nm, verb, { ...recorded, error }) },
+      event: { type: 'Warning', reason: MaintenanceReason.PowerVerbUnanswered },
+    };
+  }
+  return {
+    kind: 'transition',
+    to: 'Failed',
+    message: `${VERB_TEXT[verb]} of ${nm.spec.nodeName} ${
+      outcome.outcome === 'notSent'
+        ? 'could not be sent'
+        : 'was refused by the channel'
+    }: ${error}. It is not retried.${
+      verb === 'powerOn' ? ' The machine is still off.' : ''
+    }`,
+    status: { power: powerWith(nm, verb, { ...recorded, error }) },
+    event: { type: 'Warning', reason: MaintenanceReason.PowerVerbFailed },
+  };
+}
 
 /** What the channel's answer to a sent verb leads to. */
 export const afterSend: Record<

@@ -8,65 +8,15 @@ import {
   type PowerVerbRecord,
 } from '@rackside/plugin-servers-common';
 import { MaintenanceReason } from '../runtime/lifecycle/reasons';
-import { type Clock, isoOf } from '../runtime/lifecycle/table';
+import { isoOf } from '../runtime/lifecycle/table';
 import {
   afterSend,
   bootIdOf,
   CONFIRMED,
-  powerWith,
   timeLeft,
   VERB_TEXT,
 } from './powerSend';
-import type {
-  Decision,
-  MachinePorts,
-  NodeView,
-  PowerSendVerb,
-  SendOutcome,
-} from './types';
-
-export function answered(
-  nm: NodeMaintenance,
-  verb: PowerSendVerb,
-  outcome: SendOutcome,
-  clock: Clock,
-  next: (record: PowerVerbRecord, confirmsPowerOff: boolean) => Decision,
-): Decision {
-  const recorded = nm.status?.power?.[verb] ?? { recordedAt: isoOf(clock) };
-  if (outcome.ok) {
-    return next(
-      {
-        ...recorded,
-        sentAt: outcome.receipt.acceptedAt,
-        detail: outcome.receipt.detail.slice(0, 1024),
-      },
-      outcome.confirmsPowerOff === true,
-    );
-  }
-  const error = outcome.message.slice(0, 4096);
-  if (outcome.outcome === 'unknown') {
-    // It may have run: watch the node (settleUnanswered) rather than sending again.
-    return {
-      kind: 'record',
-      message: `${VERB_TEXT[verb]} of ${nm.spec.nodeName}: the channel's answer was lost (${error}); watching the node`,
-      status: { power: powerWith(nm, verb, { ...recorded, error }) },
-      event: { type: 'Warning', reason: MaintenanceReason.PowerVerbUnanswered },
-    };
-  }
-  return {
-    kind: 'transition',
-    to: 'Failed',
-    message: `${VERB_TEXT[verb]} of ${nm.spec.nodeName} ${
-      outcome.outcome === 'notSent'
-        ? 'could not be sent'
-        : 'was refused by the channel'
-    }: ${error}. It is not retried.${
-      verb === 'powerOn' ? ' The machine is still off.' : ''
-    }`,
-    status: { power: powerWith(nm, verb, { ...recorded, error }) },
-    event: { type: 'Warning', reason: MaintenanceReason.PowerVerbFailed },
-  };
-}
+import type { Decision, MachinePorts, NodeView, PowerSendVerb } from './types';
 
 /**
  * What the node shows of a verb that was recorded but has no answer, compared with the
