@@ -2,7 +2,7 @@
 // from the Go module proxy by scripts/promtool.sh: `promtool check rules` on the file and
 // on the PrometheusRule the chart renders from it, and `promtool test rules` with a unit
 // test per alert (rules.test.yaml) that fires it and one that keeps it quiet. That the
-// metrics they name are the operator's is packages/operator/src/monitoring.test.ts.
+// metrics they name are the operator's is packages/operator/src/runtime/monitoring.test.ts.
 //   node --test e2e/rack/test/monitoring.test.mjs   (needs scripts/promtool.sh and helm)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -5,7 +5,7 @@ import {
   LOG_LEVELS,
   type LogFormat,
   type LogLevel,
-} from './logger';
+} from './runtime/logger';
 
 /** The operator's configuration (flags and variables: `OPTIONS` below, and the README). */
 export interface OperatorConfig {

@@ -9,8 +9,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import fs from 'node:fs';
 import path from 'node:path';
 import { shareKeepAliveAgents } from '@rackside/plugin-servers-node';
-import { startHealthServer } from './health';
-import { createMetrics } from './metrics';
+import { startHealthServer } from './runtime/health';
+import { createMetrics } from './runtime/metrics';
 import { startOperator } from './operator';
 import {
   ConfigError,
@@ -20,7 +20,7 @@ import {
   VersionRequested,
   type OperatorConfig,
 } from './config';
-import { createLogger } from './logger';
+import { createLogger } from './runtime/logger';
 import { serveMachineReclaimWebhook } from './webhook/server';
 
 async function main() {

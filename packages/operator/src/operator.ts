@@ -1,35 +1,39 @@
 /*
- * The operator process minus main(): the shared watch caches (caches.ts), one controller
- * per kind (maintenance/controller.ts, power/controller.ts, talos/controllers.ts for the
- * machine kinds, retention.ts), and the elector that starts them while this replica leads
- * and stops them when it does not. Nothing here polls: the caches hold one watch each.
+ * The operator process minus main(): the shared runtime (runtime/: watch caches, Events,
+ * Secrets, metrics, the leader-gated client), one controller per kind (each kind's
+ * controller.ts: power/, maintenance/, talos-cluster/, talos-machine/, reclaim/, plan/),
+ * retention (runtime/retention.ts), and the elector that starts them while this replica
+ * leads and stops them when it does not. Nothing here polls: the caches hold one watch each.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { NodeMaintenanceStatus } from '@rackside/plugin-servers-common';
 import { CoreClient } from '@rackside/plugin-servers-node';
-import { createOperatorCaches } from './caches';
-import type { DrainRunnerOptions } from './drain/DrainRunner';
-import { createEventRecorder } from './events';
-import { createSecretReader } from './kube/secrets';
+import { createOperatorCaches } from './runtime/caches';
+import type { DrainRunnerOptions } from './maintenance/drain/DrainRunner';
+import { createEventRecorder } from './runtime/events';
+import { createSecretReader } from './runtime/kube/secrets';
 import {
   LeaderElector,
   leaderGated,
   leaderGatedKubeConfig,
-} from './leaderElection';
+} from './runtime/leaderElection';
 import { createMaintenanceController } from './maintenance/controller';
-import { createMetrics, type OperatorMetrics } from './metrics';
-import { registerStateMetrics } from './stateMetrics';
-import { createPlanControllers } from './plan/controllers';
+import { createMetrics, type OperatorMetrics } from './runtime/metrics';
+import { registerStateMetrics } from './runtime/stateMetrics';
+import { createPlanController } from './plan/controller';
 import { createPowerController } from './power/controller';
-import type { PowerDeadlines } from './power/PowerProviderReconciler';
-import { createRetention, DEFAULT_RETENTION_MS } from './retention';
+import type { PowerDeadlines } from './power/reconciler';
+import { createRetention, DEFAULT_RETENTION_MS } from './runtime/retention';
+import { createReclaimController } from './reclaim/controller';
+import { createTalosClusterController } from './talos-cluster/controller';
+import { createTalosMachineController } from './talos-machine/controller';
 import {
-  createMachineControllers,
+  createMachineKinds,
   type MachineControllerSettings,
-} from './talos/controllers';
+} from './talos/machineKinds';
 import { createTalosAccess } from './talos/talosAccess';
-import { OPERATOR_FIELD_MANAGER } from './kube/fieldManager';
-import type { OperatorLog } from './logger';
+import { OPERATOR_FIELD_MANAGER } from './runtime/kube/fieldManager';
+import type { OperatorLog } from './runtime/logger';
 
 export interface OperatorOptions {
   kubeConfig: KubeConfig;
@@ -126,7 +130,8 @@ export async function startOperator(
   // Every write of the controllers asks the elector right before it goes out (a replica
   // past its renew deadline, e.g. resumed after a freeze, sends nothing); reads do not.
   let leading = () => false;
-  const kc = leaderGatedKubeConfig(options.kubeConfig, () => leading());
+  const isLeading = () => leading();
+  const kc = leaderGatedKubeConfig(options.kubeConfig, isLeading);
   const core = new CoreClient(kc, { fieldManager: OPERATOR_FIELD_MANAGER });
   const recorder = createEventRecorder({
     kubeConfig: kc,
@@ -140,6 +145,8 @@ export async function startOperator(
     namespace: operatorNamespace,
   });
   const caches = createOperatorCaches(kc);
+  const onError = (kind: string) => metrics.reconcileErrors.inc({ kind });
+  const queueMetrics = (controller: string) => metrics.queue(controller);
 
   // One controller per kind.
   const power = createPowerController({
@@ -150,22 +157,22 @@ export async function startOperator(
     deadlines: options.power,
     log,
     // The send is gated when it starts (below) and again right before each Redfish POST.
-    leading: () => leading(),
+    leading: isLeading,
   });
   const maintenance = createMaintenanceController({
     kubeConfig: kc,
     caches,
     core,
     recorder,
-    power: leaderGated(power.powerPort(), ['send'], () => leading()),
+    power: leaderGated(power.powerPort(), ['send'], isLeading),
     metrics,
     workers,
     drain: options.drain,
     beforeStatusWrite: options.beforeStatusWrite,
     log,
   });
-  // TalosClusters, TalosMachines and MachineReclaims (talos/controllers.ts).
-  const machineControllers = createMachineControllers({
+  // TalosClusters, TalosMachines and MachineReclaims share their caches (talos/machineKinds.ts).
+  const machineKinds = createMachineKinds({
     ...options.machines,
     kubeConfig: kc,
     namespace: operatorNamespace,
@@ -175,23 +182,28 @@ export async function startOperator(
     talos: leaderGated(
       createTalosAccess(),
       ['reset', 'applyConfiguration'],
-      () => leading(),
+      isLeading,
     ),
     workers,
-    onError: kind => metrics.reconcileErrors.inc({ kind }),
-    queueMetrics: controller => metrics.queue(controller),
+    onError,
+    queueMetrics,
     log,
   });
-  // MaintenancePlans: each step a NodeMaintenance owned by its plan (plan/controllers.ts).
-  const plans = createPlanControllers({
+  const talosClusters = createTalosClusterController(machineKinds);
+  const talosMachines = createTalosMachineController(machineKinds);
+  const reclaims = createReclaimController(machineKinds, {
+    wakeDiscovery: (ns, cluster) => talosClusters.wake(`${ns}/${cluster}`),
+  });
+  // MaintenancePlans: each step a NodeMaintenance owned by its plan.
+  const plans = createPlanController({
     kubeConfig: kc,
     maintenances: caches.maintenances,
     nodes: caches.nodes,
     recorder,
-    onError: kind => metrics.reconcileErrors.inc({ kind }),
+    onError,
     onStatusWriteFailed: kind => metrics.statusWriteFailures.inc({ kind }),
     planGateReads: options.planGateReads,
-    queueMetrics: controller => metrics.queue(controller),
+    queueMetrics,
     log,
   });
   // Deletes terminal objects --retention after they ended; runs while leading.
@@ -204,6 +216,8 @@ export async function startOperator(
     onDeleted: kind => metrics.retentionDeletions.inc({ kind }),
     log,
   });
+  // After the power channel, in the order they start while leading.
+  const machineControllers = [talosClusters, talosMachines, reclaims];
 
   let stopped = false;
   const startControllers = async () => {
@@ -214,7 +228,7 @@ export async function startOperator(
     await power.start();
     if (stopped) return;
     maintenance.start();
-    await machineControllers.start();
+    for (const controller of machineControllers) await controller.start();
     if (stopped) return;
     await plans.start();
     if (stopped) return;
@@ -222,7 +236,7 @@ export async function startOperator(
   };
   const pauseControllers = () => {
     void retention.stop();
-    machineControllers.pause();
+    for (const controller of machineControllers) controller.pause();
     plans.pause();
     maintenance.pause();
     power.pause();
@@ -241,7 +255,7 @@ export async function startOperator(
   });
   leading = () => elector.isLeader;
   metrics.leadership(() => elector.isLeader);
-  // What the chart's alerts need of the objects themselves (stateMetrics.ts).
+  // What the chart's alerts need of the objects themselves (runtime/stateMetrics.ts).
   const stopStateMetrics = registerStateMetrics({
     registry: metrics.registry,
     maintenances: caches.maintenances,
@@ -251,7 +265,7 @@ export async function startOperator(
   elector.start();
 
   const isSynced = () =>
-    caches.hasSynced() && machineControllers.hasSynced() && plans.hasSynced();
+    caches.hasSynced() && machineKinds.hasSynced() && plans.hasSynced();
   return {
     metrics,
     isLeader: () => elector.isLeader,
@@ -262,7 +276,8 @@ export async function startOperator(
       stopped = true;
       stopStateMetrics();
       await retention.stop();
-      await machineControllers.stop();
+      for (const controller of machineControllers) await controller.stop();
+      await machineKinds.stop();
       await plans.stop();
       // Still leading and the channels still open: a verb on record is sent first.
       await maintenance.stop();

@@ -27,7 +27,7 @@ import {
 import type { MaintenanceObject } from '@rackside/plugin-servers-backend/src/cluster/types';
 /* eslint-enable @backstage/no-forbidden-package-imports */
 import type { NodeObject } from '@rackside/plugin-servers-node';
-import { abandonRule, rowFor, transitions } from './lifecycle';
+import { abandonRule, rowFor, transitions } from './table';
 import { testNode as node } from '../testing/nodes';
 import type { Decision, MachinePorts, NodeView } from './types';
 

@@ -24,22 +24,25 @@ import {
   type RawKubeObject,
 } from '@rackside/plugin-servers-node';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { NODE_INDEX, type OperatorCaches } from '../caches';
-import { DrainRunner, type DrainRunnerOptions } from '../drain/DrainRunner';
-import type { EventRecorder } from '../events';
-import { eventsFor } from '../kube/eventsFor';
-import { conditionalStatusWriter, ownWritesView } from '../kube/ownWrites';
-import { systemClock } from '../lifecycle/table';
-import type { OperatorMetrics } from '../metrics';
-import { WorkQueue } from '../workqueue';
+import { NODE_INDEX, type OperatorCaches } from '../runtime/caches';
+import { DrainRunner, type DrainRunnerOptions } from './drain/DrainRunner';
+import type { EventRecorder } from '../runtime/events';
+import { eventsFor } from '../runtime/kube/eventsFor';
+import {
+  conditionalStatusWriter,
+  ownWritesView,
+} from '../runtime/kube/ownWrites';
+import { systemClock } from '../runtime/lifecycle/table';
+import type { OperatorMetrics } from '../runtime/metrics';
+import { WorkQueue } from '../runtime/workqueue';
 import {
   MaintenanceReconciler,
   Mutex,
   type ReconcilerPorts,
 } from './reconciler';
 import type { NodeView } from './types';
-import { OPERATOR_FIELD_MANAGER } from '../kube/fieldManager';
-import { reconcileErrorFields, type OperatorLog } from '../logger';
+import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
+import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
 
 export interface MaintenanceControllerOptions {
   /** Leader-gated: every write asks the elector right before it goes out. */
@@ -109,7 +112,7 @@ export function createMaintenanceController(
         });
         return {
           synced: cache.synced,
-          pods: () => cache.list() as any,
+          pods: () => cache.list(),
           onChange(listener) {
             // Per event, not the debounced 'changed': Drained follows the last pod at once.
             const offs = (['add', 'update', 'delete'] as const).map(event =>
@@ -122,7 +125,7 @@ export function createMaintenanceController(
       },
       evict: (namespace, name, opts) => core.evictPod(namespace, name, opts),
       budgets: async namespace =>
-        (await core.podDisruptionBudgets.list({ namespace })).items as any,
+        (await core.podDisruptionBudgets.list({ namespace })).items,
       storage: (nodeName, namespaces) =>
         core.drainStorage(nodeName, namespaces),
       virtualMachines: nodeName => core.virtualMachineInstancesOn(nodeName),
@@ -131,7 +134,7 @@ export function createMaintenanceController(
         // one field cannot undo its writes.
         await maintenanceClient.patchStatus(
           name,
-          { status: { drain: progress } } as any,
+          { status: { drain: progress } },
           { type: 'merge' },
         );
       },
@@ -149,7 +152,7 @@ export function createMaintenanceController(
       nodes: () => nodes.list(),
     },
     pods: {
-      onNode: nodeName => core.podsOnNode(nodeName) as any,
+      onNode: nodeName => core.podsOnNode(nodeName),
       storage: (nodeName, pods) =>
         core.drainStorage(nodeName, [
           ...new Set(pods.map(p => p.metadata?.namespace ?? '')),

@@ -2,7 +2,7 @@
  * The operator's authoritative quorum check (docs/architecture.md, "The maintenance lifecycle"; docs/architecture.md, "The rules and who calls them"): servers-common's
  * `guard` over `deriveQuorum`, read from the watch caches. It runs twice per power
  * maintenance, both times under the reconciler's admission lock: when the request is
- * admitted (lifecycle.ts `admit`) and right before its power verb is recorded
+ * admitted (admitRow.ts `admit`) and right before its power verb is recorded
  * (powerRows.ts `sendFromDrained`), so a cluster that changed while the node drained
  * cannot be broken by a verb that was safe when it was asked for.
  */
@@ -18,7 +18,7 @@ import {
   type NodeMaintenanceStatus,
   type ServerAction,
 } from '@rackside/plugin-servers-common';
-import { MaintenanceReason } from '../lifecycle/reasons';
+import { MaintenanceReason } from '../runtime/lifecycle/reasons';
 import type { ClusterView, Decision, RefusalCause } from './types';
 
 const ACTION_OF_INTENT: Record<MaintenanceIntent, ServerAction> = {

@@ -1,6 +1,6 @@
 /*
- * Runs the table of lifecycle.ts for one NodeMaintenance (with the table runner of
- * lifecycle/table.ts): pick the row, let it decide, write
+ * Runs the table of table.ts for one NodeMaintenance (with the table runner of
+ * runtime/lifecycle/table.ts): pick the row, let it decide, write
  * the transition to status (phase, history, timestamps, observedGeneration) before the
  * next action, then emit the Event. Admission (the guard and the one-per-node rule) and
  * the guard's second run right before a power verb is recorded share one lock, so two
@@ -16,8 +16,8 @@ import {
   runPasses,
   writeAnswer,
   type Clock,
-} from '../lifecycle/table';
-import { needsAdmissionLock, phaseOf, rowFor } from './lifecycle';
+} from '../runtime/lifecycle/table';
+import { needsAdmissionLock, phaseOf, rowFor } from './table';
 import { afterSend } from './powerRows';
 import type {
   ClusterView,
@@ -31,7 +31,7 @@ import type {
   RefusalCause,
   SendOutcome,
 } from './types';
-import type { OperatorLog } from '../logger';
+import type { OperatorLog } from '../runtime/logger';
 
 /** status.history maxItems in the CRD. */
 export const HISTORY_MAX = 50;
@@ -255,7 +255,7 @@ export class MaintenanceReconciler {
         message,
       );
     }
-    // The state change's info line is the Event's (events.ts); this one adds the phase
+    // The state change's info line is the Event's (runtime/events.ts); this one adds the phase
     // it came from, for debugging.
     this.ports.log?.(
       `${nm.metadata.name}: ${phaseOf(nm)} -> ${to}: ${message}`,

@@ -1,7 +1,7 @@
 /*
  * The types the NodeMaintenance lifecycle shares: what its rows read (the cluster view
  * and the ports), what they answer (Decision) and the row itself. In their own file so
- * the rows of lifecycle.ts, powerRows.ts and guardCheck.ts import them without importing
+ * the rows of table.ts, its row files and guardCheck.ts import them without importing
  * each other.
  */
 import type {
@@ -14,8 +14,8 @@ import type {
   PodLike,
   PowerVerb,
 } from '@rackside/plugin-servers-common';
-import type { DrainOutcome } from '../drain/DrainRunner';
-import type { Clock, Done, NEW, Wait } from '../lifecycle/table';
+import type { DrainOutcome } from './drain/DrainRunner';
+import type { Clock, Done, NEW, Wait } from '../runtime/lifecycle/table';
 
 /** A maintenance without a phase yet (just created) is `New`. */
 export type Phase = MaintenancePhase | typeof NEW;

@@ -66,7 +66,7 @@ export function slimForGate(
     let state: GateObject['gate'];
     if (gate.condition) {
       const found = (
-        ((obj as any).status?.conditions ?? []) as Array<{
+        (obj.status?.conditions ?? []) as Array<{
           type?: string;
           status?: string;
         }>

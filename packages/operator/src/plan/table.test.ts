@@ -10,7 +10,7 @@ import {
   maintenancePlanStatusSchema,
 } from '@rackside/plugin-servers-common';
 import type { NodeView } from '../maintenance/types';
-import { PlanReconciler, stepObject, type PlanPorts } from './PlanReconciler';
+import { PlanReconciler, stepObject, type PlanPorts } from './reconciler';
 import { canonical, MAX_WAIT_MS, stepName } from './table';
 
 const T0 = Date.parse('2026-08-04T10:00:00Z');

@@ -1,5 +1,5 @@
 /*
- * The PowerProvider controller: the reconciler of PowerProviderReconciler.ts (and the
+ * The PowerProvider controller: the reconciler of reconciler.ts (and the
  * ServerBMC checks of serverBmc.ts, which serve it) wired to the apiserver, on one work
  * queue keyed by kind. startOperator creates it next to the maintenance and machine
  * controllers; maintenances wait for its first pass, so an admission never refuses a
@@ -14,19 +14,16 @@ import {
   type ServerBMC,
 } from '@rackside/plugin-servers-common';
 import { ResourceClient } from '@rackside/plugin-servers-node';
-import type { OperatorCaches } from '../caches';
-import type { SecretReader } from '../kube/secrets';
+import type { OperatorCaches } from '../runtime/caches';
+import type { SecretReader } from '../runtime/kube/secrets';
 import type { ReconcilerPorts } from '../maintenance/reconciler';
-import type { OperatorMetrics } from '../metrics';
-import { WorkQueue } from '../workqueue';
-import { NotLeadingError } from '../leaderElection';
-import {
-  PowerProviderReconciler,
-  type PowerDeadlines,
-} from './PowerProviderReconciler';
+import type { OperatorMetrics } from '../runtime/metrics';
+import { WorkQueue } from '../runtime/workqueue';
+import { NotLeadingError } from '../runtime/leaderElection';
+import { PowerProviderReconciler, type PowerDeadlines } from './reconciler';
 import { reconcileServerBmc } from './serverBmc';
-import { OPERATOR_FIELD_MANAGER } from '../kube/fieldManager';
-import { reconcileErrorFields, type OperatorLog } from '../logger';
+import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
+import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
 
 export interface PowerControllerOptions {
   /** Leader-gated: every write asks the elector right before it goes out. */
@@ -77,7 +74,7 @@ export function createPowerController(
       writeStatus: async (provider, status) => {
         await providerClient.patchStatus(
           provider.metadata.name,
-          { status } as any,
+          { status },
           { type: 'merge' },
         );
       },
@@ -119,9 +116,13 @@ export function createPowerController(
       node: n => nodes.get(n),
       secrets,
       writeStatus: async status => {
-        await bmcClient.patchStatus(name, { status } as any, {
-          type: 'merge',
-        });
+        await bmcClient.patchStatus(
+          name,
+          { status },
+          {
+            type: 'merge',
+          },
+        );
       },
     });
   };

@@ -5,9 +5,9 @@
  * management network and is not polled.
  */
 import type { ServerBMC } from '@rackside/plugin-servers-common';
-import { setCondition } from '../lifecycle/conditions';
+import { setCondition } from '../runtime/lifecycle/conditions';
 import type { NodeView } from '../maintenance/types';
-import type { SecretReader } from '../kube/secrets';
+import type { SecretReader } from '../runtime/kube/secrets';
 
 export interface ServerBmcPorts {
   node(name: string): NodeView | undefined;

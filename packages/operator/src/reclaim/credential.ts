@@ -16,7 +16,7 @@ import type {
   CredentialDeletion,
   CredentialPort,
   CredentialRead,
-} from './lifecycle';
+} from './table';
 
 type Secrets = Pick<CoreClient['secrets'], 'find' | 'delete'>;
 

@@ -245,7 +245,7 @@ export async function startWebhookServer(options: {
     );
     log(
       `admission ${request.operation} ${request.namespace ?? ''}/${
-        request.name ?? (request.object as any)?.metadata?.name ?? ''
+        request.name ?? objectName(request.object) ?? ''
       } by ${request.userInfo?.username ?? '?'}: ${
         verdict.allowed ? 'allowed' : `denied: ${verdict.message}`
       }`,
@@ -380,4 +380,11 @@ export async function serveMachineReclaimWebhook(options: {
     })`,
   );
   return server;
+}
+
+/** metadata.name of the object an admission request carries, when it has one. */
+function objectName(object: unknown): string | undefined {
+  const name = (object as { metadata?: { name?: unknown } } | undefined)
+    ?.metadata?.name;
+  return typeof name === 'string' ? name : undefined;
 }

@@ -1,0 +1,102 @@
+/*
+ * The Returning row of the NodeMaintenance table (table.ts): schedulable again (or, abandoned,
+ * as it was), Ready, and after a power-on only once the node is back.
+ */
+import {
+  isNodeReady,
+  type NodeMaintenance,
+} from '@rackside/plugin-servers-common';
+import { MaintenanceReason } from '../runtime/lifecycle/reasons';
+import { isoOf } from '../runtime/lifecycle/table';
+import {
+  backAfterPowerOn,
+  notReadySeen,
+  observedAfterPowerOn,
+} from './powerRows';
+import type { Decision, MachinePorts, Row } from './types';
+
+/**
+ * Returning: make the node schedulable again (or, abandoned, as it was before), then wait
+ * for it to be Ready (the node watch wakes us).
+ */
+export const returning: Row = async (nm, ports) => {
+  const { view, nodes } = ports;
+  const abandoned = nm.status?.abandoned === true;
+  const restore = abandoned ? nm.status?.wasUnschedulable : false;
+  const node = view.node(nm.spec.nodeName);
+  const machine = node && poweredOnMachine(nm, ports);
+  if (machine) return machine;
+  if (
+    restore !== undefined &&
+    node &&
+    (node.spec?.unschedulable === true) !== restore
+  ) {
+    await nodes.setUnschedulable(nm.spec.nodeName, restore);
+  }
+  if (!node) {
+    return {
+      kind: 'transition',
+      to: 'Complete',
+      message: `${nm.spec.nodeName} no longer exists; nothing to return`,
+      status: { completedAt: isoOf(ports) },
+    };
+  }
+  // An abandon held while the machine was off still waits for the machine it powered on.
+  const waitForReady = !abandoned || !!nm.status?.powerOnSentAt;
+  if (waitForReady && !isNodeReady(node)) {
+    return {
+      kind: 'wait',
+      message: `waiting for ${nm.spec.nodeName} to be Ready`,
+    };
+  }
+  return {
+    kind: 'transition',
+    to: 'Complete',
+    message: abandoned
+      ? `Abandoned; ${nm.spec.nodeName} left ${
+          restore ? 'unschedulable as it was before' : 'schedulable'
+        }`
+      : `${nm.spec.nodeName} is schedulable and Ready`,
+    status: { completedAt: isoOf(ports) },
+  };
+};
+
+/**
+ * Returning after a power-on: the machine is back only when the node says so (a new
+ * boot ID, or Ready again after it was seen NotReady), not because it still looks Ready
+ * while a shutdown may be finishing. Until then the node stays cordoned; past the
+ * deadline (counted from the power-on) the maintenance fails with what was observed.
+ */
+export function poweredOnMachine(
+  nm: NodeMaintenance,
+  ports: MachinePorts,
+): Decision | undefined {
+  if (!nm.status?.powerOnSentAt) return undefined;
+  const node = ports.view.node(nm.spec.nodeName);
+  if (backAfterPowerOn(nm, node)) return undefined;
+  const seen = notReadySeen(nm, ports);
+  if (seen) return seen;
+  const seconds = ports.power.deadlines.rebootSeconds;
+  const sent = Date.parse(nm.status.powerOnSentAt);
+  const left = Number.isFinite(sent)
+    ? sent + seconds * 1000 - ports.now()
+    : seconds * 1000;
+  if (left <= 0) {
+    return {
+      kind: 'transition',
+      to: 'Failed',
+      message: `${
+        nm.spec.nodeName
+      } did not come back within ${seconds}s of the power-on: ${observedAfterPowerOn(
+        nm,
+        node,
+      )}. The node is left cordoned.`,
+      event: { type: 'Warning', reason: MaintenanceReason.PowerOnTimedOut },
+    };
+  }
+  return {
+    kind: 'wait',
+    message: `waiting for ${nm.spec.nodeName} to come back after the power-on (a new boot ID, or Ready again after NotReady)`,
+    requeueAfterMs: left,
+  };
+}

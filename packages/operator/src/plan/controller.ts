@@ -1,0 +1,280 @@
+/*
+ * Wires the MaintenancePlan reconciler (reconciler.ts, table.ts) to the apiserver:
+ * a watch cache of MaintenancePlans and of PodDisruptionBudgets (slimmed to their health),
+ * the operator's NodeMaintenance and Node caches, the object-gate watches
+ * (objectGates.ts: allowed kinds only, filtered by the apiserver), one keyed work queue, and the edges (status, step creation, abandon
+ * flags, Events). startOperator() creates this next to the other controllers and starts
+ * it when it leads.
+ *
+ * What wakes a plan: its own spec changing (created, paused, resumed, cancelled); a
+ * NodeMaintenance it owns changing; a Node's readiness changing; a budget's health
+ * changing; an object one of its gates watches changing; and, for a window or a gate
+ * timeout, the time the table names. Nothing is polled.
+ */
+import type { KubeConfig } from '@kubernetes/client-node';
+import { ConflictError } from '@backstage/errors';
+import {
+  isNodeReady,
+  isTerminalPlanPhase,
+  maintenancePlanResource,
+  type MaintenancePlan,
+  type NodeMaintenance,
+  type ObjectGate,
+} from '@rackside/plugin-servers-common';
+import {
+  coreResources,
+  createWatchCache,
+  RacksideClient,
+  resourcePath,
+  type RawKubeObject,
+  type WatchCache,
+} from '@rackside/plugin-servers-node';
+import type { EventRecorder } from '../runtime/events';
+import { eventsFor } from '../runtime/kube/eventsFor';
+import { ownWritesView } from '../runtime/kube/ownWrites';
+import { systemClock, type Clock } from '../runtime/lifecycle/table';
+import type { NodeView } from '../maintenance/types';
+import { WorkQueue, type WorkQueueMetrics } from '../runtime/workqueue';
+import { gateWatchKey, ObjectGateWatches } from './objectGates';
+import { PlanReconciler, stepObject } from './reconciler';
+import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
+import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
+
+export interface PlanControllerOptions {
+  kubeConfig: KubeConfig;
+  /** The operator's NodeMaintenance cache (a plan's steps). */
+  maintenances: WatchCache<NodeMaintenance>;
+  /** The operator's Node cache (readiness, labels). */
+  nodes: WatchCache<NodeView & RawKubeObject>;
+  recorder: EventRecorder;
+  workers?: number;
+  clock?: Clock;
+  onError?: (kind: string, key: string, error: unknown) => void;
+  /**
+   * The kinds object gates may read, as `resource.group` (core: the resource alone): the
+   * chart's operator.planGateReads, which also grants the reads. Others are refused.
+   */
+  planGateReads?: readonly string[];
+  /** A status write failed for another reason than a conflict (a metric counts it). */
+  onStatusWriteFailed?: (kind: string) => void;
+  queueMetrics?: (controller: string) => WorkQueueMetrics;
+  log?: OperatorLog;
+}
+
+export interface PlanController {
+  /** Waits for the caches, then runs the queue (call when leading). */
+  start(): Promise<void>;
+  /** Stops the queue (leadership lost); the caches keep watching. */
+  pause(): void;
+  hasSynced(): boolean;
+  /** The plans as watched (the operator's state metrics read them). */
+  readonly cache: WatchCache<MaintenancePlan & RawKubeObject>;
+  stop(): Promise<void>;
+}
+
+/** What a PodDisruptionBudget is kept as: its health only. */
+interface BudgetHealth extends RawKubeObject {
+  status?: { currentHealthy?: number; desiredHealthy?: number };
+}
+
+function slimBudget(pdb: RawKubeObject): BudgetHealth {
+  const status = (pdb as BudgetHealth).status;
+  return {
+    apiVersion: pdb.apiVersion,
+    kind: pdb.kind,
+    metadata: {
+      name: pdb.metadata?.name,
+      namespace: pdb.metadata?.namespace,
+      resourceVersion: pdb.metadata?.resourceVersion,
+    },
+    status: {
+      currentHealthy: status?.currentHealthy,
+      desiredHealthy: status?.desiredHealthy,
+    },
+  } as BudgetHealth;
+}
+
+const unhealthy = (b: BudgetHealth) =>
+  (b.status?.currentHealthy ?? 0) < (b.status?.desiredHealthy ?? 0);
+
+function planOf(nm: NodeMaintenance): string | undefined {
+  return nm.metadata.ownerReferences?.find(
+    r => r.controller === true && r.kind === 'MaintenancePlan',
+  )?.name;
+}
+
+export function createPlanController(
+  options: PlanControllerOptions,
+): PlanController {
+  const { kubeConfig: kc, maintenances, nodes, recorder } = options;
+  const log = options.log ?? (() => {});
+  const clock = options.clock ?? systemClock;
+  const api = new RacksideClient(kc, { fieldManager: OPERATOR_FIELD_MANAGER });
+
+  const plans = createWatchCache<MaintenancePlan & RawKubeObject>({
+    kubeConfig: kc,
+    path: resourcePath(maintenancePlanResource),
+    name: 'maintenanceplans',
+  });
+  const budgets = createWatchCache<BudgetHealth>({
+    kubeConfig: kc,
+    path: resourcePath(coreResources.podDisruptionBudgets),
+    name: 'poddisruptionbudgets (plans)',
+    transform: slimBudget,
+  });
+
+  // Our own writes until the watch has caught up with them: a step just created is seen
+  // by the next pass, so it is never created twice nor taken for deleted.
+  const freshPlans = ownWritesView<MaintenancePlan>(plans);
+  const freshSteps = ownWritesView<NodeMaintenance>(maintenances);
+
+  let queue: WorkQueue | undefined;
+  const openPlans = () =>
+    plans.list().filter(p => !isTerminalPlanPhase(p.status?.phase));
+  const wakeOpen = (filter: (p: MaintenancePlan) => boolean = () => true) => {
+    for (const p of openPlans()) if (filter(p)) queue?.add(p.metadata.name);
+  };
+
+  const gates = new ObjectGateWatches({
+    kubeConfig: kc,
+    reads: options.planGateReads ?? [],
+    onChange: key =>
+      wakeOpen(p =>
+        (p.spec.gates?.objects ?? []).some(g => gateWatchKey(g) === key),
+      ),
+    log,
+  });
+  const refreshGates = () =>
+    gates.need(
+      openPlans().flatMap((p): ObjectGate[] => p.spec.gates?.objects ?? []),
+    );
+
+  const reconciler = new PlanReconciler({
+    view: {
+      now: () => clock.now(),
+      plan: name => freshPlans.get(name),
+      node: name => nodes.get(name),
+      nodes: () => nodes.list(),
+      maintenance: name => freshSteps.get(name),
+      unhealthyBudgets: () =>
+        budgets
+          .list()
+          .filter(unhealthy)
+          .map(b => `${b.metadata?.namespace}/${b.metadata?.name}`)
+          .sort(),
+      objectGate: gate => gates.verdict(gate),
+    },
+    async writeStatus(plan, status, writeOptions = {}) {
+      const written = await api.maintenancePlans.updateStatus(
+        { ...plan, status },
+        { dryRun: writeOptions.dryRun },
+      );
+      if (!writeOptions.dryRun) freshPlans.remember(written);
+      return written;
+    },
+    statusWriteFailed: () => options.onStatusWriteFailed?.('MaintenancePlan'),
+    async createStep(plan, step, maintenance) {
+      try {
+        const created = await api.nodeMaintenances.create(
+          stepObject(plan, step, maintenance),
+        );
+        freshSteps.remember(created);
+        return true;
+      } catch (error) {
+        if (error instanceof ConflictError) return false; // started before: adopted
+        throw error;
+      }
+    },
+    async abandonStep(name, flag) {
+      const patched = await api.nodeMaintenances.patch(
+        name,
+        { spec: { abandon: flag } },
+        { type: 'merge' },
+      );
+      freshSteps.remember(patched);
+    },
+    events: eventsFor<MaintenancePlan>(recorder, maintenancePlanResource),
+    log,
+  });
+
+  const unsubscribe = [
+    plans.on('add', p => {
+      refreshGates();
+      queue?.add(p.metadata.name);
+    }),
+    plans.on('update', (p, old) => {
+      refreshGates();
+      // Our own status writes come back as updates: only a spec change is news.
+      if (p.metadata.generation !== old.metadata.generation) {
+        queue?.add(p.metadata.name);
+      }
+    }),
+    plans.on('delete', p => {
+      freshPlans.forget(p.metadata.name);
+      refreshGates();
+    }),
+    ...(['add', 'update', 'delete'] as const).map(event =>
+      maintenances.on(event, (nm: NodeMaintenance) => {
+        if (event === 'delete') freshSteps.forget(nm.metadata.name);
+        const plan = planOf(nm);
+        if (plan) queue?.add(plan);
+      }),
+    ),
+    nodes.on('update', (node: NodeView & RawKubeObject, old) => {
+      // Heartbeats come through here: only a change of readiness is news.
+      if (isNodeReady(node) !== isNodeReady(old)) wakeOpen();
+    }),
+    ...(['add', 'update', 'delete'] as const).map(event =>
+      budgets.on(event, (b: BudgetHealth, old?: BudgetHealth) => {
+        if (event !== 'update' || !old || unhealthy(b) !== unhealthy(old)) {
+          wakeOpen(p => p.spec.gates?.podDisruptionBudgetsHealthy ?? true);
+        }
+      }),
+    ),
+  ];
+
+  let stopped = false;
+  return {
+    async start() {
+      await Promise.all([
+        plans.synced,
+        budgets.synced,
+        maintenances.synced,
+        nodes.synced,
+      ]);
+      if (stopped) return;
+      queue = new WorkQueue(key => reconciler.reconcile(key), {
+        workers: Math.max(1, options.workers ?? 2),
+        onError: (key, error) => {
+          options.onError?.('MaintenancePlan', key, error);
+          log(
+            `reconcile MaintenancePlan ${key}: ${(error as Error).message}`,
+            reconcileErrorFields(
+              'MaintenancePlan',
+              key,
+              error,
+              plans.get(key)?.status?.phase,
+            ),
+          );
+        },
+        metrics: options.queueMetrics?.('MaintenancePlan'),
+      });
+      refreshGates();
+      for (const p of openPlans()) queue.add(p.metadata.name);
+    },
+    pause() {
+      queue?.stop();
+      queue = undefined;
+    },
+    hasSynced: () => plans.hasSynced() && budgets.hasSynced(),
+    cache: plans,
+    async stop() {
+      stopped = true;
+      queue?.stop();
+      queue = undefined;
+      for (const off of unsubscribe) off();
+      await gates.stop();
+      await Promise.all([plans.stop(), budgets.stop()]);
+    },
+  };
+}

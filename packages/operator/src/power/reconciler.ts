@@ -1,0 +1,308 @@
+/*
+ * Reconciles the PowerProvider `default` (docs/architecture.md, "Power channels"): builds the deployment's power
+ * channel from the spec and its Secrets, and writes to status what the product may offer
+ * (the capability rule of servers-common, so shutdown only where it is recoverable) with a
+ * Ready condition. The maintenance rows reach the channel through `powerPort()`.
+ */
+import {
+  advertise,
+  invoke,
+  nodeFactsFromNode,
+  offerFor,
+  type PowerAdvertisement,
+  type PowerProvider,
+  type PowerProviderStatus,
+  type ServerBMC,
+} from '@rackside/plugin-servers-common';
+import {
+  PowerChannelError,
+  RedfishPowerChannel,
+  TalosPowerChannel,
+  type PowerChannel,
+  type PowerNode,
+} from '@rackside/plugin-servers-node';
+import type {
+  NodeView,
+  PowerSendVerb,
+  SendOutcome,
+} from '../maintenance/types';
+import type { SecretReader } from '../runtime/kube/secrets';
+import { setCondition } from '../runtime/lifecycle/conditions';
+import type { ReconcilerPorts } from '../maintenance/reconciler';
+import { withoutBmcAddresses } from './bmcAddresses';
+
+export interface PowerProviderPorts {
+  provider(): PowerProvider | undefined;
+  bmc(nodeName: string): ServerBMC | undefined;
+  secrets: SecretReader;
+  writeStatus(
+    provider: PowerProvider,
+    status: PowerProviderStatus,
+  ): Promise<void>;
+  onSent?(verb: PowerSendVerb, channel: string): void;
+  log?(message: string): void;
+  /**
+   * Asked right before each Redfish Reset POST, after its reads, login and rate-limit
+   * wait: throws when this replica may no longer act (it lost its leadership).
+   */
+  mayAct?(): void;
+}
+
+export interface PowerDeadlines {
+  rebootSeconds: number;
+  unansweredSeconds: number;
+}
+
+function powerNodeOf(node: NodeView | undefined, name: string): PowerNode {
+  return {
+    name,
+    address: node?.status?.addresses?.find(a => a.type === 'InternalIP')
+      ?.address,
+    systemUUID: node?.status?.nodeInfo?.systemUUID,
+  };
+}
+
+function condition(
+  status: 'True' | 'False',
+  reason: string,
+  message: string,
+  generation: number | undefined,
+) {
+  return {
+    type: 'Ready' as const,
+    status,
+    reason,
+    message: message.slice(0, 32768),
+    observedGeneration: generation,
+  };
+}
+
+export class PowerProviderReconciler {
+  private channel: PowerChannel | undefined;
+  /** The spec the channel was built from (generation), so a change rebuilds it. */
+  private builtFor: string | undefined;
+
+  constructor(
+    private readonly ports: PowerProviderPorts,
+    private readonly deadlines: PowerDeadlines,
+  ) {}
+
+  /** Brings the channel and the PowerProvider's status in line with its spec. */
+  async reconcile(): Promise<void> {
+    const provider = this.ports.provider();
+    const key = provider
+      ? `${provider.metadata.uid}/${provider.metadata.generation}`
+      : undefined;
+    if (key === this.builtFor && (this.channel || !provider)) return;
+    await this.channel?.close().catch(() => undefined);
+    this.channel = undefined;
+    this.builtFor = key;
+    if (!provider) return;
+    const { spec } = provider;
+    const generation = provider.metadata.generation;
+    let ready: ReturnType<typeof condition>;
+    try {
+      this.channel = await this.build(provider);
+      ready = condition(
+        'True',
+        spec.type === 'none' ? 'NoChannel' : 'ChannelReady',
+        spec.type === 'none'
+          ? 'No power channel is configured: no power verb is offered.'
+          : `The ${spec.type} channel is configured.`,
+        generation,
+      );
+    } catch (error) {
+      ready = condition(
+        'False',
+        'ChannelUnavailable',
+        `The ${spec.type} channel cannot be used: ${(error as Error).message}`,
+        generation,
+      );
+      this.ports.log?.(`PowerProvider: ${ready.message}`);
+    }
+    // What the channel can do, with the capability rule applied: a shutdown nothing can
+    // undo is not advertised. An unusable channel advertises nothing.
+    const usable = ready.status === 'True';
+    const can = advertise(usable ? spec.type : 'none', {
+      attendedRack: spec.attendedRack,
+    });
+    const offered = offerFor(can);
+    const status: PowerProviderStatus = {
+      reboot: offered.includes('reboot'),
+      shutdown: offered.includes('shutdown'),
+      powerOn: offered.includes('power-on'),
+      confirmsPowerOff: can.confirmsPowerOff,
+      conditions: setCondition(
+        provider.status?.conditions?.filter(c => c.type === 'Ready'),
+        ready,
+        new Date().toISOString(),
+      ),
+      observedGeneration: generation,
+    };
+    await this.ports.writeStatus(provider, status);
+  }
+
+  private async build(
+    provider: PowerProvider,
+  ): Promise<PowerChannel | undefined> {
+    const { spec } = provider;
+    switch (spec.type) {
+      case 'none':
+        return undefined;
+      case 'talos': {
+        const talosconfig = await this.ports.secrets.read(
+          spec.talos!.secretRef,
+        );
+        return new TalosPowerChannel({ talosconfig });
+      }
+      case 'redfish': {
+        const redfish = spec.redfish!;
+        const caBundle = redfish.caBundleRef
+          ? await this.ports.secrets.read(redfish.caBundleRef)
+          : undefined;
+        // Fail early on unreadable default credentials, not at the first verb.
+        await this.credentials(redfish.credentialsSecretRef);
+        return new RedfishPowerChannel({
+          mayAct: this.ports.mayAct?.bind(this.ports),
+          tls: caBundle
+            ? { caBundle }
+            : { insecureSkipVerify: redfish.insecureSkipVerify },
+          resolveBmc: async node => {
+            const bmc = this.ports.bmc(node.name);
+            if (!bmc) {
+              throw new Error(
+                `no ServerBMC named ${node.name}: the redfish channel does not know its BMC`,
+              );
+            }
+            return {
+              address: bmc.spec.address,
+              systemPath: bmc.spec.systemPath ?? bmc.status?.systemPath,
+              credentials: await this.credentials(
+                bmc.spec.credentialsSecretRef ?? redfish.credentialsSecretRef,
+              ),
+            };
+          },
+        });
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  private async credentials(ref: {
+    namespace?: string;
+    name: string;
+    usernameKey: string;
+    passwordKey: string;
+  }) {
+    const [username, password] = await Promise.all([
+      this.ports.secrets.read({ ...ref, key: ref.usernameKey }),
+      this.ports.secrets.read({ ...ref, key: ref.passwordKey }),
+    ]);
+    return { username, password };
+  }
+
+  /**
+   * What the channel this process built can do, with the spec's attendedRack: the
+   * authoritative source for the operator (the status it wrote may lag in the cache).
+   */
+  private advertisement(): PowerAdvertisement {
+    const provider = this.ports.provider();
+    return advertise(this.channel ? provider!.spec.type : 'none', {
+      attendedRack: provider?.spec.attendedRack ?? false,
+    });
+  }
+
+  /** The PowerOffConfirmed readback, or undefined where the channel does not read back. */
+  private readback() {
+    const provider = this.ports.provider();
+    const redfish = provider?.spec.redfish;
+    if (!this.channel?.capabilities.confirmsPowerOff || !redfish) {
+      return undefined;
+    }
+    if (redfish.readbackWindowSeconds === 0) return undefined;
+    return {
+      windowSeconds: redfish.readbackWindowSeconds,
+      intervalSeconds: redfish.readbackIntervalSeconds,
+    };
+  }
+
+  /** What the maintenance rows and the reconciler use of the channel. */
+  powerPort(): ReconcilerPorts['power'] {
+    return {
+      check: (verb, node) => {
+        const name = node?.metadata?.name ?? '';
+        return invoke(
+          this.advertisement(),
+          verb,
+          node ? nodeFactsFromNode(node) : undefined,
+          { hasServerBmc: this.ports.bmc(name) !== undefined },
+        );
+      },
+      channelType: () => this.channel?.type,
+      powerState: async node => {
+        const channel = this.channel;
+        if (!channel?.powerState || !node?.metadata?.name) return undefined;
+        return channel.powerState(powerNodeOf(node, node.metadata.name));
+      },
+      readback: () => this.readback(),
+      deadlines: this.deadlines,
+      send: async (verb, node): Promise<SendOutcome> => {
+        const channel = this.channel;
+        const name = node?.metadata?.name ?? '';
+        const call =
+          verb === 'powerOn'
+            ? channel?.powerOn?.bind(channel)
+            : channel?.[verb].bind(channel);
+        if (!channel || !call) {
+          return {
+            ok: false,
+            outcome: 'notSent',
+            message: `the power channel cannot ${verb} (${
+              channel ? channel.type : 'none configured'
+            })`,
+          };
+        }
+        // The full text goes to the operator's log; status, history and notifications
+        // get it without the BMC's address.
+        const recorded = (text: string) => {
+          if (channel.type !== 'redfish') return text;
+          const scrubbed = withoutBmcAddresses(
+            text,
+            this.ports.bmc(name)?.spec.address,
+          );
+          if (scrubbed !== text) {
+            this.ports.log?.(`PowerProvider: ${verb} of ${name}: ${text}`);
+          }
+          return scrubbed;
+        };
+        try {
+          const receipt = await call(powerNodeOf(node, name));
+          this.ports.onSent?.(verb, channel.type);
+          return {
+            ok: true,
+            receipt: {
+              acceptedAt: receipt.acceptedAt,
+              detail: recorded(receipt.detail),
+            },
+            // Read back only where the readback is on (a window of 0 turns it off).
+            confirmsPowerOff:
+              verb === 'shutdown' && this.readback() !== undefined,
+          };
+        } catch (error) {
+          return {
+            ok: false,
+            outcome:
+              error instanceof PowerChannelError ? error.outcome : 'unknown',
+            message: recorded((error as Error).message),
+          };
+        }
+      },
+    };
+  }
+
+  async stop(): Promise<void> {
+    await this.channel?.close().catch(() => undefined);
+    this.channel = undefined;
+  }
+}
