@@ -768,6 +768,8 @@ export const spec = {
             maxItems: 500,
             items: {
               type: 'string',
+              minLength: 1,
+              maxLength: 253,
             },
           },
           selector: {
@@ -821,6 +823,7 @@ export const spec = {
             maxItems: 500,
             items: {
               type: 'string',
+              maxLength: 253,
             },
           },
         },
