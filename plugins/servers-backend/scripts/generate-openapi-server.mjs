@@ -235,38 +235,46 @@ const files = new Map([
   ...[...models].map(([name, text]) => [`models/${name}.model.ts`, text]),
 ]);
 
-// Formatted as repo-tools formats them (prettier, then the package's lint --fix).
-// Inside the package, so that prettier reads the repository's configuration.
-const scratch = fs.mkdtempSync(path.join(packageDir, '.openapi-generated-'));
-const scratchGenerated = path.join(scratch, 'generated');
-for (const [name, text] of files) {
-  fs.mkdirSync(path.dirname(path.join(scratchGenerated, name)), {
-    recursive: true,
-  });
-  fs.writeFileSync(path.join(scratchGenerated, name), text);
-}
-fs.writeFileSync(
-  path.join(scratch, 'index.ts'),
-  `//\nexport * from './generated';\n`,
-);
-const repoRoot = path.resolve(packageDir, '../..');
-execFileSync(
-  path.join(repoRoot, 'node_modules/.bin/prettier'),
-  ['--write', scratch],
-  { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'] },
-);
-
+// Formatted as repo-tools formats them: the package's lint --fix, then prettier. In a
+// scratch folder inside the package (not a dot folder, which eslint skips), so that
+// both read the repository's configuration.
+const scratch = fs.mkdtempSync(path.join(packageDir, 'openapi-generating-'));
 const written = new Map();
-const walk = dir => {
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) walk(full);
-    else
-      written.set(path.relative(scratch, full), fs.readFileSync(full, 'utf8'));
+try {
+  const scratchGenerated = path.join(scratch, 'generated');
+  for (const [name, text] of files) {
+    const file = path.join(scratchGenerated, name);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, text);
   }
-};
-walk(scratch);
-fs.rmSync(scratch, { recursive: true, force: true });
+  fs.writeFileSync(
+    path.join(scratch, 'index.ts'),
+    `//\nexport * from './generated';\n`,
+  );
+  const repoRoot = path.resolve(packageDir, '../..');
+  const quiet = { stdio: ['ignore', 'ignore', 'inherit'] };
+  execFileSync(
+    path.join(repoRoot, 'node_modules/.bin/backstage-cli'),
+    ['package', 'lint', '--fix', scratch],
+    { cwd: packageDir, ...quiet },
+  );
+  execFileSync(
+    path.join(repoRoot, 'node_modules/.bin/prettier'),
+    ['--write', scratch],
+    { cwd: repoRoot, ...quiet },
+  );
+  const walk = dir => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else
+        written.set(path.relative(scratch, full), fs.readFileSync(full, 'utf8'));
+    }
+  };
+  walk(scratch);
+} finally {
+  fs.rmSync(scratch, { recursive: true, force: true });
+}
 
 const target = name =>
   name === 'index.ts'

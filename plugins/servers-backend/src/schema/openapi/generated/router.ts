@@ -5,6 +5,7 @@
 // ******************************************************************
 import { createValidatedOpenApiRouterFromGeneratedEndpointMap } from '@backstage/backend-openapi-utils';
 import { EndpointMap } from './apis';
+
 export const spec = {
   openapi: '3.1.0',
   info: {
