@@ -25,7 +25,7 @@ import { createMachinesRouter } from '../machines/router';
 import type { AuthorizedPlansService } from '../plans/AuthorizedPlansService';
 import type { AuthorizedServersService } from '../servers/AuthorizedServersService';
 import { createRouter } from '../servers/router';
-import type { MachinesRegistry } from '../service/machinesTypes';
+import type { MachinesRegistry } from '../machines/machinesTypes';
 import type * as generated from './openapi/generated/models';
 import { spec as generatedSpec } from './openapi/generated';
 
