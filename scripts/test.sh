@@ -48,6 +48,9 @@ yarn knip --dependencies --no-progress; record "knip" $?
 stage "import graph: no cycle, no import from a lower layer to a higher one (dependency-cruiser)"
 yarn deps:check; record "import graph" $?
 
+stage "OpenAPI: plugins/servers-backend/src/schema/openapi.yaml is valid and its generated router is up to date"
+(cd plugins/servers-backend && yarn schema:check) && NODE_OPTIONS="--require ./node_modules/@backstage/cli/config/nodeTransform.cjs" yarn backstage-repo-tools repo schema openapi validate plugins/servers-backend; record "openapi schema" $?
+
 stage "API reports of plugins/* match the code (yarn test:api-reports)"
 # Emits dist-types afresh (non-incremental tsc), then fails when a package's
 # exported API differs from its committed report*.api.md; `yarn build:api-reports`

@@ -13,13 +13,13 @@ import type {
 } from '@backstage/backend-plugin-api';
 import type { Request, Response } from 'express';
 import type express from 'express';
-import Router from 'express-promise-router';
 import {
   audited,
   auditUnauthenticated,
   type AuditedOptions,
 } from '../lib/audited';
 import { jsonBody } from '../lib/jsonBody';
+import { createApiRouter } from '../schema/apiRouter';
 import { READ_SEVERITY, RECLAIM_SEVERITY } from '../lib/auditSeverity';
 import type { ReasonPolicy } from '../lib/reasonPolicy';
 import type { MachinesRegistry } from './machinesTypes';
@@ -102,7 +102,7 @@ export async function createMachinesRouter(
     new MachinesService(options),
     options.permissions,
   );
-  const router = Router();
+  const router = await createApiRouter();
   router.use(MACHINE_PATHS, jsonBody({ limit: BODY_LIMIT, quiet: true }));
 
   /**

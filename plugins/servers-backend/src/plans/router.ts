@@ -5,7 +5,7 @@
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import type express from 'express';
-import Router from 'express-promise-router';
+import { createApiRouter } from '../schema/apiRouter';
 import { PreflightConflictError } from '../servers/preflight';
 import { queryFlag, sendPreflightConflict } from '../servers/preflightHttp';
 import type { AuthorizedPlansService } from './AuthorizedPlansService';
@@ -22,9 +22,11 @@ export interface PlansRouterOptions {
 }
 
 /** Builds the plan routes; bodies are parsed by the router that mounts them. */
-export function createPlansRouter(options: PlansRouterOptions): express.Router {
+export async function createPlansRouter(
+  options: PlansRouterOptions,
+): Promise<express.Router> {
   const { plans, httpAuth } = options;
-  const router = Router();
+  const router = await createApiRouter();
 
   router.get('/clusters/:cluster/plans', async (req, res) => {
     const credentials = await httpAuth.credentials(req);

@@ -4,11 +4,11 @@ import type {
   HttpAuthService,
 } from '@backstage/backend-plugin-api';
 import type { ActionResponse } from '@rackside/plugin-servers-common';
-import express from 'express';
-import Router from 'express-promise-router';
+import type express from 'express';
 import { jsonBody } from '../lib/jsonBody';
 import type { AuthorizedPlansService } from '../plans/AuthorizedPlansService';
 import { createPlansRouter } from '../plans/router';
+import { createApiRouter } from '../schema/apiRouter';
 import { PreflightConflictError } from './preflight';
 import { parseServerListQuery } from './serverList';
 import type { AuditedServersService } from './AuditedServersService';
@@ -33,7 +33,7 @@ export async function createRouter(
   options: RouterOptions,
 ): Promise<express.Router> {
   const { service, plans, httpAuth } = options;
-  const router = Router();
+  const router = await createApiRouter();
   router.use(jsonBody());
 
   // Unauthenticated on purpose: load balancers and the demo script probe it.
@@ -49,22 +49,26 @@ export async function createRouter(
     );
   });
 
-  router.get('/clusters/:cluster/servers', async (req, res) => {
-    const credentials = await httpAuth.credentials(req);
-    // No window parameters: the whole list, as always (a contract). With `limit`,
-    // `continue`, `filter`, `sort` or `direction`: one window of it (serverList.ts).
-    const query = parseServerListQuery(req.query as Record<string, unknown>);
-    const list = await service.listServersJson(
-      credentials,
-      req.params.cluster,
-      query,
-      { request: req },
-    );
-    // Our own entity tag (express would hash the whole body): a page that polls gets a
-    // 304 while nothing it shows has changed.
-    res.set('ETag', list.etag);
-    res.type('application/json').send(list.body);
-  });
+  // `res` untyped: the answer is sent as the text the list cache keeps (below).
+  router.get(
+    '/clusters/:cluster/servers',
+    async (req, res: express.Response) => {
+      const credentials = await httpAuth.credentials(req);
+      // No window parameters: the whole list, as always (a contract). With `limit`,
+      // `continue`, `filter`, `sort` or `direction`: one window of it (serverList.ts).
+      const query = parseServerListQuery(req.query as Record<string, unknown>);
+      const list = await service.listServersJson(
+        credentials,
+        req.params.cluster,
+        query,
+        { request: req },
+      );
+      // Our own entity tag (express would hash the whole body): a page that polls gets a
+      // 304 while nothing it shows has changed.
+      res.set('ETag', list.etag);
+      res.type('application/json').send(list.body);
+    },
+  );
 
   router.get('/clusters/:cluster/servers/:node', async (req, res) => {
     const credentials = await httpAuth.credentials(req);
@@ -160,7 +164,7 @@ export async function createRouter(
   );
 
   // After the servers routes and behind their body parser, as they always were.
-  if (plans) router.use(createPlansRouter({ plans, httpAuth }));
+  if (plans) router.use(await createPlansRouter({ plans, httpAuth }));
 
   return router;
 }
