@@ -268,7 +268,10 @@ try {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
       else
-        written.set(path.relative(scratch, full), fs.readFileSync(full, 'utf8'));
+        written.set(
+          path.relative(scratch, full),
+          fs.readFileSync(full, 'utf8'),
+        );
     }
   };
   walk(scratch);

@@ -1,6 +1,9 @@
 import { ConflictError } from '@backstage/errors';
 import type { LoggerService } from '@backstage/backend-plugin-api';
-import { nodeMaintenanceResource } from '@rackside/plugin-servers-common';
+import {
+  nodeMaintenanceResource,
+  type MachineReclaim,
+} from '@rackside/plugin-servers-common';
 import {
   makeKubeConfig,
   ResourceClient,
@@ -165,6 +168,7 @@ export function kubeMaintenanceClaims(
 export function reclaimClaims(machines: MachinesState): ClaimStore {
   return {
     get: name => machines.freshReclaim(name),
-    update: obj => machines.updateReclaim(obj as any),
+    // What `get` answered, with the claim's annotation added: a MachineReclaim.
+    update: obj => machines.updateReclaim(obj as MachineReclaim),
   };
 }

@@ -3,7 +3,7 @@ import {
   evictedWorkloads,
   isTerminalReclaimPhase,
   planDrain,
-  TERMINAL_MAINTENANCE_PHASES,
+  isTerminalPhase,
   type AffectedEntity,
   type MachineReclaim,
   type PodLike,
@@ -34,6 +34,13 @@ import type { ServersNotification, ServersNotifier } from './notifier';
 import type { WorkloadCatalog } from './workloadCatalog';
 
 /** The timer functions the notifier uses (replaced in tests). */
+
+/** Whether a maintenance has reached a terminal phase. */
+function isEnded(m: MaintenanceObject): boolean {
+  const phase = m.status?.phase;
+  return phase !== undefined && isTerminalPhase(phase);
+}
+
 export interface NotifierClock {
   now(): number;
   setTimeout(fn: () => void, ms: number): unknown;
@@ -223,9 +230,7 @@ export class MaintenanceNotifications {
         t = undefined;
       }
       if (!t) {
-        const terminal = TERMINAL_MAINTENANCE_PHASES.includes(
-          m.status?.phase as any,
-        );
+        const terminal = isEnded(m);
         t = {
           uid: m.metadata.uid,
           ended: first && terminal,
@@ -269,9 +274,7 @@ export class MaintenanceNotifications {
 
   private follow(m: MaintenanceObject, t: TrackedMaintenance) {
     const name = m.metadata.name;
-    const terminal = TERMINAL_MAINTENANCE_PHASES.includes(
-      m.status?.phase as any,
-    );
+    const terminal = isEnded(m);
     if (terminal) {
       this.clearBlocked(t);
       this.podsAtCreation.delete(name);

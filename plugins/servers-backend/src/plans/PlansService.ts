@@ -81,7 +81,7 @@ import type { ClusterState, PlanObject } from '../cluster/types';
 import {
   powerCheck,
   serverResourceOf,
-  snapshot,
+  clusterSnapshot,
   type ClusterSnapshot,
 } from '../servers/view';
 
@@ -347,7 +347,7 @@ export class PlansService {
   private async readablePlans(access: PlanAccess, cluster: ClusterState) {
     const scope = await access.readScope();
     const [snap, plans] = await Promise.all([
-      snapshot(cluster),
+      clusterSnapshot(cluster),
       cluster.plans?.() ?? Promise.resolve([]),
     ]);
     const byName = new Map(snap.nodes.map(n => [n.metadata?.name ?? '', n]));
@@ -580,7 +580,7 @@ export class PlansService {
           );
         }
         const scope = await access.readScope();
-        const snap = await snapshot(cluster);
+        const snap = await clusterSnapshot(cluster);
         const planned = this.planNodes(
           cluster.name,
           snap,
@@ -664,7 +664,7 @@ export class PlansService {
         );
       }
       const scope = await access.readScope();
-      const snap = await snapshot(cluster);
+      const snap = await clusterSnapshot(cluster);
       let names = body.nodes;
       if (!names) {
         // A selector is resolved here, once, among the servers the user may read: the

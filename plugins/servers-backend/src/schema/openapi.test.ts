@@ -23,7 +23,7 @@ import YAML from 'yaml';
 import { z } from 'zod';
 import { createMachinesRouter } from '../machines/router';
 import type { AuthorizedPlansService } from '../plans/AuthorizedPlansService';
-import type { AuthorizedServersService } from '../servers/AuthorizedServersService';
+import type { AuditedServersService } from '../servers/AuditedServersService';
 import { createRouter } from '../servers/router';
 import type { MachinesRegistry } from '../machines/machinesTypes';
 import type * as generated from './openapi/generated/models';
@@ -83,7 +83,7 @@ function routesOf(router: express.Router): string[] {
 async function registeredRoutes(): Promise<string[]> {
   const httpAuth = mockServices.httpAuth();
   const servers = await createRouter({
-    service: {} as AuthorizedServersService,
+    service: {} as AuditedServersService,
     plans: {} as AuthorizedPlansService,
     httpAuth,
   });

@@ -44,7 +44,7 @@ import {
   maintenanceView,
   newestFirst,
   serverView,
-  snapshot,
+  clusterSnapshot,
   visibleNode,
   visibleNodeNames,
 } from './view';
@@ -134,7 +134,7 @@ export class DefaultServersService implements ServersService {
           if (admitted === false) return undefined;
           let snap: ClusterSnapshot;
           try {
-            snap = await snapshot(cluster);
+            snap = await clusterSnapshot(cluster);
           } catch (error) {
             this.options.logger.warn(
               `cluster ${cluster.name} unavailable: ${error}`,
@@ -183,7 +183,7 @@ export class DefaultServersService implements ServersService {
   ): Promise<PreparedJson> {
     const cluster = clusterOr404(this.options.clusters, clusterName);
     const decisions = decisionsOf(call);
-    const snap = await snapshot(cluster);
+    const snap = await clusterSnapshot(cluster);
     const list = {
       key: decisions.key,
       readable: decisions.readable,
@@ -215,7 +215,7 @@ export class DefaultServersService implements ServersService {
   ): Promise<ServerResponse> {
     const cluster = clusterOr404(this.options.clusters, clusterName);
     const decisions = decisionsOf(call);
-    const snap = await snapshot(cluster);
+    const snap = await clusterSnapshot(cluster);
     const node = findNode(snap, cluster.name, nodeName);
     if (!decisions.readable(node)) {
       // Hidden and absent are the same 404.
@@ -236,7 +236,7 @@ export class DefaultServersService implements ServersService {
   ): Promise<MaintenanceListResponse> {
     const cluster = clusterOr404(this.options.clusters, clusterName);
     const { scope } = grantOf(call);
-    const snap = await snapshot(cluster);
+    const snap = await clusterSnapshot(cluster);
     const visible = visibleNodeNames(snap, cluster.name, scope.filter);
     const items = snap.maintenances
       .filter(m => visible.has(m.spec.nodeName))
@@ -254,7 +254,7 @@ export class DefaultServersService implements ServersService {
   ): Promise<MaintenanceResponse> {
     const cluster = clusterOr404(this.options.clusters, clusterName);
     const { scope } = grantOf(call);
-    const snap = await snapshot(cluster);
+    const snap = await clusterSnapshot(cluster);
     const visible = visibleNodeNames(snap, cluster.name, scope.filter);
     const m = snap.maintenances.find(x => x.metadata.name === name);
     if (!m || !visible.has(m.spec.nodeName)) {
@@ -276,7 +276,7 @@ export class DefaultServersService implements ServersService {
     const cluster = clusterOr404(this.options.clusters, clusterName);
     const action = preflightActionOr400(actionName);
     const { scope } = grantOf(call);
-    const snap = await snapshot(cluster);
+    const snap = await clusterSnapshot(cluster);
     visibleNode(snap, cluster.name, nodeName, scope.filter);
     const impact = await currentImpact(
       cluster,

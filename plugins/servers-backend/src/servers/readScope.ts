@@ -119,8 +119,7 @@ export class ReadScope {
     if (this.unconditional) return true;
     return snap.nodes.every(
       node =>
-        !nodeFactsFromNode(node as any).controlPlane ||
-        this.readable(cluster, node),
+        !nodeFactsFromNode(node).controlPlane || this.readable(cluster, node),
     );
   }
 

@@ -107,7 +107,7 @@ export function snapshotOf(
   powerProvider: PowerProvider | undefined,
   bmcNodes: Iterable<string> = [],
 ): ClusterSnapshot {
-  const facts = nodes.map(n => nodeFactsFromNode(n as any));
+  const facts = nodes.map(n => nodeFactsFromNode(n));
   const activeByNode = openMaintenanceByNode(maintenances);
   const newestByNode = new Map<string, MaintenanceObject>();
   for (const m of [...maintenances].sort(newestFirst).reverse()) {
@@ -166,7 +166,7 @@ export function visibleNodeNames(
 }
 
 /** The cluster's snapshot, derived once per change where the state keeps it. */
-export async function snapshot(
+export async function clusterSnapshot(
   cluster: ClusterState,
 ): Promise<ClusterSnapshot> {
   if (cluster.snapshot) return cluster.snapshot();
@@ -209,7 +209,7 @@ export function serverResourceOf(
   cluster: string,
   node: NodeObject,
 ): ServerResource {
-  const facts = nodeFactsFromNode(node as any);
+  const facts = nodeFactsFromNode(node);
   return {
     cluster,
     node: facts.name,
@@ -263,7 +263,7 @@ function serverBase(
   node: NodeObject,
   snapshot: ClusterSnapshot,
 ) {
-  const facts = nodeFactsFromNode(node as any);
+  const facts = nodeFactsFromNode(node);
   const labels = { ...(node.metadata?.labels ?? {}) };
   const active = snapshot.activeByNode.get(facts.name);
   const unschedulable = node.spec?.unschedulable === true;

@@ -78,7 +78,7 @@ export async function performAction(
 ): Promise<{ status: number; name: string; outcome: string }> {
   const conflict = whyNotApplicable(
     action,
-    nodeStateOf(node, nodeFactsFromNode(node as any), active),
+    nodeStateOf(node, nodeFactsFromNode(node), active),
   );
   if (conflict) throw new ConflictError(conflict);
   /** A cordon maintenance (with returnToService: the return of a node cordoned outside). */

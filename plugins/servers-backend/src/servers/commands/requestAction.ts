@@ -40,7 +40,7 @@ import {
   type PreflightTokens,
 } from '../preflight';
 import type { ActionRequest, ActionResult } from '../ServersService';
-import { powerCheck, snapshot, visibleNode } from '../view';
+import { clusterSnapshot, powerCheck, visibleNode } from '../view';
 import { performAction, PreflightTokenUsedError } from './performAction';
 
 /** A guard refusal: 409 with the quorum numbers in the error body. */
@@ -95,7 +95,7 @@ export async function requestAction(
   const body = parseRequestBody(actionRequestBodySchema, request.body);
   const reasonProblem = checkReason(ctx.reasonPolicy, body.reason);
   if (reasonProblem) throw new InputError(reasonProblem);
-  const snap = await snapshot(cluster);
+  const snap = await clusterSnapshot(cluster);
   // A server the caller may not read is absent to them: no 409 below may name its
   // state or its maintenance.
   const node = visibleNode(

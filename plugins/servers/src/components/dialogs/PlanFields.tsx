@@ -154,7 +154,11 @@ export function PlanCeremony(props: {
           <Checkbox
             checked={acknowledged}
             onChange={e => setAcknowledged(e.target.checked)}
-            inputProps={{ 'data-testid': 'plan-acknowledge' } as any}
+            inputProps={
+              {
+                'data-testid': 'plan-acknowledge',
+              } as React.InputHTMLAttributes<HTMLInputElement>
+            }
           />
         }
         label={ACKNOWLEDGEMENT}
