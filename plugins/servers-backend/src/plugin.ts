@@ -18,8 +18,7 @@ import { actionsRegistryServiceRef } from '@backstage/backend-plugin-api/alpha';
 import { registerServersActions } from './actions';
 import { readAgentPolicy } from './actions/agentPolicy';
 import { createMachinesRouter } from './machines/router';
-import { AuthorizedPlansService } from './plans/AuthorizedPlansService';
-import { PlansService } from './plans/PlansService';
+import { createPlansService } from './plans/createPlansService';
 import { readPlansConfig } from './plans/config';
 import { createRouter } from './servers/router';
 import { clusterRegistryServiceRef } from './cluster/clusterRegistry';
@@ -217,10 +216,11 @@ export const serversPlugin = createBackendPlugin({
           service,
           readAgentPolicy(config),
         );
-        const plans = new AuthorizedPlansService(
+        const plans = createPlansService({
+          ...serviceOptions,
           serverPermissions,
-          new PlansService(serviceOptions, readPlansConfig(config)),
-        );
+          config: readPlansConfig(config),
+        });
         httpRouter.use(await createRouter({ service, plans, httpAuth }));
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
       },

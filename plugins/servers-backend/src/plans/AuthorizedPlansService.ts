@@ -1,54 +1,64 @@
 /*
- * The permission checks of the maintenance plan routes, around PlansService (as
- * AuthorizedServersService guards ServersService): `servers:plan` and the intent's
- * permission on every node of a plan are asked here, with the caller's credentials, and
- * `servers:read` through the servers' own checks. They reach the service as a
- * {@link PlanAccess}, which it asks where its order of checks says (an unknown cluster's
- * 404 before `servers:plan`'s 403, that 403 before the body's 400, an unknown node's 400
- * before the intent's 403), so every answer is the same as when the service asked the
- * permission framework itself.
+ * The permission checks of the plans feature, around the plans service (as
+ * AuthorizedServersService guards the servers): an unknown cluster's 404 first, then
+ * `servers:plan`, then the checks that name the nodes (a body's 400 and an unknown
+ * node's 400 come before the intent's 403, so a 403 never names a server the caller
+ * cannot see), the intent's permission and, for data-loss drain options,
+ * `servers:drain-data` on every node. It decides and hands the read scope (and, for a
+ * renewal, the refused nodes) to the inner service with the call; the inner service
+ * never asks back.
  */
-import type {
-  BackstageCredentials,
-  BackstageUserPrincipal,
-} from '@backstage/backend-plugin-api';
+import type { BackstageCredentials } from '@backstage/backend-plugin-api';
 import { NotAllowedError } from '@backstage/errors';
 import {
   AuthorizeResult,
   type PolicyDecision,
 } from '@backstage/plugin-permission-common';
 import {
+  dataLossOptionsOf,
+  planRequestBodySchema,
   serverActionPermissions,
   serversDrainDataPermission,
   serversPlanPermission,
-  type ServerPermission,
   type PlanIntent,
   type PlanListQuery,
   type PlanListResponse,
   type PlanPreflightResponse,
   type PlanResponse,
+  type ServerPermission,
 } from '@rackside/plugin-servers-common';
-import type { Request } from 'express';
-import { actorOf, type ReadCall as CallContext } from '../lib/audited';
+import { clusterOr404 } from '../cluster/clusterRegistry';
+import type { ClusterRegistry } from '../cluster/types';
+import { parseRequestBody } from '../lib/requestBody';
 import type { ServerPermissions } from '../servers/serverPermissions';
-import { serverResourceOf, type ClusterSnapshot } from '../servers/view';
-import type {
-  PlanAccess,
-  PlanPreflightQuery,
-  PlansService,
-  PlanUserAccess,
-} from './PlansService';
+import type { UserCredentials } from '../servers/ServersService';
+import {
+  clusterSnapshot,
+  serverResourceOf,
+  type ClusterSnapshot,
+} from '../servers/view';
+import { planControlOr404 } from './commands/controlPlan';
+import { notStartedNodes } from './commands/renewPlan';
+import {
+  checkPlanPreflightQuery,
+  planDrainOf,
+  planNodes,
+  requestedPlanNodes,
+  type PlanPreflightQuery,
+} from './planPreflight';
+import type { PlanCallContext, PlanGrant, PlansService } from './PlansService';
+import { readablePlans } from './planView';
 
-export class AuthorizedPlansService {
+export class AuthorizedPlansService implements PlansService {
   constructor(
+    private readonly inner: PlansService,
     /** The servers' permission questions: the plans' read scope is `servers:read`. */
-    private readonly options: ServerPermissions,
-    /** The service the checks guard. */
-    readonly service: PlansService,
+    private readonly permissions: ServerPermissions,
+    private readonly clusters: ClusterRegistry,
   ) {}
 
   private async requirePlan(credentials: BackstageCredentials) {
-    const [decision] = await this.options.permissions.authorize(
+    const [decision] = await this.permissions.permissions.authorize(
       [{ permission: serversPlanPermission }],
       { credentials },
     );
@@ -70,7 +80,7 @@ export class AuthorizedPlansService {
     snap: ClusterSnapshot,
     names: string[],
   ): Promise<string[]> {
-    const [decision] = await this.options.permissions.authorizeConditional(
+    const [decision] = await this.permissions.permissions.authorizeConditional(
       [{ permission }],
       { credentials },
     );
@@ -80,7 +90,7 @@ export class AuthorizedPlansService {
       const node = snap.nodes.find(n => n.metadata?.name === name);
       return (
         node !== undefined &&
-        this.options.applyConditions(
+        this.permissions.applyConditions(
           decision as PolicyDecision,
           serverResourceOf(cluster, node),
         )
@@ -114,14 +124,16 @@ export class AuthorizedPlansService {
     }
   }
 
-  /** `servers:drain-data` on every node; 403 naming the options and the nodes. */
+  /** For data-loss drain options, `servers:drain-data` on every node; 403 naming them. */
   private async requireDrainDataOnEvery(
     credentials: BackstageCredentials,
     cluster: string,
     snap: ClusterSnapshot,
     names: string[],
-    options: readonly string[],
+    drain: Parameters<typeof dataLossOptionsOf>[0],
   ) {
+    const options = dataLossOptionsOf(drain);
+    if (options.length === 0) return;
     const refused = await this.refusedOn(
       credentials,
       serversDrainDataPermission,
@@ -138,128 +150,169 @@ export class AuthorizedPlansService {
     }
   }
 
-  private accessOf(credentials: BackstageCredentials): PlanAccess {
-    return {
-      actor: actorOf(credentials),
-      readScope: () => this.options.readScope(credentials),
-      requirePlan: () => this.requirePlan(credentials),
-      requireIntentOnEvery: (cluster, snap, intent, names) =>
-        this.requireIntentOnEvery(credentials, cluster, snap, intent, names),
-      refusedIntentOn: (cluster, snap, intent, names) =>
-        this.refusedOn(
-          credentials,
-          serverActionPermissions[intent],
-          cluster,
-          snap,
-          names,
-        ),
-      requireDrainDataOnEvery: (cluster, snap, names, options) =>
-        this.requireDrainDataOnEvery(
-          credentials,
-          cluster,
-          snap,
-          names,
-          options,
-        ),
-    };
+  private granted(call: PlanCallContext | undefined, grant: PlanGrant) {
+    return { ...call, grant };
   }
 
-  private userAccessOf(
-    credentials: BackstageCredentials<BackstageUserPrincipal>,
-  ): PlanUserAccess {
-    return {
-      ...this.accessOf(credentials),
-      user: credentials.principal.userEntityRef,
-    };
-  }
-
-  listPlans(
+  async listPlans(
     credentials: BackstageCredentials,
     clusterName: string,
-    query: PlanListQuery = {},
-    call?: CallContext,
+    query: PlanListQuery,
+    call?: PlanCallContext,
   ): Promise<PlanListResponse> {
-    return this.service.listPlans(
-      this.accessOf(credentials),
+    clusterOr404(this.clusters, clusterName);
+    const scope = await this.permissions.readScope(credentials);
+    return this.inner.listPlans(
+      credentials,
       clusterName,
       query,
-      call,
+      this.granted(call, { scope }),
     );
   }
 
-  getPlan(
+  async getPlan(
     credentials: BackstageCredentials,
     clusterName: string,
     name: string,
-    call?: CallContext,
+    call?: PlanCallContext,
   ): Promise<PlanResponse> {
-    return this.service.getPlan(
-      this.accessOf(credentials),
+    clusterOr404(this.clusters, clusterName);
+    const scope = await this.permissions.readScope(credentials);
+    return this.inner.getPlan(
+      credentials,
       clusterName,
       name,
-      call,
+      this.granted(call, { scope }),
     );
   }
 
-  planPreflight(
-    credentials: BackstageCredentials<BackstageUserPrincipal>,
+  async planPreflight(
+    credentials: UserCredentials,
     clusterName: string,
     query: PlanPreflightQuery,
-    call?: CallContext,
+    call?: PlanCallContext,
   ): Promise<PlanPreflightResponse> {
-    return this.service.planPreflight(
-      this.userAccessOf(credentials),
+    const cluster = clusterOr404(this.clusters, clusterName);
+    await this.requirePlan(credentials);
+    const { intent } = checkPlanPreflightQuery(query);
+    const scope = await this.permissions.readScope(credentials);
+    const snap = await clusterSnapshot(cluster);
+    const planned = planNodes(cluster.name, snap, scope.filter, query.nodes);
+    await this.requireIntentOnEvery(
+      credentials,
+      cluster.name,
+      snap,
+      intent,
+      planned.map(n => n.name),
+    );
+    return this.inner.planPreflight(
+      credentials,
       clusterName,
       query,
-      call,
+      this.granted(call, { scope }),
     );
   }
 
-  createPlan(
-    credentials: BackstageCredentials<BackstageUserPrincipal>,
+  async createPlan(
+    credentials: UserCredentials,
     clusterName: string,
     rawBody: unknown,
-    httpRequest?: Request,
+    call?: PlanCallContext,
   ): Promise<{ name: string }> {
-    return this.service.createPlan(
-      this.userAccessOf(credentials),
+    const cluster = clusterOr404(this.clusters, clusterName);
+    await this.requirePlan(credentials);
+    const body = parseRequestBody(planRequestBodySchema, rawBody);
+    const scope = await this.permissions.readScope(credentials);
+    const snap = await clusterSnapshot(cluster);
+    const names = requestedPlanNodes(cluster.name, snap, scope, body).map(
+      n => n.name,
+    );
+    await this.requireIntentOnEvery(
+      credentials,
+      cluster.name,
+      snap,
+      body.intent,
+      names,
+    );
+    await this.requireDrainDataOnEvery(
+      credentials,
+      cluster.name,
+      snap,
+      names,
+      planDrainOf(body),
+    );
+    return this.inner.createPlan(
+      credentials,
       clusterName,
       rawBody,
-      httpRequest,
+      this.granted(call, { scope }),
     );
   }
 
-  controlPlan(
-    credentials: BackstageCredentials<BackstageUserPrincipal>,
+  async controlPlan(
+    credentials: UserCredentials,
     clusterName: string,
     name: string,
     control: string,
     rawBody: unknown,
-    httpRequest?: Request,
+    call?: PlanCallContext,
   ): Promise<{ name: string }> {
-    return this.service.controlPlan(
-      this.userAccessOf(credentials),
+    planControlOr404(control);
+    clusterOr404(this.clusters, clusterName);
+    await this.requirePlan(credentials);
+    const scope = await this.permissions.readScope(credentials);
+    return this.inner.controlPlan(
+      credentials,
       clusterName,
       name,
       control,
       rawBody,
-      httpRequest,
+      this.granted(call, { scope }),
     );
   }
 
-  renewPlan(
-    credentials: BackstageCredentials<BackstageUserPrincipal>,
+  /**
+   * A renewal is checked again for the caller on every node not yet started: the
+   * intent's refusals go to the service (a 403, or skipped with `skipRefused`), a
+   * data-loss drain option refused on any other node is a 403 here.
+   */
+  async renewPlan(
+    credentials: UserCredentials,
     clusterName: string,
     name: string,
     rawBody: unknown,
-    httpRequest?: Request,
+    call?: PlanCallContext,
   ): Promise<{ name: string; until: string }> {
-    return this.service.renewPlan(
-      this.userAccessOf(credentials),
+    const cluster = clusterOr404(this.clusters, clusterName);
+    await this.requirePlan(credentials);
+    const scope = await this.permissions.readScope(credentials);
+    const { plans, snap } = await readablePlans(scope, cluster);
+    const plan = plans.find(p => p.metadata.name === name);
+    let refused: string[] = [];
+    if (plan) {
+      const notStarted = notStartedNodes(plan);
+      refused = await this.refusedOn(
+        credentials,
+        serverActionPermissions[plan.spec.intent],
+        cluster.name,
+        snap,
+        notStarted,
+      );
+      await this.requireDrainDataOnEvery(
+        credentials,
+        cluster.name,
+        snap,
+        notStarted.filter(n => !refused.includes(n)),
+        plan.spec.drain,
+      );
+    }
+    // An unknown plan is the service's 404, after the body's 400 and the reason's.
+    return this.inner.renewPlan(
+      credentials,
       clusterName,
       name,
       rawBody,
-      httpRequest,
+      this.granted(call, { scope, refused }),
     );
   }
 }

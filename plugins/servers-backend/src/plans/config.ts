@@ -6,10 +6,23 @@ import {
   PLAN_AUTHORIZATION_DEFAULT_HOURS,
   PLAN_AUTHORIZATION_MAX_HOURS,
 } from '@rackside/plugin-servers-common';
-import {
-  PLAN_PREFLIGHTS_PER_MINUTE_DEFAULT,
-  type PlansConfig,
-} from './PlansService';
+
+/** How many plan pre-flights a user may ask a minute unless app-config says otherwise. */
+export const PLAN_PREFLIGHTS_PER_MINUTE_DEFAULT = 20;
+
+/** The plans' own settings (`servers.plans` in app-config). */
+export interface PlansConfig {
+  /** How long a plan's authorization lasts from its creation or renewal. */
+  authorizationHours: number;
+  /** Plan pre-flights (a plan request takes one) a user may ask a minute. */
+  preflightsPerMinute: number;
+}
+
+/** The settings when app-config has no `servers.plans`. */
+export const DEFAULT_PLANS_CONFIG: PlansConfig = {
+  authorizationHours: PLAN_AUTHORIZATION_DEFAULT_HOURS,
+  preflightsPerMinute: PLAN_PREFLIGHTS_PER_MINUTE_DEFAULT,
+};
 
 /** Reads `servers.plans`; a value out of range stops the backend with the key named. */
 export function readPlansConfig(config: Config): PlansConfig {

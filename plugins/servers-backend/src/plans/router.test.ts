@@ -10,7 +10,7 @@ import {
   clusterRegistryServiceRef,
   staticClusterRegistry,
 } from '../cluster/clusterRegistry';
-import { planNameFor } from './PlansService';
+import { planNameFor } from './planPreflight';
 import {
   FakeCluster,
   fakeBudget,

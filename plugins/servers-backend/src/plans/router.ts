@@ -1,6 +1,6 @@
 /*
  * The maintenance plan routes under `/api/servers` (docs/architecture.md, "The backend"; docs/plans.md), HTTP in
- * and out of AuthorizedPlansService. The servers router mounts them after its own
+ * and out of the plans service (PlansService.ts). The servers router mounts them after its own
  * routes, behind its body parser.
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
@@ -8,16 +8,17 @@ import type express from 'express';
 import { createApiRouter } from '../schema/apiRouter';
 import { PreflightConflictError } from '../servers/preflight';
 import { queryFlag, sendPreflightConflict } from '../servers/preflightHttp';
-import type { AuthorizedPlansService } from './AuthorizedPlansService';
 import {
   sendTooManyPlanPreflights,
   TooManyPlanPreflightsError,
 } from './preflightLimiter';
-import { parsePlanListQuery, parsePlanPreflightQuery } from './PlansService';
+import { parsePlanPreflightQuery } from './planPreflight';
+import type { PlansService } from './PlansService';
+import { parsePlanListQuery } from './planView';
 
 /** Options of {@link createPlansRouter}. */
 export interface PlansRouterOptions {
-  plans: AuthorizedPlansService;
+  plans: PlansService;
   httpAuth: HttpAuthService;
 }
 
@@ -80,7 +81,7 @@ export async function createPlansRouter(
         credentials,
         req.params.cluster,
         req.body,
-        req,
+        { request: req },
       );
       res.status(201).json(created);
     } catch (error) {
@@ -105,7 +106,7 @@ export async function createPlansRouter(
         req.params.cluster,
         req.params.name,
         req.body,
-        req,
+        { request: req },
       ),
     );
   });
@@ -119,7 +120,7 @@ export async function createPlansRouter(
         req.params.name,
         req.params.control,
         req.body,
-        req,
+        { request: req },
       ),
     );
   });

@@ -22,7 +22,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { createMachinesRouter } from '../machines/router';
-import type { AuthorizedPlansService } from '../plans/AuthorizedPlansService';
+import type { PlansService } from '../plans/PlansService';
 import type { AuditedServersService } from '../servers/AuditedServersService';
 import { createRouter } from '../servers/router';
 import type { MachinesRegistry } from '../machines/machinesTypes';
@@ -84,7 +84,7 @@ async function registeredRoutes(): Promise<string[]> {
   const httpAuth = mockServices.httpAuth();
   const servers = await createRouter({
     service: {} as AuditedServersService,
-    plans: {} as AuthorizedPlansService,
+    plans: {} as PlansService,
     httpAuth,
   });
   const machines = await createMachinesRouter({

@@ -1,6 +1,6 @@
 /*
- * What a `servers:read` decision lets a user see (docs/architecture.md, "The backend", "GET /clusters lists
- * only clusters the user may read"). With a conditional decision:
+ * What a `servers:read` decision lets a user see (docs/permissions.md, what a
+ * conditional `servers:read` shows). With a conditional decision:
  *
  * - a cluster is listed when the user may read at least one of its servers, or when the
  *   decision admits the cluster on its name alone (IS_IN_CLUSTER decides it, whatever

@@ -6,7 +6,7 @@ import type {
 import type { ActionResponse } from '@rackside/plugin-servers-common';
 import type express from 'express';
 import { jsonBody } from '../lib/jsonBody';
-import type { AuthorizedPlansService } from '../plans/AuthorizedPlansService';
+import type { PlansService } from '../plans/PlansService';
 import { createPlansRouter } from '../plans/router';
 import { createApiRouter } from '../schema/apiRouter';
 import { PreflightConflictError } from './preflight';
@@ -20,7 +20,7 @@ export { QuorumRefusedError } from './commands/requestAction';
 export interface RouterOptions {
   service: AuditedServersService;
   /** The maintenance plan routes (docs/plans.md); absent: not served. */
-  plans?: AuthorizedPlansService;
+  plans?: PlansService;
   httpAuth: HttpAuthService;
 }
 

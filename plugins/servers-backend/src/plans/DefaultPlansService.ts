@@ -1,0 +1,173 @@
+/*
+ * The plans feature within what each call was granted (PlansService.ts): the reads from
+ * the watch caches, the plan pre-flight, and the requests as commands (commands/). It
+ * never asks the permission framework; a call without a grant is refused, so this
+ * service is never reachable around AuthorizedPlansService.
+ */
+import type { BackstageCredentials } from '@backstage/backend-plugin-api';
+import { NotAllowedError } from '@backstage/errors';
+import {
+  isTerminalPlanPhase,
+  PLAN_LIST_DEFAULT_LIMIT,
+  type PlanListQuery,
+  type PlanListResponse,
+  type PlanPreflightResponse,
+  type PlanResponse,
+} from '@rackside/plugin-servers-common';
+import { clusterOr404 } from '../cluster/clusterRegistry';
+import type { UserCredentials } from '../servers/ServersService';
+import { clusterSnapshot } from '../servers/view';
+import { controlPlan } from './commands/controlPlan';
+import { createPlan } from './commands/createPlan';
+import { renewPlan } from './commands/renewPlan';
+import {
+  checkPlanPreflightQuery,
+  computePlanPreflight,
+  planNodes,
+  signPlanPreflight,
+  type PlanPreflightQuery,
+} from './planPreflight';
+import type {
+  PlanCallContext,
+  PlanCommandContext,
+  PlanGrant,
+  PlansService,
+} from './PlansService';
+import {
+  newestFirst,
+  planCursor,
+  planCursorOf,
+  planView,
+  readablePlanOr404,
+  readablePlans,
+} from './planView';
+
+/** What the call was granted; none is a refusal (fail closed). */
+function grantOf(call: PlanCallContext | undefined): PlanGrant {
+  if (!call?.grant) {
+    throw new NotAllowedError('no permission decision was made for this call');
+  }
+  return call.grant;
+}
+
+const userOf = (credentials: UserCredentials) =>
+  credentials.principal.userEntityRef;
+
+export class DefaultPlansService implements PlansService {
+  constructor(private readonly ctx: PlanCommandContext) {}
+
+  async listPlans(
+    _credentials: BackstageCredentials,
+    clusterName: string,
+    query: PlanListQuery,
+    call?: PlanCallContext,
+  ): Promise<PlanListResponse> {
+    const { scope } = grantOf(call);
+    const cluster = clusterOr404(this.ctx.clusters, clusterName);
+    const after = query.continue ? planCursorOf(query.continue) : undefined;
+    const limit = query.limit ?? PLAN_LIST_DEFAULT_LIMIT;
+    const { plans } = await readablePlans(scope, cluster);
+    const walk = plans
+      .filter(
+        p =>
+          !query.state ||
+          isTerminalPlanPhase(p.status?.phase) === (query.state === 'finished'),
+      )
+      .sort(newestFirst)
+      .filter(p => !after || newestFirst(after, p) < 0);
+    const page = walk.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      items: page.map(p => planView(cluster.name, p)),
+      ...(walk.length > limit ? { continue: planCursor(last) } : {}),
+    };
+  }
+
+  async getPlan(
+    _credentials: BackstageCredentials,
+    clusterName: string,
+    name: string,
+    call?: PlanCallContext,
+  ): Promise<PlanResponse> {
+    const { scope } = grantOf(call);
+    const cluster = clusterOr404(this.ctx.clusters, clusterName);
+    const { plans } = await readablePlans(scope, cluster);
+    return planView(cluster.name, readablePlanOr404(plans, cluster.name, name));
+  }
+
+  async planPreflight(
+    credentials: UserCredentials,
+    clusterName: string,
+    query: PlanPreflightQuery,
+    call?: PlanCallContext,
+  ): Promise<PlanPreflightResponse> {
+    const { scope } = grantOf(call);
+    const cluster = clusterOr404(this.ctx.clusters, clusterName);
+    const { intent, maxParallel } = checkPlanPreflightQuery(query);
+    const snap = await clusterSnapshot(cluster);
+    const planned = planNodes(cluster.name, snap, scope.filter, query.nodes);
+    const user = userOf(credentials);
+    this.ctx.preflights.take(user);
+    const impact = await computePlanPreflight(
+      cluster,
+      snap,
+      scope,
+      intent,
+      planned,
+      maxParallel,
+      query.options,
+    );
+    return signPlanPreflight(this.ctx.preflightTokens, impact, user);
+  }
+
+  async createPlan(
+    credentials: UserCredentials,
+    clusterName: string,
+    body: unknown,
+    call?: PlanCallContext,
+  ): Promise<{ name: string }> {
+    return createPlan(
+      this.ctx,
+      userOf(credentials),
+      clusterName,
+      body,
+      grantOf(call),
+    );
+  }
+
+  async controlPlan(
+    credentials: UserCredentials,
+    clusterName: string,
+    name: string,
+    control: string,
+    body: unknown,
+    call?: PlanCallContext,
+  ): Promise<{ name: string }> {
+    return controlPlan(
+      this.ctx,
+      userOf(credentials),
+      clusterName,
+      name,
+      control,
+      body,
+      grantOf(call),
+    );
+  }
+
+  async renewPlan(
+    credentials: UserCredentials,
+    clusterName: string,
+    name: string,
+    body: unknown,
+    call?: PlanCallContext,
+  ): Promise<{ name: string; until: string }> {
+    return renewPlan(
+      this.ctx,
+      userOf(credentials),
+      clusterName,
+      name,
+      body,
+      grantOf(call),
+    );
+  }
+}

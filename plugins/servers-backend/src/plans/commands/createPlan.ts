@@ -1,0 +1,165 @@
+/*
+ * `POST /clusters/:cluster/plans`: the checks of a plan request after its permissions
+ * were decided (the body, the reason policy, the nodes as the caller may see them, the
+ * capability rule, the spec, the ceremony, the token against a fresh plan pre-flight, the
+ * blockers, the hazard names typed), then the MaintenancePlan. Throws the error of the
+ * first check that fails, having written nothing.
+ */
+import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
+import {
+  cutList,
+  HAZARD_TITLE,
+  maintenancePlanSpecSchema,
+  planAuthorizationAt,
+  planRequestBodySchema,
+  PLAN_PREFLIGHT_TAKEN_AT,
+  RACKSIDE_API_VERSION,
+} from '@rackside/plugin-servers-common';
+import { clusterOr404 } from '../../cluster/clusterRegistry';
+import { checkReason } from '../../lib/reasonPolicy';
+import { parseRequestBody } from '../../lib/requestBody';
+import { PreflightConflictError } from '../../servers/preflight';
+import { clusterSnapshot } from '../../servers/view';
+import {
+  acknowledgedRungs,
+  computePlanPreflight,
+  missingHazardNames,
+  notOfferedOn,
+  planDigest,
+  planDrainOf,
+  planNameFor,
+  requestedPlanNodes,
+  signPlanPreflight,
+} from '../planPreflight';
+import type { PlanCommandContext, PlanGrant } from '../PlansService';
+
+export async function createPlan(
+  ctx: PlanCommandContext,
+  actor: string,
+  clusterName: string,
+  rawBody: unknown,
+  grant: PlanGrant,
+): Promise<{ name: string }> {
+  const cluster = clusterOr404(ctx.clusters, clusterName);
+  const body = parseRequestBody(planRequestBodySchema, rawBody);
+  const reasonProblem = checkReason(ctx.reasonPolicy, body.reason);
+  if (reasonProblem) throw new InputError(reasonProblem);
+  const { scope } = grant;
+  const snap = await clusterSnapshot(cluster);
+  const planned = requestedPlanNodes(cluster.name, snap, scope, body);
+  const drain = planDrainOf(body);
+  // The capability rule, as a single reboot applies it: a plan whose steps the
+  // channel cannot carry out is refused now, not step by step later.
+  const notOffered = notOfferedOn(snap, body.intent, planned);
+  if (notOffered.length > 0) {
+    throw new InputError(
+      `${body.intent} is not offered on ${cutList(
+        notOffered.map(n => n.name),
+      )}: ${notOffered[0].reason}`,
+    );
+  }
+  const spec = {
+    intent: body.intent,
+    nodes: planned.map(n => n.name),
+    ...(body.maxParallel !== undefined
+      ? { maxParallel: body.maxParallel }
+      : {}),
+    ...(body.gates !== undefined ? { gates: body.gates } : {}),
+    ...(body.window !== undefined ? { window: body.window } : {}),
+    ...(body.failurePolicy !== undefined
+      ? { failurePolicy: body.failurePolicy }
+      : {}),
+    drain,
+    reason: body.reason.trim(),
+    requestedBy: actor,
+  };
+  const checked = parseRequestBody(maintenancePlanSpecSchema, spec);
+  const maxParallel = checked.maxParallel;
+
+  // Ceremony: reason (above), the acknowledged pre-flight, and for reboots the count.
+  const problems: string[] = [];
+  if (!body.preflightToken) {
+    problems.push('acknowledge the plan pre-flight (preflightToken).');
+  }
+  if (body.intent === 'reboot' && body.typedCount !== planned.length) {
+    problems.push(
+      `type the number of servers to reboot (${planned.length}) as typedCount.`,
+    );
+  }
+  if (problems.length) {
+    throw new InputError(`ceremony not met: ${problems.join(' ')}`);
+  }
+  const token = body.preflightToken!;
+
+  ctx.preflights.take(actor);
+  const current = await computePlanPreflight(
+    cluster,
+    snap,
+    scope,
+    body.intent,
+    planned,
+    maxParallel,
+    drain,
+  );
+  // 400 for a token that is not ours, 409 with the new pre-flight if any of it changed.
+  const { takenAt } = ctx.preflightTokens.verifyDigest(
+    token,
+    planDigest(current),
+    actor,
+    new Date(),
+    () => signPlanPreflight(ctx.preflightTokens, current, actor),
+  );
+  if (!current.canProceed) {
+    throw new PreflightConflictError(
+      current.blockers.join(' '),
+      signPlanPreflight(ctx.preflightTokens, current, actor),
+    );
+  }
+  // Ceremony per step: a step at the hazard rung needs what a single hazard
+  // request needs, its node's name typed (and the reason, typed above).
+  const untyped = missingHazardNames(current, body.typedNames ?? []);
+  if (untyped.length > 0) {
+    throw new InputError(
+      `ceremony not met: ${untyped.join(', ')} ${
+        untyped.length === 1 ? 'consumes' : 'each consume'
+      } the last of the quorum margin (${HAZARD_TITLE.toLowerCase()}): type each name in typedNames, and type the reason yourself.`,
+    );
+  }
+  const name = planNameFor(body.intent, token);
+  const used = () =>
+    new PreflightConflictError(
+      `this pre-flight token was used already (plan ${name}): a pre-flight acknowledges one request; review the current pre-flight and acknowledge it again`,
+      signPlanPreflight(ctx.preflightTokens, current, actor),
+    );
+  if (((await cluster.plans?.()) ?? []).some(p => p.metadata.name === name)) {
+    throw used();
+  }
+  try {
+    if (!cluster.createPlan) {
+      throw new NotFoundError(
+        `cluster ${cluster.name} does not serve maintenance plans`,
+      );
+    }
+    await cluster.createPlan({
+      apiVersion: RACKSIDE_API_VERSION,
+      kind: 'MaintenancePlan',
+      metadata: {
+        name,
+        annotations: { [PLAN_PREFLIGHT_TAKEN_AT]: takenAt },
+      },
+      spec: {
+        ...checked,
+        acknowledged: acknowledgedRungs(current),
+        authorization: planAuthorizationAt(
+          actor,
+          new Date(),
+          ctx.config.authorizationHours,
+        ),
+      },
+    });
+  } catch (error) {
+    if (ConflictError.is(error)) throw used();
+    throw error;
+  }
+  return { name };
+}

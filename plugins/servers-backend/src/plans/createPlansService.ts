@@ -1,0 +1,45 @@
+/*
+ * The plans feature as the routes use it: the audit around the permission checks
+ * around the service (PlansService.ts names the layers).
+ */
+import type { AuditorService } from '@backstage/backend-plugin-api';
+import type { ClusterRegistry } from '../cluster/types';
+import type { ReasonPolicy } from '../lib/reasonPolicy';
+import type { PreflightTokens } from '../servers/preflight';
+import type { ServerPermissions } from '../servers/serverPermissions';
+import { AuditedPlansService } from './AuditedPlansService';
+import { AuthorizedPlansService } from './AuthorizedPlansService';
+import { DEFAULT_PLANS_CONFIG, type PlansConfig } from './config';
+import { DefaultPlansService } from './DefaultPlansService';
+import type { PlansService } from './PlansService';
+import { PlanPreflightLimiter } from './preflightLimiter';
+
+/** What {@link createPlansService} needs. */
+export interface PlansServiceOptions {
+  clusters: ClusterRegistry;
+  auditor: AuditorService;
+  reasonPolicy: ReasonPolicy;
+  preflightTokens: PreflightTokens;
+  /** The servers' permission questions (the plans' read scope is `servers:read`). */
+  serverPermissions: ServerPermissions;
+  /** `servers.plans` in app-config; its defaults otherwise. */
+  config?: PlansConfig;
+}
+
+export function createPlansService(options: PlansServiceOptions): PlansService {
+  const config = options.config ?? DEFAULT_PLANS_CONFIG;
+  return new AuditedPlansService(
+    new AuthorizedPlansService(
+      new DefaultPlansService({
+        clusters: options.clusters,
+        reasonPolicy: options.reasonPolicy,
+        preflightTokens: options.preflightTokens,
+        config,
+        preflights: new PlanPreflightLimiter(config.preflightsPerMinute),
+      }),
+      options.serverPermissions,
+      options.clusters,
+    ),
+    options.auditor,
+  );
+}

@@ -1,0 +1,369 @@
+/*
+ * The plan pre-flight: every node's single pre-flight, the steps, the budgets, quorum
+ * per step and the estimate, with a token bound to all of it; the nodes of a plan as the
+ * caller may see them; and the checks of a pre-flight query every layer makes alike.
+ */
+import { InputError } from '@backstage/errors';
+import {
+  isPowerVerb,
+  MAX_PLAN_NODES,
+  PLAN_INTENTS,
+  resolvePlanNodes,
+  type DrainBudget,
+  type NodeFacts,
+  type PlanIntent,
+  type PlanNodeImpact,
+  type PlanPreflightResponse,
+  type PlanPreflightStep,
+  type PlanRequestBody,
+  type PowerVerb,
+  type PreflightCeremonyLevel,
+} from '@rackside/plugin-servers-common';
+import crypto from 'node:crypto';
+import type { ClusterState } from '../cluster/types';
+import type { ServerReadScope } from '../servers/access';
+import { currentImpacts } from '../servers/impact';
+import {
+  impactDigest,
+  type PreflightOptions,
+  type PreflightTokens,
+} from '../servers/preflight';
+import {
+  powerCheck,
+  serverResourceOf,
+  type ClusterSnapshot,
+} from '../servers/view';
+
+/** The plan pre-flight without its token. */
+export type PlanPreflightImpact = Omit<PlanPreflightResponse, 'token'>;
+
+/** What the token of a plan pre-flight binds: every node's impact and the plan's shape. */
+export function planDigest(impact: PlanPreflightImpact): string {
+  return crypto
+    .createHash('sha256')
+    .update(
+      JSON.stringify({
+        cluster: impact.cluster,
+        intent: impact.intent,
+        maxParallel: impact.maxParallel,
+        nodes: impact.nodes.map(n => [n.step, impactDigest(n)]),
+      }),
+    )
+    .digest('base64url');
+}
+
+/**
+ * The name of the plan a request with this token creates: the same for every request
+ * carrying it, so the apiserver's unique names make the token single-use (as a single
+ * pre-flight's maintenance name does).
+ */
+export function planNameFor(intent: PlanIntent, token: string): string {
+  const digest = crypto
+    .createHash('sha256')
+    .update(token)
+    .digest('hex')
+    .slice(0, 16);
+  return `${intent}-plan-${digest}`;
+}
+
+/** The steps a plan goes in: workers maxParallel at a time, then each control-plane member alone. */
+export function stepsFor(
+  nodes: Array<{ name: string; controlPlane: boolean }>,
+  maxParallel: number,
+): string[][] {
+  const steps: string[][] = [];
+  const workers = nodes.filter(n => !n.controlPlane).map(n => n.name);
+  for (let i = 0; i < workers.length; i += maxParallel) {
+    steps.push(workers.slice(i, i + maxParallel));
+  }
+  for (const n of nodes.filter(x => x.controlPlane)) steps.push([n.name]);
+  return steps;
+}
+
+/** A plan pre-flight request, parsed. */
+export interface PlanPreflightQuery {
+  intent: string;
+  nodes: string[];
+  maxParallel?: number;
+  options: PreflightOptions;
+}
+
+/**
+ * The checks of a pre-flight query that need no permission, in their order: the intent,
+ * how many at once, and how many servers (400 naming what is wrong).
+ */
+export function checkPlanPreflightQuery(query: PlanPreflightQuery): {
+  intent: PlanIntent;
+  maxParallel: number;
+} {
+  const intent = planIntentOr400(query.intent);
+  const maxParallel = maxParallelOr400(query.maxParallel);
+  if (query.nodes.length === 0) {
+    throw new InputError('nodes must name at least one server');
+  }
+  if (query.nodes.length > MAX_PLAN_NODES) {
+    throw new InputError(`a plan takes at most ${MAX_PLAN_NODES} servers`);
+  }
+  return { intent, maxParallel };
+}
+
+/**
+ * The nodes of a plan in the order they go, each one the user may read and that
+ * exists (400 naming the others: hidden and absent read the same).
+ */
+export function planNodes(
+  cluster: string,
+  snap: ClusterSnapshot,
+  filter: (s: ReturnType<typeof serverResourceOf>) => boolean,
+  names: string[],
+) {
+  const visible = snap.nodes.filter(n => filter(serverResourceOf(cluster, n)));
+  const planned = resolvePlanNodes(
+    { nodes: [...new Set(names)] },
+    visible.map(n => ({
+      name: n.metadata?.name ?? '',
+      labels: n.metadata?.labels,
+    })),
+  );
+  const missing = planned.filter(n => n.missing).map(n => n.name);
+  if (missing.length) {
+    throw new InputError(
+      `no server named ${missing.join(', ')} in cluster ${cluster}`,
+    );
+  }
+  return planned;
+}
+
+/** The drain options of a plan request, each false unless asked. */
+export function planDrainOf(body: Pick<PlanRequestBody, 'drain'>) {
+  return {
+    deleteEmptyDirData: body.drain?.deleteEmptyDirData === true,
+    force: body.drain?.force === true,
+    allowNodeLocalData: body.drain?.allowNodeLocalData === true,
+  };
+}
+
+/**
+ * The nodes a plan request names, by `nodes` or resolved once from its `selector` among
+ * the servers the caller may read: the permission, the pre-flight and the plan cover
+ * exactly the same nodes.
+ */
+export function requestedPlanNodes(
+  cluster: string,
+  snap: ClusterSnapshot,
+  scope: ServerReadScope,
+  body: Pick<PlanRequestBody, 'nodes' | 'selector'>,
+) {
+  if ((body.nodes === undefined) === (body.selector === undefined)) {
+    throw new InputError(
+      'invalid request body: give exactly one of nodes and selector',
+    );
+  }
+  let names = body.nodes;
+  if (!names) {
+    const selected = resolvePlanNodes(
+      { selector: body.selector },
+      snap.nodes
+        .filter(n => scope.filter(serverResourceOf(cluster, n)))
+        .map(n => ({
+          name: n.metadata?.name ?? '',
+          labels: n.metadata?.labels,
+        })),
+    );
+    if (selected.length === 0) {
+      throw new InputError('the selector matches no server you may read');
+    }
+    names = selected.map(n => n.name);
+  }
+  return planNodes(cluster, snap, scope.filter, names);
+}
+
+/** The plan pre-flight now (every node's impact from the apiserver), without a token. */
+export async function computePlanPreflight(
+  cluster: ClusterState,
+  snap: ClusterSnapshot,
+  scope: ServerReadScope,
+  intent: PlanIntent,
+  planned: Array<{ name: string; controlPlane: boolean }>,
+  maxParallel: number,
+  options: PreflightOptions,
+): Promise<PlanPreflightImpact> {
+  const steps = stepsFor(planned, maxParallel);
+  const stepOf = new Map<string, number>();
+  steps.forEach((names, i) => names.forEach(n => stepOf.set(n, i)));
+  const current = await currentImpacts(
+    cluster,
+    snap,
+    planned.map(n => n.name),
+    intent,
+    options,
+  );
+  const impacts = planned.map((n, i): PlanNodeImpact => {
+    // The quorum numbers only for users who read every member (as the single one).
+    const { token: _token, ...shown } = scope.preflightOf(snap, {
+      ...current[i],
+      token: '',
+    });
+    return {
+      ...shown,
+      controlPlane: n.controlPlane,
+      step: stepOf.get(n.name)!,
+    };
+  });
+  const byNode = new Map(impacts.map(i => [i.node, i]));
+  const budgets = new Map<string, DrainBudget>();
+  for (const impact of impacts) {
+    for (const b of impact.budgets) {
+      const key = `${b.namespace}/${b.name}`;
+      const seen = budgets.get(key);
+      // The budget once, blocking if it blocks any node's drain.
+      budgets.set(
+        key,
+        seen ? { ...seen, blocksNow: seen.blocksNow || b.blocksNow } : b,
+      );
+    }
+  }
+  const planSteps: PlanPreflightStep[] = steps.map((names, index) => {
+    const own = names.map(n => byNode.get(n)!);
+    const worst =
+      own.find(i => i.quorum.verdict === 'refuse') ??
+      own.find(i => i.quorum.verdict === 'hazard') ??
+      own[0];
+    return {
+      index,
+      nodes: names,
+      controlPlane: own.some(i => i.controlPlane),
+      estimateSeconds: Math.max(0, ...own.map(i => i.estimate?.seconds ?? 0)),
+      quorum: worst.quorum,
+    };
+  });
+  const blockers = [
+    ...impacts.flatMap(i => i.blockers.map(b => `${i.node}: ${b}`)),
+    // The capability rule up front: the dialog says it before the ceremony is given.
+    ...notOfferedOn(snap, intent, planned).map(
+      n => `${n.name}: ${intent} is not offered (${n.reason})`,
+    ),
+  ];
+  return {
+    cluster: cluster.name,
+    intent,
+    takenAt: new Date().toISOString(),
+    maxParallel,
+    nodes: impacts,
+    steps: planSteps,
+    budgets: [...budgets.values()],
+    estimate: {
+      seconds: planSteps.reduce((sum, s) => sum + s.estimateSeconds, 0),
+    },
+    typedCount: intent === 'reboot' ? planned.length : null,
+    canProceed: blockers.length === 0,
+    blockers,
+  };
+}
+
+/** The plan pre-flight with its token for `user`. */
+export function signPlanPreflight(
+  tokens: PreflightTokens,
+  impact: PlanPreflightImpact,
+  user: string,
+): PlanPreflightResponse {
+  return {
+    ...impact,
+    token: tokens.signDigest(planDigest(impact), impact.takenAt, user),
+  };
+}
+
+/** The intent of a plan request; 400 for one that is not a plan's. */
+export function planIntentOr400(intent: string): PlanIntent {
+  if (!(PLAN_INTENTS as readonly string[]).includes(intent)) {
+    throw new InputError(
+      `intent must be one of ${PLAN_INTENTS.join(', ')}, got "${intent}"`,
+    );
+  }
+  return intent as PlanIntent;
+}
+
+/** How many workers a plan takes at once: 1 unless asked, at most 100. */
+export function maxParallelOr400(value: unknown): number {
+  if (value === undefined) return 1;
+  if (
+    typeof value !== 'number' ||
+    !Number.isInteger(value) ||
+    value < 1 ||
+    value > 100
+  ) {
+    throw new InputError('maxParallel must be a whole number from 1 to 100');
+  }
+  return value;
+}
+
+/** Parses the plan pre-flight query (`intent`, `nodes` comma-separated, `maxParallel`, drain flags). */
+export function parsePlanPreflightQuery(
+  query: Record<string, unknown>,
+  flag: (value: unknown, name: string) => boolean,
+): PlanPreflightQuery {
+  const nodes =
+    typeof query.nodes === 'string'
+      ? query.nodes
+          .split(',')
+          .map(n => n.trim())
+          .filter(Boolean)
+      : [];
+  let maxParallel: number | undefined;
+  if (query.maxParallel !== undefined) {
+    maxParallel = Number(query.maxParallel);
+    if (!/^\d+$/.test(String(query.maxParallel))) {
+      throw new InputError('maxParallel must be a whole number from 1 to 100');
+    }
+  }
+  return {
+    intent: String(query.intent ?? ''),
+    nodes,
+    maxParallel,
+    options: {
+      deleteEmptyDirData: flag(query.deleteEmptyDirData, 'deleteEmptyDirData'),
+      force: flag(query.force, 'force'),
+      allowNodeLocalData: flag(query.allowNodeLocalData, 'allowNodeLocalData'),
+    },
+  };
+}
+
+/** The rung each node of a plan pre-flight puts its step on: what the plan records. */
+export function acknowledgedRungs(
+  preflight: PlanPreflightImpact,
+): Record<string, PreflightCeremonyLevel> {
+  return Object.fromEntries(
+    preflight.nodes
+      .filter(n => n.ceremony.level !== 'refused')
+      .map(n => [n.node, n.ceremony.level as PreflightCeremonyLevel]),
+  );
+}
+
+/** The hazard-rung nodes of a plan pre-flight whose names were not typed. */
+export function missingHazardNames(
+  preflight: Pick<PlanPreflightImpact, 'nodes'>,
+  typedNames: readonly string[],
+): string[] {
+  const typed = new Set(typedNames.map(n => n.trim()));
+  return preflight.nodes
+    .filter(n => n.ceremony.level === 'hazard' && !typed.has(n.node))
+    .map(n => n.node);
+}
+
+/** The plan's nodes on which the channel does not offer the intent's power verb, and why. */
+export function notOfferedOn(
+  snap: ClusterSnapshot,
+  intent: PlanIntent,
+  planned: ReadonlyArray<{ name: string }>,
+): Array<{ name: string; reason: string }> {
+  if (!isPowerVerb(intent)) return [];
+  return planned.flatMap(n => {
+    const check = powerCheck(snap, intent as PowerVerb, factsOf(snap, n.name));
+    return check.ok ? [] : [{ name: n.name, reason: check.reason }];
+  });
+}
+
+/** The facts of one node of the snapshot (it exists: the plan's nodes were resolved). */
+function factsOf(snap: ClusterSnapshot, name: string): NodeFacts {
+  return snap.facts.find(f => f.name === name)!;
+}
