@@ -288,6 +288,37 @@ describe('POST plans', () => {
     });
   });
 
+  it('a caller refused the intent gets the 403 before the reason policy is read; a node it cannot see is a 400, never named in a 403', async () => {
+    const cluster = rack();
+    const { server, events } = await start(cluster, {
+      conditional: { 'servers:drain': zoneA },
+    });
+    const shortReason = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'drain',
+        nodes: ['worker-3'],
+        reason: 'x',
+        preflightToken: 'x.y',
+      });
+    expect(shortReason.status).toBe(403);
+    expect(shortReason.body.error.message).toBe(
+      'you are not allowed to drain worker-3 (servers:drain)',
+    );
+    const absent = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'drain',
+        nodes: ['worker-3', 'no-such-node'],
+        reason: REASON,
+        preflightToken: 'x.y',
+      });
+    expect(absent.status).toBe(400);
+    expect(absent.body.error.message).toContain('no server named no-such-node');
+    expect(cluster.writes).toBe(0);
+    expect(events.at(-1)).toMatchObject({ outcome: 'fail' });
+  });
+
   it('400 with what is wrong, nothing written', async () => {
     const cluster = rack();
     const { server } = await start(cluster);
