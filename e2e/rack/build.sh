@@ -5,6 +5,7 @@
 #   etcd                                               (go.etcd.io/etcd/server/v3, wrapper module build/etcd)
 #   kwok                                               (go install sigs.k8s.io/kwok/cmd/kwok)
 #   helm                                               (go install helm.sh/helm/v3/cmd/helm)
+#   alertmanager                                       (scripts/alertmanager.sh, Go module proxy)
 #   talosemu, sushy-tools venv                         (the rack's emulators: lib/talos.mjs, redfish/install.sh)
 # Binaries land in ${RACKSIDE_CACHE:-$HOME/.cache/rackside}/bin/{k8s,etcd,kwok}-<version>/ and are
 # skipped when already present. Idempotent; safe to re-run after an interruption.
@@ -159,6 +160,11 @@ build_etcd
 build_kwok
 build_helm
 build_k8s
+# Alertmanager (issue 39): built from the Go module proxy by scripts/alertmanager.sh, which
+# prints the time it took on a first build.
+start=$(date +%s)
+"$HERE/../../scripts/alertmanager.sh" >/dev/null
+log "alertmanager v$ALERTMANAGER_VERSION ready ($(elapsed "$start"))"
 # The rack's own emulators too (a Go build and a Python venv, both cached by their sources'
 # hash): left to the first `rack up`, they were built inside a test's rack start, under its
 # 180 s limit, and a loaded CI machine took 197 s for talosemu alone.

@@ -3,7 +3,7 @@
 // kwok for fake Nodes/Pods, the fixture's nodes and workloads, and (from lib/talos.mjs and
 // lib/redfish.mjs) the Talos API emulator and Redfish BMCs. Plain ESM, no npm dependencies.
 //
-//   node e2e/rack/rack.mjs up   [--dir DIR] [--net N] [--fixture FILE] [--detach] [--no-talos] [--no-redfish] [--node-heartbeat-seconds S]
+//   node e2e/rack/rack.mjs up   [--dir DIR] [--net N] [--fixture FILE] [--detach] [--no-talos] [--no-redfish] [--no-alertmanager] [--node-heartbeat-seconds S]
 //   node e2e/rack/rack.mjs down [--dir DIR]
 //   node e2e/rack/rack.mjs status [--dir DIR]
 //
@@ -61,6 +61,11 @@ export function binaries(versions = readVersions()) {
     yaml2json: path.join(k8s, 'yaml2json'),
     etcd: path.join(bin, `etcd-${versions.ETCD_VERSION}`, 'etcd'),
     kwok: path.join(bin, `kwok-${versions.KWOK_VERSION}`, 'kwok'),
+    alertmanager: path.join(
+      bin,
+      `alertmanager-${versions.ALERTMANAGER_VERSION}`,
+      'alertmanager',
+    ),
   };
 }
 
@@ -710,6 +715,7 @@ export async function startRack({
   fixture = DEFAULT_FIXTURE,
   withTalos = true,
   withRedfish = true,
+  withAlertmanager = true,
   withWorkloads = true,
   nodeHeartbeatSeconds,
   log = defaultLog,
@@ -976,6 +982,7 @@ export async function startRack({
       machines,
       talos: null,
       redfish: null,
+      alertmanager: null,
       kube,
       createServiceAccountToken: (ns, name, opts) =>
         createServiceAccountToken(kube, ns, name, opts),
@@ -1033,6 +1040,19 @@ export async function startRack({
         extras.push({ name: 'talos emulator', stop: () => t.stop() });
         rack.talos = t;
         log(`Talos emulator up (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
+      }
+    }
+    if (withAlertmanager) {
+      const mod = await importOptional('./lib/alertmanager.mjs', log);
+      if (mod?.startAlertmanager) {
+        const a = await mod.startAlertmanager({
+          dir,
+          bin: bins.alertmanager,
+          log,
+        });
+        extras.push({ name: 'alertmanager', stop: () => a.stop() });
+        rack.alertmanager = a;
+        log(`Alertmanager up at ${a.url}`);
       }
     }
     if (withRedfish) {
@@ -1212,6 +1232,7 @@ function writeRackJson(rack, extra = {}) {
     machines: rack.machines,
     talos: strip(rack.talos),
     redfish: strip(rack.redfish),
+    alertmanager: strip(rack.alertmanager),
     processes: rack.processes(),
     ...extra,
   };
@@ -1361,6 +1382,7 @@ function parseArgs(argv) {
     else if (a === '--detach') opts.detach = true;
     else if (a === '--no-talos') opts.withTalos = false;
     else if (a === '--no-redfish') opts.withRedfish = false;
+    else if (a === '--no-alertmanager') opts.withAlertmanager = false;
     else if (a === '--no-workloads') opts.withWorkloads = false;
     else if (a === '--node-heartbeat-seconds')
       opts.nodeHeartbeatSeconds = Number(argv[++i]);
@@ -1371,7 +1393,7 @@ function parseArgs(argv) {
 }
 
 const USAGE = `usage:
-  node e2e/rack/rack.mjs up     [--dir DIR] [--net N] [--fixture FILE] [--detach] [--no-talos] [--no-redfish] [--no-workloads] [--node-heartbeat-seconds S]
+  node e2e/rack/rack.mjs up     [--dir DIR] [--net N] [--fixture FILE] [--detach] [--no-talos] [--no-redfish] [--no-alertmanager] [--no-workloads] [--node-heartbeat-seconds S]
   node e2e/rack/rack.mjs down   [--dir DIR]
   node e2e/rack/rack.mjs status [--dir DIR]
 defaults: --dir \${RACKSIDE_CACHE:-~/.cache/rackside}/racks/demo  --net 0  --fixture e2e/rack/fixture/plant-a.yaml`;
@@ -1466,6 +1488,7 @@ async function main(argv) {
     fixture: opts.fixture ? path.resolve(opts.fixture) : DEFAULT_FIXTURE,
     withTalos: opts.withTalos ?? true,
     withRedfish: opts.withRedfish ?? true,
+    withAlertmanager: opts.withAlertmanager ?? true,
     withWorkloads: opts.withWorkloads ?? true,
     nodeHeartbeatSeconds: opts.nodeHeartbeatSeconds,
   });

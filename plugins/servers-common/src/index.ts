@@ -30,3 +30,4 @@ export * from './rules/planNodes';
 export * from './rules/planAuthority';
 export * from './rules/planGates';
 export * from './rules/serverListRules';
+export * from './rules/alertMatchers';

@@ -9,3 +9,4 @@ export * from './permissions';
 export * from './clients';
 export * from './watch';
 export * from './power';
+export * from './alerts';

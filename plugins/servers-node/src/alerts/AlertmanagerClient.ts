@@ -1,0 +1,213 @@
+import { InputError } from '@backstage/errors';
+import type { AlertMatcher } from '@rackside/plugin-servers-common';
+import { Agent, fetch } from 'undici';
+
+/** How to reach one Alertmanager (docs/alerts.md, "Set-up"). */
+export interface AlertmanagerAccess {
+  /** Its origin and path prefix, e.g. `https://alertmanager.monitoring:9093`. */
+  url: string;
+  /** PEM CA bundle; absent means the system trust store. */
+  caData?: string;
+  /** Bearer token (read from a Secret or a file by the caller). */
+  token?: string;
+  /** Per request; default 5 s. */
+  timeoutMs?: number;
+}
+
+/** An alert as `GET /api/v2/alerts` returns it (the fields Rackside reads). */
+export interface AlertmanagerAlert {
+  fingerprint: string;
+  labels: Record<string, string>;
+  annotations?: Record<string, string>;
+  startsAt: string;
+  endsAt?: string;
+  status: {
+    /** `suppressed` when silenced or inhibited. */
+    state: 'active' | 'suppressed' | 'unprocessed';
+    silencedBy: string[];
+    inhibitedBy: string[];
+  };
+}
+
+/** A silence as `GET /api/v2/silences` returns it. */
+export interface AlertmanagerSilence {
+  id: string;
+  matchers: AlertMatcher[];
+  startsAt: string;
+  endsAt: string;
+  updatedAt?: string;
+  createdBy: string;
+  comment: string;
+  status: { state: 'active' | 'pending' | 'expired' };
+}
+
+/** What `POST /api/v2/silences` takes: with `id`, it updates that silence. */
+export interface AlertmanagerSilenceRequest {
+  id?: string;
+  matchers: AlertMatcher[];
+  startsAt: string;
+  endsAt: string;
+  createdBy: string;
+  comment: string;
+}
+
+/**
+ * Alertmanager could not be asked (refused, timed out, TLS, 5xx, an answer that is not
+ * JSON). Callers treat it as "unknown": a maintenance goes on, a gate does not hold.
+ */
+export class AlertmanagerUnreachableError extends Error {
+  name = 'AlertmanagerUnreachableError';
+}
+
+/** The subset of the API v2 that Rackside uses; a fake implements it in unit tests. */
+export interface AlertmanagerApi {
+  /** Alerts matching every filter matcher (Alertmanager ANDs them), silenced ones included. */
+  alerts(filter?: readonly string[]): Promise<AlertmanagerAlert[]>;
+  /** Silences matching every filter matcher, expired ones included. */
+  silences(filter?: readonly string[]): Promise<AlertmanagerSilence[]>;
+  /** Creates (or, with `id`, updates) a silence; returns its id (a new one if Alertmanager replaced it). */
+  putSilence(silence: AlertmanagerSilenceRequest): Promise<string>;
+  /** Expires a silence; an unknown or already expired one is not an error. */
+  expireSilence(id: string): Promise<void>;
+}
+
+/** Checks an Alertmanager URL: http(s), no credentials in it, no query. */
+export function parseAlertmanagerUrl(url: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new InputError(`Alertmanager URL is not a URL: ${url}`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new InputError(`Alertmanager URL must be http(s): ${url}`);
+  }
+  if (parsed.username || parsed.password) {
+    throw new InputError(
+      'Alertmanager URL carries user info; give a bearer token instead',
+    );
+  }
+  if (parsed.search || parsed.hash) {
+    throw new InputError(
+      `Alertmanager URL must not have a query or fragment: ${url}`,
+    );
+  }
+  return parsed;
+}
+
+/** A client of Alertmanager's API v2 over undici (CA bundle and bearer token optional). */
+export class AlertmanagerClient implements AlertmanagerApi {
+  readonly #base: string;
+  readonly #agent: Agent;
+  readonly #token?: string;
+  readonly #timeoutMs: number;
+
+  constructor(access: AlertmanagerAccess) {
+    const url = parseAlertmanagerUrl(access.url);
+    this.#base = `${url.origin}${url.pathname.replace(/\/+$/, '')}/api/v2`;
+    this.#agent = new Agent({
+      connect: access.caData
+        ? { ca: access.caData, rejectUnauthorized: true }
+        : {},
+    });
+    this.#token = access.token;
+    this.#timeoutMs = access.timeoutMs ?? 5000;
+  }
+
+  async #request(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    body?: unknown,
+  ): Promise<unknown> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (this.#token) headers.authorization = `Bearer ${this.#token}`;
+    let response;
+    try {
+      response = await fetch(`${this.#base}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        dispatcher: this.#agent,
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+    } catch (error) {
+      const cause = (error as { cause?: Error }).cause;
+      throw new AlertmanagerUnreachableError(
+        `Alertmanager ${method} ${path}: ${
+          cause?.message ?? (error as Error).message
+        }`,
+      );
+    }
+    const text = await response.text();
+    if (!response.ok) {
+      // The silence to expire is gone or already expired: what the caller wanted holds.
+      if (method === 'DELETE' && response.status === 404) return undefined;
+      throw new AlertmanagerUnreachableError(
+        `Alertmanager ${method} ${path}: ${response.status} ${text.slice(
+          0,
+          200,
+        )}`,
+      );
+    }
+    if (text === '') return undefined;
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new AlertmanagerUnreachableError(
+        `Alertmanager ${method} ${path}: the answer is not JSON`,
+      );
+    }
+  }
+
+  async alerts(filter: readonly string[] = []): Promise<AlertmanagerAlert[]> {
+    const query = filter.map(f => `filter=${encodeURIComponent(f)}`).join('&');
+    const answer = await this.#request(
+      'GET',
+      `/alerts${query ? `?${query}` : ''}`,
+    );
+    if (!Array.isArray(answer)) {
+      throw new AlertmanagerUnreachableError(
+        'Alertmanager GET /alerts: not a list',
+      );
+    }
+    return answer as AlertmanagerAlert[];
+  }
+
+  async silences(
+    filter: readonly string[] = [],
+  ): Promise<AlertmanagerSilence[]> {
+    const query = filter.map(f => `filter=${encodeURIComponent(f)}`).join('&');
+    const answer = await this.#request(
+      'GET',
+      `/silences${query ? `?${query}` : ''}`,
+    );
+    if (!Array.isArray(answer)) {
+      throw new AlertmanagerUnreachableError(
+        'Alertmanager GET /silences: not a list',
+      );
+    }
+    return answer as AlertmanagerSilence[];
+  }
+
+  async putSilence(silence: AlertmanagerSilenceRequest): Promise<string> {
+    const answer = (await this.#request('POST', '/silences', silence)) as
+      | { silenceID?: string }
+      | undefined;
+    if (!answer?.silenceID) {
+      throw new AlertmanagerUnreachableError(
+        'Alertmanager POST /silences: no silenceID in the answer',
+      );
+    }
+    return answer.silenceID;
+  }
+
+  async expireSilence(id: string): Promise<void> {
+    await this.#request('DELETE', `/silence/${encodeURIComponent(id)}`);
+  }
+
+  /** Closes the connection pool. */
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+}
