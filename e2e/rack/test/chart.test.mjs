@@ -1866,6 +1866,105 @@ test('the operator takes retention and leader election from values; the schema r
   );
 });
 
+test('operator.alertmanager: off by default; set, its flags, the CA and token mounted read-only, bad values refused by name', () => {
+  const podOf = values => {
+    const [deployment] = parseYamlDocuments(renderChart(values)).filter(
+      d => d.kind === 'Deployment' && d.metadata.name.endsWith('-operator'),
+    );
+    return deployment.spec.template.spec;
+  };
+  const off = podOf({});
+  assert.ok(
+    !off.containers[0].args.some(a => /alert|silence|return-grace/.test(a)),
+    off.containers[0].args.join(' '),
+  );
+  assert.ok(!off.volumes.some(v => v.name.startsWith('alertmanager')));
+
+  const on = podOf({
+    operator: {
+      alertmanager: {
+        url: 'https://alertmanager.monitoring:9093',
+        caSecret: { name: 'am-ca', key: 'ca.pem' },
+        tokenSecret: { name: 'am-token', key: 'token' },
+        matchers: ['node="{{node}}"', 'rack=~"{{labels.rack}}"'],
+        silenceLease: '20m',
+        silenceRenew: '5m',
+        silenceMax: '12h',
+        returnGrace: '2m',
+      },
+    },
+  });
+  const args = on.containers[0].args;
+  for (const arg of [
+    '--alertmanager-url=https://alertmanager.monitoring:9093',
+    '--alertmanager-ca-file=/etc/rackside/alertmanager-ca/ca.pem',
+    '--alertmanager-token-file=/etc/rackside/alertmanager-token/token',
+    '--alert-matchers=node="{{node}}";rack=~"{{labels.rack}}"',
+    '--silence-lease=20m',
+    '--silence-renew=5m',
+    '--silence-max=12h',
+    '--return-grace=2m',
+  ]) {
+    assert.ok(args.includes(arg), `${arg} in ${args.join(' ')}`);
+  }
+  const mounts = Object.fromEntries(
+    on.containers[0].volumeMounts.map(m => [m.name, m]),
+  );
+  assert.deepEqual(
+    [mounts['alertmanager-ca'].readOnly, mounts['alertmanager-token'].readOnly],
+    [true, true],
+  );
+  const volumes = Object.fromEntries(on.volumes.map(v => [v.name, v]));
+  assert.equal(volumes['alertmanager-token'].secret.secretName, 'am-token');
+  assert.deepEqual(volumes['alertmanager-token'].secret.items, [
+    { key: 'token', path: 'token' },
+  ]);
+  assert.equal(volumes['alertmanager-ca'].secret.secretName, 'am-ca');
+  // The defaults of the flags when only the URL is set.
+  const plain = podOf({
+    operator: { alertmanager: { url: 'http://127.0.0.1:9093' } },
+  }).containers[0].args;
+  for (const arg of [
+    '--silence-lease=30m',
+    '--silence-renew=10m',
+    '--silence-max=24h',
+    '--return-grace=5m',
+  ]) {
+    assert.ok(plain.includes(arg), `${arg} in ${plain.join(' ')}`);
+  }
+  assert.ok(!plain.some(a => a.startsWith('--alert-matchers')));
+
+  assert.throws(
+    () =>
+      renderChart({
+        operator: { alertmanager: { url: 'x', silenceLease: '30' } },
+      }),
+    /alertmanager/,
+  );
+  assert.throws(
+    () =>
+      renderChart({
+        operator: {
+          alertmanager: { url: 'http://am:9093', tokenSecret: { name: 'a' } },
+        },
+      }),
+    /tokenSecret.*key/s,
+  );
+  assert.throws(
+    () =>
+      renderChart({
+        operator: {
+          alertmanager: {
+            url: 'http://am:9093',
+            caSecret: { name: 'a', key: 'b' },
+            caConfigMap: { name: 'c', key: 'd' },
+          },
+        },
+      }),
+    /caConfigMap or caSecret, not both/,
+  );
+});
+
 const SEVEN_CRDS = [
   'machinereclaims.rackside.dev',
   'maintenanceplans.rackside.dev',

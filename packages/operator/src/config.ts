@@ -254,7 +254,7 @@ const OPTIONS = [
     'silence-max',
     ['RACKSIDE_SILENCE_MAX'],
     '24h',
-    'no silence lasts past this from its creation',
+    'no silence lasts past this after the cordon, however long the maintenance',
   ],
   [
     'return-grace',

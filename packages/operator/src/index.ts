@@ -21,7 +21,15 @@ import {
   type OperatorConfig,
 } from './config';
 import { createLogger } from './runtime/logger';
+import { createOperatorAlertmanager } from './runtime/alertmanager';
 import { serveMachineReclaimWebhook } from './webhook/server';
+
+/** The Alertmanager client and the silence lease's flags; undefined without --alertmanager-url. */
+function alertingOf(config: OperatorConfig) {
+  const alertmanager = createOperatorAlertmanager(config.alerting);
+  if (!alertmanager || !config.alerting) return undefined;
+  return { alertmanager, settings: config.alerting };
+}
 
 async function main() {
   const config = configOrExit();
@@ -60,6 +68,7 @@ async function main() {
     leaderElection: config.leaderElection,
     retentionMs: config.retentionMs,
     planGateReads: config.planGateReads,
+    alerting: alertingOf(config),
     metrics,
     log,
     // Like controller-runtime: a replica that lost its lease exits and starts afresh.

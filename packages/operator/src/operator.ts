@@ -33,6 +33,9 @@ import {
 } from './talos/machineKinds';
 import { createTalosAccess } from './talos/talosAccess';
 import { OPERATOR_FIELD_MANAGER } from './runtime/kube/fieldManager';
+import type { AlertmanagerApi } from '@rackside/plugin-servers-node';
+import type { SilenceSettings } from './maintenance/silenceLease';
+import { leaderGatedAlertmanager } from './runtime/alertmanager';
 import type { OperatorLog } from './runtime/logger';
 
 export interface OperatorOptions {
@@ -60,6 +63,11 @@ export interface OperatorOptions {
    * resource alone): the chart's operator.planGateReads. Others are refused.
    */
   planGateReads?: readonly string[];
+  /**
+   * The cluster's Alertmanager (runtime/alertmanager.ts from --alertmanager-url) and the
+   * silence lease's flags (docs/alerts.md). Absent: nothing is silenced or gated.
+   */
+  alerting?: { alertmanager: AlertmanagerApi; settings: SilenceSettings };
   /** Called when leadership is lost after it was held (main exits the process). */
   onLostLeadership?: () => void;
   /** Eviction retry backoff and progress cadence of drains (tests shorten them). */
@@ -159,6 +167,15 @@ export async function startOperator(
     // The send is gated when it starts (below) and again right before each Redfish POST.
     leading: isLeading,
   });
+  // Alertmanager's writes (a silence created, renewed or expired) go out only while leading,
+  // like every Kubernetes write; reads do not ask.
+  const alerting = options.alerting && {
+    settings: options.alerting.settings,
+    alertmanager: leaderGatedAlertmanager(
+      options.alerting.alertmanager,
+      isLeading,
+    ),
+  };
   const maintenance = createMaintenanceController({
     kubeConfig: kc,
     caches,
@@ -168,6 +185,7 @@ export async function startOperator(
     metrics,
     workers,
     drain: options.drain,
+    alerting,
     beforeStatusWrite: options.beforeStatusWrite,
     log,
   });

@@ -32,6 +32,8 @@ export interface RackInfo {
   server: string;
   kubeconfig: string;
   caFile: string;
+  /** The rack's Alertmanager on loopback (absent with --no-alertmanager). */
+  alertmanager?: { url: string };
   [key: string]: unknown;
 }
 

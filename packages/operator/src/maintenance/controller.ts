@@ -41,6 +41,8 @@ import {
   type ReconcilerPorts,
 } from './reconciler';
 import type { NodeView } from './types';
+import { SilenceLease, type SilenceSettings } from './silenceLease';
+import type { AlertmanagerApi } from '@rackside/plugin-servers-node';
 import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
 import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
 
@@ -55,6 +57,12 @@ export interface MaintenanceControllerOptions {
   metrics: OperatorMetrics;
   workers: number;
   drain?: DrainRunnerOptions;
+  /**
+   * The cluster's Alertmanager (its writes leader-gated) and the lease's flags: a
+   * maintenance silences its node's alerts while it is open (silenceLease.ts). Absent:
+   * nothing is silenced and nothing else changes.
+   */
+  alerting?: { alertmanager: AlertmanagerApi; settings: SilenceSettings };
   /** Test hook of OperatorOptions: awaited just before a status is written. */
   beforeStatusWrite?: (
     name: string,
@@ -144,6 +152,33 @@ export function createMaintenanceController(
     options.drain,
   );
 
+  const events = eventsFor<NodeMaintenance>(
+    options.recorder,
+    nodeMaintenanceResource,
+  );
+  const status: ReconcilerPorts['status'] = {
+    async write(nm, next: NodeMaintenanceStatus) {
+      await options.beforeStatusWrite?.(
+        nm.metadata.name,
+        next.phase ?? '',
+        next,
+      );
+      return writeStatus(nm, next);
+    },
+    read: name => maintenanceClient.find(name),
+  };
+  const silences = options.alerting
+    ? new SilenceLease({
+        ...options.alerting,
+        ...systemClock,
+        node: name => nodes.get(name),
+        status,
+        events,
+        onError: operation => metrics.alertmanagerErrors.inc({ operation }),
+        log,
+      })
+    : undefined;
+
   const ports: ReconcilerPorts = {
     view: {
       maintenance: name => fresh.get(name),
@@ -172,21 +207,9 @@ export function createMaintenanceController(
         );
       },
     },
-    status: {
-      async write(nm, status: NodeMaintenanceStatus) {
-        await options.beforeStatusWrite?.(
-          nm.metadata.name,
-          status.phase ?? '',
-          status,
-        );
-        return writeStatus(nm, status);
-      },
-      read: name => maintenanceClient.find(name),
-    },
-    events: eventsFor<NodeMaintenance>(
-      options.recorder,
-      nodeMaintenanceResource,
-    ),
+    status,
+    events,
+    silences,
     admissionLock: new Mutex(),
     ...systemClock,
     onRefused: cause => metrics.refusals.inc({ cause }),
@@ -221,6 +244,9 @@ export function createMaintenanceController(
     maintenances.on('delete', nm => {
       drains.cancel(objectKey(nm));
       fresh.forget(objectKey(nm));
+      // Deleted while open (or within its return grace): its silence ends now. Only the
+      // leader acts; a delete no replica saw lapses with the lease.
+      if (queue && silences) void silences.forget(nm);
     }),
     maintenances.on('changed', updateGauge),
     // A node change wakes the maintenances of that node (e.g. Returning waits for Ready).

@@ -32,6 +32,7 @@ import type {
   SendOutcome,
 } from './types';
 import type { OperatorLog } from '../runtime/logger';
+import type { SilenceLease } from './silenceLease';
 
 /** status.history maxItems in the CRD. */
 export const HISTORY_MAX = 50;
@@ -84,6 +85,8 @@ export interface ReconcilerPorts extends Clock {
   events: EventPort;
   admissionLock: Mutex;
   onRefused?: (cause: RefusalCause) => void;
+  /** The Alertmanager silence held with the maintenance (silenceLease.ts); absent: off. */
+  silences?: SilenceLease;
   log?: OperatorLog;
 }
 
@@ -137,6 +140,12 @@ function awaitsAnswer(
   );
 }
 
+/** The sooner of two requeues (undefined: none asked). */
+function earliest(a?: number, b?: number): number | undefined {
+  if (a === undefined) return b;
+  return b === undefined ? a : Math.min(a, b);
+}
+
 export class MaintenanceReconciler {
   constructor(private readonly ports: ReconcilerPorts) {}
 
@@ -157,7 +166,13 @@ export class MaintenanceReconciler {
         requeueAfterMs: requeueOf(decision),
       };
     };
-    return runPasses(this.ports.view.maintenance(name), async nm => {
+    return runPasses(this.ports.view.maintenance(name), async seen => {
+      // The silence first: a reboot that follows its cordon in one reconcile goes out with
+      // the node's alerts already silenced. It never holds the table up (silenceLease.ts).
+      const silence = this.ports.silences
+        ? await this.ports.silences.sync(seen)
+        : { nm: seen };
+      const nm = silence.nm;
       // Admission, and the check right before a power verb is recorded: one at a time,
       // each re-reading under the lock what the one before it may have just written.
       // The verb itself is sent after the lock is released: it is on record by then,
@@ -172,7 +187,10 @@ export class MaintenanceReconciler {
       const next = result.send
         ? await this.send(result.nm!, result.send)
         : result.nm;
-      return { next, requeueAfterMs: result.requeueAfterMs };
+      return {
+        next,
+        requeueAfterMs: earliest(result.requeueAfterMs, silence.requeueAfterMs),
+      };
     });
   }
 

@@ -54,6 +54,14 @@ export function createMetrics() {
     labelNames: ['kind'] as const,
     registers: [registry],
   });
+  // Alertmanager refused, timed out or answered garbage: the maintenance went on without
+  // its silence (docs/alerts.md, "Failure modes").
+  const alertmanagerErrors = new Counter({
+    name: 'rackside_alertmanager_errors_total',
+    help: 'Alertmanager calls that failed (unreachable, refused, timed out), by operation',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+  });
   // Read at scrape time from the elector's predicate: a replica past its renew deadline
   // reports 0 even if nothing else has run since.
   let isLeader: () => boolean = () => false;
@@ -136,6 +144,7 @@ export function createMetrics() {
     refusals,
     reconcileErrors,
     statusWriteFailures,
+    alertmanagerErrors,
     async render() {
       return {
         contentType: registry.contentType,

@@ -41,6 +41,7 @@ export const nodeMaintenanceResource = resourceDescriptor({
 export const NODE_MAINTENANCE_CONDITION_TYPES = [
   'PowerOffConfirmed',
   'AbandonPending',
+  'AlertsSilenced',
 ] as const;
 /** A NodeMaintenance condition type. */
 export type NodeMaintenanceConditionType =
@@ -335,6 +336,36 @@ const drainProgressSchema = z
   })
   .describe('Drain progress.');
 
+/** The Alertmanager silences a maintenance holds on its node's alerts (docs/alerts.md). */
+const alertingStatusSchema = z
+  .object({
+    silenceIds: z
+      .array(z.string().min(1).max(128))
+      .max(16)
+      .describe(
+        "The Alertmanager silences Rackside holds for this maintenance, one per alert matcher template (the templates are alternatives and Alertmanager ANDs a silence's matchers).",
+      ),
+    until: timestampSchema
+      .optional()
+      .describe('When the silences end unless renewed (their endsAt).'),
+    renewedAt: timestampSchema
+      .optional()
+      .describe('When the silences were last created or renewed.'),
+    failedAt: timestampSchema
+      .optional()
+      .describe(
+        'When Alertmanager last could not be reached; the next try is one --silence-renew later. Absent after a success.',
+      ),
+    expiredAt: timestampSchema
+      .optional()
+      .describe(
+        'When Rackside expired them (the maintenance ended); absent while they are held.',
+      ),
+  })
+  .describe(
+    "The silence Rackside holds on the node's alerts while the maintenance is open, as a lease (renewed, capped by the operator's --silence-max). Absent when no Alertmanager is configured.",
+  );
+
 const statusShape = {
   phase: z.enum(MAINTENANCE_PHASES).optional(),
   message: z
@@ -412,6 +443,7 @@ const statusShape = {
     .describe(
       'The guard verdict and quorum numbers at admission: the check right before a power verb is sent compares against them.',
     ),
+  alerting: alertingStatusSchema.optional(),
   abandoned: z
     .boolean()
     .optional()
@@ -461,6 +493,7 @@ export type NodeMaintenancePreflight = z.infer<typeof preflightSchema>;
 export type NodeMaintenanceDrainOptions = z.infer<typeof drainOptionsSchema>;
 export type NodeMaintenanceDrainProgress = z.infer<typeof drainProgressSchema>;
 export type PowerVerbRecord = z.infer<typeof powerVerbRecordSchema>;
+export type NodeMaintenanceAlerting = z.infer<typeof alertingStatusSchema>;
 export type NodeMaintenanceCondition = Condition<NodeMaintenanceConditionType>;
 
 export const nodeMaintenanceCrd: CrdDefinition = {
