@@ -56,6 +56,15 @@ trap cleanup EXIT
 # block that points the backend at plant-a.
 node scripts/demo-access.mjs "$RACK_DIR" "$ROOT/app-config.rack.local.yaml"
 
+# The rack's Alertmanager (docs/alerts.md): a maintenance silences its node's alerts there.
+ALERTMANAGER_URL="$(node -e 'const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); process.stdout.write(r.alertmanager?.url ?? "")' "$RACK_DIR/rack.json")"
+if [ -n "$ALERTMANAGER_URL" ]; then
+  # The operator's --alertmanager-url (packages/operator/README.md); the lease flags keep
+  # their defaults (30 min, renewed every 10, at most 24 h, 5 min return grace).
+  export RACKSIDE_ALERTMANAGER_URL="$ALERTMANAGER_URL"
+  echo "demo: Alertmanager at $ALERTMANAGER_URL (silences: $ALERTMANAGER_URL/api/v2/silences)"
+fi
+
 WEBHOOK_PORT="${RACKSIDE_DEMO_WEBHOOK_PORT:-9443}"
 rm -f "$RACK_DIR/webhook-ca.crt"
 echo "demo: starting the operator (probes on :8081, webhook on :$WEBHOOK_PORT, log $RACK_DIR/logs/operator.log)"
