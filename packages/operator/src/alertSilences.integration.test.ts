@@ -197,6 +197,13 @@ describe('the silence of a maintenance', () => {
       60_000,
     );
 
+    // Renewed in place: the same two silences, not replacements.
+    expect(
+      live(await silencesOf(nm))
+        .map(s => s.id)
+        .sort(),
+    ).toEqual([...ids].sort());
+
     // A person expires one of the silences: the next renewal creates it again.
     const removed = live(await silencesOf(nm)).find(
       s => s.matchers[0].name === 'node',
@@ -252,16 +259,16 @@ describe('the silence of a maintenance', () => {
     const node = 'worker-2';
     let hang = true;
     // The first operator creates the silences, then "crashes" before writing them down.
-    operator = await startWith(
-      {},
-      {
-        identity: 'first',
-        beforeStatusWrite: (name, _phase, status) =>
-          hang && name === 'am-restart' && status.alerting
-            ? new Promise<void>(() => {})
-            : Promise.resolve(),
-      },
-    );
+    // A lease longer than the first operator's stop (it waits up to 20 s for the hung
+    // reconcile): the silences must still be there for the second to adopt.
+    const lease = { silenceLeaseMs: 120_000 };
+    operator = await startWith(lease, {
+      identity: 'first',
+      beforeStatusWrite: (name, _phase, status) =>
+        hang && name === 'am-restart' && status.alerting
+          ? new Promise<void>(() => {})
+          : Promise.resolve(),
+    });
     await env.create('am-restart', node, 'cordon');
     await env.phaseIs('am-restart', 'Cordoned');
     const first = await env.nms.get('am-restart');
@@ -277,7 +284,7 @@ describe('the silence of a maintenance', () => {
     await operator.stop();
 
     // Another replica leads: it finds them by the marker and writes them down.
-    operator = await startWith({}, { identity: 'second' });
+    operator = await startWith(lease, { identity: 'second' });
     const nm = await silenced('am-restart');
     expect([...nm.status!.alerting!.silenceIds].sort()).toEqual(created);
     // Across its renewals still the same two.

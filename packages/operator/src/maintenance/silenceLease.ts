@@ -43,6 +43,9 @@ import type { NodeView } from './types';
 
 export const ALERTS_SILENCED = 'AlertsSilenced' as const;
 
+/** A new silence starts this far ahead (see `hold`). */
+const START_AHEAD_MS = 1000;
+
 /** Event reasons and the condition's reasons of the silence lease. */
 export const SilenceReason = {
   Silenced: 'Silenced',
@@ -312,10 +315,15 @@ export class SilenceLease {
       const id = await this.call(found ? 'renew' : 'create', () =>
         this.ports.alertmanager.putSilence({
           ...base,
-          // An update keeps the id only with the same matchers and startsAt; otherwise
-          // Alertmanager replaces the silence and answers the new id, which is kept.
+          // An update keeps the id only with the same matchers and the same startsAt;
+          // otherwise Alertmanager replaces the silence (a new id, kept in status). A new
+          // silence starts a second from now: a start in the past is stored as Alertmanager's
+          // own now, in nanoseconds, which its API answers in milliseconds, so no renewal
+          // could name it exactly and each would replace the silence.
           ...(found ? { id: found.id } : {}),
-          startsAt: found?.startsAt ?? isoOf(this.ports),
+          startsAt:
+            found?.startsAt ??
+            new Date(this.ports.now() + START_AHEAD_MS).toISOString(),
           matchers: [matcher],
         }),
       );
