@@ -337,7 +337,7 @@ const drainProgressSchema = z
   .describe('Drain progress.');
 
 /** The Alertmanager silences a maintenance holds on its node's alerts (docs/alerts.md). */
-const alertingStatusSchema = z
+export const nodeMaintenanceAlertingSchema = z
   .object({
     silenceIds: z
       .array(z.string().min(1).max(128))
@@ -443,7 +443,7 @@ const statusShape = {
     .describe(
       'The guard verdict and quorum numbers at admission: the check right before a power verb is sent compares against them.',
     ),
-  alerting: alertingStatusSchema.optional(),
+  alerting: nodeMaintenanceAlertingSchema.optional(),
   abandoned: z
     .boolean()
     .optional()
@@ -493,7 +493,10 @@ export type NodeMaintenancePreflight = z.infer<typeof preflightSchema>;
 export type NodeMaintenanceDrainOptions = z.infer<typeof drainOptionsSchema>;
 export type NodeMaintenanceDrainProgress = z.infer<typeof drainProgressSchema>;
 export type PowerVerbRecord = z.infer<typeof powerVerbRecordSchema>;
-export type NodeMaintenanceAlerting = z.infer<typeof alertingStatusSchema>;
+/** `status.alerting` of a NodeMaintenance. */
+export type NodeMaintenanceAlerting = z.infer<
+  typeof nodeMaintenanceAlertingSchema
+>;
 export type NodeMaintenanceCondition = Condition<NodeMaintenanceConditionType>;
 
 export const nodeMaintenanceCrd: CrdDefinition = {

@@ -6,8 +6,11 @@
 
 /** An Alertmanager matcher (API v2 field names). */
 export interface AlertMatcher {
+  /** The label name. */
   name: string;
+  /** The value, or the regex (RE2, anchored) with `isRegex`. */
   value: string;
+  /** `=~` or `!~`. */
   isRegex: boolean;
   /** false for `!=` and `!~`. */
   isEqual: boolean;
@@ -15,7 +18,9 @@ export interface AlertMatcher {
 
 /** A node as the templates see it: `{{node}}` and `{{labels.<key>}}`. */
 export interface AlertNode {
+  /** The node's name (`{{node}}`). */
   name: string;
+  /** The node's labels (`{{labels.KEY}}`). */
   labels?: Record<string, string>;
 }
 
@@ -29,9 +34,13 @@ const MATCHER_PATTERN =
   /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*$/;
 const PLACEHOLDER = /\{\{\s*(node|labels\.([A-Za-z0-9_./-]+))\s*\}\}/g;
 
-interface ParsedTemplate {
+/** A matcher template split into its parts, its value not yet rendered. */
+export interface ParsedTemplate {
+  /** The label name. */
   name: string;
+  /** The operator. */
   op: '=' | '!=' | '=~' | '!~';
+  /** The value with its placeholders. */
   value: string;
 }
 
@@ -106,13 +115,9 @@ export function renderAlertMatchers(
 
 /** One matcher in Alertmanager's filter syntax (`name="value"`). */
 export function alertMatcherText(matcher: AlertMatcher): string {
-  const op = matcher.isRegex
-    ? matcher.isEqual
-      ? '=~'
-      : '!~'
-    : matcher.isEqual
-    ? '='
-    : '!=';
+  let op: string;
+  if (matcher.isRegex) op = matcher.isEqual ? '=~' : '!~';
+  else op = matcher.isEqual ? '=' : '!=';
   return `${matcher.name}${op}${JSON.stringify(matcher.value)}`;
 }
 

@@ -6,13 +6,17 @@
 
 /** Fields of a silence these rules read (Alertmanager API v2 names). */
 export interface SilenceIdentity {
+  /** Who made the silence. */
   createdBy: string;
+  /** Its comment, where Rackside's marker is. */
   comment: string;
 }
 
 /** Fields of an alert these rules read (Alertmanager API v2 names). */
 export interface AlertState {
+  /** The alert's labels. */
   labels: Record<string, string>;
+  /** Alertmanager's view of it: active, or suppressed by silences or inhibitions. */
   status: {
     state: 'active' | 'suppressed' | 'unprocessed';
     silencedBy: string[];
