@@ -192,7 +192,6 @@ function lease(alertmanager: FakeAlertmanager, clock: { now: number }) {
         written.push(next);
         return next;
       },
-      read: async () => undefined,
     },
     events: {
       async record(_nm, _type, reason) {

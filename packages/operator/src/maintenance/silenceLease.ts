@@ -38,7 +38,6 @@ import {
 } from '@rackside/plugin-servers-node';
 import { isoOf, phaseOf, type Clock } from '../runtime/lifecycle/table';
 import { withCondition } from './powerSend';
-import type { EventPort, StatusPort } from './reconciler';
 import type { NodeView } from './types';
 
 export const ALERTS_SILENCED = 'AlertsSilenced' as const;
@@ -176,8 +175,21 @@ export interface SilenceLeasePorts extends Clock {
   alertmanager: AlertmanagerApi;
   settings: SilenceSettings;
   node(name: string): NodeView | undefined;
-  status: StatusPort;
-  events: EventPort;
+  /** The reconciler's status write (conditional on the resourceVersion: a stale copy gets a 409). */
+  status: {
+    write(
+      nm: NodeMaintenance,
+      status: NodeMaintenanceStatus,
+    ): Promise<NodeMaintenance>;
+  };
+  events: {
+    record(
+      nm: NodeMaintenance,
+      type: 'Normal' | 'Warning',
+      reason: string,
+      message: string,
+    ): Promise<void>;
+  };
   /** rackside_alertmanager_errors_total{operation}. */
   onError(operation: 'list' | 'create' | 'renew' | 'expire'): void;
   log?: (message: string) => void;
