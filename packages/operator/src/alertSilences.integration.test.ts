@@ -13,6 +13,7 @@ import {
   AlertmanagerClient,
   type AlertmanagerSilence,
 } from '@rackside/plugin-servers-node';
+import { AppsV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import net from 'node:net';
 import type { Operator } from './operator';
 import type { SilenceSettings } from './maintenance/silenceLease';
@@ -22,6 +23,7 @@ import {
   startOperatorRack,
   type OperatorRack,
 } from './testing/operatorRack';
+import { pinnedDeployment, runningOn } from './testing/workloads';
 
 jest.setTimeout(180_000);
 
@@ -320,6 +322,47 @@ describe('the silence of a maintenance', () => {
     await env.waitFor(
       "the deleted maintenance's silences expired",
       async () => live(await silencesOf(open)).length === 0,
+    );
+  });
+
+  it('a Failed maintenance expires its silence at once (no return grace)', async () => {
+    const NS = 'silence-test';
+    await env.core.createNamespace({ body: { metadata: { name: NS } } });
+    await env.admin.makeApiClient(AppsV1Api).createNamespacedDeployment({
+      namespace: NS,
+      body: pinnedDeployment(NS, 'stuck', 'worker-6'),
+    });
+    // A budget that allows no eviction: the drain times out and the maintenance fails.
+    await env.admin
+      .makeApiClient(PolicyV1Api)
+      .createNamespacedPodDisruptionBudget({
+        namespace: NS,
+        body: {
+          metadata: { name: 'stuck', namespace: NS },
+          spec: {
+            minAvailable: 1,
+            selector: { matchLabels: { app: 'stuck' } },
+          },
+        },
+      });
+    await runningOn(env, 'stuck', 'worker-6', 1, NS);
+    operator = await startWith(
+      { returnGraceMs: 600_000 },
+      { drain: { initialBackoffMs: 200, maxBackoffMs: 1000 } },
+    );
+    await env.create('am-failed', 'worker-6', 'drain', {
+      drain: { timeoutSeconds: 6 },
+    });
+    const held = await silenced('am-failed');
+    await env.phaseIs('am-failed', 'Failed');
+    const ended = await env.waitFor('Failed expired the silence', async () => {
+      const got = await env.nms.get('am-failed');
+      return got.status?.alerting?.expiredAt ? got : undefined;
+    });
+    expect(condition(ended)?.message).toMatch(/ended Failed/);
+    expect(live(await silencesOf(held))).toHaveLength(0);
+    expect(await env.eventReasons('am-failed', ['SilenceExpired'])).toContain(
+      'SilenceExpired',
     );
   });
 
