@@ -97,8 +97,20 @@ describe('silenceDuty', () => {
   it('expires at once when Refused, Failed or abandoned, and never again once expired', () => {
     for (const phase of ['Refused', 'Failed'] as const) {
       expect(
-        silenceDuty(maintenance({ phase, cordonedAt: iso(T0) }), settings, T0),
+        silenceDuty(
+          maintenance({
+            phase,
+            cordonedAt: iso(T0),
+            alerting: { silenceIds: ['a'] },
+          }),
+          settings,
+          T0,
+        ),
       ).toMatchObject({ kind: 'expire' });
+      // Ended before Alertmanager was configured (an upgrade): left alone, nothing written.
+      expect(
+        silenceDuty(maintenance({ phase, cordonedAt: iso(T0) }), settings, T0),
+      ).toEqual({ kind: 'none' });
     }
     expect(
       silenceDuty(

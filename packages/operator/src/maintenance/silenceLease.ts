@@ -104,8 +104,13 @@ export function silenceDuty(
 ): SilenceDuty {
   const phase = phaseOf(nm);
   const alerting = nm.status?.alerting;
-  // Never held (refused at admission, or ended before the cordon), or already expired.
-  const held = nm.status?.cordonedAt !== undefined || alerting !== undefined;
+  // Never held (refused at admission, or ended before the cordon), or already expired. A
+  // maintenance that ended without status.alerting ended before Alertmanager was configured
+  // (the hold is written before the table moves on): nothing to expire, nothing to write.
+  const ended =
+    phase === 'Complete' || phase === 'Refused' || phase === 'Failed';
+  const held =
+    alerting !== undefined || (nm.status?.cordonedAt !== undefined && !ended);
   if (!held || alerting?.expiredAt) return { kind: 'none' };
   // After a failure the next try waits one renewal: every own status write wakes the
   // maintenance, and a try per wake would hammer a down Alertmanager.
