@@ -4,7 +4,10 @@
  * a FirmwareInventory; public-telemetry has only the older Power/Thermal and no
  * UpdateService.
  */
-import { HEALTH_LIMITS, serverHealthSchema } from '@rackside/plugin-servers-common';
+import {
+  HEALTH_LIMITS,
+  serverHealthSchema,
+} from '@rackside/plugin-servers-common';
 import { REPO_ROOT } from '@rackside/rack-testing';
 import { MockupBmc, mockupDir, OtherOrigin } from './mockupBmc';
 import { BmcRateLimiter } from './rateLimit';
@@ -141,7 +144,10 @@ describe('reading the health of public-rackmount1', () => {
     await reader.summary();
     const before = server.requests.length;
     const summary = await reader.summary();
-    expect(summary).toMatchObject({ rollup: 'Warning', chassisPath: '/redfish/v1/Chassis/1U' });
+    expect(summary).toMatchObject({
+      rollup: 'Warning',
+      chassisPath: '/redfish/v1/Chassis/1U',
+    });
     expect(server.requests.slice(before).map(r => r.path)).toEqual([
       RACKMOUNT_SYSTEM,
       '/redfish/v1/Chassis/1U',
@@ -229,7 +235,9 @@ describe('a hostile BMC', () => {
     open.push(other);
     const server = await bmc();
     server.edit('/redfish/v1/UpdateService', json => {
-      json.FirmwareInventory = { '@odata.id': `${other.url}/redfish/v1/UpdateService/FirmwareInventory` };
+      json.FirmwareInventory = {
+        '@odata.id': `${other.url}/redfish/v1/UpdateService/FirmwareInventory`,
+      };
     });
     await expect(readerOf(server).read()).rejects.toThrow(/another origin/);
     expect(other.requests).toHaveLength(0);

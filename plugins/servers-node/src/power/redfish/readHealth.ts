@@ -18,6 +18,8 @@ type Json = Record<string, any>;
  */
 export interface BmcHealthReading {
   rollup: Exclude<HealthRollup, 'Unknown'>;
+  /** What `summary()` would have said at the same time (the system and its chassis). */
+  summaryRollup: Exclude<HealthRollup, 'Unknown'>;
   state?: string;
   parts: ServerHealthPart[];
   logEntries: BmcLogEntry[];
@@ -111,9 +113,7 @@ export class BmcHealthReader {
   async summary(): Promise<BmcHealthSummary> {
     const system = await this.client.get(this.systemPath);
     const chassisPath = this.chassisPath ?? this.firstChassis(system);
-    const chassis = chassisPath
-      ? await this.optional(chassisPath)
-      : undefined;
+    const chassis = chassisPath ? await this.optional(chassisPath) : undefined;
     return {
       rollup: worstHealth([
         ...statusHealths(system),
@@ -143,7 +143,12 @@ export class BmcHealthReader {
       const chassisHealth = worstHealth(statusHealths(chassis));
       if (chassisHealth !== 'OK') {
         parts.push(
-          part('Other', chassis.Name ?? chassis.Id, chassisHealth, chassis.Status),
+          part(
+            'Other',
+            chassis.Name ?? chassis.Id,
+            chassisHealth,
+            chassis.Status,
+          ),
         );
       }
       await this.readPower(chassis, parts, missing);
@@ -158,6 +163,10 @@ export class BmcHealthReader {
         ...statusHealths(system),
         ...statusHealths(chassis),
         ...partHealths,
+      ]),
+      summaryRollup: worstHealth([
+        ...statusHealths(system),
+        ...statusHealths(chassis),
       ]),
       state: optionalClip(system.Status?.State, HEALTH_LIMITS.state),
       parts: parts
@@ -324,7 +333,7 @@ export class BmcHealthReader {
     system: Json,
     missing: Set<string>,
   ): Promise<BmcLogEntry[]> {
-    const entries: BmcLogEntry[] = [];
+    const entries: Array<BmcLogEntry | undefined> = [];
     const systemLog = await this.logService(link(system, 'LogServices'));
     if (systemLog) entries.push(...systemLog.map(e => logEntry(e, 'System')));
     const managers = system.Links?.ManagedBy;
@@ -423,7 +432,9 @@ function addPart(parts: ServerHealthPart[], kind: HealthPartKind, json: Json) {
   if (json.Status?.State === 'Absent') return;
   const health = worstHealth(statusHealths(json));
   if (health === 'OK') return;
-  parts.push(part(kind, json.Name ?? json.MemberId ?? json.Id, health, json.Status));
+  parts.push(
+    part(kind, json.Name ?? json.MemberId ?? json.Id, health, json.Status),
+  );
 }
 
 function logEntry(
@@ -436,7 +447,10 @@ function logEntry(
     id: clip(json.Id ?? '', HEALTH_LIMITS.logEntryId),
     created: new Date(Date.parse(created)).toISOString(),
     severity: partHealth(json.Severity) ?? 'OK',
-    message: clip(json.Message ?? json.Name ?? '', HEALTH_LIMITS.logEntryMessage),
+    message: clip(
+      json.Message ?? json.Name ?? '',
+      HEALTH_LIMITS.logEntryMessage,
+    ),
     service,
   };
 }
