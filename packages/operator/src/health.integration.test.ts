@@ -32,7 +32,7 @@ beforeAll(async () => {
   rack = powerRack(env);
   control = bmcHealthControl(rack.redfish);
   await rack.createPowerSecrets();
-  for (const node of ['worker-1', 'worker-3']) await rack.linkBmc(node);
+  for (const node of ['worker-1', 'worker-2']) await rack.linkBmc(node);
   await rack.writeProvider(REDFISH_PROVIDER);
   operator = await env.startReady({
     drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
@@ -126,7 +126,7 @@ describe('the sweep', () => {
       type: 'Warning',
       message: expect.stringContaining('PSU2 Critical'),
     });
-    const metrics = await operator!.metrics.render();
+    const metrics = (await operator!.metrics.render()).body;
     expect(metrics).toMatch(
       /rackside_server_health\{node="worker-1",rollup="Critical"\} 1/,
     );
@@ -156,6 +156,7 @@ describe('on request', () => {
   });
 
   it('reads the rest when the BMC has no FirmwareInventory, and names it missing', async () => {
+    await control.reset(systemId('worker-1'));
     await control.firmware({ offered: false });
     try {
       const read = await refresh('worker-1');
@@ -173,23 +174,23 @@ describe('on request', () => {
 describe('a maintenance', () => {
   it('records the health before and after a reboot, and the log entry written during it', async () => {
     const message = `Correctable ECC storm on DIMM A1 (${Date.now()})`;
-    await control.writeLog(systemId('worker-3'), {
+    await control.writeLog(systemId('worker-2'), {
       message: 'written before the maintenance',
       severity: 'OK',
     });
-    await env.create('reboot-w3', 'worker-3', 'reboot');
+    await env.create('reboot-w2', 'worker-2', 'reboot');
     const started = await env.waitFor('status.hardware.before', async () => {
-      const nm = await env.nms.get('reboot-w3');
+      const nm = await env.nms.get('reboot-w2');
       return nm.status?.hardware?.before && nm;
     });
     expect(started.status!.hardware!.before!.rollup).toBe('OK');
-    await control.writeLog(systemId('worker-3'), {
+    await control.writeLog(systemId('worker-2'), {
       message,
       severity: 'Warning',
     });
-    await env.phaseIs('reboot-w3', 'Complete', 60_000);
+    await env.phaseIs('reboot-w2', 'Complete', 60_000);
     const done = await env.waitFor('status.hardware.after', async () => {
-      const nm = await env.nms.get('reboot-w3');
+      const nm = await env.nms.get('reboot-w2');
       return nm.status?.hardware?.after && nm;
     });
     const hardware = done.status!.hardware!;

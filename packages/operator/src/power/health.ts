@@ -98,6 +98,15 @@ export class HealthMonitor {
   private active = false;
   /** Maintenances whose before/after reading is under way (name/edge). */
   private readonly hardwareInFlight = new Set<string>();
+  /**
+   * The before-readings this process wrote, by maintenance (uid): the watch may not show
+   * them yet when the maintenance ends, and a second before-reading would move the
+   * window the log entries are taken from.
+   */
+  private readonly beforeWritten = new Map<
+    string,
+    { rollup: HealthRollup; readAt: string }
+  >();
   private readonly random: () => number;
   private readonly fullIntervalMs: number;
 
@@ -200,7 +209,11 @@ export class HealthMonitor {
     const node = nm.spec.nodeName;
     if (!phase || phase === 'Requested') return;
     if (!this.options.bmcs.get(node)) return;
-    const hardware = nm.status?.hardware;
+    const uid = nm.metadata.uid ?? name;
+    const hardware = {
+      ...nm.status?.hardware,
+      before: nm.status?.hardware?.before ?? this.beforeWritten.get(uid),
+    };
     const terminal = isTerminalPhase(phase);
     // Refused before it started: nothing happened to the hardware.
     if (terminal && phase === 'Refused' && !hardware?.before) return;
@@ -211,28 +224,39 @@ export class HealthMonitor {
     // The after-reading waits for the before-reading of the same maintenance.
     if (edge === 'after' && this.hardwareInFlight.has(`${name}/before`)) return;
     this.hardwareInFlight.add(key);
-    void this.maintenanceReading(nm, edge).finally(() => {
+    void this.maintenanceReading(nm, edge, hardware.before).finally(() => {
       this.hardwareInFlight.delete(key);
       // A maintenance that ended while its before-reading ran is picked up again.
       const now = this.options.maintenances.get(name);
       if (now && edge === 'before') this.onMaintenance(now);
+      if (edge === 'after') this.beforeWritten.delete(uid);
     });
   }
 
   private async maintenanceReading(
     nm: NodeMaintenance,
     edge: 'before' | 'after',
+    before: { rollup: HealthRollup; readAt: string } | undefined,
   ): Promise<void> {
     const node = nm.spec.nodeName;
+    // The window of the maintenance's log entries opens when the before-reading starts
+    // (an entry written while it runs belongs to the maintenance) and closes when the
+    // after-reading ends.
+    const started = new Date().toISOString();
     const health = await this.read(node, 'maintenance');
     const rollup: HealthRollup = health?.error
       ? 'Unknown'
       : health?.rollup ?? 'Unknown';
-    const readAt = health?.error
-      ? new Date().toISOString()
-      : health?.readAt ?? new Date().toISOString();
-    const current = this.options.maintenances.get(nm.metadata.name) ?? nm;
-    const before = current.status?.hardware?.before;
+    const readAt =
+      edge === 'before' || health?.error || !health?.readAt
+        ? started
+        : health.readAt;
+    if (edge === 'before') {
+      this.beforeWritten.set(nm.metadata.uid ?? nm.metadata.name, {
+        rollup,
+        readAt,
+      });
+    }
     const hardware: NodeMaintenanceHardware =
       edge === 'before'
         ? { before: { rollup, readAt }, logEntries: [] }
