@@ -100,6 +100,7 @@ export class BmcHealthReader {
   private readonly systemPath: string;
   private chassisPath?: string;
   private expand?: boolean;
+  private updateServicePath?: unknown;
 
   constructor(client: RedfishClient, systemPath: string) {
     this.client = client;
@@ -200,6 +201,7 @@ export class BmcHealthReader {
   private async canExpand(): Promise<boolean> {
     if (this.expand === undefined) {
       const root = await this.client.get('/redfish/v1');
+      this.updateServicePath = link(root, 'UpdateService');
       const expand = root.ProtocolFeaturesSupported?.ExpandQuery;
       this.expand = expand?.Levels === true || expand?.ExpandAll === true;
     }
@@ -377,8 +379,9 @@ export class BmcHealthReader {
   private async readFirmware(
     missing: Set<string>,
   ): Promise<ServerFirmwareComponent[]> {
-    const root = await this.client.get('/redfish/v1');
-    const update = await this.optional(link(root, 'UpdateService'));
+    // The service root is read once per reader (with what it says of $expand).
+    await this.canExpand();
+    const update = await this.optional(this.updateServicePath);
     const inventory = update
       ? await this.collection(
           link(update, 'FirmwareInventory'),
