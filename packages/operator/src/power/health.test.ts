@@ -34,7 +34,7 @@ const bmc = (name: string, extra: Partial<ServerBMC> = {}): ServerBMC =>
     metadata: { name, uid: `uid-${name}` },
     spec: { address: 'https://10.0.5.21' },
     ...extra,
-  }) as ServerBMC;
+  } as ServerBMC);
 
 const reading = (over: Partial<BmcHealthReading> = {}): BmcHealthReading => ({
   rollup: 'OK',
@@ -302,9 +302,9 @@ describe('a maintenance', () => {
       nms.update(nm('Complete'));
       await until(() => hardware.length === 2);
       expect(hardware[1].hardware.after.rollup).toBe('OK');
-      expect(hardware[1].hardware.logEntries.map((e: any) => e.message)).toEqual(
-        ['during'],
-      );
+      expect(
+        hardware[1].hardware.logEntries.map((e: any) => e.message),
+      ).toEqual(['during']);
       await new Promise(r => setTimeout(r, 30));
       expect(hardware).toHaveLength(2);
     } finally {
