@@ -171,6 +171,32 @@ describe('on request', () => {
   });
 });
 
+describe('a restart', () => {
+  it('answers a request made while the operator was down once it is back', async () => {
+    await operator!.stop();
+    operator = undefined;
+    const requestedAt = new Date().toISOString();
+    await rack.bmcs.patch('worker-1', {
+      spec: {
+        healthRefresh: { requestedAt, requestedBy: 'user:default/tester' },
+      },
+    } as any);
+    operator = await env.startReady({
+      drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
+      power: { rebootSeconds: 60, unansweredSeconds: 60 },
+      health: { intervalMs: 2000, concurrency: 2, fullIntervalMs: 600_000 },
+    });
+    const answered = await healthOf(
+      'worker-1',
+      `refresh of ${requestedAt} answered after the restart`,
+      h =>
+        h?.answeredRequestAt !== undefined &&
+        Date.parse(h.answeredRequestAt) === Date.parse(requestedAt),
+    );
+    expect(answered.status!.health!.error).toBeUndefined();
+  });
+});
+
 describe('a maintenance', () => {
   it('records the health before and after a reboot, and the log entry written during it', async () => {
     const message = `Correctable ECC storm on DIMM A1 (${Date.now()})`;

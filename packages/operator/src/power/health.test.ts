@@ -312,6 +312,35 @@ describe('a maintenance', () => {
     }
   });
 
+  it('records Unknown, never an error of the maintenance, when the BMC cannot be read', async () => {
+    const bmcs = fakeCache([bmc('w1')]);
+    const nms = fakeCache<any>([]);
+    const fake = fakeReader();
+    fake.state.fail = new Error('connect ECONNREFUSED');
+    const built = monitorOf(bmcs, fake.reader);
+    (built.monitor as any).options.maintenances = nms.cache;
+    built.monitor.start();
+    try {
+      const nm = (phase: string) => ({
+        metadata: { name: 'm3', uid: 'u3' },
+        spec: { nodeName: 'w1', intent: 'reboot' },
+        status: { phase },
+      });
+      nms.update(nm('Cordoned'));
+      await until(() => built.hardware.length === 1);
+      nms.update(nm('Complete'));
+      await until(() => built.hardware.length === 2);
+      expect(built.hardware[0].hardware.before.rollup).toBe('Unknown');
+      expect(built.hardware[1].hardware).toMatchObject({
+        after: { rollup: 'Unknown' },
+        logEntries: [],
+      });
+      expect(bmcs.cache.get('w1').status.health.error).toMatch(/ECONNREFUSED/);
+    } finally {
+      built.monitor.pause();
+    }
+  });
+
   it('records nothing for a maintenance refused before it started', async () => {
     const bmcs = fakeCache([bmc('w1')]);
     const nms = fakeCache<any>([]);
