@@ -28,6 +28,7 @@ import {
   withRules,
 } from './kube';
 import type { CrdDefinition } from './crd';
+import { bmcLogEntriesSchema, HEALTH_ROLLUPS } from './serverBmc';
 
 /** Where NodeMaintenance lives in the API. */
 export const nodeMaintenanceResource = resourceDescriptor({
@@ -366,6 +367,11 @@ export const nodeMaintenanceAlertingSchema = z
     "The silence Rackside holds on the node's alerts while the maintenance is open, as a lease (renewed, capped by the operator's --silence-max). Absent when no Alertmanager is configured.",
   );
 
+const hardwareReadingSchema = z.object({
+  rollup: z.enum(HEALTH_ROLLUPS),
+  readAt: timestampSchema,
+});
+
 const statusShape = {
   phase: z.enum(MAINTENANCE_PHASES).optional(),
   message: z
@@ -461,6 +467,22 @@ const statusShape = {
     .describe(
       'Phase transitions, oldest first; the oldest are dropped past 50.',
     ),
+  hardware: z
+    .object({
+      before: hardwareReadingSchema
+        .optional()
+        .describe('The health read when the maintenance started.'),
+      after: hardwareReadingSchema
+        .optional()
+        .describe('The health read when it ended.'),
+      logEntries: bmcLogEntriesSchema.describe(
+        "The BMC's log entries created between the two readings, newest first.",
+      ),
+    })
+    .optional()
+    .describe(
+      'What the BMC said at the start and the end of the maintenance (redfish servers only).',
+    ),
   observedGeneration: observedGenerationSchema,
 };
 
@@ -496,6 +518,10 @@ export type PowerVerbRecord = z.infer<typeof powerVerbRecordSchema>;
 /** `status.alerting` of a NodeMaintenance. */
 export type NodeMaintenanceAlerting = z.infer<
   typeof nodeMaintenanceAlertingSchema
+>;
+/** `status.hardware` of a NodeMaintenance. */
+export type NodeMaintenanceHardware = NonNullable<
+  NodeMaintenanceStatus['hardware']
 >;
 export type NodeMaintenanceCondition = Condition<NodeMaintenanceConditionType>;
 

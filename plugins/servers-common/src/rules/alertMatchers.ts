@@ -6,11 +6,8 @@
 
 /** An Alertmanager matcher (API v2 field names). */
 export interface AlertMatcher {
-  /** The label name. */
   name: string;
-  /** The value, or the regex (RE2, anchored) with `isRegex`. */
   value: string;
-  /** `=~` or `!~`. */
   isRegex: boolean;
   /** false for `!=` and `!~`. */
   isEqual: boolean;
@@ -18,9 +15,7 @@ export interface AlertMatcher {
 
 /** A node as the templates see it: `{{node}}` and `{{labels.<key>}}`. */
 export interface AlertNode {
-  /** The node's name (`{{node}}`). */
   name: string;
-  /** The node's labels (`{{labels.KEY}}`). */
   labels?: Record<string, string>;
 }
 
@@ -34,13 +29,10 @@ const MATCHER_PATTERN =
   /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*$/;
 const PLACEHOLDER = /\{\{\s*(node|labels\.([A-Za-z0-9_./-]+))\s*\}\}/g;
 
-/** A matcher template split into its parts, its value not yet rendered. */
-export interface ParsedTemplate {
-  /** The label name. */
+/** One matcher template, parsed: its label, operator and value with placeholders. */
+export interface ParsedAlertMatcherTemplate {
   name: string;
-  /** The operator. */
   op: '=' | '!=' | '=~' | '!~';
-  /** The value with its placeholders. */
   value: string;
 }
 
@@ -49,7 +41,9 @@ export interface ParsedTemplate {
  * not `label op "value"` (op one of = != =~ !~) or names a placeholder other than `{{node}}`
  * and `{{labels.KEY}}`.
  */
-export function parseAlertMatcherTemplate(template: string): ParsedTemplate {
+export function parseAlertMatcherTemplate(
+  template: string,
+): ParsedAlertMatcherTemplate {
   const match = MATCHER_PATTERN.exec(template);
   if (!match) {
     throw new Error(
@@ -67,7 +61,11 @@ export function parseAlertMatcherTemplate(template: string): ParsedTemplate {
       )}: only {{node}} and {{labels.KEY}} may be used`,
     );
   }
-  return { name: match[1], op: match[2] as ParsedTemplate['op'], value };
+  return {
+    name: match[1],
+    op: match[2] as ParsedAlertMatcherTemplate['op'],
+    value,
+  };
 }
 
 /** Checks every template (a configuration's start-up check); returns them unchanged. */
@@ -113,11 +111,16 @@ export function renderAlertMatchers(
   });
 }
 
+const OPERATORS: Record<string, ParsedAlertMatcherTemplate['op']> = {
+  'false:true': '=',
+  'false:false': '!=',
+  'true:true': '=~',
+  'true:false': '!~',
+};
+
 /** One matcher in Alertmanager's filter syntax (`name="value"`). */
 export function alertMatcherText(matcher: AlertMatcher): string {
-  let op: string;
-  if (matcher.isRegex) op = matcher.isEqual ? '=~' : '!~';
-  else op = matcher.isEqual ? '=' : '!=';
+  const op = OPERATORS[`${matcher.isRegex}:${matcher.isEqual}`];
   return `${matcher.name}${op}${JSON.stringify(matcher.value)}`;
 }
 
