@@ -312,6 +312,29 @@ describe('SilenceLease', () => {
     });
   });
 
+  it('Alertmanager back: the next renewal silences, the condition is True again and failedAt is cleared', async () => {
+    const fake = new FakeAlertmanager();
+    fake.down = true;
+    const clock = { now: T0 };
+    const { silences, events } = lease(fake, clock);
+    const down = await silences.sync(
+      maintenance({ phase: 'Draining', cordonedAt: iso(T0) }),
+    );
+    fake.down = false;
+    // Not before the retry time: no call while failedAt is recent.
+    clock.now += settings.silenceRenewMs - 1;
+    expect((await silences.sync(down.nm)).nm).toBe(down.nm);
+    expect(fake.live()).toHaveLength(0);
+    clock.now += 1;
+    const back = await silences.sync(down.nm);
+    expect(fake.live()).toHaveLength(2);
+    expect(back.nm.status?.alerting?.failedAt ?? undefined).toBeUndefined();
+    expect(
+      back.nm.status?.conditions?.find(c => c.type === 'AlertsSilenced'),
+    ).toMatchObject({ status: 'True', reason: 'Silenced' });
+    expect(events).toEqual(['AlertmanagerUnreachable', 'SilenceCreated']);
+  });
+
   it('recreates a silence a person expired, and expires all at the end', async () => {
     const fake = new FakeAlertmanager();
     const clock = { now: T0 };
