@@ -60,6 +60,7 @@ async function main() {
     leaderElection: config.leaderElection,
     retentionMs: config.retentionMs,
     planGateReads: config.planGateReads,
+    alerting: config.alerting,
     metrics,
     log,
     // Like controller-runtime: a replica that lost its lease exits and starts afresh.

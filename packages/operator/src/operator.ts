@@ -21,6 +21,8 @@ import { createMaintenanceController } from './maintenance/controller';
 import { createMetrics, type OperatorMetrics } from './runtime/metrics';
 import { registerStateMetrics } from './runtime/stateMetrics';
 import { createPlanController } from './plan/controller';
+import type { AlertingConfig } from './config';
+import { createOperatorAlertmanager } from './runtime/alertmanager';
 import { createPowerController } from './power/controller';
 import type { PowerDeadlines } from './power/reconciler';
 import { createRetention, DEFAULT_RETENTION_MS } from './runtime/retention';
@@ -60,6 +62,13 @@ export interface OperatorOptions {
    * resource alone): the chart's operator.planGateReads. Others are refused.
    */
   planGateReads?: readonly string[];
+  /**
+   * The cluster's Alertmanager (docs/alerts.md): plans' alert gates and healthy returns
+   * read it. Absent: gates are unknown (never hold), returns check Ready only.
+   */
+  alerting?: AlertingConfig;
+  /** How often a plan held by alerts reads them again (tests shorten it). */
+  alertPollMs?: number;
   /** Called when leadership is lost after it was held (main exits the process). */
   onLostLeadership?: () => void;
   /** Eviction retry backoff and progress cadence of drains (tests shorten them). */
@@ -127,6 +136,7 @@ export async function startOperator(
   const metrics = options.metrics ?? createMetrics();
   const operatorNamespace = options.leaseNamespace ?? 'rackside-system';
   const workers = options.workers ?? 4;
+  const alertmanager = createOperatorAlertmanager(options.alerting);
   // Every write of the controllers asks the elector right before it goes out (a replica
   // past its renew deadline, e.g. resumed after a freeze, sends nothing); reads do not.
   let leading = () => false;
@@ -203,6 +213,9 @@ export async function startOperator(
     onError,
     onStatusWriteFailed: kind => metrics.statusWriteFailures.inc({ kind }),
     planGateReads: options.planGateReads,
+    alertmanager,
+    alerting: options.alerting,
+    alertPollMs: options.alertPollMs,
     queueMetrics,
     log,
   });

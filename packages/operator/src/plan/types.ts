@@ -3,6 +3,7 @@
  * what every rule of `advance` reads.
  */
 import type {
+  AlertSnapshot,
   MaintenancePlan,
   MaintenancePlanStatus,
   NodeMaintenance,
@@ -29,6 +30,23 @@ export interface PlanView extends Clock {
     message: string;
     refused?: boolean;
   };
+  /**
+   * The cluster's Alertmanager (docs/alerts.md); absent when none is configured: the alert
+   * gate is unknown (does not hold) and a healthy return checks only Ready.
+   */
+  alerting?: PlanAlerting;
+}
+
+/** What the plan rows know of Alertmanager. */
+export interface PlanAlerting {
+  /** The templates that select a node's alerts (config.alerting.matchers). */
+  matchers: readonly string[];
+  /** Alerts of a node that came back are judged only once this has passed. */
+  returnGraceMs: number;
+  /** How often a plan held by alerts reads them again (Alertmanager has no watch). */
+  pollMs: number;
+  /** Every alert and Rackside's silences, read now; unknown when unreachable. */
+  snapshot(): Promise<AlertSnapshot>;
 }
 
 /** What a row answers. */
@@ -77,6 +95,12 @@ export interface Advance {
   /** The status with the steps as their maintenances say. */
   status: MaintenancePlanStatus;
   open: PlanNode[];
+  /** What Alertmanager said this pass (read only when the plan needs it). */
+  alerts?: AlertSnapshot;
+  /** Open steps whose node came back and is not yet proven healthy. */
+  returning: PlanNode[];
+  /** The earliest time a returning step or a held gate must be looked at again. */
+  recheckAt?: number;
 }
 
 export type AdvanceRule = (a: Advance) => PlanDecision | undefined;
