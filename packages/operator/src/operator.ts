@@ -23,6 +23,8 @@ import { registerStateMetrics } from './runtime/stateMetrics';
 import { createPlanController } from './plan/controller';
 import type { AlertingConfig } from './config';
 import { createOperatorAlertmanager } from './runtime/alertmanager';
+import { createAlertReads } from './runtime/alertReads';
+import { systemClock } from './runtime/lifecycle/table';
 import { createPowerController } from './power/controller';
 import type { PowerDeadlines } from './power/reconciler';
 import { createRetention, DEFAULT_RETENTION_MS } from './runtime/retention';
@@ -179,6 +181,12 @@ export async function startOperator(
     workers,
     drain: options.drain,
     beforeStatusWrite: options.beforeStatusWrite,
+    returnAlerts: createAlertReads(
+      alertmanager,
+      options.alerting,
+      systemClock,
+      options.alertPollMs,
+    ),
     log,
   });
   // TalosClusters, TalosMachines and MachineReclaims share their caches (talos/machineKinds.ts).

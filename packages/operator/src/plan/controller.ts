@@ -17,16 +17,13 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { ConflictError } from '@backstage/errors';
 import {
   isNodeReady,
-  isRacksideSilence,
   isTerminalPlanPhase,
-  type AlertSnapshot,
   maintenancePlanResource,
   type MaintenancePlan,
   type NodeMaintenance,
   type ObjectGate,
 } from '@rackside/plugin-servers-common';
 import {
-  AlertmanagerUnreachableError,
   coreResources,
   type AlertmanagerApi,
   createWatchCache,
@@ -35,6 +32,7 @@ import {
   type RawKubeObject,
   type WatchCache,
 } from '@rackside/plugin-servers-node';
+import { createAlertReads } from '../runtime/alertReads';
 import type { EventRecorder } from '../runtime/events';
 import { eventsFor } from '../runtime/kube/eventsFor';
 import { ownWritesView } from '../runtime/kube/ownWrites';
@@ -71,51 +69,6 @@ export interface PlanControllerOptions {
   alerting?: { matchers: readonly string[]; returnGraceMs: number };
   /** How often a plan held by alerts reads them again (default 10 s). */
   alertPollMs?: number;
-}
-
-/** How often a plan held by alerts (a gate, a healthy return) reads them again. */
-export const DEFAULT_ALERT_POLL_MS = 10_000;
-
-/**
- * Every alert and the ids of Rackside's silences, read now (two requests); unknown, with
- * why, when Alertmanager cannot be asked. Plans reconciled within the same second share
- * one read.
- */
-function alertSnapshots(
-  alertmanager: AlertmanagerApi,
-  clock: Clock,
-): () => Promise<AlertSnapshot> {
-  let last: { at: number; snapshot: Promise<AlertSnapshot> } | undefined;
-  const read = async (): Promise<AlertSnapshot> => {
-    try {
-      const [alerts, silences] = await Promise.all([
-        alertmanager.alerts(),
-        alertmanager.silences(),
-      ]);
-      return {
-        known: true,
-        alerts,
-        racksideSilenceIds: new Set(
-          silences.filter(isRacksideSilence).map(s => s.id),
-        ),
-      };
-    } catch (error) {
-      return {
-        known: false,
-        reason:
-          error instanceof AlertmanagerUnreachableError
-            ? `Alertmanager unreachable: ${error.message}`
-            : `Alertmanager: ${(error as Error).message}`,
-      };
-    }
-  };
-  return () => {
-    const now = clock.now();
-    if (!last || now - last.at >= 1000 || now < last.at) {
-      last = { at: now, snapshot: read() };
-    }
-    return last.snapshot;
-  };
 }
 
 export interface PlanController {
@@ -220,15 +173,12 @@ export function createPlanController(
           .map(b => `${b.metadata?.namespace}/${b.metadata?.name}`)
           .sort(),
       objectGate: gate => gates.verdict(gate),
-      alerting:
-        options.alertmanager && options.alerting
-          ? {
-              matchers: options.alerting.matchers,
-              returnGraceMs: options.alerting.returnGraceMs,
-              pollMs: options.alertPollMs ?? DEFAULT_ALERT_POLL_MS,
-              snapshot: alertSnapshots(options.alertmanager, clock),
-            }
-          : undefined,
+      alerting: createAlertReads(
+        options.alertmanager,
+        options.alerting,
+        clock,
+        options.alertPollMs,
+      ),
     },
     async writeStatus(plan, status, writeOptions = {}) {
       const written = await api.maintenancePlans.updateStatus(

@@ -9,7 +9,6 @@
 import {
   HEALTHY_RETURN_DEFAULTS,
   healthyReturnVerdict,
-  isNodeReady,
   nodeAlertsFiring,
   type AlertSnapshot,
   type HealthyReturnVerdict,
@@ -17,7 +16,7 @@ import {
   type NodeMaintenance,
   type PlanNode,
 } from '@rackside/plugin-servers-common';
-import type { NodeView } from '../maintenance/types';
+import { readySinceOf } from '../runtime/nodeReadiness';
 import { iso } from './steps';
 import type { PlanView } from './types';
 
@@ -33,18 +32,6 @@ export function returnedAtOf(nm: NodeMaintenance): number | undefined {
     .reverse()
     .find(h => h.phase === nm.status?.phase);
   return entered ? Date.parse(entered.at) : undefined;
-}
-
-/** Since when the node is Ready (its condition's transition; 0 when not recorded); undefined: not Ready. */
-export function readySinceOf(node: NodeView | undefined): number | undefined {
-  if (!node || !isNodeReady(node)) return undefined;
-  const ready = node.status?.conditions?.find(c => c.type === 'Ready') as
-    | { lastTransitionTime?: string }
-    | undefined;
-  const at = ready?.lastTransitionTime
-    ? Date.parse(ready.lastTransitionTime)
-    : NaN;
-  return Number.isFinite(at) ? at : 0;
 }
 
 /** Whether this step just ended Done by its maintenance and so needs the check. */

@@ -1016,7 +1016,8 @@ describe('a healthy return', () => {
     expect(w.steps()).toEqual({ 'worker-1': 'Running', 'worker-2': 'Pending' });
     expect(w.get('p').status?.waiting).toMatchObject({
       on: 'healthyReturn',
-      message: 'worker-1: healthy return: Ready for 0 of 60 s',
+      message:
+        'worker-1: healthy return: Ready since 2026-08-04T10:00:00.000Z, 60 s needed',
     });
     expect(requeueAfterMs).toBe(60_000);
     expect(w.creates).toEqual(['p-worker-1']);

@@ -11,6 +11,7 @@ import type {
   PlanNode,
 } from '@rackside/plugin-servers-common';
 import type { NodeView } from '../maintenance/types';
+import type { AlertReads } from '../runtime/alertReads';
 import type { Clock, Done, Wait } from '../runtime/lifecycle/table';
 
 /** What the rows read: watch caches and the clock. */
@@ -34,19 +35,7 @@ export interface PlanView extends Clock {
    * The cluster's Alertmanager (docs/alerts.md); absent when none is configured: the alert
    * gate is unknown (does not hold) and a healthy return checks only Ready.
    */
-  alerting?: PlanAlerting;
-}
-
-/** What the plan rows know of Alertmanager. */
-export interface PlanAlerting {
-  /** The templates that select a node's alerts (config.alerting.matchers). */
-  matchers: readonly string[];
-  /** Alerts of a node that came back are judged only once this has passed. */
-  returnGraceMs: number;
-  /** How often a plan held by alerts reads them again (Alertmanager has no watch). */
-  pollMs: number;
-  /** Every alert and Rackside's silences, read now; unknown when unreachable. */
-  snapshot(): Promise<AlertSnapshot>;
+  alerting?: AlertReads;
 }
 
 /** What a row answers. */

@@ -22,7 +22,8 @@ describe('healthy return', () => {
     expect(healthyReturnVerdict({ ...base, now: back + 59 * s })).toMatchObject(
       {
         kind: 'waiting',
-        message: 'healthy return: Ready for 59 of 60 s',
+        message:
+        'healthy return: Ready since 2026-12-06T10:00:00.000Z, 60 s needed',
         recheckAt: back + 60 * s,
       },
     );

@@ -77,10 +77,11 @@ export function healthyReturnVerdict(
   if (readyAt === undefined) {
     problems.push('not Ready');
   } else if (now < readyAt) {
+    // Stable words (no running count): the status is written only when they change.
     problems.push(
-      `Ready for ${Math.floor((now - readyFrom!) / 1000)} of ${
+      `Ready since ${new Date(readyFrom!).toISOString()}, ${
         input.healthyForSeconds
-      } s`,
+      } s needed`,
     );
     waits.push(readyAt);
   }
@@ -91,9 +92,9 @@ export function healthyReturnVerdict(
     const graceEnd = returnedAt + input.graceMs;
     if (now < graceEnd) {
       problems.push(
-        `alerts are judged once the return grace ends (${Math.ceil(
-          (graceEnd - now) / 1000,
-        )} s)`,
+        `alerts are judged once the return grace ends at ${new Date(
+          graceEnd,
+        ).toISOString()}`,
       );
       waits.push(graceEnd);
     } else if (input.alerts.firing.length > 0) {
