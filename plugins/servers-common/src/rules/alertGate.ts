@@ -78,7 +78,7 @@ function regexError(pattern: string): string | undefined {
 }
 
 /** A gate ready to match alerts. */
-interface CompiledAlertGate {
+export interface CompiledAlertGate {
   matchers: AlertMatcher[];
   alertname?: RegExp;
   severities?: ReadonlySet<string>;
