@@ -5,9 +5,9 @@
 import {
   healthyReturnVerdict,
   isNodeReady,
-  nodeAlertsFiring,
   type NodeMaintenance,
 } from '@rackside/plugin-servers-common';
+import { nodeAlertsFor } from '../runtime/alertReads';
 import { readySinceOf } from '../runtime/nodeReadiness';
 import { MaintenanceReason } from '../runtime/lifecycle/reasons';
 import { isoOf } from '../runtime/lifecycle/table';
@@ -94,22 +94,10 @@ async function healthyReturnHeld(
     healthyForSeconds: settings.healthyForSeconds,
     timeoutSeconds: settings.timeoutSeconds,
     graceMs: alerting?.returnGraceMs ?? 0,
-    alerts:
-      alerting && snapshot
-        ? snapshot.known
-          ? {
-              known: true,
-              firing: nodeAlertsFiring(
-                alerting.matchers,
-                {
-                  name: nm.spec.nodeName,
-                  labels: node?.metadata?.labels ?? {},
-                },
-                snapshot,
-              ),
-            }
-          : { known: false, reason: snapshot.reason }
-        : undefined,
+    alerts: nodeAlertsFor(alerting, snapshot, {
+      name: nm.spec.nodeName,
+      labels: node?.metadata?.labels ?? {},
+    }),
   });
   if (verdict.kind === 'healthy') return undefined;
   if (verdict.kind === 'failed') {

@@ -112,9 +112,7 @@ export const gatesRule: AdvanceRule = a => {
       `waiting for gate ${failing.gate}: ${failing.message}`,
       deadline !== undefined ? { ...wait, until: iso(deadline) } : wait,
     ),
-    poll !== undefined && due !== undefined
-      ? Math.min(poll, due)
-      : poll ?? due,
+    poll !== undefined && due !== undefined ? Math.min(poll, due) : poll ?? due,
   );
 };
 

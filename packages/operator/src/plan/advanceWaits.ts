@@ -98,15 +98,7 @@ export const capacityRule: AdvanceRule = a => {
         a.open,
       )}`
     : `${a.open.length} of ${limit} steps open: ${openText(a.open)}`;
-  return settle(
-    a,
-    phased(
-      a.status,
-      'Running',
-      why,
-      openStepsWait(a, why),
-    ),
-  );
+  return settle(a, phased(a.status, 'Running', why, openStepsWait(a, why)));
 };
 
 export const authorityRule: AdvanceRule = a => {

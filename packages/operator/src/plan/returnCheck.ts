@@ -9,13 +9,13 @@
 import {
   HEALTHY_RETURN_DEFAULTS,
   healthyReturnVerdict,
-  nodeAlertsFiring,
   type AlertSnapshot,
   type HealthyReturnVerdict,
   type MaintenancePlan,
   type NodeMaintenance,
   type PlanNode,
 } from '@rackside/plugin-servers-common';
+import { nodeAlertsFor } from '../runtime/alertReads';
 import { readySinceOf } from '../runtime/nodeReadiness';
 import { iso } from './steps';
 import type { PlanView } from './types';
@@ -51,22 +51,10 @@ export function returnVerdictFor(
   const node = view.node(nodeName);
   const settings = spec.healthyReturn ?? HEALTHY_RETURN_DEFAULTS;
   const alerting = view.alerting;
-  let firing:
-    | { known: true; firing: ReturnType<typeof nodeAlertsFiring> }
-    | { known: false; reason: string }
-    | undefined;
-  if (alerting && alerts) {
-    firing = alerts.known
-      ? {
-          known: true,
-          firing: nodeAlertsFiring(
-            alerting.matchers,
-            { name: nodeName, labels: node?.metadata?.labels ?? {} },
-            alerts,
-          ),
-        }
-      : { known: false, reason: alerts.reason };
-  }
+  const firing = nodeAlertsFor(alerting, alerts, {
+    name: nodeName,
+    labels: node?.metadata?.labels ?? {},
+  });
   return healthyReturnVerdict({
     returnedAt,
     readySince: readySinceOf(node),
@@ -89,7 +77,9 @@ export function checkReturn(
   alerts: AlertSnapshot | undefined,
   now: number,
 ): { step: PlanNode; recheckAt?: number; returning: boolean } {
-  const nm = synced.maintenance ? view.maintenance(synced.maintenance) : undefined;
+  const nm = synced.maintenance
+    ? view.maintenance(synced.maintenance)
+    : undefined;
   const returnedAt = (nm && returnedAtOf(nm)) ?? now;
   const verdict = returnVerdictFor(
     plan.spec,

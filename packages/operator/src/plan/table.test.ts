@@ -900,7 +900,10 @@ function firing(
     },
   };
 }
-const known = (alerts: AlertState[], rackside: string[] = []): AlertSnapshot => ({
+const known = (
+  alerts: AlertState[],
+  rackside: string[] = [],
+): AlertSnapshot => ({
   known: true,
   alerts,
   racksideSilenceIds: new Set(rackside),
@@ -957,7 +960,10 @@ describe('the alert gate', () => {
   it('unknown does not hold: Alertmanager unreachable or not configured, the condition says so', async () => {
     const w = new World(1);
     w.alerting = {
-      snapshot: { known: false, reason: 'Alertmanager unreachable: ECONNREFUSED' },
+      snapshot: {
+        known: false,
+        reason: 'Alertmanager unreachable: ECONNREFUSED',
+      },
       reads: 0,
     };
     w.plan('p', { gates: { alerts: {} } });
@@ -985,7 +991,12 @@ describe('the alert gate', () => {
     w.alerting = { snapshot: known([]), reads: 0 };
     w.plan('p', { gates: { alerts: {} } });
     // Past the schema, as an object written straight to the apiserver would be.
-    w.spec('p', { gates: { ...w.get('p').spec.gates!, alerts: { alertnames: 'x)|(.*', ignoreSilencedByRackside: true } } });
+    w.spec('p', {
+      gates: {
+        ...w.get('p').spec.gates!,
+        alerts: { alertnames: 'x)|(.*', ignoreSilencedByRackside: true },
+      },
+    });
     await w.reconcile();
     expect(w.creates).toEqual([]);
     expect(w.get('p').status?.phase).toBe('Failed');
@@ -1036,7 +1047,9 @@ describe('a healthy return', () => {
       ),
       reads: 0,
     };
-    w.plan('p', { healthyReturn: { healthyForSeconds: 0, timeoutSeconds: 120 } });
+    w.plan('p', {
+      healthyReturn: { healthyForSeconds: 0, timeoutSeconds: 120 },
+    });
     await w.reconcile();
     w.step('worker-1', 'Complete', {
       completedAt: new Date(w.now).toISOString(),

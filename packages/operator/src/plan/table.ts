@@ -148,8 +148,14 @@ const advance: PlanRow = async (plan, view) => {
   return withRecheck({ kind: 'wait' }, a);
 };
 
-const earliest = (a: number | undefined, b: number | undefined) =>
-  a === undefined ? b : b === undefined ? a : Math.min(a, b);
+function earliest(
+  a: number | undefined,
+  b: number | undefined,
+): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.min(a, b);
+}
 
 /**
  * What Alertmanager says now, when the plan needs it: its alert gate (before a step may

@@ -6,7 +6,9 @@
  */
 import {
   isRacksideSilence,
+  nodeAlertsFiring,
   type AlertSnapshot,
+  type HealthyReturnInput,
 } from '@rackside/plugin-servers-common';
 import {
   AlertmanagerUnreachableError,
@@ -72,5 +74,22 @@ export function createAlertReads(
       }
       return last.snapshot;
     },
+  };
+}
+
+/**
+ * A node's alerts as a healthy return reads them (servers-common's healthyReturnVerdict):
+ * undefined without Alertmanager (Ready only), unknown with why, or those that fire.
+ */
+export function nodeAlertsFor(
+  alerting: AlertReads | undefined,
+  snapshot: AlertSnapshot | undefined,
+  node: { name: string; labels?: Record<string, string> },
+): HealthyReturnInput['alerts'] {
+  if (!alerting || !snapshot) return undefined;
+  if (!snapshot.known) return { known: false, reason: snapshot.reason };
+  return {
+    known: true,
+    firing: nodeAlertsFiring(alerting.matchers, node, snapshot),
   };
 }

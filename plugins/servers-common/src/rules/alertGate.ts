@@ -70,7 +70,8 @@ export function alertnamePatternError(pattern: string): string | undefined {
 
 function regexError(pattern: string): string | undefined {
   try {
-    new RegExp(pattern);
+    // Called for its throw only: a pattern that does not compile.
+    RegExp(pattern);
     return undefined;
   } catch (error) {
     return `not a valid regular expression (${(error as Error).message})`;
