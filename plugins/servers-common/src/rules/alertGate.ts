@@ -7,7 +7,6 @@
  * Failing closed means the gate never blocks on missing data: Alertmanager unreachable or
  * not configured is "unknown", and unknown does not hold (the caller says it was unknown).
  */
-import type { AlertGate } from '../resources/maintenancePlan';
 import {
   alertMatcherHolds,
   parseAlertMatcherTemplate,
@@ -27,10 +26,17 @@ export type AlertSnapshot =
     }
   | { known: false; reason: string };
 
-/** An alert gate as written, without the defaults applied (a request body's shape). */
-export type AlertGateInput = Omit<AlertGate, 'ignoreSilencedByRackside'> & {
+/**
+ * An alert gate as written (MaintenancePlan spec.gates.alerts, whose schema calls this
+ * file's checks; defined here so the schema and these rules do not import each other).
+ */
+export interface AlertGateInput {
+  matchers?: string[];
+  alertnames?: string;
+  severities?: string[];
+  /** Default true. */
   ignoreSilencedByRackside?: boolean;
-};
+}
 
 /**
  * Why a gate matcher is refused, or undefined: not `label op "value"`, a placeholder
