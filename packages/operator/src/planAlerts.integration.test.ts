@@ -254,6 +254,31 @@ describe('the alert gate against a real Alertmanager', () => {
   });
 });
 
+describe('an alert gate written with kubectl', () => {
+  it('one whose pattern would escape its anchors is admitted by the CRD but stops the plan, starting nothing', async () => {
+    // The CRD cannot compile a regex; the operator refuses it before any step starts.
+    await createPlan('escape', {
+      nodes: ['worker-1'],
+      gates: { alerts: { alertnames: 'Nope)|(.*' } },
+      healthyReturn: { healthyForSeconds: 0 },
+    });
+    const failed = await planIs(
+      'escape',
+      'Failed: the gate refused',
+      p => p.status?.phase === 'Failed',
+    );
+    expect(failed.status?.message).toMatch(
+      /^gate alerts refused: alertnames "Nope\)\|\(\.\*": not a valid regular expression/,
+    );
+    expect(failed.status?.nodes?.[0]?.phase).toBe('Skipped');
+    expect(
+      (await env.nms.list()).items.filter(
+        nm => nm.metadata.labels?.['rackside.dev/plan'] === 'escape',
+      ),
+    ).toHaveLength(0);
+  });
+});
+
 describe("a single maintenance's healthy return", () => {
   it('completes only after the node has been Ready for healthyForSeconds since it came back', async () => {
     await env.create('hr-1', 'worker-4', 'cordon', {
