@@ -8,6 +8,8 @@
 import {
   DEFAULT_NODE_ALERT_MATCHERS,
   maintenancePlanResource,
+  racksideSilenceCreatedBy,
+  racksideSilenceMarker,
   type MaintenancePlan,
 } from '@rackside/plugin-servers-common';
 import { ResourceClient } from '@rackside/plugin-servers-node';
@@ -75,6 +77,33 @@ async function post(alerts: unknown[]) {
   });
   if (!res.ok)
     throw new Error(`POST alerts: ${res.status} ${await res.text()}`);
+}
+
+const eq = (name: string, value: string) => ({
+  name,
+  value,
+  isRegex: false,
+  isEqual: true,
+});
+
+/** Creates a silence for an hour. */
+async function silence(body: {
+  matchers: unknown[];
+  createdBy: string;
+  comment: string;
+}) {
+  const res = await fetch(`${alertmanagerUrl}/api/v2/silences`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      ...body,
+      startsAt: new Date().toISOString(),
+      endsAt: new Date(Date.now() + 3600_000).toISOString(),
+    }),
+  });
+  if (!res.ok) {
+    throw new Error(`POST silences: ${res.status} ${await res.text()}`);
+  }
 }
 
 /** Waits until Alertmanager lists the alert as active (or, `gone`, not at all). */
@@ -203,6 +232,100 @@ describe('the alert gate against a real Alertmanager', () => {
     );
     expect(done.status?.nodes?.[0]).toMatchObject({ phase: 'Done' });
     await resolve(...noise);
+  });
+
+  it("judges silences and inhibition as Alertmanager reports them: a person's silence and an inhibited alert never hold; Rackside's own silence holds only with ignoreSilencedByRackside false", async () => {
+    const personSilenced = {
+      alertname: 'GateSilencedByPerson',
+      node: 'worker-7',
+      severity: 'warning',
+    };
+    const racksideSilenced = {
+      alertname: 'GateSilencedByRackside',
+      node: 'worker-8',
+      severity: 'warning',
+    };
+    // The rack's inhibition rule: a critical alert of a node inhibits its warnings.
+    const inhibitor = {
+      alertname: 'NodeOnFire',
+      node: 'worker-9',
+      severity: 'critical',
+    };
+    const inhibited = {
+      alertname: 'GateInhibited',
+      node: 'worker-9',
+      severity: 'warning',
+    };
+    await silence({
+      matchers: [eq('alertname', personSilenced.alertname)],
+      createdBy: 'jane',
+      comment: 'known flaky disk',
+    });
+    // A silence as the operator holds one for a maintenance (its createdBy and marker).
+    await silence({
+      matchers: [eq('alertname', racksideSilenced.alertname)],
+      createdBy: racksideSilenceCreatedBy(ADMIN_USER),
+      comment: `maintenance of worker-8 ${racksideSilenceMarker({
+        name: 'm-worker-8',
+        uid: '6f1d2c7e-0000-4000-8000-000000000001',
+      })}`,
+    });
+    await fire(personSilenced, racksideSilenced, inhibitor, inhibited);
+    await env.waitFor('Alertmanager suppresses the three', async () => {
+      const res = await fetch(`${alertmanagerUrl}/api/v2/alerts`);
+      const alerts = (await res.json()) as Array<{
+        labels: Labels;
+        status: { state: string; silencedBy: string[]; inhibitedBy: string[] };
+      }>;
+      const state = (name: string) =>
+        alerts.find(a => a.labels.alertname === name)?.status;
+      return (
+        state(personSilenced.alertname)?.silencedBy.length === 1 &&
+        state(racksideSilenced.alertname)?.silencedBy.length === 1 &&
+        (state(inhibited.alertname)?.inhibitedBy.length ?? 0) > 0
+      );
+    });
+    await createPlan('looks-through', {
+      nodes: ['worker-1'],
+      gates: {
+        alerts: {
+          alertnames: 'Gate.*',
+          severities: ['warning'],
+          ignoreSilencedByRackside: false,
+        },
+      },
+      healthyReturn: { healthyForSeconds: 0 },
+    });
+    const held = await planIs(
+      'looks-through',
+      'waiting on the alert gate',
+      p => p.status?.waiting?.gate === 'alerts',
+    );
+    expect(held.status?.waiting?.message).toBe(
+      'alerts firing: GateSilencedByRackside (worker-8, warning)',
+    );
+    // The default, ignoreSilencedByRackside true: nothing holds it.
+    await createPlan('default-ignores', {
+      nodes: ['worker-5'],
+      gates: { alerts: { alertnames: 'Gate.*', severities: ['warning'] } },
+      healthyReturn: { healthyForSeconds: 0 },
+    });
+    await planIs(
+      'default-ignores',
+      'Complete',
+      p => p.status?.phase === 'Complete',
+    );
+    await plans.patch(
+      'looks-through',
+      { spec: { cancel: { ...flag, at: new Date().toISOString() } } } as any,
+      { type: 'merge' },
+    );
+    await planIs(
+      'looks-through',
+      'Cancelled',
+      p => p.status?.phase === 'Cancelled',
+    );
+    await resolve(personSilenced, racksideSilenced, inhibitor, inhibited);
   });
 
   it("a step whose node keeps an alert firing past the healthy return's timeout is Failed, naming the alert", async () => {
