@@ -333,14 +333,18 @@ describe('the transition table', () => {
     expect(c.phase('m1')).toBe('Complete');
   });
 
-  it('a healthy return asked for holds Complete while an alert of the node fires, seen through Rackside\'s silence', async () => {
+  it("a healthy return asked for holds Complete while an alert of the node fires, seen through Rackside's silence", async () => {
     const c = rack();
     let snapshot: AlertSnapshot = {
       known: true,
       alerts: [
         {
           labels: { alertname: 'NodeDown', node: 'worker-1' },
-          status: { state: 'suppressed', silencedBy: ['rs-1'], inhibitedBy: [] },
+          status: {
+            state: 'suppressed',
+            silencedBy: ['rs-1'],
+            inhibitedBy: [],
+          },
         },
       ],
       racksideSilenceIds: new Set(['rs-1']),

@@ -507,10 +507,22 @@ describe('POST actions', () => {
     expect(typed.status).toBe(400);
     expect(typed.body.error.message).toMatch(/typedName/);
     for (const [healthyReturn, message] of [
-      [{ healthyForSeconds: -1 }, /healthyReturn.healthyForSeconds must be 0 to 3600/],
-      [{ timeoutSeconds: 86401 }, /healthyReturn.timeoutSeconds must be 60 to 86400/],
-      [{ healthyForSeconds: 1.5 }, /healthyReturn.healthyForSeconds must be a whole number/],
-      [{ grace: 1 }, /healthyReturn takes only healthyForSeconds and timeoutSeconds/],
+      [
+        { healthyForSeconds: -1 },
+        /healthyReturn.healthyForSeconds must be 0 to 3600/,
+      ],
+      [
+        { timeoutSeconds: 86401 },
+        /healthyReturn.timeoutSeconds must be 60 to 86400/,
+      ],
+      [
+        { healthyForSeconds: 1.5 },
+        /healthyReturn.healthyForSeconds must be a whole number/,
+      ],
+      [
+        { grace: 1 },
+        /healthyReturn takes only healthyForSeconds and timeoutSeconds/,
+      ],
       ['yes', /healthyReturn must be an object/],
     ] as const) {
       const bad = await request(server)

@@ -28,7 +28,10 @@ import {
   healthyReturnSchema,
   PREFLIGHT_CEREMONY_LEVELS,
 } from './nodeMaintenance';
-import { alertGateMatcherError, alertnamePatternError } from '../rules/alertGate';
+import {
+  alertGateMatcherError,
+  alertnamePatternError,
+} from '../rules/alertGate';
 import {
   PLAN_PHASES,
   PLAN_STEP_PHASES,

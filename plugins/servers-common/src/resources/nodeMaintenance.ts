@@ -223,7 +223,7 @@ const specShape = {
   healthyReturn: healthyReturnSchema
     .optional()
     .describe(
-      "Opt-in: Complete only after the node has been Ready for healthyForSeconds and, with Alertmanager configured, none of its alerts fires once the return grace has passed; past timeoutSeconds the maintenance is Failed, naming the alerts. Absent: Complete as soon as the node is schedulable and Ready.",
+      'Opt-in: Complete only after the node has been Ready for healthyForSeconds and, with Alertmanager configured, none of its alerts fires once the return grace has passed; past timeoutSeconds the maintenance is Failed, naming the alerts. Absent: Complete as soon as the node is schedulable and Ready.',
     ),
   returnToService: requestFlagSchema
     .optional()

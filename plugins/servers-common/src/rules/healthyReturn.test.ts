@@ -23,7 +23,7 @@ describe('healthy return', () => {
       {
         kind: 'waiting',
         message:
-        'healthy return: Ready since 2026-12-06T10:00:00.000Z, 60 s needed',
+          'healthy return: Ready since 2026-12-06T10:00:00.000Z, 60 s needed',
         recheckAt: back + 60 * s,
       },
     );
