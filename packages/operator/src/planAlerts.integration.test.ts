@@ -355,6 +355,10 @@ describe('the alert gate against a real Alertmanager', () => {
       'Running',
       'Pending',
     ]);
+    // The operator restarted mid-check: the check is derived from the maintenance's record
+    // and the Node, so the new one holds the same step and fails it at the same deadline.
+    await operator?.stop();
+    operator = await startOperator(alertmanagerUrl);
     const failed = await planIs(
       'unhealthy',
       'Failed past the timeout',
@@ -428,6 +432,9 @@ describe("a single maintenance's healthy return", () => {
       );
     });
     expect(await env.unschedulable('worker-4')).toBe(false);
+    // Restarted between two writes: the new operator counts from the same record.
+    await operator?.stop();
+    operator = await startOperator(alertmanagerUrl);
     const done = await env.phaseIs('hr-1', 'Complete', 60_000);
     const waited =
       Date.parse(done.status!.completedAt!) -
