@@ -21,6 +21,9 @@ import { createMaintenanceController } from './maintenance/controller';
 import { createMetrics, type OperatorMetrics } from './runtime/metrics';
 import { registerStateMetrics } from './runtime/stateMetrics';
 import { createPlanController } from './plan/controller';
+import type { AlertingSettings } from './config';
+import { createAlertReads } from './runtime/alertReads';
+import { systemClock } from './runtime/lifecycle/table';
 import { createPowerController, type HealthSettings } from './power/controller';
 import type { PowerDeadlines } from './power/reconciler';
 import { createRetention, DEFAULT_RETENTION_MS } from './runtime/retention';
@@ -34,7 +37,6 @@ import {
 import { createTalosAccess } from './talos/talosAccess';
 import { OPERATOR_FIELD_MANAGER } from './runtime/kube/fieldManager';
 import type { AlertmanagerApi } from '@rackside/plugin-servers-node';
-import type { SilenceSettings } from './maintenance/silenceLease';
 import { leaderGatedAlertmanager } from './runtime/alertmanager';
 import type { OperatorLog } from './runtime/logger';
 
@@ -66,10 +68,14 @@ export interface OperatorOptions {
    */
   planGateReads?: readonly string[];
   /**
-   * The cluster's Alertmanager (runtime/alertmanager.ts from --alertmanager-url) and the
-   * silence lease's flags (docs/alerts.md). Absent: nothing is silenced or gated.
+   * The cluster's Alertmanager (runtime/alertmanager.ts from --alertmanager-url) and its
+   * flags (docs/alerts.md): maintenances hold silences, plans' alert gates and healthy
+   * returns read it. Absent: nothing is silenced, gates are unknown (never hold), returns
+   * check Ready only.
    */
-  alerting?: { alertmanager: AlertmanagerApi; settings: SilenceSettings };
+  alerting?: { alertmanager: AlertmanagerApi; settings: AlertingSettings };
+  /** How often a plan held by alerts reads them again (tests shorten it). */
+  alertPollMs?: number;
   /** Called when leadership is lost after it was held (main exits the process). */
   onLostLeadership?: () => void;
   /** Eviction retry backoff and progress cadence of drains (tests shorten them). */
@@ -137,6 +143,7 @@ export async function startOperator(
   const metrics = options.metrics ?? createMetrics();
   const operatorNamespace = options.leaseNamespace ?? 'rackside-system';
   const workers = options.workers ?? 4;
+  const alertmanager = options.alerting?.alertmanager;
   // Every write of the controllers asks the elector right before it goes out (a replica
   // past its renew deadline, e.g. resumed after a freeze, sends nothing); reads do not.
   let leading = () => false;
@@ -191,6 +198,12 @@ export async function startOperator(
     drain: options.drain,
     alerting,
     beforeStatusWrite: options.beforeStatusWrite,
+    returnAlerts: createAlertReads(
+      alertmanager,
+      options.alerting?.settings,
+      systemClock,
+      options.alertPollMs,
+    ),
     log,
   });
   // TalosClusters, TalosMachines and MachineReclaims share their caches (talos/machineKinds.ts).
@@ -225,6 +238,9 @@ export async function startOperator(
     onError,
     onStatusWriteFailed: kind => metrics.statusWriteFailures.inc({ kind }),
     planGateReads: options.planGateReads,
+    alertmanager,
+    alerting: options.alerting?.settings,
+    alertPollMs: options.alertPollMs,
     queueMetrics,
     log,
   });

@@ -65,6 +65,8 @@ async function createPlan(
     spec: {
       reason: 'kernel update',
       requestedBy: ADMIN_USER,
+      // The healthy return's default (60 s Ready per step) is planAlerts' subject.
+      healthyReturn: { healthyForSeconds: 0 },
       ...spec,
     },
   } as any);

@@ -38,6 +38,8 @@ function planObject(name: string, spec: Record<string, unknown>) {
       intent: 'reboot',
       reason: 'etcd upgrade',
       requestedBy: ADMIN_USER,
+      // The healthy return's default (60 s Ready per step) is planAlerts' subject.
+      healthyReturn: { healthyForSeconds: 0 },
       ...spec,
     },
   } as any;

@@ -32,3 +32,5 @@ export * from './rules/planGates';
 export * from './rules/serverListRules';
 export * from './rules/alertMatchers';
 export * from './rules/racksideSilences';
+export * from './rules/alertGate';
+export * from './rules/healthyReturn';

@@ -12,6 +12,8 @@ import type {
   PlanWindow,
 } from './resources/maintenancePlan';
 import type { PlanPhase, PlanStepPhase } from './rules/planPhases';
+import type { AlertGateInput } from './rules/alertGate';
+import type { HealthyReturnBody } from './requestBodies';
 import type { DrainBudget } from './rules/drain';
 
 /** One node of a plan, as the plan page shows it. */
@@ -162,7 +164,10 @@ export interface PlanRequestBody {
   nodes?: string[];
   selector?: LabelSelector;
   maxParallel?: number;
-  gates?: Partial<PlanGates>;
+  /** `alerts`: wait while a matching alert fires (docs/alerts.md, "The alert gate"). */
+  gates?: Partial<Omit<PlanGates, 'alerts'>> & { alerts?: AlertGateInput };
+  /** A step is Done only after a healthy return (defaults 60 s Ready, 900 s timeout). */
+  healthyReturn?: HealthyReturnBody;
   window?: Partial<PlanWindow>;
   failurePolicy?: { tolerate?: number };
   /** Drain options of every step, as in the pre-flight. */

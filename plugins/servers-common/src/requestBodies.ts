@@ -26,6 +26,43 @@ const reasonField = z.string({
 
 // ---- Server actions -------------------------------------------------------------
 
+/**
+ * A healthy return asked for in a request (docs/alerts.md): the same bounds as the
+ * CRDs' `spec.healthyReturn`, checked here so a bad one is a 400 naming the field and
+ * nothing is written.
+ */
+export const healthyReturnBodySchema = z.strictObject(
+  {
+    healthyForSeconds: z
+      .number({ error: 'healthyReturn.healthyForSeconds must be a number' })
+      .int({ error: 'healthyReturn.healthyForSeconds must be a whole number' })
+      .min(0, { error: 'healthyReturn.healthyForSeconds must be 0 to 3600' })
+      .max(3600, { error: 'healthyReturn.healthyForSeconds must be 0 to 3600' })
+      .optional()
+      .describe(
+        'How long the node must have been Ready since it came back (default 60)',
+      ),
+    timeoutSeconds: z
+      .number({ error: 'healthyReturn.timeoutSeconds must be a number' })
+      .int({ error: 'healthyReturn.timeoutSeconds must be a whole number' })
+      .min(60, { error: 'healthyReturn.timeoutSeconds must be 60 to 86400' })
+      .max(86400, { error: 'healthyReturn.timeoutSeconds must be 60 to 86400' })
+      .optional()
+      .describe(
+        'Not healthy this long after it came back: Failed, naming the alerts (default 900)',
+      ),
+  },
+  {
+    error: issue =>
+      issue.code === 'unrecognized_keys'
+        ? `healthyReturn takes only healthyForSeconds and timeoutSeconds`
+        : 'healthyReturn must be an object',
+  },
+);
+
+/** A healthy return in a request body. */
+export type HealthyReturnBody = z.input<typeof healthyReturnBodySchema>;
+
 /** The body of `POST /clusters/:cluster/servers/:node/actions/:action`. */
 export const actionRequestBodySchema = z.object({
   reason: reasonField.describe(
@@ -60,6 +97,11 @@ export const actionRequestBodySchema = z.object({
     .optional()
     .describe(
       'Evict pods whose data is on the node (they cannot run elsewhere until it is back); as in the pre-flight',
+    ),
+  healthyReturn: healthyReturnBodySchema
+    .optional()
+    .describe(
+      'Opt-in: the maintenance is Complete only after the node has been Ready for healthyForSeconds and none of its alerts fires once the return grace has passed; past timeoutSeconds it is Failed, naming the alerts',
     ),
 });
 
@@ -206,6 +248,7 @@ export const planRequestBodySchema = z.strictObject({
   selector: labelSelectorSchema.optional(),
   maxParallel: z.unknown().optional(),
   gates: z.unknown().optional(),
+  healthyReturn: healthyReturnBodySchema.optional(),
   window: z.unknown().optional(),
   failurePolicy: z.unknown().optional(),
   drain: z

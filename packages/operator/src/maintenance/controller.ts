@@ -5,6 +5,7 @@
  * own changes, and a change of its Node (e.g. Returning waits for Ready). startOperator
  * creates it next to the power and machine controllers and starts it when it leads.
  */
+import type { AlertReads } from '../runtime/alertReads';
 import {
   MAINTENANCE_PHASES,
   nodeMaintenanceResource,
@@ -70,6 +71,8 @@ export interface MaintenanceControllerOptions {
     status: NodeMaintenanceStatus,
   ) => Promise<void>;
   log: OperatorLog;
+  /** Alertmanager for a healthy return a maintenance asks for; absent: Ready only. */
+  returnAlerts?: AlertReads;
 }
 
 export interface MaintenanceController {
@@ -212,6 +215,7 @@ export function createMaintenanceController(
     silences,
     admissionLock: new Mutex(),
     ...systemClock,
+    returnAlerts: options.returnAlerts,
     onRefused: cause => metrics.refusals.inc({ cause }),
     log,
   };

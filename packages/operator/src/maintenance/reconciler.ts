@@ -6,6 +6,7 @@
  * the guard's second run right before a power verb is recorded share one lock, so two
  * requests racing for the last margin are checked one at a time, at either moment.
  */
+import type { AlertReads } from '../runtime/alertReads';
 import type {
   NodeMaintenance,
   NodeMaintenanceStatus,
@@ -84,6 +85,8 @@ export interface ReconcilerPorts extends Clock {
   status: StatusPort;
   events: EventPort;
   admissionLock: Mutex;
+  /** Alertmanager for a healthy return a maintenance asks for; absent: Ready only. */
+  returnAlerts?: AlertReads;
   onRefused?: (cause: RefusalCause) => void;
   /** The Alertmanager silence held with the maintenance (silenceLease.ts); absent: off. */
   silences?: SilenceLease;

@@ -3,9 +3,12 @@
  * as it was), Ready, and after a power-on only once the node is back.
  */
 import {
+  healthyReturnVerdict,
   isNodeReady,
   type NodeMaintenance,
 } from '@rackside/plugin-servers-common';
+import { nodeAlertsFor } from '../runtime/alertReads';
+import { readySinceOf } from '../runtime/nodeReadiness';
 import { MaintenanceReason } from '../runtime/lifecycle/reasons';
 import { isoOf } from '../runtime/lifecycle/table';
 import {
@@ -49,6 +52,10 @@ export const returning: Row = async (nm, ports) => {
       message: `waiting for ${nm.spec.nodeName} to be Ready`,
     };
   }
+  if (!abandoned && nm.spec.healthyReturn) {
+    const held = await healthyReturnHeld(nm, ports);
+    if (held) return held;
+  }
   return {
     kind: 'transition',
     to: 'Complete',
@@ -56,10 +63,66 @@ export const returning: Row = async (nm, ports) => {
       ? `Abandoned; ${nm.spec.nodeName} left ${
           restore ? 'unschedulable as it was before' : 'schedulable'
         }`
-      : `${nm.spec.nodeName} is schedulable and Ready`,
+      : `${nm.spec.nodeName} is schedulable and Ready${
+          nm.spec.healthyReturn ? ', and its return healthy' : ''
+        }`,
     status: { completedAt: isoOf(ports) },
   };
 };
+
+/**
+ * The healthy return a maintenance asked for (spec.healthyReturn, opt-in): it stays
+ * Returning until servers-common's healthyReturnVerdict says the node is healthy (Ready
+ * for healthyForSeconds since it came back, and with Alertmanager none of its alerts
+ * firing once the return grace has passed, seen through Rackside's own silence); past
+ * the timeout it is Failed, naming the alerts. Undefined: healthy, go on to Complete.
+ */
+async function healthyReturnHeld(
+  nm: NodeMaintenance,
+  ports: MachinePorts,
+): Promise<Decision | undefined> {
+  const settings = nm.spec.healthyReturn!;
+  const now = ports.now();
+  const returnedAt = Date.parse(nm.status?.returnedAt ?? '');
+  const alerting = ports.returnAlerts;
+  const snapshot = alerting ? await alerting.snapshot() : undefined;
+  const node = ports.view.node(nm.spec.nodeName);
+  const verdict = healthyReturnVerdict({
+    returnedAt: Number.isFinite(returnedAt) ? returnedAt : now,
+    readySince: readySinceOf(node),
+    now,
+    healthyForSeconds: settings.healthyForSeconds,
+    timeoutSeconds: settings.timeoutSeconds,
+    graceMs: alerting?.returnGraceMs ?? 0,
+    alerts: nodeAlertsFor(alerting, snapshot, {
+      name: nm.spec.nodeName,
+      labels: node?.metadata?.labels ?? {},
+    }),
+  });
+  if (verdict.kind === 'healthy') return undefined;
+  if (verdict.kind === 'failed') {
+    return {
+      kind: 'transition',
+      to: 'Failed',
+      message: `${nm.spec.nodeName} is back in service but ${verdict.message}`,
+      event: {
+        type: 'Warning',
+        reason: MaintenanceReason.HealthyReturnFailed,
+      },
+    };
+  }
+  // Say why once (the words are stable, so this is written only when they change).
+  if (nm.status?.message !== verdict.message) {
+    return { kind: 'record', message: verdict.message, status: {} };
+  }
+  // Alerts have no watch: while held by them, read them again every pollMs.
+  const due = Math.max(0, verdict.recheckAt - now);
+  return {
+    kind: 'wait',
+    message: verdict.message,
+    requeueAfterMs: alerting ? Math.min(due, alerting.pollMs) : due,
+  };
+}
 
 /**
  * Returning after a power-on: the machine is back only when the node says so (a new

@@ -1,5 +1,7 @@
 import {
   advertise,
+  DEFAULT_NODE_ALERT_MATCHERS,
+  type AlertSnapshot,
   invoke,
   nodeFactsFromNode,
   type MaintenanceIntent,
@@ -8,6 +10,7 @@ import {
   type PodLike,
   type PowerProviderType,
 } from '@rackside/plugin-servers-common';
+import type { AlertReads } from '../runtime/alertReads';
 import { ConflictError } from '@backstage/errors';
 import type { DrainOutcome } from './drain/DrainRunner';
 import { blockingMaintenance, phaseOf, transitions } from './table';
@@ -201,9 +204,15 @@ class FakeCluster {
         },
       },
       admissionLock: new Mutex(),
-      now: () => Date.now(),
+      now: () => Date.now() + this.clockOffsetMs,
+      returnAlerts: this.returnAlerts,
     };
   }
+
+  /** Moves the clock on (a healthy return's timeout). */
+  clockOffsetMs = 0;
+  /** What a fake Alertmanager answers a healthy return; undefined: none configured. */
+  returnAlerts?: AlertReads;
 
   reconciler() {
     return new MaintenanceReconciler(this.ports());
@@ -322,6 +331,87 @@ describe('the transition table', () => {
     c.nodes.set('worker-1', node('worker-1'));
     await c.reconciler().reconcile('m1');
     expect(c.phase('m1')).toBe('Complete');
+  });
+
+  it("a healthy return asked for holds Complete while an alert of the node fires, seen through Rackside's silence", async () => {
+    const c = rack();
+    let snapshot: AlertSnapshot = {
+      known: true,
+      alerts: [
+        {
+          labels: { alertname: 'NodeDown', node: 'worker-1' },
+          status: {
+            state: 'suppressed',
+            silencedBy: ['rs-1'],
+            inhibitedBy: [],
+          },
+        },
+      ],
+      racksideSilenceIds: new Set(['rs-1']),
+    };
+    c.returnAlerts = {
+      matchers: DEFAULT_NODE_ALERT_MATCHERS,
+      returnGraceMs: 0,
+      pollMs: 2000,
+      snapshot: async () => snapshot,
+    };
+    c.create('m1', 'worker-1', 'cordon', {
+      healthyReturn: { healthyForSeconds: 0, timeoutSeconds: 60 },
+    });
+    await c.reconciler().reconcile('m1');
+    c.setSpec('m1', { returnToService: flag });
+    const held = await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Returning');
+    expect(c.maintenances.get('m1')!.status?.message).toBe(
+      'healthy return: alerts firing: NodeDown (worker-1)',
+    );
+    expect(held.requeueAfterMs).toBe(2000);
+    snapshot = { ...snapshot, alerts: [] };
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Complete');
+    expect(c.maintenances.get('m1')!.status?.message).toBe(
+      'worker-1 is schedulable and Ready, and its return healthy',
+    );
+  });
+
+  it('a healthy return fails the maintenance past its timeout, naming the alerts; without the opt-in it completes', async () => {
+    const c = rack();
+    c.returnAlerts = {
+      matchers: DEFAULT_NODE_ALERT_MATCHERS,
+      returnGraceMs: 0,
+      pollMs: 2000,
+      snapshot: async () => ({
+        known: true,
+        alerts: [
+          {
+            labels: { alertname: 'DiskFull', instance: 'worker-1:9100' },
+            status: { state: 'active', silencedBy: [], inhibitedBy: [] },
+          },
+        ],
+        racksideSilenceIds: new Set(),
+      }),
+    };
+    c.create('m1', 'worker-1', 'cordon', {
+      healthyReturn: { healthyForSeconds: 0, timeoutSeconds: 60 },
+    });
+    await c.reconciler().reconcile('m1');
+    c.setSpec('m1', { returnToService: flag });
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Returning');
+    c.clockOffsetMs = 61_000;
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Failed');
+    expect(c.maintenances.get('m1')!.status?.message).toBe(
+      'worker-1 is back in service but not healthy 60 s after it came back: alerts firing: DiskFull (worker-1:9100)',
+    );
+    expect(c.events.at(-1)).toMatchObject({
+      type: 'Warning',
+      reason: 'HealthyReturnFailed',
+    });
+    // The same alert, no healthyReturn asked: Complete as before.
+    c.create('m2', 'worker-1', 'cordon', { returnToService: flag });
+    await c.reconciler().reconcile('m2');
+    expect(c.phase('m2')).toBe('Complete');
   });
 
   it.each([

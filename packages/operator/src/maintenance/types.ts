@@ -4,6 +4,7 @@
  * the rows of table.ts, its row files and guardCheck.ts import them without importing
  * each other.
  */
+import type { AlertReads } from '../runtime/alertReads';
 import type {
   DrainContext,
   InvokeResult,
@@ -101,6 +102,11 @@ export interface MachinePorts extends Clock {
   pods: PodPort;
   drains: DrainPort;
   power: PowerPort;
+  /**
+   * Alertmanager for a healthy return asked in spec.healthyReturn (docs/alerts.md);
+   * absent when none is configured: the return checks Ready only.
+   */
+  returnAlerts?: AlertReads;
 }
 
 export type RefusalCause =

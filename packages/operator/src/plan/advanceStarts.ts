@@ -2,7 +2,11 @@
  * The `advance` rules that start the next step (table.ts, ADVANCE_RULES): the gates
  * hold, then start.
  */
-import { isNodeReady, type PlanNode } from '@rackside/plugin-servers-common';
+import {
+  alertGateVerdict,
+  isNodeReady,
+  type PlanNode,
+} from '@rackside/plugin-servers-common';
 import { phased, settle, stop, waitOn } from './advanceHelpers';
 import { iso, stepName, withSteps } from './steps';
 import { type Advance, type AdvanceRule, untilThen } from './types';
@@ -14,6 +18,8 @@ export function failingGate(a: Advance):
       message: string;
       timeoutSeconds?: number;
       refused?: boolean;
+      /** Held by alerts: read again every pollMs (Alertmanager has no watch). */
+      polled?: boolean;
     }
   | undefined {
   const gates = a.plan.spec.gates;
@@ -40,6 +46,18 @@ export function failingGate(a: Advance):
           ', ',
         )}`,
         timeoutSeconds: builtInTimeout,
+      };
+    }
+  }
+  if (gates?.alerts && a.alerts) {
+    const verdict = alertGateVerdict(gates.alerts, a.alerts);
+    if (verdict.holds || 'refused' in verdict) {
+      return {
+        gate: 'alerts',
+        message: verdict.message,
+        timeoutSeconds: builtInTimeout,
+        refused: 'refused' in verdict,
+        polled: true,
       };
     }
   }
@@ -83,6 +101,9 @@ export const gatesRule: AdvanceRule = a => {
       `gate ${failing.gate} did not hold within ${failing.timeoutSeconds}s: ${failing.message}`,
     );
   }
+  const poll =
+    failing.polled && a.view.alerting ? a.view.alerting.pollMs : undefined;
+  const due = deadline !== undefined ? untilThen(deadline, a.now) : undefined;
   return settle(
     a,
     phased(
@@ -91,7 +112,7 @@ export const gatesRule: AdvanceRule = a => {
       `waiting for gate ${failing.gate}: ${failing.message}`,
       deadline !== undefined ? { ...wait, until: iso(deadline) } : wait,
     ),
-    deadline !== undefined ? untilThen(deadline, a.now) : undefined,
+    poll !== undefined && due !== undefined ? Math.min(poll, due) : poll ?? due,
   );
 };
 

@@ -10,7 +10,7 @@ import {
 import { PlanReason } from '../runtime/lifecycle/reasons';
 import { openText, phased, settle, stop, waitOn } from './advanceHelpers';
 import { countsOf, iso } from './steps';
-import { type AdvanceRule, untilThen } from './types';
+import { type Advance, type AdvanceRule, untilThen } from './types';
 
 export const pauseRule: AdvanceRule = a => {
   const pause = a.plan.spec.pause;
@@ -63,6 +63,21 @@ export const windowRule: AdvanceRule = a => {
   );
 };
 
+/**
+ * What the plan waits on while steps are open: their healthy return when one is being
+ * checked (its node back, not yet proven healthy), else the steps.
+ */
+function openStepsWait(a: Advance, message: string) {
+  if (a.returning.length > 0) {
+    return waitOn(
+      a.status,
+      { on: 'healthyReturn', message: openText(a.returning) },
+      a.now,
+    );
+  }
+  return waitOn(a.status, { on: 'step', message }, a.now);
+}
+
 export const capacityRule: AdvanceRule = a => {
   const next = a.steps.find(s => s.phase === 'Pending');
   if (!next) {
@@ -72,7 +87,7 @@ export const capacityRule: AdvanceRule = a => {
         a.status,
         'Running',
         `${a.open.length} step(s) running: ${openText(a.open)}`,
-        waitOn(a.status, { on: 'step', message: openText(a.open) }, a.now),
+        openStepsWait(a, openText(a.open)),
       ),
     );
   }
@@ -83,15 +98,7 @@ export const capacityRule: AdvanceRule = a => {
         a.open,
       )}`
     : `${a.open.length} of ${limit} steps open: ${openText(a.open)}`;
-  return settle(
-    a,
-    phased(
-      a.status,
-      'Running',
-      why,
-      waitOn(a.status, { on: 'step', message: why }, a.now),
-    ),
-  );
+  return settle(a, phased(a.status, 'Running', why, openStepsWait(a, why)));
 };
 
 export const authorityRule: AdvanceRule = a => {

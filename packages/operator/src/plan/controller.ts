@@ -9,7 +9,9 @@
  * What wakes a plan: its own spec changing (created, paused, resumed, cancelled); a
  * NodeMaintenance it owns changing; a Node's readiness changing; a budget's health
  * changing; an object one of its gates watches changing; and, for a window or a gate
- * timeout, the time the table names. Nothing is polled.
+ * timeout, the time the table names. Nothing is polled but Alertmanager, which has no
+ * watch: a plan held by an alert gate or a healthy return reads it again every
+ * alertPollMs.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import { ConflictError } from '@backstage/errors';
@@ -23,12 +25,14 @@ import {
 } from '@rackside/plugin-servers-common';
 import {
   coreResources,
+  type AlertmanagerApi,
   createWatchCache,
   RacksideClient,
   resourcePath,
   type RawKubeObject,
   type WatchCache,
 } from '@rackside/plugin-servers-node';
+import { createAlertReads } from '../runtime/alertReads';
 import type { EventRecorder } from '../runtime/events';
 import { eventsFor } from '../runtime/kube/eventsFor';
 import { ownWritesView } from '../runtime/kube/ownWrites';
@@ -59,6 +63,12 @@ export interface PlanControllerOptions {
   onStatusWriteFailed?: (kind: string) => void;
   queueMetrics?: (controller: string) => WorkQueueMetrics;
   log?: OperatorLog;
+  /** The cluster's Alertmanager (docs/alerts.md); undefined: alert gates unknown, returns check Ready only. */
+  alertmanager?: AlertmanagerApi;
+  /** The node matchers and the return grace (config.alerting); needed with alertmanager. */
+  alerting?: { matchers: readonly string[]; returnGraceMs: number };
+  /** How often a plan held by alerts reads them again (default 10 s). */
+  alertPollMs?: number;
 }
 
 export interface PlanController {
@@ -163,6 +173,12 @@ export function createPlanController(
           .map(b => `${b.metadata?.namespace}/${b.metadata?.name}`)
           .sort(),
       objectGate: gate => gates.verdict(gate),
+      alerting: createAlertReads(
+        options.alertmanager,
+        options.alerting,
+        clock,
+        options.alertPollMs,
+      ),
     },
     async writeStatus(plan, status, writeOptions = {}) {
       const written = await api.maintenancePlans.updateStatus(

@@ -6,8 +6,11 @@ import type {
   ObjectGate,
 } from '@rackside/plugin-servers-common';
 import {
+  DEFAULT_NODE_ALERT_MATCHERS,
   maintenancePlanSchema,
   maintenancePlanStatusSchema,
+  type AlertSnapshot,
+  type AlertState,
 } from '@rackside/plugin-servers-common';
 import type { NodeView } from '../maintenance/types';
 import { PlanReconciler, stepObject, type PlanPorts } from './reconciler';
@@ -94,6 +97,8 @@ class World {
         reason: 'kernel update',
         requestedBy: 'user:default/jane',
         ...(spec.selector ? {} : { nodes: [...this.nodes.keys()] }),
+        // The healthy return is its own test below; elsewhere a step is Done at once.
+        healthyReturn: { healthyForSeconds: 0 },
         ...spec,
       },
     });
@@ -136,9 +141,22 @@ class World {
     );
   }
 
+  /** What the fake Alertmanager answers; undefined: none configured. */
+  alerting?: { snapshot: AlertSnapshot; reads: number };
+
   ports(): PlanPorts {
+    const alerting = this.alerting;
     return {
       view: {
+        alerting: alerting && {
+          matchers: DEFAULT_NODE_ALERT_MATCHERS,
+          returnGraceMs: 30_000,
+          pollMs: 5_000,
+          snapshot: async () => {
+            alerting.reads++;
+            return alerting.snapshot;
+          },
+        },
         now: () => this.now,
         plan: name => this.plans.get(name),
         node: name => this.nodes.get(name),
@@ -366,10 +384,13 @@ describe('the plan table', () => {
     await w.reconcile();
     expect(w.creates).toEqual(['p-worker-1']);
 
-    // The previous node is not Ready: the gate holds the next step; the timeout fails.
+    // The previous node is not Ready (it went NotReady after its healthy return): the
+    // gate holds the next step; the timeout fails.
     w.step('worker-1', 'Complete');
-    w.node('worker-1', {}, false);
     w.gates.set('storage', { holds: false, message: 'HEALTH_WARN' });
+    await w.reconcile();
+    expect(w.steps()).toMatchObject({ 'worker-1': 'Done' });
+    w.node('worker-1', {}, false);
     await w.reconcile();
     expect(w.get('p').status?.waiting).toMatchObject({
       gate: 'previousNodeReady',
@@ -861,6 +882,221 @@ describe('a plan status within its schema', () => {
     w.failWrites = undefined;
     await w.reconcile();
     expect(w.creates).toEqual(['p-worker-1', 'p-worker-2']);
+  });
+});
+
+/** An alert as Alertmanager lists it. */
+function firing(
+  alertname: string,
+  labels: Record<string, string>,
+  silencedBy: string[] = [],
+): AlertState {
+  return {
+    labels: { alertname, severity: 'critical', ...labels },
+    status: {
+      state: silencedBy.length ? 'suppressed' : 'active',
+      silencedBy,
+      inhibitedBy: [],
+    },
+  };
+}
+const known = (
+  alerts: AlertState[],
+  rackside: string[] = [],
+): AlertSnapshot => ({
+  known: true,
+  alerts,
+  racksideSilenceIds: new Set(rackside),
+});
+
+describe('the alert gate', () => {
+  it('waits while a matching alert fires, naming it, polls, and goes on when it resolves', async () => {
+    const w = new World(2);
+    w.alerting = {
+      snapshot: known([firing('DiskFull', { node: 'worker-9' })]),
+      reads: 0,
+    };
+    w.plan('p', { gates: { alerts: { severities: ['critical'] } } });
+    const { requeueAfterMs } = await w.reconcile();
+    expect(w.creates).toEqual([]);
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Waiting',
+      waiting: {
+        on: 'gate',
+        gate: 'alerts',
+        message: 'alerts firing: DiskFull (worker-9, critical)',
+      },
+      conditions: [{ type: 'AlertsKnown', status: 'True' }],
+    });
+    expect(requeueAfterMs).toBe(5_000);
+    // A warning does not match the gate's severities.
+    w.alerting.snapshot = known([
+      firing('DiskFull', { node: 'worker-9', severity: 'warning' }),
+    ]);
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1']);
+  });
+
+  it("does not hold on an alert silenced only by Rackside unless ignoreSilencedByRackside is false; a person's silence never holds", async () => {
+    const w = new World(1);
+    const alerts = known(
+      [
+        firing('NodeDown', { node: 'worker-7' }, ['rs-1']),
+        firing('Flaky', { node: 'worker-8' }, ['person-1']),
+      ],
+      ['rs-1'],
+    );
+    w.alerting = { snapshot: alerts, reads: 0 };
+    w.plan('p', { gates: { alerts: { ignoreSilencedByRackside: false } } });
+    await w.reconcile();
+    expect(w.get('p').status?.waiting?.message).toBe(
+      'alerts firing: NodeDown (worker-7, critical)',
+    );
+    w.plan('q', { gates: { alerts: {} } });
+    await w.reconcile('q');
+    expect(w.creates).toEqual(['q-worker-1']);
+  });
+
+  it('unknown does not hold: Alertmanager unreachable or not configured, the condition says so', async () => {
+    const w = new World(1);
+    w.alerting = {
+      snapshot: {
+        known: false,
+        reason: 'Alertmanager unreachable: ECONNREFUSED',
+      },
+      reads: 0,
+    };
+    w.plan('p', { gates: { alerts: {} } });
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1']);
+    expect(w.get('p').status?.conditions).toEqual([
+      expect.objectContaining({
+        type: 'AlertsKnown',
+        status: 'False',
+        message:
+          'alerts unknown (Alertmanager unreachable: ECONNREFUSED): the alert gate does not hold',
+      }),
+    ]);
+    const none = new World(1);
+    none.plan('p', { gates: { alerts: {} } });
+    await none.reconcile();
+    expect(none.creates).toEqual(['p-worker-1']);
+    expect(none.get('p').status?.conditions?.[0]?.message).toMatch(
+      /no Alertmanager is configured/,
+    );
+  });
+
+  it('a gate whose pattern escapes its anchors (written with kubectl) stops the plan', async () => {
+    const w = new World(1);
+    w.alerting = { snapshot: known([]), reads: 0 };
+    w.plan('p', { gates: { alerts: {} } });
+    // Past the schema, as an object written straight to the apiserver would be.
+    w.spec('p', {
+      gates: {
+        ...w.get('p').spec.gates!,
+        alerts: { alertnames: 'x)|(.*', ignoreSilencedByRackside: true },
+      },
+    });
+    await w.reconcile();
+    expect(w.creates).toEqual([]);
+    expect(w.get('p').status?.phase).toBe('Failed');
+    expect(w.get('p').status?.message).toMatch(
+      /gate alerts refused: alertnames "x\)\|\(\.\*": not a valid regular expression/,
+    );
+  });
+
+  it('a plan without the gate and no step returning never reads Alertmanager', async () => {
+    const w = new World(1);
+    w.alerting = { snapshot: known([]), reads: 0 };
+    w.plan('p');
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1']);
+    expect(w.alerting.reads).toBe(0);
+  });
+});
+
+describe('a healthy return', () => {
+  it('keeps a step Running until its node has been Ready for healthyForSeconds, waiting on healthyReturn', async () => {
+    const w = new World(2);
+    w.plan('p', { healthyReturn: { healthyForSeconds: 60 } });
+    await w.reconcile();
+    w.step('worker-1', 'Complete', {
+      completedAt: new Date(w.now).toISOString(),
+    });
+    const { requeueAfterMs } = await w.reconcile();
+    expect(w.steps()).toEqual({ 'worker-1': 'Running', 'worker-2': 'Pending' });
+    expect(w.get('p').status?.waiting).toMatchObject({
+      on: 'healthyReturn',
+      message:
+        'worker-1: healthy return: Ready since 2026-08-04T10:00:00.000Z, 60 s needed',
+    });
+    expect(requeueAfterMs).toBe(60_000);
+    expect(w.creates).toEqual(['p-worker-1']);
+    w.now += 60_000;
+    await w.reconcile();
+    expect(w.steps()).toMatchObject({ 'worker-1': 'Done' });
+    expect(w.creates).toEqual(['p-worker-1', 'p-worker-2']);
+  });
+
+  it("fails the step past its timeout while the node's alert keeps firing, naming it; Rackside's silence does not hide it", async () => {
+    const w = new World(2);
+    w.alerting = {
+      snapshot: known(
+        [firing('NodeDown', { instance: 'worker-1:9100' }, ['rs-1'])],
+        ['rs-1'],
+      ),
+      reads: 0,
+    };
+    w.plan('p', {
+      healthyReturn: { healthyForSeconds: 0, timeoutSeconds: 120 },
+    });
+    await w.reconcile();
+    w.step('worker-1', 'Complete', {
+      completedAt: new Date(w.now).toISOString(),
+    });
+    await w.reconcile();
+    expect(w.get('p').status?.waiting?.message).toMatch(
+      /worker-1: healthy return: alerts are judged once the return grace ends/,
+    );
+    w.now += 31_000;
+    const { requeueAfterMs } = await w.reconcile();
+    expect(w.get('p').status?.waiting?.message).toBe(
+      'worker-1: healthy return: alerts firing: NodeDown (worker-1:9100, critical)',
+    );
+    expect(requeueAfterMs).toBe(5_000);
+    w.now += 90_000;
+    await w.reconcile();
+    expect(w.steps()).toEqual({ 'worker-1': 'Failed', 'worker-2': 'Skipped' });
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Failed',
+      message: expect.stringContaining(
+        'worker-1 failed: not healthy 120 s after it came back: alerts firing: NodeDown (worker-1:9100, critical)',
+      ),
+    });
+  });
+
+  it('an alert of another node does not hold the return; a NotReady node does', async () => {
+    const w = new World(1);
+    w.alerting = {
+      snapshot: known([firing('NodeDown', { node: 'worker-10' })]),
+      reads: 0,
+    };
+    w.plan('p');
+    await w.reconcile();
+    w.step('worker-1', 'Complete', {
+      completedAt: new Date(w.now).toISOString(),
+    });
+    w.node('worker-1', {}, false);
+    w.now += 31_000;
+    await w.reconcile();
+    expect(w.steps()).toEqual({ 'worker-1': 'Running' });
+    expect(w.get('p').status?.waiting?.message).toBe(
+      'worker-1: healthy return: not Ready',
+    );
+    w.node('worker-1');
+    await w.reconcile();
+    expect(w.steps()).toEqual({ 'worker-1': 'Done' });
+    expect(w.get('p').status?.phase).toBe('Complete');
   });
 });
 

@@ -23,9 +23,15 @@
  *              (waiting on the steps, saying what they wait on)
  *   authority  the plan's authorization lease has ended: Waiting (authorization) until
  *              someone renews it (a renewal that leaves nodes out Skips their steps)
- *   gates      previous nodes Ready, every PodDisruptionBudget healthy, the object gates:
+ *   gates      previous nodes Ready, every PodDisruptionBudget healthy, no alert firing
+ *              that matches gates.alerts (unknown does not hold), the object gates:
  *              Waiting (gate) with why; past the gate's timeout: stop
  *   start      the next step: a NodeMaintenance `<plan>-<node>` owned by the plan
+ *
+ * Before the rules, a step whose maintenance says it is done gets its healthy-return
+ * check (returnCheck.ts): it stays Running, and the plan waits on healthyReturn, until its
+ * node has been Ready for healthyForSeconds with no alert firing past the return grace;
+ * past the timeout it is Failed, naming the alerts.
  *
  * Each step is a NodeMaintenance, so the guard, the busy rule, the virtual-node refusal,
  * the capability rule and send-once apply to it unchanged. Steps are created before
@@ -39,7 +45,9 @@
  */
 import {
   cutList,
+  type AlertSnapshot,
   type MaintenancePlan,
+  type MaintenancePlanStatus,
   type PlanNode,
   type PlanPhase,
   resolvePlanNodes,
@@ -55,8 +63,20 @@ import {
   pauseRule,
   windowRule,
 } from './advanceWaits';
+import { setCondition } from '../runtime/lifecycle/conditions';
+import { checkReturn, needsReturnCheck } from './returnCheck';
 import { countsOf, iso, isTerminalStep, syncStep, withSteps } from './steps';
-import type { Advance, AdvanceRule, PlanDecision, PlanRow } from './types';
+import {
+  type Advance,
+  type AdvanceRule,
+  type PlanDecision,
+  type PlanRow,
+  type PlanView,
+  untilThen,
+} from './types';
+
+/** The condition that says whether the alert gate could read Alertmanager. */
+export const ALERTS_KNOWN = 'AlertsKnown';
 
 export {
   MAX_WAIT_MS,
@@ -90,23 +110,115 @@ export const ADVANCE_RULES: ReadonlyArray<[string, AdvanceRule]> = [
 /** Pending, Running, Waiting, Paused: read the steps, then ask the rules in order. */
 const advance: PlanRow = async (plan, view) => {
   const now = view.now();
-  const steps = (plan.status?.nodes ?? [])
+  const before = plan.status?.nodes ?? [];
+  const synced = before
     .map(s => syncStep(plan, s, view))
     .map(s => skipExcluded(plan, s, now));
+  // Alertmanager is read once a pass, and only when the gate or a return needs it.
+  const checking = synced.some((s, i) => needsReturnCheck(before[i], s));
+  const alerts = await alertsFor(plan, view, checking);
+  const returning: PlanNode[] = [];
+  let recheckAt: number | undefined;
+  const steps = synced.map((s, i) => {
+    if (!needsReturnCheck(before[i], s)) return s;
+    const checked = checkReturn(plan, s, view, alerts, now);
+    if (checked.returning) returning.push(checked.step);
+    recheckAt = earliest(recheckAt, checked.recheckAt);
+    return checked.step;
+  });
+  // Alerts have no watch: a return held by them is read again every pollMs.
+  if (returning.length > 0 && view.alerting) {
+    recheckAt = earliest(recheckAt, now + view.alerting.pollMs);
+  }
   const a: Advance = {
     plan,
     view,
     now,
     steps,
-    status: withSteps(plan, steps, now),
+    status: withAlertsCondition(plan, withSteps(plan, steps, now), alerts, now),
     open: steps.filter(s => s.phase === 'Running'),
+    alerts,
+    returning,
+    recheckAt,
   };
   for (const [, rule] of ADVANCE_RULES) {
     const decision = rule(a);
-    if (decision) return withStepEvents(plan, a, decision);
+    if (decision) return withRecheck(withStepEvents(plan, a, decision), a);
   }
-  return { kind: 'wait' };
+  return withRecheck({ kind: 'wait' }, a);
 };
+
+function earliest(
+  a: number | undefined,
+  b: number | undefined,
+): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.min(a, b);
+}
+
+/**
+ * What Alertmanager says now, when the plan needs it: its alert gate (before a step may
+ * start) or a step's healthy return. No Alertmanager configured: the gate is unknown.
+ */
+async function alertsFor(
+  plan: MaintenancePlan,
+  view: PlanView,
+  checkingReturn: boolean,
+): Promise<AlertSnapshot | undefined> {
+  const gated = plan.spec.gates?.alerts !== undefined;
+  if (!view.alerting) {
+    return gated
+      ? {
+          known: false,
+          reason: 'no Alertmanager is configured (--alertmanager-url)',
+        }
+      : undefined;
+  }
+  if (!gated && !checkingReturn) return undefined;
+  return view.alerting.snapshot();
+}
+
+/** The condition AlertsKnown on a plan with an alert gate: whether its last read worked. */
+function withAlertsCondition(
+  plan: MaintenancePlan,
+  status: MaintenancePlanStatus,
+  alerts: AlertSnapshot | undefined,
+  now: number,
+): MaintenancePlanStatus {
+  if (!plan.spec.gates?.alerts || !alerts) return status;
+  return {
+    ...status,
+    conditions: setCondition(
+      status.conditions,
+      alerts.known
+        ? {
+            type: ALERTS_KNOWN,
+            status: 'True',
+            reason: 'Read',
+            message: 'the alert gate reads Alertmanager',
+          }
+        : {
+            type: ALERTS_KNOWN,
+            status: 'False',
+            reason: 'Unknown',
+            message: `alerts unknown (${alerts.reason}): the alert gate does not hold`,
+          },
+      iso(now),
+    ),
+  };
+}
+
+/** A decision that waits is looked at again by the time a return or a held gate needs it. */
+function withRecheck(decision: PlanDecision, a: Advance): PlanDecision {
+  if (a.recheckAt === undefined) return decision;
+  if (decision.kind !== 'wait' && decision.kind !== 'write') return decision;
+  const due = untilThen(a.recheckAt, a.now);
+  return {
+    ...decision,
+    requeueAfterMs: Math.min(decision.requeueAfterMs ?? due, due),
+  };
+}
 
 /** A write that also ends or adopts steps says so in its Event when it has none. */
 function withStepEvents(

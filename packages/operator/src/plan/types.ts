@@ -3,6 +3,7 @@
  * what every rule of `advance` reads.
  */
 import type {
+  AlertSnapshot,
   MaintenancePlan,
   MaintenancePlanStatus,
   NodeMaintenance,
@@ -10,6 +11,7 @@ import type {
   PlanNode,
 } from '@rackside/plugin-servers-common';
 import type { NodeView } from '../maintenance/types';
+import type { AlertReads } from '../runtime/alertReads';
 import type { Clock, Done, Wait } from '../runtime/lifecycle/table';
 
 /** What the rows read: watch caches and the clock. */
@@ -29,6 +31,11 @@ export interface PlanView extends Clock {
     message: string;
     refused?: boolean;
   };
+  /**
+   * The cluster's Alertmanager (docs/alerts.md); absent when none is configured: the alert
+   * gate is unknown (does not hold) and a healthy return checks only Ready.
+   */
+  alerting?: AlertReads;
 }
 
 /** What a row answers. */
@@ -77,6 +84,12 @@ export interface Advance {
   /** The status with the steps as their maintenances say. */
   status: MaintenancePlanStatus;
   open: PlanNode[];
+  /** What Alertmanager said this pass (read only when the plan needs it). */
+  alerts?: AlertSnapshot;
+  /** Open steps whose node came back and is not yet proven healthy. */
+  returning: PlanNode[];
+  /** The earliest time a returning step or a held gate must be looked at again. */
+  recheckAt?: number;
 }
 
 export type AdvanceRule = (a: Advance) => PlanDecision | undefined;

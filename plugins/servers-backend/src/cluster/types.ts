@@ -73,6 +73,8 @@ export interface NewMaintenance {
     /** The pre-flight snapshot the requester acknowledged. */
     preflight?: NodeMaintenancePreflight;
     drain?: Partial<NodeMaintenanceDrainOptions>;
+    /** Opt-in healthy return as asked (the apiserver fills the defaults). */
+    healthyReturn?: { healthyForSeconds?: number; timeoutSeconds?: number };
   };
 }
 

@@ -206,6 +206,8 @@ describe('POST plans', () => {
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ name: planNameFor('reboot', token) });
     expect(cluster.createdPlans).toHaveLength(1);
+    expect(cluster.createdPlans[0].spec.gates).toBeUndefined();
+    expect(cluster.createdPlans[0].spec.healthyReturn).toBeUndefined();
     expect(cluster.createdPlans[0]).toMatchObject({
       kind: 'MaintenancePlan',
       metadata: { name: res.body.name },
@@ -240,6 +242,40 @@ describe('POST plans', () => {
     expect(again.status).toBe(409);
     expect(again.body.preflight.token).toEqual(expect.any(String));
     expect(cluster.createdPlans).toHaveLength(1);
+  });
+
+  it('writes the alert gate and the healthy return into the spec as asked', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster);
+    const token = await tokenFor(server, 'intent=drain&nodes=worker-1');
+    const res = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'drain',
+        nodes: ['worker-1'],
+        reason: REASON,
+        preflightToken: token,
+        gates: {
+          alerts: {
+            matchers: ['team=~"db.*"'],
+            alertnames: 'Disk.*',
+            severities: ['critical'],
+          },
+        },
+        healthyReturn: { healthyForSeconds: 120, timeoutSeconds: 1800 },
+      });
+    expect(res.status).toBe(201);
+    expect(cluster.createdPlans[0].spec).toMatchObject({
+      gates: {
+        alerts: {
+          matchers: ['team=~"db.*"'],
+          alertnames: 'Disk.*',
+          severities: ['critical'],
+          ignoreSilencedByRackside: true,
+        },
+      },
+      healthyReturn: { healthyForSeconds: 120, timeoutSeconds: 1800 },
+    });
   });
 
   it('a selector is resolved into the nodes the permission and the pre-flight cover', async () => {
@@ -361,6 +397,27 @@ describe('POST plans', () => {
       ],
       [{ ...good, intent: 'shutdown' }, 'intent'],
       [{ ...good, nodes: ['worker-1', 'ghost'] }, 'no server named ghost'],
+      // The alert gate and the healthy return (docs/alerts.md).
+      [
+        { ...good, gates: { alerts: { alertnames: 'Disk)|(.*' } } },
+        'gates.alerts.alertnames',
+      ],
+      [
+        { ...good, gates: { alerts: { matchers: ['node="{{node}}"'] } } },
+        'gates.alerts.matchers',
+      ],
+      [
+        { ...good, healthyReturn: { healthyForSeconds: 3601 } },
+        'healthyReturn.healthyForSeconds must be 0 to 3600',
+      ],
+      [
+        { ...good, healthyReturn: { timeoutSeconds: 30 } },
+        'healthyReturn.timeoutSeconds must be 60 to 86400',
+      ],
+      [
+        { ...good, healthyReturn: { healthyFor: 10 } },
+        'healthyReturn takes only healthyForSeconds and timeoutSeconds',
+      ],
     ];
     for (const [body, message] of cases) {
       const res = await request(server).post(BASE).send(body);

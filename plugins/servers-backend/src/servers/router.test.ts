@@ -506,6 +506,34 @@ describe('POST actions', () => {
       .send({ reason: REASON, typedName: 7 });
     expect(typed.status).toBe(400);
     expect(typed.body.error.message).toMatch(/typedName/);
+    for (const [healthyReturn, message] of [
+      [
+        { healthyForSeconds: -1 },
+        /healthyReturn.healthyForSeconds must be 0 to 3600/,
+      ],
+      [
+        { timeoutSeconds: 86401 },
+        /healthyReturn.timeoutSeconds must be 60 to 86400/,
+      ],
+      [
+        { healthyForSeconds: 1.5 },
+        /healthyReturn.healthyForSeconds must be a whole number/,
+      ],
+      [
+        { grace: 1 },
+        /healthyReturn takes only healthyForSeconds and timeoutSeconds/,
+      ],
+      ['yes', /healthyReturn must be an object/],
+    ] as const) {
+      const bad = await request(server)
+        .post(url('worker-1', 'cordon'))
+        .send({ reason: REASON, healthyReturn });
+      expect({ healthyReturn, status: bad.status }).toEqual({
+        healthyReturn,
+        status: 400,
+      });
+      expect(bad.body.error.message).toMatch(message);
+    }
     expect(cluster.writes).toBe(0);
     expect(events.every(e => e.outcome === 'fail')).toBe(true);
   });
@@ -771,10 +799,16 @@ describe('pre-flight and drain', () => {
     const pre = await request(server).get(preflightUrl('worker-1'));
     const res = await request(server)
       .post(url('worker-1', 'drain'))
-      .send({ reason: REASON, preflightToken: pre.body.token });
+      .send({
+        reason: REASON,
+        preflightToken: pre.body.token,
+        healthyReturn: { healthyForSeconds: 30 },
+      });
     expect(res.status).toBe(201);
     expect(cluster.created).toHaveLength(1);
     const spec = cluster.created[0].spec;
+    // Asked for, the healthy return is written into the spec (the defaults fill the rest).
+    expect(spec.healthyReturn).toEqual({ healthyForSeconds: 30 });
     expect(spec).toMatchObject({
       nodeName: 'worker-1',
       intent: 'drain',

@@ -25,8 +25,13 @@ import {
 } from './kube';
 import {
   drainOptionsSchema,
+  healthyReturnSchema,
   PREFLIGHT_CEREMONY_LEVELS,
 } from './nodeMaintenance';
+import {
+  alertGateMatcherError,
+  alertnamePatternError,
+} from '../rules/alertGate';
 import {
   PLAN_PHASES,
   PLAN_STEP_PHASES,
@@ -67,6 +72,7 @@ export const PLAN_WAITS = [
   'step',
   'pause',
   'authorization',
+  'healthyReturn',
 ] as const;
 
 /** `HH:MM`, 00:00 to 24:00. */
@@ -214,6 +220,59 @@ export const objectGateSchema = withRules(
 /** An object gate. */
 export type ObjectGate = z.infer<typeof objectGateSchema>;
 
+/** At most this many matchers and severities an alert gate names. */
+export const MAX_ALERT_GATE_MATCHERS = 8;
+
+/**
+ * The alert gate (docs/alerts.md, "The alert gate"): the plan waits while an alert fires
+ * that matches every matcher, the alertnames regex and one of the severities.
+ */
+export const alertGateSchema = z
+  .object({
+    matchers: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(1024)
+          .refine(m => alertGateMatcherError(m) === undefined, {
+            message:
+              'must be label="value", label!="value", label=~"regex" or label!~"regex" (no {{ }} placeholders)',
+          }),
+      )
+      .max(MAX_ALERT_GATE_MATCHERS)
+      .optional()
+      .describe(
+        'Alertmanager matchers (severity="critical", team=~"db.*"); all must hold. Absent: any alert.',
+      ),
+    alertnames: z
+      .string()
+      .min(1)
+      .max(256)
+      .refine(p => alertnamePatternError(p) === undefined, {
+        message: 'is not a valid regular expression',
+      })
+      .optional()
+      .describe(
+        'A regular expression the alertname must match whole (anchored, as Alertmanager matches). Absent: any name.',
+      ),
+    severities: uniqueList(z.array(z.string().min(1).max(63)).max(8))
+      .optional()
+      .describe('The severity label is one of these. Absent: any severity.'),
+    ignoreSilencedByRackside: z
+      .boolean()
+      .default(true)
+      .describe(
+        "An alert silenced only by Rackside's own maintenance silences does not hold the gate (default true); false: it does. An alert a person silenced, or an inhibited one, never holds it.",
+      ),
+  })
+  .describe(
+    'Wait while a matching alert fires. Alertmanager unreachable or not configured: the gate does not hold (a condition says the alerts were unknown).',
+  );
+
+/** An alert gate. */
+export type AlertGate = z.infer<typeof alertGateSchema>;
+
 /** The gates checked before each next step. */
 export const planGatesSchema = z
   .object({
@@ -233,13 +292,14 @@ export const planGatesSchema = z
       .min(1)
       .optional()
       .describe(
-        'How long the plan waits for previousNodeReady and podDisruptionBudgetsHealthy before each step; past it the plan fails. Absent: as long as it takes.',
+        'How long the plan waits for previousNodeReady, podDisruptionBudgetsHealthy and alerts before each step; past it the plan fails. Absent: as long as it takes.',
       ),
     objects: uniqueList(z.array(objectGateSchema).max(8), ['name'])
       .optional()
       .describe(
         "Conditions on other objects (at most 8, one watch each): only kinds the chart's operator.planGateReads allows, at most 100 objects a gate; the message says pass or fail and the expected value, never the observed one.",
       ),
+    alerts: alertGateSchema.optional(),
   })
   .describe('What must hold before each next step starts.');
 
@@ -381,6 +441,11 @@ const specShape = {
     'At most this many steps open at once. Control-plane nodes always go one at a time, after every worker.',
   ),
   gates: planGatesSchema.optional(),
+  healthyReturn: healthyReturnSchema
+    .optional()
+    .describe(
+      "A step is Done only after its node has been Ready for healthyForSeconds (default 60) and, with Alertmanager configured, none of its alerts fires once the return grace has passed (Rackside's own silence does not hide them); until then the plan waits on healthyReturn, and past timeoutSeconds (default 900) the step is Failed, naming the alerts. Absent: these defaults.",
+    ),
   window: planWindowSchema.optional(),
   failurePolicy: kube(
     z
@@ -447,6 +512,7 @@ export const maintenancePlanSpecSchema = withRules(z.object(specShape), [
   fixedAtCreation('nodes'),
   fixedAtCreation('selector'),
   fixedAtCreation('gates'),
+  fixedAtCreation('healthyReturn'),
   fixedAtCreation('window'),
   fixedAtCreation('drain'),
   fixedAtCreation('requestedBy'),
@@ -537,7 +603,7 @@ const statusShape = {
         .max(253)
         .optional()
         .describe(
-          'The gate: previousNodeReady, podDisruptionBudgetsHealthy, or the name of an object gate.',
+          'The gate: previousNodeReady, podDisruptionBudgetsHealthy, alerts, or the name of an object gate.',
         ),
       message: z.string().max(4096).describe('Why the plan waits.'),
       since: timestampSchema.describe(

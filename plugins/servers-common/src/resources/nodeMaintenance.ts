@@ -167,6 +167,44 @@ export const drainOptionsSchema = z
   })
   .describe('How the drain evicts.');
 
+/** Defaults of a healthy return (docs/alerts.md, "A return that proves health"). */
+export const HEALTHY_RETURN_DEFAULTS = {
+  healthyForSeconds: 60,
+  timeoutSeconds: 900,
+} as const;
+
+/**
+ * A return that proves health: the node Ready for healthyForSeconds and, with an
+ * Alertmanager configured, none of its alerts firing once the return grace has passed.
+ */
+export const healthyReturnSchema = z
+  .object({
+    healthyForSeconds: z
+      .number()
+      .int()
+      .min(0)
+      .max(3600)
+      .default(HEALTHY_RETURN_DEFAULTS.healthyForSeconds)
+      .describe(
+        'How long the node must have been Ready since it came back (default 60).',
+      ),
+    timeoutSeconds: z
+      .number()
+      .int()
+      .min(60)
+      .max(86400)
+      .default(HEALTHY_RETURN_DEFAULTS.timeoutSeconds)
+      .describe(
+        'Not healthy this long after it came back: Failed, naming the firing alerts (default 900).',
+      ),
+  })
+  .describe(
+    "Done only after the node has been Ready for healthyForSeconds and, with Alertmanager configured, no alert of the node fires once the return grace has passed (Rackside's own silence does not hide them).",
+  );
+
+/** A healthy-return check (defaults applied). */
+export type HealthyReturn = z.infer<typeof healthyReturnSchema>;
+
 const specShape = {
   nodeName: kube(nodeNameSchema, {
     validations: [immutable('nodeName')],
@@ -184,6 +222,11 @@ const specShape = {
     ),
   preflight: preflightSchema.optional(),
   drain: drainOptionsSchema.optional(),
+  healthyReturn: healthyReturnSchema
+    .optional()
+    .describe(
+      'Opt-in: Complete only after the node has been Ready for healthyForSeconds and, with Alertmanager configured, none of its alerts fires once the return grace has passed; past timeoutSeconds the maintenance is Failed, naming the alerts. Absent: Complete as soon as the node is schedulable and Ready.',
+    ),
   returnToService: requestFlagSchema
     .optional()
     .describe('Set to end the maintenance: uncordon and wait for Ready.'),
@@ -204,6 +247,7 @@ export const nodeMaintenanceSpecSchema = withRules(z.object(specShape), [
   fixedAtCreation('requestedBy'),
   fixedAtCreation('preflight'),
   fixedAtCreation('drain'),
+  fixedAtCreation('healthyReturn'),
   ...NODE_MAINTENANCE_REQUEST_FLAGS.map(flag => setOnce(flag)),
   {
     rule: "!has(self.powerOn) || self.intent == 'shutdown'",

@@ -20,6 +20,7 @@ export const MaintenanceReason = {
   PowerOnTimedOut: 'PowerOnTimedOut',
   PowerOffConfirmed: 'PowerOffConfirmed',
   PowerOffUnconfirmed: 'PowerOffUnconfirmed',
+  HealthyReturnFailed: 'HealthyReturnFailed',
 } as const;
 
 /** Event reasons of a TalosMachine being added. */

@@ -65,6 +65,9 @@ export async function createPlan(
       ? { maxParallel: body.maxParallel }
       : {}),
     ...(body.gates !== undefined ? { gates: body.gates } : {}),
+    ...(body.healthyReturn !== undefined
+      ? { healthyReturn: body.healthyReturn }
+      : {}),
     ...(body.window !== undefined ? { window: body.window } : {}),
     ...(body.failurePolicy !== undefined
       ? { failurePolicy: body.failurePolicy }

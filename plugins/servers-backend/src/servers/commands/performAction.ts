@@ -11,6 +11,7 @@ import {
   RACKSIDE_API_VERSION,
   whyNotApplicable,
   type ServerAction,
+  type HealthyReturnBody,
 } from '@rackside/plugin-servers-common';
 import type { NodeObject } from '@rackside/plugin-servers-node';
 import {
@@ -75,6 +76,8 @@ export async function performAction(
   nodeName: string,
   flag: { by: string; reason: string; at: string },
   preflight?: { impact: PreflightImpact; token: string },
+  /** Opt-in: Complete only after a healthy return (docs/alerts.md); written into the spec. */
+  healthyReturn?: HealthyReturnBody,
 ): Promise<{ status: number; name: string; outcome: string }> {
   const conflict = whyNotApplicable(
     action,
@@ -82,6 +85,7 @@ export async function performAction(
   );
   if (conflict) throw new ConflictError(conflict);
   /** A cordon maintenance (with returnToService: the return of a node cordoned outside). */
+  const asked = healthyReturn ? { healthyReturn } : {};
   const createCordon = (extra: { returnToService?: typeof flag } = {}) =>
     cluster.createMaintenance({
       apiVersion: RACKSIDE_API_VERSION,
@@ -92,6 +96,7 @@ export async function performAction(
         intent: 'cordon',
         reason: flag.reason,
         requestedBy: flag.by,
+        ...asked,
         ...extra,
       },
     });
@@ -144,6 +149,7 @@ export async function performAction(
               // Recorded on the maintenance: the operator refuses node-local data without it.
               allowNodeLocalData: impact.options.allowNodeLocalData === true,
             },
+            ...asked,
           },
         })
         .catch(error => {

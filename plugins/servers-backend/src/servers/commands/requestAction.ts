@@ -133,6 +133,7 @@ export async function requestAction(
         impact: preflight.acknowledged,
         token: body.preflightToken ?? '',
       },
+      body.healthyReturn,
     );
   } catch (error) {
     if (error instanceof PreflightTokenUsedError) {

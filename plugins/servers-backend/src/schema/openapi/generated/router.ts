@@ -591,6 +591,28 @@ export const spec = {
           allowNodeLocalData: {
             type: 'boolean',
           },
+          healthyReturn: {
+            type: 'object',
+            additionalProperties: false,
+            description:
+              'Opt-in: done only after the node has been Ready for healthyForSeconds and none of its alerts fires once the return grace has passed; past timeoutSeconds Failed, naming the alerts.',
+            properties: {
+              healthyForSeconds: {
+                type: 'integer',
+                minimum: 0,
+                maximum: 3600,
+                description:
+                  'How long the node must have been Ready since it came back (default 60)',
+              },
+              timeoutSeconds: {
+                type: 'integer',
+                minimum: 60,
+                maximum: 86400,
+                description:
+                  'Not healthy this long after it came back, Failed (default 900)',
+              },
+            },
+          },
         },
         required: ['reason'],
       },
@@ -784,7 +806,29 @@ export const spec = {
           },
           gates: {
             description:
-              'Checked by the MaintenancePlan schema once the backend has built the spec.',
+              'Checked by the MaintenancePlan schema once the backend has built the spec (alerts, the alert gate, included).',
+          },
+          healthyReturn: {
+            type: 'object',
+            additionalProperties: false,
+            description:
+              'Opt-in: done only after the node has been Ready for healthyForSeconds and none of its alerts fires once the return grace has passed; past timeoutSeconds Failed, naming the alerts.',
+            properties: {
+              healthyForSeconds: {
+                type: 'integer',
+                minimum: 0,
+                maximum: 3600,
+                description:
+                  'How long the node must have been Ready since it came back (default 60)',
+              },
+              timeoutSeconds: {
+                type: 'integer',
+                minimum: 60,
+                maximum: 86400,
+                description:
+                  'Not healthy this long after it came back, Failed (default 900)',
+              },
+            },
           },
           window: {
             description:

@@ -1,6 +1,7 @@
 //
 
 export * from '../models/ActionRequestBody.model';
+export * from '../models/ActionRequestBodyHealthyReturn.model';
 export * from '../models/ActionResponse.model';
 export * from '../models/AddDiscoveryAddressRequestBody.model';
 export * from '../models/CanReclaimResponse.model';
@@ -28,6 +29,7 @@ export * from '../models/PlanRenewBody.model';
 export * from '../models/PlanRenewedResponse.model';
 export * from '../models/PlanRequestBody.model';
 export * from '../models/PlanRequestBodyDrain.model';
+export * from '../models/PlanRequestBodyHealthyReturn.model';
 export * from '../models/PlanResponse.model';
 export * from '../models/PreflightChangedError.model';
 export * from '../models/PreflightChangedErrorError.model';

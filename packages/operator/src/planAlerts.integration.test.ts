@@ -1,0 +1,491 @@
+/*
+ * Alert gates and healthy returns (docs/alerts.md) on the simulated rack, against its real
+ * Alertmanager: the tests stand in for Prometheus by posting alerts to it, so what fires,
+ * what is silenced and what is resolved is Alertmanager's own behaviour. The operator runs
+ * with its own ServiceAccount under the chart's admission policies, a short return grace
+ * (3 s) and poll (1 s). Drain steps: no workloads, so each is done in a moment.
+ */
+import {
+  DEFAULT_NODE_ALERT_MATCHERS,
+  maintenancePlanResource,
+  racksideSilenceCreatedBy,
+  racksideSilenceMarker,
+  type MaintenancePlan,
+} from '@rackside/plugin-servers-common';
+import { ResourceClient } from '@rackside/plugin-servers-node';
+import net from 'node:net';
+import type { AlertingConfig } from './config';
+import type { Operator } from './operator';
+import { createOperatorAlertmanager } from './runtime/alertmanager';
+import {
+  ADMIN_USER,
+  flag,
+  startOperatorRack,
+  type OperatorRack,
+} from './testing/operatorRack';
+
+jest.setTimeout(300_000);
+
+let env: OperatorRack;
+let operator: Operator | undefined;
+let plans: ResourceClient<MaintenancePlan>;
+let alertmanagerUrl: string;
+
+const RETURN_GRACE_MS = 3000;
+
+function alerting(url: string): AlertingConfig {
+  return {
+    url,
+    matchers: DEFAULT_NODE_ALERT_MATCHERS,
+    silenceLeaseMs: 30 * 60_000,
+    silenceRenewMs: 10 * 60_000,
+    silenceMaxMs: 24 * 3600_000,
+    returnGraceMs: RETURN_GRACE_MS,
+  };
+}
+
+const startOperator = (url: string) =>
+  env.startReady({
+    drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
+    alerting: {
+      alertmanager: createOperatorAlertmanager(alerting(url))!,
+      settings: alerting(url),
+    },
+    alertPollMs: 1000,
+  });
+
+type Labels = Record<string, string>;
+
+/** Posts alerts as Prometheus would (firing until resolved; endsAt an hour ahead). */
+async function fire(...labels: Labels[]) {
+  await post(
+    labels.map(l => ({
+      labels: l,
+      endsAt: new Date(Date.now() + 3600_000).toISOString(),
+    })),
+  );
+}
+
+/** Resolves them: the same labels with endsAt now. */
+async function resolve(...labels: Labels[]) {
+  await post(
+    labels.map(l => ({ labels: l, endsAt: new Date().toISOString() })),
+  );
+}
+
+async function post(alerts: unknown[]) {
+  const res = await fetch(`${alertmanagerUrl}/api/v2/alerts`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(alerts),
+  });
+  if (!res.ok)
+    throw new Error(`POST alerts: ${res.status} ${await res.text()}`);
+}
+
+const eq = (name: string, value: string) => ({
+  name,
+  value,
+  isRegex: false,
+  isEqual: true,
+});
+
+/** Creates a silence for an hour. */
+async function silence(body: {
+  matchers: unknown[];
+  createdBy: string;
+  comment: string;
+}) {
+  const res = await fetch(`${alertmanagerUrl}/api/v2/silences`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      ...body,
+      startsAt: new Date().toISOString(),
+      endsAt: new Date(Date.now() + 3600_000).toISOString(),
+    }),
+  });
+  if (!res.ok) {
+    throw new Error(`POST silences: ${res.status} ${await res.text()}`);
+  }
+}
+
+/** Waits until Alertmanager lists the alert as active (or, `gone`, not at all). */
+async function alertmanagerShows(alertname: string, gone = false) {
+  await env.waitFor(
+    `Alertmanager ${gone ? 'without' : 'with'} ${alertname}`,
+    async () => {
+      const res = await fetch(`${alertmanagerUrl}/api/v2/alerts`);
+      const alerts = (await res.json()) as Array<{ labels: Labels }>;
+      const there = alerts.some(a => a.labels.alertname === alertname);
+      return there !== gone;
+    },
+  );
+}
+
+async function createPlan(name: string, spec: Record<string, unknown>) {
+  await plans.create({
+    apiVersion: maintenancePlanResource.apiVersion,
+    kind: 'MaintenancePlan',
+    metadata: { name },
+    spec: {
+      intent: 'drain',
+      reason: 'kernel update',
+      requestedBy: ADMIN_USER,
+      ...spec,
+    },
+  } as any);
+}
+
+function planIs(
+  name: string,
+  what: string,
+  test: (p: MaintenancePlan) => boolean,
+  timeoutMs = 60_000,
+): Promise<MaintenancePlan> {
+  return env.waitFor(
+    `plan ${name}: ${what}`,
+    async () => {
+      const plan = await plans.get(name);
+      return test(plan) && plan;
+    },
+    timeoutMs,
+  );
+}
+
+/** A port nothing listens on: bound, then closed. */
+async function closedPort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = net.createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => done(port));
+    });
+  });
+}
+
+beforeAll(async () => {
+  env = await startOperatorRack({
+    withTalos: false,
+    withRedfish: false,
+    withWorkloads: false,
+  });
+  plans = new ResourceClient<MaintenancePlan>(
+    env.admin,
+    maintenancePlanResource,
+  );
+  const info = env.rack.info.alertmanager as { url?: string } | undefined;
+  if (!info?.url) {
+    throw new Error(
+      'the rack has no Alertmanager (rack.json alertmanager.url)',
+    );
+  }
+  alertmanagerUrl = info.url;
+  operator = await startOperator(alertmanagerUrl);
+}, 600_000);
+
+afterAll(async () => {
+  await operator?.stop();
+  await env?.stop();
+});
+
+describe('the alert gate against a real Alertmanager', () => {
+  it('waits while a matching alert fires, naming it, and goes on when it resolves; a warning or another name does not hold it', async () => {
+    const disk = {
+      alertname: 'DiskFull',
+      node: 'worker-9',
+      severity: 'critical',
+    };
+    const noise = [
+      { alertname: 'DiskFull', node: 'worker-8', severity: 'warning' },
+      { alertname: 'DiskFullSoon', node: 'worker-8', severity: 'critical' },
+    ];
+    await fire(disk, ...noise);
+    await alertmanagerShows('DiskFull');
+    await createPlan('gated', {
+      nodes: ['worker-1'],
+      gates: { alerts: { alertnames: 'DiskFull', severities: ['critical'] } },
+      healthyReturn: { healthyForSeconds: 0 },
+    });
+    const waiting = await planIs(
+      'gated',
+      'waiting on the alert gate',
+      p => p.status?.waiting?.gate === 'alerts',
+    );
+    // The anchored name: DiskFullSoon does not match DiskFull; a warning is not critical.
+    expect(waiting.status).toMatchObject({
+      phase: 'Waiting',
+      waiting: {
+        on: 'gate',
+        gate: 'alerts',
+        message: 'alerts firing: DiskFull (worker-9, critical)',
+      },
+    });
+    expect(waiting.status?.nodes?.[0]?.phase).toBe('Pending');
+    expect(
+      waiting.status?.conditions?.find(c => c.type === 'AlertsKnown'),
+    ).toMatchObject({ status: 'True' });
+    expect((await env.nms.list()).items).toHaveLength(0);
+
+    await resolve(disk);
+    const done = await planIs(
+      'gated',
+      'Complete once the alert resolved',
+      p => p.status?.phase === 'Complete',
+    );
+    expect(done.status?.nodes?.[0]).toMatchObject({ phase: 'Done' });
+    await resolve(...noise);
+  });
+
+  it("judges silences and inhibition as Alertmanager reports them: a person's silence and an inhibited alert never hold; Rackside's own silence holds only with ignoreSilencedByRackside false", async () => {
+    const personSilenced = {
+      alertname: 'GateSilencedByPerson',
+      node: 'worker-7',
+      severity: 'warning',
+    };
+    const racksideSilenced = {
+      alertname: 'GateSilencedByRackside',
+      node: 'worker-8',
+      severity: 'warning',
+    };
+    // The rack's inhibition rule: a critical alert of a node inhibits its warnings.
+    const inhibitor = {
+      alertname: 'NodeOnFire',
+      node: 'worker-9',
+      severity: 'critical',
+    };
+    const inhibited = {
+      alertname: 'GateInhibited',
+      node: 'worker-9',
+      severity: 'warning',
+    };
+    await silence({
+      matchers: [eq('alertname', personSilenced.alertname)],
+      createdBy: 'jane',
+      comment: 'known flaky disk',
+    });
+    // A silence as the operator holds one for a maintenance (its createdBy and marker).
+    await silence({
+      matchers: [eq('alertname', racksideSilenced.alertname)],
+      createdBy: racksideSilenceCreatedBy(ADMIN_USER),
+      comment: `maintenance of worker-8 ${racksideSilenceMarker({
+        name: 'm-worker-8',
+        uid: '6f1d2c7e-0000-4000-8000-000000000001',
+      })}`,
+    });
+    await fire(personSilenced, racksideSilenced, inhibitor, inhibited);
+    await env.waitFor('Alertmanager suppresses the three', async () => {
+      const res = await fetch(`${alertmanagerUrl}/api/v2/alerts`);
+      const alerts = (await res.json()) as Array<{
+        labels: Labels;
+        status: { state: string; silencedBy: string[]; inhibitedBy: string[] };
+      }>;
+      const state = (name: string) =>
+        alerts.find(a => a.labels.alertname === name)?.status;
+      return (
+        state(personSilenced.alertname)?.silencedBy.length === 1 &&
+        state(racksideSilenced.alertname)?.silencedBy.length === 1 &&
+        (state(inhibited.alertname)?.inhibitedBy.length ?? 0) > 0
+      );
+    });
+    await createPlan('looks-through', {
+      nodes: ['worker-1'],
+      gates: {
+        alerts: {
+          alertnames: 'Gate.*',
+          severities: ['warning'],
+          ignoreSilencedByRackside: false,
+        },
+      },
+      healthyReturn: { healthyForSeconds: 0 },
+    });
+    const held = await planIs(
+      'looks-through',
+      'waiting on the alert gate',
+      p => p.status?.waiting?.gate === 'alerts',
+    );
+    expect(held.status?.waiting?.message).toBe(
+      'alerts firing: GateSilencedByRackside (worker-8, warning)',
+    );
+    // The default, ignoreSilencedByRackside true: nothing holds it.
+    await createPlan('default-ignores', {
+      nodes: ['worker-5'],
+      gates: { alerts: { alertnames: 'Gate.*', severities: ['warning'] } },
+      healthyReturn: { healthyForSeconds: 0 },
+    });
+    await planIs(
+      'default-ignores',
+      'Complete',
+      p => p.status?.phase === 'Complete',
+    );
+    await plans.patch(
+      'looks-through',
+      { spec: { cancel: { ...flag, at: new Date().toISOString() } } } as any,
+      { type: 'merge' },
+    );
+    await planIs(
+      'looks-through',
+      'Cancelled',
+      p => p.status?.phase === 'Cancelled',
+    );
+    await resolve(personSilenced, racksideSilenced, inhibitor, inhibited);
+  });
+
+  it("a step whose node keeps an alert firing past the healthy return's timeout is Failed, naming the alert", async () => {
+    const down = {
+      alertname: 'NodeDown',
+      node: 'worker-2',
+      severity: 'critical',
+    };
+    await fire(down);
+    await alertmanagerShows('NodeDown');
+    await createPlan('unhealthy', {
+      nodes: ['worker-2', 'worker-3'],
+      healthyReturn: { healthyForSeconds: 0, timeoutSeconds: 60 },
+    });
+    // Drained at once; the return is judged after the grace and the alert holds it.
+    const held = await planIs(
+      'unhealthy',
+      'waiting on the healthy return of worker-2',
+      p =>
+        p.status?.waiting?.on === 'healthyReturn' &&
+        /alerts firing/.test(p.status.waiting.message),
+    );
+    expect(held.status?.waiting?.message).toBe(
+      'worker-2: healthy return: alerts firing: NodeDown (worker-2, critical)',
+    );
+    expect(held.status?.nodes?.map(n => n.phase)).toEqual([
+      'Running',
+      'Pending',
+    ]);
+    // The operator restarted mid-check: the check is derived from the maintenance's record
+    // and the Node, so the new one holds the same step and fails it at the same deadline.
+    await operator?.stop();
+    operator = await startOperator(alertmanagerUrl);
+    const failed = await planIs(
+      'unhealthy',
+      'Failed past the timeout',
+      p => p.status?.phase === 'Failed',
+      120_000,
+    );
+    expect(failed.status?.nodes?.[0]).toMatchObject({
+      name: 'worker-2',
+      phase: 'Failed',
+      message:
+        'not healthy 60 s after it came back: alerts firing: NodeDown (worker-2, critical)',
+    });
+    // The failure policy (tolerate 0) applies as for any failed step.
+    expect(failed.status?.nodes?.[1]).toMatchObject({
+      name: 'worker-3',
+      phase: 'Skipped',
+    });
+    expect(failed.status?.message).toContain('NodeDown (worker-2, critical)');
+    await resolve(down);
+  });
+});
+
+describe('an alert gate written with kubectl', () => {
+  it('one whose pattern would escape its anchors is admitted by the CRD but stops the plan, starting nothing', async () => {
+    // The CRD cannot compile a regex; the operator refuses it before any step starts.
+    await createPlan('escape', {
+      nodes: ['worker-1'],
+      gates: { alerts: { alertnames: 'Nope)|(.*' } },
+      healthyReturn: { healthyForSeconds: 0 },
+    });
+    const failed = await planIs(
+      'escape',
+      'Failed: the gate refused',
+      p => p.status?.phase === 'Failed',
+    );
+    expect(failed.status?.message).toMatch(
+      /^gate alerts refused: alertnames "Nope\)\|\(\.\*": not a valid regular expression/,
+    );
+    expect(failed.status?.nodes?.[0]?.phase).toBe('Skipped');
+    expect(
+      (await env.nms.list()).items.filter(
+        nm => nm.metadata.labels?.['rackside.dev/plan'] === 'escape',
+      ),
+    ).toHaveLength(0);
+  });
+});
+
+describe("a single maintenance's healthy return", () => {
+  it('completes only after the node has been Ready for healthyForSeconds since it came back', async () => {
+    await env.create('hr-1', 'worker-4', 'cordon', {
+      healthyReturn: { healthyForSeconds: 6, timeoutSeconds: 60 },
+    });
+    await env.phaseIs('hr-1', 'Cordoned');
+    await env.nms.patch(
+      'hr-1',
+      {
+        spec: {
+          returnToService: { ...flag, at: new Date().toISOString() },
+        },
+      } as any,
+      { type: 'merge' },
+    );
+    const returning = await env.waitFor('hr-1 held in Returning', async () => {
+      const nm = await env.nms.get('hr-1');
+      return (
+        nm.status?.phase === 'Returning' &&
+        /^healthy return: Ready since .*, 6 s needed/.test(
+          nm.status.message ?? '',
+        ) &&
+        nm
+      );
+    });
+    expect(await env.unschedulable('worker-4')).toBe(false);
+    // Restarted between two writes: the new operator counts from the same record.
+    await operator?.stop();
+    operator = await startOperator(alertmanagerUrl);
+    const done = await env.phaseIs('hr-1', 'Complete', 60_000);
+    const waited =
+      Date.parse(done.status!.completedAt!) -
+      Date.parse(returning.status!.returnedAt!);
+    expect(waited).toBeGreaterThanOrEqual(6000);
+    expect(done.status?.message).toBe(
+      'worker-4 is schedulable and Ready, and its return healthy',
+    );
+  });
+});
+
+describe('Alertmanager unreachable', () => {
+  it('the alert gate does not hold (fail closed: unknown never blocks), and the condition says why', async () => {
+    await operator?.stop();
+    const port = await closedPort();
+    operator = await startOperator(`http://127.0.0.1:${port}`);
+    // In the real Alertmanager an alert that would hold the gate fires; the operator cannot see it.
+    const disk = {
+      alertname: 'DiskFull',
+      node: 'worker-9',
+      severity: 'critical',
+    };
+    await fire(disk);
+    await createPlan('blind', {
+      nodes: ['worker-6'],
+      gates: { alerts: { severities: ['critical'] } },
+      healthyReturn: { healthyForSeconds: 0 },
+    });
+    const done = await planIs(
+      'blind',
+      'Complete without Alertmanager',
+      p => p.status?.phase === 'Complete',
+    );
+    expect(done.status?.nodes?.[0]?.phase).toBe('Done');
+    expect(
+      done.status?.conditions?.find(c => c.type === 'AlertsKnown'),
+    ).toMatchObject({
+      status: 'False',
+      reason: 'Unknown',
+      message: expect.stringMatching(
+        /^alerts unknown \(Alertmanager unreachable: .*\): the alert gate does not hold$/,
+      ),
+    });
+    // Unknown alerts: the healthy return checked Ready only, and says so.
+    expect(done.status?.nodes?.[0]?.message).toMatch(
+      /alerts unknown \(Alertmanager unreachable: .*\): only Ready was checked/,
+    );
+    await resolve(disk);
+  });
+});

@@ -1,0 +1,95 @@
+/*
+ * What the plan and maintenance rows read of Alertmanager (docs/alerts.md): every alert and
+ * the ids of Rackside's own silences, read fresh at the moment a gate or a healthy return
+ * is judged. Alertmanager has no watch, so a row held by alerts reads them again every
+ * pollMs; reads within one second are shared between the objects reconciled in it.
+ */
+import {
+  isRacksideSilence,
+  nodeAlertsFiring,
+  type AlertSnapshot,
+  type HealthyReturnInput,
+} from '@rackside/plugin-servers-common';
+import {
+  AlertmanagerUnreachableError,
+  type AlertmanagerApi,
+} from '@rackside/plugin-servers-node';
+import type { Clock } from './lifecycle/table';
+
+/** How often an object held by alerts (a gate, a healthy return) reads them again. */
+export const DEFAULT_ALERT_POLL_MS = 10_000;
+
+/** Alertmanager as the rows see it. */
+export interface AlertReads {
+  /** The templates that select a node's alerts (config.alerting.matchers). */
+  matchers: readonly string[];
+  /** Alerts of a node that came back are judged only once this has passed. */
+  returnGraceMs: number;
+  /** How often an object held by alerts reads them again. */
+  pollMs: number;
+  /** Every alert and Rackside's silences, read now; unknown, with why, when unreachable. */
+  snapshot(): Promise<AlertSnapshot>;
+}
+
+/** The rows' reads from the operator's Alertmanager client; undefined without one. */
+export function createAlertReads(
+  alertmanager: AlertmanagerApi | undefined,
+  alerting: { matchers: readonly string[]; returnGraceMs: number } | undefined,
+  clock: Clock,
+  pollMs = DEFAULT_ALERT_POLL_MS,
+): AlertReads | undefined {
+  if (!alertmanager || !alerting) return undefined;
+  let last: { at: number; snapshot: Promise<AlertSnapshot> } | undefined;
+  const read = async (): Promise<AlertSnapshot> => {
+    try {
+      const [alerts, silences] = await Promise.all([
+        alertmanager.alerts(),
+        alertmanager.silences(),
+      ]);
+      return {
+        known: true,
+        alerts,
+        racksideSilenceIds: new Set(
+          silences.filter(isRacksideSilence).map(s => s.id),
+        ),
+      };
+    } catch (error) {
+      return {
+        known: false,
+        reason:
+          error instanceof AlertmanagerUnreachableError
+            ? `Alertmanager unreachable: ${error.message}`
+            : `Alertmanager: ${(error as Error).message}`,
+      };
+    }
+  };
+  return {
+    matchers: alerting.matchers,
+    returnGraceMs: alerting.returnGraceMs,
+    pollMs,
+    snapshot() {
+      const now = clock.now();
+      if (!last || now - last.at >= 1000 || now < last.at) {
+        last = { at: now, snapshot: read() };
+      }
+      return last.snapshot;
+    },
+  };
+}
+
+/**
+ * A node's alerts as a healthy return reads them (servers-common's healthyReturnVerdict):
+ * undefined without Alertmanager (Ready only), unknown with why, or those that fire.
+ */
+export function nodeAlertsFor(
+  alerting: AlertReads | undefined,
+  snapshot: AlertSnapshot | undefined,
+  node: { name: string; labels?: Record<string, string> },
+): HealthyReturnInput['alerts'] {
+  if (!alerting || !snapshot) return undefined;
+  if (!snapshot.known) return { known: false, reason: snapshot.reason };
+  return {
+    known: true,
+    firing: nodeAlertsFiring(alerting.matchers, node, snapshot),
+  };
+}

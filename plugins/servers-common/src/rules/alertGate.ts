@@ -1,0 +1,223 @@
+/*
+ * A MaintenancePlan's alert gate (docs/alerts.md, "The alert gate"): before each next step
+ * the plan waits while an alert fires that matches the gate. The operator decides with
+ * these functions from a fresh read of Alertmanager at the moment it would start a step;
+ * the backend's plan pre-flight calls the same ones to show what would hold the gate now.
+ *
+ * Failing closed means the gate never blocks on missing data: Alertmanager unreachable or
+ * not configured is "unknown", and unknown does not hold (the caller says it was unknown).
+ */
+import {
+  alertMatcherHolds,
+  parseAlertMatcherTemplate,
+  type AlertMatcher,
+} from './alertMatchers';
+import { alertFires, type AlertState } from './racksideSilences';
+
+/**
+ * What Rackside knows of Alertmanager's alerts at one moment: every alert (silenced and
+ * inhibited ones included) and the ids of Rackside's own silences; or unknown, and why.
+ */
+export type AlertSnapshot =
+  | {
+      known: true;
+      alerts: readonly AlertState[];
+      racksideSilenceIds: ReadonlySet<string>;
+    }
+  | { known: false; reason: string };
+
+/**
+ * An alert gate as written (MaintenancePlan spec.gates.alerts, whose schema calls this
+ * file's checks; defined here so the schema and these rules do not import each other).
+ */
+export interface AlertGateInput {
+  matchers?: string[];
+  alertnames?: string;
+  severities?: string[];
+  /** Default true. */
+  ignoreSilencedByRackside?: boolean;
+}
+
+/**
+ * Why a gate matcher is refused, or undefined: not `label op "value"`, a placeholder
+ * (`{{node}}` means nothing in a gate, which is about the whole cluster), or a regex
+ * value that does not compile.
+ */
+export function alertGateMatcherError(text: string): string | undefined {
+  let parsed: ReturnType<typeof parseAlertMatcherTemplate>;
+  try {
+    parsed = parseAlertMatcherTemplate(text);
+  } catch (error) {
+    return (error as Error).message;
+  }
+  if (/\{\{|\}\}/.test(parsed.value)) {
+    return `alert gate matcher ${JSON.stringify(
+      text,
+    )}: placeholders like {{node}} are not allowed in a gate`;
+  }
+  if (parsed.op === '=~' || parsed.op === '!~') {
+    const error = regexError(parsed.value);
+    if (error) {
+      return `alert gate matcher ${JSON.stringify(text)}: ${error}`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Why an alertnames pattern is refused, or undefined. The pattern is compiled alone before
+ * it is anchored: `Foo)|(.*` would otherwise compile inside `^(?:...)$` as two
+ * alternatives, one of them unanchored, and match every alert name.
+ */
+export function alertnamePatternError(pattern: string): string | undefined {
+  const error = regexError(pattern);
+  return error ? `alertnames ${JSON.stringify(pattern)}: ${error}` : undefined;
+}
+
+function regexError(pattern: string): string | undefined {
+  try {
+    // Called for its throw only: a pattern that does not compile.
+    RegExp(pattern);
+    return undefined;
+  } catch (error) {
+    return `not a valid regular expression (${(error as Error).message})`;
+  }
+}
+
+/** A gate ready to match alerts. */
+export interface CompiledAlertGate {
+  matchers: AlertMatcher[];
+  alertname?: RegExp;
+  severities?: ReadonlySet<string>;
+  throughRacksideSilences: boolean;
+}
+
+/**
+ * The gate compiled; throws an Error saying what is wrong when a matcher or the alertnames
+ * pattern is refused (a plan written with kubectl bypasses the request body's checks).
+ */
+export function compileAlertGate(gate: AlertGateInput): CompiledAlertGate {
+  const matchers = (gate.matchers ?? []).map(text => {
+    const error = alertGateMatcherError(text);
+    if (error) throw new Error(error);
+    const { name, op, value } = parseAlertMatcherTemplate(text);
+    return {
+      name,
+      value,
+      isRegex: op === '=~' || op === '!~',
+      isEqual: op === '=' || op === '=~',
+    };
+  });
+  let alertname: RegExp | undefined;
+  if (gate.alertnames !== undefined) {
+    const error = alertnamePatternError(gate.alertnames);
+    if (error) throw new Error(error);
+    alertname = new RegExp(`^(?:${gate.alertnames})$`);
+  }
+  return {
+    matchers,
+    alertname,
+    severities:
+      gate.severities && gate.severities.length > 0
+        ? new Set(gate.severities)
+        : undefined,
+    throughRacksideSilences: !(gate.ignoreSilencedByRackside ?? true),
+  };
+}
+
+/** Whether an alert's labels match the gate (every matcher, the name, a severity). */
+export function alertMatchesGate(
+  gate: CompiledAlertGate,
+  labels: Record<string, string>,
+): boolean {
+  if (!gate.matchers.every(m => alertMatcherHolds(m, labels))) return false;
+  if (gate.alertname && !gate.alertname.test(labels.alertname ?? '')) {
+    return false;
+  }
+  if (gate.severities && !gate.severities.has(labels.severity ?? '')) {
+    return false;
+  }
+  return true;
+}
+
+/** The alerts that hold the gate now: they match it and fire as the gate sees them. */
+export function alertsHoldingGate(
+  gate: AlertGateInput,
+  alerts: readonly AlertState[],
+  racksideSilenceIds: ReadonlySet<string>,
+): AlertState[] {
+  const compiled = compileAlertGate(gate);
+  return alerts.filter(
+    alert =>
+      alertMatchesGate(compiled, alert.labels) &&
+      alertFires(alert, racksideSilenceIds, compiled.throughRacksideSilences),
+  );
+}
+
+/** An alert in a message: its name, and the node or instance and severity when it has them. */
+export function alertText(alert: AlertState): string {
+  const { alertname, node, instance, severity } = alert.labels;
+  const where = node ?? instance;
+  const details = [where, severity].filter(Boolean).join(', ');
+  return `${alertname ?? '(no alertname)'}${details ? ` (${details})` : ''}`;
+}
+
+/** Alert names for a message, sorted, each once: "A (worker-1, critical), B". */
+export function alertListText(alerts: readonly AlertState[]): string {
+  return [...new Set(alerts.map(alertText))].sort().join(', ');
+}
+
+/** The gate's verdict now. */
+export type AlertGateVerdict =
+  | { holds: true; alerts: AlertState[]; message: string }
+  | { holds: false; known: true; message: string }
+  /** Unknown does not hold: the caller records why (a condition, a note). */
+  | { holds: false; known: false; message: string }
+  /** The gate cannot be checked as written: the plan stops. */
+  | { holds: false; known: true; refused: true; message: string };
+
+/** Whether the gate holds the plan now, from a snapshot of Alertmanager. */
+export function alertGateVerdict(
+  gate: AlertGateInput,
+  snapshot: AlertSnapshot,
+): AlertGateVerdict {
+  let compiled: CompiledAlertGate;
+  try {
+    compiled = compileAlertGate(gate);
+  } catch (error) {
+    return {
+      holds: false,
+      known: true,
+      refused: true,
+      message: (error as Error).message,
+    };
+  }
+  if (!snapshot.known) {
+    return {
+      holds: false,
+      known: false,
+      message: `alerts unknown (${snapshot.reason}): the alert gate does not hold`,
+    };
+  }
+  const holding = snapshot.alerts.filter(
+    alert =>
+      alertMatchesGate(compiled, alert.labels) &&
+      alertFires(
+        alert,
+        snapshot.racksideSilenceIds,
+        compiled.throughRacksideSilences,
+      ),
+  );
+  if (holding.length === 0) {
+    return {
+      holds: false,
+      known: true,
+      message: 'no matching alert fires',
+    };
+  }
+  return {
+    holds: true,
+    alerts: holding,
+    message: `alerts firing: ${alertListText(holding)}`,
+  };
+}

@@ -1,0 +1,194 @@
+import { nodeMaintenanceSpecSchema } from '../resources/nodeMaintenance';
+import { DEFAULT_NODE_ALERT_MATCHERS } from './alertMatchers';
+import { healthyReturnVerdict, nodeAlertsFiring } from './healthyReturn';
+import type { AlertState } from './racksideSilences';
+
+const back = Date.parse('2026-12-06T10:00:00Z');
+const s = 1000;
+const base = {
+  returnedAt: back,
+  readySince: back,
+  healthyForSeconds: 60,
+  timeoutSeconds: 300,
+  graceMs: 30 * s,
+};
+const firing = (alertname: string, node = 'worker-1'): AlertState => ({
+  labels: { alertname, node, severity: 'critical' },
+  status: { state: 'active', silencedBy: [], inhibitedBy: [] },
+});
+
+describe('healthy return', () => {
+  it('without Alertmanager: healthy once Ready for healthyForSeconds since the return', () => {
+    expect(healthyReturnVerdict({ ...base, now: back + 59 * s })).toMatchObject(
+      {
+        kind: 'waiting',
+        message:
+          'healthy return: Ready since 2026-12-06T10:00:00.000Z, 60 s needed',
+        recheckAt: back + 60 * s,
+      },
+    );
+    expect(healthyReturnVerdict({ ...base, now: back + 60 * s }).kind).toBe(
+      'healthy',
+    );
+  });
+
+  it('counts Ready from the return, not from a Ready condition that never flipped', () => {
+    const verdict = healthyReturnVerdict({
+      ...base,
+      readySince: back - 3600 * s,
+      now: back + 10 * s,
+    });
+    expect(verdict).toMatchObject({ kind: 'waiting' });
+  });
+
+  it('not Ready: waits, and fails past the timeout', () => {
+    expect(
+      healthyReturnVerdict({
+        ...base,
+        readySince: undefined,
+        now: back + 10 * s,
+      }).kind,
+    ).toBe('waiting');
+    expect(
+      healthyReturnVerdict({
+        ...base,
+        readySince: undefined,
+        now: back + 300 * s,
+      }),
+    ).toEqual({
+      kind: 'failed',
+      message: 'not healthy 300 s after it came back: not Ready',
+    });
+  });
+
+  it('the return grace is tolerance, not a floor: no alert, done; an alert, waited on', () => {
+    // A node without alerts is done after its Ready period, within the grace.
+    expect(
+      healthyReturnVerdict({
+        ...base,
+        healthyForSeconds: 0,
+        alerts: { known: true, firing: [] },
+        now: back + 10 * s,
+      }),
+    ).toMatchObject({ kind: 'healthy' });
+    // An alert firing within the grace holds the return but does not fail it, even
+    // when the timeout is shorter than the grace.
+    const alerts = { known: true as const, firing: [firing('NodeDown')] };
+    expect(
+      healthyReturnVerdict({
+        ...base,
+        healthyForSeconds: 0,
+        timeoutSeconds: 5,
+        alerts,
+        now: back + 10 * s,
+      }),
+    ).toMatchObject({
+      kind: 'waiting',
+      message: 'healthy return: alerts firing: NodeDown (worker-1, critical)',
+      deadline: back + 30 * s,
+    });
+    expect(
+      healthyReturnVerdict({ ...base, alerts, now: back + 60 * s }),
+    ).toMatchObject({
+      kind: 'waiting',
+      message: 'healthy return: alerts firing: NodeDown (worker-1, critical)',
+    });
+    expect(
+      healthyReturnVerdict({
+        ...base,
+        alerts: { known: true, firing: [] },
+        now: back + 60 * s,
+      }),
+    ).toMatchObject({ kind: 'healthy' });
+  });
+
+  it('an alert still firing past the timeout fails the return, naming it', () => {
+    expect(
+      healthyReturnVerdict({
+        ...base,
+        alerts: {
+          known: true,
+          firing: [firing('NodeDown'), firing('DiskFull')],
+        },
+        now: back + 300 * s,
+      }),
+    ).toEqual({
+      kind: 'failed',
+      message:
+        'not healthy 300 s after it came back: alerts firing: DiskFull (worker-1, critical), NodeDown (worker-1, critical)',
+    });
+  });
+
+  it('unknown alerts: only Ready is checked, and the message says so', () => {
+    const verdict = healthyReturnVerdict({
+      ...base,
+      alerts: { known: false, reason: 'Alertmanager unreachable' },
+      now: back + 60 * s,
+    });
+    expect(verdict).toEqual({
+      kind: 'healthy',
+      message:
+        'healthy: Ready for 60 s; alerts unknown (Alertmanager unreachable): only Ready was checked',
+    });
+  });
+
+  it("sees the node's alerts through Rackside's silence, not through a person's, not inhibited ones", () => {
+    const mine = {
+      ...firing('A'),
+      status: {
+        state: 'suppressed' as const,
+        silencedBy: ['rs'],
+        inhibitedBy: [],
+      },
+    };
+    const person = {
+      ...firing('B'),
+      status: {
+        state: 'suppressed' as const,
+        silencedBy: ['p'],
+        inhibitedBy: [],
+      },
+    };
+    const inhibited = {
+      ...firing('C'),
+      status: {
+        state: 'suppressed' as const,
+        silencedBy: [],
+        inhibitedBy: ['x'],
+      },
+    };
+    const other = firing('D', 'worker-10');
+    const byInstance = {
+      ...firing('E'),
+      labels: { alertname: 'E', instance: 'worker-1:9100' },
+    };
+    const names = nodeAlertsFiring(
+      DEFAULT_NODE_ALERT_MATCHERS,
+      { name: 'worker-1' },
+      {
+        known: true,
+        alerts: [mine, person, inhibited, other, byInstance],
+        racksideSilenceIds: new Set(['rs']),
+      },
+    ).map(a => a.labels.alertname);
+    expect(names).toEqual(['A', 'E']);
+  });
+
+  it('the NodeMaintenance spec takes healthyReturn within its bounds', () => {
+    const spec = (healthyReturn: unknown) =>
+      nodeMaintenanceSpecSchema.safeParse({
+        nodeName: 'worker-1',
+        intent: 'reboot',
+        reason: 'kernel update',
+        healthyReturn,
+      });
+    const parsed = spec({});
+    expect(parsed.success && parsed.data.healthyReturn).toEqual({
+      healthyForSeconds: 60,
+      timeoutSeconds: 900,
+    });
+    expect(spec({ healthyForSeconds: 3601 }).success).toBe(false);
+    expect(spec({ timeoutSeconds: 59 }).success).toBe(false);
+    expect(spec({ healthyForSeconds: 1.5 }).success).toBe(false);
+  });
+});

@@ -1,0 +1,123 @@
+/*
+ * A return that proves health (docs/alerts.md, "A return that proves health"): a plan's
+ * step, or a single maintenance that asks for it, is done only after its node has been
+ * Ready for `healthyForSeconds` and, with Alertmanager configured, none of the node's alerts
+ * fires. An alert still firing is waited on; the step fails on it only past the timeout and
+ * once the return grace has passed since the node came back (the grace is tolerance, not a
+ * floor: a node without alerts is done after its Ready period). Rackside's own silence (held
+ * through the return grace) must not hide them, so they are judged through it.
+ *
+ * The operator decides with this function from fresh state at the moment it would end the
+ * step; the backend may show the same verdict.
+ */
+import {
+  alertMatchesNode,
+  renderAlertMatchers,
+  type AlertNode,
+} from './alertMatchers';
+import type { AlertSnapshot } from './alertGate';
+import { alertListText } from './alertGate';
+import { alertFires, type AlertState } from './racksideSilences';
+
+/** What the verdict reads. Times in ms since the epoch. */
+export interface HealthyReturnInput {
+  /** When the node came back (the check starts here; grace and timeout count from it). */
+  returnedAt: number;
+  /** Since when the node is Ready (its Ready condition's transition); undefined: not Ready now. */
+  readySince?: number;
+  now: number;
+  healthyForSeconds: number;
+  timeoutSeconds: number;
+  /** The return grace: alerts firing within it since returnedAt are waited out, never failed on. */
+  graceMs: number;
+  /**
+   * The node's alerts that fire (see {@link nodeAlertsFiring}); undefined: no Alertmanager
+   * configured, only the Ready part applies; unknown: judged as none firing.
+   */
+  alerts?:
+    | { known: true; firing: readonly AlertState[] }
+    | { known: false; reason: string };
+}
+
+export type HealthyReturnVerdict =
+  | { kind: 'healthy'; message: string }
+  /** Not yet: look again at `recheckAt` at the latest (alerts may resolve sooner). */
+  | { kind: 'waiting'; message: string; recheckAt: number; deadline: number }
+  | { kind: 'failed'; message: string };
+
+/** The node's alerts that fire for a healthy return: matched by the node's matchers, seen through Rackside's silences. */
+export function nodeAlertsFiring(
+  templates: readonly string[],
+  node: AlertNode,
+  snapshot: Extract<AlertSnapshot, { known: true }>,
+): AlertState[] {
+  const matchers = renderAlertMatchers(templates, node);
+  return snapshot.alerts.filter(
+    alert =>
+      alertMatchesNode(matchers, alert.labels) &&
+      alertFires(alert, snapshot.racksideSilenceIds, true),
+  );
+}
+
+/** Whether the return is healthy now, not yet, or failed (past the timeout). */
+export function healthyReturnVerdict(
+  input: HealthyReturnInput,
+): HealthyReturnVerdict {
+  const { returnedAt, now } = input;
+  // Alerts that fire while the node settles are waited out, never failed on, until the
+  // return grace has passed: a step fails no sooner than its grace ends.
+  const deadline = Math.max(
+    returnedAt + input.timeoutSeconds * 1000,
+    returnedAt + input.graceMs,
+  );
+  const healthyForMs = input.healthyForSeconds * 1000;
+  // Ready counts from the return at the earliest: a Ready condition that did not flip
+  // during a quick reboot is no proof of the time since.
+  const readyFrom =
+    input.readySince === undefined
+      ? undefined
+      : Math.max(input.readySince, returnedAt);
+  const readyAt =
+    readyFrom === undefined ? undefined : readyFrom + healthyForMs;
+  const problems: string[] = [];
+  const waits: number[] = [];
+  if (readyAt === undefined) {
+    problems.push('not Ready');
+  } else if (now < readyAt) {
+    // Stable words (no running count): the status is written only when they change.
+    problems.push(
+      `Ready since ${new Date(readyFrom!).toISOString()}, ${
+        input.healthyForSeconds
+      } s needed`,
+    );
+    waits.push(readyAt);
+  }
+  let note = '';
+  if (input.alerts?.known === false) {
+    note = `; alerts unknown (${input.alerts.reason}): only Ready was checked`;
+  } else if (input.alerts?.known === true && input.alerts.firing.length > 0) {
+    problems.push(`alerts firing: ${alertListText(input.alerts.firing)}`);
+  }
+  if (problems.length === 0) {
+    return {
+      kind: 'healthy',
+      message: `healthy: Ready for ${input.healthyForSeconds} s${
+        input.alerts?.known === true ? ', no alert firing' : ''
+      }${note}`,
+    };
+  }
+  if (now >= deadline) {
+    return {
+      kind: 'failed',
+      message: `not healthy ${
+        input.timeoutSeconds
+      } s after it came back: ${problems.join('; ')}${note}`,
+    };
+  }
+  return {
+    kind: 'waiting',
+    message: `healthy return: ${problems.join('; ')}${note}`,
+    recheckAt: Math.min(deadline, ...waits),
+    deadline,
+  };
+}
