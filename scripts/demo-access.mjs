@@ -150,6 +150,10 @@ fs.writeFileSync(
     `      caFile: ${rack.caFile}`,
     `      serviceAccountTokenFile: ${tokenFile}`,
     '      operatorNamespace: rackside-system',
+    // The rack's Alertmanager (docs/alerts.md): the same URL the operator is given.
+    ...(rack.alertmanager?.url
+      ? ['      alertmanager:', `        url: ${rack.alertmanager.url}`]
+      : []),
     '',
   ].join('\n'),
 );

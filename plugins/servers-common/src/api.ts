@@ -171,6 +171,10 @@ export interface MaintenanceAlerting {
   silenceIds: string[];
   until?: string;
   renewedAt?: string;
+  /** When Rackside expired the silences (the maintenance ended). */
+  expiredAt?: string;
+  /** When Alertmanager last could not be reached (absent after a success). */
+  failedAt?: string;
 }
 
 /** One Alertmanager alert of a node, as the portal shows it (docs/alerts.md, "In the portal"). */

@@ -113,6 +113,8 @@ function alertingOf(status: object): { alerting?: MaintenanceAlerting } {
       silenceIds: alerting.silenceIds.filter(id => typeof id === 'string'),
       ...(alerting.until ? { until: alerting.until } : {}),
       ...(alerting.renewedAt ? { renewedAt: alerting.renewedAt } : {}),
+      ...(alerting.expiredAt ? { expiredAt: alerting.expiredAt } : {}),
+      ...(alerting.failedAt ? { failedAt: alerting.failedAt } : {}),
     },
   };
 }

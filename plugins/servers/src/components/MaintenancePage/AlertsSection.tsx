@@ -87,11 +87,15 @@ export function AlertsSection(props: {
     <Section title="Alerts" testId="maintenance-alerts">
       {m.alerting ? (
         <Typography variant="body1" data-testid="maintenance-silence">
-          {`Silenced in Alertmanager until ${formatTime(m.alerting.until)}${
-            m.alerting.renewedAt
-              ? `, renewed at ${formatTime(m.alerting.renewedAt)}`
-              : ''
-          } (silence ${m.alerting.silenceIds.join(', ') || 'none'}).`}
+          {m.alerting.expiredAt
+            ? `Silence ${
+                m.alerting.silenceIds.join(', ') || 'none'
+              } expired at ${formatTime(m.alerting.expiredAt)}.`
+            : `Silenced in Alertmanager until ${formatTime(m.alerting.until)}${
+                m.alerting.renewedAt
+                  ? `, renewed at ${formatTime(m.alerting.renewedAt)}`
+                  : ''
+              } (silence ${m.alerting.silenceIds.join(', ') || 'none'}).`}
         </Typography>
       ) : (
         !condition && (
