@@ -19,6 +19,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   actWithReason,
+  apiAsSignedInUser,
   eventually,
   openServersPage,
   portalAndBrowser,
@@ -146,29 +147,45 @@ test(
       });
       ensureAlertingInCrd();
       const renewedAt = new Date().toISOString();
+      const writeAlerting = () =>
+        env.portal.kubectl(
+          'patch',
+          'nodemaintenance',
+          maintenance.metadata.name,
+          '--subresource=status',
+          '--type=merge',
+          '-p',
+          JSON.stringify({
+            status: {
+              alerting: { silenceIds: [silenceID], until, renewedAt },
+            },
+          }),
+        );
+      writeAlerting();
+      // The backend answers it (its watch cache has the status the apiserver kept).
+      const seen = [];
       await eventually(
-        'status.alerting is kept by the apiserver',
-        () => {
-          env.portal.kubectl(
-            'patch',
+        'the backend answers the maintenance with its status.alerting',
+        async () => {
+          const kept = env.portal.getJson(
             'nodemaintenance',
             maintenance.metadata.name,
-            '--subresource=status',
-            '--type=merge',
-            '-p',
-            JSON.stringify({
-              status: {
-                alerting: { silenceIds: [silenceID], until, renewedAt },
-              },
-            }),
+          ).status?.alerting;
+          const answer = await apiAsSignedInUser(
+            page,
+            'GET',
+            `/api/servers/clusters/plant-a/maintenances/${maintenance.metadata.name}`,
           );
-          return (
-            env.portal.getJson('nodemaintenance', maintenance.metadata.name)
-              .status?.alerting?.silenceIds?.[0] === silenceID
+          const answered = JSON.parse(answer.body).alerting;
+          seen.push(
+            `kube ${JSON.stringify(kept)} backend ${JSON.stringify(answered)}`,
           );
+          return answered?.silenceIds?.[0] === silenceID;
         },
         { timeoutMs: 30_000 },
-      );
+      ).catch(error => {
+        throw new Error(`${error.message}\n${seen.slice(-5).join('\n')}`);
+      });
 
       await page.goto(
         `${env.portal.baseUrl}/servers/maintenances/plant-a/${maintenance.metadata.name}`,

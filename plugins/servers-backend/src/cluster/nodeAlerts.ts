@@ -182,7 +182,7 @@ function mappingDigest(
 ): string {
   return JSON.stringify([
     stale,
-    [...byNode.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    [...byNode.entries()].sort(([a], [b]) => a.localeCompare(b, 'en')),
   ]);
 }
 

@@ -35,7 +35,7 @@ function stringList(value: unknown, name: string, max: number): string[] {
 /** Why a regular expression is refused, or undefined. */
 function regexError(pattern: string): string | undefined {
   try {
-    new RegExp(pattern);
+    RegExp(pattern);
     return undefined;
   } catch (error) {
     return `not a valid regular expression (${(error as Error).message})`;
