@@ -85,6 +85,9 @@ test(
   "a Servers row shows the node's firing alert; the maintenance page shows its silence",
   { timeout: 600_000 },
   async () => {
+    // First: a CRD change ends the apiserver's watches of its objects, which the backend's
+    // watch cache then opens again; done before anything the test waits for.
+    ensureAlertingInCrd();
     // As Prometheus would: the backend reads Alertmanager when the page reads the cluster.
     await alertmanager('/alerts', [
       {
@@ -145,7 +148,6 @@ test(
         createdBy: 'Rackside for user:default/guest',
         comment: `${REASON} [rackside.dev/maintenance ${maintenance.metadata.name} ${maintenance.metadata.uid}]`,
       });
-      ensureAlertingInCrd();
       const renewedAt = new Date().toISOString();
       const writeAlerting = () =>
         env.portal.kubectl(

@@ -22,7 +22,11 @@ import type {
 /** How often at most a cluster's Alertmanager is read (the design's 30 s). */
 export const ALERTS_REFRESH_MS = 30_000;
 
-/** A cluster's alerts as last read, mapped to its nodes. */
+/**
+ * A cluster's alerts as last read, mapped to its nodes.
+ *
+ * @public
+ */
 export interface ClusterAlerts {
   /** Each node's alerts (firing, silenced or inhibited); a node without any is absent. */
   byNode: ReadonlyMap<string, readonly ServerAlert[]>;
