@@ -242,7 +242,10 @@ describe('alerts from the rack’s Alertmanager', () => {
         });
     const critical = await gate({ severities: ['critical'] });
     expect(critical.status).toBe(200);
-    expect(critical.body.alerts).toMatchObject({ configured: true, known: true });
+    expect(critical.body.alerts).toMatchObject({
+      configured: true,
+      known: true,
+    });
     expect(
       critical.body.alerts.holding
         .map((a: Obj) => [a.alertname, a.nodes])

@@ -52,7 +52,9 @@ describe('parseAlertGateQuery', () => {
     ['{"matchers":["x=~\\"(\\""]}', /not a valid regular/],
     ['{"severities":"critical"}', /alertGate.severities must be a list/],
     [
-      JSON.stringify({ severities: Array.from({ length: 9 }, (_, i) => `s${i}`) }),
+      JSON.stringify({
+        severities: Array.from({ length: 9 }, (_, i) => `s${i}`),
+      }),
       /at most 8/,
     ],
     ['{"ignoreSilencedByRackside":"yes"}', /true or false/],
@@ -80,20 +82,32 @@ describe('alertGatePreview', () => {
       ],
     ]),
     alerts: [
-      alert('a', { alertname: 'NodeDown', node: 'worker-1', severity: 'critical' }),
-      alert('b', { alertname: 'NodeDown', node: 'worker-2', severity: 'warning' }, ['mine']),
-      alert('c', { alertname: 'Fan', node: 'worker-3', severity: 'critical' }, ['person']),
+      alert('a', {
+        alertname: 'NodeDown',
+        node: 'worker-1',
+        severity: 'critical',
+      }),
+      alert(
+        'b',
+        { alertname: 'NodeDown', node: 'worker-2', severity: 'warning' },
+        ['mine'],
+      ),
+      alert('c', { alertname: 'Fan', node: 'worker-3', severity: 'critical' }, [
+        'person',
+      ]),
     ],
     racksideSilenceIds: new Set(['mine']),
     readAt: '2026-01-01T00:00:00.000Z',
   };
 
   it('anchors the alertnames regex, filters by severity and matchers, and names the nodes', () => {
-    expect(
-      alertGatePreview({ alertnames: 'Node' }, known).holding,
-    ).toEqual([]);
+    expect(alertGatePreview({ alertnames: 'Node' }, known).holding).toEqual([]);
     const held = alertGatePreview(
-      { alertnames: 'Node.*', severities: ['critical'], matchers: ['node=~"worker-.*"'] },
+      {
+        alertnames: 'Node.*',
+        severities: ['critical'],
+        matchers: ['node=~"worker-.*"'],
+      },
       known,
     );
     expect(held).toMatchObject({ configured: true, known: true });
@@ -103,7 +117,9 @@ describe('alertGatePreview', () => {
   });
 
   it("looks through Rackside's own silences only when asked, never through a person's", () => {
-    expect(alertGatePreview({}, known).holding.map(a => a.fingerprint)).toEqual(['a']);
+    expect(alertGatePreview({}, known).holding.map(a => a.fingerprint)).toEqual(
+      ['a'],
+    );
     expect(
       alertGatePreview({ ignoreSilencedByRackside: false }, known).holding.map(
         a => a.fingerprint,
@@ -120,7 +136,11 @@ describe('alertGatePreview', () => {
     expect(
       alertGatePreview(
         {},
-        { byNode: new Map(), alerts: [], stale: { error: 'refused', since: '' } },
+        {
+          byNode: new Map(),
+          alerts: [],
+          stale: { error: 'refused', since: '' },
+        },
       ),
     ).toMatchObject({ configured: true, known: false, reason: 'refused' });
   });

@@ -329,9 +329,7 @@ describe('GET routes', () => {
     const list = await request(server).get(
       '/api/servers/clusters/plant-a/servers',
     );
-    expect(
-      list.body.items.map((s: any) => [s.name, s.alerts]),
-    ).toEqual([
+    expect(list.body.items.map((s: any) => [s.name, s.alerts])).toEqual([
       ['worker-1', { firing: 1, silenced: 0, highestSeverity: 'critical' }],
       ['worker-2', { firing: 0, silenced: 0 }],
     ]);

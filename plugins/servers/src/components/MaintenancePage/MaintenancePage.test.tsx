@@ -584,7 +584,7 @@ describe('MaintenancePage: alerts', () => {
     expect(alerts[1]).toHaveTextContent('silenced by a person');
   });
 
-  it("says why nothing is silenced when AlertsSilenced is False, and still shows the page when the alerts cannot be read", async () => {
+  it('says why nothing is silenced when AlertsSilenced is False, and still shows the page when the alerts cannot be read', async () => {
     const api = fakeServersApi(serverList([]));
     api.getMaintenance.mockResolvedValue(
       drainingMaintenance({

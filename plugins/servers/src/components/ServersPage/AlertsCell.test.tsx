@@ -61,9 +61,7 @@ describe('AlertsCell', () => {
     );
     const rows = await screen.findAllByTestId('server-row');
     expect(rows[0]).toHaveTextContent('1 firing · warning');
-    expect(
-      rows[1].querySelector('[data-testid="server-alerts"]'),
-    ).toBeNull();
+    expect(rows[1].querySelector('[data-testid="server-alerts"]')).toBeNull();
   });
 
   it('words a count without severity and tones below critical amber', () => {

@@ -85,9 +85,9 @@ describe('PlanDialog: the alert gate and the healthy return', () => {
     );
     const holding = await screen.findByTestId('plan-gate-alerts');
     expect(holding).toHaveTextContent('1 matching alert fires now');
-    expect(
-      within(holding).getByTestId('plan-gate-alert'),
-    ).toHaveTextContent('NodeDown · critical · worker-7');
+    expect(within(holding).getByTestId('plan-gate-alert')).toHaveTextContent(
+      'NodeDown · critical · worker-7',
+    );
 
     fireEvent.click(screen.getByTestId('plan-healthy-return'));
     fireEvent.change(screen.getByTestId('plan-healthy-for-seconds'), {
