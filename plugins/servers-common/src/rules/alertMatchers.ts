@@ -106,13 +106,9 @@ export function renderAlertMatchers(
 
 /** One matcher in Alertmanager's filter syntax (`name="value"`). */
 export function alertMatcherText(matcher: AlertMatcher): string {
-  const op = matcher.isRegex
-    ? matcher.isEqual
-      ? '=~'
-      : '!~'
-    : matcher.isEqual
-    ? '='
-    : '!=';
+  const regexOp = matcher.isEqual ? '=~' : '!~';
+  const plainOp = matcher.isEqual ? '=' : '!=';
+  const op = matcher.isRegex ? regexOp : plainOp;
   return `${matcher.name}${op}${JSON.stringify(matcher.value)}`;
 }
 
