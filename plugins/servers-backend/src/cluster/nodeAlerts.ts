@@ -6,10 +6,9 @@
  * open pages to fetch again. No timer runs while nobody reads.
  */
 import {
-  alertMatchesNode,
+  compileNodeAlertMatchers,
   isRacksideSilence,
   renderAlertMatchers,
-  type AlertMatcher,
   type ServerAlert,
   type ServerAlertSummary,
 } from '@rackside/plugin-servers-common';
@@ -153,22 +152,26 @@ export function mapAlertsToNodes(
 ): Map<string, ServerAlert[]> {
   const byNode = new Map<string, ServerAlert[]>();
   if (alerts.length === 0) return byNode;
-  const rendered: Array<[string, AlertMatcher[]]> = nodes.map(node => {
-    const name = node.metadata?.name ?? '';
-    return [
-      name,
-      renderAlertMatchers(templates, {
+  // Compiled once per node and read, not once per alert and node.
+  const rendered: Array<[string, (labels: Record<string, string>) => boolean]> =
+    nodes.map(node => {
+      const name = node.metadata?.name ?? '';
+      return [
         name,
-        labels: node.metadata?.labels,
-      }),
-    ];
-  });
+        compileNodeAlertMatchers(
+          renderAlertMatchers(templates, {
+            name,
+            labels: node.metadata?.labels,
+          }),
+        ),
+      ];
+    });
   for (const alert of alerts) {
     // An alert that has ended (resolved, kept by Alertmanager for a while) is not shown.
     if (alert.endsAt && Date.parse(alert.endsAt) <= nowMs) continue;
     let shown: ServerAlert | undefined;
-    for (const [name, matchers] of rendered) {
-      if (!alertMatchesNode(matchers, alert.labels)) continue;
+    for (const [name, matches] of rendered) {
+      if (!matches(alert.labels)) continue;
       shown ??= serverAlertOf(alert, racksideSilenceIds);
       let list = byNode.get(name);
       if (!list) byNode.set(name, (list = []));
