@@ -106,9 +106,13 @@ export function renderAlertMatchers(
 
 /** One matcher in Alertmanager's filter syntax (`name="value"`). */
 export function alertMatcherText(matcher: AlertMatcher): string {
-  const regexOp = matcher.isEqual ? '=~' : '!~';
-  const plainOp = matcher.isEqual ? '=' : '!=';
-  const op = matcher.isRegex ? regexOp : plainOp;
+  const op = matcher.isRegex
+    ? matcher.isEqual
+      ? '=~'
+      : '!~'
+    : matcher.isEqual
+    ? '='
+    : '!=';
   return `${matcher.name}${op}${JSON.stringify(matcher.value)}`;
 }
 
