@@ -34,6 +34,12 @@ export interface OperatorConfig {
   leaderElection: LeaderElectionConfig;
   /** How long a terminal NodeMaintenance or MachineReclaim is kept after it ended (ms). */
   retentionMs: number;
+  /** Each ServerBMC's health is read about this often (ms, jittered ±20 %). */
+  healthIntervalMs: number;
+  /** BMCs whose health is read at once, at most. */
+  healthConcurrency: number;
+  /** A full health reading (parts, logs, firmware) of a BMC at least this often (ms). */
+  healthFullIntervalMs: number;
   /** Log lines: JSON with a level (the default), or text for people. */
   logFormat: LogFormat;
   /** Lines below this level are dropped. */
@@ -159,6 +165,24 @@ const OPTIONS = [
     ['RACKSIDE_RETENTION'],
     '7d',
     'terminal NodeMaintenances and MachineReclaims are deleted this long after they ended',
+  ],
+  [
+    'health-interval',
+    ['RACKSIDE_HEALTH_INTERVAL'],
+    '15m',
+    "each ServerBMC's health is read about this often (jittered ±20 %; two requests unless something changed)",
+  ],
+  [
+    'health-concurrency',
+    ['RACKSIDE_HEALTH_CONCURRENCY'],
+    '4',
+    'BMCs whose health is read at once, at most',
+  ],
+  [
+    'health-full-interval',
+    ['RACKSIDE_HEALTH_FULL_INTERVAL'],
+    '12h',
+    "a BMC's parts, log entries and firmware are read in full at least this often",
   ],
   [
     'log-format',
@@ -490,6 +514,9 @@ export function readConfig(
     joinTimeoutSeconds: integer('join-timeout-seconds', 900),
     leaderElection,
     retentionMs: duration('retention', '7d'),
+    healthIntervalMs: duration('health-interval', '15m'),
+    healthConcurrency: integer('health-concurrency', 4),
+    healthFullIntervalMs: duration('health-full-interval', '12h'),
     logFormat: logFormat as LogFormat,
     logLevel: logLevel as LogLevel,
     planGateReads,

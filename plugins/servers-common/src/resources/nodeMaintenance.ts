@@ -28,6 +28,7 @@ import {
   withRules,
 } from './kube';
 import type { CrdDefinition } from './crd';
+import { bmcLogEntriesSchema, HEALTH_ROLLUPS } from './serverBmc';
 
 /** Where NodeMaintenance lives in the API. */
 export const nodeMaintenanceResource = resourceDescriptor({
@@ -335,6 +336,11 @@ const drainProgressSchema = z
   })
   .describe('Drain progress.');
 
+const hardwareReadingSchema = z.object({
+  rollup: z.enum(HEALTH_ROLLUPS),
+  readAt: timestampSchema,
+});
+
 const statusShape = {
   phase: z.enum(MAINTENANCE_PHASES).optional(),
   message: z
@@ -429,6 +435,22 @@ const statusShape = {
     .describe(
       'Phase transitions, oldest first; the oldest are dropped past 50.',
     ),
+  hardware: z
+    .object({
+      before: hardwareReadingSchema
+        .optional()
+        .describe('The health read when the maintenance started.'),
+      after: hardwareReadingSchema
+        .optional()
+        .describe('The health read when it ended.'),
+      logEntries: bmcLogEntriesSchema.describe(
+        "The BMC's log entries created between the two readings, newest first.",
+      ),
+    })
+    .optional()
+    .describe(
+      'What the BMC said at the start and the end of the maintenance (redfish servers only).',
+    ),
   observedGeneration: observedGenerationSchema,
 };
 
@@ -461,6 +483,10 @@ export type NodeMaintenancePreflight = z.infer<typeof preflightSchema>;
 export type NodeMaintenanceDrainOptions = z.infer<typeof drainOptionsSchema>;
 export type NodeMaintenanceDrainProgress = z.infer<typeof drainProgressSchema>;
 export type PowerVerbRecord = z.infer<typeof powerVerbRecordSchema>;
+/** `status.hardware` of a NodeMaintenance. */
+export type NodeMaintenanceHardware = NonNullable<
+  NodeMaintenanceStatus['hardware']
+>;
 export type NodeMaintenanceCondition = Condition<NodeMaintenanceConditionType>;
 
 export const nodeMaintenanceCrd: CrdDefinition = {
