@@ -175,7 +175,11 @@ describe('alerts, as a shown change', () => {
     expect(alertmanager.reads).toBe(1);
 
     alertmanager.alertList = [
-      alert('a', { alertname: 'NodeDown', node: 'worker-1', severity: 'critical' }),
+      alert('a', {
+        alertname: 'NodeDown',
+        node: 'worker-1',
+        severity: 'critical',
+      }),
     ];
     // Within 30 s: no read, the same rows, no signal.
     await jest.advanceTimersByTimeAsync(20_000);
@@ -206,7 +210,11 @@ describe('alerts, as a shown change', () => {
 
   it('the same alerts again, or an alert of no node, send no signal and keep the entity tag', async () => {
     alertmanager.alertList = [
-      alert('a', { alertname: 'NodeDown', node: 'worker-1', severity: 'critical' }),
+      alert('a', {
+        alertname: 'NodeDown',
+        node: 'worker-1',
+        severity: 'critical',
+      }),
     ];
     await jest.advanceTimersByTimeAsync(30_000);
     await rows();
