@@ -309,6 +309,11 @@ export async function startPortal(opts = {}) {
 
     log('starting the operator');
     const operatorLog = path.join(logs, 'operator.log');
+    // The rack's Alertmanager: the operator silences a node in maintenance and gates plans
+    // on it (docs/alerts.md), as the demo does.
+    const alertmanagerUrl = JSON.parse(
+      fs.readFileSync(path.join(rackDir, 'rack.json'), 'utf8'),
+    ).alertmanager?.url;
     const webhookPort = 19443 + (rackNet % 100);
     const webhookCa = path.join(rackDir, 'webhook-ca.crt');
     const operator = spawnPackage('packages/operator', [], {
@@ -323,6 +328,9 @@ export async function startPortal(opts = {}) {
         RACKSIDE_OPERATOR_WEBHOOK_PORT: String(webhookPort),
         RACKSIDE_OPERATOR_WEBHOOK_HOST: '127.0.0.1',
         RACKSIDE_OPERATOR_WEBHOOK_CA_OUT: webhookCa,
+        ...(alertmanagerUrl
+          ? { RACKSIDE_ALERTMANAGER_URL: alertmanagerUrl }
+          : {}),
       },
       logFile: operatorLog,
     });

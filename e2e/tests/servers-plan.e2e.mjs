@@ -145,6 +145,9 @@ test(
       const submit = dialog.getByRole('button', {
         name: 'Start rolling reboot',
       });
+      // Every step waits for a healthy return (60 s Ready by default); this plan asks 5 s.
+      await dialog.getByTestId('plan-healthy-return').check();
+      await dialog.getByTestId('plan-healthy-for-seconds').fill('5');
       await dialog.getByTestId('plan-reason').fill(REASON);
       await dialog.getByLabel('I have reviewed this impact').check();
       assert.equal(
@@ -201,6 +204,7 @@ test(
       assert.equal(plan.status.phase, 'Complete');
       assert.equal(plan.spec.requestedBy, 'user:default/guest');
       assert.deepEqual(plan.spec.nodes, NODES);
+      assert.equal(plan.spec.healthyReturn?.healthyForSeconds, 5);
       const ofPlan = getJson('nodemaintenances').items.filter(m =>
         (m.metadata.ownerReferences ?? []).some(
           r => r.kind === 'MaintenancePlan' && r.name === planName,

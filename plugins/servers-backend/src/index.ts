@@ -17,6 +17,7 @@ export type {
   NewMaintenance,
   RequestFlagName,
 } from './cluster/types';
+export type { ClusterAlerts } from './cluster/nodeAlerts';
 export {
   machinesRegistryServiceRef,
   staticMachinesRegistry,

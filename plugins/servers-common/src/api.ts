@@ -16,7 +16,12 @@ import type {
   MaintenanceIntent,
   MaintenancePhase,
 } from './rules/quorum';
-import type { NodeMaintenanceSpec, NodeMaintenanceStatus } from './resources';
+import type {
+  NodeMaintenanceAlerting,
+  NodeMaintenanceSpec,
+  NodeMaintenanceStatus,
+} from './resources';
+import type { AlertGateInput } from './rules/alertGate';
 import type {
   ServerSortDirection,
   ServerSortKey,
@@ -158,6 +163,82 @@ export interface MaintenanceResponse {
   poweredOffAt?: string;
   /** When the channel accepted the power-on. */
   powerOnSentAt?: string;
+  /** The silence the operator holds on the node's alerts (docs/alerts.md); absent: none. */
+  alerting?: MaintenanceAlerting;
+}
+
+/**
+ * `status.alerting` of a NodeMaintenance: the Alertmanager silences the operator holds on
+ * the node's alerts while the maintenance is open, and until when.
+ */
+export type MaintenanceAlerting = NodeMaintenanceAlerting;
+
+/** One Alertmanager alert of a node, as the portal shows it (docs/alerts.md, "In the portal"). */
+export interface ServerAlert {
+  /** Alertmanager's fingerprint: one alert, however many nodes it belongs to. */
+  fingerprint: string;
+  alertname: string;
+  severity?: string;
+  /**
+   * firing: active (or not yet judged by Alertmanager); silenced: a silence holds it;
+   * inhibited: another firing alert covers it.
+   */
+  state: 'firing' | 'silenced' | 'inhibited';
+  /**
+   * Silenced ones only: true when every silence on it is Rackside's (a maintenance's), false
+   * when a person's silence holds it; absent when the silences could not be read.
+   */
+  silencedByRackside?: boolean;
+  /** The ids of the silences that hold it. */
+  silencedBy: string[];
+  startsAt: string;
+  /** The `summary` annotation. */
+  summary?: string;
+  labels: Record<string, string>;
+}
+
+/** What a row shows of a node's alerts. */
+export interface ServerAlertSummary {
+  firing: number;
+  silenced: number;
+  /** The highest severity among the firing ones. */
+  highestSeverity?: string;
+  /** The last read of Alertmanager failed: these counts are from the read before. */
+  stale?: boolean;
+}
+
+/**
+ * A plan's alert gate as the dialog asks it and the pre-flight query carries it (JSON in
+ * `alertGate`): the shape of the request body's `gates.alerts`.
+ */
+export type PlanAlertGateInput = AlertGateInput;
+
+/**
+ * What a plan pre-flight says of the alert gate asked with it (`alertGate`): the alerts that
+ * would hold the gate now. Unknown (no Alertmanager, or it could not be read) does not hold.
+ */
+export interface PlanPreflightAlerts {
+  configured: boolean;
+  /** false: the alerts are unknown (`reason`), and the gate would not hold. */
+  known: boolean;
+  reason?: string;
+  /** The alerts that would hold the gate, each with the nodes it belongs to (maybe none). */
+  holding: Array<ServerAlert & { nodes: string[] }>;
+  /** When Alertmanager was read (at most 30 s before the pre-flight). */
+  readAt?: string;
+}
+
+/** `GET /clusters/:cluster/servers/:node/alerts`. */
+export interface ServerAlertsResponse {
+  cluster: string;
+  node: string;
+  /** Whether the cluster has an Alertmanager configured; false: no alerts are read. */
+  configured: boolean;
+  items: ServerAlert[];
+  /** When Alertmanager was last read successfully. */
+  readAt?: string;
+  /** The last read failed: the items are from the read before (or none). */
+  stale?: { error: string; since: string };
 }
 
 /** `GET /clusters/:cluster/maintenances`. */
@@ -180,6 +261,8 @@ export interface ServerFields {
   maintenance?: MaintenanceResponse;
   /** The power verbs the channel offers for this node. */
   powerVerbs: PowerVerb[];
+  /** The node's Alertmanager alerts; absent when the cluster has no Alertmanager configured. */
+  alerts?: ServerAlertSummary;
 }
 
 /** A server as the detail route answers it: every action, offered or not, and why. */

@@ -3,7 +3,11 @@
  * with their per-node progress, and the plan pre-flight (per node, per step, the
  * estimate) with the token that binds it.
  */
-import type { PreflightResponse, PreflightQuorumEffect } from './api';
+import type {
+  PlanPreflightAlerts,
+  PreflightResponse,
+  PreflightQuorumEffect,
+} from './api';
 import type {
   LabelSelector,
   PlanCounts,
@@ -155,6 +159,8 @@ export interface PlanPreflightResponse {
   canProceed: boolean;
   /** Each names its node. */
   blockers: string[];
+  /** Only when the pre-flight was asked with an alert gate: what would hold it now. */
+  alerts?: PlanPreflightAlerts;
   token: string;
 }
 

@@ -26,6 +26,8 @@ import {
   type RawKubeObject,
   type WatchCache,
   type WatchTransport,
+  AlertmanagerClient,
+  type AlertmanagerApi,
 } from '@rackside/plugin-servers-node';
 import { powerAdvertisementOf } from '@rackside/plugin-servers-common';
 import type {
@@ -40,7 +42,8 @@ import type {
 } from './types';
 import { waitForFirstSync } from './cacheSync';
 import { PlanPodCache } from '../plans/planPodCache';
-import { snapshotOf } from '../servers/view';
+import { alertsKeyOf, snapshotOf } from '../servers/view';
+import { NodeAlertsReader, type ClusterAlerts } from './nodeAlerts';
 
 /** Options of {@link KubeClusterState} beyond the cluster and the logger. */
 export interface KubeClusterStateOptions {
@@ -55,6 +58,8 @@ export interface KubeClusterStateOptions {
   changedDelayMs?: number;
   /** How long plan pre-flights' pod cache stays after the last one (default 10 min). */
   planPodCacheIdleMs?: number;
+  /** Replaces the cluster's Alertmanager client (tests); used only when alerting is configured. */
+  alertmanager?: AlertmanagerApi;
 }
 
 /** What a row shows of a maintenance: a status write that changes none of it is no change. */
@@ -94,6 +99,8 @@ export class KubeClusterState implements ClusterState {
   private readonly planClient: ResourceClient<any>;
   private readonly core: CoreClient;
   private readonly planPods: PlanPodCache;
+  private readonly nodeAlerts: NodeAlertsReader | undefined;
+  private readonly alertmanagerClient: AlertmanagerClient | undefined;
 
   private ownChanges = 0;
   private readonly listeners = new Set<() => void>();
@@ -185,7 +192,32 @@ export class KubeClusterState implements ClusterState {
     this.core = new CoreClient(kubeConfig, {
       fieldManager: 'rackside-backstage',
     });
+    if (cluster.alerting) {
+      const { url, caData, token, tokenFile, matchers } = cluster.alerting;
+      this.alertmanagerClient = options.alertmanager
+        ? undefined
+        : new AlertmanagerClient({ url, caData, token, tokenFile });
+      this.nodeAlerts = new NodeAlertsReader({
+        api: options.alertmanager ?? this.alertmanagerClient!,
+        matchers,
+        nodes: () => this.nodes(),
+        // A new mapping is a shown change: the rows' keys and the generation move.
+        onChange: () => {
+          this.ownChanges++;
+          this.notifySoon();
+        },
+        onError: error =>
+          log.warn(
+            `could not read the alerts of cluster ${cluster.name}: ${error}`,
+          ),
+      });
+    }
     this.judgeChanges();
+  }
+
+  /** Each node's alerts, read at most every 30 s (`cluster/nodeAlerts.ts`). */
+  async alerts(): Promise<ClusterAlerts | undefined> {
+    return this.nodeAlerts?.read();
   }
 
   /**
@@ -241,6 +273,8 @@ export class KubeClusterState implements ClusterState {
    * each node's open maintenance, and each row's key (what the row is made of).
    */
   async snapshot(): Promise<KeyedSnapshot> {
+    // First: a refresh that changes the mapping moves the generation read next.
+    await this.nodeAlerts?.read();
     const generation = this.generation;
     if (this.cachedSnapshot?.generation !== generation) {
       const snapshot = this.deriveSnapshot();
@@ -256,13 +290,21 @@ export class KubeClusterState implements ClusterState {
 
   private async deriveSnapshot(): Promise<KeyedSnapshot> {
     const generation = this.generation;
-    const [nodes, maintenances, powerProvider, bmcNodes] = await Promise.all([
-      this.nodes(),
-      this.maintenances(),
-      this.powerProvider(),
-      this.serverBmcNodes(),
-    ]);
-    const snap = snapshotOf(nodes, maintenances, powerProvider, bmcNodes);
+    const [nodes, maintenances, powerProvider, bmcNodes, alerts] =
+      await Promise.all([
+        this.nodes(),
+        this.maintenances(),
+        this.powerProvider(),
+        this.serverBmcNodes(),
+        this.alerts(),
+      ]);
+    const snap = snapshotOf(
+      nodes,
+      maintenances,
+      powerProvider,
+      bmcNodes,
+      alerts,
+    );
     const digests = new Map<MaintenanceObject, string>();
     const rowKeys = new Map<string, string>();
     for (const entry of this.nodeCache.entries()) {
@@ -275,7 +317,9 @@ export class KubeClusterState implements ClusterState {
       }
       rowKeys.set(
         name,
-        `${entry.digest}|${activeKey}|${snap.bmcNodes.has(name) ? 'bmc' : ''}`,
+        `${entry.digest}|${activeKey}|${
+          snap.bmcNodes.has(name) ? 'bmc' : ''
+        }|${alertsKeyOf(snap, name)}`,
       );
     }
     return { ...snap, generation, rowKeys };
@@ -438,6 +482,7 @@ export class KubeClusterState implements ClusterState {
       this.bmcCache.stop(),
       this.planCache.stop(),
       this.planPods.stop(),
+      this.alertmanagerClient?.close(),
     ]);
   }
 }

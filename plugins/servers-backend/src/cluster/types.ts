@@ -17,6 +17,7 @@ import type {
   PodDisruptionBudgetObject,
   PodObject,
 } from '@rackside/plugin-servers-node';
+import type { ClusterAlerts } from './nodeAlerts';
 
 /** Everything a request needs to know about a cluster, read once. */
 export interface ClusterSnapshot {
@@ -31,6 +32,8 @@ export interface ClusterSnapshot {
   powerProvider?: PowerProvider;
   /** Nodes that have a ServerBMC (a BMC channel reaches only these). */
   bmcNodes: ReadonlySet<string>;
+  /** Each node's Alertmanager alerts; absent when the cluster has no Alertmanager configured. */
+  alerts?: ClusterAlerts;
 }
 
 /**
@@ -171,6 +174,11 @@ export interface ClusterState {
     name: string,
     change: (current: PlanObject) => PlanObject['spec'],
   ): Promise<PlanObject>;
+  /**
+   * Each node's Alertmanager alerts (`cluster/nodeAlerts.ts`: read at most every 30 s,
+   * shared by every request); absent or undefined when no Alertmanager is configured.
+   */
+  alerts?(): Promise<ClusterAlerts | undefined>;
   /**
    * Calls `listener` when something a page shows changed (never for a heartbeat);
    * returns unsubscribe.

@@ -14,6 +14,7 @@ import {
   type PlanPreflightResponse,
   type PlanResponse,
 } from '@rackside/plugin-servers-common';
+import { alertGatePreview } from './alertGatePreview';
 import { clusterOr404 } from '../cluster/clusterRegistry';
 import type { UserCredentials } from '../servers/ServersService';
 import { clusterSnapshot } from '../servers/view';
@@ -117,7 +118,11 @@ export class DefaultPlansService implements PlansService {
       maxParallel,
       query.options,
     );
-    return signPlanPreflight(this.ctx.preflightTokens, impact, user);
+    // Not bound by the token: alerts come and go, the gate reads them afresh at each step.
+    const withAlerts = query.alertGate
+      ? { ...impact, alerts: alertGatePreview(query.alertGate, snap.alerts) }
+      : impact;
+    return signPlanPreflight(this.ctx.preflightTokens, withAlerts, user);
   }
 
   async createPlan(

@@ -21,6 +21,7 @@ import {
 } from '@rackside/plugin-servers-common';
 import crypto from 'node:crypto';
 import type { ClusterState } from '../cluster/types';
+import { parseAlertGateQuery, type AlertGateQuery } from './alertGatePreview';
 import type { ServerReadScope } from '../servers/access';
 import { currentImpacts } from '../servers/impact';
 import {
@@ -86,6 +87,8 @@ export interface PlanPreflightQuery {
   nodes: string[];
   maxParallel?: number;
   options: PreflightOptions;
+  /** The alert gate the plan would carry: the pre-flight says what would hold it now. */
+  alertGate?: AlertGateQuery;
 }
 
 /**
@@ -320,6 +323,7 @@ export function parsePlanPreflightQuery(
     intent: String(query.intent ?? ''),
     nodes,
     maxParallel,
+    alertGate: parseAlertGateQuery(query.alertGate),
     options: {
       deleteEmptyDirData: flag(query.deleteEmptyDirData, 'deleteEmptyDirData'),
       force: flag(query.force, 'force'),

@@ -14,6 +14,7 @@ import type {
   MaintenanceResponse,
   PreflightResponse,
   ServerListResponse,
+  ServerAlertsResponse,
   ServerResponse,
 } from '@rackside/plugin-servers-common';
 import type { Request } from 'express';
@@ -88,6 +89,20 @@ export class AuditedServersService implements ServersService {
   ): Promise<ServerResponse> {
     return this.read(credentials, call, { read: 'server', cluster, node }, () =>
       this.inner.getServer(credentials, cluster, node, call),
+    );
+  }
+
+  getServerAlerts(
+    credentials: BackstageCredentials,
+    cluster: string,
+    node: string,
+    call?: CallContext,
+  ): Promise<ServerAlertsResponse> {
+    return this.read(
+      credentials,
+      call,
+      { read: 'server-alerts', cluster, node },
+      () => this.inner.getServerAlerts(credentials, cluster, node, call),
     );
   }
 

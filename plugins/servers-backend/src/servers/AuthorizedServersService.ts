@@ -14,6 +14,7 @@ import {
   type MaintenanceResponse,
   type PreflightResponse,
   type ServerListResponse,
+  type ServerAlertsResponse,
   type ServerResponse,
 } from '@rackside/plugin-servers-common';
 import { clusterOr404 } from '../cluster/clusterRegistry';
@@ -114,6 +115,20 @@ export class AuthorizedServersService implements ServersService {
       clusterName,
       nodeName,
       await this.listGrant(credentials, clusterName, call),
+    );
+  }
+
+  async getServerAlerts(
+    credentials: BackstageCredentials,
+    clusterName: string,
+    nodeName: string,
+    call?: CallContext,
+  ): Promise<ServerAlertsResponse> {
+    return this.inner.getServerAlerts(
+      credentials,
+      clusterName,
+      nodeName,
+      await this.readGrant(credentials, clusterName, call),
     );
   }
 

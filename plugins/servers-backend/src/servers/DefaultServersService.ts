@@ -19,6 +19,7 @@ import {
   type MaintenanceResponse,
   type PreflightResponse,
   type ServerListResponse,
+  type ServerAlertsResponse,
   type ServerResponse,
 } from '@rackside/plugin-servers-common';
 import { clusterOr404 } from '../cluster/clusterRegistry';
@@ -226,6 +227,28 @@ export class DefaultServersService implements ServersService {
     return serverView(cluster.name, node, snap, action =>
       decisions.allowed(node, action),
     );
+  }
+
+  async getServerAlerts(
+    _credentials: BackstageCredentials,
+    clusterName: string,
+    nodeName: string,
+    call?: CallContext,
+  ): Promise<ServerAlertsResponse> {
+    const cluster = clusterOr404(this.options.clusters, clusterName);
+    const { scope } = grantOf(call);
+    const snap = await clusterSnapshot(cluster);
+    // Hidden and absent are the same 404.
+    visibleNode(snap, cluster.name, nodeName, scope.filter);
+    const alerts = snap.alerts;
+    return {
+      cluster: cluster.name,
+      node: nodeName,
+      configured: alerts !== undefined,
+      items: [...(alerts?.byNode.get(nodeName) ?? [])],
+      ...(alerts?.readAt ? { readAt: alerts.readAt } : {}),
+      ...(alerts?.stale ? { stale: alerts.stale } : {}),
+    };
   }
 
   async listMaintenances(

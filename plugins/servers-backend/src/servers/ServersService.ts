@@ -22,6 +22,7 @@ import type {
   PreflightResponse,
   ServerAction,
   ServerListResponse,
+  ServerAlertsResponse,
   ServerResponse,
 } from '@rackside/plugin-servers-common';
 import type { Request } from 'express';
@@ -109,6 +110,14 @@ export interface ServersService {
     node: string,
     call?: CallContext,
   ): Promise<ServerResponse>;
+
+  /** The Alertmanager alerts of a server the caller may read (docs/alerts.md). */
+  getServerAlerts(
+    credentials: BackstageCredentials,
+    cluster: string,
+    node: string,
+    call?: CallContext,
+  ): Promise<ServerAlertsResponse>;
 
   /** The maintenances of the servers the caller may read, newest first. */
   listMaintenances(

@@ -252,6 +252,7 @@ describe('GET routes', () => {
       '/api/servers/clusters',
       '/api/servers/clusters/plant-a/servers',
       '/api/servers/clusters/plant-a/servers/worker-1',
+      '/api/servers/clusters/plant-a/servers/worker-1/alerts',
       '/api/servers/clusters/plant-a/maintenances',
     ]) {
       expect((await request(server).get(path)).status).toBe(403);
@@ -288,6 +289,85 @@ describe('GET routes', () => {
       node: 'worker-1',
     });
     expect(reads[1].meta).toMatchObject({ action: 'drain', outcome: 'denied' });
+  });
+
+  it("answers a node's alerts only to whoever may read it, hidden like absent (404), audited", async () => {
+    const cluster = rack();
+    const down = {
+      fingerprint: 'f1',
+      alertname: 'NodeDown',
+      severity: 'critical',
+      state: 'firing' as const,
+      silencedBy: [],
+      startsAt: '2026-01-01T00:00:00.000Z',
+      labels: { alertname: 'NodeDown', node: 'worker-1' },
+    };
+    cluster.alertsState = {
+      byNode: new Map([['worker-1', [down]]]),
+      alerts: [],
+      readAt: '2026-01-01T00:01:00.000Z',
+    };
+    const { server, events } = await start(cluster, {
+      read: {
+        result: AuthorizeResult.CONDITIONAL,
+        pluginId: 'servers',
+        resourceType: 'server',
+        conditions: serverConditions.hasLabel({ label: 'zone' }),
+      } as PolicyDecision,
+    });
+    const res = await request(server).get(
+      '/api/servers/clusters/plant-a/servers/worker-1/alerts',
+    );
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      cluster: 'plant-a',
+      node: 'worker-1',
+      configured: true,
+      items: [down],
+      readAt: '2026-01-01T00:01:00.000Z',
+    });
+    const list = await request(server).get(
+      '/api/servers/clusters/plant-a/servers',
+    );
+    expect(list.body.items.map((s: any) => [s.name, s.alerts])).toEqual([
+      ['worker-1', { firing: 1, silenced: 0, highestSeverity: 'critical' }],
+      ['worker-2', { firing: 0, silenced: 0 }],
+    ]);
+    for (const hidden of ['cp-1', 'no-such-node']) {
+      expect(
+        (
+          await request(server).get(
+            `/api/servers/clusters/plant-a/servers/${hidden}/alerts`,
+          )
+        ).status,
+      ).toBe(404);
+    }
+    expect(
+      events
+        .filter(e => e.options.meta.read === 'server-alerts')
+        .map(e => [e.options.meta.node, e.outcome]),
+    ).toEqual([
+      ['worker-1', 'success'],
+      ['cp-1', 'fail'],
+      ['no-such-node', 'fail'],
+    ]);
+  });
+
+  it('answers configured: false and no alerts field without an Alertmanager', async () => {
+    const { server } = await start(rack());
+    const res = await request(server).get(
+      '/api/servers/clusters/plant-a/servers/worker-1/alerts',
+    );
+    expect(res.body).toEqual({
+      cluster: 'plant-a',
+      node: 'worker-1',
+      configured: false,
+      items: [],
+    });
+    const one = await request(server).get(
+      '/api/servers/clusters/plant-a/servers/worker-1',
+    );
+    expect(one.body.alerts).toBeUndefined();
   });
 
   it('answers one server, 404 for unknown cluster or node', async () => {

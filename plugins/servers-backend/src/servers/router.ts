@@ -82,6 +82,18 @@ export async function createRouter(
     );
   });
 
+  router.get('/clusters/:cluster/servers/:node/alerts', async (req, res) => {
+    const credentials = await httpAuth.credentials(req);
+    res.json(
+      await service.getServerAlerts(
+        credentials,
+        req.params.cluster,
+        req.params.node,
+        { request: req },
+      ),
+    );
+  });
+
   router.get('/clusters/:cluster/maintenances', async (req, res) => {
     const credentials = await httpAuth.credentials(req);
     const node =

@@ -26,7 +26,12 @@ import {
   type PreparedJson,
 } from './ServerListCache';
 import type { KeyedSnapshot } from '../cluster/types';
-import { phaseOf, serverListItem, type ClusterSnapshot } from './view';
+import {
+  alertsKeyOf,
+  phaseOf,
+  serverListItem,
+  type ClusterSnapshot,
+} from './view';
 
 /** A windowed list request: `?limit=&continue=&filter=&sort=&direction=`. */
 export interface ServerListQuery {
@@ -224,7 +229,7 @@ export class ServerLists {
         key = versions.every(v => v !== undefined)
           ? `${versions.join('|')}|${active?.metadata.name ?? ''}|${
               snap.bmcNodes.has(name) ? 'bmc' : ''
-            }`
+            }|${alertsKeyOf(snap, name)}`
           : undefined;
       }
       return {

@@ -30,8 +30,10 @@ import {
   type ServerFields,
   type ServerListItem,
   type ServerResponse,
+  type ServerAlertSummary,
 } from '@rackside/plugin-servers-common';
 import type { NodeObject, ServerResource } from '@rackside/plugin-servers-node';
+import { alertSummaryOf, type ClusterAlerts } from '../cluster/nodeAlerts';
 import type {
   ClusterSnapshot,
   ClusterState,
@@ -94,6 +96,7 @@ export function maintenanceView(m: MaintenanceObject): MaintenanceResponse {
     rebootSentAt: status.rebootSentAt,
     poweredOffAt: status.poweredOffAt,
     powerOnSentAt: status.powerOnSentAt,
+    alerting: status.alerting,
   };
 }
 
@@ -106,6 +109,7 @@ export function snapshotOf(
   maintenances: MaintenanceObject[],
   powerProvider: PowerProvider | undefined,
   bmcNodes: Iterable<string> = [],
+  alerts?: ClusterAlerts,
 ): ClusterSnapshot {
   const facts = nodes.map(n => nodeFactsFromNode(n));
   const activeByNode = openMaintenanceByNode(maintenances);
@@ -122,7 +126,26 @@ export function snapshotOf(
     derivation: deriveQuorum(facts, quorumMaintenances(maintenances)),
     powerProvider,
     bmcNodes: new Set(bmcNodes),
+    ...(alerts ? { alerts } : {}),
   };
+}
+
+/** A row's alert summary; undefined when the cluster has no Alertmanager configured. */
+export function alertSummaryOfNode(
+  snapshot: ClusterSnapshot,
+  name: string,
+): ServerAlertSummary | undefined {
+  if (!snapshot.alerts) return undefined;
+  return alertSummaryOf(
+    snapshot.alerts.byNode.get(name),
+    snapshot.alerts.stale !== undefined,
+  );
+}
+
+/** What a row's key takes of its alerts: the summary the row shows. */
+export function alertsKeyOf(snapshot: ClusterSnapshot, name: string): string {
+  const summary = alertSummaryOfNode(snapshot, name);
+  return summary ? JSON.stringify(summary) : '';
 }
 
 /** The node named `name`, or 404. */
@@ -170,13 +193,15 @@ export async function clusterSnapshot(
   cluster: ClusterState,
 ): Promise<ClusterSnapshot> {
   if (cluster.snapshot) return cluster.snapshot();
-  const [nodes, maintenances, powerProvider, bmcNodes] = await Promise.all([
-    cluster.nodes(),
-    cluster.maintenances(),
-    cluster.powerProvider(),
-    cluster.serverBmcNodes(),
-  ]);
-  return snapshotOf(nodes, maintenances, powerProvider, bmcNodes);
+  const [nodes, maintenances, powerProvider, bmcNodes, alerts] =
+    await Promise.all([
+      cluster.nodes(),
+      cluster.maintenances(),
+      cluster.powerProvider(),
+      cluster.serverBmcNodes(),
+      cluster.alerts?.(),
+    ]);
+  return snapshotOf(nodes, maintenances, powerProvider, bmcNodes, alerts);
 }
 
 /** Whether a power verb may be asked for this node: servers-common's capability rule. */
@@ -294,6 +319,8 @@ function serverBase(
       verb => powerCheck(snapshot, verb, facts).ok,
     ),
   };
+  const alerts = alertSummaryOfNode(snapshot, facts.name);
+  if (alerts) fields.alerts = alerts;
   return { facts, active, fields };
 }
 

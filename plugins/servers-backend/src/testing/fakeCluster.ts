@@ -16,6 +16,7 @@ import type {
   PlanObject,
   RequestFlagName,
 } from '../cluster/types';
+import type { ClusterAlerts } from '../cluster/nodeAlerts';
 
 export function fakeNode(
   name: string,
@@ -71,6 +72,13 @@ export class FakeCluster implements ClusterState {
     public provider?: PowerProvider,
     readonly title: string = name,
   ) {}
+
+  /** The alerts `alerts()` answers; undefined: no Alertmanager configured. */
+  alertsState?: ClusterAlerts;
+
+  async alerts(): Promise<ClusterAlerts | undefined> {
+    return this.alertsState;
+  }
 
   /** Plans created and plan spec updates, in order. */
   readonly createdPlans: NewPlan[] = [];

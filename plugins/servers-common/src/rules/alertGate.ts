@@ -141,11 +141,11 @@ export function alertMatchesGate(
 }
 
 /** The alerts that hold the gate now: they match it and fire as the gate sees them. */
-export function alertsHoldingGate(
+export function alertsHoldingGate<A extends AlertState>(
   gate: AlertGateInput,
-  alerts: readonly AlertState[],
+  alerts: readonly A[],
   racksideSilenceIds: ReadonlySet<string>,
-): AlertState[] {
+): A[] {
   const compiled = compileAlertGate(gate);
   return alerts.filter(
     alert =>

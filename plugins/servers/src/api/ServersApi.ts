@@ -4,6 +4,7 @@ import type {
   ActionResponse,
   ClusterSummaryResponse,
   MaintenanceResponse,
+  PlanAlertGateInput,
   PlanControl,
   PlanCreatedResponse,
   PlanRenewBody,
@@ -16,6 +17,7 @@ import type {
   PreflightAction,
   PreflightResponse,
   ServerAction,
+  ServerAlertsResponse,
   ServerListResponse,
   ServerListWindowQuery,
   ServerListWindowResponse,
@@ -49,6 +51,8 @@ export interface ServersApi {
    * not, and why. A server the user may not read is a 404, as an absent one.
    */
   getServer(cluster: string, node: string): Promise<ServerResponse>;
+  /** `GET /clusters/:cluster/servers/:node/alerts`: the node's Alertmanager alerts. */
+  getServerAlerts(cluster: string, node: string): Promise<ServerAlertsResponse>;
   /** `GET /clusters/:cluster/maintenances[?node=]`, newest first. */
   listMaintenances(
     cluster: string,
@@ -96,6 +100,8 @@ export interface ServersApi {
       intent: PlanRequestBody['intent'];
       nodes: string[];
       maxParallel?: number;
+      /** The plan's `gates.alerts`: the answer's `alerts` say what would hold it now. */
+      alertGate?: PlanAlertGateInput;
     } & PreflightOptions,
   ): Promise<PlanPreflightResponse>;
   /**

@@ -7,6 +7,7 @@ import type {
   ClusterSummaryResponse,
   MaintenanceListResponse,
   MaintenanceResponse,
+  PlanAlertGateInput,
   PlanControl,
   PlanCreatedResponse,
   PlanRenewBody,
@@ -19,6 +20,7 @@ import type {
   PreflightAction,
   PreflightResponse,
   ServerAction,
+  ServerAlertsResponse,
   ServerListResponse,
   ServerListWindowQuery,
   ServerListWindowResponse,
@@ -70,6 +72,15 @@ export class ServersClient implements ServersApi {
 
   getServer(cluster: string, node: string): Promise<ServerResponse> {
     return this.http.get(`/clusters/${enc(cluster)}/servers/${enc(node)}`);
+  }
+
+  getServerAlerts(
+    cluster: string,
+    node: string,
+  ): Promise<ServerAlertsResponse> {
+    return this.http.get(
+      `/clusters/${enc(cluster)}/servers/${enc(node)}/alerts`,
+    );
   }
 
   async listMaintenances(
@@ -139,6 +150,7 @@ export class ServersClient implements ServersApi {
       intent: PlanRequestBody['intent'];
       nodes: string[];
       maxParallel?: number;
+      alertGate?: PlanAlertGateInput;
     } & PreflightOptions,
   ): Promise<PlanPreflightResponse> {
     const params = new URLSearchParams({
@@ -151,6 +163,8 @@ export class ServersClient implements ServersApi {
     if (query.deleteEmptyDirData) params.set('deleteEmptyDirData', 'true');
     if (query.force) params.set('force', 'true');
     if (query.allowNodeLocalData) params.set('allowNodeLocalData', 'true');
+    if (query.alertGate)
+      params.set('alertGate', JSON.stringify(query.alertGate));
     return this.http.get(`/clusters/${enc(cluster)}/plans/preflight?${params}`);
   }
 

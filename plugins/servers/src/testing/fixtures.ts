@@ -10,6 +10,7 @@ import {
   type QuorumSummaryResponse,
   type ServerAction,
   type ServerListItem,
+  type ServerAlertsResponse,
   type ServerListResponse,
   type ServerListWindowQuery,
   type ServerListWindowResponse,
@@ -151,6 +152,14 @@ export function fakeServersApi(list: ServerListResponse) {
       }
       return found;
     }),
+    getServerAlerts: jest.fn(
+      async (cluster: string, node: string): Promise<ServerAlertsResponse> => ({
+        cluster,
+        node,
+        configured: false,
+        items: [],
+      }),
+    ),
     listMaintenances: jest.fn(async () => []),
     getMaintenance: jest.fn(async () => {
       throw new Error('not in this fake');

@@ -523,6 +523,120 @@ describe('MaintenancePage drain options', () => {
   });
 });
 
+describe('MaintenancePage: alerts', () => {
+  const firing = {
+    fingerprint: 'f1',
+    alertname: 'NodeDown',
+    severity: 'critical',
+    state: 'firing' as const,
+    silencedBy: [],
+    startsAt: '2026-08-04T10:00:00Z',
+    summary: 'worker-1 does not answer',
+    labels: { alertname: 'NodeDown', node: 'worker-1' },
+  };
+  const silencedByPerson = {
+    ...firing,
+    fingerprint: 'f2',
+    alertname: 'FanNoise',
+    severity: 'warning',
+    state: 'silenced' as const,
+    silencedByRackside: false,
+    silencedBy: ['s-person'],
+    summary: undefined,
+  };
+
+  it("shows the maintenance's silence and the node's alerts, whose silence holds each", async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getMaintenance.mockResolvedValue(
+      drainingMaintenance({
+        alerting: {
+          silenceIds: ['2f1c-silence'],
+          until: '2026-08-04T10:30:00Z',
+          renewedAt: '2026-08-04T10:20:00Z',
+        },
+      }),
+    );
+    api.getServerAlerts.mockResolvedValue({
+      cluster: 'rack',
+      node: 'worker-1',
+      configured: true,
+      items: [firing, silencedByPerson],
+      readAt: '2026-08-04T10:21:00Z',
+    });
+    renderPage(api);
+    const silence = await screen.findByTestId('maintenance-silence');
+    expect(api.getServerAlerts).toHaveBeenCalledWith('rack', 'worker-1');
+    expect(silence).toHaveTextContent('2f1c-silence');
+    expect(silence).toHaveTextContent(
+      `until ${formatTime('2026-08-04T10:30:00Z')}`,
+    );
+    expect(silence).toHaveTextContent(
+      `renewed at ${formatTime('2026-08-04T10:20:00Z')}`,
+    );
+    const alerts = screen.getAllByTestId('maintenance-alert');
+    expect(alerts.map(a => a.getAttribute('data-alertname'))).toEqual([
+      'NodeDown',
+      'FanNoise',
+    ]);
+    expect(alerts[0]).toHaveTextContent('firing');
+    expect(alerts[0]).toHaveTextContent('NodeDown · critical');
+    expect(alerts[0]).toHaveTextContent('worker-1 does not answer');
+    expect(alerts[1]).toHaveTextContent('silenced by a person');
+  });
+
+  it('says why nothing is silenced when AlertsSilenced is False, and still shows the page when the alerts cannot be read', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getMaintenance.mockResolvedValue(
+      drainingMaintenance({
+        conditions: [
+          {
+            type: 'AlertsSilenced',
+            status: 'False',
+            reason: 'AlertmanagerUnreachable',
+            message: 'connect ECONNREFUSED',
+            lastTransitionTime: '2026-08-04T10:00:05Z',
+          },
+        ],
+      }),
+    );
+    api.getServerAlerts.mockRejectedValue(new Error('500'));
+    renderPage(api);
+    const why = await screen.findByTestId('maintenance-silence-condition');
+    expect(why).toHaveTextContent(
+      'Not silenced (AlertmanagerUnreachable): connect ECONNREFUSED',
+    );
+    expect(screen.queryByTestId('maintenance-silence')).toBeNull();
+    expect(screen.queryByTestId('maintenance-alert')).toBeNull();
+    expect(screen.getByTestId('maintenance-header')).toBeInTheDocument();
+  });
+
+  it('has no Alerts section without an Alertmanager and without a silence', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getMaintenance.mockResolvedValue(drainingMaintenance());
+    renderPage(api);
+    await screen.findByTestId('maintenance-header');
+    await waitFor(() => expect(api.getServerAlerts).toHaveBeenCalled());
+    expect(screen.queryByTestId('maintenance-alerts')).toBeNull();
+  });
+
+  it('says so when the node has no alert, and when the last read is stale', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getMaintenance.mockResolvedValue(drainingMaintenance());
+    api.getServerAlerts.mockResolvedValue({
+      cluster: 'rack',
+      node: 'worker-1',
+      configured: true,
+      items: [],
+      stale: { error: 'connect ECONNREFUSED', since: '2026-08-04T10:00:00Z' },
+    });
+    renderPage(api);
+    expect(await screen.findByTestId('maintenance-no-alerts')).toBeVisible();
+    expect(screen.getByTestId('maintenance-alerts')).toHaveTextContent(
+      'Alertmanager could not be read (connect ECONNREFUSED)',
+    );
+  });
+});
+
 describe('timelineOf', () => {
   it('adds the creation as a request when the history does not start at Requested', () => {
     const timeline = timelineOf(

@@ -6,7 +6,10 @@ import List from '@mui/material/List';
 import ListItem from '@mui/material/ListItem';
 import ListItemText from '@mui/material/ListItemText';
 import Typography from '@mui/material/Typography';
-import type { MaintenanceResponse } from '@rackside/plugin-servers-common';
+import type {
+  MaintenanceResponse,
+  ServerAlertsResponse,
+} from '@rackside/plugin-servers-common';
 import { chipLabelSx } from '../ui/chips';
 import { AppLink, useServersLinks } from '../ui/links';
 import { LiveDetail } from '../LiveDetail';
@@ -20,14 +23,17 @@ import {
 import { DrainOptions, DrainProgress } from './DrainSections';
 import { phaseColor, Section } from './MaintenanceSection';
 import { PowerSection } from './PowerSection';
+import { AlertsSection } from './AlertsSection';
 import { Timeline } from './Timeline';
 
 /** Everything about one maintenance: what, who and why, its drain options, progress, conditions, timeline. */
 export function MaintenanceDetail(props: {
   cluster: string;
   maintenance: MaintenanceResponse;
+  /** The node's Alertmanager alerts, when they could be read. */
+  alerts?: ServerAlertsResponse;
 }) {
-  const { cluster, maintenance: m } = props;
+  const { cluster, maintenance: m, alerts } = props;
   const links = useServersLinks();
   const flags = requestFlags(m);
   const refusalText = m.refusal && refusalNumbers(m.refusal);
@@ -137,6 +143,8 @@ export function MaintenanceDetail(props: {
 
       <PowerSection maintenance={m} />
 
+      <AlertsSection maintenance={m} alerts={alerts} />
+
       <Section title="Conditions" testId="maintenance-conditions">
         {m.conditions.length === 0 ? (
           <Typography variant="body2" color="text.secondary">
@@ -181,10 +189,21 @@ export function MaintenancePage(props: { cluster: string; name: string }) {
       kind="maintenance"
       title={`Maintenance ${name}`}
       testId="rackside-maintenance-page"
-      load={(api, c, n) => api.getMaintenance(c, n)}
+      load={async (api, c, n) => {
+        const maintenance = await api.getMaintenance(c, n);
+        // The node's alerts are an addition: the page shows the maintenance without them.
+        const alerts = await api
+          .getServerAlerts(c, maintenance.nodeName)
+          .catch(() => undefined);
+        return { maintenance, alerts };
+      }}
     >
-      {maintenance => (
-        <MaintenanceDetail cluster={cluster} maintenance={maintenance} />
+      {({ maintenance, alerts }) => (
+        <MaintenanceDetail
+          cluster={cluster}
+          maintenance={maintenance}
+          alerts={alerts}
+        />
       )}
     </LiveDetail>
   );

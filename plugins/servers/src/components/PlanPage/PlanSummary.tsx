@@ -79,6 +79,7 @@ const WAIT_TITLES: Record<string, string> = {
   window: 'Outside the window',
   gate: 'Waiting on a gate',
   authorization: 'Waiting for its authorization to be renewed',
+  healthyReturn: 'Waiting for the servers to return healthy',
 };
 
 /**

@@ -11,6 +11,7 @@ import { focusInRow, keepFocusInRow } from '../ui/rowFocus';
 import { CellChip, cellChipStyles } from './CellChip';
 import { CORDONED_CHIP, readyChip } from '../ui/chips';
 import { RowActions } from './RowActions';
+import { AlertsCell } from './AlertsCell';
 import { rowActionsStyles } from './rowActionsStyles';
 import { ROW_HEIGHT } from './tableWindow';
 
@@ -134,6 +135,7 @@ export const ServerRow = memo(function ServerRowContent(props: {
       </td>
       <td>
         <CellChip variant="outlined" {...readyChip(server.ready)} />
+        <AlertsCell alerts={server.alerts} />
       </td>
       <td>
         {server.unschedulable ? <CellChip {...CORDONED_CHIP} /> : 'Schedulable'}

@@ -5,7 +5,10 @@ import DialogActions from '@mui/material/DialogActions';
 import DialogContent from '@mui/material/DialogContent';
 import DialogContentText from '@mui/material/DialogContentText';
 import DialogTitle from '@mui/material/DialogTitle';
-import type { PlanIntent } from '@rackside/plugin-servers-common';
+import type {
+  PlanIntent,
+  PlanRequestBody,
+} from '@rackside/plugin-servers-common';
 import { useCreatePlan } from '../hooks/useCreatePlan';
 import { usePlanPreflight } from '../hooks/usePlanPreflight';
 import { FOCUSABLE_PAPER, useFocusOnOpen } from './dialogFocus';
@@ -22,6 +25,14 @@ import {
   PlanPreflightStatus,
 } from './PlanDialogParts';
 import { PlanPreflightView } from './PlanPreflightView';
+import {
+  alertGateOf,
+  EMPTY_ALERT_DRAFT,
+  healthyForSecondsError,
+  healthyReturnOf,
+  PlanAlertFields,
+  type PlanAlertDraft,
+} from './PlanAlertFields';
 
 /**
  * "Plan a rolling drain / reboot" of the selected servers: the plan pre-flight (per
@@ -42,11 +53,15 @@ export function PlanDialog(props: {
     force: false,
     allowNodeLocalData: false,
   });
+  const [alertDraft, setAlertDraft] =
+    useState<PlanAlertDraft>(EMPTY_ALERT_DRAFT);
+  const alertGate = alertGateOf(alertDraft);
   const planPreflight = usePlanPreflight(cluster, {
     intent,
     nodes,
     maxParallel,
     drain,
+    alertGate,
   });
   const { preflight, acknowledged, setAcknowledged } = planPreflight;
   const [reason, setReason] = useState('');
@@ -70,14 +85,21 @@ export function PlanDialog(props: {
     reason.trim().length > 0 &&
     countOk &&
     hazardNamesTyped(hazard, typedNames) &&
+    !healthyForSecondsError(alertDraft) &&
     !busy;
 
   const submit = () => {
     if (!preflight) return;
+    const healthyReturn = healthyReturnOf(alertDraft);
+    const alertFields: Partial<PlanRequestBody> = {
+      ...(alertGate ? { gates: { alerts: alertGate } } : {}),
+      ...(healthyReturn ? { healthyReturn } : {}),
+    };
     create({
       intent,
       nodes,
       maxParallel,
+      ...alertFields,
       ...(anyOption ? { drain } : {}),
       reason,
       preflightToken: preflight.token,
@@ -121,6 +143,11 @@ export function PlanDialog(props: {
               onMaxParallel={setMaxParallel}
             />
             <PlanPreflightStatus state={planPreflight} />
+            <PlanAlertFields
+              draft={alertDraft}
+              onApply={setAlertDraft}
+              alerts={preflight?.alerts}
+            />
             {preflight && <PlanPreflightView preflight={preflight} />}
             {showOptions && (
               <PlanDrainOptions drain={drain} setDrain={setDrain} />

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'react';
 import { useApi } from '@backstage/frontend-plugin-api';
 import type {
+  PlanAlertGateInput,
   PlanIntent,
   PlanPreflightResponse,
 } from '@rackside/plugin-servers-common';
@@ -13,6 +14,8 @@ export interface PlanShape {
   nodes: string[];
   maxParallel: number;
   drain: PlanDrainFlags;
+  /** The alert gate the plan carries: the pre-flight says which alerts hold it now. */
+  alertGate?: PlanAlertGateInput;
 }
 
 export interface PlanPreflightState {
@@ -38,7 +41,8 @@ export function usePlanPreflight(
   cluster: string,
   shape: PlanShape,
 ): PlanPreflightState {
-  const { intent, nodes, maxParallel, drain } = shape;
+  const { intent, nodes, maxParallel, drain, alertGate } = shape;
+  const alertGateKey = alertGate ? JSON.stringify(alertGate) : '';
   const api = useApi(serversApiRef);
   const [preflight, setPreflight] = useState<PlanPreflightResponse>();
   const [loadError, setLoadError] = useState<string>();
@@ -59,6 +63,7 @@ export function usePlanPreflight(
         maxParallel,
         // Only the options that are on, as the single pre-flight asks.
         ...Object.fromEntries(Object.entries(drain).filter(([, on]) => on)),
+        ...(alertGateKey ? { alertGate: JSON.parse(alertGateKey) } : {}),
       })
       .then(
         p => !cancelled && setPreflight(p),
@@ -67,7 +72,7 @@ export function usePlanPreflight(
     return () => {
       cancelled = true;
     };
-  }, [api, cluster, intent, maxParallel, nodesKey, drain]);
+  }, [api, cluster, intent, maxParallel, nodesKey, drain, alertGateKey]);
 
   const replace = (next: PlanPreflightResponse) => {
     setPreflight(next);

@@ -45,8 +45,11 @@ export function waitingText(plan: PlanResponse): string | undefined {
   if (w.on === 'authorization') {
     return `Waiting since ${formatTime(w.since)}: ${w.message}`;
   }
-  const what =
-    w.on === 'window' ? 'the maintenance window' : `the gate ${w.gate ?? w.on}`;
+  // A step's servers back Ready, with no alert firing, for healthyForSeconds.
+  const onHealthyReturn = w.on === 'healthyReturn';
+  let what = `the gate ${w.gate ?? w.on}`;
+  if (w.on === 'window') what = 'the maintenance window';
+  else if (onHealthyReturn) what = "the step's healthy return";
   let until = '';
   if (w.until) {
     until =

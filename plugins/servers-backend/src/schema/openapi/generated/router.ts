@@ -308,6 +308,108 @@ export const spec = {
         },
         required: ['cluster', 'quorum', 'items'],
       },
+      ServerAlertSummary: {
+        type: 'object',
+        description:
+          "A row's count of the node's alerts; absent when no Alertmanager is configured.",
+        properties: {
+          firing: {
+            type: 'integer',
+          },
+          silenced: {
+            type: 'integer',
+          },
+          highestSeverity: {
+            type: 'string',
+          },
+          stale: {
+            type: 'boolean',
+          },
+        },
+        required: ['firing', 'silenced'],
+      },
+      ServerAlert: {
+        type: 'object',
+        properties: {
+          fingerprint: {
+            type: 'string',
+          },
+          alertname: {
+            type: 'string',
+          },
+          severity: {
+            type: 'string',
+          },
+          state: {
+            type: 'string',
+            enum: ['firing', 'silenced', 'inhibited'],
+          },
+          silencedByRackside: {
+            type: 'boolean',
+          },
+          silencedBy: {
+            type: 'array',
+            items: {
+              type: 'string',
+            },
+          },
+          startsAt: {
+            type: 'string',
+          },
+          summary: {
+            type: 'string',
+          },
+          labels: {
+            type: 'object',
+            additionalProperties: {
+              type: 'string',
+            },
+          },
+        },
+        required: [
+          'fingerprint',
+          'alertname',
+          'state',
+          'silencedBy',
+          'startsAt',
+          'labels',
+        ],
+      },
+      ServerAlertsResponse: {
+        type: 'object',
+        properties: {
+          cluster: {
+            type: 'string',
+          },
+          node: {
+            type: 'string',
+          },
+          configured: {
+            type: 'boolean',
+          },
+          items: {
+            type: 'array',
+            items: {
+              $ref: '#/components/schemas/ServerAlert',
+            },
+          },
+          readAt: {
+            type: 'string',
+          },
+          stale: {
+            type: 'object',
+            properties: {
+              error: {
+                type: 'string',
+              },
+              since: {
+                type: 'string',
+              },
+            },
+          },
+        },
+        required: ['cluster', 'node', 'configured', 'items'],
+      },
       ServerResponse: {
         type: 'object',
         properties: {
@@ -349,6 +451,9 @@ export const spec = {
             items: {
               type: 'string',
             },
+          },
+          alerts: {
+            $ref: '#/components/schemas/ServerAlertSummary',
           },
           systemUUID: {
             type: 'string',
@@ -443,6 +548,11 @@ export const spec = {
           },
           powerOnSentAt: {
             type: 'string',
+          },
+          alerting: {
+            type: 'object',
+            description:
+              "The silences the operator holds on the node's alerts (silenceIds, until, renewedAt).",
           },
         },
         required: [
@@ -757,6 +867,11 @@ export const spec = {
             items: {
               type: 'string',
             },
+          },
+          alerts: {
+            type: 'object',
+            description:
+              'Only with alertGate: configured, known (false: the gate would not hold), reason, holding (the alerts that would hold it, each with its nodes), readAt.',
           },
           token: {
             type: 'string',
@@ -1321,6 +1436,39 @@ export const spec = {
         },
       },
     },
+    '/clusters/{cluster}/servers/{node}/alerts': {
+      get: {
+        operationId: 'GetServerAlerts',
+        description:
+          "The node's Alertmanager alerts (firing, silenced, inhibited) as last read by the backend, at most 30 s old unless stale (docs/alerts.md); needs servers:read.",
+        parameters: [
+          {
+            $ref: '#/components/parameters/cluster',
+          },
+          {
+            $ref: '#/components/parameters/node',
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'Ok',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/ServerAlertsResponse',
+                },
+              },
+            },
+          },
+          '403': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+          '404': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+        },
+      },
+    },
     '/clusters/{cluster}/servers/{node}/preflight': {
       get: {
         operationId: 'PreflightServerAction',
@@ -1649,6 +1797,16 @@ export const spec = {
           },
           {
             $ref: '#/components/parameters/allowNodeLocalData',
+          },
+          {
+            name: 'alertGate',
+            in: 'query',
+            required: false,
+            description:
+              "The plan's gates.alerts as JSON ({matchers, alertnames, severities, ignoreSilencedByRackside}); the answer's alerts say which alerts would hold it now.",
+            schema: {
+              type: 'string',
+            },
           },
         ],
         responses: {

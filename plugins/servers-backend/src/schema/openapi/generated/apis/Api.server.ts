@@ -33,6 +33,7 @@ import { ReclaimConfirmedResponse } from '../models/ReclaimConfirmedResponse.mod
 import { ReclaimCreatedResponse } from '../models/ReclaimCreatedResponse.model';
 import { ReclaimListResponse } from '../models/ReclaimListResponse.model';
 import { ReclaimResponse } from '../models/ReclaimResponse.model';
+import { ServerAlertsResponse } from '../models/ServerAlertsResponse.model';
 import { ServerListResponse } from '../models/ServerListResponse.model';
 import { ServerResponse } from '../models/ServerResponse.model';
 
@@ -76,6 +77,17 @@ export type GetServer = {
     node: string;
   };
   response: ServerResponse | ErrorResponseBody;
+};
+
+/**
+ * @public
+ */
+export type GetServerAlerts = {
+  path: {
+    cluster: string;
+    node: string;
+  };
+  response: ServerAlertsResponse | ErrorResponseBody;
 };
 
 /**
@@ -172,6 +184,7 @@ export type PreflightPlan = {
     deleteEmptyDirData?: string;
     force?: string;
     allowNodeLocalData?: string;
+    alertGate?: string;
   };
   response: PlanPreflightResponse | ErrorResponseBody;
 };
@@ -307,6 +320,7 @@ export type EndpointMap = {
   '#get|/clusters': ListClusters;
   '#get|/clusters/{cluster}/servers': ListServers;
   '#get|/clusters/{cluster}/servers/{node}': GetServer;
+  '#get|/clusters/{cluster}/servers/{node}/alerts': GetServerAlerts;
   '#get|/clusters/{cluster}/servers/{node}/preflight': PreflightServerAction;
   '#post|/clusters/{cluster}/servers/{node}/actions/{action}': RequestServerAction;
   '#get|/clusters/{cluster}/maintenances': ListMaintenances;

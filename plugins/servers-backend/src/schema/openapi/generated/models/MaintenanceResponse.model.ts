@@ -29,4 +29,8 @@ export interface MaintenanceResponse {
   rebootSentAt?: string;
   poweredOffAt?: string;
   powerOnSentAt?: string;
+  /**
+   * The silences the operator holds on the node's alerts (silenceIds, until, renewedAt).
+   */
+  alerting?: { [key: string]: any };
 }

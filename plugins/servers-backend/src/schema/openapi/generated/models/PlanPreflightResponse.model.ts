@@ -19,5 +19,9 @@ export interface PlanPreflightResponse {
   typedCount: number | null;
   canProceed: boolean;
   blockers: Array<string>;
+  /**
+   * Only with alertGate: configured, known (false: the gate would not hold), reason, holding (the alerts that would hold it, each with its nodes), readAt.
+   */
+  alerts?: { [key: string]: any };
   token: string;
 }

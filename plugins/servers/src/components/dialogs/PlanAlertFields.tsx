@@ -1,0 +1,240 @@
+import { useState } from 'react';
+import Alert from '@mui/material/Alert';
+import Box from '@mui/material/Box';
+import Checkbox from '@mui/material/Checkbox';
+import FormControlLabel from '@mui/material/FormControlLabel';
+import TextField from '@mui/material/TextField';
+import Typography from '@mui/material/Typography';
+import type {
+  PlanAlertGateInput,
+  PlanPreflightAlerts,
+} from '@rackside/plugin-servers-common';
+import { AlertList } from '../MaintenancePage/AlertsSection';
+import { formatTime } from '../ui/maintenanceText';
+
+/** The alert gate and the healthy return as the dialog edits them (texts as typed). */
+export interface PlanAlertDraft {
+  /** Wait before each next step while a matching alert fires. */
+  gate: boolean;
+  alertnames: string;
+  /** Comma-separated. */
+  severities: string;
+  /** One Alertmanager matcher per line. */
+  matchers: string;
+  ignoreSilencedByRackside: boolean;
+  /** A step is done only once its server has been Ready this long with no alert firing. */
+  healthyReturn: boolean;
+  healthyForSeconds: string;
+}
+
+export const EMPTY_ALERT_DRAFT: PlanAlertDraft = {
+  gate: false,
+  alertnames: '',
+  severities: '',
+  matchers: '',
+  ignoreSilencedByRackside: true,
+  healthyReturn: false,
+  healthyForSeconds: '60',
+};
+
+/** The gate a draft asks for (undefined: none), as the request body's `gates.alerts`. */
+export function alertGateOf(
+  draft: PlanAlertDraft,
+): PlanAlertGateInput | undefined {
+  if (!draft.gate) return undefined;
+  const list = (text: string, separator: RegExp) =>
+    text
+      .split(separator)
+      .map(s => s.trim())
+      .filter(Boolean);
+  const matchers = list(draft.matchers, /\n/);
+  const severities = list(draft.severities, /,/);
+  return {
+    ...(matchers.length ? { matchers } : {}),
+    ...(draft.alertnames.trim() ? { alertnames: draft.alertnames.trim() } : {}),
+    ...(severities.length ? { severities } : {}),
+    ignoreSilencedByRackside: draft.ignoreSilencedByRackside,
+  };
+}
+
+/** The healthy return a draft asks for (undefined: none), as the body's `healthyReturn`. */
+export function healthyReturnOf(
+  draft: PlanAlertDraft,
+): { healthyForSeconds: number } | undefined {
+  if (!draft.healthyReturn) return undefined;
+  const seconds = Number(draft.healthyForSeconds);
+  return { healthyForSeconds: seconds };
+}
+
+/** Why a draft's healthy return cannot be sent, or undefined. */
+export function healthyForSecondsError(
+  draft: PlanAlertDraft,
+): string | undefined {
+  if (!draft.healthyReturn) return undefined;
+  const seconds = Number(draft.healthyForSeconds);
+  return Number.isInteger(seconds) && seconds >= 0 && seconds <= 3600
+    ? undefined
+    : 'a whole number of seconds from 0 to 3600';
+}
+
+/**
+ * The plan dialog's alert gate (docs/alerts.md): wait before each next step while a
+ * matching alert fires, and a healthy return. The texts are applied when a field is left
+ * (`onApply`), so the pre-flight that shows the matching alerts is not taken per keystroke.
+ */
+export function PlanAlertFields(props: {
+  draft: PlanAlertDraft;
+  onApply(draft: PlanAlertDraft): void;
+  /** What the pre-flight says of the gate now. */
+  alerts?: PlanPreflightAlerts;
+}) {
+  const { onApply, alerts } = props;
+  const [draft, setDraft] = useState(props.draft);
+  const apply = (next = draft) => onApply(next);
+  const change = (patch: Partial<PlanAlertDraft>, now = false) => {
+    const next = { ...draft, ...patch };
+    setDraft(next);
+    if (now) apply(next);
+  };
+  const healthyError = healthyForSecondsError(draft);
+  return (
+    <Box mb={2} data-testid="plan-alert-fields">
+      <Typography variant="subtitle2" component="h3">
+        Alerts
+      </Typography>
+      <FormControlLabel
+        control={
+          <Checkbox
+            checked={draft.gate}
+            onChange={e => change({ gate: e.target.checked }, true)}
+            inputProps={{ 'data-testid': 'plan-alert-gate' } as object}
+          />
+        }
+        label="Wait before each next step while a matching alert fires"
+      />
+      {draft.gate && (
+        <Box ml={4}>
+          <TextField
+            label="Alert names (regular expression)"
+            value={draft.alertnames}
+            onChange={e => change({ alertnames: e.target.value })}
+            onBlur={() => apply()}
+            helperText="Matches the whole alertname; empty: any alert"
+            size="small"
+            fullWidth
+            sx={{ mb: 1 }}
+            inputProps={{ 'data-testid': 'plan-alert-names' }}
+          />
+          <TextField
+            label="Severities"
+            value={draft.severities}
+            onChange={e => change({ severities: e.target.value })}
+            onBlur={() => apply()}
+            helperText="Comma-separated, e.g. critical, warning; empty: any severity"
+            size="small"
+            fullWidth
+            sx={{ mb: 1 }}
+            inputProps={{ 'data-testid': 'plan-alert-severities' }}
+          />
+          <TextField
+            label="Matchers"
+            value={draft.matchers}
+            onChange={e => change({ matchers: e.target.value })}
+            onBlur={() => apply()}
+            helperText='One per line, e.g. team="storage"; all must hold'
+            size="small"
+            fullWidth
+            multiline
+            minRows={1}
+            sx={{ mb: 1 }}
+            inputProps={{ 'data-testid': 'plan-alert-matchers' }}
+          />
+          <FormControlLabel
+            control={
+              <Checkbox
+                checked={draft.ignoreSilencedByRackside}
+                onChange={e =>
+                  change({ ignoreSilencedByRackside: e.target.checked }, true)
+                }
+                inputProps={
+                  { 'data-testid': 'plan-alert-ignore-rackside' } as object
+                }
+              />
+            }
+            label="Ignore alerts only Rackside's own maintenance silences hold"
+          />
+          <PlanGateAlerts alerts={alerts} />
+        </Box>
+      )}
+      <FormControlLabel
+        control={
+          <Checkbox
+            checked={draft.healthyReturn}
+            onChange={e => change({ healthyReturn: e.target.checked }, true)}
+            inputProps={{ 'data-testid': 'plan-healthy-return' } as object}
+          />
+        }
+        label="Set how long each server must be back healthy before its step is done (default 60 s)"
+      />
+      {draft.healthyReturn && (
+        <Box ml={4}>
+          <TextField
+            label="Ready for (seconds), with no alert firing"
+            type="number"
+            value={draft.healthyForSeconds}
+            onChange={e => change({ healthyForSeconds: e.target.value })}
+            onBlur={() => apply()}
+            error={!!healthyError}
+            helperText={healthyError ?? 'Default 60'}
+            size="small"
+            inputProps={{
+              min: 0,
+              max: 3600,
+              'data-testid': 'plan-healthy-for-seconds',
+            }}
+          />
+        </Box>
+      )}
+    </Box>
+  );
+}
+
+/** What the pre-flight says would hold the gate now. */
+export function PlanGateAlerts(props: { alerts?: PlanPreflightAlerts }) {
+  const { alerts } = props;
+  if (!alerts) return null;
+  if (!alerts.configured) {
+    return (
+      <Alert severity="info" data-testid="plan-gate-alerts">
+        No Alertmanager is configured for this cluster: the gate will never
+        hold.
+      </Alert>
+    );
+  }
+  if (!alerts.known) {
+    return (
+      <Alert severity="warning" data-testid="plan-gate-alerts">
+        {`Alertmanager could not be read (${alerts.reason}): while it cannot, the gate does not hold.`}
+      </Alert>
+    );
+  }
+  if (alerts.holding.length === 0) {
+    return (
+      <Alert severity="success" data-testid="plan-gate-alerts">
+        {`No matching alert fires now${
+          alerts.readAt ? ` (as of ${formatTime(alerts.readAt)})` : ''
+        }.`}
+      </Alert>
+    );
+  }
+  return (
+    <Alert severity="warning" data-testid="plan-gate-alerts">
+      {`${alerts.holding.length} matching alert${
+        alerts.holding.length === 1 ? '' : 's'
+      } fire${
+        alerts.holding.length === 1 ? 's' : ''
+      } now: the plan would wait before its next step until they clear.`}
+      <AlertList alerts={alerts.holding} testId="plan-gate-alert" />
+    </Alert>
+  );
+}
