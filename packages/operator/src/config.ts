@@ -56,7 +56,10 @@ export interface OperatorConfig {
 }
 
 /** The Alertmanager flags past its address: what silences, gates and returns go by. */
-export type AlertingSettings = Omit<AlertingConfig, 'url' | 'caFile' | 'tokenFile'>;
+export type AlertingSettings = Omit<
+  AlertingConfig,
+  'url' | 'caFile' | 'tokenFile'
+>;
 
 /** How the operator speaks to the cluster's Alertmanager (docs/alerts.md). */
 export interface AlertingConfig {

@@ -23,7 +23,6 @@ import { registerStateMetrics } from './runtime/stateMetrics';
 import { createPlanController } from './plan/controller';
 import type { AlertingSettings } from './config';
 import { createAlertReads } from './runtime/alertReads';
-import { systemClock } from './runtime/lifecycle/table';
 import { createPowerController, type HealthSettings } from './power/controller';
 import type { PowerDeadlines } from './power/reconciler';
 import { createRetention, DEFAULT_RETENTION_MS } from './runtime/retention';
@@ -201,7 +200,6 @@ export async function startOperator(
     returnAlerts: createAlertReads(
       alertmanager,
       options.alerting?.settings,
-      systemClock,
       options.alertPollMs,
     ),
     log,

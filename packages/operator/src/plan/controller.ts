@@ -176,7 +176,6 @@ export function createPlanController(
       alerting: createAlertReads(
         options.alertmanager,
         options.alerting,
-        clock,
         options.alertPollMs,
       ),
     },

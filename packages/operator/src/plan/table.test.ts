@@ -1055,9 +1055,11 @@ describe('a healthy return', () => {
       completedAt: new Date(w.now).toISOString(),
     });
     await w.reconcile();
-    expect(w.get('p').status?.waiting?.message).toMatch(
-      /worker-1: healthy return: alerts are judged once the return grace ends/,
+    // Within the return grace the alert is waited on, never failed on.
+    expect(w.get('p').status?.waiting?.message).toBe(
+      'worker-1: healthy return: alerts firing: NodeDown (worker-1:9100, critical)',
     );
+    expect(w.steps()).toMatchObject({ 'worker-1': 'Running' });
     w.now += 31_000;
     const { requeueAfterMs } = await w.reconcile();
     expect(w.get('p').status?.waiting?.message).toBe(

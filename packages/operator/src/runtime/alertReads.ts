@@ -2,7 +2,8 @@
  * What the plan and maintenance rows read of Alertmanager (docs/alerts.md): every alert and
  * the ids of Rackside's own silences, read fresh at the moment a gate or a healthy return
  * is judged. Alertmanager has no watch, so a row held by alerts reads them again every
- * pollMs; reads within one second are shared between the objects reconciled in it.
+ * pollMs. Reads are never shared: a snapshot read before an alert fired, handed to a gate
+ * judged after, would start a step the alert should have held.
  */
 import {
   isRacksideSilence,
@@ -14,7 +15,6 @@ import {
   AlertmanagerUnreachableError,
   type AlertmanagerApi,
 } from '@rackside/plugin-servers-node';
-import type { Clock } from './lifecycle/table';
 
 /** How often an object held by alerts (a gate, a healthy return) reads them again. */
 export const DEFAULT_ALERT_POLL_MS = 10_000;
@@ -35,11 +35,9 @@ export interface AlertReads {
 export function createAlertReads(
   alertmanager: AlertmanagerApi | undefined,
   alerting: { matchers: readonly string[]; returnGraceMs: number } | undefined,
-  clock: Clock,
   pollMs = DEFAULT_ALERT_POLL_MS,
 ): AlertReads | undefined {
   if (!alertmanager || !alerting) return undefined;
-  let last: { at: number; snapshot: Promise<AlertSnapshot> } | undefined;
   const read = async (): Promise<AlertSnapshot> => {
     try {
       const [alerts, silences] = await Promise.all([
@@ -67,13 +65,7 @@ export function createAlertReads(
     matchers: alerting.matchers,
     returnGraceMs: alerting.returnGraceMs,
     pollMs,
-    snapshot() {
-      const now = clock.now();
-      if (!last || now - last.at >= 1000 || now < last.at) {
-        last = { at: now, snapshot: read() };
-      }
-      return last.snapshot;
-    },
+    snapshot: read,
   };
 }
 
