@@ -16,7 +16,13 @@ import type {
   MaintenanceIntent,
   MaintenancePhase,
 } from './rules/quorum';
-import type { NodeMaintenanceSpec, NodeMaintenanceStatus } from './resources';
+import type {
+  HealthRollup,
+  NodeMaintenanceHardware,
+  NodeMaintenanceSpec,
+  NodeMaintenanceStatus,
+  ServerHealth,
+} from './resources';
 import type {
   ServerSortDirection,
   ServerSortKey,
@@ -158,11 +164,40 @@ export interface MaintenanceResponse {
   poweredOffAt?: string;
   /** When the channel accepted the power-on. */
   powerOnSentAt?: string;
+  /** What the BMC said at the start and the end, and the log entries written during it. */
+  hardware?: NodeMaintenanceHardware;
 }
 
 /** `GET /clusters/:cluster/maintenances`. */
 export interface MaintenanceListResponse {
   items: MaintenanceResponse[];
+}
+
+/** A server's health as a row of the Servers page shows it (from its ServerBMC). */
+export interface ServerHealthSummary {
+  rollup: HealthRollup;
+  /** When the reading was made (the row shows its age). */
+  readAt?: string;
+  /** How many parts the BMC reports not OK. */
+  failedParts: number;
+}
+
+/**
+ * A server's health as the detail route answers it: the whole reading of
+ * `ServerBMC.status.health` (never the BMC's address or credentials), and the pending
+ * refresh request.
+ */
+export interface ServerHealthDetail
+  extends ServerHealthSummary,
+    Omit<ServerHealth, 'rollup' | 'readAt'> {
+  /** The refresh asked for last (`spec.healthRefresh.requestedAt`), answered or not. */
+  refreshRequestedAt?: string;
+}
+
+/** `POST /clusters/:cluster/servers/:node/health/refresh` (202). */
+export interface HealthRefreshResponse {
+  /** The request the operator answers (`status.health.answeredRequestAt` once it did). */
+  requestedAt: string;
 }
 
 /** What the list and the detail routes both say of a server (Node). */
@@ -180,11 +215,14 @@ export interface ServerFields {
   maintenance?: MaintenanceResponse;
   /** The power verbs the channel offers for this node. */
   powerVerbs: PowerVerb[];
+  /** What the node's BMC last said (absent: no ServerBMC, or not read yet). */
+  health?: ServerHealthSummary;
 }
 
 /** A server as the detail route answers it: every action, offered or not, and why. */
 export interface ServerResponse extends ServerFields {
   systemUUID?: string;
+  health?: ServerHealthDetail;
   actions: Record<ServerAction, ActionOffer>;
 }
 

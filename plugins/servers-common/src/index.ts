@@ -31,3 +31,4 @@ export * from './rules/planAuthority';
 export * from './rules/planGates';
 export * from './rules/serverListRules';
 export * from './rules/alertMatchers';
+export * from './rules/hardwareHealth';

@@ -5,8 +5,11 @@ import {
   nodeMaintenanceResource,
   powerProviderResource,
   serverBmcResource,
+  failedPartsOf,
+  type HealthRefresh,
   type PowerProvider,
   type RequestFlag,
+  type ServerHealth,
 } from '@rackside/plugin-servers-common';
 import {
   CoreClient,
@@ -37,10 +40,11 @@ import type {
   NodeDrainInputs,
   PlanObject,
   RequestFlagName,
+  ServerBmcRecord,
 } from './types';
 import { waitForFirstSync } from './cacheSync';
 import { PlanPodCache } from '../plans/planPodCache';
-import { snapshotOf } from '../servers/view';
+import { healthRowKey, snapshotOf } from '../servers/view';
 
 /** Options of {@link KubeClusterState} beyond the cluster and the logger. */
 export interface KubeClusterStateOptions {
@@ -67,6 +71,26 @@ function maintenanceDigest(m: MaintenanceObject): string {
   ]);
 }
 
+/**
+ * What the backend keeps of a ServerBMC (its cache's transform): the name, the version,
+ * the refresh request and the health reading, never the address or the credentials.
+ */
+function serverBmcRecordOf(obj: RawKubeObject): ServerBmcRecord {
+  const spec = (obj as { spec?: { healthRefresh?: HealthRefresh } }).spec;
+  const status = (obj as { status?: { health?: ServerHealth } }).status;
+  return {
+    name: obj.metadata?.name ?? '',
+    resourceVersion: obj.metadata?.resourceVersion,
+    ...(spec?.healthRefresh ? { healthRefresh: spec.healthRefresh } : {}),
+    ...(status?.health ? { health: status.health } : {}),
+  };
+}
+
+/** What a row shows of a health reading: its change is the cluster's change signal. */
+function healthSignalKey(b: ServerBmcRecord): string {
+  return b.health ? `${b.health.rollup}|${failedPartsOf(b.health)}` : '';
+}
+
 /** What a page shows of a plan: a status write that changes none of it is no change. */
 function planDigest(p: PlanObject): string {
   return JSON.stringify([p.spec, p.status ?? null]);
@@ -88,7 +112,8 @@ export class KubeClusterState implements ClusterState {
   private readonly ownsNodes: boolean;
   private readonly maintenanceCache: WatchCache<MaintenanceObject>;
   private readonly powerCache: WatchCache<PowerProvider>;
-  private readonly bmcCache: WatchCache<RawKubeObject>;
+  private readonly bmcCache: WatchCache<ServerBmcRecord & RawKubeObject>;
+  private readonly bmcClient: ResourceClient<any>;
   private readonly maintenanceClient: ResourceClient<any>;
   private readonly planCache: WatchCache<PlanObject>;
   private readonly planClient: ResourceClient<any>;
@@ -151,11 +176,12 @@ export class KubeClusterState implements ClusterState {
       name: `${cluster.name} powerprovider`,
       logger: log,
     });
-    this.bmcCache = createWatchCache<RawKubeObject>({
+    this.bmcCache = createWatchCache<ServerBmcRecord & RawKubeObject>({
       kubeConfig,
       transport,
       path: resourcePath(serverBmcResource),
-      // Only the names are read: which nodes a BMC channel can reach.
+      // Which nodes a BMC channel can reach, and what their BMCs last said; never
+      // the address or the credentials.
       transform: obj => ({
         apiVersion: obj.apiVersion,
         kind: obj.kind,
@@ -163,9 +189,14 @@ export class KubeClusterState implements ClusterState {
           name: obj.metadata?.name,
           resourceVersion: obj.metadata?.resourceVersion,
         },
+        ...serverBmcRecordOf(obj),
       }),
       name: `${cluster.name} serverbmcs`,
       logger: log,
+    });
+    // Only spec.healthRefresh is ever written (a merge patch on the resourceVersion).
+    this.bmcClient = new ResourceClient(kubeConfig, serverBmcResource, {
+      fieldManager: 'rackside-backstage',
     });
     this.maintenanceClient = new ResourceClient(
       kubeConfig,
@@ -214,6 +245,15 @@ export class KubeClusterState implements ClusterState {
       }),
       this.bmcCache.on('add', changed),
       this.bmcCache.on('delete', changed),
+      // A new reading: a change of rollup (or of the parts counted) is a change signal;
+      // a reading that only moves readAt makes the next snapshot fresh without one, so
+      // a 15-minute sweep of a rack sends no signal while nothing changed.
+      this.bmcCache.on('update', (b, old) => {
+        if (healthSignalKey(b) !== healthSignalKey(old)) changed();
+        else if (JSON.stringify(b.health) !== JSON.stringify(old.health)) {
+          this.ownChanges++;
+        }
+      }),
       // A plan's spec or status (its page and the Servers page's list of plans).
       this.planCache.on('add', changed),
       this.planCache.on('delete', changed),
@@ -256,13 +296,19 @@ export class KubeClusterState implements ClusterState {
 
   private async deriveSnapshot(): Promise<KeyedSnapshot> {
     const generation = this.generation;
-    const [nodes, maintenances, powerProvider, bmcNodes] = await Promise.all([
+    const [nodes, maintenances, powerProvider, bmcs] = await Promise.all([
       this.nodes(),
       this.maintenances(),
       this.powerProvider(),
-      this.serverBmcNodes(),
+      this.serverBmcs(),
     ]);
-    const snap = snapshotOf(nodes, maintenances, powerProvider, bmcNodes);
+    const snap = snapshotOf(
+      nodes,
+      maintenances,
+      powerProvider,
+      bmcs.map(b => b.name),
+      bmcs,
+    );
     const digests = new Map<MaintenanceObject, string>();
     const rowKeys = new Map<string, string>();
     for (const entry of this.nodeCache.entries()) {
@@ -275,7 +321,9 @@ export class KubeClusterState implements ClusterState {
       }
       rowKeys.set(
         name,
-        `${entry.digest}|${activeKey}|${snap.bmcNodes.has(name) ? 'bmc' : ''}`,
+        `${entry.digest}|${activeKey}|${
+          snap.bmcNodes.has(name) ? 'bmc' : ''
+        }|${healthRowKey(snap.bmcHealth.get(name))}`,
       );
     }
     return { ...snap, generation, rowKeys };
@@ -307,6 +355,30 @@ export class KubeClusterState implements ClusterState {
   async serverBmcNodes(): Promise<string[]> {
     await this.synced(this.bmcCache, 'server BMCs');
     return this.bmcCache.list().map(b => b.metadata?.name ?? '');
+  }
+
+  async serverBmcs(): Promise<ServerBmcRecord[]> {
+    await this.synced(this.bmcCache, 'server BMCs');
+    return this.bmcCache.list().map(serverBmcRecordOf);
+  }
+
+  async readServerBmc(name: string): Promise<ServerBmcRecord | undefined> {
+    const obj = await this.bmcClient.find(name);
+    return obj ? serverBmcRecordOf(obj) : undefined;
+  }
+
+  async requestHealthRefresh(
+    name: string,
+    resourceVersion: string,
+    refresh: HealthRefresh,
+  ): Promise<ServerBmcRecord> {
+    // The resourceVersion makes the patch conditional: of two requests that read the
+    // same object (two backends, two clicks), the apiserver lets one through.
+    const patched = await this.bmcClient.patch(name, {
+      metadata: { resourceVersion },
+      spec: { healthRefresh: refresh },
+    });
+    return serverBmcRecordOf(patched);
   }
 
   async podsOnNode(nodeName: string): Promise<PodObject[]> {

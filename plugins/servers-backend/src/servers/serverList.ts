@@ -26,7 +26,12 @@ import {
   type PreparedJson,
 } from './ServerListCache';
 import type { KeyedSnapshot } from '../cluster/types';
-import { phaseOf, serverListItem, type ClusterSnapshot } from './view';
+import {
+  healthRowKey,
+  phaseOf,
+  serverListItem,
+  type ClusterSnapshot,
+} from './view';
 
 /** A windowed list request: `?limit=&continue=&filter=&sort=&direction=`. */
 export interface ServerListQuery {
@@ -224,9 +229,10 @@ export class ServerLists {
         key = versions.every(v => v !== undefined)
           ? `${versions.join('|')}|${active?.metadata.name ?? ''}|${
               snap.bmcNodes.has(name) ? 'bmc' : ''
-            }`
+            }|${healthRowKey(snap.bmcHealth.get(name))}`
           : undefined;
       }
+      const health = snap.bmcHealth.get(name);
       return {
         name,
         key,
@@ -241,6 +247,7 @@ export class ServerLists {
           labels,
           ready: isNodeReady(node),
           maintenance: active ? { phase: phaseOf(active) } : undefined,
+          health: health ? { rollup: health.rollup } : undefined,
         },
       };
     });

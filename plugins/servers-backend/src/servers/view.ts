@@ -3,7 +3,9 @@ import {
   nodeRolesOf,
   ceremonyFor,
   deriveQuorum,
+  failedPartsOf,
   guard,
+  hardwareHealthRaise,
   holdsNodeCordoned,
   isPowerVerb,
   type MaintenanceState,
@@ -28,6 +30,9 @@ import {
   type MaintenanceResponse,
   type QuorumSummaryResponse,
   type ServerFields,
+  type ServerHealth,
+  type ServerHealthDetail,
+  type ServerHealthSummary,
   type ServerListItem,
   type ServerResponse,
 } from '@rackside/plugin-servers-common';
@@ -36,6 +41,7 @@ import type {
   ClusterSnapshot,
   ClusterState,
   MaintenanceObject,
+  ServerBmcRecord,
 } from '../cluster/types';
 
 /** The phase of a maintenance; an object the operator has not seen yet is Requested. */
@@ -94,6 +100,60 @@ export function maintenanceView(m: MaintenanceObject): MaintenanceResponse {
     rebootSentAt: status.rebootSentAt,
     poweredOffAt: status.poweredOffAt,
     powerOnSentAt: status.powerOnSentAt,
+    ...(status.hardware ? { hardware: status.hardware } : {}),
+  };
+}
+
+/** What a row shows of a health reading. */
+export function healthSummaryOf(health: ServerHealth): ServerHealthSummary {
+  return {
+    rollup: health.rollup,
+    ...(health.readAt ? { readAt: health.readAt } : {}),
+    failedParts: failedPartsOf(health),
+  };
+}
+
+/** The part of a row's key a health reading makes (what the row shows of it). */
+export function healthRowKey(health: ServerHealth | undefined): string {
+  return health
+    ? `${health.rollup}|${health.readAt ?? ''}|${failedPartsOf(health)}`
+    : '';
+}
+
+/**
+ * The whole reading as the detail route answers it: the fields of `status.health` named
+ * one by one (a field the operator adds later is not sent until it is named here), and
+ * the refresh asked for last.
+ */
+export function healthDetailOf(
+  health: ServerHealth | undefined,
+  refresh: ServerBmcRecord['healthRefresh'],
+): ServerHealthDetail | undefined {
+  if (!health) {
+    return refresh
+      ? {
+          rollup: 'Unknown',
+          failedParts: 0,
+          parts: [],
+          logEntries: [],
+          firmware: [],
+          missing: [],
+          refreshRequestedAt: refresh.requestedAt,
+        }
+      : undefined;
+  }
+  return {
+    ...healthSummaryOf(health),
+    ...(health.state ? { state: health.state } : {}),
+    ...(health.error ? { error: health.error } : {}),
+    ...(health.answeredRequestAt
+      ? { answeredRequestAt: health.answeredRequestAt }
+      : {}),
+    parts: health.parts ?? [],
+    logEntries: health.logEntries ?? [],
+    firmware: health.firmware ?? [],
+    missing: health.missing ?? [],
+    ...(refresh ? { refreshRequestedAt: refresh.requestedAt } : {}),
   };
 }
 
@@ -106,7 +166,10 @@ export function snapshotOf(
   maintenances: MaintenanceObject[],
   powerProvider: PowerProvider | undefined,
   bmcNodes: Iterable<string> = [],
+  bmcs: readonly ServerBmcRecord[] = [],
 ): ClusterSnapshot {
+  const bmcHealth = new Map<string, ServerHealth>();
+  for (const b of bmcs) if (b.health) bmcHealth.set(b.name, b.health);
   const facts = nodes.map(n => nodeFactsFromNode(n));
   const activeByNode = openMaintenanceByNode(maintenances);
   const newestByNode = new Map<string, MaintenanceObject>();
@@ -122,6 +185,7 @@ export function snapshotOf(
     derivation: deriveQuorum(facts, quorumMaintenances(maintenances)),
     powerProvider,
     bmcNodes: new Set(bmcNodes),
+    bmcHealth,
   };
 }
 
@@ -170,13 +234,15 @@ export async function clusterSnapshot(
   cluster: ClusterState,
 ): Promise<ClusterSnapshot> {
   if (cluster.snapshot) return cluster.snapshot();
-  const [nodes, maintenances, powerProvider, bmcNodes] = await Promise.all([
-    cluster.nodes(),
-    cluster.maintenances(),
-    cluster.powerProvider(),
-    cluster.serverBmcNodes(),
-  ]);
-  return snapshotOf(nodes, maintenances, powerProvider, bmcNodes);
+  const [nodes, maintenances, powerProvider, bmcNodes, bmcs] =
+    await Promise.all([
+      cluster.nodes(),
+      cluster.maintenances(),
+      cluster.powerProvider(),
+      cluster.serverBmcNodes(),
+      cluster.serverBmcs?.() ?? [],
+    ]);
+  return snapshotOf(nodes, maintenances, powerProvider, bmcNodes, bmcs);
 }
 
 /** Whether a power verb may be asked for this node: servers-common's capability rule. */
@@ -280,6 +346,7 @@ function serverBase(
       ? newest
       : undefined;
   const shown = active ?? holding;
+  const health = snapshot.bmcHealth.get(facts.name);
   const fields: ServerFields = {
     name: facts.name,
     cluster,
@@ -293,6 +360,7 @@ function serverBase(
     powerVerbs: POWER_VERBS.filter(
       verb => powerCheck(snapshot, verb, facts).ok,
     ),
+    ...(health ? { health: healthSummaryOf(health) } : {}),
   };
   return { facts, active, fields };
 }
@@ -310,7 +378,12 @@ function ceremonyOn(
     snapshot.derivation,
     [facts],
   );
-  return ceremonyFor(action, verdict);
+  // Returning a server whose BMC reports Critical asks for the typed name, and says why.
+  return ceremonyFor(
+    action,
+    verdict,
+    hardwareHealthRaise(action, snapshot.bmcHealth.get(facts.name)),
+  );
 }
 
 /** A server as the detail route answers it: every action, offered or not, and why. */
@@ -319,6 +392,7 @@ export function serverView(
   node: NodeObject,
   snapshot: ClusterSnapshot,
   allowed: (action: ServerAction) => boolean,
+  bmc?: ServerBmcRecord,
 ): ServerResponse {
   const { facts, active, fields } = serverBase(cluster, node, snapshot);
   const actions = {} as Record<ServerAction, ActionView>;
@@ -331,8 +405,15 @@ export function serverView(
       ...(offer.why ? { why: offer.why } : {}),
     };
   }
+  const health = healthDetailOf(
+    bmc?.health ?? snapshot.bmcHealth.get(facts.name),
+    bmc?.healthRefresh,
+  );
+  // The detail carries the whole reading in place of the row's summary.
+  const { health: _summary, ...rest } = fields;
   return {
-    ...fields,
+    ...rest,
+    ...(health ? { health } : {}),
     systemUUID: node.status?.nodeInfo?.systemUUID,
     actions,
   };

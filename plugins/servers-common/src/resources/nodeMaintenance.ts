@@ -28,6 +28,7 @@ import {
   withRules,
 } from './kube';
 import type { CrdDefinition } from './crd';
+import { healthLogEntrySchema, HEALTH_ROLLUPS } from './serverBmc';
 
 /** Where NodeMaintenance lives in the API. */
 export const nodeMaintenanceResource = resourceDescriptor({
@@ -335,6 +336,27 @@ const drainProgressSchema = z
   })
   .describe('Drain progress.');
 
+const hardwareReadingSchema = z.object({
+  rollup: z.enum(HEALTH_ROLLUPS),
+  readAt: timestampSchema,
+});
+
+/** What the BMC said at the start and the end of a maintenance. */
+const hardwareSchema = z
+  .object({
+    before: hardwareReadingSchema
+      .optional()
+      .describe('The health reading at the start of the maintenance.'),
+    after: hardwareReadingSchema
+      .optional()
+      .describe('The health reading at the end of the maintenance.'),
+    logEntries: z
+      .array(healthLogEntrySchema)
+      .max(20)
+      .describe('The BMC log entries written during the maintenance, newest first.'),
+  })
+  .describe("What the node's BMC said during the maintenance.");
+
 const statusShape = {
   phase: z.enum(MAINTENANCE_PHASES).optional(),
   message: z
@@ -430,6 +452,7 @@ const statusShape = {
       'Phase transitions, oldest first; the oldest are dropped past 50.',
     ),
   observedGeneration: observedGenerationSchema,
+  hardware: hardwareSchema.optional(),
 };
 
 /** `status` of a NodeMaintenance, written by the operator only. */
@@ -461,6 +484,7 @@ export type NodeMaintenancePreflight = z.infer<typeof preflightSchema>;
 export type NodeMaintenanceDrainOptions = z.infer<typeof drainOptionsSchema>;
 export type NodeMaintenanceDrainProgress = z.infer<typeof drainProgressSchema>;
 export type PowerVerbRecord = z.infer<typeof powerVerbRecordSchema>;
+export type NodeMaintenanceHardware = z.infer<typeof hardwareSchema>;
 export type NodeMaintenanceCondition = Condition<NodeMaintenanceConditionType>;
 
 export const nodeMaintenanceCrd: CrdDefinition = {

@@ -29,4 +29,8 @@ export interface MaintenanceResponse {
   rebootSentAt?: string;
   poweredOffAt?: string;
   powerOnSentAt?: string;
+  /**
+   * What the BMC said at the start (before) and the end (after), and the log entries written during it.
+   */
+  hardware?: { [key: string]: any };
 }
