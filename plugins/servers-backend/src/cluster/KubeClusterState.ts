@@ -359,7 +359,15 @@ export class KubeClusterState implements ClusterState {
 
   async serverBmcs(): Promise<ServerBmcRecord[]> {
     await this.synced(this.bmcCache, 'server BMCs');
-    return this.bmcCache.list().map(serverBmcRecordOf);
+    // The cache keeps the record's fields (its transform), beside apiVersion and kind.
+    return this.bmcCache.list().map(
+      ({ name, resourceVersion, healthRefresh, health }) => ({
+        name,
+        resourceVersion,
+        ...(healthRefresh ? { healthRefresh } : {}),
+        ...(health ? { health } : {}),
+      }),
+    );
   }
 
   async readServerBmc(name: string): Promise<ServerBmcRecord | undefined> {
