@@ -5,6 +5,7 @@ import type {
   ActionResponse,
   ClusterListResponse,
   ClusterSummaryResponse,
+  HealthRefreshResponse,
   MaintenanceListResponse,
   MaintenanceResponse,
   PlanControl,
@@ -112,6 +113,16 @@ export class ServersClient implements ServersApi {
     return this.http.post(
       `/clusters/${enc(cluster)}/servers/${enc(node)}/actions/${enc(action)}`,
       body,
+    );
+  }
+
+  requestHealthRefresh(
+    cluster: string,
+    node: string,
+  ): Promise<HealthRefreshResponse> {
+    return this.http.post(
+      `/clusters/${enc(cluster)}/servers/${enc(node)}/health/refresh`,
+      {},
     );
   }
 

@@ -19,6 +19,7 @@ import {
 } from '../ui/maintenanceText';
 import { DrainOptions, DrainProgress } from './DrainSections';
 import { phaseColor, Section } from './MaintenanceSection';
+import { HardwareSection } from './HardwareSection';
 import { PowerSection } from './PowerSection';
 import { Timeline } from './Timeline';
 
@@ -136,6 +137,8 @@ export function MaintenanceDetail(props: {
       {m.progress && <DrainProgress progress={m.progress} />}
 
       <PowerSection maintenance={m} />
+
+      <HardwareSection maintenance={m} />
 
       <Section title="Conditions" testId="maintenance-conditions">
         {m.conditions.length === 0 ? (
