@@ -1307,7 +1307,7 @@ test('admission policies: set-up of a kubectl user (ServiceAccount default/ops) 
       `${policies}?labelSelector=app.kubernetes.io/component%3Dadmission-policy`,
     );
     return (
-      items.length === 7 &&
+      items.length === 8 &&
       items.every(p => p.status?.observedGeneration === p.metadata.generation)
     );
   });

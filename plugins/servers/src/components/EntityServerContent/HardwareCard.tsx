@@ -194,6 +194,7 @@ export function HardwareCard(props: {
             <Stack direction="row" alignItems="center" gap={1}>
               <Chip
                 size="small"
+                data-testid="hardware-rollup"
                 label={health.rollup}
                 color={healthTone(health.rollup)}
                 sx={chipLabelSx(healthTone(health.rollup))}
