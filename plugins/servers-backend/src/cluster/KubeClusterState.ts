@@ -6,7 +6,7 @@ import {
   powerProviderResource,
   serverBmcResource,
   failedPartsOf,
-  type HealthRefresh,
+  type ServerHealthRefresh,
   type PowerProvider,
   type RequestFlag,
   type ServerHealth,
@@ -76,7 +76,7 @@ function maintenanceDigest(m: MaintenanceObject): string {
  * the refresh request and the health reading, never the address or the credentials.
  */
 function serverBmcRecordOf(obj: RawKubeObject): ServerBmcRecord {
-  const spec = (obj as { spec?: { healthRefresh?: HealthRefresh } }).spec;
+  const spec = (obj as { spec?: { healthRefresh?: ServerHealthRefresh } }).spec;
   const status = (obj as { status?: { health?: ServerHealth } }).status;
   return {
     name: obj.metadata?.name ?? '',
@@ -378,7 +378,7 @@ export class KubeClusterState implements ClusterState {
   async requestHealthRefresh(
     name: string,
     resourceVersion: string,
-    refresh: HealthRefresh,
+    refresh: ServerHealthRefresh,
   ): Promise<ServerBmcRecord> {
     // The resourceVersion makes the patch conditional: of two requests that read the
     // same object (two backends, two clicks), the apiserver lets one through.

@@ -1,6 +1,6 @@
 import type {
   DrainContext,
-  HealthRefresh,
+  ServerHealthRefresh,
   ServerHealth,
   MaintenancePlanInput,
   MaintenancePlanSpec,
@@ -45,7 +45,7 @@ export interface ClusterSnapshot {
 export interface ServerBmcRecord {
   name: string;
   resourceVersion?: string;
-  healthRefresh?: HealthRefresh;
+  healthRefresh?: ServerHealthRefresh;
   health?: ServerHealth;
 }
 
@@ -153,7 +153,7 @@ export interface ClusterState {
   requestHealthRefresh?(
     name: string,
     resourceVersion: string,
-    refresh: HealthRefresh,
+    refresh: ServerHealthRefresh,
   ): Promise<ServerBmcRecord>;
   /**
    * The pods bound to a node, read from the apiserver now: a pre-flight must show the

@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError } from '@backstage/errors';
 import type {
-  HealthRefresh,
+  ServerHealthRefresh,
   PowerProvider,
   RequestFlag,
   ServerHealth,
@@ -139,11 +139,11 @@ export class FakeCluster implements ClusterState {
   }
   /** The health readings and refresh requests of the ServerBMCs, by node. */
   bmcHealth = new Map<string, ServerHealth>();
-  bmcRefresh = new Map<string, HealthRefresh>();
+  bmcRefresh = new Map<string, ServerHealthRefresh>();
   /** Each ServerBMC's resourceVersion, moved by every write (as the apiserver does). */
   private bmcVersions = new Map<string, number>();
   /** The refresh patches that were accepted. */
-  readonly healthRefreshes: Array<{ name: string; refresh: HealthRefresh }> =
+  readonly healthRefreshes: Array<{ name: string; refresh: ServerHealthRefresh }> =
     [];
   private bmcRecord(name: string): ServerBmcRecord {
     const health = this.bmcHealth.get(name);
@@ -170,7 +170,7 @@ export class FakeCluster implements ClusterState {
   async requestHealthRefresh(
     name: string,
     resourceVersion: string,
-    refresh: HealthRefresh,
+    refresh: ServerHealthRefresh,
   ): Promise<ServerBmcRecord> {
     if (!this.bmcNodes.includes(name)) throw new NotFoundError(name);
     // Yield first, so two requests at once both read the same version before either writes.

@@ -28,7 +28,7 @@ import {
   withRules,
 } from './kube';
 import type { CrdDefinition } from './crd';
-import { healthLogEntrySchema, HEALTH_ROLLUPS } from './serverBmc';
+import { bmcLogEntriesSchema, HEALTH_ROLLUPS } from './serverBmc';
 
 /** Where NodeMaintenance lives in the API. */
 export const nodeMaintenanceResource = resourceDescriptor({
@@ -341,22 +341,6 @@ const hardwareReadingSchema = z.object({
   readAt: timestampSchema,
 });
 
-/** What the BMC said at the start and the end of a maintenance. */
-const hardwareSchema = z
-  .object({
-    before: hardwareReadingSchema
-      .optional()
-      .describe('The health reading at the start of the maintenance.'),
-    after: hardwareReadingSchema
-      .optional()
-      .describe('The health reading at the end of the maintenance.'),
-    logEntries: z
-      .array(healthLogEntrySchema)
-      .max(20)
-      .describe('The BMC log entries written during the maintenance, newest first.'),
-  })
-  .describe("What the node's BMC said during the maintenance.");
-
 const statusShape = {
   phase: z.enum(MAINTENANCE_PHASES).optional(),
   message: z
@@ -451,8 +435,23 @@ const statusShape = {
     .describe(
       'Phase transitions, oldest first; the oldest are dropped past 50.',
     ),
+  hardware: z
+    .object({
+      before: hardwareReadingSchema
+        .optional()
+        .describe('The health read when the maintenance started.'),
+      after: hardwareReadingSchema
+        .optional()
+        .describe('The health read when it ended.'),
+      logEntries: bmcLogEntriesSchema.describe(
+        "The BMC's log entries created between the two readings, newest first.",
+      ),
+    })
+    .optional()
+    .describe(
+      'What the BMC said at the start and the end of the maintenance (redfish servers only).',
+    ),
   observedGeneration: observedGenerationSchema,
-  hardware: hardwareSchema.optional(),
 };
 
 /** `status` of a NodeMaintenance, written by the operator only. */
@@ -484,7 +483,10 @@ export type NodeMaintenancePreflight = z.infer<typeof preflightSchema>;
 export type NodeMaintenanceDrainOptions = z.infer<typeof drainOptionsSchema>;
 export type NodeMaintenanceDrainProgress = z.infer<typeof drainProgressSchema>;
 export type PowerVerbRecord = z.infer<typeof powerVerbRecordSchema>;
-export type NodeMaintenanceHardware = z.infer<typeof hardwareSchema>;
+/** `status.hardware` of a NodeMaintenance. */
+export type NodeMaintenanceHardware = NonNullable<
+  NodeMaintenanceStatus['hardware']
+>;
 export type NodeMaintenanceCondition = Condition<NodeMaintenanceConditionType>;
 
 export const nodeMaintenanceCrd: CrdDefinition = {

@@ -23,116 +23,6 @@ const systemPathSchema = z
   .max(1024)
   .regex(/^\/redfish\/v1\/Systems\/[^/]+$/);
 
-/** The health rollup of a server as its BMC reports it (Unknown: no reading could be made). */
-export const HEALTH_ROLLUPS = ['OK', 'Warning', 'Critical', 'Unknown'] as const;
-/** A health rollup. */
-export type HealthRollup = (typeof HEALTH_ROLLUPS)[number];
-
-/** The health of one part or log entry (Redfish `Status.Health`). */
-export const PART_HEALTHS = ['OK', 'Warning', 'Critical'] as const;
-/** The health of one part or log entry. */
-export type PartHealth = (typeof PART_HEALTHS)[number];
-
-/** The kinds of part a health reading names. */
-export const HEALTH_PART_KINDS = [
-  'System',
-  'PowerSupply',
-  'Fan',
-  'Drive',
-  'Temperature',
-  'Other',
-] as const;
-/** A kind of part. */
-export type HealthPartKind = (typeof HEALTH_PART_KINDS)[number];
-
-/** A request for a health reading, written by the backend, answered by the operator. */
-export const healthRefreshSchema = z
-  .object({
-    requestedAt: timestampSchema.describe('When the reading was asked for.'),
-    requestedBy: z
-      .string()
-      .max(256)
-      .describe('Who asked: a Backstage entity ref.'),
-  })
-  .describe(
-    'A request for a health reading now (POST .../health/refresh, at most once a minute a server); the operator answers it in status.health.answeredRequestAt.',
-  );
-
-/** One part that is not OK. */
-export const healthPartSchema = z.object({
-  kind: z.enum(HEALTH_PART_KINDS),
-  name: z.string().max(128).describe("The part's name as the BMC gives it."),
-  health: z.enum(PART_HEALTHS),
-  state: z.string().max(64).optional().describe('Redfish Status.State.'),
-  message: z.string().max(256).optional(),
-});
-
-/** One entry of a BMC log service (SEL). */
-export const healthLogEntrySchema = z.object({
-  id: z.string().max(64),
-  created: timestampSchema,
-  severity: z.enum(PART_HEALTHS),
-  message: z.string().max(512),
-  service: z
-    .enum(['System', 'Manager'])
-    .describe("The log service: the system's or the manager's."),
-});
-
-/** One firmware component. */
-export const firmwareComponentSchema = z.object({
-  name: z.string().max(128),
-  version: z.string().max(128),
-  updateable: z.boolean(),
-});
-
-/** `status.health` of a ServerBMC: the newest reading, bounded in size. */
-export const serverHealthSchema = z
-  .object({
-    rollup: z
-      .enum(HEALTH_ROLLUPS)
-      .describe(
-        "The system's health rollup; Unknown when no reading could be made.",
-      ),
-    state: z.string().optional().describe("The system's Status.State."),
-    readAt: timestampSchema.optional().describe('When the reading was made.'),
-    error: z
-      .string()
-      .max(1024)
-      .optional()
-      .describe('Why the last reading failed, if it did.'),
-    answeredRequestAt: timestampSchema
-      .optional()
-      .describe('The spec.healthRefresh.requestedAt this reading answered.'),
-    parts: z
-      .array(healthPartSchema)
-      .max(32)
-      .describe('The parts that are not OK.'),
-    logEntries: z
-      .array(healthLogEntrySchema)
-      .max(20)
-      .describe('The newest log entries, newest first.'),
-    firmware: z
-      .array(firmwareComponentSchema)
-      .max(64)
-      .describe('The firmware inventory.'),
-    missing: z
-      .array(z.string())
-      .max(16)
-      .describe('The resources this BMC does not offer (read without them).'),
-  })
-  .describe("What the node's BMC last said of its hardware.");
-
-/** A ServerBMC's health reading. */
-export type ServerHealth = z.infer<typeof serverHealthSchema>;
-/** One part that is not OK. */
-export type HealthPart = z.infer<typeof healthPartSchema>;
-/** One BMC log entry. */
-export type HealthLogEntry = z.infer<typeof healthLogEntrySchema>;
-/** One firmware component. */
-export type FirmwareComponent = z.infer<typeof firmwareComponentSchema>;
-/** A request for a health reading. */
-export type HealthRefresh = z.infer<typeof healthRefreshSchema>;
-
 /** `spec` of a ServerBMC. */
 export const serverBmcSpecSchema = z
   .object({
@@ -154,9 +44,140 @@ export const serverBmcSpecSchema = z
       .describe(
         "Credentials for this BMC only; default: the PowerProvider's redfish.credentialsSecretRef.",
       ),
-    healthRefresh: healthRefreshSchema.optional(),
+    healthRefresh: z
+      .object({
+        requestedAt: timestampSchema.describe(
+          'When the reading was asked for.',
+        ),
+        requestedBy: z
+          .string()
+          .max(256)
+          .describe('Who asked (a Backstage entity ref or a Kubernetes user).'),
+      })
+      .optional()
+      .describe(
+        'A request for a health reading now; the operator answers it by setting status.health.answeredRequestAt to its requestedAt.',
+      ),
   })
   .describe("How to reach the node's BMC.");
+
+/** The health a BMC reports, worst last; `Unknown` when never read successfully. */
+export const HEALTH_ROLLUPS = ['OK', 'Warning', 'Critical', 'Unknown'] as const;
+/** A health rollup. */
+export type HealthRollup = (typeof HEALTH_ROLLUPS)[number];
+/** The health of one part or one log entry, as Redfish's `Status.Health` says it. */
+export const PART_HEALTHS = ['OK', 'Warning', 'Critical'] as const;
+/** Redfish's Status.Health. */
+export type PartHealth = (typeof PART_HEALTHS)[number];
+/** What kind of part a reading names. */
+export const HEALTH_PART_KINDS = [
+  'System',
+  'PowerSupply',
+  'Fan',
+  'Drive',
+  'Temperature',
+  'Other',
+] as const;
+/** A kind of part. */
+export type HealthPartKind = (typeof HEALTH_PART_KINDS)[number];
+/** Which log service an entry came from. */
+export const LOG_ENTRY_SERVICES = ['System', 'Manager'] as const;
+
+/** The bounds of `status.health`: the CRD rejects more, the operator truncates to them. */
+export const HEALTH_LIMITS = {
+  parts: 32,
+  partName: 128,
+  partState: 64,
+  partMessage: 256,
+  logEntries: 20,
+  logEntryId: 64,
+  logEntryMessage: 512,
+  firmware: 64,
+  firmwareName: 128,
+  firmwareVersion: 128,
+  missing: 16,
+  missingName: 64,
+  state: 64,
+  error: 1024,
+} as const;
+
+/** One entry of a BMC's log service (SEL). */
+export const bmcLogEntrySchema = z
+  .object({
+    id: z.string().max(HEALTH_LIMITS.logEntryId).describe("The entry's Id."),
+    created: timestampSchema.describe('When the BMC wrote it.'),
+    severity: z.enum(PART_HEALTHS),
+    message: z.string().max(HEALTH_LIMITS.logEntryMessage),
+    service: z
+      .enum(LOG_ENTRY_SERVICES)
+      .describe("The system's or the manager's log service."),
+  })
+  .describe('One log entry.');
+
+/** Entries of the log services, newest first. */
+export const bmcLogEntriesSchema = z
+  .array(bmcLogEntrySchema)
+  .max(HEALTH_LIMITS.logEntries);
+
+/** `status.health` of a ServerBMC: what the BMC said at the last reading. */
+export const serverHealthSchema = z
+  .object({
+    rollup: z
+      .enum(HEALTH_ROLLUPS)
+      .describe(
+        "The worst of the system's Status.HealthRollup/Health and every part read; Unknown when never read successfully.",
+      ),
+    state: z
+      .string()
+      .max(HEALTH_LIMITS.state)
+      .optional()
+      .describe("The system's Status.State."),
+    readAt: timestampSchema
+      .optional()
+      .describe('When the last successful reading ended.'),
+    error: z
+      .string()
+      .max(HEALTH_LIMITS.error)
+      .optional()
+      .describe('Why the last reading failed; cleared by a successful one.'),
+    answeredRequestAt: timestampSchema
+      .optional()
+      .describe(
+        'The spec.healthRefresh.requestedAt the last reading answered.',
+      ),
+    parts: z
+      .array(
+        z.object({
+          kind: z.enum(HEALTH_PART_KINDS),
+          name: z.string().max(HEALTH_LIMITS.partName),
+          health: z.enum(PART_HEALTHS),
+          state: z.string().max(HEALTH_LIMITS.partState).optional(),
+          message: z.string().max(HEALTH_LIMITS.partMessage).optional(),
+        }),
+      )
+      .max(HEALTH_LIMITS.parts)
+      .describe('The parts whose health is not OK.'),
+    logEntries: bmcLogEntriesSchema.describe(
+      "The newest entries of the system's and the manager's log services, newest first.",
+    ),
+    firmware: z
+      .array(
+        z.object({
+          name: z.string().max(HEALTH_LIMITS.firmwareName),
+          version: z.string().max(HEALTH_LIMITS.firmwareVersion),
+          updateable: z.boolean(),
+        }),
+      )
+      .max(HEALTH_LIMITS.firmware)
+      .describe('The firmware inventory: component, version, updateable.'),
+    missing: z
+      .array(z.string().max(HEALTH_LIMITS.missingName))
+      .max(HEALTH_LIMITS.missing)
+      .describe(
+        'Resources the BMC does not offer (e.g. FirmwareInventory, LogServices, Power, Thermal, Storage).',
+      ),
+  })
+  .describe('What the BMC says of the hardware, bounded.');
 
 /** `status` of a ServerBMC. */
 export const serverBmcStatusSchema = z
@@ -169,7 +190,7 @@ export const serverBmcStatusSchema = z
     observedGeneration: observedGenerationSchema,
     health: serverHealthSchema.optional(),
   })
-  .describe('What the operator resolved.');
+  .describe('What the operator resolved and read.');
 
 /** A ServerBMC, as read from the apiserver. */
 export const serverBmcSchema = z
@@ -190,6 +211,16 @@ export type ServerBMC = z.infer<typeof serverBmcSchema>;
 export type ServerBMCInput = z.input<typeof serverBmcSchema>;
 export type ServerBMCSpec = z.infer<typeof serverBmcSpecSchema>;
 export type ServerBMCStatus = z.infer<typeof serverBmcStatusSchema>;
+/** `status.health` of a ServerBMC. */
+export type ServerHealth = z.infer<typeof serverHealthSchema>;
+/** One part that is not OK. */
+export type ServerHealthPart = ServerHealth['parts'][number];
+/** One firmware component. */
+export type ServerFirmwareComponent = ServerHealth['firmware'][number];
+/** One log-service entry. */
+export type BmcLogEntry = z.infer<typeof bmcLogEntrySchema>;
+/** A request for a reading. */
+export type ServerHealthRefresh = NonNullable<ServerBMCSpec['healthRefresh']>;
 
 export const serverBmcCrd: CrdDefinition = {
   resource: serverBmcResource,
@@ -197,6 +228,7 @@ export const serverBmcCrd: CrdDefinition = {
   printerColumns: [
     { name: 'Address', type: 'string', jsonPath: '.spec.address' },
     { name: 'System', type: 'string', jsonPath: '.status.systemPath' },
+    { name: 'Health', type: 'string', jsonPath: '.status.health.rollup' },
     { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
   ],
 };

@@ -1,6 +1,7 @@
 import type { Entity } from '@backstage/catalog-model';
 import { EntityProvider } from '@backstage/plugin-catalog-react';
 import { renderInTestApp, TestApiProvider } from '@backstage/test-utils';
+import { act } from 'react';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import type { ServerHealthDetail } from '@rackside/plugin-servers-common';
 import { serversApiRef } from '../../api';
@@ -125,7 +126,7 @@ describe('the Server tab’s Hardware card', () => {
       expect(await within(card).findByRole('alert')).toHaveTextContent(
         'Reading requested at',
       );
-      await jest.advanceTimersByTimeAsync(5_000);
+      await act(() => jest.advanceTimersByTimeAsync(5_000));
       await waitFor(() =>
         expect(api.getServer.mock.calls.length).toBeGreaterThan(reads),
       );

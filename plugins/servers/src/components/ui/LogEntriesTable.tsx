@@ -3,11 +3,11 @@ import TableBody from '@mui/material/TableBody';
 import TableCell from '@mui/material/TableCell';
 import TableHead from '@mui/material/TableHead';
 import TableRow from '@mui/material/TableRow';
-import type { HealthLogEntry } from '@rackside/plugin-servers-common';
+import type { BmcLogEntry } from '@rackside/plugin-servers-common';
 
 /** The BMC's log entries as a table (the server's card and the maintenance page). */
 export function LogEntriesTable(props: {
-  entries: readonly HealthLogEntry[];
+  entries: readonly BmcLogEntry[];
   label: string;
 }) {
   return (
