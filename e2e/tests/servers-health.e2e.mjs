@@ -89,8 +89,14 @@ test(
       // The Servers page: the row says Critical with the age of the reading.
       const row = await openServersPage(page, portal, node);
       const cell = row.getByTestId('health-cell');
-      await reloadUntil(page, row, `${node}'s Health cell says Critical`, async () =>
-        /^Critical · (just now|\d+ min ago)$/.test((await cell.innerText()).trim()),
+      await reloadUntil(
+        page,
+        row,
+        `${node}'s Health cell says Critical`,
+        async () =>
+          /^Critical · (just now|\d+ min ago)$/.test(
+            (await cell.innerText()).trim(),
+          ),
       );
 
       // Sorted by Health the Critical server comes first; filtered, it is alone.
@@ -98,13 +104,17 @@ test(
         .getByRole('columnheader', { name: 'Health' })
         .getByRole('button')
         .click();
-      await eventually('the Critical server sorted first', async () =>
-        (await page
-          .getByTestId('server-row')
-          .first()
-          .getAttribute('data-node')) === node,
+      await eventually(
+        'the Critical server sorted first',
+        async () =>
+          (await page
+            .getByTestId('server-row')
+            .first()
+            .getAttribute('data-node')) === node,
       );
-      await page.getByRole('textbox', { name: /Filter servers of/ }).fill('critical');
+      await page
+        .getByRole('textbox', { name: /Filter servers of/ })
+        .fill('critical');
       await eventually('only the Critical server left', async () => {
         const nodes = await page
           .getByTestId('server-row')
@@ -140,7 +150,10 @@ test(
       await card.getByRole('button', { name: 'Refresh' }).click();
       await eventually('the refresh was requested', async () =>
         /Reading requested at/.test(
-          await card.getByRole('alert').innerText().catch(() => ''),
+          await card
+            .getByRole('alert')
+            .innerText()
+            .catch(() => ''),
         ),
       );
       const asked = portal.getJson('serverbmcs', node);
@@ -156,7 +169,10 @@ test(
       await card.getByRole('button', { name: 'Refresh' }).click();
       await eventually('the 429 says when to ask again', async () =>
         /ask again after .* \(in \d+ s\)/.test(
-          await card.getByRole('alert').innerText().catch(() => ''),
+          await card
+            .getByRole('alert')
+            .innerText()
+            .catch(() => ''),
         ),
       );
       assert.equal(

@@ -1773,7 +1773,17 @@ test('narrower identities: the backend changes a ServerBMC only in spec.healthRe
   const status = await backend.request(
     'PATCH',
     `${bmcs}/worker-1/status`,
-    { status: { health: { rollup: 'OK', parts: [], logEntries: [], firmware: [], missing: [] } } },
+    {
+      status: {
+        health: {
+          rollup: 'OK',
+          parts: [],
+          logEntries: [],
+          firmware: [],
+          missing: [],
+        },
+      },
+    },
     { contentType: 'application/merge-patch+json' },
   );
   assert.equal(status.status, 403);

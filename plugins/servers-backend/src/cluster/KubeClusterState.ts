@@ -360,14 +360,14 @@ export class KubeClusterState implements ClusterState {
   async serverBmcs(): Promise<ServerBmcRecord[]> {
     await this.synced(this.bmcCache, 'server BMCs');
     // The cache keeps the record's fields (its transform), beside apiVersion and kind.
-    return this.bmcCache.list().map(
-      ({ name, resourceVersion, healthRefresh, health }) => ({
+    return this.bmcCache
+      .list()
+      .map(({ name, resourceVersion, healthRefresh, health }) => ({
         name,
         resourceVersion,
         ...(healthRefresh ? { healthRefresh } : {}),
         ...(health ? { health } : {}),
-      }),
-    );
+      }));
   }
 
   async readServerBmc(name: string): Promise<ServerBmcRecord | undefined> {

@@ -17,11 +17,7 @@ import {
   clusterRegistryServiceRef,
   staticClusterRegistry,
 } from '../cluster/clusterRegistry';
-import {
-  FakeCluster,
-  fakeMaintenance,
-  fakeNode,
-} from '../testing/fakeCluster';
+import { FakeCluster, fakeMaintenance, fakeNode } from '../testing/fakeCluster';
 import {
   startServersTestBackend,
   type ServersTestBackendOptions,
@@ -128,7 +124,11 @@ describe('POST .../health/refresh', () => {
     expect(events[0].options).toMatchObject({
       eventId: 'server-health-refresh',
       severityLevel: 'low',
-      meta: { actor: 'user:default/mock', cluster: 'plant-a', node: 'worker-2' },
+      meta: {
+        actor: 'user:default/mock',
+        cluster: 'plant-a',
+        node: 'worker-2',
+      },
     });
     expect(events[0].outcome).toBe('success');
     expect(events[0].meta).toMatchObject({
@@ -234,9 +234,9 @@ describe('POST .../health/refresh', () => {
         conditions: serverConditions.isControlPlane({}),
       } as PolicyDecision,
     });
-    expect((await request(server).post(refresh('worker-1', 'nope'))).status).toBe(
-      404,
-    );
+    expect(
+      (await request(server).post(refresh('worker-1', 'nope'))).status,
+    ).toBe(404);
     expect((await request(server).post(refresh('ghost'))).status).toBe(404);
     // Hidden by the read decision: the same 404 as absent.
     expect((await request(server).post(refresh('worker-1'))).status).toBe(404);

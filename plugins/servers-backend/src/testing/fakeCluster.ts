@@ -143,8 +143,10 @@ export class FakeCluster implements ClusterState {
   /** Each ServerBMC's resourceVersion, moved by every write (as the apiserver does). */
   private bmcVersions = new Map<string, number>();
   /** The refresh patches that were accepted. */
-  readonly healthRefreshes: Array<{ name: string; refresh: ServerHealthRefresh }> =
-    [];
+  readonly healthRefreshes: Array<{
+    name: string;
+    refresh: ServerHealthRefresh;
+  }> = [];
   private bmcRecord(name: string): ServerBmcRecord {
     const health = this.bmcHealth.get(name);
     const healthRefresh = this.bmcRefresh.get(name);

@@ -6,7 +6,11 @@
  * clicks, two backends) the apiserver lets one through and the other is the 429. The
  * backend never reaches the BMC; the operator answers in `status.health`.
  */
-import { ConflictError, CustomErrorBase, NotFoundError } from '@backstage/errors';
+import {
+  ConflictError,
+  CustomErrorBase,
+  NotFoundError,
+} from '@backstage/errors';
 import type { HealthRefreshResponse } from '@rackside/plugin-servers-common';
 import { clusterOr404 } from '../../cluster/clusterRegistry';
 import type {

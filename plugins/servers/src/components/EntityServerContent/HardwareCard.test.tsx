@@ -69,7 +69,9 @@ function renderFor(api: ReturnType<typeof fakeServersApi>) {
 
 describe('the Server tab’s Hardware card', () => {
   it('shows the rollup and its age, the failed parts, the event log, the firmware and what the BMC lacks', async () => {
-    renderFor(fakeServersApi(serverList([server('worker-1', { health: reading })])));
+    renderFor(
+      fakeServersApi(serverList([server('worker-1', { health: reading })])),
+    );
     const card = await screen.findByTestId('entity-server-hardware');
     expect(within(card).getByTestId('hardware-rollup')).toHaveTextContent(
       'Critical',
@@ -104,7 +106,9 @@ describe('the Server tab’s Hardware card', () => {
       ),
     );
     const card = await screen.findByTestId('entity-server-hardware');
-    expect(card).toHaveTextContent('The last reading failed: the BMC answered 503');
+    expect(card).toHaveTextContent(
+      'The last reading failed: the BMC answered 503',
+    );
   });
 
   it('Refresh asks the backend, says the reading was requested, and reads the server again', async () => {

@@ -29,7 +29,9 @@ function Reading({ health }: { health: ServerHealthDetail }) {
   return (
     <Stack gap={2}>
       {health.error && (
-        <Alert severity="warning">The last reading failed: {health.error}</Alert>
+        <Alert severity="warning">
+          The last reading failed: {health.error}
+        </Alert>
       )}
       {health.missing.length > 0 && (
         <Typography variant="body2" color="text.secondary">

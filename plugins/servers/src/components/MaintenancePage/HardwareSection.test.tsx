@@ -40,7 +40,9 @@ describe('the maintenance page’s Hardware section', () => {
     const section = await screen.findByTestId('maintenance-hardware');
     expect(
       within(section).getByTestId('maintenance-hardware-before'),
-    ).toHaveTextContent(`Before: OK (read ${formatTime('2026-12-06T10:00:00Z')})`);
+    ).toHaveTextContent(
+      `Before: OK (read ${formatTime('2026-12-06T10:00:00Z')})`,
+    );
     expect(
       within(section).getByTestId('maintenance-hardware-after'),
     ).toHaveTextContent('After: Critical');

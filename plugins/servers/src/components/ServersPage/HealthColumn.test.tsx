@@ -7,12 +7,7 @@ import {
   type ServerHealthDetail,
 } from '@rackside/plugin-servers-common';
 import { serversApiRef } from '../../api';
-import {
-  fakeServersApi,
-  OK,
-  server,
-  serverList,
-} from '../../testing/fixtures';
+import { fakeServersApi, OK, server, serverList } from '../../testing/fixtures';
 import { ServersPage } from './ServersPage';
 
 function renderPage(api: ReturnType<typeof fakeServersApi>) {
@@ -74,8 +69,9 @@ describe('the Health column', () => {
     renderPage(rack());
     await waitFor(() => expect(rowsOf()).toHaveLength(4));
     const cell = (node: string) =>
-      within(rowsOf().find(r => r.getAttribute('data-node') === node)!)
-        .getByTestId('health-cell');
+      within(
+        rowsOf().find(r => r.getAttribute('data-node') === node)!,
+      ).getByTestId('health-cell');
     expect(cell('c-critical')).toHaveTextContent('Critical · 3 min ago');
     expect(cell('a-ok')).toHaveTextContent('OK · 20 min ago');
     expect(cell('d-warning')).toHaveTextContent('Warning · 1 h ago');
