@@ -179,7 +179,8 @@ function decodeToken(token: string): { w: string; o: number } {
  * The servers list of every cluster, kept between requests.
  *
  * - Rows are keyed by what they show (the snapshot's `rowKeys`: a Node's shown facts,
- *   its open maintenance, a BMC), so a heartbeat keeps every row and the entity tag.
+ *   its open maintenance, a BMC and its health reading), so a heartbeat keeps every
+ *   row and the entity tag.
  * - Per cluster generation and set of decisions the readable, ordered rows are derived
  *   once, and the whole answer serialised once: a request while nothing changed costs
  *   the permission decisions and a lookup.
