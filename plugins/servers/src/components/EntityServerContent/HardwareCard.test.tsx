@@ -13,6 +13,10 @@ import {
 } from '../../testing/fixtures';
 import { EntityServerContent } from './EntityServerContent';
 
+// A ceiling, not a wait: the page renders in well under a second alone, several
+// seconds while the whole suite shares two cores (plans.test.tsx does the same).
+jest.setTimeout(20_000);
+
 const entity: Entity = {
   apiVersion: 'backstage.io/v1alpha1',
   kind: 'Resource',
