@@ -38,6 +38,33 @@ export interface Config {
        * those of this namespace, and reclaim credentials are stored here.
        */
       operatorNamespace?: string;
+      /**
+       * The cluster's Alertmanager (docs/alerts.md). With it, the Servers page shows each
+       * node's firing alerts (read at most every 30 s, one request per cluster) and the
+       * plan dialog offers an alert gate. Give the operator the same URL and matchers
+       * (the chart's operator.alertmanager).
+       */
+      alertmanager?: {
+        /** Its URL, e.g. https://alertmanager.monitoring:9093 (API v2 under /api/v2). */
+        url: string;
+        /** PEM CA bundle of its certificate. */
+        caData?: string;
+        /** Path to a PEM CA bundle of its certificate. */
+        caFile?: string;
+        /**
+         * Bearer token.
+         * @visibility secret
+         */
+        token?: string;
+        /** Path to a file holding the bearer token, read on every request. */
+        tokenFile?: string;
+        /**
+         * Templates selecting a node's alerts; an alert is the node's when any one
+         * matches. `{{node}}` is the node's name, `{{labels.KEY}}` one of its labels.
+         * Defaults to node="{{node}}" and instance=~"{{node}}(:[0-9]+)?".
+         */
+        matchers?: string[];
+      };
     }>;
     /**
      * How the reason given with every server action is checked. The backend

@@ -27,6 +27,7 @@ import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startHealthProxy } from './redfishHealth.mjs';
 import {
   buildTalosEmulator,
   spawnRecorded,
@@ -331,14 +332,29 @@ export async function startRedfish({
       'redfish: no Talos emulator to link to (BMC power changes reach no machine)',
     );
   }
+  // The BMC address everyone uses: the health proxy in front of sushy (lib/redfishHealth.mjs);
+  // the Talos link above talks to sushy directly.
+  const health = await startHealthProxy({
+    upstream: url,
+    username,
+    password,
+    certFile,
+    keyFile,
+    caFile,
+    systems: systems.map(s => s.uuid),
+  });
   log(
-    `redfish: ${systems.length} BMCs at ${url}${
+    `redfish: ${systems.length} BMCs at ${
+      health.url
+    } (health proxy; sushy at ${url})${
       linked ? ', linked to the Talos emulator' : ''
     }`,
   );
 
   return {
-    url,
+    url: health.url,
+    sushyUrl: url,
+    healthControlUrl: health.controlUrl,
     caFile,
     username,
     password,
@@ -347,8 +363,10 @@ export async function startRedfish({
     configFile: confFile,
     pid: proc.pid,
     logFile: proc.logFile,
-    request: (method, p, body) => redfishRequest(url, creds, method, p, body),
+    request: (method, p, body) =>
+      redfishRequest(health.url, creds, method, p, body),
     async stop() {
+      await health.stop();
       if (linked) {
         try {
           await fetch(`${controlUrl}/redfish/link`, { method: 'DELETE' });

@@ -1992,6 +1992,45 @@ test('the operator takes retention and leader election from values; the schema r
   );
 });
 
+test('the operator takes the health sweep from values; the schema refuses a duration without a unit and a concurrency of 0', () => {
+  const argsOf = values => {
+    const [deployment] = parseYamlDocuments(renderChart(values)).filter(
+      d => d.kind === 'Deployment' && d.metadata.name.endsWith('-operator'),
+    );
+    return deployment.spec.template.spec.containers[0].args;
+  };
+  const defaults = argsOf({});
+  for (const arg of [
+    '--health-interval=15m',
+    '--health-concurrency=4',
+    '--health-full-interval=12h',
+  ]) {
+    assert.ok(defaults.includes(arg), `${arg} in ${defaults.join(' ')}`);
+  }
+  const set = argsOf({
+    operator: {
+      healthInterval: '5m',
+      healthConcurrency: 2,
+      healthFullInterval: '6h',
+    },
+  });
+  for (const arg of [
+    '--health-interval=5m',
+    '--health-concurrency=2',
+    '--health-full-interval=6h',
+  ]) {
+    assert.ok(set.includes(arg), `${arg} in ${set.join(' ')}`);
+  }
+  assert.throws(
+    () => renderChart({ operator: { healthInterval: '15' } }),
+    /healthInterval.*does not match pattern/s,
+  );
+  assert.throws(
+    () => renderChart({ operator: { healthConcurrency: 0 } }),
+    /healthConcurrency/,
+  );
+});
+
 const SEVEN_CRDS = [
   'machinereclaims.rackside.dev',
   'maintenanceplans.rackside.dev',

@@ -40,6 +40,9 @@ describe('readConfig', () => {
         retryPeriodMs: 2_000,
       },
       retentionMs: 7 * 24 * 3600 * 1000,
+      healthIntervalMs: 15 * 60 * 1000,
+      healthConcurrency: 4,
+      healthFullIntervalMs: 12 * 3600 * 1000,
       logFormat: 'json',
       logLevel: 'info',
       planGateReads: [],
@@ -163,6 +166,24 @@ describe('readConfig', () => {
     }
     expect(() => readConfig(['--retention'], {})).toThrow(
       /argument missing|requires an argument|--retention/,
+    );
+  });
+
+  it('reads the health sweep flags and refuses a zero interval or concurrency', () => {
+    expect(
+      readConfig(['--health-interval=5m', '--health-concurrency', '2'], {
+        RACKSIDE_HEALTH_FULL_INTERVAL: '1h',
+      }),
+    ).toMatchObject({
+      healthIntervalMs: 300_000,
+      healthConcurrency: 2,
+      healthFullIntervalMs: 3_600_000,
+    });
+    expect(() => readConfig(['--health-interval=0s'], {})).toThrow(
+      /--health-interval must be a duration/,
+    );
+    expect(() => readConfig(['--health-concurrency=0'], {})).toThrow(
+      /--health-concurrency must be a positive integer/,
     );
   });
 

@@ -1,3 +1,7 @@
+import {
+  DEFAULT_NODE_ALERT_MATCHERS,
+  validateAlertMatcherTemplates,
+} from '@rackside/plugin-servers-common';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import {
@@ -30,6 +34,12 @@ export interface OperatorConfig {
   leaderElection: LeaderElectionConfig;
   /** How long a terminal NodeMaintenance or MachineReclaim is kept after it ended (ms). */
   retentionMs: number;
+  /** Each ServerBMC's health is read about this often (ms, jittered ±20 %). */
+  healthIntervalMs: number;
+  /** BMCs whose health is read at once, at most. */
+  healthConcurrency: number;
+  /** A full health reading (parts, logs, firmware) of a BMC at least this often (ms). */
+  healthFullIntervalMs: number;
   /** Log lines: JSON with a level (the default), or text for people. */
   logFormat: LogFormat;
   /** Lines below this level are dropped. */
@@ -41,6 +51,27 @@ export interface OperatorConfig {
    * its resource alone): the chart's operator.planGateReads. Empty: no object gate.
    */
   planGateReads: string[];
+  /** Alertmanager (docs/alerts.md); absent when no URL is given: nothing is silenced or gated. */
+  alerting?: AlertingConfig;
+}
+
+/** How the operator speaks to the cluster's Alertmanager (docs/alerts.md). */
+export interface AlertingConfig {
+  url: string;
+  /** PEM CA bundle file; absent: the system trust store. */
+  caFile?: string;
+  /** Bearer token file (a mounted Secret), read again on every request. */
+  tokenFile?: string;
+  /** The templates that select a node's alerts (alternatives; `{{node}}`, `{{labels.KEY}}`). */
+  matchers: readonly string[];
+  /** A silence's lease: it ends this long after its last renewal. */
+  silenceLeaseMs: number;
+  /** How often an open maintenance renews its silence (< lease). */
+  silenceRenewMs: number;
+  /** No silence lasts past this from its creation, however long the maintenance. */
+  silenceMaxMs: number;
+  /** A node back in service stays silenced this long, and a healthy return ignores its alerts as long. */
+  returnGraceMs: number;
 }
 
 export interface LeaderElectionConfig {
@@ -136,6 +167,24 @@ const OPTIONS = [
     'terminal NodeMaintenances and MachineReclaims are deleted this long after they ended',
   ],
   [
+    'health-interval',
+    ['RACKSIDE_HEALTH_INTERVAL'],
+    '15m',
+    "each ServerBMC's health is read about this often (jittered ±20 %; two requests unless something changed)",
+  ],
+  [
+    'health-concurrency',
+    ['RACKSIDE_HEALTH_CONCURRENCY'],
+    '4',
+    'BMCs whose health is read at once, at most',
+  ],
+  [
+    'health-full-interval',
+    ['RACKSIDE_HEALTH_FULL_INTERVAL'],
+    '12h',
+    "a BMC's parts, log entries and firmware are read in full at least this often",
+  ],
+  [
     'log-format',
     ['RACKSIDE_LOG_FORMAT'],
     'json',
@@ -188,6 +237,54 @@ const OPTIONS = [
     ['RACKSIDE_PLAN_GATE_READS'],
     'none',
     'kinds MaintenancePlan object gates may read, comma-separated resource.group (core: pods)',
+  ],
+  [
+    'alertmanager-url',
+    ['RACKSIDE_ALERTMANAGER_URL'],
+    'none',
+    'Alertmanager (API v2) to silence a node in maintenance and gate plans on; none: off',
+  ],
+  [
+    'alertmanager-ca-file',
+    ['RACKSIDE_ALERTMANAGER_CA_FILE'],
+    'system trust store',
+    "PEM CA bundle for the Alertmanager's certificate",
+  ],
+  [
+    'alertmanager-token-file',
+    ['RACKSIDE_ALERTMANAGER_TOKEN_FILE'],
+    'none',
+    'bearer token file for Alertmanager, read on every request',
+  ],
+  [
+    'alert-matchers',
+    ['RACKSIDE_ALERT_MATCHERS'],
+    DEFAULT_NODE_ALERT_MATCHERS.join(';'),
+    "templates selecting a node's alerts, ';'-separated alternatives ({{node}}, {{labels.KEY}})",
+  ],
+  [
+    'silence-lease',
+    ['RACKSIDE_SILENCE_LEASE'],
+    '30m',
+    "a maintenance's silence ends this long after its last renewal",
+  ],
+  [
+    'silence-renew',
+    ['RACKSIDE_SILENCE_RENEW'],
+    '10m',
+    'how often an open maintenance renews its silence (< silence lease)',
+  ],
+  [
+    'silence-max',
+    ['RACKSIDE_SILENCE_MAX'],
+    '24h',
+    'no silence lasts past this from its creation',
+  ],
+  [
+    'return-grace',
+    ['RACKSIDE_RETURN_GRACE'],
+    '5m',
+    'a node back in service stays silenced this long; a healthy return ignores its alerts as long',
   ],
   [
     'webhook-port',
@@ -395,7 +492,9 @@ export function readConfig(
     .split(',')
     .map(r => r.trim())
     .filter(Boolean);
+  const alerting = readAlerting(text, duration);
   return {
+    ...(alerting ? { alerting } : {}),
     kubeconfig: text('kubeconfig'),
     namespace: text('namespace') ?? 'rackside-system',
     probePort,
@@ -415,6 +514,9 @@ export function readConfig(
     joinTimeoutSeconds: integer('join-timeout-seconds', 900),
     leaderElection,
     retentionMs: duration('retention', '7d'),
+    healthIntervalMs: duration('health-interval', '15m'),
+    healthConcurrency: integer('health-concurrency', 4),
+    healthFullIntervalMs: duration('health-full-interval', '12h'),
     logFormat: logFormat as LogFormat,
     logLevel: logLevel as LogLevel,
     planGateReads,
@@ -432,5 +534,62 @@ export function readConfig(
         : ['127.0.0.1', 'localhost', os.hostname()],
       caOut: text('webhook-ca-out'),
     },
+  };
+}
+
+/** The Alertmanager flags; undefined without `--alertmanager-url`. */
+function readAlerting(
+  text: (flag: FlagName) => string | undefined,
+  duration: (flag: FlagName, fallback: string) => number,
+): AlertingConfig | undefined {
+  const url = text('alertmanager-url');
+  if (url === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(`--alertmanager-url is not a URL: "${url}"`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ConfigError(`--alertmanager-url must be http(s), got "${url}"`);
+  }
+  if (parsed.username || parsed.password) {
+    throw new ConfigError(
+      '--alertmanager-url carries user info: give --alertmanager-token-file instead',
+    );
+  }
+  const matchers = (
+    text('alert-matchers') ?? DEFAULT_NODE_ALERT_MATCHERS.join(';')
+  )
+    .split(';')
+    .map(m => m.trim())
+    .filter(Boolean);
+  try {
+    validateAlertMatcherTemplates(matchers);
+  } catch (error) {
+    throw new ConfigError(`--alert-matchers: ${(error as Error).message}`);
+  }
+  const silenceLeaseMs = duration('silence-lease', '30m');
+  const silenceRenewMs = duration('silence-renew', '10m');
+  if (silenceRenewMs >= silenceLeaseMs) {
+    throw new ConfigError(
+      `--silence-renew (${silenceRenewMs} ms) must be shorter than --silence-lease (${silenceLeaseMs} ms)`,
+    );
+  }
+  const silenceMaxMs = duration('silence-max', '24h');
+  if (silenceMaxMs < silenceLeaseMs) {
+    throw new ConfigError(
+      `--silence-max (${silenceMaxMs} ms) must be at least --silence-lease (${silenceLeaseMs} ms)`,
+    );
+  }
+  return {
+    url,
+    caFile: text('alertmanager-ca-file'),
+    tokenFile: text('alertmanager-token-file'),
+    matchers,
+    silenceLeaseMs,
+    silenceRenewMs,
+    silenceMaxMs,
+    returnGraceMs: duration('return-grace', '5m'),
   };
 }

@@ -59,6 +59,11 @@ async function main() {
     },
     leaderElection: config.leaderElection,
     retentionMs: config.retentionMs,
+    health: {
+      intervalMs: config.healthIntervalMs,
+      concurrency: config.healthConcurrency,
+      fullIntervalMs: config.healthFullIntervalMs,
+    },
     planGateReads: config.planGateReads,
     metrics,
     log,

@@ -21,7 +21,7 @@ import { createMaintenanceController } from './maintenance/controller';
 import { createMetrics, type OperatorMetrics } from './runtime/metrics';
 import { registerStateMetrics } from './runtime/stateMetrics';
 import { createPlanController } from './plan/controller';
-import { createPowerController } from './power/controller';
+import { createPowerController, type HealthSettings } from './power/controller';
 import type { PowerDeadlines } from './power/reconciler';
 import { createRetention, DEFAULT_RETENTION_MS } from './runtime/retention';
 import { createReclaimController } from './reclaim/controller';
@@ -51,6 +51,8 @@ export interface OperatorOptions {
     retryPeriodMs?: number;
   };
   workers?: number;
+  /** The BMC health sweep (power/health.ts). */
+  health?: HealthSettings;
   metrics?: OperatorMetrics;
   log?: OperatorLog;
   /** Terminal NodeMaintenances and MachineReclaims are deleted this long after they ended (7 days). */
@@ -155,6 +157,8 @@ export async function startOperator(
     secrets,
     metrics,
     deadlines: options.power,
+    recorder,
+    health: options.health,
     log,
     // The send is gated when it starts (below) and again right before each Redfish POST.
     leading: isLeading,
@@ -259,6 +263,7 @@ export async function startOperator(
   const stopStateMetrics = registerStateMetrics({
     registry: metrics.registry,
     maintenances: caches.maintenances,
+    bmcs: caches.bmcs,
     plans: plans.cache,
     isLeader: () => elector.isLeader,
   });

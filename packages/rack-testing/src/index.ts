@@ -18,3 +18,5 @@ export type {
   TalosEmulator,
   Trap,
 } from './talosEmulator';
+export { bmcHealthControl } from './redfishHealth';
+export type { BmcHealthControl, RackBmcPart } from './redfishHealth';

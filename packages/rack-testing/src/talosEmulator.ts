@@ -29,6 +29,10 @@ export interface RackRedfish {
   username: string;
   password: string;
   systemsByUuid: Record<string, string>;
+  /** The health proxy's control API (e2e/rack/lib/redfishHealth.mjs); see `bmcHealthControl`. */
+  healthControlUrl?: string;
+  /** sushy-tools itself, behind the health proxy at `url`. */
+  sushyUrl?: string;
 }
 
 /** The power verbs the emulator has received for one machine. */

@@ -31,4 +31,5 @@ export * from './rules/planAuthority';
 export * from './rules/planGates';
 export * from './rules/serverListRules';
 export * from './rules/alertMatchers';
+export * from './rules/racksideSilences';
 export * from './rules/hardwareHealth';

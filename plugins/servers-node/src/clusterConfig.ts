@@ -2,6 +2,11 @@ import type { Config } from '@backstage/config';
 import { InputError } from '@backstage/errors';
 import { KubeConfig } from '@kubernetes/client-node';
 import fs from 'node:fs';
+import {
+  DEFAULT_NODE_ALERT_MATCHERS,
+  validateAlertMatcherTemplates,
+} from '@rackside/plugin-servers-common';
+import { parseAlertmanagerUrl } from './alerts/AlertmanagerClient';
 import { shareKeepAliveAgents } from './clients/agents';
 import { TOKEN_FILE_PROVIDER, TokenFileAuthenticator } from './tokenFile';
 
@@ -33,6 +38,20 @@ export interface ClusterConfig {
       }
     | { type: 'kubeconfig'; path: string; context?: string }
     | { type: 'inCluster' };
+  /** The cluster's Alertmanager (docs/alerts.md); absent: no alerts shown or offered. */
+  alerting?: ClusterAlertingConfig;
+}
+
+/** `servers.clusters[].alertmanager`: where the backend reads a cluster's alerts. */
+export interface ClusterAlertingConfig {
+  url: string;
+  /** PEM CA bundle; absent means the system trust store. */
+  caData?: string;
+  /** Bearer token, inline (a secret) or from `tokenFile`, read on every request. */
+  token?: string;
+  tokenFile?: string;
+  /** The templates that select a node's alerts (the operator's --alert-matchers). */
+  matchers: readonly string[];
 }
 
 const NAME_PATTERN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -124,7 +143,9 @@ export function readClusterConfigs(rootConfig: Config): ClusterConfig[] {
       access = { type: 'inCluster' };
     }
 
+    const alerting = readAlertingConfig(config, where);
     return {
+      ...(alerting ? { alerting } : {}),
       name,
       title: config.getOptionalString('title') ?? name,
       operatorNamespace:
@@ -132,6 +153,42 @@ export function readClusterConfigs(rootConfig: Config): ClusterConfig[] {
       access,
     };
   });
+}
+
+/** `servers.clusters[i].alertmanager`, checked; undefined when absent. */
+function readAlertingConfig(
+  cluster: Config,
+  where: string,
+): ClusterAlertingConfig | undefined {
+  const config = cluster.getOptionalConfig('alertmanager');
+  if (!config) return undefined;
+  const at = `${where}.alertmanager`;
+  const url = config.getString('url');
+  try {
+    parseAlertmanagerUrl(url);
+  } catch (error) {
+    throw new InputError(`${at}.url: ${(error as Error).message}`);
+  }
+  const matchers = config.getOptionalStringArray('matchers') ?? [
+    ...DEFAULT_NODE_ALERT_MATCHERS,
+  ];
+  try {
+    validateAlertMatcherTemplates(matchers);
+  } catch (error) {
+    throw new InputError(`${at}.matchers: ${(error as Error).message}`);
+  }
+  const token = config.getOptionalString('token');
+  const tokenFile = config.getOptionalString('tokenFile');
+  if (token !== undefined && tokenFile !== undefined) {
+    throw new InputError(`${at}: set either token or tokenFile, not both`);
+  }
+  return {
+    url,
+    caData: readFileOption(config, 'caData', 'caFile', at),
+    ...(token !== undefined ? { token } : {}),
+    ...(tokenFile !== undefined ? { tokenFile } : {}),
+    matchers,
+  };
 }
 
 /** Builds a client-node KubeConfig for one cluster. */

@@ -7,9 +7,11 @@
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
+  nodeMaintenanceResource,
   POWER_PROVIDER_NAME,
   powerProviderResource,
   serverBmcResource,
+  type NodeMaintenance,
   type PowerProvider,
   type ServerBMC,
 } from '@rackside/plugin-servers-common';
@@ -22,19 +24,34 @@ import { WorkQueue } from '../runtime/workqueue';
 import { NotLeadingError } from '../runtime/leaderElection';
 import { PowerProviderReconciler, type PowerDeadlines } from './reconciler';
 import { reconcileServerBmc } from './serverBmc';
+import { HealthMonitor } from './health';
+import type { EventRecorder } from '../runtime/events';
 import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
 import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
 
 export interface PowerControllerOptions {
   /** Leader-gated: every write asks the elector right before it goes out. */
   kubeConfig: KubeConfig;
-  caches: Pick<OperatorCaches, 'providers' | 'bmcs' | 'nodes'>;
+  caches: Pick<OperatorCaches, 'providers' | 'bmcs' | 'nodes' | 'maintenances'>;
+  /** Events of the health readings (a change of rollup). */
+  recorder: EventRecorder;
+  /** The health sweep (docs/hardware-health.md). */
+  health?: HealthSettings;
   secrets: SecretReader;
   metrics: OperatorMetrics;
   deadlines?: Partial<PowerDeadlines>;
   log: OperatorLog;
   /** Whether this replica leads: asked again right before each Redfish Reset POST. */
   leading?: () => boolean;
+}
+
+export interface HealthSettings {
+  /** Each BMC is read about this often (ms, jittered ±20 %); default 15 min. */
+  intervalMs?: number;
+  /** BMCs read at once, at most; default 4. */
+  concurrency?: number;
+  /** A full reading (parts, logs, firmware) at least this often (ms); default 12 h. */
+  fullIntervalMs?: number;
 }
 
 export interface PowerController {
@@ -54,7 +71,7 @@ export function createPowerController(
   options: PowerControllerOptions,
 ): PowerController {
   const { kubeConfig: kc, caches, metrics, log, secrets } = options;
-  const { providers, bmcs, nodes } = caches;
+  const { providers, bmcs, nodes, maintenances } = caches;
   const fieldManager = { fieldManager: OPERATOR_FIELD_MANAGER };
   const providerClient = new ResourceClient<PowerProvider>(
     kc,
@@ -92,6 +109,38 @@ export function createPowerController(
     },
   );
 
+  const maintenanceClient = new ResourceClient<NodeMaintenance>(
+    kc,
+    nodeMaintenanceResource,
+    fieldManager,
+  );
+  const health = new HealthMonitor({
+    bmcs,
+    nodes,
+    maintenances,
+    reader: (node, name) => power.healthReader(node, name),
+    scrub: (name, text) => power.scrub(name, text),
+    writeHealth: async (name, patch) => {
+      await bmcClient.patchStatus(
+        name,
+        { status: { health: patch } },
+        { type: 'merge' },
+      );
+    },
+    writeHardware: async (name, hardware) => {
+      await maintenanceClient.patchStatus(
+        name,
+        { status: { hardware } },
+        { type: 'merge' },
+      );
+    },
+    recorder: options.recorder,
+    log,
+    intervalMs: options.health?.intervalMs ?? 15 * 60 * 1000,
+    concurrency: options.health?.concurrency ?? 4,
+    fullIntervalMs: options.health?.fullIntervalMs,
+  });
+
   let queue: WorkQueue | undefined;
   const unsubscribe = [
     ...(['add', 'update', 'delete'] as const).map(event =>
@@ -128,6 +177,7 @@ export function createPowerController(
   };
 
   const pause = () => {
+    health.pause();
     queue?.stop();
     queue = undefined;
   };
@@ -151,6 +201,7 @@ export function createPowerController(
         queue.add(`${BMC_PREFIX}${bmc.metadata.name}`);
       }
       await queue.idle();
+      health.start();
     },
     pause,
     async stop() {

@@ -17,6 +17,7 @@ import {
 import {
   PowerChannelError,
   RedfishPowerChannel,
+  type BmcHealthReader,
   TalosPowerChannel,
   type PowerChannel,
   type PowerNode,
@@ -299,6 +300,25 @@ export class PowerProviderReconciler {
         }
       },
     };
+  }
+
+  /**
+   * The health reader of a node's BMC, or undefined when the channel is not redfish
+   * (only the redfish channel reaches BMCs: ADR 0034). Throws when the BMC cannot be
+   * located (no ServerBMC, unreadable credentials, no system with the node's UUID).
+   */
+  async healthReader(
+    node: NodeView | undefined,
+    name: string,
+  ): Promise<BmcHealthReader | undefined> {
+    const channel = this.channel;
+    if (!(channel instanceof RedfishPowerChannel)) return undefined;
+    return channel.healthReader(powerNodeOf(node, name));
+  }
+
+  /** A message with the BMC's address left out (status and Events are widely read). */
+  scrub(name: string, text: string): string {
+    return withoutBmcAddresses(text, this.ports.bmc(name)?.spec.address);
   }
 
   async stop(): Promise<void> {

@@ -5,9 +5,11 @@
  * counters follow the caches' updates and count on the leader only, so the replicas of a
  * Deployment do not count one failure twice.
  */
-import type {
-  MaintenancePlan,
-  NodeMaintenance,
+import {
+  HEALTH_ROLLUPS,
+  type MaintenancePlan,
+  type NodeMaintenance,
+  type ServerBMC,
 } from '@rackside/plugin-servers-common';
 import type { RawKubeObject, WatchCache } from '@rackside/plugin-servers-node';
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -18,10 +20,32 @@ export function registerStateMetrics(options: {
   registry: Registry;
   maintenances: WatchCache<NodeMaintenance>;
   plans: WatchCache<MaintenancePlan & RawKubeObject>;
+  /** ServerBMCs, for their health (absent: no health gauge). */
+  bmcs?: WatchCache<ServerBMC & RawKubeObject>;
   /** Whether this replica leads at the moment (counters count there only). */
   isLeader: () => boolean;
 }): () => void {
-  const { registry, maintenances, plans, isLeader } = options;
+  const { registry, maintenances, plans, isLeader, bmcs } = options;
+  // One series per server and rollup: 1 for the rollup of its last reading, 0 for the
+  // others, so an alert can say `rackside_server_health{rollup="Critical"} == 1`.
+  const serverHealth = new Gauge({
+    name: 'rackside_server_health',
+    help: "The rollup of a server's last BMC health reading (1) per node; Unknown when never read",
+    labelNames: ['node', 'rollup'] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const bmc of bmcs?.list() ?? []) {
+        const current = bmc.status?.health?.rollup ?? 'Unknown';
+        for (const rollup of HEALTH_ROLLUPS) {
+          this.set(
+            { node: bmc.metadata?.name ?? '', rollup },
+            rollup === current ? 1 : 0,
+          );
+        }
+      }
+    },
+  });
   const drainDeadlines = new Gauge({
     name: 'rackside_maintenance_drain_deadline_timestamp_seconds',
     help: 'When the drain of a Draining NodeMaintenance with a drain timeout must end (Unix time); past it the operator fails the maintenance',
@@ -111,7 +135,12 @@ export function registerStateMetrics(options: {
   return () => {
     unsubscribe.forEach(off => off());
     // Nothing to read once the caches stop.
-    for (const gauge of [drainDeadlines, plansByPhase, gateDeadlines])
+    for (const gauge of [
+      drainDeadlines,
+      plansByPhase,
+      gateDeadlines,
+      serverHealth,
+    ])
       gauge.reset();
   };
 }

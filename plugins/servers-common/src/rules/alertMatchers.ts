@@ -29,7 +29,8 @@ const MATCHER_PATTERN =
   /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:[^"\\]|\\.)*)"\s*$/;
 const PLACEHOLDER = /\{\{\s*(node|labels\.([A-Za-z0-9_./-]+))\s*\}\}/g;
 
-interface ParsedTemplate {
+/** One matcher template, parsed: its label, operator and value with placeholders. */
+export interface ParsedAlertMatcherTemplate {
   name: string;
   op: '=' | '!=' | '=~' | '!~';
   value: string;
@@ -40,7 +41,9 @@ interface ParsedTemplate {
  * not `label op "value"` (op one of = != =~ !~) or names a placeholder other than `{{node}}`
  * and `{{labels.KEY}}`.
  */
-export function parseAlertMatcherTemplate(template: string): ParsedTemplate {
+export function parseAlertMatcherTemplate(
+  template: string,
+): ParsedAlertMatcherTemplate {
   const match = MATCHER_PATTERN.exec(template);
   if (!match) {
     throw new Error(
@@ -58,7 +61,11 @@ export function parseAlertMatcherTemplate(template: string): ParsedTemplate {
       )}: only {{node}} and {{labels.KEY}} may be used`,
     );
   }
-  return { name: match[1], op: match[2] as ParsedTemplate['op'], value };
+  return {
+    name: match[1],
+    op: match[2] as ParsedAlertMatcherTemplate['op'],
+    value,
+  };
 }
 
 /** Checks every template (a configuration's start-up check); returns them unchanged. */
@@ -104,15 +111,16 @@ export function renderAlertMatchers(
   });
 }
 
+const OPERATORS: Record<string, ParsedAlertMatcherTemplate['op']> = {
+  'false:true': '=',
+  'false:false': '!=',
+  'true:true': '=~',
+  'true:false': '!~',
+};
+
 /** One matcher in Alertmanager's filter syntax (`name="value"`). */
 export function alertMatcherText(matcher: AlertMatcher): string {
-  const op = matcher.isRegex
-    ? matcher.isEqual
-      ? '=~'
-      : '!~'
-    : matcher.isEqual
-    ? '='
-    : '!=';
+  const op = OPERATORS[`${matcher.isRegex}:${matcher.isEqual}`];
   return `${matcher.name}${op}${JSON.stringify(matcher.value)}`;
 }
 

@@ -1,5 +1,6 @@
 import { InputError } from '@backstage/errors';
 import type { AlertMatcher } from '@rackside/plugin-servers-common';
+import fs from 'node:fs';
 import { Agent, fetch } from 'undici';
 
 /** How to reach one Alertmanager (docs/alerts.md, "Set-up"). */
@@ -8,8 +9,10 @@ export interface AlertmanagerAccess {
   url: string;
   /** PEM CA bundle; absent means the system trust store. */
   caData?: string;
-  /** Bearer token (read from a Secret or a file by the caller). */
+  /** Bearer token. */
   token?: string;
+  /** A file holding the bearer token (a mounted Secret), read on every request so a rotated token is used at once. */
+  tokenFile?: string;
   /** Per request; default 5 s. */
   timeoutMs?: number;
 }
@@ -100,6 +103,7 @@ export class AlertmanagerClient implements AlertmanagerApi {
   readonly #base: string;
   readonly #agent: Agent;
   readonly #token?: string;
+  readonly #tokenFile?: string;
   readonly #timeoutMs: number;
 
   constructor(access: AlertmanagerAccess) {
@@ -111,7 +115,21 @@ export class AlertmanagerClient implements AlertmanagerApi {
         : {},
     });
     this.#token = access.token;
+    this.#tokenFile = access.tokenFile;
     this.#timeoutMs = access.timeoutMs ?? 5000;
+  }
+
+  #bearerToken(method: string, path: string): string | undefined {
+    if (!this.#tokenFile) return this.#token;
+    try {
+      return fs.readFileSync(this.#tokenFile, 'utf8').trim();
+    } catch (error) {
+      throw new AlertmanagerUnreachableError(
+        `Alertmanager ${method} ${path}: cannot read the token file: ${
+          (error as Error).message
+        }`,
+      );
+    }
   }
 
   async #request(
@@ -121,7 +139,8 @@ export class AlertmanagerClient implements AlertmanagerApi {
   ): Promise<unknown> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    if (this.#token) headers.authorization = `Bearer ${this.#token}`;
+    const token = this.#bearerToken(method, path);
+    if (token) headers.authorization = `Bearer ${token}`;
     let response;
     try {
       response = await fetch(`${this.#base}${path}`, {

@@ -10,6 +10,7 @@ import {
 } from '../types';
 import { RedfishError } from './errors';
 import { BmcRateLimiter } from './rateLimit';
+import { BmcHealthReader } from './readHealth';
 import {
   RedfishClient,
   type RedfishCredentials,
@@ -57,6 +58,10 @@ export class RedfishPowerChannel implements PowerChannel {
     { fingerprint: string; client: RedfishClient }
   >();
   private readonly discovered = new Map<string, string>();
+  private readonly healthReaders = new Map<
+    string,
+    { client: RedfishClient; reader: BmcHealthReader }
+  >();
 
   constructor(options: RedfishPowerChannelOptions) {
     this.options = options;
@@ -91,7 +96,26 @@ export class RedfishPowerChannel implements PowerChannel {
     }
   }
 
+  /**
+   * The health reader of a node's BMC, on the same client (session, rate limiter, origin
+   * checks) as its power verbs; kept per BMC and system, so what it learnt (the chassis,
+   * whether the BMC expands collections) saves requests on the next reading.
+   */
+  async healthReader(node: PowerNode): Promise<BmcHealthReader> {
+    const { client, systemPath } = await this.locate(
+      node,
+      'read the health of',
+    );
+    const key = `${client.origin}|${systemPath}`;
+    const known = this.healthReaders.get(key);
+    if (known?.client === client) return known.reader;
+    const reader = new BmcHealthReader(client, systemPath);
+    this.healthReaders.set(key, { client, reader });
+    return reader;
+  }
+
   async close(): Promise<void> {
+    this.healthReaders.clear();
     const clients = [...this.clients.values()];
     this.clients.clear();
     await Promise.all(clients.map(({ client }) => client.close()));

@@ -19,3 +19,5 @@ export type {
   RedfishBmcTarget,
   RedfishPowerChannelOptions,
 } from './RedfishPowerChannel';
+export { BmcHealthReader, worstHealth } from './readHealth';
+export type { BmcHealthReading, BmcHealthSummary } from './readHealth';

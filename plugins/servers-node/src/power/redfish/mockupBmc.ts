@@ -55,6 +55,8 @@ export class MockupBmc {
   readonly sessions = new Map<string, string>();
   /** Resources changed by tests (path without trailing slash -> JSON). */
   readonly overrides = new Map<string, Json>();
+  /** Resources the BMC does not offer (path without trailing slash): they answer 404. */
+  readonly removed = new Set<string>();
   /** Redirects answered for a request path (exactly as sent), whatever the method. */
   readonly redirects = new Map<string, { status: number; location: string }>();
   /** The `Location` header of a new session (undefined: none). */
@@ -78,6 +80,7 @@ export class MockupBmc {
   /** A resource as the mockup (or a test override) has it. */
   resource(resourcePath: string): Json | undefined {
     const key = resourcePath.replace(/\/+$/, '') || REDFISH_ROOT;
+    if (this.removed.has(key)) return undefined;
     const override = this.overrides.get(key);
     if (override) return override;
     if (key !== REDFISH_ROOT && !key.startsWith(`${REDFISH_ROOT}/`)) {
@@ -248,7 +251,7 @@ export class MockupBmc {
       return;
     }
     if (method === 'GET') {
-      const json = this.resource(resourcePath);
+      let json = this.resource(resourcePath);
       if (!json) {
         this.send(
           res,
@@ -256,6 +259,19 @@ export class MockupBmc {
           redfishError('ResourceNotFound', `${resourcePath} not found`),
         );
         return;
+      }
+      // `$expand=.($levels=1)` (what the service root offers): members inlined.
+      if (
+        url.searchParams.get('$expand')?.startsWith('.') &&
+        Array.isArray(json.Members)
+      ) {
+        json = {
+          ...json,
+          Members: json.Members.map((member: Json) => {
+            const id = member?.['@odata.id'];
+            return (typeof id === 'string' && this.resource(id)) || member;
+          }),
+        };
       }
       this.send(res, 200, json);
       return;

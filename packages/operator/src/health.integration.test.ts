@@ -1,0 +1,272 @@
+/*
+ * Hardware health from the rack's BMCs (power/health.ts): the Redfish BMCs are sushy-tools
+ * behind the rack's health proxy (e2e/rack/lib/redfishHealth.mjs), whose control API fails
+ * parts, writes SEL entries and takes the FirmwareInventory away, as the Talos emulator's
+ * does for power. The operator sweeps every 2 s here (15 min by default).
+ */
+import net from 'node:net';
+import {
+  bmcHealthControl,
+  type BmcHealthControl,
+} from '@rackside/rack-testing';
+import type { ServerBMC } from '@rackside/plugin-servers-common';
+import type { Operator } from './operator';
+import { startOperatorRack, type OperatorRack } from './testing/operatorRack';
+import { powerRack, REDFISH_PROVIDER } from './testing/powerRack';
+
+jest.setTimeout(120_000);
+
+let env: OperatorRack;
+let rack: ReturnType<typeof powerRack>;
+let operator: Operator | undefined;
+let control: BmcHealthControl;
+
+const systemId = (node: string) => rack.uuidOf(node);
+
+beforeAll(async () => {
+  env = await startOperatorRack({
+    withTalos: true,
+    withRedfish: true,
+    withWorkloads: false,
+  });
+  rack = powerRack(env);
+  control = bmcHealthControl(rack.redfish);
+  await rack.createPowerSecrets();
+  for (const node of ['worker-1', 'worker-2']) await rack.linkBmc(node);
+  await rack.writeProvider(REDFISH_PROVIDER);
+  operator = await env.startReady({
+    drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
+    power: { rebootSeconds: 60, unansweredSeconds: 60 },
+    health: { intervalMs: 2000, concurrency: 2, fullIntervalMs: 600_000 },
+  });
+}, 240_000);
+
+afterAll(async () => {
+  await operator?.stop();
+  await env?.stop();
+}, 60_000);
+
+/** Waits until the ServerBMC's health satisfies `check`. */
+function healthOf(
+  node: string,
+  what: string,
+  check: (health: NonNullable<ServerBMC['status']>['health']) => boolean,
+  timeoutMs = 30_000,
+): Promise<ServerBMC> {
+  return env.waitFor(
+    `ServerBMC ${node}: ${what}`,
+    async () => {
+      const bmc: ServerBMC = await rack.bmcs.get(node);
+      return check(bmc.status?.health) && bmc;
+    },
+    timeoutMs,
+  );
+}
+
+/** Asks for a reading as the backend does (a merge patch of spec.healthRefresh) and waits for its answer. */
+async function refresh(node: string): Promise<ServerBMC> {
+  const requestedAt = new Date().toISOString();
+  await rack.bmcs.patch(node, {
+    spec: {
+      healthRefresh: { requestedAt, requestedBy: 'user:default/tester' },
+    },
+  } as any);
+  return healthOf(
+    node,
+    `refresh of ${requestedAt} answered`,
+    h =>
+      h?.answeredRequestAt !== undefined &&
+      Date.parse(h.answeredRequestAt) === Date.parse(requestedAt),
+  );
+}
+
+describe('the sweep', () => {
+  it('reads an OK server, then a failed power supply as Critical with the part named, an Event and the metric', async () => {
+    const ok = await healthOf('worker-1', 'read OK', h => h?.rollup === 'OK');
+    const health = ok.status!.health!;
+    expect(health.readAt).toBeDefined();
+    expect(health.error).toBeUndefined();
+    expect(health.firmware).toEqual(
+      expect.arrayContaining([
+        { name: 'Rack BIOS', version: '2.4.1', updateable: true },
+        { name: 'Rack BMC', version: '1.12.0', updateable: false },
+      ]),
+    );
+    expect(health.missing).toEqual([]);
+
+    await control.setPart(
+      systemId('worker-1'),
+      { kind: 'PowerSupply', name: 'PSU2' },
+      'Critical',
+    );
+    const critical = await healthOf(
+      'worker-1',
+      'Critical',
+      h => h?.rollup === 'Critical',
+    );
+    expect(critical.status!.health!.parts).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          kind: 'PowerSupply',
+          name: 'PSU2',
+          health: 'Critical',
+        }),
+      ]),
+    );
+    const events = await env.waitFor('the HealthCritical Event', async () => {
+      const list = await env.core.listNamespacedEvent({
+        namespace: 'default',
+        fieldSelector:
+          'involvedObject.kind=ServerBMC,involvedObject.name=worker-1',
+      });
+      const found = list.items.find(e => e.reason === 'HealthCritical');
+      return found && list.items;
+    });
+    expect(events.find(e => e.reason === 'HealthCritical')).toMatchObject({
+      type: 'Warning',
+      message: expect.stringContaining('PSU2 Critical'),
+    });
+    const metrics = (await operator!.metrics.render()).body;
+    expect(metrics).toMatch(
+      /rackside_server_health\{node="worker-1",rollup="Critical"\} 1/,
+    );
+    expect(metrics).toMatch(
+      /rackside_server_health\{node="worker-1",rollup="OK"\} 0/,
+    );
+
+    // Mended: back to OK, with a Normal Event.
+    await control.setPart(
+      systemId('worker-1'),
+      { kind: 'PowerSupply', name: 'PSU2' },
+      'OK',
+    );
+    const mended = await healthOf(
+      'worker-1',
+      'OK again',
+      h => h?.rollup === 'OK',
+    );
+    expect(mended.status!.health!.parts).toEqual([]);
+  });
+});
+
+describe('on request', () => {
+  it('answers spec.healthRefresh: answeredRequestAt is the request', async () => {
+    const answered = await refresh('worker-1');
+    expect(answered.status!.health!.readAt).toBeDefined();
+  });
+
+  it('reads the rest when the BMC has no FirmwareInventory, and names it missing', async () => {
+    await control.reset(systemId('worker-1'));
+    await control.firmware({ offered: false });
+    try {
+      const read = await refresh('worker-1');
+      const health = read.status!.health!;
+      expect(health.error).toBeUndefined();
+      expect(health.missing).toEqual(['FirmwareInventory']);
+      expect(health.firmware).toEqual([]);
+      expect(health.rollup).toBe('OK');
+    } finally {
+      await control.firmware({});
+    }
+  });
+});
+
+describe('a restart', () => {
+  it('answers a request made while the operator was down once it is back', async () => {
+    await operator!.stop();
+    operator = undefined;
+    const requestedAt = new Date().toISOString();
+    await rack.bmcs.patch('worker-1', {
+      spec: {
+        healthRefresh: { requestedAt, requestedBy: 'user:default/tester' },
+      },
+    } as any);
+    operator = await env.startReady({
+      drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
+      power: { rebootSeconds: 60, unansweredSeconds: 60 },
+      health: { intervalMs: 2000, concurrency: 2, fullIntervalMs: 600_000 },
+    });
+    const answered = await healthOf(
+      'worker-1',
+      `refresh of ${requestedAt} answered after the restart`,
+      h =>
+        h?.answeredRequestAt !== undefined &&
+        Date.parse(h.answeredRequestAt) === Date.parse(requestedAt),
+    );
+    expect(answered.status!.health!.error).toBeUndefined();
+  });
+});
+
+describe('a maintenance', () => {
+  it('records the health before and after a reboot, and the log entry written during it', async () => {
+    const message = `Correctable ECC storm on DIMM A1 (${Date.now()})`;
+    await control.writeLog(systemId('worker-2'), {
+      message: 'written before the maintenance',
+      severity: 'OK',
+    });
+    await env.create('reboot-w2', 'worker-2', 'reboot');
+    const started = await env.waitFor('status.hardware.before', async () => {
+      const nm = await env.nms.get('reboot-w2');
+      return nm.status?.hardware?.before && nm;
+    });
+    expect(started.status!.hardware!.before!.rollup).toBe('OK');
+    await control.writeLog(systemId('worker-2'), {
+      message,
+      severity: 'Warning',
+    });
+    await env.phaseIs('reboot-w2', 'Complete', 60_000);
+    const done = await env.waitFor('status.hardware.after', async () => {
+      const nm = await env.nms.get('reboot-w2');
+      return nm.status?.hardware?.after && nm;
+    });
+    const hardware = done.status!.hardware!;
+    expect(hardware.after!.rollup).toBe('OK');
+    expect(Date.parse(hardware.after!.readAt)).toBeGreaterThanOrEqual(
+      Date.parse(hardware.before!.readAt),
+    );
+    expect(hardware.logEntries.map(e => e.message)).toEqual([message]);
+    expect(hardware.logEntries[0]).toMatchObject({
+      severity: 'Warning',
+      service: 'System',
+    });
+  });
+});
+
+describe('a hostile BMC', () => {
+  it('stays within the bounds: 1,000 log entries of 10,000 characters', async () => {
+    await control.writeLog(systemId('worker-1'), {
+      message: 'M'.repeat(10_000),
+      severity: 'Critical',
+      count: 1000,
+    });
+    const read = await refresh('worker-1');
+    const health = read.status!.health!;
+    expect(health.error).toBeUndefined();
+    expect(health.logEntries).toHaveLength(20);
+    expect(health.logEntries.every(e => e.message.length === 512)).toBe(true);
+    // Newest first.
+    const created = health.logEntries.map(e => Date.parse(e.created));
+    expect([...created].sort((a, b) => b - a)).toEqual(created);
+  });
+
+  it('does not follow a link off its origin: the reading fails with the reason, nothing connects there', async () => {
+    let connections = 0;
+    const trap = net.createServer(socket => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>(resolve => trap.listen(0, '127.0.0.1', resolve));
+    const port = (trap.address() as net.AddressInfo).port;
+    await control.firmware({
+      link: `https://127.0.0.1:${port}/redfish/v1/UpdateService/FirmwareInventory`,
+    });
+    try {
+      const read = await refresh('worker-1');
+      expect(read.status!.health!.error).toMatch(/another origin/);
+      expect(connections).toBe(0);
+    } finally {
+      await control.firmware({});
+      await new Promise(resolve => trap.close(resolve));
+    }
+  });
+});

@@ -1,0 +1,422 @@
+/*
+ * Hardware health from the BMCs (DESIGN.md section 18, docs/hardware-health.md): the
+ * operator alone reads them (ADR 0034), while it leads, on three occasions:
+ *
+ * - a slow sweep: each ServerBMC every `intervalMs` (default 15 min), jittered by ±20 %
+ *   so a rack's BMCs do not all answer at once, at most `concurrency` BMCs at a time. A
+ *   sweep reads the summary (the system and its chassis: two requests) and reads
+ *   everything (parts, logs, firmware) only when the summary's rollup changed, the
+ *   last reading failed, or the full reading is older than `fullIntervalMs` (12 h);
+ * - on request: `spec.healthRefresh.requestedAt` newer than
+ *   `status.health.answeredRequestAt` is read in full at once and answered;
+ * - at the start (leaving Requested) and the end of every NodeMaintenance of a node with
+ *   a ServerBMC: `status.hardware.before/after`, and the log entries created between.
+ *
+ * A reading never blocks or fails a maintenance: it runs beside it, and a failure is
+ * written to `status.health.error` (the last good parts stay). A change of rollup
+ * records an Event (Normal when it became OK, Warning otherwise).
+ */
+import {
+  HEALTH_LIMITS,
+  isTerminalPhase,
+  type BmcLogEntry,
+  type HealthRollup,
+  type NodeMaintenance,
+  type NodeMaintenanceHardware,
+  type ServerBMC,
+  type ServerHealth,
+} from '@rackside/plugin-servers-common';
+import type {
+  BmcHealthReader,
+  WatchCache,
+} from '@rackside/plugin-servers-node';
+import type { EventRecorder } from '../runtime/events';
+import type { OperatorLog } from '../runtime/logger';
+import type { NodeView } from '../maintenance/types';
+
+/** What `status.health` is patched with (`error: null` removes the last error). */
+export type HealthPatch = Omit<ServerHealth, 'error'> & {
+  error?: string | null;
+};
+
+export interface HealthMonitorOptions {
+  bmcs: WatchCache<ServerBMC>;
+  nodes: WatchCache<NodeView & { metadata?: { name?: string } }>;
+  maintenances: WatchCache<NodeMaintenance>;
+  /** The reader of a node's BMC; undefined when no channel reaches BMCs. */
+  reader(
+    node: NodeView | undefined,
+    name: string,
+  ): Promise<BmcHealthReader | undefined>;
+  /** The text for status and Events, without the BMC's address. */
+  scrub(name: string, text: string): string;
+  writeHealth(name: string, health: HealthPatch): Promise<void>;
+  writeHardware(
+    maintenance: string,
+    hardware: NodeMaintenanceHardware,
+  ): Promise<void>;
+  recorder: EventRecorder;
+  log: OperatorLog;
+  /** Sweep period per BMC (ms). */
+  intervalMs: number;
+  /** BMCs read at once, at most. */
+  concurrency: number;
+  /** A full reading at least this often per BMC (ms); default 12 h. */
+  fullIntervalMs?: number;
+  random?: () => number;
+}
+
+interface BmcMemory {
+  /** When the sweep reads this BMC next (ms since the epoch). */
+  dueAt: number;
+  /** The summary rollup the last full reading went with. */
+  summaryRollup?: HealthRollup;
+  fullAt?: number;
+  reading?: boolean;
+}
+
+const JITTER = 0.2;
+const DEFAULT_FULL_INTERVAL_MS = 12 * 60 * 60 * 1000;
+
+/** Entries created at or after `since`, newest first, at most the limit. */
+export function entriesSince(
+  entries: readonly BmcLogEntry[],
+  since: string,
+): BmcLogEntry[] {
+  const from = Date.parse(since);
+  return entries
+    .filter(e => Date.parse(e.created) >= from)
+    .slice(0, HEALTH_LIMITS.logEntries);
+}
+
+export class HealthMonitor {
+  private readonly memory = new Map<string, BmcMemory>();
+  private readonly waiting: Array<() => void> = [];
+  private running = 0;
+  private timer?: NodeJS.Timeout;
+  private unsubscribe: Array<() => void> = [];
+  private active = false;
+  /** Maintenances whose before/after reading is under way (name/edge). */
+  private readonly hardwareInFlight = new Set<string>();
+  /**
+   * The before-readings this process wrote, by maintenance (uid): the watch may not show
+   * them yet when the maintenance ends, and a second before-reading would move the
+   * window the log entries are taken from.
+   */
+  private readonly beforeWritten = new Map<
+    string,
+    { rollup: HealthRollup; readAt: string }
+  >();
+  private readonly random: () => number;
+  private readonly fullIntervalMs: number;
+
+  constructor(private readonly options: HealthMonitorOptions) {
+    this.random = options.random ?? Math.random;
+    this.fullIntervalMs = options.fullIntervalMs ?? DEFAULT_FULL_INTERVAL_MS;
+  }
+
+  /** Starts sweeping and answering (this replica leads). */
+  start(): void {
+    if (this.active) return;
+    this.active = true;
+    const { bmcs, maintenances } = this.options;
+    this.unsubscribe = [
+      ...(['add', 'update'] as const).map(event =>
+        bmcs.on(event, (bmc: ServerBMC) => this.answerRefresh(bmc)),
+      ),
+      ...(['add', 'update'] as const).map(event =>
+        maintenances.on(event, (nm: NodeMaintenance) => this.onMaintenance(nm)),
+      ),
+    ];
+    for (const bmc of bmcs.list()) this.answerRefresh(bmc);
+    for (const nm of maintenances.list()) this.onMaintenance(nm);
+    const tick = Math.max(50, Math.min(5000, this.options.intervalMs / 10));
+    this.timer = setInterval(() => this.sweep(), tick);
+    this.timer.unref?.();
+    this.sweep();
+  }
+
+  /** Stops (leadership lost, or the operator stops); readings under way finish. */
+  pause(): void {
+    this.active = false;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    for (const off of this.unsubscribe) off();
+    this.unsubscribe = [];
+  }
+
+  private memoryOf(bmc: ServerBMC): BmcMemory {
+    const name = bmc.metadata.name;
+    let memory = this.memory.get(name);
+    if (!memory) {
+      // After a restart the last reading in status sets the next one, so a restart does
+      // not read the whole rack at once; a BMC never read is due within one interval.
+      const readAt = Date.parse(bmc.status?.health?.readAt ?? '');
+      const interval = this.options.intervalMs;
+      memory = {
+        dueAt: Number.isNaN(readAt)
+          ? Date.now() + this.random() * interval
+          : readAt + this.jittered(),
+      };
+      if (!Number.isNaN(readAt) && bmc.status?.health?.error === undefined) {
+        memory.fullAt = readAt;
+      }
+      this.memory.set(name, memory);
+    }
+    return memory;
+  }
+
+  private jittered(): number {
+    const factor = 1 - JITTER + 2 * JITTER * this.random();
+    return this.options.intervalMs * factor;
+  }
+
+  private sweep() {
+    if (!this.active) return;
+    const now = Date.now();
+    const names = new Set<string>();
+    for (const bmc of this.options.bmcs.list()) {
+      const name = bmc.metadata.name;
+      names.add(name);
+      const memory = this.memoryOf(bmc);
+      if (memory.reading || memory.dueAt > now) continue;
+      memory.dueAt = now + this.jittered();
+      void this.read(name, 'sweep');
+    }
+    for (const name of this.memory.keys()) {
+      if (!names.has(name)) this.memory.delete(name);
+    }
+  }
+
+  private answerRefresh(bmc: ServerBMC) {
+    if (!this.active) return;
+    const requested = bmc.spec.healthRefresh?.requestedAt;
+    if (!requested) return;
+    const answered = bmc.status?.health?.answeredRequestAt;
+    if (answered && Date.parse(answered) >= Date.parse(requested)) return;
+    const memory = this.memoryOf(bmc);
+    if (memory.reading) {
+      // Answered when the reading under way ends (its update wakes this again).
+      return;
+    }
+    void this.read(bmc.metadata.name, 'refresh', requested);
+  }
+
+  private onMaintenance(nm: NodeMaintenance) {
+    if (!this.active) return;
+    const phase = nm.status?.phase;
+    const name = nm.metadata.name;
+    const node = nm.spec.nodeName;
+    if (!phase || phase === 'Requested') return;
+    if (!this.options.bmcs.get(node)) return;
+    const uid = nm.metadata.uid ?? name;
+    const hardware = {
+      ...nm.status?.hardware,
+      before: nm.status?.hardware?.before ?? this.beforeWritten.get(uid),
+    };
+    const terminal = isTerminalPhase(phase);
+    // Refused before it started: nothing happened to the hardware.
+    if (terminal && phase === 'Refused' && !hardware?.before) return;
+    const edge = !hardware?.before && !terminal ? 'before' : 'after';
+    if (edge === 'after' && (!terminal || hardware?.after)) return;
+    const key = `${name}/${edge}`;
+    if (this.hardwareInFlight.has(key)) return;
+    // The after-reading waits for the before-reading of the same maintenance.
+    if (edge === 'after' && this.hardwareInFlight.has(`${name}/before`)) return;
+    this.hardwareInFlight.add(key);
+    void this.maintenanceReading(nm, edge, hardware.before).finally(() => {
+      this.hardwareInFlight.delete(key);
+      // A maintenance that ended while its before-reading ran is picked up again.
+      const now = this.options.maintenances.get(name);
+      if (now && edge === 'before') this.onMaintenance(now);
+      if (edge === 'after') this.beforeWritten.delete(uid);
+    });
+  }
+
+  private async maintenanceReading(
+    nm: NodeMaintenance,
+    edge: 'before' | 'after',
+    before: { rollup: HealthRollup; readAt: string } | undefined,
+  ): Promise<void> {
+    const node = nm.spec.nodeName;
+    // The window of the maintenance's log entries opens when the before-reading starts
+    // (an entry written while it runs belongs to the maintenance) and closes when the
+    // after-reading ends.
+    const started = new Date().toISOString();
+    const health = await this.read(node, 'maintenance');
+    const rollup: HealthRollup = health?.error
+      ? 'Unknown'
+      : health?.rollup ?? 'Unknown';
+    const readAt =
+      edge === 'before' || health?.error || !health?.readAt
+        ? started
+        : health.readAt;
+    if (edge === 'before') {
+      this.beforeWritten.set(nm.metadata.uid ?? nm.metadata.name, {
+        rollup,
+        readAt,
+      });
+    }
+    const hardware: NodeMaintenanceHardware =
+      edge === 'before'
+        ? { before: { rollup, readAt }, logEntries: [] }
+        : {
+            ...(before ? { before } : {}),
+            after: { rollup, readAt },
+            logEntries:
+              before && health && !health.error
+                ? entriesSince(health.logEntries, before.readAt)
+                : [],
+          };
+    try {
+      await this.options.writeHardware(nm.metadata.name, hardware);
+    } catch (error) {
+      this.options.log(
+        `NodeMaintenance ${nm.metadata.name}: hardware ${edge} not recorded: ${
+          (error as Error).message
+        }`,
+      );
+    }
+  }
+
+  /** Waits for a reading slot (at most `concurrency` BMCs read at once). */
+  private async slot(): Promise<() => void> {
+    if (this.running >= this.options.concurrency) {
+      await new Promise<void>(resolve => this.waiting.push(resolve));
+    }
+    this.running++;
+    return () => {
+      this.running--;
+      this.waiting.shift()?.();
+    };
+  }
+
+  /**
+   * One reading of one BMC, written to its status. Returns what was written (undefined
+   * when no channel reaches BMCs or the ServerBMC is gone). Never throws.
+   */
+  async read(
+    name: string,
+    why: 'sweep' | 'refresh' | 'maintenance',
+    answering?: string,
+  ): Promise<HealthPatch | undefined> {
+    const bmc = this.options.bmcs.get(name);
+    if (!bmc) return undefined;
+    const memory = this.memoryOf(bmc);
+    memory.reading = true;
+    const release = await this.slot();
+    try {
+      return await this.readOnce(bmc, memory, why, answering);
+    } finally {
+      memory.reading = false;
+      release();
+    }
+  }
+
+  private async readOnce(
+    bmc: ServerBMC,
+    memory: BmcMemory,
+    why: 'sweep' | 'refresh' | 'maintenance',
+    answering?: string,
+  ): Promise<HealthPatch | undefined> {
+    const name = bmc.metadata.name;
+    const previous = this.options.bmcs.get(name)?.status?.health;
+    // Only a reading asked for answers a request; a sweep keeps the last answer.
+    const answeredRequestAt = answering ?? previous?.answeredRequestAt;
+    let patch: HealthPatch;
+    try {
+      const reader = await this.options.reader(
+        this.options.nodes.get(name),
+        name,
+      );
+      if (!reader) return undefined;
+      const now = Date.now();
+      let full = why !== 'sweep' || !previous || previous.error !== undefined;
+      full ||=
+        memory.fullAt === undefined ||
+        now - memory.fullAt >= this.fullIntervalMs;
+      if (!full) {
+        const summary = await reader.summary();
+        if (summary.rollup === memory.summaryRollup && previous) {
+          patch = {
+            ...previous,
+            state: summary.state,
+            readAt: new Date().toISOString(),
+            error: null,
+            answeredRequestAt,
+          };
+          await this.write(bmc, patch, previous);
+          return patch;
+        }
+        memory.summaryRollup = summary.rollup;
+      }
+      const reading = await reader.read();
+      memory.summaryRollup = reading.summaryRollup;
+      memory.fullAt = Date.now();
+      patch = {
+        rollup: reading.rollup,
+        state: reading.state,
+        readAt: new Date().toISOString(),
+        error: null,
+        answeredRequestAt,
+        parts: reading.parts,
+        logEntries: reading.logEntries,
+        firmware: reading.firmware,
+        missing: reading.missing,
+      };
+    } catch (error) {
+      const message = this.options
+        .scrub(name, (error as Error)?.message ?? String(error))
+        .slice(0, HEALTH_LIMITS.error);
+      patch = {
+        rollup: previous?.readAt ? previous.rollup : 'Unknown',
+        state: previous?.state,
+        readAt: previous?.readAt,
+        error: message,
+        answeredRequestAt,
+        parts: previous?.parts ?? [],
+        logEntries: previous?.logEntries ?? [],
+        firmware: previous?.firmware ?? [],
+        missing: previous?.missing ?? [],
+      };
+      this.options.log(`ServerBMC ${name}: health reading failed: ${message}`);
+    }
+    await this.write(bmc, patch, previous);
+    return patch;
+  }
+
+  private async write(
+    bmc: ServerBMC,
+    patch: HealthPatch,
+    previous: ServerHealth | undefined,
+  ) {
+    const name = bmc.metadata.name;
+    try {
+      await this.options.writeHealth(name, patch);
+    } catch (error) {
+      this.options.log(
+        `ServerBMC ${name}: health not written: ${(error as Error).message}`,
+      );
+      return;
+    }
+    const before = previous?.rollup ?? 'Unknown';
+    if (patch.rollup === before) return;
+    const named = patch.parts
+      .slice(0, 3)
+      .map(p => `${p.name} ${p.health}`)
+      .join(', ');
+    await this.options.recorder.record(
+      {
+        apiVersion: bmc.apiVersion,
+        kind: 'ServerBMC',
+        name,
+        uid: bmc.metadata.uid,
+      },
+      patch.rollup === 'OK' ? 'Normal' : 'Warning',
+      `Health${patch.rollup}`,
+      `The BMC's health went from ${before} to ${patch.rollup}${
+        named ? ` (${named})` : ''
+      }`,
+    );
+  }
+}
