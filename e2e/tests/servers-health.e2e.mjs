@@ -14,9 +14,10 @@ import {
   apiAsSignedInUser,
   catalogLinkOf,
   eventually,
-  openServersPage,
   portalAndBrowser,
   reloadUntil,
+  serverRow,
+  signInIfAsked,
 } from './harness.mjs';
 
 const env = portalAndBrowser({ offset: 27 }, { claimNet: true });
@@ -145,7 +146,11 @@ test(
       );
 
       // The Servers page: the row says Critical with the age of the reading.
-      const row = await openServersPage(page, portal, node);
+      // Signed in already (the catalog page): open the page, sign in only if asked.
+      await page.goto(`${portal.baseUrl}/servers`);
+      const row = serverRow(page, node);
+      await signInIfAsked(page, row);
+      await row.waitFor({ timeout: 60_000 });
       const cell = row.getByTestId('health-cell');
       await reloadUntil(
         page,
