@@ -40,7 +40,7 @@ export function renderRackAccessFiles() {
       [namespace, ...backstage],
     ),
     'e2e/rack/demo/policy-access.yaml': file(
-      "Who may write what, as the chart's ValidatingAdmissionPolicies say: requestedBy and every `by` is the writer's own Kubernetes username unless the writer is the Backstage backend; the backend changes only a TalosCluster's discovery addresses and creates only reclaim credential Secrets.",
+      "Who may write what, as the chart's ValidatingAdmissionPolicies say: requestedBy and every `by` is the writer's own Kubernetes username unless the writer is the Backstage backend; the backend changes only a TalosCluster's discovery addresses and a ServerBMC's spec.healthRefresh, and creates only reclaim credential Secrets.",
       policies,
     ),
   };

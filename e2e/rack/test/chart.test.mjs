@@ -963,6 +963,50 @@ test("the backend's identity never writes a Node, never evicts, never reads a Se
   );
 });
 
+test("the backend's identity never reaches a BMC: no BMC credential, no ServerBMC status, no ServerBMC made or removed", async () => {
+  // The Secrets the ServerBMCs and the PowerProvider name (FULL: bmc-credentials,
+  // worker-2-bmc in the release namespace) and any other, anywhere.
+  for (const verb of ['get', 'list', 'watch']) {
+    for (const namespace of [NS, 'default', undefined]) {
+      assert.equal(
+        await can('rackside-backstage', verb, 'secrets', { namespace }),
+        false,
+        `${verb} secrets in ${namespace ?? 'every namespace'}`,
+      );
+    }
+  }
+  // The reading is the operator's: the backend never writes status.health.
+  for (const verb of ['patch', 'update']) {
+    assert.equal(
+      await can('rackside-backstage', verb, 'serverbmcs', {
+        group: 'rackside.dev',
+        subresource: 'status',
+      }),
+      false,
+      `${verb} serverbmcs/status`,
+    );
+  }
+  for (const verb of ['create', 'update', 'delete', 'deletecollection']) {
+    assert.equal(
+      await can('rackside-backstage', verb, 'serverbmcs', {
+        group: 'rackside.dev',
+      }),
+      false,
+      `${verb} serverbmcs`,
+    );
+  }
+  // Nor the PowerProvider (its redfish credentials ref and CA are the deployer's).
+  for (const verb of ['create', 'update', 'patch', 'delete']) {
+    assert.equal(
+      await can('rackside-backstage', verb, 'powerproviders', {
+        group: 'rackside.dev',
+      }),
+      false,
+      `${verb} powerproviders`,
+    );
+  }
+});
+
 test("the backend's identity can do everything its routes need", async () => {
   const needs = [
     ...['get', 'list', 'watch'].flatMap(v => [
@@ -984,6 +1028,8 @@ test("the backend's identity can do everything its routes need", async () => {
     ['update', 'talosclusters', { group: 'rackside.dev', namespace: NS }],
     ['update', 'talosmachines', { group: 'rackside.dev', namespace: NS }],
     ['create', 'secrets', { namespace: NS }],
+    // A health reading on request: spec.healthRefresh (docs/hardware-health.md).
+    ['patch', 'serverbmcs', { group: 'rackside.dev' }],
   ];
   for (const [verb, resource, opts] of needs) {
     assert.equal(
@@ -1133,6 +1179,7 @@ test("with the backend's identity the policies exempt exactly its ServiceAccount
     'rackside-attribution-nodemaintenances',
     'rackside-attribution-talosmachines',
     'rackside-backstage-secrets',
+    'rackside-backstage-serverbmcs',
     'rackside-backstage-talosclusters',
   ]);
   for (const policy of docs) {
@@ -1260,7 +1307,7 @@ test('admission policies: set-up of a kubectl user (ServiceAccount default/ops) 
       `${policies}?labelSelector=app.kubernetes.io/component%3Dadmission-policy`,
     );
     return (
-      items.length === 7 &&
+      items.length === 8 &&
       items.every(p => p.status?.observedGeneration === p.metadata.generation)
     );
   });
@@ -1684,6 +1731,85 @@ test('narrower identities: the backend changes a TalosCluster only in its discov
     { contentType: 'application/merge-patch+json' },
   );
   assert.equal(patch.status, 403);
+});
+
+test('narrower identities: the backend changes a ServerBMC only in spec.healthRefresh, on its resourceVersion', async () => {
+  const { backend } = clients;
+  const bmcs = `${RACKSIDE}/serverbmcs`;
+  // FULL installs worker-1's ServerBMC with the chart.
+  const before = await rack.kube.get(`${bmcs}/worker-1`);
+  const mergePatch = body =>
+    backend.request('PATCH', `${bmcs}/worker-1`, body, {
+      contentType: 'application/merge-patch+json',
+    });
+  const refusals = [
+    [
+      'the address (the operator would send the credentials there)',
+      { spec: { address: 'https://203.0.113.9' } },
+      /only spec\.healthRefresh of a ServerBMC, not spec\.address$/,
+    ],
+    [
+      'the credentials ref',
+      { spec: { credentialsSecretRef: { name: 'other' } } },
+      /not spec\.credentialsSecretRef$/,
+    ],
+    [
+      'the system path',
+      { spec: { systemPath: '/redfish/v1/Systems/2' } },
+      /not spec\.systemPath$/,
+    ],
+    [
+      'a label',
+      { metadata: { labels: { owner: 'portal' } } },
+      /not metadata\.labels$/,
+    ],
+  ];
+  for (const [what, body, message] of refusals) {
+    const r = await mergePatch(body);
+    assert.equal(r.status, 403, `${what}: ${JSON.stringify(r.body)}`);
+    assert.match(r.body.message, message, what);
+  }
+  // The status is the operator's (RBAC: no patch of the subresource).
+  const status = await backend.request(
+    'PATCH',
+    `${bmcs}/worker-1/status`,
+    {
+      status: {
+        health: {
+          rollup: 'OK',
+          parts: [],
+          logEntries: [],
+          firmware: [],
+          missing: [],
+        },
+      },
+    },
+    { contentType: 'application/merge-patch+json' },
+  );
+  assert.equal(status.status, 403);
+  const unchanged = await rack.kube.get(`${bmcs}/worker-1`);
+  assert.deepEqual(unchanged.spec, before.spec);
+  assert.deepEqual(unchanged.status, before.status);
+
+  // Its own request, as the route writes it: admitted on the current resourceVersion...
+  const refresh = {
+    requestedAt: '2026-12-06T10:00:00Z',
+    requestedBy: 'user:default/guest',
+  };
+  const asked = await mergePatch({
+    metadata: { resourceVersion: unchanged.metadata.resourceVersion },
+    spec: { healthRefresh: refresh },
+  });
+  assert.equal(asked.status, 200, JSON.stringify(asked.body));
+  assert.deepEqual(asked.body.spec.healthRefresh, refresh);
+  // ...and refused on the version it was read at once another request won (409).
+  const late = await mergePatch({
+    metadata: { resourceVersion: unchanged.metadata.resourceVersion },
+    spec: {
+      healthRefresh: { ...refresh, requestedAt: '2026-12-06T10:00:01Z' },
+    },
+  });
+  assert.equal(late.status, 409, JSON.stringify(late.body));
 });
 
 test('narrower identities: the backend creates only credential-shaped Secrets (immutable, Opaque, labelled, owned by the MachineReclaim)', async () => {

@@ -16,6 +16,7 @@ export type {
   MaintenanceObject,
   NewMaintenance,
   RequestFlagName,
+  ServerBmcRecord,
 } from './cluster/types';
 export type { ClusterAlerts } from './cluster/nodeAlerts';
 export {

@@ -17,9 +17,12 @@ import type {
   MaintenancePhase,
 } from './rules/quorum';
 import type {
+  HealthRollup,
   NodeMaintenanceAlerting,
+  NodeMaintenanceHardware,
   NodeMaintenanceSpec,
   NodeMaintenanceStatus,
+  ServerHealth,
 } from './resources';
 import type { AlertGateInput } from './rules/alertGate';
 import type {
@@ -165,6 +168,8 @@ export interface MaintenanceResponse {
   powerOnSentAt?: string;
   /** The silence the operator holds on the node's alerts (docs/alerts.md); absent: none. */
   alerting?: MaintenanceAlerting;
+  /** What the BMC said at the start and the end, and the log entries written during it. */
+  hardware?: NodeMaintenanceHardware;
 }
 
 /**
@@ -246,6 +251,33 @@ export interface MaintenanceListResponse {
   items: MaintenanceResponse[];
 }
 
+/** A server's health as a row of the Servers page shows it (from its ServerBMC). */
+export interface ServerHealthSummary {
+  rollup: HealthRollup;
+  /** When the reading was made (the row shows its age). */
+  readAt?: string;
+  /** How many parts the BMC reports not OK. */
+  failedParts: number;
+}
+
+/**
+ * A server's health as the detail route answers it: the whole reading of
+ * `ServerBMC.status.health` (never the BMC's address or credentials), and the pending
+ * refresh request.
+ */
+export interface ServerHealthDetail
+  extends ServerHealthSummary,
+    Omit<ServerHealth, 'rollup' | 'readAt'> {
+  /** The refresh asked for last (`spec.healthRefresh.requestedAt`), answered or not. */
+  refreshRequestedAt?: string;
+}
+
+/** `POST /clusters/:cluster/servers/:node/health/refresh` (202). */
+export interface HealthRefreshResponse {
+  /** The request the operator answers (`status.health.answeredRequestAt` once it did). */
+  requestedAt: string;
+}
+
 /** What the list and the detail routes both say of a server (Node). */
 export interface ServerFields {
   name: string;
@@ -263,11 +295,14 @@ export interface ServerFields {
   powerVerbs: PowerVerb[];
   /** The node's Alertmanager alerts; absent when the cluster has no Alertmanager configured. */
   alerts?: ServerAlertSummary;
+  /** What the node's BMC last said (absent: no ServerBMC, or not read yet). */
+  health?: ServerHealthSummary;
 }
 
 /** A server as the detail route answers it: every action, offered or not, and why. */
 export interface ServerResponse extends ServerFields {
   systemUUID?: string;
+  health?: ServerHealthDetail;
   actions: Record<ServerAction, ActionOffer>;
 }
 

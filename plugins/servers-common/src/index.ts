@@ -34,3 +34,4 @@ export * from './rules/alertMatchers';
 export * from './rules/racksideSilences';
 export * from './rules/alertGate';
 export * from './rules/healthyReturn';
+export * from './rules/hardwareHealth';

@@ -5,8 +5,11 @@ import {
   nodeMaintenanceResource,
   powerProviderResource,
   serverBmcResource,
+  failedPartsOf,
+  type ServerHealthRefresh,
   type PowerProvider,
   type RequestFlag,
+  type ServerHealth,
 } from '@rackside/plugin-servers-common';
 import {
   CoreClient,
@@ -39,10 +42,11 @@ import type {
   NodeDrainInputs,
   PlanObject,
   RequestFlagName,
+  ServerBmcRecord,
 } from './types';
 import { waitForFirstSync } from './cacheSync';
 import { PlanPodCache } from '../plans/planPodCache';
-import { alertsKeyOf, snapshotOf } from '../servers/view';
+import { alertsKeyOf, healthRowKey, snapshotOf } from '../servers/view';
 import { NodeAlertsReader, type ClusterAlerts } from './nodeAlerts';
 
 /** Options of {@link KubeClusterState} beyond the cluster and the logger. */
@@ -72,6 +76,26 @@ function maintenanceDigest(m: MaintenanceObject): string {
   ]);
 }
 
+/**
+ * What the backend keeps of a ServerBMC (its cache's transform): the name, the version,
+ * the refresh request and the health reading, never the address or the credentials.
+ */
+function serverBmcRecordOf(obj: RawKubeObject): ServerBmcRecord {
+  const spec = (obj as { spec?: { healthRefresh?: ServerHealthRefresh } }).spec;
+  const status = (obj as { status?: { health?: ServerHealth } }).status;
+  return {
+    name: obj.metadata?.name ?? '',
+    resourceVersion: obj.metadata?.resourceVersion,
+    ...(spec?.healthRefresh ? { healthRefresh: spec.healthRefresh } : {}),
+    ...(status?.health ? { health: status.health } : {}),
+  };
+}
+
+/** What a row shows of a health reading: its change is the cluster's change signal. */
+function healthSignalKey(b: ServerBmcRecord): string {
+  return b.health ? `${b.health.rollup}|${failedPartsOf(b.health)}` : '';
+}
+
 /** What a page shows of a plan: a status write that changes none of it is no change. */
 function planDigest(p: PlanObject): string {
   return JSON.stringify([p.spec, p.status ?? null]);
@@ -93,7 +117,8 @@ export class KubeClusterState implements ClusterState {
   private readonly ownsNodes: boolean;
   private readonly maintenanceCache: WatchCache<MaintenanceObject>;
   private readonly powerCache: WatchCache<PowerProvider>;
-  private readonly bmcCache: WatchCache<RawKubeObject>;
+  private readonly bmcCache: WatchCache<ServerBmcRecord & RawKubeObject>;
+  private readonly bmcClient: ResourceClient<any>;
   private readonly maintenanceClient: ResourceClient<any>;
   private readonly planCache: WatchCache<PlanObject>;
   private readonly planClient: ResourceClient<any>;
@@ -158,11 +183,12 @@ export class KubeClusterState implements ClusterState {
       name: `${cluster.name} powerprovider`,
       logger: log,
     });
-    this.bmcCache = createWatchCache<RawKubeObject>({
+    this.bmcCache = createWatchCache<ServerBmcRecord & RawKubeObject>({
       kubeConfig,
       transport,
       path: resourcePath(serverBmcResource),
-      // Only the names are read: which nodes a BMC channel can reach.
+      // Which nodes a BMC channel can reach, and what their BMCs last said; never
+      // the address or the credentials.
       transform: obj => ({
         apiVersion: obj.apiVersion,
         kind: obj.kind,
@@ -170,9 +196,14 @@ export class KubeClusterState implements ClusterState {
           name: obj.metadata?.name,
           resourceVersion: obj.metadata?.resourceVersion,
         },
+        ...serverBmcRecordOf(obj),
       }),
       name: `${cluster.name} serverbmcs`,
       logger: log,
+    });
+    // Only spec.healthRefresh is ever written (a merge patch on the resourceVersion).
+    this.bmcClient = new ResourceClient(kubeConfig, serverBmcResource, {
+      fieldManager: 'rackside-backstage',
     });
     this.maintenanceClient = new ResourceClient(
       kubeConfig,
@@ -246,6 +277,15 @@ export class KubeClusterState implements ClusterState {
       }),
       this.bmcCache.on('add', changed),
       this.bmcCache.on('delete', changed),
+      // A new reading: a change of rollup (or of the parts counted) is a change signal;
+      // a reading that only moves readAt makes the next snapshot fresh without one, so
+      // a 15-minute sweep of a rack sends no signal while nothing changed.
+      this.bmcCache.on('update', (b, old) => {
+        if (healthSignalKey(b) !== healthSignalKey(old)) changed();
+        else if (JSON.stringify(b.health) !== JSON.stringify(old.health)) {
+          this.ownChanges++;
+        }
+      }),
       // A plan's spec or status (its page and the Servers page's list of plans).
       this.planCache.on('add', changed),
       this.planCache.on('delete', changed),
@@ -290,19 +330,20 @@ export class KubeClusterState implements ClusterState {
 
   private async deriveSnapshot(): Promise<KeyedSnapshot> {
     const generation = this.generation;
-    const [nodes, maintenances, powerProvider, bmcNodes, alerts] =
+    const [nodes, maintenances, powerProvider, bmcs, alerts] =
       await Promise.all([
         this.nodes(),
         this.maintenances(),
         this.powerProvider(),
-        this.serverBmcNodes(),
+        this.serverBmcs(),
         this.alerts(),
       ]);
     const snap = snapshotOf(
       nodes,
       maintenances,
       powerProvider,
-      bmcNodes,
+      bmcs.map(b => b.name),
+      bmcs,
       alerts,
     );
     const digests = new Map<MaintenanceObject, string>();
@@ -319,7 +360,7 @@ export class KubeClusterState implements ClusterState {
         name,
         `${entry.digest}|${activeKey}|${
           snap.bmcNodes.has(name) ? 'bmc' : ''
-        }|${alertsKeyOf(snap, name)}`,
+        }|${alertsKeyOf(snap, name)}|${healthRowKey(snap.bmcHealth.get(name))}`,
       );
     }
     return { ...snap, generation, rowKeys };
@@ -351,6 +392,38 @@ export class KubeClusterState implements ClusterState {
   async serverBmcNodes(): Promise<string[]> {
     await this.synced(this.bmcCache, 'server BMCs');
     return this.bmcCache.list().map(b => b.metadata?.name ?? '');
+  }
+
+  async serverBmcs(): Promise<ServerBmcRecord[]> {
+    await this.synced(this.bmcCache, 'server BMCs');
+    // The cache keeps the record's fields (its transform), beside apiVersion and kind.
+    return this.bmcCache
+      .list()
+      .map(({ name, resourceVersion, healthRefresh, health }) => ({
+        name,
+        resourceVersion,
+        ...(healthRefresh ? { healthRefresh } : {}),
+        ...(health ? { health } : {}),
+      }));
+  }
+
+  async readServerBmc(name: string): Promise<ServerBmcRecord | undefined> {
+    const obj = await this.bmcClient.find(name);
+    return obj ? serverBmcRecordOf(obj) : undefined;
+  }
+
+  async requestHealthRefresh(
+    name: string,
+    resourceVersion: string,
+    refresh: ServerHealthRefresh,
+  ): Promise<ServerBmcRecord> {
+    // The resourceVersion makes the patch conditional: of two requests that read the
+    // same object (two backends, two clicks), the apiserver lets one through.
+    const patched = await this.bmcClient.patch(name, {
+      metadata: { resourceVersion },
+      spec: { healthRefresh: refresh },
+    });
+    return serverBmcRecordOf(patched);
   }
 
   async podsOnNode(nodeName: string): Promise<PodObject[]> {

@@ -16,6 +16,34 @@ import { createServersService } from '../servers/createServersService';
 
 const NODES = '/api/v1/nodes';
 const MAINTENANCES = '/apis/rackside.dev/v1alpha1/nodemaintenances';
+const SERVER_BMCS = '/apis/rackside.dev/v1alpha1/serverbmcs';
+
+/** worker-1's ServerBMC with a reading, as the operator writes it. */
+function serverBmc(rollup: string, readAt: string, failed: string[] = []) {
+  return {
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'ServerBMC',
+    metadata: { name: 'worker-1' },
+    spec: {
+      address: 'https://10.0.5.21',
+      credentialsSecretRef: { name: 'bmc-worker-1' },
+    },
+    status: {
+      health: {
+        rollup,
+        readAt,
+        parts: failed.map(name => ({
+          kind: 'PowerSupply',
+          name,
+          health: 'Critical',
+        })),
+        logEntries: [],
+        firmware: [{ name: 'BMC', version: '1.2.3', updateable: true }],
+        missing: [],
+      },
+    },
+  } as any;
+}
 
 function node(name: string, ready = 'True', beat = '2026-12-01T10:00:00Z') {
   return {
@@ -82,6 +110,7 @@ describe('changes, not heartbeats', () => {
     kube.put(NODES, node('worker-1'));
     kube.put(NODES, node('worker-2'));
     kube.put(MAINTENANCES, maintenance('Draining'));
+    kube.put(SERVER_BMCS, serverBmc('OK', '2026-12-01T10:00:00Z'));
     const logger = mockServices.logger.mock();
     state = new KubeClusterState(cluster, logger, { transport: kube });
     const clusters = staticClusterRegistry([state]);
@@ -188,6 +217,55 @@ describe('changes, not heartbeats', () => {
 
     kube.delete(NODES, 'worker-2');
     await expectOneSignalAndNewTag();
+  });
+
+  it("a change of a server's health rollup publishes one signal; a new reading that changes only readAt none, yet the row shows it", async () => {
+    const before = await service.listServersJson(credentials, 'plant-a');
+    const row = (body: string) =>
+      JSON.parse(body).items.find((s: any) => s.name === 'worker-1');
+    expect(row(before.body).health).toEqual({
+      rollup: 'OK',
+      readAt: '2026-12-01T10:00:00Z',
+      failedParts: 0,
+    });
+
+    // The 15-minute sweep reads the same: no signal, and the row's age moves.
+    kube.put(SERVER_BMCS, serverBmc('OK', '2026-12-01T10:15:00Z'));
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(published).toEqual([]);
+    const swept = await service.listServersJson(credentials, 'plant-a');
+    expect(row(swept.body).health.readAt).toBe('2026-12-01T10:15:00Z');
+
+    // A power supply fails: one signal, the row says Critical with the part counted.
+    kube.put(
+      SERVER_BMCS,
+      serverBmc('Critical', '2026-12-01T10:30:00Z', ['PSU 1']),
+    );
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect(published).toEqual([
+      {
+        recipients: { type: 'broadcast' },
+        channel: 'rackside:servers',
+        message: { cluster: 'plant-a' },
+      },
+    ]);
+    const failed = await service.listServersJson(credentials, 'plant-a');
+    expect(failed.etag).not.toBe(swept.etag);
+    expect(row(failed.body).health).toEqual({
+      rollup: 'Critical',
+      readAt: '2026-12-01T10:30:00Z',
+      failedParts: 1,
+    });
+    // The detail names the part and the firmware, and never the BMC's address or Secret.
+    const detail = await service.getServer(credentials, 'plant-a', 'worker-1');
+    expect(detail.health).toMatchObject({
+      rollup: 'Critical',
+      parts: [{ kind: 'PowerSupply', name: 'PSU 1', health: 'Critical' }],
+      firmware: [{ name: 'BMC', version: '1.2.3', updateable: true }],
+    });
+    const text = JSON.stringify(detail) + failed.body;
+    expect(text).not.toContain('10.0.5.21');
+    expect(text).not.toContain('bmc-worker-1');
   });
 
   it('derives the facts once per change, not per request', async () => {

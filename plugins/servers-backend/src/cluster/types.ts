@@ -1,5 +1,7 @@
 import type {
   DrainContext,
+  ServerHealthRefresh,
+  ServerHealth,
   MaintenancePlanInput,
   MaintenancePlanSpec,
   MaintenancePlanStatus,
@@ -34,6 +36,20 @@ export interface ClusterSnapshot {
   bmcNodes: ReadonlySet<string>;
   /** Each node's Alertmanager alerts; absent when the cluster has no Alertmanager configured. */
   alerts?: ClusterAlerts;
+  /** Each node's health reading (`ServerBMC.status.health`), where one was made. */
+  bmcHealth: ReadonlyMap<string, ServerHealth>;
+}
+
+/**
+ * What the backend keeps of a ServerBMC: its name and version, the refresh request and
+ * the health reading. Never its address or its credentials' reference: the backend never
+ * reaches a BMC (ADR 0034).
+ */
+export interface ServerBmcRecord {
+  name: string;
+  resourceVersion?: string;
+  healthRefresh?: ServerHealthRefresh;
+  health?: ServerHealth;
 }
 
 /**
@@ -128,6 +144,22 @@ export interface ClusterState {
   powerProvider(): Promise<PowerProvider | undefined>;
   /** Names of the nodes that have a ServerBMC. */
   serverBmcNodes(): Promise<string[]>;
+  /**
+   * The ServerBMCs (waits for the first sync). Optional so a state without them (an
+   * older fake) still serves everything else; the health is then absent.
+   */
+  serverBmcs?(): Promise<ServerBmcRecord[]>;
+  /** One ServerBMC read from the apiserver now (absent: none). */
+  readServerBmc?(name: string): Promise<ServerBmcRecord | undefined>;
+  /**
+   * Merge-patches `spec.healthRefresh` of the ServerBMC `name` on `resourceVersion`:
+   * a ConflictError when the object changed since it was read (another request won).
+   */
+  requestHealthRefresh?(
+    name: string,
+    resourceVersion: string,
+    refresh: ServerHealthRefresh,
+  ): Promise<ServerBmcRecord>;
   /**
    * The pods bound to a node, read from the apiserver now: a pre-flight must show the
    * present, and caching every pod of a cluster would cost the backend far more memory.

@@ -2,7 +2,9 @@
  * Every call of the servers feature is an auditor event, opened before the permission
  * checks so a denied or unknown target fails its event: reads as `server-read` (low),
  * action requests as `server-action` (graded by lib/auditSeverity.ts) with the
- * maintenance they wrote and how they ended. Attempts without a user are recorded too.
+ * maintenance they wrote and how they ended, health refresh requests as
+ * `server-health-refresh` (low: a reading changes nothing on the server). Attempts
+ * without a user are recorded too.
  */
 import type {
   AuditorService,
@@ -10,6 +12,7 @@ import type {
 } from '@backstage/backend-plugin-api';
 import type {
   ClusterListResponse,
+  HealthRefreshResponse,
   MaintenanceListResponse,
   MaintenanceResponse,
   PreflightResponse,
@@ -24,7 +27,7 @@ import {
   auditedRead,
   auditUnauthenticated,
 } from '../lib/audited';
-import { serverActionSeverity } from '../lib/auditSeverity';
+import { READ_SEVERITY, serverActionSeverity } from '../lib/auditSeverity';
 import type { PreflightOptions } from './preflight';
 import type { ServerListQuery } from './serverList';
 import type { PreparedJson } from './ServerListCache';
@@ -189,6 +192,39 @@ export class AuditedServersService implements ServersService {
         );
         record.extra.maintenance = result.name;
         record.outcome = result.outcome;
+        return result;
+      },
+    );
+  }
+
+  requestHealthRefresh(
+    credentials: UserCredentials,
+    cluster: string,
+    node: string,
+    call?: CallContext,
+  ): Promise<HealthRefreshResponse> {
+    return audited(
+      {
+        auditor: this.auditor,
+        eventId: 'server-health-refresh',
+        severityLevel: READ_SEVERITY,
+        request: call?.request,
+        meta: {
+          actor: credentials.principal.userEntityRef,
+          cluster,
+          node,
+          via: call?.via ?? 'http',
+        },
+      },
+      async record => {
+        const result = await this.inner.requestHealthRefresh(
+          credentials,
+          cluster,
+          node,
+          call,
+        );
+        record.extra.requestedAt = result.requestedAt;
+        record.outcome = 'requested';
         return result;
       },
     );

@@ -10,6 +10,7 @@ import {
   actionRequestBodySchema,
   dataLossOptionsOf,
   type ClusterListResponse,
+  type HealthRefreshResponse,
   type MaintenanceListResponse,
   type MaintenanceResponse,
   type PreflightResponse,
@@ -223,5 +224,24 @@ export class AuthorizedServersService implements ServersService {
       ...call,
       grant: { scope },
     });
+  }
+
+  /**
+   * `servers:read` (403 when denied outright); a server it hides is the inner layer's
+   * 404, as an absent one. Asking for a reading changes nothing on the server, so no
+   * action permission is asked.
+   */
+  async requestHealthRefresh(
+    credentials: UserCredentials,
+    clusterName: string,
+    node: string,
+    call?: CallContext,
+  ): Promise<HealthRefreshResponse> {
+    return this.inner.requestHealthRefresh(
+      credentials,
+      clusterName,
+      node,
+      await this.readGrant(credentials, clusterName, call),
+    );
   }
 }

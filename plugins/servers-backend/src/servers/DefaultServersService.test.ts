@@ -58,6 +58,15 @@ describe('DefaultServersService without a grant', () => {
     expect(cluster.created).toEqual([]);
   });
 
+  it('refuses a health refresh request and writes nothing', async () => {
+    const { cluster, servers } = service();
+    cluster.bmcNodes = ['worker-1'];
+    await expect(
+      servers.requestHealthRefresh(user, 'plant-a', 'worker-1'),
+    ).rejects.toThrow(/no permission decision was made/);
+    expect(cluster.healthRefreshes).toEqual([]);
+  });
+
   it('refuses a list granted a read scope but no per-server decisions', async () => {
     const { servers } = service();
     const scope = { filter: () => true } as never;

@@ -15,6 +15,7 @@ import {
   powerAdvertisementOf,
   type ClusterListResponse,
   type ClusterSummaryResponse,
+  type HealthRefreshResponse,
   type MaintenanceListResponse,
   type MaintenanceResponse,
   type PreflightResponse,
@@ -29,6 +30,7 @@ import type { WorkloadCatalog } from '../notifications/workloadCatalog';
 import type { ServerDecisions, ServerGrant } from './access';
 import { preflightActionOr400 } from './actionNames';
 import { requestAction } from './commands/requestAction';
+import { requestHealthRefresh } from './commands/requestHealthRefresh';
 import { currentImpact } from './impact';
 import type { PreflightOptions, PreflightTokens } from './preflight';
 import { ServerLists, type ServerListQuery } from './serverList';
@@ -224,8 +226,14 @@ export class DefaultServersService implements ServersService {
         `no server named ${nodeName} in cluster ${cluster.name}`,
       );
     }
-    return serverView(cluster.name, node, snap, action =>
-      decisions.allowed(node, action),
+    // The reading as the cache has it now (the snapshot's may be older by a readAt).
+    const bmc = (await cluster.serverBmcs?.())?.find(b => b.name === nodeName);
+    return serverView(
+      cluster.name,
+      node,
+      snap,
+      action => decisions.allowed(node, action),
+      bmc,
     );
   }
 
@@ -347,6 +355,20 @@ export class DefaultServersService implements ServersService {
       this.options,
       credentials.principal.userEntityRef,
       request,
+      grantOf(call),
+    );
+  }
+
+  async requestHealthRefresh(
+    credentials: UserCredentials,
+    clusterName: string,
+    node: string,
+    call?: CallContext,
+  ): Promise<HealthRefreshResponse> {
+    return requestHealthRefresh(
+      this.options,
+      credentials.principal.userEntityRef,
+      { cluster: clusterName, node },
       grantOf(call),
     );
   }

@@ -17,6 +17,7 @@ import type {
 import type {
   CeremonyLevel,
   ClusterListResponse,
+  HealthRefreshResponse,
   MaintenanceListResponse,
   MaintenanceResponse,
   PreflightResponse,
@@ -154,4 +155,15 @@ export interface ServersService {
     request: ActionRequest,
     call?: CallContext,
   ): Promise<ActionResult>;
+
+  /**
+   * Asks the operator for a health reading of one server now (`spec.healthRefresh` on
+   * its ServerBMC), at most once a minute a server (429 otherwise).
+   */
+  requestHealthRefresh(
+    credentials: UserCredentials,
+    cluster: string,
+    node: string,
+    call?: CallContext,
+  ): Promise<HealthRefreshResponse>;
 }

@@ -9,6 +9,7 @@ import { jsonBody } from '../lib/jsonBody';
 import type { PlansService } from '../plans/PlansService';
 import { createPlansRouter } from '../plans/router';
 import { createApiRouter } from '../schema/apiRouter';
+import { HealthRefreshTooSoonError } from './commands/requestHealthRefresh';
 import { PreflightConflictError } from './preflight';
 import { parseServerListQuery } from './serverList';
 import type { AuditedServersService } from './AuditedServersService';
@@ -169,6 +170,30 @@ export async function createRouter(
         if (error instanceof PreflightConflictError) {
           sendPreflightConflict(req, res, error);
           return;
+        }
+        throw error;
+      }
+    },
+  );
+
+  router.post(
+    '/clusters/:cluster/servers/:node/health/refresh',
+    async (req, res) => {
+      const credentials = await httpAuth.credentials(req, { allow: ['user'] });
+      try {
+        res
+          .status(202)
+          .json(
+            await service.requestHealthRefresh(
+              credentials,
+              req.params.cluster,
+              req.params.node,
+              { request: req },
+            ),
+          );
+      } catch (error) {
+        if (error instanceof HealthRefreshTooSoonError) {
+          res.set('Retry-After', String(error.retryAfterSeconds));
         }
         throw error;
       }

@@ -304,7 +304,7 @@ describe('windowed servers list', () => {
       /limit must be given once/,
     );
     expect(() => parseServerListQuery({ sort: 'uuid' })).toThrow(
-      /sort must be one of name, role, ready, phase/,
+      /sort must be one of name, role, ready, phase, health/,
     );
     expect(() => parseServerListQuery({ direction: 'up' })).toThrow(
       /direction must be asc or desc/,

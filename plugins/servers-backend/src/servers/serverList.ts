@@ -28,6 +28,7 @@ import {
 import type { KeyedSnapshot } from '../cluster/types';
 import {
   alertsKeyOf,
+  healthRowKey,
   phaseOf,
   serverListItem,
   type ClusterSnapshot,
@@ -179,7 +180,8 @@ function decodeToken(token: string): { w: string; o: number } {
  * The servers list of every cluster, kept between requests.
  *
  * - Rows are keyed by what they show (the snapshot's `rowKeys`: a Node's shown facts,
- *   its open maintenance, a BMC), so a heartbeat keeps every row and the entity tag.
+ *   its open maintenance, a BMC and its health reading), so a heartbeat keeps every
+ *   row and the entity tag.
  * - Per cluster generation and set of decisions the readable, ordered rows are derived
  *   once, and the whole answer serialised once: a request while nothing changed costs
  *   the permission decisions and a lookup.
@@ -229,9 +231,10 @@ export class ServerLists {
         key = versions.every(v => v !== undefined)
           ? `${versions.join('|')}|${active?.metadata.name ?? ''}|${
               snap.bmcNodes.has(name) ? 'bmc' : ''
-            }|${alertsKeyOf(snap, name)}`
+            }|${alertsKeyOf(snap, name)}|${healthRowKey(snap.bmcHealth.get(name))}`
           : undefined;
       }
+      const health = snap.bmcHealth.get(name);
       return {
         name,
         key,
@@ -246,6 +249,7 @@ export class ServerLists {
           labels,
           ready: isNodeReady(node),
           maintenance: active ? { phase: phaseOf(active) } : undefined,
+          health: health ? { rollup: health.rollup } : undefined,
         },
       };
     });

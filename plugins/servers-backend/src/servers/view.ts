@@ -3,7 +3,9 @@ import {
   nodeRolesOf,
   ceremonyFor,
   deriveQuorum,
+  failedPartsOf,
   guard,
+  hardwareHealthRaise,
   holdsNodeCordoned,
   isPowerVerb,
   type MaintenanceState,
@@ -28,6 +30,9 @@ import {
   type MaintenanceResponse,
   type QuorumSummaryResponse,
   type ServerFields,
+  type ServerHealth,
+  type ServerHealthDetail,
+  type ServerHealthSummary,
   type ServerListItem,
   type ServerResponse,
   type ServerAlertSummary,
@@ -38,6 +43,7 @@ import type {
   ClusterSnapshot,
   ClusterState,
   MaintenanceObject,
+  ServerBmcRecord,
 } from '../cluster/types';
 
 /** The phase of a maintenance; an object the operator has not seen yet is Requested. */
@@ -97,6 +103,60 @@ export function maintenanceView(m: MaintenanceObject): MaintenanceResponse {
     poweredOffAt: status.poweredOffAt,
     powerOnSentAt: status.powerOnSentAt,
     alerting: status.alerting,
+    ...(status.hardware ? { hardware: status.hardware } : {}),
+  };
+}
+
+/** What a row shows of a health reading. */
+export function healthSummaryOf(health: ServerHealth): ServerHealthSummary {
+  return {
+    rollup: health.rollup,
+    ...(health.readAt ? { readAt: health.readAt } : {}),
+    failedParts: failedPartsOf(health),
+  };
+}
+
+/** The part of a row's key a health reading makes (what the row shows of it). */
+export function healthRowKey(health: ServerHealth | undefined): string {
+  return health
+    ? `${health.rollup}|${health.readAt ?? ''}|${failedPartsOf(health)}`
+    : '';
+}
+
+/**
+ * The whole reading as the detail route answers it: the fields of `status.health` named
+ * one by one (a field the operator adds later is not sent until it is named here), and
+ * the refresh asked for last.
+ */
+export function healthDetailOf(
+  health: ServerHealth | undefined,
+  refresh: ServerBmcRecord['healthRefresh'],
+): ServerHealthDetail | undefined {
+  if (!health) {
+    return refresh
+      ? {
+          rollup: 'Unknown',
+          failedParts: 0,
+          parts: [],
+          logEntries: [],
+          firmware: [],
+          missing: [],
+          refreshRequestedAt: refresh.requestedAt,
+        }
+      : undefined;
+  }
+  return {
+    ...healthSummaryOf(health),
+    ...(health.state ? { state: health.state } : {}),
+    ...(health.error ? { error: health.error } : {}),
+    ...(health.answeredRequestAt
+      ? { answeredRequestAt: health.answeredRequestAt }
+      : {}),
+    parts: health.parts ?? [],
+    logEntries: health.logEntries ?? [],
+    firmware: health.firmware ?? [],
+    missing: health.missing ?? [],
+    ...(refresh ? { refreshRequestedAt: refresh.requestedAt } : {}),
   };
 }
 
@@ -109,8 +169,11 @@ export function snapshotOf(
   maintenances: MaintenanceObject[],
   powerProvider: PowerProvider | undefined,
   bmcNodes: Iterable<string> = [],
+  bmcs: readonly ServerBmcRecord[] = [],
   alerts?: ClusterAlerts,
 ): ClusterSnapshot {
+  const bmcHealth = new Map<string, ServerHealth>();
+  for (const b of bmcs) if (b.health) bmcHealth.set(b.name, b.health);
   const facts = nodes.map(n => nodeFactsFromNode(n));
   const activeByNode = openMaintenanceByNode(maintenances);
   const newestByNode = new Map<string, MaintenanceObject>();
@@ -127,6 +190,7 @@ export function snapshotOf(
     powerProvider,
     bmcNodes: new Set(bmcNodes),
     ...(alerts ? { alerts } : {}),
+    bmcHealth,
   };
 }
 
@@ -193,15 +257,23 @@ export async function clusterSnapshot(
   cluster: ClusterState,
 ): Promise<ClusterSnapshot> {
   if (cluster.snapshot) return cluster.snapshot();
-  const [nodes, maintenances, powerProvider, bmcNodes, alerts] =
+  const [nodes, maintenances, powerProvider, bmcNodes, bmcs, alerts] =
     await Promise.all([
       cluster.nodes(),
       cluster.maintenances(),
       cluster.powerProvider(),
       cluster.serverBmcNodes(),
+      cluster.serverBmcs?.() ?? [],
       cluster.alerts?.(),
     ]);
-  return snapshotOf(nodes, maintenances, powerProvider, bmcNodes, alerts);
+  return snapshotOf(
+    nodes,
+    maintenances,
+    powerProvider,
+    bmcNodes,
+    bmcs,
+    alerts,
+  );
 }
 
 /** Whether a power verb may be asked for this node: servers-common's capability rule. */
@@ -305,6 +377,7 @@ function serverBase(
       ? newest
       : undefined;
   const shown = active ?? holding;
+  const health = snapshot.bmcHealth.get(facts.name);
   const fields: ServerFields = {
     name: facts.name,
     cluster,
@@ -318,6 +391,7 @@ function serverBase(
     powerVerbs: POWER_VERBS.filter(
       verb => powerCheck(snapshot, verb, facts).ok,
     ),
+    ...(health ? { health: healthSummaryOf(health) } : {}),
   };
   const alerts = alertSummaryOfNode(snapshot, facts.name);
   if (alerts) fields.alerts = alerts;
@@ -337,7 +411,12 @@ function ceremonyOn(
     snapshot.derivation,
     [facts],
   );
-  return ceremonyFor(action, verdict);
+  // Returning a server whose BMC reports Critical asks for the typed name, and says why.
+  return ceremonyFor(
+    action,
+    verdict,
+    hardwareHealthRaise(action, snapshot.bmcHealth.get(facts.name)),
+  );
 }
 
 /** A server as the detail route answers it: every action, offered or not, and why. */
@@ -346,6 +425,7 @@ export function serverView(
   node: NodeObject,
   snapshot: ClusterSnapshot,
   allowed: (action: ServerAction) => boolean,
+  bmc?: ServerBmcRecord,
 ): ServerResponse {
   const { facts, active, fields } = serverBase(cluster, node, snapshot);
   const actions = {} as Record<ServerAction, ActionView>;
@@ -358,8 +438,15 @@ export function serverView(
       ...(offer.why ? { why: offer.why } : {}),
     };
   }
+  const health = healthDetailOf(
+    bmc?.health ?? snapshot.bmcHealth.get(facts.name),
+    bmc?.healthRefresh,
+  );
+  // The detail carries the whole reading in place of the row's summary.
+  const { health: _summary, ...rest } = fields;
   return {
-    ...fields,
+    ...rest,
+    ...(health ? { health } : {}),
     systemUUID: node.status?.nodeInfo?.systemUUID,
     actions,
   };

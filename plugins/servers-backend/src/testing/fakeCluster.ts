@@ -1,7 +1,9 @@
 import { ConflictError, NotFoundError } from '@backstage/errors';
 import type {
+  ServerHealthRefresh,
   PowerProvider,
   RequestFlag,
+  ServerHealth,
 } from '@rackside/plugin-servers-common';
 import type {
   NodeObject,
@@ -15,6 +17,7 @@ import type {
   NewPlan,
   PlanObject,
   RequestFlagName,
+  ServerBmcRecord,
 } from '../cluster/types';
 import type { ClusterAlerts } from '../cluster/nodeAlerts';
 
@@ -89,6 +92,7 @@ export class FakeCluster implements ClusterState {
     return (
       this.created.length +
       this.flags.length +
+      this.healthRefreshes.length +
       this.createdPlans.length +
       this.planUpdates.length
     );
@@ -140,6 +144,56 @@ export class FakeCluster implements ClusterState {
   bmcNodes: string[] = [];
   async serverBmcNodes() {
     return this.bmcNodes;
+  }
+  /** The health readings and refresh requests of the ServerBMCs, by node. */
+  bmcHealth = new Map<string, ServerHealth>();
+  bmcRefresh = new Map<string, ServerHealthRefresh>();
+  /** Each ServerBMC's resourceVersion, moved by every write (as the apiserver does). */
+  private bmcVersions = new Map<string, number>();
+  /** The refresh patches that were accepted. */
+  readonly healthRefreshes: Array<{
+    name: string;
+    refresh: ServerHealthRefresh;
+  }> = [];
+  private bmcRecord(name: string): ServerBmcRecord {
+    const health = this.bmcHealth.get(name);
+    const healthRefresh = this.bmcRefresh.get(name);
+    return {
+      name,
+      resourceVersion: String(this.bmcVersions.get(name) ?? 1),
+      ...(health ? { health } : {}),
+      ...(healthRefresh ? { healthRefresh } : {}),
+    };
+  }
+  async serverBmcs(): Promise<ServerBmcRecord[]> {
+    return this.bmcNodes.map(name => this.bmcRecord(name));
+  }
+  async readServerBmc(name: string) {
+    return this.bmcNodes.includes(name) ? this.bmcRecord(name) : undefined;
+  }
+  /** The operator's status write: a new reading moves the resourceVersion. */
+  setHealth(name: string, health: ServerHealth) {
+    this.bmcHealth.set(name, health);
+    this.bmcVersions.set(name, (this.bmcVersions.get(name) ?? 1) + 1);
+    this.listeners.forEach(l => l());
+  }
+  async requestHealthRefresh(
+    name: string,
+    resourceVersion: string,
+    refresh: ServerHealthRefresh,
+  ): Promise<ServerBmcRecord> {
+    if (!this.bmcNodes.includes(name)) throw new NotFoundError(name);
+    // Yield first, so two requests at once both read the same version before either writes.
+    await new Promise(resolve => setImmediate(resolve));
+    if (resourceVersion !== this.bmcRecord(name).resourceVersion) {
+      throw new ConflictError(
+        `Operation cannot be fulfilled on serverbmcs.rackside.dev "${name}": the object has been modified`,
+      );
+    }
+    this.bmcRefresh.set(name, refresh);
+    this.bmcVersions.set(name, (this.bmcVersions.get(name) ?? 1) + 1);
+    this.healthRefreshes.push({ name, refresh });
+    return this.bmcRecord(name);
   }
   async podsOnNode(nodeName: string) {
     return this.pods.get(nodeName) ?? [];

@@ -1,4 +1,4 @@
-import type { CeremonyLevel, GuardVerdict } from './types';
+import type { CeremonyLevel, CeremonyRaise, GuardVerdict } from './types';
 import type { ServerAction } from '../permissions';
 
 /**
@@ -7,7 +7,7 @@ import type { ServerAction } from '../permissions';
  * the dialog and the check can never ask for different things.
  */
 
-export type { CeremonyLevel } from './types';
+export type { CeremonyLevel, CeremonyRaise } from './types';
 
 /** What a submission must carry. Every action carries a reason. */
 export interface CeremonyRequirements {
@@ -34,6 +34,11 @@ export interface Ceremony {
   level: CeremonyLevel;
   requires: CeremonyRequirements;
   hint?: CeremonyHint;
+  /**
+   * Why the ceremony is above the action's own rung for a reason other than the quorum
+   * (a {@link CeremonyRaise}: e.g. "the BMC reports Critical: PSU 1"); the dialog shows it.
+   */
+  why?: string;
 }
 
 /** What the user submitted with the action (the request body plus the route's node). */
@@ -70,16 +75,31 @@ function requirements(
 }
 
 /**
- * The ceremony for an action given the guard's verdict.
+ * The ceremony for an action given the guard's verdict, and a raise (see
+ * `hardwareHealth.ts`) when something else asks for a higher rung.
  *
  * A hazard keeps the action's pre-flight acknowledgement (the impact still has to be seen)
  * and adds the typed name and typed reason. A refusal is never turned into a ceremony:
- * no dialog, however frightening, is the path to breaking quorum.
+ * no dialog, however frightening, is the path to breaking quorum. A raise lifts an action
+ * below the typed name to it (its pre-flight acknowledgement unchanged) and never lowers
+ * or replaces a higher rung; its `why` is kept on every rung it reaches but a refusal.
  */
 export function ceremonyFor(
   action: ServerAction,
   verdict: GuardVerdict,
+  raise?: CeremonyRaise,
 ): Ceremony {
+  const own = ownCeremony(action, verdict);
+  if (!raise || own.level === 'refused') return own;
+  const raised: Ceremony = raise.why ? { ...own, why: raise.why } : { ...own };
+  if (own.level === 'reason' || own.level === 'preflight') {
+    raised.level = raise.level;
+    raised.requires = { ...own.requires, typedName: true };
+  }
+  return raised;
+}
+
+function ownCeremony(action: ServerAction, verdict: GuardVerdict): Ceremony {
   const level = ACTION_LEVELS[action];
   const preflightAck = level !== 'reason';
   if (verdict === 'refuse') {
@@ -106,13 +126,22 @@ function verdictOfLevel(level: CeremonyLevel): GuardVerdict {
 
 /**
  * The ceremony of an action at a level, as {@link ceremonyFor} gives it: the list route
- * sends only the level, and the browser rebuilds the rest with this.
+ * sends only the level, and the browser rebuilds the rest with this. A typed-name level
+ * above the action's own rung is a raise; `why` (which the list does not send) may be
+ * given to show it.
  */
 export function ceremonyAt(
   action: ServerAction,
   level: CeremonyLevel,
+  why?: string,
 ): Ceremony {
-  return ceremonyFor(action, verdictOfLevel(level));
+  const raised =
+    level === 'typed-name' && ACTION_LEVELS[action] !== 'typed-name';
+  return ceremonyFor(
+    action,
+    verdictOfLevel(level),
+    raised ? { level: 'typed-name', why: why ?? '' } : undefined,
+  );
 }
 
 /**

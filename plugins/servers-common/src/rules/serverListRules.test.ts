@@ -113,3 +113,48 @@ describe('compareServers', () => {
     ).toBe(-1);
   });
 });
+
+describe('the Health column', () => {
+  const servers = [
+    server('ok-1', { health: { rollup: 'OK' } }),
+    server('none-1'),
+    server('crit-1', { health: { rollup: 'Critical' } }),
+    server('warn-1', { health: { rollup: 'Warning' } }),
+    server('unknown-1', { health: { rollup: 'Unknown' } }),
+    server('crit-0', { health: { rollup: 'Critical' } }),
+  ];
+
+  it('sorts the worst first ascending, servers without a reading last, ties by name', () => {
+    const asc = [...servers].sort((a, b) =>
+      compareServers(a, b, 'health', 'asc'),
+    );
+    expect(asc.map(s => s.name)).toEqual([
+      'crit-0',
+      'crit-1',
+      'warn-1',
+      'unknown-1',
+      'ok-1',
+      'none-1',
+    ]);
+    const desc = [...servers].sort((a, b) =>
+      compareServers(a, b, 'health', 'desc'),
+    );
+    expect(desc.map(s => s.name)).toEqual([
+      'none-1',
+      'ok-1',
+      'unknown-1',
+      'warn-1',
+      'crit-0',
+      'crit-1',
+    ]);
+  });
+
+  it('filters on the rollup, as a word or as health=<rollup>', () => {
+    const names = (filter: string) =>
+      servers.filter(s => matchesServerFilter(s, filter)).map(s => s.name);
+    expect(names('Critical')).toEqual(['crit-1', 'crit-0']);
+    expect(names('health=warning')).toEqual(['warn-1']);
+    // A server without a reading matches no health filter.
+    expect(names('health=')).not.toContain('none-1');
+  });
+});

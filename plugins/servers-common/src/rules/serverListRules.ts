@@ -6,7 +6,13 @@
  */
 
 /** The columns the Servers table sorts by (as its headers name them). */
-export const SERVER_SORT_KEYS = ['name', 'role', 'ready', 'phase'] as const;
+export const SERVER_SORT_KEYS = [
+  'name',
+  'role',
+  'ready',
+  'phase',
+  'health',
+] as const;
 /** A column the Servers table sorts by. */
 export type ServerSortKey = (typeof SERVER_SORT_KEYS)[number];
 /** Ascending or descending. */
@@ -21,7 +27,17 @@ export interface ServerOrderFields {
   ready: boolean;
   /** The open maintenance, if any. */
   maintenance?: { phase: string };
+  /** The BMC's health reading, if the node has a ServerBMC that was read. */
+  health?: { rollup: string };
 }
+
+/** The order of the Health column, ascending: the worst first, no reading last. */
+const HEALTH_ORDER: Record<string, string> = {
+  Critical: '0',
+  Warning: '1',
+  Unknown: '2',
+  OK: '3',
+};
 
 /** The filter text as it is compared: trimmed, lower case. */
 export function normalizeServerFilter(text: string): string {
@@ -30,8 +46,9 @@ export function normalizeServerFilter(text: string): string {
 
 /**
  * Whether a server matches the table's filter text: a case-insensitive part of its
- * name, of one of its roles, or of one of its labels written `key=value`. An empty
- * filter matches every server.
+ * name, of one of its roles, of one of its labels written `key=value`, or of its health
+ * written `health=<rollup>` (so "critical" or "health=warning" filter the Health
+ * column). An empty filter matches every server.
  */
 export function matchesServerFilter(
   server: ServerOrderFields,
@@ -44,6 +61,12 @@ export function matchesServerFilter(
   const labels = server.labels ?? {};
   for (const key of Object.keys(labels)) {
     if (`${key}=${labels[key]}`.toLowerCase().includes(needle)) return true;
+  }
+  if (
+    server.health &&
+    `health=${server.health.rollup}`.toLowerCase().includes(needle)
+  ) {
+    return true;
   }
   return false;
 }
@@ -59,6 +82,8 @@ function sortValue(server: ServerOrderFields, key: ServerSortKey): string {
       return server.ready ? '1' : '0';
     case 'phase':
       return server.maintenance?.phase ?? '';
+    case 'health':
+      return server.health ? HEALTH_ORDER[server.health.rollup] ?? '2' : '4';
     default:
       return server.name;
   }
@@ -66,7 +91,8 @@ function sortValue(server: ServerOrderFields, key: ServerSortKey): string {
 
 /**
  * The table's order of two servers by a column (`ready`: not ready first, ascending;
- * `phase`: servers without a maintenance first, ascending), ties broken by name,
+ * `phase`: servers without a maintenance first; `health`: Critical, Warning, Unknown,
+ * OK, then servers without a reading, ascending), ties broken by name,
  * ascending whatever the direction. For `Array.prototype.sort`.
  */
 export function compareServers(

@@ -29,3 +29,12 @@ export type CeremonyLevel =
   | 'typed-name'
   | 'hazard'
   | 'refused';
+
+/**
+ * A rung the ceremony is raised to for a reason beyond the guard's verdict (e.g. the BMC
+ * reports the hardware Critical), with that reason as a sentence the dialog shows.
+ */
+export interface CeremonyRaise {
+  level: 'typed-name';
+  why: string;
+}

@@ -3,6 +3,7 @@ import type {
   ActionRequestBody,
   ActionResponse,
   ClusterSummaryResponse,
+  HealthRefreshResponse,
   MaintenanceResponse,
   PlanAlertGateInput,
   PlanControl,
@@ -83,6 +84,15 @@ export interface ServersApi {
     action: ServerAction,
     body: ActionRequestBody,
   ): Promise<ActionResponse>;
+  /**
+   * `POST /clusters/:cluster/servers/:node/health/refresh`: asks the operator for a
+   * reading of the server's BMC now. At most once a minute a server: a 429
+   * `ResponseError` whose message names when to ask again.
+   */
+  requestHealthRefresh(
+    cluster: string,
+    node: string,
+  ): Promise<HealthRefreshResponse>;
   /**
    * `GET /clusters/:cluster/plans`: one page of the cluster's maintenance plans, newest
    * first (`query.continue` is the previous page's `continue`).

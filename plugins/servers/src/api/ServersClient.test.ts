@@ -69,6 +69,38 @@ describe('ServersClient', () => {
     expect(JSON.parse(String(init?.body))).toEqual({ reason: 'disk swap' });
   });
 
+  it('posts a health refresh and reads the 429 as its message', async () => {
+    const { client: c, fetch } = client(
+      jsonResponse(202, { requestedAt: '2026-12-06T10:00:00Z' }),
+    );
+    await expect(c.requestHealthRefresh('rack', 'node/1')).resolves.toEqual({
+      requestedAt: '2026-12-06T10:00:00Z',
+    });
+    const [url, init] = fetch.mock.calls[0];
+    expect(url).toBe(
+      'http://backend/api/servers/clusters/rack/servers/node%2F1/health/refresh',
+    );
+    expect(init?.method).toBe('POST');
+
+    const { client: limited } = client(
+      jsonResponse(429, {
+        error: {
+          name: 'HealthRefreshTooSoonError',
+          message: 'ask again after 2026-12-06T10:01:00.000Z (in 42 s)',
+        },
+        request: { method: 'POST', url: '/x' },
+        response: { statusCode: 429 },
+      }),
+    );
+    const error = await limited
+      .requestHealthRefresh('rack', 'worker-1')
+      .catch(e => e);
+    expect(describeError(error)).toEqual({
+      message: 'ask again after 2026-12-06T10:01:00.000Z (in 42 s)',
+      status: 429,
+    });
+  });
+
   it("rejects with a ResponseError carrying the backend's message", async () => {
     const { client: c } = client(
       jsonResponse(

@@ -5,6 +5,7 @@ import type {
   ActionResponse,
   ClusterListResponse,
   ClusterSummaryResponse,
+  HealthRefreshResponse,
   MaintenanceListResponse,
   MaintenanceResponse,
   PlanAlertGateInput,
@@ -123,6 +124,16 @@ export class ServersClient implements ServersApi {
     return this.http.post(
       `/clusters/${enc(cluster)}/servers/${enc(node)}/actions/${enc(action)}`,
       body,
+    );
+  }
+
+  requestHealthRefresh(
+    cluster: string,
+    node: string,
+  ): Promise<HealthRefreshResponse> {
+    return this.http.post(
+      `/clusters/${enc(cluster)}/servers/${enc(node)}/health/refresh`,
+      {},
     );
   }
 

@@ -168,6 +168,9 @@ export function fakeServersApi(list: ServerListResponse) {
       throw new Error('no pre-flight in this fake');
     }),
     requestAction: jest.fn(async () => ({ name: 'worker-1-cordon-abc' })),
+    requestHealthRefresh: jest.fn(async () => ({
+      requestedAt: '2026-12-06T10:00:00Z',
+    })),
     listPlans: jest.fn(async (): Promise<PlanListResponse> => ({ items: [] })),
     getPlan: jest.fn(async () => {
       throw new Error('no plan in this fake');

@@ -12,6 +12,7 @@ import {
   ceremonyFor,
   checkCeremony,
   guard,
+  hardwareHealthRaise,
   isPowerVerb,
   nodeFactsFromNode,
   type ActionRequestBody,
@@ -159,7 +160,12 @@ function checkGuardAndCeremony(checked: Checked, request: ActionRequest) {
     const allowed = powerCheck(snap, action, nodeFactsFromNode(node));
     if (!allowed.ok) throw new ConflictError(allowed.reason);
   }
-  const ceremony = ceremonyFor(action, verdict.verdict);
+  // Returning a server whose BMC reports Critical asks for the typed name (hardwareHealth.ts).
+  const ceremony = ceremonyFor(
+    action,
+    verdict.verdict,
+    hardwareHealthRaise(action, snap.bmcHealth.get(nodeName)),
+  );
   // An agent stops below the rungs that ask a person to type the node's name.
   const agentRefused = request.agent?.refusal(ceremony.level, action);
   if (agentRefused) throw new NotAllowedError(agentRefused);

@@ -5,6 +5,7 @@ import LinearProgress from '@mui/material/LinearProgress';
 import Stack from '@mui/material/Stack';
 import { useMemo } from 'react';
 import { ActionsCard } from './ActionsCard';
+import { HardwareCard } from './HardwareCard';
 import { MaintenanceCard } from './MaintenanceCard';
 import { StateCard } from './StateCard';
 import { serverTargetOf } from './annotations';
@@ -12,8 +13,8 @@ import { useEntityServer } from './useEntityServer';
 
 /**
  * The Server tab of a catalog entity annotated `rackside.dev/node` (and
- * `rackside.dev/cluster`): the server's state, its maintenance and the
- * actions the signed-in user may request. Requests are made on the Servers
+ * `rackside.dev/cluster`): the server's state, its maintenance, what its BMC
+ * says of the hardware, and the actions the signed-in user may request. Requests are made on the Servers
  * page, where their ceremony lives.
  */
 export function EntityServerContent(props: {
@@ -42,6 +43,7 @@ export function EntityServerContent(props: {
         <>
           <StateCard {...value} />
           <MaintenanceCard server={value.server} />
+          <HardwareCard server={value.server} reload={reload} />
           <ActionsCard
             server={value.server}
             serversPath={props.serversPath ?? '/servers'}

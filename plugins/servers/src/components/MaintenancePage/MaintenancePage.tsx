@@ -22,6 +22,7 @@ import {
 } from '../ui/maintenanceText';
 import { DrainOptions, DrainProgress } from './DrainSections';
 import { phaseColor, Section } from './MaintenanceSection';
+import { HardwareSection } from './HardwareSection';
 import { PowerSection } from './PowerSection';
 import { AlertsSection } from './AlertsSection';
 import { Timeline } from './Timeline';
@@ -144,6 +145,8 @@ export function MaintenanceDetail(props: {
       <PowerSection maintenance={m} />
 
       <AlertsSection maintenance={m} alerts={alerts} />
+
+      <HardwareSection maintenance={m} />
 
       <Section title="Conditions" testId="maintenance-conditions">
         {m.conditions.length === 0 ? (

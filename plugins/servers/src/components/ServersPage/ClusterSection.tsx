@@ -8,6 +8,7 @@ import Typography from '@mui/material/Typography';
 import { usePermission } from '@backstage/plugin-permission-react';
 import {
   ceremonyAt,
+  hardwareHealthRaise,
   serversPlanPermission,
   type ServerListItem,
 } from '@rackside/plugin-servers-common';
@@ -96,7 +97,7 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
             <TextField
               size="small"
               label="Filter"
-              placeholder="name, role or label"
+              placeholder="name, role, label or health"
               value={filter}
               onChange={e => setFilter(e.target.value)}
               inputProps={{ 'aria-label': `Filter servers of ${cluster}` }}
@@ -136,7 +137,13 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
           offer={{
             offered: true,
             allowed: true,
-            ceremony: ceremonyAt(dialog.action, dialogLevel),
+            // The list sends the level; the raise's why is rebuilt from the row's
+            // health by the same rule (the parts are named on the server's page).
+            ceremony: ceremonyAt(
+              dialog.action,
+              dialogLevel,
+              hardwareHealthRaise(dialog.action, dialog.server.health)?.why,
+            ),
           }}
           powerVerbs={dialog.server.powerVerbs}
           quorum={servers.quorum}

@@ -10,6 +10,7 @@ import { ServerCatalogLink } from '../EntityServerContent/ServerCatalogLink';
 import { focusInRow, keepFocusInRow } from '../ui/rowFocus';
 import { CellChip, cellChipStyles } from './CellChip';
 import { CORDONED_CHIP, readyChip } from '../ui/chips';
+import { healthLabel, healthTitle, healthTone } from '../ui/healthText';
 import { RowActions } from './RowActions';
 import { AlertsCell } from './AlertsCell';
 import { rowActionsStyles } from './rowActionsStyles';
@@ -27,7 +28,7 @@ export function rowActions(server: ServerListItem): ServerAction[] {
 }
 
 /** The columns of a server row, the selection cell aside. */
-export const COLUMNS = 7;
+export const COLUMNS = 8;
 /** The class of a server's row; the table styles its cells (fixed height). */
 const SERVER_ROW_CLASS = 'rackside-server-row';
 /** The class of a cell's one line of text, cut with an ellipsis. */
@@ -142,6 +143,21 @@ export const ServerRow = memo(function ServerRowContent(props: {
       </td>
       <td>
         <MaintenanceCell server={server} />
+      </td>
+      <td data-testid="health-cell">
+        {server.health ? (
+          <span title={healthTitle(server.health)}>
+            <CellChip
+              variant="outlined"
+              color={healthTone(server.health.rollup)}
+              label={healthLabel(server.health, Date.now())}
+            />
+          </span>
+        ) : (
+          <span className={NO_MAINTENANCE_CLASS} title="No BMC reading">
+            —
+          </span>
+        )}
       </td>
       <td>
         <RowActions server={server} actions={actions} onAction={onAction} />

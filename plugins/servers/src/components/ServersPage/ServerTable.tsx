@@ -39,6 +39,8 @@ const HEADERS: { label: string; sort?: SortKey; width?: string }[] = [
   { label: 'Ready', sort: 'ready', width: '112px' },
   { label: 'Schedulable', width: '128px' },
   { label: 'Maintenance', sort: 'phase', width: '164px' },
+  // "Critical · 59 min ago" at the table's font.
+  { label: 'Health', sort: 'health', width: '184px' },
   // Actions: the rest; what does not fit is behind More actions (RowActions).
   { label: 'Actions' },
 ];

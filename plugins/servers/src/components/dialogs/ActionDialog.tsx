@@ -118,6 +118,12 @@ export function ActionDialog(props: ActionDialogProps) {
           {ACTION_DESCRIPTIONS[action]} Cluster <strong>{cluster}</strong>.
         </DialogContentText>
         {hazard && <HazardAlert />}
+        {ceremony.why && !refused && (
+          // Why the dialog asks more than the action's own rung (e.g. the BMC's reading).
+          <Alert severity="warning" sx={{ mb: 2 }} data-testid="ceremony-why">
+            Type the node name to confirm: {ceremony.why}.
+          </Alert>
+        )}
         {refusal && <RefusalAlert refusal={refusal} />}
         {refused && pre.loading && (
           <LinearProgress aria-label="taking the pre-flight" sx={{ mb: 1 }} />

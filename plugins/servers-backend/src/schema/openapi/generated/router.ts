@@ -229,6 +229,15 @@ export const spec = {
           },
         ],
       },
+      HealthRefreshResponse: {
+        type: 'object',
+        properties: {
+          requestedAt: {
+            type: 'string',
+          },
+        },
+        required: ['requestedAt'],
+      },
       HealthResponse: {
         type: 'object',
         properties: {
@@ -458,6 +467,11 @@ export const spec = {
           systemUUID: {
             type: 'string',
           },
+          health: {
+            type: 'object',
+            description:
+              "ServerHealthDetail: what the node's BMC last said (rollup, readAt, failedParts, parts, logEntries, firmware, missing, error), absent without a ServerBMC or a reading.",
+          },
           actions: {
             type: 'object',
             description:
@@ -553,6 +567,11 @@ export const spec = {
             type: 'object',
             description:
               "The silences the operator holds on the node's alerts (silenceIds, until, renewedAt).",
+          },
+          hardware: {
+            type: 'object',
+            description:
+              'What the BMC said at the start (before) and the end (after), and the log entries written during it.',
           },
         },
         required: [
@@ -1357,7 +1376,7 @@ export const spec = {
             name: 'sort',
             in: 'query',
             required: false,
-            description: 'name, role, ready or phase.',
+            description: 'name, role, ready, phase or health.',
             schema: {
               type: 'string',
             },
@@ -1588,6 +1607,58 @@ export const spec = {
           },
           '409': {
             $ref: '#/components/responses/PreflightChanged',
+          },
+        },
+      },
+    },
+    '/clusters/{cluster}/servers/{node}/health/refresh': {
+      post: {
+        operationId: 'RequestServerHealthRefresh',
+        description:
+          "Asks the operator for a health reading of the server's BMC now (spec.healthRefresh on its ServerBMC); a user only, at most once a minute a server. The backend never reaches the BMC.",
+        parameters: [
+          {
+            $ref: '#/components/parameters/cluster',
+          },
+          {
+            $ref: '#/components/parameters/node',
+          },
+        ],
+        responses: {
+          '202': {
+            description:
+              'Requested; the operator answers in status.health.answeredRequestAt.',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/HealthRefreshResponse',
+                },
+              },
+            },
+          },
+          '403': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+          '404': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+          '429': {
+            description:
+              'A reading was requested less than a minute ago; Retry-After says when to ask again.',
+            headers: {
+              'Retry-After': {
+                schema: {
+                  type: 'integer',
+                },
+              },
+            },
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/ErrorResponseBody',
+                },
+              },
+            },
           },
         },
       },

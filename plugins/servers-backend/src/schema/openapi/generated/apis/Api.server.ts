@@ -12,6 +12,7 @@ import { ConfirmReclaimRequestBody } from '../models/ConfirmReclaimRequestBody.m
 import { CreateReclaimRequestBody } from '../models/CreateReclaimRequestBody.model';
 import { DiscoveryAddressAddedResponse } from '../models/DiscoveryAddressAddedResponse.model';
 import { ErrorResponseBody } from '../models/ErrorResponseBody.model';
+import { HealthRefreshResponse } from '../models/HealthRefreshResponse.model';
 import { HealthResponse } from '../models/HealthResponse.model';
 import { JoinMachineRequestBody } from '../models/JoinMachineRequestBody.model';
 import { JoinMachineResponse } from '../models/JoinMachineResponse.model';
@@ -118,6 +119,17 @@ export type RequestServerAction = {
   };
   body: ActionRequestBody;
   response: ActionResponse | ErrorResponseBody | PreflightChangedError;
+};
+
+/**
+ * @public
+ */
+export type RequestServerHealthRefresh = {
+  path: {
+    cluster: string;
+    node: string;
+  };
+  response: HealthRefreshResponse | ErrorResponseBody;
 };
 
 /**
@@ -323,6 +335,7 @@ export type EndpointMap = {
   '#get|/clusters/{cluster}/servers/{node}/alerts': GetServerAlerts;
   '#get|/clusters/{cluster}/servers/{node}/preflight': PreflightServerAction;
   '#post|/clusters/{cluster}/servers/{node}/actions/{action}': RequestServerAction;
+  '#post|/clusters/{cluster}/servers/{node}/health/refresh': RequestServerHealthRefresh;
   '#get|/clusters/{cluster}/maintenances': ListMaintenances;
   '#get|/clusters/{cluster}/maintenances/{name}': GetMaintenance;
   '#get|/clusters/{cluster}/plans': ListPlans;

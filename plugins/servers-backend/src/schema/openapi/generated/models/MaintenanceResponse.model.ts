@@ -33,4 +33,8 @@ export interface MaintenanceResponse {
    * The silences the operator holds on the node's alerts (silenceIds, until, renewedAt).
    */
   alerting?: { [key: string]: any };
+  /**
+   * What the BMC said at the start (before) and the end (after), and the log entries written during it.
+   */
+  hardware?: { [key: string]: any };
 }

@@ -23,6 +23,10 @@ export interface ServerResponse {
   alerts?: ServerAlertSummary;
   systemUUID?: string;
   /**
+   * ServerHealthDetail: what the node's BMC last said (rollup, readAt, failedParts, parts, logEntries, firmware, missing, error), absent without a ServerBMC or a reading.
+   */
+  health?: { [key: string]: any };
+  /**
    * Each server action's ActionOffer (offered, allowed, ceremony, why).
    */
   actions: { [key: string]: any };

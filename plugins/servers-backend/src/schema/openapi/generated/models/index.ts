@@ -14,6 +14,7 @@ export * from '../models/ErrorResponseBody.model';
 export * from '../models/ErrorResponseBodyError.model';
 export * from '../models/ErrorResponseBodyRequest.model';
 export * from '../models/ErrorResponseBodyResponse.model';
+export * from '../models/HealthRefreshResponse.model';
 export * from '../models/HealthResponse.model';
 export * from '../models/JoinMachineRequestBody.model';
 export * from '../models/JoinMachineResponse.model';

@@ -1,0 +1,164 @@
+import type { Entity } from '@backstage/catalog-model';
+import { EntityProvider } from '@backstage/plugin-catalog-react';
+import { renderInTestApp, TestApiProvider } from '@backstage/test-utils';
+import { act } from 'react';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
+import type { ServerHealthDetail } from '@rackside/plugin-servers-common';
+import { serversApiRef } from '../../api';
+import {
+  fakeServersApi,
+  responseError,
+  server,
+  serverList,
+} from '../../testing/fixtures';
+import { EntityServerContent } from './EntityServerContent';
+
+// A ceiling, not a wait: the page renders in well under a second alone, several
+// seconds while the whole suite shares two cores (plans.test.tsx does the same).
+jest.setTimeout(20_000);
+
+const entity: Entity = {
+  apiVersion: 'backstage.io/v1alpha1',
+  kind: 'Resource',
+  metadata: {
+    name: 'worker-1',
+    annotations: {
+      'rackside.dev/cluster': 'rack',
+      'rackside.dev/node': 'worker-1',
+    },
+  },
+  spec: { type: 'server', owner: 'group:default/plant-admins' },
+};
+
+const reading: ServerHealthDetail = {
+  rollup: 'Critical',
+  state: 'Enabled',
+  readAt: new Date(Date.now() - 5 * 60_000).toISOString(),
+  failedParts: 2,
+  parts: [
+    {
+      kind: 'PowerSupply',
+      name: 'PSU 1',
+      health: 'Critical',
+      state: 'Enabled',
+      message: 'input lost',
+    },
+    { kind: 'Fan', name: 'Fan 3', health: 'Warning' },
+  ],
+  logEntries: [
+    {
+      id: '41',
+      created: '2026-12-06T09:58:00Z',
+      severity: 'Critical',
+      message: 'Power supply 1 input lost',
+      service: 'System',
+    },
+  ],
+  firmware: [
+    { name: 'BIOS', version: '2.19.1', updateable: true },
+    { name: 'CPLD', version: '1.0.4', updateable: false },
+  ],
+  missing: ['Storage'],
+};
+
+function renderFor(api: ReturnType<typeof fakeServersApi>) {
+  return renderInTestApp(
+    <TestApiProvider apis={[[serversApiRef, api]]}>
+      <EntityProvider entity={entity}>
+        <EntityServerContent />
+      </EntityProvider>
+    </TestApiProvider>,
+  );
+}
+
+describe('the Server tab’s Hardware card', () => {
+  it('shows the rollup and its age, the failed parts, the event log, the firmware and what the BMC lacks', async () => {
+    renderFor(
+      fakeServersApi(serverList([server('worker-1', { health: reading })])),
+    );
+    const card = await screen.findByTestId('entity-server-hardware');
+    expect(within(card).getByTestId('hardware-rollup')).toHaveTextContent(
+      'Critical',
+    );
+    expect(card).toHaveTextContent('read 5 min ago');
+    const parts = within(card).getByRole('table', { name: 'Failed parts' });
+    expect(parts).toHaveTextContent('PSU 1');
+    expect(parts).toHaveTextContent('input lost');
+    expect(parts).toHaveTextContent('Fan 3');
+    const log = within(card).getByRole('table', { name: 'Event log' });
+    expect(log).toHaveTextContent('Power supply 1 input lost');
+    const firmware = within(card).getByRole('table', { name: 'Firmware' });
+    expect(within(firmware).getAllByRole('row')).toHaveLength(3);
+    expect(firmware).toHaveTextContent('2.19.1');
+    expect(card).toHaveTextContent('This BMC does not offer: Storage.');
+  });
+
+  it('says so when there is no reading', async () => {
+    renderFor(fakeServersApi(serverList([server('worker-1')])));
+    const card = await screen.findByTestId('entity-server-hardware');
+    expect(card).toHaveTextContent('No reading from this server');
+  });
+
+  it('shows a failed reading’s error beside the last parts', async () => {
+    renderFor(
+      fakeServersApi(
+        serverList([
+          server('worker-1', {
+            health: { ...reading, error: 'the BMC answered 503' },
+          }),
+        ]),
+      ),
+    );
+    const card = await screen.findByTestId('entity-server-hardware');
+    expect(card).toHaveTextContent(
+      'The last reading failed: the BMC answered 503',
+    );
+  });
+
+  it('Refresh asks the backend, says the reading was requested, and reads the server again', async () => {
+    const api = fakeServersApi(
+      serverList([server('worker-1', { health: reading })]),
+    );
+    renderFor(api);
+    const card = await screen.findByTestId('entity-server-hardware');
+    const reads = api.getServer.mock.calls.length;
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
+    try {
+      fireEvent.click(within(card).getByRole('button', { name: 'Refresh' }));
+      await waitFor(() =>
+        expect(api.requestHealthRefresh).toHaveBeenCalledWith(
+          'rack',
+          'worker-1',
+        ),
+      );
+      expect(await within(card).findByRole('alert')).toHaveTextContent(
+        'Reading requested at',
+      );
+      await act(() => jest.advanceTimersByTimeAsync(5_000));
+      await waitFor(() =>
+        expect(api.getServer.mock.calls.length).toBeGreaterThan(reads),
+      );
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  it('shows the 429’s message when a reading was requested less than a minute ago', async () => {
+    const api = fakeServersApi(
+      serverList([server('worker-1', { health: reading })]),
+    );
+    api.requestHealthRefresh.mockRejectedValue(
+      await responseError(429, 'Too Many Requests', {
+        name: 'HealthRefreshTooSoonError',
+        message:
+          'a health reading of this server was requested at 2026-12-06T10:00:00.000Z; ask again after 2026-12-06T10:01:00.000Z (in 42 s)',
+      }),
+    );
+    renderFor(api);
+    const card = await screen.findByTestId('entity-server-hardware');
+    fireEvent.click(within(card).getByRole('button', { name: 'Refresh' }));
+    expect(await within(card).findByRole('alert')).toHaveTextContent(
+      'ask again after 2026-12-06T10:01:00.000Z (in 42 s)',
+    );
+  });
+});
