@@ -231,7 +231,9 @@ export class ServerLists {
         key = versions.every(v => v !== undefined)
           ? `${versions.join('|')}|${active?.metadata.name ?? ''}|${
               snap.bmcNodes.has(name) ? 'bmc' : ''
-            }|${alertsKeyOf(snap, name)}|${healthRowKey(snap.bmcHealth.get(name))}`
+            }|${alertsKeyOf(snap, name)}|${healthRowKey(
+              snap.bmcHealth.get(name),
+            )}`
           : undefined;
       }
       const health = snap.bmcHealth.get(name);

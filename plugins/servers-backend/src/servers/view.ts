@@ -266,14 +266,7 @@ export async function clusterSnapshot(
       cluster.serverBmcs?.() ?? [],
       cluster.alerts?.(),
     ]);
-  return snapshotOf(
-    nodes,
-    maintenances,
-    powerProvider,
-    bmcNodes,
-    bmcs,
-    alerts,
-  );
+  return snapshotOf(nodes, maintenances, powerProvider, bmcNodes, bmcs, alerts);
 }
 
 /** Whether a power verb may be asked for this node: servers-common's capability rule. */
