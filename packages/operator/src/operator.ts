@@ -232,6 +232,7 @@ export async function startOperator(
     kubeConfig: kc,
     maintenances: caches.maintenances,
     nodes: caches.nodes,
+    bmcs: caches.bmcs,
     recorder,
     onError,
     onStatusWriteFailed: kind => metrics.statusWriteFailures.inc({ kind }),

@@ -22,6 +22,7 @@ import {
   type MaintenancePlan,
   type NodeMaintenance,
   type ObjectGate,
+  type ServerBMC,
 } from '@rackside/plugin-servers-common';
 import {
   coreResources,
@@ -63,6 +64,8 @@ export interface PlanControllerOptions {
   onStatusWriteFailed?: (kind: string) => void;
   queueMetrics?: (controller: string) => WorkQueueMetrics;
   log?: OperatorLog;
+  /** The operator's ServerBMC cache: a healthy return needs a rollup that is not Critical. */
+  bmcs?: WatchCache<ServerBMC & RawKubeObject>;
   /** The cluster's Alertmanager (docs/alerts.md); undefined: alert gates unknown, returns check Ready only. */
   alertmanager?: AlertmanagerApi;
   /** The node matchers and the return grace (config.alerting); needed with alertmanager. */
@@ -173,6 +176,7 @@ export function createPlanController(
           .map(b => `${b.metadata?.namespace}/${b.metadata?.name}`)
           .sort(),
       objectGate: gate => gates.verdict(gate),
+      hardware: name => options.bmcs?.get(name)?.status?.health,
       alerting: createAlertReads(
         options.alertmanager,
         options.alerting,

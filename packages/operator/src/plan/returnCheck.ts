@@ -42,7 +42,7 @@ export function needsReturnCheck(before: PlanNode, synced: PlanNode): boolean {
 /** The verdict for a node whose maintenance says it is back at `returnedAt`. */
 export function returnVerdictFor(
   spec: { healthyReturn?: MaintenancePlan['spec']['healthyReturn'] },
-  view: Pick<PlanView, 'node' | 'alerting'>,
+  view: Pick<PlanView, 'node' | 'alerting' | 'hardware'>,
   nodeName: string,
   returnedAt: number,
   alerts: AlertSnapshot | undefined,
@@ -63,6 +63,7 @@ export function returnVerdictFor(
     timeoutSeconds: settings.timeoutSeconds,
     graceMs: alerting?.returnGraceMs ?? 0,
     alerts: firing,
+    hardware: view.hardware(nodeName),
   });
 }
 

@@ -10,6 +10,7 @@ import {
   maintenancePlanSchema,
   maintenancePlanStatusSchema,
   type AlertSnapshot,
+  type HardwareHealthFacts,
   type AlertState,
 } from '@rackside/plugin-servers-common';
 import type { NodeView } from '../maintenance/types';
@@ -143,6 +144,8 @@ class World {
 
   /** What the fake Alertmanager answers; undefined: none configured. */
   alerting?: { snapshot: AlertSnapshot; reads: number };
+  /** The BMC health readings by node (ServerBMC status.health). */
+  hardware = new Map<string, HardwareHealthFacts>();
 
   ports(): PlanPorts {
     const alerting = this.alerting;
@@ -165,6 +168,7 @@ class World {
         unhealthyBudgets: () => this.unhealthy,
         objectGate: (gate: ObjectGate) =>
           this.gates.get(gate.name) ?? { holds: false, message: 'unknown' },
+        hardware: name => this.hardware.get(name),
       },
       writeStatus: async (plan, status, options) => {
         // What the apiserver checks: the status schema (maxLength, maxItems), 422 if not.
@@ -1075,6 +1079,30 @@ describe('a healthy return', () => {
         'worker-1 failed: not healthy 120 s after it came back: alerts firing: NodeDown (worker-1:9100, critical)',
       ),
     });
+  });
+
+  it('a node whose BMC reports Critical keeps its step Running, then Failed naming the part', async () => {
+    const w = new World(2);
+    w.hardware.set('worker-1', {
+      rollup: 'Critical',
+      parts: [{ name: 'PSU 2', health: 'Critical' }],
+    });
+    w.plan('p', {
+      healthyReturn: { healthyForSeconds: 0, timeoutSeconds: 120 },
+    });
+    await w.reconcile();
+    w.step('worker-1', 'Complete', {
+      completedAt: new Date(w.now).toISOString(),
+    });
+    await w.reconcile();
+    expect(w.steps()).toMatchObject({ 'worker-1': 'Running' });
+    expect(w.get('p').status?.waiting).toMatchObject({
+      on: 'healthyReturn',
+      message: 'worker-1: healthy return: the BMC reports Critical: PSU 2',
+    });
+    w.now += 121_000;
+    await w.reconcile();
+    expect(w.steps()).toEqual({ 'worker-1': 'Failed', 'worker-2': 'Skipped' });
   });
 
   it('an alert of another node does not hold the return; a NotReady node does', async () => {

@@ -4,6 +4,7 @@
  */
 import type {
   AlertSnapshot,
+  HardwareHealthFacts,
   MaintenancePlan,
   MaintenancePlanStatus,
   NodeMaintenance,
@@ -36,6 +37,8 @@ export interface PlanView extends Clock {
    * gate is unknown (does not hold) and a healthy return checks only Ready.
    */
   alerting?: AlertReads;
+  /** The node's BMC health reading (its ServerBMC's `status.health`); absent: none. */
+  hardware(nodeName: string): HardwareHealthFacts | undefined;
 }
 
 /** What a row answers. */

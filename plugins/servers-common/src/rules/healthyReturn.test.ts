@@ -191,4 +191,42 @@ describe('healthy return', () => {
     expect(spec({ timeoutSeconds: 59 }).success).toBe(false);
     expect(spec({ healthyForSeconds: 1.5 }).success).toBe(false);
   });
+
+  it('a BMC reporting Critical keeps the return waiting, then fails it naming the part; Warning does not', () => {
+    const critical = {
+      rollup: 'Critical' as const,
+      parts: [{ name: 'PSU 2', health: 'Critical' as const }],
+    };
+    expect(
+      healthyReturnVerdict({
+        ...base,
+        hardware: critical,
+        now: back + 120 * s,
+      }),
+    ).toMatchObject({
+      kind: 'waiting',
+      message: 'healthy return: the BMC reports Critical: PSU 2',
+    });
+    expect(
+      healthyReturnVerdict({
+        ...base,
+        hardware: critical,
+        now: back + 300 * s,
+      }),
+    ).toEqual({
+      kind: 'failed',
+      message:
+        'not healthy 300 s after it came back: the BMC reports Critical: PSU 2',
+    });
+    expect(
+      healthyReturnVerdict({
+        ...base,
+        hardware: {
+          rollup: 'Warning',
+          parts: [{ name: 'Fan 1', health: 'Warning' }],
+        },
+        now: back + 120 * s,
+      }),
+    ).toMatchObject({ kind: 'healthy' });
+  });
 });

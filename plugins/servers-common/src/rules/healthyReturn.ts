@@ -5,7 +5,8 @@
  * fires. An alert still firing is waited on; the step fails on it only past the timeout and
  * once the return grace has passed since the node came back (the grace is tolerance, not a
  * floor: a node without alerts is done after its Ready period). Rackside's own silence (held
- * through the return grace) must not hide them, so they are judged through it.
+ * through the return grace) must not hide them, so they are judged through it. A node whose
+ * BMC reports its hardware Critical is not back healthy either (docs/hardware-health.md).
  *
  * The operator decides with this function from fresh state at the moment it would end the
  * step; the backend may show the same verdict.
@@ -18,6 +19,10 @@ import {
 import type { AlertSnapshot } from './alertGate';
 import { alertListText } from './alertGate';
 import { alertFires, type AlertState } from './racksideSilences';
+import {
+  criticalHardwareReason,
+  type HardwareHealthFacts,
+} from './hardwareHealth';
 
 /** What the verdict reads. Times in ms since the epoch. */
 export interface HealthyReturnInput {
@@ -37,6 +42,11 @@ export interface HealthyReturnInput {
   alerts?:
     | { known: true; firing: readonly AlertState[] }
     | { known: false; reason: string };
+  /**
+   * The node's BMC health reading (ServerBMC `status.health`); a Critical rollup is not a
+   * healthy return (docs/hardware-health.md). Absent: no BMC or no reading, not checked.
+   */
+  hardware?: HardwareHealthFacts;
 }
 
 export type HealthyReturnVerdict =
@@ -97,6 +107,9 @@ export function healthyReturnVerdict(
     note = `; alerts unknown (${input.alerts.reason}): only Ready was checked`;
   } else if (input.alerts?.known === true && input.alerts.firing.length > 0) {
     problems.push(`alerts firing: ${alertListText(input.alerts.firing)}`);
+  }
+  if (input.hardware?.rollup === 'Critical') {
+    problems.push(criticalHardwareReason(input.hardware));
   }
   if (problems.length === 0) {
     return {
