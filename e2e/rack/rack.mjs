@@ -13,11 +13,10 @@ import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { machineAddress, checkNet } from './lib/net.mjs';
+import { machineAddress, checkNet, freePort } from './lib/net.mjs';
 
 export { machineAddress } from './lib/net.mjs';
 
@@ -210,18 +209,6 @@ export function fixtureNode(n, rackNet, k8sVersion) {
 // Small helpers
 
 const sleep = ms => new Promise(r => setTimeout(r, ms));
-
-function freePort(host = '127.0.0.1') {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, host, () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 async function freePorts(n) {
   const ports = new Set();

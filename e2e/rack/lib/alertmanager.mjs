@@ -14,7 +14,7 @@
 // Plain ESM, no npm dependencies.
 
 import fs from 'node:fs';
-import net from 'node:net';
+import { freePort } from './net.mjs';
 import path from 'node:path';
 import { spawnRecorded } from './talos.mjs';
 
@@ -34,17 +34,6 @@ inhibit_rules:
     target_matchers: [severity="warning"]
     equal: [node]
 `;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 async function ready(url, entry, timeoutMs = 30000) {
   const deadline = Date.now() + timeoutMs;

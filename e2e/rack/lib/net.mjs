@@ -5,6 +5,21 @@
 // setup is needed and several racks (one per test file) can run side by side.
 // Kubernetes control-plane processes (etcd, kube-apiserver, ...) stay on 127.0.0.1 with free ports.
 
+import net from 'node:net';
+
+/** A TCP port free on `host` now (the kernel's choice; whoever binds it next gets it). */
+export function freePort(host = '127.0.0.1') {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, host, () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
 export const MIN_NET = 0;
 export const MAX_NET = 200;
 

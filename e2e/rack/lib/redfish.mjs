@@ -24,7 +24,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
-import net from 'node:net';
+import { freePort } from './net.mjs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startHealthProxy } from './redfishHealth.mjs';
@@ -47,17 +47,6 @@ export function installSushy({ log = () => {} } = {}) {
   if (r.status !== 0) throw new Error(`redfish install failed:\n${r.stderr}`);
   if (r.stderr.trim()) log(r.stderr.trim());
   return r.stdout.trim().split('\n').pop();
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Small Redfish client: JSON over http(s) with Basic auth and an optional CA. */
