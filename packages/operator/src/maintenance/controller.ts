@@ -50,7 +50,7 @@ import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
 export interface MaintenanceControllerOptions {
   /** Leader-gated: every write asks the elector right before it goes out. */
   kubeConfig: KubeConfig;
-  caches: Pick<OperatorCaches, 'maintenances' | 'nodes'>;
+  caches: Pick<OperatorCaches, 'maintenances' | 'nodes' | 'bmcs'>;
   core: CoreClient;
   recorder: EventRecorder;
   /** The power channel as the rows read it, with the leader-gated send. */
@@ -188,6 +188,7 @@ export function createMaintenanceController(
       maintenances: () => fresh.list(),
       node: name => nodes.get(name),
       nodes: () => nodes.list(),
+      hardware: name => caches.bmcs.get(name)?.status?.health,
     },
     pods: {
       onNode: nodeName => core.podsOnNode(nodeName),

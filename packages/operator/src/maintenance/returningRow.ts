@@ -74,8 +74,8 @@ export const returning: Row = async (nm, ports) => {
  * The healthy return a maintenance asked for (spec.healthyReturn, opt-in): it stays
  * Returning until servers-common's healthyReturnVerdict says the node is healthy (Ready
  * for healthyForSeconds since it came back, and with Alertmanager none of its alerts
- * firing once the return grace has passed, seen through Rackside's own silence); past
- * the timeout it is Failed, naming the alerts. Undefined: healthy, go on to Complete.
+ * firing, seen through Rackside's own silence; its BMC not reporting Critical); past
+ * the timeout it is Failed, naming the alerts or the parts. Undefined: healthy, go on to Complete.
  */
 async function healthyReturnHeld(
   nm: NodeMaintenance,
@@ -98,6 +98,7 @@ async function healthyReturnHeld(
       name: nm.spec.nodeName,
       labels: node?.metadata?.labels ?? {},
     }),
+    hardware: ports.view.hardware?.(nm.spec.nodeName),
   });
   if (verdict.kind === 'healthy') return undefined;
   if (verdict.kind === 'failed') {

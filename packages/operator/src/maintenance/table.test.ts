@@ -5,6 +5,7 @@ import {
   invoke,
   nodeFactsFromNode,
   type MaintenanceIntent,
+  type HardwareHealthFacts,
   type NodeMaintenance,
   type NodeMaintenanceStatus,
   type PodLike,
@@ -40,6 +41,8 @@ class FakeCluster {
     message: string;
   }> = [];
   nodePatches: Array<{ node: string; unschedulable: boolean }> = [];
+  /** BMC health readings by node (ServerBMC status.health). */
+  hardware = new Map<string, HardwareHealthFacts>();
   statusWrites: Array<{ name: string; phase?: string }> = [];
   rv = 1;
   /** Pods per node, as admission reads them. */
@@ -135,6 +138,7 @@ class FakeCluster {
         maintenances: () => [...this.maintenances.values()],
         node: name => this.nodes.get(name),
         nodes: () => [...this.nodes.values()],
+        hardware: name => this.hardware.get(name),
       },
       nodes: {
         setUnschedulable: async (name, unschedulable) => {
@@ -372,6 +376,33 @@ describe('the transition table', () => {
     expect(c.maintenances.get('m1')!.status?.message).toBe(
       'worker-1 is schedulable and Ready, and its return healthy',
     );
+  });
+
+  it('a healthy return waits while the BMC reports Critical and fails past the timeout naming the part; without the opt-in it completes', async () => {
+    const c = rack();
+    c.hardware.set('worker-1', {
+      rollup: 'Critical',
+      parts: [{ name: 'PSU 2', health: 'Critical' }],
+    });
+    c.create('m1', 'worker-1', 'cordon', {
+      healthyReturn: { healthyForSeconds: 0, timeoutSeconds: 60 },
+    });
+    await c.reconciler().reconcile('m1');
+    c.setSpec('m1', { returnToService: flag });
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Returning');
+    expect(c.maintenances.get('m1')!.status?.message).toBe(
+      'healthy return: the BMC reports Critical: PSU 2',
+    );
+    c.clockOffsetMs = 61_000;
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Failed');
+    expect(c.maintenances.get('m1')!.status?.message).toBe(
+      'worker-1 is back in service but not healthy 60 s after it came back: the BMC reports Critical: PSU 2',
+    );
+    c.create('m2', 'worker-1', 'cordon', { returnToService: flag });
+    await c.reconciler().reconcile('m2');
+    expect(c.phase('m2')).toBe('Complete');
   });
 
   it('a healthy return fails the maintenance past its timeout, naming the alerts; without the opt-in it completes', async () => {

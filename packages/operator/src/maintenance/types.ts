@@ -6,6 +6,7 @@
  */
 import type { AlertReads } from '../runtime/alertReads';
 import type {
+  HardwareHealthFacts,
   DrainContext,
   InvokeResult,
   MaintenancePhase,
@@ -36,6 +37,8 @@ export interface ClusterView {
   node(name: string): NodeView | undefined;
   nodes(): NodeView[];
   maintenances(): NodeMaintenance[];
+  /** The node's BMC health reading (its ServerBMC's status.health); a healthy return needs it not Critical. */
+  hardware?(nodeName: string): HardwareHealthFacts | undefined;
 }
 
 /** The one node write the machine makes. Idempotent: setting the current value is a no-op. */

@@ -877,3 +877,59 @@ describe('shutdownReturnText', () => {
     );
   });
 });
+
+describe('the healthy return, opt-in per request', () => {
+  function renderCordon(api: ReturnType<typeof fakeServersApi>) {
+    renderInTestApp(
+      <ActionDialog
+        cluster="rack"
+        node="worker-1"
+        action="cordon"
+        offer={{
+          offered: true,
+          allowed: true,
+          ceremony: ceremonyFor('cordon', 'allow'),
+        }}
+        onClose={jest.fn()}
+        onDone={jest.fn()}
+      />,
+      { apis: [[serversApiRef, api]] },
+    );
+  }
+  const submit = () =>
+    within(screen.getByRole('dialog')).getByRole('button', { name: 'Cordon' });
+
+  it('sends no healthyReturn unless ticked', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.requestAction.mockResolvedValue({ name: 'm-1' } as any);
+    renderCordon(api);
+    typeReason('replace the fan of worker-1');
+    fireEvent.click(submit());
+    await waitFor(() => expect(api.requestAction).toHaveBeenCalled());
+    expect(api.requestAction.mock.calls[0][3]).not.toHaveProperty(
+      'healthyReturn',
+    );
+  });
+
+  it('ticked: sends the seconds, and refuses to send a number out of bounds', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.requestAction.mockResolvedValue({ name: 'm-1' } as any);
+    renderCordon(api);
+    typeReason('replace the fan of worker-1');
+    fireEvent.click(await screen.findByTestId('action-healthy-return'));
+    const seconds = screen.getByTestId('action-healthy-for-seconds');
+    fireEvent.change(seconds, { target: { value: '4000' } });
+    expect(submit()).toBeDisabled();
+    expect(
+      screen.getByText('A whole number of seconds from 0 to 3600'),
+    ).toBeInTheDocument();
+    fireEvent.change(seconds, { target: { value: '30' } });
+    expect(submit()).toBeEnabled();
+    fireEvent.click(submit());
+    await waitFor(() => expect(api.requestAction).toHaveBeenCalled());
+    expect(api.requestAction.mock.calls[0][3]).toMatchObject({
+      reason: 'replace the fan of worker-1',
+      healthyReturn: { healthyForSeconds: 30 },
+    });
+  });
+});

@@ -27,6 +27,12 @@ import {
   TypedNameField,
 } from './ActionDialogParts';
 import { shutdownReturnText, TYPED_REASON_HINT } from './ceremonyText';
+import {
+  HealthyReturnField,
+  healthyReturnRequest,
+  MAINTENANCE_ACTIONS,
+  type HealthyReturnDraft,
+} from './HealthyReturnField';
 
 export interface ActionDialogProps {
   cluster: string;
@@ -62,6 +68,11 @@ export function ActionDialog(props: ActionDialogProps) {
 
   const [reason, setReason] = useState('');
   const [typedName, setTypedName] = useState('');
+  const [healthy, setHealthy] = useState<HealthyReturnDraft>({
+    asked: false,
+    seconds: '60',
+  });
+  const healthyReturn = healthyReturnRequest(healthy);
   const { submitting, error, send } = useRequestAction(
     cluster,
     node,
@@ -80,13 +91,17 @@ export function ActionDialog(props: ActionDialogProps) {
     !refused &&
     preflightReady &&
     reason.trim().length > 0 &&
-    (!needsTypedName || typedName === node);
+    (!needsTypedName || typedName === node) &&
+    healthyReturn !== 'invalid';
 
   const submit = () =>
     send({
       reason,
       ...(needsTypedName ? { typedName } : {}),
       ...(needsPreflight ? { preflight: pre.preflight } : {}),
+      ...(healthyReturn && healthyReturn !== 'invalid'
+        ? { healthyReturn }
+        : {}),
     });
 
   const label = ACTION_LABELS[action];
@@ -151,6 +166,9 @@ export function ActionDialog(props: ActionDialogProps) {
                 value={typedName}
                 onChange={setTypedName}
               />
+            )}
+            {MAINTENANCE_ACTIONS.includes(action) && (
+              <HealthyReturnField value={healthy} onChange={setHealthy} />
             )}
           </>
         )}

@@ -19,6 +19,8 @@ export interface ActionRequestFields {
   typedName?: string;
   /** The acknowledged pre-flight, when the ceremony needs one. */
   preflight?: PreflightResponse;
+  /** Opt-in: Complete only after a healthy return (docs/alerts.md). */
+  healthyReturn?: { healthyForSeconds: number };
 }
 
 export interface ActionRequestState {
@@ -47,6 +49,7 @@ export function useRequestAction(
     reason,
     typedName,
     preflight,
+    healthyReturn,
   }: ActionRequestFields) => {
     setSubmitting(true);
     setError(undefined);
@@ -54,6 +57,7 @@ export function useRequestAction(
       const result = await api.requestAction(cluster, node, action, {
         reason,
         ...(typedName !== undefined ? { typedName } : {}),
+        ...(healthyReturn ? { healthyReturn } : {}),
         ...(preflight
           ? {
               preflightToken: preflight.token,
