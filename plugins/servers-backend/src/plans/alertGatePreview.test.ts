@@ -45,7 +45,10 @@ describe('parseAlertGateQuery', () => {
     ['{', /not JSON/],
     ['[]', /JSON object/],
     ['{"other":1}', /unknown field other/],
-    ['{"alertnames":"Node("}', /alertGate.alertnames: not a valid regular/],
+    [
+      '{"alertnames":"Node("}',
+      /alertGate\.alertnames "Node\(": not a valid regular/,
+    ],
     ['{"alertnames":""}', /alertGate.alertnames must be/],
     ['{"matchers":["team=storage"]}', /alertGate.matchers/],
     ['{"matchers":["node=\\"{{node}}\\""]}', /placeholders/],

@@ -1,7 +1,6 @@
 import type { Entity } from '@backstage/catalog-model';
 import { EntityProvider } from '@backstage/plugin-catalog-react';
 import { renderInTestApp, TestApiProvider } from '@backstage/test-utils';
-import { act } from 'react';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import type { ServerHealthDetail } from '@rackside/plugin-servers-common';
 import { serversApiRef } from '../../api';
@@ -12,6 +11,7 @@ import {
   serverList,
 } from '../../testing/fixtures';
 import { EntityServerContent } from './EntityServerContent';
+import { HardwareCard } from './HardwareCard';
 
 // A ceiling, not a wait: the page renders in well under a second alone, several
 // seconds while the whole suite shares two cores (plans.test.tsx does the same).
@@ -115,32 +115,50 @@ describe('the Server tab’s Hardware card', () => {
     );
   });
 
-  it('Refresh asks the backend, says the reading was requested, and reads the server again', async () => {
-    const api = fakeServersApi(
-      serverList([server('worker-1', { health: reading })]),
+  it('Refresh asks the backend, says the reading was requested, and reads the server again until answered', async () => {
+    const api = fakeServersApi(serverList([]));
+    const reload = jest.fn();
+    const base = server('worker-1', { cluster: 'rack', health: reading });
+    const { rerender } = await renderInTestApp(
+      <TestApiProvider apis={[[serversApiRef, api]]}>
+        <HardwareCard server={base} reload={reload} answerCheckMs={20} />
+      </TestApiProvider>,
     );
-    renderFor(api);
-    const card = await screen.findByTestId('entity-server-hardware');
-    const reads = api.getServer.mock.calls.length;
-    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
-    try {
-      fireEvent.click(within(card).getByRole('button', { name: 'Refresh' }));
-      await waitFor(() =>
-        expect(api.requestHealthRefresh).toHaveBeenCalledWith(
-          'rack',
-          'worker-1',
-        ),
-      );
-      expect(await within(card).findByRole('alert')).toHaveTextContent(
-        'Reading requested at',
-      );
-      await act(() => jest.advanceTimersByTimeAsync(5_000));
-      await waitFor(() =>
-        expect(api.getServer.mock.calls.length).toBeGreaterThan(reads),
-      );
-    } finally {
-      jest.useRealTimers();
-    }
+    const card = screen.getByTestId('entity-server-hardware');
+    fireEvent.click(within(card).getByRole('button', { name: 'Refresh' }));
+    await waitFor(() =>
+      expect(api.requestHealthRefresh).toHaveBeenCalledWith(
+        'rack',
+        'worker-1',
+      ),
+    );
+    expect(await within(card).findByRole('alert')).toHaveTextContent(
+      'Reading requested at',
+    );
+    // Not answered yet: the card reads the server again.
+    await waitFor(() => expect(reload).toHaveBeenCalled());
+    // The operator's answer arrives: no more reads.
+    const { requestedAt } = await api.requestHealthRefresh.mock.results[0]
+      .value;
+    rerender(
+      <TestApiProvider apis={[[serversApiRef, api]]}>
+        <HardwareCard
+          server={{
+            ...base,
+            health: { ...reading, answeredRequestAt: requestedAt },
+          }}
+          reload={reload}
+          answerCheckMs={20}
+        />
+      </TestApiProvider>,
+    );
+    await within(card).findByText(
+      'This reading answers the refresh you requested.',
+      { exact: false },
+    );
+    const reads = reload.mock.calls.length;
+    await new Promise(resolve => setTimeout(resolve, 100));
+    expect(reload.mock.calls.length).toBe(reads);
   });
 
   it('shows the 429’s message when a reading was requested less than a minute ago', async () => {

@@ -115,8 +115,10 @@ export function HardwareCard(props: {
   server: ServerResponse;
   /** Reads the server again (the answer to a Refresh). */
   reload(): void;
+  /** How long after a Refresh (and after each read that did not answer it) to read again. */
+  answerCheckMs?: number;
 }) {
-  const { server, reload } = props;
+  const { server, reload, answerCheckMs = ANSWER_CHECK_MS } = props;
   const api = useApi(serversApiRef);
   const health = server.health;
   const [busy, setBusy] = useState(false);
@@ -135,9 +137,9 @@ export function HardwareCard(props: {
     const timer = setTimeout(() => {
       checks.current++;
       reload();
-    }, ANSWER_CHECK_MS);
+    }, answerCheckMs);
     return () => clearTimeout(timer);
-  }, [waitingFor, answered, reload, server]);
+  }, [waitingFor, answered, reload, server, answerCheckMs]);
 
   const refresh = async () => {
     setBusy(true);
