@@ -157,7 +157,7 @@ test(
         row,
         `${node}'s Health cell says Critical`,
         async () =>
-          /^Critical · (just now|\d+ min ago)$/.test(
+          /^Critical\s+(just now|\d+ min ago)$/.test(
             (await cell.innerText()).trim(),
           ),
       );

@@ -127,10 +127,7 @@ describe('the Server tab’s Hardware card', () => {
     const card = screen.getByTestId('entity-server-hardware');
     fireEvent.click(within(card).getByRole('button', { name: 'Refresh' }));
     await waitFor(() =>
-      expect(api.requestHealthRefresh).toHaveBeenCalledWith(
-        'rack',
-        'worker-1',
-      ),
+      expect(api.requestHealthRefresh).toHaveBeenCalledWith('rack', 'worker-1'),
     );
     expect(await within(card).findByRole('alert')).toHaveTextContent(
       'Reading requested at',

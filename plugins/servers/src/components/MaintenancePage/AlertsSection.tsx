@@ -117,7 +117,7 @@ export function AlertsSection(props: {
       )}
       {configured && alerts && (
         <>
-          <Typography variant="subtitle2" sx={{ mt: 2 }}>
+          <Typography variant="subtitle2" component="h3" sx={{ mt: 2 }}>
             {`Alerts of ${m.nodeName}`}
           </Typography>
           {alerts.stale && (

@@ -10,7 +10,7 @@ import { ServerCatalogLink } from '../EntityServerContent/ServerCatalogLink';
 import { focusInRow, keepFocusInRow } from '../ui/rowFocus';
 import { CellChip, cellChipStyles } from './CellChip';
 import { CORDONED_CHIP, readyChip } from '../ui/chips';
-import { healthLabel, healthTitle, healthTone } from '../ui/healthText';
+import { healthTitle, healthTone, readingAge } from '../ui/healthText';
 import { RowActions } from './RowActions';
 import { AlertsCell } from './AlertsCell';
 import { rowActionsStyles } from './rowActionsStyles';
@@ -33,6 +33,7 @@ export const COLUMNS = 8;
 const SERVER_ROW_CLASS = 'rackside-server-row';
 /** The class of a cell's one line of text, cut with an ellipsis. */
 const CELL_TEXT_CLASS = 'rackside-cell-text';
+const HEALTH_AGE_CLASS = 'rackside-health-age';
 /** The class of the selection cell. */
 const SELECT_CELL_CLASS = 'rackside-select-cell';
 
@@ -75,6 +76,13 @@ export function serverRowStyles(theme: Theme) {
       },
     },
     [`& .${NO_MAINTENANCE_CLASS}`]: { color: theme.palette.text.secondary },
+    [`& .${HEALTH_AGE_CLASS}`]: {
+      display: 'block',
+      color: theme.palette.text.secondary,
+      fontSize: theme.typography.caption.fontSize,
+      lineHeight: 1.3,
+      whiteSpace: 'nowrap',
+    },
     [`& .${CELL_TEXT_CLASS}`]: {
       display: 'block',
       overflow: 'hidden',
@@ -150,8 +158,14 @@ export const ServerRow = memo(function ServerRowContent(props: {
             <CellChip
               variant="outlined"
               color={healthTone(server.health.rollup)}
-              label={healthLabel(server.health, Date.now())}
+              label={server.health.rollup}
             />
+            {server.health.readAt && (
+              // Beneath the chip: the column stays as narrow as its header.
+              <span className={HEALTH_AGE_CLASS}>
+                {readingAge(server.health.readAt, Date.now())}
+              </span>
+            )}
           </span>
         ) : (
           <span className={NO_MAINTENANCE_CLASS} title="No BMC reading">

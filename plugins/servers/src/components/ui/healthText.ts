@@ -33,13 +33,6 @@ export function readingAge(readAt: string, now: number): string {
   return `${Math.floor(hours / 24)} d ago`;
 }
 
-/** The Health cell's words: "Critical · 3 min ago" (the rollup alone without a time). */
-export function healthLabel(health: ServerHealthSummary, now: number): string {
-  return health.readAt
-    ? `${health.rollup} · ${readingAge(health.readAt, now)}`
-    : health.rollup;
-}
-
 /** The Health cell's tooltip: what the rollup stands for. */
 export function healthTitle(health: ServerHealthSummary): string {
   const parts =
