@@ -33,14 +33,14 @@ export type SortDirection = ServerSortDirection;
  * columns cut "Ready" and "Schedulable" in a create-app portal.
  */
 const HEADERS: { label: string; sort?: SortKey; width?: string }[] = [
-  { label: 'Name', sort: 'name', width: '13%' },
+  { label: 'Name', sort: 'name', width: '11%' },
   { label: 'Roles', sort: 'role', width: '100px' },
   { label: 'Markers', width: '10%' },
   { label: 'Ready', sort: 'ready', width: '112px' },
-  { label: 'Schedulable', width: '128px' },
-  { label: 'Maintenance', sort: 'phase', width: '164px' },
+  { label: 'Schedulable', width: '120px' },
+  { label: 'Maintenance', sort: 'phase', width: '152px' },
   // The rollup's chip with the reading's age beneath it: the header is the widest part.
-  { label: 'Health', sort: 'health', width: '120px' },
+  { label: 'Health', sort: 'health', width: '116px' },
   // Actions: the rest; what does not fit is behind More actions (RowActions).
   { label: 'Actions' },
 ];
