@@ -62,6 +62,8 @@ if [ -n "$ALERTMANAGER_URL" ]; then
   # The operator's --alertmanager-url (packages/operator/README.md); the lease flags keep
   # their defaults (30 min, renewed every 10, at most 24 h, 5 min return grace).
   export RACKSIDE_ALERTMANAGER_URL="$ALERTMANAGER_URL"
+  # A silence's comment links the maintenance's page in the demo portal.
+  export RACKSIDE_MAINTENANCE_URL='http://localhost:3000/servers/maintenances/plant-a/{{name}}'
   echo "demo: Alertmanager at $ALERTMANAGER_URL (silences: $ALERTMANAGER_URL/api/v2/silences)"
 fi
 

@@ -2017,6 +2017,8 @@ test('operator.alertmanager: off by default; set, its flags, the CA and token mo
         silenceRenew: '5m',
         silenceMax: '12h',
         returnGrace: '2m',
+        maintenanceUrl:
+          'https://backstage.example.com/servers/maintenances/prod-a/{{name}}',
       },
     },
   });
@@ -2030,6 +2032,7 @@ test('operator.alertmanager: off by default; set, its flags, the CA and token mo
     '--silence-renew=5m',
     '--silence-max=12h',
     '--return-grace=2m',
+    '--maintenance-url=https://backstage.example.com/servers/maintenances/prod-a/{{name}}',
   ]) {
     assert.ok(args.includes(arg), `${arg} in ${args.join(' ')}`);
   }
@@ -2059,6 +2062,20 @@ test('operator.alertmanager: off by default; set, its flags, the CA and token mo
     assert.ok(plain.includes(arg), `${arg} in ${plain.join(' ')}`);
   }
   assert.ok(!plain.some(a => a.startsWith('--alert-matchers')));
+  assert.ok(!plain.some(a => a.startsWith('--maintenance-url')));
+  // A page URL without {{name}} would link every silence to one page: refused.
+  assert.throws(
+    () =>
+      renderChart({
+        operator: {
+          alertmanager: {
+            url: 'http://am:9093',
+            maintenanceUrl: 'https://backstage.example.com/servers',
+          },
+        },
+      }),
+    /maintenanceUrl/,
+  );
 
   assert.throws(
     () =>

@@ -318,3 +318,30 @@ describe('--log-level', () => {
     );
   });
 });
+
+describe('--maintenance-url', () => {
+  const am = ['--alertmanager-url', 'http://alertmanager:9093'];
+  it("is the page linked from a maintenance's silences, with {{name}} for its name", () => {
+    expect(readConfig(am, {}).alerting?.maintenanceUrl).toBeUndefined();
+    expect(
+      readConfig(am, {
+        RACKSIDE_MAINTENANCE_URL:
+          'https://backstage.example.com/servers/maintenances/prod-a/{{name}}',
+      }).alerting?.maintenanceUrl,
+    ).toBe(
+      'https://backstage.example.com/servers/maintenances/prod-a/{{name}}',
+    );
+  });
+
+  it('refuses a URL without {{name}}, or not http(s)', () => {
+    expect(() =>
+      readConfig(
+        [...am, '--maintenance-url', 'https://backstage.example.com/servers'],
+        {},
+      ),
+    ).toThrow(/--maintenance-url must be an http\(s\) URL with \{\{name\}\}/);
+    expect(() =>
+      readConfig([...am, '--maintenance-url', 'javascript:{{name}}'], {}),
+    ).toThrow(ConfigError);
+  });
+});

@@ -76,8 +76,10 @@ export interface AlertingConfig {
   silenceRenewMs: number;
   /** No silence lasts past this from its creation, however long the maintenance. */
   silenceMaxMs: number;
-  /** A node back in service stays silenced this long, and a healthy return ignores its alerts as long. */
+  /** A node back in service stays silenced this long, and a healthy return fails on its alerts no sooner. */
   returnGraceMs: number;
+  /** A maintenance's page (`{{name}}` for its name), linked from its silences' comment. */
+  maintenanceUrl?: string;
 }
 
 export interface LeaderElectionConfig {
@@ -290,7 +292,13 @@ const OPTIONS = [
     'return-grace',
     ['RACKSIDE_RETURN_GRACE'],
     '5m',
-    'a node back in service stays silenced this long; a healthy return ignores its alerts as long',
+    'a node back in service stays silenced this long; a healthy return fails on its alerts no sooner',
+  ],
+  [
+    'maintenance-url',
+    ['RACKSIDE_MAINTENANCE_URL'],
+    'none',
+    "a maintenance's page in the portal, {{name}} for its name: the silence's comment links it",
   ],
   [
     'webhook-port',
@@ -588,7 +596,21 @@ function readAlerting(
       `--silence-max (${silenceMaxMs} ms) must be at least --silence-lease (${silenceLeaseMs} ms)`,
     );
   }
+  const maintenanceUrl = text('maintenance-url');
+  if (maintenanceUrl !== undefined) {
+    const example = maintenanceUrl.replace(/\{\{name\}\}/g, 'm');
+    if (
+      !maintenanceUrl.includes('{{name}}') ||
+      !/^https?:\/\/[^\s]+$/.test(example) ||
+      !URL.canParse(example)
+    ) {
+      throw new ConfigError(
+        `--maintenance-url must be an http(s) URL with {{name}} where the maintenance's name goes, got "${maintenanceUrl}"`,
+      );
+    }
+  }
   return {
+    ...(maintenanceUrl !== undefined ? { maintenanceUrl } : {}),
     url,
     caFile: text('alertmanager-ca-file'),
     tokenFile: text('alertmanager-token-file'),

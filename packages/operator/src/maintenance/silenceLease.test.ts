@@ -8,6 +8,7 @@ import {
 import {
   SilenceLease,
   silenceAlternatives,
+  silenceComment,
   silenceDuty,
   type SilenceSettings,
 } from './silenceLease';
@@ -36,6 +37,23 @@ function maintenance(status: NodeMaintenance['status']): NodeMaintenance {
     status,
   } as NodeMaintenance;
 }
+
+describe('silenceComment', () => {
+  it('names the maintenance, its intent, node and reason, its page when configured, and the marker', () => {
+    const nm = maintenance(undefined);
+    expect(silenceComment(nm)).toBe(
+      'Rackside maintenance nm-1: reboot of w.1, reason: kernel update [rackside.dev/maintenance nm-1 uid-1]',
+    );
+    expect(
+      silenceComment(
+        nm,
+        'https://backstage.example.com/servers/maintenances/prod-a/{{name}}',
+      ),
+    ).toBe(
+      'Rackside maintenance nm-1: reboot of w.1, reason: kernel update https://backstage.example.com/servers/maintenances/prod-a/nm-1 [rackside.dev/maintenance nm-1 uid-1]',
+    );
+  });
+});
 
 describe('silenceDuty', () => {
   it('holds nothing before the cordon, nor for a maintenance refused at admission', () => {

@@ -61,6 +61,8 @@ export interface SilenceSettings {
   silenceRenewMs: number;
   silenceMaxMs: number;
   returnGraceMs: number;
+  /** The maintenance's page in the portal (`{{name}}` for its name); absent: not linked. */
+  maintenanceUrl?: string;
 }
 
 /** What the lease owes a maintenance now. */
@@ -168,12 +170,21 @@ export function silenceAlternatives(
 }
 
 /** The comment of a maintenance's silence: who reads it in Alertmanager's UI learns why. */
-export function silenceComment(nm: NodeMaintenance): string {
+export function silenceComment(
+  nm: NodeMaintenance,
+  maintenanceUrl?: string,
+): string {
   const marker = racksideSilenceMarker({
     name: nm.metadata.name,
     uid: nm.metadata.uid ?? '',
   });
-  return `Rackside maintenance ${nm.metadata.name}: ${nm.spec.intent} of ${nm.spec.nodeName}, reason: ${nm.spec.reason} ${marker}`;
+  const page = maintenanceUrl
+    ? ` ${maintenanceUrl.replace(
+        /\{\{name\}\}/g,
+        encodeURIComponent(nm.metadata.name),
+      )}`
+    : '';
+  return `Rackside maintenance ${nm.metadata.name}: ${nm.spec.intent} of ${nm.spec.nodeName}, reason: ${nm.spec.reason}${page} ${marker}`;
 }
 
 export interface SilenceLeasePorts extends Clock {
@@ -323,7 +334,7 @@ export class SilenceLease {
     const base = {
       endsAt: new Date(endsAt).toISOString(),
       createdBy: racksideSilenceCreatedBy(nm.spec.requestedBy ?? 'unknown'),
-      comment: silenceComment(nm),
+      comment: silenceComment(nm, this.ports.settings.maintenanceUrl),
     };
     for (const matcher of alternatives) {
       const found = existing.find(
