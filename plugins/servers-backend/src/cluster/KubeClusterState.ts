@@ -47,7 +47,11 @@ import type {
 import { waitForFirstSync } from './cacheSync';
 import { PlanPodCache } from '../plans/planPodCache';
 import { alertsKeyOf, healthRowKey, snapshotOf } from '../servers/view';
-import { NodeAlertsReader, type ClusterAlerts } from './nodeAlerts';
+import {
+  ALERTS_REFRESH_MS,
+  NodeAlertsReader,
+  type ClusterAlerts,
+} from './nodeAlerts';
 
 /** Options of {@link KubeClusterState} beyond the cluster and the logger. */
 export interface KubeClusterStateOptions {
@@ -242,6 +246,15 @@ export class KubeClusterState implements ClusterState {
             `could not read the alerts of cluster ${cluster.name}: ${error}`,
           ),
       });
+      // Alertmanager has no watch: read it every 30 s, so an open page that reads nothing
+      // still hears of a new alert through the change signal (one request per cluster
+      // whoever looks; a page is signalled only when the mapping changed).
+      const poll = setInterval(
+        () => void this.nodeAlerts?.read(),
+        ALERTS_REFRESH_MS,
+      );
+      poll.unref?.();
+      this.unsubscribes.push(() => clearInterval(poll));
     }
     this.judgeChanges();
   }

@@ -169,6 +169,23 @@ describe('alerts, as a shown change', () => {
     await state.stop();
   });
 
+  it('an open page that reads nothing still hears of a new alert: the backend reads every 30 s and signals the change', async () => {
+    expect(alertmanager.reads).toBe(1);
+    alertmanager.alertList = [
+      alert('a', { alertname: 'FanFailure', node: 'worker-2' }),
+    ];
+    // No request reads the cluster; the backend's own 30 s read finds the alert.
+    await jest.advanceTimersByTimeAsync(30_000);
+    await jest.advanceTimersByTimeAsync(5000);
+    expect(alertmanager.reads).toBe(2);
+    expect(published).toHaveLength(1);
+    // Nothing changed since: reads go on every 30 s, no signal.
+    await jest.advanceTimersByTimeAsync(30_000);
+    await jest.advanceTimersByTimeAsync(5000);
+    expect(alertmanager.reads).toBe(3);
+    expect(published).toHaveLength(1);
+  });
+
   it("a node's new alert reaches its row within one refresh, with one signal", async () => {
     const before = await rows();
     expect(before.alerts['worker-1']).toEqual({ firing: 0, silenced: 0 });

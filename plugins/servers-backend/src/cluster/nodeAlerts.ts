@@ -1,9 +1,10 @@
 /*
  * Each node's Alertmanager alerts, read once per cluster at most every 30 s however many
- * pages and requests ask (docs/alerts.md, "In the portal"). The read is lazy: a request
- * that finds the mapping older than the interval starts one refresh and is answered with
- * what is known; when the refresh changes the mapping, the cluster's change signal tells
- * open pages to fetch again. No timer runs while nobody reads.
+ * pages and requests ask (docs/alerts.md, "In the portal"). A read that finds the mapping
+ * older than the interval starts one refresh and is answered with what is known; when the
+ * refresh changes the mapping, the cluster's change signal tells open pages to fetch
+ * again. KubeClusterState also reads every interval, so an open page that reads nothing
+ * still hears of a new alert.
  */
 import {
   compileNodeAlertMatchers,
