@@ -341,7 +341,10 @@ describe('--maintenance-url', () => {
       ),
     ).toThrow(/--maintenance-url must be an http\(s\) URL with \{\{name\}\}/);
     expect(() =>
-      readConfig([...am, '--maintenance-url', 'javascript:{{name}}'], {}),
+      readConfig(
+        [...am, '--maintenance-url', 'ftp://files.example.com/{{name}}'],
+        {},
+      ),
     ).toThrow(ConfigError);
   });
 });
