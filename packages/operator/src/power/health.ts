@@ -1,5 +1,5 @@
 /*
- * Hardware health from the BMCs (DESIGN.md section 18, docs/hardware-health.md): the
+ * Hardware health from the BMCs (docs/hardware-health.md, docs/architecture.md): the
  * operator alone reads them (ADR 0034), while it leads, on three occasions:
  *
  * - a slow sweep: each ServerBMC every `intervalMs` (default 15 min), jittered by ±20 %

@@ -1,5 +1,5 @@
 /**
- * What the BMC's health reading asks of a request (ADR 0034, DESIGN section 18):
+ * What the BMC's health reading asks of a request (docs/hardware-health.md, docs/architecture.md):
  * returning a server to service while its BMC reports the hardware Critical needs the
  * typed node name, one rung up, and says why. The backend applies it when it answers
  * (the detail's and the list's ceremonies, the action request's check); the frontend
