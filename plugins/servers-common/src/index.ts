@@ -30,6 +30,7 @@ export * from './rules/planNodes';
 export * from './rules/planAuthority';
 export * from './rules/planGates';
 export * from './rules/serverListRules';
+export * from './rules/pattern';
 export * from './rules/alertMatchers';
 export * from './rules/racksideSilences';
 export * from './rules/alertGate';

@@ -10,3 +10,4 @@ export * from './clients';
 export * from './watch';
 export * from './power';
 export * from './alerts';
+export * from './http';
