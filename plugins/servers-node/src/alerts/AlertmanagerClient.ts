@@ -2,6 +2,11 @@ import { InputError } from '@backstage/errors';
 import type { AlertMatcher } from '@rackside/plugin-servers-common';
 import fs from 'node:fs';
 import { Agent, fetch } from 'undici';
+import {
+  BoundedReadError,
+  readBoundedJson,
+  readBoundedText,
+} from '../http/boundedBody';
 
 /** How to reach one Alertmanager (docs/alerts.md, "Set-up"). */
 export interface AlertmanagerAccess {
@@ -13,7 +18,7 @@ export interface AlertmanagerAccess {
   token?: string;
   /** A file holding the bearer token (a mounted Secret), read on every request so a rotated token is used at once. */
   tokenFile?: string;
-  /** Per request; default 5 s. */
+  /** Per request, covering the headers and the whole body; default 5 s. */
   timeoutMs?: number;
 }
 
@@ -55,11 +60,29 @@ export interface AlertmanagerSilenceRequest {
 }
 
 /**
- * Alertmanager could not be asked (refused, timed out, TLS, 5xx, an answer that is not
- * JSON). Callers treat it as "unknown": a maintenance goes on, a gate does not hold.
+ * Alertmanager could not be asked: refused, timed out while the headers or the body
+ * arrived, TLS, a status other than 2xx, an answer past its byte cap or not JSON, the
+ * token file unreadable. Every failure of the client is this one type. Callers treat it
+ * as "unknown": a maintenance's own steps go on, an alert gate and a healthy return hold
+ * (docs/alerts.md, "When Alertmanager cannot be read").
  */
 export class AlertmanagerUnreachableError extends Error {
   name = 'AlertmanagerUnreachableError';
+}
+
+/**
+ * The byte caps of Alertmanager's answers (docs/alerts.md, "Limits"): the lists of alerts
+ * and silences of a large cluster (an alert is about 1 KiB; 16 MiB holds some 16,000),
+ * any other answer (a silence's id), and the start of an error's body kept for its message.
+ */
+export const ALERTMANAGER_LIST_MAX_BYTES = 16 * 1024 * 1024;
+export const ALERTMANAGER_MAX_BYTES = 1024 * 1024;
+const ALERTMANAGER_ERROR_MAX_BYTES = 64 * 1024;
+
+/** A failure's words: undici's cause (ECONNREFUSED, a TLS error) or its own message. */
+function failureText(error: unknown): string {
+  const cause = (error as { cause?: Error } | undefined)?.cause;
+  return cause?.message ?? (error as Error)?.message ?? String(error);
 }
 
 /** The subset of the API v2 that Rackside uses; a fake implements it in unit tests. */
@@ -137,46 +160,60 @@ export class AlertmanagerClient implements AlertmanagerApi {
     path: string,
     body?: unknown,
   ): Promise<unknown> {
+    const what = `Alertmanager ${method} ${path}`;
+    try {
+      return await this.#exchange(method, path, body, what);
+    } catch (error) {
+      // One type for every way a call can fail (docs/alerts.md, "When Alertmanager cannot
+      // be read"): callers decide on "unreachable" and nothing else, so a stall mid-body
+      // or a cap crossed can never escape as a raw abort and skip a maintenance's step.
+      if (error instanceof AlertmanagerUnreachableError) throw error;
+      // The reader's message names the request already.
+      const message =
+        error instanceof BoundedReadError
+          ? error.message
+          : `${what}: ${failureText(error)}`;
+      throw new AlertmanagerUnreachableError(message, { cause: error });
+    }
+  }
+
+  async #exchange(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    body: unknown,
+    what: string,
+  ): Promise<unknown> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     const token = this.#bearerToken(method, path);
     if (token) headers.authorization = `Bearer ${token}`;
-    let response;
-    try {
-      response = await fetch(`${this.#base}${path}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        dispatcher: this.#agent,
-        signal: AbortSignal.timeout(this.#timeoutMs),
-      });
-    } catch (error) {
-      const cause = (error as { cause?: Error }).cause;
-      throw new AlertmanagerUnreachableError(
-        `Alertmanager ${method} ${path}: ${
-          cause?.message ?? (error as Error).message
-        }`,
-      );
-    }
-    const text = await response.text();
+    // One deadline for the whole exchange: the headers and the body after them.
+    const signal = AbortSignal.timeout(this.#timeoutMs);
+    const response = await fetch(`${this.#base}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      dispatcher: this.#agent,
+      signal,
+    });
+    const limits = {
+      source: what,
+      maxBytes:
+        method === 'GET' ? ALERTMANAGER_LIST_MAX_BYTES : ALERTMANAGER_MAX_BYTES,
+      signal,
+    };
     if (!response.ok) {
+      const text = await readBoundedText(response, {
+        ...limits,
+        maxBytes: ALERTMANAGER_ERROR_MAX_BYTES,
+      }).catch(() => '');
       // The silence to expire is gone or already expired: what the caller wanted holds.
       if (method === 'DELETE' && response.status === 404) return undefined;
       throw new AlertmanagerUnreachableError(
-        `Alertmanager ${method} ${path}: ${response.status} ${text.slice(
-          0,
-          200,
-        )}`,
+        `${what}: ${response.status} ${text.slice(0, 200)}`,
       );
     }
-    if (text === '') return undefined;
-    try {
-      return JSON.parse(text);
-    } catch {
-      throw new AlertmanagerUnreachableError(
-        `Alertmanager ${method} ${path}: the answer is not JSON`,
-      );
-    }
+    return readBoundedJson(response, limits);
   }
 
   async alerts(filter: readonly string[] = []): Promise<AlertmanagerAlert[]> {
