@@ -258,6 +258,10 @@ export interface ServerHealthSummary {
   readAt?: string;
   /** How many parts the BMC reports not OK. */
   failedParts: number;
+  /** Why the last reading failed (the reading's state is then unknown). */
+  error?: string;
+  /** The operator's sweep interval (s): a reading older than two is unknown. */
+  sweepIntervalSeconds?: number;
 }
 
 /**

@@ -379,13 +379,108 @@ describe('returning a Critical server to service', () => {
   it('once the BMC reads OK again the reason is enough', async () => {
     const cluster = cordoned();
     cluster.setHealth('worker-1', {
-      ...critical('2026-12-06T11:00:00Z'),
+      ...critical(new Date(Date.now() - 60_000).toISOString()),
       rollup: 'OK',
       parts: [],
     });
     const { server } = await start(cluster);
     const res = await request(server)
       .post(uncordon('worker-1'))
+      .send({ reason: REASON });
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('returning a server whose hardware state is unknown', () => {
+  const uncordon = (node: string) =>
+    `/api/servers/clusters/plant-a/servers/${node}/actions/uncordon`;
+  const ok = (over: Partial<ServerHealth>): ServerHealth => ({
+    ...critical(new Date(Date.now() - 60_000).toISOString()),
+    rollup: 'OK',
+    parts: [],
+    sweepIntervalSeconds: 900,
+    ...over,
+  });
+
+  function cordonedWith(health: ServerHealth) {
+    const cluster = rack();
+    cluster.setHealth('worker-1', health);
+    cluster.maintenanceList.push(
+      fakeMaintenance('worker-1-cordon-1', 'worker-1', 'cordon', 'Cordoned'),
+    );
+    return cluster;
+  }
+
+  it('an OK reading three hours old (two 15-min sweeps missed) asks for the typed name in the detail, the list and the request, saying how old', async () => {
+    const cluster = cordonedWith(
+      ok({ readAt: new Date(Date.now() - 3 * 3600_000 - 5_000).toISOString() }),
+    );
+    const { server } = await start(cluster);
+    const detail = await request(server).get(
+      '/api/servers/clusters/plant-a/servers/worker-1',
+    );
+    expect(detail.body.actions.uncordon.ceremony).toMatchObject({
+      level: 'typed-name',
+      requires: { typedName: true },
+      why: 'hardware state unknown: last reading 3 h ago (the sweep reads every 15 min)',
+    });
+    const list = await request(server).get(
+      '/api/servers/clusters/plant-a/servers',
+    );
+    const row = list.body.items.find((s: any) => s.name === 'worker-1');
+    expect(row.actions.uncordon).toBe('typed-name');
+    // The row carries what the dialog needs to say the same.
+    expect(row.health.sweepIntervalSeconds).toBe(900);
+    const without = await request(server)
+      .post(uncordon('worker-1'))
+      .send({ reason: REASON });
+    expect(without.status).toBe(400);
+    expect(without.body.error.message).toContain(
+      'Type the node name worker-1 to confirm.',
+    );
+    expect(cluster.writes).toBe(0);
+    const typed = await request(server)
+      .post(uncordon('worker-1'))
+      .send({ reason: REASON, typedName: 'worker-1' });
+    expect(typed.status).toBe(200);
+  });
+
+  it('a fresh reading whose last read failed asks for the typed name and says the error', async () => {
+    const cluster = cordonedWith(
+      ok({ error: 'the BMC answer was larger than 16 MiB' }),
+    );
+    const { server } = await start(cluster);
+    const detail = await request(server).get(
+      '/api/servers/clusters/plant-a/servers/worker-1',
+    );
+    expect(detail.body.actions.uncordon.ceremony).toMatchObject({
+      level: 'typed-name',
+      why: 'hardware state unknown: the last reading failed: the BMC answer was larger than 16 MiB',
+    });
+    const list = await request(server).get(
+      '/api/servers/clusters/plant-a/servers',
+    );
+    const row = list.body.items.find((s: any) => s.name === 'worker-1');
+    expect(row.health.error).toBe('the BMC answer was larger than 16 MiB');
+    const without = await request(server)
+      .post(uncordon('worker-1'))
+      .send({ reason: REASON });
+    expect(without.status).toBe(400);
+  });
+
+  it('a server without a ServerBMC asks nothing more than the reason', async () => {
+    const cluster = rack();
+    cluster.maintenanceList.push(
+      fakeMaintenance('worker-4-cordon-1', 'worker-4', 'cordon', 'Cordoned'),
+    );
+    cluster.nodeList = cluster.nodeList.map(n =>
+      n.metadata.name === 'worker-4'
+        ? { ...n, spec: { ...n.spec, unschedulable: true } }
+        : n,
+    );
+    const { server } = await start(cluster);
+    const res = await request(server)
+      .post(uncordon('worker-4'))
       .send({ reason: REASON });
     expect(res.status).toBe(200);
   });

@@ -6,6 +6,7 @@ import {
   failedPartsOf,
   guard,
   hardwareHealthRaise,
+  hardwareReadingState,
   holdsNodeCordoned,
   isPowerVerb,
   type MaintenanceState,
@@ -113,13 +114,27 @@ export function healthSummaryOf(health: ServerHealth): ServerHealthSummary {
     rollup: health.rollup,
     ...(health.readAt ? { readAt: health.readAt } : {}),
     failedParts: failedPartsOf(health),
+    // What the typed-name rule judges the reading's age and error by (the dialog
+    // rebuilds the rung's why from the row).
+    ...(health.error !== undefined ? { error: health.error } : {}),
+    ...(health.sweepIntervalSeconds
+      ? { sweepIntervalSeconds: health.sweepIntervalSeconds }
+      : {}),
   };
 }
 
-/** The part of a row's key a health reading makes (what the row shows of it). */
-export function healthRowKey(health: ServerHealth | undefined): string {
+/**
+ * The part of a row's key a health reading makes (what the row shows of it, and whether
+ * the reading still counts: it goes unknown with time alone, and the row's rung with it).
+ */
+export function healthRowKey(
+  health: ServerHealth | undefined,
+  now: number = Date.now(),
+): string {
   return health
-    ? `${health.rollup}|${health.readAt ?? ''}|${failedPartsOf(health)}`
+    ? `${health.rollup}|${health.readAt ?? ''}|${failedPartsOf(health)}|${
+        health.error ?? ''
+      }|${hardwareReadingState(health, now).state}`
     : '';
 }
 
@@ -408,7 +423,7 @@ function ceremonyOn(
   return ceremonyFor(
     action,
     verdict,
-    hardwareHealthRaise(action, snapshot.bmcHealth.get(facts.name)),
+    hardwareHealthRaise(action, snapshot.bmcHealth.get(facts.name), Date.now()),
   );
 }
 

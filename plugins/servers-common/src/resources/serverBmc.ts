@@ -140,6 +140,15 @@ export const serverHealthSchema = z
       .max(HEALTH_LIMITS.error)
       .optional()
       .describe('Why the last reading failed; cleared by a successful one.'),
+    sweepIntervalSeconds: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 24 * 3600)
+      .optional()
+      .describe(
+        "The operator's sweep interval when it wrote this reading: a reading older than two of them, or with an error, is unknown (docs/hardware-health.md).",
+      ),
     answeredRequestAt: timestampSchema
       .optional()
       .describe(

@@ -160,11 +160,12 @@ function checkGuardAndCeremony(checked: Checked, request: ActionRequest) {
     const allowed = powerCheck(snap, action, nodeFactsFromNode(node));
     if (!allowed.ok) throw new ConflictError(allowed.reason);
   }
-  // Returning a server whose BMC reports Critical asks for the typed name (hardwareHealth.ts).
+  // Returning a server whose BMC reports Critical, or whose reading is too old or failed,
+  // asks for the typed name (hardwareHealth.ts).
   const ceremony = ceremonyFor(
     action,
     verdict.verdict,
-    hardwareHealthRaise(action, snap.bmcHealth.get(nodeName)),
+    hardwareHealthRaise(action, snap.bmcHealth.get(nodeName), Date.now()),
   );
   // An agent stops below the rungs that ask a person to type the node's name.
   const agentRefused = request.agent?.refusal(ceremony.level, action);

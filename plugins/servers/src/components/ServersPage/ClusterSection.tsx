@@ -142,7 +142,11 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
             ceremony: ceremonyAt(
               dialog.action,
               dialogLevel,
-              hardwareHealthRaise(dialog.action, dialog.server.health)?.why,
+              hardwareHealthRaise(
+                dialog.action,
+                dialog.server.health,
+                Date.now(),
+              )?.why,
             ),
           }}
           powerVerbs={dialog.server.powerVerbs}

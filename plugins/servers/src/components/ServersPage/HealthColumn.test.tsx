@@ -58,7 +58,7 @@ function rack() {
             ceremony: ceremonyFor(
               'uncordon',
               'allow',
-              hardwareHealthRaise('uncordon', critical),
+              hardwareHealthRaise('uncordon', critical, Date.now()),
             ),
           },
         },
