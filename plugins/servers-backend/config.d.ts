@@ -116,6 +116,14 @@ export interface Config {
        * margin). Needs allowPowerVerbs as well. Defaults to false.
        */
       allowHazard?: boolean;
+      /**
+       * Let agents drain (and reboot or shut down, which drain first) with the drain
+       * options that lose data: force (pods no controller recreates are deleted) and
+       * deleteEmptyDirData (emptyDir data is lost). Off, the actions do not offer them
+       * and a call that sets them is refused, naming them. The caller still needs
+       * servers:drain-data. Defaults to false.
+       */
+      allowDataLossDrain?: boolean;
     };
     /** Maintenance plans (`docs/plans.md`). */
     plans?: {

@@ -89,6 +89,13 @@ function setup(
 
 const alice = mockCredentials.user('user:default/alice');
 
+/** Every flag of servers.actions off: the default. */
+const AGENT_POLICY_OFF: AgentPolicy = {
+  allowHazard: false,
+  allowPowerVerbs: false,
+  allowDataLossDrain: false,
+};
+
 describe('the registered actions', () => {
   it('registers the reads and one action per server verb, with their hints', async () => {
     const { registry } = setup();
@@ -115,7 +122,8 @@ describe('the registered actions', () => {
       'drain-server': [false, true, false],
       'reboot-server': [false, true, false],
       'shutdown-server': [false, true, false],
-      'power-on-server': [false, false, false],
+      // Powering a server on starts whatever it runs: MCP clients ask before it.
+      'power-on-server': [false, true, false],
       'abandon-server-maintenance': [false, true, false],
     });
     // The requests ask for the route's body fields, the pre-flight ones for the token.
@@ -132,16 +140,116 @@ describe('the registered actions', () => {
       'node',
       'reason',
     ]);
+    // Without servers.actions.allowDataLossDrain, no request offers force or
+    // deleteEmptyDirData (they lose data), and neither does the pre-flight.
+    for (const name of [
+      'drain-server',
+      'reboot-server',
+      'shutdown-server',
+      'preflight-server-action',
+    ]) {
+      const fields = Object.keys(inputOf(name).properties);
+      expect({ name, fields }).toEqual({
+        name,
+        fields: expect.not.arrayContaining(['force']),
+      });
+      expect(fields).not.toContain('deleteEmptyDirData');
+      expect(fields).toContain('allowNodeLocalData');
+    }
     expect(Object.keys(inputOf('reboot-server').properties).sort()).toEqual([
       'allowNodeLocalData',
       'cluster',
-      'deleteEmptyDirData',
-      'force',
       'node',
       'preflightToken',
       'reason',
       'typedName',
     ]);
+  });
+
+  it('offers force and deleteEmptyDirData to agents only where servers.actions.allowDataLossDrain says so', async () => {
+    const open = setup(
+      [],
+      {},
+      { policy: { ...AGENT_POLICY_OFF, allowDataLossDrain: true } },
+    );
+    const { actions } = await open.registry.list();
+    const inputOf = (name: string) =>
+      actions.find(a => a.name === name)!.schema.input as any;
+    for (const name of [
+      'drain-server',
+      'reboot-server',
+      'preflight-server-action',
+    ]) {
+      expect(Object.keys(inputOf(name).properties)).toEqual(
+        expect.arrayContaining(['force', 'deleteEmptyDirData']),
+      );
+    }
+    // Opened, a drain with force goes through the same checks and is written.
+    const pre = await open.registry.invoke({
+      id: 'test:preflight-server-action',
+      input: {
+        cluster: 'plant-a',
+        node: 'worker-1',
+        action: 'drain',
+        force: true,
+      },
+      credentials: alice,
+    });
+    await open.registry.invoke({
+      id: 'test:drain-server',
+      input: {
+        cluster: 'plant-a',
+        node: 'worker-1',
+        reason: REASON,
+        preflightToken: (pre.output as any).preflight.token,
+        force: true,
+      },
+      credentials: alice,
+    });
+    expect(open.cluster.created[0].spec.drain).toMatchObject({ force: true });
+  });
+
+  it('refuses a call with force or deleteEmptyDirData by default, with a clear error; nothing written', async () => {
+    const { registry, cluster } = setup();
+    const pre = await registry.invoke({
+      id: 'test:preflight-server-action',
+      input: { cluster: 'plant-a', node: 'worker-1', action: 'drain' },
+      credentials: alice,
+    });
+    const token = (pre.output as any).preflight.token;
+    for (const option of ['force', 'deleteEmptyDirData']) {
+      // What was seen: the option was taken as asked (a drain that loses data).
+      await expect(
+        registry.invoke({
+          id: 'test:drain-server',
+          input: {
+            cluster: 'plant-a',
+            node: 'worker-1',
+            reason: REASON,
+            preflightToken: token,
+            [option]: true,
+          } as any,
+          credentials: alice,
+        }),
+      ).rejects.toThrow(
+        new RegExp(
+          `drain of worker-1 with ${option} loses data: .*servers\\.actions\\.allowDataLossDrain`,
+        ),
+      );
+      await expect(
+        registry.invoke({
+          id: 'test:preflight-server-action',
+          input: {
+            cluster: 'plant-a',
+            node: 'worker-1',
+            action: 'drain',
+            [option]: true,
+          } as any,
+          credentials: alice,
+        }),
+      ).rejects.toThrow(/servers\.actions\.allowDataLossDrain/);
+    }
+    expect(cluster.writes).toBe(0);
   });
 
   it('lists servers with the same offers the route gives', async () => {
@@ -358,7 +466,7 @@ describe('the registered actions', () => {
         {
           power: true,
           allReady: true,
-          policy: { allowPowerVerbs: true, allowHazard: false },
+          policy: { ...AGENT_POLICY_OFF, allowPowerVerbs: true },
         },
       );
       await expect(agentReboot(open.registry, 'cp-1')).rejects.toThrow(
@@ -384,7 +492,7 @@ describe('the registered actions', () => {
         {},
         {
           power: true,
-          policy: { allowPowerVerbs: true, allowHazard: false },
+          policy: { ...AGENT_POLICY_OFF, allowPowerVerbs: true },
         },
       );
       const { output } = await agentReboot(allowed.registry, 'worker-1');
@@ -404,7 +512,11 @@ describe('the registered actions', () => {
         {
           power: true,
           allReady: true,
-          policy: { allowPowerVerbs: true, allowHazard: true },
+          policy: {
+            ...AGENT_POLICY_OFF,
+            allowPowerVerbs: true,
+            allowHazard: true,
+          },
         },
       );
       await agentReboot(hazard.registry, 'cp-1');

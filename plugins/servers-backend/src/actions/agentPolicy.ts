@@ -3,8 +3,9 @@
  * its own: the ceremony ladder's top rungs ask a person to type the node's name, and an
  * agent can type anything. Hazard-rung requests (the last quorum margin) are refused
  * unless `servers.actions.allowHazard` is set; typed-name rung requests (reboot,
- * shutdown) unless `servers.actions.allowPowerVerbs` is set. Both default to false: a
- * person does these in the portal.
+ * shutdown) unless `servers.actions.allowPowerVerbs` is set; the drain options that lose
+ * data (`force`, `deleteEmptyDirData`) unless `servers.actions.allowDataLossDrain` is set.
+ * All default to false: a person does these in the portal.
  */
 import type { RootConfigService } from '@backstage/backend-plugin-api';
 import type {
@@ -22,21 +23,69 @@ export interface AgentPolicy {
   allowHazard: boolean;
   /** Typed-name rung requests (reboot, shutdown) through the registry. Default false. */
   allowPowerVerbs: boolean;
+  /**
+   * The drain options that lose data (`force`, `deleteEmptyDirData`) through the
+   * registry. Default false: the actions do not offer them and refuse a call with them.
+   */
+  allowDataLossDrain: boolean;
 }
 
 /** Nothing above the pre-flight rung: the default. */
 export const DEFAULT_AGENT_POLICY: AgentPolicy = {
   allowHazard: false,
   allowPowerVerbs: false,
+  allowDataLossDrain: false,
 };
 
-/** Reads `servers.actions` (both flags optional, false when unset). */
+/**
+ * The drain options an agent gets only with `allowDataLossDrain`: force deletes pods no
+ * controller recreates, deleteEmptyDirData their scratch data; both are gone for good.
+ * (allowNodeLocalData leaves the data on the node: `servers:drain-data` guards it.)
+ */
+export const AGENT_DATA_LOSS_OPTIONS = ['deleteEmptyDirData', 'force'] as const;
+
+/** The registry fields an action offers under this policy (the data-loss ones dropped). */
+export function agentFields<F extends string>(
+  policy: AgentPolicy,
+  fields: readonly F[],
+): F[] {
+  if (policy.allowDataLossDrain) return [...fields];
+  return fields.filter(
+    f => !(AGENT_DATA_LOSS_OPTIONS as readonly string[]).includes(f),
+  );
+}
+
+/**
+ * Why an agent may not ask these drain options, or undefined when it may: a call that
+ * sets one the policy does not open is refused, never quietly taken without it.
+ */
+export function agentDrainRefusal(
+  policy: AgentPolicy,
+  input: Record<string, unknown>,
+  action: string,
+  node: string,
+): string | undefined {
+  if (policy.allowDataLossDrain) return undefined;
+  const asked = AGENT_DATA_LOSS_OPTIONS.filter(
+    o => input[o] !== undefined && input[o] !== false,
+  );
+  if (asked.length === 0) return undefined;
+  return `${action} of ${node} with ${asked.join(' and ')} ${
+    asked.length === 1 ? 'loses' : 'lose'
+  } data: a person must do it in the portal. Requests through the actions registry (MCP) may use ${asked.join(
+    ' or ',
+  )} only where servers.actions.allowDataLossDrain is true.`;
+}
+
+/** Reads `servers.actions` (every flag optional, false when unset). */
 export function readAgentPolicy(config: RootConfigService): AgentPolicy {
   return {
     allowHazard:
       config.getOptionalBoolean('servers.actions.allowHazard') ?? false,
     allowPowerVerbs:
       config.getOptionalBoolean('servers.actions.allowPowerVerbs') ?? false,
+    allowDataLossDrain:
+      config.getOptionalBoolean('servers.actions.allowDataLossDrain') ?? false,
   };
 }
 

@@ -29,7 +29,7 @@ export function registerServersActions(
   registerListClustersAction(registry, service);
   registerListServersAction(registry, service);
   registerGetServerAction(registry, service);
-  registerPreflightAction(registry, service);
+  registerPreflightAction(registry, service, policy);
   registerListMaintenancesAction(registry, service);
   registerCordonServerAction(registry, service, policy);
   registerUncordonServerAction(registry, service, policy);

@@ -17,7 +17,9 @@ export function registerPowerOnServerAction(
       title: 'Power a server on',
       description:
         'Powers a server that Rackside shut down back on through its power channel: a request on its open shutdown maintenance.',
-      attributes: { destructive: false, idempotent: false },
+      // Destructive: powering a server on starts whatever it runs (and rejoins it to its
+      // cluster) where someone may have turned it off on purpose; MCP clients ask first.
+      attributes: { destructive: true, idempotent: false },
       fields: REQUEST_FIELDS,
     },
     policy,

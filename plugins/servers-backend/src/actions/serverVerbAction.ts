@@ -5,10 +5,13 @@ import {
   type ActionRequestBodyField,
   type ServerAction,
 } from '@rackside/plugin-servers-common';
+import { NotAllowedError } from '@backstage/errors';
 import type { ServersService } from '../servers/ServersService';
 import { registryFields } from './registryInput';
 import { userCredentials } from './userCredentials';
 import {
+  agentDrainRefusal,
+  agentFields,
   agentPrincipal,
   agentRefusal,
   DEFAULT_AGENT_POLICY,
@@ -55,15 +58,23 @@ export function registerServerVerbAction(
   registry.register({
     name: spec.name,
     title: spec.title,
-    description: `${spec.description} Needs the permission ${permission} on the server and user credentials; refused (nothing written) when a check fails; audited with who, why and the NodeMaintenance. Requests at the typed-name rung (reboot, shutdown) and the hazard rung are for a person in the portal unless the deployment allows agents (servers.actions.allowPowerVerbs, servers.actions.allowHazard).`,
+    description: `${spec.description} Needs the permission ${permission} on the server and user credentials; refused (nothing written) when a check fails; audited with who, why and the NodeMaintenance. Requests at the typed-name rung (reboot, shutdown) and the hazard rung, and the drain options that lose data (force, deleteEmptyDirData), are for a person in the portal unless the deployment allows agents (servers.actions.allowPowerVerbs, servers.actions.allowHazard, servers.actions.allowDataLossDrain).`,
     attributes: { readOnly: false, ...spec.attributes },
     schema: {
+      // Passthrough: a field the policy does not offer reaches the action, which refuses
+      // it by name instead of the registry dropping it and acting without it.
       input: z =>
-        z.object({
-          cluster: z.string().describe('The cluster name (list-clusters)'),
-          node: z.string().describe('The Node name'),
-          ...registryFields(z, actionRequestBodySchema, spec.fields),
-        }),
+        z
+          .object({
+            cluster: z.string().describe('The cluster name (list-clusters)'),
+            node: z.string().describe('The Node name'),
+            ...registryFields(
+              z,
+              actionRequestBodySchema,
+              agentFields(policy, spec.fields),
+            ),
+          })
+          .passthrough(),
       output: z =>
         z.object({
           maintenance: z
@@ -82,6 +93,8 @@ export function registerServerVerbAction(
         node: string;
       } & Record<string, unknown>;
       const user = userCredentials(credentials);
+      const refusal = agentDrainRefusal(policy, body, spec.verb, node);
+      if (refusal) throw new NotAllowedError(refusal);
       const result = await service.requestAction(user, {
         cluster,
         node,
