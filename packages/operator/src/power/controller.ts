@@ -134,6 +134,7 @@ export function createPowerController(
         { type: 'merge' },
       );
     },
+    onWriteFailed: () => metrics.statusWriteFailures.inc({ kind: 'ServerBMC' }),
     recorder: options.recorder,
     log,
     intervalMs: options.health?.intervalMs ?? 15 * 60 * 1000,

@@ -95,14 +95,16 @@ function monitorOf(
     reader: async () => reader,
     scrub: (_name, text) => text.replace(/https:\/\/[^\s]+/g, 'the BMC'),
     writeHealth: async (name, health) => {
-      written.push({ name, health });
+      written.push({ name, health: health as HealthPatch });
       const current = bmcs.cache.get(name);
+      // A JSON merge patch: the fields it names replace, null removes, the rest stay.
       bmcs.update({
         ...current,
         status: {
           ...current.status,
-          health: JSON.parse(JSON.stringify(health), (_k, v) =>
-            v === null ? undefined : v,
+          health: JSON.parse(
+            JSON.stringify({ ...current.status?.health, ...health }),
+            (_k, v) => (v === null ? undefined : v),
           ),
         },
       });
@@ -255,6 +257,223 @@ describe('HealthMonitor', () => {
     expect(memory.dueAt - Date.now()).toBeLessThanOrEqual(1);
     expect((monitor as any).jittered()).toBeCloseTo(1200);
     expect((monitor as any).jittered()).toBeCloseTo(1000);
+  });
+});
+
+describe('a status write that fails', () => {
+  /** A monitor whose status writes fail while `failing` is set, as an apiserver refusing them. */
+  function refusingMonitor(
+    bmcs: ReturnType<typeof fakeCache<ServerBMC>>,
+    reader: BmcHealthReader,
+  ) {
+    const control = { failing: false, failures: 0 };
+    const built = monitorOf(bmcs, reader, {
+      onWriteFailed: () => {
+        control.failures++;
+      },
+    });
+    const writeHealth = (built.monitor as any).options.writeHealth;
+    (built.monitor as any).options.writeHealth = async (
+      name: string,
+      health: HealthPatch,
+    ) => {
+      if (control.failing) {
+        throw new Error('admission webhook "deny-status" denied the request');
+      }
+      await writeHealth(name, health);
+    };
+    return { ...built, control };
+  }
+
+  it('is not remembered as written: the Critical reading the apiserver refused is written at the next sweep, never the old OK one with a fresh readAt', async () => {
+    const bmcs = fakeCache([bmc('w1')]);
+    const fake = fakeReader();
+    const { monitor, written, events, control } = refusingMonitor(
+      bmcs,
+      fake.reader,
+    );
+    await monitor.read('w1', 'sweep');
+    expect(written[0].health.rollup).toBe('OK');
+
+    // The PSU fails; the sweep reads it, and the apiserver refuses the status write.
+    fake.state.summary = 'Critical';
+    fake.state.full = reading({
+      rollup: 'Critical',
+      summaryRollup: 'Critical',
+      parts: [{ kind: 'PowerSupply', name: 'PSU2', health: 'Critical' }],
+    });
+    control.failing = true;
+    await monitor.read('w1', 'sweep');
+    expect(written).toHaveLength(1);
+    expect(control.failures).toBe(1);
+    expect(events.at(-1)).toMatchObject({
+      type: 'Warning',
+      reason: 'StatusWriteFailed',
+      message: expect.stringContaining('denied the request'),
+    });
+
+    // The apiserver takes writes again: the next cheap sweep must not see "no change".
+    control.failing = false;
+    await monitor.read('w1', 'sweep');
+    expect(written).toHaveLength(2);
+    expect(written[1].health.rollup).toBe('Critical');
+    expect(written[1].health.parts).toEqual([
+      { kind: 'PowerSupply', name: 'PSU2', health: 'Critical' },
+    ]);
+  });
+
+  it('an error reading that could not be written either leaves the memory as it was', async () => {
+    const bmcs = fakeCache([bmc('w1')]);
+    const fake = fakeReader();
+    const { monitor, written, control } = refusingMonitor(bmcs, fake.reader);
+    await monitor.read('w1', 'sweep');
+    // The summary says Critical, the full reading then fails, and its error write fails.
+    fake.state.summary = 'Critical';
+    const full = reading({
+      rollup: 'Critical',
+      summaryRollup: 'Critical',
+      parts: [{ kind: 'Fan', name: 'Fan1', health: 'Critical' }],
+    });
+    fake.state.full = undefined as any;
+    fake.state.fail = undefined;
+    (fake.reader as any).read = async () => {
+      throw new Error('timeout after 60 s');
+    };
+    control.failing = true;
+    await monitor.read('w1', 'sweep');
+    control.failing = false;
+    (fake.reader as any).read = async () => full;
+    await monitor.read('w1', 'sweep');
+    expect(written.at(-1)!.health.rollup).toBe('Critical');
+  });
+
+  it('writes the sweep interval into every reading, so the backend judges its age by the same number', async () => {
+    const bmcs = fakeCache([bmc('w1')]);
+    const fake = fakeReader();
+    const { monitor, written } = monitorOf(bmcs, fake.reader, {
+      intervalMs: 900_000,
+    });
+    await monitor.read('w1', 'sweep');
+    await monitor.read('w1', 'sweep');
+    fake.state.fail = new Error('ECONNREFUSED');
+    await monitor.read('w1', 'sweep');
+    expect(written.map(w => w.health.sweepIntervalSeconds)).toEqual([
+      900, 900, 900,
+    ]);
+  });
+});
+
+describe('a refresh whose reading never ends', () => {
+  const requestedAt = '2026-12-06T10:00:00.000Z';
+  const asked = (health?: ServerBMC['status']) =>
+    bmc('w1', {
+      spec: {
+        address: 'https://10.0.5.21',
+        healthRefresh: { requestedAt, requestedBy: 'user:default/a' },
+      },
+      ...(health ? { status: health } : {}),
+    });
+
+  it('marks the request as being answered before it reads', async () => {
+    const bmcs = fakeCache([asked()]);
+    const fake = fakeReader();
+    let open!: () => void;
+    fake.state.gate = new Promise<void>(resolve => {
+      open = resolve;
+    });
+    const { monitor, written } = monitorOf(bmcs, fake.reader);
+    monitor.start();
+    try {
+      await until(() => fake.calls.read === 1);
+      // While the reading runs (and would crash the process), the status says so.
+      expect(bmcs.cache.get('w1').status.health.attemptedRequestAt).toBe(
+        requestedAt,
+      );
+      expect(
+        bmcs.cache.get('w1').status.health.answeredRequestAt,
+      ).toBeUndefined();
+      open();
+      await until(() =>
+        written.some(w => w.health.answeredRequestAt === requestedAt),
+      );
+    } finally {
+      monitor.pause();
+    }
+  });
+
+  it('is answered with an error at the next start (a new operator), not read again', async () => {
+    const lastReadAt = new Date(Date.now() - 60_000).toISOString();
+    // What the operator that died mid-reading left: the request marked as being
+    // answered, never answered.
+    const bmcs = fakeCache([
+      asked({
+        health: {
+          rollup: 'OK',
+          // Recent: the sweep is not due, so any reading would be the refresh's.
+          readAt: lastReadAt,
+          attemptedRequestAt: requestedAt,
+          parts: [],
+          logEntries: [],
+          firmware: [],
+          missing: [],
+        },
+      }),
+    ]);
+    const fake = fakeReader();
+    const { monitor, written, events } = monitorOf(bmcs, fake.reader);
+    monitor.start();
+    try {
+      await until(() =>
+        written.some(w => w.health.answeredRequestAt === requestedAt),
+      );
+      const answer = written.find(
+        w => w.health.answeredRequestAt === requestedAt,
+      )!;
+      expect(answer.health.error).toMatch(
+        /the reading for the refresh requested at 2026-12-06T10:00:00.000Z did not end/,
+      );
+      // The last good reading stays as it was.
+      expect(bmcs.cache.get('w1').status.health).toMatchObject({
+        rollup: 'OK',
+        readAt: lastReadAt,
+      });
+      expect(fake.calls.read).toBe(0);
+      await until(() => events.some(e => e.reason === 'HealthRefreshNotRead'));
+      expect(
+        events.find(e => e.reason === 'HealthRefreshNotRead')?.type,
+      ).toBe('Warning');
+      // A second start (another restart) does not read it either.
+      monitor.pause();
+      const again = monitorOf(bmcs, fake.reader);
+      again.monitor.start();
+      await new Promise(r => setTimeout(r, 30));
+      again.monitor.pause();
+      expect(fake.calls.read).toBe(0);
+    } finally {
+      monitor.pause();
+    }
+  });
+
+  it('a failed refresh reading is answered with its error, and not read again at the next start', async () => {
+    const bmcs = fakeCache([asked()]);
+    const fake = fakeReader();
+    fake.state.fail = new Error('answer larger than 16 MiB');
+    const first = monitorOf(bmcs, fake.reader);
+    first.monitor.start();
+    try {
+      await until(() =>
+        first.written.some(w => w.health.answeredRequestAt === requestedAt),
+      );
+    } finally {
+      first.monitor.pause();
+    }
+    expect(bmcs.cache.get('w1').status.health.error).toMatch(/16 MiB/);
+    const reads = fake.calls.read;
+    const second = monitorOf(bmcs, fake.reader);
+    second.monitor.start();
+    await new Promise(r => setTimeout(r, 30));
+    second.monitor.pause();
+    expect(fake.calls.read).toBe(reads);
   });
 });
 

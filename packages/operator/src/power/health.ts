@@ -15,6 +15,18 @@
  * A reading never blocks or fails a maintenance: it runs beside it, and a failure is
  * written to `status.health.error` (the last good parts stay). A change of rollup
  * records an Event (Normal when it became OK, Warning otherwise).
+ *
+ * What the sweep remembers of a BMC (the summary rollup its last full reading went with,
+ * when that was) changes only once the reading's status write succeeded: a write the
+ * apiserver refused must not turn the next sweep's Critical summary into "no change"
+ * (docs/hardware-health.md, "Age and errors"). A refused write records a Warning Event and
+ * counts in `rackside_status_write_failures_total{kind="ServerBMC"}`. Every reading carries
+ * the sweep interval (`sweepIntervalSeconds`), by which servers-common's
+ * hardwareReadingState judges it unknown once older than two.
+ *
+ * A refresh request is marked (`attemptedRequestAt`) before it is read: one still
+ * unanswered at the next start never ended (the operator stopped, or died of it), and is
+ * answered with an error instead of being read first again at every start.
  */
 import {
   HEALTH_LIMITS,
@@ -39,6 +51,9 @@ export type HealthPatch = Omit<ServerHealth, 'error'> & {
   error?: string | null;
 };
 
+/** A merge patch of `status.health`: a whole reading, or only the fields it names. */
+export type HealthWrite = HealthPatch | Partial<HealthPatch>;
+
 export interface HealthMonitorOptions {
   bmcs: WatchCache<ServerBMC>;
   nodes: WatchCache<NodeView & { metadata?: { name?: string } }>;
@@ -50,7 +65,10 @@ export interface HealthMonitorOptions {
   ): Promise<BmcHealthReader | undefined>;
   /** The text for status and Events, without the BMC's address. */
   scrub(name: string, text: string): string;
-  writeHealth(name: string, health: HealthPatch): Promise<void>;
+  /** A JSON merge patch of `status.health` (fields not named stay). */
+  writeHealth(name: string, health: HealthWrite): Promise<void>;
+  /** Counts a status write the apiserver refused (the metric). */
+  onWriteFailed?(name: string): void;
   writeHardware(
     maintenance: string,
     hardware: NodeMaintenanceHardware,
@@ -73,6 +91,14 @@ interface BmcMemory {
   summaryRollup?: HealthRollup;
   fullAt?: number;
   reading?: boolean;
+  /** The refresh request this process started to read (it is not "one that never ended"). */
+  attempted?: string;
+}
+
+/** What a reading would teach the sweep; applied only once its status write succeeded. */
+interface Learned {
+  summaryRollup?: HealthRollup;
+  fullAt?: number;
 }
 
 const JITTER = 0.2;
@@ -199,7 +225,63 @@ export class HealthMonitor {
       // Answered when the reading under way ends (its update wakes this again).
       return;
     }
+    const attempted = bmc.status?.health?.attemptedRequestAt;
+    if (
+      attempted &&
+      Date.parse(attempted) >= Date.parse(requested) &&
+      memory.attempted !== requested
+    ) {
+      // A reading for this request started (in an earlier process) and never ended:
+      // reading it first again at every start would stall every start the same way.
+      void this.answerUnread(bmc, requested);
+      return;
+    }
     void this.read(bmc.metadata.name, 'refresh', requested);
+  }
+
+  /** Answers a request whose reading never ended with that error; nothing is read. */
+  private async answerUnread(bmc: ServerBMC, requested: string) {
+    const name = bmc.metadata.name;
+    const memory = this.memoryOf(bmc);
+    if (memory.reading) return;
+    memory.reading = true;
+    try {
+      const error = `the reading for the refresh requested at ${requested} did not end (the operator stopped during it); it is not read again: the next sweep reads the BMC`;
+      const written = await this.write(
+        bmc,
+        {
+          error,
+          answeredRequestAt: requested,
+          sweepIntervalSeconds: this.sweepIntervalSeconds(),
+        },
+        undefined,
+        false,
+      );
+      if (written) {
+        await this.options.recorder.record(
+          this.eventTarget(bmc),
+          'Warning',
+          'HealthRefreshNotRead',
+          `The health refresh requested at ${requested} was answered without a reading: its reading did not end`,
+        );
+      }
+    } finally {
+      memory.reading = false;
+    }
+  }
+
+  /** The sweep interval every reading carries (s, at least 1). */
+  private sweepIntervalSeconds(): number {
+    return Math.max(1, Math.round(this.options.intervalMs / 1000));
+  }
+
+  private eventTarget(bmc: ServerBMC) {
+    return {
+      apiVersion: bmc.apiVersion,
+      kind: 'ServerBMC',
+      name: bmc.metadata.name,
+      uid: bmc.metadata.uid,
+    };
   }
 
   private onMaintenance(nm: NodeMaintenance) {
@@ -323,6 +405,8 @@ export class HealthMonitor {
     const previous = this.options.bmcs.get(name)?.status?.health;
     // Only a reading asked for answers a request; a sweep keeps the last answer.
     const answeredRequestAt = answering ?? previous?.answeredRequestAt;
+    const sweepIntervalSeconds = this.sweepIntervalSeconds();
+    const learned: Learned = {};
     let patch: HealthPatch;
     try {
       const reader = await this.options.reader(
@@ -330,6 +414,27 @@ export class HealthMonitor {
         name,
       );
       if (!reader) return undefined;
+      if (answering) {
+        // Marked before it is read: if this reading never ends, the next start answers
+        // the request with that instead of reading it first again.
+        memory.attempted = answering;
+        const marked = await this.write(
+          bmc,
+          previous
+            ? { attemptedRequestAt: answering }
+            : {
+                rollup: 'Unknown',
+                parts: [],
+                logEntries: [],
+                firmware: [],
+                missing: [],
+                attemptedRequestAt: answering,
+              },
+          undefined,
+          false,
+        );
+        if (!marked) return undefined;
+      }
       const now = Date.now();
       let full = why !== 'sweep' || !previous || previous.error !== undefined;
       full ||=
@@ -344,15 +449,15 @@ export class HealthMonitor {
             readAt: new Date().toISOString(),
             error: null,
             answeredRequestAt,
+            sweepIntervalSeconds,
           };
           await this.write(bmc, patch, previous);
           return patch;
         }
-        memory.summaryRollup = summary.rollup;
       }
       const reading = await reader.read();
-      memory.summaryRollup = reading.summaryRollup;
-      memory.fullAt = Date.now();
+      learned.summaryRollup = reading.summaryRollup;
+      learned.fullAt = Date.now();
       patch = {
         rollup: reading.rollup,
         state: reading.state,
@@ -363,6 +468,7 @@ export class HealthMonitor {
         logEntries: reading.logEntries,
         firmware: reading.firmware,
         missing: reading.missing,
+        sweepIntervalSeconds,
       };
     } catch (error) {
       const message = this.options
@@ -378,45 +484,66 @@ export class HealthMonitor {
         logEntries: previous?.logEntries ?? [],
         firmware: previous?.firmware ?? [],
         missing: previous?.missing ?? [],
+        sweepIntervalSeconds,
       };
       this.options.log(`ServerBMC ${name}: health reading failed: ${message}`);
     }
-    await this.write(bmc, patch, previous);
+    if (await this.write(bmc, patch, previous)) {
+      // Only what status now says is remembered: a refused write leaves the sweep to
+      // compare the next summary with what status still shows.
+      if (learned.summaryRollup !== undefined) {
+        memory.summaryRollup = learned.summaryRollup;
+      }
+      if (learned.fullAt !== undefined) memory.fullAt = learned.fullAt;
+    }
     return patch;
   }
 
+  /**
+   * Writes a health patch; true once the apiserver took it. A refused write is logged,
+   * counted and recorded as a Warning Event (the reading status shows is the older one).
+   * With `rollupEvent`, a change of rollup from `previous` records its Event.
+   */
   private async write(
     bmc: ServerBMC,
-    patch: HealthPatch,
+    patch: HealthWrite,
     previous: ServerHealth | undefined,
-  ) {
+    rollupEvent = true,
+  ): Promise<boolean> {
     const name = bmc.metadata.name;
     try {
       await this.options.writeHealth(name, patch);
     } catch (error) {
-      this.options.log(
-        `ServerBMC ${name}: health not written: ${(error as Error).message}`,
+      const message = this.options
+        .scrub(name, (error as Error)?.message ?? String(error))
+        .slice(0, HEALTH_LIMITS.error);
+      this.options.log(`ServerBMC ${name}: health not written: ${message}`);
+      this.options.onWriteFailed?.(name);
+      await this.options.recorder.record(
+        this.eventTarget(bmc),
+        'Warning',
+        'StatusWriteFailed',
+        `A health reading${
+          patch.rollup ? ` (${patch.rollup})` : ''
+        } could not be written to status: ${message}; status still shows the one before, and the next sweep reads again`,
       );
-      return;
+      return false;
     }
+    if (!rollupEvent || !patch.rollup) return true;
     const before = previous?.rollup ?? 'Unknown';
-    if (patch.rollup === before) return;
-    const named = patch.parts
+    if (patch.rollup === before) return true;
+    const named = (patch.parts ?? [])
       .slice(0, 3)
       .map(p => `${p.name} ${p.health}`)
       .join(', ');
     await this.options.recorder.record(
-      {
-        apiVersion: bmc.apiVersion,
-        kind: 'ServerBMC',
-        name,
-        uid: bmc.metadata.uid,
-      },
+      this.eventTarget(bmc),
       patch.rollup === 'OK' ? 'Normal' : 'Warning',
       `Health${patch.rollup}`,
       `The BMC's health went from ${before} to ${patch.rollup}${
         named ? ` (${named})` : ''
       }`,
     );
+    return true;
   }
 }

@@ -154,6 +154,11 @@ export const serverHealthSchema = z
       .describe(
         'The spec.healthRefresh.requestedAt the last reading answered.',
       ),
+    attemptedRequestAt: timestampSchema
+      .optional()
+      .describe(
+        'The spec.healthRefresh.requestedAt a reading started to answer: one still unanswered at the next start never ended, and is answered with an error instead of read again.',
+      ),
     parts: z
       .array(
         z.object({
