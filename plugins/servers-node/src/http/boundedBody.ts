@@ -2,7 +2,7 @@
  * The one way Rackside reads an answer from outside the cluster (a BMC, Alertmanager):
  * streamed, refused past a byte cap, and given up at a deadline, so a hostile or broken
  * peer can neither grow the process's memory without bound nor hold a caller forever
- * (docs/limits.md). Nothing else calls `.text()`, `.json()` or `.arrayBuffer()` on such a
+ * (the "Limits" of docs/hardware-health.md and docs/alerts.md). Nothing else calls `.text()`, `.json()` or `.arrayBuffer()` on such a
  * response; the lint rule in .eslintrc.js keeps it so.
  */
 
@@ -184,19 +184,30 @@ export async function readBoundedJson(
 export class Deadline {
   readonly signal: AbortSignal;
   readonly #ms: number;
+  readonly #timer: ReturnType<typeof setTimeout>;
 
   constructor(ms: number, what: string) {
+    if (!Number.isFinite(ms) || ms <= 0) {
+      throw new RangeError(
+        `the deadline of ${what} must be a positive number of milliseconds, not ${ms}`,
+      );
+    }
     this.#ms = ms;
     const controller = new AbortController();
-    const timer = setTimeout(
+    this.#timer = setTimeout(
       () =>
         controller.abort(
           new Error(`${what} passed its deadline of ${ms / 1000} s`),
         ),
       ms,
     );
-    timer.unref?.();
+    this.#timer.unref?.();
     this.signal = controller.signal;
+  }
+
+  /** Ends the timer once the work is done (a sweep of many BMCs leaves none behind). */
+  clear(): void {
+    clearTimeout(this.#timer);
   }
 
   /** The deadline in milliseconds. */

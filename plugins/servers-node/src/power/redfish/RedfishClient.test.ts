@@ -4,11 +4,14 @@
  * (`ResetType@Redfish.AllowableValues`), public-telemetry through `@Redfish.ActionInfo`;
  * both have a SessionService, which a variant removes (as sushy-tools has none).
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { REPO_ROOT } from '@rackside/rack-testing';
 import { PowerChannelError } from '../types';
 import { MockupBmc, mockupDir } from './mockupBmc';
 import { BmcRateLimiter } from './rateLimit';
-import { RedfishClient } from './RedfishClient';
+import { REDFISH_BODY_LIMITS, RedfishClient } from './RedfishClient';
 import { RedfishError } from './errors';
 import { RedfishPowerChannel } from './RedfishPowerChannel';
 import { chooseResetType, readPowerState } from './resetTypes';
@@ -650,3 +653,182 @@ describe('RedfishPowerChannel', () => {
     );
   });
 });
+
+describe('bounded answers', () => {
+  /**
+   * A BMC whose answers a test writes itself: the service root is `{}` (Basic auth, no
+   * SessionService), every other path is `answer`'s.
+   */
+  async function rawBmc(
+    answer: (req: http.IncomingMessage, res: http.ServerResponse) => void,
+  ) {
+    const seen: http.IncomingMessage[] = [];
+    const server = http.createServer((req, res) => {
+      seen.push(req);
+      if (req.url === '/redfish/v1' || req.url === '/redfish/v1/') {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+        return;
+      }
+      answer(req, res);
+    });
+    await new Promise<void>(resolve =>
+      server.listen(0, '127.0.0.1', () => resolve()),
+    );
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const stop = async () => {
+      server.closeAllConnections();
+      await new Promise(resolve => server.close(resolve));
+    };
+    open.push({ stop });
+    return { url, seen };
+  }
+  function rawClient(
+    url: string,
+    extra: Partial<ConstructorParameters<typeof RedfishClient>[0]> = {},
+  ) {
+    const c = new RedfishClient({
+      address: url,
+      credentials: CREDENTIALS,
+      rateLimiter: noWait(),
+      ...extra,
+    });
+    open.push(c);
+    return c;
+  }
+  /** Writes `bytes` of a JSON string, honouring back-pressure; counts what was written. */
+  function stream(res: http.ServerResponse, bytes: number) {
+    const sent = { bytes: 0 };
+    res.write('{"Big":"');
+    const chunk = 'M'.repeat(64 * 1024);
+    const more = () => {
+      while (sent.bytes < bytes) {
+        sent.bytes += chunk.length;
+        if (!res.write(chunk)) {
+          res.once('drain', more);
+          return;
+        }
+      }
+      res.end('"}');
+    };
+    res.on('close', () => res.removeAllListeners('drain'));
+    more();
+    return sent;
+  }
+
+  it('refuses a streamed answer past 1 MiB, naming the BMC, the path and the limit, without reading it all', async () => {
+    let sent = { bytes: 0 };
+    const { url } = await rawBmc((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      sent = stream(res, 64 * 1024 * 1024);
+    });
+    await expect(rawClient(url).get('/redfish/v1/Big')).rejects.toThrow(
+      `Redfish BMC ${url}: GET /redfish/v1/Big: the answer is larger than the limit of 1,048,576 bytes (1 MiB); not read`,
+    );
+    expect(sent.bytes).toBeLessThan(16 * 1024 * 1024);
+  });
+
+  it('refuses at once an answer whose Content-Length is past the cap', async () => {
+    const { url } = await rawBmc((_req, res) => {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': String(200 * 1024 * 1024),
+      });
+      res.write('{"Big":"');
+    });
+    await expect(rawClient(url).get('/redfish/v1/Big')).rejects.toThrow(
+      /the answer is larger than the limit of 1,048,576 bytes \(1 MiB\)/,
+    );
+  });
+
+  it('a Content-Length that lies (declares 20 bytes, sends 4 MiB) is an error, never a partial answer', async () => {
+    const { url } = await rawBmc((_req, res) => {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-length': '20',
+      });
+      stream(res, 4 * 1024 * 1024);
+    });
+    await expect(rawClient(url).get('/redfish/v1/Lie')).rejects.toThrow(
+      /Redfish BMC .*: GET \/redfish\/v1\/Lie: the answer (is not JSON|broke off)/,
+    );
+  });
+
+  it('a larger cap is asked per read (a collection page: 4 MiB)', async () => {
+    const { url } = await rawBmc((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      stream(res, 2 * 1024 * 1024);
+    });
+    const json = await rawClient(url).get('/redfish/v1/Page', {
+      maxBytes: REDFISH_BODY_LIMITS.collectionPage,
+    });
+    expect(json.Big.length).toBeGreaterThanOrEqual(2 * 1024 * 1024);
+  });
+
+  it('a body that stalls after its headers fails at the request deadline; it is not an empty answer', async () => {
+    const { url } = await rawBmc((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"Id":');
+    });
+    await expect(
+      rawClient(url, { timeoutMs: 300 }).get('/redfish/v1/Stall'),
+    ).rejects.toThrow(
+      `Redfish BMC ${url}: GET /redfish/v1/Stall: the answer did not arrive in time (the request passed its deadline)`,
+    );
+  });
+
+  it('a reading signal ends a request under way and refuses to send the next', async () => {
+    const { url, seen } = await rawBmc((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{');
+    });
+    const client = rawClient(url);
+    const reading = new AbortController();
+    const pending = client.get('/redfish/v1/Stall', { signal: reading.signal });
+    await waitUntil(() => seen.some(r => r.url === '/redfish/v1/Stall'));
+    reading.abort(new Error('the health reading passed its deadline of 3 s'));
+    await expect(pending).rejects.toThrow(
+      /GET \/redfish\/v1\/Stall(: the answer did not arrive in time \(| failed: )the health reading passed its deadline of 3 s/,
+    );
+    const before = seen.length;
+    await expect(
+      client.get('/redfish/v1/Next', { signal: reading.signal }),
+    ).rejects.toThrow(/GET \/redfish\/v1\/Next not sent: the health reading/);
+    expect(seen.length).toBe(before);
+  });
+
+  it('asks for no compression, and counts a gzip answer it gets anyway by its decoded size', async () => {
+    const zipped = gzipSync(
+      Buffer.from(`{"Big":"${'0'.repeat(32 * 1024 * 1024)}"}`),
+    );
+    const { url, seen } = await rawBmc((_req, res) => {
+      res.writeHead(200, {
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+        'content-length': String(zipped.length),
+      });
+      res.end(zipped);
+    });
+    await expect(rawClient(url).get('/redfish/v1/Bomb')).rejects.toThrow(
+      /the answer is larger than the limit of 1,048,576 bytes/,
+    );
+    expect(
+      seen.find(r => r.url === '/redfish/v1/Bomb')?.headers['accept-encoding'],
+    ).toBe('identity');
+  });
+
+  it('an error answer with a huge body is its status, read no further than 64 KiB', async () => {
+    let sent = { bytes: 0 };
+    const { url } = await rawBmc((_req, res) => {
+      res.writeHead(500, { 'content-type': 'application/json' });
+      sent = stream(res, 64 * 1024 * 1024);
+    });
+    await expect(rawClient(url).get('/redfish/v1/Broken')).rejects.toThrow(
+      `Redfish BMC ${url}: GET /redfish/v1/Broken answered 500 Internal Server Error`,
+    );
+    expect(sent.bytes).toBeLessThan(16 * 1024 * 1024);
+  });
+});
+
+async function waitUntil(check: () => boolean) {
+  while (!check()) await new Promise(resolve => setImmediate(resolve));
+}

@@ -1,5 +1,10 @@
 import { InputError } from '@backstage/errors';
 import { Agent, fetch, type Dispatcher } from 'undici';
+import {
+  BoundedReadError,
+  byteText,
+  readBoundedJson,
+} from '../../http/boundedBody';
 import type { PowerChannelVerb } from '../types';
 import {
   networkErrorText,
@@ -33,8 +38,34 @@ export interface RedfishClientOptions {
   tls?: RedfishTlsOptions;
   /** Shared by every client of a channel, so the interval holds per BMC host. */
   rateLimiter?: BmcRateLimiter;
-  /** Deadline of each request; default 15 s. */
+  /** Deadline of each request (its headers and its whole body); default 15 s. */
   timeoutMs?: number;
+}
+
+/**
+ * The byte caps of a BMC's answers (docs/hardware-health.md, "Limits"). An ordinary
+ * resource (a system, a chassis, a part) is a few KiB on every BMC seen; a collection page
+ * (a log's Entries, an expanded collection) may hold hundreds of members. Past its cap an
+ * answer is refused as it streams in, never buffered whole.
+ */
+export const REDFISH_BODY_LIMITS = {
+  /** An ordinary resource: 1 MiB. */
+  resource: 1024 * 1024,
+  /** One page of a collection (a log's Entries, an expanded collection): 4 MiB. */
+  collectionPage: 4 * 1024 * 1024,
+  /** The body of an error answer (4xx, 5xx), read only for the BMC's message: 64 KiB. */
+  errorAnswer: 64 * 1024,
+} as const;
+
+/** How one read is bounded beyond the client's own per-request deadline. */
+export interface RedfishReadOptions {
+  /** The answer's byte cap; default {@link REDFISH_BODY_LIMITS}.resource. */
+  maxBytes?: number;
+  /**
+   * A deadline shared by every request of one reading (a whole health reading): once it
+   * aborts, the request under way and every later one fail with its reason.
+   */
+  signal?: AbortSignal;
 }
 
 /** What a Reset the BMC accepted was. */
@@ -167,9 +198,13 @@ export class RedfishClient {
     return (await this.authenticate()).kind;
   }
 
-  /** GET a resource (on the BMC, under /redfish/v1/) as JSON. */
-  async get(path: string): Promise<Json> {
-    return this.read(this.onBmc(path, 'the requested path'));
+  /**
+   * GET a resource (on the BMC, under /redfish/v1/) as JSON, its answer refused past
+   * `options.maxBytes` (1 MiB) and given up at the client's per-request deadline or at
+   * `options.signal`, whichever comes first.
+   */
+  async get(path: string, options: RedfishReadOptions = {}): Promise<Json> {
+    return this.read(this.onBmc(path, 'the requested path'), options);
   }
 
   /** The paths of the ComputerSystems the BMC manages. */
@@ -179,7 +214,9 @@ export class RedfishClient {
       root.Systems?.['@odata.id'] ?? '/redfish/v1/Systems',
       'Systems.@odata.id of the service root',
     );
-    const collection = await this.read(collectionUrl);
+    const collection = await this.read(collectionUrl, {
+      maxBytes: REDFISH_BODY_LIMITS.collectionPage,
+    });
     const members: unknown[] = Array.isArray(collection.Members)
       ? collection.Members
       : [];
@@ -347,9 +384,18 @@ export class RedfishClient {
     return resolveOnBmc(this.url, reference, field);
   }
 
-  private async read(url: URL): Promise<Json> {
+  private async read(
+    url: URL,
+    options: RedfishReadOptions = {},
+  ): Promise<Json> {
     const path = pathOf(url);
-    const answer = await this.authorized('GET', url);
+    const answer = await this.authorized(
+      'GET',
+      url,
+      undefined,
+      undefined,
+      options,
+    );
     if (answer.status !== 200) throw this.answerError('GET', path, answer);
     if (!answer.body || typeof answer.body !== 'object') {
       throw new RedfishError({
@@ -446,16 +492,34 @@ export class RedfishClient {
     url: URL,
     body?: unknown,
     beforeSend?: () => void,
+    options: RedfishReadOptions = {},
   ): Promise<Answer> {
-    const auth = await this.authenticate();
-    const answer = await this.send(method, url, body, auth, beforeSend);
+    const auth = await this.untilAborted(
+      this.authenticate(),
+      method,
+      url,
+      options.signal,
+    );
+    const answer = await this.send(
+      method,
+      url,
+      body,
+      auth,
+      beforeSend,
+      options,
+    );
     if (answer.status === 401 && auth.kind === 'session') {
       // The session expired or was dropped by the BMC; it did not act on the request.
       if (this.auth && (await this.auth) === auth) this.auth = undefined;
-      const renewed = await this.authenticate().catch(error => {
+      const renewed = await this.untilAborted(
+        this.authenticate(),
+        method,
+        url,
+        options.signal,
+      ).catch(error => {
         throw notSent(error);
       });
-      return this.send(method, url, body, renewed, beforeSend);
+      return this.send(method, url, body, renewed, beforeSend, options);
     }
     if (answer.status === 401) {
       throw new RedfishError({
@@ -484,6 +548,7 @@ export class RedfishClient {
     body?: unknown,
     auth?: Auth,
     beforeSend?: () => void,
+    options: RedfishReadOptions = {},
   ): Promise<Answer> {
     let target = url;
     for (let hops = 0; ; hops++) {
@@ -493,6 +558,7 @@ export class RedfishClient {
         body,
         auth,
         beforeSend,
+        options,
       );
       const location = answer.headers.get('location');
       if (
@@ -519,16 +585,68 @@ export class RedfishClient {
     }
   }
 
+  /**
+   * `promise`, or a "not sent" RedfishError as soon as `signal` aborts (a login shared by
+   * several readings is not cancelled: only this caller stops waiting for it).
+   */
+  private untilAborted<T>(
+    promise: Promise<T>,
+    method: string,
+    url: URL,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
+    if (!signal) return promise;
+    const aborted = () =>
+      new RedfishError({
+        bmc: this.origin,
+        outcome: 'notSent',
+        message: `Redfish BMC ${this.origin}: ${method} ${pathOf(
+          url,
+        )} not sent: ${reasonText(signal)}`,
+        cause: signal.reason,
+      });
+    if (signal.aborted) return Promise.reject(aborted());
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = () => reject(aborted());
+      signal.addEventListener('abort', onAbort, { once: true });
+      promise.then(
+        value => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(value);
+        },
+        error => {
+          signal.removeEventListener('abort', onAbort);
+          reject(error);
+        },
+      );
+    });
+  }
+
   private async sendOnce(
     method: string,
     url: URL,
     body?: unknown,
     auth?: Auth,
     beforeSend?: () => void,
+    options: RedfishReadOptions = {},
   ): Promise<Answer> {
     const path = pathOf(url);
+    const reading = options.signal;
+    if (reading?.aborted) {
+      throw new RedfishError({
+        bmc: this.origin,
+        outcome: 'notSent',
+        message: `Redfish BMC ${
+          this.origin
+        }: ${method} ${path} not sent: ${reasonText(reading)}`,
+        cause: reading.reason,
+      });
+    }
     const headers: Record<string, string> = {
       accept: 'application/json',
+      // The cap counts decoded bytes; asking for none keeps a small answer from
+      // unpacking into a large one at all.
+      'accept-encoding': 'identity',
       'odata-version': '4.0',
     };
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -538,7 +656,12 @@ export class RedfishClient {
         `${this.credentials.username}:${this.credentials.password}`,
       ).toString('base64')}`;
     }
-    await this.limiter.acquire(this.url.host);
+    await this.untilAborted(
+      this.limiter.acquire(this.url.host),
+      method,
+      url,
+      reading,
+    );
     // The last moment before the request leaves: nothing else is awaited after this.
     try {
       beforeSend?.();
@@ -552,6 +675,12 @@ export class RedfishClient {
         cause: error,
       });
     }
+    // One signal for the headers and the whole body: the request's own deadline, and the
+    // reading's when there is one.
+    const requestDeadline = AbortSignal.timeout(this.timeoutMs);
+    const signal = reading
+      ? AbortSignal.any([reading, requestDeadline])
+      : requestDeadline;
     let response;
     try {
       // Redirects are never followed by fetch: `send` checks each one first.
@@ -561,23 +690,46 @@ export class RedfishClient {
         body: body === undefined ? undefined : JSON.stringify(body),
         dispatcher: this.dispatcher,
         redirect: 'manual',
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal,
       });
     } catch (error) {
       throw new RedfishError({
         bmc: this.origin,
         outcome: networkFailureOutcome(error),
-        message: `Redfish BMC ${
-          this.origin
-        }: ${method} ${path} failed: ${networkErrorText(error)}`,
+        message: `Redfish BMC ${this.origin}: ${method} ${path} failed: ${
+          signal.aborted ? reasonText(signal) : networkErrorText(error)
+        }`,
         cause: error,
       });
     }
-    const text = await response.text().catch(() => '');
+    const success = response.status >= 200 && response.status < 300;
+    const source = `Redfish BMC ${this.origin}: ${method} ${path}`;
     let parsed: unknown;
     try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
+      parsed = await readBoundedJson(response, {
+        source,
+        // An error answer is read only for the BMC's words.
+        maxBytes: success
+          ? options.maxBytes ?? REDFISH_BODY_LIMITS.resource
+          : REDFISH_BODY_LIMITS.errorAnswer,
+        signal,
+      });
+    } catch (error) {
+      // A read that succeeded needs its whole body: a cut, stalled, oversized or broken
+      // one is an error, never an empty answer. A POST's status is its answer (the BMC
+      // acted or refused), so its body is best effort; so is an error answer's.
+      if (method === 'GET' && success) {
+        throw new RedfishError({
+          bmc: this.origin,
+          status: response.status,
+          outcome:
+            error instanceof BoundedReadError && error.reason === 'deadline'
+              ? 'unknown'
+              : 'refused',
+          message: bodyErrorText(source, error),
+          cause: error,
+        });
+      }
       parsed = undefined;
     }
     return { status: response.status, headers: response.headers, body: parsed };
@@ -602,4 +754,38 @@ export class RedfishClient {
       }`,
     });
   }
+}
+
+/** Why a signal aborted, for a message ("… passed its deadline of 60 s"). */
+function reasonText(signal: AbortSignal): string {
+  const reason = signal.reason as
+    | { name?: string; message?: string }
+    | undefined;
+  if (reason?.name === 'TimeoutError') {
+    return 'the request passed its deadline';
+  }
+  return reason?.message || 'aborted';
+}
+
+/** The message of a refused answer: names the BMC, the path and, when too large, the limit. */
+function bodyErrorText(source: string, error: unknown): string {
+  if (error instanceof BoundedReadError) {
+    if (error.reason === 'tooLarge' && error.limitBytes !== undefined) {
+      return `${source}: the answer is larger than the limit of ${byteText(
+        error.limitBytes,
+      )}; not read`;
+    }
+    if (error.reason === 'deadline') {
+      const cause = error.cause as { name?: string; message?: string };
+      return `${source}: the answer did not arrive in time (${
+        cause?.name === 'TimeoutError'
+          ? 'the request passed its deadline'
+          : cause?.message ?? 'aborted'
+      })`;
+    }
+    return error.message;
+  }
+  return `${source}: the answer could not be read: ${
+    (error as Error)?.message ?? String(error)
+  }`;
 }

@@ -59,6 +59,14 @@ export class MockupBmc {
   readonly removed = new Set<string>();
   /** Redirects answered for a request path (exactly as sent), whatever the method. */
   readonly redirects = new Map<string, { status: number; location: string }>();
+  /**
+   * Answers a test writes itself, by request path (without the query): a huge body, a
+   * stall, paged collections. Asked after authentication.
+   */
+  readonly raw = new Map<
+    string,
+    (req: IncomingMessage, res: ServerResponse, url: URL) => void
+  >();
   /** The `Location` header of a new session (undefined: none). */
   sessionLocation: (id: string) => string | undefined = id =>
     `${SESSIONS_PATH}/${id}`;
@@ -240,6 +248,11 @@ export class MockupBmc {
         401,
         redfishError('NoValidSession', 'authentication required'),
       );
+      return;
+    }
+    const raw = this.raw.get(resourcePath);
+    if (raw) {
+      raw(req, res, url);
       return;
     }
     if (method === 'DELETE' && resourcePath.startsWith(`${sessionsPath}/`)) {

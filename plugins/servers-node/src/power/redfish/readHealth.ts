@@ -7,8 +7,10 @@ import {
   type ServerFirmwareComponent,
   type ServerHealthPart,
 } from '@rackside/plugin-servers-common';
+import { Deadline } from '../../http/boundedBody';
 import { RedfishError } from './errors';
-import type { RedfishClient } from './RedfishClient';
+import { REDFISH_BODY_LIMITS, type RedfishClient } from './RedfishClient';
+import { pathOf, resolveOnBmc } from './sameOrigin';
 
 type Json = Record<string, any>;
 
@@ -23,9 +25,33 @@ export interface BmcHealthReading {
   state?: string;
   parts: ServerHealthPart[];
   logEntries: BmcLogEntry[];
+  /**
+   * Log entries the BMC listed that this reading did not look at: pages past the page
+   * budget, or entries listed only by link beyond those read (at least this many when the
+   * BMC does not give its count). 0 when every entry was considered.
+   */
+  logEntriesSkipped: number;
   firmware: ServerFirmwareComponent[];
   missing: string[];
 }
+
+/** How long one reading may take. */
+export interface BmcReadingOptions {
+  /**
+   * The whole reading's deadline (ms), shared by every request it makes; default
+   * {@link DEFAULT_HEALTH_READING_DEADLINE_MS}. Past it the reading fails naming the BMC.
+   */
+  deadlineMs?: number;
+}
+
+/** A reading's default deadline: 60 s for every request of one BMC's reading together. */
+export const DEFAULT_HEALTH_READING_DEADLINE_MS = 60_000;
+
+/**
+ * Pages of one log's Entries read at most in one reading (`Members@odata.nextLink`
+ * followed), the jump to the newest pages included.
+ */
+export const LOG_PAGE_BUDGET = 20;
 
 /** The cheap reading: the system's and its chassis' own Status, two requests. */
 export interface BmcHealthSummary {
@@ -89,6 +115,56 @@ function members(collection: Json): unknown[] {
   return Array.isArray(collection.Members) ? collection.Members : [];
 }
 
+/** Whether a member is inlined (has more than `@odata` annotations). */
+function isInline(member: Json): boolean {
+  return Object.keys(member).some(key => !key.startsWith('@odata'));
+}
+
+/** What every request of one reading shares: its deadline. */
+interface Reading {
+  get(path: string, maxBytes?: number): Promise<Json>;
+}
+
+/** Newer first: by `created`, then by `id` (numerically when both are numbers). */
+export function newerFirst(a: BmcLogEntry, b: BmcLogEntry): number {
+  const byTime = Date.parse(b.created) - Date.parse(a.created);
+  if (byTime !== 0) return byTime;
+  const numeric = /^\d{1,15}$/;
+  if (numeric.test(a.id) && numeric.test(b.id))
+    return Number(b.id) - Number(a.id);
+  if (a.id === b.id) return 0;
+  return a.id < b.id ? 1 : -1;
+}
+
+/**
+ * The newest `limit` entries of however many are offered: memory holds at most twice the
+ * limit, whatever the log's length (the cap is on what is kept, not on what is looked at).
+ */
+class NewestEntries {
+  private kept: BmcLogEntry[] = [];
+  constructor(private readonly limit: number) {}
+
+  add(entry: BmcLogEntry) {
+    this.kept.push(entry);
+    if (this.kept.length >= 2 * this.limit) this.trim();
+  }
+
+  list(): BmcLogEntry[] {
+    this.trim();
+    return this.kept;
+  }
+
+  private trim() {
+    this.kept = this.kept.sort(newerFirst).slice(0, this.limit);
+  }
+}
+
+/** One log's newest entries and how many it listed that were not looked at. */
+interface LogRead {
+  entries: BmcLogEntry[];
+  skipped: number;
+}
+
 /**
  * Reads a BMC's health with `client` (same origin check, same rate limiter, same
  * session as the power verbs). A resource the BMC does not offer (no link, or 404) is
@@ -107,14 +183,40 @@ export class BmcHealthReader {
     this.systemPath = systemPath;
   }
 
+  /** Runs `work` with one deadline for every request it makes. */
+  private async withDeadline<T>(
+    options: BmcReadingOptions,
+    work: (reading: Reading) => Promise<T>,
+  ): Promise<T> {
+    const deadline = new Deadline(
+      options.deadlineMs ?? DEFAULT_HEALTH_READING_DEADLINE_MS,
+      `the health reading of Redfish BMC ${this.client.origin}`,
+    );
+    const reading: Reading = {
+      get: (path, maxBytes) =>
+        this.client.get(path, { signal: deadline.signal, maxBytes }),
+    };
+    try {
+      return await work(reading);
+    } finally {
+      deadline.clear();
+    }
+  }
+
   /**
    * Two requests: the system and its first chassis. Their rollups change when any part
    * below them does, which is what tells the sweep a full reading is due.
    */
-  async summary(): Promise<BmcHealthSummary> {
-    const system = await this.client.get(this.systemPath);
+  summary(options: BmcReadingOptions = {}): Promise<BmcHealthSummary> {
+    return this.withDeadline(options, r => this.readSummary(r));
+  }
+
+  private async readSummary(r: Reading): Promise<BmcHealthSummary> {
+    const system = await r.get(this.systemPath);
     const chassisPath = this.chassisPath ?? this.firstChassis(system);
-    const chassis = chassisPath ? await this.optional(chassisPath) : undefined;
+    const chassis = chassisPath
+      ? await this.optional(r, chassisPath)
+      : undefined;
     return {
       rollup: worstHealth([
         ...statusHealths(system),
@@ -125,11 +227,18 @@ export class BmcHealthReader {
     };
   }
 
-  /** Everything: the summary's resources, then every part, the logs and the firmware. */
-  async read(): Promise<BmcHealthReading> {
+  /**
+   * Everything: the summary's resources, then every part, the logs and the firmware,
+   * within one deadline (`options.deadlineMs`, default 60 s) for all its requests.
+   */
+  read(options: BmcReadingOptions = {}): Promise<BmcHealthReading> {
+    return this.withDeadline(options, r => this.readAll(r));
+  }
+
+  private async readAll(r: Reading): Promise<BmcHealthReading> {
     const missing = new Set<string>();
     const parts: ServerHealthPart[] = [];
-    const system = await this.client.get(this.systemPath);
+    const system = await r.get(this.systemPath);
     const systemHealth = worstHealth(statusHealths(system));
     if (systemHealth !== 'OK') {
       parts.push(
@@ -137,7 +246,9 @@ export class BmcHealthReader {
       );
     }
     const chassisPath = this.firstChassis(system);
-    const chassis = chassisPath ? await this.optional(chassisPath) : undefined;
+    const chassis = chassisPath
+      ? await this.optional(r, chassisPath)
+      : undefined;
     if (!chassis) {
       missing.add('Chassis');
     } else {
@@ -152,12 +263,12 @@ export class BmcHealthReader {
           ),
         );
       }
-      await this.readPower(chassis, parts, missing);
-      await this.readThermal(chassis, parts, missing);
+      await this.readPower(r, chassis, parts, missing);
+      await this.readThermal(r, chassis, parts, missing);
     }
-    await this.readDrives(system, parts, missing);
-    const logEntries = await this.readLogs(system, missing);
-    const firmware = await this.readFirmware(missing);
+    await this.readDrives(r, system, parts, missing);
+    const logs = await this.readLogs(r, system, missing);
+    const firmware = await this.readFirmware(r, missing);
     const partHealths = parts.map(p => p.health);
     return {
       rollup: worstHealth([
@@ -173,7 +284,8 @@ export class BmcHealthReader {
       parts: parts
         .sort((a, b) => HEALTH_ORDER[b.health] - HEALTH_ORDER[a.health])
         .slice(0, HEALTH_LIMITS.parts),
-      logEntries,
+      logEntries: logs.entries,
+      logEntriesSkipped: logs.skipped,
       firmware,
       missing: [...missing].slice(0, HEALTH_LIMITS.missing),
     };
@@ -187,10 +299,14 @@ export class BmcHealthReader {
   }
 
   /** GET, or undefined when the BMC answers 404 (it does not offer the resource). */
-  private async optional(path: unknown): Promise<Json | undefined> {
+  private async optional(
+    r: Reading,
+    path: unknown,
+    maxBytes?: number,
+  ): Promise<Json | undefined> {
     if (typeof path !== 'string') return undefined;
     try {
-      return await this.client.get(path);
+      return await r.get(path, maxBytes);
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw error;
@@ -198,9 +314,9 @@ export class BmcHealthReader {
   }
 
   /** Whether the service root offers `$expand` (one level is all that is asked). */
-  private async canExpand(): Promise<boolean> {
+  private async canExpand(r: Reading): Promise<boolean> {
     if (this.expand === undefined) {
-      const root = await this.client.get('/redfish/v1');
+      const root = await r.get('/redfish/v1');
       this.updateServicePath = link(root, 'UpdateService');
       const expand = root.ProtocolFeaturesSupported?.ExpandQuery;
       this.expand = expand?.Levels === true || expand?.ExpandAll === true;
@@ -208,47 +324,52 @@ export class BmcHealthReader {
     return this.expand;
   }
 
-  /**
-   * The members of a collection as JSON: one request when the BMC expands it (or inlines
-   * them already), else one per member, at most `limit` of them (the last ones when
-   * `newestLast`, as log services list entries oldest first).
-   */
-  private async collection(
-    path: unknown,
-    limit: number,
-    newestLast = false,
-  ): Promise<Json[] | undefined> {
-    if (typeof path !== 'string') return undefined;
-    const expanded = (await this.canExpand())
+  /** The path to read a collection by: expanded one level when the BMC offers it. */
+  private async collectionPath(r: Reading, path: string): Promise<string> {
+    return (await this.canExpand(r))
       ? `${path.split('?')[0]}?$expand=.($levels=1)`
       : path;
-    const collection = await this.optional(expanded);
+  }
+
+  /**
+   * The members of a collection of parts as JSON: one request when the BMC expands it
+   * (or inlines them already), else one per member, at most `limit` of them.
+   */
+  private async collection(
+    r: Reading,
+    path: unknown,
+    limit: number,
+  ): Promise<Json[] | undefined> {
+    if (typeof path !== 'string') return undefined;
+    const collection = await this.optional(
+      r,
+      await this.collectionPath(r, path),
+      REDFISH_BODY_LIMITS.collectionPage,
+    );
     if (!collection) return undefined;
     const all = members(collection)
       .slice(0, MAX_INLINE_MEMBERS)
       .filter((m): m is Json => Boolean(m) && typeof m === 'object');
-    const inline = all.filter(m =>
-      Object.keys(m).some(key => !key.startsWith('@odata')),
-    );
     // Inlined members cost nothing more: all are kept (the caller sorts and caps).
-    if (inline.length === all.length) return all;
-    const links = newestLast ? all.slice(-limit) : all.slice(0, limit);
+    if (all.every(isInline)) return all;
     const result: Json[] = [];
-    for (const member of links) {
-      const fetched = await this.optional(member['@odata.id']);
+    for (const member of all.slice(0, limit)) {
+      const fetched = await this.optional(r, member['@odata.id']);
       if (fetched) result.push(fetched);
     }
     return result;
   }
 
   private async readPower(
+    r: Reading,
     chassis: Json,
     parts: ServerHealthPart[],
     missing: Set<string>,
   ) {
-    const subsystem = await this.optional(link(chassis, 'PowerSubsystem'));
+    const subsystem = await this.optional(r, link(chassis, 'PowerSubsystem'));
     if (subsystem) {
       const supplies = await this.collection(
+        r,
         link(subsystem, 'PowerSupplies'),
         HEALTH_LIMITS.parts,
       );
@@ -257,7 +378,7 @@ export class BmcHealthReader {
       }
       return;
     }
-    const power = await this.optional(link(chassis, 'Power'));
+    const power = await this.optional(r, link(chassis, 'Power'));
     if (!power) {
       missing.add('Power');
       return;
@@ -269,20 +390,22 @@ export class BmcHealthReader {
   }
 
   private async readThermal(
+    r: Reading,
     chassis: Json,
     parts: ServerHealthPart[],
     missing: Set<string>,
   ) {
-    const subsystem = await this.optional(link(chassis, 'ThermalSubsystem'));
+    const subsystem = await this.optional(r, link(chassis, 'ThermalSubsystem'));
     if (subsystem) {
       const fans = await this.collection(
+        r,
         link(subsystem, 'Fans'),
         HEALTH_LIMITS.parts,
       );
       for (const fan of fans ?? []) addPart(parts, 'Fan', fan);
       return;
     }
-    const thermal = await this.optional(link(chassis, 'Thermal'));
+    const thermal = await this.optional(r, link(chassis, 'Thermal'));
     if (!thermal) {
       missing.add('Thermal');
       return;
@@ -294,11 +417,13 @@ export class BmcHealthReader {
   }
 
   private async readDrives(
+    r: Reading,
     system: Json,
     parts: ServerHealthPart[],
     missing: Set<string>,
   ) {
     const storages = await this.collection(
+      r,
       link(system, 'Storage'),
       HEALTH_LIMITS.parts,
     );
@@ -309,7 +434,7 @@ export class BmcHealthReader {
         if (worstHealth(statusHealths(storage)) === 'OK') continue;
         const drives = arrayOf(storage.Drives).slice(0, HEALTH_LIMITS.parts);
         for (const drive of drives) {
-          const json = await this.optional(drive['@odata.id']);
+          const json = await this.optional(r, drive['@odata.id']);
           if (json) addPart(parts, 'Drive', json);
         }
       }
@@ -317,6 +442,7 @@ export class BmcHealthReader {
     }
     // The older SimpleStorage lists its devices inline.
     const simple = await this.collection(
+      r,
       link(system, 'SimpleStorage'),
       HEALTH_LIMITS.parts,
     );
@@ -332,33 +458,39 @@ export class BmcHealthReader {
   }
 
   private async readLogs(
+    r: Reading,
     system: Json,
     missing: Set<string>,
-  ): Promise<BmcLogEntry[]> {
-    const entries: Array<BmcLogEntry | undefined> = [];
-    const systemLog = await this.logService(link(system, 'LogServices'));
-    if (systemLog) entries.push(...systemLog.map(e => logEntry(e, 'System')));
+  ): Promise<LogRead> {
+    const systemLog = await this.logService(
+      r,
+      link(system, 'LogServices'),
+      'System',
+    );
     const managers = system.Links?.ManagedBy;
     const managerPath = Array.isArray(managers)
       ? managers[0]?.['@odata.id']
       : undefined;
-    const manager = await this.optional(managerPath);
+    const manager = await this.optional(r, managerPath);
     const managerLog = manager
-      ? await this.logService(link(manager, 'LogServices'))
+      ? await this.logService(r, link(manager, 'LogServices'), 'Manager')
       : undefined;
-    if (managerLog) {
-      entries.push(...managerLog.map(e => logEntry(e, 'Manager')));
-    }
     if (!systemLog && !managerLog) missing.add('LogServices');
-    return entries
-      .filter((e): e is BmcLogEntry => e !== undefined)
-      .sort((a, b) => Date.parse(b.created) - Date.parse(a.created))
-      .slice(0, HEALTH_LIMITS.logEntries);
+    return {
+      entries: [...(systemLog?.entries ?? []), ...(managerLog?.entries ?? [])]
+        .sort(newerFirst)
+        .slice(0, HEALTH_LIMITS.logEntries),
+      skipped: (systemLog?.skipped ?? 0) + (managerLog?.skipped ?? 0),
+    };
   }
 
   /** The newest entries of a log-services collection's SEL (else Log1, else the first). */
-  private async logService(path: unknown): Promise<Json[] | undefined> {
-    const services = await this.optional(path);
+  private async logService(
+    r: Reading,
+    path: unknown,
+    service: BmcLogEntry['service'],
+  ): Promise<LogRead | undefined> {
+    const services = await this.optional(r, path);
     if (!services) return undefined;
     const ids = members(services)
       .map(m => (m as Json | null)?.['@odata.id'])
@@ -367,23 +499,156 @@ export class BmcHealthReader {
       ids.find(id => /\/SEL$/i.test(id)) ??
       ids.find(id => /\/Log1$/i.test(id)) ??
       ids[0];
-    const service = await this.optional(chosen);
-    if (!service) return undefined;
-    return this.collection(
-      link(service, 'Entries'),
-      HEALTH_LIMITS.logEntries,
-      true,
-    );
+    const logService = await this.optional(r, chosen);
+    if (!logService) return undefined;
+    return this.logEntries(r, link(logService, 'Entries'), service);
+  }
+
+  /**
+   * The newest entries of one log, whatever its length and order: every page is followed
+   * (`Members@odata.nextLink`, on the BMC's origin like every link) up to
+   * {@link LOG_PAGE_BUDGET} pages, and every entry on them is considered, newest chosen by
+   * `Created` then `Id`. A log listed oldest first and longer than the budget, whose
+   * pages are `$skip` offsets, is read from its first page and then its last pages (the
+   * entries between are skipped and counted). Entries listed only by link are read from
+   * the newer end of the list (the first and last ones tell which).
+   */
+  private async logEntries(
+    r: Reading,
+    path: unknown,
+    service: BmcLogEntry['service'],
+  ): Promise<LogRead | undefined> {
+    if (typeof path !== 'string') return undefined;
+    const limit = HEALTH_LIMITS.logEntries;
+    const bmc = new URL(this.client.origin);
+    const newest = new NewestEntries(limit);
+    // Links-only members: the first and last `limit` of them, and how many there were.
+    const firstLinks: string[] = [];
+    let lastLinks: string[] = [];
+    let linked = 0;
+    let seen = 0;
+    let listed: number | undefined;
+    let pages = 0;
+    let next: string | undefined = await this.collectionPath(r, path);
+    while (next !== undefined && pages < LOG_PAGE_BUDGET) {
+      const page = await this.optional(
+        r,
+        next,
+        REDFISH_BODY_LIMITS.collectionPage,
+      );
+      if (!page) {
+        if (pages === 0) return undefined;
+        throw new RedfishError({
+          bmc: this.client.origin,
+          outcome: 'refused',
+          status: 404,
+          message: `Redfish BMC ${this.client.origin}: the log page ${next} is gone`,
+        });
+      }
+      pages++;
+      const onPage = members(page).filter(
+        (m): m is Json => Boolean(m) && typeof m === 'object',
+      );
+      if (pages === 1) {
+        const count = page['Members@odata.count'];
+        if (Number.isInteger(count) && count >= 0) listed = count;
+      }
+      seen += onPage.length;
+      const inline: BmcLogEntry[] = [];
+      for (const member of onPage) {
+        if (isInline(member)) {
+          const entry = logEntry(member, service);
+          if (entry) inline.push(entry);
+        } else if (typeof member['@odata.id'] === 'string') {
+          linked++;
+          if (firstLinks.length < limit) firstLinks.push(member['@odata.id']);
+          lastLinks.push(member['@odata.id']);
+          if (lastLinks.length > 2 * limit) lastLinks = lastLinks.slice(-limit);
+        }
+      }
+      for (const entry of inline) newest.add(entry);
+      const nextLink = page['Members@odata.nextLink'];
+      if (nextLink === undefined || nextLink === null) {
+        next = undefined;
+        break;
+      }
+      const nextUrl = resolveOnBmc(
+        bmc,
+        nextLink,
+        `Members@odata.nextLink of ${next}`,
+      );
+      next = pathOf(nextUrl);
+      if (pages === 1) {
+        const jump = jumpToNewest(nextUrl, inline, onPage.length, listed);
+        if (jump) next = jump;
+      }
+    }
+    let skipped =
+      listed !== undefined
+        ? Math.max(0, listed - seen)
+        : next !== undefined
+        ? 1
+        : 0;
+    if (linked > 0) {
+      const read = await this.newestLinked(
+        r,
+        firstLinks,
+        lastLinks.slice(-limit),
+        linked,
+        service,
+      );
+      for (const entry of read) newest.add(entry);
+      skipped += linked - Math.min(linked, limit);
+    }
+    return { entries: newest.list(), skipped };
+  }
+
+  /**
+   * Entries listed only by link: all of them when there are few, else the `limit` at the
+   * newer end of the list (a BMC may list oldest or newest first: its first and last
+   * entries tell which).
+   */
+  private async newestLinked(
+    r: Reading,
+    first: string[],
+    last: string[],
+    total: number,
+    service: BmcLogEntry['service'],
+  ): Promise<BmcLogEntry[]> {
+    const read = async (id: string) => {
+      const json = await this.optional(r, id);
+      return json ? logEntry(json, service) : undefined;
+    };
+    const limit = HEALTH_LIMITS.logEntries;
+    let chosen = total <= limit ? first : last;
+    const found: BmcLogEntry[] = [];
+    if (total > limit) {
+      const head = await read(first[0]);
+      const tail = await read(last[last.length - 1]);
+      if (head && tail && newerFirst(head, tail) < 0) chosen = first;
+      // Already read: kept, and not asked for twice.
+      if (chosen === first && head) found.push(head);
+      if (chosen === last && tail) found.push(tail);
+      chosen =
+        chosen === first ? chosen.slice(1) : chosen.slice(0, chosen.length - 1);
+    }
+    for (const id of chosen) {
+      const entry = await read(id);
+      if (entry) found.push(entry);
+    }
+    return found;
   }
 
   private async readFirmware(
+    r: Reading,
     missing: Set<string>,
   ): Promise<ServerFirmwareComponent[]> {
     // The service root is read once per reader (with what it says of $expand).
-    await this.canExpand();
-    const update = await this.optional(this.updateServicePath);
+    await this.canExpand(r);
+    const update = await this.optional(r, this.updateServicePath);
     const inventory = update
       ? await this.collection(
+          r,
           link(update, 'FirmwareInventory'),
           HEALTH_LIMITS.firmware,
         )
@@ -456,4 +721,33 @@ function logEntry(
     ),
     service,
   };
+}
+
+/**
+ * Where to read next after a log's first page, when the log is listed oldest first, pages
+ * by `$skip`, says its count and is longer than the page budget: the `$skip` of the last
+ * pages the budget still covers (so the newest entries are read); undefined otherwise.
+ */
+function jumpToNewest(
+  nextUrl: URL,
+  firstPage: BmcLogEntry[],
+  pageSize: number,
+  listed: number | undefined,
+): string | undefined {
+  if (listed === undefined || pageSize === 0 || firstPage.length < 2) {
+    return undefined;
+  }
+  const skip = nextUrl.searchParams.get('$skip');
+  if (skip === null || !/^\d+$/.test(skip)) return undefined;
+  // Oldest first: the page's first entry is older than its last.
+  const oldestFirst =
+    newerFirst(firstPage[0], firstPage[firstPage.length - 1]) > 0;
+  if (!oldestFirst) return undefined;
+  const from = listed - (LOG_PAGE_BUDGET - 1) * pageSize;
+  if (from <= Number(skip)) return undefined;
+  // The query is kept as the BMC wrote it (re-encoding it would turn `$` into `%24`).
+  return `${nextUrl.pathname}${nextUrl.search.replace(
+    /([?&]\$skip=)\d+/,
+    `$1${from}`,
+  )}`;
 }
