@@ -224,9 +224,78 @@ describe('healthy return', () => {
         hardware: {
           rollup: 'Warning',
           parts: [{ name: 'Fan 1', health: 'Warning' }],
+          readAt: new Date(back + 100 * s).toISOString(),
+          sweepIntervalSeconds: 900,
         },
         now: back + 120 * s,
       }),
     ).toMatchObject({ kind: 'healthy' });
+  });
+
+  it('an OK reading older than two sweep intervals holds the return, then fails it at the timeout saying the hardware state is unknown and how old', () => {
+    // Read OK three hours before the node came back; the sweep (15 min) has not written since.
+    const old = {
+      rollup: 'OK' as const,
+      parts: [],
+      readAt: new Date(back - 3 * 3600 * s).toISOString(),
+      sweepIntervalSeconds: 900,
+    };
+    expect(
+      healthyReturnVerdict({ ...base, hardware: old, now: back + 120 * s }),
+    ).toMatchObject({
+      kind: 'waiting',
+      message:
+        'healthy return: hardware state unknown: last reading 3 h ago (the sweep reads every 15 min)',
+    });
+    expect(
+      healthyReturnVerdict({ ...base, hardware: old, now: back + 300 * s }),
+    ).toEqual({
+      kind: 'failed',
+      message:
+        'not healthy 300 s after it came back: hardware state unknown: last reading 3 h ago (the sweep reads every 15 min)',
+    });
+  });
+
+  it('a fresh reading whose last read failed holds the return and fails it naming the error; a good reading after it lets it through', () => {
+    const failed = {
+      rollup: 'OK' as const,
+      parts: [],
+      readAt: new Date(back + 60 * s).toISOString(),
+      error: 'GET /redfish/v1/Systems/1: timeout after 60 s',
+      sweepIntervalSeconds: 900,
+    };
+    expect(
+      healthyReturnVerdict({ ...base, hardware: failed, now: back + 120 * s }),
+    ).toMatchObject({
+      kind: 'waiting',
+      message:
+        'healthy return: hardware state unknown: the last reading failed: GET /redfish/v1/Systems/1: timeout after 60 s',
+    });
+    expect(
+      healthyReturnVerdict({ ...base, hardware: failed, now: back + 300 * s }),
+    ).toMatchObject({
+      kind: 'failed',
+      message: expect.stringContaining(
+        'hardware state unknown: the last reading failed: GET /redfish/v1/Systems/1: timeout after 60 s',
+      ),
+    });
+    const { error: _error, ...readAgain } = failed;
+    expect(
+      healthyReturnVerdict({
+        ...base,
+        hardware: readAgain,
+        now: back + 120 * s,
+      }).kind,
+    ).toBe('healthy');
+  });
+
+  it('a node without a BMC reading is not held for its hardware', () => {
+    expect(
+      healthyReturnVerdict({
+        ...base,
+        hardware: undefined,
+        now: back + 120 * s,
+      }).kind,
+    ).toBe('healthy');
   });
 });

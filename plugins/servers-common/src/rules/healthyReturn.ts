@@ -6,7 +6,8 @@
  * once the return grace has passed since the node came back (the grace is tolerance, not a
  * floor: a node without alerts is done after its Ready period). Rackside's own silence (held
  * through the return grace) must not hide them, so they are judged through it. A node whose
- * BMC reports its hardware Critical is not back healthy either (docs/hardware-health.md).
+ * BMC reports its hardware Critical is not back healthy either, nor one whose reading is
+ * unknown (too old, or the last one failed: docs/hardware-health.md, "Age and errors").
  *
  * The operator decides with this function from fresh state at the moment it would end the
  * step; the backend may show the same verdict.
@@ -20,7 +21,7 @@ import type { AlertSnapshot } from './alertGate';
 import { alertListText } from './alertGate';
 import { alertFires, type AlertState } from './racksideSilences';
 import {
-  criticalHardwareReason,
+  hardwareReadingState,
   type HardwareHealthFacts,
 } from './hardwareHealth';
 
@@ -44,7 +45,9 @@ export interface HealthyReturnInput {
     | { known: false; reason: string };
   /**
    * The node's BMC health reading (ServerBMC `status.health`); a Critical rollup is not a
-   * healthy return (docs/hardware-health.md). Absent: no BMC or no reading, not checked.
+   * healthy return, nor is an unknown one (older than two sweep intervals, or the last
+   * read failed): it is waited on and fails at the timeout saying why
+   * (docs/hardware-health.md). Absent: no BMC or no reading, not checked.
    */
   hardware?: HardwareHealthFacts;
 }
@@ -108,8 +111,11 @@ export function healthyReturnVerdict(
   } else if (input.alerts?.known === true && input.alerts.firing.length > 0) {
     problems.push(`alerts firing: ${alertListText(input.alerts.firing)}`);
   }
-  if (input.hardware?.rollup === 'Critical') {
-    problems.push(criticalHardwareReason(input.hardware));
+  // The same decision as the typed-name rung's (hardwareReadingState): Critical, or a
+  // reading nobody can trust any more, is no proof of a healthy return.
+  const hardware = hardwareReadingState(input.hardware, now);
+  if (hardware.state === 'critical' || hardware.state === 'unknown') {
+    problems.push(hardware.reason);
   }
   if (problems.length === 0) {
     return {
