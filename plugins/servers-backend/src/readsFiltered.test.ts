@@ -300,3 +300,187 @@ describe('maintenance records with a conditional servers:read', () => {
     expect(one.body.history[0].message).toBe(numbers);
   });
 });
+
+describe('alerts and plan messages with a user who sees half the cluster', () => {
+  // rack r1 (cp-1, worker-1, worker-2) is readable; cp-2, worker-3 and worker-4 are not.
+  function halfRack(): FakeCluster {
+    const cluster = new FakeCluster('plant-a', [
+      fakeNode('cp-1', { controlPlane: true, labels: { rack: 'r1' } }),
+      fakeNode('cp-2', { controlPlane: true }),
+      fakeNode('worker-1', { labels: { rack: 'r1' } }),
+      fakeNode('worker-2', { labels: { rack: 'r1' } }),
+      fakeNode('worker-3'),
+      fakeNode('worker-4'),
+    ]);
+    const raw = (
+      fingerprint: string,
+      labels: Record<string, string>,
+      summary?: string,
+    ) => ({
+      fingerprint,
+      labels,
+      ...(summary ? { annotations: { summary } } : {}),
+      startsAt: '2026-01-01T00:00:00.000Z',
+      status: { state: 'active', silencedBy: [], inhibitedBy: [] },
+    });
+    const alerts = [
+      raw('f-down', {
+        alertname: 'NodeDown',
+        node: 'worker-3',
+        severity: 'critical',
+      }),
+      raw('f-disk', {
+        alertname: 'DiskFull',
+        node: 'worker-4',
+        severity: 'warning',
+      }),
+      raw('f-load', {
+        alertname: 'HighLoad',
+        node: 'worker-1',
+        severity: 'warning',
+      }),
+      raw(
+        'f-link',
+        {
+          alertname: 'LinkDown',
+          node: 'worker-1',
+          peer: 'worker-3',
+          severity: 'warning',
+        },
+        'the link from worker-1 to worker-3 is down',
+      ),
+    ];
+    const shown = (a: (typeof alerts)[number]) => ({
+      fingerprint: a.fingerprint,
+      alertname: a.labels.alertname,
+      severity: a.labels.severity,
+      state: 'firing' as const,
+      silencedBy: [],
+      startsAt: a.startsAt,
+      ...(a.annotations ? { summary: a.annotations.summary } : {}),
+      labels: a.labels,
+    });
+    cluster.alertsState = {
+      byNode: new Map([
+        ['worker-1', [shown(alerts[2]), shown(alerts[3])]],
+        ['worker-3', [shown(alerts[0]), shown(alerts[3])]],
+        ['worker-4', [shown(alerts[1])]],
+      ]),
+      alerts: alerts as any,
+      readAt: '2026-01-01T00:01:00.000Z',
+    };
+    return cluster;
+  }
+
+  const HIDDEN = /worker-3|worker-4|cp-2|NodeDown|DiskFull/;
+
+  it("the plan pre-flight's gate preview names only readable servers, counting the others", async () => {
+    const { server } = await start([halfRack()], rackR1);
+    const res = await request(server)
+      .get('/api/servers/clusters/plant-a/plans/preflight')
+      .query({ intent: 'drain', nodes: 'worker-1', alertGate: '{}' });
+    expect(res.status).toBe(200);
+    // What was seen: every alert of the cluster, with the nodes it belongs to.
+    expect(JSON.stringify(res.body.alerts)).not.toMatch(HIDDEN);
+    expect(
+      res.body.alerts.holding.map((a: any) => [a.alertname, a.nodes]),
+    ).toEqual([
+      ['HighLoad', ['worker-1']],
+      ['LinkDown', ['worker-1']],
+    ]);
+    expect(res.body.alerts).toMatchObject({
+      known: true,
+      hiddenServers: 2,
+      hiddenAlerts: 2,
+      hidden: 'and 2 servers you cannot see',
+    });
+    // The label and the summary that name a hidden server say so instead.
+    const link = res.body.alerts.holding[1];
+    expect(link.labels.peer).toBe('a server you cannot see');
+    expect(link.summary).toBe(
+      'the link from worker-1 to a server you cannot see is down',
+    );
+  });
+
+  it("a plan's message, waiting message and step messages name only readable servers", async () => {
+    const cluster = halfRack();
+    const firing =
+      'alerts firing: DiskFull (worker-4, warning), HighLoad (worker-1, warning), NodeDown (worker-3, critical)';
+    cluster.planList.push({
+      apiVersion: 'rackside.dev/v1alpha1',
+      kind: 'MaintenancePlan',
+      metadata: {
+        name: 'drain-plan-1',
+        creationTimestamp: '2026-12-01T00:00:00Z',
+      },
+      spec: {
+        intent: 'drain',
+        nodes: ['worker-1', 'worker-2'],
+        reason: REASON,
+        requestedBy: 'user:default/mock',
+      } as any,
+      status: {
+        phase: 'Waiting',
+        message: `${firing}: 1 step(s) not started`,
+        nodes: [
+          {
+            name: 'worker-1',
+            controlPlane: false,
+            phase: 'Running',
+            message: `healthy return waits: LinkDown (worker-1, warning) names worker-3`,
+          },
+          { name: 'worker-2', controlPlane: false, phase: 'Pending' },
+        ],
+        waiting: {
+          on: 'gate',
+          gate: 'alerts',
+          message: firing,
+          since: '2026-12-01T00:10:00Z',
+        },
+      } as any,
+    });
+    const { server } = await start([cluster], rackR1);
+    const one = await request(server).get(
+      '/api/servers/clusters/plant-a/plans/drain-plan-1',
+    );
+    const list = await request(server).get(
+      '/api/servers/clusters/plant-a/plans',
+    );
+    expect(one.status).toBe(200);
+    for (const plan of [one.body, list.body.items[0]]) {
+      expect(JSON.stringify(plan)).not.toMatch(HIDDEN);
+      expect(plan.waiting.message).toBe(
+        'alerts firing: HighLoad (worker-1, warning), and 2 servers you cannot see',
+      );
+      expect(plan.message).toBe(
+        'alerts firing: HighLoad (worker-1, warning), and 2 servers you cannot see: 1 step(s) not started',
+      );
+      expect(plan.nodes[0].message).toBe(
+        'healthy return waits: LinkDown (worker-1, warning) names a server you cannot see',
+      );
+    }
+    // Whoever reads every server reads the operator's words unchanged.
+    const all = await start([cluster], { result: AuthorizeResult.ALLOW });
+    const full = await request(all.server).get(
+      '/api/servers/clusters/plant-a/plans/drain-plan-1',
+    );
+    expect(full.body.waiting.message).toBe(firing);
+  });
+
+  it("a server's alert list names only readable servers", async () => {
+    const { server } = await start([halfRack()], rackR1);
+    const res = await request(server).get(
+      '/api/servers/clusters/plant-a/servers/worker-1/alerts',
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.items.map((a: any) => a.alertname)).toEqual([
+      'HighLoad',
+      'LinkDown',
+    ]);
+    expect(JSON.stringify(res.body)).not.toMatch(HIDDEN);
+    expect(res.body.items[1]).toMatchObject({
+      labels: { node: 'worker-1', peer: 'a server you cannot see' },
+      summary: 'the link from worker-1 to a server you cannot see is down',
+    });
+  });
+});

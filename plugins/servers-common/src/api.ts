@@ -227,8 +227,17 @@ export interface PlanPreflightAlerts {
   /** false: the alerts are unknown (`reason`), and the gate would not hold. */
   known: boolean;
   reason?: string;
-  /** The alerts that would hold the gate, each with the nodes it belongs to (maybe none). */
+  /**
+   * The alerts that would hold the gate, each with the nodes it belongs to (maybe none)
+   * that the reader may read; an alert of servers they cannot read only is not listed.
+   */
   holding: Array<ServerAlert & { nodes: string[] }>;
+  /** How many servers the reader cannot read have alerts holding the gate (absent: none). */
+  hiddenServers?: number;
+  /** How many holding alerts belong only to such servers (counted, not listed). */
+  hiddenAlerts?: number;
+  /** The same in words: "and 2 servers you cannot see". */
+  hidden?: string;
   /** When Alertmanager was read (at most 30 s before the pre-flight). */
   readAt?: string;
 }

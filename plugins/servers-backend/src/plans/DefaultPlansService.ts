@@ -18,6 +18,7 @@ import { alertGatePreview } from './alertGatePreview';
 import { clusterOr404 } from '../cluster/clusterRegistry';
 import type { UserCredentials } from '../servers/ServersService';
 import { clusterSnapshot } from '../servers/view';
+import { visibleNames } from '../servers/visibleNames';
 import { controlPlan } from './commands/controlPlan';
 import { createPlan } from './commands/createPlan';
 import { renewPlan } from './commands/renewPlan';
@@ -67,7 +68,8 @@ export class DefaultPlansService implements PlansService {
     const cluster = clusterOr404(this.ctx.clusters, clusterName);
     const after = query.continue ? planCursorOf(query.continue) : undefined;
     const limit = query.limit ?? PLAN_LIST_DEFAULT_LIMIT;
-    const { plans } = await readablePlans(scope, cluster);
+    const { plans, snap } = await readablePlans(scope, cluster);
+    const names = visibleNames(scope, cluster.name, snap);
     const walk = plans
       .filter(
         p =>
@@ -79,7 +81,7 @@ export class DefaultPlansService implements PlansService {
     const page = walk.slice(0, limit);
     const last = page[page.length - 1];
     return {
-      items: page.map(p => planView(cluster.name, p)),
+      items: page.map(p => planView(cluster.name, p, names)),
       ...(walk.length > limit ? { continue: planCursor(last) } : {}),
     };
   }
@@ -92,8 +94,12 @@ export class DefaultPlansService implements PlansService {
   ): Promise<PlanResponse> {
     const { scope } = grantOf(call);
     const cluster = clusterOr404(this.ctx.clusters, clusterName);
-    const { plans } = await readablePlans(scope, cluster);
-    return planView(cluster.name, readablePlanOr404(plans, cluster.name, name));
+    const { plans, snap } = await readablePlans(scope, cluster);
+    return planView(
+      cluster.name,
+      readablePlanOr404(plans, cluster.name, name),
+      visibleNames(scope, cluster.name, snap),
+    );
   }
 
   async planPreflight(
@@ -120,7 +126,14 @@ export class DefaultPlansService implements PlansService {
     );
     // Not bound by the token: alerts come and go, the gate reads them afresh at each step.
     const withAlerts = query.alertGate
-      ? { ...impact, alerts: alertGatePreview(query.alertGate, snap.alerts) }
+      ? {
+          ...impact,
+          alerts: alertGatePreview(
+            query.alertGate,
+            snap.alerts,
+            visibleNames(scope, cluster.name, snap),
+          ),
+        }
       : impact;
     return signPlanPreflight(this.ctx.preflightTokens, withAlerts, user);
   }

@@ -12,6 +12,11 @@ import {
 } from '@rackside/plugin-servers-common';
 import type { ClusterAlerts } from '../cluster/nodeAlerts';
 import { serverAlertOf } from '../cluster/nodeAlerts';
+import {
+  hiddenServersText,
+  visibleNamesOfEveryServer,
+  type VisibleNames,
+} from '../servers/visibleNames';
 
 /** An alert gate as a pre-flight query carries it (`alertGate`, JSON). */
 export type AlertGateQuery = PlanAlertGateInput;
@@ -101,11 +106,13 @@ export function parseAlertGateQuery(
 /**
  * The alerts that would hold the gate now, from the cluster's last read of Alertmanager.
  * Decided by servers-common's `alertsHoldingGate`, the rule the operator applies before
- * each step.
+ * each step, over every alert; shown as the reader may see it (`names`): an alert of
+ * servers they cannot read is counted, not listed, and no listed one names them.
  */
 export function alertGatePreview(
   gate: AlertGateQuery,
   alerts: ClusterAlerts | undefined,
+  names: VisibleNames = visibleNamesOfEveryServer,
 ): PlanPreflightAlerts {
   if (!alerts) {
     return {
@@ -132,18 +139,35 @@ export function alertGatePreview(
       nodesOf.set(a.fingerprint, nodes);
     }
   }
-  const holding = alertsHoldingGate(gate, alerts.alerts, racksideIds).map(
-    alert => ({
-      ...serverAlertOf(alert, alerts.racksideSilenceIds),
-      nodes: (nodesOf.get(alert.fingerprint) ?? []).sort(),
-    }),
-  );
+  const hiddenServers = new Set<string>();
+  let hiddenAlerts = 0;
+  const holding: PlanPreflightAlerts['holding'] = [];
+  for (const alert of alertsHoldingGate(gate, alerts.alerts, racksideIds)) {
+    const nodes = (nodesOf.get(alert.fingerprint) ?? []).sort();
+    const hiddenNodes = nodes.filter(n => names.hides(n));
+    hiddenNodes.forEach(n => hiddenServers.add(n));
+    const shown = names.alert(serverAlertOf(alert, alerts.racksideSilenceIds));
+    const visible = nodes.filter(n => !names.hides(n));
+    // An alert of hidden servers only: counted, never listed (its name is theirs).
+    if (nodes.length > 0 && visible.length === 0) {
+      hiddenAlerts++;
+      continue;
+    }
+    holding.push({ ...shown, nodes: visible });
+  }
   return {
     configured: true,
     // A read that failed after an earlier success: what is shown is that earlier read.
     known: alerts.stale === undefined,
-    ...(alerts.stale ? { reason: alerts.stale.error } : {}),
+    ...(alerts.stale ? { reason: names.text(alerts.stale.error).text } : {}),
     holding,
+    ...(hiddenServers.size > 0
+      ? {
+          hiddenServers: hiddenServers.size,
+          hiddenAlerts,
+          hidden: hiddenServersText(hiddenServers.size),
+        }
+      : {}),
     ...(alerts.readAt ? { readAt: alerts.readAt } : {}),
   };
 }

@@ -16,6 +16,10 @@ import {
 import type { ClusterState, PlanObject } from '../cluster/types';
 import type { ServerReadScope } from '../servers/access';
 import { clusterSnapshot, serverResourceOf } from '../servers/view';
+import {
+  visibleNamesOfEveryServer,
+  type VisibleNames,
+} from '../servers/visibleNames';
 
 /** The nodes of a plan as the page shows them: status once resolved, else the spec's. */
 export function stepsOf(plan: PlanObject): PlanStepResponse[] {
@@ -50,16 +54,26 @@ function countsOf(steps: PlanStepResponse[]): PlanCounts {
   };
 }
 
-/** A plan as the routes answer it. */
-export function planView(cluster: string, plan: PlanObject): PlanResponse {
-  const steps = stepsOf(plan);
+/**
+ * A plan as the routes answer it, its messages as the reader may read them (`names`): the
+ * operator's words name alerts of any server (the alert gate looks at the whole cluster).
+ */
+export function planView(
+  cluster: string,
+  plan: PlanObject,
+  names: VisibleNames = visibleNamesOfEveryServer,
+): PlanResponse {
+  const said = (text: string) => names.text(text).text;
+  const steps = stepsOf(plan).map(s =>
+    s.message ? { ...s, message: said(s.message) } : s,
+  );
   const { spec, status } = plan;
   return {
     cluster,
     name: plan.metadata.name,
     intent: spec.intent,
     phase: status?.phase ?? 'Pending',
-    ...(status?.message ? { message: status.message } : {}),
+    ...(status?.message ? { message: said(status.message) } : {}),
     maxParallel: spec.maxParallel ?? 1,
     reason: spec.reason,
     ...(spec.requestedBy ? { requestedBy: spec.requestedBy } : {}),
@@ -68,7 +82,14 @@ export function planView(cluster: string, plan: PlanObject): PlanResponse {
       : {}),
     nodes: steps,
     counts: status?.counts ?? countsOf(steps),
-    ...(status?.waiting ? { waiting: status.waiting } : {}),
+    ...(status?.waiting
+      ? {
+          waiting: {
+            ...status.waiting,
+            message: said(status.waiting.message),
+          },
+        }
+      : {}),
     ...(spec.gates ? { gates: spec.gates } : {}),
     ...(spec.window ? { window: spec.window } : {}),
     failurePolicy: { tolerate: spec.failurePolicy?.tolerate ?? 0 },

@@ -51,6 +51,7 @@ import {
   visibleNode,
   visibleNodeNames,
 } from './view';
+import { visibleNames } from './visibleNames';
 
 /** What the service needs. No permission service: the decorator decides. */
 export interface DefaultServersServiceOptions {
@@ -249,11 +250,13 @@ export class DefaultServersService implements ServersService {
     // Hidden and absent are the same 404.
     visibleNode(snap, cluster.name, nodeName, scope.filter);
     const alerts = snap.alerts;
+    const names = visibleNames(scope, cluster.name, snap);
     return {
       cluster: cluster.name,
       node: nodeName,
       configured: alerts !== undefined,
-      items: [...(alerts?.byNode.get(nodeName) ?? [])],
+      // An alert's labels and summary may name other servers: only readable ones.
+      items: (alerts?.byNode.get(nodeName) ?? []).map(names.alert),
       ...(alerts?.readAt ? { readAt: alerts.readAt } : {}),
       ...(alerts?.stale ? { stale: alerts.stale } : {}),
     };

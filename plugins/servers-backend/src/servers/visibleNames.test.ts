@@ -1,0 +1,55 @@
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
+import { ReadScope } from './readScope';
+import type { ServerReadScope } from './access';
+import { clusterSnapshot } from './view';
+import { visibleNames } from './visibleNames';
+import { FakeCluster, fakeNode } from '../testing/fakeCluster';
+
+async function namesFor(readable: string[]) {
+  const cluster = new FakeCluster('plant-a', [
+    fakeNode('worker-1'),
+    fakeNode('worker-3'),
+    fakeNode('worker-4'),
+  ]);
+  const scope = Object.assign(
+    new ReadScope({ result: AuthorizeResult.CONDITIONAL } as any, (_c, n) =>
+      readable.includes(n.metadata?.name ?? ''),
+    ),
+    {
+      filter: (s: { node: string }) => readable.includes(s.node),
+    },
+  ) as unknown as ServerReadScope;
+  return visibleNames(scope, 'plant-a', await clusterSnapshot(cluster));
+}
+
+describe('visibleNames', () => {
+  it('takes hidden servers out of lists, by their alerts or their steps, and counts them', async () => {
+    const names = await namesFor(['worker-1']);
+    const said = (text: string) => names.text(text).text;
+    expect(
+      said('alerts firing: A (worker-3), B (worker-4:9100, critical)'),
+    ).toBe('alerts firing: on 2 servers you cannot see');
+    expect(
+      said(
+        'running: worker-1 (Draining), worker-3 (Rebooting); next: worker-4.',
+      ),
+    ).toBe(
+      'running: worker-1 (Draining), and 1 server you cannot see; next: a server you cannot see.',
+    );
+    // Names that are no server of the cluster, and readable ones, stay.
+    expect(said('NodeDown (worker-1, critical) on rack worker-9')).toBe(
+      'NodeDown (worker-1, critical) on rack worker-9',
+    );
+    expect(names.text('worker-3 and worker-3-old').hidden).toEqual(
+      new Set(['worker-3']),
+    );
+    expect(said('worker-3 and worker-3-old')).toBe(
+      'a server you cannot see and worker-3-old',
+    );
+  });
+
+  it('leaves every word to a reader who reads every server', async () => {
+    const names = await namesFor(['worker-1', 'worker-3', 'worker-4']);
+    expect(names.text('A (worker-3)').text).toBe('A (worker-3)');
+  });
+});
