@@ -11,6 +11,7 @@ import {
   nodeMaintenanceResource,
   type NodeMaintenance,
   type NodeMaintenanceStatus,
+  type ServerBMC,
 } from '@rackside/plugin-servers-common';
 import {
   coreResources,
@@ -26,6 +27,7 @@ import {
 } from '@rackside/plugin-servers-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { NODE_INDEX, type OperatorCaches } from '../runtime/caches';
+import { hardwareKnowledgeChanged } from '../runtime/hardwareReading';
 import { DrainRunner, type DrainRunnerOptions } from './drain/DrainRunner';
 import type { EventRecorder } from '../runtime/events';
 import { eventsFor } from '../runtime/kube/eventsFor';
@@ -262,6 +264,14 @@ export function createMaintenanceController(
         }
       }),
     ),
+    // A reading that changes what is known of the hardware (e.g. unknown to OK) wakes a
+    // healthy return waiting on it (the ServerBMC is named after its node).
+    caches.bmcs.on('update', (bmc: ServerBMC, old: ServerBMC) => {
+      if (!hardwareKnowledgeChanged(bmc, old)) return;
+      for (const nm of maintenances.byIndex(NODE_INDEX, bmc.metadata.name)) {
+        queue?.add(objectKey(nm));
+      }
+    }),
   ];
 
   const pause = () => {

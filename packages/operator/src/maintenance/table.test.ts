@@ -405,6 +405,61 @@ describe('the transition table', () => {
     expect(c.phase('m2')).toBe('Complete');
   });
 
+  it('a healthy return waits while the hardware state is unknown (a reading older than two sweeps) and fails past the timeout saying so', async () => {
+    const c = rack();
+    c.hardware.set('worker-1', {
+      rollup: 'OK',
+      parts: [],
+      readAt: new Date(Date.now() - 3 * 3600_000).toISOString(),
+      sweepIntervalSeconds: 900,
+    });
+    c.create('m1', 'worker-1', 'cordon', {
+      healthyReturn: { healthyForSeconds: 0, timeoutSeconds: 60 },
+    });
+    await c.reconciler().reconcile('m1');
+    c.setSpec('m1', { returnToService: flag });
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Returning');
+    expect(c.maintenances.get('m1')!.status?.message).toMatch(
+      /^healthy return: hardware state unknown: last reading 3 h ago/,
+    );
+    c.clockOffsetMs = 61_000;
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Failed');
+    expect(c.maintenances.get('m1')!.status?.message).toMatch(
+      /^worker-1 is back in service but not healthy 60 s after it came back: hardware state unknown: last reading 3 h ago/,
+    );
+  });
+
+  it('a healthy return waits while the last BMC reading failed, and completes once one succeeds', async () => {
+    const c = rack();
+    c.hardware.set('worker-1', {
+      rollup: 'OK',
+      parts: [],
+      readAt: new Date().toISOString(),
+      error: 'answer larger than 16 MiB',
+      sweepIntervalSeconds: 900,
+    });
+    c.create('m1', 'worker-1', 'cordon', {
+      healthyReturn: { healthyForSeconds: 0, timeoutSeconds: 60 },
+    });
+    await c.reconciler().reconcile('m1');
+    c.setSpec('m1', { returnToService: flag });
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Returning');
+    expect(c.maintenances.get('m1')!.status?.message).toBe(
+      'healthy return: hardware state unknown: the last reading failed: answer larger than 16 MiB',
+    );
+    c.hardware.set('worker-1', {
+      rollup: 'OK',
+      parts: [],
+      readAt: new Date().toISOString(),
+      sweepIntervalSeconds: 900,
+    });
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Complete');
+  });
+
   it('a healthy return fails the maintenance past its timeout, naming the alerts; without the opt-in it completes', async () => {
     const c = rack();
     c.returnAlerts = {

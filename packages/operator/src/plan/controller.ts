@@ -34,6 +34,7 @@ import {
   type WatchCache,
 } from '@rackside/plugin-servers-node';
 import { createAlertReads } from '../runtime/alertReads';
+import { hardwareKnowledgeChanged } from '../runtime/hardwareReading';
 import type { EventRecorder } from '../runtime/events';
 import { eventsFor } from '../runtime/kube/eventsFor';
 import { ownWritesView } from '../runtime/kube/ownWrites';
@@ -243,6 +244,15 @@ export function createPlanController(
       // Heartbeats come through here: only a change of readiness is news.
       if (isNodeReady(node) !== isNodeReady(old)) wakeOpen();
     }),
+    // A reading that changes what is known of the hardware (e.g. unknown to OK) wakes the
+    // healthy returns waiting on it.
+    ...(options.bmcs
+      ? [
+          options.bmcs.on('update', (bmc: ServerBMC, old: ServerBMC) => {
+            if (hardwareKnowledgeChanged(bmc, old)) wakeOpen();
+          }),
+        ]
+      : []),
     ...(['add', 'update', 'delete'] as const).map(event =>
       budgets.on(event, (b: BudgetHealth, old?: BudgetHealth) => {
         if (event !== 'update' || !old || unhealthy(b) !== unhealthy(old)) {

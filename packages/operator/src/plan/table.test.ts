@@ -1105,6 +1105,74 @@ describe('a healthy return', () => {
     expect(w.steps()).toEqual({ 'worker-1': 'Failed', 'worker-2': 'Skipped' });
   });
 
+  it('a node whose BMC reading is unknown (too old, or the last read failed) keeps its step Running, then Failed saying so; a fresh reading lets it through', async () => {
+    const w = new World(2);
+    // Read OK three hours ago by an operator sweeping every 15 min: nobody knows now.
+    w.hardware.set('worker-1', {
+      rollup: 'OK',
+      parts: [],
+      readAt: new Date(w.now - 3 * 3600_000).toISOString(),
+      sweepIntervalSeconds: 900,
+    });
+    w.plan('p', {
+      healthyReturn: { healthyForSeconds: 0, timeoutSeconds: 120 },
+    });
+    await w.reconcile();
+    w.step('worker-1', 'Complete', {
+      completedAt: new Date(w.now).toISOString(),
+    });
+    await w.reconcile();
+    expect(w.steps()).toMatchObject({ 'worker-1': 'Running' });
+    expect(w.get('p').status?.waiting).toMatchObject({
+      on: 'healthyReturn',
+      message:
+        'worker-1: healthy return: hardware state unknown: last reading 3 h ago (the sweep reads every 15 min)',
+    });
+    // The last reading failed instead: still held, and the error is the reason.
+    w.hardware.set('worker-1', {
+      rollup: 'OK',
+      parts: [],
+      readAt: new Date(w.now).toISOString(),
+      error: 'GET /redfish/v1/Systems/1: timeout after 60 s',
+      sweepIntervalSeconds: 900,
+    });
+    w.now += 121_000;
+    await w.reconcile();
+    expect(w.steps()).toEqual({ 'worker-1': 'Failed', 'worker-2': 'Skipped' });
+    expect(w.get('p').status?.message).toContain(
+      'worker-1 failed: not healthy 120 s after it came back: hardware state unknown: the last reading failed: GET /redfish/v1/Systems/1: timeout after 60 s',
+    );
+  });
+
+  it('a fresh reading after an unknown one lets the step be Done before its timeout', async () => {
+    const w = new World(1);
+    w.hardware.set('worker-1', {
+      rollup: 'OK',
+      parts: [],
+      readAt: new Date(w.now).toISOString(),
+      error: 'connect ECONNREFUSED',
+      sweepIntervalSeconds: 900,
+    });
+    w.plan('p', {
+      healthyReturn: { healthyForSeconds: 0, timeoutSeconds: 600 },
+    });
+    await w.reconcile();
+    w.step('worker-1', 'Complete', {
+      completedAt: new Date(w.now).toISOString(),
+    });
+    await w.reconcile();
+    expect(w.steps()).toEqual({ 'worker-1': 'Running' });
+    w.hardware.set('worker-1', {
+      rollup: 'OK',
+      parts: [],
+      readAt: new Date(w.now).toISOString(),
+      sweepIntervalSeconds: 900,
+    });
+    w.now += 10_000;
+    await w.reconcile();
+    expect(w.steps()).toEqual({ 'worker-1': 'Done' });
+  });
+
   it('an alert of another node does not hold the return; a NotReady node does', async () => {
     const w = new World(1);
     w.alerting = {
