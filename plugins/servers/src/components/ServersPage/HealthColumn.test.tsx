@@ -143,4 +143,42 @@ describe('the Health column', () => {
       ),
     );
   });
+
+  it('asks for the typed name to return a server whose hardware state is unknown, and says how old the reading is', async () => {
+    // OK, but read 3 h ago by an operator sweeping every 15 min: the backend sends the
+    // typed-name rung, the dialog rebuilds its why from the row by the same rule.
+    const stale = {
+      ...health('OK', minutesAgo(180)),
+      sweepIntervalSeconds: 900,
+    };
+    const api = fakeServersApi(
+      serverList([
+        server(
+          'e-stale',
+          { unschedulable: true, health: stale },
+          {
+            uncordon: {
+              ...OK,
+              ceremony: ceremonyFor(
+                'uncordon',
+                'allow',
+                hardwareHealthRaise('uncordon', stale, Date.now()),
+              ),
+            },
+          },
+        ),
+      ]),
+    );
+    renderPage(api);
+    fireEvent.click(
+      await screen.findByRole('button', {
+        name: 'Return to service e-stale',
+      }),
+    );
+    const dialog = await screen.findByRole('dialog');
+    expect(within(dialog).getByTestId('ceremony-why')).toHaveTextContent(
+      'hardware state unknown: last reading 3 h ago (the sweep reads every 15 min)',
+    );
+    expect(within(dialog).getByTestId('action-typed-name')).toBeInTheDocument();
+  });
 });
