@@ -43,6 +43,7 @@ describe('readConfig', () => {
       healthIntervalMs: 15 * 60 * 1000,
       healthConcurrency: 4,
       healthFullIntervalMs: 12 * 3600 * 1000,
+      healthReadingDeadlineMs: 60_000,
       logFormat: 'json',
       logLevel: 'info',
       planGateReads: [],
@@ -166,6 +167,21 @@ describe('readConfig', () => {
     }
     expect(() => readConfig(['--retention'], {})).toThrow(
       /argument missing|requires an argument|--retention/,
+    );
+  });
+
+  it('reads --health-reading-deadline (RACKSIDE_HEALTH_READING_DEADLINE) and refuses one without a unit or zero', () => {
+    expect(readConfig(['--health-reading-deadline=90s'], {})).toMatchObject({
+      healthReadingDeadlineMs: 90_000,
+    });
+    expect(
+      readConfig([], { RACKSIDE_HEALTH_READING_DEADLINE: '2m' }),
+    ).toMatchObject({ healthReadingDeadlineMs: 120_000 });
+    expect(() => readConfig(['--health-reading-deadline=60'], {})).toThrow(
+      /--health-reading-deadline must be a duration with a unit/,
+    );
+    expect(() => readConfig(['--health-reading-deadline=0s'], {})).toThrow(
+      /--health-reading-deadline must be a duration/,
     );
   });
 

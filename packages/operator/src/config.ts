@@ -40,6 +40,8 @@ export interface OperatorConfig {
   healthConcurrency: number;
   /** A full health reading (parts, logs, firmware) of a BMC at least this often (ms). */
   healthFullIntervalMs: number;
+  /** One health reading of a BMC, all its requests together, is given up after this (ms). */
+  healthReadingDeadlineMs: number;
   /** Log lines: JSON with a level (the default), or text for people. */
   logFormat: LogFormat;
   /** Lines below this level are dropped. */
@@ -191,6 +193,12 @@ const OPTIONS = [
     ['RACKSIDE_HEALTH_FULL_INTERVAL'],
     '12h',
     "a BMC's parts, log entries and firmware are read in full at least this often",
+  ],
+  [
+    'health-reading-deadline',
+    ['RACKSIDE_HEALTH_READING_DEADLINE'],
+    '60s',
+    'one health reading of a BMC (all its requests together) is given up after this, naming the BMC',
   ],
   [
     'log-format',
@@ -531,6 +539,7 @@ export function readConfig(
     healthIntervalMs: duration('health-interval', '15m'),
     healthConcurrency: integer('health-concurrency', 4),
     healthFullIntervalMs: duration('health-full-interval', '12h'),
+    healthReadingDeadlineMs: duration('health-reading-deadline', '60s'),
     logFormat: logFormat as LogFormat,
     logLevel: logLevel as LogLevel,
     planGateReads,

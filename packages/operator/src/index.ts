@@ -71,6 +71,7 @@ async function main() {
       intervalMs: config.healthIntervalMs,
       concurrency: config.healthConcurrency,
       fullIntervalMs: config.healthFullIntervalMs,
+      readingDeadlineMs: config.healthReadingDeadlineMs,
     },
     planGateReads: config.planGateReads,
     alerting: alertingOf(config),

@@ -52,6 +52,8 @@ export interface HealthSettings {
   concurrency?: number;
   /** A full reading (parts, logs, firmware) at least this often (ms); default 12 h. */
   fullIntervalMs?: number;
+  /** One reading's deadline, all its requests together (ms); default 60 s. */
+  readingDeadlineMs?: number;
 }
 
 export interface PowerController {
@@ -140,6 +142,7 @@ export function createPowerController(
     intervalMs: options.health?.intervalMs ?? 15 * 60 * 1000,
     concurrency: options.health?.concurrency ?? 4,
     fullIntervalMs: options.health?.fullIntervalMs,
+    readingDeadlineMs: options.health?.readingDeadlineMs,
   });
 
   let queue: WorkQueue | undefined;

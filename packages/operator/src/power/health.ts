@@ -81,6 +81,8 @@ export interface HealthMonitorOptions {
   concurrency: number;
   /** A full reading at least this often per BMC (ms); default 12 h. */
   fullIntervalMs?: number;
+  /** One reading's deadline for all its requests (ms); default 60 s (--health-reading-deadline). */
+  readingDeadlineMs?: number;
   random?: () => number;
 }
 
@@ -441,7 +443,9 @@ export class HealthMonitor {
         memory.fullAt === undefined ||
         now - memory.fullAt >= this.fullIntervalMs;
       if (!full) {
-        const summary = await reader.summary();
+        const summary = await reader.summary({
+          deadlineMs: this.options.readingDeadlineMs,
+        });
         if (summary.rollup === memory.summaryRollup && previous) {
           patch = {
             ...previous,
@@ -455,7 +459,9 @@ export class HealthMonitor {
           return patch;
         }
       }
-      const reading = await reader.read();
+      const reading = await reader.read({
+        deadlineMs: this.options.readingDeadlineMs,
+      });
       learned.summaryRollup = reading.summaryRollup;
       learned.fullAt = Date.now();
       patch = {
@@ -466,6 +472,7 @@ export class HealthMonitor {
         answeredRequestAt,
         parts: reading.parts,
         logEntries: reading.logEntries,
+        logEntriesSkipped: reading.logEntriesSkipped,
         firmware: reading.firmware,
         missing: reading.missing,
         sweepIntervalSeconds,

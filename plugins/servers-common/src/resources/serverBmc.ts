@@ -174,6 +174,14 @@ export const serverHealthSchema = z
     logEntries: bmcLogEntriesSchema.describe(
       "The newest entries of the system's and the manager's log services, newest first.",
     ),
+    logEntriesSkipped: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        'Log entries the BMC listed that the reading did not look at (pages past its page budget, or entries listed only by link beyond those read; at least this many when the BMC gives no count). 0: every entry was considered (docs/hardware-health.md, "Limits").',
+      ),
     firmware: z
       .array(
         z.object({
