@@ -243,7 +243,6 @@ export class HealthMonitor {
 
   /** Answers a request whose reading never ended with that error; nothing is read. */
   private async answerUnread(bmc: ServerBMC, requested: string) {
-    const name = bmc.metadata.name;
     const memory = this.memoryOf(bmc);
     if (memory.reading) return;
     memory.reading = true;

@@ -474,7 +474,7 @@ describe('returning a server whose hardware state is unknown', () => {
       fakeMaintenance('worker-4-cordon-1', 'worker-4', 'cordon', 'Cordoned'),
     );
     cluster.nodeList = cluster.nodeList.map(n =>
-      n.metadata.name === 'worker-4'
+      n.metadata?.name === 'worker-4'
         ? { ...n, spec: { ...n.spec, unschedulable: true } }
         : n,
     );
