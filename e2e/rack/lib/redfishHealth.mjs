@@ -26,6 +26,15 @@
 //                             {link: URL} -> UpdateService links FirmwareInventory there
 //                             (off-origin tests); {} -> back to normal
 //   GET  /health/requests     {count, paths}: requests served since the last GET (a read's cost)
+//   POST /health/<id>/logPages {pageSize}  the SEL's Entries in pages of pageSize, oldest
+//                             first, linked by Members@odata.nextLink (?$skip=N&$top=M, as
+//                             OpenBMC pages), with Members@odata.count; 0: one answer
+//   POST /health/<id>/logHuge  {bytes}  the SEL's Entries answer is a JSON body of about
+//                             `bytes` bytes (no Content-Length), generated as it is sent,
+//                             never held in memory, stopped when the client goes; 0: off
+//   POST /health/<id>/slow     {bytesPerSecond}  the SEL's Entries answer is sent that
+//                             slowly after its headers (a BMC that dribbles); 0: off
+// A system's reset also ends logPages, logHuge and slow.
 // Plain ESM, no npm dependencies.
 
 import fs from 'node:fs';
@@ -49,7 +58,61 @@ function freshState() {
     },
     sel: [],
     nextId: 1,
+    /** Control switches of the SEL's Entries answer. */
+    log: { pageSize: 0, hugeBytes: 0, bytesPerSecond: 0 },
   };
+}
+
+/**
+ * Streams a JSON body of about `bytes` bytes (log entries, generated as they are written)
+ * with back-pressure, so a 200 MB answer never sits in the proxy's memory; it stops when
+ * the client goes away.
+ */
+function streamHugeLog(res, path, bytes) {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.write(`{"@odata.id":"${path}","Members":[`);
+  let sent = 0;
+  let id = 0;
+  let gone = false;
+  res.on('close', () => {
+    gone = true;
+  });
+  const filler = 'x'.repeat(900);
+  const more = () => {
+    while (!gone && sent < bytes) {
+      id++;
+      const entry = `${
+        id > 1 ? ',' : ''
+      }{"@odata.id":"${path}/${id}","Id":"${id}","Created":"2026-01-01T00:00:00Z","Severity":"OK","Message":"${filler}"}`;
+      sent += entry.length;
+      if (!res.write(entry)) {
+        res.once('drain', more);
+        return;
+      }
+    }
+    if (!gone) res.end(']}');
+  };
+  more();
+}
+
+/** Sends `text` at `bytesPerSecond` after the headers; stops when the client goes away. */
+function dribble(res, text, bytesPerSecond) {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  // Ten writes a second, or one byte every 1/bytesPerSecond seconds below ten.
+  const step = Math.max(1, Math.round(bytesPerSecond / 10));
+  const every = bytesPerSecond >= 10 ? 100 : 1000 / bytesPerSecond;
+  let at = 0;
+  const timer = setInterval(() => {
+    if (at >= text.length) {
+      clearInterval(timer);
+      res.end();
+      return;
+    }
+    res.write(text.slice(at, at + step));
+    at += step;
+  }, every);
+  timer.unref?.();
+  res.on('close', () => clearInterval(timer));
 }
 
 /**
@@ -129,8 +192,8 @@ export async function startHealthProxy({
   const rollupOf = s =>
     worst(Object.values(s.parts).flatMap(kind => Object.values(kind)));
 
-  /** The synthetic resource at path p, or undefined. */
-  function synthetic(p) {
+  /** The synthetic resource at path p (with its query), or undefined. */
+  function synthetic(p, query) {
     if (p === `${ROOT}/UpdateService`) {
       return {
         '@odata.id': p,
@@ -260,12 +323,33 @@ export async function startHealthProxy({
           Id: 'SEL',
           Entries: member(`${base}/SEL/Entries`),
         };
-      if (rest === '/SEL/Entries')
+      if (rest === '/SEL/Entries') {
+        const size = s.log.pageSize;
+        if (!size) {
+          return {
+            '@odata.id': p,
+            'Members@odata.count': s.sel.length,
+            Members: s.sel,
+          };
+        }
+        const skip = Math.max(0, Number(query?.get('$skip') ?? 0) || 0);
+        const top = Math.min(
+          size,
+          Math.max(1, Number(query?.get('$top') ?? size) || size),
+        );
         return {
           '@odata.id': p,
           'Members@odata.count': s.sel.length,
-          Members: s.sel,
+          Members: s.sel.slice(skip, skip + top),
+          ...(skip + top < s.sel.length
+            ? {
+                'Members@odata.nextLink': `${p}?$skip=${
+                  skip + top
+                }&$top=${top}`,
+              }
+            : {}),
         };
+      }
       return undefined;
     }
     return undefined;
@@ -288,7 +372,19 @@ export async function startHealthProxy({
         });
         return;
       }
-      const own = synthetic(p);
+      const log = p.match(
+        /^\/redfish\/v1\/Systems\/([^/]+)\/LogServices\/SEL\/Entries$/,
+      );
+      const logState = log && state.get(log[1])?.log;
+      if (logState?.hugeBytes) {
+        streamHugeLog(res, p, logState.hugeBytes);
+        return;
+      }
+      const own = synthetic(p, url.searchParams);
+      if (own && logState?.bytesPerSecond) {
+        dribble(res, JSON.stringify(own), logState.bytesPerSecond);
+        return;
+      }
       if (own) {
         send(res, 200, own);
         return;
@@ -368,7 +464,9 @@ export async function startHealthProxy({
       send(res, 200, firmware);
       return;
     }
-    const m = p.match(/^\/health\/([^/]+)\/(part|log|reset)$/);
+    const m = p.match(
+      /^\/health\/([^/]+)\/(part|log|reset|logPages|logHuge|slow)$/,
+    );
     const s = m && state.get(m[1]);
     if (req.method !== 'POST' || !s) {
       send(res, 404, { error: `no ${req.method} ${p}` });
@@ -377,6 +475,31 @@ export async function startHealthProxy({
     if (m[2] === 'reset') {
       state.set(m[1], freshState());
       send(res, 200, {});
+      return;
+    }
+    const switches = {
+      logPages: [
+        'pageSize',
+        'pageSize (0: one answer, else 1 to 10000)',
+        10000,
+      ],
+      logHuge: ['hugeBytes', 'bytes (0: off, else up to 2^31)', 2 ** 31],
+      slow: ['bytesPerSecond', 'bytesPerSecond (0: off, else 1 to 1e6)', 1e6],
+    };
+    if (m[2] in switches) {
+      const [field, words, max] = switches[m[2]];
+      const given =
+        m[2] === 'logPages'
+          ? body.pageSize
+          : m[2] === 'logHuge'
+          ? body.bytes
+          : body.bytesPerSecond;
+      if (!Number.isInteger(given) || given < 0 || given > max) {
+        send(res, 400, { error: `${words} please` });
+        return;
+      }
+      s.log[field] = given;
+      send(res, 200, s.log);
       return;
     }
     if (m[2] === 'part') {

@@ -2147,6 +2147,25 @@ test('the operator takes the health sweep from values; the schema refuses a dura
   );
 });
 
+test('the operator takes its health reading deadline from values (60s by default); the schema refuses one without a unit', () => {
+  const argsOf = values => {
+    const [deployment] = parseYamlDocuments(renderChart(values)).filter(
+      d => d.kind === 'Deployment' && d.metadata.name.endsWith('-operator'),
+    );
+    return deployment.spec.template.spec.containers[0].args;
+  };
+  assert.ok(argsOf({}).includes('--health-reading-deadline=60s'));
+  assert.ok(
+    argsOf({ operator: { healthReadingDeadline: '2m' } }).includes(
+      '--health-reading-deadline=2m',
+    ),
+  );
+  assert.throws(
+    () => renderChart({ operator: { healthReadingDeadline: '60' } }),
+    /healthReadingDeadline.*does not match pattern/s,
+  );
+});
+
 const SEVEN_CRDS = [
   'machinereclaims.rackside.dev',
   'maintenanceplans.rackside.dev',

@@ -8,7 +8,8 @@ export type RackBmcPart =
 
 /**
  * The control API of the rack's BMC health proxy: fail or mend a part, write SEL entries,
- * take the FirmwareInventory away (or link it off the BMC's origin), and count the
+ * page the SEL, make its answer huge or slow, take the FirmwareInventory away (or link it
+ * off the BMC's origin), and count the
  * requests the BMCs served. Systems are named by their id (the machine's SMBIOS UUID). A
  * call that does not answer 2xx throws with the proxy's words.
  */
@@ -43,11 +44,26 @@ export function bmcHealthControl(redfish: RackRedfish) {
         `/health/${systemId}/log`,
         entry,
       ),
-    /** Every part OK and the SEL empty. */
+    /** Every part OK, the SEL empty, not paged, not huge, not slow. */
     reset: (systemId: string) => call(`/health/${systemId}/reset`, {}),
     /** `{offered: false}`: FirmwareInventory answers 404; `{link}`: linked there; `{}`: normal. */
     firmware: (options: { offered?: boolean; link?: string }) =>
       call('/health/firmware', options),
+    /**
+     * The SEL's Entries in pages of `pageSize` (oldest first, `Members@odata.nextLink` with
+     * `$skip`/`$top`, `Members@odata.count`); 0: one answer.
+     */
+    pageLog: (systemId: string, pageSize: number) =>
+      call(`/health/${systemId}/logPages`, { pageSize }),
+    /**
+     * The SEL's Entries answer is a JSON body of about `bytes` bytes, streamed without a
+     * Content-Length (never held in the proxy's memory); 0: off.
+     */
+    hugeLog: (systemId: string, bytes: number) =>
+      call(`/health/${systemId}/logHuge`, { bytes }),
+    /** The SEL's Entries answer is sent at `bytesPerSecond` after its headers; 0: off. */
+    slowLog: (systemId: string, bytesPerSecond: number) =>
+      call(`/health/${systemId}/slow`, { bytesPerSecond }),
     /** The requests the BMCs served since the last call. */
     requests: () =>
       call<{ count: number; paths: string[] }>('/health/requests'),
