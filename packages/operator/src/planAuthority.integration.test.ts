@@ -85,6 +85,18 @@ describe('a plan made with kubectl', () => {
           until: '2099-12-01T00:00:00Z',
         },
       },
+      {
+        nodes: ['cp-1'],
+        acknowledgements: [
+          {
+            by: ADMIN_USER,
+            at: '2026-12-01T00:00:00Z',
+            on: 'renew',
+            preflightTakenAt: '2026-12-01T00:00:00Z',
+            rungs: { 'cp-1': 'hazard' },
+          },
+        ],
+      },
     ]) {
       const field = Object.keys(spec)[1];
       await expect(

@@ -28,6 +28,7 @@ export * from './rules/planPhases';
 export * from './rules/planWindow';
 export * from './rules/planNodes';
 export * from './rules/planAuthority';
+export * from './rules/planRenewal';
 export * from './rules/planGates';
 export * from './rules/serverListRules';
 export * from './rules/pattern';

@@ -78,6 +78,20 @@ export interface PlanResponse {
   };
   /** The rung each node's step was acknowledged at (hazard: its name was typed). */
   acknowledged?: Record<string, string>;
+  /** Who acknowledged what, oldest first: the creation, then renewals that did. */
+  acknowledgements?: Array<{
+    by: string;
+    at: string;
+    on: 'create' | 'renew';
+    preflightTakenAt: string;
+    rungs: Record<string, string>;
+  }>;
+  /** The drain options of every step (a renewal's pre-flight takes the same). */
+  drain?: {
+    deleteEmptyDirData?: boolean;
+    force?: boolean;
+    allowNodeLocalData?: boolean;
+  };
   startedAt?: string;
   completedAt?: string;
   estimate?: {
@@ -198,6 +212,14 @@ export interface PlanRenewBody {
   reason: string;
   /** Renew without the nodes the caller may not act on (their steps are skipped). */
   skipRefused?: boolean;
+  /**
+   * The token of the renewer's plan pre-flight of the remaining steps: needed when one
+   * is at the hazard rung or above the rung it was acknowledged at (servers-common's
+   * renewalAcknowledgement); with it the renewer's acknowledgement replaces the creator's.
+   */
+  preflightToken?: string;
+  /** The remaining nodes at the hazard rung of that pre-flight, each name typed out. */
+  typedNames?: string[];
 }
 
 /** The answer of `POST /clusters/:cluster/plans/:name/renew`. */

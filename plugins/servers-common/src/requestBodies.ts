@@ -282,4 +282,18 @@ export const planRenewBodySchema = z.strictObject({
     .describe(
       'Renew without the nodes the caller may not act on: their steps are skipped',
     ),
+  preflightToken: z
+    .string({ error: 'preflightToken must be a string' })
+    .max(4096)
+    .optional()
+    .describe(
+      "The token of the renewer's plan pre-flight of the remaining steps (intent, maxParallel and drain options of the plan): needed when a remaining step is at the hazard rung or above the rung it was acknowledged at; with it the renewer's acknowledgement replaces the creator's",
+    ),
+  typedNames: z
+    .array(z.string().max(253), { error: 'typedNames must be a list of names' })
+    .max(MAX_PLAN_NODES)
+    .optional()
+    .describe(
+      'The names of the remaining nodes at the hazard rung of that pre-flight, each typed out',
+    ),
 });

@@ -100,6 +100,10 @@ export function planView(
     ...(spec.cancel ? { cancel: spec.cancel } : {}),
     ...(spec.authorization ? { authorization: spec.authorization } : {}),
     ...(spec.acknowledged ? { acknowledged: spec.acknowledged } : {}),
+    ...(spec.acknowledgements
+      ? { acknowledgements: spec.acknowledgements }
+      : {}),
+    ...(spec.drain ? { drain: spec.drain } : {}),
     ...(status?.startedAt ? { startedAt: status.startedAt } : {}),
     ...(status?.completedAt ? { completedAt: status.completedAt } : {}),
     ...(status?.estimate ? { estimate: status.estimate } : {}),

@@ -891,6 +891,163 @@ describe('plans list, get, pause, resume, cancel', () => {
     expect(Date.parse(lease.until) - Date.parse(lease.at)).toBe(8 * 3_600_000);
   });
 
+  /** A reboot plan whose worker step is done and whose control-plane step remains. */
+  function withHazardStep(): FakeCluster {
+    const cluster = rack();
+    cluster.planList.push({
+      apiVersion: 'rackside.dev/v1alpha1',
+      kind: 'MaintenancePlan',
+      metadata: {
+        name: 'reboot-plan-cp',
+        creationTimestamp: '2026-12-01T00:00:00Z',
+      },
+      spec: {
+        intent: 'reboot',
+        nodes: ['worker-1', 'cp-1'],
+        maxParallel: 1,
+        reason: REASON,
+        requestedBy: 'user:default/creator',
+        acknowledged: { 'worker-1': 'typed-name', 'cp-1': 'hazard' },
+        acknowledgements: [
+          {
+            by: 'user:default/creator',
+            at: '2026-12-01T00:00:00Z',
+            on: 'create',
+            preflightTakenAt: '2026-11-30T23:59:00Z',
+            rungs: { 'worker-1': 'typed-name', 'cp-1': 'hazard' },
+          },
+        ],
+        authorization: {
+          by: 'user:default/creator',
+          at: '2026-12-01T00:00:00Z',
+          until: '2026-12-01T08:00:00Z',
+        },
+      } as any,
+      status: {
+        phase: 'Waiting',
+        nodes: [
+          { name: 'worker-1', controlPlane: false, phase: 'Done' },
+          { name: 'cp-1', controlPlane: true, phase: 'Pending' },
+        ],
+      },
+    });
+    return cluster;
+  }
+
+  it("a renewal with a hazard step left needs the renewer's own pre-flight and typed names; nothing written without; theirs replaces the creator's, on record", async () => {
+    const cluster = withHazardStep();
+    const { server } = await start(cluster);
+    const url = `${BASE}/reboot-plan-cp/renew`;
+    const reason = 'the window opens tonight';
+    // What was seen: a reason alone renewed it, and cp-1 went on at the creator's hazard.
+    const bare = await request(server).post(url).send({ reason });
+    expect(bare.status).toBe(400);
+    expect(bare.body.error.message).toMatch(
+      /^ceremony not met: renewing puts the remaining steps on your authority: cp-1 is at the hazard rung now\. Take the plan pre-flight of the remaining servers \(cp-1\) and send its preflightToken/,
+    );
+    const pre = await preflight(server, 'intent=reboot&nodes=cp-1');
+    expect(pre.status).toBe(200);
+    expect(pre.body.nodes.map((n: any) => n.ceremony.level)).toEqual([
+      'hazard',
+    ]);
+    const untyped = await request(server)
+      .post(url)
+      .send({ reason, preflightToken: pre.body.token });
+    expect(untyped.status).toBe(400);
+    expect(untyped.body.error.message).toContain(
+      'ceremony not met: cp-1 consumes the last of the quorum margin',
+    );
+    expect(cluster.writes).toBe(0);
+    expect(cluster.planList[0].spec.authorization?.by).toBe(
+      'user:default/creator',
+    );
+
+    const ok = await request(server)
+      .post(url)
+      .send({ reason, preflightToken: pre.body.token, typedNames: ['cp-1'] });
+    expect(ok.status).toBe(200);
+    const spec = cluster.planList[0].spec;
+    expect(spec.authorization?.by).toBe('user:default/mock');
+    // The done step keeps what it ran under; the remaining one is the renewer's.
+    expect(spec.acknowledged).toEqual({
+      'worker-1': 'typed-name',
+      'cp-1': 'hazard',
+    });
+    expect(spec.acknowledgements).toEqual([
+      expect.objectContaining({ by: 'user:default/creator', on: 'create' }),
+      {
+        by: 'user:default/mock',
+        at: expect.any(String),
+        on: 'renew',
+        preflightTakenAt: pre.body.takenAt,
+        rungs: { 'cp-1': 'hazard' },
+      },
+    ]);
+    const view = await request(server).get(`${BASE}/reboot-plan-cp`);
+    expect(view.body.acknowledgements.at(-1)).toMatchObject({
+      by: 'user:default/mock',
+      on: 'renew',
+    });
+    // One pre-flight acknowledges one renewal.
+    const again = await request(server)
+      .post(url)
+      .send({ reason, preflightToken: pre.body.token, typedNames: ['cp-1'] });
+    expect(again.status).toBe(409);
+    expect(again.body.error.message).toMatch(/acknowledged already/);
+    expect(cluster.planUpdates).toHaveLength(1);
+  });
+
+  it('a renewal whose pre-flight went stale, or whose rung grew to a refusal, is a 409 with the new pre-flight; nothing written', async () => {
+    const cluster = withHazardStep();
+    const { server } = await start(cluster);
+    const url = `${BASE}/reboot-plan-cp/renew`;
+    const pre = await preflight(server, 'intent=reboot&nodes=cp-1');
+    // A control-plane member goes down: rebooting cp-1 would now drop below quorum.
+    cluster.nodeList = cluster.nodeList.map(n =>
+      n.metadata?.name === 'cp-3'
+        ? fakeNode('cp-3', { controlPlane: true, ready: false })
+        : n,
+    );
+    const res = await request(server)
+      .post(url)
+      .send({
+        reason: 'the window opens tonight',
+        preflightToken: pre.body.token,
+        typedNames: ['cp-1'],
+      });
+    expect(res.status).toBe(409);
+    expect(res.body.error.message).toMatch(/impact changed/);
+    expect(res.body.preflight.nodes[0]).toMatchObject({
+      node: 'cp-1',
+      quorum: { verdict: 'refuse', members: 3, quorum: 2 },
+    });
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('a renewal of steps at or below their acknowledged rung needs no pre-flight, and keeps their acknowledgement', async () => {
+    const cluster = withHazardStep();
+    // A worker acknowledged at typed-name, still there: nothing to acknowledge afresh.
+    cluster.planList[0].spec.nodes = ['cp-1', 'worker-2'];
+    cluster.planList[0].spec.acknowledged = {
+      'cp-1': 'hazard',
+      'worker-2': 'typed-name',
+    };
+    cluster.planList[0].status!.nodes = [
+      { name: 'worker-2', controlPlane: false, phase: 'Pending' },
+      { name: 'cp-1', controlPlane: true, phase: 'Done' },
+    ];
+    const { server } = await start(cluster);
+    const res = await request(server)
+      .post(`${BASE}/reboot-plan-cp/renew`)
+      .send({ reason: 'the window opens tonight' });
+    expect(res.status).toBe(200);
+    expect(cluster.planList[0].spec.acknowledged).toEqual({
+      'cp-1': 'hazard',
+      'worker-2': 'typed-name',
+    });
+    expect(cluster.planList[0].spec.acknowledgements).toHaveLength(1);
+  });
+
   it('renew of a finished plan is a 409; without servers:plan a 403', async () => {
     const cluster = withPlan();
     cluster.planList[0].status!.phase = 'Complete';

@@ -100,15 +100,28 @@ export async function createPlansRouter(
   // Before `/plans/:name/:control`: renew is not a pause, resume or cancel.
   router.post('/clusters/:cluster/plans/:name/renew', async (req, res) => {
     const credentials = await httpAuth.credentials(req, { allow: ['user'] });
-    res.json(
-      await plans.renewPlan(
-        credentials,
-        req.params.cluster,
-        req.params.name,
-        req.body,
-        { request: req },
-      ),
-    );
+    try {
+      res.json(
+        await plans.renewPlan(
+          credentials,
+          req.params.cluster,
+          req.params.name,
+          req.body,
+          { request: req },
+        ),
+      );
+    } catch (error) {
+      // A renewal acknowledges a plan pre-flight as a creation does: the same answers.
+      if (error instanceof PreflightConflictError) {
+        sendPreflightConflict(req, res, error);
+        return;
+      }
+      if (error instanceof TooManyPlanPreflightsError) {
+        sendTooManyPlanPreflights(req, res, error);
+        return;
+      }
+      throw error;
+    }
   });
 
   router.post('/clusters/:cluster/plans/:name/:control', async (req, res) => {

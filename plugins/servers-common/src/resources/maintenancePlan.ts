@@ -400,6 +400,50 @@ export const planToggleSchema = requestFlagSchema
 export type PlanToggle = z.infer<typeof planToggleSchema>;
 
 /**
+/** The most acknowledgements a plan keeps: its creation's and the latest renewals'. */
+export const MAX_PLAN_ACKNOWLEDGEMENTS = 50;
+
+/** One acknowledgement of a plan's steps: who vouched for which rung of which step, when. */
+export const planAcknowledgementSchema = z
+  .object({
+    by: requesterSchema.describe(
+      'Who acknowledged (the creator or a renewer).',
+    ),
+    at: timestampSchema.describe('When.'),
+    on: z
+      .enum(['create', 'renew'])
+      .describe('At the creation of the plan, or at a renewal.'),
+    preflightTakenAt: timestampSchema.describe(
+      'When the plan pre-flight they acknowledged was taken (a renewal needs a later one).',
+    ),
+    rungs: kube(
+      z
+        .record(objectNameSchema, z.enum(PREFLIGHT_CEREMONY_LEVELS))
+        .refine(r => Object.keys(r).length <= 500, {
+          message: 'rungs names at most 500 nodes',
+        }),
+      { maxProperties: 500 },
+    ).describe(
+      'The rung each step they acknowledged was at (hazard: its name typed).',
+    ),
+  })
+  .describe('One acknowledgement of the plan pre-flight.');
+
+/** One acknowledgement of a plan's steps. */
+export type PlanAcknowledgement = z.infer<typeof planAcknowledgementSchema>;
+
+/**
+ * CEL rule: `field` is fixed, except by a renewal (a new `authorization`, which only the
+ * Backstage backend writes): the renewer's acknowledgement replaces the creator's.
+ */
+function changedOnlyByRenewal(field: string): CelRule {
+  return {
+    rule: `(has(self.${field}) == has(oldSelf.${field}) && (!has(self.${field}) || self.${field} == oldSelf.${field})) || (has(self.authorization) && (!has(oldSelf.authorization) || self.authorization != oldSelf.authorization))`,
+    message: `${field} changes only with a renewal (a new authorization): it cannot be added, changed or removed otherwise`,
+    fieldPath: `.${field}`,
+  };
+}
+
  * A toggle (`pause` or `resume`) can be replaced only by one with a later `at`, and is
  * never removed: the latest pause and the latest resume are always on record.
  */
@@ -479,7 +523,7 @@ const specShape = {
   )
     .optional()
     .describe(
-      "The ceremony each node's step was acknowledged at in the plan pre-flight (hazard: its name and a reason typed), written by the Backstage backend and copied to the step's spec.preflight. A step whose guard verdict at start or at send is above it is Refused. A node not named here: the intent's own rung (drain: preflight, reboot: typed-name), never hazard.",
+      "The ceremony each node's step was acknowledged at in the plan pre-flight (hazard: its name and a reason typed), written by the Backstage backend and copied to the step's spec.preflight; a renewal that acknowledges the remaining steps afresh replaces theirs. A step whose guard verdict at start or at send is above it is Refused. A node not named here: the intent's own rung (drain: preflight, reboot: typed-name), never hazard.",
     ),
   authorization: planAuthorizationSchema.optional(),
   onCancel: kube(z.enum(['finish', 'abandon']).default('finish'), {
@@ -495,6 +539,13 @@ const specShape = {
   resume: planToggleSchema
     .optional()
     .describe('Set (with an at later than pause.at) to go on after a pause.'),
+  acknowledgements: z
+    .array(planAcknowledgementSchema)
+    .max(MAX_PLAN_ACKNOWLEDGEMENTS)
+    .optional()
+    .describe(
+      "Who acknowledged what, oldest first: the creator's plan pre-flight, then each renewal that acknowledged the remaining steps afresh (written by the Backstage backend; the creation's and the latest ones are kept).",
+    ),
   cancel: requestFlagSchema
     .optional()
     .describe(
@@ -516,7 +567,8 @@ export const maintenancePlanSpecSchema = withRules(z.object(specShape), [
   fixedAtCreation('window'),
   fixedAtCreation('drain'),
   fixedAtCreation('requestedBy'),
-  fixedAtCreation('acknowledged'),
+  changedOnlyByRenewal('acknowledged'),
+  changedOnlyByRenewal('acknowledgements'),
   {
     rule: '!has(oldSelf.authorization) || has(self.authorization)',
     message:

@@ -1,14 +1,14 @@
 /*
  * `POST /clusters/:cluster/plans`: the checks of a plan request after its permissions
  * were decided (the body, the reason policy, the nodes as the caller may see them, the
- * capability rule, the spec, the ceremony, the token against a fresh plan pre-flight, the
- * blockers, the hazard names typed), then the MaintenancePlan. Throws the error of the
+ * capability rule, the spec, the ceremony, then the acknowledgement (planAcknowledgement.ts:
+ * the token against a fresh plan pre-flight, the blockers, the hazard names typed), then
+ * the MaintenancePlan with its first acknowledgement on record. Throws the error of the
  * first check that fails, having written nothing.
  */
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import {
   cutList,
-  HAZARD_TITLE,
   maintenancePlanSpecSchema,
   planAuthorizationAt,
   planRequestBodySchema,
@@ -21,11 +21,13 @@ import { parseRequestBody } from '../../lib/requestBody';
 import { PreflightConflictError } from '../../servers/preflight';
 import { clusterSnapshot } from '../../servers/view';
 import {
+  acknowledgementOf,
+  verifyPlanAcknowledgement,
+} from '../planAcknowledgement';
+import {
   acknowledgedRungs,
   computePlanPreflight,
-  missingHazardNames,
   notOfferedOn,
-  planDigest,
   planDrainOf,
   planNameFor,
   requestedPlanNodes,
@@ -104,30 +106,13 @@ export async function createPlan(
     maxParallel,
     drain,
   );
-  // 400 for a token that is not ours, 409 with the new pre-flight if any of it changed.
-  const { takenAt } = ctx.preflightTokens.verifyDigest(
-    token,
-    planDigest(current),
+  const { takenAt } = verifyPlanAcknowledgement(
+    ctx,
     actor,
-    new Date(),
-    () => signPlanPreflight(ctx.preflightTokens, current, actor),
+    current,
+    token,
+    body.typedNames ?? [],
   );
-  if (!current.canProceed) {
-    throw new PreflightConflictError(
-      current.blockers.join(' '),
-      signPlanPreflight(ctx.preflightTokens, current, actor),
-    );
-  }
-  // Ceremony per step: a step at the hazard rung needs what a single hazard
-  // request needs, its node's name typed (and the reason, typed above).
-  const untyped = missingHazardNames(current, body.typedNames ?? []);
-  if (untyped.length > 0) {
-    throw new InputError(
-      `ceremony not met: ${untyped.join(', ')} ${
-        untyped.length === 1 ? 'consumes' : 'each consume'
-      } the last of the quorum margin (${HAZARD_TITLE.toLowerCase()}): type each name in typedNames, and type the reason yourself.`,
-    );
-  }
   const name = planNameFor(body.intent, token);
   const used = () =>
     new PreflightConflictError(
@@ -153,6 +138,9 @@ export async function createPlan(
       spec: {
         ...checked,
         acknowledged: acknowledgedRungs(current),
+        acknowledgements: [
+          acknowledgementOf(actor, 'create', current, takenAt),
+        ],
         authorization: planAuthorizationAt(
           actor,
           new Date(),

@@ -4,12 +4,25 @@ import {
   isTerminalPlanPhase,
   planAuthorizationAt,
   planRenewBodySchema,
+  renewalAcknowledgement,
   serverActionPermissions,
 } from '@rackside/plugin-servers-common';
 import { clusterOr404 } from '../../cluster/clusterRegistry';
 import type { PlanObject } from '../../cluster/types';
 import { checkReason } from '../../lib/reasonPolicy';
 import { parseRequestBody } from '../../lib/requestBody';
+import { PreflightConflictError } from '../../servers/preflight';
+import {
+  acknowledgementOf,
+  verifyPlanAcknowledgement,
+  withAcknowledgement,
+} from '../planAcknowledgement';
+import {
+  acknowledgedRungs,
+  computePlanPreflight,
+  planNodes,
+  signPlanPreflight,
+} from '../planPreflight';
 import type { PlanCommandContext, PlanGrant } from '../PlansService';
 import { readablePlanOr404, readablePlans, stepsOf } from '../planView';
 
@@ -27,6 +40,14 @@ export function notStartedNodes(plan: PlanObject): string[] {
  * `servers:drain-data` on every node not yet started), then a new lease. Nodes the
  * caller may not act on: 403 naming them, nothing written; with `skipRefused: true` the
  * lease is renewed without them and their steps are Skipped.
+ *
+ * A renewal is a new acknowledgement (docs/plans.md, "Renewing a plan"): when a remaining
+ * step is at the hazard rung, or above the rung it was acknowledged at
+ * (servers-common's renewalAcknowledgement), the renewer sends the token of their own
+ * plan pre-flight of the remaining steps and types the hazard names, checked as a
+ * creation's (planAcknowledgement.ts); their rungs then replace the creator's for those
+ * steps, and the plan's acknowledgements record it. A token sent when none is needed is
+ * checked and recorded all the same.
  */
 export async function renewPlan(
   ctx: PlanCommandContext,
@@ -59,6 +80,15 @@ export async function renewPlan(
       }): renew with skipRefused to renew without them (their steps are skipped), or ask someone who may`,
     );
   }
+  const acknowledgement = await renewedAcknowledgement(
+    ctx,
+    actor,
+    cluster,
+    grant,
+    plan,
+    refused,
+    body,
+  );
   const authorization = planAuthorizationAt(
     actor,
     new Date(),
@@ -71,7 +101,90 @@ export async function renewPlan(
         `plan ${name} ended while it was renewed: there is nothing to renew`,
       );
     }
-    return { ...current.spec, authorization };
+    if (!acknowledgement) return { ...current.spec, authorization };
+    return {
+      ...current.spec,
+      authorization,
+      acknowledged: { ...current.spec.acknowledged, ...acknowledgement.rungs },
+      acknowledgements: withAcknowledgement(
+        current.spec.acknowledgements,
+        acknowledgement,
+      ),
+    };
   });
   return { name, until: authorization.until };
+}
+
+/**
+ * The renewer's acknowledgement of the remaining steps, or undefined when they need none
+ * and sent none. Throws (writing nothing) when one is needed and missing (400 naming the
+ * steps and why), stale or changed (409 with the new pre-flight), already used for an
+ * acknowledgement of this plan (409), or a hazard name is not typed (400).
+ */
+async function renewedAcknowledgement(
+  ctx: PlanCommandContext,
+  actor: string,
+  cluster: ReturnType<typeof clusterOr404>,
+  grant: PlanGrant,
+  plan: PlanObject,
+  refused: readonly string[],
+  body: { preflightToken?: string; typedNames?: string[] },
+) {
+  const { snap } = await readablePlans(grant.scope, cluster);
+  const present = new Set(snap.nodes.map(n => n.metadata?.name ?? ''));
+  // Absent nodes are Skipped by the operator: there is nothing of theirs to acknowledge.
+  const remaining = notStartedNodes(plan).filter(
+    n => !refused.includes(n) && present.has(n),
+  );
+  if (remaining.length === 0) return undefined;
+  const planned = planNodes(cluster.name, snap, grant.scope.filter, remaining);
+  ctx.preflights.take(actor);
+  const current = await computePlanPreflight(
+    cluster,
+    snap,
+    grant.scope,
+    plan.spec.intent,
+    planned,
+    plan.spec.maxParallel ?? 1,
+    {
+      deleteEmptyDirData: plan.spec.drain?.deleteEmptyDirData === true,
+      force: plan.spec.drain?.force === true,
+      allowNodeLocalData: plan.spec.drain?.allowNodeLocalData === true,
+    },
+  );
+  const verdict = renewalAcknowledgement(
+    plan.spec,
+    current.nodes.map(n => ({ node: n.node, rung: n.ceremony.level })),
+  );
+  if (!body.preflightToken) {
+    if (!verdict.needed) return undefined;
+    throw new InputError(
+      `ceremony not met: renewing puts the remaining steps on your authority: ${verdict.reasons.join(
+        '; ',
+      )}. Take the plan pre-flight of the remaining servers (${cutList(
+        planned.map(n => n.name),
+      )}) and send its preflightToken${
+        verdict.hazard.length > 0
+          ? `, with ${cutList(verdict.hazard)} typed in typedNames`
+          : ''
+      }.`,
+    );
+  }
+  const { takenAt } = verifyPlanAcknowledgement(
+    ctx,
+    actor,
+    current,
+    body.preflightToken,
+    body.typedNames ?? [],
+  );
+  // A pre-flight acknowledges once: not again, and not one older than the last on record.
+  const last = plan.spec.acknowledgements?.at(-1);
+  if (last && Date.parse(takenAt) <= Date.parse(last.preflightTakenAt)) {
+    throw new PreflightConflictError(
+      `this plan pre-flight was acknowledged already (by ${last.by} at ${last.at}), or is older than that: take the plan pre-flight of the remaining servers again`,
+      signPlanPreflight(ctx.preflightTokens, current, actor),
+    );
+  }
+  const entry = acknowledgementOf(actor, 'renew', current, takenAt);
+  return { ...entry, rungs: acknowledgedRungs(current) };
 }

@@ -1047,6 +1047,22 @@ export const spec = {
             description:
               'Renew without the nodes the caller may not act on; their steps are skipped',
           },
+          preflightToken: {
+            type: 'string',
+            maxLength: 4096,
+            description:
+              "The token of the renewer's plan pre-flight of the remaining steps (the plan's intent, maxParallel and drain options): needed when a remaining step is at the hazard rung or above the rung it was acknowledged at; with it the renewer's acknowledgement replaces the creator's.",
+          },
+          typedNames: {
+            type: 'array',
+            maxItems: 500,
+            description:
+              'The remaining nodes at the hazard rung of that pre-flight, each name typed out',
+            items: {
+              type: 'string',
+              maxLength: 253,
+            },
+          },
         },
         required: ['reason'],
       },
@@ -1940,7 +1956,8 @@ export const spec = {
     '/clusters/{cluster}/plans/{name}/renew': {
       post: {
         operationId: 'RenewPlan',
-        description: "Renews the plan's authorization; a user only.",
+        description:
+          "Renews the plan's authorization; a user only. A remaining step at the hazard rung, or above the rung it was acknowledged at, needs the renewer's own plan pre-flight (409 with the new pre-flight when it is stale or the rung grew).",
         parameters: [
           {
             $ref: '#/components/parameters/cluster',
@@ -1981,6 +1998,9 @@ export const spec = {
           },
           '409': {
             $ref: '#/components/responses/ErrorResponse',
+          },
+          '429': {
+            $ref: '#/components/responses/TooManyPreflights',
           },
         },
       },

@@ -13,4 +13,12 @@ export interface PlanRenewBody {
    * Renew without the nodes the caller may not act on; their steps are skipped
    */
   skipRefused?: boolean;
+  /**
+   * The token of the renewer's plan pre-flight of the remaining steps (the plan's intent, maxParallel and drain options): needed when a remaining step is at the hazard rung or above the rung it was acknowledged at; with it the renewer's acknowledgement replaces the creator's.
+   */
+  preflightToken?: string;
+  /**
+   * The remaining nodes at the hazard rung of that pre-flight, each name typed out
+   */
+  typedNames?: Array<string>;
 }
