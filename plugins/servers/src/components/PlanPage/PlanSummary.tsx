@@ -114,6 +114,24 @@ export function PlanNotices(props: { plan: PlanResponse }) {
           }.`}
         </Typography>
       )}
+      {(plan.acknowledgements?.length ?? 0) > 1 && (
+        <Typography
+          variant="body2"
+          sx={{ mb: 2 }}
+          data-testid="plan-acknowledgements"
+        >
+          {`Acknowledged by ${plan
+            .acknowledgements!.map(
+              a =>
+                `${a.by} (${
+                  a.on === 'create' ? 'created' : 'renewed'
+                } ${formatTime(a.at)}: ${
+                  Object.keys(a.rungs).join(', ') || 'no steps'
+                })`,
+            )
+            .join('; ')}.`}
+        </Typography>
+      )}
       {plan.paused && plan.pause && (
         <Alert severity="warning" sx={{ mb: 2 }} data-testid="plan-paused">
           {`Paused by ${plan.pause.by} at ${formatTime(plan.pause.at)}: ${

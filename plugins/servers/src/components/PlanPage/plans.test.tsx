@@ -133,6 +133,83 @@ describe('PlanPage', () => {
     expect(api.controlPlan).not.toHaveBeenCalled();
   });
 
+  it("renewing a plan with a hazard step left takes the renewer's own pre-flight and asks each hazard name typed", async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getPlan.mockResolvedValue(
+      plan({
+        acknowledged: { 'worker-3': 'hazard' },
+        authorization: {
+          by: 'user:default/jane',
+          at: '2026-12-01T00:00:00Z',
+          until: '2026-12-01T08:00:00Z',
+        },
+        drain: { force: true },
+        acknowledgements: [
+          {
+            by: 'user:default/ops',
+            at: '2026-12-01T00:00:00Z',
+            on: 'create',
+            preflightTakenAt: '2026-12-01T00:00:00Z',
+            rungs: { 'worker-1': 'typed-name', 'worker-3': 'hazard' },
+          },
+          {
+            by: 'user:default/jane',
+            at: '2026-12-01T00:00:00Z',
+            on: 'renew',
+            preflightTakenAt: '2026-12-01T00:00:00Z',
+            rungs: { 'worker-3': 'hazard' },
+          },
+        ],
+      }),
+    );
+    const pre = planPreflight(['worker-3']);
+    pre.nodes[0] = {
+      ...pre.nodes[0],
+      ceremony: { ...pre.nodes[0].ceremony, level: 'hazard' },
+    };
+    api.planPreflight.mockResolvedValue({ ...pre, token: 'renew-token' });
+    await renderWithApi(<PlanPage cluster="rack" name="reboot-plan-1" />, api);
+    // Who acknowledged what is on the page.
+    expect(
+      await screen.findByTestId('plan-acknowledgements'),
+    ).toHaveTextContent(
+      /user:default\/ops \(created .*: worker-1, worker-3\); user:default\/jane \(renewed .*: worker-3\)/,
+    );
+    fireEvent.click(await screen.findByTestId('plan-renew'));
+    const dialog = await screen.findByRole('dialog', {
+      name: 'Renew authorization: reboot-plan-1',
+    });
+    // The pre-flight of the steps not started yet, as the plan runs them.
+    await waitFor(() =>
+      expect(api.planPreflight).toHaveBeenCalledWith('rack', {
+        intent: 'reboot',
+        nodes: ['worker-3'],
+        maxParallel: 2,
+        force: true,
+      }),
+    );
+    expect(
+      await within(dialog).findByTestId('plan-renew-acknowledgement'),
+    ).toHaveTextContent('worker-3 is at the hazard rung now');
+    fireEvent.change(within(dialog).getByLabelText(/^Reason/), {
+      target: { value: 'the window opens tonight' },
+    });
+    const submit = within(dialog).getByTestId('plan-renew-submit');
+    expect(submit).toBeDisabled();
+    fireEvent.change(within(dialog).getByTestId('plan-typed-name-worker-3'), {
+      target: { value: 'worker-3' },
+    });
+    expect(submit).toBeEnabled();
+    fireEvent.click(submit);
+    await waitFor(() =>
+      expect(api.renewPlan).toHaveBeenCalledWith('rack', 'reboot-plan-1', {
+        reason: 'the window opens tonight',
+        preflightToken: 'renew-token',
+        typedNames: ['worker-3'],
+      }),
+    );
+  });
+
   it('offers no controls on a finished plan, even with servers:plan', async () => {
     const api = fakeServersApi(serverList([]));
     api.getPlan.mockResolvedValue(
