@@ -218,7 +218,14 @@ export function PlanGateAlerts(props: { alerts?: PlanPreflightAlerts }) {
       </Alert>
     );
   }
-  if (alerts.holding.length === 0) {
+  // Alerts of servers the reader cannot see hold the gate too: counted, never named.
+  const count = alerts.holding.length + (alerts.hiddenAlerts ?? 0);
+  const hidden = alerts.hiddenServers
+    ? ` (${alerts.holding.length > 0 ? 'and' : 'on'} ${
+        alerts.hiddenServers
+      } server${alerts.hiddenServers === 1 ? '' : 's'} you cannot see)`
+    : '';
+  if (count === 0) {
     return (
       <Alert severity="success" data-testid="plan-gate-alerts">
         {`No matching alert fires now${
@@ -229,11 +236,9 @@ export function PlanGateAlerts(props: { alerts?: PlanPreflightAlerts }) {
   }
   return (
     <Alert severity="warning" data-testid="plan-gate-alerts">
-      {`${alerts.holding.length} matching alert${
-        alerts.holding.length === 1 ? '' : 's'
-      } fire${
-        alerts.holding.length === 1 ? 's' : ''
-      } now: the plan would wait before its next step until they clear.`}
+      {`${count} matching alert${count === 1 ? '' : 's'} fire${
+        count === 1 ? 's' : ''
+      } now${hidden}: the plan would wait before its next step until they clear.`}
       <AlertList alerts={alerts.holding} testId="plan-gate-alert" />
     </Alert>
   );
