@@ -378,4 +378,112 @@ describe('SilenceLease', () => {
       'SilenceExpired',
     ]);
   });
+
+  it('a failure the client did not type (a raw abort mid-body) never escapes: recorded as unreachable, counted, and the maintenance goes on', async () => {
+    const fake = new FakeAlertmanager();
+    fake.silences = async () => {
+      throw new DOMException(
+        'The operation was aborted due to timeout',
+        'TimeoutError',
+      );
+    };
+    const { silences, errors, events } = lease(fake, { now: T0 });
+    const result = await silences.sync(
+      maintenance({ phase: 'Cordoned', cordonedAt: iso(T0) }),
+    );
+    expect(errors).toEqual(['list']);
+    expect(events).toEqual(['AlertmanagerUnreachable']);
+    expect(result.requeueAfterMs).toBe(settings.silenceRenewMs);
+    expect(result.nm.status?.alerting?.failedAt).toBe(iso(T0));
+    expect(
+      result.nm.status?.conditions?.find(c => c.type === 'AlertsSilenced'),
+    ).toMatchObject({
+      status: 'False',
+      reason: 'AlertmanagerUnreachable',
+      message: expect.stringContaining('aborted due to timeout'),
+    });
+  });
+
+  it("the lease's own status write failing never escapes either: the same object is answered, looked at again later", async () => {
+    const fake = new FakeAlertmanager();
+    fake.down = true;
+    const logged: string[] = [];
+    const nm = maintenance({ phase: 'Cordoned', cordonedAt: iso(T0) });
+    const silences = new SilenceLease({
+      alertmanager: fake,
+      settings,
+      now: () => T0,
+      node: () => ({ metadata: { name: 'w.1', labels: {} } }),
+      status: {
+        async write() {
+          throw new Error('409 Conflict');
+        },
+      },
+      events: { async record() {} },
+      onError: () => undefined,
+      log: message => logged.push(message),
+    });
+    await expect(silences.sync(nm)).resolves.toEqual({
+      nm,
+      requeueAfterMs: settings.silenceRenewMs,
+    });
+    expect(logged[0]).toMatch(/409 Conflict.*the maintenance goes on/);
+  });
+
+  it("never adopts, shortens or expires a person's silence that copies the marker and a 'Rackside for' createdBy", async () => {
+    const fake = new FakeAlertmanager();
+    const clock = { now: T0 + 60_000 };
+    const { silences } = lease(fake, clock);
+    const copy = {
+      matchers: [{ name: 'node', value: 'w.1', isRegex: false, isEqual: true }],
+      endsAt: iso(T0 + 7 * 24 * 3_600_000),
+      comment: 'copied [rackside.dev/maintenance nm-1 uid-1]',
+    };
+    // Another requester's name in createdBy, made after the cordon.
+    const other = await fake.putSilence({
+      ...copy,
+      startsAt: iso(T0 + 30_000),
+      createdBy: 'Rackside for user:default/mallory',
+    });
+    // The exact createdBy, but made before the cordon.
+    const early = await fake.putSilence({
+      ...copy,
+      startsAt: iso(T0 - 60_000),
+      createdBy: 'Rackside for user:default/ana',
+    });
+    const { nm } = await silences.sync(
+      maintenance({ phase: 'Cordoned', cordonedAt: iso(T0) }),
+    );
+    expect(nm.status?.alerting?.silenceIds).not.toContain(other);
+    expect(nm.status?.alerting?.silenceIds).not.toContain(early);
+    // With ids on record, even a perfect copy made later is not ours.
+    const perfect = await fake.putSilence({
+      ...copy,
+      startsAt: iso(clock.now + 1000),
+      createdBy: 'Rackside for user:default/ana',
+    });
+    clock.now += settings.silenceRenewMs;
+    const renewed = await silences.sync(nm);
+    expect(renewed.nm.status?.alerting?.silenceIds).toEqual(
+      nm.status?.alerting?.silenceIds,
+    );
+    const ended = await silences.sync({
+      ...renewed.nm,
+      status: { ...renewed.nm.status, phase: 'Failed' },
+    });
+    expect(ended.nm.status?.alerting?.expiredAt).toBeDefined();
+    // The person's three silences are as they made them: active, their end unchanged.
+    for (const id of [other, early, perfect]) {
+      expect(fake.silencesById.get(id)).toMatchObject({
+        status: { state: 'active' },
+        endsAt: copy.endsAt,
+      });
+    }
+    expect(
+      fake
+        .live()
+        .map(s => s.id)
+        .sort(),
+    ).toEqual([other, early, perfect].sort());
+  });
 });

@@ -13,16 +13,22 @@
  *   deleted                   expire at once (the controller's delete handler); a delete
  *                             the operator missed lapses with the lease
  *
- * Idempotent across restarts and leaders: each silence's comment carries the maintenance's
- * marker (servers-common racksideSilences), and every hold first lists the silences and
- * adopts the ones with this marker, so a crash between a create and its status write
- * finds it again instead of making a second. The decision (`silenceDuty`) is pure; the
+ * Idempotent across restarts and leaders: every hold first lists the silences and adopts
+ * the ones the maintenance recorded in status.alerting.silenceIds; when none is recorded
+ * (a crash between a create and its status write), the ones with its exact createdBy, its
+ * marker with the uid of the object, and a start after its cordon (servers-common's
+ * isAdoptableSilence), so the lease finds its own again instead of making a second, and
+ * never renews, shortens or expires a person's silence that copies the marker.
+ *
+ * Alertmanager failing, in any way, never holds the maintenance: `sync` answers in every
+ * case, recording an unreachable Alertmanager in status.alerting.failedAt (retried after
+ * --silence-renew), and the table's row runs after it. The decision (`silenceDuty`) is pure; the
  * Alertmanager calls and the status write are in `SilenceLease`.
  */
 import {
   alertMatcherHolds,
   alertMatcherText,
-  isSilenceOfMaintenance,
+  isAdoptableSilence,
   racksideSilenceCreatedBy,
   racksideSilenceMarker,
   renderAlertMatchers,
@@ -36,6 +42,7 @@ import {
   type AlertmanagerApi,
   type AlertmanagerSilence,
 } from '@rackside/plugin-servers-node';
+import { NotLeadingError } from '../runtime/leaderElection';
 import { isoOf, phaseOf, type Clock } from '../runtime/lifecycle/table';
 import { withCondition } from './powerSend';
 import type { NodeView } from './types';
@@ -228,9 +235,30 @@ export class SilenceLease {
 
   /**
    * Brings the silences in line with the maintenance; answers the written maintenance (or
-   * the same one when nothing was written) and when to look again.
+   * the same one when nothing was written) and when to look again. Never throws: the
+   * silence is a convenience, and whatever fails here (Alertmanager, the lease's own status
+   * write) is logged and tried again later while the maintenance's own step goes on.
    */
   async sync(
+    nm: NodeMaintenance,
+  ): Promise<{ nm: NodeMaintenance; requeueAfterMs?: number }> {
+    try {
+      return await this.syncOrThrow(nm);
+    } catch (error) {
+      if (!(error instanceof NotLeadingError)) {
+        this.ports.log?.(
+          `${nm.metadata.name}: the silence lease did not complete (${
+            (error as Error)?.message ?? String(error)
+          }); the maintenance goes on, tried again in ${Math.round(
+            this.ports.settings.silenceRenewMs / 1000,
+          )} s`,
+        );
+      }
+      return { nm, requeueAfterMs: this.ports.settings.silenceRenewMs };
+    }
+  }
+
+  private async syncOrThrow(
     nm: NodeMaintenance,
   ): Promise<{ nm: NodeMaintenance; requeueAfterMs?: number }> {
     const { settings } = this.ports;
@@ -308,14 +336,21 @@ export class SilenceLease {
 
   /** Silences of this maintenance that Alertmanager holds (pending or active). */
   private async own(nm: NodeMaintenance): Promise<AlertmanagerSilence[]> {
-    const identity = { name: nm.metadata.name, uid: nm.metadata.uid ?? '' };
-    // Unfiltered: Alertmanager's silence filter compares matchers textually, and the marker
-    // alone says which are ours (a person's silence with the same matchers is not).
+    // The owner from the object itself: its uid, requester, cordon and recorded ids.
+    const owner = {
+      name: nm.metadata.name,
+      uid: nm.metadata.uid ?? '',
+      requestedBy: nm.spec.requestedBy ?? 'unknown',
+      cordonedAt: nm.status?.cordonedAt,
+      recordedIds: nm.status?.alerting?.silenceIds,
+    };
+    // Unfiltered: Alertmanager's silence filter compares matchers textually, and only the
+    // adoption rule says which are ours (a person's silence with the same matchers is not).
     const all = await this.call('list', () =>
       this.ports.alertmanager.silences(),
     );
     return all.filter(
-      s => s.status.state !== 'expired' && isSilenceOfMaintenance(s, identity),
+      s => s.status.state !== 'expired' && isAdoptableSilence(s, owner),
     );
   }
 
@@ -493,7 +528,11 @@ export class SilenceLease {
     return written;
   }
 
-  /** One Alertmanager call: an unreachable Alertmanager is counted and becomes Unreachable. */
+  /**
+   * One Alertmanager call: any failure of it (the client's one error type, or anything an
+   * implementation throws besides) is counted and becomes Unreachable; only "not leading"
+   * passes, as the elector's refusal of a write is no fault of Alertmanager's.
+   */
   private async call<T>(
     operation: 'list' | 'create' | 'renew' | 'expire',
     fn: () => Promise<T>,
@@ -501,11 +540,16 @@ export class SilenceLease {
     try {
       return await fn();
     } catch (error) {
-      if (error instanceof AlertmanagerUnreachableError) {
-        this.ports.onError(operation);
-        throw new Unreachable(operation, error);
-      }
-      throw error;
+      if (error instanceof NotLeadingError) throw error;
+      this.ports.onError(operation);
+      throw new Unreachable(
+        operation,
+        error instanceof AlertmanagerUnreachableError
+          ? error
+          : new Error(
+              `Alertmanager: ${(error as Error)?.message ?? String(error)}`,
+            ),
+      );
     }
   }
 

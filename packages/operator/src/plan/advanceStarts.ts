@@ -50,6 +50,7 @@ export function failingGate(a: Advance):
     }
   }
   if (gates?.alerts && a.alerts) {
+    // Holds on a firing alert, and on an unknown alert state unless whenUnknown: Proceed.
     const verdict = alertGateVerdict(gates.alerts, a.alerts);
     if (verdict.holds || 'refused' in verdict) {
       return {

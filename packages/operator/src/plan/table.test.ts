@@ -961,7 +961,7 @@ describe('the alert gate', () => {
     expect(w.creates).toEqual(['q-worker-1']);
   });
 
-  it('unknown does not hold: Alertmanager unreachable or not configured, the condition says so', async () => {
+  it('unknown holds: Alertmanager unreachable or not configured starts no step, waits saying why, polls, and goes on once it answers', async () => {
     const w = new World(1);
     w.alerting = {
       snapshot: {
@@ -971,22 +971,105 @@ describe('the alert gate', () => {
       reads: 0,
     };
     w.plan('p', { gates: { alerts: {} } });
-    await w.reconcile();
-    expect(w.creates).toEqual(['p-worker-1']);
+    const { requeueAfterMs } = await w.reconcile();
+    expect(w.creates).toEqual([]);
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Waiting',
+      waiting: {
+        on: 'gate',
+        gate: 'alerts',
+        message: 'alert state unknown: Alertmanager unreachable: ECONNREFUSED',
+      },
+    });
+    expect(requeueAfterMs).toBe(5_000);
     expect(w.get('p').status?.conditions).toEqual([
       expect.objectContaining({
         type: 'AlertsKnown',
         status: 'False',
         message:
-          'alerts unknown (Alertmanager unreachable: ECONNREFUSED): the alert gate does not hold',
+          'alert state unknown: Alertmanager unreachable: ECONNREFUSED; the alert gate holds',
       }),
     ]);
+    // Answering again, nothing firing: the step starts.
+    w.alerting.snapshot = known([]);
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1']);
+
+    // No Alertmanager configured on the operator: the same.
     const none = new World(1);
     none.plan('p', { gates: { alerts: {} } });
     await none.reconcile();
-    expect(none.creates).toEqual(['p-worker-1']);
-    expect(none.get('p').status?.conditions?.[0]?.message).toMatch(
-      /no Alertmanager is configured/,
+    expect(none.creates).toEqual([]);
+    expect(none.get('p').status?.waiting?.message).toMatch(
+      /^alert state unknown: no Alertmanager is configured/,
+    );
+  });
+
+  it('unknown past the gate timeout stops the plan, starting nothing', async () => {
+    const w = new World(1);
+    w.alerting = {
+      snapshot: { known: false, reason: 'Alertmanager unreachable: stalled' },
+      reads: 0,
+    };
+    w.plan('p', { gates: { timeoutSeconds: 60, alerts: {} } });
+    await w.reconcile();
+    w.now += 61_000;
+    await w.reconcile();
+    await w.reconcile();
+    expect(w.creates).toEqual([]);
+    expect(w.get('p').status?.message).toMatch(
+      /gate alerts did not hold within 60s: alert state unknown: Alertmanager unreachable: stalled/,
+    );
+  });
+
+  it('whenUnknown: Proceed goes on without the alerts, and the condition says it did', async () => {
+    const w = new World(1);
+    w.alerting = {
+      snapshot: { known: false, reason: 'Alertmanager unreachable: timeout' },
+      reads: 0,
+    };
+    w.plan('p', { gates: { alerts: { whenUnknown: 'Proceed' } } });
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1']);
+    expect(w.get('p').status?.conditions?.[0]).toMatchObject({
+      type: 'AlertsKnown',
+      status: 'False',
+      message:
+        'alert state unknown: Alertmanager unreachable: timeout; the gate proceeds (whenUnknown: Proceed)',
+    });
+  });
+
+  it("an inhibited alert that matches holds, whatever inhibits it; a person's silence holds only with includeSilenced", async () => {
+    const inhibited: AlertState = {
+      labels: { alertname: 'DiskSlow', node: 'worker-9', severity: 'warning' },
+      status: {
+        state: 'suppressed',
+        silencedBy: [],
+        inhibitedBy: ['fp-critical'],
+      },
+    };
+    const w = new World(1);
+    w.alerting = {
+      snapshot: known([inhibited, firing('NodeOnFire', { node: 'worker-9' })]),
+      reads: 0,
+    };
+    w.plan('p', { gates: { alerts: { severities: ['warning'] } } });
+    await w.reconcile();
+    expect(w.creates).toEqual([]);
+    expect(w.get('p').status?.waiting?.message).toBe(
+      'alerts firing: DiskSlow (worker-9, warning)',
+    );
+
+    const s = new World(1);
+    s.alerting = {
+      snapshot: known([firing('Flaky', { node: 'worker-8' }, ['person-1'])]),
+      reads: 0,
+    };
+    s.plan('q', { gates: { alerts: { includeSilenced: true } } });
+    await s.reconcile('q');
+    expect(s.creates).toEqual([]);
+    expect(s.get('q').status?.waiting?.message).toBe(
+      'alerts firing: Flaky (worker-8, critical)',
     );
   });
 
@@ -1005,7 +1088,7 @@ describe('the alert gate', () => {
     expect(w.creates).toEqual([]);
     expect(w.get('p').status?.phase).toBe('Failed');
     expect(w.get('p').status?.message).toMatch(
-      /gate alerts refused: alertnames "x\)\|\(\.\*": not a valid regular expression/,
+      /gate alerts refused: alertnames "x\)\|\(\.\*": not a valid (RE2 )?regular expression/,
     );
   });
 
@@ -1079,6 +1162,36 @@ describe('a healthy return', () => {
         'worker-1 failed: not healthy 120 s after it came back: alerts firing: NodeDown (worker-1:9100, critical)',
       ),
     });
+  });
+
+  it('alerts that cannot be read hold the step Running, then Fail it at the timeout saying the alert state was unknown', async () => {
+    const w = new World(2);
+    w.alerting = { snapshot: known([]), reads: 0 };
+    w.plan('p', {
+      healthyReturn: { healthyForSeconds: 0, timeoutSeconds: 120 },
+    });
+    await w.reconcile();
+    w.alerting.snapshot = {
+      known: false,
+      reason: 'Alertmanager unreachable: the answer did not arrive in time',
+    };
+    w.step('worker-1', 'Complete', {
+      completedAt: new Date(w.now).toISOString(),
+    });
+    await w.reconcile();
+    expect(w.steps()).toMatchObject({ 'worker-1': 'Running' });
+    expect(w.get('p').status?.waiting).toMatchObject({
+      on: 'healthyReturn',
+      message:
+        'worker-1: healthy return: alert state unknown: Alertmanager unreachable: the answer did not arrive in time',
+    });
+    expect(w.creates).toEqual(['p-worker-1']);
+    w.now += 121_000;
+    await w.reconcile();
+    expect(w.steps()).toEqual({ 'worker-1': 'Failed', 'worker-2': 'Skipped' });
+    expect(w.get('p').status?.message).toContain(
+      'worker-1 failed: not healthy 120 s after it came back: alert state unknown: Alertmanager unreachable',
+    );
   });
 
   it('a node whose BMC reports Critical keeps its step Running, then Failed naming the part', async () => {

@@ -24,14 +24,16 @@
  *   authority  the plan's authorization lease has ended: Waiting (authorization) until
  *              someone renews it (a renewal that leaves nodes out Skips their steps)
  *   gates      previous nodes Ready, every PodDisruptionBudget healthy, no alert firing
- *              that matches gates.alerts (unknown does not hold), the object gates:
+ *              that matches gates.alerts (unknown holds unless whenUnknown: Proceed),
+ *              the object gates:
  *              Waiting (gate) with why; past the gate's timeout: stop
  *   start      the next step: a NodeMaintenance `<plan>-<node>` owned by the plan
  *
  * Before the rules, a step whose maintenance says it is done gets its healthy-return
  * check (returnCheck.ts): it stays Running, and the plan waits on healthyReturn, until its
- * node has been Ready for healthyForSeconds with no alert firing past the return grace;
- * past the timeout it is Failed, naming the alerts.
+ * node has been Ready for healthyForSeconds with no alert firing past the return grace
+ * (alerts that cannot be read hold it too); past the timeout it is Failed, naming the
+ * alerts or saying their state was unknown.
  *
  * Each step is a NodeMaintenance, so the guard, the busy rule, the virtual-node refusal,
  * the capability rule and send-once apply to it unchanged. Steps are created before
@@ -159,7 +161,8 @@ function earliest(
 
 /**
  * What Alertmanager says now, when the plan needs it: its alert gate (before a step may
- * start) or a step's healthy return. No Alertmanager configured: the gate is unknown.
+ * start) or a step's healthy return. No Alertmanager configured: the gate is unknown (and
+ * holds unless the plan says whenUnknown: Proceed); a healthy return checks Ready only.
  */
 async function alertsFor(
   plan: MaintenancePlan,
@@ -202,7 +205,11 @@ function withAlertsCondition(
             type: ALERTS_KNOWN,
             status: 'False',
             reason: 'Unknown',
-            message: `alerts unknown (${alerts.reason}): the alert gate does not hold`,
+            message: `alert state unknown: ${alerts.reason}; ${
+              plan.spec.gates.alerts.whenUnknown === 'Proceed'
+                ? 'the gate proceeds (whenUnknown: Proceed)'
+                : 'the alert gate holds'
+            }`,
           },
       iso(now),
     ),

@@ -29,6 +29,7 @@ import {
   PREFLIGHT_CEREMONY_LEVELS,
 } from './nodeMaintenance';
 import {
+  ALERT_GATE_WHEN_UNKNOWN,
   alertGateMatcherError,
   alertnamePatternError,
 } from '../rules/alertGate';
@@ -263,11 +264,23 @@ export const alertGateSchema = z
       .boolean()
       .default(true)
       .describe(
-        "An alert silenced only by Rackside's own maintenance silences does not hold the gate (default true); false: it does. An alert a person silenced, or an inhibited one, never holds it.",
+        "An alert silenced only by Rackside's own maintenance silences does not hold the gate (default true); false: it does.",
+      ),
+    includeSilenced: z
+      .boolean()
+      .default(false)
+      .describe(
+        'An alert a person silenced holds the gate too (default false: a silence is a decision to ignore that alert). An inhibited alert that matches always holds it.',
+      ),
+    whenUnknown: z
+      .enum(ALERT_GATE_WHEN_UNKNOWN)
+      .default('Hold')
+      .describe(
+        'When the alert state is unknown (Alertmanager unreachable, stalled, or not configured on the operator): Hold (default) waits as a firing alert would; Proceed is an explicit opt-in to go on without seeing the alerts.',
       ),
   })
   .describe(
-    'Wait while a matching alert fires. Alertmanager unreachable or not configured: the gate does not hold (a condition says the alerts were unknown).',
+    'Wait while a matching alert fires. Alertmanager unreachable or not configured: the gate holds unless whenUnknown is Proceed (the condition AlertsKnown says why).',
   );
 
 /** An alert gate. */

@@ -98,10 +98,10 @@ describe('alert gate', () => {
   it('refuses a pattern that would escape its anchors', () => {
     // Inside ^(?:...)$ this would compile as an unanchored alternative matching everything.
     expect(alertnamePatternError('Nope)|(.*')).toMatch(
-      /not a valid regular expression/,
+      /not a valid (RE2 )?regular expression/,
     );
     expect(alertnamePatternError('[')).toMatch(
-      /not a valid regular expression/,
+      /not a valid (RE2 )?regular expression/,
     );
     expect(alertnamePatternError('Disk(Full|Slow)')).toBeUndefined();
     const verdict = alertGateVerdict(
@@ -118,7 +118,7 @@ describe('alert gate', () => {
     expect(alertGateMatcherError('team=~"(db"')).toMatch(/regular expression/);
   });
 
-  it("does not hold on an alert a person silenced, even when Rackside's silence is looked through", () => {
+  it("does not hold on an alert a person silenced, even when Rackside's silence is looked through, unless includeSilenced", () => {
     const personSilenced = alert(disk.labels, { silencedBy: ['person-1'] });
     const both = alert(disk.labels, { silencedBy: ['person-1', 'rackside-1'] });
     for (const ignoreSilencedByRackside of [true, false]) {
@@ -129,6 +129,24 @@ describe('alert gate', () => {
         ).holds,
       ).toBe(false);
     }
+    // includeSilenced: a person's silence does not hide it from the gate.
+    expect(
+      alertGateVerdict(
+        { includeSilenced: true },
+        known([personSilenced], ['rackside-1']),
+      ),
+    ).toMatchObject({ holds: true, known: true });
+    // Silenced by a person and by Rackside: both must be looked through.
+    expect(
+      alertGateVerdict({ includeSilenced: true }, known([both], ['rackside-1']))
+        .holds,
+    ).toBe(false);
+    expect(
+      alertGateVerdict(
+        { includeSilenced: true, ignoreSilencedByRackside: false },
+        known([both], ['rackside-1']),
+      ).holds,
+    ).toBe(true);
   });
 
   it('an alert silenced only by Rackside holds when ignoreSilencedByRackside is false, not when true', () => {
@@ -144,24 +162,56 @@ describe('alert gate', () => {
     expect(alertGateVerdict({}, snapshot).holds).toBe(false);
   });
 
-  it('does not hold on an inhibited alert', () => {
-    const inhibited = alert(disk.labels, { inhibitedBy: ['fp-1'] });
+  it('an inhibited alert that matches holds, even when the alert that inhibits it is outside the gate', () => {
+    // A warning gate; the node's critical alert inhibits its warning and is not in scope.
+    const warning = alert(
+      { alertname: 'DiskSlow', node: 'worker-1', severity: 'warning' },
+      { inhibitedBy: ['fp-critical'] },
+    );
+    const critical = alert({
+      alertname: 'NodeOnFire',
+      node: 'worker-1',
+      severity: 'critical',
+    });
     expect(
-      alertGateVerdict({ ignoreSilencedByRackside: false }, known([inhibited]))
-        .holds,
-    ).toBe(false);
+      alertGateVerdict({ severities: ['warning'] }, known([warning, critical])),
+    ).toEqual({
+      holds: true,
+      known: true,
+      alerts: [warning],
+      message: 'alerts firing: DiskSlow (worker-1, warning)',
+    });
   });
 
-  it('unknown (Alertmanager unreachable or not configured) does not hold, and says so', () => {
+  it('unknown (Alertmanager unreachable, stalled or not configured) holds, and says why', () => {
     const verdict = alertGateVerdict(
       { severities: ['critical'] },
       { known: false, reason: 'connect ECONNREFUSED 127.0.0.1:1' },
     );
     expect(verdict).toEqual({
+      holds: true,
+      known: false,
+      message: 'alert state unknown: connect ECONNREFUSED 127.0.0.1:1',
+    });
+    expect(
+      alertGateVerdict(
+        { severities: ['critical'], whenUnknown: 'Hold' },
+        { known: false, reason: 'stalled' },
+      ).holds,
+    ).toBe(true);
+  });
+
+  it('unknown with whenUnknown: Proceed does not hold, and says it proceeded on the opt-in', () => {
+    expect(
+      alertGateVerdict(
+        { whenUnknown: 'Proceed' },
+        { known: false, reason: 'no Alertmanager is configured' },
+      ),
+    ).toEqual({
       holds: false,
       known: false,
       message:
-        'alerts unknown (connect ECONNREFUSED 127.0.0.1:1): the alert gate does not hold',
+        'alert state unknown: no Alertmanager is configured; the gate proceeds (whenUnknown: Proceed)',
     });
   });
 
@@ -180,9 +230,15 @@ describe('alert gate', () => {
       spec({ matchers: Array.from({ length: 9 }, () => 'a="b"') }).success,
     ).toBe(false);
     expect(spec({ alertnames: 'x'.repeat(257) }).success).toBe(false);
-    const parsed = spec({});
     expect(
-      parsed.success && parsed.data.gates?.alerts?.ignoreSilencedByRackside,
+      spec({ whenUnknown: 'Proceed', includeSilenced: true }).success,
     ).toBe(true);
+    expect(spec({ whenUnknown: 'Ignore' }).success).toBe(false);
+    const parsed = spec({});
+    expect(parsed.success && parsed.data.gates?.alerts).toMatchObject({
+      ignoreSilencedByRackside: true,
+      includeSilenced: false,
+      whenUnknown: 'Hold',
+    });
   });
 });

@@ -4,8 +4,10 @@
  * these functions from a fresh read of Alertmanager at the moment it would start a step;
  * the backend's plan pre-flight calls the same ones to show what would hold the gate now.
  *
- * Failing closed means the gate never blocks on missing data: Alertmanager unreachable or
- * not configured is "unknown", and unknown does not hold (the caller says it was unknown).
+ * A gate that cannot see holds: Alertmanager unreachable, stalled or not configured is
+ * "unknown", and unknown holds the plan (as kured holds a reboot on a query error), unless
+ * the plan opts out with `whenUnknown: Proceed`. Whoever breaks the path to Alertmanager
+ * must not push a plan past its gate.
  */
 import {
   alertMatcherHolds,
@@ -36,7 +38,16 @@ export interface AlertGateInput {
   severities?: string[];
   /** Default true. */
   ignoreSilencedByRackside?: boolean;
+  /** An alert a person silenced holds the gate too; default false. */
+  includeSilenced?: boolean;
+  /** Alertmanager cannot be read: `Hold` (default) or `Proceed` (the plan's opt-in). */
+  whenUnknown?: AlertGateWhenUnknown;
 }
+
+/** What an alert gate does when the alert state is unknown. */
+export const ALERT_GATE_WHEN_UNKNOWN = ['Hold', 'Proceed'] as const;
+/** What an alert gate does when the alert state is unknown. */
+export type AlertGateWhenUnknown = (typeof ALERT_GATE_WHEN_UNKNOWN)[number];
 
 /**
  * Why a gate matcher is refused, or undefined: not `label op "value"`, a placeholder
@@ -90,6 +101,7 @@ export interface CompiledAlertGate {
   alertname?: RegExp;
   severities?: ReadonlySet<string>;
   throughRacksideSilences: boolean;
+  throughPersonSilences: boolean;
 }
 
 /**
@@ -122,6 +134,7 @@ export function compileAlertGate(gate: AlertGateInput): CompiledAlertGate {
         ? new Set(gate.severities)
         : undefined,
     throughRacksideSilences: !(gate.ignoreSilencedByRackside ?? true),
+    throughPersonSilences: gate.includeSilenced ?? false,
   };
 }
 
@@ -150,7 +163,7 @@ export function alertsHoldingGate<A extends AlertState>(
   return alerts.filter(
     alert =>
       alertMatchesGate(compiled, alert.labels) &&
-      alertFires(alert, racksideSilenceIds, compiled.throughRacksideSilences),
+      alertFires(alert, racksideSilenceIds, compiled),
   );
 }
 
@@ -169,9 +182,11 @@ export function alertListText(alerts: readonly AlertState[]): string {
 
 /** The gate's verdict now. */
 export type AlertGateVerdict =
-  | { holds: true; alerts: AlertState[]; message: string }
+  | { holds: true; known: true; alerts: AlertState[]; message: string }
+  /** Unknown holds ("alert state unknown: why"), the default. */
+  | { holds: true; known: false; message: string }
   | { holds: false; known: true; message: string }
-  /** Unknown does not hold: the caller records why (a condition, a note). */
+  /** Unknown, and the plan said `whenUnknown: Proceed`: the caller records why. */
   | { holds: false; known: false; message: string }
   /** The gate cannot be checked as written: the plan stops. */
   | { holds: false; known: true; refused: true; message: string };
@@ -193,20 +208,23 @@ export function alertGateVerdict(
     };
   }
   if (!snapshot.known) {
+    if (gate.whenUnknown === 'Proceed') {
+      return {
+        holds: false,
+        known: false,
+        message: `alert state unknown: ${snapshot.reason}; the gate proceeds (whenUnknown: Proceed)`,
+      };
+    }
     return {
-      holds: false,
+      holds: true,
       known: false,
-      message: `alerts unknown (${snapshot.reason}): the alert gate does not hold`,
+      message: `alert state unknown: ${snapshot.reason}`,
     };
   }
   const holding = snapshot.alerts.filter(
     alert =>
       alertMatchesGate(compiled, alert.labels) &&
-      alertFires(
-        alert,
-        snapshot.racksideSilenceIds,
-        compiled.throughRacksideSilences,
-      ),
+      alertFires(alert, snapshot.racksideSilenceIds, compiled),
   );
   if (holding.length === 0) {
     return {
@@ -217,6 +235,7 @@ export function alertGateVerdict(
   }
   return {
     holds: true,
+    known: true,
     alerts: holding,
     message: `alerts firing: ${alertListText(holding)}`,
   };

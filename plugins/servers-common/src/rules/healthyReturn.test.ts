@@ -119,20 +119,30 @@ describe('healthy return', () => {
     });
   });
 
-  it('unknown alerts: only Ready is checked, and the message says so', () => {
-    const verdict = healthyReturnVerdict({
+  it('unknown alerts hold the return, and fail it at the timeout saying so', () => {
+    const unknown = {
+      known: false as const,
+      reason: 'Alertmanager unreachable',
+    };
+    const held = healthyReturnVerdict({
       ...base,
-      alerts: { known: false, reason: 'Alertmanager unreachable' },
+      alerts: unknown,
       now: back + 60 * s,
     });
-    expect(verdict).toEqual({
-      kind: 'healthy',
+    expect(held).toMatchObject({
+      kind: 'waiting',
+      message: 'healthy return: alert state unknown: Alertmanager unreachable',
+    });
+    expect(
+      healthyReturnVerdict({ ...base, alerts: unknown, now: back + 300 * s }),
+    ).toEqual({
+      kind: 'failed',
       message:
-        'healthy: Ready for 60 s; alerts unknown (Alertmanager unreachable): only Ready was checked',
+        'not healthy 300 s after it came back: alert state unknown: Alertmanager unreachable',
     });
   });
 
-  it("sees the node's alerts through Rackside's silence, not through a person's, not inhibited ones", () => {
+  it("sees the node's alerts through Rackside's silence and inhibitions, not through a person's silence", () => {
     const mine = {
       ...firing('A'),
       status: {
@@ -171,7 +181,7 @@ describe('healthy return', () => {
         racksideSilenceIds: new Set(['rs']),
       },
     ).map(a => a.labels.alertname);
-    expect(names).toEqual(['A', 'E']);
+    expect(names).toEqual(['A', 'C', 'E']);
   });
 
   it('the NodeMaintenance spec takes healthyReturn within its bounds', () => {

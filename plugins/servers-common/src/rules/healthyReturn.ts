@@ -5,7 +5,9 @@
  * fires. An alert still firing is waited on; the step fails on it only past the timeout and
  * once the return grace has passed since the node came back (the grace is tolerance, not a
  * floor: a node without alerts is done after its Ready period). Rackside's own silence (held
- * through the return grace) must not hide them, so they are judged through it. A node whose
+ * through the return grace) must not hide them, so they are judged through it. Alerts that
+ * cannot be read (Alertmanager configured but unreachable or stalled) hold the return as a
+ * firing alert would, and fail it at the timeout saying so. A node whose
  * BMC reports its hardware Critical is not back healthy either, nor one whose reading is
  * unknown (too old, or the last one failed: docs/hardware-health.md, "Age and errors").
  *
@@ -38,7 +40,8 @@ export interface HealthyReturnInput {
   graceMs: number;
   /**
    * The node's alerts that fire (see {@link nodeAlertsFiring}); undefined: no Alertmanager
-   * configured, only the Ready part applies; unknown: judged as none firing.
+   * configured, only the Ready part applies; unknown: holds the return (and fails it at
+   * the timeout, saying the alert state was unknown).
    */
   alerts?:
     | { known: true; firing: readonly AlertState[] }
@@ -68,7 +71,9 @@ export function nodeAlertsFiring(
   return snapshot.alerts.filter(
     alert =>
       alertMatchesNode(matchers, alert.labels) &&
-      alertFires(alert, snapshot.racksideSilenceIds, true),
+      alertFires(alert, snapshot.racksideSilenceIds, {
+        throughRacksideSilences: true,
+      }),
   );
 }
 
@@ -105,9 +110,10 @@ export function healthyReturnVerdict(
     );
     waits.push(readyAt);
   }
-  let note = '';
+  // Unknown alerts hold the return as firing ones do (docs/alerts.md, "When Alertmanager
+  // cannot be read"): a node whose alerts nobody can see is not proven healthy.
   if (input.alerts?.known === false) {
-    note = `; alerts unknown (${input.alerts.reason}): only Ready was checked`;
+    problems.push(`alert state unknown: ${input.alerts.reason}`);
   } else if (input.alerts?.known === true && input.alerts.firing.length > 0) {
     problems.push(`alerts firing: ${alertListText(input.alerts.firing)}`);
   }
@@ -122,7 +128,7 @@ export function healthyReturnVerdict(
       kind: 'healthy',
       message: `healthy: Ready for ${input.healthyForSeconds} s${
         input.alerts?.known === true ? ', no alert firing' : ''
-      }${note}`,
+      }`,
     };
   }
   if (now >= deadline) {
@@ -130,12 +136,12 @@ export function healthyReturnVerdict(
       kind: 'failed',
       message: `not healthy ${
         input.timeoutSeconds
-      } s after it came back: ${problems.join('; ')}${note}`,
+      } s after it came back: ${problems.join('; ')}`,
     };
   }
   return {
     kind: 'waiting',
-    message: `healthy return: ${problems.join('; ')}${note}`,
+    message: `healthy return: ${problems.join('; ')}`,
     recheckAt: Math.min(deadline, ...waits),
     deadline,
   };

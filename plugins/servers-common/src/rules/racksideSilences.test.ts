@@ -1,5 +1,6 @@
 import {
   alertFires,
+  isAdoptableSilence,
   isRacksideSilence,
   isSilenceOfMaintenance,
   racksideSilenceCreatedBy,
@@ -47,6 +48,70 @@ describe('racksideSilences', () => {
     ).toBe(false);
   });
 
+  describe('isAdoptableSilence', () => {
+    const owner = {
+      ...nm,
+      requestedBy: 'user:default/ana',
+      cordonedAt: '2026-12-06T10:00:00.000Z',
+    };
+    const silence = {
+      ...ours,
+      id: 's-ours',
+      startsAt: '2026-12-06T10:00:01.000Z',
+    };
+
+    it('with ids recorded, adopts only those ids', () => {
+      expect(
+        isAdoptableSilence(silence, { ...owner, recordedIds: ['s-ours'] }),
+      ).toBe(true);
+      // A perfect copy under another id: not adopted, so never renewed or expired.
+      expect(
+        isAdoptableSilence(
+          { ...silence, id: 's-copy' },
+          { ...owner, recordedIds: ['s-ours'] },
+        ),
+      ).toBe(false);
+    });
+
+    it('with none recorded (the status write was lost), adopts by exact createdBy, marker with the own uid, and a start after the cordon', () => {
+      expect(isAdoptableSilence(silence, owner)).toBe(true);
+      expect(isAdoptableSilence(silence, { ...owner, recordedIds: [] })).toBe(
+        true,
+      );
+    });
+
+    it("a person's silence that copies the marker and a createdBy starting with 'Rackside for ' is not adopted", () => {
+      // Another requester in createdBy.
+      expect(
+        isAdoptableSilence(
+          { ...silence, createdBy: 'Rackside for user:default/mallory' },
+          owner,
+        ),
+      ).toBe(false);
+      // Made before the cordon: it existed before the maintenance held anything.
+      expect(
+        isAdoptableSilence(
+          { ...silence, startsAt: '2026-12-06T09:59:59.000Z' },
+          owner,
+        ),
+      ).toBe(false);
+      // The marker names another uid: the uid comes from the object, not the comment.
+      expect(
+        isAdoptableSilence(
+          {
+            ...silence,
+            comment: racksideSilenceMarker({ ...nm, uid: 'guessed' }),
+          },
+          owner,
+        ),
+      ).toBe(false);
+      // No cordon on record: nothing of this maintenance can be adopted by marker.
+      expect(
+        isAdoptableSilence(silence, { ...owner, cordonedAt: undefined }),
+      ).toBe(false);
+    });
+  });
+
   describe('alertFires', () => {
     const alert = (
       state: AlertState['status']['state'],
@@ -57,27 +122,36 @@ describe('racksideSilences', () => {
       status: { state, silencedBy, inhibitedBy },
     });
     const rackside = new Set(['s-rackside']);
+    const plain = { throughRacksideSilences: false };
+    const through = { throughRacksideSilences: true };
 
     it('an active alert fires', () => {
-      expect(alertFires(alert('active'), rackside, false)).toBe(true);
+      expect(alertFires(alert('active'), rackside, plain)).toBe(true);
     });
-    it('an inhibited alert does not fire', () => {
-      expect(alertFires(alert('suppressed', [], ['fp']), rackside, true)).toBe(
-        false,
+    it('an inhibited alert fires: inhibition saves a page, the alert is still true', () => {
+      expect(alertFires(alert('suppressed', [], ['fp']), rackside, plain)).toBe(
+        true,
       );
     });
     it("silenced only by Rackside: fires when looking through Rackside's silences", () => {
       const a = alert('suppressed', ['s-rackside']);
-      expect(alertFires(a, rackside, true)).toBe(true);
-      expect(alertFires(a, rackside, false)).toBe(false);
+      expect(alertFires(a, rackside, through)).toBe(true);
+      expect(alertFires(a, rackside, plain)).toBe(false);
     });
-    it("a person's silence hides it even when looking through Rackside's", () => {
+    it("a person's silence hides it unless the look includes silenced alerts", () => {
+      const a = alert('suppressed', ['s-rackside', 's-person']);
+      expect(alertFires(a, rackside, through)).toBe(false);
       expect(
-        alertFires(
-          alert('suppressed', ['s-rackside', 's-person']),
-          rackside,
-          true,
-        ),
+        alertFires(a, rackside, { ...through, throughPersonSilences: true }),
+      ).toBe(true);
+      // Looking through a person's silence does not look through Rackside's.
+      expect(
+        alertFires(a, rackside, { ...plain, throughPersonSilences: true }),
+      ).toBe(false);
+    });
+    it("an inhibited alert a person silenced is hidden by the person's silence", () => {
+      expect(
+        alertFires(alert('suppressed', ['s-person'], ['fp']), rackside, plain),
       ).toBe(false);
     });
   });

@@ -59,24 +59,76 @@ export function isSilenceOfMaintenance(
   );
 }
 
+/** What a maintenance knows of its own silences, from its object (never from a comment). */
+export interface SilenceOwner {
+  name: string;
+  /** The maintenance's uid, from its metadata. */
+  uid: string;
+  /** spec.requestedBy: the silence's createdBy names them. */
+  requestedBy: string;
+  /** status.cordonedAt: its silences are made after it. */
+  cordonedAt?: string;
+  /** status.alerting.silenceIds: the silences it recorded holding. */
+  recordedIds?: readonly string[];
+}
+
 /**
- * Whether an alert fires as a gate or a healthy return sees it. Active alerts fire; an
- * inhibited one does not (Alertmanager judged another alert to cover it). A silenced one
- * fires only when every silence on it is Rackside's and `throughRacksideSilences` is set:
- * Rackside's own silence must not hide from Rackside what it is waiting for, while a
- * person's silence is a decision to ignore that alert.
+ * Whether the operator may take this silence as one a maintenance holds (renew, shorten,
+ * expire it). Anyone who may write silences can copy Rackside's marker and a createdBy
+ * starting with "Rackside for ", so neither alone makes a silence ours: a maintenance that
+ * recorded its silences adopts only those ids; one that recorded none (its status write
+ * was lost after the create) adopts a silence only with its exact createdBy, its marker
+ * carrying its own uid, and a start after its cordon (Rackside makes its silences then).
+ */
+export function isAdoptableSilence(
+  silence: SilenceIdentity & { id: string; startsAt: string },
+  owner: SilenceOwner,
+): boolean {
+  if (owner.recordedIds && owner.recordedIds.length > 0) {
+    return owner.recordedIds.includes(silence.id);
+  }
+  if (silence.createdBy !== racksideSilenceCreatedBy(owner.requestedBy)) {
+    return false;
+  }
+  if (!isSilenceOfMaintenance(silence, owner)) return false;
+  const cordoned = Date.parse(owner.cordonedAt ?? '');
+  const starts = Date.parse(silence.startsAt);
+  return (
+    Number.isFinite(cordoned) && Number.isFinite(starts) && starts >= cordoned
+  );
+}
+
+/** How a gate or a healthy return looks at suppressed alerts. */
+export interface AlertLook {
+  /** An alert silenced only by Rackside's own silences fires. */
+  throughRacksideSilences: boolean;
+  /** An alert silenced by a person fires too (a gate's includeSilenced). */
+  throughPersonSilences?: boolean;
+}
+
+/**
+ * Whether an alert fires as a gate or a healthy return sees it (docs/alerts.md, "What
+ * holds a gate"). Active alerts fire, and so do inhibited ones: Alertmanager inhibits an
+ * alert so that nobody is paged twice, not because it stopped (a warning inhibited by a
+ * critical alert of the same node is still true, whether or not the critical one is in the
+ * gate's scope). A silenced alert fires only when every silence on it is looked through:
+ * Rackside's own with `throughRacksideSilences` (its silence must not hide from Rackside
+ * what it waits for), a person's with `throughPersonSilences` (a person's silence is a
+ * decision to ignore that alert, unless the gate says to include it).
  */
 export function alertFires(
   alert: AlertState,
   racksideSilenceIds: ReadonlySet<string>,
-  throughRacksideSilences: boolean,
+  look: AlertLook,
 ): boolean {
   if (alert.status.state === 'active') return true;
-  if (alert.status.inhibitedBy.length > 0) return false;
-  if (alert.status.silencedBy.length === 0)
-    return alert.status.state !== 'suppressed';
-  return (
-    throughRacksideSilences &&
-    alert.status.silencedBy.every(id => racksideSilenceIds.has(id))
+  const { silencedBy, inhibitedBy } = alert.status;
+  if (silencedBy.length === 0) {
+    return inhibitedBy.length > 0 || alert.status.state !== 'suppressed';
+  }
+  return silencedBy.every(id =>
+    racksideSilenceIds.has(id)
+      ? look.throughRacksideSilences
+      : look.throughPersonSilences === true,
   );
 }
