@@ -261,8 +261,12 @@ runBench(
         ...outcome('stalled').filter(o => !/passed its deadline/.test(o)),
         ...outcome('ok').filter(o => o !== 'read'),
       ];
+      // Said, not thrown: the figure is printed either way (before a fix, as after).
       if (wrong.length > 0) {
-        throw new Error(`unexpected outcome: ${wrong[0]}`);
+        log(
+          `  ${wrong.length} readings not refused as they should be, e.g. ${wrong[0]}`,
+        );
+        process.exitCode = 1;
       }
       const growth = hostile.peak - idle.peak;
       // The stalled readings hold their slots until the deadline, `concurrency` at a time.
@@ -292,7 +296,11 @@ runBench(
           hostile.durationMs,
         )} vs ${seconds(boundMs)} the ${
           flags.deadlineSeconds
-        } s deadline bounds (${timeVerdict})\n`,
+        } s deadline bounds (${timeVerdict})${
+          wrong.length > 0
+            ? `; ${wrong.length} large or stalled BMCs not refused`
+            : ''
+        }\n`,
       );
     } finally {
       await Promise.all(started.map(b => b.stop()));
