@@ -34,6 +34,7 @@ import type {
 } from './types';
 import type { OperatorLog } from '../runtime/logger';
 import type { SilenceLease } from './silenceLease';
+import { fitMaintenanceMessage } from './statusLimits';
 
 /** status.history maxItems in the CRD. */
 export const HISTORY_MAX = 50;
@@ -101,7 +102,7 @@ export function recordedStatus(
   return {
     ...nm.status,
     ...decision.status,
-    message: decision.message.slice(0, 4096),
+    message: fitMaintenanceMessage(decision.message),
     observedGeneration: nm.metadata.generation ?? nm.status?.observedGeneration,
   };
 }
@@ -120,7 +121,7 @@ export function nextStatus(
     ...nm.status,
     ...decision.status,
     phase: decision.to,
-    message: decision.message.slice(0, 4096),
+    message: fitMaintenanceMessage(decision.message),
     history,
     observedGeneration: nm.metadata.generation ?? nm.status?.observedGeneration,
   };

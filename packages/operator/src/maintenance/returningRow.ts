@@ -16,6 +16,7 @@ import {
   notReadySeen,
   observedAfterPowerOn,
 } from './powerRows';
+import { fitMaintenanceMessage } from './statusLimits';
 import type { Decision, MachinePorts, Row } from './types';
 
 /**
@@ -112,8 +113,9 @@ async function healthyReturnHeld(
       },
     };
   }
-  // Say why once (the words are stable, so this is written only when they change).
-  if (nm.status?.message !== verdict.message) {
+  // Say why once (the words are stable, so this is written only when they change),
+  // compared as stored: cut to the schema's limit, or an over-long one is always "news".
+  if (nm.status?.message !== fitMaintenanceMessage(verdict.message)) {
     return { kind: 'record', message: verdict.message, status: {} };
   }
   // Alerts have no watch: while held by them, read them again every pollMs.

@@ -378,6 +378,51 @@ describe('the transition table', () => {
     );
   });
 
+  it('a healthy-return message past its 4,096 limit is compared cut with the stored one: an unchanged one is written once, not on every wake', async () => {
+    const c = rack();
+    // 120 alerts with long names: "alerts firing: ..." runs far past 4,096 characters.
+    const alerts = Array.from({ length: 120 }, (_, i) => ({
+      labels: {
+        alertname: `NodeFilesystemAlmostOutOfSpaceOnVolume${String(i).padStart(
+          3,
+          '0',
+        )}`,
+        node: 'worker-1',
+      },
+      status: {
+        state: 'active' as const,
+        silencedBy: [],
+        inhibitedBy: [],
+      },
+    }));
+    c.returnAlerts = {
+      matchers: DEFAULT_NODE_ALERT_MATCHERS,
+      returnGraceMs: 0,
+      pollMs: 2000,
+      snapshot: async () => ({
+        known: true,
+        alerts,
+        racksideSilenceIds: new Set<string>(),
+      }),
+    };
+    c.create('m1', 'worker-1', 'cordon', {
+      healthyReturn: { healthyForSeconds: 0, timeoutSeconds: 600 },
+    });
+    await c.reconciler().reconcile('m1');
+    c.setSpec('m1', { returnToService: flag });
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Returning');
+    const stored = c.maintenances.get('m1')!.status!.message!;
+    expect(stored).toHaveLength(4096);
+    expect(stored.startsWith('healthy return: alerts firing: ')).toBe(true);
+    // Two more wakes with the same alerts: nothing new to say, nothing written.
+    const writes = c.statusWrites.length;
+    await c.reconciler().reconcile('m1');
+    await c.reconciler().reconcile('m1');
+    expect(c.statusWrites.length).toBe(writes);
+    expect(c.phase('m1')).toBe('Returning');
+  });
+
   it('a healthy return waits while the BMC reports Critical and fails past the timeout naming the part; without the opt-in it completes', async () => {
     const c = rack();
     c.hardware.set('worker-1', {
