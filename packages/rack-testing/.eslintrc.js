@@ -1,1 +1,5 @@
-module.exports = require('@backstage/cli/config/eslint-factory')(__dirname);
+const { patterns } = require('../../scripts/eslint/outsideInput');
+
+module.exports = require('@backstage/cli/config/eslint-factory')(__dirname, {
+  restrictedSrcSyntax: patterns,
+});

@@ -76,8 +76,10 @@ export interface Config {
       /** Most characters (after trimming). Defaults to 500. */
       maxLength?: number;
       /**
-       * A regular expression the reason must match, e.g. a ticket reference
-       * `[A-Z]+-[0-9]+`. No pattern by default.
+       * A regular expression the reason must contain a match of, e.g. a
+       * ticket reference `[A-Z]+-[0-9]+`. RE2 syntax (no back-references or
+       * look-arounds), at most 1,024 characters; the backend refuses to start
+       * with one it cannot compile. No pattern by default.
        */
       pattern?: string;
       /**

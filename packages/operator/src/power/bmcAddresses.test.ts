@@ -26,4 +26,19 @@ describe('withoutBmcAddresses', () => {
       'actor 3f2c, accepted',
     );
   });
+
+  it('takes out every mention of the host: bracketed, with a port, several times', () => {
+    expect(
+      withoutBmcAddresses(
+        'connect to [fd00::21]:443 failed; retried fd00::21 and [fd00::21]',
+        'https://[fd00::21]:443',
+      ),
+    ).toBe('connect to the BMC failed; retried the BMC and the BMC');
+    expect(
+      withoutBmcAddresses(
+        'bmc-7.example:8443 then bmc-7.example refused',
+        'https://bmc-7.example:8443',
+      ),
+    ).toBe('the BMC then the BMC refused');
+  });
 });

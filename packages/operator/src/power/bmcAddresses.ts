@@ -15,12 +15,24 @@ export function withoutBmcAddresses(text: string, bmcAddress?: string): string {
   } catch {
     host = undefined;
   }
-  if (host) {
-    const bare = host.replace(/^\[|\]$/g, '');
-    const escaped = bare.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    out = out.replace(new RegExp(`\\[?${escaped}\\]?(:\\d+)?`, 'g'), 'the BMC');
-  }
+  if (host) out = withoutHost(out, host.replace(/^\[|\]$/g, ''));
   // Any IPv4 address with an optional port (a BMC named by a name resolves to one).
   out = out.replace(/\b\d{1,3}(\.\d{1,3}){3}(:\d+)?\b/g, 'the BMC');
   return out;
+}
+
+/** The text with every `host`, `[host]`, `host:port` or `[host]:port` replaced by "the BMC". */
+function withoutHost(text: string, host: string): string {
+  let out = '';
+  let from = 0;
+  for (let at = text.indexOf(host); at !== -1; at = text.indexOf(host, from)) {
+    const start = at > 0 && text[at - 1] === '[' ? at - 1 : at;
+    let end = at + host.length;
+    if (text[end] === ']') end += 1;
+    const port = /^:\d+/.exec(text.slice(end));
+    if (port) end += port[0].length;
+    out += `${text.slice(from, start)}the BMC`;
+    from = end;
+  }
+  return out + text.slice(from);
 }

@@ -45,4 +45,29 @@ describe('reason policy', () => {
       ),
     ).toThrow(/minLength/);
   });
+
+  it('runs the pattern in linear time on a hostile reason', () => {
+    const policy = readReasonPolicy(
+      new ConfigReader({
+        servers: { reasonPolicy: { pattern: '^(a|aa)+$', maxLength: 5000 } },
+      }),
+    );
+    const started = process.hrtime.bigint();
+    // V8's backtracking engine takes minutes on this; RE2 answers at once.
+    expect(checkReason(policy, `${'a'.repeat(80)}!`)).toMatch(
+      /does not match/,
+    );
+    expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(1000);
+  });
+
+  it('refuses at start a pattern RE2 cannot run, naming the option', () => {
+    expect(() =>
+      readReasonPolicy(
+        new ConfigReader({
+          servers: { reasonPolicy: { pattern: '(?=OPS)OPS-\\d+' } },
+        }),
+      ),
+    ).toThrow(/servers\.reasonPolicy\.pattern: not a valid RE2/);
+  });
 });
+

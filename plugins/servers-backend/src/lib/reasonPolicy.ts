@@ -1,10 +1,15 @@
 import type { Config } from '@backstage/config';
+import {
+  compilePattern,
+  type CompiledPattern,
+} from '@rackside/plugin-servers-common';
 
 /** How reasons given with actions are checked (`servers.reasonPolicy`). */
 export interface ReasonPolicy {
   minLength: number;
   maxLength: number;
-  pattern?: RegExp;
+  /** RE2, linear time (servers-common's compilePattern): the reason is a person's text. */
+  pattern?: CompiledPattern;
   hint?: string;
 }
 
@@ -18,16 +23,10 @@ export function readReasonPolicy(config: Config): ReasonPolicy {
     );
   }
   const source = c?.getOptionalString('pattern');
-  let pattern: RegExp | undefined;
-  if (source !== undefined) {
-    try {
-      pattern = new RegExp(source);
-    } catch (error) {
-      throw new Error(
-        `servers.reasonPolicy.pattern is not a valid regular expression: ${error}`,
-      );
-    }
-  }
+  const pattern =
+    source === undefined
+      ? undefined
+      : compilePattern(source, 'servers.reasonPolicy.pattern');
   return { minLength, maxLength, pattern, hint: c?.getOptionalString('hint') };
 }
 
@@ -43,7 +42,7 @@ export function checkReason(
   if (text.length > policy.maxLength) {
     return `reason must be at most ${policy.maxLength} characters`;
   }
-  if (policy.pattern && !policy.pattern.test(text)) {
+  if (policy.pattern && !policy.pattern.matchesWithin(text)) {
     return `reason does not match the required format${
       policy.hint ? `: ${policy.hint}` : ''
     }`;

@@ -1,7 +1,7 @@
 import { InputError, NotFoundError } from '@backstage/errors';
 import {
   joinMachineBodySchema,
-  SMBIOS_UUID_PATTERN,
+  SMBIOS_UUID_REGEX,
   type JoinMachineResponse,
 } from '@rackside/plugin-servers-common';
 import { parseRequestBody } from '../lib/requestBody';
@@ -27,7 +27,7 @@ export async function joinMachine(
 ): Promise<ActionResult> {
   const { credentials, params, body: rawBody } = request;
   const uuid = params.uuid.toLowerCase();
-  if (!new RegExp(SMBIOS_UUID_PATTERN).test(uuid)) {
+  if (!SMBIOS_UUID_REGEX.test(uuid)) {
     throw new InputError(
       `uuid: ${params.uuid} is not an SMBIOS UUID (a TalosMachine is named by one)`,
     );

@@ -32,8 +32,10 @@ export const TALOS_MACHINE_PHASES = [
 export type TalosMachinePhase = (typeof TALOS_MACHINE_PHASES)[number];
 
 /** A lower-case SMBIOS UUID: the name of a TalosMachine. */
-export const SMBIOS_UUID_PATTERN =
-  '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
+export const SMBIOS_UUID_REGEX =
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** {@link SMBIOS_UUID_REGEX} as text, for the CRD's CEL rule. */
+export const SMBIOS_UUID_PATTERN = SMBIOS_UUID_REGEX.source;
 
 /** `spec` of a TalosMachine. */
 export const talosMachineSpecSchema = withRules(
@@ -85,7 +87,7 @@ export const talosMachineSchema = withRules(
     {
       rule: `self.metadata.name.matches('${SMBIOS_UUID_PATTERN}')`,
       message: 'a TalosMachine is named by its SMBIOS UUID (lower case)',
-      check: m => new RegExp(SMBIOS_UUID_PATTERN).test(m.metadata.name),
+      check: m => SMBIOS_UUID_REGEX.test(m.metadata.name),
     },
   ],
 ).describe(

@@ -2,7 +2,10 @@
  * Which Alertmanager alerts belong to a node (docs/alerts.md): the operator silences them
  * during a maintenance, a plan's alert gate and healthy return read them, and the backend
  * shows them per row. One set of matcher templates per cluster, rendered here for every side.
+ * Regex values are matched with RE2's semantics (rules/pattern.ts), anchored at both ends as
+ * Alertmanager anchors them.
  */
+import { compilePattern, patternError, quotePattern } from './pattern';
 
 /** An Alertmanager matcher (API v2 field names). */
 export interface AlertMatcher {
@@ -68,20 +71,27 @@ export function parseAlertMatcherTemplate(
   };
 }
 
-/** Checks every template (a configuration's start-up check); returns them unchanged. */
+/**
+ * Checks every template (a configuration's start-up check); returns them unchanged. A regex
+ * template must be RE2 with its placeholders filled (with a quoted sample name), so a
+ * pattern Alertmanager would refuse, or one past the length cap, stops the start.
+ */
 export function validateAlertMatcherTemplates(
   templates: readonly string[],
 ): readonly string[] {
   if (templates.length === 0) {
     throw new Error('alert matchers: give at least one');
   }
-  templates.forEach(parseAlertMatcherTemplate);
+  for (const template of templates) {
+    const { op, value } = parseAlertMatcherTemplate(template);
+    if (op !== '=~' && op !== '!~') continue;
+    const error = patternError(
+      value.replace(PLACEHOLDER, quotePattern('node-1')),
+      `alert matcher ${JSON.stringify(template)}`,
+    );
+    if (error) throw new Error(error);
+  }
   return templates;
-}
-
-/** Escapes a value for use inside an RE2 regular expression. */
-function escapeRegex(text: string): string {
-  return text.replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
 }
 
 /**
@@ -100,7 +110,7 @@ export function renderAlertMatchers(
     const isRegex = op === '=~' || op === '!~';
     const rendered = value.replace(PLACEHOLDER, (_all, _which, key) => {
       const raw = key === undefined ? node.name : node.labels?.[key] ?? '';
-      return isRegex ? escapeRegex(raw) : raw;
+      return isRegex ? quotePattern(raw) : raw;
     });
     return {
       name,
@@ -131,7 +141,7 @@ export function alertMatcherHolds(
 ): boolean {
   const value = labels[matcher.name] ?? '';
   const equal = matcher.isRegex
-    ? new RegExp(`^(?:${matcher.value})$`).test(value)
+    ? compilePattern(matcher.value).matchesWhole(value)
     : value === matcher.value;
   return matcher.isEqual ? equal : !equal;
 }
@@ -156,10 +166,10 @@ export function compileNodeAlertMatchers(
   matchers: readonly AlertMatcher[],
 ): (labels: Record<string, string>) => boolean {
   const tests = matchers.map(m => {
-    const regex = m.isRegex ? new RegExp(`^(?:${m.value})$`) : undefined;
+    const regex = m.isRegex ? compilePattern(m.value) : undefined;
     return (labels: Record<string, string>) => {
       const value = labels[m.name] ?? '';
-      const equal = regex ? regex.test(value) : value === m.value;
+      const equal = regex ? regex.matchesWhole(value) : value === m.value;
       return m.isEqual ? equal : !equal;
     };
   });

@@ -9,8 +9,23 @@ export function fieldErrorOf(
   error: DescribedError | undefined,
   field: string,
 ): string | undefined {
-  return error?.status === 400 &&
-    new RegExp(`(^|: )${field}\\b`).test(error.message)
+  return error?.status === 400 && namesField(error.message, field)
     ? error.message
     : undefined;
+}
+
+/** Whether the message starts with the field, or names it after ": ", as a whole word. */
+function namesField(message: string, field: string): boolean {
+  const wholeWordAt = (at: number) =>
+    !/\w/.test(message.charAt(at + field.length));
+  if (message.startsWith(field) && wholeWordAt(0)) return true;
+  const named = `: ${field}`;
+  for (
+    let at = message.indexOf(named);
+    at !== -1;
+    at = message.indexOf(named, at + 1)
+  ) {
+    if (wholeWordAt(at + 2)) return true;
+  }
+  return false;
 }
