@@ -54,9 +54,7 @@ describe('reason policy', () => {
     );
     const started = process.hrtime.bigint();
     // V8's backtracking engine takes minutes on this; RE2 answers at once.
-    expect(checkReason(policy, `${'a'.repeat(80)}!`)).toMatch(
-      /does not match/,
-    );
+    expect(checkReason(policy, `${'a'.repeat(80)}!`)).toMatch(/does not match/);
     expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(1000);
   });
 
@@ -70,4 +68,3 @@ describe('reason policy', () => {
     ).toThrow(/servers\.reasonPolicy\.pattern: not a valid RE2/);
   });
 });
-

@@ -26,9 +26,9 @@ describe('compilePattern', () => {
       expect(pattern.matchesWhole(text)).toBe(false);
       expect(pattern.matchesWithin(text)).toBe(false);
       // Linear: far below one second even on a loaded machine (V8 takes minutes).
-      expect(
-        Number(process.hrtime.bigint() - started) / 1e6,
-      ).toBeLessThan(1000);
+      expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(
+        1000,
+      );
     },
   );
 
@@ -62,7 +62,9 @@ describe('compilePattern', () => {
   it('refuses a pattern past the length cap, and says the cap', () => {
     const long = 'a'.repeat(MAX_PATTERN_LENGTH + 1);
     expect(patternError(long)).toMatch(
-      `longer than ${MAX_PATTERN_LENGTH} characters (${MAX_PATTERN_LENGTH + 1})`,
+      `longer than ${MAX_PATTERN_LENGTH} characters (${
+        MAX_PATTERN_LENGTH + 1
+      })`,
     );
     expect(patternError('a'.repeat(MAX_PATTERN_LENGTH))).toBeUndefined();
   });

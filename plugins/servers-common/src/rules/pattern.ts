@@ -69,10 +69,7 @@ function compiledEngine(source: string): RE2JS {
  * The pattern compiled; throws an Error with {@link patternError}'s message when it is
  * refused. Matching is linear in the text.
  */
-export function compilePattern(
-  source: string,
-  what?: string,
-): CompiledPattern {
+export function compilePattern(source: string, what?: string): CompiledPattern {
   const error = patternError(source, what);
   if (error) throw new Error(error);
   const engine = compiledEngine(source);
