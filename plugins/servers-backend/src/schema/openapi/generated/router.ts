@@ -1890,7 +1890,7 @@ export const spec = {
             in: 'query',
             required: false,
             description:
-              "The plan's gates.alerts as JSON ({matchers, alertnames, severities, ignoreSilencedByRackside}); the answer's alerts say which alerts would hold it now.",
+              "The plan's gates.alerts as JSON ({matchers, alertnames, severities, ignoreSilencedByRackside, includeSilenced, whenUnknown}); the answer's alerts say which alerts would hold it now.",
             schema: {
               type: 'string',
             },
