@@ -781,9 +781,11 @@ describe('bounded answers', () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('{');
     });
-    const client = rawClient(url);
+    const stalled = rawClient(url);
     const reading = new AbortController();
-    const pending = client.get('/redfish/v1/Stall', { signal: reading.signal });
+    const pending = stalled.get('/redfish/v1/Stall', {
+      signal: reading.signal,
+    });
     await waitUntil(() => seen.some(r => r.url === '/redfish/v1/Stall'));
     reading.abort(new Error('the health reading passed its deadline of 3 s'));
     await expect(pending).rejects.toThrow(
@@ -791,7 +793,7 @@ describe('bounded answers', () => {
     );
     const before = seen.length;
     await expect(
-      client.get('/redfish/v1/Next', { signal: reading.signal }),
+      stalled.get('/redfish/v1/Next', { signal: reading.signal }),
     ).rejects.toThrow(/GET \/redfish\/v1\/Next not sent: the health reading/);
     expect(seen.length).toBe(before);
   });

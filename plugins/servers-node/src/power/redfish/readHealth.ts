@@ -583,12 +583,9 @@ export class BmcHealthReader {
         if (jump) next = jump;
       }
     }
-    let skipped =
-      listed !== undefined
-        ? Math.max(0, listed - seen)
-        : next !== undefined
-        ? 1
-        : 0;
+    // Without a count, a next page not read is at least one entry not looked at.
+    let skipped = next !== undefined ? 1 : 0;
+    if (listed !== undefined) skipped = Math.max(0, listed - seen);
     if (linked > 0) {
       const read = await this.newestLinked(
         r,
