@@ -135,7 +135,7 @@ describe('PlanDialog: the alert gate and the healthy return', () => {
     expect(screen.getByTestId('plan-submit')).toBeDisabled();
   });
 
-  it('says the gate would not hold when Alertmanager is unknown or not configured', async () => {
+  it('says the gate holds while Alertmanager is unknown, and offers going on as an explicit opt-in that it sends as whenUnknown: Proceed', async () => {
     const api = fakeServersApi(serverList([]));
     api.planPreflight.mockResolvedValue(
       planPreflight(NODES, {
@@ -156,7 +156,30 @@ describe('PlanDialog: the alert gate and the healthy return', () => {
     await waitFor(() => expect(api.planPreflight).toHaveBeenCalledTimes(2));
     await screen.findByTestId('plan-estimate-total');
     expect(await screen.findByTestId('plan-gate-alerts')).toHaveTextContent(
-      'Alertmanager could not be read (connect ECONNREFUSED): while it cannot, the gate does not hold.',
+      'Alertmanager could not be read (connect ECONNREFUSED): while it cannot, the gate holds every next step.',
+    );
+    const optIn = screen.getByTestId('plan-alert-proceed-unknown');
+    expect(optIn).not.toBeChecked();
+    expect(
+      screen.queryByTestId('plan-alert-proceed-unknown-warning'),
+    ).toBeNull();
+    fireEvent.click(optIn);
+    expect(
+      screen.getByTestId('plan-alert-proceed-unknown-warning'),
+    ).toHaveTextContent(/can take the plan past this gate/);
+    await waitFor(() =>
+      expect(api.planPreflight).toHaveBeenLastCalledWith(
+        'rack',
+        expect.objectContaining({
+          alertGate: {
+            ignoreSilencedByRackside: true,
+            whenUnknown: 'Proceed',
+          },
+        }),
+      ),
+    );
+    expect(await screen.findByTestId('plan-gate-alerts')).toHaveTextContent(
+      'while it cannot, the gate does not hold (you opted in to go on).',
     );
   });
 
@@ -169,5 +192,17 @@ describe('PlanDialog: the alert gate and the healthy return', () => {
         ignoreSilencedByRackside: false,
       }),
     ).toEqual({ ignoreSilencedByRackside: false });
+    expect(
+      alertGateOf({
+        ...EMPTY_ALERT_DRAFT,
+        gate: true,
+        includeSilenced: true,
+        proceedWhenUnknown: true,
+      }),
+    ).toEqual({
+      ignoreSilencedByRackside: true,
+      includeSilenced: true,
+      whenUnknown: 'Proceed',
+    });
   });
 });

@@ -22,6 +22,10 @@ export interface PlanAlertDraft {
   /** One Alertmanager matcher per line. */
   matchers: string;
   ignoreSilencedByRackside: boolean;
+  /** An alert a person silenced holds the gate too. */
+  includeSilenced: boolean;
+  /** The opt-in `whenUnknown: Proceed`: go on while Alertmanager cannot be read. */
+  proceedWhenUnknown: boolean;
   /** A step is done only once its server has been Ready this long with no alert firing. */
   healthyReturn: boolean;
   healthyForSeconds: string;
@@ -33,6 +37,8 @@ export const EMPTY_ALERT_DRAFT: PlanAlertDraft = {
   severities: '',
   matchers: '',
   ignoreSilencedByRackside: true,
+  includeSilenced: false,
+  proceedWhenUnknown: false,
   healthyReturn: false,
   healthyForSeconds: '60',
 };
@@ -54,6 +60,9 @@ export function alertGateOf(
     ...(draft.alertnames.trim() ? { alertnames: draft.alertnames.trim() } : {}),
     ...(severities.length ? { severities } : {}),
     ignoreSilencedByRackside: draft.ignoreSilencedByRackside,
+    // Sent only when set: the defaults (false, Hold) are the schema's.
+    ...(draft.includeSilenced ? { includeSilenced: true } : {}),
+    ...(draft.proceedWhenUnknown ? { whenUnknown: 'Proceed' as const } : {}),
   };
 }
 
@@ -163,7 +172,49 @@ export function PlanAlertFields(props: {
             }
             label="Ignore alerts only Rackside's own maintenance silences hold"
           />
-          <PlanGateAlerts alerts={alerts} />
+          <FormControlLabel
+            control={
+              <Checkbox
+                checked={draft.includeSilenced}
+                onChange={e =>
+                  change({ includeSilenced: e.target.checked }, true)
+                }
+                inputProps={
+                  { 'data-testid': 'plan-alert-include-silenced' } as object
+                }
+              />
+            }
+            label="Also wait on alerts a person silenced"
+          />
+          <FormControlLabel
+            control={
+              <Checkbox
+                checked={draft.proceedWhenUnknown}
+                onChange={e =>
+                  change({ proceedWhenUnknown: e.target.checked }, true)
+                }
+                inputProps={
+                  { 'data-testid': 'plan-alert-proceed-unknown' } as object
+                }
+              />
+            }
+            label="Opt in: go on when Alertmanager cannot be read (by default the gate holds)"
+          />
+          {draft.proceedWhenUnknown && (
+            <Alert
+              severity="warning"
+              sx={{ mb: 1 }}
+              data-testid="plan-alert-proceed-unknown-warning"
+            >
+              While Alertmanager cannot be read, the plan starts its next step
+              without seeing any alert: whoever breaks the path to Alertmanager
+              can take the plan past this gate.
+            </Alert>
+          )}
+          <PlanGateAlerts
+            alerts={alerts}
+            proceedWhenUnknown={draft.proceedWhenUnknown}
+          />
         </Box>
       )}
       <FormControlLabel
@@ -200,21 +251,27 @@ export function PlanAlertFields(props: {
 }
 
 /** What the pre-flight says would hold the gate now. */
-export function PlanGateAlerts(props: { alerts?: PlanPreflightAlerts }) {
-  const { alerts } = props;
+export function PlanGateAlerts(props: {
+  alerts?: PlanPreflightAlerts;
+  /** The plan opts in to `whenUnknown: Proceed`. */
+  proceedWhenUnknown?: boolean;
+}) {
+  const { alerts, proceedWhenUnknown } = props;
   if (!alerts) return null;
+  const unknownDoes = proceedWhenUnknown
+    ? 'the gate does not hold (you opted in to go on)'
+    : 'the gate holds every next step';
   if (!alerts.configured) {
     return (
-      <Alert severity="info" data-testid="plan-gate-alerts">
-        No Alertmanager is configured for this cluster: the gate will never
-        hold.
+      <Alert severity="warning" data-testid="plan-gate-alerts">
+        {`No Alertmanager is configured for this cluster: the alert state is unknown, so ${unknownDoes}.`}
       </Alert>
     );
   }
   if (!alerts.known) {
     return (
       <Alert severity="warning" data-testid="plan-gate-alerts">
-        {`Alertmanager could not be read (${alerts.reason}): while it cannot, the gate does not hold.`}
+        {`Alertmanager could not be read (${alerts.reason}): while it cannot, ${unknownDoes}.`}
       </Alert>
     );
   }
