@@ -890,7 +890,7 @@ export const spec = {
           alerts: {
             type: 'object',
             description:
-              'Only with alertGate: configured, known (false: the gate would not hold), reason, holding (the alerts that would hold it, each with its nodes), readAt.',
+              'Only with alertGate: configured, known (false: the gate would not hold), reason, holding (the alerts that would hold it, each with the nodes the reader may read), hiddenServers and hiddenAlerts (the servers the reader cannot read whose alerts hold it, and the alerts of those only, counted and never named), hidden (the same in words), readAt.',
           },
           token: {
             type: 'string',

@@ -20,7 +20,7 @@ export interface PlanPreflightResponse {
   canProceed: boolean;
   blockers: Array<string>;
   /**
-   * Only with alertGate: configured, known (false: the gate would not hold), reason, holding (the alerts that would hold it, each with its nodes), readAt.
+   * Only with alertGate: configured, known (false: the gate would not hold), reason, holding (the alerts that would hold it, each with the nodes the reader may read), hiddenServers and hiddenAlerts (the servers the reader cannot read whose alerts hold it, and the alerts of those only, counted and never named), hidden (the same in words), readAt.
    */
   alerts?: { [key: string]: any };
   token: string;
