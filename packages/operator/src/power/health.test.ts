@@ -42,6 +42,7 @@ const reading = (over: Partial<BmcHealthReading> = {}): BmcHealthReading => ({
   state: 'Enabled',
   parts: [],
   logEntries: [],
+  logEntriesSkipped: 0,
   firmware: [{ name: 'BIOS', version: '1.0', updateable: true }],
   missing: [],
   ...over,
@@ -439,9 +440,9 @@ describe('a refresh whose reading never ends', () => {
       });
       expect(fake.calls.read).toBe(0);
       await until(() => events.some(e => e.reason === 'HealthRefreshNotRead'));
-      expect(
-        events.find(e => e.reason === 'HealthRefreshNotRead')?.type,
-      ).toBe('Warning');
+      expect(events.find(e => e.reason === 'HealthRefreshNotRead')?.type).toBe(
+        'Warning',
+      );
       // A second start (another restart) does not read it either.
       monitor.pause();
       const again = monitorOf(bmcs, fake.reader);

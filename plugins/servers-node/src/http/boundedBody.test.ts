@@ -56,10 +56,10 @@ describe('readBoundedBytes', () => {
 
   it('refuses a declared Content-Length past the cap before reading a byte, and cancels the stream', async () => {
     const { response, state } = responseOf(['x'], { contentLength: 5000 });
-    const error = await readBoundedBytes(response, {
+    const error = (await readBoundedBytes(response, {
       source: SOURCE,
       maxBytes: 1024,
-    }).catch(e => e);
+    }).catch(e => e)) as BoundedReadError;
     expect(error).toBeInstanceOf(BoundedReadError);
     expect(error).toMatchObject({
       source: SOURCE,
@@ -97,7 +97,7 @@ describe('readBoundedBytes', () => {
       signal: controller.signal,
     });
     controller.abort(new Error('the reading passed its deadline of 3 s'));
-    const error = await reading.catch(e => e);
+    const error = (await reading.catch(e => e)) as BoundedReadError;
     expect(error).toMatchObject({ reason: 'deadline' });
     expect(error.message).toBe(
       `${SOURCE}: the answer did not arrive in time (the reading passed its deadline of 3 s)`,

@@ -36,7 +36,11 @@ export class BoundedReadError extends Error {
 /** The parts of a fetch Response (undici's or the global one) the reader uses. */
 export interface StreamingResponse {
   headers: { get(name: string): string | null };
-  body: ReadableStream<Uint8Array> | null;
+  /** A byte stream (undici types its Response's as `ReadableStream<any>`). */
+  body: {
+    getReader(): ReadableStreamDefaultReader<Uint8Array>;
+    cancel(reason?: unknown): Promise<void>;
+  } | null;
 }
 
 /** How one answer is read. */
