@@ -15,6 +15,7 @@
  */
 import {
   PLAN_PREFLIGHT_TAKEN_AT,
+  stepAcknowledgement,
   stepAcknowledgedRung,
   type MaintenancePlan,
   type MaintenancePlanStatus,
@@ -216,7 +217,9 @@ export function stepObject(
       // The rung the plan's requester acknowledged for this node: the step's admission
       // and its power verb are held to it, as a single maintenance's are.
       preflight: {
+        // The pre-flight of whoever acknowledged this step last (a renewer's, if any).
         takenAt:
+          stepAcknowledgement(plan.spec, step.name)?.preflightTakenAt ??
           plan.metadata.annotations?.[PLAN_PREFLIGHT_TAKEN_AT] ??
           plan.metadata.creationTimestamp ??
           new Date(0).toISOString(),

@@ -1,4 +1,4 @@
-import { renewalAcknowledgement } from './planRenewal';
+import { renewalAcknowledgement, stepAcknowledgement } from './planRenewal';
 
 describe('renewalAcknowledgement', () => {
   const spec = {
@@ -48,5 +48,29 @@ describe('renewalAcknowledgement', () => {
       renewalAcknowledgement(spec, [{ node: 'worker-1', rung: 'refused' }])
         .needed,
     ).toBe(true);
+  });
+});
+
+describe('stepAcknowledgement', () => {
+  it("is the latest acknowledgement naming the step: a renewal's for the steps it covered", () => {
+    const created = {
+      by: 'user:default/creator',
+      at: '2026-12-01T00:00:00Z',
+      on: 'create' as const,
+      preflightTakenAt: '2026-11-30T23:59:00Z',
+      rungs: { 'worker-1': 'typed-name' as const, 'cp-1': 'hazard' as const },
+    };
+    const renewed = {
+      ...created,
+      by: 'user:default/renewer',
+      on: 'renew' as const,
+      preflightTakenAt: '2026-12-02T00:00:00Z',
+      rungs: { 'cp-1': 'hazard' as const },
+    };
+    const spec = { acknowledgements: [created, renewed] };
+    expect(stepAcknowledgement(spec, 'cp-1')).toBe(renewed);
+    expect(stepAcknowledgement(spec, 'worker-1')).toBe(created);
+    expect(stepAcknowledgement(spec, 'worker-9')).toBeUndefined();
+    expect(stepAcknowledgement({}, 'cp-1')).toBeUndefined();
   });
 });

@@ -11,6 +11,7 @@ import {
   PREFLIGHT_CEREMONY_LEVELS,
   type PreflightCeremonyLevel,
 } from '../resources/nodeMaintenance';
+import type { PlanAcknowledgement } from '../resources/maintenancePlan';
 import { stepAcknowledgedRung, type PlanAuthoritySpec } from './planAuthority';
 
 /** One remaining step as a plan pre-flight shows it now. */
@@ -60,4 +61,20 @@ export function renewalAcknowledgement(
     reasons,
     hazard: remaining.filter(s => s.rung === 'hazard').map(s => s.node),
   };
+}
+
+/**
+ * The acknowledgement a step starts under: the latest on record that names its node (a
+ * renewal's for the steps it covered, else the creation's); undefined for a plan made
+ * with kubectl or before acknowledgements were recorded.
+ */
+export function stepAcknowledgement(
+  spec: { acknowledgements?: readonly PlanAcknowledgement[] },
+  node: string,
+): PlanAcknowledgement | undefined {
+  const all = spec.acknowledgements ?? [];
+  for (let i = all.length - 1; i >= 0; i--) {
+    if (all[i].rungs[node] !== undefined) return all[i];
+  }
+  return undefined;
 }
