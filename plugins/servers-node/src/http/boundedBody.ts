@@ -2,8 +2,9 @@
  * The one way Rackside reads an answer from outside the cluster (a BMC, Alertmanager):
  * streamed, refused past a byte cap, and given up at a deadline, so a hostile or broken
  * peer can neither grow the process's memory without bound nor hold a caller forever
- * (the "Limits" of docs/hardware-health.md and docs/alerts.md). Nothing else calls `.text()`, `.json()` or `.arrayBuffer()` on such a
- * response; the lint rule in .eslintrc.js keeps it so.
+ * (docs/limits.md; a BMC's caps and deadlines: docs/hardware-health.md, "Limits").
+ * Nothing else calls `.text()`, `.json()` or `.arrayBuffer()` on such a response; the lint
+ * rule in scripts/eslint/outsideInput.js keeps it so.
  */
 
 /** A body the reader refused or could not finish. */
