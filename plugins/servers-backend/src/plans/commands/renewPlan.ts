@@ -12,13 +12,13 @@ import type { PlanObject } from '../../cluster/types';
 import { checkReason } from '../../lib/reasonPolicy';
 import { parseRequestBody } from '../../lib/requestBody';
 import { PreflightConflictError } from '../../servers/preflight';
+import type { ClusterSnapshot } from '../../servers/view';
 import {
   acknowledgementOf,
   verifyPlanAcknowledgement,
   withAcknowledgement,
 } from '../planAcknowledgement';
 import {
-  acknowledgedRungs,
   computePlanPreflight,
   planNodes,
   signPlanPreflight,
@@ -61,7 +61,7 @@ export async function renewPlan(
   const body = parseRequestBody(planRenewBodySchema, rawBody);
   const reasonProblem = checkReason(ctx.reasonPolicy, body.reason);
   if (reasonProblem) throw new InputError(reasonProblem);
-  const { plans } = await readablePlans(grant.scope, cluster);
+  const { plans, snap } = await readablePlans(grant.scope, cluster);
   const plan = readablePlanOr404(plans, cluster.name, name);
   if (isTerminalPlanPhase(plan.status?.phase) || plan.spec.cancel) {
     throw new ConflictError(
@@ -84,6 +84,7 @@ export async function renewPlan(
     ctx,
     actor,
     cluster,
+    snap,
     grant,
     plan,
     refused,
@@ -125,12 +126,12 @@ async function renewedAcknowledgement(
   ctx: PlanCommandContext,
   actor: string,
   cluster: ReturnType<typeof clusterOr404>,
+  snap: ClusterSnapshot,
   grant: PlanGrant,
   plan: PlanObject,
   refused: readonly string[],
   body: { preflightToken?: string; typedNames?: string[] },
 ) {
-  const { snap } = await readablePlans(grant.scope, cluster);
   const present = new Set(snap.nodes.map(n => n.metadata?.name ?? ''));
   // Absent nodes are Skipped by the operator: there is nothing of theirs to acknowledge.
   const remaining = notStartedNodes(plan).filter(
@@ -185,6 +186,5 @@ async function renewedAcknowledgement(
       signPlanPreflight(ctx.preflightTokens, current, actor),
     );
   }
-  const entry = acknowledgementOf(actor, 'renew', current, takenAt);
-  return { ...entry, rungs: acknowledgedRungs(current) };
+  return acknowledgementOf(actor, 'renew', current, takenAt);
 }
