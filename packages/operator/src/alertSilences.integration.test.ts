@@ -23,6 +23,7 @@ import {
   startOperatorRack,
   type OperatorRack,
 } from './testing/operatorRack';
+import { startAlertmanagerProxy } from './testing/alertmanagerProxy';
 import { pinnedDeployment, runningOn } from './testing/workloads';
 
 jest.setTimeout(180_000);
@@ -387,6 +388,44 @@ describe('the silence of a maintenance', () => {
         metrics,
       );
     expect(Number(counted?.[1])).toBeGreaterThan(0);
+  });
+
+  it('with an Alertmanager that sends its headers and then stalls mid-body, the maintenance still completes; the condition says why and the metric counts', async () => {
+    const proxy = await startAlertmanagerProxy(url);
+    try {
+      proxy.mode = 'stall';
+      operator = await startWith({}, {}, proxy.url);
+      await env.create('am-stall', 'worker-7', 'cordon');
+      const stalled = await env.waitFor(
+        'the condition False, the stall named',
+        async () => {
+          const got = await env.nms.get('am-stall');
+          return condition(got)?.reason === 'AlertmanagerUnreachable' && got;
+        },
+      );
+      expect(proxy.stalled).toBeGreaterThan(0);
+      expect(condition(stalled)).toMatchObject({
+        status: 'False',
+        message: expect.stringMatching(
+          /^Alertmanager could not be reached \(list\): Alertmanager GET \/silences: the answer did not arrive in time.*the maintenance goes on/,
+        ),
+      });
+      expect(stalled.status?.alerting?.failedAt).toBeDefined();
+      await env.nms.patch('am-stall', {
+        spec: { returnToService: flag },
+      } as any);
+      await env.phaseIs('am-stall', 'Complete');
+      const metrics = (await operator.metrics.render()).body;
+      const counted =
+        /rackside_alertmanager_errors_total\{operation="list"\} (\d+)/.exec(
+          metrics,
+        );
+      expect(Number(counted?.[1])).toBeGreaterThan(0);
+    } finally {
+      await operator?.stop();
+      operator = undefined;
+      await proxy.stop();
+    }
   });
 });
 

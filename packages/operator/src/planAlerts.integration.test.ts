@@ -17,6 +17,7 @@ import net from 'node:net';
 import type { AlertingConfig } from './config';
 import type { Operator } from './operator';
 import { createOperatorAlertmanager } from './runtime/alertmanager';
+import { startAlertmanagerProxy } from './testing/alertmanagerProxy';
 import {
   ADMIN_USER,
   flag,
@@ -238,7 +239,7 @@ describe('the alert gate against a real Alertmanager', () => {
     await resolve(...noise);
   });
 
-  it("judges silences and inhibition as Alertmanager reports them: a person's silence and an inhibited alert never hold; Rackside's own silence holds only with ignoreSilencedByRackside false", async () => {
+  it("judges silences and inhibition as Alertmanager reports them: a person's silence holds only with includeSilenced; Rackside's own silence only with ignoreSilencedByRackside false; an inhibited alert that matches holds a warning gate though the critical alert inhibiting it is outside the gate", async () => {
     const personSilenced = {
       alertname: 'GateSilencedByPerson',
       node: 'worker-7',
@@ -293,7 +294,7 @@ describe('the alert gate against a real Alertmanager', () => {
       nodes: ['worker-1'],
       gates: {
         alerts: {
-          alertnames: 'Gate.*',
+          alertnames: 'GateSilenced.*',
           severities: ['warning'],
           ignoreSilencedByRackside: false,
         },
@@ -308,10 +309,46 @@ describe('the alert gate against a real Alertmanager', () => {
     expect(held.status?.waiting?.message).toBe(
       'alerts firing: GateSilencedByRackside (worker-8, warning)',
     );
-    // The default, ignoreSilencedByRackside true: nothing holds it.
+    // A warning-only gate: the node's critical alert (outside the gate) inhibits the
+    // warning, and the warning still holds it.
+    await createPlan('inhibited-holds', {
+      nodes: ['worker-1'],
+      gates: { alerts: { alertnames: 'Gate.*', severities: ['warning'] } },
+      healthyReturn: { healthyForSeconds: 0 },
+    });
+    const inhibitedHeld = await planIs(
+      'inhibited-holds',
+      'waiting on the alert gate',
+      p => p.status?.waiting?.gate === 'alerts',
+    );
+    expect(inhibitedHeld.status?.waiting?.message).toBe(
+      'alerts firing: GateInhibited (worker-9, warning)',
+    );
+    expect(inhibitedHeld.status?.nodes?.[0]?.phase).toBe('Pending');
+    // includeSilenced: the person's silence does not hide the alert from the gate.
+    await createPlan('includes-silenced', {
+      nodes: ['worker-1'],
+      gates: {
+        alerts: { alertnames: 'GateSilencedByPerson', includeSilenced: true },
+      },
+      healthyReturn: { healthyForSeconds: 0 },
+    });
+    expect(
+      (
+        await planIs(
+          'includes-silenced',
+          'waiting on the alert gate',
+          p => p.status?.waiting?.gate === 'alerts',
+        )
+      ).status?.waiting?.message,
+    ).toBe('alerts firing: GateSilencedByPerson (worker-7, warning)');
+    // The defaults, ignoreSilencedByRackside true and includeSilenced false: the two
+    // silenced alerts hold nothing.
     await createPlan('default-ignores', {
       nodes: ['worker-5'],
-      gates: { alerts: { alertnames: 'Gate.*', severities: ['warning'] } },
+      gates: {
+        alerts: { alertnames: 'GateSilenced.*', severities: ['warning'] },
+      },
       healthyReturn: { healthyForSeconds: 0 },
     });
     await planIs(
@@ -319,16 +356,18 @@ describe('the alert gate against a real Alertmanager', () => {
       'Complete',
       p => p.status?.phase === 'Complete',
     );
-    await plans.patch(
+    for (const name of [
       'looks-through',
-      { spec: { cancel: { ...flag, at: new Date().toISOString() } } } as any,
-      { type: 'merge' },
-    );
-    await planIs(
-      'looks-through',
-      'Cancelled',
-      p => p.status?.phase === 'Cancelled',
-    );
+      'inhibited-holds',
+      'includes-silenced',
+    ]) {
+      await plans.patch(
+        name,
+        { spec: { cancel: { ...flag, at: new Date().toISOString() } } } as any,
+        { type: 'merge' },
+      );
+      await planIs(name, 'Cancelled', p => p.status?.phase === 'Cancelled');
+    }
     await resolve(personSilenced, racksideSilenced, inhibitor, inhibited);
   });
 
@@ -450,8 +489,102 @@ describe("a single maintenance's healthy return", () => {
   });
 });
 
+describe('Alertmanager stopped mid-plan', () => {
+  it('no new step starts: the gate holds saying the alert state is unknown, and the plan goes on once Alertmanager answers again', async () => {
+    const proxy = await startAlertmanagerProxy(alertmanagerUrl);
+    try {
+      await operator?.stop();
+      operator = await startOperator(proxy.url);
+      await createPlan('midway', {
+        nodes: ['worker-3', 'worker-4'],
+        gates: { alerts: { alertnames: 'MidwayNothingFires' } },
+        healthyReturn: { healthyForSeconds: 0 },
+      });
+      await planIs(
+        'midway',
+        'its first step started',
+        p => p.status?.nodes?.[0]?.phase === 'Running',
+      );
+      // Paused so that the first step ends while Alertmanager still answers, and the
+      // next gate is judged only once it has stopped answering.
+      await plans.patch(
+        'midway',
+        {
+          spec: {
+            pause: { ...flag, at: new Date().toISOString() },
+          },
+        } as any,
+        { type: 'merge' },
+      );
+      await planIs(
+        'midway',
+        'Paused with its first step Done',
+        p =>
+          p.status?.phase === 'Paused' &&
+          p.status?.nodes?.[0]?.phase === 'Done',
+      );
+      proxy.mode = 'refuse';
+      await plans.patch(
+        'midway',
+        {
+          spec: {
+            resume: {
+              ...flag,
+              at: new Date(Date.now() + 1000).toISOString(),
+            },
+          },
+        } as any,
+        { type: 'merge' },
+      );
+      const held = await planIs(
+        'midway',
+        'held by the alert gate, the alert state unknown',
+        p =>
+          p.status?.waiting?.gate === 'alerts' &&
+          /^alert state unknown: /.test(p.status.waiting.message),
+      );
+      expect(held.status?.waiting).toMatchObject({ on: 'gate' });
+      expect(held.status?.nodes?.[1]?.phase).toBe('Pending');
+      expect(
+        held.status?.conditions?.find(c => c.type === 'AlertsKnown'),
+      ).toMatchObject({ status: 'False', reason: 'Unknown' });
+      // It stays held across several polls (every 1 s): no step for worker-4.
+      const refusedBefore = proxy.refused;
+      await env.waitFor(
+        'three more reads of Alertmanager refused',
+        async () => proxy.refused >= refusedBefore + 3,
+      );
+      const still = await plans.get('midway');
+      expect(still.status?.waiting).toMatchObject({
+        gate: 'alerts',
+        since: held.status!.waiting!.since,
+      });
+      expect(still.status?.nodes?.[1]?.phase).toBe('Pending');
+      expect(
+        (await env.nms.list()).items.filter(
+          nm =>
+            nm.metadata.labels?.['rackside.dev/plan'] === 'midway' &&
+            nm.spec.nodeName === 'worker-4',
+        ),
+      ).toHaveLength(0);
+
+      proxy.mode = 'pass';
+      const done = await planIs(
+        'midway',
+        'Complete once Alertmanager answers',
+        p => p.status?.phase === 'Complete',
+      );
+      expect(done.status?.nodes?.map(n => n.phase)).toEqual(['Done', 'Done']);
+    } finally {
+      await operator?.stop();
+      operator = await startOperator(alertmanagerUrl);
+      await proxy.stop();
+    }
+  });
+});
+
 describe('Alertmanager unreachable', () => {
-  it('the alert gate does not hold (fail closed: unknown never blocks), and the condition says why', async () => {
+  it('the alert gate holds (a gate that cannot see holds), and the condition says why; whenUnknown: Proceed goes on, and its healthy return holds saying the alert state is unknown', async () => {
     await operator?.stop();
     const port = await closedPort();
     operator = await startOperator(`http://127.0.0.1:${port}`);
@@ -467,25 +600,54 @@ describe('Alertmanager unreachable', () => {
       gates: { alerts: { severities: ['critical'] } },
       healthyReturn: { healthyForSeconds: 0 },
     });
-    const done = await planIs(
+    const held = await planIs(
       'blind',
-      'Complete without Alertmanager',
-      p => p.status?.phase === 'Complete',
+      'held: the alert state is unknown',
+      p => p.status?.waiting?.gate === 'alerts',
     );
-    expect(done.status?.nodes?.[0]?.phase).toBe('Done');
+    expect(held.status?.waiting?.message).toMatch(
+      /^alert state unknown: Alertmanager unreachable: .*ECONNREFUSED/,
+    );
+    expect(held.status?.nodes?.[0]?.phase).toBe('Pending');
     expect(
-      done.status?.conditions?.find(c => c.type === 'AlertsKnown'),
+      held.status?.conditions?.find(c => c.type === 'AlertsKnown'),
     ).toMatchObject({
       status: 'False',
       reason: 'Unknown',
       message: expect.stringMatching(
-        /^alerts unknown \(Alertmanager unreachable: .*\): the alert gate does not hold$/,
+        /^alert state unknown: Alertmanager unreachable: .*; the alert gate holds$/,
       ),
     });
-    // Unknown alerts: the healthy return checked Ready only, and says so.
-    expect(done.status?.nodes?.[0]?.message).toMatch(
-      /alerts unknown \(Alertmanager unreachable: .*\): only Ready was checked/,
+    expect(
+      (await env.nms.list()).items.filter(
+        nm => nm.metadata.labels?.['rackside.dev/plan'] === 'blind',
+      ),
+    ).toHaveLength(0);
+    await plans.patch(
+      'blind',
+      { spec: { cancel: { ...flag, at: new Date().toISOString() } } } as any,
+      { type: 'merge' },
     );
+    await planIs('blind', 'Cancelled', p => p.status?.phase === 'Cancelled');
+
+    // The opt-in: the gate proceeds; the step's healthy return still holds on unknown.
+    await createPlan('blind-proceed', {
+      nodes: ['worker-6'],
+      gates: { alerts: { severities: ['critical'], whenUnknown: 'Proceed' } },
+      healthyReturn: { healthyForSeconds: 0 },
+    });
+    const returning = await planIs(
+      'blind-proceed',
+      'its step started, its healthy return held on unknown alerts',
+      p =>
+        p.status?.waiting?.on === 'healthyReturn' &&
+        /alert state unknown/.test(p.status.waiting.message),
+    );
+    expect(returning.status?.nodes?.[0]?.phase).toBe('Running');
+    expect(
+      returning.status?.conditions?.find(c => c.type === 'AlertsKnown')
+        ?.message,
+    ).toMatch(/the gate proceeds \(whenUnknown: Proceed\)$/);
     await resolve(disk);
   });
 });

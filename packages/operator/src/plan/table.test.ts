@@ -1081,7 +1081,12 @@ describe('the alert gate', () => {
     w.spec('p', {
       gates: {
         ...w.get('p').spec.gates!,
-        alerts: { alertnames: 'x)|(.*', ignoreSilencedByRackside: true },
+        alerts: {
+          alertnames: 'x)|(.*',
+          ignoreSilencedByRackside: true,
+          includeSilenced: false,
+          whenUnknown: 'Hold',
+        },
       },
     });
     await w.reconcile();
