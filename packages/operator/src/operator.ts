@@ -69,8 +69,8 @@ export interface OperatorOptions {
   /**
    * The cluster's Alertmanager (runtime/alertmanager.ts from --alertmanager-url) and its
    * flags (docs/alerts.md): maintenances hold silences, plans' alert gates and healthy
-   * returns read it. Absent: nothing is silenced, gates are unknown (never hold), returns
-   * check Ready only.
+   * returns read it. Absent: nothing is silenced, alert gates are unknown (they hold unless
+   * a plan says whenUnknown: Proceed), returns check Ready only.
    */
   alerting?: { alertmanager: AlertmanagerApi; settings: AlertingSettings };
   /** How often a plan held by alerts reads them again (tests shorten it). */

@@ -220,7 +220,8 @@ export type PlanAlertGateInput = AlertGateInput;
 
 /**
  * What a plan pre-flight says of the alert gate asked with it (`alertGate`): the alerts that
- * would hold the gate now. Unknown (no Alertmanager, or it could not be read) does not hold.
+ * would hold the gate now. Unknown (no Alertmanager, or it could not be read) holds the gate
+ * unless the plan says `whenUnknown: Proceed`.
  */
 export interface PlanPreflightAlerts {
   configured: boolean;

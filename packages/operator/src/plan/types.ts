@@ -34,7 +34,8 @@ export interface PlanView extends Clock {
   };
   /**
    * The cluster's Alertmanager (docs/alerts.md); absent when none is configured: the alert
-   * gate is unknown (does not hold) and a healthy return checks only Ready.
+   * gate is unknown (holds unless the plan says whenUnknown: Proceed) and a healthy return
+   * checks only Ready.
    */
   alerting?: AlertReads;
   /** The node's BMC health reading (its ServerBMC's `status.health`); absent: none. */
