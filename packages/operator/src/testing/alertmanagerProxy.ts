@@ -31,10 +31,7 @@ export async function startAlertmanagerProxy(
     mode: 'pass',
     stalled: 0,
     refused: 0,
-    stop: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise(done => server.close(done));
-    },
+    stop: async () => undefined,
   };
   const server = http.createServer((req, res) => {
     if (proxy.mode === 'refuse') {
@@ -69,6 +66,10 @@ export async function startAlertmanagerProxy(
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
+  proxy.stop = async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise(done => server.close(done));
+  };
   await new Promise<void>(done => server.listen(0, '127.0.0.1', done));
   proxy.url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
   return proxy;
