@@ -47,12 +47,12 @@ describe('parseAlertGateQuery', () => {
     ['{"other":1}', /unknown field other/],
     [
       '{"alertnames":"Node("}',
-      /alertGate\.alertnames "Node\(": not a valid regular/,
+      /alertGate\.alertnames "Node\(": not a valid (RE2 )?regular/,
     ],
     ['{"alertnames":""}', /alertGate.alertnames must be/],
     ['{"matchers":["team=storage"]}', /alertGate.matchers/],
     ['{"matchers":["node=\\"{{node}}\\""]}', /placeholders/],
-    ['{"matchers":["x=~\\"(\\""]}', /not a valid regular/],
+    ['{"matchers":["x=~\\"(\\""]}', /not a valid (RE2 )?regular/],
     ['{"severities":"critical"}', /alertGate.severities must be a list/],
     [
       JSON.stringify({
