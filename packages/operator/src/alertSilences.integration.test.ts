@@ -395,7 +395,7 @@ describe('the silence of a maintenance', () => {
     try {
       proxy.mode = 'stall';
       operator = await startWith({}, {}, proxy.url);
-      await env.create('am-stall', 'worker-7', 'cordon');
+      await env.create('am-stall', 'worker-3', 'cordon');
       const stalled = await env.waitFor(
         'the condition False, the stall named',
         async () => {
