@@ -288,3 +288,79 @@ describe('the plan pre-flight reads many servers at once', () => {
     );
   });
 });
+
+describe('a renewal is a new acknowledgement, on the apiserver', () => {
+  it("needs the renewer's pre-flight and typed name for a hazard step; the CRD and the admission policies take the renewer's acknowledgement and its record", async () => {
+    const server = backend!.server;
+    const preflightOf = (query: string) =>
+      eventually(
+        'the plan pre-flight answers',
+        async () => {
+          const answer = await request(server).get(
+            `${BASE}/preflight?${query}`,
+          );
+          return answer.status === 200 ? answer : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 250 },
+      );
+    // cp-1 at the last margin of three members: the hazard rung.
+    const pre = await preflightOf('intent=reboot&nodes=cp-1');
+    expect(pre.body.nodes[0].ceremony.level).toBe('hazard');
+    const created = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'reboot',
+        nodes: ['cp-1'],
+        reason: REASON,
+        preflightToken: pre.body.token,
+        typedCount: 1,
+        typedNames: ['cp-1'],
+      });
+    expect(created.status).toBe(201);
+    const name = created.body.name;
+    const before = (await planOf(name)).spec;
+    expect(before.acknowledgements).toEqual([
+      expect.objectContaining({ on: 'create', rungs: { 'cp-1': 'hazard' } }),
+    ]);
+    await eventually(
+      'the plan is listed',
+      async () =>
+        (await request(server).get(`${BASE}/${name}`)).status === 200 ||
+        undefined,
+      { timeoutMs: 15_000, intervalMs: 200 },
+    );
+
+    const url = `${BASE}/${name}/renew`;
+    const reason = `${REASON}: renewed`;
+    // A reason alone no longer renews it: nothing is written.
+    const bare = await request(server).post(url).send({ reason });
+    expect(bare.status).toBe(400);
+    expect(bare.body.error.message).toMatch(/cp-1 is at the hazard rung now/);
+    expect((await planOf(name)).spec).toEqual(before);
+
+    const renewal = await preflightOf('intent=reboot&nodes=cp-1');
+    const ok = await request(server)
+      .post(url)
+      .send({
+        reason,
+        preflightToken: renewal.body.token,
+        typedNames: ['cp-1'],
+      });
+    expect(ok.status).toBe(200);
+    const after = (await planOf(name)).spec;
+    expect(after.authorization.at).not.toBe(before.authorization.at);
+    expect(after.acknowledged).toEqual({ 'cp-1': 'hazard' });
+    expect(after.acknowledgements).toEqual([
+      before.acknowledgements[0],
+      expect.objectContaining({
+        by: 'user:default/mock',
+        on: 'renew',
+        preflightTakenAt: renewal.body.takenAt,
+        rungs: { 'cp-1': 'hazard' },
+      }),
+    ]);
+    await request(server)
+      .post(`${BASE}/${name}/cancel`)
+      .send({ reason: `${REASON}: done` });
+  });
+});
