@@ -32,8 +32,9 @@
 //   POST /health/<id>/logHuge  {bytes}  the SEL's Entries answer is a JSON body of about
 //                             `bytes` bytes (no Content-Length), generated as it is sent,
 //                             never held in memory, stopped when the client goes; 0: off
-//   POST /health/<id>/slow     {bytesPerSecond}  the SEL's Entries answer is sent that
-//                             slowly after its headers (a BMC that dribbles); 0: off
+//   POST /health/<id>/slow     {bytesPerSecond}  every answer the proxy makes for the
+//                             system (its chassis, parts, SEL) is sent that slowly after
+//                             its headers (a BMC that dribbles); 0: off
 // A system's reset also ends logPages, logHuge and slow.
 // Plain ESM, no npm dependencies.
 
@@ -381,8 +382,11 @@ export async function startHealthProxy({
         return;
       }
       const own = synthetic(p, url.searchParams);
-      if (own && logState?.bytesPerSecond) {
-        dribble(res, JSON.stringify(own), logState.bytesPerSecond);
+      // Slow: every answer the proxy makes for the system (its chassis, parts, log).
+      const owner = p.match(/^\/redfish\/v1\/(?:Chassis|Systems)\/([^/]+)/);
+      const slow = owner && state.get(owner[1])?.log.bytesPerSecond;
+      if (own && slow) {
+        dribble(res, JSON.stringify(own), slow);
         return;
       }
       if (own) {

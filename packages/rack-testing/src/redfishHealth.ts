@@ -9,8 +9,7 @@ export type RackBmcPart =
 /**
  * The control API of the rack's BMC health proxy: fail or mend a part, write SEL entries,
  * page the SEL, make its answer huge or slow, take the FirmwareInventory away (or link it
- * off the BMC's origin), and count the
- * requests the BMCs served. Systems are named by their id (the machine's SMBIOS UUID). A
+ * off the BMC's origin), and count the requests the BMCs served. Systems are named by their id (the machine's SMBIOS UUID). A
  * call that does not answer 2xx throws with the proxy's words.
  */
 export function bmcHealthControl(redfish: RackRedfish) {
@@ -61,7 +60,10 @@ export function bmcHealthControl(redfish: RackRedfish) {
      */
     hugeLog: (systemId: string, bytes: number) =>
       call(`/health/${systemId}/logHuge`, { bytes }),
-    /** The SEL's Entries answer is sent at `bytesPerSecond` after its headers; 0: off. */
+    /**
+     * Every answer the proxy makes for the system (its chassis, parts, SEL) is sent at
+     * `bytesPerSecond` after its headers; 0: off.
+     */
     slowLog: (systemId: string, bytesPerSecond: number) =>
       call(`/health/${systemId}/slow`, { bytesPerSecond }),
     /** The requests the BMCs served since the last call. */
