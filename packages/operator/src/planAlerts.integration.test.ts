@@ -438,7 +438,7 @@ describe('an alert gate written with kubectl', () => {
       p => p.status?.phase === 'Failed',
     );
     expect(failed.status?.message).toMatch(
-      /^gate alerts refused: alertnames "Nope\)\|\(\.\*": not a valid regular expression/,
+      /^gate alerts refused: alertnames "Nope\)\|\(\.\*": not a valid (RE2 )?regular expression/,
     );
     expect(failed.status?.nodes?.[0]?.phase).toBe('Skipped');
     expect(
