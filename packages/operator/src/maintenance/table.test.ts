@@ -378,6 +378,37 @@ describe('the transition table', () => {
     );
   });
 
+  it('a healthy return asked for holds while Alertmanager cannot be read, and fails past the timeout saying the alert state was unknown', async () => {
+    const c = rack();
+    c.returnAlerts = {
+      matchers: DEFAULT_NODE_ALERT_MATCHERS,
+      returnGraceMs: 0,
+      pollMs: 2000,
+      snapshot: async () => ({
+        known: false,
+        reason:
+          'Alertmanager unreachable: Alertmanager GET /alerts: the answer did not arrive in time',
+      }),
+    };
+    c.create('m1', 'worker-1', 'cordon', {
+      healthyReturn: { healthyForSeconds: 0, timeoutSeconds: 60 },
+    });
+    await c.reconciler().reconcile('m1');
+    c.setSpec('m1', { returnToService: flag });
+    const held = await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Returning');
+    expect(c.maintenances.get('m1')!.status?.message).toBe(
+      'healthy return: alert state unknown: Alertmanager unreachable: Alertmanager GET /alerts: the answer did not arrive in time',
+    );
+    expect(held.requeueAfterMs).toBe(2000);
+    c.clockOffsetMs = 61_000;
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Failed');
+    expect(c.maintenances.get('m1')!.status?.message).toBe(
+      'worker-1 is back in service but not healthy 60 s after it came back: alert state unknown: Alertmanager unreachable: Alertmanager GET /alerts: the answer did not arrive in time',
+    );
+  });
+
   it('a healthy-return message past its 4,096 limit is compared cut with the stored one: an unchanged one is written once, not on every wake', async () => {
     const c = rack();
     // 120 alerts with long names: "alerts firing: ..." runs far past 4,096 characters.
