@@ -229,6 +229,67 @@ describe('HealthMonitor', () => {
     }
   });
 
+  it('a refresh asked while a failing reading runs is answered when it ends, though that reading wrote nothing new (no watch event)', async () => {
+    const requestedAt = '2026-12-06T10:00:00.000Z';
+    const failed = {
+      rollup: 'Unknown' as const,
+      error: 'the answer is larger than the limit of 4,194,304 bytes (4 MiB)',
+      parts: [],
+      logEntries: [],
+      firmware: [],
+      missing: [],
+      sweepIntervalSeconds: 3600,
+    };
+    const bmcs = fakeCache([bmc('w1', { status: { health: failed } })]);
+    const fake = fakeReader();
+    fake.state.fail = new Error(failed.error);
+    let release!: () => void;
+    fake.state.gate = new Promise<void>(resolve => {
+      release = resolve;
+    });
+    const { monitor, written } = monitorOf(bmcs, fake.reader, {
+      // As the apiserver: a merge patch that changes nothing sends no watch event.
+      writeHealth: async (name, health) => {
+        written.push({ name, health: health as HealthPatch });
+        const current = bmcs.cache.get(name);
+        const next = JSON.parse(
+          JSON.stringify({ ...current.status?.health, ...health }),
+          (_k, v) => (v === null ? undefined : v),
+        );
+        if (JSON.stringify(next) === JSON.stringify(current.status?.health)) {
+          return;
+        }
+        bmcs.update({
+          ...current,
+          status: { ...current.status, health: next },
+        });
+      },
+      random: () => 0,
+    });
+    monitor.start();
+    try {
+      await until(() => fake.calls.read === 1);
+      bmcs.update(
+        bmc('w1', {
+          spec: {
+            address: 'https://10.0.5.21',
+            healthRefresh: { requestedAt, requestedBy: 'user:default/a' },
+          },
+          status: { health: failed },
+        }),
+      );
+      release();
+      await until(() =>
+        written.some(w => w.health.answeredRequestAt === requestedAt),
+      );
+      expect(bmcs.cache.get('w1').status.health.answeredRequestAt).toBe(
+        requestedAt,
+      );
+    } finally {
+      monitor.pause();
+    }
+  });
+
   it('reads at most `concurrency` BMCs at once', async () => {
     const bmcs = fakeCache([bmc('a'), bmc('b'), bmc('c'), bmc('d')]);
     const fake = fakeReader();

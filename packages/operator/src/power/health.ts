@@ -393,6 +393,12 @@ export class HealthMonitor {
     } finally {
       memory.reading = false;
       release();
+      // A refresh asked while this reading ran waited for it to end; a reading that wrote
+      // nothing new (the same error again) sends no watch event to wake it, so it is
+      // looked at now. Not after a refresh's own reading: one whose write failed would
+      // read again at once.
+      const now = why !== 'refresh' ? this.options.bmcs.get(name) : undefined;
+      if (now) this.answerRefresh(now);
     }
   }
 
