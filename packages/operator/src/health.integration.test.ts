@@ -5,6 +5,7 @@
  * does for power. The operator sweeps every 2 s here (15 min by default).
  */
 import net from 'node:net';
+import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
 import {
   bmcHealthControl,
   type BmcHealthControl,
@@ -197,6 +198,44 @@ describe('a restart', () => {
   });
 });
 
+describe('a refresh whose reading never ended', () => {
+  it('is answered with that error after a restart, not read first again', async () => {
+    await healthOf('worker-1', 'read once', h => h?.readAt !== undefined);
+    await operator!.stop();
+    operator = undefined;
+    // What an operator that died mid-reading leaves: the request marked as being
+    // answered (attemptedRequestAt), never answered.
+    const requestedAt = new Date().toISOString();
+    await rack.bmcs.patch('worker-1', {
+      spec: {
+        healthRefresh: { requestedAt, requestedBy: 'user:default/tester' },
+      },
+    } as any);
+    await rack.bmcs.patchStatus(
+      'worker-1',
+      { status: { health: { attemptedRequestAt: requestedAt } } } as any,
+      { type: 'merge' },
+    );
+    operator = await env.startReady({
+      drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
+      power: { rebootSeconds: 60, unansweredSeconds: 60 },
+      health: { intervalMs: 2000, concurrency: 2, fullIntervalMs: 600_000 },
+    });
+    const answered = await healthOf(
+      'worker-1',
+      `refresh of ${requestedAt} answered after the restart`,
+      h =>
+        h?.answeredRequestAt !== undefined &&
+        Date.parse(h.answeredRequestAt) === Date.parse(requestedAt),
+    );
+    expect(answered.status!.health!.error).toMatch(
+      /did not end \(the operator stopped during it\)/,
+    );
+    // The next sweep reads the BMC as usual and clears the error.
+    await healthOf('worker-1', 'read again by the sweep', h => !h?.error);
+  });
+});
+
 describe('a maintenance', () => {
   it('records the health before and after a reboot, and the log entry written during it', async () => {
     const message = `Correctable ECC storm on DIMM A1 (${Date.now()})`;
@@ -268,5 +307,135 @@ describe('a hostile BMC', () => {
       await control.firmware({});
       await new Promise(resolve => trap.close(resolve));
     }
+  });
+});
+
+describe('a status write the apiserver refuses', () => {
+  const POLICY = 'rackside-tests-refuse-critical-health';
+
+  /** Refuses every write of status.health that says Critical for worker-2 (anyone's). */
+  async function refuseCriticalWrites() {
+    const admission = env.admin.makeApiClient(AdmissionregistrationV1Api);
+    await admission.createValidatingAdmissionPolicy({
+      body: {
+        metadata: { name: POLICY },
+        spec: {
+          failurePolicy: 'Fail',
+          matchConstraints: {
+            resourceRules: [
+              {
+                apiGroups: ['rackside.dev'],
+                apiVersions: ['*'],
+                operations: ['UPDATE'],
+                resources: ['serverbmcs/status'],
+              },
+            ],
+          },
+          validations: [
+            {
+              expression:
+                "object.metadata.name != 'worker-2' || !has(object.status) || !has(object.status.health) || object.status.health.rollup != 'Critical'",
+              message: `${POLICY}: no Critical reading for worker-2`,
+            },
+          ],
+        },
+      },
+    });
+    await admission.createValidatingAdmissionPolicyBinding({
+      body: {
+        metadata: { name: POLICY },
+        spec: { policyName: POLICY, validationActions: ['Deny'] },
+      },
+    });
+    // In force once a dry-run write of a Critical reading is refused.
+    await env.waitFor(
+      'the policy refusing Critical readings in force',
+      async () => {
+        try {
+          await rack.bmcs.patchStatus(
+            'worker-2',
+            { status: { health: { rollup: 'Critical' } } } as any,
+            { type: 'merge', dryRun: true },
+          );
+          return false;
+        } catch (error) {
+          return String((error as Error).message).includes(POLICY);
+        }
+      },
+    );
+    return async () => {
+      await admission
+        .deleteValidatingAdmissionPolicyBinding({ name: POLICY })
+        .catch(() => undefined);
+      await admission
+        .deleteValidatingAdmissionPolicy({ name: POLICY })
+        .catch(() => undefined);
+    };
+  }
+
+  it('leaves the sweep nothing to forget: the Critical reading it could not write ends in the status once the apiserver takes it, with a Warning Event and the metric', async () => {
+    await control.reset(systemId('worker-2'));
+    await healthOf('worker-2', 'read OK', h => h?.rollup === 'OK' && !h.error);
+    const allow = await refuseCriticalWrites();
+    try {
+      const refusedBefore = env.logs.length;
+      await control.setPart(
+        systemId('worker-2'),
+        { kind: 'PowerSupply', name: 'PSU1' },
+        'Critical',
+      );
+      // The operator read Critical and the apiserver refused to take it.
+      await env.waitFor('a refused health write of worker-2', async () =>
+        env.logs
+          .slice(refusedBefore)
+          .some(
+            line =>
+              line.includes('ServerBMC worker-2: health not written') &&
+              line.includes(POLICY),
+          ),
+      );
+      // Meanwhile the status still says OK: the refused reading was not taken.
+      const during: ServerBMC = await rack.bmcs.get('worker-2');
+      expect(during.status?.health?.rollup).toBe('OK');
+    } finally {
+      await allow();
+    }
+    // Once the apiserver takes the writes again, the next sweeps (every 2 s here) write
+    // Critical; before, a cheap sweep saw "no change" and kept writing the old OK reading
+    // with a fresh readAt until the next full reading (10 min here, 12 h by default).
+    const critical = await healthOf(
+      'worker-2',
+      'Critical written once the apiserver takes it',
+      h => h?.rollup === 'Critical',
+      20_000,
+    );
+    expect(critical.status!.health!.parts).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'PSU1', health: 'Critical' }),
+      ]),
+    );
+    expect(critical.status!.health!.sweepIntervalSeconds).toBe(2);
+    // Each refused write was a Warning Event on the ServerBMC and counted.
+    const events = await env.core.listNamespacedEvent({
+      namespace: 'default',
+      fieldSelector:
+        'involvedObject.kind=ServerBMC,involvedObject.name=worker-2',
+    });
+    expect(
+      events.items.find(e => e.reason === 'StatusWriteFailed'),
+    ).toMatchObject({
+      type: 'Warning',
+      message: expect.stringContaining(POLICY),
+    });
+    const metrics = (await operator!.metrics.render()).body;
+    expect(metrics).toMatch(
+      /rackside_status_write_failures_total\{kind="ServerBMC"\} [1-9]/,
+    );
+    await control.setPart(
+      systemId('worker-2'),
+      { kind: 'PowerSupply', name: 'PSU1' },
+      'OK',
+    );
+    await healthOf('worker-2', 'OK again', h => h?.rollup === 'OK');
   });
 });
