@@ -14,6 +14,7 @@ import {
   parseAlertMatcherTemplate,
   type AlertMatcher,
 } from './alertMatchers';
+import { compilePattern, patternError, type CompiledPattern } from './pattern';
 import { alertFires, type AlertState } from './racksideSilences';
 
 /**
@@ -67,38 +68,27 @@ export function alertGateMatcherError(text: string): string | undefined {
     )}: placeholders like {{node}} are not allowed in a gate`;
   }
   if (parsed.op === '=~' || parsed.op === '!~') {
-    const error = regexError(parsed.value);
-    if (error) {
-      return `alert gate matcher ${JSON.stringify(text)}: ${error}`;
-    }
+    return patternError(
+      parsed.value,
+      `alert gate matcher ${JSON.stringify(text)}`,
+    );
   }
   return undefined;
 }
 
 /**
- * Why an alertnames pattern is refused, or undefined. The pattern is compiled alone before
- * it is anchored: `Foo)|(.*` would otherwise compile inside `^(?:...)$` as two
- * alternatives, one of them unanchored, and match every alert name.
+ * Why an alertnames pattern is refused, or undefined: not RE2, or past the length cap
+ * (servers-common's `patternError`). The pattern is compiled alone and matched whole, so
+ * `Foo)|(.*` is refused rather than compiled as two alternatives, one of them unanchored.
  */
 export function alertnamePatternError(pattern: string): string | undefined {
-  const error = regexError(pattern);
-  return error ? `alertnames ${JSON.stringify(pattern)}: ${error}` : undefined;
-}
-
-function regexError(pattern: string): string | undefined {
-  try {
-    // Called for its throw only: a pattern that does not compile.
-    RegExp(pattern);
-    return undefined;
-  } catch (error) {
-    return `not a valid regular expression (${(error as Error).message})`;
-  }
+  return patternError(pattern, `alertnames ${JSON.stringify(pattern)}`);
 }
 
 /** A gate ready to match alerts. */
 export interface CompiledAlertGate {
   matchers: AlertMatcher[];
-  alertname?: RegExp;
+  alertname?: CompiledPattern;
   severities?: ReadonlySet<string>;
   throughRacksideSilences: boolean;
   throughPersonSilences: boolean;
@@ -120,11 +110,12 @@ export function compileAlertGate(gate: AlertGateInput): CompiledAlertGate {
       isEqual: op === '=' || op === '=~',
     };
   });
-  let alertname: RegExp | undefined;
+  let alertname: CompiledPattern | undefined;
   if (gate.alertnames !== undefined) {
-    const error = alertnamePatternError(gate.alertnames);
-    if (error) throw new Error(error);
-    alertname = new RegExp(`^(?:${gate.alertnames})$`);
+    alertname = compilePattern(
+      gate.alertnames,
+      `alertnames ${JSON.stringify(gate.alertnames)}`,
+    );
   }
   return {
     matchers,
@@ -144,7 +135,7 @@ export function alertMatchesGate(
   labels: Record<string, string>,
 ): boolean {
   if (!gate.matchers.every(m => alertMatcherHolds(m, labels))) return false;
-  if (gate.alertname && !gate.alertname.test(labels.alertname ?? '')) {
+  if (gate.alertname && !gate.alertname.matchesWhole(labels.alertname ?? '')) {
     return false;
   }
   if (gate.severities && !gate.severities.has(labels.severity ?? '')) {
