@@ -272,11 +272,11 @@ describe('a maintenance', () => {
 });
 
 describe('a hostile BMC', () => {
-  it('stays within the bounds: 1,000 log entries of 10,000 characters', async () => {
+  it('stays within the bounds: 300 log entries of 10,000 characters (3 MB, under the 4 MiB page cap)', async () => {
     await control.writeLog(systemId('worker-1'), {
       message: 'M'.repeat(10_000),
       severity: 'Critical',
-      count: 1000,
+      count: 300,
     });
     const read = await refresh('worker-1');
     const health = read.status!.health!;
@@ -437,5 +437,121 @@ describe('a status write the apiserver refuses', () => {
       'OK',
     );
     await healthOf('worker-2', 'OK again', h => h?.rollup === 'OK');
+  });
+});
+
+describe('bounded readings: huge and slow answers, long logs (docs/hardware-health.md, "Limits")', () => {
+  const OPTIONS = {
+    drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
+    power: { rebootSeconds: 60, unansweredSeconds: 60 },
+  };
+  /**
+   * A full reading of the rack's BMC is about 22 requests, 200 ms apart, and 20 more for a
+   * 20-page log (about 9 s); a slow BMC's first slow answer starts within a second, so its
+   * own 15 s request deadline comes after the reading's 14 s.
+   */
+  const READING_DEADLINE_MS = 14_000;
+
+  /** Asks for a reading and waits up to `timeoutMs` for its answer (a slow BMC's included). */
+  async function refreshWithin(node: string, timeoutMs: number) {
+    const requestedAt = new Date().toISOString();
+    await rack.bmcs.patch(node, {
+      spec: {
+        healthRefresh: { requestedAt, requestedBy: 'user:default/tester' },
+      },
+    } as any);
+    return healthOf(
+      node,
+      `refresh of ${requestedAt} answered`,
+      h =>
+        h?.answeredRequestAt !== undefined &&
+        Date.parse(h.answeredRequestAt) === Date.parse(requestedAt),
+      timeoutMs,
+    );
+  }
+
+  beforeAll(async () => {
+    await operator?.stop();
+    operator = await env.startReady({
+      ...OPTIONS,
+      health: {
+        intervalMs: 2000,
+        concurrency: 2,
+        fullIntervalMs: 600_000,
+        readingDeadlineMs: READING_DEADLINE_MS,
+      },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const node of ['worker-1', 'worker-2']) {
+      await control.reset(systemId(node)).catch(() => undefined);
+    }
+    await operator?.stop();
+    operator = await env.startReady({
+      ...OPTIONS,
+      health: { intervalMs: 2000, concurrency: 2, fullIntervalMs: 600_000 },
+    });
+  }, 120_000);
+
+  it('a 200 MB event log is refused at the 4 MiB page cap as it streams: the reading says so, and the operator grows by less than 64 MB', async () => {
+    await control.reset(systemId('worker-1'));
+    await control.hugeLog(systemId('worker-1'), 200 * 1000 * 1000);
+    // The operator runs in this process: its resident set, sampled while it reads.
+    global.gc?.();
+    const baseline = process.memoryUsage().rss;
+    let peak = baseline;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, process.memoryUsage().rss);
+    }, 10);
+    try {
+      const read = await refresh('worker-1');
+      expect(read.status!.health!.error).toMatch(
+        /LogServices\/SEL\/Entries.*the answer is larger than the limit of 4,194,304 bytes \(4 MiB\)/,
+      );
+    } finally {
+      clearInterval(sampler);
+      await control.hugeLog(systemId('worker-1'), 0);
+    }
+    expect((peak - baseline) / (1024 * 1024)).toBeLessThan(64);
+  });
+
+  it('a BMC that answers one byte a second is given up at the reading deadline, naming it', async () => {
+    await control.reset(systemId('worker-1'));
+    await control.slowLog(systemId('worker-1'), 1);
+    try {
+      const read = await refreshWithin('worker-1', 60_000);
+      expect(read.status!.health!.error).toMatch(
+        /GET \/redfish\/v1\/\S+: the answer did not arrive in time \(the health reading of .* passed its deadline of 14 s\)/,
+      );
+    } finally {
+      await control.slowLog(systemId('worker-1'), 0);
+    }
+  });
+
+  it('1,500 entries over 30 pages: the newest Critical entry, on the last page, is in status.health.logEntries and the skipped entries are counted', async () => {
+    await control.reset(systemId('worker-1'));
+    await control.writeLog(systemId('worker-1'), {
+      message: 'an older entry',
+      severity: 'OK',
+      count: 1499,
+    });
+    const message = `PSU2 input lost (${Date.now()})`;
+    await control.writeLog(systemId('worker-1'), {
+      message,
+      severity: 'Critical',
+    });
+    await control.pageLog(systemId('worker-1'), 50);
+    const read = await refreshWithin('worker-1', 60_000);
+    const health = read.status!.health!;
+    expect(health.error).toBeUndefined();
+    expect(health.logEntries[0]).toMatchObject({
+      id: '1500',
+      severity: 'Critical',
+      message,
+      service: 'System',
+    });
+    // The first page and the last 19 (20 pages, the budget): 1,000 read, 500 skipped.
+    expect(health.logEntriesSkipped).toBe(500);
   });
 });
