@@ -115,6 +115,37 @@ describe('the Server tab’s Hardware card', () => {
     );
   });
 
+  it('says when a reading is too old to count, and what that asks of a return to service', async () => {
+    renderFor(
+      fakeServersApi(
+        serverList([
+          server('worker-1', {
+            health: {
+              ...reading,
+              rollup: 'OK',
+              parts: [],
+              failedParts: 0,
+              readAt: new Date(Date.now() - 3 * 3600_000 - 5_000).toISOString(),
+              sweepIntervalSeconds: 900,
+            },
+          }),
+        ]),
+      ),
+    );
+    const card = await screen.findByTestId('entity-server-hardware');
+    expect(within(card).getByTestId('hardware-unknown')).toHaveTextContent(
+      'hardware state unknown: last reading 3 h ago (the sweep reads every 15 min): returning this server to service asks for its name typed out.',
+    );
+  });
+
+  it('says nothing of the kind for a fresh reading', async () => {
+    renderFor(
+      fakeServersApi(serverList([server('worker-1', { health: reading })])),
+    );
+    const card = await screen.findByTestId('entity-server-hardware');
+    expect(within(card).queryByTestId('hardware-unknown')).toBeNull();
+  });
+
   it('Refresh asks the backend, says the reading was requested, and reads the server again until answered', async () => {
     const api = fakeServersApi(serverList([]));
     const reload = jest.fn();

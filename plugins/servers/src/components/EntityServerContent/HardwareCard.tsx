@@ -11,9 +11,10 @@ import TableCell from '@mui/material/TableCell';
 import TableHead from '@mui/material/TableHead';
 import TableRow from '@mui/material/TableRow';
 import Typography from '@mui/material/Typography';
-import type {
-  ServerHealthDetail,
-  ServerResponse,
+import {
+  hardwareReadingState,
+  type ServerHealthDetail,
+  type ServerResponse,
 } from '@rackside/plugin-servers-common';
 import { useEffect, useRef, useState } from 'react';
 import { describeError, serversApiRef } from '../../api';
@@ -26,8 +27,17 @@ const ANSWER_CHECK_MS = 5_000;
 const ANSWER_CHECKS = 12;
 
 function Reading({ health }: { health: ServerHealthDetail }) {
+  // Too old to count (servers-common's rule, the one the typed-name rung applies): say so,
+  // and what it asks of a return to service. A failed reading says its error below.
+  const known = hardwareReadingState(health, Date.now());
   return (
     <Stack gap={2}>
+      {known.state === 'unknown' && !health.error && (
+        <Alert severity="warning" data-testid="hardware-unknown">
+          {known.reason}: returning this server to service asks for its name
+          typed out.
+        </Alert>
+      )}
       {health.error && (
         <Alert severity="warning">
           The last reading failed: {health.error}
