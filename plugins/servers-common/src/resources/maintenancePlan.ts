@@ -400,19 +400,6 @@ export const planAuthorizationSchema = withRules(
 /** A plan's authorization lease. */
 export type PlanAuthorization = z.infer<typeof planAuthorizationSchema>;
 
-/** A pause or resume: like a request flag, but `at` is required and orders them. */
-export const planToggleSchema = requestFlagSchema
-  .extend({
-    at: timestampSchema.describe(
-      'When it was asked; a later pause or resume replaces this one only with a later at.',
-    ),
-  })
-  .describe('Who paused or resumed, why and when.');
-
-/** A pause or resume request. */
-export type PlanToggle = z.infer<typeof planToggleSchema>;
-
-/**
 /** The most acknowledgements a plan keeps: its creation's and the latest renewals'. */
 export const MAX_PLAN_ACKNOWLEDGEMENTS = 50;
 
@@ -457,6 +444,19 @@ function changedOnlyByRenewal(field: string): CelRule {
   };
 }
 
+/** A pause or resume: like a request flag, but `at` is required and orders them. */
+export const planToggleSchema = requestFlagSchema
+  .extend({
+    at: timestampSchema.describe(
+      'When it was asked; a later pause or resume replaces this one only with a later at.',
+    ),
+  })
+  .describe('Who paused or resumed, why and when.');
+
+/** A pause or resume request. */
+export type PlanToggle = z.infer<typeof planToggleSchema>;
+
+/**
  * A toggle (`pause` or `resume`) can be replaced only by one with a later `at`, and is
  * never removed: the latest pause and the latest resume are always on record.
  */
@@ -539,6 +539,13 @@ const specShape = {
       "The ceremony each node's step was acknowledged at in the plan pre-flight (hazard: its name and a reason typed), written by the Backstage backend and copied to the step's spec.preflight; a renewal that acknowledges the remaining steps afresh replaces theirs. A step whose guard verdict at start or at send is above it is Refused. A node not named here: the intent's own rung (drain: preflight, reboot: typed-name), never hazard.",
     ),
   authorization: planAuthorizationSchema.optional(),
+  acknowledgements: z
+    .array(planAcknowledgementSchema)
+    .max(MAX_PLAN_ACKNOWLEDGEMENTS)
+    .optional()
+    .describe(
+      "Who acknowledged what, oldest first: the creator's plan pre-flight, then each renewal that acknowledged the remaining steps afresh (written by the Backstage backend; the creation's and the latest ones are kept).",
+    ),
   onCancel: kube(z.enum(['finish', 'abandon']).default('finish'), {
     validations: [immutable('onCancel')],
   }).describe(
@@ -552,13 +559,6 @@ const specShape = {
   resume: planToggleSchema
     .optional()
     .describe('Set (with an at later than pause.at) to go on after a pause.'),
-  acknowledgements: z
-    .array(planAcknowledgementSchema)
-    .max(MAX_PLAN_ACKNOWLEDGEMENTS)
-    .optional()
-    .describe(
-      "Who acknowledged what, oldest first: the creator's plan pre-flight, then each renewal that acknowledged the remaining steps afresh (written by the Backstage backend; the creation's and the latest ones are kept).",
-    ),
   cancel: requestFlagSchema
     .optional()
     .describe(
