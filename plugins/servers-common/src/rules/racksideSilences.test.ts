@@ -4,6 +4,7 @@ import {
   isRacksideSilence,
   isSilenceOfMaintenance,
   racksideSilenceCreatedBy,
+  racksideSilenceIdsOf,
   racksideSilenceMarker,
   type AlertState,
 } from './racksideSilences';
@@ -109,6 +110,43 @@ describe('racksideSilences', () => {
       expect(
         isAdoptableSilence(silence, { ...owner, cordonedAt: undefined }),
       ).toBe(false);
+    });
+  });
+
+  describe('racksideSilenceIdsOf', () => {
+    const recorded = { ...ours, id: 's-recorded' };
+    const maintenances = [
+      { status: { alerting: { silenceIds: ['s-recorded'] } } },
+      { status: {} },
+      {},
+    ];
+
+    it('a silence a maintenance recorded in status.alerting.silenceIds is Rackside\'s', () => {
+      expect([...racksideSilenceIdsOf([recorded], maintenances)]).toEqual([
+        's-recorded',
+      ]);
+    });
+
+    it("a forged silence (Rackside's marker, createdBy 'Rackside for alice', an id no maintenance recorded) is a person's", () => {
+      const forged = {
+        id: 's-forged',
+        createdBy: racksideSilenceCreatedBy('alice'),
+        comment: racksideSilenceMarker(nm),
+      };
+      expect(isRacksideSilence(forged)).toBe(true); // it looks like ours…
+      const ids = racksideSilenceIdsOf([recorded, forged], maintenances);
+      expect(ids.has('s-forged')).toBe(false); // …but no maintenance holds it
+      expect(ids.has('s-recorded')).toBe(true);
+      expect(racksideSilenceIdsOf([forged], []).size).toBe(0);
+    });
+
+    it("a recorded id whose silence a person rewrote without Rackside's marker is a person's", () => {
+      const rewritten = { ...recorded, comment: 'mine now' };
+      expect(racksideSilenceIdsOf([rewritten], maintenances).size).toBe(0);
+    });
+
+    it('a recorded id Alertmanager no longer lists is not in the set', () => {
+      expect(racksideSilenceIdsOf([], maintenances).size).toBe(0);
     });
   });
 

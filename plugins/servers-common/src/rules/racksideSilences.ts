@@ -40,7 +40,11 @@ export function racksideSilenceMarker(maintenance: {
   return `${MARKER_PREFIX} ${maintenance.name} ${maintenance.uid}]`;
 }
 
-/** Whether a silence is one Rackside made (for any maintenance). */
+/**
+ * Whether a silence looks like one Rackside made (for any maintenance): its marker and
+ * createdBy, which anyone can copy. Which silences are Rackside's is racksideSilenceIdsOf's
+ * answer; this is one of its checks, and the adoption's (isAdoptableSilence).
+ */
 export function isRacksideSilence(silence: SilenceIdentity): boolean {
   return (
     silence.createdBy.startsWith(`${CREATED_BY_PREFIX} for `) &&
@@ -96,6 +100,40 @@ export function isAdoptableSilence(
   return (
     Number.isFinite(cordoned) && Number.isFinite(starts) && starts >= cordoned
   );
+}
+
+/** What a NodeMaintenance records of the silences it holds (its status.alerting.silenceIds). */
+export interface SilenceRecorder {
+  status?: { alerting?: { silenceIds?: readonly string[] } };
+}
+
+/**
+ * The ids of Rackside's own silences among those Alertmanager lists, as every gate, healthy
+ * return and portal row counts them (docs/alerts.md, "Rackside's own silences"). Anyone who
+ * may write silences can copy Rackside's marker and a createdBy starting with "Rackside for
+ * ", so looking like ours is not enough: a silence is Rackside's only when a NodeMaintenance
+ * recorded its id in its status (a status only the operator writes) and it still carries
+ * the marker (a person who rewrote its comment made it theirs). A silence the operator has
+ * just created and not yet recorded counts as a person's until it is: that holds a gate a
+ * moment longer, never lets one through.
+ */
+export function racksideSilenceIdsOf(
+  silences: Iterable<SilenceIdentity & { id: string }>,
+  maintenances: Iterable<SilenceRecorder>,
+): Set<string> {
+  const recorded = new Set<string>();
+  for (const maintenance of maintenances) {
+    for (const id of maintenance.status?.alerting?.silenceIds ?? []) {
+      recorded.add(id);
+    }
+  }
+  const ids = new Set<string>();
+  for (const silence of silences) {
+    if (recorded.has(silence.id) && isRacksideSilence(silence)) {
+      ids.add(silence.id);
+    }
+  }
+  return ids;
 }
 
 /** How a gate or a healthy return looks at suppressed alerts. */
