@@ -246,7 +246,8 @@ describe('a hostile BMC', () => {
 
 describe('event logs: newest first, whatever their length', () => {
   const ENTRIES = '/redfish/v1/Systems/437XR1138R2/LogServices/Log1/Entries';
-  const at = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+  const at = (i: number) =>
+    new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
   /** Entry i of a log, created at second i; the last one Critical. */
   const entry = (i: number, total: number, created = at(i)) => ({
     '@odata.id': `${ENTRIES}/${i}`,
@@ -439,7 +440,10 @@ describe('bounded answers and the reading deadline', () => {
       // No Content-Length: only the streamed count can refuse it.
       res.writeHead(200, { 'content-type': 'application/json' });
       res.write('{"Members":[');
-      const chunk = `${JSON.stringify({ Id: 'x', Message: 'M'.repeat(60_000) })},`;
+      const chunk = `${JSON.stringify({
+        Id: 'x',
+        Message: 'M'.repeat(60_000),
+      })},`;
       const more = () => {
         while (written < 50 * 1024 * 1024) {
           written += chunk.length;
