@@ -200,6 +200,7 @@ export async function startOperator(
     returnAlerts: createAlertReads(
       alertmanager,
       options.alerting?.settings,
+      () => caches.maintenances.list(),
       options.alertPollMs,
     ),
     log,

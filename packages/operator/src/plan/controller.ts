@@ -181,6 +181,7 @@ export function createPlanController(
       alerting: createAlertReads(
         options.alertmanager,
         options.alerting,
+        () => maintenances.list(),
         options.alertPollMs,
       ),
     },

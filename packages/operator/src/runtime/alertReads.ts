@@ -6,10 +6,11 @@
  * judged after, would start a step the alert should have held.
  */
 import {
-  isRacksideSilence,
   nodeAlertsFiring,
+  racksideSilenceIdsOf,
   type AlertSnapshot,
   type HealthyReturnInput,
+  type SilenceRecorder,
 } from '@rackside/plugin-servers-common';
 import {
   AlertmanagerUnreachableError,
@@ -31,10 +32,16 @@ export interface AlertReads {
   snapshot(): Promise<AlertSnapshot>;
 }
 
-/** The rows' reads from the operator's Alertmanager client; undefined without one. */
+/**
+ * The rows' reads from the operator's Alertmanager client; undefined without one.
+ * `maintenances` lists the NodeMaintenances now (the watch cache): a silence is Rackside's
+ * only when one of them recorded its id (servers-common's racksideSilenceIdsOf), so a
+ * person's silence that copies Rackside's marker is judged as a person's.
+ */
 export function createAlertReads(
   alertmanager: AlertmanagerApi | undefined,
   alerting: { matchers: readonly string[]; returnGraceMs: number } | undefined,
+  maintenances: () => Iterable<SilenceRecorder>,
   pollMs = DEFAULT_ALERT_POLL_MS,
 ): AlertReads | undefined {
   if (!alertmanager || !alerting) return undefined;
@@ -47,9 +54,7 @@ export function createAlertReads(
       return {
         known: true,
         alerts,
-        racksideSilenceIds: new Set(
-          silences.filter(isRacksideSilence).map(s => s.id),
-        ),
+        racksideSilenceIds: racksideSilenceIdsOf(silences, maintenances()),
       };
     } catch (error) {
       return {
