@@ -49,6 +49,8 @@ function critical(readAt = '2026-12-06T10:00:00Z'): ServerHealth {
         service: 'System',
       },
     ],
+    // A long log: the reading did not look at its 480 oldest entries.
+    logEntriesSkipped: 480,
     firmware: [{ name: 'BIOS', version: '2.19.1', updateable: true }],
     missing: ['Storage'],
   };
@@ -296,6 +298,7 @@ describe('health in the list and the detail', () => {
       failedParts: 2,
       parts: critical().parts,
       logEntries: critical().logEntries,
+      logEntriesSkipped: 480,
       firmware: critical().firmware,
       missing: ['Storage'],
     });

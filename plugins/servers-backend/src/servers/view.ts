@@ -169,6 +169,9 @@ export function healthDetailOf(
       : {}),
     parts: health.parts ?? [],
     logEntries: health.logEntries ?? [],
+    ...(health.logEntriesSkipped
+      ? { logEntriesSkipped: health.logEntriesSkipped }
+      : {}),
     firmware: health.firmware ?? [],
     missing: health.missing ?? [],
     ...(refresh ? { refreshRequestedAt: refresh.requestedAt } : {}),

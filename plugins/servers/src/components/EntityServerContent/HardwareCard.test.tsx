@@ -93,6 +93,26 @@ describe('the Server tab’s Hardware card', () => {
     expect(card).toHaveTextContent('This BMC does not offer: Storage.');
   });
 
+  it('says how many older log entries a long log left unread', async () => {
+    renderFor(
+      fakeServersApi(
+        serverList([
+          server('worker-1', {
+            health: { ...reading, logEntriesSkipped: 480 },
+          }),
+          server('worker-2', { health: reading }),
+        ]),
+      ),
+    );
+    const card = await screen.findByTestId('entity-server-hardware');
+    expect(card).toHaveTextContent(
+      '480 older entries were not read: the log is longer than a reading goes through.',
+    );
+    expect(
+      within(card).getByRole('table', { name: 'Event log' }),
+    ).toHaveTextContent('Power supply 1 input lost');
+  });
+
   it('says so when there is no reading', async () => {
     renderFor(fakeServersApi(serverList([server('worker-1')])));
     const card = await screen.findByTestId('entity-server-hardware');

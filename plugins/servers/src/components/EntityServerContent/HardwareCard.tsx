@@ -85,6 +85,13 @@ function Reading({ health }: { health: ServerHealthDetail }) {
       ) : (
         <LogEntriesTable entries={health.logEntries} label="Event log" />
       )}
+      {health.logEntriesSkipped ? (
+        <Typography variant="body2">
+          {health.logEntriesSkipped.toLocaleString('en-US')} older{' '}
+          {health.logEntriesSkipped === 1 ? 'entry was' : 'entries were'} not
+          read: the log is longer than a reading goes through.
+        </Typography>
+      ) : null}
       <Typography variant="subtitle2" component="h3">
         Firmware
       </Typography>

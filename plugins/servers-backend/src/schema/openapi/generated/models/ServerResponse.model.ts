@@ -23,7 +23,7 @@ export interface ServerResponse {
   alerts?: ServerAlertSummary;
   systemUUID?: string;
   /**
-   * ServerHealthDetail: what the node's BMC last said (rollup, readAt, failedParts, parts, logEntries, firmware, missing, error), absent without a ServerBMC or a reading.
+   * ServerHealthDetail: what the node's BMC last said (rollup, readAt, failedParts, parts, logEntries, logEntriesSkipped, firmware, missing, error), absent without a ServerBMC or a reading.
    */
   health?: { [key: string]: any };
   /**
