@@ -36,7 +36,9 @@ beforeAll(async () => {
       })),
     ),
   });
-  expect(posted.status).toBe(200);
+  if (posted.status !== 200) {
+    throw new Error(`Alertmanager took no alerts: ${posted.status}`);
+  }
   const rackside = await installRackside(rack);
   server = (
     await startServersBackendOnRack({
@@ -82,9 +84,9 @@ describe('patterns in the plan pre-flight', () => {
     expect(gatedRes.body.alerts).toMatchObject({ known: true, holding: [] });
     // The same pattern that would match: linear, and the alerts are all seen.
     const all = await preflight({ alertnames: '(.|.|.|.)*' });
-    expect(
-      all.body.alerts.holding.map((a: Obj) => a.alertname).sort(),
-    ).toEqual([...LONG_NAMES].sort());
+    expect(all.body.alerts.holding.map((a: Obj) => a.alertname).sort()).toEqual(
+      [...LONG_NAMES].sort(),
+    );
   });
 
   it.each([
