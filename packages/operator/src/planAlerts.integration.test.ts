@@ -239,7 +239,7 @@ describe('the alert gate against a real Alertmanager', () => {
     await resolve(...noise);
   });
 
-  it("judges silences and inhibition as Alertmanager reports them: a person's silence holds only with includeSilenced; Rackside's own silence only with ignoreSilencedByRackside false; an inhibited alert that matches holds a warning gate though the critical alert inhibiting it is outside the gate", async () => {
+  it("judges silences and inhibition as Alertmanager reports them: a person's silence holds only with includeSilenced; Rackside's own silence (one a maintenance recorded) only with ignoreSilencedByRackside false; a hand-made silence with Rackside's marker is a person's; an inhibited alert that matches holds a warning gate though the critical alert inhibiting it is outside the gate", async () => {
     const personSilenced = {
       alertname: 'GateSilencedByPerson',
       node: 'worker-7',
@@ -247,7 +247,12 @@ describe('the alert gate against a real Alertmanager', () => {
     };
     const racksideSilenced = {
       alertname: 'GateSilencedByRackside',
-      node: 'worker-8',
+      node: 'worker-3',
+      severity: 'warning',
+    };
+    const forgerySilenced = {
+      alertname: 'GateSilencedByForgery',
+      node: 'worker-7',
       severity: 'warning',
     };
     // The rack's inhibition rule: a critical alert of a node inhibits its warnings.
@@ -266,17 +271,31 @@ describe('the alert gate against a real Alertmanager', () => {
       createdBy: 'jane',
       comment: 'known flaky disk',
     });
-    // A silence as the operator holds one for a maintenance (its createdBy and marker).
+    // Rackside's own silence: a maintenance of worker-3 holds one per matcher template and
+    // records their ids in its status (what makes a silence Rackside's).
+    await env.create('m-worker-3', 'worker-3', 'cordon');
+    await env.waitFor('m-worker-3 records its silences', async () => {
+      const nm = await env.nms.get('m-worker-3');
+      return (nm.status?.alerting?.silenceIds.length ?? 0) > 0;
+    });
+    // A person's silence written to look like Rackside's (createdBy and marker copied),
+    // which no maintenance recorded: it is judged as a person's.
     await silence({
-      matchers: [eq('alertname', racksideSilenced.alertname)],
-      createdBy: racksideSilenceCreatedBy(ADMIN_USER),
-      comment: `maintenance of worker-8 ${racksideSilenceMarker({
-        name: 'm-worker-8',
+      matchers: [eq('alertname', forgerySilenced.alertname)],
+      createdBy: racksideSilenceCreatedBy('alice'),
+      comment: `maintenance of worker-7 ${racksideSilenceMarker({
+        name: 'm-worker-7',
         uid: '6f1d2c7e-0000-4000-8000-000000000001',
       })}`,
     });
-    await fire(personSilenced, racksideSilenced, inhibitor, inhibited);
-    await env.waitFor('Alertmanager suppresses the three', async () => {
+    await fire(
+      personSilenced,
+      racksideSilenced,
+      forgerySilenced,
+      inhibitor,
+      inhibited,
+    );
+    await env.waitFor('Alertmanager suppresses the four', async () => {
       const res = await fetch(`${alertmanagerUrl}/api/v2/alerts`);
       const alerts = (await res.json()) as Array<{
         labels: Labels;
@@ -287,6 +306,7 @@ describe('the alert gate against a real Alertmanager', () => {
       return (
         state(personSilenced.alertname)?.silencedBy.length === 1 &&
         state(racksideSilenced.alertname)?.silencedBy.length === 1 &&
+        state(forgerySilenced.alertname)?.silencedBy.length === 1 &&
         (state(inhibited.alertname)?.inhibitedBy.length ?? 0) > 0
       );
     });
@@ -306,8 +326,9 @@ describe('the alert gate against a real Alertmanager', () => {
       'waiting on the alert gate',
       p => p.status?.waiting?.gate === 'alerts',
     );
+    // Only the maintenance's silence is looked through: the forged one is a person's.
     expect(held.status?.waiting?.message).toBe(
-      'alerts firing: GateSilencedByRackside (worker-8, warning)',
+      'alerts firing: GateSilencedByRackside (worker-3, warning)',
     );
     // A warning-only gate: the node's critical alert (outside the gate) inhibits the
     // warning, and the warning still holds it.
@@ -325,11 +346,15 @@ describe('the alert gate against a real Alertmanager', () => {
       'alerts firing: GateInhibited (worker-9, warning)',
     );
     expect(inhibitedHeld.status?.nodes?.[0]?.phase).toBe('Pending');
-    // includeSilenced: the person's silence does not hide the alert from the gate.
+    // includeSilenced: a person's silence does not hide the alert from the gate, nor does
+    // one forged to look like Rackside's.
     await createPlan('includes-silenced', {
       nodes: ['worker-1'],
       gates: {
-        alerts: { alertnames: 'GateSilencedByPerson', includeSilenced: true },
+        alerts: {
+          alertnames: 'GateSilencedBy(Person|Forgery)',
+          includeSilenced: true,
+        },
       },
       healthyReturn: { healthyForSeconds: 0 },
     });
@@ -341,8 +366,10 @@ describe('the alert gate against a real Alertmanager', () => {
           p => p.status?.waiting?.gate === 'alerts',
         )
       ).status?.waiting?.message,
-    ).toBe('alerts firing: GateSilencedByPerson (worker-7, warning)');
-    // The defaults, ignoreSilencedByRackside true and includeSilenced false: the two
+    ).toBe(
+      'alerts firing: GateSilencedByForgery (worker-7, warning), GateSilencedByPerson (worker-7, warning)',
+    );
+    // The defaults, ignoreSilencedByRackside true and includeSilenced false: the three
     // silenced alerts hold nothing.
     await createPlan('default-ignores', {
       nodes: ['worker-5'],
@@ -368,7 +395,26 @@ describe('the alert gate against a real Alertmanager', () => {
       );
       await planIs(name, 'Cancelled', p => p.status?.phase === 'Cancelled');
     }
-    await resolve(personSilenced, racksideSilenced, inhibitor, inhibited);
+    await resolve(
+      personSilenced,
+      racksideSilenced,
+      forgerySilenced,
+      inhibitor,
+      inhibited,
+    );
+    await env.nms.patch(
+      'm-worker-3',
+      {
+        spec: { returnToService: { ...flag, at: new Date().toISOString() } },
+      } as any,
+      { type: 'merge' },
+    );
+    await env.phaseIs('m-worker-3', 'Complete');
+    // Its silences end after the return grace, before the next test uses worker-3.
+    await env.waitFor('m-worker-3 expired its silences', async () => {
+      const nm = await env.nms.get('m-worker-3');
+      return nm.status?.alerting?.expiredAt !== undefined;
+    });
   });
 
   it("a step whose node keeps an alert firing past the healthy return's timeout is Failed, naming the alert", async () => {
