@@ -1,8 +1,10 @@
 /*
  * The backend's reading of Alertmanager (cluster/nodeAlerts.ts, docs/alerts.md "In the
  * portal") against the rack's real Alertmanager: alerts posted as Prometheus would, a
- * person's silence and a silence as Rackside's operator writes it, Alertmanager's own
- * silencing; and a cluster whose Alertmanager cannot be reached answers stale, not an error.
+ * person's silence, a silence as Rackside's operator writes it (its id recorded in a
+ * NodeMaintenance's status.alerting), one forged to look like it (recorded by none),
+ * Alertmanager's own silencing; and a cluster whose Alertmanager cannot be reached answers
+ * stale, not an error.
  */
 import {
   racksideSilenceCreatedBy,
@@ -90,9 +92,34 @@ beforeAll(async () => {
           severity: 'info',
         },
       },
+      {
+        labels: {
+          alertname: 'SensorGlitch',
+          node: 'worker-5',
+          severity: 'warning',
+        },
+      },
       // No node's: shown on no row, but a gate over the whole cluster sees it.
       { labels: { alertname: 'BackupLate', severity: 'critical' } },
     ],
+  });
+  // Before the silences: a NodeMaintenance of worker-3 to hold Rackside's silence.
+  const rackside = await installRackside(rack);
+  const nmPath = '/apis/rackside.dev/v1alpha1/nodemaintenances';
+  await rackside.apply({
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'NodeMaintenance',
+    metadata: { name: 'reboot-worker-3' },
+    spec: {
+      nodeName: 'worker-3',
+      intent: 'cordon',
+      reason: 'reboot of worker-3',
+      requestedBy: 'rackside-admin',
+    },
+  });
+  const nm: Obj = await rackside.admin.request({
+    method: 'GET',
+    path: `${nmPath}/reboot-worker-3`,
   });
   const now = new Date().toISOString();
   await am('/silences', {
@@ -107,7 +134,9 @@ beforeAll(async () => {
       comment: 'the fan is known to be loud',
     },
   });
-  await am('/silences', {
+  // As the operator holds it: created, then its id recorded in the maintenance's status
+  // (which only the operator writes; here the test's admin, as the operator would).
+  const { silenceID } = await am('/silences', {
     method: 'POST',
     body: {
       matchers: [
@@ -115,10 +144,37 @@ beforeAll(async () => {
       ],
       startsAt: now,
       endsAt: hour(),
-      createdBy: racksideSilenceCreatedBy('user:default/bob'),
+      createdBy: racksideSilenceCreatedBy('rackside-admin'),
       comment: `reboot of worker-3 ${racksideSilenceMarker({
-        name: 'reboot-worker-3',
-        uid: '00000000-0000-0000-0000-000000000003',
+        name: nm.metadata.name,
+        uid: nm.metadata.uid,
+      })}`,
+    },
+  });
+  await rackside.admin.request({
+    method: 'PUT',
+    path: `${nmPath}/reboot-worker-3/status`,
+    body: { ...nm, status: { alerting: { silenceIds: [silenceID] } } },
+  });
+  // A person's silence forged to look like Rackside's (createdBy and marker copied): no
+  // maintenance recorded its id, so it is a person's.
+  await am('/silences', {
+    method: 'POST',
+    body: {
+      matchers: [
+        {
+          name: 'alertname',
+          value: 'SensorGlitch',
+          isRegex: false,
+          isEqual: true,
+        },
+      ],
+      startsAt: now,
+      endsAt: hour(),
+      createdBy: racksideSilenceCreatedBy('alice'),
+      comment: `reboot of worker-5 ${racksideSilenceMarker({
+        name: 'reboot-worker-5',
+        uid: '00000000-0000-0000-0000-000000000005',
       })}`,
     },
   });
@@ -133,6 +189,7 @@ beforeAll(async () => {
       );
       return byName.FanNoise?.status.silencedBy.length &&
         byName.RebootPending?.status.silencedBy.length &&
+        byName.SensorGlitch?.status.silencedBy.length &&
         byName.NodeDown?.status.state === 'active' &&
         byName.BackupLate
         ? true
@@ -141,7 +198,6 @@ beforeAll(async () => {
     { timeoutMs: 30_000, intervalMs: 250 },
   );
 
-  const rackside = await installRackside(rack);
   server = (
     await startServersBackendOnRack({
       rack,
@@ -225,6 +281,17 @@ describe('alerts from the rack’s Alertmanager', () => {
         silencedByRackside: true,
       }),
     ]);
+    // The forged one: Rackside's marker and createdBy, recorded by no maintenance.
+    const w5 = await request(server).get(
+      '/api/servers/clusters/plant-a/servers/worker-5/alerts',
+    );
+    expect(w5.body.items).toEqual([
+      expect.objectContaining({
+        alertname: 'SensorGlitch',
+        state: 'silenced',
+        silencedByRackside: false,
+      }),
+    ]);
     const absent = await request(server).get(
       '/api/servers/clusters/plant-a/servers/no-such-node/alerts',
     );
@@ -265,6 +332,13 @@ describe('alerts from the rack’s Alertmanager', () => {
     expect(through.body.alerts.holding.map((a: Obj) => a.alertname)).toEqual([
       'RebootPending',
     ]);
+    // A forged "Rackside" silence is a person's: looking through Rackside's silences does
+    // not see through it.
+    const forgedThrough = await gate({
+      alertnames: 'SensorGlitch',
+      ignoreSilencedByRackside: false,
+    });
+    expect(forgedThrough.body.alerts.holding).toEqual([]);
     const bad = await gate({ alertnames: 'Node(' });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toMatch(/alertGate.alertnames/);

@@ -236,6 +236,7 @@ export class KubeClusterState implements ClusterState {
         api: options.alertmanager ?? this.alertmanagerClient!,
         matchers,
         nodes: () => this.nodes(),
+        maintenances: () => this.maintenances(),
         // A new mapping is a shown change: the rows' keys and the generation move.
         onChange: () => {
           this.ownChanges++;

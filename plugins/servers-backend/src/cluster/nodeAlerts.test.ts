@@ -2,6 +2,7 @@ import {
   DEFAULT_NODE_ALERT_MATCHERS,
   racksideSilenceCreatedBy,
   racksideSilenceMarker,
+  type SilenceRecorder,
 } from '@rackside/plugin-servers-common';
 import {
   AlertmanagerUnreachableError,
@@ -86,10 +87,15 @@ function setup() {
   let changes = 0;
   const errors: unknown[] = [];
   const nodes = [fakeNode('worker-1'), fakeNode('worker-2')];
+  // The NodeMaintenances' status.alerting: which silences Rackside recorded holding.
+  const maintenances: SilenceRecorder[] = [
+    { status: { alerting: { silenceIds: ['rackside-1'] } } },
+  ];
   const reader = new NodeAlertsReader({
     api,
     matchers: DEFAULT_NODE_ALERT_MATCHERS,
     nodes: async () => nodes,
+    maintenances: async () => maintenances,
     onChange: () => changes++,
     onError: error => errors.push(error),
     now: () => now,
@@ -98,6 +104,7 @@ function setup() {
     api,
     reader,
     nodes,
+    maintenances,
     errors,
     changes: () => changes,
     advance: (ms: number) => {
@@ -284,6 +291,40 @@ describe('NodeAlertsReader', () => {
       firing: 0,
       silenced: 1,
     });
+  });
+
+  it("shows an alert under a forged silence (Rackside's marker and 'Rackside for alice', recorded by no maintenance) as a person's", async () => {
+    const t = setup();
+    t.api.alertList = [
+      alert(
+        'a',
+        { alertname: 'Down', node: 'worker-1', severity: 'critical' },
+        { state: 'suppressed', silencedBy: ['forged-1'] },
+      ),
+    ];
+    t.api.silenceList = [
+      {
+        id: 'forged-1',
+        matchers: [],
+        startsAt: '',
+        endsAt: '',
+        createdBy: racksideSilenceCreatedBy('alice'),
+        comment: `reboot ${racksideSilenceMarker({
+          name: 'reboot-worker-1',
+          uid: 'u1',
+        })}`,
+        status: { state: 'active' },
+      },
+    ];
+    const answer = await t.reader.read();
+    expect(answer.racksideSilenceIds?.has('forged-1')).toBe(false);
+    expect(answer.byNode.get('worker-1')).toEqual([
+      expect.objectContaining({
+        state: 'silenced',
+        silencedByRackside: false,
+        silencedBy: ['forged-1'],
+      }),
+    ]);
   });
 
   it('reads no silences when no alert is silenced', async () => {

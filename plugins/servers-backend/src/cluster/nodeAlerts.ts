@@ -8,10 +8,11 @@
  */
 import {
   compileNodeAlertMatchers,
-  isRacksideSilence,
+  racksideSilenceIdsOf,
   renderAlertMatchers,
   type ServerAlert,
   type ServerAlertSummary,
+  type SilenceRecorder,
 } from '@rackside/plugin-servers-common';
 import type {
   AlertmanagerAlert,
@@ -46,6 +47,11 @@ export interface NodeAlertsReaderOptions {
   /** `servers.clusters[].alertmanager.matchers`. */
   matchers: readonly string[];
   nodes: () => Promise<NodeObject[]>;
+  /**
+   * The cluster's NodeMaintenances now: a silence is Rackside's only when one of them
+   * recorded its id (servers-common's racksideSilenceIdsOf), never by its marker alone.
+   */
+  maintenances: () => Promise<readonly SilenceRecorder[]>;
   /** Called when a refresh changed the mapping (or its staleness). */
   onChange: () => void;
   /** Told why a read failed (never a token: the client's errors name no credential). */
@@ -248,10 +254,11 @@ export class NodeAlertsReader {
       let racksideIds: Set<string> | undefined;
       if (alerts.some(a => a.status.silencedBy.length > 0)) {
         try {
-          const silences = await api.silences();
-          racksideIds = new Set(
-            silences.filter(isRacksideSilence).map(s => s.id),
-          );
+          const [silences, maintenances] = await Promise.all([
+            api.silences(),
+            this.options.maintenances(),
+          ]);
+          racksideIds = racksideSilenceIdsOf(silences, maintenances);
         } catch (error) {
           // Silenced is still known; only whose silence it is is not.
           this.options.onError?.(error);
