@@ -104,6 +104,7 @@ export function isAdoptableSilence(
 
 /** What a NodeMaintenance records of the silences it holds (its status.alerting.silenceIds). */
 export interface SilenceRecorder {
+  /** Written by the operator only: the ids of the silences the maintenance holds. */
   status?: { alerting?: { silenceIds?: readonly string[] } };
 }
 
