@@ -11,7 +11,7 @@ export interface Config {
        * Users and groups (entity refs) holding each tier. Each tier holds
        * the ones below it: admin holds operate-lead holds read. By default
        * `servers:read` and `machines:read` need read, every other Rackside
-       * permission needs admin (ADR 0034 section 6).
+       * permission needs admin (decision 0001 section 6).
        */
       tiers?: {
         read?: string[];

@@ -1107,7 +1107,7 @@ test("the operator's identity can do everything the maintenance lifecycle needs,
     ['list', 'secrets', { namespace: NS }],
     ['get', 'secrets', { namespace: 'default' }],
     ['get', 'leases', { group: 'coordination.k8s.io', namespace: 'default' }],
-    // Discovery never writes a TalosCluster's spec (ADR 0107 amendment).
+    // Discovery never writes a TalosCluster's spec (decision 0002, item 8).
     ['update', 'talosclusters', { group: 'rackside.dev', namespace: NS }],
     ['patch', 'talosclusters', { group: 'rackside.dev', namespace: NS }],
     ['delete', 'secrets', { namespace: 'default' }],

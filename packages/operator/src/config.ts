@@ -22,11 +22,11 @@ export interface OperatorConfig {
   rebootDeadlineSeconds: number;
   /** A power verb recorded without the channel's answer is watched this long, never resent. */
   unansweredDeadlineSeconds: number;
-  /** A reclaimed machine not back in maintenance mode this long after its reset fails (ADR 0107: 600). */
+  /** A reclaimed machine not back in maintenance mode this long after its reset fails (decision 0002: 600). */
   reclaimMaintenanceWaitSeconds: number;
   /** Upper bound of a MachineReclaim's TTL (spec.ttlMinutes is capped by it; at most 3600). */
   reclaimMaxTtlSeconds: number;
-  /** The time limit of one MachineReclaim reconcile (ADR 0107: 120). */
+  /** The time limit of one MachineReclaim reconcile (decision 0002: 120). */
   reclaimReconcileTimeoutSeconds: number;
   /** A joining machine without a Ready Node this long after its config was applied fails. */
   joinTimeoutSeconds: number;

@@ -1,5 +1,5 @@
 /*
- * Reset and add (ADR 0107) on the simulated rack, at the operator level: the operator with
+ * Reset and add (decision 0002) on the simulated rack, at the operator level: the operator with
  * its own ServiceAccount, its admission webhook registered with the rack's apiserver, and
  * machines of the foreign Talos cluster plant-old on the Talos emulator (which counts the
  * Resets it receives). Each test plays the backend's part itself: the request, its

@@ -8,7 +8,7 @@ export const TIERS = ['read', 'operate-lead', 'admin'] as const;
 export type Tier = (typeof TIERS)[number];
 
 /**
- * Default tier per permission (ADR 0034 section 6): reading sits at `read`,
+ * Default tier per permission (decision 0001 section 6): reading sits at `read`,
  * every infrastructure action and adding or reclaiming machines at `admin`.
  * A deployment that wants plant engineers to cordon writes an allow line;
  * the default stays on the side that fails loudly.

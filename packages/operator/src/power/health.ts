@@ -1,6 +1,6 @@
 /*
  * Hardware health from the BMCs (docs/hardware-health.md, docs/architecture.md): the
- * operator alone reads them (ADR 0034), while it leads, on three occasions:
+ * operator alone reads them (decision 0001), while it leads, on three occasions:
  *
  * - a slow sweep: each ServerBMC every `intervalMs` (default 15 min), jittered by ±20 %
  *   so a rack's BMCs do not all answer at once, at most `concurrency` BMCs at a time. A

@@ -304,7 +304,7 @@ export class PowerProviderReconciler {
 
   /**
    * The health reader of a node's BMC, or undefined when the channel is not redfish
-   * (only the redfish channel reaches BMCs: ADR 0034). Throws when the BMC cannot be
+   * (only the redfish channel reaches BMCs: decision 0001). Throws when the BMC cannot be
    * located (no ServerBMC, unreadable credentials, no system with the node's UUID).
    */
   async healthReader(

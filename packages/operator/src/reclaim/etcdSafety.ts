@@ -1,6 +1,6 @@
 /*
  * Whether resetting a machine of a foreign Talos cluster would break that cluster's etcd
- * (ADR 0107): a reset that removes its last control plane, or leaves fewer voting members
+ * (decision 0002): a reset that removes its last control plane, or leaves fewer voting members
  * alive than its quorum, is refused. The judgement is pure; the read of the member list
  * (from the machine itself, else from the control planes its talosconfig names) is the
  * edge in front of it.

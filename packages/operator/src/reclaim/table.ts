@@ -1,5 +1,5 @@
 /*
- * The MachineReclaim lifecycle (ADR 0107 with its hardware-run amendment, docs/architecture.md, "Adding machines") as a
+ * The MachineReclaim lifecycle (decision 0002, docs/architecture.md, "Adding machines") as a
  * table: one row per phase. A row reads the machine and the credential through ports and
  * answers with a Decision; reconciler.ts writes it (status with its audit
  * entries, then the Events) and does what the decision asks after the write: send the
@@ -36,7 +36,7 @@
  * deadline counts. Every wait requeues at the smaller of the retry interval (10 s) and
  * the time left, and no call runs past the deadline it serves.
  *
- * The operator never writes a TalosCluster's spec (ADR 0107 amendment): the backend
+ * The operator never writes a TalosCluster's spec (decision 0002, item 8): the backend
  * appends a reclaim's discovery address, records it in rackside.dev/reclaim-added-addresses
  * and takes stale ones out again on create and confirm, as the user.
  *

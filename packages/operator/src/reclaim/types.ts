@@ -22,7 +22,7 @@ export type ReclaimPhase = MachineReclaimPhase | typeof NEW;
 
 /** The limits of the lifecycle; tests shorten them. */
 export interface ReclaimLimits {
-  /** From the reset to Failed (ADR 0107: reclaimMaintenanceWait, 10 minutes). */
+  /** From the reset to Failed (decision 0002: reclaimMaintenanceWait, 10 minutes). */
   maintenanceWaitMs: number;
   /** Upper bound of a request's TTL (the CRD allows up to 60 minutes). */
   ttlMaxMs: number;

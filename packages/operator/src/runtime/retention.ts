@@ -1,5 +1,5 @@
 /*
- * Retention (docs/architecture.md, "The maintenance lifecycle", ADR 0107): a NodeMaintenance, MachineReclaim or
+ * Retention (docs/architecture.md, "The maintenance lifecycle", decision 0002): a NodeMaintenance, MachineReclaim or
  * MaintenancePlan that reached a terminal phase is deleted `--retention` after it ended
  * (default 7 days; a plan only once its steps ended too, see planEndedAt). The
  * record stays in its Events (one more, RetentionExpired, says it was deleted and when it

@@ -1,5 +1,5 @@
 /*
- * The admission decision for MachineReclaims (ADR 0107): creating a request, and
+ * The admission decision for MachineReclaims (decision 0002): creating a request, and
  * confirming one (setting spec.confirmUUID), need the custom verb `reclaim` on
  * `machinereclaims` for the requesting user, asked of the apiserver with a
  * SubjectAccessReview as that user. RBAC alone decides; there is no switch. A confirm is

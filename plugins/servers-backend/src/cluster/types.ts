@@ -43,7 +43,7 @@ export interface ClusterSnapshot {
 /**
  * What the backend keeps of a ServerBMC: its name and version, the refresh request and
  * the health reading. Never its address or its credentials' reference: the backend never
- * reaches a BMC (ADR 0034).
+ * reaches a BMC (decision 0001).
  */
 export interface ServerBmcRecord {
   name: string;

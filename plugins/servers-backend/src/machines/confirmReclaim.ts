@@ -91,7 +91,7 @@ export async function confirmReclaim(
     extra.addressAppended = settled.appended;
     extra.addressesRemoved = settled.removed;
   } catch (error) {
-    // Best effort (ADR 0107): the next create or confirm tries again.
+    // Best effort (decision 0002): the next create or confirm tries again.
     ctx.logger.warn(
       `reclaim ${name}: discovery address clean-up in ${confirmed.spec.targetCluster} failed: ${error}`,
     );

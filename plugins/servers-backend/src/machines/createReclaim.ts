@@ -29,7 +29,7 @@ function reclaimName(): string {
 
 /**
  * `POST /clusters/:cluster/reclaims` (`machines:reclaim`): "Reset and add" of a
- * machine another Talos cluster holds (ADR 0107). Every check runs before anything
+ * machine another Talos cluster holds (decision 0002). Every check runs before anything
  * is written; then the MachineReclaim is created, then the Secret with the foreign
  * talosconfig, then the address is listed for discovery and stale reclaim-added
  * addresses are taken out.

@@ -82,7 +82,7 @@ function holdsAddress(reclaim: MachineReclaim): boolean {
 /**
  * The addresses a reclaim appended to `cluster` (its annotation) that nothing needs
  * any more: no Done or running request of that cluster names it and no TalosMachine
- * of the cluster is at it (ADR 0107 amendment). Covers failed, expired and deleted
+ * of the cluster is at it (decision 0002, item 8). Covers failed, expired and deleted
  * requests.
  */
 export function staleReclaimAddresses(

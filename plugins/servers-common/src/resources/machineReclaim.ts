@@ -33,7 +33,7 @@ export const machineReclaimResource = resourceDescriptor({
 /** The custom RBAC verb on `machinereclaims` the admission webhook checks. */
 export const MACHINE_RECLAIM_VERB = 'reclaim';
 
-/** The phases of a reclaim (ADR 0107). */
+/** The phases of a reclaim (decision 0002). */
 export const MACHINE_RECLAIM_PHASES = [
   'Pending',
   'AwaitingConfirmation',
@@ -218,7 +218,7 @@ export const machineReclaimSchema = withRules(
     },
   ],
 ).describe(
-  'Reset and add (ADR 0107): reset a machine another Talos cluster configured and add it to a TalosCluster here.',
+  'Reset and add (decision 0002): reset a machine another Talos cluster configured and add it to a TalosCluster here.',
 );
 
 /** What the operator needs of a Secret's metadata to judge whether it is a request's credential. */

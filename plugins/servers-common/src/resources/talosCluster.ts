@@ -22,7 +22,7 @@ export const talosClusterResource = resourceDescriptor({
 
 /**
  * Annotation on a TalosCluster: the discovery addresses a reclaim appended
- * (comma-separated), so they can be taken back out (ADR 0107 amendment). An address the
+ * (comma-separated), so they can be taken back out (decision 0002, item 8). An address the
  * user listed is never recorded here.
  */
 export const RECLAIM_ADDED_ADDRESSES_ANNOTATION =

@@ -3,8 +3,8 @@ import type { NodeFacts } from './quorum';
 import { VIRTUAL_NODE_LABEL } from './quorum';
 
 /**
- * The capability rule (docs/architecture.md, "Power channels", ADR 0034 section 4 as amended by #1288 and
- * #1281). A channel advertises what it can do; {@link offerFor} decides what the product
+ * The capability rule (docs/architecture.md, "Power channels", decision 0001 section 4,
+ * docs/decisions). A channel advertises what it can do; {@link offerFor} decides what the product
  * offers, and {@link invoke} refuses whatever {@link offerFor} would not offer, so the
  * UI, the backend and the operator apply one rule.
  */

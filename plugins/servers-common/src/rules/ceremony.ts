@@ -2,7 +2,7 @@ import type { CeremonyLevel, CeremonyRaise, GuardVerdict } from './types';
 import type { ServerAction } from '../permissions';
 
 /**
- * The ceremony ladder (docs/architecture.md, "The rules and who calls them", ADR 0034 section 5). The backend enforces it
+ * The ceremony ladder (docs/architecture.md, "The rules and who calls them", decision 0001 section 5). The backend enforces it
  * with {@link checkCeremony}; the frontend only renders what {@link ceremonyFor} says, so
  * the dialog and the check can never ask for different things.
  */

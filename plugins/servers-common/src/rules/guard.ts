@@ -4,7 +4,7 @@ import type { DerivedQuorum, NodeFacts, QuorumDerivation } from './quorum';
 import type { GuardResult } from './types';
 
 /**
- * The quorum guard (docs/architecture.md, "The rules and who calls them", ADR 0034 section 5). The backend runs it at request
+ * The quorum guard (docs/architecture.md, "The rules and who calls them", decision 0001 section 5). The backend runs it at request
  * time so a refusal is synchronous; the operator runs it again, authoritatively, before it
  * executes. Both call {@link guard} with a derivation from `deriveQuorum`.
  */

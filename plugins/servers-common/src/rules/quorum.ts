@@ -1,5 +1,5 @@
 /**
- * The one quorum derivation (docs/architecture.md, "The rules and who calls them", ADR 0034 section 5). The backend's list,
+ * The one quorum derivation (docs/architecture.md, "The rules and who calls them", decision 0001 section 5). The backend's list,
  * the backend's request check and the operator's authoritative check all call
  * {@link deriveQuorum}, so the three can never disagree about the numbers.
  */
@@ -139,7 +139,7 @@ export function quorumSize(members: number): number {
  * as already down and never be refused.
  *
  * Without any labelled node nothing is derived: a guard that passed because it derived
- * nothing would be silence with worse consequences (ADR 0034 section 5).
+ * nothing would be silence with worse consequences (decision 0001 section 5).
  */
 export function deriveQuorum(
   nodes: readonly NodeFacts[],

@@ -31,7 +31,7 @@ export interface ReclaimDialogProps {
 }
 
 /**
- * "Add a machine from another cluster" (ADR 0107): the address, the other cluster's
+ * "Add a machine from another cluster" (decision 0002): the address, the other cluster's
  * talosconfig and a reason, with the warning that the credential is stored; then the
  * typed UUID; then the progress until Done or Failed, with the result in words.
  */

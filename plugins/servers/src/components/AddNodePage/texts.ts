@@ -4,7 +4,7 @@ import type {
   TalosMachinePhase,
 } from '@rackside/plugin-servers-common';
 
-/** The dialog's title (ADR 0107). */
+/** The dialog's title (decision 0002). */
 export const RECLAIM_DIALOG_TITLE = 'Add a machine from another cluster';
 /** The button's name, beside an AlreadyConfigured address and on the machine list. */
 export const RESET_AND_ADD = 'Reset and add';

@@ -114,7 +114,7 @@ export const POWER_OFF_CONFIRMED = 'PowerOffConfirmed';
  * How sure the page may be that a shut-down machine is off: `confirmed` is an
  * observation of the BMC, `pending` a readback still running, `unconfirmed`
  * settled without one. PoweredOff itself only says the channel accepted the
- * shutdown (ADR 0034, amendment #1324), so the stronger claim is made only
+ * shutdown (decision 0001 section 7), so the stronger claim is made only
  * where the condition makes it.
  */
 export type PowerOffTone = 'confirmed' | 'pending' | 'unconfirmed';
