@@ -121,7 +121,7 @@ describe('racksideSilences', () => {
       {},
     ];
 
-    it('a silence a maintenance recorded in status.alerting.silenceIds is Rackside\'s', () => {
+    it("a silence a maintenance recorded in status.alerting.silenceIds is Rackside's", () => {
       expect([...racksideSilenceIdsOf([recorded], maintenances)]).toEqual([
         's-recorded',
       ]);
