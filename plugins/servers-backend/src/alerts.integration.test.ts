@@ -339,6 +339,17 @@ describe('alerts from the rack’s Alertmanager', () => {
       ignoreSilencedByRackside: false,
     });
     expect(forgedThrough.body.alerts.holding).toEqual([]);
+    // As a person's, it holds a gate that includes what people silenced, as the plan
+    // dialog asks with its checkbox (the query takes every field the dialog sends).
+    const forgedIncluded = await gate({
+      alertnames: 'SensorGlitch|FanNoise',
+      includeSilenced: true,
+      whenUnknown: 'Hold',
+    });
+    expect(forgedIncluded.status).toBe(200);
+    expect(
+      forgedIncluded.body.alerts.holding.map((a: Obj) => a.alertname).sort(),
+    ).toEqual(['FanNoise', 'SensorGlitch']);
     const bad = await gate({ alertnames: 'Node(' });
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toMatch(/alertGate.alertnames/);

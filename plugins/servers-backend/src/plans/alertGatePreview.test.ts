@@ -40,8 +40,28 @@ describe('parseAlertGateQuery', () => {
     });
   });
 
+  it('reads every field the plan dialog sends, includeSilenced and whenUnknown too', () => {
+    expect(
+      parseAlertGateQuery(
+        JSON.stringify({
+          severities: ['critical'],
+          ignoreSilencedByRackside: true,
+          includeSilenced: true,
+          whenUnknown: 'Proceed',
+        }),
+      ),
+    ).toEqual({
+      severities: ['critical'],
+      ignoreSilencedByRackside: true,
+      includeSilenced: true,
+      whenUnknown: 'Proceed',
+    });
+  });
+
   it.each([
     [['a', 'b'], /given once/],
+    ['{"includeSilenced":"yes"}', /alertGate.includeSilenced must be true or false/],
+    ['{"whenUnknown":"Maybe"}', /alertGate.whenUnknown must be Hold or Proceed/],
     ['{', /not JSON/],
     ['[]', /JSON object/],
     ['{"other":1}', /unknown field other/],

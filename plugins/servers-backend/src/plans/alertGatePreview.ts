@@ -4,6 +4,7 @@
  */
 import { InputError } from '@backstage/errors';
 import {
+  ALERT_GATE_WHEN_UNKNOWN,
   alertGateMatcherError,
   alertnamePatternError,
   alertsHoldingGate,
@@ -62,6 +63,8 @@ export function parseAlertGateQuery(
     'alertnames',
     'severities',
     'ignoreSilencedByRackside',
+    'includeSilenced',
+    'whenUnknown',
   ];
   const unknown = Object.keys(raw).filter(k => !known.includes(k));
   if (unknown.length) {
@@ -99,6 +102,21 @@ export function parseAlertGateQuery(
       );
     }
     gate.ignoreSilencedByRackside = raw.ignoreSilencedByRackside;
+  }
+  if (raw.includeSilenced !== undefined) {
+    if (typeof raw.includeSilenced !== 'boolean') {
+      throw new InputError('alertGate.includeSilenced must be true or false');
+    }
+    gate.includeSilenced = raw.includeSilenced;
+  }
+  if (raw.whenUnknown !== undefined) {
+    const whenUnknown = ALERT_GATE_WHEN_UNKNOWN.find(w => w === raw.whenUnknown);
+    if (!whenUnknown) {
+      throw new InputError(
+        `alertGate.whenUnknown must be ${ALERT_GATE_WHEN_UNKNOWN.join(' or ')}`,
+      );
+    }
+    gate.whenUnknown = whenUnknown;
   }
   return gate;
 }
