@@ -406,6 +406,18 @@ describe('POST plans', () => {
         { ...good, gates: { alerts: { matchers: ['node="{{node}}"'] } } },
         'gates.alerts.matchers',
       ],
+      // RE2 only (docs/limits.md): the 400 names the pattern and why it is refused.
+      [
+        { ...good, gates: { alerts: { alertnames: '(Disk.*)\\1' } } },
+        'alertnames "(Disk.*)\\\\1": not a valid RE2 regular expression',
+      ],
+      [
+        {
+          ...good,
+          gates: { alerts: { matchers: ['alertname=~"(?=Disk)Disk.*"'] } },
+        },
+        'not a valid RE2 regular expression (error parsing regexp: invalid or unsupported Perl syntax: `(?=`)',
+      ],
       [
         { ...good, healthyReturn: { healthyForSeconds: 3601 } },
         'healthyReturn.healthyForSeconds must be 0 to 3600',

@@ -236,9 +236,10 @@ export const alertGateSchema = z
           .string()
           .min(1)
           .max(1024)
-          .refine(m => alertGateMatcherError(m) === undefined, {
-            message:
-              'must be label="value", label!="value", label=~"regex" or label!~"regex" (no {{ }} placeholders)',
+          .superRefine((m, ctx) => {
+            // The rule's own words: which form is wrong, or why RE2 refuses the regex.
+            const error = alertGateMatcherError(m);
+            if (error) ctx.addIssue({ code: 'custom', message: error });
           }),
       )
       .max(MAX_ALERT_GATE_MATCHERS)
@@ -250,8 +251,10 @@ export const alertGateSchema = z
       .string()
       .min(1)
       .max(256)
-      .refine(p => alertnamePatternError(p) === undefined, {
-        message: 'is not a valid regular expression',
+      .superRefine((p, ctx) => {
+        // Names the pattern and why RE2 refuses it (servers-common's compilePattern).
+        const error = alertnamePatternError(p);
+        if (error) ctx.addIssue({ code: 'custom', message: error });
       })
       .optional()
       .describe(
