@@ -71,11 +71,11 @@ export class AlertmanagerUnreachableError extends Error {
 }
 
 /**
- * The byte caps of Alertmanager's answers (docs/alerts.md, "Limits"): the lists of alerts
- * and silences of a large cluster (an alert is about 1 KiB; 16 MiB holds some 16,000),
- * any other answer (a silence's id), and the start of an error's body kept for its message.
+ * The cap on the lists of alerts and silences Alertmanager answers (docs/alerts.md,
+ * "Limits"): a large cluster's (an alert is about 1 KiB; 16 MiB holds some 16,000).
  */
 export const ALERTMANAGER_LIST_MAX_BYTES = 16 * 1024 * 1024;
+/** The cap on any other answer of Alertmanager's (a silence's id). */
 export const ALERTMANAGER_MAX_BYTES = 1024 * 1024;
 const ALERTMANAGER_ERROR_MAX_BYTES = 64 * 1024;
 

@@ -2,6 +2,7 @@ export { RedfishClient } from './RedfishClient';
 export type {
   RedfishClientOptions,
   RedfishCredentials,
+  RedfishReadOptions,
   RedfishResetAction,
   RedfishResetResult,
   RedfishTlsOptions,
@@ -19,5 +20,9 @@ export type {
   RedfishBmcTarget,
   RedfishPowerChannelOptions,
 } from './RedfishPowerChannel';
-export { BmcHealthReader, worstHealth } from './readHealth';
-export type { BmcHealthReading, BmcHealthSummary } from './readHealth';
+export { BmcHealthReader, LOG_PAGE_BUDGET, worstHealth } from './readHealth';
+export type {
+  BmcHealthReading,
+  BmcHealthSummary,
+  BmcReadingOptions,
+} from './readHealth';
