@@ -258,7 +258,7 @@ async function drainWithOperator(kube, target, maintenances) {
         nodeName: target.node,
         intent: 'drain',
         reason: 'bench: drain of 100 pods',
-        requestedBy: 'user:default/bench',
+        requestedBy: kube.username, // the attribution policy holds it to the writer
       },
     });
     const done = await until(

@@ -206,7 +206,7 @@ runBench(
           nodeName: node,
           intent: 'drain',
           reason: 'bench: concurrent drains',
-          requestedBy: 'user:default/bench',
+          requestedBy: kube.username, // the attribution policy holds it to the writer
         },
       }),
     );

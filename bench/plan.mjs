@@ -77,8 +77,6 @@ const FLAGS = {
 };
 
 const NS = 'rackside-system';
-/** The rack's admin certificate's username (the attribution admission policy checks it). */
-const ADMIN_USER = 'rackside-admin';
 const PLAN = 'bench-rolling-reboot';
 const LABEL = 'bench.rackside.dev/plan';
 const POD_NS = 'bench-plan';
@@ -450,7 +448,7 @@ runBench(
         nodes: names,
         maxParallel,
         reason: `bench: rolling reboot of ${workerCount} workers`,
-        requestedBy: ADMIN_USER, // the policy holds it to the writer: the rack's admin
+        requestedBy: kube.username, // the attribution policy holds it to the writer
         drain: { deleteEmptyDirData: true },
       },
     });

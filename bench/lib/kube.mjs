@@ -1,6 +1,7 @@
 // The benchmarks' Kubernetes client: the rack's tiny client with more sockets (bulk
 // creates run 32 to 64 requests at a time), paged lists, and a streaming watch that
 // timestamps each event when it arrives.
+import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import { kubeClient } from '../../e2e/rack/rack.mjs';
@@ -8,7 +9,22 @@ import { kubeClient } from '../../e2e/rack/rack.mjs';
 const METADATA_ONLY =
   'application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1';
 
-/** Admin client of a rack from its rack.json info. */
+/**
+ * The Kubernetes username of a client certificate: its subject's CN (the apiserver's
+ * x509 authenticator). What the attribution admission policy
+ * (charts/rackside/templates/admission-policies.yaml) holds spec.requestedBy to.
+ */
+export function certificateUsername(certFile) {
+  const { subject } = new X509Certificate(fs.readFileSync(certFile));
+  const cn = /^CN=(.*)$/m.exec(subject)?.[1];
+  if (!cn) throw new Error(`${certFile}: no CN in its subject (${subject})`);
+  return cn;
+}
+
+/**
+ * Admin client of a rack from its rack.json info. `username` is who the apiserver takes
+ * it for: a NodeMaintenance or MaintenancePlan it writes names it in spec.requestedBy.
+ */
 export function adminKube(info, { maxSockets = 64 } = {}) {
   const kube = kubeClient({
     server: info.server,
@@ -152,6 +168,7 @@ export function adminKube(info, { maxSockets = 64 } = {}) {
 
   return {
     ...kube,
+    username: certificateUsername(info.adminCertFile),
     listAll,
     countAll,
     watch,

@@ -1,8 +1,8 @@
 // The operator as a process of its own (so its RSS is its own), under the demo's
 // ServiceAccount (operator.kubeconfig that scripts/demo-access.mjs writes), run one of two
 // ways:
-//  * 'build': what the image runs (packages/operator/Dockerfile: node, with the node
-//    options of its ENTRYPOINT, dist/index.cjs.js).
+//  * 'build': what the image runs (packages/operator/Dockerfile: its ENTRYPOINT and CMD,
+//    read from the file by imageEntrypoint, the script found in the unpacked build).
 //    `yarn workspace @rackside/operator build` makes a deployment bundle (the operator and
 //    its two workspace libraries compiled to CommonJS); it is unpacked into a temporary
 //    directory, the workspace libraries linked next to it, third-party packages taken from
@@ -54,8 +54,9 @@ function newestSource(dir) {
 }
 
 /**
- * The operator's build unpacked into a fresh temporary directory; returns the entry file
- * and the directory (remove it when done). Builds first when the bundle is missing or
+ * The operator's build unpacked into a fresh temporary directory; returns the directory
+ * (remove it when done), the operator package in it (the image's WORKDIR) and the script
+ * the image's entrypoint runs. Builds first when the bundle is missing or
  * older than a source file.
  */
 export function unpackOperatorBuild() {
@@ -77,7 +78,18 @@ export function unpackOperatorBuild() {
       path.join(dir, 'plugins', name),
       path.join(dir, 'node_modules/@rackside', `plugin-${name}`),
     );
-  return { dir, entry: path.join(dir, 'packages/operator/dist/index.cjs.js') };
+  // The image's WORKDIR is the operator package (the Dockerfile copies its package.json
+  // and dist/ there): the entrypoint's script is found relative to that package here.
+  const workdir = path.join(dir, 'packages/operator');
+  const { script } = imageEntrypoint();
+  const entry = path.join(workdir, script);
+  if (!fs.existsSync(entry)) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw new Error(
+      `the image runs ${script} (${DOCKERFILE}), which the build (${BUNDLE}) lacks at packages/operator/${script}`,
+    );
+  }
+  return { dir, workdir, entry };
 }
 
 /** VmRSS and VmHWM (peak) of a process, in bytes. */
@@ -96,26 +108,81 @@ const NODE_TRANSFORM = require.resolve(
   },
 );
 
-/**
- * The node options of the image's ENTRYPOINT (packages/operator/Dockerfile), so the
- * build runs here as it runs in the image: `["node", ...options, "dist/index.cjs.js"]`.
- */
-export function imageNodeOptions() {
-  const file = path.join(ROOT, 'packages/operator/Dockerfile');
-  const line = fs
-    .readFileSync(file, 'utf8')
-    .split('\n')
-    .find(l => l.startsWith('ENTRYPOINT '));
-  const argv = line ? JSON.parse(line.slice('ENTRYPOINT '.length)) : undefined;
-  if (
-    !Array.isArray(argv) ||
-    argv[0] !== 'node' ||
-    argv.at(-1) !== 'dist/index.cjs.js'
-  )
+const DOCKERFILE = path.join(ROOT, 'packages/operator/Dockerfile');
+
+/** An exec-form (JSON array) argument of ENTRYPOINT or CMD. */
+function execForm(file, instruction, arg) {
+  let argv;
+  try {
+    argv = JSON.parse(arg);
+  } catch {
+    argv = undefined;
+  }
+  if (!Array.isArray(argv) || !argv.every(a => typeof a === 'string'))
     throw new Error(
-      `${file}: expected ENTRYPOINT ["node", ..., "dist/index.cjs.js"], got ${line}`,
+      `${file}: ${instruction} ${arg}: only the exec form (a JSON array) is read here`,
     );
-  return argv.slice(1, -1);
+  return argv;
+}
+
+/**
+ * What the operator image runs, read from its own definition (packages/operator/Dockerfile)
+ * and nowhere else: the final stage's ENTRYPOINT followed by its CMD (exec form), which
+ * must be `node [options...] SCRIPT [args...]`. Returns the node options, the script
+ * relative to the stage's WORKDIR (the operator package, where the Dockerfile copies its
+ * package.json and dist/), and the script's own arguments.
+ */
+export function imageEntrypoint(file = DOCKERFILE) {
+  const instructions = fs
+    .readFileSync(file, 'utf8')
+    .replace(/\\\r?\n/g, ' ')
+    .split('\n')
+    .map(l => l.trim())
+    .filter(l => l && !l.startsWith('#'));
+  let workdir = '/';
+  let entrypoint;
+  let cmd;
+  for (const line of instructions) {
+    const [, instruction, arg] = /^(\S+)\s*(.*)$/.exec(line);
+    switch (instruction.toUpperCase()) {
+      case 'FROM': // a new stage: what the base image runs is not this file's
+        workdir = '/';
+        entrypoint = undefined;
+        cmd = undefined;
+        break;
+      case 'WORKDIR':
+        workdir = path.posix.resolve(workdir, arg);
+        break;
+      case 'ENTRYPOINT':
+        entrypoint = execForm(file, instruction, arg);
+        break;
+      case 'CMD':
+        cmd = execForm(file, instruction, arg);
+        break;
+      default:
+    }
+  }
+  const argv = [...(entrypoint ?? []), ...(cmd ?? [])];
+  const at = argv.findIndex((a, i) => i > 0 && !a.startsWith('-'));
+  if (argv[0] !== 'node' || at < 0)
+    throw new Error(
+      `${file}: expected the final stage to run ["node", ...options, SCRIPT, ...args], got ${JSON.stringify(
+        argv,
+      )}`,
+    );
+  const script = path.posix.relative(
+    workdir,
+    path.posix.resolve(workdir, argv[at]),
+  );
+  if (script.startsWith('..'))
+    throw new Error(
+      `${file}: the entrypoint's script ${argv[at]} is outside the WORKDIR ${workdir} (the operator package)`,
+    );
+  return {
+    nodeOptions: argv.slice(1, at),
+    script,
+    args: argv.slice(at + 1),
+  };
 }
 
 /**
@@ -138,8 +205,9 @@ export async function startOperatorProcess(
     throw new Error(`the operator runs from build or source, not ${from}`);
   const port = await freePort();
   const build = from === 'build' ? unpackOperatorBuild() : undefined;
+  const image = build ? imageEntrypoint() : undefined;
   const entry = build
-    ? [...imageNodeOptions(), build.entry]
+    ? [...image.nodeOptions, build.entry, ...image.args]
     : [
         '--require',
         NODE_TRANSFORM,
@@ -171,9 +239,7 @@ export async function startOperatorProcess(
       '0',
     ],
     {
-      cwd: build
-        ? path.dirname(path.dirname(build.entry))
-        : path.join(ROOT, 'packages/operator'),
+      cwd: build ? build.workdir : path.join(ROOT, 'packages/operator'),
       env: { ...process.env, ...env },
       stdio: ['ignore', out, out],
     },
