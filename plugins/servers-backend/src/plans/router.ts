@@ -85,15 +85,7 @@ export async function createPlansRouter(
       );
       res.status(201).json(created);
     } catch (error) {
-      if (error instanceof PreflightConflictError) {
-        sendPreflightConflict(req, res, error);
-        return;
-      }
-      if (error instanceof TooManyPlanPreflightsError) {
-        sendTooManyPlanPreflights(req, res, error);
-        return;
-      }
-      throw error;
+      if (!sentPreflightRefusal(req, res, error)) throw error;
     }
   });
 
@@ -112,15 +104,7 @@ export async function createPlansRouter(
       );
     } catch (error) {
       // A renewal acknowledges a plan pre-flight as a creation does: the same answers.
-      if (error instanceof PreflightConflictError) {
-        sendPreflightConflict(req, res, error);
-        return;
-      }
-      if (error instanceof TooManyPlanPreflightsError) {
-        sendTooManyPlanPreflights(req, res, error);
-        return;
-      }
-      throw error;
+      if (!sentPreflightRefusal(req, res, error)) throw error;
     }
   });
 
@@ -139,4 +123,24 @@ export async function createPlansRouter(
   });
 
   return router;
+}
+
+/**
+ * Answers a refused acknowledgement of a plan pre-flight (a creation's or a renewal's): 409
+ * with the new pre-flight, or 429 with Retry-After. False when the error is neither.
+ */
+function sentPreflightRefusal(
+  req: express.Request,
+  res: express.Response,
+  error: unknown,
+): boolean {
+  if (error instanceof PreflightConflictError) {
+    sendPreflightConflict(req, res, error);
+    return true;
+  }
+  if (error instanceof TooManyPlanPreflightsError) {
+    sendTooManyPlanPreflights(req, res, error);
+    return true;
+  }
+  return false;
 }
