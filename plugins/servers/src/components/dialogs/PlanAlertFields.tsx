@@ -158,46 +158,24 @@ export function PlanAlertFields(props: {
             sx={{ mb: 1 }}
             inputProps={{ 'data-testid': 'plan-alert-matchers' }}
           />
-          <FormControlLabel
-            control={
-              <Checkbox
-                checked={draft.ignoreSilencedByRackside}
-                onChange={e =>
-                  change({ ignoreSilencedByRackside: e.target.checked }, true)
-                }
-                inputProps={
-                  { 'data-testid': 'plan-alert-ignore-rackside' } as object
-                }
-              />
+          <GateCheckbox
+            checked={draft.ignoreSilencedByRackside}
+            onChange={checked =>
+              change({ ignoreSilencedByRackside: checked }, true)
             }
+            testId="plan-alert-ignore-rackside"
             label="Ignore alerts only Rackside's own maintenance silences hold"
           />
-          <FormControlLabel
-            control={
-              <Checkbox
-                checked={draft.includeSilenced}
-                onChange={e =>
-                  change({ includeSilenced: e.target.checked }, true)
-                }
-                inputProps={
-                  { 'data-testid': 'plan-alert-include-silenced' } as object
-                }
-              />
-            }
+          <GateCheckbox
+            checked={draft.includeSilenced}
+            onChange={checked => change({ includeSilenced: checked }, true)}
+            testId="plan-alert-include-silenced"
             label="Also wait on alerts a person silenced"
           />
-          <FormControlLabel
-            control={
-              <Checkbox
-                checked={draft.proceedWhenUnknown}
-                onChange={e =>
-                  change({ proceedWhenUnknown: e.target.checked }, true)
-                }
-                inputProps={
-                  { 'data-testid': 'plan-alert-proceed-unknown' } as object
-                }
-              />
-            }
+          <GateCheckbox
+            checked={draft.proceedWhenUnknown}
+            onChange={checked => change({ proceedWhenUnknown: checked }, true)}
+            testId="plan-alert-proceed-unknown"
             label="Opt in: go on when Alertmanager cannot be read (by default the gate holds)"
           />
           {draft.proceedWhenUnknown && (
@@ -298,5 +276,26 @@ export function PlanGateAlerts(props: {
       } now${hidden}: the plan would wait before its next step until they clear.`}
       <AlertList alerts={alerts.holding} testId="plan-gate-alert" />
     </Alert>
+  );
+}
+
+/** One of the gate's yes-or-no choices, applied at once. */
+function GateCheckbox(props: {
+  checked: boolean;
+  onChange: (checked: boolean) => void;
+  testId: string;
+  label: string;
+}) {
+  return (
+    <FormControlLabel
+      control={
+        <Checkbox
+          checked={props.checked}
+          onChange={e => props.onChange(e.target.checked)}
+          inputProps={{ 'data-testid': props.testId } as object}
+        />
+      }
+      label={props.label}
+    />
   );
 }
