@@ -495,6 +495,56 @@ describe('an alert gate written with kubectl', () => {
   });
 });
 
+describe('a pathological pattern written with kubectl (docs/limits.md, "Patterns")', () => {
+  it('is judged at once by the leader: the plan goes on past a gate none of twenty 30-character alert names match', async () => {
+    // V8's backtracking engine never finished `(.|.|.|.)*!` on these names: the leader froze
+    // at the gate, and the next leader loaded the same plan. RE2 answers at once.
+    const names = Array.from({ length: 20 }, (_, i) => ({
+      alertname: `NodeFilesystemAlmostOutOfSpac${String.fromCharCode(97 + i)}`,
+      node: 'worker-9',
+      severity: 'info',
+    }));
+    await fire(...names);
+    await alertmanagerShows(names[19].alertname);
+    await createPlan('pathological', {
+      nodes: ['worker-2'],
+      gates: { alerts: { alertnames: '(.|.|.|.)*!' } },
+      healthyReturn: { healthyForSeconds: 0 },
+    });
+    const done = await planIs(
+      'pathological',
+      'Complete: the gate matched none and did not stall the leader',
+      p => p.status?.phase === 'Complete',
+    );
+    expect(done.status?.nodes?.[0]).toMatchObject({ phase: 'Done' });
+    expect(
+      done.status?.conditions?.find(c => c.type === 'AlertsKnown'),
+    ).toMatchObject({ status: 'True' });
+    await resolve(...names);
+  });
+
+  it('one that needs backtracking (a look-ahead) stops the plan naming RE2, starting nothing', async () => {
+    await createPlan('lookahead', {
+      nodes: ['worker-3'],
+      gates: { alerts: { alertnames: '(?=Disk)Disk.*' } },
+      healthyReturn: { healthyForSeconds: 0 },
+    });
+    const failed = await planIs(
+      'lookahead',
+      'Failed: the gate refused',
+      p => p.status?.phase === 'Failed',
+    );
+    expect(failed.status?.message).toMatch(
+      /^gate alerts refused: alertnames "\(\?=Disk\)Disk\.\*": not a valid RE2 regular expression/,
+    );
+    expect(
+      (await env.nms.list()).items.filter(
+        nm => nm.metadata.labels?.['rackside.dev/plan'] === 'lookahead',
+      ),
+    ).toHaveLength(0);
+  });
+});
+
 describe("a single maintenance's healthy return", () => {
   it('completes only after the node has been Ready for healthyForSeconds since it came back', async () => {
     await env.create('hr-1', 'worker-4', 'cordon', {
