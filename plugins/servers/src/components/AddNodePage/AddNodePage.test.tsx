@@ -234,17 +234,15 @@ describe('AddNodePage', () => {
       target: { value: 'rack 4 needs another worker' },
     });
     fireEvent.click(within(dialog).getByRole('button', { name: 'Add' }));
-    await waitFor(
-      () =>
-        expect(
-          screen.queryByRole('button', { name: `Add ${SPARE_UUID}` }),
-        ).toBeNull(),
-      { timeout: 10_000 },
+    await waitFor(() =>
+      expect(
+        screen.queryByRole('button', { name: `Add ${SPARE_UUID}` }),
+      ).toBeNull(),
     );
     const row = screen
       .getAllByTestId('machine-row')
       .find(r => r.dataset.uuid === SPARE_UUID)!;
-    await waitFor(() => expect(row).toHaveFocus(), { timeout: 10_000 });
+    await waitFor(() => expect(row).toHaveFocus());
   }, 30_000);
 
   it('shows the reason policy under the reason when the join is refused for it', async () => {

@@ -13,6 +13,16 @@ import { fakeMachinesApi } from '../../testing/machines';
 import { LegacyServersRoutes } from '../ServersRoutes';
 
 describe('the Add node page in both frontend systems', () => {
+  // The new system's pages are lazy: each loader imports its module, which Jest
+  // transforms and runs on first use. Loaded here, before any test, that work is not
+  // inside a findBy's ceiling (on a loaded machine it took longer).
+  beforeAll(async () => {
+    await Promise.all([
+      import('../../alpha/NfsServersPage'),
+      import('../../alpha/NfsAddNodePage'),
+    ]);
+  });
+
   it('is mounted at /servers/add-node in the new frontend system, linked from the Servers page', async () => {
     const machines = fakeMachinesApi();
     renderTestApp({
@@ -23,20 +33,11 @@ describe('the Add node page in both frontend systems', () => {
         [machinesApiRef, machines],
       ],
     });
-    const link = await screen.findByRole(
-      'link',
-      { name: 'Add node' },
-      // The app's routes load lazily: on a loaded machine, later than findBy's 1 s.
-      { timeout: 10_000 },
-    );
+    const link = await screen.findByRole('link', { name: 'Add node' });
     expect(link).toHaveAttribute('href', '/servers/add-node');
     fireEvent.click(link);
     expect(
-      await screen.findByTestId(
-        'rackside-add-node-page',
-        {},
-        { timeout: 10_000 },
-      ),
+      await screen.findByTestId('rackside-add-node-page'),
     ).toBeInTheDocument();
     expect(await screen.findAllByTestId('discovery-row')).toHaveLength(3);
     expect(machines.listMachines).toHaveBeenCalledWith('rack');
@@ -65,11 +66,7 @@ describe('the Add node page in both frontend systems', () => {
       },
     );
     expect(
-      await screen.findByTestId(
-        'rackside-add-node-page',
-        {},
-        { timeout: 10_000 },
-      ),
+      await screen.findByTestId('rackside-add-node-page'),
     ).toBeInTheDocument();
     expect(
       screen.getByRole('link', { name: 'Back to Servers' }),

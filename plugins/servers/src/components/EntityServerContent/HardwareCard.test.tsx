@@ -2,7 +2,10 @@ import type { Entity } from '@backstage/catalog-model';
 import { EntityProvider } from '@backstage/plugin-catalog-react';
 import { renderInTestApp, TestApiProvider } from '@backstage/test-utils';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import type { ServerHealthDetail } from '@rackside/plugin-servers-common';
+import type {
+  ServerHealthDetail,
+  ServerResponse,
+} from '@rackside/plugin-servers-common';
 import { serversApiRef } from '../../api';
 import {
   fakeServersApi,
@@ -12,10 +15,6 @@ import {
 } from '../../testing/fixtures';
 import { EntityServerContent } from './EntityServerContent';
 import { HardwareCard } from './HardwareCard';
-
-// A ceiling, not a wait: the page renders in well under a second alone, several
-// seconds while the whole suite shares two cores (plans.test.tsx does the same).
-jest.setTimeout(20_000);
 
 const entity: Entity = {
   apiVersion: 'backstage.io/v1alpha1',
@@ -71,6 +70,22 @@ function renderFor(api: ReturnType<typeof fakeServersApi>) {
   );
 }
 
+/**
+ * The card itself, as the tab hands it its server: on screen once rendered, so what a
+ * test asks of it waits on no loading (the tab's own requests are the two tests above
+ * it that render the tab).
+ */
+function renderCard(
+  shown: ServerResponse,
+  api = fakeServersApi(serverList([shown])),
+) {
+  return renderInTestApp(
+    <TestApiProvider apis={[[serversApiRef, api]]}>
+      <HardwareCard server={shown} reload={() => {}} />
+    </TestApiProvider>,
+  );
+}
+
 describe('the Server tab’s Hardware card', () => {
   it('shows the rollup and its age, the failed parts, the event log, the firmware and what the BMC lacks', async () => {
     renderFor(
@@ -114,55 +129,45 @@ describe('the Server tab’s Hardware card', () => {
   });
 
   it('says so when there is no reading', async () => {
-    renderFor(fakeServersApi(serverList([server('worker-1')])));
-    const card = await screen.findByTestId('entity-server-hardware');
+    await renderCard(server('worker-1'));
+    const card = screen.getByTestId('entity-server-hardware');
     expect(card).toHaveTextContent('No reading from this server');
   });
 
   it('shows a failed reading’s error beside the last parts', async () => {
-    renderFor(
-      fakeServersApi(
-        serverList([
-          server('worker-1', {
-            health: { ...reading, error: 'the BMC answered 503' },
-          }),
-        ]),
-      ),
+    await renderCard(
+      server('worker-1', {
+        health: { ...reading, error: 'the BMC answered 503' },
+      }),
     );
-    const card = await screen.findByTestId('entity-server-hardware');
+    const card = screen.getByTestId('entity-server-hardware');
     expect(card).toHaveTextContent(
       'The last reading failed: the BMC answered 503',
     );
   });
 
   it('says when a reading is too old to count, and what that asks of a return to service', async () => {
-    renderFor(
-      fakeServersApi(
-        serverList([
-          server('worker-1', {
-            health: {
-              ...reading,
-              rollup: 'OK',
-              parts: [],
-              failedParts: 0,
-              readAt: new Date(Date.now() - 3 * 3600_000 - 5_000).toISOString(),
-              sweepIntervalSeconds: 900,
-            },
-          }),
-        ]),
-      ),
+    await renderCard(
+      server('worker-1', {
+        health: {
+          ...reading,
+          rollup: 'OK',
+          parts: [],
+          failedParts: 0,
+          readAt: new Date(Date.now() - 3 * 3600_000 - 5_000).toISOString(),
+          sweepIntervalSeconds: 900,
+        },
+      }),
     );
-    const card = await screen.findByTestId('entity-server-hardware');
+    const card = screen.getByTestId('entity-server-hardware');
     expect(within(card).getByTestId('hardware-unknown')).toHaveTextContent(
       'hardware state unknown: last reading 3 h ago (the sweep reads every 15 min): returning this server to service asks for its name typed out.',
     );
   });
 
   it('says nothing of the kind for a fresh reading', async () => {
-    renderFor(
-      fakeServersApi(serverList([server('worker-1', { health: reading })])),
-    );
-    const card = await screen.findByTestId('entity-server-hardware');
+    await renderCard(server('worker-1', { health: reading }));
+    const card = screen.getByTestId('entity-server-hardware');
     expect(within(card).queryByTestId('hardware-unknown')).toBeNull();
   });
 
@@ -210,9 +215,8 @@ describe('the Server tab’s Hardware card', () => {
   });
 
   it('shows the 429’s message when a reading was requested less than a minute ago', async () => {
-    const api = fakeServersApi(
-      serverList([server('worker-1', { health: reading })]),
-    );
+    const shown = server('worker-1', { health: reading });
+    const api = fakeServersApi(serverList([shown]));
     api.requestHealthRefresh.mockRejectedValue(
       await responseError(429, 'Too Many Requests', {
         name: 'HealthRefreshTooSoonError',
@@ -220,8 +224,8 @@ describe('the Server tab’s Hardware card', () => {
           'a health reading of this server was requested at 2026-12-06T10:00:00.000Z; ask again after 2026-12-06T10:01:00.000Z (in 42 s)',
       }),
     );
-    renderFor(api);
-    const card = await screen.findByTestId('entity-server-hardware');
+    await renderCard(shown, api);
+    const card = screen.getByTestId('entity-server-hardware');
     fireEvent.click(within(card).getByRole('button', { name: 'Refresh' }));
     expect(await within(card).findByRole('alert')).toHaveTextContent(
       'ask again after 2026-12-06T10:01:00.000Z (in 42 s)',

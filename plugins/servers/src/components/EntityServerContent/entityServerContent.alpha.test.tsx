@@ -15,6 +15,13 @@ const entity = (annotations: Record<string, string>) => ({
 });
 
 describe('the Server tab (new frontend system)', () => {
+  // The tab is lazy: its loader imports the tab's module, which Jest transforms and runs
+  // on first use. Loaded here, before any test, that work is not inside a findBy's
+  // ceiling (on a loaded machine it took longer); the loader then finds it loaded.
+  beforeAll(async () => {
+    await import('.');
+  });
+
   it('is a tab at server titled Server, only on entities annotated rackside.dev/node', () => {
     const tester = createExtensionTester(entityServerContent);
     expect(tester.get(EntityContentBlueprint.dataRefs.title)).toBe('Server');

@@ -8,10 +8,6 @@ import { ServersLinksProvider } from '../ui/links';
 import { formatTime } from '../ui/maintenanceText';
 import { MaintenancePage } from './MaintenancePage';
 
-// A ceiling, not a wait: the page renders in well under a second alone, several
-// seconds while the whole suite shares two cores (plans.test.tsx does the same).
-jest.setTimeout(20_000);
-
 function renderPage(api: ReturnType<typeof fakeServersApi>) {
   return renderInTestApp(
     <ServersLinksProvider links={{ servers: () => '/servers' }}>

@@ -14,9 +14,6 @@ import { ClusterPlans } from '../ServersPage/ClusterPlans';
 import { PlanDialog } from '../dialogs/PlanDialog';
 import { PlanPage } from './PlanPage';
 
-// The dialog tests walk a whole ceremony through MUI (about 1 s each on an idle machine).
-jest.setTimeout(20_000);
-
 describe('PlanPage', () => {
   it('shows per-node progress linking each maintenance and the gate waited on', async () => {
     const api = fakeServersApi(serverList([]));

@@ -10,10 +10,6 @@ import { serversApiRef } from '../../api';
 import { fakeServersApi, OK, server, serverList } from '../../testing/fixtures';
 import { ServersPage } from './ServersPage';
 
-// A ceiling, not a wait: the page renders in well under a second alone, several
-// seconds while the whole suite shares two cores (plans.test.tsx does the same).
-jest.setTimeout(20_000);
-
 function renderPage(api: ReturnType<typeof fakeServersApi>) {
   return renderInTestApp(<ServersPage />, { apis: [[serversApiRef, api]] });
 }

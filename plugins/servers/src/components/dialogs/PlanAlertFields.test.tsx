@@ -6,9 +6,6 @@ import { ACKNOWLEDGEMENT } from './ceremonyText';
 import { PlanDialog } from './PlanDialog';
 import { alertGateOf, EMPTY_ALERT_DRAFT } from './PlanAlertFields';
 
-// The dialog tests walk a whole ceremony through MUI (about 1 s each on an idle machine).
-jest.setTimeout(20_000);
-
 const NODES = ['worker-1', 'worker-2'];
 
 const nodeDown = {
