@@ -450,6 +450,10 @@ runBench(
         reason: `bench: rolling reboot of ${workerCount} workers`,
         requestedBy: kube.username, // the attribution policy holds it to the writer
         drain: { deleteEmptyDirData: true },
+        // The figure is the scheduler against the steps' own durations: a step's node
+        // counts as healthy as soon as it is back (by default the plan waits until it has
+        // been Ready for 60 s, which no step's own duration includes).
+        healthyReturn: { healthyForSeconds: 0 },
       },
     });
     log(`plan ${PLAN}: ${workerCount} workers, maxParallel ${maxParallel}`);
