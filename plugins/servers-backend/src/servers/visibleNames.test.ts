@@ -52,4 +52,27 @@ describe('visibleNames', () => {
     const names = await namesFor(['worker-1', 'worker-3', 'worker-4']);
     expect(names.text('A (worker-3)').text).toBe('A (worker-3)');
   });
+
+  it('filters a hostile label value in time linear in its length', async () => {
+    const names = await namesFor(['worker-1']);
+    // An Alertmanager label of 200,000 dots between two letters: a trailing-punctuation
+    // regex took V8 some 40 s on it (quadratic backtracking).
+    const value = `a${'.'.repeat(200_000)}b worker-3.`;
+    const started = process.hrtime.bigint();
+    const filtered = names.alert({
+      alertname: 'Odd',
+      state: 'firing',
+      labels: { alertname: 'Odd', note: value },
+    } as any);
+    expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(1000);
+    expect(filtered.labels.note.endsWith('b a server you cannot see.')).toBe(
+      true,
+    );
+    // Many list-like items and no separator to find between them.
+    const items = `${'x (y)'.repeat(100_000)} worker-3 (z)`;
+    const again = process.hrtime.bigint();
+    expect(names.text(items).hidden).toEqual(new Set(['worker-3']));
+    expect(Number(process.hrtime.bigint() - again) / 1e6).toBeLessThan(1000);
+  });
 });
+

@@ -106,10 +106,13 @@ function partsOf(text: string): Part[] {
     if (open < 0) break;
     const close = text.indexOf(')', open);
     if (close < 0) break;
+    // Searched within this part only: a search back from `open` over the whole text
+    // would make a long text of many items quadratic.
+    const since = text.slice(at, open);
     let start = at;
     for (const sep of ITEM_STARTS) {
-      const k = text.lastIndexOf(sep, open - 1);
-      if (k >= at && k + sep.length > start) start = k + sep.length;
+      const k = since.lastIndexOf(sep);
+      if (k >= 0 && at + k + sep.length > start) start = at + k + sep.length;
     }
     if (start > at) parts.push({ kind: 'words', text: text.slice(at, start) });
     const inner = text.slice(open + 2, close);
@@ -167,10 +170,22 @@ function filterText(
   }
   // Any other word that is a hidden server's name.
   const replaced = out.replace(WORD, word => {
-    const name = word.replace(/[._-]+$/, '');
+    const name = withoutTrailingPunctuation(word);
     if (!hides(name)) return word;
     hidden.add(name);
     return HIDDEN_SERVER + word.slice(name.length);
   });
   return { text: replaced, hidden };
 }
+
+/**
+ * The word without the dots, dashes and underscores that end it ("worker-3." is worker-3).
+ * A loop, not `/[._-]+$/`: backtracking makes that regex quadratic on a long run of dots
+ * inside a word, and the words come from Alertmanager's labels, which anyone may post.
+ */
+function withoutTrailingPunctuation(word: string): string {
+  let end = word.length;
+  while (end > 0 && '._-'.includes(word[end - 1])) end -= 1;
+  return word.slice(0, end);
+}
+
