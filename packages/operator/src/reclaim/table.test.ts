@@ -1004,6 +1004,18 @@ describe('sharesCertificate', () => {
     expect(sharesCertificate(other, OWN.caPem)).toBe(false);
     expect(sharesCertificate('', OWN.caPem)).toBe(false);
   });
+
+  it('reads a CA of 25,000 unclosed BEGIN lines (a 700 KB Secret written with kubectl) once, not once per line', () => {
+    // The CA loads (its first block is a certificate), so parseTalosconfig lets it through.
+    const hostile = `${OWN.caPem}${'-----BEGIN CERTIFICATE-----x'.repeat(
+      25_000,
+    )}`;
+    const started = process.hrtime.bigint();
+    expect(sharesCertificate(hostile, OWN.caPem)).toBe(true);
+    expect(sharesCertificate(TALOSCONFIG, hostile)).toBe(false);
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    expect(ms).toBeLessThan(1000);
+  });
 });
 
 describe('terminal phases and the credential rule', () => {
