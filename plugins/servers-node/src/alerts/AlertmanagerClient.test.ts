@@ -154,6 +154,44 @@ describe('AlertmanagerClient: every failure is AlertmanagerUnreachableError', ()
     expect(notList).toBeInstanceOf(AlertmanagerUnreachableError);
   });
 
+  it('an alert whose label or annotation is not a text (nested 100,000 deep) is the one type, read in linear time', async () => {
+    // 200 KB of JSON: JSON.parse reads it, but every JSON.stringify or template literal
+    // downstream (the backend's mapping digest, an alert's name in a message) overflows
+    // the stack on it, and the backend's refresh rejected with a RangeError.
+    const deep = `${'['.repeat(100_000)}"x"${']'.repeat(100_000)}`;
+    const alert = (labels: string, annotations = '{}') =>
+      `{"fingerprint":"f1","labels":${labels},"annotations":${annotations},"startsAt":"2026-12-01T00:00:00Z","endsAt":"2026-12-01T01:00:00Z","status":{"state":"active","silencedBy":[],"inhibitedBy":[]}}`;
+    for (const body of [
+      `[${alert(`{"alertname":"A","node":${deep}}`)}]`,
+      `[${alert('{"alertname":"A"}', `{"summary":${deep}}`)}]`,
+      `[${alert('{"alertname":"A"}')},${alert('{"alertname":7}')}]`,
+      `[${alert('["node"]')}]`,
+    ]) {
+      handler = (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(body);
+      };
+      const started = process.hrtime.bigint();
+      const error = await failure(client().alerts());
+      expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(
+        1000,
+      );
+      expect(error).toBeInstanceOf(AlertmanagerUnreachableError);
+      expect(error.message).toMatch(
+        /^Alertmanager GET \/alerts: alert \d of the answer is malformed: (labels|annotations) must be texts$/,
+      );
+    }
+    handler = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`[${alert('{"alertname":"A","node":"worker-1"}')}]`);
+    };
+    await expect(client().alerts()).resolves.toEqual([
+      expect.objectContaining({
+        labels: { alertname: 'A', node: 'worker-1' },
+      }),
+    ]);
+  });
+
   it('a 500 names the status; a 404 on expiring is what the caller wanted', async () => {
     handler = (_req, res) => {
       res.writeHead(500);

@@ -37,6 +37,53 @@ export interface AlertmanagerAlert {
   };
 }
 
+/** Whether a value is a flat map of texts, as Alertmanager's labels and annotations are. */
+function isTextMap(value: unknown): boolean {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
+  return Object.values(value).every(v => typeof v === 'string');
+}
+
+function isTextList(value: unknown): boolean {
+  return Array.isArray(value) && value.every(v => typeof v === 'string');
+}
+
+/**
+ * Why one alert of an answer is not what Alertmanager's API gives, or undefined. Checked
+ * one level deep, so it is linear: labels and annotations are flat maps of texts there,
+ * and a value nested 100,000 deep (200 KB of a hostile answer) overflowed the stack of
+ * every JSON.stringify and template downstream (the backend's refresh rejected).
+ */
+function alertProblem(alert: unknown): string | undefined {
+  if (!alert || typeof alert !== 'object' || Array.isArray(alert)) {
+    return 'not an object';
+  }
+  const a = alert as Record<string, unknown>;
+  if (typeof a.fingerprint !== 'string') return 'fingerprint must be a text';
+  if (!isTextMap(a.labels)) return 'labels must be texts';
+  if (a.annotations !== undefined && !isTextMap(a.annotations)) {
+    return 'annotations must be texts';
+  }
+  if (typeof a.startsAt !== 'string') return 'startsAt must be a text';
+  if (
+    a.endsAt !== undefined &&
+    a.endsAt !== null &&
+    typeof a.endsAt !== 'string'
+  ) {
+    return 'endsAt must be a text';
+  }
+  const status = a.status as Record<string, unknown> | undefined;
+  if (
+    !status ||
+    typeof status !== 'object' ||
+    typeof status.state !== 'string' ||
+    !isTextList(status.silencedBy) ||
+    !isTextList(status.inhibitedBy)
+  ) {
+    return 'status must be {state, silencedBy, inhibitedBy}';
+  }
+  return undefined;
+}
+
 /** A silence as `GET /api/v2/silences` returns it. */
 export interface AlertmanagerSilence {
   id: string;
@@ -227,6 +274,14 @@ export class AlertmanagerClient implements AlertmanagerApi {
         'Alertmanager GET /alerts: not a list',
       );
     }
+    answer.forEach((alert, index) => {
+      const problem = alertProblem(alert);
+      if (problem) {
+        throw new AlertmanagerUnreachableError(
+          `Alertmanager GET /alerts: alert ${index} of the answer is malformed: ${problem}`,
+        );
+      }
+    });
     return answer as AlertmanagerAlert[];
   }
 
