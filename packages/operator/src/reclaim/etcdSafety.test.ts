@@ -324,6 +324,35 @@ describe('readEtcdView', () => {
     expect(judgeReset('10.0.0.3', voter)).toMatchObject({ verdict: 'refuse' });
   });
 
+  it('a member list longer than any etcd cluster (20,000 members from a hostile machine) is not judged, and none of them is dialled', async () => {
+    const many = Array.from({ length: 20_000 }, (_, i) =>
+      member(`10.${1 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`),
+    );
+    // Every member would answer with the same list: asking each of them was
+    // 20,000 connections at once, each decoding 20,000 members.
+    const answers: Record<string, TalosEtcdMember[]> = {
+      '10.0.0.9': [member('10.0.0.9'), ...many],
+    };
+    for (const m of many) answers[m.id] = answers['10.0.0.9'];
+    const { access, calls } = talos(answers);
+    const started = process.hrtime.bigint();
+    const got = await readEtcdView(
+      access,
+      '10.0.0.9',
+      { endpoints: [], identity },
+      1000,
+      everyAddress,
+    );
+    expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(1000);
+    expect(calls).toEqual(['10.0.0.9']);
+    expect(got).toEqual({
+      known: false,
+      reason:
+        '10.0.0.9 lists 20001 etcd members, more than an etcd cluster has (at most 64): none of them was asked',
+    });
+    expect(judgeReset('10.0.0.9', got)).toMatchObject({ verdict: 'unknown' });
+  });
+
   it('reports every failure when nobody answers', async () => {
     const { access } = talos({});
     const got = await readEtcdView(

@@ -252,6 +252,29 @@ export async function readEtcdView(
   return { ...view, down };
 }
 
+/**
+ * More etcd members than any cluster runs (etcd's own guidance is at most 7). The list
+ * comes from the foreign machine, and every voting member of it is dialled to ask
+ * whether it is up: a hostile list of 20,000 members was 20,000 connections at once,
+ * each answering (and decoding) a list as long.
+ */
+export const MAX_ETCD_MEMBERS = 64;
+
+/** The member list as read from `source`, or unknown when it is longer than any etcd cluster's. */
+function memberView(
+  members: TalosEtcdMember[],
+  source: string,
+  targetAnswered: boolean,
+): EtcdView {
+  if (members.length > MAX_ETCD_MEMBERS) {
+    return {
+      known: false,
+      reason: `${source} lists ${members.length} etcd members, more than an etcd cluster has (at most ${MAX_ETCD_MEMBERS}): none of them was asked`,
+    };
+  }
+  return { known: true, targetAnswered, members, source };
+}
+
 async function readMembers(
   talos: TalosAccess,
   address: string,
@@ -266,7 +289,7 @@ async function readMembers(
       talosconfig.identity,
       timeoutMs,
     );
-    return { known: true, targetAnswered: true, members, source: address };
+    return memberView(members, address, true);
   } catch (error) {
     failures.push(`${address}: ${(error as Error).message}`);
   }
@@ -290,12 +313,7 @@ async function readMembers(
         talosconfig.identity,
         timeoutMs,
       );
-      return {
-        known: true,
-        targetAnswered: false,
-        members,
-        source: allowed.dial,
-      };
+      return memberView(members, allowed.dial, false);
     } catch (error) {
       failures.push(`${endpoint}: ${(error as Error).message}`);
     }
