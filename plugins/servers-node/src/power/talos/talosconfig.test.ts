@@ -107,6 +107,22 @@ describe('parseTalosconfig', () => {
       /^talosconfig is not YAML/,
     );
   });
+
+  it('reads a talosconfig of 16,384 extra keys (128 KiB; a Secret may hold 1 MiB) in linear time, and still refuses a key given twice', () => {
+    const extra = Array.from({ length: 16_384 }, (_, i) => `k${i}: v`).join(
+      '\n',
+    );
+    const text = `${talosconfig()}${extra}\n`;
+    const started = process.hrtime.bigint();
+    expect(parseTalosconfig(text).context).toBe('plant-a');
+    expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(1000);
+    expect(() => parseTalosconfig(`${talosconfig()}context: other\n`)).toThrow(
+      /^talosconfig is not YAML: Map keys must be unique/,
+    );
+    expect(() =>
+      parseTalosconfig(`${talosconfig()}flow: {a: 1, b: 2, a: 3}\n`),
+    ).toThrow(/^talosconfig is not YAML: Map keys must be unique/);
+  });
 });
 
 describe('parseTalosEndpoint', () => {
