@@ -44,13 +44,13 @@ function certificateBlocks(pem: string): string[] {
     const start = pem.indexOf(BEGIN_CERTIFICATE, from);
     if (start === -1) return blocks;
     // At least one character of body, as a block must have.
-    const end = pem.indexOf(
+    const endAt = pem.indexOf(
       END_CERTIFICATE,
       start + BEGIN_CERTIFICATE.length + 1,
     );
     // No END after this BEGIN means none after any later one either.
-    if (end === -1) return blocks;
-    from = end + END_CERTIFICATE.length;
+    if (endAt === -1) return blocks;
+    from = endAt + END_CERTIFICATE.length;
     blocks.push(pem.slice(start, from));
   }
 }
