@@ -13,11 +13,13 @@ import {
   type MaintenancePlan,
 } from '@rackside/plugin-servers-common';
 import { ResourceClient } from '@rackside/plugin-servers-node';
+import { AppsV1Api, PolicyV1Api } from '@kubernetes/client-node';
 import net from 'node:net';
 import type { AlertingConfig } from './config';
 import type { Operator } from './operator';
 import { createOperatorAlertmanager } from './runtime/alertmanager';
 import { startAlertmanagerProxy } from './testing/alertmanagerProxy';
+import { pinnedDeployment, runningOn } from './testing/workloads';
 import {
   ADMIN_USER,
   flag,
@@ -507,7 +509,7 @@ describe('a pathological pattern written with kubectl (docs/limits.md, "Patterns
     await fire(...names);
     await alertmanagerShows(names[19].alertname);
     await createPlan('pathological', {
-      nodes: ['worker-2'],
+      nodes: ['worker-4'],
       gates: { alerts: { alertnames: '(.|.|.|.)*!' } },
       healthyReturn: { healthyForSeconds: 0 },
     });
@@ -521,6 +523,15 @@ describe('a pathological pattern written with kubectl (docs/limits.md, "Patterns
       done.status?.conditions?.find(c => c.type === 'AlertsKnown'),
     ).toMatchObject({ status: 'True' });
     await resolve(...names);
+    // worker-4 back in service for the tests after this one.
+    await env.nms.patch(
+      'pathological-worker-4',
+      {
+        spec: { returnToService: { ...flag, at: new Date().toISOString() } },
+      } as any,
+      { type: 'merge' },
+    );
+    await env.phaseIs('pathological-worker-4', 'Complete');
   });
 
   it('one that needs backtracking (a look-ahead) stops the plan naming RE2, starting nothing', async () => {
@@ -586,11 +597,30 @@ describe("a single maintenance's healthy return", () => {
 });
 
 describe('Alertmanager stopped mid-plan', () => {
+  const MIDWAY = 'midway-test';
   it('no new step starts: the gate holds saying the alert state is unknown, and the plan goes on once Alertmanager answers again', async () => {
     const proxy = await startAlertmanagerProxy(alertmanagerUrl);
     try {
       await operator?.stop();
       operator = await startOperator(proxy.url);
+      // The first step's drain is held by a budget that allows no eviction, so the test
+      // (not a race with a step that drains in a moment) decides when it ends: the plan is
+      // paused while it runs, Alertmanager stops answering once it is done, and the next
+      // gate is judged when the plan resumes.
+      await env.core.createNamespace({ body: { metadata: { name: MIDWAY } } });
+      await env.admin.makeApiClient(AppsV1Api).createNamespacedDeployment({
+        namespace: MIDWAY,
+        body: pinnedDeployment(MIDWAY, 'held', 'worker-3'),
+      });
+      const budgets = env.admin.makeApiClient(PolicyV1Api);
+      await budgets.createNamespacedPodDisruptionBudget({
+        namespace: MIDWAY,
+        body: {
+          metadata: { name: 'held', namespace: MIDWAY },
+          spec: { minAvailable: 1, selector: { matchLabels: { app: 'held' } } },
+        },
+      });
+      await runningOn(env, 'held', 'worker-3', 1, MIDWAY);
       await createPlan('midway', {
         nodes: ['worker-3', 'worker-4'],
         gates: { alerts: { alertnames: 'MidwayNothingFires' } },
@@ -598,20 +628,21 @@ describe('Alertmanager stopped mid-plan', () => {
       });
       await planIs(
         'midway',
-        'its first step started',
+        'its first step draining, held by the budget',
         p => p.status?.nodes?.[0]?.phase === 'Running',
       );
-      // Paused so that the first step ends while Alertmanager still answers, and the
-      // next gate is judged only once it has stopped answering.
+      // Paused while the first step is held, then let go: it ends (its healthy return
+      // reading Alertmanager) and no next gate is judged until the plan resumes.
       await plans.patch(
         'midway',
-        {
-          spec: {
-            pause: { ...flag, at: new Date().toISOString() },
-          },
-        } as any,
+        { spec: { pause: { ...flag, at: new Date().toISOString() } } } as any,
         { type: 'merge' },
       );
+      await planIs('midway', 'Paused', p => p.status?.phase === 'Paused');
+      await budgets.deleteNamespacedPodDisruptionBudget({
+        name: 'held',
+        namespace: MIDWAY,
+      });
       await planIs(
         'midway',
         'Paused with its first step Done',
@@ -624,10 +655,7 @@ describe('Alertmanager stopped mid-plan', () => {
         'midway',
         {
           spec: {
-            resume: {
-              ...flag,
-              at: new Date(Date.now() + 1000).toISOString(),
-            },
+            resume: { ...flag, at: new Date(Date.now() + 1000).toISOString() },
           },
         } as any,
         { type: 'merge' },
@@ -640,6 +668,7 @@ describe('Alertmanager stopped mid-plan', () => {
           /^alert state unknown: /.test(p.status.waiting.message),
       );
       expect(held.status?.waiting).toMatchObject({ on: 'gate' });
+      expect(held.status?.nodes?.[0]?.phase).toBe('Done');
       expect(held.status?.nodes?.[1]?.phase).toBe('Pending');
       expect(
         held.status?.conditions?.find(c => c.type === 'AlertsKnown'),
