@@ -33,6 +33,7 @@ export * from './rules/planGates';
 export * from './rules/serverListRules';
 export * from './rules/pattern';
 export * from './rules/alertMatchers';
+export * from './rules/nodeAlertIndex';
 export * from './rules/racksideSilences';
 export * from './rules/alertGate';
 export * from './rules/healthyReturn';

@@ -7,9 +7,8 @@
  * still hears of a new alert.
  */
 import {
-  compileNodeAlertMatchers,
+  indexNodeAlerts,
   racksideSilenceIdsOf,
-  renderAlertMatchers,
   type ServerAlert,
   type ServerAlertSummary,
   type SilenceRecorder,
@@ -159,26 +158,20 @@ export function mapAlertsToNodes(
 ): Map<string, ServerAlert[]> {
   const byNode = new Map<string, ServerAlert[]>();
   if (alerts.length === 0) return byNode;
-  // Compiled once per node and read, not once per alert and node.
-  const rendered: Array<[string, (labels: Record<string, string>) => boolean]> =
-    nodes.map(node => {
-      const name = node.metadata?.name ?? '';
-      return [
-        name,
-        compileNodeAlertMatchers(
-          renderAlertMatchers(templates, {
-            name,
-            labels: node.metadata?.labels,
-          }),
-        ),
-      ];
-    });
+  // Each alert asks only the nodes it can belong to (servers-common's index): every node
+  // of every alert made a large answer cost seconds of the event loop a refresh.
+  const nodesOf = indexNodeAlerts(
+    templates,
+    nodes.map(node => ({
+      name: node.metadata?.name ?? '',
+      labels: node.metadata?.labels,
+    })),
+  );
   for (const alert of alerts) {
     // An alert that has ended (resolved, kept by Alertmanager for a while) is not shown.
     if (alert.endsAt && Date.parse(alert.endsAt) <= nowMs) continue;
     let shown: ServerAlert | undefined;
-    for (const [name, matches] of rendered) {
-      if (!matches(alert.labels)) continue;
+    for (const name of nodesOf(alert.labels)) {
       shown ??= serverAlertOf(alert, racksideSilenceIds);
       let list = byNode.get(name);
       if (!list) byNode.set(name, (list = []));
