@@ -60,8 +60,14 @@ describe('parseAlertGateQuery', () => {
 
   it.each([
     [['a', 'b'], /given once/],
-    ['{"includeSilenced":"yes"}', /alertGate.includeSilenced must be true or false/],
-    ['{"whenUnknown":"Maybe"}', /alertGate.whenUnknown must be Hold or Proceed/],
+    [
+      '{"includeSilenced":"yes"}',
+      /alertGate.includeSilenced must be true or false/,
+    ],
+    [
+      '{"whenUnknown":"Maybe"}',
+      /alertGate.whenUnknown must be Hold or Proceed/,
+    ],
     ['{', /not JSON/],
     ['[]', /JSON object/],
     ['{"other":1}', /unknown field other/],

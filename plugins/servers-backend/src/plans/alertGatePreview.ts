@@ -110,7 +110,9 @@ export function parseAlertGateQuery(
     gate.includeSilenced = raw.includeSilenced;
   }
   if (raw.whenUnknown !== undefined) {
-    const whenUnknown = ALERT_GATE_WHEN_UNKNOWN.find(w => w === raw.whenUnknown);
+    const whenUnknown = ALERT_GATE_WHEN_UNKNOWN.find(
+      w => w === raw.whenUnknown,
+    );
     if (!whenUnknown) {
       throw new InputError(
         `alertGate.whenUnknown must be ${ALERT_GATE_WHEN_UNKNOWN.join(' or ')}`,

@@ -75,4 +75,3 @@ describe('visibleNames', () => {
     expect(Number(process.hrtime.bigint() - again) / 1e6).toBeLessThan(1000);
   });
 });
-

@@ -188,4 +188,3 @@ function withoutTrailingPunctuation(word: string): string {
   while (end > 0 && '._-'.includes(word[end - 1])) end -= 1;
   return word.slice(0, end);
 }
-
