@@ -219,8 +219,8 @@ describe('the registered actions', () => {
     const token = (pre.output as any).preflight.token;
     for (const option of ['force', 'deleteEmptyDirData']) {
       // What was seen: the option was taken as asked (a drain that loses data).
-      await expect(
-        registry.invoke({
+      const refused = await registry
+        .invoke({
           id: 'test:drain-server',
           input: {
             cluster: 'plant-a',
@@ -230,12 +230,15 @@ describe('the registered actions', () => {
             [option]: true,
           } as any,
           credentials: alice,
-        }),
-      ).rejects.toThrow(
-        new RegExp(
-          `drain of worker-1 with ${option} loses data: .*servers\\.actions\\.allowDataLossDrain`,
-        ),
+        })
+        .then(
+          () => undefined,
+          (e: Error) => e,
+        );
+      expect(refused?.message).toContain(
+        `drain of worker-1 with ${option} loses data: `,
       );
+      expect(refused?.message).toContain('servers.actions.allowDataLossDrain');
       await expect(
         registry.invoke({
           id: 'test:preflight-server-action',

@@ -458,13 +458,13 @@ describe('bounded answers and the reading deadline', () => {
       more();
     });
     const reader = readerOf(server);
-    await expect(reader.read()).rejects.toThrow(
-      new RegExp(
-        `Redfish BMC ${server.url}: GET ${ENTRIES.replace(
-          /\//g,
-          '\\/',
-        )}\\S*: the answer is larger than the limit of 4,194,304 bytes \\(4 MiB\\)`,
-      ),
+    const refused = await reader.read().catch(e => e as Error);
+    expect(refused).toBeInstanceOf(Error);
+    expect((refused as Error).message).toContain(
+      `Redfish BMC ${server.url}: GET ${ENTRIES}`,
+    );
+    expect((refused as Error).message).toContain(
+      ': the answer is larger than the limit of 4,194,304 bytes (4 MiB)',
     );
     // Refused as it streamed: far less than the 50 MB the BMC would have sent.
     expect(written).toBeLessThan(20 * 1024 * 1024);
@@ -494,9 +494,10 @@ describe('bounded answers and the reading deadline', () => {
     timers.forEach(clearInterval);
     expect(failure).toBeInstanceOf(Error);
     expect((failure as Error).message).toMatch(
-      new RegExp(
-        `Redfish BMC ${server.url}: GET .*the health reading of Redfish BMC ${server.url} passed its deadline of 1.5 s`,
-      ),
+      /^Redfish BMC http:\/\/127\.0\.0\.1:\d+: GET /,
+    );
+    expect((failure as Error).message).toContain(
+      `the health reading of Redfish BMC ${server.url} passed its deadline of 1.5 s`,
     );
     // The per-request deadline (15 s) was not what ended it.
     expect(Date.now() - started).toBeLessThan(10_000);
