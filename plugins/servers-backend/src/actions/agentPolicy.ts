@@ -12,9 +12,10 @@ import type {
   BackstageCredentials,
   BackstageUserPrincipal,
 } from '@backstage/backend-plugin-api';
-import type {
-  CeremonyLevel,
-  ServerAction,
+import {
+  DATA_LOSS_DRAIN_OPTIONS,
+  type CeremonyLevel,
+  type ServerAction,
 } from '@rackside/plugin-servers-common';
 
 /** `servers.actions` of app-config. */
@@ -42,7 +43,8 @@ export const DEFAULT_AGENT_POLICY: AgentPolicy = {
  * controller recreates, deleteEmptyDirData their scratch data; both are gone for good.
  * (allowNodeLocalData leaves the data on the node: `servers:drain-data` guards it.)
  */
-export const AGENT_DATA_LOSS_OPTIONS = ['deleteEmptyDirData', 'force'] as const;
+export const AGENT_DATA_LOSS_OPTIONS: readonly string[] =
+  DATA_LOSS_DRAIN_OPTIONS.filter(option => option !== 'allowNodeLocalData');
 
 /** The registry fields an action offers under this policy (the data-loss ones dropped). */
 export function agentFields<F extends string>(
@@ -50,9 +52,7 @@ export function agentFields<F extends string>(
   fields: readonly F[],
 ): F[] {
   if (policy.allowDataLossDrain) return [...fields];
-  return fields.filter(
-    f => !(AGENT_DATA_LOSS_OPTIONS as readonly string[]).includes(f),
-  );
+  return fields.filter(f => !AGENT_DATA_LOSS_OPTIONS.includes(f));
 }
 
 /**
