@@ -98,13 +98,21 @@ export class WorkQueue {
     return new Promise(resolve => this.idleWaiters.push(resolve));
   }
 
-  stop(): void {
+  /**
+   * Stops for good: nothing queued runs, no delay fires, a key running is not run again.
+   * Answers those keys (queued, waiting out a delay, woken while running), so the owner
+   * can hold them for a later queue (runtime/controller/buildController.ts).
+   */
+  stop(): string[] {
     this.stopped = true;
+    const dropped = new Set([...this.queue, ...this.timers.keys(), ...this.dirty]);
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     this.queue.length = 0;
     this.queued.clear();
+    this.dirty.clear();
     this.reportDepth();
+    return [...dropped];
   }
 
   private reportDepth(): void {
