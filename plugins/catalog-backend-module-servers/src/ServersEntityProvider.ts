@@ -14,6 +14,7 @@ import {
   createWatchCache,
   makeKubeConfig,
   resourcePath,
+  shownNodeOf,
   type ClusterConfig,
   type ClusterNodes,
   type NodeObject,
@@ -69,20 +70,6 @@ export function sharedNodeCache(nodes: ClusterNodes): NodeCache {
   };
 }
 
-/** Keeps what the entities are made from; the rest of a Node is not held. */
-function slimNode(raw: any): NodeObject {
-  return {
-    apiVersion: raw.apiVersion,
-    kind: raw.kind,
-    metadata: {
-      name: raw.metadata?.name,
-      resourceVersion: raw.metadata?.resourceVersion,
-      labels: raw.metadata?.labels,
-    },
-    status: { nodeInfo: { systemUUID: raw.status?.nodeInfo?.systemUUID } },
-  } as NodeObject;
-}
-
 function defaultNodeCache(
   cluster: ServersEntityProviderOptions['clusters'][number],
   logger: LoggerService,
@@ -93,7 +80,9 @@ function defaultNodeCache(
   return createWatchCache<NodeObject>({
     kubeConfig: makeKubeConfig(cluster as ClusterConfig),
     path: resourcePath(coreResources.nodes),
-    transform: slimNode,
+    // What a page and an entity show of a Node: the same projection the shared watch
+    // (sharedNodeCache) hands the provider, so an entity is the same from either.
+    transform: shownNodeOf,
     // Each burst of changes rebuilds and compares every server's entity. Node heartbeats
     // change thousands of Nodes in a large cluster every few minutes (about 17 a second
     // at 5,000 nodes): collected for a second, that is one comparison a second instead of

@@ -30,6 +30,8 @@ import {
   createWatchCache,
   RacksideClient,
   resourcePath,
+  slimPodDisruptionBudget,
+  type PodDisruptionBudgetHealth,
   type RawKubeObject,
   type WatchCache,
 } from '@rackside/plugin-servers-node';
@@ -86,27 +88,8 @@ export interface PlanController {
   stop(): Promise<void>;
 }
 
-/** What a PodDisruptionBudget is kept as: its health only. */
-interface BudgetHealth extends RawKubeObject {
-  status?: { currentHealthy?: number; desiredHealthy?: number };
-}
-
-function slimBudget(pdb: RawKubeObject): BudgetHealth {
-  const status = (pdb as BudgetHealth).status;
-  return {
-    apiVersion: pdb.apiVersion,
-    kind: pdb.kind,
-    metadata: {
-      name: pdb.metadata?.name,
-      namespace: pdb.metadata?.namespace,
-      resourceVersion: pdb.metadata?.resourceVersion,
-    },
-    status: {
-      currentHealthy: status?.currentHealthy,
-      desiredHealthy: status?.desiredHealthy,
-    },
-  } as BudgetHealth;
-}
+/** What a PodDisruptionBudget is kept as: its health only (servers-node's slim). */
+type BudgetHealth = PodDisruptionBudgetHealth & RawKubeObject;
 
 const unhealthy = (b: BudgetHealth) =>
   (b.status?.currentHealthy ?? 0) < (b.status?.desiredHealthy ?? 0);
@@ -134,7 +117,7 @@ export function createPlanController(
     kubeConfig: kc,
     path: resourcePath(coreResources.podDisruptionBudgets),
     name: 'poddisruptionbudgets (plans)',
-    transform: slimBudget,
+    transform: slimPodDisruptionBudget,
   });
 
   // Our own writes until the watch has caught up with them: a step just created is seen

@@ -28,6 +28,7 @@ import {
 import {
   createWatchCache,
   KubeHttp,
+  slimIdentity,
   type RawKubeObject,
   type WatchCache,
 } from '@rackside/plugin-servers-node';
@@ -58,7 +59,11 @@ export interface GateObject extends RawKubeObject {
   gate: 'passes' | 'fails' | 'absent';
 }
 
-/** The transform of a gate's watch: an object as whether it passes this gate. */
+/**
+ * The transform of a gate's watch: an object as whether it passes this gate. Not a
+ * kind's slim (servers-node watch/slim): a gate may name any kind, and what it keeps
+ * is its verdict on this gate, so only the identity is shared with the slims.
+ */
 export function slimForGate(
   gate: ObjectGate,
 ): (obj: RawKubeObject) => GateObject {
@@ -78,16 +83,7 @@ export function slimForGate(
       if (value === undefined) state = 'absent';
       else state = value === gate.field!.value ? 'passes' : 'fails';
     }
-    return {
-      apiVersion: obj.apiVersion,
-      kind: obj.kind,
-      metadata: {
-        name: obj.metadata?.name,
-        namespace: obj.metadata?.namespace,
-        resourceVersion: obj.metadata?.resourceVersion,
-      },
-      gate: state,
-    } as GateObject;
+    return { ...slimIdentity(obj), gate: state } as GateObject;
   };
 }
 

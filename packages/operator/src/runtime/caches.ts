@@ -1,6 +1,6 @@
 /*
  * The watch caches the operator's controllers share (one watch each, nothing polls):
- * NodeMaintenances (indexed by node), Nodes (slimmed to what the controllers read), the
+ * NodeMaintenances (indexed by node), Nodes (servers-node slimNode: what is read), the
  * PowerProvider `default` and the ServerBMCs. The machine controllers keep their own
  * (talos/machineKinds.ts); a drain watches the pods of its node only (servers-node slimPod).
  */
@@ -18,7 +18,7 @@ import {
   coreResources,
   createWatchCache,
   resourcePath,
-  type NodeObject,
+  slimNode,
   type RawKubeObject,
   type WatchCache,
 } from '@rackside/plugin-servers-node';
@@ -26,36 +26,6 @@ import type { NodeView } from '../maintenance/types';
 
 /** The index of the NodeMaintenance cache by `spec.nodeName`. */
 export const NODE_INDEX = 'nodeName';
-
-/** Keeps what the machine reads of a Node: labels, unschedulable, conditions, boot ID, address. */
-function slimNode(obj: RawKubeObject): NodeView & RawKubeObject {
-  const node = obj as NodeObject;
-  return {
-    apiVersion: obj.apiVersion,
-    kind: obj.kind,
-    metadata: {
-      name: node.metadata?.name,
-      resourceVersion: node.metadata?.resourceVersion,
-      uid: node.metadata?.uid,
-      labels: node.metadata?.labels,
-    },
-    spec: { unschedulable: node.spec?.unschedulable },
-    status: {
-      conditions: (node.status?.conditions ?? []).map(c => ({
-        type: c.type,
-        status: c.status,
-      })),
-      nodeInfo: {
-        bootID: node.status?.nodeInfo?.bootID,
-        systemUUID: node.status?.nodeInfo?.systemUUID,
-      },
-      addresses: (node.status?.addresses ?? []).map(a => ({
-        type: a.type,
-        address: a.address,
-      })),
-    },
-  };
-}
 
 export interface OperatorCaches {
   maintenances: WatchCache<NodeMaintenance>;

@@ -1,5 +1,5 @@
 export { createWatchCache } from './WatchCache';
-export { slimPod } from './slimPod';
+export * from './slim';
 export type {
   WatchCache,
   WatchCacheEvents,

@@ -3,8 +3,34 @@
  * and the backend's plan pre-flight keeps every pod of a cluster through it, so what
  * both hold in memory is what servers-common planDrain reads and nothing else.
  */
-import type { PodObject } from '../clients/core';
-import type { RawKubeObject } from '../clients/types';
+import {
+  DRAIN_ORDER_KEY,
+  DRAIN_RULE_KEY,
+  MIRROR_POD_ANNOTATION,
+} from '@rackside/plugin-servers-common';
+import type { PodObject } from '../../clients/core';
+import type { RawKubeObject } from '../../clients/types';
+
+/**
+ * The annotations planDrain reads. Any other (a last-applied configuration can be most
+ * of a 256 KiB annotation budget) is not held, for every pod of a cluster.
+ */
+const DRAIN_ANNOTATIONS = [
+  DRAIN_RULE_KEY,
+  DRAIN_ORDER_KEY,
+  MIRROR_POD_ANNOTATION,
+] as const;
+
+function drainAnnotationsOf(
+  annotations: Record<string, string> | undefined,
+): Record<string, string> | undefined {
+  if (!annotations) return undefined;
+  const kept: Record<string, string> = {};
+  for (const key of DRAIN_ANNOTATIONS) {
+    if (annotations[key] !== undefined) kept[key] = annotations[key];
+  }
+  return Object.keys(kept).length > 0 ? kept : undefined;
+}
 
 /** Keeps what a drain reads of a Pod (see planDrain). */
 export function slimPod(obj: RawKubeObject): PodObject & RawKubeObject {
@@ -17,7 +43,7 @@ export function slimPod(obj: RawKubeObject): PodObject & RawKubeObject {
       namespace: pod.metadata?.namespace,
       resourceVersion: pod.metadata?.resourceVersion,
       labels: pod.metadata?.labels,
-      annotations: pod.metadata?.annotations,
+      annotations: drainAnnotationsOf(pod.metadata?.annotations),
       ownerReferences: pod.metadata?.ownerReferences,
       deletionTimestamp: pod.metadata?.deletionTimestamp,
     },
