@@ -28,4 +28,4 @@ export type {
   KubernetesReclaimAccess,
   MachinesRegistry,
   MachinesState,
-} from './machines/machinesTypes';
+} from './cluster/machinesTypes';

@@ -24,10 +24,10 @@ import { createRouter } from './servers/router';
 import { clusterRegistryServiceRef } from './cluster/clusterRegistry';
 import { machinesRegistryServiceRef } from './machines/machinesRegistry';
 import { announceChanges } from './cluster/changeSignals';
-import { PreflightTokens } from './servers/preflight';
+import { PreflightTokens } from './preflight/tokens';
 import { readReasonPolicy } from './lib/reasonPolicy';
 import { createServersService } from './servers/createServersService';
-import { ServerPermissions } from './servers/serverPermissions';
+import { ServerPermissions } from './access/serverPermissions';
 import { readNotificationsConfig } from './notifications/config';
 import { kubeMaintenanceClaims } from './notifications/claims';
 import {
@@ -36,8 +36,8 @@ import {
 } from './notifications/notifier';
 import { withPodsAtCreation } from './notifications/podsAtCreation';
 import { watchForNotifications } from './notifications/watchNotifications';
-import { catalogWorkloads } from './notifications/workloadCatalog';
-import { serverResourceOf } from './servers/view';
+import { catalogWorkloads } from './lib/workloadCatalog';
+import { serverResourceOf } from './access/visibleNodes';
 
 /** `servers.readDecisionReuseMs`: a whole number of milliseconds, 0 or more. */
 function readDecisionReuseMsOf(config: Config): number | undefined {

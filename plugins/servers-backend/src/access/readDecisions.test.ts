@@ -5,8 +5,8 @@ import {
 } from '@backstage/plugin-permission-common';
 import { staticClusterRegistry } from '../cluster/clusterRegistry';
 import { FakeCluster, fakeNode } from '../testing/fakeCluster';
-import { PreflightTokens } from './preflight';
-import { createServersService } from './createServersService';
+import { PreflightTokens } from '../preflight/tokens';
+import { createServersService } from '../servers/createServersService';
 import {
   DEFAULT_READ_DECISION_REUSE_MS,
   readDecisionKeyOf,

@@ -33,7 +33,8 @@ import {
   serverPermissionRules,
   type NodeObject,
 } from '@rackside/plugin-servers-node';
-import { quorumSummary, type ClusterSnapshot } from './view';
+import { quorumSummary } from '../cluster/quorumSummary';
+import { type ClusterSnapshot } from '../cluster/types';
 
 type Criteria = PermissionCriteria<PermissionCondition<string, any>>;
 

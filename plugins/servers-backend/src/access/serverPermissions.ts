@@ -26,14 +26,14 @@ import {
   type NodeObject,
   type ServerResource,
 } from '@rackside/plugin-servers-node';
-import type { ServerDecisions, ServerReadScope } from './access';
+import type { ServerDecisions, ServerReadScope } from './serverGrant';
 import {
   DEFAULT_READ_DECISION_REUSE_MS,
   readDecisionKeyOf,
   ReuseWindow,
 } from './readDecisions';
 import { decidedKey, ReadScope } from './readScope';
-import { serverResourceOf } from './view';
+import { serverResourceOf } from './visibleNodes';
 
 /** What the permission checks of the servers (and plans) routes ask with. */
 export interface ServerPermissionOptions {

@@ -1,7 +1,7 @@
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { ReadScope } from './readScope';
-import type { ServerReadScope } from './access';
-import { clusterSnapshot } from './view';
+import type { ServerReadScope } from './serverGrant';
+import { clusterSnapshot } from '../cluster/snapshot';
 import { visibleNames } from './visibleNames';
 import { FakeCluster, fakeNode } from '../testing/fakeCluster';
 

@@ -8,8 +8,9 @@
  * hidden name anywhere else reads "a server you cannot see".
  */
 import type { ServerAlert } from '@rackside/plugin-servers-common';
-import type { ServerReadScope } from './access';
-import { serverResourceOf, type ClusterSnapshot } from './view';
+import type { ServerReadScope } from './serverGrant';
+import { serverResourceOf } from './visibleNodes';
+import { type ClusterSnapshot } from '../cluster/types';
 
 /** What stands for a hidden server's name in a text. */
 export const HIDDEN_SERVER = 'a server you cannot see';

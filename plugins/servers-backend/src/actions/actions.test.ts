@@ -7,7 +7,7 @@ import {
 import { createConditionAuthorizer } from '@backstage/plugin-permission-node';
 import { serverPermissionRules } from '@rackside/plugin-servers-node';
 import { registerServersActions } from '.';
-import { PreflightTokens } from '../servers/preflight';
+import { PreflightTokens } from '../preflight/tokens';
 import { createServersService } from '../servers/createServersService';
 import { staticClusterRegistry } from '../cluster/clusterRegistry';
 import { FakeCluster, fakeNode, fakePod } from '../testing/fakeCluster';

@@ -45,8 +45,9 @@ import type {
   ServerBmcRecord,
 } from './types';
 import { waitForFirstSync } from './cacheSync';
-import { PlanPodCache } from '../plans/planPodCache';
-import { alertsKeyOf, healthRowKey, snapshotOf } from '../servers/view';
+import { PlanPodCache } from './podCache';
+import { alertsKeyOf, healthRowKey } from './rowKeys';
+import { snapshotOf } from './snapshot';
 import {
   ALERTS_REFRESH_MS,
   NodeAlertsReader,

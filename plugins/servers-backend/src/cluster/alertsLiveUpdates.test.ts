@@ -14,7 +14,7 @@ import {
 } from '@rackside/plugin-servers-node';
 import { staticClusterRegistry } from './clusterRegistry';
 import { KubeClusterState } from './KubeClusterState';
-import { PreflightTokens } from '../servers/preflight';
+import { PreflightTokens } from '../preflight/tokens';
 import { announceChanges } from './changeSignals';
 import { createServersService } from '../servers/createServersService';
 

@@ -10,7 +10,7 @@ import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import { FakeKube, type ClusterConfig } from '@rackside/plugin-servers-node';
 import { staticClusterRegistry } from './clusterRegistry';
 import { KubeClusterState } from './KubeClusterState';
-import { PreflightTokens } from '../servers/preflight';
+import { PreflightTokens } from '../preflight/tokens';
 import { announceChanges } from './changeSignals';
 import { createServersService } from '../servers/createServersService';
 

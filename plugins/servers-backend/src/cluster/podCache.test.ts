@@ -1,4 +1,4 @@
-import { PlanPodCache } from './planPodCache';
+import { PlanPodCache } from './podCache';
 
 /** A stand-in watch cache: synced at once, pods indexed as the real one does. */
 function fakeCache(pods: Array<{ name: string; node: string }>) {

@@ -12,7 +12,7 @@ import type {
   RawKubeObject,
   WatchCache,
 } from '@rackside/plugin-servers-node';
-import { waitForFirstSync } from '../cluster/cacheSync';
+import { waitForFirstSync } from './cacheSync';
 
 /** The cache's index of pods by `spec.nodeName`. */
 const BY_NODE = 'nodeName';

@@ -27,7 +27,7 @@ import type {
   CredentialSecret,
   KubernetesReclaimAccess,
   MachinesState,
-} from './machinesTypes';
+} from '../cluster/machinesTypes';
 import { waitForFirstSync } from '../cluster/cacheSync';
 
 /** How long the answer of the access review is reused (bindings change rarely). */

@@ -11,7 +11,7 @@ import type {
   ReclaimListResponse,
   ReclaimResponse,
 } from '@rackside/plugin-servers-common';
-import type { MachinesState } from './machinesTypes';
+import type { MachinesState } from '../cluster/machinesTypes';
 import {
   newestObjectsFirst,
   reclaimView,

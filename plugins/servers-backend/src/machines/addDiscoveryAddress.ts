@@ -6,7 +6,7 @@ import {
 } from '@rackside/plugin-servers-common';
 import { parseRequestBody } from '../lib/requestBody';
 import { requireReachable, sameAddress } from './discoveryAddresses';
-import type { MachinesState } from './machinesTypes';
+import type { MachinesState } from '../cluster/machinesTypes';
 import {
   requireReason,
   StateConflictError,

@@ -6,7 +6,7 @@ import {
   type ReclaimConfirmedResponse,
 } from '@rackside/plugin-servers-common';
 import { parseRequestBody } from '../lib/requestBody';
-import type { MachinesState } from './machinesTypes';
+import type { MachinesState } from '../cluster/machinesTypes';
 import {
   StateConflictError,
   withConflictRetry,

@@ -11,7 +11,7 @@ import type {
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import type { TalosCluster } from '@rackside/plugin-servers-common';
 import type { ResolveName } from '@rackside/plugin-servers-node';
-import type { MachinesRegistry, MachinesState } from './machinesTypes';
+import type { MachinesRegistry, MachinesState } from '../cluster/machinesTypes';
 import { checkReason, type ReasonPolicy } from '../lib/reasonPolicy';
 
 /** What the machine actions need (no permissions: AuthorizedMachinesService decides those). */

@@ -12,7 +12,7 @@ import { parseTalosconfig } from '@rackside/plugin-servers-node';
 import { randomBytes } from 'node:crypto';
 import { parseRequestBody } from '../lib/requestBody';
 import { requireReachable, sameAddress } from './discoveryAddresses';
-import type { MachinesState } from './machinesTypes';
+import type { MachinesState } from '../cluster/machinesTypes';
 import {
   requireReason,
   StateConflictError,

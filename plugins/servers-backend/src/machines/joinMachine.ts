@@ -5,7 +5,7 @@ import {
   type JoinMachineResponse,
 } from '@rackside/plugin-servers-common';
 import { parseRequestBody } from '../lib/requestBody';
-import type { MachinesState } from './machinesTypes';
+import type { MachinesState } from '../cluster/machinesTypes';
 import {
   requireReason,
   StateConflictError,

@@ -1,5 +1,5 @@
 import { KubeMachinesState } from './KubeMachinesState';
-import type { MachinesRegistry, MachinesState } from './machinesTypes';
+import type { MachinesRegistry, MachinesState } from '../cluster/machinesTypes';
 import {
   fixedRegistry,
   perClusterRegistryServiceRef,

@@ -1,5 +1,5 @@
 import { applyAddressPlan, planReclaimAddresses } from './discoveryAddresses';
-import type { MachinesState } from './machinesTypes';
+import type { MachinesState } from '../cluster/machinesTypes';
 import { withConflictRetry } from './context';
 
 /** What the address clean-up did to a TalosCluster. */

@@ -22,7 +22,7 @@ import { jsonBody } from '../lib/jsonBody';
 import { createApiRouter } from '../schema/apiRouter';
 import { READ_SEVERITY, RECLAIM_SEVERITY } from '../lib/auditSeverity';
 import type { ReasonPolicy } from '../lib/reasonPolicy';
-import type { MachinesRegistry } from './machinesTypes';
+import type { MachinesRegistry } from '../cluster/machinesTypes';
 import { AuthorizedMachinesService } from './AuthorizedMachinesService';
 import { rawString } from './context';
 import { MachinesService, type MachineAction } from './MachinesService';

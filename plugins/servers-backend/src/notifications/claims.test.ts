@@ -9,7 +9,7 @@ import { ConflictError, NotFoundError } from '@backstage/errors';
 import type { AffectedEntity } from '@rackside/plugin-servers-common';
 import { staticClusterRegistry } from '../cluster/clusterRegistry';
 import { staticMachinesRegistry } from '../machines/machinesRegistry';
-import type { MachinesState } from '../machines/machinesTypes';
+import type { MachinesState } from '../cluster/machinesTypes';
 import type { MaintenanceObject } from '../cluster/types';
 import {
   FakeCluster,
@@ -30,7 +30,7 @@ import {
   type NotificationWatch,
   type NotifierClock,
 } from './watchNotifications';
-import type { WorkloadCatalog } from './workloadCatalog';
+import type { WorkloadCatalog } from '../lib/workloadCatalog';
 
 const MINUTE = 60_000;
 

@@ -9,7 +9,7 @@ import {
   ResourceClient,
   type ClusterConfig,
 } from '@rackside/plugin-servers-node';
-import type { MachinesState } from '../machines/machinesTypes';
+import type { MachinesState } from '../cluster/machinesTypes';
 
 /**
  * The annotations by which backend replicas claim a notification on the object it is

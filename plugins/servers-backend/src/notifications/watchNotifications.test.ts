@@ -16,7 +16,7 @@ import {
   type NotificationWatch,
   type NotifierClock,
 } from './watchNotifications';
-import type { WorkloadCatalog } from './workloadCatalog';
+import type { WorkloadCatalog } from '../lib/workloadCatalog';
 
 const MINUTE = 60_000;
 

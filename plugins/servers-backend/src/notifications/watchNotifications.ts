@@ -8,10 +8,7 @@ import {
   type MachineReclaim,
   type PodLike,
 } from '@rackside/plugin-servers-common';
-import type {
-  MachinesRegistry,
-  MachinesState,
-} from '../machines/machinesTypes';
+import type { MachinesRegistry, MachinesState } from '../cluster/machinesTypes';
 import type {
   ClusterRegistry,
   ClusterState,
@@ -31,7 +28,7 @@ import {
   type ClaimStore,
 } from './claims';
 import type { ServersNotification, ServersNotifier } from './notifier';
-import type { WorkloadCatalog } from './workloadCatalog';
+import type { WorkloadCatalog } from '../lib/workloadCatalog';
 
 /** The timer functions the notifier uses (replaced in tests). */
 

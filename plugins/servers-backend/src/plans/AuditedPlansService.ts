@@ -16,7 +16,7 @@ import type {
 } from '@rackside/plugin-servers-common';
 import { actorOf, audited, auditedRead } from '../lib/audited';
 import { PLAN_SEVERITY } from '../lib/auditSeverity';
-import type { UserCredentials } from '../servers/ServersService';
+import type { UserCredentials } from '../lib/credentials';
 import type { PlanPreflightQuery } from './planPreflight';
 import type { PlanCallContext, PlansService } from './PlansService';
 

@@ -30,13 +30,11 @@ import {
 import { clusterOr404 } from '../cluster/clusterRegistry';
 import type { ClusterRegistry } from '../cluster/types';
 import { parseRequestBody } from '../lib/requestBody';
-import type { ServerPermissions } from '../servers/serverPermissions';
-import type { UserCredentials } from '../servers/ServersService';
-import {
-  clusterSnapshot,
-  serverResourceOf,
-  type ClusterSnapshot,
-} from '../servers/view';
+import type { ServerPermissions } from '../access/serverPermissions';
+import type { UserCredentials } from '../lib/credentials';
+import { clusterSnapshot } from '../cluster/snapshot';
+import { serverResourceOf } from '../access/visibleNodes';
+import { type ClusterSnapshot } from '../cluster/types';
 import { planControlOr404 } from './commands/controlPlan';
 import { notStartedNodes } from './commands/renewPlan';
 import {

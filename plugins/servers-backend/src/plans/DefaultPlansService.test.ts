@@ -7,7 +7,7 @@ import { mockCredentials } from '@backstage/backend-test-utils';
 import { NotAllowedError } from '@backstage/errors';
 import { RACKSIDE_API_VERSION } from '@rackside/plugin-servers-common';
 import { staticClusterRegistry } from '../cluster/clusterRegistry';
-import { PreflightTokens } from '../servers/preflight';
+import { PreflightTokens } from '../preflight/tokens';
 import { FakeCluster, fakeNode } from '../testing/fakeCluster';
 import { DEFAULT_PLANS_CONFIG } from './config';
 import { DefaultPlansService } from './DefaultPlansService';

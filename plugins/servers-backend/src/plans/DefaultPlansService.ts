@@ -16,9 +16,9 @@ import {
 } from '@rackside/plugin-servers-common';
 import { alertGatePreview } from './alertGatePreview';
 import { clusterOr404 } from '../cluster/clusterRegistry';
-import type { UserCredentials } from '../servers/ServersService';
-import { clusterSnapshot } from '../servers/view';
-import { visibleNames } from '../servers/visibleNames';
+import type { UserCredentials } from '../lib/credentials';
+import { clusterSnapshot } from '../cluster/snapshot';
+import { visibleNames } from '../access/visibleNames';
 import { controlPlan } from './commands/controlPlan';
 import { createPlan } from './commands/createPlan';
 import { renewPlan } from './commands/renewPlan';

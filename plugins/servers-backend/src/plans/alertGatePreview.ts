@@ -17,7 +17,7 @@ import {
   hiddenServersText,
   visibleNamesOfEveryServer,
   type VisibleNames,
-} from '../servers/visibleNames';
+} from '../access/visibleNames';
 
 /** An alert gate as a pre-flight query carries it (`alertGate`, JSON). */
 export type AlertGateQuery = PlanAlertGateInput;

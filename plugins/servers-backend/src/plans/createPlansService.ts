@@ -5,8 +5,8 @@
 import type { AuditorService } from '@backstage/backend-plugin-api';
 import type { ClusterRegistry } from '../cluster/types';
 import type { ReasonPolicy } from '../lib/reasonPolicy';
-import type { PreflightTokens } from '../servers/preflight';
-import type { ServerPermissions } from '../servers/serverPermissions';
+import type { PreflightTokens } from '../preflight/tokens';
+import type { ServerPermissions } from '../access/serverPermissions';
 import { AuditedPlansService } from './AuditedPlansService';
 import { AuthorizedPlansService } from './AuthorizedPlansService';
 import { DEFAULT_PLANS_CONFIG, type PlansConfig } from './config';

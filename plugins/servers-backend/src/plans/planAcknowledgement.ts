@@ -11,7 +11,7 @@ import {
   MAX_PLAN_ACKNOWLEDGEMENTS,
   type PlanAcknowledgement,
 } from '@rackside/plugin-servers-common';
-import { PreflightConflictError } from '../servers/preflight';
+import { PreflightConflictError } from '../preflight/preflight';
 import {
   acknowledgedRungs,
   missingHazardNames,

@@ -22,18 +22,13 @@ import {
 import crypto from 'node:crypto';
 import type { ClusterState } from '../cluster/types';
 import { parseAlertGateQuery, type AlertGateQuery } from './alertGatePreview';
-import type { ServerReadScope } from '../servers/access';
-import { currentImpacts } from '../servers/impact';
-import {
-  impactDigest,
-  type PreflightOptions,
-  type PreflightTokens,
-} from '../servers/preflight';
-import {
-  powerCheck,
-  serverResourceOf,
-  type ClusterSnapshot,
-} from '../servers/view';
+import type { ServerReadScope } from '../access/serverGrant';
+import { currentImpacts } from '../preflight/impact';
+import { impactDigest, type PreflightOptions } from '../preflight/preflight';
+import { type PreflightTokens } from '../preflight/tokens';
+import { powerCheck } from '../cluster/snapshot';
+import { serverResourceOf } from '../access/visibleNodes';
+import { type ClusterSnapshot } from '../cluster/types';
 
 /** The plan pre-flight without its token. */
 export type PlanPreflightImpact = Omit<PlanPreflightResponse, 'token'>;

@@ -14,12 +14,13 @@ import {
   type PlanStepResponse,
 } from '@rackside/plugin-servers-common';
 import type { ClusterState, PlanObject } from '../cluster/types';
-import type { ServerReadScope } from '../servers/access';
-import { clusterSnapshot, serverResourceOf } from '../servers/view';
+import type { ServerReadScope } from '../access/serverGrant';
+import { clusterSnapshot } from '../cluster/snapshot';
+import { serverResourceOf } from '../access/visibleNodes';
 import {
   visibleNamesOfEveryServer,
   type VisibleNames,
-} from '../servers/visibleNames';
+} from '../access/visibleNames';
 
 /** The nodes of a plan as the page shows them: status once resolved, else the spec's. */
 export function stepsOf(plan: PlanObject): PlanStepResponse[] {

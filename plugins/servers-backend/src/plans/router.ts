@@ -6,8 +6,8 @@
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import type express from 'express';
 import { createApiRouter } from '../schema/apiRouter';
-import { PreflightConflictError } from '../servers/preflight';
-import { queryFlag, sendPreflightConflict } from '../servers/preflightHttp';
+import { PreflightConflictError } from '../preflight/preflight';
+import { queryFlag, sendPreflightConflict } from '../preflight/preflightHttp';
 import {
   sendTooManyPlanPreflights,
   TooManyPlanPreflightsError,

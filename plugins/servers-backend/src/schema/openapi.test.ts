@@ -25,7 +25,7 @@ import { createMachinesRouter } from '../machines/router';
 import type { PlansService } from '../plans/PlansService';
 import type { AuditedServersService } from '../servers/AuditedServersService';
 import { createRouter } from '../servers/router';
-import type { MachinesRegistry } from '../machines/machinesTypes';
+import type { MachinesRegistry } from '../cluster/machinesTypes';
 import type * as generated from './openapi/generated/models';
 import { spec as generatedSpec } from './openapi/generated';
 

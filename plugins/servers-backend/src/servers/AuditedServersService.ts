@@ -28,7 +28,7 @@ import {
   auditUnauthenticated,
 } from '../lib/audited';
 import { READ_SEVERITY, serverActionSeverity } from '../lib/auditSeverity';
-import type { PreflightOptions } from './preflight';
+import type { PreflightOptions } from '../preflight/preflight';
 import type { ServerListQuery } from './serverList';
 import type { PreparedJson } from './ServerListCache';
 import type {
@@ -36,8 +36,8 @@ import type {
   ActionResult,
   CallContext,
   ServersService,
-  UserCredentials,
 } from './ServersService';
+import type { UserCredentials } from '../lib/credentials';
 
 export class AuditedServersService implements ServersService {
   constructor(

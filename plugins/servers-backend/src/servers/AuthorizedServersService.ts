@@ -26,17 +26,17 @@ import {
   preflightActionOr400,
   serverActionOr404,
 } from './actionNames';
-import type { PreflightOptions } from './preflight';
+import type { PreflightOptions } from '../preflight/preflight';
 import type { ServerListQuery } from './serverList';
 import type { PreparedJson } from './ServerListCache';
-import type { ServerPermissions } from './serverPermissions';
+import type { ServerPermissions } from '../access/serverPermissions';
 import type {
   ActionRequest,
   ActionResult,
   CallContext,
   ServersService,
-  UserCredentials,
 } from './ServersService';
+import type { UserCredentials } from '../lib/credentials';
 
 export class AuthorizedServersService implements ServersService {
   constructor(

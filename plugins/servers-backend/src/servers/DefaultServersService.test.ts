@@ -8,7 +8,7 @@ import { NotAllowedError } from '@backstage/errors';
 import { staticClusterRegistry } from '../cluster/clusterRegistry';
 import { FakeCluster, fakeNode } from '../testing/fakeCluster';
 import { DefaultServersService } from './DefaultServersService';
-import { PreflightTokens } from './preflight';
+import { PreflightTokens } from '../preflight/tokens';
 
 function service() {
   const cluster = new FakeCluster('plant-a', [fakeNode('worker-1')]);

@@ -26,13 +26,14 @@ import {
 import { clusterOr404 } from '../cluster/clusterRegistry';
 import type { ClusterRegistry, ClusterSnapshot } from '../cluster/types';
 import type { ReasonPolicy } from '../lib/reasonPolicy';
-import type { WorkloadCatalog } from '../notifications/workloadCatalog';
-import type { ServerDecisions, ServerGrant } from './access';
+import type { WorkloadCatalog } from '../lib/workloadCatalog';
+import type { ServerDecisions, ServerGrant } from '../access/serverGrant';
 import { preflightActionOr400 } from './actionNames';
 import { requestAction } from './commands/requestAction';
 import { requestHealthRefresh } from './commands/requestHealthRefresh';
-import { currentImpact } from './impact';
-import type { PreflightOptions, PreflightTokens } from './preflight';
+import { currentImpact } from '../preflight/impact';
+import type { PreflightOptions } from '../preflight/preflight';
+import type { PreflightTokens } from '../preflight/tokens';
 import { ServerLists, type ServerListQuery } from './serverList';
 import type { PreparedJson } from './ServerListCache';
 import type {
@@ -40,18 +41,16 @@ import type {
   ActionResult,
   CallContext,
   ServersService,
-  UserCredentials,
 } from './ServersService';
+import type { UserCredentials } from '../lib/credentials';
 import {
   findNode,
-  maintenanceView,
-  newestFirst,
-  serverView,
-  clusterSnapshot,
   visibleNode,
   visibleNodeNames,
-} from './view';
-import { visibleNames } from './visibleNames';
+} from '../access/visibleNodes';
+import { maintenanceView, serverView } from './view';
+import { newestFirst, clusterSnapshot } from '../cluster/snapshot';
+import { visibleNames } from '../access/visibleNames';
 
 /** What the service needs. No permission service: the decorator decides. */
 export interface DefaultServersServiceOptions {

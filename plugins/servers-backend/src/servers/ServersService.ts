@@ -10,10 +10,7 @@
  * - DefaultServersService: every other check and the writes, within what it was granted.
  *   It never asks the permission framework, and answers nothing without a grant.
  */
-import type {
-  BackstageCredentials,
-  BackstageUserPrincipal,
-} from '@backstage/backend-plugin-api';
+import type { BackstageCredentials } from '@backstage/backend-plugin-api';
 import type {
   CeremonyLevel,
   ClusterListResponse,
@@ -28,8 +25,9 @@ import type {
 } from '@rackside/plugin-servers-common';
 import type { Request } from 'express';
 import type { CallVia } from '../lib/auditSeverity';
-import type { ServerGrant } from './access';
-import type { PreflightOptions } from './preflight';
+import type { UserCredentials } from '../lib/credentials';
+import type { ServerGrant } from '../access/serverGrant';
+import type { PreflightOptions } from '../preflight/preflight';
 import type { ServerListQuery } from './serverList';
 import type { PreparedJson } from './ServerListCache';
 
@@ -72,9 +70,6 @@ export interface ActionResult {
   /** What the audit record calls it (`created`, `return-to-service-requested`, ...). */
   outcome: string;
 }
-
-/** A user's credentials: pre-flights and action requests need a person. */
-export type UserCredentials = BackstageCredentials<BackstageUserPrincipal>;
 
 export interface ServersService {
   /**

@@ -12,7 +12,7 @@ import {
 import {
   ServerPermissions,
   type ServerPermissionOptions,
-} from './serverPermissions';
+} from '../access/serverPermissions';
 
 /** What {@link createServersService} needs. */
 export type ServersServiceOptions = DefaultServersServiceOptions &

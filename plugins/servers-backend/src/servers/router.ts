@@ -10,10 +10,10 @@ import type { PlansService } from '../plans/PlansService';
 import { createPlansRouter } from '../plans/router';
 import { createApiRouter } from '../schema/apiRouter';
 import { HealthRefreshTooSoonError } from './commands/requestHealthRefresh';
-import { PreflightConflictError } from './preflight';
+import { PreflightConflictError } from '../preflight/preflight';
 import { parseServerListQuery } from './serverList';
 import type { AuditedServersService } from './AuditedServersService';
-import { queryFlag, sendPreflightConflict } from './preflightHttp';
+import { queryFlag, sendPreflightConflict } from '../preflight/preflightHttp';
 
 export { QuorumRefusedError } from './commands/requestAction';
 

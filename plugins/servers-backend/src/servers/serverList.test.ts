@@ -17,10 +17,10 @@ import {
 import { FakeKube, type ClusterConfig } from '@rackside/plugin-servers-node';
 import { staticClusterRegistry } from '../cluster/clusterRegistry';
 import { KubeClusterState } from '../cluster/KubeClusterState';
-import { PreflightTokens } from './preflight';
+import { PreflightTokens } from '../preflight/tokens';
 import { ExpiredContinueError, parseServerListQuery } from './serverList';
 import { createServersService } from './createServersService';
-import { DEFAULT_READ_DECISION_REUSE_MS } from './readDecisions';
+import { DEFAULT_READ_DECISION_REUSE_MS } from '../access/readDecisions';
 
 const NODES = '/api/v1/nodes';
 

@@ -26,13 +26,9 @@ import {
   type PreparedJson,
 } from './ServerListCache';
 import type { KeyedSnapshot } from '../cluster/types';
-import {
-  alertsKeyOf,
-  healthRowKey,
-  phaseOf,
-  serverListItem,
-  type ClusterSnapshot,
-} from './view';
+import { alertsKeyOf, healthRowKey } from '../cluster/rowKeys';
+import { phaseOf, serverListItem } from './view';
+import { type ClusterSnapshot } from '../cluster/types';
 
 /** A windowed list request: `?limit=&continue=&filter=&sort=&direction=`. */
 export interface ServerListQuery {

@@ -1,48 +1,40 @@
-import { NotFoundError } from '@backstage/errors';
+/*
+ * A server and a maintenance as the servers routes answer them: the row of the list, the
+ * detail with every action offered or not and why, the health reading. What every
+ * feature reads of a cluster (the snapshot, the row keys) is in cluster/.
+ */
 import {
   nodeRolesOf,
   ceremonyFor,
-  deriveQuorum,
   failedPartsOf,
   guard,
   hardwareHealthRaise,
-  hardwareReadingState,
   holdsNodeCordoned,
   isPowerVerb,
   type MaintenanceState,
   isOpen,
   nodeFactsFromNode,
-  invoke,
-  openMaintenanceByNode,
-  POWER_VERBS,
-  powerAdvertisementOf,
-  quorumMaintenances,
   whyNotApplicable,
-  type InvokeResult,
   type NodeState,
-  type PowerVerb,
+  POWER_VERBS,
   SERVER_ACTIONS,
   type MaintenancePhase,
   type NodeFacts,
-  type PowerProvider,
-  type QuorumDerivation,
   type ServerAction,
   type ActionOffer,
   type MaintenanceResponse,
-  type QuorumSummaryResponse,
   type ServerFields,
   type ServerHealth,
   type ServerHealthDetail,
   type ServerHealthSummary,
   type ServerListItem,
   type ServerResponse,
-  type ServerAlertSummary,
 } from '@rackside/plugin-servers-common';
-import type { NodeObject, ServerResource } from '@rackside/plugin-servers-node';
-import { alertSummaryOf, type ClusterAlerts } from '../cluster/nodeAlerts';
+import type { NodeObject } from '@rackside/plugin-servers-node';
+import { alertSummaryOfNode } from '../cluster/rowKeys';
+import { powerCheck } from '../cluster/snapshot';
 import type {
   ClusterSnapshot,
-  ClusterState,
   MaintenanceObject,
   ServerBmcRecord,
 } from '../cluster/types';
@@ -67,16 +59,6 @@ export function maintenanceState(m: MaintenanceObject): MaintenanceState {
     abandon: m.spec.abandon,
     powerOn: m.spec.powerOn,
   };
-}
-
-/** Orders maintenances newest first (RFC 3339 timestamps sort as strings). */
-export function newestFirst(
-  a: MaintenanceObject,
-  b: MaintenanceObject,
-): number {
-  return (b.metadata.creationTimestamp ?? '').localeCompare(
-    a.metadata.creationTimestamp ?? '',
-  );
 }
 
 export function maintenanceView(m: MaintenanceObject): MaintenanceResponse {
@@ -124,21 +106,6 @@ export function healthSummaryOf(health: ServerHealth): ServerHealthSummary {
 }
 
 /**
- * The part of a row's key a health reading makes (what the row shows of it, and whether
- * the reading still counts: it goes unknown with time alone, and the row's rung with it).
- */
-export function healthRowKey(
-  health: ServerHealth | undefined,
-  now: number = Date.now(),
-): string {
-  return health
-    ? `${health.rollup}|${health.readAt ?? ''}|${failedPartsOf(health)}|${
-        health.error ?? ''
-      }|${hardwareReadingState(health, now).state}`
-    : '';
-}
-
-/**
  * The whole reading as the detail route answers it: the fields of `status.health` named
  * one by one (a field the operator adds later is not sent until it is named here), and
  * the refresh asked for last.
@@ -179,153 +146,6 @@ export function healthDetailOf(
 }
 
 export type MaintenanceView = MaintenanceResponse;
-
-export type { ClusterSnapshot } from '../cluster/types';
-
-export function snapshotOf(
-  nodes: NodeObject[],
-  maintenances: MaintenanceObject[],
-  powerProvider: PowerProvider | undefined,
-  bmcNodes: Iterable<string> = [],
-  bmcs: readonly ServerBmcRecord[] = [],
-  alerts?: ClusterAlerts,
-): ClusterSnapshot {
-  const bmcHealth = new Map<string, ServerHealth>();
-  for (const b of bmcs) if (b.health) bmcHealth.set(b.name, b.health);
-  const facts = nodes.map(n => nodeFactsFromNode(n));
-  const activeByNode = openMaintenanceByNode(maintenances);
-  const newestByNode = new Map<string, MaintenanceObject>();
-  for (const m of [...maintenances].sort(newestFirst).reverse()) {
-    newestByNode.set(m.spec.nodeName, m);
-  }
-  return {
-    nodes,
-    facts,
-    maintenances,
-    activeByNode,
-    newestByNode,
-    derivation: deriveQuorum(facts, quorumMaintenances(maintenances)),
-    powerProvider,
-    bmcNodes: new Set(bmcNodes),
-    ...(alerts ? { alerts } : {}),
-    bmcHealth,
-  };
-}
-
-/** A row's alert summary; undefined when the cluster has no Alertmanager configured. */
-export function alertSummaryOfNode(
-  snapshot: ClusterSnapshot,
-  name: string,
-): ServerAlertSummary | undefined {
-  if (!snapshot.alerts) return undefined;
-  return alertSummaryOf(
-    snapshot.alerts.byNode.get(name),
-    snapshot.alerts.stale !== undefined,
-  );
-}
-
-/** What a row's key takes of its alerts: the summary the row shows. */
-export function alertsKeyOf(snapshot: ClusterSnapshot, name: string): string {
-  const summary = alertSummaryOfNode(snapshot, name);
-  return summary ? JSON.stringify(summary) : '';
-}
-
-/** The node named `name`, or 404. */
-export function findNode(
-  snap: ClusterSnapshot,
-  cluster: string,
-  name: string,
-): NodeObject {
-  const node = snap.nodes.find(n => n.metadata?.name === name);
-  if (!node) {
-    throw new NotFoundError(`no server named ${name} in cluster ${cluster}`);
-  }
-  return node;
-}
-
-/** A node the caller may read; hidden and absent are the same 404. */
-export function visibleNode(
-  snap: ClusterSnapshot,
-  cluster: string,
-  name: string,
-  filter: (server: ServerResource) => boolean,
-): NodeObject {
-  const node = findNode(snap, cluster, name);
-  if (!filter(serverResourceOf(cluster, node))) {
-    throw new NotFoundError(`no server named ${name} in cluster ${cluster}`);
-  }
-  return node;
-}
-
-/** The names of the nodes the caller may read. */
-export function visibleNodeNames(
-  snap: ClusterSnapshot,
-  cluster: string,
-  filter: (server: ServerResource) => boolean,
-): Set<string> {
-  return new Set(
-    snap.nodes
-      .filter(n => filter(serverResourceOf(cluster, n)))
-      .map(n => n.metadata?.name ?? ''),
-  );
-}
-
-/** The cluster's snapshot, derived once per change where the state keeps it. */
-export async function clusterSnapshot(
-  cluster: ClusterState,
-): Promise<ClusterSnapshot> {
-  if (cluster.snapshot) return cluster.snapshot();
-  const [nodes, maintenances, powerProvider, bmcNodes, bmcs, alerts] =
-    await Promise.all([
-      cluster.nodes(),
-      cluster.maintenances(),
-      cluster.powerProvider(),
-      cluster.serverBmcNodes(),
-      cluster.serverBmcs?.() ?? [],
-      cluster.alerts?.(),
-    ]);
-  return snapshotOf(nodes, maintenances, powerProvider, bmcNodes, bmcs, alerts);
-}
-
-/** Whether a power verb may be asked for this node: servers-common's capability rule. */
-export function powerCheck(
-  snapshot: ClusterSnapshot,
-  verb: PowerVerb,
-  facts: NodeFacts,
-): InvokeResult {
-  return invoke(powerAdvertisementOf(snapshot.powerProvider), verb, facts, {
-    hasServerBmc: snapshot.bmcNodes.has(facts.name),
-  });
-}
-
-export function quorumSummary(
-  derivation: QuorumDerivation,
-): QuorumSummaryResponse {
-  return derivation.derived
-    ? {
-        derived: true as const,
-        members: derivation.members,
-        quorum: derivation.quorum,
-        ready: derivation.ready,
-        margin: derivation.margin,
-        goingDown: derivation.goingDown,
-      }
-    : { derived: false as const, reason: derivation.reason };
-}
-
-export function serverResourceOf(
-  cluster: string,
-  node: NodeObject,
-): ServerResource {
-  const facts = nodeFactsFromNode(node);
-  return {
-    cluster,
-    node: facts.name,
-    controlPlane: facts.controlPlane,
-    virtual: facts.virtual,
-    labels: { ...(node.metadata?.labels ?? {}) },
-  };
-}
 
 /** The shared {@link ActionOffer} shape. */
 export type ActionView = ActionOffer;

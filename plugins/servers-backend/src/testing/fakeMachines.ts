@@ -14,7 +14,7 @@ import type {
   CredentialSecret,
   KubernetesReclaimAccess,
   MachinesState,
-} from '../machines/machinesTypes';
+} from '../cluster/machinesTypes';
 
 const NAMESPACE = 'rackside-system';
 

@@ -18,8 +18,8 @@ import {
 import { clusterOr404 } from '../../cluster/clusterRegistry';
 import { checkReason } from '../../lib/reasonPolicy';
 import { parseRequestBody } from '../../lib/requestBody';
-import { PreflightConflictError } from '../../servers/preflight';
-import { clusterSnapshot } from '../../servers/view';
+import { PreflightConflictError } from '../../preflight/preflight';
+import { clusterSnapshot } from '../../cluster/snapshot';
 import {
   acknowledgementOf,
   verifyPlanAcknowledgement,

@@ -11,8 +11,8 @@ import { clusterOr404 } from '../../cluster/clusterRegistry';
 import type { PlanObject } from '../../cluster/types';
 import { checkReason } from '../../lib/reasonPolicy';
 import { parseRequestBody } from '../../lib/requestBody';
-import { PreflightConflictError } from '../../servers/preflight';
-import type { ClusterSnapshot } from '../../servers/view';
+import { PreflightConflictError } from '../../preflight/preflight';
+import type { ClusterSnapshot } from '../../cluster/types';
 import {
   acknowledgementOf,
   verifyPlanAcknowledgement,

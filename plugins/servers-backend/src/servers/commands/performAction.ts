@@ -17,8 +17,8 @@ import type { NodeObject } from '@rackside/plugin-servers-node';
 import {
   preflightMaintenanceName,
   usedTokenMessage,
-  type PreflightImpact,
-} from '../preflight';
+} from '../../preflight/tokens';
+import { type PreflightImpact } from '../../preflight/preflight';
 import type { ClusterState, MaintenanceObject } from '../../cluster/types';
 import { nodeStateOf } from '../view';
 

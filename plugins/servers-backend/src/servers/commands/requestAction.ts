@@ -30,18 +30,21 @@ import type {
   ClusterSnapshot,
   ClusterState,
 } from '../../cluster/types';
-import type { ServerGrant } from '../access';
+import type { ServerGrant } from '../../access/serverGrant';
 import { isPreflightAction, serverActionOr404 } from '../actionNames';
-import { currentImpact } from '../impact';
+import { currentImpact } from '../../preflight/impact';
 import {
   PreflightConflictError,
+  type PreflightImpact,
+} from '../../preflight/preflight';
+import {
   preflightMaintenanceName,
   usedTokenMessage,
-  type PreflightImpact,
   type PreflightTokens,
-} from '../preflight';
+} from '../../preflight/tokens';
 import type { ActionRequest, ActionResult } from '../ServersService';
-import { clusterSnapshot, powerCheck, visibleNode } from '../view';
+import { clusterSnapshot, powerCheck } from '../../cluster/snapshot';
+import { visibleNode } from '../../access/visibleNodes';
 import { performAction, PreflightTokenUsedError } from './performAction';
 
 /** A guard refusal: 409 with the quorum numbers in the error body. */

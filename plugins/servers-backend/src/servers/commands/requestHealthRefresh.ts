@@ -19,8 +19,9 @@ import type {
   ServerBmcRecord,
 } from '../../cluster/types';
 import { AUDIT_OUTCOME } from '../../lib/audited';
-import type { ServerGrant } from '../access';
-import { clusterSnapshot, visibleNode } from '../view';
+import type { ServerGrant } from '../../access/serverGrant';
+import { clusterSnapshot } from '../../cluster/snapshot';
+import { visibleNode } from '../../access/visibleNodes';
 
 /** At most one refresh request a minute per server. */
 export const HEALTH_REFRESH_INTERVAL_MS = 60_000;
