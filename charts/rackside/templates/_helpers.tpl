@@ -48,6 +48,11 @@ app.kubernetes.io/component: operator
 {{- end -}}
 {{- end -}}
 
+{{/* repository@digest when a digest is given (what was published, whatever a tag later names), else repository:tag. */}}
 {{- define "rackside.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
 {{- end -}}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds the CNCF Distribution registry (github.com/distribution/distribution/v3/cmd/registry)
+# from the Go module proxy into ${RACKSIDE_CACHE:-~/.cache/rackside}/bin/registry-<version>/registry,
+# once per version, and prints its path last. The release tests (e2e/release/) and the portal
+# test (e2e/portal/) start it on a loopback port as the OCI registry the chart and the
+# operator image are pushed to (e2e/lib/registries.mjs).
+#
+#   scripts/release/registry.sh    the newest version the proxy serves (`go list -m -versions`),
+#                                  or, when the proxy cannot be asked, the newest one built
+#   RACKSIDE_REGISTRY_VERSION=3.1.2 scripts/release/registry.sh    that version
+set -euo pipefail
+CACHE="${RACKSIDE_CACHE:-$HOME/.cache/rackside}"
+MODULE=github.com/distribution/distribution/v3
+
+newest_built() {
+  ls -d "$CACHE"/bin/registry-*/registry 2>/dev/null | sed 's#.*/registry-\([^/]*\)/registry$#\1#' \
+    | sort -V | tail -n 1
+}
+
+VERSION="${RACKSIDE_REGISTRY_VERSION:-}"
+if [ -z "$VERSION" ] && command -v go >/dev/null; then
+  # `go list -m` outside a module asks the proxy; the last listed version is the newest.
+  VERSION=$(cd "${TMPDIR:-/tmp}" && GOFLAGS=-mod=mod go list -m -versions "$MODULE" 2>/dev/null \
+    | tr ' ' '\n' | grep -E '^v[0-9]+\.[0-9]+\.[0-9]+$' | sort -V | tail -n 1 | sed 's/^v//' || true)
+fi
+[ -n "$VERSION" ] || VERSION=$(newest_built)
+[ -n "$VERSION" ] || { echo "registry.sh: no version of $MODULE (go missing or the proxy unreachable)" >&2; exit 1; }
+
+DIR="$CACHE/bin/registry-$VERSION"
+if [ -x "$DIR/registry" ]; then
+  echo "$DIR/registry"
+  exit 0
+fi
+command -v go >/dev/null || { echo "registry.sh: go is required" >&2; exit 1; }
+start=$(date +%s)
+echo "registry.sh: building $MODULE/cmd/registry v$VERSION from the Go module proxy (a few minutes)" >&2
+rm -rf "$DIR.tmp"; mkdir -p "$DIR.tmp"
+GOBIN="$DIR.tmp" GOFLAGS=-buildvcs=false CGO_ENABLED=0 go install -trimpath \
+  -ldflags "-s -w -X $MODULE/version.version=v$VERSION" "$MODULE/cmd/registry@v$VERSION" >&2
+rm -rf "$DIR"; mv "$DIR.tmp" "$DIR"
+echo "registry.sh: built in $(( $(date +%s) - start )) s" >&2
+echo "$DIR/registry"
