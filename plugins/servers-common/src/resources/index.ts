@@ -27,6 +27,8 @@ export type {
   CredentialsSecretRef,
   ResourceList,
 } from './common';
+export { racksideObjectSchema } from './object';
+export type { RacksideObject, RacksideObjectSchema } from './object';
 export type { CelRule, CheckedCelRule, KubeSchemaExtensions } from './kube';
 export type { JSONSchemaProps } from './openapi';
 export { toOpenAPISchema } from './openapi';

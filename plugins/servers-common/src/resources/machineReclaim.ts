@@ -2,7 +2,6 @@ import { z } from 'zod';
 import {
   conditionsSchema,
   localSecretRefSchema,
-  objectMetaSchema,
   objectNameSchema,
   observedGenerationSchema,
   RACKSIDE_API_VERSION,
@@ -11,6 +10,7 @@ import {
   resourceDescriptor,
   timestampSchema,
 } from './common';
+import { racksideObjectSchema, type RacksideObject } from './object';
 import type { CrdDefinition } from './crd';
 import {
   fixedAtCreation,
@@ -199,13 +199,11 @@ const CREDENTIAL_NAME_SUFFIX = credentialSecretName('');
 
 /** A MachineReclaim, as read from the apiserver. */
 export const machineReclaimSchema = withRules(
-  z.object({
-    apiVersion: z.literal(RACKSIDE_API_VERSION),
-    kind: z.literal('MachineReclaim'),
-    metadata: objectMetaSchema,
-    spec: machineReclaimSpecSchema,
-    status: machineReclaimStatusSchema.optional(),
-  }),
+  racksideObjectSchema(
+    'MachineReclaim',
+    machineReclaimSpecSchema,
+    machineReclaimStatusSchema,
+  ),
   [
     {
       rule: `self.spec.credentialSecretRef.name == self.metadata.name + '${CREDENTIAL_NAME_SUFFIX}'`,
@@ -265,7 +263,11 @@ export function credentialNotBound(
 }
 
 /** A MachineReclaim (defaults applied). */
-export type MachineReclaim = z.infer<typeof machineReclaimSchema>;
+export type MachineReclaim = RacksideObject<
+  'MachineReclaim',
+  MachineReclaimSpec,
+  MachineReclaimStatus
+>;
 /** A MachineReclaim as written. */
 export type MachineReclaimInput = z.input<typeof machineReclaimSchema>;
 export type MachineReclaimSpec = z.infer<typeof machineReclaimSpecSchema>;

@@ -2,16 +2,15 @@ import { z } from 'zod';
 import {
   conditionsSchema,
   namespaceNameSchema,
-  objectMetaSchema,
   objectNameSchema,
   observedGenerationSchema,
-  RACKSIDE_API_VERSION,
   reasonSchema,
   requestFlagSchema,
   requesterSchema,
   resourceDescriptor,
   timestampSchema,
 } from './common';
+import { racksideObjectSchema, type RacksideObject } from './object';
 import type { CrdDefinition } from './crd';
 import {
   fixedAtCreation,
@@ -720,20 +719,20 @@ export const maintenancePlanStatusSchema = withRules(z.object(statusShape), [
 ]).describe('What the operator did.');
 
 /** A MaintenancePlan, as read from the apiserver. */
-export const maintenancePlanSchema = z
-  .object({
-    apiVersion: z.literal(RACKSIDE_API_VERSION),
-    kind: z.literal('MaintenancePlan'),
-    metadata: objectMetaSchema,
-    spec: maintenancePlanSpecSchema,
-    status: maintenancePlanStatusSchema.optional(),
-  })
-  .describe(
-    'Many servers through one intent (drain or reboot) under one budget: the Rackside operator runs one NodeMaintenance per node, owned by the plan.',
-  );
+export const maintenancePlanSchema = racksideObjectSchema(
+  'MaintenancePlan',
+  maintenancePlanSpecSchema,
+  maintenancePlanStatusSchema,
+).describe(
+  'Many servers through one intent (drain or reboot) under one budget: the Rackside operator runs one NodeMaintenance per node, owned by the plan.',
+);
 
 /** A MaintenancePlan (defaults applied). */
-export type MaintenancePlan = z.infer<typeof maintenancePlanSchema>;
+export type MaintenancePlan = RacksideObject<
+  'MaintenancePlan',
+  MaintenancePlanSpec,
+  MaintenancePlanStatus
+>;
 /** A MaintenancePlan as written: fields with defaults may be left out. */
 export type MaintenancePlanInput = z.input<typeof maintenancePlanSchema>;
 export type MaintenancePlanSpec = z.infer<typeof maintenancePlanSpecSchema>;

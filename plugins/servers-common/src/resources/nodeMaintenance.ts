@@ -8,10 +8,8 @@ import {
 import {
   conditionsSchema,
   namespaceNameSchema,
-  objectMetaSchema,
   objectNameSchema,
   observedGenerationSchema,
-  RACKSIDE_API_VERSION,
   reasonSchema,
   requestFlagSchema,
   requesterSchema,
@@ -19,6 +17,7 @@ import {
   timestampSchema,
   type Condition,
 } from './common';
+import { racksideObjectSchema, type RacksideObject } from './object';
 import {
   fixedAtCreation,
   immutable,
@@ -537,20 +536,20 @@ export const nodeMaintenanceStatusSchema = withRules(z.object(statusShape), [
 ]).describe('What the operator did.');
 
 /** A NodeMaintenance, as read from the apiserver. */
-export const nodeMaintenanceSchema = z
-  .object({
-    apiVersion: z.literal(RACKSIDE_API_VERSION),
-    kind: z.literal('NodeMaintenance'),
-    metadata: objectMetaSchema,
-    spec: nodeMaintenanceSpecSchema,
-    status: nodeMaintenanceStatusSchema.optional(),
-  })
-  .describe(
-    'One maintenance of one node: a request (cordon, drain, reboot, shutdown) the Rackside operator executes, and its lifecycle.',
-  );
+export const nodeMaintenanceSchema = racksideObjectSchema(
+  'NodeMaintenance',
+  nodeMaintenanceSpecSchema,
+  nodeMaintenanceStatusSchema,
+).describe(
+  'One maintenance of one node: a request (cordon, drain, reboot, shutdown) the Rackside operator executes, and its lifecycle.',
+);
 
 /** A NodeMaintenance (defaults applied, as read back from the apiserver). */
-export type NodeMaintenance = z.infer<typeof nodeMaintenanceSchema>;
+export type NodeMaintenance = RacksideObject<
+  'NodeMaintenance',
+  NodeMaintenanceSpec,
+  NodeMaintenanceStatus
+>;
 /** A NodeMaintenance as written: fields with defaults may be left out. */
 export type NodeMaintenanceInput = z.input<typeof nodeMaintenanceSchema>;
 export type NodeMaintenanceSpec = z.infer<typeof nodeMaintenanceSpecSchema>;

@@ -8,15 +8,14 @@ import {
   conditionsSchema,
   credentialsSecretRefSchema,
   namespaceNameSchema,
-  objectMetaSchema,
   objectNameSchema,
   observedGenerationSchema,
-  RACKSIDE_API_VERSION,
   resourceDescriptor,
   secretKeySchema,
   secretRefSchema,
   type Condition,
 } from './common';
+import { racksideObjectSchema, type RacksideObject } from './object';
 import type { CrdDefinition } from './crd';
 import { withRules } from './kube';
 
@@ -157,16 +156,14 @@ export const powerProviderStatusSchema = z
 
 /** The PowerProvider, as read from the apiserver. */
 export const powerProviderSchema = withRules(
-  z.object({
-    apiVersion: z.literal(RACKSIDE_API_VERSION),
-    kind: z.literal('PowerProvider'),
-    metadata: objectMetaSchema,
-    spec: powerProviderSpecSchema.prefault({
+  racksideObjectSchema(
+    'PowerProvider',
+    powerProviderSpecSchema.prefault({
       type: 'none',
       attendedRack: false,
     }),
-    status: powerProviderStatusSchema.optional(),
-  }),
+    powerProviderStatusSchema,
+  ),
   [
     {
       rule: `self.metadata.name == '${POWER_PROVIDER_NAME}'`,
@@ -179,7 +176,11 @@ export const powerProviderSchema = withRules(
 );
 
 /** The PowerProvider (defaults applied). */
-export type PowerProvider = z.infer<typeof powerProviderSchema>;
+export type PowerProvider = RacksideObject<
+  'PowerProvider',
+  PowerProviderSpec,
+  PowerProviderStatus
+>;
 /** A PowerProvider as written. */
 export type PowerProviderInput = z.input<typeof powerProviderSchema>;
 export type PowerProviderSpec = z.infer<typeof powerProviderSpecSchema>;

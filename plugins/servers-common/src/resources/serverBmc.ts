@@ -2,12 +2,11 @@ import { z } from 'zod';
 import {
   conditionsSchema,
   credentialsSecretRefSchema,
-  objectMetaSchema,
   observedGenerationSchema,
-  RACKSIDE_API_VERSION,
   resourceDescriptor,
   timestampSchema,
 } from './common';
+import { racksideObjectSchema, type RacksideObject } from './object';
 import type { CrdDefinition } from './crd';
 
 /** Where ServerBMC lives in the API. */
@@ -215,20 +214,20 @@ export const serverBmcStatusSchema = z
   .describe('What the operator resolved and read.');
 
 /** A ServerBMC, as read from the apiserver. */
-export const serverBmcSchema = z
-  .object({
-    apiVersion: z.literal(RACKSIDE_API_VERSION),
-    kind: z.literal('ServerBMC'),
-    metadata: objectMetaSchema,
-    spec: serverBmcSpecSchema,
-    status: serverBmcStatusSchema.optional(),
-  })
-  .describe(
-    'The BMC of one node (the object is named after the Node). Only the redfish power channel uses it.',
-  );
+export const serverBmcSchema = racksideObjectSchema(
+  'ServerBMC',
+  serverBmcSpecSchema,
+  serverBmcStatusSchema,
+).describe(
+  'The BMC of one node (the object is named after the Node). Only the redfish power channel uses it.',
+);
 
 /** A ServerBMC (defaults applied). */
-export type ServerBMC = z.infer<typeof serverBmcSchema>;
+export type ServerBMC = RacksideObject<
+  'ServerBMC',
+  ServerBMCSpec,
+  ServerBMCStatus
+>;
 /** A ServerBMC as written. */
 export type ServerBMCInput = z.input<typeof serverBmcSchema>;
 export type ServerBMCSpec = z.infer<typeof serverBmcSpecSchema>;

@@ -2,12 +2,11 @@ import { z } from 'zod';
 import {
   conditionsSchema,
   localSecretRefSchema,
-  objectMetaSchema,
   observedGenerationSchema,
-  RACKSIDE_API_VERSION,
   resourceDescriptor,
   timestampSchema,
 } from './common';
+import { racksideObjectSchema, type RacksideObject } from './object';
 import type { CrdDefinition } from './crd';
 import { kube, uniqueList } from './kube';
 import { DEFAULT_TALOS_PORT, parseCidr } from '../rules/discoveryNetworks';
@@ -162,20 +161,20 @@ export const talosClusterStatusSchema = z
   .describe('What discovery found.');
 
 /** A TalosCluster, as read from the apiserver. */
-export const talosClusterSchema = z
-  .object({
-    apiVersion: z.literal(RACKSIDE_API_VERSION),
-    kind: z.literal('TalosCluster'),
-    metadata: objectMetaSchema,
-    spec: talosClusterSpecSchema,
-    status: talosClusterStatusSchema.optional(),
-  })
-  .describe(
-    'A Talos cluster machines can be added to, normally the one the operator runs in.',
-  );
+export const talosClusterSchema = racksideObjectSchema(
+  'TalosCluster',
+  talosClusterSpecSchema,
+  talosClusterStatusSchema,
+).describe(
+  'A Talos cluster machines can be added to, normally the one the operator runs in.',
+);
 
 /** A TalosCluster (defaults applied). */
-export type TalosCluster = z.infer<typeof talosClusterSchema>;
+export type TalosCluster = RacksideObject<
+  'TalosCluster',
+  TalosClusterSpec,
+  TalosClusterStatus
+>;
 /** A TalosCluster as written. */
 export type TalosClusterInput = z.input<typeof talosClusterSchema>;
 export type TalosClusterSpec = z.infer<typeof talosClusterSpecSchema>;

@@ -1,14 +1,13 @@
 import { z } from 'zod';
 import {
   conditionsSchema,
-  objectMetaSchema,
   objectNameSchema,
   observedGenerationSchema,
-  RACKSIDE_API_VERSION,
   requestFlagSchema,
   resourceDescriptor,
   timestampSchema,
 } from './common';
+import { racksideObjectSchema, type RacksideObject } from './object';
 import type { CrdDefinition } from './crd';
 import { immutable, kube, setOnce, withRules } from './kube';
 import { talosAddressSchema } from './talosCluster';
@@ -76,13 +75,11 @@ export const talosMachineStatusSchema = z
 
 /** A TalosMachine, as read from the apiserver. */
 export const talosMachineSchema = withRules(
-  z.object({
-    apiVersion: z.literal(RACKSIDE_API_VERSION),
-    kind: z.literal('TalosMachine'),
-    metadata: objectMetaSchema,
-    spec: talosMachineSpecSchema,
-    status: talosMachineStatusSchema.optional(),
-  }),
+  racksideObjectSchema(
+    'TalosMachine',
+    talosMachineSpecSchema,
+    talosMachineStatusSchema,
+  ),
   [
     {
       rule: `self.metadata.name.matches('${SMBIOS_UUID_PATTERN}')`,
@@ -95,7 +92,11 @@ export const talosMachineSchema = withRules(
 );
 
 /** A TalosMachine (defaults applied). */
-export type TalosMachine = z.infer<typeof talosMachineSchema>;
+export type TalosMachine = RacksideObject<
+  'TalosMachine',
+  TalosMachineSpec,
+  TalosMachineStatus
+>;
 /** A TalosMachine as written. */
 export type TalosMachineInput = z.input<typeof talosMachineSchema>;
 export type TalosMachineSpec = z.infer<typeof talosMachineSpecSchema>;
