@@ -13,7 +13,7 @@ const { RedfishPowerChannel } = require(path.join(
 ));
 const { HealthMonitor } = require(path.join(
   ROOT,
-  'packages/operator/src/power/health.ts',
+  'packages/operator/src/serverbmc/health.ts',
 ));
 
 /** A watch cache over a Map: what the HealthMonitor asks of the operator's caches. */

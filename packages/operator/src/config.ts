@@ -10,6 +10,10 @@ import {
   type LogFormat,
   type LogLevel,
 } from './runtime/logger';
+import type { AlertingConfig } from './runtime/alertmanager';
+
+/** How the operator speaks to Alertmanager: the runtime's type (runtime/alertmanager.ts). */
+export type { AlertingConfig };
 
 /** The operator's configuration (flags and variables: `OPTIONS` below, and the README). */
 export interface OperatorConfig {
@@ -62,27 +66,6 @@ export type AlertingSettings = Omit<
   AlertingConfig,
   'url' | 'caFile' | 'tokenFile'
 >;
-
-/** How the operator speaks to the cluster's Alertmanager (docs/alerts.md). */
-export interface AlertingConfig {
-  url: string;
-  /** PEM CA bundle file; absent: the system trust store. */
-  caFile?: string;
-  /** Bearer token file (a mounted Secret), read again on every request. */
-  tokenFile?: string;
-  /** The templates that select a node's alerts (alternatives; `{{node}}`, `{{labels.KEY}}`). */
-  matchers: readonly string[];
-  /** A silence's lease: it ends this long after its last renewal. */
-  silenceLeaseMs: number;
-  /** How often an open maintenance renews its silence (< lease). */
-  silenceRenewMs: number;
-  /** No silence lasts past this from its creation, however long the maintenance. */
-  silenceMaxMs: number;
-  /** A node back in service stays silenced this long, and a healthy return fails on its alerts no sooner. */
-  returnGraceMs: number;
-  /** A maintenance's page (`{{name}}` for its name), linked from its silences' comment. */
-  maintenanceUrl?: string;
-}
 
 export interface LeaderElectionConfig {
   /** How long a Lease is valid without renewal, as a standby judges it. */

@@ -1,9 +1,11 @@
 /*
  * The operator process minus main(): the shared runtime (runtime/: watch caches, Events,
  * Secrets, metrics, the leader-gated client), one controller per kind (each kind's
- * controller.ts: power/, maintenance/, talos-cluster/, talos-machine/, reclaim/, plan/),
- * retention (runtime/retention.ts), and the elector that starts them while this replica
- * leads and stops them when it does not. Nothing here polls: the caches hold one watch each.
+ * controller.ts, a declaration built by runtime/controller/buildController.ts:
+ * powerprovider/, serverbmc/, maintenance/, talos-cluster/, talos-machine/, reclaim/,
+ * plan/), retention (runtime/retention.ts), and the elector that starts them while this
+ * replica leads and pauses them when it does not. Nothing here polls: the caches hold one
+ * watch each.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { NodeMaintenanceStatus } from '@rackside/plugin-servers-common';
@@ -17,27 +19,41 @@ import {
   leaderGated,
   leaderGatedKubeConfig,
 } from './runtime/leaderElection';
+import type { ControllerPorts } from './runtime/controller/buildController';
 import { createMaintenanceController } from './maintenance/controller';
 import { createMetrics, type OperatorMetrics } from './runtime/metrics';
 import { registerStateMetrics } from './runtime/stateMetrics';
 import { createPlanController } from './plan/controller';
 import type { AlertingSettings } from './config';
 import { createAlertReads } from './runtime/alertReads';
-import { createPowerController, type HealthSettings } from './power/controller';
-import type { PowerDeadlines } from './power/reconciler';
+import { createPowerProviderController } from './powerprovider/controller';
+import type { PowerDeadlines } from './powerprovider/reconciler';
+import {
+  createServerBmcController,
+  type HealthSettings,
+} from './serverbmc/controller';
 import { createRetention, DEFAULT_RETENTION_MS } from './runtime/retention';
-import { createReclaimController } from './reclaim/controller';
+import {
+  createReclaimController,
+  type ReclaimSettings,
+} from './reclaim/controller';
 import { createTalosClusterController } from './talos-cluster/controller';
 import { createTalosMachineController } from './talos-machine/controller';
-import {
-  createMachineKinds,
-  type MachineControllerSettings,
-} from './talos/machineKinds';
+import { createMachineKinds } from './talos/machineKinds';
+import type { JoinLimits } from './talos-machine/table';
 import { createTalosAccess } from './talos/talosAccess';
 import { OPERATOR_FIELD_MANAGER } from './runtime/kube/fieldManager';
 import type { AlertmanagerApi } from '@rackside/plugin-servers-node';
 import { leaderGatedAlertmanager } from './runtime/alertmanager';
 import type { OperatorLog } from './runtime/logger';
+
+/** Limits of the machine controllers; tests shorten them. */
+export interface MachineControllerSettings {
+  reclaim?: ReclaimSettings;
+  join?: Partial<JoinLimits>;
+  /** Deadline of one discovery probe; default 5 s. */
+  probeTimeoutMs?: number;
+}
 
 export interface OperatorOptions {
   kubeConfig: KubeConfig;
@@ -55,7 +71,7 @@ export interface OperatorOptions {
     retryPeriodMs?: number;
   };
   workers?: number;
-  /** The BMC health sweep (power/health.ts). */
+  /** The BMC health sweep (serverbmc/health.ts). */
   health?: HealthSettings;
   metrics?: OperatorMetrics;
   log?: OperatorLog;
@@ -161,22 +177,32 @@ export async function startOperator(
     namespace: operatorNamespace,
   });
   const caches = createOperatorCaches(kc);
-  const onError = (kind: string) => metrics.reconcileErrors.inc({ kind });
-  const queueMetrics = (controller: string) => metrics.queue(controller);
+  // What every controller runs with (runtime/controller/buildController.ts): its queue
+  // reconciles only while this replica leads, counted and logged under the kind's name.
+  const ports: ControllerPorts = {
+    workers,
+    leading: isLeading,
+    metrics,
+    log,
+  };
 
   // One controller per kind.
-  const power = createPowerController({
-    kubeConfig: kc,
-    caches,
-    secrets,
-    metrics,
-    deadlines: options.power,
-    recorder,
-    health: options.health,
-    log,
-    // The send is gated when it starts (below) and again right before each Redfish POST.
-    leading: isLeading,
-  });
+  const powerProviders = createPowerProviderController(
+    { kubeConfig: kc, caches, secrets, metrics, deadlines: options.power },
+    ports,
+  );
+  const serverBmcs = createServerBmcController(
+    {
+      kubeConfig: kc,
+      caches,
+      channel: powerProviders.provider,
+      secrets,
+      recorder,
+      metrics,
+      health: options.health,
+    },
+    ports,
+  );
   // Alertmanager's writes (a silence created, renewed or expired) go out only while leading,
   // like every Kubernetes write; reads do not ask.
   const alerting = options.alerting && {
@@ -186,28 +212,30 @@ export async function startOperator(
       isLeading,
     ),
   };
-  const maintenance = createMaintenanceController({
-    kubeConfig: kc,
-    caches,
-    core,
-    recorder,
-    power: leaderGated(power.powerPort(), ['send'], isLeading),
-    metrics,
-    workers,
-    drain: options.drain,
-    alerting,
-    beforeStatusWrite: options.beforeStatusWrite,
-    returnAlerts: createAlertReads(
-      alertmanager,
-      options.alerting?.settings,
-      () => caches.maintenances.list(),
-      options.alertPollMs,
-    ),
-    log,
-  });
+  const maintenance = createMaintenanceController(
+    {
+      kubeConfig: kc,
+      caches,
+      core,
+      recorder,
+      power: powerProviders.channel,
+      powerSend: powerProviders.send,
+      metrics,
+      drain: options.drain,
+      alerting,
+      beforeStatusWrite: options.beforeStatusWrite,
+      returnAlerts: createAlertReads(
+        alertmanager,
+        options.alerting?.settings,
+        () => caches.maintenances.list(),
+        options.alertPollMs,
+      ),
+      log,
+    },
+    ports,
+  );
   // TalosClusters, TalosMachines and MachineReclaims share their caches (talos/machineKinds.ts).
   const machineKinds = createMachineKinds({
-    ...options.machines,
     kubeConfig: kc,
     namespace: operatorNamespace,
     nodes: caches.nodes,
@@ -218,32 +246,40 @@ export async function startOperator(
       ['reset', 'applyConfiguration'],
       isLeading,
     ),
-    workers,
-    onError,
-    queueMetrics,
+    probeTimeoutMs: options.machines?.probeTimeoutMs,
     log,
   });
-  const talosClusters = createTalosClusterController(machineKinds);
-  const talosMachines = createTalosMachineController(machineKinds);
-  const reclaims = createReclaimController(machineKinds, {
-    wakeDiscovery: (ns, cluster) => talosClusters.wake(`${ns}/${cluster}`),
-  });
+  const talosClusters = createTalosClusterController(machineKinds, ports);
+  const talosMachines = createTalosMachineController(
+    machineKinds,
+    options.machines?.join,
+    ports,
+  );
+  const reclaims = createReclaimController(
+    machineKinds,
+    {
+      wakeDiscovery: (ns, cluster) => talosClusters.wake(`${ns}/${cluster}`),
+      settings: options.machines?.reclaim,
+    },
+    ports,
+  );
   // MaintenancePlans: each step a NodeMaintenance owned by its plan.
-  const plans = createPlanController({
-    kubeConfig: kc,
-    maintenances: caches.maintenances,
-    nodes: caches.nodes,
-    bmcs: caches.bmcs,
-    recorder,
-    onError,
-    onStatusWriteFailed: kind => metrics.statusWriteFailures.inc({ kind }),
-    planGateReads: options.planGateReads,
-    alertmanager,
-    alerting: options.alerting?.settings,
-    alertPollMs: options.alertPollMs,
-    queueMetrics,
-    log,
-  });
+  const plans = createPlanController(
+    {
+      kubeConfig: kc,
+      maintenances: caches.maintenances,
+      nodes: caches.nodes,
+      bmcs: caches.bmcs,
+      recorder,
+      onStatusWriteFailed: kind => metrics.statusWriteFailures.inc({ kind }),
+      planGateReads: options.planGateReads,
+      alertmanager,
+      alerting: options.alerting?.settings,
+      alertPollMs: options.alertPollMs,
+      log,
+    },
+    ports,
+  );
   // Deletes terminal objects --retention after they ended; runs while leading.
   const retention = createRetention({
     kubeConfig: kc,
@@ -254,30 +290,31 @@ export async function startOperator(
     onDeleted: kind => metrics.retentionDeletions.inc({ kind }),
     log,
   });
-  // After the power channel, in the order they start while leading.
+  // In the order they start while leading: maintenances wait for the channel and the
+  // first pass over the BMCs (an admission must not refuse a reboot only because the
+  // channel was not built yet).
   const machineControllers = [talosClusters, talosMachines, reclaims];
+  const controllers = [
+    powerProviders,
+    serverBmcs,
+    maintenance,
+    ...machineControllers,
+    plans,
+  ];
 
   let stopped = false;
   const startControllers = async () => {
     await caches.synced();
-    if (stopped) return;
-    // Maintenances wait for the channel: an admission must not refuse a reboot only
-    // because the channel was not built yet.
-    await power.start();
-    if (stopped) return;
-    maintenance.start();
-    for (const controller of machineControllers) await controller.start();
-    if (stopped) return;
-    await plans.start();
+    for (const controller of controllers) {
+      if (stopped) return;
+      await controller.start();
+    }
     if (stopped) return;
     await retention.start();
   };
   const pauseControllers = () => {
     void retention.stop();
-    for (const controller of machineControllers) controller.pause();
-    plans.pause();
-    maintenance.pause();
-    power.pause();
+    for (const controller of [...controllers].reverse()) controller.pause();
   };
 
   const elector = createElector(options, identity, log, {
@@ -320,9 +357,11 @@ export async function startOperator(
       await plans.stop();
       // Still leading and the channels still open: a verb on record is sent first.
       await maintenance.stop();
-      power.pause();
+      serverBmcs.pause();
+      powerProviders.pause();
       await elector.stop();
-      await power.stop();
+      await serverBmcs.stop();
+      await powerProviders.stop();
       await caches.stop();
     },
   };

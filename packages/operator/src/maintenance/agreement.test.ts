@@ -20,10 +20,8 @@ import {
 } from '@rackside/plugin-servers-common';
 /* eslint-disable @backstage/no-forbidden-package-imports -- the backend's own view, not
    a copy of it: the point is that the two sides agree (a devDependency, no cycle). */
-import {
-  serverView,
-  snapshotOf,
-} from '@rackside/plugin-servers-backend/src/servers/view';
+import { serverView } from '@rackside/plugin-servers-backend/src/servers/view';
+import { snapshotOf } from '@rackside/plugin-servers-backend/src/cluster/snapshot';
 import type { MaintenanceObject } from '@rackside/plugin-servers-backend/src/cluster/types';
 /* eslint-enable @backstage/no-forbidden-package-imports */
 import type { NodeObject } from '@rackside/plugin-servers-node';

@@ -1,9 +1,10 @@
 /*
- * The NodeMaintenance controller: the reconciler of reconciler.ts wired to the apiserver
- * (status writes with this process's own writes seen at once, node patches, evictions
- * through the DrainRunner, Events), its work queue, and what wakes a maintenance: its
- * own changes, and a change of its Node (e.g. Returning waits for Ready). startOperator
- * creates it next to the power and machine controllers and starts it when it leads.
+ * The NodeMaintenance controller, declared for the builder (runtime/controller): the
+ * reconciler of reconciler.ts wired to the apiserver (status writes with this process's
+ * own writes seen at once, node patches, evictions through the DrainRunner, Events), the
+ * power channel and its send as ports (PowerPort, PowerSendPort: powerprovider/), and
+ * what wakes a maintenance: its own changes, a change of its Node (e.g. Returning waits
+ * for Ready) and a change of what is known of its hardware.
  */
 import type { AlertReads } from '../runtime/alertReads';
 import {
@@ -37,17 +38,22 @@ import {
 } from '../runtime/kube/ownWrites';
 import { systemClock } from '../runtime/lifecycle/table';
 import type { OperatorMetrics } from '../runtime/metrics';
-import { WorkQueue } from '../runtime/workqueue';
+import {
+  buildController,
+  type Controller,
+  type ControllerPorts,
+} from '../runtime/controller/buildController';
 import {
   MaintenanceReconciler,
   Mutex,
   type ReconcilerPorts,
 } from './reconciler';
-import type { NodeView } from './types';
+import type { NodeView } from '../runtime/nodeView';
+import type { PowerPort, PowerSendPort } from './types';
 import { SilenceLease, type SilenceSettings } from './silenceLease';
 import type { AlertmanagerApi } from '@rackside/plugin-servers-node';
 import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
-import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
+import type { OperatorLog } from '../runtime/logger';
 
 export interface MaintenanceControllerOptions {
   /** Leader-gated: every write asks the elector right before it goes out. */
@@ -55,10 +61,11 @@ export interface MaintenanceControllerOptions {
   caches: Pick<OperatorCaches, 'maintenances' | 'nodes' | 'bmcs'>;
   core: CoreClient;
   recorder: EventRecorder;
-  /** The power channel as the rows read it, with the leader-gated send. */
-  power: ReconcilerPorts['power'];
+  /** The power channel as the rows read it. */
+  power: PowerPort;
+  /** The send of a recorded verb (powerprovider/powerSend.ts, leader-gated). */
+  powerSend: PowerSendPort;
   metrics: OperatorMetrics;
-  workers: number;
   drain?: DrainRunnerOptions;
   /**
    * The cluster's Alertmanager (its writes leader-gated) and the lease's flags: a
@@ -77,21 +84,13 @@ export interface MaintenanceControllerOptions {
   returnAlerts?: AlertReads;
 }
 
-export interface MaintenanceController {
-  /** Runs the queue and reconciles every maintenance (call when leading, caches synced). */
-  start(): void;
-  /** Stops the queue and the drains (leadership lost). */
-  pause(): void;
-  /** Stops for good, once the reconciles under way have ended (at most STOP_GRACE_MS). */
-  stop(): Promise<void>;
-}
-
 /** How long a stop waits for the reconciles under way (the chart's grace period is 30 s). */
 const STOP_GRACE_MS = 20_000;
 
 export function createMaintenanceController(
   options: MaintenanceControllerOptions,
-): MaintenanceController {
+  controllerPorts: ControllerPorts,
+): Controller {
   const { kubeConfig: kc, caches, core, metrics, log } = options;
   const { maintenances, nodes } = caches;
   const fieldManager = { fieldManager: OPERATOR_FIELD_MANAGER };
@@ -112,7 +111,7 @@ export function createMaintenanceController(
     NodeMaintenanceStatus
   >(maintenanceClient, fresh);
 
-  let queue: WorkQueue | undefined;
+  let wakeMaintenance: (name: string) => void = () => {};
   const drains = new DrainRunner(
     {
       watchPods(nodeName) {
@@ -151,7 +150,7 @@ export function createMaintenanceController(
           { type: 'merge' },
         );
       },
-      wake: name => queue?.add(name),
+      wake: name => wakeMaintenance(name),
       log,
     },
     options.drain,
@@ -201,6 +200,7 @@ export function createMaintenanceController(
     },
     drains,
     power: options.power,
+    powerSend: options.powerSend,
     nodes: {
       async setUnschedulable(nodeName, unschedulable) {
         const node = nodes.get(nodeName);
@@ -235,89 +235,68 @@ export function createMaintenanceController(
     }
   };
 
-  const unsubscribe = [
-    maintenances.on('add', nm => queue?.add(objectKey(nm))),
-    maintenances.on('update', (nm, old) => {
-      // A drain belongs to Draining: abandoned, returned or finished, it stops.
-      if (nm.status?.phase !== 'Draining') drains.cancel(objectKey(nm));
-      if (nm.status?.phase === 'Drained' && old.status?.phase === 'Draining') {
-        const started = Date.parse(nm.status.drain?.startedAt ?? '');
-        if (Number.isFinite(started)) {
-          metrics.drainDuration.observe((Date.now() - started) / 1000);
-        }
-      }
-      queue?.add(objectKey(nm));
-    }),
-    maintenances.on('delete', nm => {
-      drains.cancel(objectKey(nm));
-      fresh.forget(objectKey(nm));
-      // Deleted while open (or within its return grace): its silence ends now. Only the
-      // leader acts; a delete no replica saw lapses with the lease.
-      if (queue && silences) void silences.forget(nm);
-    }),
-    maintenances.on('changed', updateGauge),
-    // A node change wakes the maintenances of that node (e.g. Returning waits for Ready).
-    ...(['add', 'update', 'delete'] as const).map(event =>
-      nodes.on(event, (node: NodeView & RawKubeObject) => {
-        for (const nm of maintenances.byIndex(NODE_INDEX, objectKey(node))) {
-          queue?.add(objectKey(nm));
-        }
-      }),
-    ),
-    // A reading that changes what is known of the hardware (e.g. unknown to OK) wakes a
-    // healthy return waiting on it (the ServerBMC is named after its node).
-    caches.bmcs.on('update', (bmc: ServerBMC, old: ServerBMC) => {
-      if (!hardwareKnowledgeChanged(bmc, old)) return;
-      for (const nm of maintenances.byIndex(NODE_INDEX, bmc.metadata.name)) {
-        queue?.add(objectKey(nm));
-      }
-    }),
-  ];
-
-  const pause = () => {
-    drains.stop();
-    queue?.stop();
-    queue = undefined;
-  };
-  return {
-    start() {
-      queue = new WorkQueue(key => reconciler.reconcile(key), {
-        workers: options.workers,
-        metrics: metrics.queue('NodeMaintenance'),
-        onError: (key, error) => {
-          metrics.reconcileErrors.inc({ kind: 'NodeMaintenance' });
-          log(
-            `reconcile NodeMaintenance ${key}: ${(error as Error).message}`,
-            reconcileErrorFields(
-              'NodeMaintenance',
-              key,
-              error,
-              maintenances.get(key)?.status?.phase,
-            ),
-          );
-        },
-      });
-      updateGauge();
-      for (const nm of maintenances.list()) queue.add(nm.metadata.name);
-    },
-    pause,
-    async stop() {
-      const running = queue;
-      pause();
-      for (const off of unsubscribe) off();
-      // A graceful stop lets the reconciles under way end: one that recorded a power
-      // verb sends it and writes the answer, instead of leaving a record without an
-      // answer that the next leader can only give up on (send-once never sends twice).
-      if (running) {
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([
-          running.idle(),
-          new Promise<void>(resolve => {
-            timer = setTimeout(resolve, STOP_GRACE_MS);
+  const controller = buildController(
+    {
+      kind: 'NodeMaintenance',
+      reconcile: key => reconciler.reconcile(key),
+      watches: wake => [
+        maintenances.on('add', nm => wake.enqueue(objectKey(nm))),
+        maintenances.on('update', (nm, old) => {
+          // A drain belongs to Draining: abandoned, returned or finished, it stops.
+          if (nm.status?.phase !== 'Draining') drains.cancel(objectKey(nm));
+          if (
+            nm.status?.phase === 'Drained' &&
+            old.status?.phase === 'Draining'
+          ) {
+            const started = Date.parse(nm.status.drain?.startedAt ?? '');
+            if (Number.isFinite(started)) {
+              metrics.drainDuration.observe((Date.now() - started) / 1000);
+            }
+          }
+          wake.enqueue(objectKey(nm));
+        }),
+        maintenances.on('delete', nm => {
+          drains.cancel(objectKey(nm));
+          fresh.forget(objectKey(nm));
+          // Deleted while open (or within its return grace): its silence ends now. Only
+          // the leader acts; a delete no replica saw lapses with the lease.
+          if (wake.running() && silences) void silences.forget(nm);
+        }),
+        maintenances.on('changed', updateGauge),
+        // A node change wakes the maintenances of that node (e.g. Returning waits for Ready).
+        ...(['add', 'update', 'delete'] as const).map(event =>
+          nodes.on(event, (node: NodeView & RawKubeObject) => {
+            for (const nm of maintenances.byIndex(
+              NODE_INDEX,
+              objectKey(node),
+            )) {
+              wake.enqueue(objectKey(nm));
+            }
           }),
-        ]);
-        clearTimeout(timer);
-      }
+        ),
+        // A reading that changes what is known of the hardware (e.g. unknown to OK) wakes
+        // a healthy return waiting on it (the ServerBMC is named after its node).
+        caches.bmcs.on('update', (bmc: ServerBMC, old: ServerBMC) => {
+          if (!hardwareKnowledgeChanged(bmc, old)) return;
+          for (const nm of maintenances.byIndex(
+            NODE_INDEX,
+            bmc.metadata.name,
+          )) {
+            wake.enqueue(objectKey(nm));
+          }
+        }),
+      ],
+      keys: () => maintenances.list().map(nm => nm.metadata.name),
+      phaseOf: key => maintenances.get(key)?.status?.phase,
+      beforeFirstPass: updateGauge,
+      onPaused: () => drains.stop(),
+      // A graceful stop lets the reconciles under way end: one that recorded a power verb
+      // sends it and writes the answer, instead of leaving a record without an answer
+      // that the next leader can only give up on (send-once never sends twice).
+      stopGraceMs: STOP_GRACE_MS,
     },
-  };
+    controllerPorts,
+  );
+  wakeMaintenance = name => controller.enqueue(name);
+  return controller;
 }

@@ -25,9 +25,9 @@ import type {
   Decision,
   DrainPort,
   NodePort,
-  NodeView,
   PodPort,
   PowerPort,
+  PowerSendPort,
   PowerSendVerb,
   RefusalCause,
   SendOutcome,
@@ -79,10 +79,10 @@ export interface ReconcilerPorts extends Clock {
   nodes: NodePort;
   pods: PodPort;
   drains: DrainPort;
-  /** The rows read the channel; only the reconciler sends, after the verb is recorded. */
-  power: PowerPort & {
-    send(verb: PowerSendVerb, node: NodeView | undefined): Promise<SendOutcome>;
-  };
+  /** The channel as the rows read it. */
+  power: PowerPort;
+  /** Only the reconciler sends, after the verb is recorded. */
+  powerSend: PowerSendPort;
   status: StatusPort;
   events: EventPort;
   admissionLock: Mutex;
@@ -203,7 +203,7 @@ export class MaintenanceReconciler {
     written: NodeMaintenance,
     verb: PowerSendVerb,
   ): Promise<NodeMaintenance | undefined> {
-    const outcome = await this.ports.power
+    const outcome = await this.ports.powerSend
       .send(verb, this.ports.view.node(written.spec.nodeName))
       .catch(
         (error): SendOutcome => ({

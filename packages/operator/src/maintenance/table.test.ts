@@ -159,6 +159,8 @@ class FakeCluster {
         powerState: async n => this.powerStateOf.get(n?.metadata?.name ?? ''),
         readback: () => this.readbackWindow,
         deadlines: this.deadlines,
+      },
+      powerSend: {
         send: async (verb, n) => {
           this.sent.push({ verb, node: n?.metadata?.name ?? '' });
           this.whileSending?.();

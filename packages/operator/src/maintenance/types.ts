@@ -10,7 +10,6 @@ import type {
   DrainContext,
   InvokeResult,
   MaintenancePhase,
-  NodeLike,
   NodeMaintenance,
   NodeMaintenanceStatus,
   PodLike,
@@ -18,19 +17,13 @@ import type {
 } from '@rackside/plugin-servers-common';
 import type { DrainOutcome } from './drain/DrainRunner';
 import type { Clock, Done, NEW, Wait } from '../runtime/lifecycle/table';
+import type { NodeView } from '../runtime/nodeView';
 
 /** A maintenance without a phase yet (just created) is `New`. */
 export type Phase = MaintenancePhase | typeof NEW;
 
-/** What the machine needs of a Node. */
-export interface NodeView extends NodeLike {
-  metadata?: NodeLike['metadata'];
-  spec?: { unschedulable?: boolean };
-  status?: NodeLike['status'] & {
-    nodeInfo?: { bootID?: string; systemUUID?: string };
-    addresses?: Array<{ type: string; address: string }>;
-  };
-}
+/** What the rows read of a Node: the runtime's view (runtime/nodeView.ts). */
+export type { NodeView };
 
 /** Reads of the cluster, served from watch caches. */
 export interface ClusterView {
@@ -97,6 +90,15 @@ export interface PowerPort {
     /** A recorded verb without an answer fails after this long without a sign. */
     unansweredSeconds: number;
   };
+}
+
+/**
+ * The one send of a recorded power verb, at the edge (powerprovider/powerSend.ts on the
+ * PowerProvider's channel), handed to the NodeMaintenance controller. Only the
+ * reconciler calls it, after the verb is recorded; the rows never send.
+ */
+export interface PowerSendPort {
+  send(verb: PowerSendVerb, node: NodeView | undefined): Promise<SendOutcome>;
 }
 
 export interface MachinePorts extends Clock {

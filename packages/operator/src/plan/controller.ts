@@ -1,10 +1,10 @@
 /*
- * Wires the MaintenancePlan reconciler (reconciler.ts, table.ts) to the apiserver:
+ * The MaintenancePlan controller, declared for the builder (runtime/controller): the
+ * reconciler (reconciler.ts, table.ts) wired to the apiserver:
  * a watch cache of MaintenancePlans and of PodDisruptionBudgets (slimmed to their health),
  * the operator's NodeMaintenance and Node caches, the object-gate watches
- * (objectGates.ts: allowed kinds only, filtered by the apiserver), one keyed work queue, and the edges (status, step creation, abandon
- * flags, Events). startOperator() creates this next to the other controllers and starts
- * it when it leads.
+ * (objectGates.ts: allowed kinds only, filtered by the apiserver) and the edges (status,
+ * step creation, abandon flags, Events).
  *
  * What wakes a plan: its own spec changing (created, paused, resumed, cancelled); a
  * NodeMaintenance it owns changing; a Node's readiness changing; a budget's health
@@ -41,12 +41,16 @@ import type { EventRecorder } from '../runtime/events';
 import { eventsFor } from '../runtime/kube/eventsFor';
 import { ownWritesView } from '../runtime/kube/ownWrites';
 import { systemClock, type Clock } from '../runtime/lifecycle/table';
-import type { NodeView } from '../maintenance/types';
-import { WorkQueue, type WorkQueueMetrics } from '../runtime/workqueue';
+import type { NodeView } from '../runtime/nodeView';
+import {
+  buildController,
+  type Controller,
+  type ControllerPorts,
+} from '../runtime/controller/buildController';
 import { gateWatchKey, ObjectGateWatches } from './objectGates';
 import { PlanReconciler, stepObject } from './reconciler';
 import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
-import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
+import type { OperatorLog } from '../runtime/logger';
 
 export interface PlanControllerOptions {
   kubeConfig: KubeConfig;
@@ -55,9 +59,7 @@ export interface PlanControllerOptions {
   /** The operator's Node cache (readiness, labels). */
   nodes: WatchCache<NodeView & RawKubeObject>;
   recorder: EventRecorder;
-  workers?: number;
   clock?: Clock;
-  onError?: (kind: string, key: string, error: unknown) => void;
   /**
    * The kinds object gates may read, as `resource.group` (core: the resource alone): the
    * chart's operator.planGateReads, which also grants the reads. Others are refused.
@@ -65,7 +67,6 @@ export interface PlanControllerOptions {
   planGateReads?: readonly string[];
   /** A status write failed for another reason than a conflict (a metric counts it). */
   onStatusWriteFailed?: (kind: string) => void;
-  queueMetrics?: (controller: string) => WorkQueueMetrics;
   log?: OperatorLog;
   /** The operator's ServerBMC cache: a healthy return needs a rollup that is not Critical. */
   bmcs?: WatchCache<ServerBMC & RawKubeObject>;
@@ -77,15 +78,11 @@ export interface PlanControllerOptions {
   alertPollMs?: number;
 }
 
-export interface PlanController {
-  /** Waits for the caches, then runs the queue (call when leading). */
-  start(): Promise<void>;
-  /** Stops the queue (leadership lost); the caches keep watching. */
-  pause(): void;
+export interface PlanController extends Controller {
+  /** The plan and budget caches have listed. */
   hasSynced(): boolean;
   /** The plans as watched (the operator's state metrics read them). */
   readonly cache: WatchCache<MaintenancePlan & RawKubeObject>;
-  stop(): Promise<void>;
 }
 
 /** What a PodDisruptionBudget is kept as: its health only (servers-node's slim). */
@@ -102,6 +99,7 @@ function planOf(nm: NodeMaintenance): string | undefined {
 
 export function createPlanController(
   options: PlanControllerOptions,
+  ports: ControllerPorts,
 ): PlanController {
   const { kubeConfig: kc, maintenances, nodes, recorder } = options;
   const log = options.log ?? (() => {});
@@ -125,11 +123,11 @@ export function createPlanController(
   const freshPlans = ownWritesView<MaintenancePlan>(plans);
   const freshSteps = ownWritesView<NodeMaintenance>(maintenances);
 
-  let queue: WorkQueue | undefined;
+  let wakePlan: (name: string) => void = () => {};
   const openPlans = () =>
     plans.list().filter(p => !isTerminalPlanPhase(p.status?.phase));
   const wakeOpen = (filter: (p: MaintenancePlan) => boolean = () => true) => {
-    for (const p of openPlans()) if (filter(p)) queue?.add(p.metadata.name);
+    for (const p of openPlans()) if (filter(p)) wakePlan(p.metadata.name);
   };
 
   const gates = new ObjectGateWatches({
@@ -201,93 +199,78 @@ export function createPlanController(
     log,
   });
 
-  const unsubscribe = [
-    plans.on('add', p => {
-      refreshGates();
-      queue?.add(p.metadata.name);
-    }),
-    plans.on('update', (p, old) => {
-      refreshGates();
-      // Our own status writes come back as updates: only a spec change is news.
-      if (p.metadata.generation !== old.metadata.generation) {
-        queue?.add(p.metadata.name);
-      }
-    }),
-    plans.on('delete', p => {
-      freshPlans.forget(p.metadata.name);
-      refreshGates();
-    }),
-    ...(['add', 'update', 'delete'] as const).map(event =>
-      maintenances.on(event, (nm: NodeMaintenance) => {
-        if (event === 'delete') freshSteps.forget(nm.metadata.name);
-        const plan = planOf(nm);
-        if (plan) queue?.add(plan);
-      }),
-    ),
-    nodes.on('update', (node: NodeView & RawKubeObject, old) => {
-      // Heartbeats come through here: only a change of readiness is news.
-      if (isNodeReady(node) !== isNodeReady(old)) wakeOpen();
-    }),
-    // A reading that changes what is known of the hardware (e.g. unknown to OK) wakes the
-    // healthy returns waiting on it.
-    ...(options.bmcs
-      ? [
-          options.bmcs.on('update', (bmc: ServerBMC, old: ServerBMC) => {
-            if (hardwareKnowledgeChanged(bmc, old)) wakeOpen();
+  const controller = buildController(
+    {
+      kind: 'MaintenancePlan',
+      reconcile: key => reconciler.reconcile(key),
+      watches: wake => [
+        plans.on('add', p => {
+          refreshGates();
+          wake.enqueue(p.metadata.name);
+        }),
+        plans.on('update', (p, old) => {
+          refreshGates();
+          // Our own status writes come back as updates: only a spec change is news.
+          if (p.metadata.generation !== old.metadata.generation) {
+            wake.enqueue(p.metadata.name);
+          }
+        }),
+        plans.on('delete', p => {
+          freshPlans.forget(p.metadata.name);
+          refreshGates();
+        }),
+        ...(['add', 'update', 'delete'] as const).map(event =>
+          maintenances.on(event, (nm: NodeMaintenance) => {
+            if (event === 'delete') freshSteps.forget(nm.metadata.name);
+            const plan = planOf(nm);
+            if (plan) wake.enqueue(plan);
           }),
-        ]
-      : []),
-    ...(['add', 'update', 'delete'] as const).map(event =>
-      budgets.on(event, (b: BudgetHealth, old?: BudgetHealth) => {
-        if (event !== 'update' || !old || unhealthy(b) !== unhealthy(old)) {
-          wakeOpen(p => p.spec.gates?.podDisruptionBudgetsHealthy ?? true);
-        }
-      }),
-    ),
-  ];
-
-  let stopped = false;
+        ),
+        nodes.on('update', (node: NodeView & RawKubeObject, old) => {
+          // Heartbeats come through here: only a change of readiness is news.
+          if (isNodeReady(node) !== isNodeReady(old)) wakeOpen();
+        }),
+        // A reading that changes what is known of the hardware (e.g. unknown to OK) wakes
+        // the healthy returns waiting on it.
+        ...(options.bmcs
+          ? [
+              options.bmcs.on('update', (bmc: ServerBMC, old: ServerBMC) => {
+                if (hardwareKnowledgeChanged(bmc, old)) wakeOpen();
+              }),
+            ]
+          : []),
+        ...(['add', 'update', 'delete'] as const).map(event =>
+          budgets.on(event, (b: BudgetHealth, old?: BudgetHealth) => {
+            if (event !== 'update' || !old || unhealthy(b) !== unhealthy(old)) {
+              wakeOpen(p => p.spec.gates?.podDisruptionBudgetsHealthy ?? true);
+            }
+          }),
+        ),
+      ],
+      keys: () => openPlans().map(p => p.metadata.name),
+      phaseOf: key => plans.get(key)?.status?.phase,
+      async synced() {
+        await Promise.all([
+          plans.synced,
+          budgets.synced,
+          maintenances.synced,
+          nodes.synced,
+        ]);
+      },
+      // The gates' watches before the first pass asks their verdicts.
+      beforeFirstPass: refreshGates,
+      async onStopped() {
+        await gates.stop();
+        await Promise.all([plans.stop(), budgets.stop()]);
+      },
+    },
+    // Two plans at once (a plan's own steps run in parallel within its pass).
+    { ...ports, workers: 2 },
+  );
+  wakePlan = name => controller.enqueue(name);
   return {
-    async start() {
-      await Promise.all([
-        plans.synced,
-        budgets.synced,
-        maintenances.synced,
-        nodes.synced,
-      ]);
-      if (stopped) return;
-      queue = new WorkQueue(key => reconciler.reconcile(key), {
-        workers: Math.max(1, options.workers ?? 2),
-        onError: (key, error) => {
-          options.onError?.('MaintenancePlan', key, error);
-          log(
-            `reconcile MaintenancePlan ${key}: ${(error as Error).message}`,
-            reconcileErrorFields(
-              'MaintenancePlan',
-              key,
-              error,
-              plans.get(key)?.status?.phase,
-            ),
-          );
-        },
-        metrics: options.queueMetrics?.('MaintenancePlan'),
-      });
-      refreshGates();
-      for (const p of openPlans()) queue.add(p.metadata.name);
-    },
-    pause() {
-      queue?.stop();
-      queue = undefined;
-    },
+    ...controller,
     hasSynced: () => plans.hasSynced() && budgets.hasSynced(),
     cache: plans,
-    async stop() {
-      stopped = true;
-      queue?.stop();
-      queue = undefined;
-      for (const off of unsubscribe) off();
-      await gates.stop();
-      await Promise.all([plans.stop(), budgets.stop()]);
-    },
   };
 }

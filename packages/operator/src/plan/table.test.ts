@@ -13,7 +13,7 @@ import {
   type HardwareHealthFacts,
   type AlertState,
 } from '@rackside/plugin-servers-common';
-import type { NodeView } from '../maintenance/types';
+import type { NodeView } from '../runtime/nodeView';
 import { PlanReconciler, stepObject, type PlanPorts } from './reconciler';
 import { canonical, MAX_WAIT_MS, stepName } from './table';
 

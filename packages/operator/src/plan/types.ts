@@ -11,7 +11,7 @@ import type {
   ObjectGate,
   PlanNode,
 } from '@rackside/plugin-servers-common';
-import type { NodeView } from '../maintenance/types';
+import type { NodeView } from '../runtime/nodeView';
 import type { AlertReads } from '../runtime/alertReads';
 import type { Clock, Done, Wait } from '../runtime/lifecycle/table';
 

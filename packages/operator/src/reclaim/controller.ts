@@ -1,7 +1,7 @@
 /*
- * The MachineReclaim controller: the reconciler of reconciler.ts (the table of table.ts)
- * wired to the apiserver through the machine kinds' shared caches
- * (talos/machineKinds.ts), on one keyed work queue: status writes with this process's
+ * The MachineReclaim controller, declared for the builder (runtime/controller): the
+ * reconciler of reconciler.ts (the table of table.ts) wired to the apiserver through the
+ * machine kinds' shared caches (talos/machineKinds.ts): status writes with this process's
  * own writes seen at once, the bound credential Secret (credential.ts), the requester's
  * reclaim verb asked right before the reset, Events.
  *
@@ -12,32 +12,36 @@
 import { machineReclaimResource } from '@rackside/plugin-servers-common';
 import { objectKey, parseTalosconfig } from '@rackside/plugin-servers-node';
 import { conditionalStatusWriter } from '../runtime/kube/ownWrites';
-import { WorkQueue } from '../runtime/workqueue';
+import {
+  buildController,
+  type Controller,
+  type ControllerPorts,
+} from '../runtime/controller/buildController';
 import type { MachineKinds } from '../talos/machineKinds';
 import { subjectAccessReviews } from '../webhook/server';
 import { kubeCredentialPort } from './credential';
 import { MachineReclaimReconciler } from './reconciler';
-import { DEFAULT_RECLAIM_LIMITS } from './table';
+import { DEFAULT_RECLAIM_LIMITS, type ReclaimLimits } from './table';
+
+/** The limits of the MachineReclaim controller; tests shorten them. */
+export type ReclaimSettings = Partial<ReclaimLimits> & {
+  /** The time limit of one reconcile of a MachineReclaim (2 minutes). */
+  reconcileTimeoutMs?: number;
+};
 
 export interface ReclaimControllerOptions {
   /** Probes the TalosCluster `namespace/name` again (talos-cluster/controller.ts). */
   wakeDiscovery(namespace: string, cluster: string): void;
-}
-
-export interface ReclaimController {
-  /** Waits for the caches, then runs the queue (call when leading). */
-  start(): Promise<void>;
-  /** Stops the queue (leadership lost); the caches keep watching. */
-  pause(): void;
-  stop(): Promise<void>;
+  settings?: ReclaimSettings;
 }
 
 export function createReclaimController(
   kinds: MachineKinds,
   options: ReclaimControllerOptions,
-): ReclaimController {
+  ports: ControllerPorts,
+): Controller {
   const { api, clusters, reclaims, freshReclaims, namespace } = kinds;
-  const settings = kinds.settings.reclaim;
+  const settings = options.settings;
   const access = subjectAccessReviews(kinds.kubeConfig);
 
   const reclaimer = new MachineReclaimReconciler({
@@ -87,39 +91,25 @@ export function createReclaimController(
     log: kinds.log,
   });
 
-  let queue: WorkQueue | undefined;
-  const unsubscribe = [
-    reclaims.on('add', r => queue?.add(objectKey(r))),
-    reclaims.on('update', (r, old) => {
-      // The confirm (spec.confirmUUID); a reconcile goes on from its own writes itself.
-      if (r.metadata.generation !== old.metadata.generation) {
-        queue?.add(objectKey(r));
-      }
-    }),
-    reclaims.on('delete', r => freshReclaims.forget(objectKey(r))),
-  ];
-
-  let stopped = false;
-  const pause = () => {
-    queue?.stop();
-    queue = undefined;
-  };
-  return {
-    async start() {
-      await kinds.synced();
-      if (stopped) return;
-      queue = new WorkQueue(key => reclaimer.reconcile(key), {
-        workers: kinds.workers,
-        onError: kinds.onError('MachineReclaim'),
-        metrics: kinds.queueMetrics('MachineReclaim'),
-      });
-      for (const r of reclaims.list()) queue.add(objectKey(r));
+  return buildController(
+    {
+      kind: 'MachineReclaim',
+      reconcile: key => reclaimer.reconcile(key),
+      watches: wake => [
+        reclaims.on('add', r => wake.enqueue(objectKey(r))),
+        reclaims.on('update', (r, old) => {
+          // The confirm (spec.confirmUUID); a reconcile goes on from its own writes
+          // itself.
+          if (r.metadata.generation !== old.metadata.generation) {
+            wake.enqueue(objectKey(r));
+          }
+        }),
+        reclaims.on('delete', r => freshReclaims.forget(objectKey(r))),
+      ],
+      keys: () => reclaims.list().map(r => objectKey(r)),
+      phaseOf: key => reclaims.get(key)?.status?.phase,
+      synced: () => kinds.synced(),
     },
-    pause,
-    async stop() {
-      stopped = true;
-      pause();
-      for (const off of unsubscribe) off();
-    },
-  };
+    ports,
+  );
 }

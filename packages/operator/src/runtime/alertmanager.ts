@@ -3,8 +3,28 @@ import {
   type AlertmanagerApi,
 } from '@rackside/plugin-servers-node';
 import fs from 'node:fs';
-import type { AlertingConfig } from '../config';
 import { NotLeadingError } from './leaderElection';
+
+/** How the operator speaks to the cluster's Alertmanager (docs/alerts.md). */
+export interface AlertingConfig {
+  url: string;
+  /** PEM CA bundle file; absent: the system trust store. */
+  caFile?: string;
+  /** Bearer token file (a mounted Secret), read again on every request. */
+  tokenFile?: string;
+  /** The templates that select a node's alerts (alternatives; `{{node}}`, `{{labels.KEY}}`). */
+  matchers: readonly string[];
+  /** A silence's lease: it ends this long after its last renewal. */
+  silenceLeaseMs: number;
+  /** How often an open maintenance renews its silence (< lease). */
+  silenceRenewMs: number;
+  /** No silence lasts past this from its creation, however long the maintenance. */
+  silenceMaxMs: number;
+  /** A node back in service stays silenced this long, and a healthy return fails on its alerts no sooner. */
+  returnGraceMs: number;
+  /** A maintenance's page (`{{name}}` for its name), linked from its silences' comment. */
+  maintenanceUrl?: string;
+}
 
 /**
  * The operator's Alertmanager client from its flags (docs/alerts.md); undefined when no

@@ -22,7 +22,7 @@ import {
   type RawKubeObject,
   type WatchCache,
 } from '@rackside/plugin-servers-node';
-import type { NodeView } from '../maintenance/types';
+import type { NodeView } from './nodeView';
 
 /** The index of the NodeMaintenance cache by `spec.nodeName`. */
 export const NODE_INDEX = 'nodeName';

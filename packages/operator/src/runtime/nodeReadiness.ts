@@ -3,7 +3,7 @@
  * cache: its Ready condition's last transition.
  */
 import { isNodeReady } from '@rackside/plugin-servers-common';
-import type { NodeView } from '../maintenance/types';
+import type { NodeView } from './nodeView';
 
 /**
  * Since when the node is Ready (ms; 0 when the condition records no transition, so the

@@ -1,8 +1,8 @@
 /*
- * The TalosCluster (discovery) controller: the reconciler of reconciler.ts wired to the
- * apiserver through the machine kinds' shared caches (talos/machineKinds.ts), on one
- * keyed work queue. It creates the TalosMachines it finds in maintenance mode and
- * records where it last saw them.
+ * The TalosCluster (discovery) controller, declared for the builder (runtime/controller):
+ * the reconciler of reconciler.ts wired to the apiserver through the machine kinds'
+ * shared caches (talos/machineKinds.ts). It creates the TalosMachines it finds in
+ * maintenance mode and records where it last saw them.
  *
  * What wakes a cluster: its spec changing (an added address) is probed at once; a Done
  * MachineReclaim wakes its target cluster (wake(), called by reclaim/controller.ts).
@@ -12,25 +12,25 @@ import {
   talosMachineResource,
 } from '@rackside/plugin-servers-common';
 import { objectKey } from '@rackside/plugin-servers-node';
-import { WorkQueue } from '../runtime/workqueue';
+import {
+  buildController,
+  type Controller,
+  type ControllerPorts,
+} from '../runtime/controller/buildController';
 import type { MachineKinds } from '../talos/machineKinds';
 import { TalosClusterReconciler } from './reconciler';
 
-export interface TalosClusterController {
-  /** Waits for the caches, then runs the queue (call when leading). */
-  start(): Promise<void>;
-  /** Stops the queue (leadership lost); the caches keep watching. */
-  pause(): void;
+export interface TalosClusterController extends Controller {
   /** Probes the cluster `namespace/name` again now (a machine was reclaimed). */
   wake(key: string): void;
-  stop(): Promise<void>;
 }
 
 export function createTalosClusterController(
   kinds: MachineKinds,
+  ports: ControllerPorts,
 ): TalosClusterController {
   const { api, clusters, freshMachines, log, namespace } = kinds;
-  const probeTimeoutMs = kinds.settings.probeTimeoutMs ?? 5000;
+  const { probeTimeoutMs } = kinds;
 
   const discovery = new TalosClusterReconciler({
     cluster: key => clusters.get(key),
@@ -99,43 +99,32 @@ export function createTalosClusterController(
     log,
   });
 
-  let queue: WorkQueue | undefined;
-  const unsubscribe = [
-    clusters.on('add', c => queue?.add(objectKey(c))),
-    clusters.on('update', (c, old) => {
-      // Our own status writes come back as updates: only a spec change wakes discovery.
-      if (c.metadata.generation !== old.metadata.generation) {
-        queue?.add(objectKey(c));
-      }
-    }),
-    clusters.on('delete', c => discovery.forget(objectKey(c))),
-  ];
-
-  let stopped = false;
-  const pause = () => {
-    queue?.stop();
-    queue = undefined;
-  };
-  return {
-    async start() {
-      await kinds.synced();
-      if (stopped) return;
-      queue = new WorkQueue(key => discovery.reconcile(key), {
-        workers: Math.min(kinds.workers, 2),
-        onError: kinds.onError('TalosCluster'),
-        metrics: kinds.queueMetrics('TalosCluster'),
-      });
-      for (const c of clusters.list()) queue.add(objectKey(c));
+  const controller = buildController(
+    {
+      kind: 'TalosCluster',
+      reconcile: key => discovery.reconcile(key),
+      watches: wake => [
+        clusters.on('add', c => wake.enqueue(objectKey(c))),
+        clusters.on('update', (c, old) => {
+          // Our own status writes come back as updates: only a spec change wakes
+          // discovery.
+          if (c.metadata.generation !== old.metadata.generation) {
+            wake.enqueue(objectKey(c));
+          }
+        }),
+        clusters.on('delete', c => discovery.forget(objectKey(c))),
+      ],
+      keys: () => clusters.list().map(c => objectKey(c)),
+      synced: () => kinds.synced(),
     },
-    pause,
+    // Each pass probes every address of a cluster: two clusters at once at most.
+    { ...ports, workers: Math.min(ports.workers, 2) },
+  );
+  return {
+    ...controller,
     wake(key) {
       discovery.wake(key);
-      queue?.add(key);
-    },
-    async stop() {
-      stopped = true;
-      pause();
-      for (const off of unsubscribe) off();
+      controller.enqueue(key);
     },
   };
 }

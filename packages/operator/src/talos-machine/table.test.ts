@@ -3,7 +3,7 @@ import type {
   TalosMachineStatus,
 } from '@rackside/plugin-servers-common';
 import { TalosApiError } from '@rackside/plugin-servers-node';
-import type { NodeView } from '../maintenance/types';
+import type { NodeView } from '../runtime/nodeView';
 import { DEFAULT_JOIN_LIMITS, joinRowFor, type JoinPorts } from './table';
 import { TalosMachineReconciler } from './reconciler';
 import {

@@ -41,7 +41,7 @@ import {
   type Done,
   type Wait,
 } from '../runtime/lifecycle/table';
-import type { NodeView } from '../maintenance/types';
+import type { NodeView } from '../runtime/nodeView';
 import type { TalosAccess } from '../talos/talosAccess';
 
 export interface JoinLimits {

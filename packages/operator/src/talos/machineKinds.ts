@@ -2,9 +2,10 @@
  * What the TalosCluster, TalosMachine and MachineReclaim controllers share: watch caches
  * of the three kinds in the operator's namespace (where their Secrets are), this
  * process's own writes seen at once, the Talos machine API (talosAccess.ts), the name
- * resolver, and how a failed reconcile is counted and logged. startOperator() creates it
- * once; each kind's controller.ts (talos-cluster/, talos-machine/, reclaim/) wires its
- * reconciler to it and runs its own work queue.
+ * resolver. startOperator() creates it once; each kind's controller.ts (talos-cluster/,
+ * talos-machine/, reclaim/) wires its reconciler to it and declares its controller to the
+ * builder (runtime/controller), which runs the queue, counts and logs. The kinds' own
+ * limits stay with their controllers, so nothing here imports a kind.
  */
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
@@ -32,25 +33,11 @@ import { eventsFor, type ObjectEvents } from '../runtime/kube/eventsFor';
 import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
 import { ownWritesView, type OwnWritesView } from '../runtime/kube/ownWrites';
 import type { SecretReader } from '../runtime/kube/secrets';
-import { reconcileErrorFields, type OperatorLog } from '../runtime/logger';
-import type { WorkQueueMetrics } from '../runtime/workqueue';
-import type { NodeView } from '../maintenance/types';
-import type { ReclaimLimits } from '../reclaim/table';
-import type { JoinLimits } from '../talos-machine/table';
+import type { OperatorLog } from '../runtime/logger';
+import type { NodeView } from '../runtime/nodeView';
 import { createTalosAccess, type TalosAccess } from './talosAccess';
 
-/** Limits of the machine controllers; tests shorten them. */
-export interface MachineControllerSettings {
-  reclaim?: Partial<ReclaimLimits> & {
-    /** The time limit of one reconcile of a MachineReclaim (2 minutes). */
-    reconcileTimeoutMs?: number;
-  };
-  join?: Partial<JoinLimits>;
-  /** Deadline of one discovery probe; default 5 s. */
-  probeTimeoutMs?: number;
-}
-
-export interface MachineKindsOptions extends MachineControllerSettings {
+export interface MachineKindsOptions {
   kubeConfig: KubeConfig;
   /** The operator's namespace: TalosClusters, TalosMachines, MachineReclaims and their Secrets. */
   namespace: string;
@@ -59,11 +46,9 @@ export interface MachineKindsOptions extends MachineControllerSettings {
   recorder: EventRecorder;
   /** The operator's Secret reader (runtime/kube/secrets.ts): talosconfigs and join configs. */
   secrets: SecretReader;
-  workers: number;
-  onError?: (kind: string, key: string, error: unknown) => void;
-  /** Where each controller's queue reports depth, retries and durations, by kind. */
-  queueMetrics?: (controller: string) => WorkQueueMetrics;
   log?: OperatorLog;
+  /** Deadline of one discovery probe, and of a name's resolution; default 5 s. */
+  probeTimeoutMs?: number;
   /** The machine API; tests may replace it. */
   talos?: TalosAccess;
   /** Resolves discovery addresses that are names; default the system resolver. */
@@ -71,7 +56,8 @@ export interface MachineKindsOptions extends MachineControllerSettings {
 }
 
 export interface MachineKinds {
-  readonly settings: MachineControllerSettings;
+  /** Deadline of one discovery probe (default 5 s). */
+  readonly probeTimeoutMs: number;
   readonly kubeConfig: KubeConfig;
   readonly namespace: string;
   readonly nodes: WatchCache<NodeView & RawKubeObject>;
@@ -81,8 +67,6 @@ export interface MachineKinds {
   readonly resolve: ResolveName;
   readonly log: OperatorLog;
   readonly now: () => number;
-  /** At least one: the queue workers of each kind. */
-  readonly workers: number;
   readonly clusters: WatchCache<TalosCluster & RawKubeObject>;
   readonly machines: WatchCache<TalosMachine & RawKubeObject>;
   readonly reclaims: WatchCache<MachineReclaim & RawKubeObject>;
@@ -95,9 +79,6 @@ export interface MachineKinds {
   }): ObjectEvents<KubeObject>['record'];
   /** The Node whose system UUID is `uuid` (lower case). */
   nodeWithUUID(uuid: string): (NodeView & RawKubeObject) | undefined;
-  /** The queue's error handler of `kind`: counted, then logged. */
-  onError(kind: string): (key: string, error: unknown) => void;
-  queueMetrics(controller: string): WorkQueueMetrics | undefined;
   /** The three caches and the Node cache have synced. */
   synced(): Promise<void>;
   hasSynced(): boolean;
@@ -123,19 +104,18 @@ export function createMachineKinds(options: MachineKindsOptions): MachineKinds {
     path: resourcePath(machineReclaimResource, namespace),
     name: 'machinereclaims',
   });
-  const { reclaim, join, probeTimeoutMs } = options;
+  const probeTimeoutMs = options.probeTimeoutMs ?? 5000;
   return {
-    settings: { reclaim, join, probeTimeoutMs },
+    probeTimeoutMs,
     kubeConfig: kc,
     namespace,
     nodes,
     api: new RacksideClient(kc, { fieldManager: OPERATOR_FIELD_MANAGER }),
     core: new CoreClient(kc, { fieldManager: OPERATOR_FIELD_MANAGER }),
     talos: options.talos ?? createTalosAccess(),
-    resolve: options.resolve ?? dnsResolver(probeTimeoutMs ?? 5000),
+    resolve: options.resolve ?? dnsResolver(probeTimeoutMs),
     log,
     now: () => Date.now(),
-    workers: Math.max(1, options.workers),
     clusters,
     machines,
     reclaims,
@@ -148,14 +128,6 @@ export function createMachineKinds(options: MachineKindsOptions): MachineKinds {
       nodes
         .list()
         .find(n => n.status?.nodeInfo?.systemUUID?.toLowerCase() === uuid),
-    onError: kind => (key, error) => {
-      options.onError?.(kind, key, error);
-      log(
-        `reconcile ${kind} ${key}: ${(error as Error).message}`,
-        reconcileErrorFields(kind, key, error),
-      );
-    },
-    queueMetrics: controller => options.queueMetrics?.(controller),
     async synced() {
       await Promise.all([
         clusters.synced,

@@ -2,7 +2,7 @@ import {
   CONTROL_PLANE_LABEL,
   VIRTUAL_NODE_LABEL,
 } from '@rackside/plugin-servers-common';
-import type { NodeView } from '../maintenance/types';
+import type { NodeView } from '../runtime/nodeView';
 
 /** A Node as the operator's cache holds it, for unit tests: Ready unless told otherwise. */
 export function testNode(

@@ -7,7 +7,7 @@ import {
 
 /** A promise settled from outside: a test waits for an event, never for a clock. */
 function deferred<T = void>() {
-  let resolve!: (value: T) => void;
+  let resolve!: (value: T | PromiseLike<T>) => void;
   const promise = new Promise<T>(r => {
     resolve = r;
   });
@@ -47,14 +47,14 @@ function recordingReconcile() {
       holds.set(key, deferred());
     },
     release(key: string) {
-      holds.get(key)?.resolve();
+      holds.get(key)?.resolve(undefined);
       holds.delete(key);
     },
     /** Resolves when `key` has begun a run. */
     started: (key: string) => startedOf(key).promise,
     async reconcile(key: string) {
       runs.push(key);
-      startedOf(key).resolve();
+      startedOf(key).resolve(undefined);
       await holds.get(key)?.promise;
     },
   };
@@ -239,7 +239,8 @@ describe('buildController', () => {
       ),
       leader({
         metrics,
-        log: (message, fields) => logged.push({ message, phase: fields?.phase }),
+        log: (message, fields) =>
+          logged.push({ message, phase: fields?.phase }),
         onError: (kind, key) => failed.resolve(`${kind} ${key}`),
       }),
     );
@@ -295,7 +296,7 @@ describe('buildController', () => {
     expect(finished).toBe(true);
   });
 
-  it('runs onStarted after the first pass and onStopped last', async () => {
+  it('runs beforeFirstPass before the keys, onStarted after the first pass and onStopped last', async () => {
     const cache = fakeCache(['a']);
     const order: string[] = [];
     const controller = buildController(
@@ -306,6 +307,7 @@ describe('buildController', () => {
         },
         {
           awaitFirstPass: true,
+          beforeFirstPass: () => order.push('before'),
           onStarted: () => order.push('started'),
           onPaused: () => order.push('paused'),
           onStopped: () => {
@@ -317,6 +319,12 @@ describe('buildController', () => {
     );
     await controller.start();
     await controller.stop();
-    expect(order).toEqual(['reconcile a', 'started', 'paused', 'stopped']);
+    expect(order).toEqual([
+      'before',
+      'reconcile a',
+      'started',
+      'paused',
+      'stopped',
+    ]);
   });
 });

@@ -57,6 +57,8 @@ export interface ControllerDeclaration {
    * next leader can only give up on.
    */
   stopGraceMs?: number;
+  /** Run once the caches have synced, right before the keys are queued. */
+  beforeFirstPass?(): void;
   /** Run after the queue is created and the keys queued (after the first pass if awaited). */
   onStarted?(): void;
   /** Run when the queue stops (leadership lost, or stop()). */
@@ -138,6 +140,7 @@ export function buildController(
       const startedIn = epoch;
       await declaration.synced?.();
       if (stopped || epoch !== startedIn || queue) return;
+      declaration.beforeFirstPass?.();
       const started = new WorkQueue(reconcile, {
         workers: Math.max(1, ports.workers),
         metrics: ports.metrics?.queue(kind),

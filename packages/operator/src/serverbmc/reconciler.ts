@@ -6,7 +6,7 @@
  */
 import type { ServerBMC } from '@rackside/plugin-servers-common';
 import { setCondition } from '../runtime/lifecycle/conditions';
-import type { NodeView } from '../maintenance/types';
+import type { NodeView } from '../runtime/nodeView';
 import type { SecretReader } from '../runtime/kube/secrets';
 
 export interface ServerBmcPorts {

@@ -2,7 +2,8 @@
  * Reconciles the PowerProvider `default` (docs/architecture.md, "Power channels"): builds the deployment's power
  * channel from the spec and its Secrets, and writes to status what the product may offer
  * (the capability rule of servers-common, so shutdown only where it is recoverable) with a
- * Ready condition. The maintenance rows reach the channel through `powerPort()`.
+ * Ready condition. The maintenance rows read the channel through `channelPort()`; the one
+ * send of a recorded verb is ChannelPowerSend (powerSend.ts), the PowerSendPort at the edge.
  */
 import {
   advertise,
@@ -15,21 +16,16 @@ import {
   type ServerBMC,
 } from '@rackside/plugin-servers-common';
 import {
-  PowerChannelError,
   RedfishPowerChannel,
   type BmcHealthReader,
   TalosPowerChannel,
   type PowerChannel,
   type PowerNode,
 } from '@rackside/plugin-servers-node';
-import type {
-  NodeView,
-  PowerSendVerb,
-  SendOutcome,
-} from '../maintenance/types';
+import type { PowerPort } from '../maintenance/types';
+import type { NodeView } from '../runtime/nodeView';
 import type { SecretReader } from '../runtime/kube/secrets';
 import { setCondition } from '../runtime/lifecycle/conditions';
-import type { ReconcilerPorts } from '../maintenance/reconciler';
 import { withoutBmcAddresses } from './bmcAddresses';
 
 export interface PowerProviderPorts {
@@ -40,7 +36,6 @@ export interface PowerProviderPorts {
     provider: PowerProvider,
     status: PowerProviderStatus,
   ): Promise<void>;
-  onSent?(verb: PowerSendVerb, channel: string): void;
   log?(message: string): void;
   /**
    * Asked right before each Redfish Reset POST, after its reads, login and rate-limit
@@ -54,7 +49,11 @@ export interface PowerDeadlines {
   unansweredSeconds: number;
 }
 
-function powerNodeOf(node: NodeView | undefined, name: string): PowerNode {
+/** A Node as a power channel addresses it. */
+export function powerNodeOf(
+  node: NodeView | undefined,
+  name: string,
+): PowerNode {
   return {
     name,
     address: node?.status?.addresses?.find(a => a.type === 'InternalIP')
@@ -214,8 +213,13 @@ export class PowerProviderReconciler {
     });
   }
 
+  /** The channel built for the current spec; undefined when none is (or none is usable). */
+  currentChannel(): PowerChannel | undefined {
+    return this.channel;
+  }
+
   /** The PowerOffConfirmed readback, or undefined where the channel does not read back. */
-  private readback() {
+  readback() {
     const provider = this.ports.provider();
     const redfish = provider?.spec.redfish;
     if (!this.channel?.capabilities.confirmsPowerOff || !redfish) {
@@ -228,8 +232,8 @@ export class PowerProviderReconciler {
     };
   }
 
-  /** What the maintenance rows and the reconciler use of the channel. */
-  powerPort(): ReconcilerPorts['power'] {
+  /** What the maintenance rows read of the channel (sending is powerSend.ts's). */
+  channelPort(): PowerPort {
     return {
       check: (verb, node) => {
         const name = node?.metadata?.name ?? '';
@@ -248,57 +252,6 @@ export class PowerProviderReconciler {
       },
       readback: () => this.readback(),
       deadlines: this.deadlines,
-      send: async (verb, node): Promise<SendOutcome> => {
-        const channel = this.channel;
-        const name = node?.metadata?.name ?? '';
-        const call =
-          verb === 'powerOn'
-            ? channel?.powerOn?.bind(channel)
-            : channel?.[verb].bind(channel);
-        if (!channel || !call) {
-          return {
-            ok: false,
-            outcome: 'notSent',
-            message: `the power channel cannot ${verb} (${
-              channel ? channel.type : 'none configured'
-            })`,
-          };
-        }
-        // The full text goes to the operator's log; status, history and notifications
-        // get it without the BMC's address.
-        const recorded = (text: string) => {
-          if (channel.type !== 'redfish') return text;
-          const scrubbed = withoutBmcAddresses(
-            text,
-            this.ports.bmc(name)?.spec.address,
-          );
-          if (scrubbed !== text) {
-            this.ports.log?.(`PowerProvider: ${verb} of ${name}: ${text}`);
-          }
-          return scrubbed;
-        };
-        try {
-          const receipt = await call(powerNodeOf(node, name));
-          this.ports.onSent?.(verb, channel.type);
-          return {
-            ok: true,
-            receipt: {
-              acceptedAt: receipt.acceptedAt,
-              detail: recorded(receipt.detail),
-            },
-            // Read back only where the readback is on (a window of 0 turns it off).
-            confirmsPowerOff:
-              verb === 'shutdown' && this.readback() !== undefined,
-          };
-        } catch (error) {
-          return {
-            ok: false,
-            outcome:
-              error instanceof PowerChannelError ? error.outcome : 'unknown',
-            message: recorded((error as Error).message),
-          };
-        }
-      },
     };
   }
 

@@ -44,7 +44,7 @@ import type {
 } from '@rackside/plugin-servers-node';
 import type { EventRecorder } from '../runtime/events';
 import type { OperatorLog } from '../runtime/logger';
-import type { NodeView } from '../maintenance/types';
+import type { NodeView } from '../runtime/nodeView';
 
 /** What `status.health` is patched with (`error: null` removes the last error). */
 export type HealthPatch = Omit<ServerHealth, 'error'> & {
