@@ -5,7 +5,8 @@
 #   dist/rackside-operator-<version>.oci.tar
 #
 # which `docker load -i`, `podman load -i` and `kind load image-archive` read (image name
-# rackside/operator:<version>). Prints the archive's path last.
+# rackside/operator:<version>). Prints the archive's path last. `--name` prints the image
+# name and the archive's path without building.
 #
 # The Dockerfile's FROM is the public node:24.18.0-bookworm-slim. This machine may have no
 # registry to pull it from, so the script makes a stand-in of the same shape (Debian 12
@@ -25,14 +26,22 @@ ROOT="$PWD"
 . scripts/toolchain.sh
 
 log() { echo "image.sh: $*" >&2; }
-[ "$(id -u)" -eq 0 ] || { log "run as root (buildah with vfs storage and chroot isolation)"; exit 1; }
 
 DEBIAN_SUITE=bookworm
 DEBIAN_MIRROR="${RACKSIDE_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 NPM_VERSION=11.21.3
+# The operator's version (one with every released package: the changesets fixed group).
 VERSION="$(node -p 'require("./packages/operator/package.json").version')"
 IMAGE_NAME="localhost/rackside/operator:$VERSION"
 ARCHIVE="dist/rackside-operator-$VERSION.oci.tar"
+# `scripts/image.sh --name`: the archive's image name and path, without building (the
+# release test checks the tag follows the release's version).
+if [ "${1:-}" = --name ]; then
+  echo "rackside/operator:$VERSION"
+  echo "$ARCHIVE"
+  exit 0
+fi
+[ "$(id -u)" -eq 0 ] || { log "run as root (buildah with vfs storage and chroot isolation)"; exit 1; }
 IMAGES="$RACKSIDE_CACHE/images"
 mkdir -p "$IMAGES" dist
 

@@ -1,24 +1,39 @@
 #!/usr/bin/env bash
-# Makes Rackside's release artifacts in dist/release/ (not in git):
+# Makes Rackside's release artifacts in dist/release/ (not in git), all of one version:
 #   - every publishable package (plugins/* that are not private) as an npm
 #     tarball, built and packed as `npm publish` would ship it
 #     (`yarn workspace NAME pack`, whose prepack/postpack run
 #     `backstage-cli package prepack/postpack`), named like npm names them
-#     (rackside-plugin-servers-0.1.0.tgz);
-#   - the Helm chart (`helm package charts/rackside`);
+#     (rackside-plugin-servers-0.2.0.tgz);
+#   - the Helm chart (`helm package charts/rackside`: rackside-0.2.0.tgz);
 #   - SHA256SUMS over all of them.
 # Then checks every tarball (scripts/release/check-package.mjs): no file the
 # manifest names is missing, every package the code and types import is declared.
 #
+# One version: the six packages and the operator are one changesets `fixed` group
+# (.changeset/config.json; the operator is private, versioned through `privatePackages`, and
+# its version tags the image scripts/image.sh builds), and the chart's version and
+# appVersion are written from it (scripts/release/version.mjs).
+#
 #   scripts/release.sh               versions from changesets first (`changeset version`:
-#                                    bumps package.json versions, writes each CHANGELOG.md,
-#                                    consumes .changeset/*.md; commit that), then build and pack
+#                                    bumps the group's package.json versions, writes each
+#                                    CHANGELOG.md, consumes .changeset/*.md, sets the chart's
+#                                    version; commit that), then build and pack
 #   scripts/release.sh --no-version  pack the versions as they are (what the tests do)
 #   scripts/release.sh --no-build    reuse each package's dist/ (after `yarn tsc` and a build)
+#   scripts/release.sh --publish     then publish what was packed (scripts/release/publish.mjs):
+#                                    the packages to the npm registry, the operator image
+#                                    (scripts/image.sh's archive, built when missing; root)
+#                                    and the chart, naming the image by its digest, to the
+#                                    OCI registry. Environment:
+#     RACKSIDE_NPM_REGISTRY          npm registry URL (default: .yarnrc.yml's
+#                                    npmScopes.rackside.npmPublishRegistry or npmRegistryServer)
+#     RACKSIDE_NPM_TOKEN             its token (default: npmScopes.rackside.npmAuthToken, or
+#                                    npm's own configuration)
+#     RACKSIDE_OCI_REGISTRY          host[:port] of the container registry: the image goes to
+#                                    HOST/rackside/operator, the chart to oci://HOST/charts/rackside
+#     RACKSIDE_OCI_PLAIN_HTTP=1      plain HTTP (the default for a loopback host)
 #   RACKSIDE_RELEASE_DIR=DIR          write the artifacts there instead of dist/release
-#
-# Publishing is then `npm publish dist/release/<package>.tgz` per package, dependencies
-# first (servers-common, servers-node, then the others), and the chart to a chart repository.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -26,11 +41,13 @@ ROOT="$PWD"
 
 VERSION=1
 BUILD=1
+PUBLISH=0
 for a in "$@"; do
   case "$a" in
     --no-version) VERSION=0 ;;
     --no-build) BUILD=0 ;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    --publish) PUBLISH=1 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "release.sh: unknown argument $a" >&2; exit 2 ;;
   esac
 done
@@ -62,15 +79,21 @@ packages() {
 }
 
 if [ "$VERSION" = 1 ]; then
-  if ls .changeset/*.md 2>/dev/null | grep -qv '/README.md$'; then
-    log "versioning from changesets (changeset version)"
-    yarn changeset version
-    # changeset version keeps `workspace:^` ranges; prettier keeps the CHANGELOGs as the repository formats them.
-    yarn prettier --write --log-level warn plugins/*/CHANGELOG.md plugins/*/package.json
-  else
-    log "no pending changesets: packing the versions as they are"
-  fi
+  # changeset version keeps `workspace:^` ranges (`yarn pack` turns them into the version).
+  node scripts/release/version.mjs >/dev/null
 fi
+# The fixed group's one version (fails when its packages disagree); the chart must carry it.
+RELEASE_VERSION="$(node --input-type=module -e '
+  const { groupVersion } = await import("./scripts/release/version.mjs");
+  console.log(groupVersion(process.cwd()));
+')"
+CHART_VERSION="$(sed -n "s/^version: *//p" charts/rackside/Chart.yaml)"
+CHART_APP_VERSION="$(sed -n "s/^appVersion: *['\"]\{0,1\}\([^'\"]*\).*/\1/p" charts/rackside/Chart.yaml)"
+if [ "$CHART_VERSION" != "$RELEASE_VERSION" ] || [ "$CHART_APP_VERSION" != "$RELEASE_VERSION" ]; then
+  echo "release.sh: the chart is $CHART_VERSION (appVersion $CHART_APP_VERSION), the packages $RELEASE_VERSION: run node scripts/release/version.mjs" >&2
+  exit 1
+fi
+log "version $RELEASE_VERSION"
 
 if [ "$BUILD" = 1 ]; then
   # Type declarations come from the repository-wide tsc (dist-types), which the
@@ -90,6 +113,10 @@ tarballs=()
 cleanup() { for f in "${copied[@]}"; do rm -f "$f"; done; }
 trap cleanup EXIT
 while read -r dir name version; do
+  if [ "$version" != "$RELEASE_VERSION" ]; then
+    echo "release.sh: $name is $version, not the release's $RELEASE_VERSION (is it in the fixed group of .changeset/config.json?)" >&2
+    exit 1
+  fi
   file="$(echo "${name#@}" | tr '/' '-')-$version.tgz"
   # The licence ships in every tarball (npm always packs a LICENSE it finds beside package.json).
   if [ ! -e "$dir/LICENSE" ]; then cp LICENSE "$dir/LICENSE"; copied+=("$dir/LICENSE"); fi
@@ -111,3 +138,13 @@ log "checking the tarballs"
 node scripts/release/check-package.mjs "${tarballs[@]}"
 log "artifacts in $OUT:"
 (cd "$OUT" && cat SHA256SUMS) >&2
+
+if [ "$PUBLISH" = 1 ]; then
+  ARCHIVE="dist/rackside-operator-$RELEASE_VERSION.oci.tar"
+  if [ ! -f "$ARCHIVE" ]; then
+    log "building the operator image (scripts/image.sh)"
+    scripts/image.sh >/dev/null
+  fi
+  log "publishing $RELEASE_VERSION"
+  RACKSIDE_RELEASE_DIR="$OUT" node scripts/release/publish.mjs >/dev/null
+fi
