@@ -7,8 +7,8 @@ import type { RawKubeObject } from '../../clients/types';
 
 /** The identity of a Kubernetes object as a watch cache keys it. */
 export interface SlimIdentity {
-  apiVersion: string;
-  kind: string;
+  apiVersion?: string;
+  kind?: string;
   metadata: { name?: string; namespace?: string; resourceVersion?: string };
 }
 

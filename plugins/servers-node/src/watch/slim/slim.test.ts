@@ -3,7 +3,6 @@ import {
   DRAIN_RULE_KEY,
   MIRROR_POD_ANNOTATION,
 } from '@rackside/plugin-servers-common';
-import type { RawKubeObject } from '../../clients/types';
 import { shownNodeOf } from '../ClusterNodes';
 import { slimIdentity, slimNode, slimPod, slimPodDisruptionBudget } from '.';
 
@@ -30,21 +29,20 @@ const size = (obj: unknown) => JSON.stringify(obj).length;
 
 describe('slimIdentity', () => {
   it('keeps apiVersion, kind, name, namespace and resourceVersion only', () => {
-    expect(
-      slimIdentity({
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: {
-          name: 'c',
-          namespace: 'ns',
-          resourceVersion: '7',
-          uid: 'u',
-          labels: { a: 'b' },
-          ...hostileMetadata(),
-        },
-        data: { big: 'z'.repeat(10_000) },
-      }),
-    ).toEqual({
+    const configMap = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'c',
+        namespace: 'ns',
+        resourceVersion: '7',
+        uid: 'u',
+        labels: { a: 'b' },
+        ...hostileMetadata(),
+      },
+      data: { big: 'z'.repeat(10_000) },
+    };
+    expect(slimIdentity(configMap)).toEqual({
       apiVersion: 'v1',
       kind: 'ConfigMap',
       metadata: { name: 'c', namespace: 'ns', resourceVersion: '7' },
@@ -62,7 +60,7 @@ describe('slimIdentity', () => {
 });
 
 describe('slimNode', () => {
-  const node: RawKubeObject = {
+  const node = {
     apiVersion: 'v1',
     kind: 'Node',
     metadata: {
@@ -152,7 +150,7 @@ describe('slimNode', () => {
 });
 
 describe('slimPod', () => {
-  const pod: RawKubeObject = {
+  const pod = {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
@@ -258,7 +256,7 @@ describe('slimPod', () => {
 
 describe('slimPodDisruptionBudget', () => {
   it('keeps the identity and the health, nothing of the selector or the status detail', () => {
-    const pdb: RawKubeObject = {
+    const pdb = {
       apiVersion: 'policy/v1',
       kind: 'PodDisruptionBudget',
       metadata: {
