@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // BMC requests of the operator's health sweep: the HTTP requests one reading makes against
-// a DMTF mockup BMC (public-rackmount1 served by servers-node's mockupBmc.ts, with and
-// without `$expand`), counted by the BMC itself, and what the default sweep (a summary every
+// a DMTF mockup BMC (public-rackmount1 served by MockupBmc of servers-node's testing entry
+// point, with and without `$expand`), counted by the BMC itself, and what the default sweep (a summary every
 // 15 minutes, a full reading every 12 hours or when the summary's rollup changed) costs each
 // server per hour, beside a 5-second UI poll's 720. The last line is the figure.
 //

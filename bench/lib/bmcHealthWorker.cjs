@@ -1,15 +1,19 @@
 // Worker of bench/bmc-health-requests.mjs, run under backstage-cli's node transform (it
 // requires the TypeScript of servers-node as the operator does): reads a DMTF mockup BMC
-// (servers-node's mockupBmc.ts) with the operator's reader and prints, as JSON, the HTTP
-// requests each kind of reading made.
+// (MockupBmc of servers-node's testing entry point) with the operator's reader and prints,
+// as JSON, the HTTP requests each kind of reading made.
 const path = require('node:path');
+const {
+  BmcHealthReader,
+  BmcRateLimiter,
+  RedfishClient,
+} = require('@rackside/plugin-servers-node');
+const {
+  MockupBmc,
+  mockupDir,
+} = require('@rackside/plugin-servers-node/testing');
 
 const ROOT = path.resolve(__dirname, '../..');
-const REDFISH = path.join(ROOT, 'plugins/servers-node/src/power/redfish');
-const { MockupBmc, mockupDir } = require(path.join(REDFISH, 'mockupBmc.ts'));
-const { RedfishClient } = require(path.join(REDFISH, 'RedfishClient.ts'));
-const { BmcRateLimiter } = require(path.join(REDFISH, 'rateLimit.ts'));
-const { BmcHealthReader } = require(path.join(REDFISH, 'readHealth.ts'));
 
 const SYSTEM = '/redfish/v1/Systems/437XR1138R2';
 

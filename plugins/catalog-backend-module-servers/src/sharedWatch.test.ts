@@ -14,8 +14,8 @@ import serversPlugin from '@rackside/plugin-servers-backend';
 import {
   clusterNodesServiceFactory,
   createClusterNodes,
-  FakeKube,
 } from '@rackside/plugin-servers-node';
+import { FakeKube } from '@rackside/plugin-servers-node/testing';
 import catalogModuleServers from '.';
 
 const NODES = '/api/v1/nodes';

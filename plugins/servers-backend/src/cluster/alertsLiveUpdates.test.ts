@@ -6,12 +6,12 @@
  */
 import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import {
-  FakeKube,
-  type AlertmanagerAlert,
-  type AlertmanagerApi,
-  type ClusterConfig,
+import type {
+  AlertmanagerAlert,
+  AlertmanagerApi,
+  ClusterConfig,
 } from '@rackside/plugin-servers-node';
+import { FakeKube } from '@rackside/plugin-servers-node/testing';
 import { staticClusterRegistry } from './clusterRegistry';
 import { KubeClusterState } from './KubeClusterState';
 import { PreflightTokens } from '../preflight/tokens';

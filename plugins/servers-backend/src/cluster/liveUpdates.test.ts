@@ -7,7 +7,8 @@
  */
 import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import { FakeKube, type ClusterConfig } from '@rackside/plugin-servers-node';
+import type { ClusterConfig } from '@rackside/plugin-servers-node';
+import { FakeKube } from '@rackside/plugin-servers-node/testing';
 import { staticClusterRegistry } from './clusterRegistry';
 import { KubeClusterState } from './KubeClusterState';
 import { PreflightTokens } from '../preflight/tokens';

@@ -14,7 +14,8 @@ import {
   matchesServerFilter,
   SERVER_SORT_KEYS,
 } from '@rackside/plugin-servers-common';
-import { FakeKube, type ClusterConfig } from '@rackside/plugin-servers-node';
+import type { ClusterConfig } from '@rackside/plugin-servers-node';
+import { FakeKube } from '@rackside/plugin-servers-node/testing';
 import { staticClusterRegistry } from '../cluster/clusterRegistry';
 import { KubeClusterState } from '../cluster/KubeClusterState';
 import { PreflightTokens } from '../preflight/tokens';

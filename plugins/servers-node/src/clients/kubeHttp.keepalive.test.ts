@@ -8,11 +8,7 @@
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
-import {
-  TEST_BMC_CERT_PEM,
-  TEST_BMC_KEY_PEM,
-  TEST_CA_PEM,
-} from '../power/redfish/testTls';
+import { TEST_BMC_CERT_PEM, TEST_BMC_KEY_PEM, TEST_CA_PEM } from '../testing';
 import { shareKeepAliveAgents } from './agents';
 import { KubeHttp } from './kubeHttp';
 

@@ -1,5 +1,5 @@
 import { createClusterNodes, type ClusterNodes } from './ClusterNodes';
-import { FakeKube } from './fakeKube';
+import { FakeKube } from '../testing';
 
 const NODES = '/api/v1/nodes';
 

@@ -33,4 +33,3 @@ export type {
   ClusterNodesService,
   ClusterNodesServiceOptions,
 } from './clusterNodesService';
-export { FakeKube } from './fakeKube';

@@ -1,6 +1,6 @@
 /*
  * Redfish conformance against the DMTF mockups vendored in fixtures/redfish, served by a
- * local HTTP(S) server (mockupBmc.ts): public-rackmount1 publishes the ResetTypes inline
+ * local HTTP(S) server (testing/mockupBmc.ts): public-rackmount1 publishes the ResetTypes inline
  * (`ResetType@Redfish.AllowableValues`), public-telemetry through `@Redfish.ActionInfo`;
  * both have a SessionService, which a variant removes (as sushy-tools has none).
  */
@@ -9,18 +9,19 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { REPO_ROOT } from '@rackside/rack-testing';
 import { PowerChannelError } from '../types';
-import { MockupBmc, mockupDir } from './mockupBmc';
+import {
+  MockupBmc,
+  mockupDir,
+  OTHER_CA_PEM,
+  TEST_BMC_CERT_PEM,
+  TEST_BMC_KEY_PEM,
+  TEST_CA_PEM,
+} from '../../testing';
 import { BmcRateLimiter } from './rateLimit';
 import { REDFISH_BODY_LIMITS, RedfishClient } from './RedfishClient';
 import { RedfishError } from './errors';
 import { RedfishPowerChannel } from './RedfishPowerChannel';
 import { chooseResetType, readPowerState } from './resetTypes';
-import {
-  OTHER_CA_PEM,
-  TEST_BMC_CERT_PEM,
-  TEST_BMC_KEY_PEM,
-  TEST_CA_PEM,
-} from './testTls';
 
 const RACKMOUNT = mockupDir(REPO_ROOT, 'public-rackmount1');
 const TELEMETRY = mockupDir(REPO_ROOT, 'public-telemetry');

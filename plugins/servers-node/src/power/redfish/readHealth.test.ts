@@ -9,7 +9,7 @@ import {
   serverHealthSchema,
 } from '@rackside/plugin-servers-common';
 import { REPO_ROOT } from '@rackside/rack-testing';
-import { MockupBmc, mockupDir, OtherOrigin } from './mockupBmc';
+import { MockupBmc, mockupDir, OtherOrigin } from '../../testing';
 import { BmcRateLimiter } from './rateLimit';
 import { BmcHealthReader, LOG_PAGE_BUDGET } from './readHealth';
 import { RedfishClient } from './RedfishClient';

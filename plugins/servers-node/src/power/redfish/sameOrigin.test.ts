@@ -1,5 +1,5 @@
 /*
- * Same origin (docs/architecture.md, "Power channels"): a hostile BMC (the DMTF mockups of mockupBmc.ts with one
+ * Same origin (docs/architecture.md, "Power channels"): a hostile BMC (the DMTF mockups of testing/mockupBmc.ts with one
  * link changed) points a link, a header or a redirect at another origin, or at a path
  * outside /redfish/v1/. The client refuses before sending anything there ("notSent", the
  * field named), and "the other origin", a second local listener, receives nothing: no
@@ -8,12 +8,18 @@
 import { REPO_ROOT } from '@rackside/rack-testing';
 import { PowerChannelError } from '../types';
 import { RedfishError } from './errors';
-import { MockupBmc, mockupDir, OtherOrigin } from './mockupBmc';
+import {
+  MockupBmc,
+  mockupDir,
+  OtherOrigin,
+  TEST_BMC_CERT_PEM,
+  TEST_BMC_KEY_PEM,
+  TEST_CA_PEM,
+} from '../../testing';
 import { BmcRateLimiter } from './rateLimit';
 import { RedfishClient, type RedfishTlsOptions } from './RedfishClient';
 import { RedfishPowerChannel } from './RedfishPowerChannel';
 import { resolveOnBmc } from './sameOrigin';
-import { TEST_BMC_CERT_PEM, TEST_BMC_KEY_PEM, TEST_CA_PEM } from './testTls';
 
 const RACKMOUNT = mockupDir(REPO_ROOT, 'public-rackmount1');
 const TELEMETRY = mockupDir(REPO_ROOT, 'public-telemetry');

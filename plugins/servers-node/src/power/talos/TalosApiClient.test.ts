@@ -24,7 +24,7 @@ import {
   TEST_ADMIN_CRT_PEM,
   TEST_ADMIN_KEY_TALOS_PEM,
   TEST_CA_PEM,
-} from './testIdentity';
+} from '../../testing';
 
 type Plain = Record<string, any>;
 type Handler = (request: Plain) => Plain | Promise<Plain>;

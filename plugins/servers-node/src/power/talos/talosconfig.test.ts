@@ -6,7 +6,7 @@ import {
   TEST_ADMIN_CRT_PEM,
   TEST_ADMIN_KEY_TALOS_PEM,
   TEST_CA_PEM,
-} from './testIdentity';
+} from '../../testing';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
 

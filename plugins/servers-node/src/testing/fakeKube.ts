@@ -7,7 +7,7 @@ import type {
   WatchHandlers,
   WatchRequest,
   WatchTransport,
-} from './transport';
+} from '../watch/transport';
 
 /**
  * An in-memory apiserver of many collections for tests of watch readers: objects by

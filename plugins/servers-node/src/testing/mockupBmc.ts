@@ -2,7 +2,8 @@
  * Test helper: serves a DMTF Redfish mockup folder (fixtures/redfish/<name> at the repository root) as a
  * BMC would. GETs answer the mockup's index.json files; the SessionService, the Reset
  * action (checked against the mockup's AllowableValues or ActionInfo) and Basic/session
- * authentication are implemented on top. Not part of the package's exports.
+ * authentication are implemented on top. Exported by the testing entry point
+ * (`@rackside/plugin-servers-node/testing`), never by the product one.
  */
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';

@@ -1,9 +1,9 @@
 /*
  * Test-only TLS material for a BMC on 127.0.0.1 (made with openssl for these tests;
  * 100-year validity): the server certificate is issued by TEST_CA_PEM of
- * ../talos/testIdentity; OTHER_CA_PEM is an unrelated CA.
+ * ./testIdentity; OTHER_CA_PEM is an unrelated CA.
  */
-export { TEST_CA_PEM } from '../talos/testIdentity';
+export { TEST_CA_PEM } from './testIdentity';
 
 export const TEST_BMC_CERT_PEM = `-----BEGIN CERTIFICATE-----
 MIIBfTCCAS+gAwIBAgIUEGYFy0DHbakSUbBQwbKgjdwxICYwBQYDK2VwMCsxDjAM
