@@ -17,6 +17,7 @@ import {
 import { actionsRegistryServiceRef } from '@backstage/backend-plugin-api/alpha';
 import { registerServersActions } from './actions';
 import { readAgentPolicy } from './actions/agentPolicy';
+import { createMachinesService } from './machines/createMachinesService';
 import { createMachinesRouter } from './machines/router';
 import { createPlansService } from './plans/createPlansService';
 import { readPlansConfig } from './plans/config';
@@ -166,12 +167,14 @@ export const serversPlugin = createBackendPlugin({
         // First: its body parser keeps a reclaim's credential out of parse errors.
         httpRouter.use(
           await createMachinesRouter({
-            machines,
+            machines: createMachinesService({
+              machines,
+              permissions,
+              auditor,
+              logger,
+              reasonPolicy,
+            }),
             httpAuth,
-            permissions,
-            auditor,
-            logger,
-            reasonPolicy,
           }),
         );
         // Notifications (docs/architecture.md, "The backend") from the same watch caches.

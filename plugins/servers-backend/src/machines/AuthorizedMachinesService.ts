@@ -1,13 +1,15 @@
 /*
- * The permission checks of the machine routes, around MachinesService: each call
- * finds the cluster (404), then asks the permission framework (403 naming the
- * permission), then lets the service do the rest.
+ * The permission checks of the machines feature, around the machines service (as
+ * AuthorizedServersService guards the servers): each call finds the cluster (404),
+ * then asks the permission framework (403 naming the permission), then hands the
+ * cluster it found to the inner service as the call's grant. The inner service never
+ * asks back.
  */
 import type {
   BackstageCredentials,
   PermissionsService,
 } from '@backstage/backend-plugin-api';
-import { NotAllowedError } from '@backstage/errors';
+import { NotAllowedError, NotFoundError } from '@backstage/errors';
 import {
   AuthorizeResult,
   type BasicPermission,
@@ -17,15 +19,27 @@ import {
   machinesReadPermission,
   machinesReclaimPermission,
   type CanReclaimResponse,
+  type DiscoveryAddressAddedResponse,
+  type JoinMachineResponse,
   type MachinesResponse,
+  type ReclaimConfirmedResponse,
+  type ReclaimCreatedResponse,
   type ReclaimListResponse,
   type ReclaimResponse,
 } from '@rackside/plugin-servers-common';
-import type { ActionResult } from './context';
-import type {
-  MachineAction,
-  MachineActionRequest,
-  MachinesService,
+import type { MachinesRegistry, MachinesState } from '../cluster/machinesTypes';
+import type { UserCredentials } from '../lib/credentials';
+import {
+  valueOf,
+  type AddDiscoveryAddressCommand,
+  type ConfirmReclaimCommand,
+  type CreateReclaimCommand,
+  type JoinMachineCommand,
+  type MachineAction,
+  type MachineActionResult,
+  type MachineCallContext,
+  type MachineRequest,
+  type MachinesService,
 } from './MachinesService';
 
 const READ = 'see machines and reclaim requests';
@@ -45,11 +59,19 @@ const ACTION_PERMISSIONS: Record<
   confirmReclaim: { permission: machinesReclaimPermission, what: RECLAIM },
 };
 
-export class AuthorizedMachinesService {
+export class AuthorizedMachinesService implements MachinesService {
   constructor(
     private readonly inner: MachinesService,
     private readonly permissions: PermissionsService,
+    private readonly machinesRegistry: MachinesRegistry,
   ) {}
+
+  /** The machine side of `cluster`, or 404. */
+  private stateOf(cluster: string): MachinesState {
+    const state = this.machinesRegistry.get(cluster);
+    if (!state) throw new NotFoundError(`no cluster named ${cluster}`);
+    return state;
+  }
 
   private async isAllowed(
     credentials: BackstageCredentials,
@@ -61,51 +83,102 @@ export class AuthorizedMachinesService {
     return decision.result === AuthorizeResult.ALLOW;
   }
 
-  private async require(
+  /**
+   * The cluster's 404, then `permission` (403 naming it); the call with its grant.
+   */
+  private async granted(
     credentials: BackstageCredentials,
+    cluster: string,
     permission: BasicPermission,
     what: string,
-  ): Promise<void> {
+    call: MachineCallContext | undefined,
+  ): Promise<MachineCallContext> {
+    const state = this.stateOf(cluster);
     if (!(await this.isAllowed(credentials, permission))) {
       throw new NotAllowedError(
         `you are not allowed to ${what} (${permission.name})`,
       );
     }
+    return { ...call, grant: { state } };
+  }
+
+  /** An action, under its permission (`machines:add` or `machines:reclaim`). */
+  private async action<C>(
+    action: MachineAction,
+    request: MachineRequest<C>,
+    call: MachineCallContext | undefined,
+  ): Promise<MachineCallContext> {
+    // A request without a user is refused before anything is looked up.
+    const credentials = valueOf(request.caller);
+    const { permission, what } = ACTION_PERMISSIONS[action];
+    return this.granted(
+      credentials,
+      request.path.cluster,
+      permission,
+      what,
+      call,
+    );
   }
 
   /** `machines:read`. */
   async machines(
     credentials: BackstageCredentials,
     cluster: string,
+    call?: MachineCallContext,
   ): Promise<MachinesResponse> {
-    const state = this.inner.stateOf(cluster);
-    await this.require(credentials, machinesReadPermission, READ);
-    return this.inner.machines(state);
+    return this.inner.machines(
+      credentials,
+      cluster,
+      await this.granted(
+        credentials,
+        cluster,
+        machinesReadPermission,
+        READ,
+        call,
+      ),
+    );
   }
 
-  /** Whether "Reset and add" is offered: `machines:reclaim`, then Rackside's own access. */
+  /**
+   * Whether "Reset and add" is offered: without `machines:reclaim` the answer says so
+   * (not a 403: the page asks to know whether to offer it); with it, Rackside's own
+   * access in the cluster decides.
+   */
   async canReclaim(
-    credentials: BackstageCredentials,
+    credentials: UserCredentials,
     cluster: string,
+    call?: MachineCallContext,
   ): Promise<CanReclaimResponse> {
-    const state = this.inner.stateOf(cluster);
+    const state = this.stateOf(cluster);
     if (!(await this.isAllowed(credentials, machinesReclaimPermission))) {
       return {
         allowed: false,
         reason: `you do not hold ${machinesReclaimPermission.name}`,
       };
     }
-    return this.inner.kubernetesReclaimAccess(state);
+    return this.inner.canReclaim(credentials, cluster, {
+      ...call,
+      grant: { state },
+    });
   }
 
   /** `machines:read`. */
   async reclaims(
     credentials: BackstageCredentials,
     cluster: string,
+    call?: MachineCallContext,
   ): Promise<ReclaimListResponse> {
-    const state = this.inner.stateOf(cluster);
-    await this.require(credentials, machinesReadPermission, READ);
-    return this.inner.reclaims(state);
+    return this.inner.reclaims(
+      credentials,
+      cluster,
+      await this.granted(
+        credentials,
+        cluster,
+        machinesReadPermission,
+        READ,
+        call,
+      ),
+    );
   }
 
   /** `machines:read`. */
@@ -113,21 +186,59 @@ export class AuthorizedMachinesService {
     credentials: BackstageCredentials,
     cluster: string,
     name: string,
+    call?: MachineCallContext,
   ): Promise<ReclaimResponse> {
-    const state = this.inner.stateOf(cluster);
-    await this.require(credentials, machinesReadPermission, READ);
-    return this.inner.reclaim(state, name);
+    return this.inner.reclaim(
+      credentials,
+      cluster,
+      name,
+      await this.granted(
+        credentials,
+        cluster,
+        machinesReadPermission,
+        READ,
+        call,
+      ),
+    );
   }
 
-  /** An action, under its permission (`machines:add` or `machines:reclaim`). */
-  async run(
-    action: MachineAction,
-    cluster: string,
-    request: MachineActionRequest,
-  ): Promise<ActionResult> {
-    const state = this.inner.stateOf(cluster);
-    const { permission, what } = ACTION_PERMISSIONS[action];
-    await this.require(request.credentials, permission, what);
-    return this.inner.run(action, state, request);
+  async addDiscoveryAddress(
+    request: MachineRequest<AddDiscoveryAddressCommand>,
+    call?: MachineCallContext,
+  ): Promise<MachineActionResult<DiscoveryAddressAddedResponse>> {
+    return this.inner.addDiscoveryAddress(
+      request,
+      await this.action('addDiscoveryAddress', request, call),
+    );
+  }
+
+  async joinMachine(
+    request: MachineRequest<JoinMachineCommand>,
+    call?: MachineCallContext,
+  ): Promise<MachineActionResult<JoinMachineResponse>> {
+    return this.inner.joinMachine(
+      request,
+      await this.action('joinMachine', request, call),
+    );
+  }
+
+  async createReclaim(
+    request: MachineRequest<CreateReclaimCommand>,
+    call?: MachineCallContext,
+  ): Promise<MachineActionResult<ReclaimCreatedResponse>> {
+    return this.inner.createReclaim(
+      request,
+      await this.action('createReclaim', request, call),
+    );
+  }
+
+  async confirmReclaim(
+    request: MachineRequest<ConfirmReclaimCommand>,
+    call?: MachineCallContext,
+  ): Promise<MachineActionResult<ReclaimConfirmedResponse>> {
+    return this.inner.confirmReclaim(
+      request,
+      await this.action('confirmReclaim', request, call),
+    );
   }
 }

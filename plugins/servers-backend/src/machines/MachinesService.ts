@@ -1,123 +1,207 @@
 /*
- * What the machine routes do (docs/architecture.md, "The backend"), without the permission checks
- * (AuthorizedMachinesService makes those) and without HTTP (router.ts): discovery
- * addresses and discovered machines, joining a machine, and "Reset and add" requests.
- * Reads come from the watch caches and never write.
+ * What the machine routes ask of the machines feature (docs/architecture.md, "The
+ * backend"): discovery addresses and discovered machines, joining a machine, and "Reset
+ * and add" requests. Three layers implement it, each wrapping the next
+ * (createMachinesService.ts), as the servers and the plans do:
+ *
+ * - AuditedMachinesService: every call is an auditor event, whatever ends it (reads
+ *   `machine-read`, each action its own event);
+ * - AuthorizedMachinesService: an unknown cluster's 404 first, then the permission (403
+ *   naming it), and hands the cluster it found to the next layer with the call
+ *   (`call.grant`);
+ * - DefaultMachinesService: every other check and the writes (commands/), within the
+ *   grant. It never asks the permission framework, and answers nothing without a grant.
+ *
+ * The router reads an action request once, into a MachineRequest: the typed command the
+ * layers pass down, and what the audit record keeps of what was sent.
  */
-import { NotFoundError } from '@backstage/errors';
+import type {
+  BackstageCredentials,
+  LoggerService,
+} from '@backstage/backend-plugin-api';
+import type { ResolveName } from '@rackside/plugin-servers-node';
 import type {
   CanReclaimResponse,
+  DiscoveryAddressAddedResponse,
+  JoinMachineResponse,
   MachinesResponse,
+  ReclaimConfirmedResponse,
+  ReclaimCreatedResponse,
   ReclaimListResponse,
   ReclaimResponse,
 } from '@rackside/plugin-servers-common';
+import type { Request } from 'express';
 import type { MachinesState } from '../cluster/machinesTypes';
-import {
-  newestObjectsFirst,
-  reclaimView,
-  talosClusterView,
-  talosMachineView,
-} from './machinesView';
-import { addDiscoveryAddress } from './addDiscoveryAddress';
-import { confirmReclaim } from './confirmReclaim';
-import type {
-  ActionResult,
-  MachineActionRequest,
-  MachinesServiceOptions,
-} from './context';
+import type { CallVia } from '../lib/auditSeverity';
+import type { UserCredentials } from '../lib/credentials';
+import type { ReasonPolicy } from '../lib/reasonPolicy';
 
-export type { MachineActionRequest } from './context';
-import { createReclaim } from './createReclaim';
-import { joinMachine } from './joinMachine';
-
-/** The machine actions, by the name the routes use. */
-export const MACHINE_ACTIONS = {
-  addDiscoveryAddress,
-  joinMachine,
-  createReclaim,
-  confirmReclaim,
-} as const;
+/** The machine actions, by the name of their method (and of their command's file). */
+export const MACHINE_ACTIONS = [
+  'addDiscoveryAddress',
+  'joinMachine',
+  'createReclaim',
+  'confirmReclaim',
+] as const;
 
 /** A machine action's name. */
-export type MachineAction = keyof typeof MACHINE_ACTIONS;
+export type MachineAction = (typeof MACHINE_ACTIONS)[number];
 
-export class MachinesService {
-  constructor(private readonly options: MachinesServiceOptions) {}
+/**
+ * What the edge read of a request: the value, or the error it met. The layers answer
+ * that error in its turn, so a request the edge could not read is still audited, and
+ * still gets its 404 and 403 before its 400.
+ */
+export type EdgeResult<T> =
+  | { ok: true; value: T }
+  | { ok: false; error: Error };
 
-  /** The machine state of `cluster`, or 404. */
-  stateOf(cluster: string): MachinesState {
-    const state = this.options.machines.get(cluster);
-    if (!state) throw new NotFoundError(`no cluster named ${cluster}`);
-    return state;
-  }
+/** The value the edge read, or the error it met, thrown. */
+export function valueOf<T>(result: EdgeResult<T>): T {
+  if (!result.ok) throw result.error;
+  return result.value;
+}
 
-  /** The TalosClusters and the machines discovery found. */
-  async machines(state: MachinesState): Promise<MachinesResponse> {
-    const [clusters, machines] = await Promise.all([
-      state.talosClusters(),
-      state.talosMachines(),
-    ]);
-    return {
-      cluster: state.cluster,
-      namespace: state.namespace,
-      talosClusters: [...clusters]
-        .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
-        .map(talosClusterView),
-      machines: [...machines].sort(newestObjectsFirst).map(talosMachineView),
-    };
-  }
+/** A machine action request as the router read it, once. */
+export interface MachineRequest<C> {
+  /** The user, or why the request has none (401, or 403 for a service's token). */
+  caller: EdgeResult<UserCredentials>;
+  /** The route's path parameters as sent: `cluster`, and `uuid` or `name`. */
+  path: { cluster: string } & Record<string, string>;
+  /** The typed command, or the 400 that says why the path and body are not one. */
+  command: EdgeResult<C>;
+  /**
+   * The body as sent. Only the audit record reads it (a few fields, each bounded, never
+   * the talosconfig); every layer below the router reads `command`.
+   */
+  sent: unknown;
+}
 
-  /** Whether Rackside's own identity may reclaim machines in this cluster. */
-  async kubernetesReclaimAccess(
-    state: MachinesState,
-  ): Promise<CanReclaimResponse> {
-    try {
-      return await state.kubernetesReclaimAccess();
-    } catch (error) {
-      this.options.logger.warn(
-        `cluster ${state.cluster}: could not review the reclaim access of Rackside's identity: ${error}`,
-      );
-      return {
-        allowed: false,
-        reason: `cluster ${
-          state.cluster
-        } could not be asked whether Rackside may reclaim machines: ${
-          (error as Error).message
-        }`,
-      };
-    }
-  }
+/**
+ * The typed commands, one a request (commands/ parses and runs each). A `talosCluster`
+ * names the TalosCluster meant; unset, the only one in the operator namespace.
+ */
+export interface AddDiscoveryAddressCommand {
+  address: string;
+  reason: string;
+  talosCluster?: string;
+}
 
-  /** The reclaim requests, newest first (never their credential). */
-  async reclaims(state: MachinesState): Promise<ReclaimListResponse> {
-    const reclaims = await state.reclaims();
-    return { items: [...reclaims].sort(newestObjectsFirst).map(reclaimView) };
-  }
+export interface JoinMachineCommand {
+  /** The machine's SMBIOS UUID, lower-case: its TalosMachine's name. */
+  uuid: string;
+  reason: string;
+}
 
-  /** One reclaim request, or 404. */
-  async reclaim(state: MachinesState, name: string): Promise<ReclaimResponse> {
-    const cached = (await state.reclaims()).find(r => r.metadata.name === name);
-    // Just created, the watch may not have brought it yet: ask the apiserver.
-    const reclaim =
-      cached ??
-      (await state.freshReclaim(name).catch(error => {
-        if (NotFoundError.is(error)) return undefined;
-        throw error;
-      }));
-    if (!reclaim) {
-      throw new NotFoundError(
-        `no reclaim request named ${name} in cluster ${state.cluster}`,
-      );
-    }
-    return reclaimView(reclaim);
-  }
+export interface CreateReclaimCommand {
+  address: string;
+  /** The foreign cluster's talosconfig, checked to be one; it goes only into the Secret. */
+  talosconfig: string;
+  reason: string;
+  ttlMinutes?: number;
+  talosCluster?: string;
+}
 
-  /** Carries out a machine action (every check but the permission, then the writes). */
-  run(
-    action: MachineAction,
-    state: MachinesState,
-    request: MachineActionRequest,
-  ): Promise<ActionResult> {
-    return MACHINE_ACTIONS[action](this.options, state, request);
-  }
+export interface ConfirmReclaimCommand {
+  /** The reclaim request's name. */
+  name: string;
+  /** The UUID the user typed (any case). */
+  uuid: string;
+}
+
+/** What an action answers, and the outcome its audit record names. */
+export interface MachineActionResult<A> {
+  answer: A;
+  /** E.g. `created`, `join-requested`. */
+  outcome: string;
+}
+
+/**
+ * What AuthorizedMachinesService decided for a call. The machine permissions are not
+ * conditional: a grant exists only for a call the permission allowed, and carries the
+ * machine side of the cluster the call names, found once, with its 404.
+ */
+export interface MachineGrant {
+  state: MachinesState;
+}
+
+/** How a call came in, what it learns on the way, and what it was granted. */
+export interface MachineCallContext {
+  /** The audit event's `via`; `http` if unset. */
+  via?: CallVia;
+  /** The HTTP request, for the audit event. */
+  request?: Request;
+  /**
+   * What the call learns while it runs (e.g. the reclaim's name): set by
+   * AuditedMachinesService, whose record keeps it on success and on failure.
+   */
+  learnt?: Record<string, unknown>;
+  /** Set by AuthorizedMachinesService. */
+  grant?: MachineGrant;
+}
+
+/** What the machine commands need besides the call (no permissions: those are decided above). */
+export interface MachineCommandContext {
+  logger: LoggerService;
+  reasonPolicy: ReasonPolicy;
+  /** How discovery resolves a name (tests); DNS if unset. */
+  resolveName?: ResolveName;
+}
+
+export interface MachinesService {
+  /** `GET /clusters/:cluster/machines`: the TalosClusters and the machines discovery found. */
+  machines(
+    credentials: BackstageCredentials,
+    cluster: string,
+    call?: MachineCallContext,
+  ): Promise<MachinesResponse>;
+
+  /**
+   * `GET /clusters/:cluster/reclaims/can`: whether "Reset and add" is offered to this
+   * user (`machines:reclaim`) and allowed to Rackside's own identity in the cluster.
+   */
+  canReclaim(
+    credentials: UserCredentials,
+    cluster: string,
+    call?: MachineCallContext,
+  ): Promise<CanReclaimResponse>;
+
+  /** `GET /clusters/:cluster/reclaims`: the reclaim requests, newest first. */
+  reclaims(
+    credentials: BackstageCredentials,
+    cluster: string,
+    call?: MachineCallContext,
+  ): Promise<ReclaimListResponse>;
+
+  /** `GET /clusters/:cluster/reclaims/:name`: one reclaim request, or 404. */
+  reclaim(
+    credentials: BackstageCredentials,
+    cluster: string,
+    name: string,
+    call?: MachineCallContext,
+  ): Promise<ReclaimResponse>;
+
+  /** `POST /clusters/:cluster/discovery/addresses` (`machines:add`). */
+  addDiscoveryAddress(
+    request: MachineRequest<AddDiscoveryAddressCommand>,
+    call?: MachineCallContext,
+  ): Promise<MachineActionResult<DiscoveryAddressAddedResponse>>;
+
+  /** `POST /clusters/:cluster/machines/:uuid/join` (`machines:add`). */
+  joinMachine(
+    request: MachineRequest<JoinMachineCommand>,
+    call?: MachineCallContext,
+  ): Promise<MachineActionResult<JoinMachineResponse>>;
+
+  /** `POST /clusters/:cluster/reclaims` (`machines:reclaim`). */
+  createReclaim(
+    request: MachineRequest<CreateReclaimCommand>,
+    call?: MachineCallContext,
+  ): Promise<MachineActionResult<ReclaimCreatedResponse>>;
+
+  /** `POST /clusters/:cluster/reclaims/:name/confirm` (`machines:reclaim`). */
+  confirmReclaim(
+    request: MachineRequest<ConfirmReclaimCommand>,
+    call?: MachineCallContext,
+  ): Promise<MachineActionResult<ReclaimConfirmedResponse>>;
 }

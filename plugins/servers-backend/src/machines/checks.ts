@@ -1,30 +1,15 @@
 /*
- * What the machine actions share (machines/MachinesService.ts calls them): the options,
- * the reason policy, the TalosCluster a request means, the answer of an action, and the
- * retry of a read-modify-write that lost a race.
+ * The checks the machine commands share (commands/): the reason policy, the
+ * TalosCluster a request means, and the retry of a read-modify-write that lost a race.
  */
-import type {
-  BackstageCredentials,
-  BackstageUserPrincipal,
-  LoggerService,
-} from '@backstage/backend-plugin-api';
 import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
 import type { TalosCluster } from '@rackside/plugin-servers-common';
-import type { ResolveName } from '@rackside/plugin-servers-node';
-import type { MachinesRegistry, MachinesState } from '../cluster/machinesTypes';
-import { checkReason, type ReasonPolicy } from '../lib/reasonPolicy';
-
-/** What the machine actions need (no permissions: AuthorizedMachinesService decides those). */
-export interface MachinesServiceOptions {
-  machines: MachinesRegistry;
-  logger: LoggerService;
-  reasonPolicy: ReasonPolicy;
-  /** How discovery resolves a name (tests); DNS if unset. */
-  resolveName?: ResolveName;
-}
+import type { MachinesState } from '../cluster/machinesTypes';
+import { checkReason } from '../lib/reasonPolicy';
+import type { MachineCommandContext } from './MachinesService';
 
 /** 400 when the reason does not pass the deployment's reason policy. */
-export function requireReason(ctx: MachinesServiceOptions, reason: string) {
+export function requireReason(ctx: MachineCommandContext, reason: string) {
   const problem = checkReason(ctx.reasonPolicy, reason);
   if (problem) throw new InputError(problem);
 }
@@ -66,22 +51,6 @@ export async function targetTalosCluster(
   return all[0];
 }
 
-/** A machine action: the user, the route's parameters, the raw body, what the audit learns. */
-export interface MachineActionRequest {
-  credentials: BackstageCredentials<BackstageUserPrincipal>;
-  params: Record<string, string>;
-  body: unknown;
-  extra: Record<string, unknown>;
-}
-
-/** What an action answers. */
-export interface ActionResult {
-  status: number;
-  body: unknown;
-  /** The audit outcome, e.g. `created`, `join-requested`. */
-  outcome: string;
-}
-
 /**
  * Runs a read-modify-write up to three times: a ConflictError means the object
  * moved (the operator writes status), so `attempt` reads it again and re-checks.
@@ -105,10 +74,4 @@ export class StateConflictError extends ConflictError {}
 
 function isOwnConflict(error: unknown): boolean {
   return error instanceof StateConflictError;
-}
-
-/** A string field of a raw body for the audit record, or null when it is not one. */
-export function rawString(body: unknown, field: string, max = 1024) {
-  const value = (body as Record<string, unknown> | undefined)?.[field];
-  return typeof value === 'string' ? value.slice(0, max) : null;
 }

@@ -1,6 +1,6 @@
 import { applyAddressPlan, planReclaimAddresses } from './discoveryAddresses';
 import type { MachinesState } from '../cluster/machinesTypes';
-import { withConflictRetry } from './context';
+import { withConflictRetry } from './checks';
 
 /** What the address clean-up did to a TalosCluster. */
 export interface SettledAddresses {

@@ -1,40 +1,32 @@
 /*
- * The machine routes under `/api/servers` (docs/architecture.md, "The backend"), HTTP in and out of
- * AuthorizedMachinesService: discovery addresses and discovered machines, joining a
- * machine, and "Reset and add" requests. Every call is an auditor event (reads
- * `machine-read`; each action its own). Mount it before the servers router, so its
- * body parser (and not the general one) reads these requests.
+ * The machine routes under `/api/servers` (docs/architecture.md, "The backend"), HTTP in
+ * and out of the machines service (MachinesService.ts): discovery addresses and
+ * discovered machines, joining a machine, and "Reset and add" requests. Each action
+ * request is read here once, into its typed command (commands/). Mount it before the
+ * servers router, so its body parser (and not the general one) reads these requests.
  */
-import type {
-  AuditorService,
-  HttpAuthService,
-  LoggerService,
-  PermissionsService,
-} from '@backstage/backend-plugin-api';
+import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import type { Request, Response } from 'express';
 import type express from 'express';
-import {
-  audited,
-  auditUnauthenticated,
-  type AuditedOptions,
-} from '../lib/audited';
 import { jsonBody } from '../lib/jsonBody';
 import { createApiRouter } from '../schema/apiRouter';
-import { READ_SEVERITY, RECLAIM_SEVERITY } from '../lib/auditSeverity';
-import type { ReasonPolicy } from '../lib/reasonPolicy';
-import type { MachinesRegistry } from '../cluster/machinesTypes';
-import { AuthorizedMachinesService } from './AuthorizedMachinesService';
-import { rawString } from './context';
-import { MachinesService, type MachineAction } from './MachinesService';
+import { parseAddDiscoveryAddress } from './commands/addDiscoveryAddress';
+import { parseConfirmReclaim } from './commands/confirmReclaim';
+import { parseCreateReclaim } from './commands/createReclaim';
+import { parseJoinMachine } from './commands/joinMachine';
+import type {
+  EdgeResult,
+  MachineActionResult,
+  MachineCallContext,
+  MachineRequest,
+  MachinesService,
+} from './MachinesService';
 
 /** Options of {@link createMachinesRouter}. */
 export interface MachinesRouterOptions {
-  machines: MachinesRegistry;
+  /** The machines feature (createMachinesService.ts). */
+  machines: MachinesService;
   httpAuth: HttpAuthService;
-  permissions: PermissionsService;
-  auditor: AuditorService;
-  logger: LoggerService;
-  reasonPolicy: ReasonPolicy;
 }
 
 /** The paths this router answers (prefixes). */
@@ -47,173 +39,108 @@ const MACHINE_PATHS = [
 /** Room for a talosconfig (64 KiB) and the rest of a body, JSON-escaped. */
 const BODY_LIMIT = '256kb';
 
-/** How an action is recorded: what is known from the request before any check. */
-type ActionAudit = (
-  req: Request,
-) => Pick<AuditedOptions, 'eventId' | 'severityLevel' | 'meta'>;
-
-/** The audit record of each action. */
-const ACTION_AUDITS: Record<MachineAction, ActionAudit> = {
-  addDiscoveryAddress: req => ({
-    eventId: 'machine-discovery-address-add',
-    severityLevel: 'medium',
-    meta: {
-      cluster: req.params.cluster,
-      address: rawString(req.body, 'address', 261),
-      reason: rawString(req.body, 'reason'),
-    },
-  }),
-  joinMachine: req => ({
-    eventId: 'machine-join',
-    severityLevel: 'medium',
-    meta: {
-      cluster: req.params.cluster,
-      machine: req.params.uuid.toLowerCase(),
-      reason: rawString(req.body, 'reason'),
-    },
-  }),
-  createReclaim: req => ({
-    eventId: 'machine-reclaim-create',
-    severityLevel: RECLAIM_SEVERITY,
-    meta: {
-      cluster: req.params.cluster,
-      address: rawString(req.body, 'address', 261),
-      reason: rawString(req.body, 'reason'),
-      ttlMinutes:
-        typeof req.body?.ttlMinutes === 'number' ? req.body.ttlMinutes : null,
-    },
-  }),
-  confirmReclaim: req => ({
-    eventId: 'machine-reclaim-confirm',
-    severityLevel: RECLAIM_SEVERITY,
-    meta: {
-      cluster: req.params.cluster,
-      reclaim: req.params.name,
-      typedUUID: rawString(req.body, 'uuid', 64),
-    },
-  }),
-};
+/** What `read` answers, or the error it threw, kept for the layers to answer in turn. */
+async function edgeResult<T>(
+  read: () => T | Promise<T>,
+): Promise<EdgeResult<T>> {
+  try {
+    return { ok: true, value: await read() };
+  } catch (error) {
+    return { ok: false, error: error as Error };
+  }
+}
 
 export async function createMachinesRouter(
   options: MachinesRouterOptions,
 ): Promise<express.Router> {
-  const { httpAuth, auditor } = options;
-  const service = new AuthorizedMachinesService(
-    new MachinesService(options),
-    options.permissions,
-  );
+  const { machines, httpAuth } = options;
   const router = await createApiRouter();
   router.use(MACHINE_PATHS, jsonBody({ limit: BODY_LIMIT, quiet: true }));
 
   /**
-   * A read with its auditor event (`machine-read`, severity low): who read what of
-   * which cluster, and how it ended. The caller is authenticated first (401 as before;
-   * the auditor names the actor from the request).
-   */
-  const read =
-    (what: string, answer: (req: Request) => Promise<unknown>) =>
-    async (req: Request, res: Response) => {
-      const credentials = await httpAuth.credentials(req);
-      const principal = credentials.principal as {
-        userEntityRef?: string;
-        subject?: string;
-      };
-      const meta = {
-        actor: principal.userEntityRef ?? principal.subject ?? null,
-        read: what,
-        cluster: req.params.cluster,
-        ...(req.params.name ? { reclaim: req.params.name } : {}),
-        via: 'http',
-      };
-      await audited(
-        {
-          auditor,
-          eventId: 'machine-read',
-          severityLevel: READ_SEVERITY,
-          request: req,
-          meta,
-        },
-        async () => {
-          res.json(await answer(req));
-        },
-      );
-    };
-
-  /**
-   * An action as a user, every attempt recorded (also one without a user), with what
-   * the action learns on the way (e.g. the reclaim's name).
+   * An action request as a user: the caller and the typed command read once, then the
+   * service's answer with the route's status. Neither a missing user nor a body that is
+   * not the command stops the request here: the service audits the attempt and answers
+   * the error in its turn.
    */
   const action =
-    (name: MachineAction) => async (req: Request, res: Response) => {
-      const audit = { auditor, request: req, ...ACTION_AUDITS[name](req) };
-      let credentials;
-      try {
-        credentials = await httpAuth.credentials(req, { allow: ['user'] });
-      } catch (error) {
-        await auditUnauthenticated(audit, error as Error);
-        throw error;
-      }
-      const user = credentials;
-      const result = await audited(
-        {
-          ...audit,
-          meta: { actor: user.principal.userEntityRef, ...audit.meta },
-        },
-        async record => {
-          const answer = await service.run(name, req.params.cluster, {
-            credentials: user,
-            params: req.params,
-            body: req.body,
-            extra: record.extra,
-          });
-          record.outcome = answer.outcome;
-          return answer;
-        },
-      );
-      res.status(result.status).json(result.body);
+    <C, A>(
+      status: number,
+      parse: (path: Record<string, string>, body: unknown) => C,
+      run: (
+        request: MachineRequest<C>,
+        call: MachineCallContext,
+      ) => Promise<MachineActionResult<A>>,
+    ) =>
+    async (req: Request, res: Response) => {
+      const request: MachineRequest<C> = {
+        caller: await edgeResult(() =>
+          httpAuth.credentials(req, { allow: ['user'] }),
+        ),
+        path: { ...req.params, cluster: req.params.cluster },
+        command: await edgeResult(() => parse(req.params, req.body)),
+        sent: req.body,
+      };
+      const result = await run(request, { request: req });
+      res.status(status).json(result.answer);
     };
 
-  router.get(
-    '/clusters/:cluster/machines',
-    read('machines', async req =>
-      service.machines(await httpAuth.credentials(req), req.params.cluster),
-    ),
-  );
+  router.get('/clusters/:cluster/machines', async (req, res) => {
+    const credentials = await httpAuth.credentials(req);
+    res.json(
+      await machines.machines(credentials, req.params.cluster, {
+        request: req,
+      }),
+    );
+  });
   // Before `/reclaims/:name`, or "can" would be taken for a request's name.
-  router.get(
-    '/clusters/:cluster/reclaims/can',
-    read('can-reclaim', async req =>
-      service.canReclaim(
-        await httpAuth.credentials(req, { allow: ['user'] }),
-        req.params.cluster,
-      ),
-    ),
-  );
-  router.get(
-    '/clusters/:cluster/reclaims',
-    read('reclaims', async req =>
-      service.reclaims(await httpAuth.credentials(req), req.params.cluster),
-    ),
-  );
-  router.get(
-    '/clusters/:cluster/reclaims/:name',
-    read('reclaim', async req =>
-      service.reclaim(
-        await httpAuth.credentials(req),
-        req.params.cluster,
-        req.params.name,
-      ),
-    ),
-  );
+  router.get('/clusters/:cluster/reclaims/can', async (req, res) => {
+    const credentials = await httpAuth.credentials(req, { allow: ['user'] });
+    res.json(
+      await machines.canReclaim(credentials, req.params.cluster, {
+        request: req,
+      }),
+    );
+  });
+  router.get('/clusters/:cluster/reclaims', async (req, res) => {
+    const credentials = await httpAuth.credentials(req);
+    res.json(
+      await machines.reclaims(credentials, req.params.cluster, {
+        request: req,
+      }),
+    );
+  });
+  router.get('/clusters/:cluster/reclaims/:name', async (req, res) => {
+    const credentials = await httpAuth.credentials(req);
+    res.json(
+      await machines.reclaim(credentials, req.params.cluster, req.params.name, {
+        request: req,
+      }),
+    );
+  });
   router.post(
     '/clusters/:cluster/discovery/addresses',
-    action('addDiscoveryAddress'),
+    action(201, parseAddDiscoveryAddress, (request, call) =>
+      machines.addDiscoveryAddress(request, call),
+    ),
   );
-  router.post('/clusters/:cluster/machines/:uuid/join', action('joinMachine'));
-  router.post('/clusters/:cluster/reclaims', action('createReclaim'));
+  router.post(
+    '/clusters/:cluster/machines/:uuid/join',
+    action(200, parseJoinMachine, (request, call) =>
+      machines.joinMachine(request, call),
+    ),
+  );
+  router.post(
+    '/clusters/:cluster/reclaims',
+    action(201, parseCreateReclaim, (request, call) =>
+      machines.createReclaim(request, call),
+    ),
+  );
   router.post(
     '/clusters/:cluster/reclaims/:name/confirm',
-    action('confirmReclaim'),
+    action(200, parseConfirmReclaim, (request, call) =>
+      machines.confirmReclaim(request, call),
+    ),
   );
   return router;
 }

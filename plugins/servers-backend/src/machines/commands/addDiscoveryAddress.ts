@@ -4,21 +4,31 @@ import {
   reclaimAddedAddresses,
   type DiscoveryAddressAddedResponse,
 } from '@rackside/plugin-servers-common';
-import { parseRequestBody } from '../lib/requestBody';
-import { requireReachable, sameAddress } from './discoveryAddresses';
-import type { MachinesState } from '../cluster/machinesTypes';
+import { parseRequestBody } from '../../lib/requestBody';
 import {
   requireReason,
   StateConflictError,
   targetTalosCluster,
   withConflictRetry,
-  type ActionResult,
-  type MachineActionRequest,
-  type MachinesServiceOptions,
-} from './context';
+} from '../checks';
+import { requireReachable, sameAddress } from '../discoveryAddresses';
+import type {
+  AddDiscoveryAddressCommand,
+  MachineActionResult,
+  MachineCommandContext,
+  MachineGrant,
+} from '../MachinesService';
 
 /** Most addresses a TalosCluster may list (its CRD's bound). */
 const MAX_ADDRESSES = 1024;
+
+/** The edge's reading of `POST /clusters/:cluster/discovery/addresses`; 400 naming the field. */
+export function parseAddDiscoveryAddress(
+  _path: Record<string, string>,
+  body: unknown,
+): AddDiscoveryAddressCommand {
+  return parseRequestBody(addDiscoveryAddressBodySchema, body);
+}
 
 /**
  * `POST /clusters/:cluster/discovery/addresses` (`machines:add`): appends an address
@@ -29,22 +39,23 @@ const MAX_ADDRESSES = 1024;
  * networks, and nothing is written.
  */
 export async function addDiscoveryAddress(
-  ctx: MachinesServiceOptions,
-  state: MachinesState,
-  request: MachineActionRequest,
-): Promise<ActionResult> {
-  const { extra, body: rawBody } = request;
-  const body = parseRequestBody(addDiscoveryAddressBodySchema, rawBody);
-  requireReason(ctx, body.reason);
-  const target = await targetTalosCluster(state, body.talosCluster);
-  extra.talosCluster = target.metadata.name;
+  ctx: MachineCommandContext,
+  _user: string,
+  command: AddDiscoveryAddressCommand,
+  { state }: MachineGrant,
+  learnt: Record<string, unknown>,
+): Promise<MachineActionResult<DiscoveryAddressAddedResponse>> {
+  const { address } = command;
+  requireReason(ctx, command.reason);
+  const target = await targetTalosCluster(state, command.talosCluster);
+  learnt.talosCluster = target.metadata.name;
 
   await withConflictRetry(async () => {
     const current = await state.freshTalosCluster(target.metadata.name);
     // Against the cluster as it is now: the deployer may have changed its networks.
-    await requireReachable(current, body.address, ctx.resolveName);
+    await requireReachable(current, address, ctx.resolveName);
     const listed = current.spec.discovery?.addresses ?? [];
-    const already = listed.find(a => sameAddress(a, body.address));
+    const already = listed.find(a => sameAddress(a, address));
     if (already) {
       const byReclaim = reclaimAddedAddresses(current).some(a =>
         sameAddress(a, already),
@@ -64,7 +75,7 @@ export async function addDiscoveryAddress(
     }
     // A stale record of this address would let the clean-up take the user's address.
     const recorded = reclaimAddedAddresses(current).filter(
-      a => !sameAddress(a, body.address),
+      a => !sameAddress(a, address),
     );
     const annotations = { ...(current.metadata.annotations ?? {}) };
     if (recorded.length > 0) {
@@ -79,14 +90,13 @@ export async function addDiscoveryAddress(
         ...current.spec,
         discovery: {
           ...current.spec.discovery,
-          addresses: [...listed, body.address],
+          addresses: [...listed, address],
         },
       },
     });
   });
-  const answer: DiscoveryAddressAddedResponse = {
-    talosCluster: target.metadata.name,
-    address: body.address,
+  return {
+    answer: { talosCluster: target.metadata.name, address },
+    outcome: 'address-added',
   };
-  return { status: 201, body: answer, outcome: 'address-added' };
 }

@@ -5,16 +5,24 @@ import {
   type MachineReclaim,
   type ReclaimConfirmedResponse,
 } from '@rackside/plugin-servers-common';
-import { parseRequestBody } from '../lib/requestBody';
-import type { MachinesState } from '../cluster/machinesTypes';
-import {
-  StateConflictError,
-  withConflictRetry,
-  type ActionResult,
-  type MachineActionRequest,
-  type MachinesServiceOptions,
-} from './context';
-import { settleReclaimAddresses } from './reclaimAddresses';
+import { parseRequestBody } from '../../lib/requestBody';
+import { StateConflictError, withConflictRetry } from '../checks';
+import type {
+  ConfirmReclaimCommand,
+  MachineActionResult,
+  MachineCommandContext,
+  MachineGrant,
+} from '../MachinesService';
+import { settleReclaimAddresses } from '../reclaimAddresses';
+
+/** The edge's reading of `POST /clusters/:cluster/reclaims/:name/confirm`; 400 naming the field. */
+export function parseConfirmReclaim(
+  path: Record<string, string>,
+  body: unknown,
+): ConfirmReclaimCommand {
+  const { uuid } = parseRequestBody(confirmReclaimBodySchema, body);
+  return { name: path.name, uuid };
+}
 
 /** Why a reclaim cannot be confirmed now, or undefined when it can. */
 function notConfirmable(
@@ -49,13 +57,13 @@ function notConfirmable(
  * wrong UUID is a 400 and writes nothing.
  */
 export async function confirmReclaim(
-  ctx: MachinesServiceOptions,
-  state: MachinesState,
-  request: MachineActionRequest,
-): Promise<ActionResult> {
-  const { params, extra, body: rawBody } = request;
-  const { name } = params;
-  const body = parseRequestBody(confirmReclaimBodySchema, rawBody);
+  ctx: MachineCommandContext,
+  _user: string,
+  command: ConfirmReclaimCommand,
+  { state }: MachineGrant,
+  learnt: Record<string, unknown>,
+): Promise<MachineActionResult<ReclaimConfirmedResponse>> {
+  const { name } = command;
   const confirmed = await withConflictRetry(async () => {
     const reclaim = await state.freshReclaim(name).catch(error => {
       if (NotFoundError.is(error)) {
@@ -65,12 +73,12 @@ export async function confirmReclaim(
       }
       throw error;
     });
-    extra.address = reclaim.spec.address;
-    extra.machineUUID = reclaim.status?.machineUUID ?? null;
+    learnt.address = reclaim.spec.address;
+    learnt.machineUUID = reclaim.status?.machineUUID ?? null;
     const problem = notConfirmable(reclaim, new Date());
     if (problem) throw new StateConflictError(problem);
     const machineUUID = reclaim.status!.machineUUID!;
-    if (body.uuid.toLowerCase() !== machineUUID.toLowerCase()) {
+    if (command.uuid.toLowerCase() !== machineUUID.toLowerCase()) {
       throw new InputError(
         `uuid does not match the UUID of the machine at ${reclaim.spec.address}: nothing was reset; check it and type it again`,
       );
@@ -88,14 +96,13 @@ export async function confirmReclaim(
       confirmed.spec.targetCluster,
       confirmed.spec.address,
     );
-    extra.addressAppended = settled.appended;
-    extra.addressesRemoved = settled.removed;
+    learnt.addressAppended = settled.appended;
+    learnt.addressesRemoved = settled.removed;
   } catch (error) {
     // Best effort (decision 0002): the next create or confirm tries again.
     ctx.logger.warn(
       `reclaim ${name}: discovery address clean-up in ${confirmed.spec.targetCluster} failed: ${error}`,
     );
   }
-  const answer: ReclaimConfirmedResponse = { name };
-  return { status: 200, body: answer, outcome: 'confirmed' };
+  return { answer: { name }, outcome: 'confirmed' };
 }

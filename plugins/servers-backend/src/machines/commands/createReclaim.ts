@@ -10,21 +10,36 @@ import {
 } from '@rackside/plugin-servers-common';
 import { parseTalosconfig } from '@rackside/plugin-servers-node';
 import { randomBytes } from 'node:crypto';
-import { parseRequestBody } from '../lib/requestBody';
-import { requireReachable, sameAddress } from './discoveryAddresses';
-import type { MachinesState } from '../cluster/machinesTypes';
+import { parseRequestBody } from '../../lib/requestBody';
 import {
   requireReason,
   StateConflictError,
   targetTalosCluster,
-  type ActionResult,
-  type MachineActionRequest,
-  type MachinesServiceOptions,
-} from './context';
-import { settleReclaimAddresses } from './reclaimAddresses';
+} from '../checks';
+import { requireReachable, sameAddress } from '../discoveryAddresses';
+import type {
+  CreateReclaimCommand,
+  MachineActionResult,
+  MachineCommandContext,
+  MachineGrant,
+} from '../MachinesService';
+import { settleReclaimAddresses } from '../reclaimAddresses';
 
 function reclaimName(): string {
   return `reclaim-${Date.now().toString(36)}-${randomBytes(2).toString('hex')}`;
+}
+
+/**
+ * The edge's reading of `POST /clusters/:cluster/reclaims`: the body, and the
+ * talosconfig read as one (a 400 naming the context and field, never the key material).
+ */
+export function parseCreateReclaim(
+  _path: Record<string, string>,
+  body: unknown,
+): CreateReclaimCommand {
+  const command = parseRequestBody(createReclaimBodySchema, body);
+  parseTalosconfig(command.talosconfig);
+  return command;
 }
 
 /**
@@ -49,52 +64,51 @@ function reclaimName(): string {
  * record, not in any answer or error message.
  */
 export async function createReclaim(
-  ctx: MachinesServiceOptions,
-  state: MachinesState,
-  request: MachineActionRequest,
-): Promise<ActionResult> {
-  const { credentials, extra, body: rawBody } = request;
-  const body = parseRequestBody(createReclaimBodySchema, rawBody);
-  requireReason(ctx, body.reason);
-  // Throws an InputError naming the context and field, never the key material.
-  parseTalosconfig(body.talosconfig);
+  ctx: MachineCommandContext,
+  user: string,
+  command: CreateReclaimCommand,
+  { state }: MachineGrant,
+  learnt: Record<string, unknown>,
+): Promise<MachineActionResult<ReclaimCreatedResponse>> {
+  const { address } = command;
+  requireReason(ctx, command.reason);
 
-  const target = await targetTalosCluster(state, body.talosCluster);
+  const target = await targetTalosCluster(state, command.talosCluster);
   const targetName = target.metadata.name;
-  extra.talosCluster = targetName;
+  learnt.talosCluster = targetName;
   // The operator reads the UUID at this address and lists it for discovery: only an
   // address discovery of the target cluster may reach (its networks and port).
-  await requireReachable(target, body.address);
+  await requireReachable(target, address);
 
   const running = (await state.reclaims()).find(
     r =>
-      sameAddress(r.spec.address, body.address) &&
+      sameAddress(r.spec.address, address) &&
       !isTerminalReclaimPhase(r.status?.phase ?? 'Pending'),
   );
   if (running) {
     throw new StateConflictError(
-      `${body.address} already has a Reset and add request in progress: ${
+      `${address} already has a Reset and add request in progress: ${
         running.metadata.name
       } (${running.status?.phase ?? 'Pending'})`,
     );
   }
   const probed = (target.status?.addresses ?? []).find(a =>
-    sameAddress(a.address, body.address),
+    sameAddress(a.address, address),
   );
   if (probed?.state === 'Member') {
     throw new StateConflictError(
-      `${body.address} is already a member of ${targetName}: there is nothing to reset`,
+      `${address} is already a member of ${targetName}: there is nothing to reset`,
     );
   }
   if (probed?.state === 'Maintenance') {
     throw new StateConflictError(
-      `${body.address} is in maintenance mode already: add it from the machine list instead of resetting it`,
+      `${address} is in maintenance mode already: add it from the machine list instead of resetting it`,
     );
   }
 
   const name = reclaimName();
   const secretName = credentialSecretName(name);
-  const ttlMinutes = body.ttlMinutes ?? RECLAIM_TTL_MINUTES.default;
+  const ttlMinutes = command.ttlMinutes ?? RECLAIM_TTL_MINUTES.default;
   const created = await state.createReclaim({
     apiVersion: RACKSIDE_API_VERSION,
     kind: 'MachineReclaim',
@@ -104,22 +118,22 @@ export async function createReclaim(
       labels: { 'app.kubernetes.io/part-of': 'rackside' },
     },
     spec: {
-      address: body.address,
+      address,
       targetCluster: targetName,
       credentialSecretRef: { name: secretName, key: CREDENTIAL_KEY },
       ttlMinutes,
-      requestedBy: credentials.principal.userEntityRef,
-      reason: body.reason.trim(),
+      requestedBy: user,
+      reason: command.reason.trim(),
     },
   });
-  extra.reclaim = name;
+  learnt.reclaim = name;
 
   try {
     await state.createCredentialSecret({
       name: secretName,
       owner: { name, uid: created.metadata.uid ?? '' },
       key: CREDENTIAL_KEY,
-      talosconfig: body.talosconfig,
+      talosconfig: command.talosconfig,
     });
   } catch (error) {
     throw new ServiceUnavailableError(
@@ -131,29 +145,22 @@ export async function createReclaim(
 
   const warnings: string[] = [];
   try {
-    const settled = await settleReclaimAddresses(
-      state,
-      targetName,
-      body.address,
-    );
-    extra.addressAppended = settled.appended;
-    extra.addressesRemoved = settled.removed;
+    const settled = await settleReclaimAddresses(state, targetName, address);
+    learnt.addressAppended = settled.appended;
+    learnt.addressesRemoved = settled.removed;
   } catch (error) {
     // The request stands; the confirmation lists the address again.
     ctx.logger.warn(
-      `reclaim ${name}: could not list ${body.address} for discovery in ${targetName}: ${error}`,
+      `reclaim ${name}: could not list ${address} for discovery in ${targetName}: ${error}`,
     );
     warnings.push(
-      `${
-        body.address
-      } could not be listed for discovery in ${targetName} yet (${
+      `${address} could not be listed for discovery in ${targetName} yet (${
         (error as Error).message
       }); confirming the reset lists it`,
     );
   }
-  const answer: ReclaimCreatedResponse = {
-    name,
-    ...(warnings.length ? { warnings } : {}),
+  return {
+    answer: { name, ...(warnings.length ? { warnings } : {}) },
+    outcome: 'created',
   };
-  return { status: 201, body: answer, outcome: 'created' };
 }

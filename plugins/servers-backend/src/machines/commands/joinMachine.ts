@@ -4,16 +4,32 @@ import {
   SMBIOS_UUID_REGEX,
   type JoinMachineResponse,
 } from '@rackside/plugin-servers-common';
-import { parseRequestBody } from '../lib/requestBody';
-import type { MachinesState } from '../cluster/machinesTypes';
+import { parseRequestBody } from '../../lib/requestBody';
 import {
   requireReason,
   StateConflictError,
   withConflictRetry,
-  type ActionResult,
-  type MachineActionRequest,
-  type MachinesServiceOptions,
-} from './context';
+} from '../checks';
+import type {
+  JoinMachineCommand,
+  MachineActionResult,
+  MachineCommandContext,
+  MachineGrant,
+} from '../MachinesService';
+
+/** The edge's reading of `POST /clusters/:cluster/machines/:uuid/join`; 400 naming what is wrong. */
+export function parseJoinMachine(
+  path: Record<string, string>,
+  body: unknown,
+): JoinMachineCommand {
+  const uuid = path.uuid.toLowerCase();
+  if (!SMBIOS_UUID_REGEX.test(uuid)) {
+    throw new InputError(
+      `uuid: ${path.uuid} is not an SMBIOS UUID (a TalosMachine is named by one)`,
+    );
+  }
+  return { uuid, ...parseRequestBody(joinMachineBodySchema, body) };
+}
 
 /**
  * `POST /clusters/:cluster/machines/:uuid/join` (`machines:add`): sets `spec.join`
@@ -21,22 +37,16 @@ import {
  * config over the maintenance connection.
  */
 export async function joinMachine(
-  ctx: MachinesServiceOptions,
-  state: MachinesState,
-  request: MachineActionRequest,
-): Promise<ActionResult> {
-  const { credentials, params, body: rawBody } = request;
-  const uuid = params.uuid.toLowerCase();
-  if (!SMBIOS_UUID_REGEX.test(uuid)) {
-    throw new InputError(
-      `uuid: ${params.uuid} is not an SMBIOS UUID (a TalosMachine is named by one)`,
-    );
-  }
-  const body = parseRequestBody(joinMachineBodySchema, rawBody);
-  requireReason(ctx, body.reason);
+  ctx: MachineCommandContext,
+  user: string,
+  command: JoinMachineCommand,
+  { state }: MachineGrant,
+): Promise<MachineActionResult<JoinMachineResponse>> {
+  const { uuid } = command;
+  requireReason(ctx, command.reason);
   const flag = {
-    by: credentials.principal.userEntityRef,
-    reason: body.reason.trim(),
+    by: user,
+    reason: command.reason.trim(),
     at: new Date().toISOString(),
   };
   await withConflictRetry(async () => {
@@ -66,6 +76,5 @@ export async function joinMachine(
       spec: { ...machine.spec, join: flag },
     });
   });
-  const answer: JoinMachineResponse = { name: uuid };
-  return { status: 200, body: answer, outcome: 'join-requested' };
+  return { answer: { name: uuid }, outcome: 'join-requested' };
 }
