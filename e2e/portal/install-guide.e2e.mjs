@@ -1,8 +1,14 @@
 // docs/install.md as the test: a portal made by @backstage/create-app (pinned,
-// cached: e2e/portal/portal.mjs) gets the release tarballs (dist/release, from
-// scripts/release.sh) by running the guide's marked code blocks
-// (e2e/portal/install-guide.mjs), is type-checked and built, and is started
-// against a simulated rack with the operator (e2e/tests/harness.mjs). In a
+// cached: e2e/portal/portal.mjs), untouched, gets the release by running the
+// guide's steps word for word (e2e/portal/install-guide.mjs): the release
+// tarballs (dist/release, from scripts/release.sh) are published to a Verdaccio
+// the test starts (e2e/lib/registries.mjs) and the guide's registry blocks add
+// them from there. The portal must end with one copy of each framework package
+// (FRAMEWORK_PACKAGES, from its yarn.lock, as `yarn why` reads it); it is then
+// type-checked and built, and started against a simulated rack with the
+// operator (e2e/tests/harness.mjs). The test's own config holds only where the
+// portal listens, the rack's cluster and which app is served (ENVIRONMENT_KEYS);
+// who may use Rackside is the guide's first permission block. In a
 // headless Chromium the guest then signs in, sees the servers, cordons a worker
 // and returns it to service from the Servers page, opens the worker's catalog
 // entity on its Server tab and finds the "complete" notification; first in
@@ -12,6 +18,7 @@
 //
 //   node --test e2e/portal/install-guide.e2e.mjs
 //   RACKSIDE_RELEASE_DIR=DIR   the release to install (default dist/release; packed when empty)
+//   RACKSIDE_E2E_SOURCE=air-gapped   the guide's tarball appendix instead of the registry
 //   RACKSIDE_E2E_KEEP=1        keep the rack's logs
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -31,7 +38,12 @@ import {
   tableOverflow,
   waitForRow,
 } from '../tests/harness.mjs';
-import { applyInstallGuide } from './install-guide.mjs';
+import { publishPackages, startNpmRegistry } from '../lib/registries.mjs';
+import {
+  applyInstallGuide,
+  frameworkCopies,
+  stepsInConfig,
+} from './install-guide.mjs';
 import { basePortal, resetPortal } from './portal.mjs';
 
 const RELEASE =
@@ -41,6 +53,7 @@ const VERSION = JSON.parse(
 ).version;
 const NODE = 'worker-3';
 const PORT = Number(process.env.RACKSIDE_E2E_PORTAL_PORT ?? 7040);
+const SOURCE = process.env.RACKSIDE_E2E_SOURCE ?? 'registry';
 
 const log = msg => process.stderr.write(`install-guide: ${msg}\n`);
 const seconds = since => `${((performance.now() - since) / 1000).toFixed(0)} s`;
@@ -68,12 +81,11 @@ function ensureRelease() {
 
 let portalDir;
 let lock;
-/** The guide's app-config blocks (between the portal's own config and the test's). */
-const portalConfigs = [];
+let npmRegistry;
 const timings = {};
 
 before(
-  () => {
+  async () => {
     const t0 = performance.now();
     ensureRelease();
     portalDir = basePortal();
@@ -95,21 +107,49 @@ before(
     }
     resetPortal(portalDir);
 
+    const env = { RACKSIDE_RELEASE: RELEASE, RACKSIDE_VERSION: VERSION };
+    if (SOURCE === 'registry') {
+      const t = performance.now();
+      npmRegistry = await startNpmRegistry();
+      const published = await publishPackages(npmRegistry, VERSION, {
+        releaseDir: RELEASE,
+      });
+      log(`published to ${npmRegistry.url}: ${published.join(', ')}`);
+      env.RACKSIDE_NPM_REGISTRY = npmRegistry.url;
+      // The test's registry is plain HTTP on loopback, which Yarn refuses
+      // unless told; a site's own registry is HTTPS and needs no such line.
+      env.YARN_UNSAFE_HTTP_WHITELIST = new URL(npmRegistry.url).hostname;
+      timings.registry = seconds(t);
+    }
+
     const t1 = performance.now();
-    const { counts, appConfig } = applyInstallGuide(portalDir, {
+    const { counts, ran } = applyInstallGuide(portalDir, {
       doc: path.join(ROOT, 'docs/install.md'),
-      env: { RACKSIDE_RELEASE: RELEASE, RACKSIDE_VERSION: VERSION },
+      source: SOURCE,
+      env,
       log,
     });
     timings.guide = seconds(t1);
-    log(`blocks run: ${JSON.stringify(counts)}`);
+    log(`blocks run: ${JSON.stringify(counts)} (${ran.join(', ')})`);
     // A guide whose marks were lost would run nothing and pass: it must not.
-    assert.ok(counts['sh install'] >= 3, 'sh install blocks');
-    assert.ok(counts['ts backend'] >= 1, 'ts backend blocks');
+    assert.equal(
+      counts['sh install'],
+      SOURCE === 'registry' ? 4 : 3,
+      'sh install blocks',
+    );
+    assert.equal(counts['ts backend'], 1, 'ts backend block');
     assert.equal(counts['tsx app'], 1, 'tsx app block');
     assert.equal(counts['tsx legacy-app'], 3, 'tsx legacy-app blocks');
-    assert.ok(counts['yaml app-config'] >= 2, 'yaml app-config blocks');
-    portalConfigs.push(appConfig);
+    assert.equal(counts['yaml app-config'], 3, 'yaml app-config blocks');
+
+    // One copy of each framework package, after the guide and nothing else.
+    assert.deepEqual(
+      frameworkCopies(
+        fs.readFileSync(path.join(portalDir, 'yarn.lock'), 'utf8'),
+      ),
+      {},
+      'framework packages the portal holds twice (version: who asks for it)',
+    );
 
     const t2 = performance.now();
     log('type-checking the portal (yarn tsc)');
@@ -124,33 +164,27 @@ before(
   { timeout: 3_600_000 },
 );
 
-after(() => {
+after(async () => {
   log(`timings: ${JSON.stringify(timings)}`);
+  await npmRegistry?.stop();
   if (lock) fs.rmSync(lock, { force: true });
 });
 
 /**
- * What the test adds to the guide's config, as a portal adds its own people:
- * the guest signs in as create-app's user:default/guest (examples/org.yaml,
- * member of group:default/guests), which is an admin of Rackside here.
+ * The test's own config on top of the portal's app-config.yaml (create-app's
+ * with the guide's blocks merged in): which of its two apps the backend
+ * serves. The harness adds where it listens and the rack's cluster. Nothing
+ * here may be a step the guide lacks (stepsInConfig).
  */
-function testConfig(dir, extra = '') {
-  const file = path.join(dir, 'app-config.test.yaml');
-  fs.writeFileSync(
-    file,
-    [
-      'auth:',
-      '  providers:',
-      '    guest:',
-      '      userEntityRef: user:default/guest',
-      '      dangerouslyAllowOutsideDevelopment: true',
-      'permission:',
-      '  rackside:',
-      '    tiers:',
-      '      admin: [group:default/guests]',
-      extra,
-    ].join('\n'),
+function testConfig(dir, app) {
+  const config = app === 'app' ? {} : { app: { packageName: app } };
+  assert.deepEqual(
+    stepsInConfig(config),
+    [],
+    "the test's config: environment only",
   );
+  const file = path.join(dir, `app-config.test-${app}.yaml`);
+  fs.writeFileSync(file, `${JSON.stringify(config)}\n`);
   return file;
 }
 
@@ -163,11 +197,7 @@ async function portalServing(app, offsetPort) {
     backendDir: path.join(portalDir, 'packages/backend'),
     baseConfigs: [
       path.join(portalDir, 'app-config.yaml'),
-      ...portalConfigs,
-      testConfig(
-        portalDir,
-        app === 'app' ? '' : `app:\n  packageName: ${app}\n`,
-      ),
+      testConfig(portalDir, app),
     ],
   });
   return {
