@@ -70,7 +70,8 @@ REVISION="$(git log -1 --format=%H -- "${INPUT_PATHS[@]}" 2>/dev/null || echo un
 if [ -n "$(git status --porcelain -- "${INPUT_PATHS[@]}" 2>/dev/null)" ]; then
   REVISION="$REVISION-dirty"
 fi
-SOURCE="$(node -p 'require("./plugins/servers-node/package.json").repository.url')"
+# The repository's web address (package.json's git+https://....git without git+ and .git).
+SOURCE="$(node -p 'require("./plugins/servers-node/package.json").repository.url.replace(/^git\+/, "").replace(/\.git$/, "")')"
 
 # --- The base ---------------------------------------------------------------------------
 base_recipe() {

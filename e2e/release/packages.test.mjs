@@ -149,6 +149,23 @@ describe('the tarball check sees what it is for', () => {
     }
   });
 
+  it('a homepage elsewhere than the repository, no bugs address', () => {
+    const bad = doctor(tarballOf(node()), m => {
+      m.homepage = 'https://example.invalid/rackside';
+      delete m.bugs;
+    });
+    const { problems } = checkTarball(bad);
+    for (const expected of [
+      'homepage https://example.invalid/rackside is not under',
+      'no bugs.url',
+    ]) {
+      assert.ok(
+        problems.some(p => p.includes(expected)),
+        `${expected}:\n${problems.join('\n')}`,
+      );
+    }
+  });
+
   it('reads imports, requires, dynamic imports and type references, not comments', () => {
     const found = importsOf(
       [

@@ -169,6 +169,22 @@ export function checkTarball(tgz, { rootManifest } = {}) {
         );
       }
     }
+    // Where a user reads about it and reports a problem: the project's own pages.
+    const project = root.repository?.url
+      ?.replace(/^git\+/, '')
+      .replace(/\.git$/, '');
+    for (const [field, url] of [
+      ['homepage', manifest.homepage],
+      ['bugs.url', manifest.bugs?.url],
+    ]) {
+      if (typeof url !== 'string' || !url.startsWith('https://')) {
+        problems.push(`package.json: no ${field}`);
+      } else if (project && !url.startsWith(`${project}/`)) {
+        problems.push(
+          `package.json: ${field} ${url} is not under the repository's ${project}`,
+        );
+      }
+    }
     const ranges = {
       ...manifest.dependencies,
       ...manifest.peerDependencies,
