@@ -21,6 +21,7 @@ import { createMachinesService } from './machines/createMachinesService';
 import { createMachinesRouter } from './machines/router';
 import { createPlansService } from './plans/createPlansService';
 import { readPlansConfig } from './plans/config';
+import { createPlansRouter } from './plans/router';
 import { createRouter } from './servers/router';
 import { clusterRegistryServiceRef } from './cluster/clusterRegistry';
 import { machinesRegistryServiceRef } from './machines/machinesRegistry';
@@ -224,7 +225,10 @@ export const serversPlugin = createBackendPlugin({
           serverPermissions,
           config: readPlansConfig(config),
         });
-        httpRouter.use(await createRouter({ service, plans, httpAuth }));
+        // Each feature's routes, in the order they were always answered (the servers'
+        // first); the OpenAPI document (schema/openapi.yaml) describes them all.
+        httpRouter.use(await createRouter({ service, httpAuth }));
+        httpRouter.use(await createPlansRouter({ plans, httpAuth }));
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });
       },
     });

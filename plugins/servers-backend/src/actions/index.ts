@@ -1,5 +1,5 @@
 import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
-import type { ServersService } from '../servers/ServersService';
+import type { ServersEdgeService } from '../servers/ServersService';
 import { DEFAULT_AGENT_POLICY, type AgentPolicy } from './agentPolicy';
 import { registerAbandonServerMaintenanceAction } from './abandonServerMaintenance';
 import { registerCordonServerAction } from './cordonServer';
@@ -23,7 +23,7 @@ import { registerUncordonServerAction } from './uncordonServer';
  */
 export function registerServersActions(
   registry: ActionsRegistryService,
-  service: ServersService,
+  service: ServersEdgeService,
   policy: AgentPolicy = DEFAULT_AGENT_POLICY,
 ): void {
   registerListClustersAction(registry, service);

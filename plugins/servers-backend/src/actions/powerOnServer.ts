@@ -1,11 +1,11 @@
 import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
-import type { ServersService } from '../servers/ServersService';
+import type { ServersEdgeService } from '../servers/ServersService';
 import type { AgentPolicy } from './agentPolicy';
 import { REQUEST_FIELDS, registerServerVerbAction } from './serverVerbAction';
 
 export function registerPowerOnServerAction(
   registry: ActionsRegistryService,
-  service: ServersService,
+  service: ServersEdgeService,
   policy?: AgentPolicy,
 ) {
   registerServerVerbAction(

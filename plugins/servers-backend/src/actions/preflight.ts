@@ -68,13 +68,15 @@ export function registerPreflightAction(
         output: {
           preflight: (await service.preflight(
             userCredentials(credentials),
-            input.cluster,
-            input.node,
-            input.action,
             {
-              deleteEmptyDirData: asked.deleteEmptyDirData === true,
-              force: asked.force === true,
-              allowNodeLocalData: input.allowNodeLocalData === true,
+              cluster: input.cluster,
+              node: input.node,
+              action: input.action,
+              options: {
+                deleteEmptyDirData: asked.deleteEmptyDirData === true,
+                force: asked.force === true,
+                allowNodeLocalData: input.allowNodeLocalData === true,
+              },
             },
             { via: 'actions' },
           )) as unknown as Record<string, unknown>,

@@ -1,5 +1,5 @@
 import type { ActionsRegistryService } from '@backstage/backend-plugin-api/alpha';
-import type { ServersService } from '../servers/ServersService';
+import type { ServersEdgeService } from '../servers/ServersService';
 import type { AgentPolicy } from './agentPolicy';
 import {
   PREFLIGHT_REQUEST_FIELDS,
@@ -8,7 +8,7 @@ import {
 
 export function registerRebootServerAction(
   registry: ActionsRegistryService,
-  service: ServersService,
+  service: ServersEdgeService,
   policy?: AgentPolicy,
 ) {
   registerServerVerbAction(

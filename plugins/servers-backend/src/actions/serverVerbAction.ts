@@ -6,7 +6,12 @@ import {
   type ServerAction,
 } from '@rackside/plugin-servers-common';
 import { NotAllowedError } from '@backstage/errors';
-import type { ServersService } from '../servers/ServersService';
+import { refusedAudited } from '../lib/audited';
+import {
+  parseActionCommand,
+  type ActionTarget,
+  type ServersEdgeService,
+} from '../servers/ServersService';
 import { registryFields } from './registryInput';
 import { userCredentials } from './userCredentials';
 import {
@@ -44,13 +49,14 @@ export const PREFLIGHT_REQUEST_FIELDS = [
 
 /**
  * Registers one server action: its input is the cluster, the node and the route's
- * body fields, handed to the same `ServersService.requestAction` as the route (the
+ * body fields, parsed into the same typed command as the route's and handed to the same
+ * `ServersService.requestAction` (the
  * permission on the server, the reason policy, the guard, the capability rule, the
  * ceremony and the pre-flight token), audited with `via: 'actions'`.
  */
 export function registerServerVerbAction(
   registry: ActionsRegistryService,
-  service: ServersService,
+  service: ServersEdgeService,
   spec: ServerVerbActionSpec,
   policy: AgentPolicy = DEFAULT_AGENT_POLICY,
 ) {
@@ -95,17 +101,29 @@ export function registerServerVerbAction(
       const user = userCredentials(credentials);
       const refusal = agentDrainRefusal(policy, body, spec.verb, node);
       if (refusal) throw new NotAllowedError(refusal);
-      const result = await service.requestAction(user, {
+      const principal = agentPrincipal(user);
+      const target: ActionTarget = {
         cluster,
         node,
         action: spec.verb,
-        body,
+        ...(typeof body.reason === 'string' ? { reason: body.reason } : {}),
         via: 'actions',
-        agent: {
-          principal: agentPrincipal(user),
-          refusal: (level, action) => agentRefusal(policy, level, action, node),
-        },
-      });
+        principal,
+      };
+      // Parsed once, here at the edge; a body that does not parse is audited as the
+      // route audits it.
+      const command = await refusedAudited(
+        service,
+        target,
+        { actor: user.principal.userEntityRef },
+        () =>
+          parseActionCommand(target, body, {
+            principal,
+            refusal: (level, action) =>
+              agentRefusal(policy, level, action, node),
+          }),
+      );
+      const result = await service.requestAction(user, command);
       return {
         output: { maintenance: result.name, created: result.status === 201 },
       };

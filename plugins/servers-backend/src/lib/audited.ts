@@ -145,3 +145,62 @@ export function auditedRead<T>(
     read,
   );
 }
+
+/** Who and how, for a request an edge refused before its feature's service saw it. */
+export interface Refusal {
+  /** The caller; `null` when there was no user (a 401), audited as `unauthenticated`. */
+  actor: string | null;
+  /** The HTTP request, for the audit event. */
+  request?: Request;
+}
+
+/**
+ * Where an edge (a router, an MCP action) records a request it refused before the
+ * feature's service saw it: no user, or a request that does not parse into the
+ * feature's typed command. Implemented by the feature's `Audited…Service`, with the
+ * event the service would have made, so a refused request leaves the same record.
+ */
+export interface RefusedRequests<Target> {
+  auditRefused(target: Target, error: Error, refusal: Refusal): Promise<void>;
+}
+
+/**
+ * Records a request refused at the edge: opened and failed at once, with the error's
+ * outcome (`unauthenticated` when there was no user).
+ */
+export async function auditRefused(
+  options: AuditedOptions,
+  error: Error,
+): Promise<void> {
+  if (options.meta.actor === null) {
+    await auditUnauthenticated(options, error);
+    return;
+  }
+  const { auditor, eventId, severityLevel, request } = options;
+  const meta = { ...options.meta, outcome: outcomeOf(error) };
+  const event = await auditor.createEvent({
+    eventId,
+    severityLevel,
+    request,
+    meta: meta as AuditorServiceCreateEventOptions['meta'],
+  });
+  await event.fail({ meta, error });
+}
+
+/**
+ * One step of an edge before the service (reading the user, parsing the request): what
+ * it refuses is recorded through `audit` before it is thrown on.
+ */
+export async function refusedAudited<T, Target>(
+  audit: RefusedRequests<Target>,
+  target: Target,
+  refusal: Refusal,
+  step: () => T | Promise<T>,
+): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    await audit.auditRefused(target, error as Error, refusal);
+    throw error;
+  }
+}

@@ -1,10 +1,11 @@
 /*
- * The maintenance plan routes under `/api/servers` (docs/architecture.md, "The backend"; docs/plans.md), HTTP in
- * and out of the plans service (PlansService.ts). The servers router mounts them after its own
- * routes, behind its body parser.
+ * The maintenance plan routes under `/api/servers` (docs/architecture.md, "The backend";
+ * docs/plans.md), HTTP in and out of the plans service (PlansService.ts). plugin.ts
+ * mounts them after the servers routes.
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import type express from 'express';
+import { jsonBody } from '../lib/jsonBody';
 import { createApiRouter } from '../schema/apiRouter';
 import { PreflightConflictError } from '../preflight/preflight';
 import { queryFlag, sendPreflightConflict } from '../preflight/preflightHttp';
@@ -22,12 +23,13 @@ export interface PlansRouterOptions {
   httpAuth: HttpAuthService;
 }
 
-/** Builds the plan routes; bodies are parsed by the router that mounts them. */
+/** Builds the plan routes; each request is parsed here, once, into the service's command. */
 export async function createPlansRouter(
   options: PlansRouterOptions,
 ): Promise<express.Router> {
   const { plans, httpAuth } = options;
   const router = await createApiRouter();
+  router.use(jsonBody());
 
   router.get('/clusters/:cluster/plans', async (req, res) => {
     const credentials = await httpAuth.credentials(req);

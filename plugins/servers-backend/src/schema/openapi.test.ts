@@ -23,7 +23,8 @@ import YAML from 'yaml';
 import { z } from 'zod';
 import { createMachinesRouter } from '../machines/router';
 import type { PlansService } from '../plans/PlansService';
-import type { AuditedServersService } from '../servers/AuditedServersService';
+import { createPlansRouter } from '../plans/router';
+import type { ServersEdgeService } from '../servers/ServersService';
 import { createRouter } from '../servers/router';
 import type { MachinesService } from '../machines/MachinesService';
 import type * as generated from './openapi/generated/models';
@@ -83,7 +84,10 @@ function routesOf(router: express.Router): string[] {
 async function registeredRoutes(): Promise<string[]> {
   const httpAuth = mockServices.httpAuth();
   const servers = await createRouter({
-    service: {} as AuditedServersService,
+    service: {} as ServersEdgeService,
+    httpAuth,
+  });
+  const plans = await createPlansRouter({
     plans: {} as PlansService,
     httpAuth,
   });
@@ -92,9 +96,11 @@ async function registeredRoutes(): Promise<string[]> {
     httpAuth,
   });
   // `/openapi.json` is the document itself, which every generated router serves.
-  return [...routesOf(servers), ...routesOf(machines)].filter(
-    route => route !== 'get /openapi.json',
-  );
+  return [
+    ...routesOf(servers),
+    ...routesOf(plans),
+    ...routesOf(machines),
+  ].filter(route => route !== 'get /openapi.json');
 }
 
 /** The keywords compared: what a field is and its bounds (descriptions aside). */

@@ -3,8 +3,9 @@
  * checks so a denied or unknown target fails its event: reads as `server-read` (low),
  * action requests as `server-action` (graded by lib/auditSeverity.ts) with the
  * maintenance they wrote and how they ended, health refresh requests as
- * `server-health-refresh` (low: a reading changes nothing on the server). Attempts
- * without a user are recorded too.
+ * `server-health-refresh` (low: a reading changes nothing on the server). An action
+ * request the edge refused (no user, or a request that does not parse) is recorded too,
+ * as the same `server-action` event (auditRefused).
  */
 import type {
   AuditorService,
@@ -25,21 +26,24 @@ import {
   actorOf,
   audited,
   auditedRead,
-  auditUnauthenticated,
+  auditRefused,
+  type Refusal,
 } from '../lib/audited';
 import { READ_SEVERITY, serverActionSeverity } from '../lib/auditSeverity';
-import type { PreflightOptions } from '../preflight/preflight';
 import type { ServerListQuery } from './serverList';
 import type { PreparedJson } from './ServerListCache';
 import type {
-  ActionRequest,
   ActionResult,
+  ActionTarget,
   CallContext,
+  ServerActionCommand,
+  ServerPreflightQuery,
+  ServersEdgeService,
   ServersService,
 } from './ServersService';
 import type { UserCredentials } from '../lib/credentials';
 
-export class AuditedServersService implements ServersService {
+export class AuditedServersService implements ServersEdgeService {
   constructor(
     private readonly inner: ServersService,
     private readonly auditor: AuditorService,
@@ -139,55 +143,65 @@ export class AuditedServersService implements ServersService {
 
   preflight(
     credentials: UserCredentials,
-    cluster: string,
-    node: string,
-    action: string,
-    drainOptions: PreflightOptions,
+    query: ServerPreflightQuery,
     call?: CallContext,
   ): Promise<PreflightResponse> {
+    const { cluster, node, action } = query;
     return this.read(
       credentials,
       call,
       { read: 'preflight', cluster, node, action },
-      () =>
-        this.inner.preflight(
-          credentials,
-          cluster,
-          node,
-          action,
-          drainOptions,
-          call,
-        ),
+      () => this.inner.preflight(credentials, query, call),
     );
+  }
+
+  /** What a `server-action` event says of a request, refused at the edge or not. */
+  private actionEvent(
+    target: ActionTarget,
+    actor: string | null,
+    request?: Request,
+  ) {
+    return {
+      auditor: this.auditor,
+      eventId: 'server-action',
+      severityLevel: serverActionSeverity(target.action),
+      request,
+      meta: {
+        actor,
+        action: target.action,
+        reason: target.reason ?? '',
+        cluster: target.cluster,
+        node: target.node,
+        via: target.via ?? 'http',
+        ...(target.principal ? { principal: target.principal } : {}),
+      },
+    };
   }
 
   requestAction(
     credentials: UserCredentials,
-    request: ActionRequest,
+    command: ServerActionCommand,
     call?: CallContext,
   ): Promise<ActionResult> {
-    const raw = request.body as { reason?: unknown } | undefined;
+    const target: ActionTarget = {
+      cluster: command.cluster,
+      node: command.node,
+      action: command.action,
+      reason: command.body.reason,
+      via: command.via,
+      principal: command.agent?.principal,
+    };
     return audited(
-      {
-        auditor: this.auditor,
-        eventId: 'server-action',
-        severityLevel: serverActionSeverity(request.action),
-        request: call?.request,
-        meta: {
-          actor: credentials.principal.userEntityRef,
-          action: request.action,
-          reason: typeof raw?.reason === 'string' ? raw.reason : '',
-          cluster: request.cluster,
-          node: request.node,
-          via: request.via ?? 'http',
-          ...(request.agent ? { principal: request.agent.principal } : {}),
-        },
-      },
+      this.actionEvent(
+        target,
+        credentials.principal.userEntityRef,
+        call?.request,
+      ),
       async record => {
         record.extra.maintenance = null;
         const result = await this.inner.requestAction(
           credentials,
-          request,
+          command,
           call,
         );
         record.extra.maintenance = result.name;
@@ -230,26 +244,17 @@ export class AuditedServersService implements ServersService {
     );
   }
 
-  /** Records an attempt that had no user (the router's 401 path). */
-  auditUnauthenticated(
-    request: Omit<ActionRequest, 'body'>,
+  /**
+   * Records an action request the edge refused before this service saw it: no user
+   * (`unauthenticated`), or an unknown action or a body that does not parse.
+   */
+  auditRefused(
+    target: ActionTarget,
     error: Error,
-    httpRequest?: Request,
+    refusal: Refusal,
   ): Promise<void> {
-    return auditUnauthenticated(
-      {
-        auditor: this.auditor,
-        eventId: 'server-action',
-        severityLevel: serverActionSeverity(request.action),
-        request: httpRequest,
-        meta: {
-          actor: null,
-          action: request.action,
-          cluster: request.cluster,
-          node: request.node,
-          via: 'http',
-        },
-      },
+    return auditRefused(
+      this.actionEvent(target, refusal.actor, refusal.request),
       error,
     );
   }

@@ -1,13 +1,13 @@
 /*
  * The permission checks of the servers routes and actions, around the service that does
  * the rest (as Backstage's catalog wraps its entities catalog). Each call finds its
- * cluster (404) and action (404, or 400 for a pre-flight), then asks `servers:read` and
- * the permissions of what it does (403 naming them), and passes what was decided to the
- * inner service with the call (`call.grant`). The inner service never asks back.
+ * cluster (404), then asks `servers:read` and the permissions of what it does (403
+ * naming them), and passes what was decided, with the cluster it found, to the inner
+ * service with the call (`call.grant`). The inner service never asks back. The request
+ * was parsed at the edge (its action known, its body valid): nothing here parses it.
  */
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
 import {
-  actionRequestBodySchema,
   dataLossOptionsOf,
   type ClusterListResponse,
   type HealthRefreshResponse,
@@ -20,20 +20,15 @@ import {
 } from '@rackside/plugin-servers-common';
 import { clusterOr404 } from '../cluster/clusterRegistry';
 import type { ClusterRegistry } from '../cluster/types';
-import { parseRequestBody } from '../lib/requestBody';
-import {
-  isPreflightAction,
-  preflightActionOr400,
-  serverActionOr404,
-} from './actionNames';
-import type { PreflightOptions } from '../preflight/preflight';
+import { isPreflightAction } from './actionNames';
 import type { ServerListQuery } from './serverList';
 import type { PreparedJson } from './ServerListCache';
 import type { ServerPermissions } from '../access/serverPermissions';
 import type {
-  ActionRequest,
   ActionResult,
   CallContext,
+  ServerActionCommand,
+  ServerPreflightQuery,
   ServersService,
 } from './ServersService';
 import type { UserCredentials } from '../lib/credentials';
@@ -65,7 +60,7 @@ export class AuthorizedServersService implements ServersService {
       credentials,
       cluster.name,
     );
-    return { ...call, grant: { scope: decisions.scope, decisions } };
+    return { ...call, grant: { cluster, scope: decisions.scope, decisions } };
   }
 
   /** `servers:read` of a cluster's servers. */
@@ -74,9 +69,9 @@ export class AuthorizedServersService implements ServersService {
     clusterName: string,
     call: CallContext | undefined,
   ): Promise<CallContext> {
-    clusterOr404(this.clusters, clusterName);
+    const cluster = clusterOr404(this.clusters, clusterName);
     const scope = await this.permissions.readScope(credentials);
-    return { ...call, grant: { scope } };
+    return { ...call, grant: { cluster, scope } };
   }
 
   async listServersJson(
@@ -164,29 +159,21 @@ export class AuthorizedServersService implements ServersService {
   /** `servers:read`, then the action's permission on the server. */
   async preflight(
     credentials: UserCredentials,
-    clusterName: string,
-    nodeName: string,
-    action: string,
-    drainOptions: PreflightOptions,
+    query: ServerPreflightQuery,
     call?: CallContext,
   ): Promise<PreflightResponse> {
-    const cluster = clusterOr404(this.clusters, clusterName);
-    const checked = preflightActionOr400(action);
+    const cluster = clusterOr404(this.clusters, query.cluster);
     const scope = await this.permissions.readScope(credentials);
     await this.permissions.requireAction(
       credentials,
       cluster.name,
-      nodeName,
-      checked,
+      query.node,
+      query.action,
     );
-    return this.inner.preflight(
-      credentials,
-      clusterName,
-      nodeName,
-      action,
-      drainOptions,
-      { ...call, grant: { scope } },
-    );
+    return this.inner.preflight(credentials, query, {
+      ...call,
+      grant: { cluster, scope },
+    });
   }
 
   /**
@@ -196,33 +183,31 @@ export class AuthorizedServersService implements ServersService {
    */
   async requestAction(
     credentials: UserCredentials,
-    request: ActionRequest,
+    command: ServerActionCommand,
     call?: CallContext,
   ): Promise<ActionResult> {
-    const action = serverActionOr404(request.action);
-    const cluster = clusterOr404(this.clusters, request.cluster);
+    const cluster = clusterOr404(this.clusters, command.cluster);
     await this.permissions.requireAction(
       credentials,
       cluster.name,
-      request.node,
-      action,
+      command.node,
+      command.action,
     );
-    if (isPreflightAction(action)) {
-      const body = parseRequestBody(actionRequestBodySchema, request.body);
-      const dataLoss = dataLossOptionsOf(body);
+    if (isPreflightAction(command.action)) {
+      const dataLoss = dataLossOptionsOf(command.body);
       if (dataLoss.length > 0) {
         await this.permissions.requireDrainData(
           credentials,
           cluster.name,
-          request.node,
+          command.node,
           dataLoss,
         );
       }
     }
     const scope = await this.permissions.readScope(credentials);
-    return this.inner.requestAction(credentials, request, {
+    return this.inner.requestAction(credentials, command, {
       ...call,
-      grant: { scope },
+      grant: { cluster, scope },
     });
   }
 

@@ -37,10 +37,15 @@ describe('DefaultServersService without a grant', () => {
       NotAllowedError,
     );
     await expect(
-      servers.preflight(user, 'plant-a', 'worker-1', 'drain', {
-        deleteEmptyDirData: false,
-        force: false,
-        allowNodeLocalData: false,
+      servers.preflight(user, {
+        cluster: 'plant-a',
+        node: 'worker-1',
+        action: 'drain',
+        options: {
+          deleteEmptyDirData: false,
+          force: false,
+          allowNodeLocalData: false,
+        },
       }),
     ).rejects.toThrow(NotAllowedError);
   });

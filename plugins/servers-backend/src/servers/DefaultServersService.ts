@@ -23,23 +23,25 @@ import {
   type ServerAlertsResponse,
   type ServerResponse,
 } from '@rackside/plugin-servers-common';
-import { clusterOr404 } from '../cluster/clusterRegistry';
-import type { ClusterRegistry, ClusterSnapshot } from '../cluster/types';
+import type {
+  ClusterRegistry,
+  ClusterSnapshot,
+  ClusterState,
+} from '../cluster/types';
 import type { ReasonPolicy } from '../lib/reasonPolicy';
 import type { WorkloadCatalog } from '../lib/workloadCatalog';
 import type { ServerDecisions, ServerGrant } from '../access/serverGrant';
-import { preflightActionOr400 } from './actionNames';
 import { requestAction } from './commands/requestAction';
 import { requestHealthRefresh } from './commands/requestHealthRefresh';
 import { currentImpact } from '../preflight/impact';
-import type { PreflightOptions } from '../preflight/preflight';
 import type { PreflightTokens } from '../preflight/tokens';
 import { ServerLists, type ServerListQuery } from './serverList';
 import type { PreparedJson } from './ServerListCache';
 import type {
-  ActionRequest,
   ActionResult,
   CallContext,
+  ServerActionCommand,
+  ServerPreflightQuery,
   ServersService,
 } from './ServersService';
 import type { UserCredentials } from '../lib/credentials';
@@ -107,6 +109,14 @@ function grantOf(call: CallContext | undefined): ServerGrant {
     throw new NotAllowedError('no permission decision was made for this call');
   }
   return call.grant;
+}
+
+/** The cluster the call was granted on (the decorator found it); none is a refusal. */
+function clusterOf(grant: ServerGrant): ClusterState {
+  if (!grant.cluster) {
+    throw new NotAllowedError('no cluster was granted for this call');
+  }
+  return grant.cluster;
 }
 
 /** The per-server decisions the call was granted. */
@@ -180,12 +190,12 @@ export class DefaultServersService implements ServersService {
 
   async listServersJson(
     _credentials: BackstageCredentials,
-    clusterName: string,
+    _cluster: string,
     query?: ServerListQuery,
     call?: CallContext,
   ): Promise<PreparedJson> {
-    const cluster = clusterOr404(this.options.clusters, clusterName);
     const decisions = decisionsOf(call);
+    const cluster = clusterOf(grantOf(call));
     const snap = await clusterSnapshot(cluster);
     const list = {
       key: decisions.key,
@@ -212,12 +222,12 @@ export class DefaultServersService implements ServersService {
 
   async getServer(
     _credentials: BackstageCredentials,
-    clusterName: string,
+    _cluster: string,
     nodeName: string,
     call?: CallContext,
   ): Promise<ServerResponse> {
-    const cluster = clusterOr404(this.options.clusters, clusterName);
     const decisions = decisionsOf(call);
+    const cluster = clusterOf(grantOf(call));
     const snap = await clusterSnapshot(cluster);
     const node = findNode(snap, cluster.name, nodeName);
     if (!decisions.readable(node)) {
@@ -239,12 +249,13 @@ export class DefaultServersService implements ServersService {
 
   async getServerAlerts(
     _credentials: BackstageCredentials,
-    clusterName: string,
+    _cluster: string,
     nodeName: string,
     call?: CallContext,
   ): Promise<ServerAlertsResponse> {
-    const cluster = clusterOr404(this.options.clusters, clusterName);
-    const { scope } = grantOf(call);
+    const grant = grantOf(call);
+    const { scope } = grant;
+    const cluster = clusterOf(grant);
     const snap = await clusterSnapshot(cluster);
     // Hidden and absent are the same 404.
     visibleNode(snap, cluster.name, nodeName, scope.filter);
@@ -263,12 +274,13 @@ export class DefaultServersService implements ServersService {
 
   async listMaintenances(
     _credentials: BackstageCredentials,
-    clusterName: string,
+    _cluster: string,
     nodeFilter?: string,
     call?: CallContext,
   ): Promise<MaintenanceListResponse> {
-    const cluster = clusterOr404(this.options.clusters, clusterName);
-    const { scope } = grantOf(call);
+    const grant = grantOf(call);
+    const { scope } = grant;
+    const cluster = clusterOf(grant);
     const snap = await clusterSnapshot(cluster);
     const visible = visibleNodeNames(snap, cluster.name, scope.filter);
     const items = snap.maintenances
@@ -281,12 +293,13 @@ export class DefaultServersService implements ServersService {
 
   async getMaintenance(
     _credentials: BackstageCredentials,
-    clusterName: string,
+    _cluster: string,
     name: string,
     call?: CallContext,
   ): Promise<MaintenanceResponse> {
-    const cluster = clusterOr404(this.options.clusters, clusterName);
-    const { scope } = grantOf(call);
+    const grant = grantOf(call);
+    const { scope } = grant;
+    const cluster = clusterOf(grant);
     const snap = await clusterSnapshot(cluster);
     const visible = visibleNodeNames(snap, cluster.name, scope.filter);
     const m = snap.maintenances.find(x => x.metadata.name === name);
@@ -300,32 +313,28 @@ export class DefaultServersService implements ServersService {
 
   async preflight(
     credentials: UserCredentials,
-    clusterName: string,
-    nodeName: string,
-    actionName: string,
-    drainOptions: PreflightOptions,
+    query: ServerPreflightQuery,
     call?: CallContext,
   ): Promise<PreflightResponse> {
-    const cluster = clusterOr404(this.options.clusters, clusterName);
-    const action = preflightActionOr400(actionName);
-    const { scope } = grantOf(call);
+    const grant = grantOf(call);
+    const cluster = clusterOf(grant);
     const snap = await clusterSnapshot(cluster);
-    visibleNode(snap, cluster.name, nodeName, scope.filter);
+    visibleNode(snap, cluster.name, query.node, grant.scope.filter);
     const impact = await currentImpact(
       cluster,
       snap,
-      nodeName,
-      action,
-      drainOptions,
+      query.node,
+      query.action,
+      query.options,
     );
-    const answer = scope.preflightOf(
+    const answer = grant.scope.preflightOf(
       snap,
       this.options.preflightTokens.sign(
         impact,
         credentials.principal.userEntityRef,
       ),
     );
-    return this.withOwners(answer, nodeName);
+    return this.withOwners(answer, query.node);
   }
 
   /** The pre-flight with the catalog entities its workloads belong to, where known. */
@@ -350,14 +359,15 @@ export class DefaultServersService implements ServersService {
 
   async requestAction(
     credentials: UserCredentials,
-    request: ActionRequest,
+    command: ServerActionCommand,
     call?: CallContext,
   ): Promise<ActionResult> {
+    const grant = grantOf(call);
     return requestAction(
       this.options,
       credentials.principal.userEntityRef,
-      request,
-      grantOf(call),
+      command,
+      { ...grant, cluster: clusterOf(grant) },
     );
   }
 
@@ -367,11 +377,11 @@ export class DefaultServersService implements ServersService {
     node: string,
     call?: CallContext,
   ): Promise<HealthRefreshResponse> {
+    const grant = grantOf(call);
     return requestHealthRefresh(
-      this.options,
       credentials.principal.userEntityRef,
       { cluster: clusterName, node },
-      grantOf(call),
+      { ...grant, cluster: clusterOf(grant) },
     );
   }
 }

@@ -9,25 +9,35 @@
  *   the call (`call.grant`);
  * - DefaultServersService: every other check and the writes, within what it was granted.
  *   It never asks the permission framework, and answers nothing without a grant.
+ *
+ * The edges parse a request once, into the typed command the layers pass down
+ * (parseActionCommand, parsePreflightQuery); below the edge nothing parses it again.
  */
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
-import type {
-  CeremonyLevel,
-  ClusterListResponse,
-  HealthRefreshResponse,
-  MaintenanceListResponse,
-  MaintenanceResponse,
-  PreflightResponse,
-  ServerAction,
-  ServerListResponse,
-  ServerAlertsResponse,
-  ServerResponse,
+import {
+  actionRequestBodySchema,
+  type ActionRequestBody,
+  type CeremonyLevel,
+  type ClusterListResponse,
+  type HealthRefreshResponse,
+  type MaintenanceListResponse,
+  type MaintenanceResponse,
+  type PreflightAction,
+  type PreflightResponse,
+  type ServerAction,
+  type ServerListResponse,
+  type ServerAlertsResponse,
+  type ServerResponse,
 } from '@rackside/plugin-servers-common';
 import type { Request } from 'express';
+import type { RefusedRequests } from '../lib/audited';
 import type { CallVia } from '../lib/auditSeverity';
 import type { UserCredentials } from '../lib/credentials';
 import type { ServerGrant } from '../access/serverGrant';
+import { parseRequestBody } from '../lib/requestBody';
 import type { PreflightOptions } from '../preflight/preflight';
+import { queryFlag } from '../preflight/preflightHttp';
+import { preflightActionOr400, serverActionOr404 } from './actionNames';
 import type { ServerListQuery } from './serverList';
 import type { PreparedJson } from './ServerListCache';
 
@@ -41,14 +51,29 @@ export interface CallContext {
   grant?: ServerGrant;
 }
 
-/** An action request as the router and the actions registry hand it over. */
-export interface ActionRequest {
+/** Where an action request points, as the route or the action names it (unchecked). */
+export interface ActionTarget {
   cluster: string;
   node: string;
-  /** Unchecked: an unknown action is a 404. */
+  /** An unknown action is a 404 when the request is parsed. */
   action: string;
-  /** Unchecked: validated by the service (400 naming the field). */
-  body: unknown;
+  /** The body's reason if it is a text, for the audit record of a refused request. */
+  reason?: string;
+  /** How the request came in (the audit event's `via`); `http` if unset. */
+  via?: CallVia;
+  /** Through the actions registry: who called (audited as `principal`). */
+  principal?: string;
+}
+
+/**
+ * An action request parsed at the edge (parseActionCommand): the action is a server
+ * action and the body passed its schema. Every layer reads this; none parses again.
+ */
+export interface ServerActionCommand {
+  cluster: string;
+  node: string;
+  action: ServerAction;
+  body: ActionRequestBody;
   /** How the request came in (the audit event's `via`); `http` if unset. */
   via?: CallVia;
   /**
@@ -58,6 +83,57 @@ export interface ActionRequest {
   agent?: {
     principal: string;
     refusal(level: CeremonyLevel, action: ServerAction): string | undefined;
+  };
+}
+
+/** A server pre-flight asked at the edge (parsePreflightQuery): a known action and options. */
+export interface ServerPreflightQuery {
+  cluster: string;
+  node: string;
+  action: PreflightAction;
+  options: PreflightOptions;
+}
+
+/**
+ * The request as the edge received it, parsed once into the command every layer passes
+ * down: 404 for an unknown action, then 400 naming the body's first wrong field.
+ */
+export function parseActionCommand(
+  target: ActionTarget,
+  body: unknown,
+  agent?: ServerActionCommand['agent'],
+): ServerActionCommand {
+  return {
+    cluster: target.cluster,
+    node: target.node,
+    action: serverActionOr404(target.action),
+    body: parseRequestBody(actionRequestBodySchema, body),
+    ...(target.via ? { via: target.via } : {}),
+    ...(agent ? { agent } : {}),
+  };
+}
+
+/** A pre-flight's query string: 400 for an action without a pre-flight or a bad flag. */
+export function parsePreflightQuery(
+  cluster: string,
+  node: string,
+  query: Record<string, unknown>,
+): ServerPreflightQuery {
+  return {
+    cluster,
+    node,
+    action: preflightActionOr400(String(query.action ?? '')),
+    options: {
+      deleteEmptyDirData: queryFlag(
+        query.deleteEmptyDirData,
+        'deleteEmptyDirData',
+      ),
+      force: queryFlag(query.force, 'force'),
+      allowNodeLocalData: queryFlag(
+        query.allowNodeLocalData,
+        'allowNodeLocalData',
+      ),
+    },
   };
 }
 
@@ -131,13 +207,10 @@ export interface ServersService {
     call?: CallContext,
   ): Promise<MaintenanceResponse>;
 
-  /** What `action` would do to the node now, with the token that binds it for this user. */
+  /** What the action would do to the node now, with the token that binds it for this user. */
   preflight(
     credentials: UserCredentials,
-    cluster: string,
-    node: string,
-    action: string,
-    drainOptions: PreflightOptions,
+    query: ServerPreflightQuery,
     call?: CallContext,
   ): Promise<PreflightResponse>;
 
@@ -147,7 +220,7 @@ export interface ServersService {
    */
   requestAction(
     credentials: UserCredentials,
-    request: ActionRequest,
+    command: ServerActionCommand,
     call?: CallContext,
   ): Promise<ActionResult>;
 
@@ -162,3 +235,10 @@ export interface ServersService {
     call?: CallContext,
   ): Promise<HealthRefreshResponse>;
 }
+
+/**
+ * What the edges (the router, the registered actions) hold: the service, and the record
+ * of an action request refused before it (no user, or a request that does not parse).
+ * createServersService answers one; no edge depends on a layer's class.
+ */
+export type ServersEdgeService = ServersService & RefusedRequests<ActionTarget>;

@@ -9,6 +9,7 @@ import {
   DefaultServersService,
   type DefaultServersServiceOptions,
 } from './DefaultServersService';
+import type { ServersEdgeService } from './ServersService';
 import {
   ServerPermissions,
   type ServerPermissionOptions,
@@ -24,7 +25,7 @@ export type ServersServiceOptions = DefaultServersServiceOptions &
 
 export function createServersService(
   options: ServersServiceOptions,
-): AuditedServersService {
+): ServersEdgeService {
   const permissions =
     options.serverPermissions ?? new ServerPermissions(options);
   return new AuditedServersService(

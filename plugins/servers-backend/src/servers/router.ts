@@ -1,39 +1,39 @@
-import type {
-  BackstageCredentials,
-  BackstageUserPrincipal,
-  HttpAuthService,
-} from '@backstage/backend-plugin-api';
+import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import type { ActionResponse } from '@rackside/plugin-servers-common';
 import type express from 'express';
+import { refusedAudited } from '../lib/audited';
 import { jsonBody } from '../lib/jsonBody';
-import type { PlansService } from '../plans/PlansService';
-import { createPlansRouter } from '../plans/router';
+import { PreflightConflictError } from '../preflight/preflight';
+import { sendPreflightConflict } from '../preflight/preflightHttp';
 import { createApiRouter } from '../schema/apiRouter';
 import { HealthRefreshTooSoonError } from './commands/requestHealthRefresh';
-import { PreflightConflictError } from '../preflight/preflight';
 import { parseServerListQuery } from './serverList';
-import type { AuditedServersService } from './AuditedServersService';
-import { queryFlag, sendPreflightConflict } from '../preflight/preflightHttp';
+import {
+  parseActionCommand,
+  parsePreflightQuery,
+  type ActionTarget,
+  type ServersEdgeService,
+} from './ServersService';
 
 export { QuorumRefusedError } from './commands/requestAction';
 
 /** Options of {@link createRouter}. */
 export interface RouterOptions {
-  service: AuditedServersService;
-  /** The maintenance plan routes (docs/plans.md); absent: not served. */
-  plans?: PlansService;
+  /** The servers service and the record of a request refused here (createServersService). */
+  service: ServersEdgeService;
   httpAuth: HttpAuthService;
 }
 
 /**
- * Builds the `/api/servers` routes: HTTP in and out of the servers service
+ * Builds the servers routes under `/api/servers`: HTTP in and out of the servers service
  * (createServersService.ts: the audit, the permission checks, every other check); the
- * actions registry calls the same service. With `plans`, the plan routes (plans/router.ts) too.
+ * actions registry calls the same service. Each request is parsed here, once, into the
+ * service's typed command or query. plugin.ts mounts it beside the other features' routers.
  */
 export async function createRouter(
   options: RouterOptions,
 ): Promise<express.Router> {
-  const { service, plans, httpAuth } = options;
+  const { service, httpAuth } = options;
   const router = await createApiRouter();
   router.use(jsonBody());
 
@@ -123,20 +123,11 @@ export async function createRouter(
     res.json(
       await service.preflight(
         credentials,
-        req.params.cluster,
-        req.params.node,
-        String(req.query.action ?? ''),
-        {
-          deleteEmptyDirData: queryFlag(
-            req.query.deleteEmptyDirData,
-            'deleteEmptyDirData',
-          ),
-          force: queryFlag(req.query.force, 'force'),
-          allowNodeLocalData: queryFlag(
-            req.query.allowNodeLocalData,
-            'allowNodeLocalData',
-          ),
-        },
+        parsePreflightQuery(
+          req.params.cluster,
+          req.params.node,
+          req.query as Record<string, unknown>,
+        ),
         { request: req },
       ),
     );
@@ -145,25 +136,30 @@ export async function createRouter(
   router.post(
     '/clusters/:cluster/servers/:node/actions/:action',
     async (req, res) => {
-      const target = {
+      const body = req.body as { reason?: unknown } | undefined;
+      const target: ActionTarget = {
         cluster: req.params.cluster,
         node: req.params.node,
         action: req.params.action,
+        ...(typeof body?.reason === 'string' ? { reason: body.reason } : {}),
       };
-      let credentials: BackstageCredentials<BackstageUserPrincipal>;
+      // Attempts without a user, and requests that do not parse, are audited too.
+      const credentials = await refusedAudited(
+        service,
+        target,
+        { actor: null, request: req },
+        () => httpAuth.credentials(req, { allow: ['user'] }),
+      );
+      const command = await refusedAudited(
+        service,
+        target,
+        { actor: credentials.principal.userEntityRef, request: req },
+        () => parseActionCommand(target, req.body),
+      );
       try {
-        credentials = await httpAuth.credentials(req, { allow: ['user'] });
-      } catch (error) {
-        // Attempts without a user are audited too.
-        await service.auditUnauthenticated(target, error as Error, req);
-        throw error;
-      }
-      try {
-        const result = await service.requestAction(
-          credentials,
-          { ...target, body: req.body },
-          { request: req },
-        );
+        const result = await service.requestAction(credentials, command, {
+          request: req,
+        });
         const answer: ActionResponse = { name: result.name };
         res.status(result.status).json(answer);
       } catch (error) {
@@ -199,9 +195,6 @@ export async function createRouter(
       }
     },
   );
-
-  // After the servers routes and behind their body parser, as they always were.
-  if (plans) router.use(await createPlansRouter({ plans, httpAuth }));
 
   return router;
 }

@@ -68,21 +68,29 @@ function maintenanceName(node: string, intent: string): string {
   return `${base}-${stamp}`;
 }
 
+/** What one accepted action request writes, checked by requestAction.ts. */
+export interface PerformActionCommand {
+  action: ServerAction;
+  /** The node as the caller may see it. */
+  node: NodeObject;
+  /** Its open maintenance, if any. */
+  active?: MaintenanceObject;
+  /** Who asked, why and when: the requester of a new maintenance, or the flag set. */
+  flag: { by: string; reason: string; at: string };
+  /** A drain, reboot or shutdown: the pre-flight acknowledged and its token. */
+  preflight?: { impact: PreflightImpact; token: string };
+  /** Opt-in: Complete only after a healthy return (docs/alerts.md); written into the spec. */
+  healthyReturn?: HealthyReturnBody;
+}
+
 export async function performAction(
   cluster: ClusterState,
-  action: ServerAction,
-  node: NodeObject,
-  active: MaintenanceObject | undefined,
-  nodeName: string,
-  flag: { by: string; reason: string; at: string },
-  preflight?: { impact: PreflightImpact; token: string },
-  /** Opt-in: Complete only after a healthy return (docs/alerts.md); written into the spec. */
-  healthyReturn?: HealthyReturnBody,
+  command: PerformActionCommand,
 ): Promise<{ status: number; name: string; outcome: string }> {
-  const conflict = whyNotApplicable(
-    action,
-    nodeStateOf(node, nodeFactsFromNode(node), active),
-  );
+  const { action, node, active, flag, preflight, healthyReturn } = command;
+  const facts = nodeFactsFromNode(node);
+  const nodeName = facts.name;
+  const conflict = whyNotApplicable(action, nodeStateOf(node, facts, active));
   if (conflict) throw new ConflictError(conflict);
   /** A cordon maintenance (with returnToService: the return of a node cordoned outside). */
   const asked = healthyReturn ? { healthyReturn } : {};

@@ -1,37 +1,29 @@
 /*
  * `POST /clusters/:cluster/servers/:node/actions/:action` (and the registered actions):
  * the checks of one action request after its permissions were decided, in order (the
- * body, the reason policy, the server as the caller may see it, the guard, the capability
- * rule, the agent's rungs, the ceremony, the pre-flight token against a fresh pre-flight),
+ * reason policy, the server as the caller may see it, the guard, the capability rule,
+ * the agent's rungs, the ceremony, the pre-flight token against a fresh pre-flight),
  * then the write (performAction.ts). Throws the error of the first check that fails,
- * having written nothing.
+ * having written nothing. The command was parsed at the edge and the cluster found by
+ * the decorator (the grant's): nothing is parsed or looked up again here.
  */
 import { ConflictError, InputError, NotAllowedError } from '@backstage/errors';
 import {
-  actionRequestBodySchema,
   ceremonyFor,
   checkCeremony,
   guard,
   hardwareHealthRaise,
   isPowerVerb,
   nodeFactsFromNode,
-  type ActionRequestBody,
   type GuardResult,
   type PreflightAction,
-  type ServerAction,
 } from '@rackside/plugin-servers-common';
 import type { NodeObject } from '@rackside/plugin-servers-node';
 import { AUDIT_OUTCOME } from '../../lib/audited';
 import { checkReason, type ReasonPolicy } from '../../lib/reasonPolicy';
-import { parseRequestBody } from '../../lib/requestBody';
-import { clusterOr404 } from '../../cluster/clusterRegistry';
-import type {
-  ClusterRegistry,
-  ClusterSnapshot,
-  ClusterState,
-} from '../../cluster/types';
-import type { ServerGrant } from '../../access/serverGrant';
-import { isPreflightAction, serverActionOr404 } from '../actionNames';
+import type { ClusterSnapshot, ClusterState } from '../../cluster/types';
+import type { ClusterGrant } from '../../access/serverGrant';
+import { isPreflightAction } from '../actionNames';
 import { currentImpact } from '../../preflight/impact';
 import {
   PreflightConflictError,
@@ -42,7 +34,7 @@ import {
   usedTokenMessage,
   type PreflightTokens,
 } from '../../preflight/tokens';
-import type { ActionRequest, ActionResult } from '../ServersService';
+import type { ActionResult, ServerActionCommand } from '../ServersService';
 import { clusterSnapshot, powerCheck } from '../../cluster/snapshot';
 import { visibleNode } from '../../access/visibleNodes';
 import { performAction, PreflightTokenUsedError } from './performAction';
@@ -72,31 +64,28 @@ export class QuorumRefusedError extends ConflictError {
 
 /** What an action request needs besides the request. */
 export interface RequestActionContext {
-  clusters: ClusterRegistry;
   reasonPolicy: ReasonPolicy;
   preflightTokens: PreflightTokens;
 }
 
 /** One request on its way through the checks. */
 interface Checked {
-  action: ServerAction;
+  command: ServerActionCommand;
   cluster: ClusterState;
   snap: ClusterSnapshot;
   node: NodeObject;
-  body: ActionRequestBody;
-  grant: ServerGrant;
+  grant: ClusterGrant;
   actor: string;
 }
 
 export async function requestAction(
   ctx: RequestActionContext,
   actor: string,
-  request: ActionRequest,
-  grant: ServerGrant,
+  command: ServerActionCommand,
+  grant: ClusterGrant,
 ): Promise<ActionResult> {
-  const action = serverActionOr404(request.action);
-  const cluster = clusterOr404(ctx.clusters, request.cluster);
-  const body = parseRequestBody(actionRequestBodySchema, request.body);
+  const { action, body } = command;
+  const { cluster } = grant;
   const reasonProblem = checkReason(ctx.reasonPolicy, body.reason);
   if (reasonProblem) throw new InputError(reasonProblem);
   const snap = await clusterSnapshot(cluster);
@@ -105,40 +94,30 @@ export async function requestAction(
   const node = visibleNode(
     snap,
     cluster.name,
-    request.node,
+    command.node,
     grant.scope.filter,
   );
-  const checked: Checked = {
-    action,
-    cluster,
-    snap,
-    node,
-    body,
-    grant,
-    actor,
-  };
-  checkGuardAndCeremony(checked, request);
+  const checked: Checked = { command, cluster, snap, node, grant, actor };
+  checkGuardAndCeremony(checked);
   const preflight = isPreflightAction(action)
     ? await checkPreflightToken(ctx.preflightTokens, checked, action)
     : undefined;
   try {
-    return await performAction(
-      cluster,
+    return await performAction(cluster, {
       action,
       node,
-      snap.activeByNode.get(request.node),
-      request.node,
-      {
+      active: snap.activeByNode.get(command.node),
+      flag: {
         by: actor,
         reason: body.reason.trim(),
         at: new Date().toISOString(),
       },
-      preflight && {
+      preflight: preflight && {
         impact: preflight.acknowledged,
         token: body.preflightToken ?? '',
       },
-      body.healthyReturn,
-    );
+      healthyReturn: body.healthyReturn,
+    });
   } catch (error) {
     if (error instanceof PreflightTokenUsedError) {
       const shown = shownWith(ctx.preflightTokens, checked, preflight?.current);
@@ -149,9 +128,10 @@ export async function requestAction(
 }
 
 /** The guard, the capability rule, the agent's rungs and the ceremony the rung asks. */
-function checkGuardAndCeremony(checked: Checked, request: ActionRequest) {
-  const { action, cluster, snap, node, body, grant } = checked;
-  const nodeName = request.node;
+function checkGuardAndCeremony(checked: Checked) {
+  const { command, cluster, snap, node, grant } = checked;
+  const { action, body } = command;
+  const nodeName = command.node;
   const verdict = guard({ action, nodeName }, snap.derivation, snap.facts);
   if (verdict.verdict === 'refuse') {
     throw new QuorumRefusedError(
@@ -171,7 +151,7 @@ function checkGuardAndCeremony(checked: Checked, request: ActionRequest) {
     hardwareHealthRaise(action, snap.bmcHealth.get(nodeName), Date.now()),
   );
   // An agent stops below the rungs that ask a person to type the node's name.
-  const agentRefused = request.agent?.refusal(ceremony.level, action);
+  const agentRefused = command.agent?.refusal(ceremony.level, action);
   if (agentRefused) throw new NotAllowedError(agentRefused);
   const problems = checkCeremony(ceremony, {
     reason: body.reason,
@@ -195,7 +175,8 @@ async function checkPreflightToken(
   checked: Checked,
   action: PreflightAction,
 ): Promise<{ current: PreflightImpact; acknowledged: PreflightImpact }> {
-  const { cluster, snap, body, node, actor } = checked;
+  const { cluster, snap, node, actor } = checked;
+  const { body } = checked.command;
   const nodeName = node.metadata?.name ?? '';
   const impact = await currentImpact(cluster, snap, nodeName, action, {
     deleteEmptyDirData: body.deleteEmptyDirData === true,

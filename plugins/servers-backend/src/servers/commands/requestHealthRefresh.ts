@@ -12,14 +12,9 @@ import {
   NotFoundError,
 } from '@backstage/errors';
 import type { HealthRefreshResponse } from '@rackside/plugin-servers-common';
-import { clusterOr404 } from '../../cluster/clusterRegistry';
-import type {
-  ClusterRegistry,
-  ClusterState,
-  ServerBmcRecord,
-} from '../../cluster/types';
+import type { ClusterState, ServerBmcRecord } from '../../cluster/types';
 import { AUDIT_OUTCOME } from '../../lib/audited';
-import type { ServerGrant } from '../../access/serverGrant';
+import type { ClusterGrant } from '../../access/serverGrant';
 import { clusterSnapshot } from '../../cluster/snapshot';
 import { visibleNode } from '../../access/visibleNodes';
 
@@ -46,11 +41,6 @@ export class HealthRefreshTooSoonError extends CustomErrorBase {
       `a health reading of this server was requested at ${requestedAt}; ask again after ${nextAt} (in ${retryAfterSeconds} s)`,
     );
   }
-}
-
-/** What a refresh request needs. */
-export interface HealthRefreshContext {
-  clusters: ClusterRegistry;
 }
 
 /** One refresh request, as the router hands it over. */
@@ -94,13 +84,12 @@ async function serverBmcOr404(
 }
 
 export async function requestHealthRefresh(
-  ctx: HealthRefreshContext,
   actor: string,
   request: HealthRefreshRequest,
-  grant: ServerGrant,
+  grant: ClusterGrant,
   now: () => Date = () => new Date(),
 ): Promise<HealthRefreshResponse> {
-  const cluster = clusterOr404(ctx.clusters, request.cluster);
+  const { cluster } = grant;
   const snap = await clusterSnapshot(cluster);
   // A server the caller may not read is absent to them.
   visibleNode(snap, cluster.name, request.node, grant.scope.filter);
