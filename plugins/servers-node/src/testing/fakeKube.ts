@@ -1,13 +1,14 @@
-import type { RawKubeObject } from '../clients/types';
+// From the product entry by name, as every other user of this entry point sees them.
 import type {
   ListPage,
   ListRequest,
+  RawKubeObject,
   RawWatchEvent,
   WatchHandle,
   WatchHandlers,
   WatchRequest,
   WatchTransport,
-} from '../watch/transport';
+} from '@rackside/plugin-servers-node';
 
 /**
  * An in-memory apiserver of many collections for tests of watch readers: objects by

@@ -10,6 +10,7 @@ export { FakeKube } from './fakeKube';
 export { MockupBmc, mockupDir, OtherOrigin } from './mockupBmc';
 export type {
   MockupBmcOptions,
+  MockupResource,
   OriginRequest,
   RecordedRequest,
 } from './mockupBmc';

@@ -33,7 +33,8 @@ export interface RecordedRequest {
   at: number;
 }
 
-type Json = Record<string, any>;
+/** A Redfish resource as the mockup serves it (parsed JSON). */
+export type MockupResource = Record<string, any>;
 
 const REDFISH_ROOT = '/redfish/v1';
 const SESSIONS_PATH = `${REDFISH_ROOT}/SessionService/Sessions`;
@@ -54,8 +55,8 @@ export class MockupBmc {
   readonly requests: RecordedRequest[] = [];
   readonly resets: Array<{ path: string; resetType: string }> = [];
   readonly sessions = new Map<string, string>();
-  /** Resources changed by tests (path without trailing slash -> JSON). */
-  readonly overrides = new Map<string, Json>();
+  /** Resources changed by tests, by path (without its trailing slash). */
+  readonly overrides = new Map<string, MockupResource>();
   /** Resources the BMC does not offer (path without trailing slash): they answer 404. */
   readonly removed = new Set<string>();
   /** Redirects answered for a request path (exactly as sent), whatever the method. */
@@ -87,7 +88,7 @@ export class MockupBmc {
   }
 
   /** A resource as the mockup (or a test override) has it. */
-  resource(resourcePath: string): Json | undefined {
+  resource(resourcePath: string): MockupResource | undefined {
     const key = resourcePath.replace(/\/+$/, '') || REDFISH_ROOT;
     if (this.removed.has(key)) return undefined;
     const override = this.overrides.get(key);
@@ -109,7 +110,7 @@ export class MockupBmc {
   }
 
   /** Changes a resource for the rest of the test (deep copy of the mockup's). */
-  edit(resourcePath: string, change: (json: Json) => void) {
+  edit(resourcePath: string, change: (json: MockupResource) => void) {
     const key = resourcePath.replace(/\/+$/, '');
     const json = structuredClone(this.resource(key));
     if (!json) throw new Error(`no resource ${key} in the mockup`);
@@ -281,7 +282,7 @@ export class MockupBmc {
       ) {
         json = {
           ...json,
-          Members: json.Members.map((member: Json) => {
+          Members: json.Members.map((member: MockupResource) => {
             const id = member?.['@odata.id'];
             return (typeof id === 'string' && this.resource(id)) || member;
           }),
@@ -313,7 +314,7 @@ export class MockupBmc {
         allowed = this.resource(
           pathIn(action['@Redfish.ActionInfo']),
         )?.Parameters?.find(
-          (p: Json) => p.Name === 'ResetType',
+          (p: MockupResource) => p.Name === 'ResetType',
         )?.AllowableValues;
       }
       const resetType = body?.ResetType;
