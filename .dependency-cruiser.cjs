@@ -10,6 +10,14 @@ const PRODUCT = '^(plugins|packages)/[^/]+/src/';
 // tests import rack-testing); the product code they test may not.
 const TESTS =
   '(\\.test\\.tsx?$|/testing/|/__fixtures__/|/setupTests\\.ts$|/__testUtils__/|^packages/rack-testing/)';
+// The backend plugin's folders (CONTRIBUTING.md, "Where backend code goes"): the shared
+// folders every feature builds on, and the features, each a leaf.
+const BACKEND = '^plugins/servers-backend/src/';
+const BACKEND_SHARED = `${BACKEND}(cluster|access|preflight|lib|schema)/`;
+const BACKEND_FEATURES = `${BACKEND}(servers|plans|machines|notifications|actions)/`;
+// A feature's service interface: the one file of a feature that the MCP actions and the
+// notifications may call it through.
+const BACKEND_SERVICE_INTERFACES = `${BACKEND}(servers/ServersService|plans/PlansService|machines/MachinesService)\\.ts$`;
 
 module.exports = {
   forbidden: [
@@ -61,6 +69,33 @@ module.exports = {
       severity: 'error',
       from: { path: '^plugins/', pathNot: TESTS },
       to: { path: '^packages/(app|backend|operator)/' },
+    },
+    {
+      name: 'backend-shared-imports-no-feature',
+      comment:
+        'cluster/, access/, preflight/, lib/ and schema/ are what every backend feature builds on: they import no feature.',
+      severity: 'error',
+      from: { path: BACKEND_SHARED, pathNot: TESTS },
+      to: { path: BACKEND_FEATURES },
+    },
+    {
+      name: 'backend-features-are-leaves',
+      comment:
+        'servers/, plans/ and machines/ import the shared folders, never another feature: what two features need goes into a shared folder.',
+      severity: 'error',
+      from: { path: `${BACKEND}(servers|plans|machines)/`, pathNot: TESTS },
+      to: { path: BACKEND_FEATURES, pathNot: `${BACKEND}$1/` },
+    },
+    {
+      name: 'backend-edges-call-features-by-interface',
+      comment:
+        'actions/ (MCP) and notifications/ are features too: they import the shared folders, and call another feature only through its service interface.',
+      severity: 'error',
+      from: { path: `${BACKEND}(notifications|actions)/`, pathNot: TESTS },
+      to: {
+        path: BACKEND_FEATURES,
+        pathNot: [`${BACKEND}$1/`, BACKEND_SERVICE_INTERFACES],
+      },
     },
     {
       name: 'operator-not-the-backend',

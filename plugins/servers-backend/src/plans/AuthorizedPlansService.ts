@@ -1,12 +1,12 @@
 /*
  * The permission checks of the plans feature, around the plans service (as
  * AuthorizedServersService guards the servers): an unknown cluster's 404 first, then
- * `servers:plan`, then the checks that name the nodes (a body's 400 and an unknown
- * node's 400 come before the intent's 403, so a 403 never names a server the caller
- * cannot see), the intent's permission and, for data-loss drain options,
- * `servers:drain-data` on every node. It decides and hands the read scope (and, for a
- * renewal, the refused nodes) to the inner service with the call; the inner service
- * never asks back.
+ * `servers:plan`, then the checks that name the nodes (an unknown node's 400 comes
+ * before the intent's 403, so a 403 never names a server the caller cannot see), the
+ * intent's permission and, for data-loss drain options, `servers:drain-data` on every
+ * node. The request was parsed by the router (a body's 400 came first). It decides and
+ * hands the cluster it found and the read scope (and, for a renewal, the refused nodes)
+ * to the inner service with the call; the inner service never asks back.
  */
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
 import { NotAllowedError } from '@backstage/errors';
@@ -16,7 +16,6 @@ import {
 } from '@backstage/plugin-permission-common';
 import {
   dataLossOptionsOf,
-  planRequestBodySchema,
   serverActionPermissions,
   serversDrainDataPermission,
   serversPlanPermission,
@@ -29,22 +28,26 @@ import {
 } from '@rackside/plugin-servers-common';
 import { clusterOr404 } from '../cluster/clusterRegistry';
 import type { ClusterRegistry } from '../cluster/types';
-import { parseRequestBody } from '../lib/requestBody';
 import type { ServerPermissions } from '../access/serverPermissions';
 import type { UserCredentials } from '../lib/credentials';
 import { clusterSnapshot } from '../cluster/snapshot';
 import { serverResourceOf } from '../access/visibleNodes';
 import { type ClusterSnapshot } from '../cluster/types';
-import { planControlOr404 } from './commands/controlPlan';
 import { notStartedNodes } from './commands/renewPlan';
 import {
-  checkPlanPreflightQuery,
   planDrainOf,
   planNodes,
   requestedPlanNodes,
   type PlanPreflightQuery,
 } from './planPreflight';
-import type { PlanCallContext, PlanGrant, PlansService } from './PlansService';
+import type {
+  ControlPlanCommand,
+  CreatePlanCommand,
+  PlanCallContext,
+  PlanGrant,
+  PlansService,
+  RenewPlanCommand,
+} from './PlansService';
 import { readablePlans } from './planView';
 
 export class AuthorizedPlansService implements PlansService {
@@ -158,13 +161,13 @@ export class AuthorizedPlansService implements PlansService {
     query: PlanListQuery,
     call?: PlanCallContext,
   ): Promise<PlanListResponse> {
-    clusterOr404(this.clusters, clusterName);
+    const cluster = clusterOr404(this.clusters, clusterName);
     const scope = await this.permissions.readScope(credentials);
     return this.inner.listPlans(
       credentials,
       clusterName,
       query,
-      this.granted(call, { scope }),
+      this.granted(call, { cluster, scope }),
     );
   }
 
@@ -174,13 +177,13 @@ export class AuthorizedPlansService implements PlansService {
     name: string,
     call?: PlanCallContext,
   ): Promise<PlanResponse> {
-    clusterOr404(this.clusters, clusterName);
+    const cluster = clusterOr404(this.clusters, clusterName);
     const scope = await this.permissions.readScope(credentials);
     return this.inner.getPlan(
       credentials,
       clusterName,
       name,
-      this.granted(call, { scope }),
+      this.granted(call, { cluster, scope }),
     );
   }
 
@@ -192,7 +195,6 @@ export class AuthorizedPlansService implements PlansService {
   ): Promise<PlanPreflightResponse> {
     const cluster = clusterOr404(this.clusters, clusterName);
     await this.requirePlan(credentials);
-    const { intent } = checkPlanPreflightQuery(query);
     const scope = await this.permissions.readScope(credentials);
     const snap = await clusterSnapshot(cluster);
     const planned = planNodes(cluster.name, snap, scope.filter, query.nodes);
@@ -200,26 +202,25 @@ export class AuthorizedPlansService implements PlansService {
       credentials,
       cluster.name,
       snap,
-      intent,
+      query.intent,
       planned.map(n => n.name),
     );
     return this.inner.planPreflight(
       credentials,
       clusterName,
       query,
-      this.granted(call, { scope }),
+      this.granted(call, { cluster, scope }),
     );
   }
 
   async createPlan(
     credentials: UserCredentials,
-    clusterName: string,
-    rawBody: unknown,
+    command: CreatePlanCommand,
     call?: PlanCallContext,
   ): Promise<{ name: string }> {
-    const cluster = clusterOr404(this.clusters, clusterName);
+    const cluster = clusterOr404(this.clusters, command.cluster);
     await this.requirePlan(credentials);
-    const body = parseRequestBody(planRequestBodySchema, rawBody);
+    const { body } = command;
     const scope = await this.permissions.readScope(credentials);
     const snap = await clusterSnapshot(cluster);
     const names = requestedPlanNodes(cluster.name, snap, scope, body).map(
@@ -241,31 +242,23 @@ export class AuthorizedPlansService implements PlansService {
     );
     return this.inner.createPlan(
       credentials,
-      clusterName,
-      rawBody,
-      this.granted(call, { scope }),
+      command,
+      this.granted(call, { cluster, scope }),
     );
   }
 
   async controlPlan(
     credentials: UserCredentials,
-    clusterName: string,
-    name: string,
-    control: string,
-    rawBody: unknown,
+    command: ControlPlanCommand,
     call?: PlanCallContext,
   ): Promise<{ name: string }> {
-    planControlOr404(control);
-    clusterOr404(this.clusters, clusterName);
+    const cluster = clusterOr404(this.clusters, command.cluster);
     await this.requirePlan(credentials);
     const scope = await this.permissions.readScope(credentials);
     return this.inner.controlPlan(
       credentials,
-      clusterName,
-      name,
-      control,
-      rawBody,
-      this.granted(call, { scope }),
+      command,
+      this.granted(call, { cluster, scope }),
     );
   }
 
@@ -276,16 +269,14 @@ export class AuthorizedPlansService implements PlansService {
    */
   async renewPlan(
     credentials: UserCredentials,
-    clusterName: string,
-    name: string,
-    rawBody: unknown,
+    command: RenewPlanCommand,
     call?: PlanCallContext,
   ): Promise<{ name: string; until: string }> {
-    const cluster = clusterOr404(this.clusters, clusterName);
+    const cluster = clusterOr404(this.clusters, command.cluster);
     await this.requirePlan(credentials);
     const scope = await this.permissions.readScope(credentials);
     const { plans, snap } = await readablePlans(scope, cluster);
-    const plan = plans.find(p => p.metadata.name === name);
+    const plan = plans.find(p => p.metadata.name === command.plan);
     let refused: string[] = [];
     if (plan) {
       const notStarted = notStartedNodes(plan);
@@ -304,13 +295,11 @@ export class AuthorizedPlansService implements PlansService {
         plan.spec.drain,
       );
     }
-    // An unknown plan is the service's 404, after the body's 400 and the reason's.
+    // An unknown plan is the service's 404, after the reason's 400.
     return this.inner.renewPlan(
       credentials,
-      clusterName,
-      name,
-      rawBody,
-      this.granted(call, { scope, refused }),
+      command,
+      this.granted(call, { cluster, scope, refused }),
     );
   }
 }

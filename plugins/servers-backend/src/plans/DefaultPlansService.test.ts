@@ -6,7 +6,6 @@
 import { mockCredentials } from '@backstage/backend-test-utils';
 import { NotAllowedError } from '@backstage/errors';
 import { RACKSIDE_API_VERSION } from '@rackside/plugin-servers-common';
-import { staticClusterRegistry } from '../cluster/clusterRegistry';
 import { PreflightTokens } from '../preflight/tokens';
 import { FakeCluster, fakeNode } from '../testing/fakeCluster';
 import { DEFAULT_PLANS_CONFIG } from './config';
@@ -30,7 +29,6 @@ function service() {
     },
   } as never);
   const plans = new DefaultPlansService({
-    clusters: staticClusterRegistry([cluster]),
     reasonPolicy: { minLength: 0, maxLength: 500 },
     preflightTokens: new PreflightTokens('test'),
     config: DEFAULT_PLANS_CONFIG,
@@ -55,6 +53,7 @@ describe('DefaultPlansService without a grant', () => {
       plans.planPreflight(user, 'plant-a', {
         intent: 'drain',
         nodes: ['worker-1'],
+        maxParallel: 1,
         options: {
           deleteEmptyDirData: false,
           force: false,
@@ -67,19 +66,47 @@ describe('DefaultPlansService without a grant', () => {
   it('refuses every request and writes nothing', async () => {
     const { cluster, plans } = service();
     await expect(
-      plans.createPlan(user, 'plant-a', {
-        intent: 'drain',
-        nodes: ['worker-1'],
-        ...reason,
-        preflightToken: 'x',
+      plans.createPlan(user, {
+        cluster: 'plant-a',
+        body: {
+          intent: 'drain',
+          nodes: ['worker-1'],
+          ...reason,
+          preflightToken: 'x',
+        },
       }),
     ).rejects.toThrow(/no permission decision was made/);
     await expect(
-      plans.controlPlan(user, 'plant-a', 'drain-plan-1', 'pause', reason),
+      plans.controlPlan(user, {
+        cluster: 'plant-a',
+        plan: 'drain-plan-1',
+        control: 'pause',
+        body: reason,
+      }),
     ).rejects.toThrow(/no permission decision was made/);
     await expect(
-      plans.renewPlan(user, 'plant-a', 'drain-plan-1', reason),
+      plans.renewPlan(user, {
+        cluster: 'plant-a',
+        plan: 'drain-plan-1',
+        body: reason,
+      }),
     ).rejects.toThrow(/no permission decision was made/);
     expect(cluster.writes).toBe(0);
+  });
+
+  it('writes with a grant on the cluster: the refusals above are the missing grant', async () => {
+    const { cluster, plans } = service();
+    const scope = { filter: () => true } as never;
+    await plans.controlPlan(
+      user,
+      {
+        cluster: 'plant-a',
+        plan: 'drain-plan-1',
+        control: 'pause',
+        body: reason,
+      },
+      { grant: { cluster, scope } },
+    );
+    expect(cluster.writes).toBe(1);
   });
 });

@@ -2,7 +2,8 @@
  * The plans feature within what each call was granted (PlansService.ts): the reads from
  * the watch caches, the plan pre-flight, and the requests as commands (commands/). It
  * never asks the permission framework; a call without a grant is refused, so this
- * service is never reachable around AuthorizedPlansService.
+ * service is never reachable around AuthorizedPlansService. The cluster is the grant's
+ * (the decorator found it by the name the reads also carry).
  */
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
 import { NotAllowedError } from '@backstage/errors';
@@ -15,7 +16,6 @@ import {
   type PlanResponse,
 } from '@rackside/plugin-servers-common';
 import { alertGatePreview } from './alertGatePreview';
-import { clusterOr404 } from '../cluster/clusterRegistry';
 import type { UserCredentials } from '../lib/credentials';
 import { clusterSnapshot } from '../cluster/snapshot';
 import { visibleNames } from '../access/visibleNames';
@@ -23,17 +23,19 @@ import { controlPlan } from './commands/controlPlan';
 import { createPlan } from './commands/createPlan';
 import { renewPlan } from './commands/renewPlan';
 import {
-  checkPlanPreflightQuery,
   computePlanPreflight,
   planNodes,
   signPlanPreflight,
   type PlanPreflightQuery,
 } from './planPreflight';
 import type {
+  ControlPlanCommand,
+  CreatePlanCommand,
   PlanCallContext,
   PlanCommandContext,
   PlanGrant,
   PlansService,
+  RenewPlanCommand,
 } from './PlansService';
 import {
   newestFirst,
@@ -60,12 +62,11 @@ export class DefaultPlansService implements PlansService {
 
   async listPlans(
     _credentials: BackstageCredentials,
-    clusterName: string,
+    _cluster: string,
     query: PlanListQuery,
     call?: PlanCallContext,
   ): Promise<PlanListResponse> {
-    const { scope } = grantOf(call);
-    const cluster = clusterOr404(this.ctx.clusters, clusterName);
+    const { scope, cluster } = grantOf(call);
     const after = query.continue ? planCursorOf(query.continue) : undefined;
     const limit = query.limit ?? PLAN_LIST_DEFAULT_LIMIT;
     const { plans, snap } = await readablePlans(scope, cluster);
@@ -88,12 +89,11 @@ export class DefaultPlansService implements PlansService {
 
   async getPlan(
     _credentials: BackstageCredentials,
-    clusterName: string,
+    _cluster: string,
     name: string,
     call?: PlanCallContext,
   ): Promise<PlanResponse> {
-    const { scope } = grantOf(call);
-    const cluster = clusterOr404(this.ctx.clusters, clusterName);
+    const { scope, cluster } = grantOf(call);
     const { plans, snap } = await readablePlans(scope, cluster);
     return planView(
       cluster.name,
@@ -104,13 +104,12 @@ export class DefaultPlansService implements PlansService {
 
   async planPreflight(
     credentials: UserCredentials,
-    clusterName: string,
+    _cluster: string,
     query: PlanPreflightQuery,
     call?: PlanCallContext,
   ): Promise<PlanPreflightResponse> {
-    const { scope } = grantOf(call);
-    const cluster = clusterOr404(this.ctx.clusters, clusterName);
-    const { intent, maxParallel } = checkPlanPreflightQuery(query);
+    const { scope, cluster } = grantOf(call);
+    const { intent, maxParallel } = query;
     const snap = await clusterSnapshot(cluster);
     const planned = planNodes(cluster.name, snap, scope.filter, query.nodes);
     const user = userOf(credentials);
@@ -140,52 +139,25 @@ export class DefaultPlansService implements PlansService {
 
   async createPlan(
     credentials: UserCredentials,
-    clusterName: string,
-    body: unknown,
+    command: CreatePlanCommand,
     call?: PlanCallContext,
   ): Promise<{ name: string }> {
-    return createPlan(
-      this.ctx,
-      userOf(credentials),
-      clusterName,
-      body,
-      grantOf(call),
-    );
+    return createPlan(this.ctx, userOf(credentials), command, grantOf(call));
   }
 
   async controlPlan(
     credentials: UserCredentials,
-    clusterName: string,
-    name: string,
-    control: string,
-    body: unknown,
+    command: ControlPlanCommand,
     call?: PlanCallContext,
   ): Promise<{ name: string }> {
-    return controlPlan(
-      this.ctx,
-      userOf(credentials),
-      clusterName,
-      name,
-      control,
-      body,
-      grantOf(call),
-    );
+    return controlPlan(this.ctx, userOf(credentials), command, grantOf(call));
   }
 
   async renewPlan(
     credentials: UserCredentials,
-    clusterName: string,
-    name: string,
-    body: unknown,
+    command: RenewPlanCommand,
     call?: PlanCallContext,
   ): Promise<{ name: string; until: string }> {
-    return renewPlan(
-      this.ctx,
-      userOf(credentials),
-      clusterName,
-      name,
-      body,
-      grantOf(call),
-    );
+    return renewPlan(this.ctx, userOf(credentials), command, grantOf(call));
   }
 }

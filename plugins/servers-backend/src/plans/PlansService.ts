@@ -11,17 +11,30 @@
  * - DefaultPlansService: every other check and the writes (commands/), within what it
  *   was granted. It never asks the permission framework, and answers nothing without a
  *   grant.
+ *
+ * The router parses a request once, into the typed command the layers pass down
+ * (parseCreatePlanCommand, parseControlPlanCommand, parseRenewPlanCommand, and
+ * planPreflight.ts's parsePlanPreflightQuery); below it nothing parses it again.
  */
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
-import type {
-  PlanListQuery,
-  PlanListResponse,
-  PlanPreflightResponse,
-  PlanResponse,
+import { NotFoundError } from '@backstage/errors';
+import {
+  PLAN_CONTROLS,
+  planControlBodySchema,
+  planRenewBodySchema,
+  planRequestBodySchema,
+  type PlanControl,
+  type PlanListQuery,
+  type PlanListResponse,
+  type PlanPreflightResponse,
+  type PlanResponse,
 } from '@rackside/plugin-servers-common';
 import type { Request } from 'express';
-import type { ClusterRegistry } from '../cluster/types';
+import type { z } from 'zod';
+import type { ClusterState } from '../cluster/types';
+import type { RefusedRequests } from '../lib/audited';
 import type { CallVia } from '../lib/auditSeverity';
+import { parseRequestBody } from '../lib/requestBody';
 import type { ReasonPolicy } from '../lib/reasonPolicy';
 import type { ServerReadScope } from '../access/serverGrant';
 import type { PreflightTokens } from '../preflight/tokens';
@@ -32,6 +45,8 @@ import type { PlanPreflightLimiter } from './preflightLimiter';
 
 /** What AuthorizedPlansService decided for a call. */
 export interface PlanGrant {
+  /** The cluster of the call, as the decorator found it (404 when unknown). */
+  cluster: ClusterState;
   /** What `servers:read` lets the caller see. */
   scope: ServerReadScope;
   /** A renewal: the nodes not yet started on which the intent's permission is refused. */
@@ -50,12 +65,86 @@ export interface PlanCallContext {
 
 /** What the plan commands need besides the call. */
 export interface PlanCommandContext {
-  clusters: ClusterRegistry;
   reasonPolicy: ReasonPolicy;
   preflightTokens: PreflightTokens;
   config: PlansConfig;
   /** The per-user rate of plan pre-flights (a plan request takes one). */
   preflights: PlanPreflightLimiter;
+}
+
+/** `POST /clusters/:cluster/plans`, parsed: the body passed its schema. */
+export interface CreatePlanCommand {
+  cluster: string;
+  body: z.output<typeof planRequestBodySchema>;
+}
+
+/** `POST /clusters/:cluster/plans/:name/{pause,resume,cancel}`, parsed. */
+export interface ControlPlanCommand {
+  cluster: string;
+  plan: string;
+  control: PlanControl;
+  body: z.output<typeof planControlBodySchema>;
+}
+
+/** `POST /clusters/:cluster/plans/:name/renew`, parsed. */
+export interface RenewPlanCommand {
+  cluster: string;
+  plan: string;
+  body: z.output<typeof planRenewBodySchema>;
+}
+
+/** A plan request as the route names it (unchecked), for the record of a refused one. */
+export interface PlanRequestTarget {
+  cluster: string;
+  /** `create`, `renew`, or the control of the path. */
+  action: string;
+  plan?: string;
+  body: unknown;
+}
+
+/** The control of a path; an unknown one is a 404. */
+export function planControlOr404(control: string): PlanControl {
+  if (!(PLAN_CONTROLS as readonly string[]).includes(control)) {
+    throw new NotFoundError(
+      `unknown plan control ${control}; controls are ${PLAN_CONTROLS.join(
+        ', ',
+      )}`,
+    );
+  }
+  return control as PlanControl;
+}
+
+/** A plan creation's body, parsed once at the edge (400 naming the field). */
+export function parseCreatePlanCommand(
+  cluster: string,
+  body: unknown,
+): CreatePlanCommand {
+  return { cluster, body: parseRequestBody(planRequestBodySchema, body) };
+}
+
+/** A pause, resume or cancel: 404 for an unknown control, then the body's 400. */
+export function parseControlPlanCommand(
+  cluster: string,
+  plan: string,
+  control: string,
+  body: unknown,
+): ControlPlanCommand {
+  const checked = planControlOr404(control);
+  return {
+    cluster,
+    plan,
+    control: checked,
+    body: parseRequestBody(planControlBodySchema, body),
+  };
+}
+
+/** A renewal's body, parsed once at the edge (400 naming the field). */
+export function parseRenewPlanCommand(
+  cluster: string,
+  plan: string,
+  body: unknown,
+): RenewPlanCommand {
+  return { cluster, plan, body: parseRequestBody(planRenewBodySchema, body) };
 }
 
 export interface PlansService {
@@ -86,27 +175,29 @@ export interface PlansService {
   /** `POST /clusters/:cluster/plans`: every check, then the MaintenancePlan. */
   createPlan(
     credentials: UserCredentials,
-    cluster: string,
-    body: unknown,
+    command: CreatePlanCommand,
     call?: PlanCallContext,
   ): Promise<{ name: string }>;
 
   /** `POST /clusters/:cluster/plans/:name/{pause,resume,cancel}`. */
   controlPlan(
     credentials: UserCredentials,
-    cluster: string,
-    name: string,
-    control: string,
-    body: unknown,
+    command: ControlPlanCommand,
     call?: PlanCallContext,
   ): Promise<{ name: string }>;
 
   /** `POST /clusters/:cluster/plans/:name/renew`: a new lease of the plan's authority. */
   renewPlan(
     credentials: UserCredentials,
-    cluster: string,
-    name: string,
-    body: unknown,
+    command: RenewPlanCommand,
     call?: PlanCallContext,
   ): Promise<{ name: string; until: string }>;
 }
+
+/**
+ * What the plan router holds: the service, and the record of a plan request refused
+ * before it (a body that does not parse, an unknown control). createPlansService
+ * answers one; the router depends on no layer's class.
+ */
+export type PlansEdgeService = PlansService &
+  RefusedRequests<PlanRequestTarget>;

@@ -11,7 +11,7 @@ import { AuditedPlansService } from './AuditedPlansService';
 import { AuthorizedPlansService } from './AuthorizedPlansService';
 import { DEFAULT_PLANS_CONFIG, type PlansConfig } from './config';
 import { DefaultPlansService } from './DefaultPlansService';
-import type { PlansService } from './PlansService';
+import type { PlansEdgeService } from './PlansService';
 import { PlanPreflightLimiter } from './preflightLimiter';
 
 /** What {@link createPlansService} needs. */
@@ -26,12 +26,13 @@ export interface PlansServiceOptions {
   config?: PlansConfig;
 }
 
-export function createPlansService(options: PlansServiceOptions): PlansService {
+export function createPlansService(
+  options: PlansServiceOptions,
+): PlansEdgeService {
   const config = options.config ?? DEFAULT_PLANS_CONFIG;
   return new AuditedPlansService(
     new AuthorizedPlansService(
       new DefaultPlansService({
-        clusters: options.clusters,
         reasonPolicy: options.reasonPolicy,
         preflightTokens: options.preflightTokens,
         config,

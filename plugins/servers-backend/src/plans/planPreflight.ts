@@ -76,33 +76,15 @@ export function stepsFor(
   return steps;
 }
 
-/** A plan pre-flight request, parsed. */
+/** A plan pre-flight request, parsed at the edge (parsePlanPreflightQuery) and checked. */
 export interface PlanPreflightQuery {
-  intent: string;
+  intent: PlanIntent;
   nodes: string[];
-  maxParallel?: number;
+  /** How many at once: 1 unless asked. */
+  maxParallel: number;
   options: PreflightOptions;
   /** The alert gate the plan would carry: the pre-flight says what would hold it now. */
   alertGate?: AlertGateQuery;
-}
-
-/**
- * The checks of a pre-flight query that need no permission, in their order: the intent,
- * how many at once, and how many servers (400 naming what is wrong).
- */
-export function checkPlanPreflightQuery(query: PlanPreflightQuery): {
-  intent: PlanIntent;
-  maxParallel: number;
-} {
-  const intent = planIntentOr400(query.intent);
-  const maxParallel = maxParallelOr400(query.maxParallel);
-  if (query.nodes.length === 0) {
-    throw new InputError('nodes must name at least one server');
-  }
-  if (query.nodes.length > MAX_PLAN_NODES) {
-    throw new InputError(`a plan takes at most ${MAX_PLAN_NODES} servers`);
-  }
-  return { intent, maxParallel };
 }
 
 /**
@@ -295,7 +277,11 @@ export function maxParallelOr400(value: unknown): number {
   return value;
 }
 
-/** Parses the plan pre-flight query (`intent`, `nodes` comma-separated, `maxParallel`, drain flags). */
+/**
+ * Parses the plan pre-flight query (`intent`, `nodes` comma-separated, `maxParallel`,
+ * drain flags) and checks what needs no permission, in order: the flags, the intent,
+ * how many at once, and how many servers (400 naming what is wrong).
+ */
 export function parsePlanPreflightQuery(
   query: Record<string, unknown>,
   flag: (value: unknown, name: string) => boolean,
@@ -307,23 +293,33 @@ export function parsePlanPreflightQuery(
           .map(n => n.trim())
           .filter(Boolean)
       : [];
-  let maxParallel: number | undefined;
+  let asked: number | undefined;
   if (query.maxParallel !== undefined) {
-    maxParallel = Number(query.maxParallel);
+    asked = Number(query.maxParallel);
     if (!/^\d+$/.test(String(query.maxParallel))) {
       throw new InputError('maxParallel must be a whole number from 1 to 100');
     }
   }
+  const alertGate = parseAlertGateQuery(query.alertGate);
+  const options = {
+    deleteEmptyDirData: flag(query.deleteEmptyDirData, 'deleteEmptyDirData'),
+    force: flag(query.force, 'force'),
+    allowNodeLocalData: flag(query.allowNodeLocalData, 'allowNodeLocalData'),
+  };
+  const intent = planIntentOr400(String(query.intent ?? ''));
+  const maxParallel = maxParallelOr400(asked);
+  if (nodes.length === 0) {
+    throw new InputError('nodes must name at least one server');
+  }
+  if (nodes.length > MAX_PLAN_NODES) {
+    throw new InputError(`a plan takes at most ${MAX_PLAN_NODES} servers`);
+  }
   return {
-    intent: String(query.intent ?? ''),
+    intent,
     nodes,
     maxParallel,
-    alertGate: parseAlertGateQuery(query.alertGate),
-    options: {
-      deleteEmptyDirData: flag(query.deleteEmptyDirData, 'deleteEmptyDirData'),
-      force: flag(query.force, 'force'),
-      allowNodeLocalData: flag(query.allowNodeLocalData, 'allowNodeLocalData'),
-    },
+    ...(alertGate ? { alertGate } : {}),
+    options,
   };
 }
 

@@ -5,6 +5,8 @@
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import type express from 'express';
+import { refusedAudited } from '../lib/audited';
+import type { UserCredentials } from '../lib/credentials';
 import { jsonBody } from '../lib/jsonBody';
 import { createApiRouter } from '../schema/apiRouter';
 import { PreflightConflictError } from '../preflight/preflight';
@@ -14,12 +16,19 @@ import {
   TooManyPlanPreflightsError,
 } from './preflightLimiter';
 import { parsePlanPreflightQuery } from './planPreflight';
-import type { PlansService } from './PlansService';
+import {
+  parseControlPlanCommand,
+  parseCreatePlanCommand,
+  parseRenewPlanCommand,
+  type PlanRequestTarget,
+  type PlansEdgeService,
+} from './PlansService';
 import { parsePlanListQuery } from './planView';
 
 /** Options of {@link createPlansRouter}. */
 export interface PlansRouterOptions {
-  plans: PlansService;
+  /** The plans service and the record of a request refused here (createPlansService). */
+  plans: PlansEdgeService;
   httpAuth: HttpAuthService;
 }
 
@@ -76,15 +85,33 @@ export async function createPlansRouter(
     );
   });
 
+  /** Parses a plan request once; one that does not parse is audited, then answered. */
+  const parsed = <C>(
+    req: express.Request,
+    credentials: UserCredentials,
+    target: PlanRequestTarget,
+    parse: () => C,
+  ) =>
+    refusedAudited(
+      plans,
+      target,
+      { actor: credentials.principal.userEntityRef, request: req },
+      parse,
+    );
+
   router.post('/clusters/:cluster/plans', async (req, res) => {
     const credentials = await httpAuth.credentials(req, { allow: ['user'] });
+    const { cluster } = req.params;
+    const command = await parsed(
+      req,
+      credentials,
+      { cluster, action: 'create', body: req.body },
+      () => parseCreatePlanCommand(cluster, req.body),
+    );
     try {
-      const created = await plans.createPlan(
-        credentials,
-        req.params.cluster,
-        req.body,
-        { request: req },
-      );
+      const created = await plans.createPlan(credentials, command, {
+        request: req,
+      });
       res.status(201).json(created);
     } catch (error) {
       if (!sentPreflightRefusal(req, res, error)) throw error;
@@ -94,16 +121,15 @@ export async function createPlansRouter(
   // Before `/plans/:name/:control`: renew is not a pause, resume or cancel.
   router.post('/clusters/:cluster/plans/:name/renew', async (req, res) => {
     const credentials = await httpAuth.credentials(req, { allow: ['user'] });
+    const { cluster, name } = req.params;
+    const command = await parsed(
+      req,
+      credentials,
+      { cluster, action: 'renew', plan: name, body: req.body },
+      () => parseRenewPlanCommand(cluster, name, req.body),
+    );
     try {
-      res.json(
-        await plans.renewPlan(
-          credentials,
-          req.params.cluster,
-          req.params.name,
-          req.body,
-          { request: req },
-        ),
-      );
+      res.json(await plans.renewPlan(credentials, command, { request: req }));
     } catch (error) {
       // A renewal acknowledges a plan pre-flight as a creation does: the same answers.
       if (!sentPreflightRefusal(req, res, error)) throw error;
@@ -112,16 +138,14 @@ export async function createPlansRouter(
 
   router.post('/clusters/:cluster/plans/:name/:control', async (req, res) => {
     const credentials = await httpAuth.credentials(req, { allow: ['user'] });
-    res.json(
-      await plans.controlPlan(
-        credentials,
-        req.params.cluster,
-        req.params.name,
-        req.params.control,
-        req.body,
-        { request: req },
-      ),
+    const { cluster, name, control } = req.params;
+    const command = await parsed(
+      req,
+      credentials,
+      { cluster, action: control, plan: name, body: req.body },
+      () => parseControlPlanCommand(cluster, name, control, req.body),
     );
+    res.json(await plans.controlPlan(credentials, command, { request: req }));
   });
 
   return router;

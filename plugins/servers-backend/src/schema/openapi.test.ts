@@ -22,11 +22,11 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
 import { createMachinesRouter } from '../machines/router';
-import type { PlansService } from '../plans/PlansService';
+import type { PlansEdgeService } from '../plans/PlansService';
 import { createPlansRouter } from '../plans/router';
 import type { ServersEdgeService } from '../servers/ServersService';
 import { createRouter } from '../servers/router';
-import type { MachinesService } from '../machines/MachinesService';
+import type { MachinesEdgeService } from '../machines/MachinesService';
 import type * as generated from './openapi/generated/models';
 import { spec as generatedSpec } from './openapi/generated';
 
@@ -88,11 +88,11 @@ async function registeredRoutes(): Promise<string[]> {
     httpAuth,
   });
   const plans = await createPlansRouter({
-    plans: {} as PlansService,
+    plans: {} as PlansEdgeService,
     httpAuth,
   });
   const machines = await createMachinesRouter({
-    machines: {} as MachinesService,
+    machines: {} as MachinesEdgeService,
     httpAuth,
   });
   // `/openapi.json` is the document itself, which every generated router serves.

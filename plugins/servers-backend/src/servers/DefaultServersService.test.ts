@@ -79,4 +79,21 @@ describe('DefaultServersService without a grant', () => {
       servers.listServers(user, 'plant-a', { grant: { scope } }),
     ).rejects.toThrow(/no per-server decision/);
   });
+
+  it('refuses a grant that names no cluster, and writes with one on the cluster', async () => {
+    const { cluster, servers } = service();
+    const scope = { filter: () => true } as never;
+    const cordon = {
+      cluster: 'plant-a',
+      node: 'worker-1',
+      action: 'cordon' as const,
+      body: { reason: 'replace the failed disk in bay 3' },
+    };
+    await expect(
+      servers.requestAction(user, cordon, { grant: { scope } }),
+    ).rejects.toThrow(/no cluster was granted/);
+    expect(cluster.created).toEqual([]);
+    await servers.requestAction(user, cordon, { grant: { cluster, scope } });
+    expect(cluster.created).toHaveLength(1);
+  });
 });

@@ -1,54 +1,38 @@
 /*
- * `POST /clusters/:cluster/plans/:name/{pause,resume,cancel}`: after `servers:plan`, the
- * body, the reason policy and the plan as the caller may see it, then the flag on the
- * plan's spec (409 where it does not apply).
+ * `POST /clusters/:cluster/plans/:name/{pause,resume,cancel}`: after `servers:plan` (the
+ * control and the body were parsed at the edge), the reason policy and the plan as the
+ * caller may see it, then the flag on the plan's spec (409 where it does not apply).
  */
-import { ConflictError, InputError, NotFoundError } from '@backstage/errors';
+import { ConflictError, InputError } from '@backstage/errors';
 import {
   isPlanPaused,
   isTerminalPlanPhase,
-  PLAN_CONTROLS,
-  planControlBodySchema,
   type PlanControl,
 } from '@rackside/plugin-servers-common';
-import { clusterOr404 } from '../../cluster/clusterRegistry';
 import type { PlanObject } from '../../cluster/types';
 import { checkReason } from '../../lib/reasonPolicy';
-import { parseRequestBody } from '../../lib/requestBody';
-import type { PlanCommandContext, PlanGrant } from '../PlansService';
+import type {
+  ControlPlanCommand,
+  PlanCommandContext,
+  PlanGrant,
+} from '../PlansService';
 import { readablePlanOr404, readablePlans } from '../planView';
-
-/** The control of a path; an unknown one is a 404. */
-export function planControlOr404(control: string): PlanControl {
-  if (!(PLAN_CONTROLS as readonly string[]).includes(control)) {
-    throw new NotFoundError(
-      `unknown plan control ${control}; controls are ${PLAN_CONTROLS.join(
-        ', ',
-      )}`,
-    );
-  }
-  return control as PlanControl;
-}
 
 export async function controlPlan(
   ctx: PlanCommandContext,
   actor: string,
-  clusterName: string,
-  name: string,
-  control: string,
-  rawBody: unknown,
+  command: ControlPlanCommand,
   grant: PlanGrant,
 ): Promise<{ name: string }> {
-  const checkedControl = planControlOr404(control);
-  const cluster = clusterOr404(ctx.clusters, clusterName);
-  const body = parseRequestBody(planControlBodySchema, rawBody);
+  const { cluster } = grant;
+  const { body, plan: name } = command;
   const reasonProblem = checkReason(ctx.reasonPolicy, body.reason);
   if (reasonProblem) throw new InputError(reasonProblem);
   const { plans } = await readablePlans(grant.scope, cluster);
   readablePlanOr404(plans, cluster.name, name);
   const at = new Date();
   await cluster.updatePlanSpec!(name, current =>
-    controlled(current, checkedControl, {
+    controlled(current, command.control, {
       by: actor,
       reason: body.reason.trim(),
       at,

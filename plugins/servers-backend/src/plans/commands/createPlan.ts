@@ -1,6 +1,6 @@
 /*
  * `POST /clusters/:cluster/plans`: the checks of a plan request after its permissions
- * were decided (the body, the reason policy, the nodes as the caller may see them, the
+ * were decided and its body parsed at the edge (the reason policy, the nodes as the caller may see them, the
  * capability rule, the spec, the ceremony, then the acknowledgement (planAcknowledgement.ts:
  * the token against a fresh plan pre-flight, the blockers, the hazard names typed), then
  * the MaintenancePlan with its first acknowledgement on record. Throws the error of the
@@ -11,11 +11,9 @@ import {
   cutList,
   maintenancePlanSpecSchema,
   planAuthorizationAt,
-  planRequestBodySchema,
   PLAN_PREFLIGHT_TAKEN_AT,
   RACKSIDE_API_VERSION,
 } from '@rackside/plugin-servers-common';
-import { clusterOr404 } from '../../cluster/clusterRegistry';
 import { checkReason } from '../../lib/reasonPolicy';
 import { parseRequestBody } from '../../lib/requestBody';
 import { PreflightConflictError } from '../../preflight/preflight';
@@ -33,17 +31,20 @@ import {
   requestedPlanNodes,
   signPlanPreflight,
 } from '../planPreflight';
-import type { PlanCommandContext, PlanGrant } from '../PlansService';
+import type {
+  CreatePlanCommand,
+  PlanCommandContext,
+  PlanGrant,
+} from '../PlansService';
 
 export async function createPlan(
   ctx: PlanCommandContext,
   actor: string,
-  clusterName: string,
-  rawBody: unknown,
+  command: CreatePlanCommand,
   grant: PlanGrant,
 ): Promise<{ name: string }> {
-  const cluster = clusterOr404(ctx.clusters, clusterName);
-  const body = parseRequestBody(planRequestBodySchema, rawBody);
+  const { cluster } = grant;
+  const { body } = command;
   const reasonProblem = checkReason(ctx.reasonPolicy, body.reason);
   if (reasonProblem) throw new InputError(reasonProblem);
   const { scope } = grant;

@@ -3,14 +3,11 @@ import {
   cutList,
   isTerminalPlanPhase,
   planAuthorizationAt,
-  planRenewBodySchema,
   renewalAcknowledgement,
   serverActionPermissions,
 } from '@rackside/plugin-servers-common';
-import { clusterOr404 } from '../../cluster/clusterRegistry';
-import type { PlanObject } from '../../cluster/types';
+import type { ClusterState, PlanObject } from '../../cluster/types';
 import { checkReason } from '../../lib/reasonPolicy';
-import { parseRequestBody } from '../../lib/requestBody';
 import { PreflightConflictError } from '../../preflight/preflight';
 import type { ClusterSnapshot } from '../../cluster/types';
 import {
@@ -23,7 +20,11 @@ import {
   planNodes,
   signPlanPreflight,
 } from '../planPreflight';
-import type { PlanCommandContext, PlanGrant } from '../PlansService';
+import type {
+  PlanCommandContext,
+  PlanGrant,
+  RenewPlanCommand,
+} from '../PlansService';
 import { readablePlanOr404, readablePlans, stepsOf } from '../planView';
 
 /** The nodes of a plan a renewal covers: not yet started, not excluded before. */
@@ -52,13 +53,11 @@ export function notStartedNodes(plan: PlanObject): string[] {
 export async function renewPlan(
   ctx: PlanCommandContext,
   actor: string,
-  clusterName: string,
-  name: string,
-  rawBody: unknown,
+  command: RenewPlanCommand,
   grant: PlanGrant,
 ): Promise<{ name: string; until: string }> {
-  const cluster = clusterOr404(ctx.clusters, clusterName);
-  const body = parseRequestBody(planRenewBodySchema, rawBody);
+  const { cluster } = grant;
+  const { body, plan: name } = command;
   const reasonProblem = checkReason(ctx.reasonPolicy, body.reason);
   if (reasonProblem) throw new InputError(reasonProblem);
   const { plans, snap } = await readablePlans(grant.scope, cluster);
@@ -125,7 +124,7 @@ export async function renewPlan(
 async function renewedAcknowledgement(
   ctx: PlanCommandContext,
   actor: string,
-  cluster: ReturnType<typeof clusterOr404>,
+  cluster: ClusterState,
   snap: ClusterSnapshot,
   grant: PlanGrant,
   plan: PlanObject,
