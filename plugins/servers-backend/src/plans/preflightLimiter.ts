@@ -1,6 +1,6 @@
 /*
  * A plan pre-flight lists every claim, volume and VirtualMachineInstance of the cluster
- * once (currentImpacts in servers/impact.ts; pods come from a watch cache): cheap per server,
+ * once (currentImpacts in preflight/impact.ts; pods come from a watch cache): cheap per server,
  * not per request. The per-user limit keeps one user's reloads from turning that into a
  * load on the apiserver: at most `perMinute` plan pre-flights (a plan request takes one too) in
  * any sixty seconds, then 429 with Retry-After.

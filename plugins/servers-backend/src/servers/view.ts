@@ -167,7 +167,7 @@ export function nodeStateOf(
 /**
  * Whether an action is offered on a node now, and if not, why: the capability rule for
  * the power verbs, then servers-common's applicability rule (the request check applies
- * the same two, performAction.ts).
+ * the same two, commands/performAction.ts).
  */
 export function offerOf(
   action: ServerAction,
