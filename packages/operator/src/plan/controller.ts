@@ -1,82 +1,42 @@
 /*
  * The MaintenancePlan controller, declared for the builder (runtime/controller): the
- * reconciler (reconciler.ts, table.ts) wired to the apiserver:
- * a watch cache of MaintenancePlans and of PodDisruptionBudgets (slimmed to their health),
- * the operator's NodeMaintenance and Node caches, the object-gate watches
- * (objectGates.ts: allowed kinds only, filtered by the apiserver) and the edges (status,
- * step creation, abandon flags, Events).
- *
- * What wakes a plan: its own spec changing (created, paused, resumed, cancelled); a
+ * reconciler (reconciler.ts, table.ts) over its ports at the edge (ports.ts), the
+ * object-gate watches (objectGates.ts: allowed kinds only, filtered by the apiserver),
+ * and what wakes a plan: its own spec changing (created, paused, resumed, cancelled); a
  * NodeMaintenance it owns changing; a Node's readiness changing; a budget's health
  * changing; an object one of its gates watches changing; and, for a window or a gate
  * timeout, the time the table names. Nothing is polled but Alertmanager, which has no
  * watch: a plan held by an alert gate or a healthy return reads it again every
  * alertPollMs.
  */
-import type { KubeConfig } from '@kubernetes/client-node';
-import { ConflictError } from '@backstage/errors';
 import {
   isNodeReady,
   isTerminalPlanPhase,
-  maintenancePlanResource,
   type MaintenancePlan,
   type NodeMaintenance,
   type ObjectGate,
   type ServerBMC,
 } from '@rackside/plugin-servers-common';
-import {
-  coreResources,
-  type AlertmanagerApi,
-  createWatchCache,
-  RacksideClient,
-  resourcePath,
-  slimPodDisruptionBudget,
-  type PodDisruptionBudgetHealth,
-  type RawKubeObject,
-  type WatchCache,
-} from '@rackside/plugin-servers-node';
-import { createAlertReads } from '../runtime/alertReads';
-import { hardwareKnowledgeChanged } from '../runtime/hardwareReading';
-import type { EventRecorder } from '../runtime/events';
-import { eventsFor } from '../runtime/kube/eventsFor';
-import { ownWritesView } from '../runtime/kube/ownWrites';
-import { systemClock, type Clock } from '../runtime/lifecycle/table';
-import type { NodeView } from '../runtime/nodeView';
+import type { RawKubeObject, WatchCache } from '@rackside/plugin-servers-node';
 import {
   buildController,
   type Controller,
   type ControllerPorts,
 } from '../runtime/controller/buildController';
+import { hardwareKnowledgeChanged } from '../runtime/hardwareReading';
+import { ownWritesView } from '../runtime/kube/ownWrites';
+import type { NodeView } from '../runtime/nodeView';
 import { gateWatchKey, ObjectGateWatches } from './objectGates';
-import { PlanReconciler, stepObject } from './reconciler';
-import { OPERATOR_FIELD_MANAGER } from '../runtime/kube/fieldManager';
-import type { OperatorLog } from '../runtime/logger';
+import {
+  createPlanCaches,
+  kubePlanPorts,
+  unhealthy,
+  type BudgetHealth,
+  type PlanControllerOptions,
+} from './ports';
+import { PlanReconciler } from './reconciler';
 
-export interface PlanControllerOptions {
-  kubeConfig: KubeConfig;
-  /** The operator's NodeMaintenance cache (a plan's steps). */
-  maintenances: WatchCache<NodeMaintenance>;
-  /** The operator's Node cache (readiness, labels). */
-  nodes: WatchCache<NodeView & RawKubeObject>;
-  recorder: EventRecorder;
-  clock?: Clock;
-  /**
-   * The kinds object gates may read, as `resource.group` (core: the resource alone): the
-   * chart's operator.planGateReads, which also grants the reads. Others are refused.
-   */
-  planGateReads?: readonly string[];
-  /** A status write failed for another reason than a conflict (a metric counts it). */
-  onStatusWriteFailed?: (kind: string) => void;
-  log?: OperatorLog;
-  /** The operator's ServerBMC cache: a healthy return needs a rollup that is not Critical. */
-  bmcs?: WatchCache<ServerBMC & RawKubeObject>;
-  /** The cluster's Alertmanager (docs/alerts.md); undefined: alert gates unknown, returns check Ready only. */
-  alertmanager?: AlertmanagerApi;
-  /** The node matchers and the return grace (config.alerting); needed with alertmanager. */
-  alerting?: { matchers: readonly string[]; returnGraceMs: number };
-  /** How often a plan held by alerts reads them again (default 10 s). */
-  alertPollMs?: number;
-}
+export type { PlanControllerOptions };
 
 export interface PlanController extends Controller {
   /** The plan and budget caches have listed. */
@@ -84,12 +44,6 @@ export interface PlanController extends Controller {
   /** The plans as watched (the operator's state metrics read them). */
   readonly cache: WatchCache<MaintenancePlan & RawKubeObject>;
 }
-
-/** What a PodDisruptionBudget is kept as: its health only (servers-node's slim). */
-type BudgetHealth = PodDisruptionBudgetHealth & RawKubeObject;
-
-const unhealthy = (b: BudgetHealth) =>
-  (b.status?.currentHealthy ?? 0) < (b.status?.desiredHealthy ?? 0);
 
 function planOf(nm: NodeMaintenance): string | undefined {
   return nm.metadata.ownerReferences?.find(
@@ -101,22 +55,9 @@ export function createPlanController(
   options: PlanControllerOptions,
   ports: ControllerPorts,
 ): PlanController {
-  const { kubeConfig: kc, maintenances, nodes, recorder } = options;
+  const { kubeConfig: kc, maintenances, nodes } = options;
   const log = options.log ?? (() => {});
-  const clock = options.clock ?? systemClock;
-  const api = new RacksideClient(kc, { fieldManager: OPERATOR_FIELD_MANAGER });
-
-  const plans = createWatchCache<MaintenancePlan & RawKubeObject>({
-    kubeConfig: kc,
-    path: resourcePath(maintenancePlanResource),
-    name: 'maintenanceplans',
-  });
-  const budgets = createWatchCache<BudgetHealth>({
-    kubeConfig: kc,
-    path: resourcePath(coreResources.podDisruptionBudgets),
-    name: 'poddisruptionbudgets (plans)',
-    transform: slimPodDisruptionBudget,
-  });
+  const { plans, budgets } = createPlanCaches(kc);
 
   // Our own writes until the watch has caught up with them: a step just created is seen
   // by the next pass, so it is never created twice nor taken for deleted.
@@ -144,60 +85,9 @@ export function createPlanController(
       openPlans().flatMap((p): ObjectGate[] => p.spec.gates?.objects ?? []),
     );
 
-  const reconciler = new PlanReconciler({
-    view: {
-      now: () => clock.now(),
-      plan: name => freshPlans.get(name),
-      node: name => nodes.get(name),
-      nodes: () => nodes.list(),
-      maintenance: name => freshSteps.get(name),
-      unhealthyBudgets: () =>
-        budgets
-          .list()
-          .filter(unhealthy)
-          .map(b => `${b.metadata?.namespace}/${b.metadata?.name}`)
-          .sort(),
-      objectGate: gate => gates.verdict(gate),
-      hardware: name => options.bmcs?.get(name)?.status?.health,
-      alerting: createAlertReads(
-        options.alertmanager,
-        options.alerting,
-        () => maintenances.list(),
-        options.alertPollMs,
-      ),
-    },
-    async writeStatus(plan, status, writeOptions = {}) {
-      const written = await api.maintenancePlans.updateStatus(
-        { ...plan, status },
-        { dryRun: writeOptions.dryRun },
-      );
-      if (!writeOptions.dryRun) freshPlans.remember(written);
-      return written;
-    },
-    statusWriteFailed: () => options.onStatusWriteFailed?.('MaintenancePlan'),
-    async createStep(plan, step, maintenance) {
-      try {
-        const created = await api.nodeMaintenances.create(
-          stepObject(plan, step, maintenance),
-        );
-        freshSteps.remember(created);
-        return true;
-      } catch (error) {
-        if (error instanceof ConflictError) return false; // started before: adopted
-        throw error;
-      }
-    },
-    async abandonStep(name, flag) {
-      const patched = await api.nodeMaintenances.patch(
-        name,
-        { spec: { abandon: flag } },
-        { type: 'merge' },
-      );
-      freshSteps.remember(patched);
-    },
-    events: eventsFor<MaintenancePlan>(recorder, maintenancePlanResource),
-    log,
-  });
+  const reconciler = new PlanReconciler(
+    kubePlanPorts(options, { budgets, gates, freshPlans, freshSteps }),
+  );
 
   const controller = buildController(
     {

@@ -1,95 +1,38 @@
 /*
  * The MachineReclaim controller, declared for the builder (runtime/controller): the
- * reconciler of reconciler.ts (the table of table.ts) wired to the apiserver through the
- * machine kinds' shared caches (talos/machineKinds.ts): status writes with this process's
- * own writes seen at once, the bound credential Secret (credential.ts), the requester's
- * reclaim verb asked right before the reset, Events.
+ * reconciler of reconciler.ts (the table of table.ts) over its ports (ports.ts, on the
+ * machine kinds' shared caches).
  *
  * What wakes a request: a change of its spec (the confirm, spec.confirmUUID); a
  * reconcile goes on from its own writes itself. A Done request wakes its target
  * cluster's discovery (wakeDiscovery).
  */
-import { machineReclaimResource } from '@rackside/plugin-servers-common';
-import { objectKey, parseTalosconfig } from '@rackside/plugin-servers-node';
-import { conditionalStatusWriter } from '../runtime/kube/ownWrites';
+import { objectKey } from '@rackside/plugin-servers-node';
 import {
   buildController,
   type Controller,
   type ControllerPorts,
 } from '../runtime/controller/buildController';
 import type { MachineKinds } from '../talos/machineKinds';
-import { subjectAccessReviews } from '../webhook/server';
-import { kubeCredentialPort } from './credential';
+import {
+  kubeReclaimPorts,
+  type ReclaimControllerOptions,
+  type ReclaimSettings,
+} from './ports';
 import { MachineReclaimReconciler } from './reconciler';
-import { DEFAULT_RECLAIM_LIMITS, type ReclaimLimits } from './table';
 
-/** The limits of the MachineReclaim controller; tests shorten them. */
-export type ReclaimSettings = Partial<ReclaimLimits> & {
-  /** The time limit of one reconcile of a MachineReclaim (2 minutes). */
-  reconcileTimeoutMs?: number;
-};
-
-export interface ReclaimControllerOptions {
-  /** Probes the TalosCluster `namespace/name` again (talos-cluster/controller.ts). */
-  wakeDiscovery(namespace: string, cluster: string): void;
-  settings?: ReclaimSettings;
-}
+export type { ReclaimControllerOptions, ReclaimSettings };
 
 export function createReclaimController(
   kinds: MachineKinds,
   options: ReclaimControllerOptions,
   ports: ControllerPorts,
 ): Controller {
-  const { api, clusters, reclaims, freshReclaims, namespace } = kinds;
-  const settings = options.settings;
-  const access = subjectAccessReviews(kinds.kubeConfig);
+  const { reclaims, freshReclaims } = kinds;
 
-  const reclaimer = new MachineReclaimReconciler({
-    view: { reclaim: key => freshReclaims.get(key) },
-    cluster: (ns, name) => clusters.get(`${ns}/${name}`),
-    // Reads and deletes only a Secret bound to its request (see credential.ts).
-    credential: kubeCredentialPort(kinds.core.secrets, namespace),
-    async clusterCa(cluster) {
-      return parseTalosconfig(
-        await kinds.readSecret(
-          cluster.metadata.namespace ?? namespace,
-          cluster.spec.talosconfigSecretRef,
-        ),
-      ).identity.ca;
-    },
-    nodeWithUUID: uuid =>
-      kinds.nodeWithUUID(uuid.toLowerCase())?.metadata?.name,
-    resetsInFlight: mr =>
-      freshReclaims
-        .list()
-        .filter(
-          r =>
-            r.metadata.uid !== mr.metadata.uid &&
-            r.metadata.namespace === mr.metadata.namespace &&
-            (r.status?.phase === 'Resetting' ||
-              r.status?.phase === 'WaitingForMaintenance'),
-        )
-        .map(r => ({ name: r.metadata.name, address: r.spec.address })),
-    talos: kinds.talos,
-    limits: { ...DEFAULT_RECLAIM_LIMITS, ...settings },
-    // The reclaim verb as the requester, right before the reset (table.ts).
-    mayReclaim: (username, mr) =>
-      access.canReclaim(
-        { username, groups: ['system:authenticated'] },
-        { namespace: mr.metadata.namespace, name: mr.metadata.name },
-      ),
-    // spec.address is held to the target cluster's allowed networks (table.ts).
-    resolve: kinds.resolve,
-    reconcileTimeoutMs: settings?.reconcileTimeoutMs ?? 120_000,
-    now: kinds.now,
-    status: {
-      write: conditionalStatusWriter(api.machineReclaims, freshReclaims),
-      read: (ns, name) => api.machineReclaims.find(name, { namespace: ns }),
-    },
-    events: { record: kinds.record(machineReclaimResource) },
-    wakeDiscovery: options.wakeDiscovery,
-    log: kinds.log,
-  });
+  const reclaimer = new MachineReclaimReconciler(
+    kubeReclaimPorts(kinds, options),
+  );
 
   return buildController(
     {

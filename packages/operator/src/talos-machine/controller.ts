@@ -1,14 +1,12 @@
 /*
  * The TalosMachine (join) controller, declared for the builder (runtime/controller): the
- * reconciler of reconciler.ts (the table of table.ts) wired to the apiserver through the
- * machine kinds' shared caches (talos/machineKinds.ts).
+ * join reconciler of reconciler.ts (the table of table.ts) over its ports (ports.ts, on
+ * the machine kinds' shared caches).
  *
  * What wakes a machine: a change of its spec (spec.join), or discovery seeing it at a new
  * address; a Node with its system UUID appearing or changing while it is still to join.
  */
-import { talosMachineResource } from '@rackside/plugin-servers-common';
 import { objectKey, type RawKubeObject } from '@rackside/plugin-servers-node';
-import { conditionalStatusWriter } from '../runtime/kube/ownWrites';
 import {
   buildController,
   type Controller,
@@ -16,8 +14,9 @@ import {
 } from '../runtime/controller/buildController';
 import type { NodeView } from '../runtime/nodeView';
 import type { MachineKinds } from '../talos/machineKinds';
+import { kubeJoinPorts } from './ports';
 import { TalosMachineReconciler } from './reconciler';
-import { DEFAULT_JOIN_LIMITS, type JoinLimits } from './table';
+import type { JoinLimits } from './table';
 
 export function createTalosMachineController(
   kinds: MachineKinds,
@@ -25,21 +24,9 @@ export function createTalosMachineController(
   limits: Partial<JoinLimits> | undefined,
   ports: ControllerPorts,
 ): Controller {
-  const { api, clusters, machines, freshMachines, namespace, nodes } = kinds;
+  const { machines, freshMachines, namespace, nodes } = kinds;
 
-  const joins = new TalosMachineReconciler({
-    view: { machine: key => freshMachines.get(key) },
-    cluster: (ns, name) => clusters.get(`${ns}/${name}`),
-    nodeWithUUID: kinds.nodeWithUUID,
-    readSecret: kinds.readSecret,
-    talos: kinds.talos,
-    resolve: kinds.resolve,
-    limits: { ...DEFAULT_JOIN_LIMITS, ...limits },
-    now: kinds.now,
-    writeStatus: conditionalStatusWriter(api.talosMachines, freshMachines),
-    events: { record: kinds.record(talosMachineResource) },
-    log: kinds.log,
-  });
+  const joins = new TalosMachineReconciler(kubeJoinPorts(kinds, limits));
 
   return buildController(
     {
