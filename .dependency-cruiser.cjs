@@ -107,6 +107,25 @@ module.exports = {
         path: '^(plugins/(servers-backend|servers)|packages/(app|backend))/',
       },
     },
+    {
+      name: 'operator-runtime-imports-no-kind',
+      comment:
+        "The operator's runtime/ is what every kind uses and is no kind: it imports no kind folder, nor operator.ts or config.ts above it.",
+      severity: 'error',
+      from: { path: '^packages/operator/src/runtime/', pathNot: TESTS },
+      to: { path: '^packages/operator/src/(?!runtime/)' },
+    },
+    {
+      name: 'operator-kinds-share-no-controller',
+      comment:
+        "A kind never imports another kind's controller: what two kinds share is a port (a type) or goes below them.",
+      severity: 'error',
+      from: { path: '^packages/operator/src/([^/]+)/', pathNot: TESTS },
+      to: {
+        path: '^packages/operator/src/[^/]+/controller\\.ts$',
+        pathNot: '^packages/operator/src/$1/',
+      },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
