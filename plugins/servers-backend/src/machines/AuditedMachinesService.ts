@@ -1,9 +1,10 @@
 /*
  * Every call of the machines feature is an auditor event, opened before the permission
- * checks so a denied call, an unknown cluster or a request the edge could not read
- * fails its event instead of leaving none: reads as `machine-read` (low), each action as
- * its own event with what was sent, what the action learnt on the way and how it ended.
- * The talosconfig of a reclaim is never recorded.
+ * checks so a denied call or an unknown cluster fails its event instead of leaving
+ * none: reads as `machine-read` (low), each action as its own event with what was sent,
+ * what the action learnt on the way and how it ended. An action request the edge
+ * refused (no user, or a request that does not parse) is recorded too, as the same
+ * event (auditRefused). The talosconfig of a reclaim is never recorded.
  */
 import type {
   AuditorService,
@@ -22,8 +23,9 @@ import type {
 import {
   actorOf,
   audited,
-  auditUnauthenticated,
+  auditRefused,
   type AuditedOptions,
+  type Refusal,
 } from '../lib/audited';
 import { READ_SEVERITY, RECLAIM_SEVERITY } from '../lib/auditSeverity';
 import type { UserCredentials } from '../lib/credentials';
@@ -36,7 +38,9 @@ import type {
   MachineActionResult,
   MachineCallContext,
   MachineRequest,
+  MachinesEdgeService,
   MachinesService,
+  MachineTarget,
 } from './MachinesService';
 
 /** A string field of the body as sent, bounded, or null when it is not one. */
@@ -47,7 +51,7 @@ function sentString(sent: unknown, field: string, max = 1024) {
 
 /** How an action is recorded: what is known of the request before any check. */
 type ActionAudit = (
-  request: MachineRequest<unknown>,
+  target: MachineTarget,
 ) => Pick<AuditedOptions, 'eventId' | 'severityLevel' | 'meta'>;
 
 /** The audit record of each action. */
@@ -95,7 +99,7 @@ const ACTION_AUDITS: Record<MachineAction, ActionAudit> = {
   }),
 };
 
-export class AuditedMachinesService implements MachinesService {
+export class AuditedMachinesService implements MachinesEdgeService {
   constructor(
     private readonly inner: MachinesService,
     private readonly auditor: AuditorService,
@@ -124,34 +128,52 @@ export class AuditedMachinesService implements MachinesService {
     );
   }
 
+  /** The event of an action request: what its target says, before any check. */
+  private actionAudit(target: MachineTarget, call?: MachineCallContext) {
+    return {
+      auditor: this.auditor,
+      request: call?.request,
+      ...ACTION_AUDITS[target.action](target),
+    };
+  }
+
   /**
-   * An action with its event: every attempt recorded, also one without a user (actor
-   * null, outcome `unauthenticated`), with what the action learns on the way (e.g. the
+   * An action with its event, with what the action learns on the way (e.g. the
    * reclaim's name) on success and on failure.
    */
-  private async action<C, A>(
-    action: MachineAction,
+  private action<C, A>(
+    credentials: UserCredentials,
     request: MachineRequest<C>,
     call: MachineCallContext | undefined,
     run: (call: MachineCallContext) => Promise<MachineActionResult<A>>,
   ): Promise<MachineActionResult<A>> {
-    const audit = {
-      auditor: this.auditor,
-      request: call?.request,
-      ...ACTION_AUDITS[action](request),
-    };
-    if (!request.caller.ok) {
-      await auditUnauthenticated(audit, request.caller.error);
-      throw request.caller.error;
-    }
-    const actor = request.caller.value.principal.userEntityRef;
+    const audit = this.actionAudit(request.target, call);
     return audited(
-      { ...audit, meta: { actor, ...audit.meta } },
+      {
+        ...audit,
+        meta: { actor: credentials.principal.userEntityRef, ...audit.meta },
+      },
       async record => {
         const result = await run({ ...call, learnt: record.extra });
         record.outcome = result.outcome;
         return result;
       },
+    );
+  }
+
+  /**
+   * Records an action request the edge refused before this service saw it: no user
+   * (actor null, outcome `unauthenticated`), or a request that does not parse.
+   */
+  auditRefused(
+    target: MachineTarget,
+    error: Error,
+    refusal: Refusal,
+  ): Promise<void> {
+    const audit = this.actionAudit(target, { request: refusal.request });
+    return auditRefused(
+      { ...audit, meta: { actor: refusal.actor, ...audit.meta } },
+      error,
     );
   }
 
@@ -200,38 +222,42 @@ export class AuditedMachinesService implements MachinesService {
   }
 
   addDiscoveryAddress(
+    credentials: UserCredentials,
     request: MachineRequest<AddDiscoveryAddressCommand>,
     call?: MachineCallContext,
   ): Promise<MachineActionResult<DiscoveryAddressAddedResponse>> {
-    return this.action('addDiscoveryAddress', request, call, audit =>
-      this.inner.addDiscoveryAddress(request, audit),
+    return this.action(credentials, request, call, recorded =>
+      this.inner.addDiscoveryAddress(credentials, request, recorded),
     );
   }
 
   joinMachine(
+    credentials: UserCredentials,
     request: MachineRequest<JoinMachineCommand>,
     call?: MachineCallContext,
   ): Promise<MachineActionResult<JoinMachineResponse>> {
-    return this.action('joinMachine', request, call, audit =>
-      this.inner.joinMachine(request, audit),
+    return this.action(credentials, request, call, recorded =>
+      this.inner.joinMachine(credentials, request, recorded),
     );
   }
 
   createReclaim(
+    credentials: UserCredentials,
     request: MachineRequest<CreateReclaimCommand>,
     call?: MachineCallContext,
   ): Promise<MachineActionResult<ReclaimCreatedResponse>> {
-    return this.action('createReclaim', request, call, audit =>
-      this.inner.createReclaim(request, audit),
+    return this.action(credentials, request, call, recorded =>
+      this.inner.createReclaim(credentials, request, recorded),
     );
   }
 
   confirmReclaim(
+    credentials: UserCredentials,
     request: MachineRequest<ConfirmReclaimCommand>,
     call?: MachineCallContext,
   ): Promise<MachineActionResult<ReclaimConfirmedResponse>> {
-    return this.action('confirmReclaim', request, call, audit =>
-      this.inner.confirmReclaim(request, audit),
+    return this.action(credentials, request, call, recorded =>
+      this.inner.confirmReclaim(credentials, request, recorded),
     );
   }
 }

@@ -29,17 +29,17 @@ import {
 } from '@rackside/plugin-servers-common';
 import type { MachinesRegistry, MachinesState } from '../cluster/machinesTypes';
 import type { UserCredentials } from '../lib/credentials';
-import {
-  valueOf,
-  type AddDiscoveryAddressCommand,
-  type ConfirmReclaimCommand,
-  type CreateReclaimCommand,
-  type JoinMachineCommand,
-  type MachineAction,
-  type MachineActionResult,
-  type MachineCallContext,
-  type MachineRequest,
-  type MachinesService,
+import type {
+  AddDiscoveryAddressCommand,
+  ConfirmReclaimCommand,
+  CreateReclaimCommand,
+  JoinMachineCommand,
+  MachineAction,
+  MachineActionResult,
+  MachineCallContext,
+  MachineRequest,
+  MachinesService,
+  MachineTarget,
 } from './MachinesService';
 
 const READ = 'see machines and reclaim requests';
@@ -103,21 +103,13 @@ export class AuthorizedMachinesService implements MachinesService {
   }
 
   /** An action, under its permission (`machines:add` or `machines:reclaim`). */
-  private async action<C>(
-    action: MachineAction,
-    request: MachineRequest<C>,
+  private action(
+    credentials: UserCredentials,
+    { action, path }: MachineTarget,
     call: MachineCallContext | undefined,
   ): Promise<MachineCallContext> {
-    // A request without a user is refused before anything is looked up.
-    const credentials = valueOf(request.caller);
     const { permission, what } = ACTION_PERMISSIONS[action];
-    return this.granted(
-      credentials,
-      request.path.cluster,
-      permission,
-      what,
-      call,
-    );
+    return this.granted(credentials, path.cluster, permission, what, call);
   }
 
   /** `machines:read`. */
@@ -203,42 +195,50 @@ export class AuthorizedMachinesService implements MachinesService {
   }
 
   async addDiscoveryAddress(
+    credentials: UserCredentials,
     request: MachineRequest<AddDiscoveryAddressCommand>,
     call?: MachineCallContext,
   ): Promise<MachineActionResult<DiscoveryAddressAddedResponse>> {
     return this.inner.addDiscoveryAddress(
+      credentials,
       request,
-      await this.action('addDiscoveryAddress', request, call),
+      await this.action(credentials, request.target, call),
     );
   }
 
   async joinMachine(
+    credentials: UserCredentials,
     request: MachineRequest<JoinMachineCommand>,
     call?: MachineCallContext,
   ): Promise<MachineActionResult<JoinMachineResponse>> {
     return this.inner.joinMachine(
+      credentials,
       request,
-      await this.action('joinMachine', request, call),
+      await this.action(credentials, request.target, call),
     );
   }
 
   async createReclaim(
+    credentials: UserCredentials,
     request: MachineRequest<CreateReclaimCommand>,
     call?: MachineCallContext,
   ): Promise<MachineActionResult<ReclaimCreatedResponse>> {
     return this.inner.createReclaim(
+      credentials,
       request,
-      await this.action('createReclaim', request, call),
+      await this.action(credentials, request.target, call),
     );
   }
 
   async confirmReclaim(
+    credentials: UserCredentials,
     request: MachineRequest<ConfirmReclaimCommand>,
     call?: MachineCallContext,
   ): Promise<MachineActionResult<ReclaimConfirmedResponse>> {
     return this.inner.confirmReclaim(
+      credentials,
       request,
-      await this.action('confirmReclaim', request, call),
+      await this.action(credentials, request.target, call),
     );
   }
 }

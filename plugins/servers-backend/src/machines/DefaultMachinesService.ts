@@ -27,18 +27,17 @@ import {
   talosMachineView,
 } from './machinesView';
 import type { UserCredentials } from '../lib/credentials';
-import {
-  valueOf,
-  type AddDiscoveryAddressCommand,
-  type ConfirmReclaimCommand,
-  type CreateReclaimCommand,
-  type JoinMachineCommand,
-  type MachineActionResult,
-  type MachineCallContext,
-  type MachineCommandContext,
-  type MachineGrant,
-  type MachineRequest,
-  type MachinesService,
+import type {
+  AddDiscoveryAddressCommand,
+  ConfirmReclaimCommand,
+  CreateReclaimCommand,
+  JoinMachineCommand,
+  MachineActionResult,
+  MachineCallContext,
+  MachineCommandContext,
+  MachineGrant,
+  MachineRequest,
+  MachinesService,
 } from './MachinesService';
 
 /** What the call was granted; none is a refusal (fail closed). */
@@ -61,22 +60,18 @@ type MachineCommand<C, A> = (
 export class DefaultMachinesService implements MachinesService {
   constructor(private readonly ctx: MachineCommandContext) {}
 
-  /**
-   * Runs an action's command within the call's grant. The request's typed command is
-   * taken as the edge read it: a request the edge could not read fails here with its
-   * 400, after the permission layer's 404 and 403.
-   */
+  /** Runs an action's command within the call's grant. */
   private async run<C, A>(
     command: MachineCommand<C, A>,
+    credentials: UserCredentials,
     request: MachineRequest<C>,
     call: MachineCallContext | undefined,
   ): Promise<MachineActionResult<A>> {
     const grant = grantOf(call);
-    const user = valueOf(request.caller).principal.userEntityRef;
     return command(
       this.ctx,
-      user,
-      valueOf(request.command),
+      credentials.principal.userEntityRef,
+      request.command,
       grant,
       call?.learnt ?? {},
     );
@@ -161,30 +156,34 @@ export class DefaultMachinesService implements MachinesService {
   }
 
   addDiscoveryAddress(
+    credentials: UserCredentials,
     request: MachineRequest<AddDiscoveryAddressCommand>,
     call?: MachineCallContext,
   ): Promise<MachineActionResult<DiscoveryAddressAddedResponse>> {
-    return this.run(addDiscoveryAddress, request, call);
+    return this.run(addDiscoveryAddress, credentials, request, call);
   }
 
   joinMachine(
+    credentials: UserCredentials,
     request: MachineRequest<JoinMachineCommand>,
     call?: MachineCallContext,
   ): Promise<MachineActionResult<JoinMachineResponse>> {
-    return this.run(joinMachine, request, call);
+    return this.run(joinMachine, credentials, request, call);
   }
 
   createReclaim(
+    credentials: UserCredentials,
     request: MachineRequest<CreateReclaimCommand>,
     call?: MachineCallContext,
   ): Promise<MachineActionResult<ReclaimCreatedResponse>> {
-    return this.run(createReclaim, request, call);
+    return this.run(createReclaim, credentials, request, call);
   }
 
   confirmReclaim(
+    credentials: UserCredentials,
     request: MachineRequest<ConfirmReclaimCommand>,
     call?: MachineCallContext,
   ): Promise<MachineActionResult<ReclaimConfirmedResponse>> {
-    return this.run(confirmReclaim, request, call);
+    return this.run(confirmReclaim, credentials, request, call);
   }
 }

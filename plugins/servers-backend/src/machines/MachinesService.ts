@@ -12,8 +12,10 @@
  * - DefaultMachinesService: every other check and the writes (commands/), within the
  *   grant. It never asks the permission framework, and answers nothing without a grant.
  *
- * The router reads an action request once, into a MachineRequest: the typed command the
- * layers pass down, and what the audit record keeps of what was sent.
+ * The router parses an action request once, into a MachineRequest: the typed command the
+ * layers pass down, with what the audit record keeps of what was sent. A request refused
+ * before the service sees it (no user, or one that does not parse) is recorded through
+ * MachinesEdgeService's `auditRefused`, as the same event.
  */
 import type {
   BackstageCredentials,
@@ -32,6 +34,7 @@ import type {
 } from '@rackside/plugin-servers-common';
 import type { Request } from 'express';
 import type { MachinesState } from '../cluster/machinesTypes';
+import type { RefusedRequests } from '../lib/audited';
 import type { CallVia } from '../lib/auditSeverity';
 import type { UserCredentials } from '../lib/credentials';
 import type { ReasonPolicy } from '../lib/reasonPolicy';
@@ -48,33 +51,28 @@ export const MACHINE_ACTIONS = [
 export type MachineAction = (typeof MACHINE_ACTIONS)[number];
 
 /**
- * What the edge read of a request: the value, or the error it met. The layers answer
- * that error in its turn, so a request the edge could not read is still audited, and
- * still gets its 404 and 403 before its 400.
+ * Where a machine action request points and what it sent, as the route names it
+ * (unchecked): what its audit event records, whether the request parses or not.
  */
-export type EdgeResult<T> =
-  | { ok: true; value: T }
-  | { ok: false; error: Error };
-
-/** The value the edge read, or the error it met, thrown. */
-export function valueOf<T>(result: EdgeResult<T>): T {
-  if (!result.ok) throw result.error;
-  return result.value;
-}
-
-/** A machine action request as the router read it, once. */
-export interface MachineRequest<C> {
-  /** The user, or why the request has none (401, or 403 for a service's token). */
-  caller: EdgeResult<UserCredentials>;
-  /** The route's path parameters as sent: `cluster`, and `uuid` or `name`. */
+export interface MachineTarget {
+  action: MachineAction;
+  /** The route's path parameters: `cluster`, and `uuid` or `name`. */
   path: { cluster: string } & Record<string, string>;
-  /** The typed command, or the 400 that says why the path and body are not one. */
-  command: EdgeResult<C>;
   /**
    * The body as sent. Only the audit record reads it (a few fields, each bounded, never
-   * the talosconfig); every layer below the router reads `command`.
+   * the talosconfig); every layer reads the typed command.
    */
   sent: unknown;
+}
+
+/**
+ * A machine action request parsed at the edge (the router, with the parser beside its
+ * command in commands/): where it points, and its typed command. Every layer reads
+ * this; none parses again.
+ */
+export interface MachineRequest<C> {
+  target: MachineTarget;
+  command: C;
 }
 
 /**
@@ -183,25 +181,37 @@ export interface MachinesService {
 
   /** `POST /clusters/:cluster/discovery/addresses` (`machines:add`). */
   addDiscoveryAddress(
+    credentials: UserCredentials,
     request: MachineRequest<AddDiscoveryAddressCommand>,
     call?: MachineCallContext,
   ): Promise<MachineActionResult<DiscoveryAddressAddedResponse>>;
 
   /** `POST /clusters/:cluster/machines/:uuid/join` (`machines:add`). */
   joinMachine(
+    credentials: UserCredentials,
     request: MachineRequest<JoinMachineCommand>,
     call?: MachineCallContext,
   ): Promise<MachineActionResult<JoinMachineResponse>>;
 
   /** `POST /clusters/:cluster/reclaims` (`machines:reclaim`). */
   createReclaim(
+    credentials: UserCredentials,
     request: MachineRequest<CreateReclaimCommand>,
     call?: MachineCallContext,
   ): Promise<MachineActionResult<ReclaimCreatedResponse>>;
 
   /** `POST /clusters/:cluster/reclaims/:name/confirm` (`machines:reclaim`). */
   confirmReclaim(
+    credentials: UserCredentials,
     request: MachineRequest<ConfirmReclaimCommand>,
     call?: MachineCallContext,
   ): Promise<MachineActionResult<ReclaimConfirmedResponse>>;
 }
+
+/**
+ * What the edge (the router) holds: the service, and the record of an action request
+ * refused before it (no user, or a request that does not parse). createMachinesService
+ * answers one; the router depends on no layer's class.
+ */
+export type MachinesEdgeService = MachinesService &
+  RefusedRequests<MachineTarget>;

@@ -13,7 +13,7 @@ import type { ReasonPolicy } from '../lib/reasonPolicy';
 import { AuditedMachinesService } from './AuditedMachinesService';
 import { AuthorizedMachinesService } from './AuthorizedMachinesService';
 import { DefaultMachinesService } from './DefaultMachinesService';
-import type { MachinesService } from './MachinesService';
+import type { MachinesEdgeService } from './MachinesService';
 
 /** What {@link createMachinesService} needs. */
 export interface MachinesServiceOptions {
@@ -29,7 +29,7 @@ export interface MachinesServiceOptions {
 
 export function createMachinesService(
   options: MachinesServiceOptions,
-): MachinesService {
+): MachinesEdgeService {
   return new AuditedMachinesService(
     new AuthorizedMachinesService(
       new DefaultMachinesService({

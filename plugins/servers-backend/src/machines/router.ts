@@ -2,12 +2,15 @@
  * The machine routes under `/api/servers` (docs/architecture.md, "The backend"), HTTP in
  * and out of the machines service (MachinesService.ts): discovery addresses and
  * discovered machines, joining a machine, and "Reset and add" requests. Each action
- * request is read here once, into its typed command (commands/). Mount it before the
- * servers router, so its body parser (and not the general one) reads these requests.
+ * request is parsed here once, into its typed command (by the parser beside the command
+ * in commands/). Mount it before the servers router, so its body parser (and not the
+ * general one) reads these requests.
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import type { Request, Response } from 'express';
 import type express from 'express';
+import { refusedAudited } from '../lib/audited';
+import type { UserCredentials } from '../lib/credentials';
 import { jsonBody } from '../lib/jsonBody';
 import { createApiRouter } from '../schema/apiRouter';
 import { parseAddDiscoveryAddress } from './commands/addDiscoveryAddress';
@@ -15,17 +18,18 @@ import { parseConfirmReclaim } from './commands/confirmReclaim';
 import { parseCreateReclaim } from './commands/createReclaim';
 import { parseJoinMachine } from './commands/joinMachine';
 import type {
-  EdgeResult,
+  MachineAction,
   MachineActionResult,
   MachineCallContext,
   MachineRequest,
-  MachinesService,
+  MachinesEdgeService,
+  MachineTarget,
 } from './MachinesService';
 
 /** Options of {@link createMachinesRouter}. */
 export interface MachinesRouterOptions {
-  /** The machines feature (createMachinesService.ts). */
-  machines: MachinesService;
+  /** The machines feature and the record of a request refused here (createMachinesService). */
+  machines: MachinesEdgeService;
   httpAuth: HttpAuthService;
 }
 
@@ -39,17 +43,6 @@ const MACHINE_PATHS = [
 /** Room for a talosconfig (64 KiB) and the rest of a body, JSON-escaped. */
 const BODY_LIMIT = '256kb';
 
-/** What `read` answers, or the error it threw, kept for the layers to answer in turn. */
-async function edgeResult<T>(
-  read: () => T | Promise<T>,
-): Promise<EdgeResult<T>> {
-  try {
-    return { ok: true, value: await read() };
-  } catch (error) {
-    return { ok: false, error: error as Error };
-  }
-}
-
 export async function createMachinesRouter(
   options: MachinesRouterOptions,
 ): Promise<express.Router> {
@@ -59,29 +52,43 @@ export async function createMachinesRouter(
 
   /**
    * An action request as a user: the caller and the typed command read once, then the
-   * service's answer with the route's status. Neither a missing user nor a body that is
-   * not the command stops the request here: the service audits the attempt and answers
-   * the error in its turn.
+   * service's answer with the route's status. Attempts without a user, and requests
+   * that do not parse, are audited too (as the service would have).
    */
   const action =
     <C, A>(
+      name: MachineAction,
       status: number,
       parse: (path: Record<string, string>, body: unknown) => C,
       run: (
+        credentials: UserCredentials,
         request: MachineRequest<C>,
         call: MachineCallContext,
       ) => Promise<MachineActionResult<A>>,
     ) =>
     async (req: Request, res: Response) => {
-      const request: MachineRequest<C> = {
-        caller: await edgeResult(() =>
-          httpAuth.credentials(req, { allow: ['user'] }),
-        ),
+      const target: MachineTarget = {
+        action: name,
         path: { ...req.params, cluster: req.params.cluster },
-        command: await edgeResult(() => parse(req.params, req.body)),
         sent: req.body,
       };
-      const result = await run(request, { request: req });
+      const credentials = await refusedAudited(
+        machines,
+        target,
+        { actor: null, request: req },
+        () => httpAuth.credentials(req, { allow: ['user'] }),
+      );
+      const command = await refusedAudited(
+        machines,
+        target,
+        { actor: credentials.principal.userEntityRef, request: req },
+        () => parse(req.params, req.body),
+      );
+      const result = await run(
+        credentials,
+        { target, command },
+        { request: req },
+      );
       res.status(status).json(result.answer);
     };
 
@@ -120,26 +127,38 @@ export async function createMachinesRouter(
   });
   router.post(
     '/clusters/:cluster/discovery/addresses',
-    action(201, parseAddDiscoveryAddress, (request, call) =>
-      machines.addDiscoveryAddress(request, call),
+    action(
+      'addDiscoveryAddress',
+      201,
+      parseAddDiscoveryAddress,
+      (credentials, request, call) =>
+        machines.addDiscoveryAddress(credentials, request, call),
     ),
   );
   router.post(
     '/clusters/:cluster/machines/:uuid/join',
-    action(200, parseJoinMachine, (request, call) =>
-      machines.joinMachine(request, call),
+    action('joinMachine', 200, parseJoinMachine, (credentials, request, call) =>
+      machines.joinMachine(credentials, request, call),
     ),
   );
   router.post(
     '/clusters/:cluster/reclaims',
-    action(201, parseCreateReclaim, (request, call) =>
-      machines.createReclaim(request, call),
+    action(
+      'createReclaim',
+      201,
+      parseCreateReclaim,
+      (credentials, request, call) =>
+        machines.createReclaim(credentials, request, call),
     ),
   );
   router.post(
     '/clusters/:cluster/reclaims/:name/confirm',
-    action(200, parseConfirmReclaim, (request, call) =>
-      machines.confirmReclaim(request, call),
+    action(
+      'confirmReclaim',
+      200,
+      parseConfirmReclaim,
+      (credentials, request, call) =>
+        machines.confirmReclaim(credentials, request, call),
     ),
   );
   return router;
