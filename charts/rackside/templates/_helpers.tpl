@@ -56,3 +56,8 @@ app.kubernetes.io/component: operator
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
 {{- end -}}
+
+{{/* The image of the `helm test` pods: tests.image, or the operator's own (it has node). */}}
+{{- define "rackside.testImage" -}}
+{{- default (include "rackside.image" .) .Values.tests.image -}}
+{{- end -}}

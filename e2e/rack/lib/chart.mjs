@@ -46,7 +46,8 @@ export function helm(args, { input } = {}) {
 
 /**
  * `helm template` of the chart with `values` (an object, passed as a values file); answers
- * the rendered YAML text.
+ * the rendered YAML text: what `helm install` creates, so not the `helm test` pods
+ * (templates/tests/, rendered only by `helm test`).
  */
 export function renderChart(
   values = {},
@@ -69,6 +70,7 @@ export function renderChart(
       versions.KUBERNETES_VERSION,
       '--values',
       file,
+      '--skip-tests',
     ]);
   } finally {
     fs.rmSync(path.dirname(file), { recursive: true, force: true });

@@ -758,7 +758,13 @@ test('NOTES.txt says what was installed, how to upgrade CRDs and how to connect 
     text,
     /Service rackside-operator-metrics, port 8081, path \/metrics \(ServiceMonitor rackside-operator\)/,
   );
-  assert.match(text, /kubectl apply --server-side -f charts\/rackside\/crds\//);
+  // The CRDs of the version upgraded to, from the published chart (no repository checkout).
+  assert.match(
+    text,
+    /helm pull oci:\/\/REGISTRY\/charts\/rackside --version <new version> --untar\n {2}kubectl apply --server-side -f rackside\/crds\//,
+  );
+  assert.doesNotMatch(text, /helm pull rackside/);
+  assert.match(text, /helm test rackside -n rackside-system --logs/);
   // The default for a portal outside the cluster: a bound token, renewed by rewriting the
   // file the backend reads again; no long-lived Secret.
   assert.match(
@@ -792,6 +798,13 @@ test('NOTES.txt says what was installed, how to upgrade CRDs and how to connect 
     notes({ crds: { enabled: true, keep: false } }),
     /`helm uninstall` DELETES them and every Rackside object/,
   );
+  // A published chart names its registry in image.repository; NOTES gives that registry.
+  assert.match(
+    notes({
+      image: { repository: 'registry.example.com:5000/rackside/operator' },
+    }),
+    /helm pull oci:\/\/registry\.example\.com:5000\/charts\/rackside --version/,
+  );
   const without = notes({});
   assert.match(without, /install with backstage.enabled=true/);
   assert.doesNotMatch(without, /serviceAccountTokenFile/);
@@ -806,6 +819,7 @@ test('the rendered chart installs on the rack: server-side dry-run, then for rea
     '--namespace',
     NS,
     '--include-crds',
+    '--skip-tests',
     '--kube-version',
     '1.36.3',
     '--values',
@@ -2238,6 +2252,113 @@ test('CRDs: crds/ for a plain install; crds.enabled renders the same seven as te
     /crds\/enabled|crds.enabled/,
   );
   assert.throws(() => renderChart({ crds: { upgrade: true } }), /upgrade/);
+});
+
+test('image.digest: the operator and the helm test pods run repository@digest, preferred over the tag; a malformed digest is refused', () => {
+  const digest = `sha256:${'ab'.repeat(32)}`;
+  const image = values =>
+    parseYamlDocuments(renderChart(values)).find(d => d.kind === 'Deployment')
+      .spec.template.spec.containers[0].image;
+  const { appVersion } = parseYamlDocuments(
+    fs.readFileSync(path.join(CHART_DIR, 'Chart.yaml'), 'utf8'),
+  )[0];
+  assert.equal(image({}), `rackside/operator:${appVersion}`);
+  assert.equal(image({ image: { tag: '9.9.9' } }), 'rackside/operator:9.9.9');
+  assert.equal(
+    image({
+      image: {
+        repository: 'registry.example.com/rackside/operator',
+        tag: '9.9.9',
+        digest,
+      },
+    }),
+    `registry.example.com/rackside/operator@${digest}`,
+  );
+  assert.throws(
+    () => renderChart({ image: { digest: 'sha256:abc' } }),
+    /image\/digest/,
+  );
+  assert.throws(
+    () => renderChart({ image: { digest: `${'ab'.repeat(32)}` } }),
+    /image\/digest/,
+  );
+});
+
+/** The `helm test` pods (templates/tests/) rendered with `values`. */
+function testPods(values) {
+  const file = path.join(dir, 'test-pods.json');
+  fs.writeFileSync(file, JSON.stringify(values));
+  const out = helm([
+    'template',
+    'rackside',
+    CHART_DIR,
+    '--namespace',
+    NS,
+    '--kube-version',
+    '1.36.3',
+    '--values',
+    file,
+  ]);
+  return parseYamlDocuments(out).filter(
+    d => d.metadata?.annotations?.['helm.sh/hook'] === 'test',
+  );
+}
+
+test('helm test hooks: the operator’s /readyz through its Service; with backstage.enabled, the portal’s ServiceAccount against the apiserver', () => {
+  const digest = `sha256:${'cd'.repeat(32)}`;
+  const pods = testPods({
+    backstage: { enabled: true },
+    image: { repository: 'registry.example.com/rackside/operator', digest },
+  });
+  assert.deepEqual(pods.map(p => p.metadata.name).sort(), [
+    'rackside-test-backstage',
+    'rackside-test-ready',
+  ]);
+  for (const pod of pods) {
+    assert.equal(pod.kind, 'Pod');
+    assert.equal(pod.spec.restartPolicy, 'Never');
+    assert.equal(
+      pod.metadata.annotations['helm.sh/hook-delete-policy'],
+      'before-hook-creation',
+    );
+    const [container] = pod.spec.containers;
+    // The operator image by default (it has node), by digest as the operator runs it.
+    assert.equal(
+      container.image,
+      `registry.example.com/rackside/operator@${digest}`,
+    );
+    assert.deepEqual(container.command.slice(0, 2), ['node', '-e']);
+    assert.equal(container.securityContext.readOnlyRootFilesystem, true);
+    assert.equal(pod.spec.securityContext.runAsNonRoot, true);
+    // The script parses (node --check on the rendered text).
+    const script = path.join(dir, `${pod.metadata.name}.js`);
+    fs.writeFileSync(script, container.command[2]);
+    execFileSync(process.execPath, ['--check', script]);
+  }
+  const ready = pods.find(p => p.metadata.name === 'rackside-test-ready');
+  assert.equal(ready.spec.automountServiceAccountToken, false);
+  assert.deepEqual(
+    ready.spec.containers[0].env.find(e => e.name === 'READYZ_URL'),
+    {
+      name: 'READYZ_URL',
+      value: 'http://rackside-operator-metrics.rackside-system.svc:8081/readyz',
+    },
+  );
+  const reach = pods.find(p => p.metadata.name === 'rackside-test-backstage');
+  assert.equal(reach.spec.serviceAccountName, 'rackside-backstage');
+  assert.equal(reach.spec.automountServiceAccountToken, true);
+  // tests.image overrides the image; without backstage or the metrics Service, no pod
+  // that could not work is rendered.
+  assert.equal(
+    testPods({ tests: { image: 'node:24' } })[0].spec.containers[0].image,
+    'node:24',
+  );
+  assert.deepEqual(
+    testPods({ metrics: { service: { enabled: false } } }).map(
+      p => p.metadata.name,
+    ),
+    [],
+  );
 });
 
 /** The rows of the README's values table: {value: default cell}. */
