@@ -1,5 +1,5 @@
 /*
- * Hardware health from the rack's BMCs (power/health.ts): the Redfish BMCs are sushy-tools
+ * Hardware health from the rack's BMCs (serverbmc/health.ts): the Redfish BMCs are sushy-tools
  * behind the rack's health proxy (e2e/rack/lib/redfishHealth.mjs), whose control API fails
  * parts, writes SEL entries and takes the FirmwareInventory away, as the Talos emulator's
  * does for power. The operator sweeps every 2 s here (15 min by default).
