@@ -21,16 +21,25 @@ import type {
   BackstageCredentials,
   LoggerService,
 } from '@backstage/backend-plugin-api';
-import type { ResolveName } from '@rackside/plugin-servers-node';
-import type {
-  CanReclaimResponse,
-  DiscoveryAddressAddedResponse,
-  JoinMachineResponse,
-  MachinesResponse,
-  ReclaimConfirmedResponse,
-  ReclaimCreatedResponse,
-  ReclaimListResponse,
-  ReclaimResponse,
+import { InputError } from '@backstage/errors';
+import {
+  parseTalosconfig,
+  type ResolveName,
+} from '@rackside/plugin-servers-node';
+import {
+  addDiscoveryAddressBodySchema,
+  confirmReclaimBodySchema,
+  createReclaimBodySchema,
+  joinMachineBodySchema,
+  SMBIOS_UUID_REGEX,
+  type CanReclaimResponse,
+  type DiscoveryAddressAddedResponse,
+  type JoinMachineResponse,
+  type MachinesResponse,
+  type ReclaimConfirmedResponse,
+  type ReclaimCreatedResponse,
+  type ReclaimListResponse,
+  type ReclaimResponse,
 } from '@rackside/plugin-servers-common';
 import type { Request } from 'express';
 import type { MachinesState } from '../cluster/machinesTypes';
@@ -38,6 +47,7 @@ import type { RefusedRequests } from '../lib/audited';
 import type { CallVia } from '../lib/auditSeverity';
 import type { UserCredentials } from '../lib/credentials';
 import type { ReasonPolicy } from '../lib/reasonPolicy';
+import { parseRequestBody } from '../lib/requestBody';
 
 /** The machine actions, by the name of their method (and of their command's file). */
 export const MACHINE_ACTIONS = [
@@ -66,8 +76,8 @@ export interface MachineTarget {
 }
 
 /**
- * A machine action request parsed at the edge (the router, with the parser beside its
- * command in commands/): where it points, and its typed command. Every layer reads
+ * A machine action request parsed at the edge (the router, with the parsers below):
+ * where it points, and its typed command. Every layer reads
  * this; none parses again.
  */
 export interface MachineRequest<C> {
@@ -76,7 +86,7 @@ export interface MachineRequest<C> {
 }
 
 /**
- * The typed commands, one a request (commands/ parses and runs each). A `talosCluster`
+ * The typed commands, one a request (each run by its file in commands/). A `talosCluster`
  * names the TalosCluster meant; unset, the only one in the operator namespace.
  */
 export interface AddDiscoveryAddressCommand {
@@ -105,6 +115,54 @@ export interface ConfirmReclaimCommand {
   name: string;
   /** The UUID the user typed (any case). */
   uuid: string;
+}
+
+/**
+ * The parsers of the edge (the router): each reads a request's path and body once into
+ * its typed command, or throws the 400 that names what is wrong (never a value sent: a
+ * body may carry a credential).
+ */
+export function parseAddDiscoveryAddressCommand(
+  _path: Record<string, string>,
+  body: unknown,
+): AddDiscoveryAddressCommand {
+  return parseRequestBody(addDiscoveryAddressBodySchema, body);
+}
+
+/** The machine's UUID from the path (a TalosMachine is named by one), and the body. */
+export function parseJoinMachineCommand(
+  path: Record<string, string>,
+  body: unknown,
+): JoinMachineCommand {
+  const uuid = path.uuid.toLowerCase();
+  if (!SMBIOS_UUID_REGEX.test(uuid)) {
+    throw new InputError(
+      `uuid: ${path.uuid} is not an SMBIOS UUID (a TalosMachine is named by one)`,
+    );
+  }
+  return { uuid, ...parseRequestBody(joinMachineBodySchema, body) };
+}
+
+/**
+ * The body, and its talosconfig read as one: a 400 naming the context and field, never
+ * the key material.
+ */
+export function parseCreateReclaimCommand(
+  _path: Record<string, string>,
+  body: unknown,
+): CreateReclaimCommand {
+  const command = parseRequestBody(createReclaimBodySchema, body);
+  parseTalosconfig(command.talosconfig);
+  return command;
+}
+
+/** The reclaim request's name from the path, and the typed UUID. */
+export function parseConfirmReclaimCommand(
+  path: Record<string, string>,
+  body: unknown,
+): ConfirmReclaimCommand {
+  const { uuid } = parseRequestBody(confirmReclaimBodySchema, body);
+  return { name: path.name, uuid };
 }
 
 /** What an action answers, and the outcome its audit record names. */

@@ -2,8 +2,7 @@
  * The machine routes under `/api/servers` (docs/architecture.md, "The backend"), HTTP in
  * and out of the machines service (MachinesService.ts): discovery addresses and
  * discovered machines, joining a machine, and "Reset and add" requests. Each action
- * request is parsed here once, into its typed command (by the parser beside the command
- * in commands/). Mount it before the servers router, so its body parser (and not the
+ * request is parsed here once, into its typed command (the parsers of MachinesService.ts). Mount it before the servers router, so its body parser (and not the
  * general one) reads these requests.
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
@@ -13,17 +12,17 @@ import { refusedAudited } from '../lib/audited';
 import type { UserCredentials } from '../lib/credentials';
 import { jsonBody } from '../lib/jsonBody';
 import { createApiRouter } from '../schema/apiRouter';
-import { parseAddDiscoveryAddress } from './commands/addDiscoveryAddress';
-import { parseConfirmReclaim } from './commands/confirmReclaim';
-import { parseCreateReclaim } from './commands/createReclaim';
-import { parseJoinMachine } from './commands/joinMachine';
-import type {
-  MachineAction,
-  MachineActionResult,
-  MachineCallContext,
-  MachineRequest,
-  MachinesEdgeService,
-  MachineTarget,
+import {
+  parseAddDiscoveryAddressCommand,
+  parseConfirmReclaimCommand,
+  parseCreateReclaimCommand,
+  parseJoinMachineCommand,
+  type MachineAction,
+  type MachineActionResult,
+  type MachineCallContext,
+  type MachineRequest,
+  type MachinesEdgeService,
+  type MachineTarget,
 } from './MachinesService';
 
 /** Options of {@link createMachinesRouter}. */
@@ -130,15 +129,19 @@ export async function createMachinesRouter(
     action(
       'addDiscoveryAddress',
       201,
-      parseAddDiscoveryAddress,
+      parseAddDiscoveryAddressCommand,
       (credentials, request, call) =>
         machines.addDiscoveryAddress(credentials, request, call),
     ),
   );
   router.post(
     '/clusters/:cluster/machines/:uuid/join',
-    action('joinMachine', 200, parseJoinMachine, (credentials, request, call) =>
-      machines.joinMachine(credentials, request, call),
+    action(
+      'joinMachine',
+      200,
+      parseJoinMachineCommand,
+      (credentials, request, call) =>
+        machines.joinMachine(credentials, request, call),
     ),
   );
   router.post(
@@ -146,7 +149,7 @@ export async function createMachinesRouter(
     action(
       'createReclaim',
       201,
-      parseCreateReclaim,
+      parseCreateReclaimCommand,
       (credentials, request, call) =>
         machines.createReclaim(credentials, request, call),
     ),
@@ -156,7 +159,7 @@ export async function createMachinesRouter(
     action(
       'confirmReclaim',
       200,
-      parseConfirmReclaim,
+      parseConfirmReclaimCommand,
       (credentials, request, call) =>
         machines.confirmReclaim(credentials, request, call),
     ),

@@ -1,17 +1,17 @@
 /*
- * The machine action requests as the router parses them (each command's parser in
- * machines/commands/), against the plant of fakeMachines.ts, for the unit tests of the
+ * The machine action requests as the router parses them (the parsers of
+ * machines/MachinesService.ts), against the plant of fakeMachines.ts, for the unit tests of the
  * machines feature's layers.
  */
-import { parseAddDiscoveryAddress } from '../machines/commands/addDiscoveryAddress';
-import { parseConfirmReclaim } from '../machines/commands/confirmReclaim';
-import { parseCreateReclaim } from '../machines/commands/createReclaim';
-import { parseJoinMachine } from '../machines/commands/joinMachine';
-import type {
-  MachineAction,
-  MachineRequest,
-  MachinesService,
-  MachineTarget,
+import {
+  parseAddDiscoveryAddressCommand,
+  parseConfirmReclaimCommand,
+  parseCreateReclaimCommand,
+  parseJoinMachineCommand,
+  type MachineAction,
+  type MachineRequest,
+  type MachinesService,
+  type MachineTarget,
 } from '../machines/MachinesService';
 import {
   FakeMachines,
@@ -72,13 +72,13 @@ export function machineRequests(cluster = 'plant-a') {
       'addDiscoveryAddress',
       { cluster },
       { address: '127.0.10.32', reason: MACHINE_REASON },
-      parseAddDiscoveryAddress,
+      parseAddDiscoveryAddressCommand,
     ),
     joinMachine: parsed(
       'joinMachine',
       { cluster, uuid: SPARE_UUID },
       { reason: MACHINE_REASON },
-      parseJoinMachine,
+      parseJoinMachineCommand,
     ),
     createReclaim: parsed(
       'createReclaim',
@@ -88,13 +88,13 @@ export function machineRequests(cluster = 'plant-a') {
         talosconfig: foreignTalosconfig(),
         reason: MACHINE_REASON,
       },
-      parseCreateReclaim,
+      parseCreateReclaimCommand,
     ),
     confirmReclaim: parsed(
       'confirmReclaim',
       { cluster, name: 'reclaim-1' },
       { uuid: FOREIGN_UUID },
-      parseConfirmReclaim,
+      parseConfirmReclaimCommand,
     ),
   } satisfies {
     [A in MachineAction]: Parameters<MachinesService[A]>[1];

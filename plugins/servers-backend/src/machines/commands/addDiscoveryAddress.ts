@@ -1,10 +1,8 @@
 import {
-  addDiscoveryAddressBodySchema,
   RECLAIM_ADDED_ADDRESSES_ANNOTATION,
   reclaimAddedAddresses,
   type DiscoveryAddressAddedResponse,
 } from '@rackside/plugin-servers-common';
-import { parseRequestBody } from '../../lib/requestBody';
 import {
   requireReason,
   StateConflictError,
@@ -21,14 +19,6 @@ import type {
 
 /** Most addresses a TalosCluster may list (its CRD's bound). */
 const MAX_ADDRESSES = 1024;
-
-/** The edge's reading of `POST /clusters/:cluster/discovery/addresses`; 400 naming the field. */
-export function parseAddDiscoveryAddress(
-  _path: Record<string, string>,
-  body: unknown,
-): AddDiscoveryAddressCommand {
-  return parseRequestBody(addDiscoveryAddressBodySchema, body);
-}
 
 /**
  * `POST /clusters/:cluster/discovery/addresses` (`machines:add`): appends an address

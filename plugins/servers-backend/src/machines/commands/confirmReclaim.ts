@@ -1,11 +1,9 @@
 import { InputError, NotFoundError } from '@backstage/errors';
 import {
-  confirmReclaimBodySchema,
   isTerminalReclaimPhase,
   type MachineReclaim,
   type ReclaimConfirmedResponse,
 } from '@rackside/plugin-servers-common';
-import { parseRequestBody } from '../../lib/requestBody';
 import { StateConflictError, withConflictRetry } from '../checks';
 import type {
   ConfirmReclaimCommand,
@@ -14,15 +12,6 @@ import type {
   MachineGrant,
 } from '../MachinesService';
 import { settleReclaimAddresses } from '../reclaimAddresses';
-
-/** The edge's reading of `POST /clusters/:cluster/reclaims/:name/confirm`; 400 naming the field. */
-export function parseConfirmReclaim(
-  path: Record<string, string>,
-  body: unknown,
-): ConfirmReclaimCommand {
-  const { uuid } = parseRequestBody(confirmReclaimBodySchema, body);
-  return { name: path.name, uuid };
-}
 
 /** Why a reclaim cannot be confirmed now, or undefined when it can. */
 function notConfirmable(

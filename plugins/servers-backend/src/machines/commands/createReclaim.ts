@@ -1,6 +1,5 @@
 import { ServiceUnavailableError } from '@backstage/errors';
 import {
-  createReclaimBodySchema,
   CREDENTIAL_KEY,
   credentialSecretName,
   isTerminalReclaimPhase,
@@ -8,9 +7,7 @@ import {
   RECLAIM_TTL_MINUTES,
   type ReclaimCreatedResponse,
 } from '@rackside/plugin-servers-common';
-import { parseTalosconfig } from '@rackside/plugin-servers-node';
 import { randomBytes } from 'node:crypto';
-import { parseRequestBody } from '../../lib/requestBody';
 import {
   requireReason,
   StateConflictError,
@@ -27,19 +24,6 @@ import { settleReclaimAddresses } from '../reclaimAddresses';
 
 function reclaimName(): string {
   return `reclaim-${Date.now().toString(36)}-${randomBytes(2).toString('hex')}`;
-}
-
-/**
- * The edge's reading of `POST /clusters/:cluster/reclaims`: the body, and the
- * talosconfig read as one (a 400 naming the context and field, never the key material).
- */
-export function parseCreateReclaim(
-  _path: Record<string, string>,
-  body: unknown,
-): CreateReclaimCommand {
-  const command = parseRequestBody(createReclaimBodySchema, body);
-  parseTalosconfig(command.talosconfig);
-  return command;
 }
 
 /**

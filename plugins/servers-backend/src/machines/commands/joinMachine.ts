@@ -1,10 +1,5 @@
-import { InputError, NotFoundError } from '@backstage/errors';
-import {
-  joinMachineBodySchema,
-  SMBIOS_UUID_REGEX,
-  type JoinMachineResponse,
-} from '@rackside/plugin-servers-common';
-import { parseRequestBody } from '../../lib/requestBody';
+import { NotFoundError } from '@backstage/errors';
+import type { JoinMachineResponse } from '@rackside/plugin-servers-common';
 import {
   requireReason,
   StateConflictError,
@@ -16,20 +11,6 @@ import type {
   MachineCommandContext,
   MachineGrant,
 } from '../MachinesService';
-
-/** The edge's reading of `POST /clusters/:cluster/machines/:uuid/join`; 400 naming what is wrong. */
-export function parseJoinMachine(
-  path: Record<string, string>,
-  body: unknown,
-): JoinMachineCommand {
-  const uuid = path.uuid.toLowerCase();
-  if (!SMBIOS_UUID_REGEX.test(uuid)) {
-    throw new InputError(
-      `uuid: ${path.uuid} is not an SMBIOS UUID (a TalosMachine is named by one)`,
-    );
-  }
-  return { uuid, ...parseRequestBody(joinMachineBodySchema, body) };
-}
 
 /**
  * `POST /clusters/:cluster/machines/:uuid/join` (`machines:add`): sets `spec.join`
