@@ -3,7 +3,8 @@
  * the watch caches through the caller's read scope and per-server decisions, the
  * pre-flight, and action requests (commands/requestAction.ts). It asks no permission:
  * a call without a grant is refused, so this service is never reachable around
- * AuthorizedServersService.
+ * AuthorizedServersService. A call on one cluster acts on the grant's cluster (the
+ * decorator found it by the name the call also carries), never looks it up again.
  */
 import type {
   BackstageCredentials,
