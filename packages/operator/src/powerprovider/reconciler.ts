@@ -9,7 +9,6 @@ import {
   advertise,
   invoke,
   nodeFactsFromNode,
-  offerFor,
   type PowerAdvertisement,
   type PowerProvider,
   type PowerProviderStatus,
@@ -25,8 +24,14 @@ import {
 import type { PowerPort } from '../maintenance/types';
 import type { NodeView } from '../runtime/nodeView';
 import type { SecretReader } from '../runtime/kube/secrets';
-import { setCondition } from '../runtime/lifecycle/conditions';
 import { withoutBmcAddresses } from './bmcAddresses';
+import {
+  channelStatus,
+  channelTable,
+  keyOf,
+  stateOf,
+  type BuildOutcome,
+} from './table';
 
 export interface PowerProviderPorts {
   provider(): PowerProvider | undefined;
@@ -62,21 +67,6 @@ export function powerNodeOf(
   };
 }
 
-function condition(
-  status: 'True' | 'False',
-  reason: string,
-  message: string,
-  generation: number | undefined,
-) {
-  return {
-    type: 'Ready' as const,
-    status,
-    reason,
-    message: message.slice(0, 32768),
-    observedGeneration: generation,
-  };
-}
-
 export class PowerProviderReconciler {
   private channel: PowerChannel | undefined;
   /** The spec the channel was built from (generation), so a change rebuilds it. */
@@ -87,59 +77,36 @@ export class PowerProviderReconciler {
     private readonly deadlines: PowerDeadlines,
   ) {}
 
-  /** Brings the channel and the PowerProvider's status in line with its spec. */
+  /**
+   * Brings the channel and the PowerProvider's status in line with its spec: runs the
+   * row of the channel's state (table.ts) and does what it decides.
+   */
   async reconcile(): Promise<void> {
     const provider = this.ports.provider();
-    const key = provider
-      ? `${provider.metadata.uid}/${provider.metadata.generation}`
-      : undefined;
-    if (key === this.builtFor && (this.channel || !provider)) return;
+    const state = stateOf(provider, {
+      key: this.builtFor,
+      open: this.channel !== undefined,
+    });
+    const decision = channelTable[state];
+    if (decision.kind === 'done') return;
     await this.channel?.close().catch(() => undefined);
     this.channel = undefined;
-    this.builtFor = key;
-    if (!provider) return;
-    const { spec } = provider;
-    const generation = provider.metadata.generation;
-    let ready: ReturnType<typeof condition>;
+    this.builtFor = keyOf(provider);
+    if (decision.kind === 'close' || !provider) return;
+    let outcome: BuildOutcome;
     try {
       this.channel = await this.build(provider);
-      ready = condition(
-        'True',
-        spec.type === 'none' ? 'NoChannel' : 'ChannelReady',
-        spec.type === 'none'
-          ? 'No power channel is configured: no power verb is offered.'
-          : `The ${spec.type} channel is configured.`,
-        generation,
-      );
+      outcome = { ok: true };
     } catch (error) {
-      ready = condition(
-        'False',
-        'ChannelUnavailable',
-        `The ${spec.type} channel cannot be used: ${(error as Error).message}`,
-        generation,
+      outcome = { ok: false, message: (error as Error).message };
+      this.ports.log?.(
+        `PowerProvider: The ${provider.spec.type} channel cannot be used: ${outcome.message}`,
       );
-      this.ports.log?.(`PowerProvider: ${ready.message}`);
     }
-    // What the channel can do, with the capability rule applied: a shutdown nothing can
-    // undo is not advertised. An unusable channel advertises nothing.
-    const usable = ready.status === 'True';
-    const can = advertise(usable ? spec.type : 'none', {
-      attendedRack: spec.attendedRack,
-    });
-    const offered = offerFor(can);
-    const status: PowerProviderStatus = {
-      reboot: offered.includes('reboot'),
-      shutdown: offered.includes('shutdown'),
-      powerOn: offered.includes('power-on'),
-      confirmsPowerOff: can.confirmsPowerOff,
-      conditions: setCondition(
-        provider.status?.conditions?.filter(c => c.type === 'Ready'),
-        ready,
-        new Date().toISOString(),
-      ),
-      observedGeneration: generation,
-    };
-    await this.ports.writeStatus(provider, status);
+    await this.ports.writeStatus(
+      provider,
+      channelStatus(provider, outcome, new Date().toISOString()),
+    );
   }
 
   private async build(
