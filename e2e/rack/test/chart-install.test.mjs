@@ -6,11 +6,14 @@
 // adoption README.md describes), and `helm uninstall`, which leaves the CRDs and the
 // Rackside objects. The real apiserver, with the chart's admission policies in force,
 // accepts every object; the Deployment's pods are kwok's (nothing runs the image here:
-// e2e/rack/test/image.test.mjs does).
-//   node --test e2e/rack/test/chart-install.test.mjs   (needs e2e/rack/build.sh: Kubernetes and helm)
+// e2e/rack/test/image.test.mjs does), except for `helm test`: its two hooks and one
+// operator replica behind its Service run for real from the release's image, the test
+// playing the kubelet and kube-proxy kwok has not (lib/podRunner.mjs).
+//   node --test e2e/rack/test/chart-install.test.mjs   (needs e2e/rack/build.sh: Kubernetes
+//   and helm; scripts/image.sh: the operator image; root, Debian's podman and runc)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,7 +23,8 @@ import {
   startRack,
   writeTokenKubeconfig,
 } from '../rack.mjs';
-import { CHART_DIR, helm } from '../lib/chart.mjs';
+import { CHART_DIR, REPO_ROOT, helm, helmBinary } from '../lib/chart.mjs';
+import { createPodRunner, freePort, serviceProxy } from '../lib/podRunner.mjs';
 import { parseYamlDocuments } from '../lib/yaml.mjs';
 
 const NET = Number(process.env.RACK_TEST_NET_CHART_INSTALL ?? 158);
@@ -179,6 +183,132 @@ test('helm install of the package as a deployer ServiceAccount: every object acc
       },
     }),
   );
+});
+
+test('helm test: the operator answers /readyz through its Service and the portal’s ServiceAccount reaches the apiserver', async () => {
+  const archive = path.join(
+    REPO_ROOT,
+    'dist',
+    `rackside-operator-${CHART.appVersion}.oci.tar`,
+  );
+  assert.ok(fs.existsSync(archive), `${archive} missing: run scripts/image.sh`);
+  const runner = await createPodRunner({
+    dir: path.join(dir, 'pods'),
+    rack,
+    archive,
+  });
+  // One operator replica runs for real: a pod of the Deployment, its listening ports moved
+  // to free ones (the host network is shared), behind its metrics Service's port on an
+  // address of this rack's own, which the hook resolves the Service's name to.
+  const probePort = await freePort();
+  const webhookPort = await freePort();
+  const [operatorPod] = getJson(
+    'pods',
+    '-n',
+    NS,
+    '-l',
+    'app.kubernetes.io/component=operator',
+  ).items;
+  const operator = await runner.start(operatorPod, {
+    args: args =>
+      args.map(a =>
+        a.startsWith('--probe-port=')
+          ? `--probe-port=${probePort}`
+          : a.startsWith('--webhook-port=')
+          ? `--webhook-port=${webhookPort}`
+          : a,
+      ),
+  });
+  const service = getJson('service', '-n', NS, 'rackside-operator-metrics');
+  const serviceAddress = `127.${NET}.254.81`;
+  const proxy = await serviceProxy({
+    address: serviceAddress,
+    port: service.spec.ports[0].port,
+    target: probePort,
+  });
+  const ran = new Map(); // pod name -> {code, output}
+  try {
+    const said = [];
+    const helmTest = new Promise((resolve, reject) => {
+      const child = spawn(
+        helmBinary(),
+        [
+          'test',
+          RELEASE,
+          '--namespace',
+          NS,
+          '--timeout',
+          '180s',
+          '--kubeconfig',
+          deployer,
+        ],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: {
+            ...process.env,
+            HELM_CACHE_HOME: path.join(dir, 'helm-cache'),
+          },
+        },
+      );
+      child.stdout.on('data', d => said.push(d));
+      child.stderr.on('data', d => said.push(d));
+      child.on('error', reject);
+      child.on('exit', code => resolve(code));
+    });
+    let helmDone = false;
+    helmTest.then(() => (helmDone = true));
+    // The kubelet's part: each hook pod kwok has started runs once, its status written
+    // from its container's exit code; helm test waits on that status.
+    while (!helmDone) {
+      for (const pod of getJson(
+        'pods',
+        '-n',
+        NS,
+        '-l',
+        'app.kubernetes.io/component=test',
+      ).items) {
+        if (ran.has(pod.metadata.name) || pod.status.phase !== 'Running')
+          continue;
+        ran.set(
+          pod.metadata.name,
+          await runner.runToCompletion(pod, {
+            hosts: {
+              [`rackside-operator-metrics.${NS}.svc`]: serviceAddress,
+            },
+          }),
+        );
+      }
+      await Promise.race([helmTest, new Promise(r => setTimeout(r, 250))]);
+    }
+    const output = Buffer.concat(said).toString();
+    const details = `helm test:\n${output}\nhooks:\n${[...ran]
+      .map(([n, r]) => `${n} (exit ${r.code}):\n${r.output}`)
+      .join('\n')}\noperator:\n${operator.logs().slice(-3000)}`;
+    assert.equal(await helmTest, 0, details);
+    assert.deepEqual([...ran.keys()].sort(), [
+      'rackside-test-backstage',
+      'rackside-test-ready',
+    ]);
+    for (const name of ran.keys())
+      assert.match(
+        output,
+        new RegExp(`TEST SUITE:\\s+${name}[\\s\\S]*?Phase:\\s+Succeeded`),
+        details,
+      );
+    assert.match(
+      ran.get('rackside-test-ready').output,
+      /operator ready: GET http:\/\/rackside-operator-metrics\.rackside-system\.svc:8081\/readyz answered 200/,
+    );
+    const reach = ran.get('rackside-test-backstage').output;
+    assert.match(reach, /listed nodes: 1 on the first page/);
+    assert.match(reach, /list pods: allowed/);
+    assert.match(reach, /create nodemaintenances: allowed/);
+    assert.match(reach, /patch nodes: denied/);
+  } finally {
+    await proxy.close();
+    await operator.stop();
+    await runner.stop();
+  }
 });
 
 test('helm upgrade to the working tree: CRDs adopted into the release and kept, a rolling update, the webhook certificate kept', () => {
