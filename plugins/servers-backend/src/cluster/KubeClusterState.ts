@@ -20,6 +20,7 @@ import {
   makeKubeConfig,
   ResourceClient,
   resourcePath,
+  slimIdentity,
   slimPod,
   type ClusterConfig,
   type ClusterNodes,
@@ -194,15 +195,7 @@ export class KubeClusterState implements ClusterState {
       path: resourcePath(serverBmcResource),
       // Which nodes a BMC channel can reach, and what their BMCs last said; never
       // the address or the credentials.
-      transform: obj => ({
-        apiVersion: obj.apiVersion,
-        kind: obj.kind,
-        metadata: {
-          name: obj.metadata?.name,
-          resourceVersion: obj.metadata?.resourceVersion,
-        },
-        ...serverBmcRecordOf(obj),
-      }),
+      transform: obj => ({ ...slimIdentity(obj), ...serverBmcRecordOf(obj) }),
       name: `${cluster.name} serverbmcs`,
       logger: log,
     });
