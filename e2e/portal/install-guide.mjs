@@ -58,13 +58,20 @@ export const FRAMEWORK_PACKAGES = [
 ];
 
 /**
- * A second copy that is Backstage's and not the portal's to fix: the package that
- * asks for it, for each framework package. `@backstage/app-defaults` (the legacy
- * frontend system's createApp), newest 1.7.12 on the registry, still asks
- * `@backstage/frontend-plugin-api ^0.18.1`; only the legacy app uses it.
+ * A second copy that is Backstage's and not the portal's to fix: the packages
+ * whose newest release on the registry still asks for the older line, for each
+ * framework package. This repository's own yarn.lock holds the same two.
+ * - `@backstage/app-defaults` 1.7.12 (the legacy frontend system's createApp)
+ *   asks `@backstage/frontend-plugin-api ^0.18.1`; only the legacy app uses it.
+ * - `@backstage/plugin-events-backend` 0.6.6 asks `@backstage/plugin-events-node
+ *   ^0.4.26` where backend-defaults 0.19 asks ^0.5.0; the events service is
+ *   found by its id, which both copies share.
+ * When a newer release of one of them asks for the current line, its entry
+ * here stops mattering and goes.
  */
 export const TOLERATED_COPIES = {
   '@backstage/frontend-plugin-api': ['@backstage/app-defaults'],
+  '@backstage/plugin-events-node': ['@backstage/plugin-events-backend'],
 };
 
 /** The fenced code blocks of a Markdown document: `{ info, code, line, section }`. */
