@@ -21,14 +21,20 @@ import {
   type TalosMachine,
 } from '@rackside/plugin-servers-common';
 import {
-  parseTalosconfig,
   reachFor,
   type ResolveName,
   type TalosClientIdentity,
   type TalosProbeResult,
 } from '@rackside/plugin-servers-node';
 import { setCondition } from '../runtime/lifecycle/conditions';
+import { runPasses } from '../runtime/lifecycle/table';
 import type { TalosAccess } from '../talos/talosAccess';
+import {
+  discoveryTable,
+  READY_CONDITION,
+  stateOf,
+  type DiscoveryReads,
+} from './table';
 
 export interface DiscoveryPorts {
   cluster(key: string): TalosCluster | undefined;
@@ -66,10 +72,7 @@ export interface DiscoveryPorts {
   log?: (message: string) => void;
 }
 
-export const READY_CONDITION = 'Ready';
-
-/** Where retries go when the cluster's talosconfig cannot be read. */
-const TALOSCONFIG_RETRY_MS = 60_000;
+export { READY_CONDITION };
 
 /** What one address is, from its probe and (where there is one) the UUID read. */
 export function addressStatus(
@@ -179,72 +182,45 @@ export class TalosClusterReconciler {
     this.woken.delete(key);
   }
 
+  /** Runs the row of the cluster's state (table.ts) and does what it decides. */
   async reconcile(key: string): Promise<{ requeueAfterMs?: number }> {
-    const cluster = this.ports.cluster(key);
-    if (!cluster) {
-      this.woken.delete(key);
-      return {};
-    }
-    const now = this.ports.now();
-    const intervalMs = (cluster.spec.discovery?.intervalSeconds ?? 300) * 1000;
-    const last = Date.parse(cluster.status?.lastDiscoveryTime ?? '');
     const woken = this.woken.delete(key);
-    const specChanged =
-      cluster.status?.observedGeneration !== cluster.metadata.generation;
-    if (!woken && !specChanged && Number.isFinite(last)) {
-      const due = last + intervalMs;
-      if (now < due) return { requeueAfterMs: due - now };
-    }
-    return this.discover(cluster, intervalMs);
+    const reads: DiscoveryReads = {
+      now: () => this.ports.now(),
+      readSecret: (namespace, ref) => this.ports.readSecret(namespace, ref),
+      woken,
+    };
+    return runPasses(this.ports.cluster(key), async cluster => {
+      const decision = await discoveryTable[stateOf(cluster, reads)](
+        cluster,
+        reads,
+      );
+      switch (decision.kind) {
+        case 'wait':
+          return { requeueAfterMs: decision.requeueAfterMs };
+        case 'record':
+          await this.ports.writeStatus(cluster, decision.status);
+          await this.ports.events.record(
+            cluster,
+            decision.event.type,
+            decision.event.reason,
+            decision.event.message,
+          );
+          return { requeueAfterMs: decision.requeueAfterMs };
+        default:
+          return this.discover(cluster, decision.identity, decision.intervalMs);
+      }
+    });
   }
 
+  /** Probes every address with the cluster's CA and records what each is. */
   private async discover(
     cluster: TalosCluster,
+    identity: TalosClientIdentity,
     intervalMs: number,
   ): Promise<{ requeueAfterMs?: number }> {
     const namespace = cluster.metadata.namespace ?? '';
     const at = new Date(this.ports.now()).toISOString();
-    let identity: TalosClientIdentity;
-    try {
-      identity = parseTalosconfig(
-        await this.ports.readSecret(
-          namespace,
-          cluster.spec.talosconfigSecretRef,
-        ),
-      ).identity;
-    } catch (error) {
-      // Without our CA a member cannot be told from a foreign machine: probe nothing.
-      const message = `discovery needs the cluster's talosconfig: ${
-        (error as Error).message
-      }`;
-      const current = cluster.status?.conditions?.find(
-        c => c.type === READY_CONDITION,
-      );
-      if (current?.status !== 'False' || current.message !== message) {
-        await this.ports.writeStatus(cluster, {
-          ...cluster.status,
-          conditions: setCondition(
-            cluster.status?.conditions,
-            {
-              type: READY_CONDITION,
-              status: 'False',
-              reason: 'TalosconfigUnavailable',
-              message,
-              observedGeneration: cluster.metadata.generation,
-            },
-            at,
-          ),
-        });
-        await this.ports.events.record(
-          cluster,
-          'Warning',
-          'TalosconfigUnavailable',
-          message,
-        );
-      }
-      return { requeueAfterMs: Math.min(intervalMs, TALOSCONFIG_RETRY_MS) };
-    }
-
     const addresses = cluster.spec.discovery?.addresses ?? [];
     const networks = cluster.spec.discovery?.allowedNetworks ?? [];
     const log = (message: string) =>
