@@ -77,8 +77,7 @@ export interface MachineTarget {
 
 /**
  * A machine action request parsed at the edge (the router, with the parsers below):
- * where it points, and its typed command. Every layer reads
- * this; none parses again.
+ * where it points, and its typed command. Every layer reads this; none parses again.
  */
 export interface MachineRequest<C> {
   target: MachineTarget;
@@ -119,8 +118,8 @@ export interface ConfirmReclaimCommand {
 
 /**
  * The parsers of the edge (the router): each reads a request's path and body once into
- * its typed command, or throws the 400 that names what is wrong (never a value sent: a
- * body may carry a credential).
+ * its typed command, or throws the 400 that names what is wrong (never a value of the
+ * body: it may carry a credential).
  */
 export function parseAddDiscoveryAddressCommand(
   _path: Record<string, string>,

@@ -2,8 +2,9 @@
  * The machine routes under `/api/servers` (docs/architecture.md, "The backend"), HTTP in
  * and out of the machines service (MachinesService.ts): discovery addresses and
  * discovered machines, joining a machine, and "Reset and add" requests. Each action
- * request is parsed here once, into its typed command (the parsers of MachinesService.ts). Mount it before the servers router, so its body parser (and not the
- * general one) reads these requests.
+ * request is parsed here once, into its typed command (the parsers of
+ * MachinesService.ts). Mount it before the servers router, so its body parser (and not
+ * the general one) reads these requests.
  */
 import type { HttpAuthService } from '@backstage/backend-plugin-api';
 import type { Request, Response } from 'express';
@@ -27,7 +28,7 @@ import {
 
 /** Options of {@link createMachinesRouter}. */
 export interface MachinesRouterOptions {
-  /** The machines feature and the record of a request refused here (createMachinesService). */
+  /** The machines feature, and the record of a request refused here (createMachinesService.ts). */
   machines: MachinesEdgeService;
   httpAuth: HttpAuthService;
 }
