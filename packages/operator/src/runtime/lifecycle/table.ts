@@ -1,12 +1,16 @@
 /*
  * The one table runner behind the operator's lifecycles: NodeMaintenance
- * (maintenance/table.ts), MachineReclaim (reclaim/table.ts) and TalosMachine
- * (talos-machine/table.ts). Each lifecycle is a table with one row per phase; a row looks at
- * the object and answers with a decision, never writing; its reconciler applies the
- * decision (status first, then the Event) and hands back the written object, and the
- * runner asks the row of the new phase, until a row waits or the object is finished.
+ * (maintenance/table.ts), MaintenancePlan (plan/table.ts), MachineReclaim
+ * (reclaim/table.ts) and TalosMachine (talos-machine/table.ts), each with one row per
+ * phase; and the kinds without a phase of their own, whose rows are keyed by a state read
+ * from the object: TalosCluster (talos-cluster/table.ts: a pass due or not), ServerBMC
+ * (serverbmc/table.ts: checked or not) and PowerProvider (powerprovider/table.ts: its
+ * channel built or not). A row looks at the object and answers with a decision, never
+ * writing; its reconciler applies the decision (status first, then the Event) and hands
+ * back the written object, and the runner asks the row of the new phase, until a row
+ * waits or the object is finished.
  *
- * What the three share lives here once: the phase of an object nothing has looked at
+ * What they share lives here once: the phase of an object nothing has looked at
  * (`New`), the row of finished phases, the pass loop with its one limit, and the clock
  * rows and reconcilers read time from (injected, so tests set it).
  */
