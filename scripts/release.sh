@@ -23,7 +23,7 @@
 #   scripts/release.sh --no-build    reuse each package's dist/ (after `yarn tsc` and a build)
 #   scripts/release.sh --publish     then publish what was packed (scripts/release/publish.mjs):
 #                                    the packages to the npm registry, the operator image
-#                                    (scripts/image.sh's archive, built when missing; root)
+#                                    (scripts/image.sh, cached by its inputs; needs root)
 #                                    and the chart, naming the image by its digest, to the
 #                                    OCI registry. Environment:
 #     RACKSIDE_NPM_REGISTRY          npm registry URL (default: .yarnrc.yml's
@@ -140,11 +140,15 @@ log "artifacts in $OUT:"
 (cd "$OUT" && cat SHA256SUMS) >&2
 
 if [ "$PUBLISH" = 1 ]; then
-  ARCHIVE="dist/rackside-operator-$RELEASE_VERSION.oci.tar"
-  if [ ! -f "$ARCHIVE" ]; then
-    log "building the operator image (scripts/image.sh)"
-    scripts/image.sh >/dev/null
-  fi
+  # The image of these sources: image.sh reuses its cached archive when nothing it is made
+  # of changed, and builds it otherwise (an older dist/ archive of the same version is not
+  # trusted).
+  log "the operator image (scripts/image.sh)"
+  ARCHIVE="$(scripts/image.sh)"
+  [ "$ARCHIVE" = "dist/rackside-operator-$RELEASE_VERSION.oci.tar" ] || {
+    echo "release.sh: scripts/image.sh made $ARCHIVE, not the release's $RELEASE_VERSION" >&2
+    exit 1
+  }
   log "publishing $RELEASE_VERSION"
   RACKSIDE_RELEASE_DIR="$OUT" node scripts/release/publish.mjs >/dev/null
 fi
