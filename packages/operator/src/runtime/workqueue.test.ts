@@ -66,6 +66,29 @@ describe('WorkQueue', () => {
     queue.stop();
   });
 
+  it('stop answers the keys it drops: queued, waiting out a delay, running', async () => {
+    let release!: () => void;
+    const running = new Promise<void>(r => {
+      release = r;
+    });
+    const ran: string[] = [];
+    const queue = new WorkQueue(
+      async key => {
+        ran.push(key);
+        if (key === 'running') await running;
+      },
+      { workers: 1 },
+    );
+    queue.add('running');
+    queue.add('queued');
+    queue.addAfter('delayed', 60_000);
+    expect(queue.stop().sort()).toEqual(['delayed', 'queued', 'running']);
+    release();
+    await queue.idle();
+    // Nothing it dropped runs on this queue.
+    expect(ran).toEqual(['running']);
+  });
+
   it('requeues after the delay a handler asks for', async () => {
     const seen: number[] = [];
     const queue = new WorkQueue(

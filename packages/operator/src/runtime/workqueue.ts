@@ -99,13 +99,17 @@ export class WorkQueue {
   }
 
   /**
-   * Stops for good: nothing queued runs, no delay fires, a key running is not run again.
-   * Answers those keys (queued, waiting out a delay, woken while running), so the owner
-   * can hold them for a later queue (runtime/controller/buildController.ts).
+   * Stops for good: nothing queued runs, no delay fires, a key running is not run again
+   * (nor retried if it fails). Answers those keys (queued, waiting out a delay, running),
+   * so the owner can hold them for a later queue (runtime/controller/buildController.ts).
    */
   stop(): string[] {
     this.stopped = true;
-    const dropped = new Set([...this.queue, ...this.timers.keys(), ...this.dirty]);
+    const dropped = new Set([
+      ...this.queue,
+      ...this.timers.keys(),
+      ...this.processing,
+    ]);
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
     this.queue.length = 0;

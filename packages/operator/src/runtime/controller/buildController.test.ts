@@ -217,7 +217,9 @@ describe('buildController', () => {
       ['queued-1', 'queued-2', 'woken-while-paused'].map(k => work.started(k)),
     );
     await controller.stop();
+    // 'busy' was running when it paused: it is looked at again too.
     expect(work.runs.slice(1).sort()).toEqual([
+      'busy',
       'queued-1',
       'queued-2',
       'woken-while-paused',

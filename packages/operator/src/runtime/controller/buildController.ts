@@ -9,8 +9,9 @@
  *   so that a replica runs reconciles only while it leads;
  * - leader gating: the elector's predicate is asked again before each reconcile, so a
  *   replica that has just lost the Lease (before the elector called pause) runs none;
- * - nothing dropped: a key woken while paused, or waiting in the queue when it paused
- *   (queued, waiting out a backoff, woken while running), runs at the next start;
+ * - nothing dropped: a key woken while paused, or in the queue when it paused (queued,
+ *   waiting out a backoff, or running, its reconcile perhaps cut short by the lost
+ *   leadership), runs at the next start;
  * - the metrics under the kind's name (rackside_workqueue_depth, _retries_total,
  *   rackside_reconcile_duration_seconds by controller; rackside_reconcile_errors_total by
  *   kind) and one log line per failed reconcile;
