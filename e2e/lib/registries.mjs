@@ -97,9 +97,14 @@ export function verdaccioBinary() {
     ],
     { cwd: tmp, stdio: ['ignore', 'ignore', 'inherit'] },
   );
-  // Renamed into place whole, so an interrupted install is never taken for a cached one.
-  fs.rmSync(dir, { recursive: true, force: true });
-  fs.renameSync(tmp, dir);
+  // Renamed into place whole, so an interrupted install is never taken for a cached one;
+  // when another process got there first, its install is used and this one dropped.
+  try {
+    fs.renameSync(tmp, dir);
+  } catch (error) {
+    if (!fs.existsSync(bin)) throw error;
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
   return bin;
 }
 

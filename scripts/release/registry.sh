@@ -34,9 +34,13 @@ fi
 command -v go >/dev/null || { echo "registry.sh: go is required" >&2; exit 1; }
 start=$(date +%s)
 echo "registry.sh: building $MODULE/cmd/registry v$VERSION from the Go module proxy (a few minutes)" >&2
-rm -rf "$DIR.tmp"; mkdir -p "$DIR.tmp"
-GOBIN="$DIR.tmp" GOFLAGS=-buildvcs=false CGO_ENABLED=0 go install -trimpath \
+# A build directory of this process's own, moved into place whole (a concurrent first run
+# builds its own and keeps whichever landed first).
+TMP="$DIR.tmp.$$"
+rm -rf "$TMP"; mkdir -p "$TMP"
+trap 'rm -rf "$TMP"' EXIT
+GOBIN="$TMP" GOFLAGS=-buildvcs=false CGO_ENABLED=0 go install -trimpath \
   -ldflags "-s -w -X $MODULE/version.version=v$VERSION" "$MODULE/cmd/registry@v$VERSION" >&2
-rm -rf "$DIR"; mv "$DIR.tmp" "$DIR"
+mv -T "$TMP" "$DIR" 2>/dev/null || [ -x "$DIR/registry" ]
 echo "registry.sh: built in $(( $(date +%s) - start )) s" >&2
 echo "$DIR/registry"
