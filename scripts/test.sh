@@ -60,6 +60,10 @@ tools_log="$OUT/tools-build.log"
     e2e/rack/build.sh; echo $? > "$OUT/rack-build.status"
   fi
   scripts/promtool.sh >/dev/null; echo $? > "$OUT/promtool.status"
+  # The local registries the release and install-guide tests publish to (e2e/lib/registries.mjs).
+  { scripts/release/registry.sh >/dev/null \
+    && node --input-type=module -e "(await import('./e2e/lib/registries.mjs')).verdaccioBinary()"; } \
+    ; echo $? > "$OUT/registries.status"
 ) > "$tools_log" 2>&1 &
 tools_pid=$!
 wait_for_tools() {
@@ -72,6 +76,7 @@ wait_for_tools() {
     record "rack build" "$(cat "$OUT/rack-build.status" 2>/dev/null || echo 1)"
   fi
   record "promtool build" "$(cat "$OUT/promtool.status" 2>/dev/null || echo 1)"
+  record "registries build" "$(cat "$OUT/registries.status" 2>/dev/null || echo 1)"
 }
 
 stage "install dependencies"
@@ -120,15 +125,6 @@ wait_for_tools
 # its declared dependencies. The create-app install test below installs them.
 stage "release: pack the packages and the chart (scripts/release.sh --no-version --no-build)"
 scripts/release.sh --no-version --no-build; record "release pack" $?
-stage "node --test: release tarballs"
-node --test --test-reporter=spec --test-reporter-destination=stdout \
-  --test-reporter=tap --test-reporter-destination="$OUT/release.tap" e2e/release/*.test.mjs
-release_status=$?
-relp=$(grep -E '^# pass ' "$OUT/release.tap" | awk '{print $3}'); relf=$(grep -E '^# fail ' "$OUT/release.tap" | awk '{print $3}')
-relp=${relp:-0}; relf=${relf:-0}
-echo "node --test: $relp passed, $relf failed"
-add_counts "release tests" "$relp" "$relf"
-[ "$release_status" -eq 0 ] || [ "$relf" -gt 0 ] || record "release tests (exit $release_status)" 1
 # -----------------------------------------------------------------------------
 
 # --- Operator image (issue 37) -------------------------------------------------------------
@@ -143,6 +139,17 @@ for pkg in podman runc; do
     || { apt-get update >/dev/null && apt-get install -y "$pkg" >/dev/null; }) \
     || echo "could not install $pkg; the image test will fail"
 done
+
+# The release tests after the image: publish.test.mjs pushes that image to its registry.
+stage "node --test: release tarballs"
+node --test --test-reporter=spec --test-reporter-destination=stdout \
+  --test-reporter=tap --test-reporter-destination="$OUT/release.tap" e2e/release/*.test.mjs
+release_status=$?
+relp=$(grep -E '^# pass ' "$OUT/release.tap" | awk '{print $3}'); relf=$(grep -E '^# fail ' "$OUT/release.tap" | awk '{print $3}')
+relp=${relp:-0}; relf=${relf:-0}
+echo "node --test: $relp passed, $relf failed"
+add_counts "release tests" "$relp" "$relf"
+[ "$release_status" -eq 0 ] || [ "$relf" -gt 0 ] || record "release tests (exit $release_status)" 1
 
 # --- Helm chart: lint and package (issue 37) ----------------------------------------------
 # dist/rackside-<version>.tgz; e2e/rack/test/chart-install.test.mjs installs a package of it.

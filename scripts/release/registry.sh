@@ -5,26 +5,16 @@
 # test (e2e/portal/) start it on a loopback port as the OCI registry the chart and the
 # operator image are pushed to (e2e/lib/registries.mjs).
 #
-#   scripts/release/registry.sh    the newest version the proxy serves (`go list -m -versions`),
-#                                  or, when the proxy cannot be asked, the newest one built
-#   RACKSIDE_REGISTRY_VERSION=3.1.2 scripts/release/registry.sh    that version
+#   scripts/release/registry.sh    the pinned version (below), built once
+#   RACKSIDE_REGISTRY_VERSION=X.Y.Z scripts/release/registry.sh    another version
+#
+# Pinned, so that a test run on a machine that has it built never asks the proxy and never
+# rebuilds because a newer version appeared (3.1.2 was the newest the proxy served on
+# 2026-12-07; `go list -m -versions github.com/distribution/distribution/v3` lists them).
 set -euo pipefail
 CACHE="${RACKSIDE_CACHE:-$HOME/.cache/rackside}"
 MODULE=github.com/distribution/distribution/v3
-
-newest_built() {
-  ls -d "$CACHE"/bin/registry-*/registry 2>/dev/null | sed 's#.*/registry-\([^/]*\)/registry$#\1#' \
-    | sort -V | tail -n 1
-}
-
-VERSION="${RACKSIDE_REGISTRY_VERSION:-}"
-if [ -z "$VERSION" ] && command -v go >/dev/null; then
-  # `go list -m` outside a module asks the proxy; the last listed version is the newest.
-  VERSION=$(cd "${TMPDIR:-/tmp}" && GOFLAGS=-mod=mod go list -m -versions "$MODULE" 2>/dev/null \
-    | tr ' ' '\n' | grep -E '^v[0-9]+\.[0-9]+\.[0-9]+$' | sort -V | tail -n 1 | sed 's/^v//' || true)
-fi
-[ -n "$VERSION" ] || VERSION=$(newest_built)
-[ -n "$VERSION" ] || { echo "registry.sh: no version of $MODULE (go missing or the proxy unreachable)" >&2; exit 1; }
+VERSION="${RACKSIDE_REGISTRY_VERSION:-3.1.2}"
 
 DIR="$CACHE/bin/registry-$VERSION"
 if [ -x "$DIR/registry" ]; then
