@@ -143,13 +143,23 @@ before(
     assert.equal(counts['yaml app-config'], 3, 'yaml app-config blocks');
 
     // One copy of each framework package, after the guide and nothing else.
+    const lockText = fs.readFileSync(path.join(portalDir, 'yarn.lock'), 'utf8');
     assert.deepEqual(
-      frameworkCopies(
-        fs.readFileSync(path.join(portalDir, 'yarn.lock'), 'utf8'),
-      ),
+      frameworkCopies(lockText),
       {},
       'framework packages the portal holds twice (version: who asks for it)',
     );
+    // The six packages came the way the guide's source says: this release's
+    // version from the registry, or the tarballs.
+    const rackside = [
+      ...lockText.matchAll(/^ {2}resolution: "(@rackside\/[^@]+)@(.*)"$/gm),
+    ].map(([, name, how]) => `${name}@${how.replace(/#.*$/, '')}`);
+    assert.equal(rackside.length, 6, rackside.join(', '));
+    for (const resolved of rackside) {
+      if (SOURCE === 'registry') {
+        assert.match(resolved, new RegExp(`@npm:${VERSION}$`), resolved);
+      } else assert.match(resolved, /@file:.*\.tgz$/, resolved);
+    }
 
     const t2 = performance.now();
     log('type-checking the portal (yarn tsc)');
