@@ -10,10 +10,9 @@
 // The scaffold is create-app's output as it comes (its package.json ranges, its
 // app-config, its org), installed as `yarn install` resolves it here (create-app's
 // yarn.lock seed is on GitHub, out of reach), with two changes that are not the
-// portal's but the test's:
-//   - create-app's `--legacy` app beside it as packages/app-legacy (package `app-legacy`),
-//     for the legacy frontend system's half of docs/install.md;
-//   - the yarn that runs the tests (the template pins another in .yarnrc.yml's yarnPath).
+// portal's but the test's: create-app's `--legacy` app beside it as packages/app-legacy
+// (package `app-legacy`), for the legacy frontend system's half of docs/install.md.
+// Its Yarn is create-app's (`yarnPath` in .yarnrc.yml, the release it ships in .yarn/).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,7 +22,7 @@ import { cacheDir } from '../rack/rack.mjs';
 export const CREATE_APP_VERSION =
   process.env.RACKSIDE_CREATE_APP_VERSION ?? '0.9.2';
 /** Bump when the scaffold's recipe above changes: the cache key. */
-const RECIPE = 2;
+const RECIPE = 3;
 
 const log = msg => process.stderr.write(`portal: ${msg}\n`);
 
@@ -112,19 +111,6 @@ export function basePortal() {
   editJson(path.join(dir, 'packages/app-legacy/package.json'), m => {
     m.name = 'app-legacy';
   });
-  const yarnrc = path.join(dir, '.yarnrc.yml');
-  fs.writeFileSync(
-    yarnrc,
-    fs
-      .readFileSync(yarnrc, 'utf8')
-      .split('\n')
-      .filter(l => !l.startsWith('yarnPath:'))
-      .join('\n'),
-  );
-  editJson(path.join(dir, 'package.json'), m => {
-    delete m.packageManager;
-  });
-
   log('installing the portal (yarn install)');
   run('yarn', ['install'], {
     cwd: dir,
