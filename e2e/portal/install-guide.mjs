@@ -15,22 +15,19 @@
 //   ```yaml app-config                   merged, in order, into the portal's app-config.yaml
 //                                        (a key the file has already is merged into, never
 //                                        written a second time)
+//   ```sh cluster                        the cluster's side (section 8: the chart from the
+//                                        registry, the portal's token): run with bash
+//                                        -euo pipefail by `applyClusterSteps`, against
+//                                        the cluster KUBECONFIG names
 //   ```<lang> example                    shown, not a step: an option or a variant
 //
-// Every block of the guide is marked, except in the sections about the cluster side
-// (`CLUSTER_SECTIONS`: the chart and the operator, which this test does not install): an
-// unmarked or unknown mark fails `guideSteps`, so a step the guide adds cannot be skipped
-// by the test without the test failing. Plain ESM, Node 22+.
-import { execFileSync } from 'node:child_process';
+// Every block of the guide is marked: an unmarked or unknown mark fails `guideSteps`, so
+// a step the guide adds cannot be skipped by the test without the test failing. Plain
+// ESM, Node 22+.
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-
-/**
- * The `## ` sections of the guide whose blocks are the cluster's, not the portal's:
- * installing the chart and the operator's image.
- */
-export const CLUSTER_SECTIONS = [/^8\. /, /^Install the operator$/];
 
 /** How the packages reach the portal: the qualifier of `sh install` blocks. */
 export const SOURCES = ['registry', 'air-gapped'];
@@ -100,18 +97,18 @@ export function codeBlocks(markdown) {
 }
 
 const RUN_KINDS = {
-  sh: ['install'],
+  sh: ['install', 'cluster'],
   ts: ['backend'],
   tsx: ['app', 'legacy-app'],
   yaml: ['app-config'],
 };
 
 /**
- * Every block of the guide with what the test does with it: `run` (a step, in
- * this order), `other-source` (a step for the other way of getting the packages),
- * `example`, or `cluster` (a section the test does not cover). Throws, naming each
- * block, when a block of the portal's sections is unmarked or marked with a kind
- * the runner does not know.
+ * Every block of the guide with what the test does with it: `run` (a step in the
+ * portal, in this order), `cluster` (a step against the cluster: `sh cluster`),
+ * `other-source` (a step for the other way of getting the packages) or `example`.
+ * Throws, naming each block, when a block is unmarked or marked with a kind the
+ * runner does not know.
  */
 export function guideSteps(
   markdown,
@@ -123,8 +120,7 @@ export function guideSteps(
     const [lang, kind, target] = block.info.split(/\s+/);
     const where = `${doc}:${block.line} (\`\`\`${block.info})`;
     let role;
-    if (CLUSTER_SECTIONS.some(re => re.test(block.section))) role = 'cluster';
-    else if (kind === 'example') role = 'example';
+    if (kind === 'example') role = 'example';
     else if (!kind) {
       problems.push(
         `${where} is not marked: a step (${Object.entries(RUN_KINDS)
@@ -133,6 +129,9 @@ export function guideSteps(
       );
     } else if (!RUN_KINDS[lang]?.includes(kind)) {
       problems.push(`${where}: the test runs no \`${lang} ${kind}\` block`);
+    } else if (lang === 'sh' && kind === 'cluster') {
+      if (target) problems.push(`${where}: \`sh cluster\` takes no qualifier`);
+      else role = 'cluster';
     } else if (lang === 'sh' && target && !SOURCES.includes(target)) {
       problems.push(`${where}: \`sh install\` for an unknown source ${target}`);
     } else if (lang === 'sh' && target && target !== source) {
@@ -319,6 +318,58 @@ export function applyInstallGuide(
     ran.push(where);
   }
   return { counts, ran, appConfig: appConfigFile };
+}
+
+function runShellAsync(script, { dir, env }) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-euo', 'pipefail', '-c', script], {
+      cwd: dir,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, ...env },
+    });
+    child.on('error', reject);
+    child.on('exit', (code, signal) =>
+      code === 0
+        ? resolve()
+        : reject(new Error(`bash exited with ${code ?? signal}`)),
+    );
+  });
+}
+
+/**
+ * Runs the guide's `sh cluster` blocks (section 8), in order, in `dir` with `env`
+ * (the cluster's KUBECONFIG, helm and kubectl on PATH, the blocks' variables).
+ * `shell(script, {dir, env})` answers a promise (bash by default), so the caller
+ * can play the parts of the cluster a simulated one lacks while a block waits.
+ * Answers the blocks that ran (`where`, in order).
+ */
+export async function applyClusterSteps(
+  dir,
+  {
+    doc,
+    markdown = fs.readFileSync(doc, 'utf8'),
+    env = {},
+    shell = runShellAsync,
+    log = () => {},
+  },
+) {
+  const ran = [];
+  const steps = guideSteps(markdown, {
+    doc: path.basename(doc ?? 'install.md'),
+  }).filter(s => s.role === 'cluster');
+  for (const step of steps) {
+    log(`running ${step.where}`);
+    try {
+      await shell(step.code, { dir, env });
+    } catch (error) {
+      throw new Error(
+        `docs/install.md block at ${step.where} failed: ${error.message}`,
+        { cause: error },
+      );
+    }
+    ran.push(step.where);
+  }
+  return ran;
 }
 
 /**

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, test } from 'node:test';
 import YAML from 'yaml';
 import {
+  applyClusterSteps,
   applyInstallGuide,
   frameworkCopies,
   guideSteps,
@@ -107,6 +108,24 @@ function shellBlocksOf(markdown, source) {
   return found;
 }
 
+/** The guide's `sh cluster` blocks, found without the runner's parser. */
+function clusterBlocksOf(markdown) {
+  return [...markdown.matchAll(/^```sh cluster\n([\s\S]*?)\n```$/gm)].map(
+    m => m[1],
+  );
+}
+
+/** Runs the guide's cluster steps with the shell recorded; answers the scripts. */
+async function applyCluster(markdown) {
+  const scripts = [];
+  await applyClusterSteps(portal(), {
+    doc: DOC,
+    markdown,
+    shell: async script => scripts.push(script),
+  });
+  return scripts;
+}
+
 describe('docs/install.md as it is', () => {
   for (const source of ['registry', 'air-gapped']) {
     test(`${source}: every shell step runs, word for word, in the guide's order`, () => {
@@ -121,6 +140,28 @@ describe('docs/install.md as it is', () => {
     assert.ok(roles.filter(r => r === 'run').length >= 10, roles.join(' '));
     assert.ok(roles.includes('other-source'));
     assert.ok(roles.includes('cluster'));
+  });
+
+  test("section 8's cluster steps run word for word, in order: the chart from the registry, then the portal's token", async () => {
+    const scripts = await applyCluster(GUIDE);
+    assert.deepEqual(scripts, clusterBlocksOf(GUIDE));
+    assert.equal(scripts.length, 2);
+    for (const step of guideSteps(GUIDE).filter(s => s.role === 'cluster'))
+      assert.match(step.section, /^8\. /, step.where);
+    assert.match(
+      scripts[0],
+      /^helm install rackside "\$RACKSIDE_CHART" --version "\$RACKSIDE_VERSION"/m,
+    );
+    assert.match(scripts[0], /\$\{RACKSIDE_PLAIN_HTTP:\+--plain-http\}/);
+    assert.match(scripts[0], /--set backstage\.enabled=true/);
+    assert.match(scripts[0], /^helm test rackside /m);
+    assert.match(
+      scripts[1],
+      /create token rackside-backstage[\s\S]*plant-a-token[\s\S]*plant-a-ca\.crt/,
+    );
+    // The portal's own steps do not run them.
+    const { scripts: portalScripts } = apply(GUIDE);
+    for (const script of scripts) assert.ok(!portalScripts.includes(script));
   });
 
   test('bumps Backstage before adding Rackside, from the registry', () => {
@@ -205,6 +246,39 @@ describe('a doctored guide fails', () => {
       '```sh\nyarn workspace backend add @example/extra\n```\n\n## 2. Backend',
     );
     assert.throws(() => apply(doctored), /is not marked/);
+  });
+
+  test('a cluster step whose mark is lost is named, not skipped', () => {
+    const doctored = GUIDE.replace('```sh cluster\n', '```sh\n');
+    const line = GUIDE.slice(0, GUIDE.indexOf('```sh cluster\n')).split(
+      '\n',
+    ).length;
+    assert.throws(
+      () => guideSteps(doctored),
+      new RegExp(`install\\.md:${line} \\(\`\`\`sh\\) is not marked`),
+    );
+  });
+
+  test('a changed cluster step is what runs', async () => {
+    const doctored = GUIDE.replace(
+      '--set backstage.enabled=true\nkubectl -n rackside-system rollout',
+      '--set backstage.enabled=false\nkubectl -n rackside-system rollout',
+    );
+    assert.notEqual(doctored, GUIDE);
+    const scripts = await applyCluster(doctored);
+    assert.match(scripts[0], /backstage\.enabled=false/);
+    assert.notDeepEqual(scripts, clusterBlocksOf(GUIDE));
+  });
+
+  test('a broken cluster step stops the run, naming its line', async () => {
+    const doctored = GUIDE.replace(
+      'RACKSIDE_CHART=${RACKSIDE_CHART:-oci://registry.example.com/charts/rackside}',
+      'exit 9',
+    );
+    await assert.rejects(
+      applyClusterSteps(portal(), { doc: DOC, markdown: doctored }),
+      /install\.md:\d+ \(```sh cluster\) failed: bash exited with 9/,
+    );
   });
 
   test('a broken shell step stops the run, naming its line', () => {
