@@ -17,6 +17,9 @@
 //   change has landed (sushy applies a pending Reset 1 to 11 s later, on a read) and powers the
 //   machine off/on to match; a 10 s safety poll covers the rest. A Talos Shutdown is mirrored
 //   to the BMC as ForceOff.
+// * Everyone talks to the health proxy in front of sushy (lib/redfishHealth.mjs): hardware
+//   health, and firmware updates with their tasks (lib/redfishUpdate.mjs); its control API
+//   is `healthControlUrl`.
 // Plain ESM, no npm dependencies.
 
 import { spawnSync } from 'node:child_process';

@@ -15,8 +15,14 @@
 //   ThermalSubsystem/Fans/Fan1..2, /redfish/v1/Systems/<id>/Storage/1 with Drives/Disk0..1,
 //   /redfish/v1/Systems/<id>/LogServices/SEL/Entries (newest last, as BMCs list them).
 // * /redfish/v1/UpdateService/FirmwareInventory/{BIOS,BMC} (one inventory for the proxy).
-// * The service root gains Chassis and UpdateService links; it does not offer $expand, so a
-//   collection's members are read one by one (as on many BMCs).
+// * Firmware updates (lib/redfishUpdate.mjs, whose header has the details): the UpdateService
+//   with SimpleUpdate (HTTPS image URIs, Immediate or OnReset) or, push-only, a multipart
+//   MultipartHttpPushUri; each accepted update is a Task under /redfish/v1/TaskService with a
+//   task monitor (202 while it runs, 200 when done). The version comes from the image's file
+//   name (bios-2.3.1.bin -> 2.3.1). An OnReset update lands when a ComputerSystem.Reset that
+//   this proxy forwards to sushy is accepted.
+// * The service root gains Chassis, UpdateService and TaskService links; it does not offer
+//   $expand, so a collection's members are read one by one (as on many BMCs).
 //
 // Control API (JSON bodies):
 //   POST /health/<id>/part    {kind: PowerSupply|Fan|Drive, name, health: OK|Warning|Critical}
@@ -25,6 +31,11 @@
 //   POST /health/firmware     {offered: false} -> FirmwareInventory answers 404 (link kept);
 //                             {link: URL} -> UpdateService links FirmwareInventory there
 //                             (off-origin tests); {} -> back to normal
+//   POST /health/update {offered?, pushOnly?, taskMs?, failNext?}  firmware updates: no
+//                             UpdateService (404), push-only, task duration, the next task
+//                             fails with this message (lib/redfishUpdate.mjs)
+//   GET  /health/update/requests {count, requests}  every update request received, kept
+//   POST /health/update/reset  versions, tasks, requests and update switches back
 //   GET  /health/requests     {count, paths}: requests served since the last GET (a read's cost)
 //   POST /health/<id>/logPages {pageSize}  the SEL's Entries in pages of pageSize, oldest
 //                             first, linked by Members@odata.nextLink (?$skip=N&$top=M, as
@@ -41,6 +52,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
+import { createUpdateService } from './redfishUpdate.mjs';
 
 const ROOT = '/redfish/v1';
 const HEALTHS = ['OK', 'Warning', 'Critical'];
@@ -137,15 +149,17 @@ export async function startHealthProxy({
 }) {
   const state = new Map(systems.map(id => [id, freshState()]));
   const firmware = { offered: true, link: undefined };
+  const updates = createUpdateService({ systems });
   let served = [];
   const ca = caFile ? fs.readFileSync(caFile) : undefined;
   const expectedAuth = `Basic ${Buffer.from(`${username}:${password}`).toString(
     'base64',
   )}`;
 
-  const send = (res, status, body) => {
+  const send = (res, status, body, headers = {}) => {
     const text = body === undefined ? '' : JSON.stringify(body);
     res.writeHead(status, {
+      ...headers,
       'content-type': 'application/json',
       'content-length': Buffer.byteLength(text),
     });
@@ -196,35 +210,19 @@ export async function startHealthProxy({
   /** The synthetic resource at path p (with its query), or undefined. */
   function synthetic(p, query) {
     if (p === `${ROOT}/UpdateService`) {
+      // lib/redfishUpdate.mjs: SimpleUpdate or the multipart push, or none (404).
+      const service = updates.get(p)?.body;
+      if (!service) return undefined;
       return {
-        '@odata.id': p,
-        Id: 'UpdateService',
-        Name: 'Update Service',
+        ...service,
         FirmwareInventory: member(
           firmware.link ?? `${ROOT}/UpdateService/FirmwareInventory`,
         ),
       };
     }
-    if (p === `${ROOT}/UpdateService/FirmwareInventory`) {
+    if (p.startsWith(`${ROOT}/UpdateService/FirmwareInventory`)) {
       if (!firmware.offered) return undefined;
-      return {
-        '@odata.id': p,
-        Name: 'Firmware Collection',
-        Members: ['BIOS', 'BMC'].map(n => member(`${p}/${n}`)),
-      };
-    }
-    const fw = p.match(
-      /^\/redfish\/v1\/UpdateService\/FirmwareInventory\/(BIOS|BMC)$/,
-    );
-    if (fw) {
-      if (!firmware.offered) return undefined;
-      return {
-        '@odata.id': p,
-        Id: fw[1],
-        Name: fw[1] === 'BIOS' ? 'Rack BIOS' : 'Rack BMC',
-        Version: fw[1] === 'BIOS' ? '2.4.1' : '1.12.0',
-        Updateable: fw[1] === 'BIOS',
-      };
+      return updates.inventory(p);
     }
     if (p === `${ROOT}/Chassis`) {
       return {
@@ -381,6 +379,13 @@ export async function startHealthProxy({
         streamHugeLog(res, p, logState.hugeBytes);
         return;
       }
+      // Tasks and their monitors (lib/redfishUpdate.mjs) carry their own status and headers.
+      if (p.startsWith(`${ROOT}/TaskService`)) {
+        const task = updates.get(p);
+        if (task) send(res, task.status, task.body, task.headers);
+        else notFound(res, p);
+        return;
+      }
       const own = synthetic(p, url.searchParams);
       // Slow: every answer the proxy makes for the system (its chassis, parts, log).
       const owner = p.match(/^\/redfish\/v1\/(?:Chassis|Systems)\/([^/]+)/);
@@ -398,7 +403,34 @@ export async function startHealthProxy({
         return;
       }
     }
+    if (req.method === 'POST' && p.startsWith(`${ROOT}/UpdateService/`)) {
+      if (req.headers.authorization !== expectedAuth) {
+        send(res, 401, {
+          error: {
+            code: 'Base.1.8.NoValidSession',
+            message: 'authentication required',
+          },
+        });
+        return;
+      }
+      const update = updates.post(p, req.headers['content-type'], body);
+      if (update) {
+        send(res, update.status, update.body, update.headers);
+        return;
+      }
+    }
     const answer = await forward(req, body);
+    // A Reset sushy accepted applies the OnReset firmware updates waiting for it.
+    const reset = p.match(
+      /^\/redfish\/v1\/Systems\/([^/]+)\/Actions\/ComputerSystem\.Reset$/,
+    );
+    if (
+      req.method === 'POST' &&
+      reset &&
+      answer.status >= 200 &&
+      answer.status < 300
+    )
+      updates.afterReset(reset[1]);
     const system = p.match(/^\/redfish\/v1\/Systems\/([^/]+)$/);
     const augment =
       req.method === 'GET' &&
@@ -414,7 +446,8 @@ export async function startHealthProxy({
     const json = JSON.parse(answer.body.toString('utf8'));
     if (p === ROOT) {
       json.Chassis = member(`${ROOT}/Chassis`);
-      json.UpdateService = member(`${ROOT}/UpdateService`);
+      delete json.UpdateService;
+      Object.assign(json, updates.serviceRootLinks());
     } else {
       const id = system[1];
       const rollup = rollupOf(state.get(id));
@@ -457,6 +490,11 @@ export async function startHealthProxy({
       return;
     }
     const p = new URL(req.url, 'http://control').pathname;
+    const update = updates.control(req.method, p, body);
+    if (update) {
+      send(res, update.status, update.body);
+      return;
+    }
     if (req.method === 'GET' && p === '/health/requests') {
       send(res, 200, { count: served.length, paths: served });
       served = [];
@@ -554,6 +592,7 @@ export async function startHealthProxy({
     url,
     controlUrl,
     async stop() {
+      updates.stop();
       server.closeAllConnections?.();
       control.closeAllConnections?.();
       await Promise.all([
