@@ -28,6 +28,8 @@
 //   duration (default 1500 ms), then Running with PercentComplete, then Completed (TaskStatus
 //   OK) or Exception (TaskStatus Critical, the reason in Messages). The task monitor answers
 //   202 (Retry-After: 1) with the Task while it runs and 200 with the Task when it is done.
+//   The TaskService keeps 32 tasks: a 33rd pushes out the oldest finished one (its task and
+//   monitor then answer 404).
 // * The new version is the image file name's: the last path segment of ImageURI (query
 //   ignored), its trailing extensions that start with a letter taken off (.bin, .img.gz), then
 //   what follows the last "-" when it starts with a digit: bios-2.3.1.bin -> 2.3.1,
@@ -50,8 +52,8 @@
 //        taskMs: 0..60000 -> the duration of the next tasks;
 //        failNext: "message" -> the next task ends in Exception with that message (null: not)
 //   GET  /health/update/requests  {count, requests: [{method, path, status, body}]}: every
-//        update request received (refused ones too), oldest first; multipart bodies as
-//        {UpdateParameters, UpdateFile: {fileName, bytes}}
+//        update request received (refused ones too), oldest first (the last 1000; count is
+//        all of them); multipart bodies as {UpdateParameters, UpdateFile: {fileName, bytes}}
 //   POST /health/update/reset      versions, tasks, requests and switches back to the start
 // Plain ESM, no npm dependencies.
 
@@ -64,6 +66,10 @@ const TASKS = `${ROOT}/TaskService/Tasks`;
 const MONITORS = `${ROOT}/TaskService/TaskMonitors`;
 const APPLY_TIMES = ['Immediate', 'OnReset'];
 const DEFAULT_TASK_MS = 1500;
+/** Tasks kept (the oldest finished one goes first, as CompletedTaskOverWritePolicy says). */
+const MAX_TASKS = 32;
+/** Update requests kept for the control API (the count covers them all). */
+const MAX_REQUESTS = 1000;
 
 const COMPONENTS = {
   BIOS: { name: 'Rack BIOS', version: '2.4.1', updateable: true },
@@ -160,6 +166,7 @@ export function createUpdateService({ systems }) {
       tasks: new Map(),
       nextTask: 1,
       requests: [],
+      requestCount: 0,
       /** OnReset updates waiting for a Reset: {system?, targets, version, task} */
       pending: [],
     };
@@ -193,7 +200,6 @@ export function createUpdateService({ systems }) {
       ...(s.pushOnly
         ? {
             MultipartHttpPushUri: PUSH,
-            MaxImageSizeBytes: 64 * 1024 * 1024,
           }
         : {
             Actions: {
@@ -262,6 +268,10 @@ export function createUpdateService({ systems }) {
       parameters,
     };
     s.tasks.set(t.id, t);
+    if (s.tasks.size > MAX_TASKS) {
+      const oldest = [...s.tasks.values()].find(old => old.end);
+      if (oldest) s.tasks.delete(oldest.id);
+    }
     const failure = s.failNext;
     s.failNext = undefined;
     const version = versionOfImage(fileName);
@@ -594,12 +604,14 @@ export function createUpdateService({ systems }) {
       }
       if (recorded === undefined && raw.length)
         recorded = raw.toString('utf8').slice(0, 4096);
+      s.requestCount++;
       s.requests.push({
         method: 'POST',
         path: p,
         status: answer.status,
         body: recorded,
       });
+      if (s.requests.length > MAX_REQUESTS) s.requests.shift();
       return answer;
     },
 
@@ -616,7 +628,7 @@ export function createUpdateService({ systems }) {
       if (method === 'GET' && p === '/health/update/requests')
         return {
           status: 200,
-          body: { count: s.requests.length, requests: s.requests },
+          body: { count: s.requestCount, requests: s.requests },
         };
       if (method === 'POST' && p === '/health/update/reset') {
         reset();

@@ -429,6 +429,26 @@ test('the requests counter shows an update sent once, with its body', async () =
   assert.equal((await control('GET', '/health/update/requests')).count, 1);
 });
 
+test('the TaskService keeps 32 tasks: the oldest finished one goes first', async () => {
+  await control('POST', '/health/update', { taskMs: 0 });
+  const monitors = [];
+  for (let i = 0; i < 33; i++) {
+    const r = await simpleUpdate({
+      ImageURI: `https://firmware.example/rack/bios-4.0.${i}.bin`,
+    });
+    assert.equal(r.status, 202);
+    monitors.push(r.headers.location);
+    await follow(r.headers.location);
+  }
+  const tasks = await request('GET', '/redfish/v1/TaskService/Tasks');
+  assert.equal(tasks.body.Members.length, 32);
+  assert.equal(tasks.body['Members@odata.count'], 32);
+  assert.equal((await request('GET', monitors[0])).status, 404);
+  assert.equal((await request('GET', monitors[32])).status, 200);
+  assert.deepEqual(await versions(), { BIOS: '4.0.32', BMC: '1.12.0' });
+  assert.equal((await control('GET', '/health/update/requests')).count, 33);
+});
+
 test('update requests need the BMC credentials', async () => {
   const r = await new Promise((resolve, reject) => {
     const req = https.request(
