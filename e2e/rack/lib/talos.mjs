@@ -230,7 +230,8 @@ async function httpJson(url, { method = 'GET', body } = {}) {
  * @param {object} [o.fixture]     parsed fixture (written to DIR/talos/fixture.json); else o.fixturePath
  * @param {string} [o.fixturePath] fixture file (YAML or JSON); default e2e/rack/fixture/plant-a.yaml
  * @param {string} [o.kubeconfig]  admin kubeconfig of the rack (Nodes are linked); omit for none
- * @param {object} [o.timing]      {rebootDownMs, resetDownMs, applyDownMs}
+ * @param {object} [o.timing]      {rebootDownMs, resetDownMs, applyDownMs, upgradeDelayMs}
+ * @param {string[]} [o.upgradeFails] image references or tags whose Upgrade rolls back
  */
 export async function startTalosEmulator({
   dir,
@@ -240,6 +241,7 @@ export async function startTalosEmulator({
   kubeconfig,
   log = () => {},
   timing = {},
+  upgradeFails = [],
 } = {}) {
   if (!dir) throw new Error('startTalosEmulator: dir is required');
   dir = path.resolve(dir);
@@ -271,6 +273,9 @@ export async function startTalosEmulator({
     args.push('--reset-down', `${timing.resetDownMs}ms`);
   if (timing.applyDownMs != null)
     args.push('--apply-down', `${timing.applyDownMs}ms`);
+  if (timing.upgradeDelayMs != null)
+    args.push('--upgrade-delay', `${timing.upgradeDelayMs}ms`);
+  if (upgradeFails.length) args.push('--upgrade-fails', upgradeFails.join(','));
   const proc = spawnRecorded(dir, 'talosemu', bin, args);
   const deadline = Date.now() + 60000;
   let ready;
@@ -316,7 +321,7 @@ export async function startTalosEmulator({
     /** Current machines from the control API. */
     list: () => httpJson(`${controlUrl}/machines`),
     machine: id => httpJson(`${controlUrl}/machines/${encodeURIComponent(id)}`),
-    /** {uuid: {reboot, shutdown, reset, apply, powerOn, powerOff}} */
+    /** {uuid: {reboot, shutdown, reset, apply, upgrade, powerOn, powerOff}} */
     counts: () => httpJson(`${controlUrl}/counts`),
     power: (id, state) =>
       httpJson(`${controlUrl}/machines/${encodeURIComponent(id)}/power`, {
@@ -328,6 +333,35 @@ export async function startTalosEmulator({
         `${controlUrl}/machines/${encodeURIComponent(id)}/reset-address`,
         { method: 'POST', body: { host } },
       ),
+    /**
+     * The Upgrade calls a machine got: {version, staged, count, images, requests: [{image,
+     * version, preserve, stage, force, result, from, to, error}]}.
+     */
+    upgrades: id =>
+      httpJson(`${controlUrl}/machines/${encodeURIComponent(id)}/upgrades`),
+    /** Sets the version a machine runs (and its Node's osImage): a node already at a target. */
+    setVersion: (id, version) =>
+      httpJson(`${controlUrl}/machines/${encodeURIComponent(id)}/version`, {
+        method: 'POST',
+        body: { version },
+      }),
+    /**
+     * Upgrade knobs: {delayMs} (the installer's run before the reboot) and {failing}
+     * (replaces the list of image references or tags whose upgrade rolls back).
+     */
+    setUpgrade: ({ delayMs, failing } = {}) =>
+      httpJson(`${controlUrl}/upgrade`, {
+        method: 'PUT',
+        body: { delayMs, failing },
+      }),
+    /** Marks one image reference (with '/' or ':') or tag as failing ({fails: false} clears). */
+    failUpgrade: (imageOrTag, { fails = true } = {}) =>
+      httpJson(`${controlUrl}/upgrade/failing`, {
+        method: 'POST',
+        body: /[/:]/.test(imageOrTag)
+          ? { image: imageOrTag, fails }
+          : { tag: imageOrTag, fails },
+      }),
     stop: () => proc.stop(),
   };
 }

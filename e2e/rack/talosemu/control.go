@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"sort"
 	"strings"
+	"time"
 )
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -87,6 +89,69 @@ func (e *Emulator) ControlHandler() http.Handler {
 		}
 		writeJSON(w, 200, map[string]any{"changed": changed, "machine": m.Snapshot()})
 	})
+	mux.HandleFunc("GET /machines/{id}/upgrades", func(w http.ResponseWriter, r *http.Request) {
+		m := e.Find(r.PathValue("id"))
+		if m == nil {
+			errJSON(w, 404, "no such machine")
+			return
+		}
+		writeJSON(w, 200, m.UpgradeHistory())
+	})
+	mux.HandleFunc("POST /machines/{id}/version", func(w http.ResponseWriter, r *http.Request) {
+		m := e.Find(r.PathValue("id"))
+		if m == nil {
+			errJSON(w, 404, "no such machine")
+			return
+		}
+		var body struct {
+			Version string `json:"version"`
+		}
+		if err := json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&body); err != nil || !refTag.MatchString(body.Version) {
+			errJSON(w, 400, `want {"version": "v1.14.0"}`)
+			return
+		}
+		m.SetVersion(body.Version)
+		writeJSON(w, 200, m.Snapshot())
+	})
+	mux.HandleFunc("GET /upgrade", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, e.upgradeView()) })
+	mux.HandleFunc("PUT /upgrade", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			DelayMs *int64    `json:"delayMs"`
+			Failing *[]string `json:"failing"`
+		}
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&body); err != nil || (body.DelayMs != nil && *body.DelayMs < 0) {
+			errJSON(w, 400, `want {"delayMs"?: N >= 0, "failing"?: [image or tag, ...]}`)
+			return
+		}
+		if body.DelayMs != nil {
+			e.setUpgradeDelay(time.Duration(*body.DelayMs) * time.Millisecond)
+		}
+		if body.Failing != nil {
+			for _, f := range e.Upgrades.Failing() {
+				e.Upgrades.SetFailing(f, false)
+			}
+			for _, f := range *body.Failing {
+				if f = strings.TrimSpace(f); f != "" {
+					e.Upgrades.SetFailing(f, true)
+				}
+			}
+		}
+		writeJSON(w, 200, e.upgradeView())
+	})
+	mux.HandleFunc("POST /upgrade/failing", func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Image string `json:"image"`
+			Tag   string `json:"tag"`
+			Fails *bool  `json:"fails"`
+		}
+		if err := json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&body); err != nil || (body.Image == "") == (body.Tag == "") {
+			errJSON(w, 400, `want {"image": ref} or {"tag": "v1.14.0"}, and "fails": false to clear`)
+			return
+		}
+		entry := body.Image + body.Tag
+		e.Upgrades.SetFailing(entry, body.Fails == nil || *body.Fails)
+		writeJSON(w, 200, e.upgradeView())
+	})
 	mux.HandleFunc("POST /machines/{id}/reset-address", func(w http.ResponseWriter, r *http.Request) {
 		m := e.Find(r.PathValue("id"))
 		if m == nil {
@@ -155,6 +220,13 @@ func (e *Emulator) ControlHandler() http.Handler {
 		writeJSON(w, 200, map[string]bool{"ok": true})
 	})
 	return mux
+}
+
+// upgradeView is GET /upgrade: the upgrade knobs in force.
+func (e *Emulator) upgradeView() map[string]any {
+	failing := e.Upgrades.Failing()
+	sort.Strings(failing)
+	return map[string]any{"delayMs": e.upgradeDelay().Milliseconds(), "failing": failing}
 }
 
 func (e *Emulator) hostTaken(host int, except *Machine) bool {

@@ -30,7 +30,7 @@ const (
 )
 
 // Verbs counted per machine.
-var verbNames = []string{"reboot", "shutdown", "reset", "apply", "powerOn", "powerOff"}
+var verbNames = []string{"reboot", "shutdown", "reset", "apply", "upgrade", "powerOn", "powerOff"}
 
 // Cluster is a Talos cluster known to the emulator (its CA and admin client cert).
 type Cluster struct {
@@ -45,6 +45,7 @@ type Timing struct {
 	RebootDown   time.Duration // how long a reboot keeps the machine down
 	ResetDown    time.Duration // how long a reset takes before maintenance mode answers
 	ApplyDown    time.Duration // install+reboot after ApplyConfiguration in maintenance mode
+	UpgradeDelay time.Duration // the installer's run after Upgrade, before the machine reboots
 	ReassertWait []time.Duration
 }
 
@@ -53,6 +54,7 @@ var DefaultTiming = Timing{
 	RebootDown:   2500 * time.Millisecond,
 	ResetDown:    2 * time.Second,
 	ApplyDown:    1500 * time.Millisecond,
+	UpgradeDelay: 2 * time.Second,
 	ReassertWait: []time.Duration{time.Second, 3 * time.Second, 6 * time.Second},
 }
 
@@ -75,7 +77,10 @@ type Machine struct {
 	BootID     string
 	Counts     map[string]int
 	EtcdID     uint64
-	gen        int // bumps on every power/mode transition, cancels stale timers
+	Version    string          // the Talos version running (Version, the Node's osImage)
+	Upgrades   []UpgradeRecord // every Upgrade call received
+	pending    *pendingUpgrade // the install the next boot applies
+	gen        int             // bumps on every power/mode transition, cancels stale timers
 
 	serverCert *tls.Certificate
 	srv        *grpc.Server
@@ -93,6 +98,7 @@ type Emulator struct {
 	Timing   Timing
 	Port     int
 	Linker   *Linker
+	Upgrades *UpgradeSettings
 	mu       sync.Mutex
 }
 
@@ -129,6 +135,7 @@ type Snapshot struct {
 	Powered  bool           `json:"powered"`
 	BMC      bool           `json:"bmc"`
 	BootID   string         `json:"bootID,omitempty"`
+	Version  string         `json:"version"`
 	Counts   map[string]int `json:"counts"`
 }
 
@@ -143,7 +150,7 @@ func (m *Machine) Snapshot() Snapshot {
 		UUID: m.UUID, Name: m.FixtureKey, NodeName: m.NodeName, Host: m.Host,
 		Address: m.Address(), Endpoint: fmt.Sprintf("%s:%d", m.Address(), m.emu.Port),
 		Mode: m.Mode, Cluster: m.Cluster, Role: m.Role, State: m.State, Powered: m.Powered,
-		BMC: m.BMC, BootID: m.BootID, Counts: counts,
+		BMC: m.BMC, BootID: m.BootID, Version: m.Version, Counts: counts,
 	}
 }
 
@@ -297,12 +304,20 @@ func (m *Machine) logf(format string, args ...any) {
 func (m *Machine) Reboot() string {
 	m.mu.Lock()
 	m.count("reboot")
+	m.restartLocked("Rebooting")
+	m.mu.Unlock()
+	m.logf("reboot")
+	return newActorID()
+}
+
+// restartLocked takes the machine down (~100 ms later, so a gRPC answer can leave first) and
+// boots it after Timing.RebootDown with a new boot ID; the reason shows on the Node. Caller
+// holds m.mu.
+func (m *Machine) restartLocked(reason string) {
 	m.gen++
 	gen := m.gen
 	m.State = StateRebooting
 	node := m.linkedNodeLocked()
-	m.mu.Unlock()
-	m.logf("reboot")
 	go func() {
 		// Let the gRPC answer leave before the listener closes.
 		time.Sleep(100 * time.Millisecond)
@@ -312,11 +327,10 @@ func (m *Machine) Reboot() string {
 		}
 		m.mu.Unlock()
 		if node != "" {
-			m.emu.Nodes.PowerOff(context.Background(), node, "Rebooting")
+			m.emu.Nodes.PowerOff(context.Background(), node, reason)
 		}
 	}()
 	m.after(m.emu.Timing.RebootDown, gen, func() { m.boot(gen) })
-	return newActorID()
 }
 
 // boot brings a powered machine up in its current mode.
@@ -330,14 +344,16 @@ func (m *Machine) boot(gen int) {
 	m.State = StateRunning
 	m.BootID = newBootID()
 	bootID := m.BootID
+	m.applyPendingLocked()
+	version := m.Version
 	if err := m.startLocked(); err != nil {
 		m.logf("start: %v", err)
 	}
 	node := m.linkedNodeLocked()
 	m.mu.Unlock()
-	m.logf("up (%s)", m.Mode)
+	m.logf("up (%s, %s)", m.Mode, version)
 	if node != "" {
-		m.emu.Nodes.PowerOn(context.Background(), node, bootID)
+		m.emu.Nodes.PowerOn(context.Background(), node, bootID, osImage(version))
 	}
 }
 
@@ -411,6 +427,7 @@ func (m *Machine) PowerOn(source string) bool {
 func (m *Machine) Reset() string {
 	m.mu.Lock()
 	m.count("reset")
+	m.cancelPendingLocked()
 	m.gen++
 	gen := m.gen
 	m.State = StateResetting
@@ -480,10 +497,10 @@ func (m *Machine) Apply(cfg *appliedConfig) {
 		}
 		m.EtcdID = randomUint64()
 		m.BootID = newBootID()
-		node, bootID, role, addr, uuid := m.NodeName, m.BootID, m.Role, m.Address(), m.UUID
+		node, bootID, role, addr, uuid, version := m.NodeName, m.BootID, m.Role, m.Address(), m.UUID, m.Version
 		m.mu.Unlock()
 		if node != "" {
-			m.emu.Nodes.Join(context.Background(), NodeSpec{Name: node, UUID: uuid, BootID: bootID, ControlPlane: role == "controlplane", Address: addr})
+			m.emu.Nodes.Join(context.Background(), NodeSpec{Name: node, UUID: uuid, BootID: bootID, ControlPlane: role == "controlplane", Address: addr, Version: version})
 		}
 		m.boot(gen)
 	})

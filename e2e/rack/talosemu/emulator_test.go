@@ -92,7 +92,7 @@ func startEnv(t *testing.T) *env {
 		fixtureNode("cp-2", "11111111-0000-4000-8000-000000000012"),
 		fixtureNode("worker-1", "11111111-0000-4000-8000-000000000021"),
 	)
-	timing := Timing{RebootDown: 600 * time.Millisecond, ResetDown: 500 * time.Millisecond, ApplyDown: 300 * time.Millisecond}
+	timing := Timing{RebootDown: 600 * time.Millisecond, ResetDown: 500 * time.Millisecond, ApplyDown: 300 * time.Millisecond, UpgradeDelay: 800 * time.Millisecond}
 	emu, err := NewEmulator(fx, testNet(), 50000, &kubeNodeLink{cs: cs}, timing)
 	if err != nil {
 		t.Fatal(err)
@@ -495,7 +495,7 @@ func TestPowerOnIsNotUndoneByAReassertion(t *testing.T) {
 	poweredOn := make(chan struct{})
 	k.beforeReassertWrite = func(node string) {
 		go func() {
-			k.PowerOn(ctx, node, "boot-1")
+			k.PowerOn(ctx, node, "boot-1", osImage(TalosVersion))
 			close(poweredOn)
 		}()
 		// Give the power-on every chance to run before the re-assertion writes.

@@ -32,6 +32,9 @@ type FixtureMachine struct {
 	Host int    `json:"host"`
 	UUID string `json:"uuid"`
 	BMC  bool   `json:"bmc"`
+	// TalosVersion is the version the machine runs at start (default TalosVersion), so a rack
+	// can hold a node already at an upgrade's target.
+	TalosVersion string `json:"talosVersion"`
 }
 
 // FixtureSpare is a machine waiting in maintenance mode.

@@ -23,7 +23,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// TalosVersion is what Version reports.
+// TalosVersion is the version a machine runs at start (unless its fixture entry names
+// another); Version reports the machine's current one.
 const TalosVersion = "v1.13.9"
 
 // cosiState is a machine's COSI resource store, served with the COSI runtime's own
@@ -93,7 +94,7 @@ func (s *machineService) target(ctx context.Context) (*Machine, *common.Metadata
 		return nil, nil, status.Errorf(codes.Unavailable, "connection error: no route to %s", want)
 	}
 	other.mu.Lock()
-	ok := other.Mode == ModeConfigured && other.Cluster == selfCluster && other.Powered && other.State == StateRunning
+	ok := other.Mode == ModeConfigured && other.Cluster == selfCluster && other.Powered && (other.State == StateRunning || other.State == StateUpgrading)
 	other.mu.Unlock()
 	if !ok {
 		return nil, nil, status.Errorf(codes.Unavailable, "connection error: %s is not reachable", want)
@@ -116,14 +117,17 @@ func (s *machineService) configured(ctx context.Context) (*Machine, *common.Meta
 }
 
 func (s *machineService) Version(ctx context.Context, _ *emptypb.Empty) (*machine.VersionResponse, error) {
-	_, md, err := s.target(ctx)
+	m, md, err := s.target(ctx)
 	if err != nil {
 		return nil, err
 	}
+	m.mu.Lock()
+	tag := m.Version
+	m.mu.Unlock()
 	return &machine.VersionResponse{Messages: []*machine.Version{{
 		Metadata: md,
 		Version: &machine.VersionInfo{
-			Tag: TalosVersion, Sha: "rackside-emulator", Built: "", GoVersion: runtime.Version(),
+			Tag: tag, Sha: "rackside-emulator", Built: "", GoVersion: runtime.Version(),
 			Os: "linux", Arch: "amd64",
 		},
 		Platform: &machine.PlatformInfo{Name: "metal", Mode: "metal"},
@@ -136,6 +140,30 @@ func (s *machineService) Reboot(ctx context.Context, _ *machine.RebootRequest) (
 		return nil, err
 	}
 	return &machine.RebootResponse{Messages: []*machine.Reboot{{Metadata: md, ActorId: m.Reboot()}}}, nil
+}
+
+// Upgrade installs the image's version: the machine answers at once, reboots after the
+// installer's run and comes back on the new version (or the old one: see Machine.Upgrade).
+// The reference is checked first; an unparseable one changes nothing.
+func (s *machineService) Upgrade(ctx context.Context, req *machine.UpgradeRequest) (*machine.UpgradeResponse, error) {
+	m, md, err := s.configured(ctx)
+	if err != nil {
+		return nil, err
+	}
+	version, err := parseInstallerImage(req.GetImage())
+	if err != nil {
+		m.RefuseUpgrade(req.GetImage(), err)
+		return nil, status.Errorf(codes.InvalidArgument, "error validating installer image %q: %v", req.GetImage(), err)
+	}
+	actor, err := m.Upgrade(UpgradeRequest{
+		Image: req.GetImage(), Version: version, Preserve: req.GetPreserve(), Stage: req.GetStage(), Force: req.GetForce(),
+	})
+	if err != nil {
+		return nil, status.Error(codes.FailedPrecondition, err.Error())
+	}
+	return &machine.UpgradeResponse{Messages: []*machine.Upgrade{{
+		Metadata: md, Ack: "Upgrade request received", ActorId: actor,
+	}}}, nil
 }
 
 // BootIDPath is the one file Read serves: the running kernel's boot ID, which a real

@@ -29,13 +29,20 @@ type NodeSpec struct {
 	BootID       string
 	ControlPlane bool
 	Address      string
+	Version      string // Talos version (osImage)
 }
 
 // NodeLink keeps Kubernetes Nodes in step with machine power.
 type NodeLink interface {
 	PowerOff(ctx context.Context, node, reason string)
-	PowerOn(ctx context.Context, node, bootID string)
+	PowerOn(ctx context.Context, node, bootID, osImage string)
 	Join(ctx context.Context, spec NodeSpec)
+}
+
+// osImageWriter is a NodeLink that can set a Node's status.nodeInfo.osImage outside a boot
+// (at start, so the Node shows the version the machine runs; a version set by the control API).
+type osImageWriter interface {
+	SetOSImage(ctx context.Context, node, osImage string)
 }
 
 // bootIDReader is a NodeLink that can read a Node's current boot ID, so a machine starts
@@ -46,9 +53,9 @@ type bootIDReader interface {
 
 type noNodeLink struct{}
 
-func (noNodeLink) PowerOff(context.Context, string, string) {}
-func (noNodeLink) PowerOn(context.Context, string, string)  {}
-func (noNodeLink) Join(context.Context, NodeSpec)           {}
+func (noNodeLink) PowerOff(context.Context, string, string)        {}
+func (noNodeLink) PowerOn(context.Context, string, string, string) {}
+func (noNodeLink) Join(context.Context, NodeSpec)                  {}
 
 // kubeNodeLink talks to the rack's kube-apiserver with client-go.
 type kubeNodeLink struct {
@@ -193,7 +200,9 @@ func (k *kubeNodeLink) reassertNotReady(node string, epoch uint64, msg string) b
 	return true
 }
 
-func (k *kubeNodeLink) PowerOn(ctx context.Context, node, bootID string) {
+// PowerOn marks the Node Ready with the boot's ID and the OS image it booted (the version
+// changes across an upgrade's reboot, as a real node's osImage does).
+func (k *kubeNodeLink) PowerOn(ctx context.Context, node, bootID, osImage string) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	k.mu.Lock()
@@ -203,6 +212,9 @@ func (k *kubeNodeLink) PowerOn(ctx context.Context, node, bootID string) {
 		"conditions": []any{readyCondition(true, "KubeletReady", "kubelet is posting ready status")},
 		"nodeInfo":   map[string]any{"bootID": bootID},
 	}
+	if osImage != "" {
+		status["nodeInfo"].(map[string]any)["osImage"] = osImage
+	}
 	if err := k.patchStatus(ctx, node, status); err != nil {
 		log.Printf("node %s: Ready: %v", node, err)
 	}
@@ -211,6 +223,15 @@ func (k *kubeNodeLink) PowerOn(ctx context.Context, node, bootID string) {
 		return
 	}
 	log.Printf("node %s: Ready (bootID %s)", node, bootID)
+}
+
+// SetOSImage writes the Node's status.nodeInfo.osImage.
+func (k *kubeNodeLink) SetOSImage(ctx context.Context, node, osImage string) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := k.patchStatus(ctx, node, map[string]any{"nodeInfo": map[string]any{"osImage": osImage}}); err != nil {
+		log.Printf("node %s: osImage: %v", node, err)
+	}
 }
 
 func (k *kubeNodeLink) Join(ctx context.Context, spec NodeSpec) {
@@ -251,7 +272,7 @@ func (k *kubeNodeLink) Join(ctx context.Context, spec NodeSpec) {
 		"conditions": []any{readyCondition(true, "KubeletReady", "kubelet is posting ready status")},
 		"nodeInfo": map[string]any{
 			"systemUUID": spec.UUID, "bootID": spec.BootID, "machineID": spec.UUID,
-			"osImage": "Talos (" + TalosVersion + ")", "operatingSystem": "linux", "architecture": "amd64",
+			"osImage": osImage(spec.Version), "operatingSystem": "linux", "architecture": "amd64",
 			"kernelVersion": "6.18.0-talos", "containerRuntimeVersion": "containerd://2.1.5",
 			"kubeletVersion": "v1.36.3", "kubeProxyVersion": "",
 		},

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -35,6 +36,8 @@ func main() {
 		rebootDown  = flag.Duration("reboot-down", DefaultTiming.RebootDown, "how long a reboot keeps a machine down")
 		resetDown   = flag.Duration("reset-down", DefaultTiming.ResetDown, "how long a reset takes before maintenance mode answers")
 		applyDown   = flag.Duration("apply-down", DefaultTiming.ApplyDown, "install reboot after ApplyConfiguration in maintenance mode")
+		upgradeWait = flag.Duration("upgrade-delay", DefaultTiming.UpgradeDelay, "how long an Upgrade's installer runs before the machine reboots")
+		upgradeFail = flag.String("upgrade-fails", "", "comma-separated image references or tags whose upgrade fails (the machine rolls back)")
 	)
 	flag.Parse()
 	log.SetFlags(log.Ltime | log.Lmicroseconds)
@@ -48,6 +51,7 @@ func main() {
 	}
 	timing := DefaultTiming
 	timing.RebootDown, timing.ResetDown, timing.ApplyDown = *rebootDown, *resetDown, *applyDown
+	timing.UpgradeDelay = *upgradeWait
 
 	var link NodeLink = noNodeLink{}
 	if *kubeconfig != "" {
@@ -61,6 +65,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	emu.Upgrades = newUpgradeSettings(strings.Split(*upgradeFail, ","))
 	if err := emu.Start(); err != nil {
 		log.Fatal(err)
 	}
@@ -101,7 +106,8 @@ func main() {
 
 // NewEmulator builds clusters and machines from the fixture (nothing listens yet).
 func NewEmulator(fx *Fixture, netIdx, port int, link NodeLink, timing Timing) (*Emulator, error) {
-	emu := &Emulator{Net: netIdx, Port: port, Clusters: map[string]*Cluster{}, Target: fx.Cluster, Nodes: link, Timing: timing}
+	emu := &Emulator{Net: netIdx, Port: port, Clusters: map[string]*Cluster{}, Target: fx.Cluster, Nodes: link, Timing: timing,
+		Upgrades: newUpgradeSettings(nil)}
 	addCluster := func(name string, target bool) error {
 		ca, err := NewCA(name)
 		if err != nil {
@@ -128,6 +134,9 @@ func NewEmulator(fx *Fixture, netIdx, port int, link NodeLink, timing Timing) (*
 		m.Powered = true
 		m.State = StateRunning
 		m.BootID = newBootID()
+		if m.Version == "" {
+			m.Version = TalosVersion
+		}
 		if r, ok := link.(bootIDReader); ok && m.NodeName != "" {
 			if id := r.BootID(context.Background(), m.NodeName); id != "" {
 				m.BootID = id
@@ -156,7 +165,7 @@ func NewEmulator(fx *Fixture, netIdx, port int, link NodeLink, timing Timing) (*
 			role = "controlplane"
 		}
 		if err := add(&Machine{UUID: n.Machine.UUID, Host: n.Machine.Host, Mode: ModeConfigured, Cluster: fx.Cluster,
-			Role: role, NodeName: n.Name, FixtureKey: n.Name, BMC: n.Machine.BMC}); err != nil {
+			Role: role, NodeName: n.Name, FixtureKey: n.Name, BMC: n.Machine.BMC, Version: n.Machine.TalosVersion}); err != nil {
 			return nil, err
 		}
 	}
@@ -188,14 +197,21 @@ func NewEmulator(fx *Fixture, netIdx, port int, link NodeLink, timing Timing) (*
 	return emu, nil
 }
 
-// Start opens every machine's listener.
+// Start opens every machine's listener, and writes each linked Node's osImage from the
+// version its machine runs (the rack writes its Nodes before the emulator starts, with an
+// osImage of its own; Version and the Node must agree for an upgrade to be checked).
 func (e *Emulator) Start() error {
+	w, canWrite := e.Nodes.(osImageWriter)
 	for _, m := range e.Machines {
 		m.mu.Lock()
 		err := m.startLocked()
+		node, version := m.linkedNodeLocked(), m.Version
 		m.mu.Unlock()
 		if err != nil {
 			return err
+		}
+		if canWrite && node != "" {
+			w.SetOSImage(context.Background(), node, osImage(version))
 		}
 	}
 	return nil

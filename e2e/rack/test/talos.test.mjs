@@ -7,7 +7,8 @@
 // 2. Against a full rack (real kube-apiserver + kwok + emulator + sushy-tools; needs
 //    e2e/rack/build.sh): gRPC from Node's own http2 (no npm deps) over maintenance TLS and
 //    mTLS, a reboot that flips the Node NotReady -> Ready with a new bootID, and a Redfish
-//    ForceOff that makes the Node NotReady (then On makes it Ready). Skipped when the rack's
+//    ForceOff that makes the Node NotReady (then On makes it Ready), an Upgrade that reboots
+//    into the image's version (Version and the Node's osImage) and one that rolls back. Skipped when the rack's
 //    binaries are missing, unless RACKSIDE_REQUIRE_RACK=1.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -442,4 +443,87 @@ test('rack: foreign machine: EtcdMemberList, Reset to maintenance, ApplyConfigur
   assert.equal(s.cluster, 'plant-a');
   assert.equal(s.mode, 'configured');
   assert.deepEqual([s.counts.reset, s.counts.apply], [1, 1]);
+});
+
+test('rack: Upgrade reboots into the new version (Version, osImage); a failing image rolls back', async t => {
+  assert.ok(!skipRack, skipRack);
+  const m = machineOf('worker-6');
+  const creds = talosCreds(talos.talosconfigs['plant-a']);
+  await talos.setUpgrade({ delayMs: 300, failing: [] });
+  const start = await node('worker-6');
+  assert.equal(start.status.nodeInfo.osImage, 'Talos (v1.13.9)');
+  // Waits for a reboot of worker-6 (NotReady, then Ready with another boot ID): its osImage.
+  const rebootOsImage = async bootID => {
+    await waitFor(
+      'worker-6 NotReady',
+      async () => !isReady(await node('worker-6')),
+      10000,
+    );
+    const n = await waitFor(
+      'worker-6 Ready with a new bootID',
+      async () => {
+        const n = await node('worker-6');
+        return (
+          isReady(n) &&
+          !n.metadata.annotations?.['rack.rackside.dev/power'] &&
+          n.status.nodeInfo.bootID !== bootID &&
+          n
+        );
+      },
+      20000,
+    );
+    return n.status.nodeInfo.osImage;
+  };
+  const upgrade = image =>
+    grpcCall(
+      m.address,
+      '/machine.MachineService/Upgrade',
+      Buffer.concat([pbString(1, image), pbVarint(2, 1)]), // image, preserve
+      { creds },
+    );
+  const version = async () => {
+    try {
+      const v = await grpcCall(m.address, VERSION, Buffer.alloc(0), { creds });
+      return v.code === 0 && versionTag(v.body);
+    } catch {
+      return false;
+    }
+  };
+
+  const bad = await upgrade('ghcr.io/siderolabs/installer');
+  assert.equal(bad.code, 3, bad.message); // InvalidArgument: no tag, no version
+  assert.match(bad.message, /installer image/);
+
+  const image = 'ghcr.io/siderolabs/installer:v1.14.0';
+  const r = await upgrade(image);
+  assert.equal(r.code, 0, r.message);
+  const msg = pbFields(pbFields(r.body)[1][0]);
+  assert.equal(msg[2][0].toString(), 'Upgrade request received');
+  assert.ok(msg[3][0].toString().length > 0, 'actor_id');
+  assert.equal(
+    await rebootOsImage(start.status.nodeInfo.bootID),
+    'Talos (v1.14.0)',
+  );
+  await waitFor('Version v1.14.0', async () => (await version()) === 'v1.14.0');
+
+  const failing = 'ghcr.io/siderolabs/installer:v1.15.0';
+  await talos.failUpgrade(failing);
+  const before = (await node('worker-6')).status.nodeInfo.bootID;
+  const f = await upgrade(failing);
+  assert.equal(f.code, 0, f.message);
+  assert.equal(await rebootOsImage(before), 'Talos (v1.14.0)');
+  await waitFor(
+    'Version still v1.14.0',
+    async () => (await version()) === 'v1.14.0',
+  );
+
+  const h = await talos.upgrades('worker-6');
+  assert.equal(h.count, 3);
+  assert.deepEqual(h.images, ['ghcr.io/siderolabs/installer', image, failing]);
+  assert.deepEqual(
+    h.requests.map(x => x.result),
+    ['refused', 'installed', 'rolledBack'],
+  );
+  assert.equal((await talos.counts())[m.uuid].upgrade, 3);
+  assert.equal((await talos.counts())[m.uuid].reboot, 0);
 });
