@@ -5,8 +5,17 @@
 // the test starts (e2e/lib/registries.mjs) and the guide's registry blocks add
 // them from there. The portal must end with one copy of each framework package
 // (FRAMEWORK_PACKAGES, from its yarn.lock, as `yarn why` reads it); it is then
-// type-checked and built, and started against a simulated rack with the
-// operator (e2e/tests/harness.mjs). The test's own config holds only where the
+// type-checked and built, and started against a simulated rack
+// (e2e/tests/harness.mjs) where the operator comes as section 8 installs it: the
+// release's chart and image (dist/rackside-operator-<v>.oci.tar, scripts/image.sh)
+// are published to a Distribution registry the test starts, the guide's `sh
+// cluster` blocks run word for word (helm install from that registry, helm test,
+// the portal's token and CA), and the operator's pod runs in podman from the image
+// pulled by the digest the chart's values name (e2e/rack/lib/podRunner.mjs: kwok
+// runs no container, so the test plays kubelet and kube-proxy for the operator and
+// the helm test hooks); the portal's backend reaches the cluster with the token
+// that block wrote. The image is pulled once for both apps (one podman storage).
+// The test's own config holds only where the
 // portal listens, the rack's cluster and which app is served (ENVIRONMENT_KEYS);
 // who may use Rackside is the guide's first permission block. In a
 // headless Chromium the guest then signs in, sees the servers, cordons a worker
@@ -21,8 +30,9 @@
 //   RACKSIDE_E2E_SOURCE=air-gapped   the guide's tarball appendix instead of the registry
 //   RACKSIDE_E2E_KEEP=1        keep the rack's logs
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
@@ -38,8 +48,23 @@ import {
   tableOverflow,
   waitForRow,
 } from '../tests/harness.mjs';
-import { publishPackages, startNpmRegistry } from '../lib/registries.mjs';
 import {
+  chartWithImage,
+  publishRelease,
+  pushChart,
+  pushImage,
+  startNpmRegistry,
+  startOciRegistry,
+} from '../lib/registries.mjs';
+import { binaries, connectRack } from '../rack/rack.mjs';
+import { helm, helmBinary } from '../rack/lib/chart.mjs';
+import {
+  createPodRunner,
+  freePort,
+  serviceProxy,
+} from '../rack/lib/podRunner.mjs';
+import {
+  applyClusterSteps,
   applyInstallGuide,
   frameworkCopies,
   stepsInConfig,
@@ -54,6 +79,13 @@ const VERSION = JSON.parse(
 const NODE = 'worker-3';
 const PORT = Number(process.env.RACKSIDE_E2E_PORTAL_PORT ?? 7040);
 const SOURCE = process.env.RACKSIDE_E2E_SOURCE ?? 'registry';
+const DOC = path.join(ROOT, 'docs/install.md');
+const NS = 'rackside-system';
+const IMAGE_ARCHIVE = path.join(
+  ROOT,
+  'dist',
+  `rackside-operator-${VERSION}.oci.tar`,
+);
 
 const log = msg => process.stderr.write(`install-guide: ${msg}\n`);
 const seconds = since => `${((performance.now() - since) / 1000).toFixed(0)} s`;
@@ -79,9 +111,25 @@ function ensureRelease() {
   });
 }
 
+/** The operator image archive of this version, made by scripts/image.sh when missing. */
+function ensureImage() {
+  if (fs.existsSync(IMAGE_ARCHIVE)) return;
+  log(`no ${IMAGE_ARCHIVE}: building it (scripts/image.sh)`);
+  execFileSync(path.join(ROOT, 'scripts/image.sh'), [], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
 let portalDir;
 let lock;
 let npmRegistry;
+let ociRegistry;
+/** What the test published to ociRegistry: {image: {repository, digest, ref}, chart}. */
+let release;
+/** One podman storage for both apps' racks: the image is pulled into it once. */
+let podDir;
+let imagePulled;
+let chartInstalls = 0;
 const timings = {};
 
 before(
@@ -108,23 +156,58 @@ before(
     resetPortal(portalDir);
 
     const env = { RACKSIDE_RELEASE: RELEASE, RACKSIDE_VERSION: VERSION };
+    const tOci = performance.now();
+    ensureImage();
+    ociRegistry = await startOciRegistry();
     if (SOURCE === 'registry') {
       const t = performance.now();
       npmRegistry = await startNpmRegistry();
-      const published = await publishPackages(npmRegistry, VERSION, {
+      // As scripts/release.sh --publish: the packages, the image, then the chart
+      // whose values name the image by its digest.
+      release = publishRelease({
+        npm: npmRegistry,
+        oci: ociRegistry,
+        version: VERSION,
         releaseDir: RELEASE,
+        imageArchive: IMAGE_ARCHIVE,
       });
+      const published = release.packages;
       log(`published to ${npmRegistry.url}: ${published.join(', ')}`);
       env.RACKSIDE_NPM_REGISTRY = npmRegistry.url;
       // The test's registry is plain HTTP on loopback, which Yarn refuses
       // unless told; a site's own registry is HTTPS and needs no such line.
       env.YARN_UNSAFE_HTTP_WHITELIST = new URL(npmRegistry.url).hostname;
       timings.registry = seconds(t);
+    } else {
+      // The packages come as files; the chart and the image still from the registry.
+      const image = pushImage(ociRegistry, IMAGE_ARCHIVE);
+      const chartFile = chartWithImage(
+        path.join(RELEASE, `rackside-${VERSION}.tgz`),
+        image,
+        fs.mkdtempSync(path.join(os.tmpdir(), 'rackside-chart-')),
+      );
+      release = { image, chart: pushChart(ociRegistry, chartFile) };
     }
+    log(
+      `published ${release.image.ref} and ${release.chart} to ${ociRegistry.url}`,
+    );
+    // The image into the test's podman while the portal is built: the operator's
+    // pods of both apps' racks start from it (a kubelet pulls by the pod's digest;
+    // the same reference here, so that pull finds it).
+    podDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rackside-portal-pods-'));
+    const tPull = performance.now();
+    imagePulled = createPodRunner({
+      dir: podDir,
+      pull: { tlsVerify: false },
+    })
+      .then(runner => runner.pull(release.image.ref))
+      .then(() => (timings['image pull'] = seconds(tPull)));
+    imagePulled.catch(() => {});
+    timings.oci = seconds(tOci);
 
     const t1 = performance.now();
     const { counts, ran } = applyInstallGuide(portalDir, {
-      doc: path.join(ROOT, 'docs/install.md'),
+      doc: DOC,
       source: SOURCE,
       env,
       log,
@@ -176,7 +259,10 @@ before(
 
 after(async () => {
   log(`timings: ${JSON.stringify(timings)}`);
+  await imagePulled?.catch(() => {});
   await npmRegistry?.stop();
+  await ociRegistry?.stop();
+  if (podDir) fs.rmSync(podDir, { recursive: true, force: true });
   if (lock) fs.rmSync(lock, { force: true });
 });
 
@@ -198,12 +284,219 @@ function testConfig(dir, app) {
   return file;
 }
 
+/**
+ * Section 8 on a rack (the harness's installOperator): the guide's `sh cluster`
+ * blocks run word for word against it, the chart coming from the test's registry,
+ * while the test plays the kubelet kwok is not: the operator's first pod runs in
+ * podman from its image, pulled by the pod's own reference, behind its metrics
+ * Service (kube-proxy's part: `serviceProxy`), and each `helm test` hook pod runs
+ * to its end. Fails unless the operator runs the image the chart's values name by
+ * digest. Answers the test's cluster entry (the token and CA the guide wrote) and
+ * stop().
+ */
+async function installChart({ rackDir, net, kubeconfig, logs }) {
+  const rack = connectRack(rackDir);
+  const secrets = path.join(logs, 'secrets');
+  const helmHome = path.join(logs, 'helm');
+  await imagePulled;
+  const runner = await createPodRunner({
+    dir: podDir,
+    rack,
+    pull: { tlsVerify: false },
+  });
+  const kubectl = (...args) =>
+    execFileSync(binaries().kubectl, ['--kubeconfig', kubeconfig, ...args], {
+      encoding: 'utf8',
+    });
+  const getJson = (...args) =>
+    JSON.parse(kubectl('get', ...args, '-o', 'json'));
+  let operator;
+  let proxy;
+  const hooks = new Map(); // pod name -> {code, output}
+  const serviceAddress = `127.${net}.254.81`;
+  let done = false;
+  const kubelet = (async () => {
+    while (!done) {
+      const pods = getJson('pods', '-n', NS).items.filter(
+        p => p.status.phase === 'Running',
+      );
+      const component = p => p.metadata.labels?.['app.kubernetes.io/component'];
+      const operatorPod = pods.find(p => component(p) === 'operator');
+      if (!operator && operatorPod) {
+        const probePort = await freePort();
+        const webhookPort = await freePort();
+        operator = await runner.start(operatorPod, {
+          args: args =>
+            args.map(a =>
+              a.startsWith('--probe-port=')
+                ? `--probe-port=${probePort}`
+                : a.startsWith('--webhook-port=')
+                ? `--webhook-port=${webhookPort}`
+                : a,
+            ),
+        });
+        operator.pod = operatorPod;
+        const service = getJson(
+          'service',
+          '-n',
+          NS,
+          'rackside-operator-metrics',
+        );
+        proxy = await serviceProxy({
+          address: serviceAddress,
+          port: service.spec.ports[0].port,
+          target: probePort,
+        });
+      }
+      for (const pod of pods.filter(p => component(p) === 'test')) {
+        if (hooks.has(pod.metadata.name)) continue;
+        hooks.set(pod.metadata.name, null);
+        const result = await runner.runToCompletion(pod, {
+          hosts: { [`rackside-operator-metrics.${NS}.svc`]: serviceAddress },
+        });
+        hooks.set(pod.metadata.name, result);
+        fs.writeFileSync(
+          path.join(logs, `${pod.metadata.name}.log`),
+          result.output,
+        );
+      }
+      await new Promise(r => setTimeout(r, 250));
+    }
+  })();
+  const stop = async () => {
+    done = true;
+    await kubelet.catch(() => {});
+    if (operator)
+      fs.writeFileSync(path.join(logs, 'operator.log'), operator.logs());
+    await proxy?.close();
+    await operator?.stop();
+    await runner.stop();
+    rack.kube.close?.();
+  };
+  try {
+    const t = performance.now();
+    const ran = await applyClusterSteps(portalDir, {
+      doc: DOC,
+      log,
+      env: {
+        PATH: [
+          path.dirname(helmBinary()),
+          path.dirname(binaries().kubectl),
+          process.env.PATH,
+        ].join(':'),
+        KUBECONFIG: kubeconfig,
+        HELM_CACHE_HOME: path.join(helmHome, 'cache'),
+        HELM_CONFIG_HOME: path.join(helmHome, 'config'),
+        HELM_DATA_HOME: path.join(helmHome, 'data'),
+        // The guide's variables: the chart in the test's registry (plain HTTP),
+        // the release's version, where the portal's token and CA go.
+        RACKSIDE_CHART: release.chart,
+        RACKSIDE_VERSION: VERSION,
+        RACKSIDE_PLAIN_HTTP: '1',
+        RACKSIDE_SECRETS: secrets,
+      },
+      // The kubelet plays on while a block (rollout status, helm test) waits.
+      shell: (script, opts) =>
+        Promise.race([
+          runShell(script, opts),
+          kubelet.then(() => {
+            throw new Error('the kubelet loop ended');
+          }),
+        ]),
+    });
+    timings[`chart install ${++chartInstalls}`] = seconds(t);
+    assert.equal(ran.length, 2, `sh cluster blocks: ${ran.join(', ')}`);
+    assert.ok(operator, 'the operator pod ran');
+    assert.deepEqual(
+      [...hooks.keys()].sort(),
+      ['rackside-test-backstage', 'rackside-test-ready'],
+      'helm test ran both hooks',
+    );
+    for (const [name, result] of hooks)
+      assert.equal(result?.code, 0, `${name}: ${result?.output}`);
+
+    // The operator runs the image the chart's values name, by digest.
+    const values = JSON.parse(
+      helm([
+        'get',
+        'values',
+        'rackside',
+        '-n',
+        NS,
+        '--all',
+        '-o',
+        'json',
+        '--kubeconfig',
+        kubeconfig,
+      ]),
+    );
+    assert.equal(
+      values.image.digest,
+      release.image.digest,
+      "the chart's image.digest is the published image's",
+    );
+    const named = `${values.image.repository}@${values.image.digest}`;
+    assert.equal(
+      operator.pod.spec.containers[0].image,
+      named,
+      "the operator pod's image",
+    );
+    assert.equal(
+      operator.imageDigest(),
+      values.image.digest,
+      "the running container's image digest",
+    );
+
+    const config = path.join(logs, 'app-config.cluster.yaml');
+    fs.writeFileSync(
+      config,
+      `${JSON.stringify({
+        servers: {
+          clusters: [
+            {
+              name: 'plant-a',
+              title: 'Plant A (simulated rack, chart-installed)',
+              url: rack.server,
+              caFile: path.join(secrets, 'plant-a-ca.crt'),
+              serviceAccountTokenFile: path.join(secrets, 'plant-a-token'),
+              operatorNamespace: NS,
+            },
+          ],
+        },
+      })}\n`,
+    );
+    for (const file of ['plant-a-ca.crt', 'plant-a-token'])
+      assert.ok(fs.statSync(path.join(secrets, file)).size > 0, file);
+    done = true;
+    await kubelet;
+    return { configs: [config], stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+function runShell(script, { dir, env }) {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-euo', 'pipefail', '-c', script], {
+      cwd: dir,
+      stdio: ['ignore', 'inherit', 'inherit'],
+      env: { ...process.env, ...env },
+    });
+    child.on('error', reject);
+    child.on('exit', code =>
+      code === 0 ? resolve() : reject(new Error(`bash exited with ${code}`)),
+    );
+  });
+}
+
 /** Starts the portal's backend on a rack of its own, serving the app package `app`. */
 async function portalServing(app, offsetPort) {
   const netLock = claimRackNet();
   const portal = await startPortal({
     net: netLock.net,
     port: offsetPort,
+    installOperator: installChart,
     backendDir: path.join(portalDir, 'packages/backend'),
     baseConfigs: [
       path.join(portalDir, 'app-config.yaml'),

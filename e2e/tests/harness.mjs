@@ -13,6 +13,11 @@
 //   startPortal({ backendDir, baseConfigs: [file] })  // another portal's backend package
 //   (absolute path) with its own app-config files instead of this repository's; its app
 //   bundle is that portal's to build (e2e/portal)
+//   startPortal({ installOperator: async ({ rackDir, net, kubeconfig, logs }) => ({ configs, stop }) })
+//   // the operator installed the caller's way (e2e/portal: the chart from a registry): the
+//   // harness then applies no CRDs, roles, admission policies, power or TalosCluster of its
+//   // own (scripts/demo-access.mjs), runs no operator from source and registers no webhook;
+//   // `configs` (app-config files: the cluster entry) replace the rack's, `stop()` runs first
 //   ...
 //   await portal.stop();
 //   const env = portalAndBrowser({ offset: 2 })  // a test file's before/after: env.portal, env.newPage()
@@ -219,6 +224,8 @@ export async function startPortal(opts = {}) {
   const logs = path.join(workDir, 'logs');
   fs.mkdirSync(logs, { recursive: true });
   const children = [];
+  /** What opts.installOperator answered: its stop() runs before the rack goes down. */
+  let installed;
   let rackUp = false;
   let stopping = false;
   /** What exited before stop() asked it to: the reports printed when it happened. */
@@ -245,6 +252,7 @@ export async function startPortal(opts = {}) {
     stopping = true;
     if (deaths.length > 0) process.env.RACKSIDE_E2E_KEEP = '1';
     for (const c of children.reverse()) await stopGroup(c);
+    await installed?.stop?.();
     if (rackUp) {
       spawnSync(process.execPath, [RACK, 'down', '--dir', rackDir], {
         stdio: 'ignore',
@@ -275,11 +283,12 @@ export async function startPortal(opts = {}) {
     rackUp = true;
 
     const rackConfig = path.join(workDir, 'app-config.rack.yaml');
-    execFileSync(
-      process.execPath,
-      [path.join(ROOT, 'scripts/demo-access.mjs'), rackDir, rackConfig],
-      { stdio: ['ignore', 'ignore', 'inherit'] },
-    );
+    if (!opts.installOperator)
+      execFileSync(
+        process.execPath,
+        [path.join(ROOT, 'scripts/demo-access.mjs'), rackDir, rackConfig],
+        { stdio: ['ignore', 'ignore', 'inherit'] },
+      );
 
     // The app is served by the backend: one origin for the app and the API.
     const portConfig = path.join(workDir, 'app-config.e2e.yaml');
@@ -307,56 +316,66 @@ export async function startPortal(opts = {}) {
       ].join('\n'),
     );
 
-    log('starting the operator');
-    const operatorLog = path.join(logs, 'operator.log');
-    // The rack's Alertmanager: the operator silences a node in maintenance and gates plans
-    // on it (docs/alerts.md), as the demo does.
-    const alertmanagerUrl = JSON.parse(
-      fs.readFileSync(path.join(rackDir, 'rack.json'), 'utf8'),
-    ).alertmanager?.url;
-    const webhookPort = 19443 + (rackNet % 100);
-    const webhookCa = path.join(rackDir, 'webhook-ca.crt');
-    const operator = spawnPackage('packages/operator', [], {
-      env: {
-        NODE_ENV: 'development',
-        KUBECONFIG: path.join(rackDir, 'operator.kubeconfig'),
-        RACKSIDE_OPERATOR_NAMESPACE: 'rackside-system',
-        RACKSIDE_OPERATOR_PROBE_PORT: String(
-          opts.probePort ?? 18081 + (rackNet % 100),
-        ),
-        // The reclaim webhook, on a port of this rack's own (portals may run side by side).
-        RACKSIDE_OPERATOR_WEBHOOK_PORT: String(webhookPort),
-        RACKSIDE_OPERATOR_WEBHOOK_HOST: '127.0.0.1',
-        RACKSIDE_OPERATOR_WEBHOOK_CA_OUT: webhookCa,
-        ...(alertmanagerUrl
-          ? { RACKSIDE_ALERTMANAGER_URL: alertmanagerUrl }
-          : {}),
-      },
-      logFile: operatorLog,
-    });
-    children.push(operator);
-    watchExit(operator, 'the operator', operatorLog);
-    await waitFor(
-      'operator webhook CA',
-      async () => fs.existsSync(webhookCa) && fs.statSync(webhookCa).size > 0,
-      { timeoutMs: 120000, child: operator, logFile: operatorLog },
-    );
-    execFileSync(
-      process.execPath,
-      [
-        path.join(ROOT, 'scripts/register-webhook.mjs'),
+    if (opts.installOperator) {
+      log("installing the operator (the caller's installOperator)");
+      installed = await opts.installOperator({
         rackDir,
-        webhookCa,
-        String(webhookPort),
-      ],
-      { stdio: ['ignore', 'ignore', 'inherit'] },
-    );
+        net: rackNet,
+        kubeconfig: path.join(rackDir, 'kubeconfig'),
+        logs,
+      });
+    } else {
+      log('starting the operator');
+      const operatorLog = path.join(logs, 'operator.log');
+      // The rack's Alertmanager: the operator silences a node in maintenance and gates plans
+      // on it (docs/alerts.md), as the demo does.
+      const alertmanagerUrl = JSON.parse(
+        fs.readFileSync(path.join(rackDir, 'rack.json'), 'utf8'),
+      ).alertmanager?.url;
+      const webhookPort = 19443 + (rackNet % 100);
+      const webhookCa = path.join(rackDir, 'webhook-ca.crt');
+      const operator = spawnPackage('packages/operator', [], {
+        env: {
+          NODE_ENV: 'development',
+          KUBECONFIG: path.join(rackDir, 'operator.kubeconfig'),
+          RACKSIDE_OPERATOR_NAMESPACE: 'rackside-system',
+          RACKSIDE_OPERATOR_PROBE_PORT: String(
+            opts.probePort ?? 18081 + (rackNet % 100),
+          ),
+          // The reclaim webhook, on a port of this rack's own (portals may run side by side).
+          RACKSIDE_OPERATOR_WEBHOOK_PORT: String(webhookPort),
+          RACKSIDE_OPERATOR_WEBHOOK_HOST: '127.0.0.1',
+          RACKSIDE_OPERATOR_WEBHOOK_CA_OUT: webhookCa,
+          ...(alertmanagerUrl
+            ? { RACKSIDE_ALERTMANAGER_URL: alertmanagerUrl }
+            : {}),
+        },
+        logFile: operatorLog,
+      });
+      children.push(operator);
+      watchExit(operator, 'the operator', operatorLog);
+      await waitFor(
+        'operator webhook CA',
+        async () => fs.existsSync(webhookCa) && fs.statSync(webhookCa).size > 0,
+        { timeoutMs: 120000, child: operator, logFile: operatorLog },
+      );
+      execFileSync(
+        process.execPath,
+        [
+          path.join(ROOT, 'scripts/register-webhook.mjs'),
+          rackDir,
+          webhookCa,
+          String(webhookPort),
+        ],
+        { stdio: ['ignore', 'ignore', 'inherit'] },
+      );
+    }
 
     log(`starting the backend with the built app at ${baseUrl}`);
     const backendLog = path.join(logs, 'backend.log');
     const configs = [
       ...(opts.baseConfigs ?? [path.join(ROOT, 'app-config.yaml')]),
-      rackConfig,
+      ...(installed ? installed.configs : [rackConfig]),
       portConfig,
       ...(opts.configs ?? []),
     ].flatMap(f => ['--config', f]);

@@ -14,6 +14,11 @@
 // names (what cluster DNS and kube-proxy do: see `serviceProxy`).
 //
 //   const runner = await createPodRunner({ dir, rack, archive });
+//   createPodRunner({ dir, rack, pull: { tlsVerify: false } })  // no archive: each pod's
+//     image is pulled from its registry by the pod's own reference (a digest, as a kubelet
+//     pulls it); a second runner on the same `dir` finds what the first one pulled
+//   runner.pull(ref)          // with `pull`: pull ahead of the pods (rack not needed)
+//   runner.imageDigest(ref)   // the digest of the image a reference names in this podman
 //   const { code, output } = await runner.runToCompletion(pod);
 //   const operator = await runner.start(pod, { args: a => a });  // {stop(), logs()}
 //   await runner.stop();
@@ -71,9 +76,12 @@ export async function serviceProxy({ address, port, target }) {
 
 /**
  * A podman of its own (storage under `dir`, vfs, runc, cgroupfs: what this machine
- * allows) with the image archive loaded. `rack` is startRack()'s answer.
+ * allows) with the image archive loaded, or, with `pull`, pulling each pod's image from
+ * its registry on first use (`pull.tlsVerify: false` for a plain-HTTP one). `rack` is
+ * startRack()'s answer, or anything with `server`, `caFile` and `kube` (connectRack's);
+ * a runner that only pulls (`runner.pull(ref)`, ahead of the pods) needs none.
  */
-export async function createPodRunner({ dir, rack, archive }) {
+export async function createPodRunner({ dir, rack, archive, pull }) {
   fs.mkdirSync(dir, { recursive: true });
   const conf = path.join(dir, 'containers.conf');
   fs.writeFileSync(conf, '[containers]\ndefault_ulimits = []\n');
@@ -98,16 +106,42 @@ export async function createPodRunner({ dir, rack, archive }) {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-  podman(['load', '--quiet', '--input', archive]);
+  if (archive) podman(['load', '--quiet', '--input', archive]);
   const images = podman(['images', '--format', '{{.Repository}}:{{.Tag}}'])
     .split('\n')
     .filter(Boolean);
-  const api = new URL(rack.server);
+  /** `podman pull` of a reference, off the event loop (a large image takes a while). */
+  const pulled = new Map();
+  const pullImage = ref => {
+    if (!pulled.has(ref))
+      pulled.set(
+        ref,
+        new Promise((resolve, reject) =>
+          execFile(
+            'podman',
+            [
+              ...base,
+              'pull',
+              '--quiet',
+              `--tls-verify=${pull.tlsVerify !== false}`,
+              ref,
+            ],
+            { env, encoding: 'utf8' },
+            (error, stdout, stderr) =>
+              error
+                ? reject(new Error(`podman pull ${ref}: ${stderr || error}`))
+                : resolve(ref),
+          ),
+        ),
+      );
+    return pulled.get(ref);
+  };
   const running = new Set();
   let counter = 0;
 
   /** The loaded image a pod's `image` names (rackside/operator:V is localhost/rackside/...). */
   const imageFor = ref => {
+    if (pull) return pullImage(ref);
     const found = images.find(i => i === ref || i.endsWith(`/${ref}`));
     if (!found)
       throw new Error(
@@ -182,6 +216,7 @@ export async function createPodRunner({ dir, rack, archive }) {
   function environment(pod, container) {
     const field = p =>
       p.split('.').reduce((o, k) => (o == null ? undefined : o[k]), pod);
+    const api = new URL(rack.server);
     const out = [
       '--env',
       `KUBERNETES_SERVICE_HOST=${api.hostname}`,
@@ -225,7 +260,10 @@ export async function createPodRunner({ dir, rack, archive }) {
     out.push(...(await mounts(pod, container)), ...environment(pod, container));
     if (container.command)
       out.push('--entrypoint', JSON.stringify(container.command));
-    out.push(imageFor(container.image), ...changeArgs(container.args ?? []));
+    out.push(
+      await imageFor(container.image),
+      ...changeArgs(container.args ?? []),
+    );
     return { name, args: out };
   }
 
@@ -271,6 +309,11 @@ export async function createPodRunner({ dir, rack, archive }) {
 
   return {
     images,
+    /** Pulls `ref` now (with `pull`), so a pod's first start does not wait for it. */
+    pull: ref => pullImage(ref),
+    /** The manifest digest (sha256:...) of the image `ref` names here. */
+    imageDigest: ref =>
+      podman(['image', 'inspect', '--format', '{{.Digest}}', ref]).trim(),
     /**
      * Runs the pod's container to its end, writes the pod's status from its exit code.
      * Answers {code, output}.
@@ -317,6 +360,10 @@ export async function createPodRunner({ dir, rack, archive }) {
       child.stderr.on('data', d => (logs = (logs + d).slice(-20000)));
       const exited = new Promise(resolve => child.on('exit', resolve));
       return {
+        name,
+        /** The digest of the image the running container was made from. */
+        imageDigest: () =>
+          podman(['inspect', '--format', '{{.ImageDigest}}', name]).trim(),
         logs: () => logs,
         exited,
         stop: async () => {
