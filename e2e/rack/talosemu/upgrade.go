@@ -283,7 +283,7 @@ func (m *Machine) UpgradeHistory() UpgradeHistory {
 		UUID: m.UUID, NodeName: m.NodeName, Version: m.Version, Count: len(m.Upgrades),
 		Images: []string{}, Requests: append([]UpgradeRecord{}, m.Upgrades...),
 	}
-	if m.pending != nil && m.State != StateUpgrading {
+	if m.pending != nil && m.Upgrades[m.pending.record].Result == UpgradeStaged {
 		h.Staged = m.pending.version
 	}
 	for _, r := range m.Upgrades {
