@@ -18,6 +18,8 @@
 //   // harness then applies no CRDs, roles, admission policies, power or TalosCluster of its
 //   // own (scripts/demo-access.mjs), runs no operator from source and registers no webhook;
 //   // `configs` (app-config files: the cluster entry) replace the rack's, `stop()` runs first
+//   startPortal({ rackDir, net, installOperator })  // a rack already up (rack.mjs up), which
+//   // this portal neither starts nor stops: two portals, one after the other, on one rack
 //   ...
 //   await portal.stop();
 //   const env = portalAndBrowser({ offset: 2 })  // a test file's before/after: env.portal, env.newPage()
@@ -220,7 +222,9 @@ export async function startPortal(opts = {}) {
   await checkPortFree(port);
   holdRackNet(rackNet);
   const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rackside-e2e-'));
-  const rackDir = path.join(workDir, 'rack'); // rack.mjs wants a fresh dir
+  // rack.mjs wants a fresh dir; opts.rackDir is a rack already up, which this
+  // portal neither starts nor stops (give its `net` too).
+  const rackDir = opts.rackDir ?? path.join(workDir, 'rack');
   const logs = path.join(workDir, 'logs');
   fs.mkdirSync(logs, { recursive: true });
   const children = [];
@@ -274,13 +278,16 @@ export async function startPortal(opts = {}) {
       });
     }
 
-    log(`starting the simulated rack in ${rackDir} (net ${rackNet})`);
-    execFileSync(
-      process.execPath,
-      [RACK, 'up', '--detach', '--dir', rackDir, '--net', String(rackNet)],
-      { stdio: ['ignore', 'ignore', 'inherit'] },
-    );
-    rackUp = true;
+    if (opts.rackDir) log(`using the running rack in ${rackDir}`);
+    else {
+      log(`starting the simulated rack in ${rackDir} (net ${rackNet})`);
+      execFileSync(
+        process.execPath,
+        [RACK, 'up', '--detach', '--dir', rackDir, '--net', String(rackNet)],
+        { stdio: ['ignore', 'ignore', 'inherit'] },
+      );
+      rackUp = true;
+    }
 
     const rackConfig = path.join(workDir, 'app-config.rack.yaml');
     if (!opts.installOperator)
