@@ -75,6 +75,35 @@ export async function serviceProxy({ address, port, target }) {
 }
 
 /**
+ * The global arguments and environment of a podman whose storage is under `dir`: vfs (as
+ * on any machine without overlay permissions), runc (crun refuses this machine's hybrid
+ * cgroups), cgroupfs, events to a file, and no default ulimits (setting RLIMIT_NOFILE is
+ * not permitted in these sandboxes). Answers {args, env}.
+ */
+export function podmanOfItsOwn(dir) {
+  fs.mkdirSync(dir, { recursive: true });
+  const conf = path.join(dir, 'containers.conf');
+  fs.writeFileSync(conf, '[containers]\ndefault_ulimits = []\n');
+  return {
+    args: [
+      '--root',
+      path.join(dir, 'storage'),
+      '--runroot',
+      path.join(dir, 'run'),
+      '--storage-driver',
+      'vfs',
+      '--runtime',
+      'runc',
+      '--cgroup-manager',
+      'cgroupfs',
+      '--events-backend',
+      'file',
+    ],
+    env: { ...process.env, CONTAINERS_CONF: conf },
+  };
+}
+
+/**
  * A podman of its own (storage under `dir`, vfs, runc, cgroupfs: what this machine
  * allows) with the image archive loaded, or, with `pull`, pulling each pod's image from
  * its registry on first use (`pull.tlsVerify: false` for a plain-HTTP one). `rack` is
@@ -82,24 +111,7 @@ export async function serviceProxy({ address, port, target }) {
  * a runner that only pulls (`runner.pull(ref)`, ahead of the pods) needs none.
  */
 export async function createPodRunner({ dir, rack, archive, pull }) {
-  fs.mkdirSync(dir, { recursive: true });
-  const conf = path.join(dir, 'containers.conf');
-  fs.writeFileSync(conf, '[containers]\ndefault_ulimits = []\n');
-  const env = { ...process.env, CONTAINERS_CONF: conf };
-  const base = [
-    '--root',
-    path.join(dir, 'storage'),
-    '--runroot',
-    path.join(dir, 'run'),
-    '--storage-driver',
-    'vfs',
-    '--runtime',
-    'runc',
-    '--cgroup-manager',
-    'cgroupfs',
-    '--events-backend',
-    'file',
-  ];
+  const { args: base, env } = podmanOfItsOwn(dir);
   const podman = args =>
     execFileSync('podman', [...base, ...args], {
       encoding: 'utf8',

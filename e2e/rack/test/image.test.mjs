@@ -20,6 +20,7 @@ import {
   writeTokenKubeconfig,
 } from '../rack.mjs';
 import { REPO_ROOT } from '../lib/chart.mjs';
+import { podmanOfItsOwn } from '../lib/podRunner.mjs';
 
 const NET = Number(process.env.RACK_TEST_NET_IMAGE ?? 157);
 const NS = 'rackside-system';
@@ -107,26 +108,10 @@ before(
       `${ARCHIVE} missing: run scripts/image.sh first`,
     );
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rack-image-test-'));
-    // podman's own storage for this test (vfs, as on any machine without overlay
-    // permissions), runc (crun refuses this machine's hybrid cgroups), cgroupfs, and no
-    // default ulimits (setting RLIMIT_NOFILE is not permitted in these sandboxes).
-    const conf = path.join(dir, 'containers.conf');
-    fs.writeFileSync(conf, '[containers]\ndefault_ulimits = []\n');
-    process.env.CONTAINERS_CONF = conf;
-    podmanArgs = [
-      '--root',
-      path.join(dir, 'storage'),
-      '--runroot',
-      path.join(dir, 'run'),
-      '--storage-driver',
-      'vfs',
-      '--runtime',
-      'runc',
-      '--cgroup-manager',
-      'cgroupfs',
-      '--events-backend',
-      'file',
-    ];
+    // podman's own storage for this test, as the pod runner makes it.
+    const own = podmanOfItsOwn(dir);
+    process.env.CONTAINERS_CONF = own.env.CONTAINERS_CONF;
+    podmanArgs = own.args;
     rack = await startRack({
       dir: path.join(dir, 'rack'),
       net: NET,
