@@ -24,6 +24,13 @@ import type {
   ServerListWindowResponse,
   ServerResponse,
 } from '@rackside/plugin-servers-common';
+import type {
+  ApprovalDecisionBody,
+  ApprovalDecisionResponse,
+  ApprovalItem,
+  ApprovalSubjectKind,
+  ApprovalView,
+} from './approvalTypes';
 
 /**
  * The Rackside backend (`/api/servers`), as the frontend uses it. Failed
@@ -139,6 +146,32 @@ export interface ServersApi {
     name: string,
     body: PlanRenewBody,
   ): Promise<PlanRenewedResponse>;
+  /**
+   * `GET /approvals?for=me`: the requests awaiting an approval the caller may give
+   * (docs/approvals.md).
+   */
+  listApprovalsForMe(): Promise<ApprovalItem[]>;
+  /**
+   * `GET /clusters/:cluster/{maintenances,plans}/:name/approval`: the approval, the impact
+   * acknowledged and a fresh pre-flight, and whether the caller may approve.
+   */
+  getApproval(
+    cluster: string,
+    kind: ApprovalSubjectKind,
+    name: string,
+  ): Promise<ApprovalView>;
+  /**
+   * `POST /clusters/:cluster/{maintenances,plans}/:name/approval`: approve (with the fresh
+   * pre-flight's token, and the typed name at the hazard rung) or reject (with a reason).
+   * When the impact grew past the rung the requester acknowledged this rejects with an
+   * {@link ApprovalRungGrewError} carrying both rungs.
+   */
+  decideApproval(
+    cluster: string,
+    kind: ApprovalSubjectKind,
+    name: string,
+    body: ApprovalDecisionBody,
+  ): Promise<ApprovalDecisionResponse>;
 }
 
 /**

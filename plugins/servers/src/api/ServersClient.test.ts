@@ -1,7 +1,11 @@
 import { ResponseError } from '@backstage/errors';
 import { ServersClient } from './ServersClient';
 import { fakeBackendApis, jsonResponse } from '../testing/backendHttp';
-import { describeError, PreflightChangedError } from './errors';
+import {
+  ApprovalRungGrewError,
+  describeError,
+  PreflightChangedError,
+} from './errors';
 import { preflightResponse } from '../testing/drain';
 
 function client(response: Response) {
@@ -243,5 +247,118 @@ describe('ServersClient', () => {
       message: 'servers:drain denied',
       status: 403,
     });
+  });
+
+  it('lists the approvals for me and reads and decides an approval (escaped)', async () => {
+    const { client: c, fetch } = client(
+      jsonResponse(200, { items: [{ name: 'm-1' }], state: 'approved' }),
+    );
+    await expect(c.listApprovalsForMe()).resolves.toEqual([{ name: 'm-1' }]);
+    await c.getApproval('rack a', 'maintenance', 'm/1');
+    await c.getApproval('rack', 'plan', 'reboot-plan-abc');
+    await expect(
+      c.decideApproval('rack', 'maintenance', 'm-1', {
+        decision: 'approve',
+        reason: 'checked with the storage team',
+        preflightToken: 'tok-1',
+        typedName: 'cp-1',
+      }),
+    ).resolves.toMatchObject({ state: 'approved' });
+    await c.decideApproval('rack', 'plan', 'reboot-plan-abc', {
+      decision: 'reject',
+      reason: 'not in this window',
+    });
+    expect(fetch.mock.calls.map(call => call[0])).toEqual([
+      'http://backend/api/servers/approvals?for=me',
+      'http://backend/api/servers/clusters/rack%20a/maintenances/m%2F1/approval',
+      'http://backend/api/servers/clusters/rack/plans/reboot-plan-abc/approval',
+      'http://backend/api/servers/clusters/rack/maintenances/m-1/approval',
+      'http://backend/api/servers/clusters/rack/plans/reboot-plan-abc/approval',
+    ]);
+    const [, approve] = fetch.mock.calls[3];
+    expect(approve?.method).toBe('POST');
+    expect(JSON.parse(String(approve?.body))).toEqual({
+      decision: 'approve',
+      reason: 'checked with the storage team',
+      preflightToken: 'tok-1',
+      typedName: 'cp-1',
+    });
+    expect(JSON.parse(String(fetch.mock.calls[4][1]?.body))).toEqual({
+      decision: 'reject',
+      reason: 'not in this window',
+    });
+  });
+
+  it('rejects a 409 with both rungs with ApprovalRungGrewError, beside or inside error', async () => {
+    const beside = client(
+      jsonResponse(
+        409,
+        {
+          error: {
+            name: 'ConflictError',
+            message: 'the impact grew to hazard: the requester must ask again',
+          },
+          requestedRung: 'preflight',
+          rungNow: 'hazard',
+        },
+        'Conflict',
+      ),
+    ).client;
+    const error = await beside
+      .decideApproval('rack', 'maintenance', 'm-1', {
+        decision: 'approve',
+        reason: 'x',
+        preflightToken: 'tok-1',
+      })
+      .catch(e => e);
+    expect(ApprovalRungGrewError.is(error)).toBe(true);
+    expect(error.requestedRung).toBe('preflight');
+    expect(error.rungNow).toBe('hazard');
+    expect(ResponseError.is(error.cause)).toBe(true);
+    expect(describeError(error)).toEqual({
+      message: 'the impact grew to hazard: the requester must ask again',
+      status: 409,
+    });
+
+    const inside = client(
+      jsonResponse(
+        409,
+        {
+          error: {
+            name: 'ConflictError',
+            message: 'grew',
+            requestedRung: 'reason',
+            rungNow: 'typed-name',
+          },
+        },
+        'Conflict',
+      ),
+    ).client;
+    const nested = await inside
+      .decideApproval('rack', 'plan', 'p', { decision: 'approve', reason: 'x' })
+      .catch(e => e);
+    expect(ApprovalRungGrewError.is(nested)).toBe(true);
+    expect([nested.requestedRung, nested.rungNow]).toEqual([
+      'reason',
+      'typed-name',
+    ]);
+
+    // A 409 without rungs (already decided) stays a ResponseError.
+    const decided = client(
+      jsonResponse(
+        409,
+        {
+          error: { name: 'ConflictError', message: 'already approved' },
+          response: { statusCode: 409 },
+        },
+        'Conflict',
+      ),
+    ).client;
+    const plain = await decided
+      .decideApproval('rack', 'plan', 'p', { decision: 'reject', reason: 'x' })
+      .catch(e => e);
+    expect(ApprovalRungGrewError.is(plain)).toBe(false);
+    expect(ResponseError.is(plain)).toBe(true);
+    expect(describeError(plain).message).toBe('already approved');
   });
 });

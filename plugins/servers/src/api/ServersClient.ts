@@ -28,7 +28,15 @@ import type {
   ServerResponse,
 } from '@rackside/plugin-servers-common';
 import { enc, ServersBackendHttp } from './backendHttp';
-import { PreflightChangedError } from './errors';
+import { ApprovalRungGrewError, PreflightChangedError } from './errors';
+import type {
+  ApprovalDecisionBody,
+  ApprovalDecisionResponse,
+  ApprovalItem,
+  ApprovalListResponse,
+  ApprovalSubjectKind,
+  ApprovalView,
+} from './approvalTypes';
 import type { PreflightOptions, ServersApi } from './ServersApi';
 
 /**
@@ -208,6 +216,38 @@ export class ServersClient implements ServersApi {
       body,
     );
   }
+
+  async listApprovalsForMe(): Promise<ApprovalItem[]> {
+    const body = await this.http.get<ApprovalListResponse>('/approvals?for=me');
+    return body.items;
+  }
+
+  getApproval(
+    cluster: string,
+    kind: ApprovalSubjectKind,
+    name: string,
+  ): Promise<ApprovalView> {
+    return this.http.get(approvalPath(cluster, kind, name));
+  }
+
+  decideApproval(
+    cluster: string,
+    kind: ApprovalSubjectKind,
+    name: string,
+    body: ApprovalDecisionBody,
+  ): Promise<ApprovalDecisionResponse> {
+    return this.http.post(approvalPath(cluster, kind, name), body);
+  }
+}
+
+/** The approval of a maintenance or a plan, below the backend's base URL. */
+function approvalPath(
+  cluster: string,
+  kind: ApprovalSubjectKind,
+  name: string,
+): string {
+  const collection = kind === 'plan' ? 'plans' : 'maintenances';
+  return `/clusters/${enc(cluster)}/${collection}/${enc(name)}/approval`;
 }
 
 /**
@@ -227,6 +267,15 @@ async function errorOf(response: Response): Promise<Error> {
   } as Response;
   const error = await ResponseError.fromResponse(replay);
   if (response.status !== 409) return error;
+  const grew = rungsOf(text);
+  if (grew) {
+    return new ApprovalRungGrewError(
+      grew.message ||
+        `The impact grew from ${grew.requestedRung} to ${grew.rungNow} since the request.`,
+      grew,
+      error,
+    );
+  }
   const changed = preflightChangedOf(text);
   if (!changed) return error;
   return new PreflightChangedError(
@@ -234,6 +283,33 @@ async function errorOf(response: Response): Promise<Error> {
     changed.preflight,
     error,
   );
+}
+
+/**
+ * Both rungs of an approval refused because the impact grew (409 `{ error, requestedRung,
+ * rungNow }`), and its message, if the body carries them.
+ */
+function rungsOf(
+  text: string,
+): { requestedRung: string; rungNow: string; message?: string } | undefined {
+  let body: any;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  // Beside `error` as the contract says; inside a serialised error works too.
+  const requestedRung = body?.requestedRung ?? body?.error?.requestedRung;
+  const rungNow = body?.rungNow ?? body?.error?.rungNow;
+  if (typeof requestedRung !== 'string' || typeof rungNow !== 'string') {
+    return undefined;
+  }
+  const message = body?.error?.message;
+  return {
+    requestedRung,
+    rungNow,
+    message: typeof message === 'string' ? message : undefined,
+  };
 }
 
 /** The new pre-flight and the message of a 409 body, if it carries one. */

@@ -36,6 +36,42 @@ export class PreflightChangedError extends Error {
   }
 }
 
+/**
+ * The backend refused an approval because the impact grew past the rung the requester
+ * acknowledged (409 with both rungs): the requester must ask again.
+ *
+ * @public
+ */
+export class ApprovalRungGrewError extends Error {
+  readonly name = 'ApprovalRungGrewError';
+  /** The rung the requester acknowledged. */
+  readonly requestedRung: string;
+  /** The rung of the impact now. */
+  readonly rungNow: string;
+  /** The 409 itself. */
+  readonly cause: ResponseError;
+
+  constructor(
+    message: string,
+    rungs: { requestedRung: string; rungNow: string },
+    cause: ResponseError,
+  ) {
+    super(message);
+    this.requestedRung = rungs.requestedRung;
+    this.rungNow = rungs.rungNow;
+    this.cause = cause;
+  }
+
+  /** Works across copies of this package, like `ResponseError.is`. */
+  static is(value: unknown): value is ApprovalRungGrewError {
+    return (
+      value instanceof Error &&
+      value.name === 'ApprovalRungGrewError' &&
+      typeof (value as ApprovalRungGrewError).rungNow === 'string'
+    );
+  }
+}
+
 /** A failed request, described for a person. */
 export interface DescribedError {
   /** The backend's own message when there is one. */
@@ -56,7 +92,7 @@ function numberOrNull(value: unknown): number | null {
 
 /** The backend's message (and refusal numbers) out of a rejected request. */
 export function describeError(error: unknown): DescribedError {
-  if (PreflightChangedError.is(error)) {
+  if (PreflightChangedError.is(error) || ApprovalRungGrewError.is(error)) {
     return { message: error.message, status: 409 };
   }
   if (ResponseError.is(error)) {

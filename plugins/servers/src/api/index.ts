@@ -1,8 +1,23 @@
 export { serversApiRef } from './ServersApi';
 export type { PreflightOptions, ServersApi } from './ServersApi';
 export { ServersClient } from './ServersClient';
-export { describeError, PreflightChangedError } from './errors';
+export {
+  ApprovalRungGrewError,
+  describeError,
+  PreflightChangedError,
+} from './errors';
 export type { DescribedError } from './errors';
 export { machinesApiRef } from './MachinesApi';
 export type { MachinesApi } from './MachinesApi';
 export { MachinesClient } from './MachinesClient';
+export type {
+  AcknowledgedPlan,
+  AcknowledgedSnapshot,
+  ApprovalDecisionBody,
+  ApprovalDecisionResponse,
+  ApprovalItem,
+  ApprovalListResponse,
+  ApprovalStateName,
+  ApprovalSubjectKind,
+  ApprovalView,
+} from './approvalTypes';

@@ -16,7 +16,12 @@ import {
   type ServerListWindowResponse,
   type ServerResponse,
 } from '@rackside/plugin-servers-common';
-import type { ServersApi } from '../api';
+import type {
+  ApprovalDecisionBody,
+  ApprovalItem,
+  ApprovalView,
+  ServersApi,
+} from '../api';
 
 export const DERIVED: QuorumSummaryResponse = {
   derived: true,
@@ -183,6 +188,13 @@ export function fakeServersApi(list: ServerListResponse) {
     renewPlan: jest.fn(async () => ({
       name: 'reboot-plan-abc',
       until: '2026-12-01T08:00:00Z',
+    })),
+    listApprovalsForMe: jest.fn(async (): Promise<ApprovalItem[]> => []),
+    getApproval: jest.fn(async (): Promise<ApprovalView> => {
+      throw new Error('no approval in this fake');
+    }),
+    decideApproval: jest.fn(async (_c, _k, _n, body: ApprovalDecisionBody) => ({
+      state: body.decision === 'approve' ? 'approved' : 'rejected',
     })),
   };
   return api as unknown as jest.Mocked<ServersApi>;
