@@ -26,6 +26,7 @@ import { HardwareSection } from './HardwareSection';
 import { PowerSection } from './PowerSection';
 import { AlertsSection } from './AlertsSection';
 import { Timeline } from './Timeline';
+import { ApprovalPanel, showsApproval } from '../ApprovalPanel';
 
 /** Everything about one maintenance: what, who and why, its drain options, progress, conditions, timeline. */
 export function MaintenanceDetail(props: {
@@ -68,6 +69,16 @@ export function MaintenanceDetail(props: {
           </Typography>
         )}
       </Box>
+
+      {showsApproval(m) && (
+        <ApprovalPanel
+          cluster={cluster}
+          kind="maintenance"
+          name={m.name}
+          typedTarget={m.nodeName}
+          version={m.phase}
+        />
+      )}
 
       <Section title="Who and why" testId="maintenance-who">
         <Typography variant="body1">

@@ -15,6 +15,7 @@ import {
 } from './PlanControls';
 import { PlanSteps } from './PlanSteps';
 import { PlanNotices, PlanSummary } from './PlanSummary';
+import { ApprovalPanel, showsApproval } from '../ApprovalPanel';
 
 /** One plan: its summary, what it waits on, its controls and each node's step. */
 export function PlanDetail(props: {
@@ -31,6 +32,16 @@ export function PlanDetail(props: {
     <>
       <PlanSummary plan={plan} />
       <PlanNotices plan={plan} />
+      {showsApproval(plan) && (
+        <ApprovalPanel
+          cluster={cluster}
+          kind="plan"
+          name={plan.name}
+          typedTarget={plan.name}
+          version={plan.phase}
+          onDecided={onChanged}
+        />
+      )}
       {canPlan && controlsOf(plan).length > 0 && (
         <Stack direction="row" spacing={1} mb={2}>
           {controlsOf(plan).map(c => (

@@ -1,0 +1,231 @@
+import {
+  PREFLIGHT_CEREMONY_LEVELS,
+  type CeremonyLevel,
+  type PlanPreflightResponse,
+  type PreflightResponse,
+} from '@rackside/plugin-servers-common';
+import type {
+  AcknowledgedPlan,
+  AcknowledgedSnapshot,
+  ApprovalView,
+} from '../../api';
+import { formatTime } from '../ui/maintenanceText';
+
+/** The phase a request waits in until an approver decides (docs/approvals.md). */
+export const AWAITING_APPROVAL = 'AwaitingApproval';
+
+/** Whether a maintenance's or a plan's phase is the wait for an approval. */
+export function isAwaitingApproval(phase: string | undefined): boolean {
+  return phase === AWAITING_APPROVAL;
+}
+
+/**
+ * Whether a maintenance or a plan shows its approval: while it waits for one, and once
+ * its answer carries the approval (decided or expired).
+ */
+export function showsApproval(request: { phase: string }): boolean {
+  const approval = (request as { approval?: unknown }).approval;
+  return isAwaitingApproval(request.phase) || !!approval;
+}
+
+/** The label of the Servers page's chip and filter. */
+export const AWAITING_APPROVAL_LABEL = 'Awaiting approval';
+
+/** The Servers table's filter text that keeps the servers awaiting an approval. */
+export const AWAITING_APPROVAL_FILTER = `phase=${AWAITING_APPROVAL}`;
+
+/**
+ * A catalog ref as people say it: `group:default/platform-oncall` is "platform-oncall",
+ * a ref of another namespace keeps it ("ops/platform-oncall").
+ */
+export function refName(ref: string): string {
+  const [, rest = ref] = ref.match(/^[a-z]+:(.*)$/i) ?? [];
+  return rest.startsWith('default/') ? rest.slice('default/'.length) : rest;
+}
+
+/** The approvers in a sentence: "platform-oncall or alice". */
+export function approversText(approvers: readonly string[]): string {
+  const names = approvers.map(refName);
+  if (names.length <= 1) return names.join('');
+  return `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
+}
+
+/** What the approval says now, in a sentence. */
+export function approvalStatusText(view: ApprovalView): string {
+  switch (view.state) {
+    case 'awaiting':
+      return `Awaiting approval from ${approversText(view.approvers)} (rule ${
+        view.rule
+      }), until ${formatTime(view.expiresAt)}.`;
+    case 'approved':
+      return `Approved by ${view.approvedBy ?? 'an approver'}${
+        view.approvedAt ? ` at ${formatTime(view.approvedAt)}` : ''
+      } (rule ${view.rule}).`;
+    case 'rejected':
+      return `Rejected by ${view.rejectedBy ?? 'an approver'}${
+        view.rejectedAt ? ` at ${formatTime(view.rejectedAt)}` : ''
+      }: ${view.rejectReason ?? 'no reason recorded'}.`;
+    case 'expired':
+      return `The approval expired at ${formatTime(
+        view.expiresAt,
+      )} before anyone approved it: nothing was done, and the requester must ask again.`;
+    default:
+      return 'This request needs no approval.';
+  }
+}
+
+const RUNG_WORDS: Record<CeremonyLevel, string> = {
+  reason: 'reason',
+  preflight: 'pre-flight',
+  'typed-name': 'typed name',
+  hazard: 'hazard',
+  refused: 'refused',
+};
+
+/** A ceremony rung as the panel writes it. */
+export function rungText(rung: string | undefined): string {
+  return rung ? RUNG_WORDS[rung as CeremonyLevel] ?? rung : '—';
+}
+
+/**
+ * Whether the rung now is above the one acknowledged (a refusal is above every rung):
+ * the portal's reading of servers-common's rule, to say so before the approver tries.
+ * The backend decides.
+ */
+export function rungAbove(acknowledged: string, now: string | undefined) {
+  if (!now) return false;
+  if (now === 'refused') return true;
+  const order = PREFLIGHT_CEREMONY_LEVELS as readonly string[];
+  return order.indexOf(now) > order.indexOf(acknowledged);
+}
+
+/** One line of the side-by-side impact: what the requester acknowledged, and now. */
+export interface ImpactRow {
+  /** What the line compares. */
+  label: string;
+  acknowledged: string;
+  now: string;
+  /** The two differ (the panel marks it). */
+  changed: boolean;
+}
+
+function row(label: string, acknowledged: string, now: string): ImpactRow {
+  return {
+    label,
+    acknowledged,
+    now,
+    changed: acknowledged !== '—' && now !== '—' && acknowledged !== now,
+  };
+}
+
+function isPlanPreflight(
+  p: PreflightResponse | PlanPreflightResponse | undefined,
+): p is PlanPreflightResponse {
+  return !!p && Array.isArray((p as PlanPreflightResponse).steps);
+}
+
+function isPlanAcknowledgement(
+  a: AcknowledgedSnapshot | AcknowledgedPlan | undefined,
+): a is AcknowledgedPlan {
+  return !!a && typeof (a as AcknowledgedPlan).rungs === 'object';
+}
+
+function names(list: readonly string[]): string {
+  return list.length === 0 ? 'none' : list.join(', ');
+}
+
+function quorumLine(q?: {
+  members: number | null;
+  quorum: number | null;
+  ready: number | null;
+  margin: number | null;
+}): string {
+  if (!q || q.members === null) return '—';
+  return `members ${q.members}, quorum ${q.quorum}, ready ${q.ready}, margin ${q.margin}`;
+}
+
+/**
+ * The impact the requester acknowledged beside the impact now, line by line: for a
+ * maintenance its rung, the pods to evict, the budgets in the way and the quorum (what
+ * the request's snapshot kept; what it did not keep is "—"), the pods with data on the
+ * node and the alerts now; for a plan the rung of each node's step.
+ */
+export function impactRows(view: ApprovalView): ImpactRow[] {
+  const { acknowledged, now } = view;
+  const rows: ImpactRow[] = [
+    row('Ceremony', rungText(view.requestedRung), rungText(view.rungNow)),
+  ];
+  if (isPlanPreflight(now) || isPlanAcknowledgement(acknowledged)) {
+    const ackRungs = isPlanAcknowledgement(acknowledged)
+      ? acknowledged.rungs
+      : {};
+    const nowNodes = isPlanPreflight(now) ? now.nodes : [];
+    const nodes = [
+      ...new Set([...Object.keys(ackRungs), ...nowNodes.map(n => n.node)]),
+    ];
+    for (const node of nodes) {
+      const nowNode = nowNodes.find(n => n.node === node);
+      rows.push(
+        row(
+          `Step of ${node}`,
+          rungText(ackRungs[node]),
+          nowNode ? rungText(nowNode.ceremony.level) : '—',
+        ),
+      );
+    }
+    if (isPlanPreflight(now)) {
+      rows.push(
+        row(
+          'Budgets blocking now',
+          '—',
+          names(
+            now.budgets
+              .filter(b => b.blocksNow)
+              .map(b => `${b.namespace}/${b.name}`),
+          ),
+        ),
+      );
+    }
+    return rows;
+  }
+  const snapshot = acknowledged as AcknowledgedSnapshot | undefined;
+  const server = now as PreflightResponse | undefined;
+  rows.push(
+    row(
+      'Pods to evict',
+      snapshot?.pods ? String(snapshot.pods.length) : '—',
+      server ? String(server.evict.length) : '—',
+    ),
+    row(
+      'Budgets in the way',
+      snapshot?.blockingPDBs
+        ? names(snapshot.blockingPDBs.map(b => `${b.namespace}/${b.name}`))
+        : '—',
+      server
+        ? names(
+            server.budgets
+              .filter(b => b.blocksNow)
+              .map(b => `${b.namespace}/${b.name}`),
+          )
+        : '—',
+    ),
+    row('Quorum', quorumLine(snapshot?.quorum), quorumLine(server?.quorum)),
+    row(
+      'Pods with data on the node',
+      '—',
+      server ? String(server.nodeLocal?.length ?? 0) : '—',
+    ),
+  );
+  return rows;
+}
+
+/** When each side of the comparison was taken, for the column headers. */
+export function impactTimes(view: ApprovalView): {
+  acknowledged?: string;
+  now?: string;
+} {
+  return {
+    acknowledged: view.acknowledged?.takenAt,
+    now: view.now?.takenAt,
+  };
+}
