@@ -157,4 +157,22 @@ describe('the Health column', () => {
     // A server without a reading matches no health filter.
     expect(names('health=')).not.toContain('none-1');
   });
+
+  it("filters on the open maintenance's phase, as a word or as phase=<phase>", () => {
+    const held = server('held-1', {
+      maintenance: { phase: 'AwaitingApproval' },
+    });
+    const draining = server('drain-1', { maintenance: { phase: 'Draining' } });
+    const idle = server('idle-1');
+    const names = (filter: string) =>
+      [held, draining, idle]
+        .filter(s => matchesServerFilter(s, filter))
+        .map(s => s.name);
+    expect(names('phase=AwaitingApproval')).toEqual(['held-1']);
+    expect(names('phase=awaitingapproval')).toEqual(['held-1']);
+    expect(names('phase=')).toEqual(['held-1', 'drain-1']);
+    // A word of the phase, as of the health rollup; a server without one matches none.
+    expect(names('awaiting')).toEqual(['held-1']);
+    expect(names('phase=d')).toEqual(['drain-1']);
+  });
 });

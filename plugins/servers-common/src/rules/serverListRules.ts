@@ -46,9 +46,11 @@ export function normalizeServerFilter(text: string): string {
 
 /**
  * Whether a server matches the table's filter text: a case-insensitive part of its
- * name, of one of its roles, of one of its labels written `key=value`, or of its health
+ * name, of one of its roles, of one of its labels written `key=value`, of its health
  * written `health=<rollup>` (so "critical" or "health=warning" filter the Health
- * column). An empty filter matches every server.
+ * column), or of its open maintenance's phase written `phase=<phase>` (the Servers
+ * page's "Awaiting approval" filter is `phase=AwaitingApproval`). An empty filter
+ * matches every server.
  */
 export function matchesServerFilter(
   server: ServerOrderFields,
@@ -65,6 +67,12 @@ export function matchesServerFilter(
   if (
     server.health &&
     `health=${server.health.rollup}`.toLowerCase().includes(needle)
+  ) {
+    return true;
+  }
+  if (
+    server.maintenance &&
+    `phase=${server.maintenance.phase}`.toLowerCase().includes(needle)
   ) {
     return true;
   }
