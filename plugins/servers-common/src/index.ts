@@ -38,3 +38,4 @@ export * from './rules/racksideSilences';
 export * from './rules/alertGate';
 export * from './rules/healthyReturn';
 export * from './rules/hardwareHealth';
+export * from './rules/upgradeSources';

@@ -26,6 +26,8 @@ const ACTION_OF_INTENT: Record<MaintenanceIntent, ServerAction> = {
   drain: 'drain',
   reboot: 'reboot',
   shutdown: 'shutdown',
+  // The guard and the ceremony judge an upgrade as the reboot it ends with.
+  upgrade: 'reboot',
 };
 
 /** The guard's verdict with the ready count the refusal and the admission record keep. */
@@ -54,7 +56,7 @@ function admittedBefore(a: NodeMaintenance, b: NodeMaintenance): boolean {
 
 function hasRecordedVerb(nm: NodeMaintenance): boolean {
   const power = nm.status?.power;
-  return !!(power?.reboot || power?.shutdown);
+  return !!(power?.reboot || power?.shutdown || power?.upgrade);
 }
 
 /**

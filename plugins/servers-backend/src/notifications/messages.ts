@@ -60,6 +60,7 @@ const INTENT_NOUN: Record<MaintenanceObject['spec']['intent'], string> = {
   drain: 'drain',
   reboot: 'reboot',
   shutdown: 'shutdown',
+  upgrade: 'Talos upgrade',
 };
 
 /** "The drain of worker-3 (plant-a)". */

@@ -39,6 +39,7 @@ export type {
 } from './crd';
 export { renderCrd } from './crd';
 export * from './nodeMaintenance';
+export * from './upgrade';
 export * from './powerProvider';
 export * from './serverBmc';
 export * from './talosCluster';

@@ -28,6 +28,7 @@ import {
 } from './kube';
 import type { CrdDefinition } from './crd';
 import { bmcLogEntriesSchema, HEALTH_ROLLUPS } from './serverBmc';
+import { upgradeRequestSchema, upgradeStatusSchema } from './upgrade';
 
 /** Where NodeMaintenance lives in the API. */
 export const nodeMaintenanceResource = resourceDescriptor({
@@ -71,7 +72,12 @@ export type NodeMaintenanceRequestFlag =
   (typeof NODE_MAINTENANCE_REQUEST_FLAGS)[number];
 
 /** The power verbs the operator records in `status.power`, at most once each. */
-export const RECORDED_POWER_VERBS = ['reboot', 'shutdown', 'powerOn'] as const;
+export const RECORDED_POWER_VERBS = [
+  'reboot',
+  'shutdown',
+  'powerOn',
+  'upgrade',
+] as const;
 
 const nodeNameSchema = objectNameSchema;
 
@@ -211,7 +217,7 @@ const specShape = {
   intent: kube(z.enum(MAINTENANCE_INTENTS), {
     validations: [immutable('intent')],
   }).describe(
-    'How far the maintenance goes: cordon parks in Cordoned, drain in Drained, reboot returns once the node is back, shutdown parks in PoweredOff until powerOn.',
+    'How far the maintenance goes: cordon parks in Cordoned, drain in Drained, reboot returns once the node is back, shutdown parks in PoweredOff until powerOn, upgrade returns once the node is back on the version of spec.upgrade.image.',
   ),
   reason: kube(reasonSchema, { validations: [immutable('reason')] }),
   requestedBy: requesterSchema
@@ -226,6 +232,7 @@ const specShape = {
     .describe(
       'Opt-in: Complete only after the node has been Ready for healthyForSeconds and, with Alertmanager configured, none of its alerts fires once the return grace has passed; past timeoutSeconds the maintenance is Failed, naming the alerts. Absent: Complete as soon as the node is schedulable and Ready.',
     ),
+  upgrade: upgradeRequestSchema.optional(),
   returnToService: requestFlagSchema
     .optional()
     .describe('Set to end the maintenance: uncordon and wait for Ready.'),
@@ -247,12 +254,20 @@ export const nodeMaintenanceSpecSchema = withRules(z.object(specShape), [
   fixedAtCreation('preflight'),
   fixedAtCreation('drain'),
   fixedAtCreation('healthyReturn'),
+  fixedAtCreation('upgrade'),
   ...NODE_MAINTENANCE_REQUEST_FLAGS.map(flag => setOnce(flag)),
   {
     rule: "!has(self.powerOn) || self.intent == 'shutdown'",
     message: 'powerOn applies only to a maintenance with intent shutdown',
     fieldPath: '.powerOn',
     check: spec => !spec.powerOn || spec.intent === 'shutdown',
+  },
+  {
+    rule: "has(self.upgrade) == (self.intent == 'upgrade')",
+    message:
+      'upgrade is required with intent upgrade, and applies to no other intent',
+    fieldPath: '.upgrade',
+    check: spec => (spec.upgrade !== undefined) === (spec.intent === 'upgrade'),
   },
 ]).describe('What was asked, by whom and why.');
 
@@ -457,6 +472,7 @@ const statusShape = {
       reboot: powerVerbRecordSchema.optional(),
       shutdown: powerVerbRecordSchema.optional(),
       powerOn: powerVerbRecordSchema.optional(),
+      upgrade: powerVerbRecordSchema.optional(),
     })
     .optional()
     .describe('The power verbs of this maintenance, each sent at most once.'),
@@ -492,6 +508,7 @@ const statusShape = {
     .describe(
       'The guard verdict and quorum numbers at admission: the check right before a power verb is sent compares against them.',
     ),
+  upgrade: upgradeStatusSchema.optional(),
   alerting: nodeMaintenanceAlertingSchema.optional(),
   abandoned: z
     .boolean()

@@ -14,7 +14,7 @@ export interface MaintenanceEndRecord {
     phase?: string;
     abandoned?: boolean;
     rebootSentAt?: string;
-    power?: { reboot?: { sentAt?: string } };
+    power?: { reboot?: { sentAt?: string }; upgrade?: { sentAt?: string } };
     history?: ReadonlyArray<{ phase: string }>;
   };
 }
@@ -38,6 +38,11 @@ export function verbHappened(m: MaintenanceEndRecord): boolean {
         rebooting >= 0 &&
         phases.indexOf('Returning', rebooting) > rebooting
       );
+    }
+    case 'upgrade': {
+      // Done only on the target version: a rollback ends Failed, never Complete.
+      const sent = m.status?.power?.upgrade?.sentAt;
+      return sent !== undefined && reached('Returning');
     }
     case 'shutdown':
       return reached('PoweredOff');

@@ -55,6 +55,7 @@ export const MAINTENANCE_INTENTS = [
   'drain',
   'reboot',
   'shutdown',
+  'upgrade',
 ] as const;
 
 /** A NodeMaintenance intent. */
@@ -112,15 +113,18 @@ export function isTerminalPhase(phase: MaintenancePhase): boolean {
 }
 
 /**
- * Whether a maintenance takes its node down. Only a power verb does, and it counts from
- * the moment it is admitted until it ends, not from when the verb is sent: once a request
- * has been admitted, the margin it will spend is already spoken for. Which maintenances
- * are handed to {@link deriveQuorum} at all (the admitted ones) is decided by
- * `quorumMaintenances` (openMaintenance.ts), which every caller uses.
+ * Whether a maintenance takes its node down. Only a power verb does (an upgrade reboots
+ * the node), and it counts from the moment it is admitted until it ends, not from when
+ * the verb is sent: once a request has been admitted, the margin it will spend is
+ * already spoken for. Which maintenances are handed to {@link deriveQuorum} at all (the
+ * admitted ones) is decided by `quorumMaintenances` (openMaintenance.ts), which every
+ * caller uses.
  */
 export function takesNodeDown(maintenance: MaintenanceFacts): boolean {
   return (
-    (maintenance.intent === 'reboot' || maintenance.intent === 'shutdown') &&
+    (maintenance.intent === 'reboot' ||
+      maintenance.intent === 'shutdown' ||
+      maintenance.intent === 'upgrade') &&
     !isTerminalPhase(maintenance.phase)
   );
 }

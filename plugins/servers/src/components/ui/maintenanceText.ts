@@ -184,6 +184,7 @@ const POWER_RECORD_LABELS: Record<keyof MaintenancePowerRecords, string> = {
   reboot: 'Reboot',
   shutdown: 'Shutdown',
   powerOn: 'Power-on',
+  upgrade: 'Talos upgrade',
 };
 
 /**
