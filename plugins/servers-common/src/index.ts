@@ -39,3 +39,4 @@ export * from './rules/alertGate';
 export * from './rules/healthyReturn';
 export * from './rules/hardwareHealth';
 export * from './rules/upgradeSources';
+export * from './rules/approvalPolicy';

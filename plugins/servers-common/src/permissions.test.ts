@@ -9,12 +9,13 @@ import {
 import { isResourcePermission } from '@backstage/plugin-permission-common';
 
 describe('permissions', () => {
-  it('defines exactly the thirteen names of the product contract', () => {
+  it('defines exactly the fourteen names of the product contract', () => {
     expect(serversPermissions.map(p => p.name).sort()).toEqual(
       [
         'machines:add',
         'machines:read',
         'machines:reclaim',
+        'servers:approve',
         'servers:cordon',
         'servers:drain',
         'servers:drain-data',
@@ -44,6 +45,7 @@ describe('permissions', () => {
       'servers:power-on': 'server',
       'servers:maintenance-abandon': 'server',
       'servers:drain-data': 'server',
+      'servers:approve': 'server',
       'servers:plan': 'basic',
       'machines:read': 'basic',
       'machines:add': 'basic',

@@ -107,6 +107,17 @@ export const serversDrainDataPermission = createPermission({
   resourceType: SERVER_RESOURCE_TYPE,
 });
 
+/**
+ * Approve or reject a request a rule of `servers.approvals.rules` holds (docs/approvals.md).
+ * Asked on every server of the request; the approver must also be named by the rule, and
+ * is never the requester, an MCP agent or a service token.
+ */
+export const serversApprovePermission = createPermission({
+  name: 'servers:approve',
+  attributes: { action: 'update' },
+  resourceType: SERVER_RESOURCE_TYPE,
+});
+
 /** The drain options {@link serversDrainDataPermission} guards. */
 export const DATA_LOSS_DRAIN_OPTIONS = [
   'deleteEmptyDirData',
@@ -155,11 +166,12 @@ export const machinePermissions: BasicPermission[] = [
   machinesReclaimPermission,
 ];
 
-/** All thirteen Rackside permissions, for registration and policy validation. */
+/** All fourteen Rackside permissions, for registration and policy validation. */
 export const serversPermissions = [
   serversReadPermission,
   ...Object.values(serverActionPermissions),
   serversDrainDataPermission,
+  serversApprovePermission,
   ...planPermissions,
   ...machinePermissions,
 ];

@@ -12,6 +12,7 @@ import {
 } from './common';
 import { racksideObjectSchema, type RacksideObject } from './object';
 import type { CrdDefinition } from './crd';
+import { approvalSchema, planApprovalRules } from './approval';
 import {
   fixedAtCreation,
   immutable,
@@ -541,6 +542,11 @@ const specShape = {
       "The ceremony each node's step was acknowledged at in the plan pre-flight (hazard: its name and a reason typed), written by the Backstage backend and copied to the step's spec.preflight; a renewal that acknowledges the remaining steps afresh replaces theirs. A step whose guard verdict at start or at send is above it is Refused. A node not named here: the intent's own rung (drain: preflight, reboot: typed-name), never hazard.",
     ),
   authorization: planAuthorizationSchema.optional(),
+  approval: approvalSchema
+    .optional()
+    .describe(
+      "Held for a second person (docs/approvals.md), written only by the Rackside backend: with required, no step starts until approvedBy is set, and the plan fails once it is rejected or expired. A renewal that raises a step's rung replaces it with a new, undecided one.",
+    ),
   acknowledgements: z
     .array(planAcknowledgementSchema)
     .max(MAX_PLAN_ACKNOWLEDGEMENTS)
@@ -598,6 +604,7 @@ export const maintenancePlanSpecSchema = withRules(z.object(specShape), [
     fieldPath: '.resume',
   },
   setOnce('cancel'),
+  ...planApprovalRules(),
 ]).describe('What was asked, by whom and why.');
 
 /** One node of a plan: one step, one NodeMaintenance. */

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { CeremonyLevel } from '../rules/ceremony';
 import {
   MAINTENANCE_INTENTS,
   MAINTENANCE_PHASES,
@@ -7,7 +6,6 @@ import {
 } from '../rules/quorum';
 import {
   conditionsSchema,
-  namespaceNameSchema,
   objectNameSchema,
   observedGenerationSchema,
   reasonSchema,
@@ -29,6 +27,17 @@ import {
 import type { CrdDefinition } from './crd';
 import { bmcLogEntriesSchema, HEALTH_ROLLUPS } from './serverBmc';
 import { upgradeRequestSchema, upgradeStatusSchema } from './upgrade';
+import {
+  approvalFixedAtCreation,
+  nodeMaintenanceApprovalSchema,
+} from './approval';
+import { preflightSchema } from './preflight';
+
+export {
+  PREFLIGHT_CEREMONY_LEVELS,
+  preflightSchema,
+  type PreflightCeremonyLevel,
+} from './preflight';
 
 /** Where NodeMaintenance lives in the API. */
 export const nodeMaintenanceResource = resourceDescriptor({
@@ -47,19 +56,6 @@ export const NODE_MAINTENANCE_CONDITION_TYPES = [
 /** A NodeMaintenance condition type. */
 export type NodeMaintenanceConditionType =
   (typeof NODE_MAINTENANCE_CONDITION_TYPES)[number];
-
-/**
- * The ceremony level a pre-flight snapshot was acknowledged at: the rungs of the ladder a
- * request can pass (a refused request is never written).
- */
-export const PREFLIGHT_CEREMONY_LEVELS = [
-  'reason',
-  'preflight',
-  'typed-name',
-  'hazard',
-] as const satisfies readonly CeremonyLevel[];
-/** A rung a request can be acknowledged at. */
-export type PreflightCeremonyLevel = (typeof PREFLIGHT_CEREMONY_LEVELS)[number];
 
 /** The three request flags a human sets on a running maintenance. */
 export const NODE_MAINTENANCE_REQUEST_FLAGS = [
@@ -81,60 +77,12 @@ export const RECORDED_POWER_VERBS = [
 
 const nodeNameSchema = objectNameSchema;
 
-const podRefSchema = z.object({
-  namespace: namespaceNameSchema,
-  name: objectNameSchema,
-});
-
 /** A pod as `namespace/name`. */
 const podKeySchema = z
   .string()
   .min(3)
   .max(317)
   .regex(/^[a-z0-9][-a-z0-9]*\/[a-z0-9][-a-z0-9.]*$/);
-
-/** The snapshot the requester was shown and acknowledged (docs/architecture.md, "The rules and who calls them"). */
-export const preflightSchema = z
-  .object({
-    takenAt: timestampSchema.describe('When the snapshot was taken.'),
-    token: z
-      .string()
-      .max(1024)
-      .optional()
-      .describe('The acknowledgement token that binds this snapshot.'),
-    ceremony: z
-      .enum(PREFLIGHT_CEREMONY_LEVELS)
-      .describe('The ceremony the request passed.'),
-    pods: z
-      .array(podRefSchema)
-      .max(2000)
-      .optional()
-      .describe('Pods the drain was going to evict.'),
-    blockingPDBs: z
-      .array(
-        z.object({
-          namespace: namespaceNameSchema,
-          name: objectNameSchema,
-        }),
-      )
-      .max(500)
-      .optional()
-      .describe('PodDisruptionBudgets that were going to block an eviction.'),
-    quorum: z
-      .object({
-        members: z.number().int().min(0),
-        quorum: z.number().int().min(0),
-        ready: z.number().int().min(0),
-        margin: z.number().int(),
-      })
-      .optional()
-      .describe(
-        'Control-plane quorum numbers at the time (absent when none could be derived).',
-      ),
-  })
-  .describe(
-    'The pre-flight snapshot the requester acknowledged, kept so what they were shown is recoverable.',
-  );
 
 /** Drain options. */
 export const drainOptionsSchema = z
@@ -226,6 +174,11 @@ const specShape = {
       'Who asked: a Backstage entity ref, or the Kubernetes user for objects made with kubectl.',
     ),
   preflight: preflightSchema.optional(),
+  approval: nodeMaintenanceApprovalSchema
+    .optional()
+    .describe(
+      'Held for a second person (docs/approvals.md), written only by the Rackside backend: with required, the operator touches nothing until approvedBy is set, and refuses the maintenance once rejected or expired.',
+    ),
   drain: drainOptionsSchema.optional(),
   healthyReturn: healthyReturnSchema
     .optional()
@@ -255,6 +208,7 @@ export const nodeMaintenanceSpecSchema = withRules(z.object(specShape), [
   fixedAtCreation('drain'),
   fixedAtCreation('healthyReturn'),
   fixedAtCreation('upgrade'),
+  approvalFixedAtCreation,
   ...NODE_MAINTENANCE_REQUEST_FLAGS.map(flag => setOnce(flag)),
   {
     rule: "!has(self.powerOn) || self.intent == 'shutdown'",

@@ -9,6 +9,7 @@
 /** The phases of a plan (docs/plans.md). */
 export const PLAN_PHASES = [
   'Pending',
+  'AwaitingApproval',
   'Running',
   'Paused',
   'Waiting',

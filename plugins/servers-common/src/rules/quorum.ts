@@ -27,6 +27,7 @@ export const VIRTUAL_NODE_LABEL = 'rackside.dev/virtual-node';
 
 /** Every phase of a NodeMaintenance, in lifecycle order (docs/architecture.md, "The maintenance lifecycle"). */
 export const MAINTENANCE_PHASES = [
+  'AwaitingApproval',
   'Requested',
   'Cordoned',
   'Draining',
