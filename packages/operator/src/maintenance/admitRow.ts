@@ -12,7 +12,8 @@ import {
   whyAboveAcknowledged,
 } from '@rackside/plugin-servers-common';
 import { isoOf } from '../runtime/lifecycle/table';
-import { checkNumbers, checkQuorum, refuse } from './guardCheck';
+import { approvedText, whyAboveApproved } from './approvalRows';
+import { checkNumbers, checkQuorum, refuse, rungOf } from './guardCheck';
 import { DRAINING_INTENTS, VERB_OF_INTENT } from './intents';
 import type { Row } from './types';
 
@@ -86,6 +87,13 @@ export const admit: Row = async (nm, ports) => {
     const reason = `${nm.spec.intent} of ${nodeName} refused: ${above}`;
     return refuse(reason, 'guard', { reason, ...checkNumbers(check) });
   }
+  // One held for approval (approvalRows.ts) goes on only once approved, and at or below
+  // the rung its approver saw.
+  const unapproved = whyAboveApproved(nm, ports, rungOf(nm, check));
+  if (unapproved) {
+    const reason = `${nm.spec.intent} of ${nodeName} refused: ${unapproved}`;
+    return refuse(reason, 'approval', { reason, ...checkNumbers(check) });
+  }
   if (DRAINING_INTENTS.includes(nm.spec.intent)) {
     // Checked before the cordon, so a refused drain leaves the node as it was.
     const onNode = await pods.onNode(nodeName);
@@ -106,7 +114,9 @@ export const admit: Row = async (nm, ports) => {
   return {
     kind: 'transition',
     to: 'Requested',
-    message: `Admitted: ${verdict.reason}`,
+    message: nm.spec.approval?.approvedBy
+      ? `${approvedText(nm.spec.approval)}; admitted: ${verdict.reason}`
+      : `Admitted: ${verdict.reason}`,
     status: {
       wasUnschedulable: node?.spec?.unschedulable === true,
       // What the check right before the power verb compares against (powerRows.ts).

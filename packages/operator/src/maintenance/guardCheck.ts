@@ -7,6 +7,8 @@
  * cannot be broken by a verb that was safe when it was asked for.
  */
 import {
+  type CeremonyLevel,
+  ceremonyFor,
   deriveQuorum,
   guard,
   nodeFactsFromNode,
@@ -34,6 +36,15 @@ const ACTION_OF_INTENT: Record<MaintenanceIntent, ServerAction> = {
 export interface QuorumCheck {
   result: GuardResult;
   ready?: number;
+}
+
+/**
+ * The ceremony rung of the request at the guard's verdict now (servers-common
+ * `ceremonyFor`): what an approval's rung is compared with (approvalRows.ts).
+ */
+export function rungOf(nm: NodeMaintenance, check: QuorumCheck): CeremonyLevel {
+  return ceremonyFor(ACTION_OF_INTENT[nm.spec.intent], check.result.verdict)
+    .level;
 }
 
 /** When a maintenance was admitted: its admission record, else its first history entry. */

@@ -21,7 +21,8 @@ import {
 } from '@rackside/plugin-servers-common';
 import { MaintenanceReason } from '../runtime/lifecycle/reasons';
 import { isoOf } from '../runtime/lifecycle/table';
-import { checkNumbers, checkQuorum, refuse } from './guardCheck';
+import { whyAboveApproved } from './approvalRows';
+import { checkNumbers, checkQuorum, refuse, rungOf } from './guardCheck';
 import {
   bootIdOf,
   OFFER_NAME,
@@ -73,7 +74,8 @@ export function downNow(nm: NodeMaintenance, ports: MachinePorts): string {
  * The guard and the capability rule again, right before the verb is recorded, from the
  * watch caches and under the admission lock (the reconciler holds it for this step).
  * Refused, with the numbers and what changed, when the guard now refuses, or finds a
- * hazard that the requester did not acknowledge. Nothing is sent; the node is left
+ * hazard that the requester did not acknowledge, or (held for approval) puts the request
+ * above the rung its approver approved (approvalRows.ts). Nothing is sent; the node is left
  * cordoned and drained, and return to service brings it back.
  */
 export function sendTimeRefusal(
@@ -93,7 +95,16 @@ export function sendTimeRefusal(
     nm.status?.admission?.verdict,
   );
   const why = whyAboveAcknowledged(check.result, rung);
-  if (why === undefined) return undefined;
+  if (why === undefined) {
+    // Held for approval: the verb goes out only at or below the rung its approver saw.
+    const unapproved = whyAboveApproved(nm, ports, rungOf(nm, check));
+    if (unapproved === undefined) return undefined;
+    const reason = `${VERB_TEXT[verb]} of ${nm.spec.nodeName} was not sent: ${unapproved}. The node is left cordoned and drained; return it to service to bring it back.`;
+    return refuse(reason.slice(0, 4096), 'approval', {
+      reason: reason.slice(0, 4096),
+      ...checkNumbers(check),
+    });
+  }
   const then = admittedNumbers(nm);
   const changed = downNow(nm, ports);
   const reason = `${VERB_TEXT[verb]} of ${

@@ -14,7 +14,12 @@ import {
 import type { AlertReads } from '../runtime/alertReads';
 import { ConflictError } from '@backstage/errors';
 import type { DrainOutcome } from './drain/DrainRunner';
-import { blockingMaintenance, phaseOf, transitions } from './table';
+import {
+  blockingMaintenance,
+  needsAdmissionLock,
+  phaseOf,
+  transitions,
+} from './table';
 import { testNode as node } from '../testing/nodes';
 import type { NodeView, PowerSendVerb, SendOutcome } from './types';
 import {
@@ -257,6 +262,7 @@ describe('the transition table', () => {
     expect(Object.keys(transitions).sort()).toEqual(
       [
         'New',
+        'AwaitingApproval',
         'Requested',
         'Cordoned',
         'Draining',
@@ -1510,5 +1516,392 @@ describe('authoritative at the moment of acting', () => {
     expect(c.sent.map(s => s.verb)).toEqual(['shutdown']);
     expect(['Returning', 'Complete']).toContain(c.phase('m1'));
     expect(c.nodes.get('worker-1')!.spec?.unschedulable).toBe(false);
+  });
+});
+
+describe('held for approval (docs/approvals.md)', () => {
+  const drained: DrainOutcome = {
+    state: 'drained',
+    progress: { total: 1, evicted: 1, pending: 0 },
+  };
+  const HOUR = 3600_000;
+
+  /** spec.approval as the backend holds a request: required, nobody decided yet. */
+  function held(
+    expiresInMs = HOUR,
+    requestedRung: 'typed-name' | 'hazard' = 'typed-name',
+  ): NonNullable<NodeMaintenance['spec']['approval']> {
+    return {
+      required: true,
+      rule: 'big-reboots',
+      approvers: ['group:default/platform-oncall'],
+      expiresAt: new Date(Date.now() + expiresInMs).toISOString(),
+      requestedRung,
+    };
+  }
+
+  /** The decision as the backend writes it on approve. */
+  function approve(
+    c: FakeCluster,
+    name: string,
+    approvedRung: 'typed-name' | 'hazard' = 'typed-name',
+  ) {
+    const approval = c.maintenances.get(name)!.spec.approval!;
+    c.setSpec(name, {
+      approval: {
+        ...approval,
+        approvedBy: 'user:default/bob',
+        approvedAt: new Date().toISOString(),
+        approvedRung,
+      },
+    });
+  }
+
+  function reject(c: FakeCluster, name: string) {
+    const approval = c.maintenances.get(name)!.spec.approval!;
+    c.setSpec(name, {
+      approval: {
+        ...approval,
+        rejectedBy: 'user:default/bob',
+        rejectedAt: new Date().toISOString(),
+        rejectReason: 'not during the audit',
+      },
+    });
+  }
+
+  /** A reconciler whose refusals are counted, on a clock the test may fix. */
+  function reconcilerOf(c: FakeCluster, now?: () => number) {
+    const causes: string[] = [];
+    const ports: ReconcilerPorts = {
+      ...c.ports(),
+      onRefused: cause => causes.push(cause),
+      ...(now ? { now } : {}),
+    };
+    return { reconciler: new MaintenanceReconciler(ports), causes };
+  }
+
+  /** Nothing of the node was touched: no cordon, no drain, no verb. */
+  function untouched(c: FakeCluster) {
+    expect(c.nodePatches).toEqual([]);
+    expect(c.drainsStarted).toEqual([]);
+    expect(c.sent).toEqual([]);
+  }
+
+  /** Five control-plane members: quorum 3, so one reboot is allowed, not a hazard. */
+  function fiveMembers() {
+    const c = rack();
+    c.nodes.set('cp-4', node('cp-4', { cp: true }));
+    c.nodes.set('cp-5', node('cp-5', { cp: true }));
+    return c;
+  }
+
+  it('a required approval without a decision never cordons: (new) -> AwaitingApproval, the node untouched, looked at again at expiresAt', async () => {
+    const c = rack();
+    c.drainOutcome = drained;
+    const approval = held(HOUR);
+    const now = Date.now();
+    const { reconciler } = reconcilerOf(c, () => now);
+    c.create('m1', 'worker-1', 'reboot', { approval });
+    const { requeueAfterMs } = await reconciler.reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('AwaitingApproval');
+    expect(nm.status?.message).toMatch(
+      /awaiting approval from group:default\/platform-oncall \(rule big-reboots\)/,
+    );
+    // Nothing recorded that admission writes: no verdict, no schedulability to restore.
+    expect(nm.status?.admission).toBeUndefined();
+    expect(nm.status?.wasUnschedulable).toBeUndefined();
+    expect(nm.status?.cordonedAt).toBeUndefined();
+    expect(c.events.map(e => e.reason)).toEqual(['AwaitingApproval']);
+    untouched(c);
+    // Woken at the expiry (a second past it, a timer may fire early), not before.
+    expect(requeueAfterMs).toBe(Date.parse(approval.expiresAt) - now + 1000);
+
+    // Woken by something else while nobody decided: it waits, writing nothing.
+    await c.reconciler().reconcile('m1');
+    expect(c.statusWrites).toHaveLength(1);
+    untouched(c);
+  });
+
+  it('an operator restarted while a request awaits keeps holding it: the state is the object', async () => {
+    const c = rack();
+    c.create('m1', 'worker-1', 'drain', { approval: held() });
+    await c.reconciler().reconcile('m1');
+    // A new process: a fresh reconciler, its lock and no memory, over the same objects.
+    const { reconciler } = reconcilerOf(c);
+    await reconciler.reconcile('m1');
+    expect(c.phase('m1')).toBe('AwaitingApproval');
+    expect(c.statusWrites).toHaveLength(1);
+    untouched(c);
+  });
+
+  it('approved: the whole admission from fresh state, the Requested entry naming the approver, then the verb', async () => {
+    const c = rack();
+    c.drainOutcome = drained;
+    c.create('m1', 'worker-1', 'reboot', { approval: held() });
+    await c.reconciler().reconcile('m1');
+    approve(c, 'm1');
+    await c.reconciler().reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Rebooting');
+    expect(nm.status?.history?.map(h => h.phase)).toEqual([
+      'AwaitingApproval',
+      'Requested',
+      'Cordoned',
+      'Draining',
+      'Drained',
+      'Rebooting',
+    ]);
+    expect(nm.status?.history?.[1].message).toMatch(
+      /^Approved by user:default\/bob at the typed-name rung; admitted: /,
+    );
+    expect(nm.status?.admission?.verdict).toBe('allow');
+    expect(nm.status?.wasUnschedulable).toBe(false);
+    expect(c.sent).toEqual([{ verb: 'reboot', node: 'worker-1' }]);
+  });
+
+  it('approved after the cluster changed while it waited: admission refuses from what is true now, nothing touched', async () => {
+    const c = rack();
+    const { reconciler, causes } = reconcilerOf(c);
+    c.create('m1', 'cp-1', 'reboot', {
+      approval: held(HOUR, 'hazard'),
+      preflight: { takenAt: '2026-01-01T00:00:00Z', ceremony: 'hazard' },
+    });
+    await reconciler.reconcile('m1');
+    expect(c.phase('m1')).toBe('AwaitingApproval');
+    // While it waited a member went NotReady: the reboot would now break quorum.
+    c.nodes.set('cp-2', node('cp-2', { cp: true, ready: false }));
+    approve(c, 'm1', 'hazard');
+    await reconciler.reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Refused');
+    expect(nm.status?.refusal).toMatchObject({ members: 3, ready: 2 });
+    expect(causes).toEqual(['guard']);
+    untouched(c);
+  });
+
+  it('approved at a lighter rung than the requester acknowledged, and a hazard now: refused at admission, nothing touched', async () => {
+    const c = rack();
+    const { reconciler, causes } = reconcilerOf(c);
+    // The requester saw the hazard; the approver's fresh pre-flight was at typed-name.
+    c.create('m1', 'cp-1', 'reboot', {
+      approval: held(HOUR, 'hazard'),
+      preflight: { takenAt: '2026-01-01T00:00:00Z', ceremony: 'hazard' },
+    });
+    await reconciler.reconcile('m1');
+    approve(c, 'm1', 'typed-name');
+    await reconciler.reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Refused');
+    expect(nm.status?.refusal?.reason).toMatch(
+      /the rung now is hazard, above the typed-name rung user:default\/bob approved/,
+    );
+    expect(causes).toEqual(['approval']);
+    untouched(c);
+  });
+
+  it('rejected: Refused, "rejected by X: reason", the node untouched', async () => {
+    const c = rack();
+    const { reconciler, causes } = reconcilerOf(c);
+    c.create('m1', 'worker-1', 'reboot', { approval: held() });
+    await reconciler.reconcile('m1');
+    reject(c, 'm1');
+    await reconciler.reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Refused');
+    expect(nm.status?.refusal?.reason).toMatch(
+      /rejected by user:default\/bob: not during the audit/,
+    );
+    expect(c.events.pop()).toMatchObject({
+      type: 'Warning',
+      reason: 'Refused',
+    });
+    expect(causes).toEqual(['approval']);
+    untouched(c);
+  });
+
+  it('a rejection beside an approval (never both, by schema) wins: Refused, never admitted', async () => {
+    const c = rack();
+    c.create('m1', 'worker-1', 'reboot', { approval: held() });
+    await c.reconciler().reconcile('m1');
+    approve(c, 'm1');
+    reject(c, 'm1');
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Refused');
+    untouched(c);
+  });
+
+  it('expiry edge: still held a millisecond before expiresAt, Refused "approval expired" at it, never cordoned', async () => {
+    const c = rack();
+    const approval = held(HOUR);
+    const expiresAt = Date.parse(approval.expiresAt);
+    let now = expiresAt - 1;
+    const { reconciler, causes } = reconcilerOf(c, () => now);
+    c.create('m1', 'worker-1', 'reboot', { approval });
+    const first = await reconciler.reconcile('m1');
+    expect(c.phase('m1')).toBe('AwaitingApproval');
+    // A millisecond left: woken just after it.
+    expect(first.requeueAfterMs).toBe(1 + 1000);
+    now = expiresAt;
+    await reconciler.reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Refused');
+    expect(nm.status?.refusal?.reason).toMatch(/approval expired/);
+    expect(causes).toEqual(['approval']);
+    untouched(c);
+  });
+
+  it('an approval expired before the operator saw it is Refused at once, never held', async () => {
+    const c = rack();
+    c.create('m1', 'worker-1', 'reboot', { approval: held(-1000) });
+    await c.reconciler().reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.history?.map(h => h.phase)).toEqual(['Refused']);
+    expect(nm.status?.refusal?.reason).toMatch(/approval expired/);
+    untouched(c);
+  });
+
+  it('an approval given before expiresAt stands after it', async () => {
+    const c = rack();
+    const approval = held(HOUR);
+    const later = Date.parse(approval.expiresAt) + HOUR;
+    c.create('m1', 'worker-1', 'cordon', { approval });
+    await c.reconciler().reconcile('m1');
+    approve(c, 'm1', 'typed-name');
+    const { reconciler } = reconcilerOf(c, () => later);
+    await reconciler.reconcile('m1');
+    expect(c.phase('m1')).toBe('Cordoned');
+  });
+
+  it('abandon while awaiting: Complete, abandoned, nothing restored or sent; return to service too', async () => {
+    const c = rack();
+    c.create('m1', 'worker-2', 'reboot', { approval: held() });
+    await c.reconciler().reconcile('m1');
+    c.setSpec('m1', { abandon: flag });
+    await c.reconciler().reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.history?.map(h => h.phase)).toEqual([
+      'AwaitingApproval',
+      'Complete',
+    ]);
+    expect(nm.status?.abandoned).toBe(true);
+    expect(nm.status?.message).toMatch(
+      /Abandoned by user:default\/ops while awaiting approval: because; nothing was done to worker-2/,
+    );
+    // worker-2 was unschedulable before, and stays so: nobody touched it.
+    expect(c.nodes.get('worker-2')!.spec?.unschedulable).toBe(true);
+    untouched(c);
+
+    c.create('m2', 'worker-1', 'drain', { approval: held() });
+    await c.reconciler().reconcile('m2');
+    c.setSpec('m2', { returnToService: flag });
+    await c.reconciler().reconcile('m2');
+    const back = c.maintenances.get('m2')!;
+    expect(back.status?.phase).toBe('Complete');
+    expect(back.status?.abandoned).toBeUndefined();
+    untouched(c);
+  });
+
+  it('a held request keeps its node busy: a second one is refused naming it, and it claims no quorum margin', async () => {
+    const c = rack();
+    c.create('m1', 'cp-1', 'reboot', {
+      approval: held(HOUR, 'hazard'),
+      preflight: { takenAt: '2026-01-01T00:00:00Z', ceremony: 'hazard' },
+    });
+    await c.reconciler().reconcile('m1');
+    c.create('m2', 'cp-1', 'cordon');
+    await c.reconciler().reconcile('m2');
+    expect(c.phase('m2')).toBe('Refused');
+    expect(c.maintenances.get('m2')!.status?.refusal?.blockingMaintenance).toBe(
+      'm1',
+    );
+    // Not admitted, it spends no margin: a reboot of another member at the hazard rung is
+    // admitted at margin 1, as if the held one were not there.
+    c.create('m3', 'cp-2', 'reboot', {
+      preflight: { takenAt: '2026-01-01T00:00:00Z', ceremony: 'hazard' },
+    });
+    await c.reconciler().reconcile('m3');
+    expect(c.maintenances.get('m3')!.status?.admission).toMatchObject({
+      verdict: 'hazard',
+      margin: 1,
+    });
+  });
+
+  it('the rung grew at send: approved at typed-name, a hazard before the verb is Refused, nothing sent, node left cordoned', async () => {
+    const c = fiveMembers();
+    const { reconciler, causes } = reconcilerOf(c);
+    // The requester acknowledged the hazard rung; the approver saw typed-name.
+    c.create('m1', 'cp-1', 'reboot', {
+      approval: held(HOUR, 'hazard'),
+      preflight: { takenAt: '2026-01-01T00:00:00Z', ceremony: 'hazard' },
+    });
+    await reconciler.reconcile('m1');
+    approve(c, 'm1', 'typed-name');
+    await reconciler.reconcile('m1');
+    expect(c.phase('m1')).toBe('Draining');
+    c.nodes.set('cp-5', node('cp-5', { cp: true, ready: false }));
+    c.drainOutcome = drained;
+    await reconciler.reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Refused');
+    expect(nm.status?.power?.reboot).toBeUndefined();
+    expect(nm.status?.refusal).toMatchObject({
+      members: 5,
+      quorum: 3,
+      ready: 4,
+      margin: 1,
+    });
+    expect(nm.status?.refusal?.reason).toMatch(
+      /^reboot of cp-1 was not sent: the rung now is hazard, above the typed-name rung user:default\/bob approved/,
+    );
+    expect(c.sent).toEqual([]);
+    expect(c.nodes.get('cp-1')!.spec?.unschedulable).toBe(true);
+    expect(causes).toEqual(['approval']);
+  });
+
+  it('approved at the hazard rung, a hazard at send is sent', async () => {
+    const c = fiveMembers();
+    c.create('m1', 'cp-1', 'reboot', {
+      approval: held(HOUR, 'hazard'),
+      preflight: { takenAt: '2026-01-01T00:00:00Z', ceremony: 'hazard' },
+    });
+    await c.reconciler().reconcile('m1');
+    approve(c, 'm1', 'hazard');
+    await c.reconciler().reconcile('m1');
+    c.nodes.set('cp-5', node('cp-5', { cp: true, ready: false }));
+    c.drainOutcome = drained;
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Rebooting');
+    expect(c.sent).toEqual([{ verb: 'reboot', node: 'cp-1' }]);
+  });
+
+  it('at send, an approval that no longer reads approved is not sent (a rejection written beside it)', async () => {
+    const c = rack();
+    c.create('m1', 'worker-1', 'reboot', { approval: held() });
+    await c.reconciler().reconcile('m1');
+    approve(c, 'm1');
+    await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('Draining');
+    reject(c, 'm1');
+    c.drainOutcome = drained;
+    await c.reconciler().reconcile('m1');
+    const nm = c.maintenances.get('m1')!;
+    expect(nm.status?.phase).toBe('Refused');
+    expect(nm.status?.refusal?.reason).toMatch(/its approval is rejected/);
+    expect(c.sent).toEqual([]);
+  });
+
+  it('admission and the approved admission take the admission lock; a held wait does too, cheaply', () => {
+    const c = rack();
+    const nm = c.create(
+      'm1',
+      'worker-1',
+      'reboot',
+      { approval: held() },
+      {
+        phase: 'AwaitingApproval',
+      },
+    );
+    expect(needsAdmissionLock(nm)).toBe(true);
   });
 });

@@ -2,18 +2,30 @@
  * The NodeMaintenance lifecycle (docs/architecture.md, "The maintenance lifecycle") as a table, one row per phase, run by
  * the one table runner (runtime/lifecycle/table.ts) from reconciler.ts:
  *
- *   (new)      -> Requested   admitted: not a virtual node, the channel offers the verb,
+ *   (new)      -> AwaitingApproval  spec.approval awaits a second person (approvalRows.ts):
+ *                             held before admission, nothing touches the node
+ *              -> Refused     its approval was rejected, or expired, already
+ *              -> Requested   admitted: not a virtual node, the channel offers the verb,
  *                             no other open maintenance, the guard allows, the drain may
  *                             evict every pod (wasUnschedulable and the verdict recorded)
- *              -> Refused     any of those not, with the reason and the numbers
+ *              -> Refused     any of those not, with the reason and the numbers (an
+ *                             approved one also above the rung its approver saw)
+ *   AwaitingApproval
+ *              -> Requested   approved: the whole admission of (new), from the cluster as
+ *                             it is now; the message names the approver
+ *              -> Refused     rejected ("rejected by X: reason"), the approval expired
+ *                             ("approval expired"), or any admission rule not met
+ *              -> Complete    abandon or returnToService: nothing was done, nothing to undo
+ *                             (waits otherwise, looked at again at expiresAt)
  *   Requested  -> Cordoned    the node cordoned
  *   Cordoned   -> Draining    drain, reboot, shutdown (a cordon parks here)
  *   Draining   -> Drained     every evictable pod gone (the drain runs in DrainRunner)
  *              -> Failed      the drain timed out or met a pod it may not evict
  *   Drained    -> Rebooting   reboot recorded, then sent (a drain parks here)
  *              -> PoweredOff  shutdown recorded, then sent
- *              -> Refused     the guard or the capability rule, run again first, refuses now:
- *                             nothing is sent, the node stays cordoned and drained
+ *              -> Refused     the guard or the capability rule, run again first, refuses now,
+ *                             or the rung grew past the one approved: nothing is sent, the
+ *                             node stays cordoned and drained
  *              -> Failed      the channel refused the verb, or it went unanswered with no
  *                             sign of it by the deadline (never sent twice)
  *   Rebooting  -> Returning   back: Ready with a new boot ID
@@ -28,7 +40,8 @@
  *
  *   returnToService: Requested, Cordoned, Draining, Drained, PoweredOff -> Returning
  *   abandon: any open phase but Returning -> Returning, marked abandoned; held while
- *            PoweredOff (AbandonPending) until the machine is powered on
+ *            PoweredOff (AbandonPending) until the machine is powered on;
+ *            AwaitingApproval -> Complete at once, marked abandoned
  *
  * Each row looks at one maintenance in one phase, may act on the node through
  * `ports.nodes`, read the drain's outcome (`ports.drains`, drain/DrainRunner.ts) or the
@@ -38,8 +51,9 @@
  * record (powerRows.ts). Rows only ever act idempotently, so a restart resumes from
  * whatever status says. Time comes from the ports' clock.
  *
- * The rows that do not fit here live beside: admitRow.ts ((new)), returningRow.ts
- * (Returning), powerRows.ts (Drained's send, Rebooting, PoweredOff).
+ * The rows that do not fit here live beside: admitRow.ts ((new)), approvalRows.ts
+ * (the hold at (new), AwaitingApproval), returningRow.ts (Returning), powerRows.ts
+ * (Drained's send, Rebooting, PoweredOff).
  */
 import {
   abandonWouldStrand,
@@ -54,6 +68,11 @@ import {
   phaseOf as tablePhaseOf,
 } from '../runtime/lifecycle/table';
 import { admit } from './admitRow';
+import {
+  awaitingApproval,
+  holdForApproval,
+  withdrawnWhileAwaiting,
+} from './approvalRows';
 import { DRAINING_INTENTS, VERB_OF_INTENT } from './intents';
 import { poweredOff, rebooting, sendFromDrained } from './powerRows';
 import { returning } from './returningRow';
@@ -165,9 +184,14 @@ const drained: Row = async (nm, ports) => {
   );
 };
 
+/** New: held first when it awaits approval (approvalRows.ts), else admitted. */
+const admitUnlessHeld: Row = async (nm, ports) =>
+  holdForApproval(nm, ports) ?? admit(nm, ports);
+
 /** The table: one row per phase. */
 export const transitions: Record<Phase, Row> = {
-  [NEW]: admit,
+  [NEW]: admitUnlessHeld,
+  AwaitingApproval: awaitingApproval(admit),
   Requested: cordon,
   Cordoned: cordoned,
   Draining: draining,
@@ -205,6 +229,10 @@ export function rowFor(nm: NodeMaintenance): Row {
     intent: nm.spec.intent,
     phase: phase === NEW ? undefined : phase,
   });
+  if (nm.spec.abandon && phase === 'AwaitingApproval') {
+    // Nothing was done to the node: nothing to return, it ends at once.
+    return withdrawnWhileAwaiting;
+  }
   return nm.spec.abandon && abandonable && !held
     ? abandonRule
     : transitions[phase];
@@ -212,12 +240,13 @@ export function rowFor(nm: NodeMaintenance): Row {
 
 /**
  * Whether the next step of this maintenance must run under the admission lock: its
- * admission, and the check right before its power verb is recorded. Both read the quorum
- * and decide on it, so two of them never interleave.
+ * admission (at (new), or once approved while AwaitingApproval), and the check right
+ * before its power verb is recorded. Both read the quorum and decide on it, so two of
+ * them never interleave.
  */
 export function needsAdmissionLock(nm: NodeMaintenance): boolean {
   const phase = phaseOf(nm);
-  if (phase === NEW) return true;
+  if (phase === NEW || phase === 'AwaitingApproval') return true;
   const verb = VERB_OF_INTENT[nm.spec.intent];
   return (
     phase === 'Drained' &&

@@ -120,7 +120,8 @@ export type RefusalCause =
   | 'guard'
   | 'pods'
   | 'capability'
-  | 'attribution';
+  | 'attribution'
+  | 'approval';
 
 /** What a row decided. */
 export type Decision =

@@ -21,7 +21,9 @@ import {
   type MaintenancePlanStatus,
   type NodeMaintenance,
   type PlanNode,
+  type PreflightCeremonyLevel,
   type RequestFlag,
+  rungGrewPast,
 } from '@rackside/plugin-servers-common';
 import { ConflictError } from '@backstage/errors';
 import { PlanReason } from '../runtime/lifecycle/reasons';
@@ -187,6 +189,26 @@ function requeueOfWrite(decision: PlanDecision): number | undefined {
   return decision.kind === 'write' ? decision.requeueAfterMs : undefined;
 }
 
+/**
+ * The rung a step is held to: the one its node was acknowledged at, and, on a plan held
+ * for approval, never above the rung its approver approved (the step's admission and its
+ * power verb refuse what grew past it). A step carries no approval of its own: only the
+ * Rackside backend writes one, and the plan's covers its steps.
+ */
+export function stepRung(
+  plan: MaintenancePlan,
+  node: string,
+): PreflightCeremonyLevel {
+  const acknowledged = stepAcknowledgedRung(plan.spec, node);
+  const approval = plan.spec.approval;
+  const approved = approval?.approvedBy
+    ? approval.approvedRung ?? approval.requestedRung
+    : undefined;
+  return approved && rungGrewPast(approved, acknowledged)
+    ? approved
+    : acknowledged;
+}
+
 /** The NodeMaintenance a step is: owned by its plan (controller), with the plan's request. */
 export function stepObject(
   plan: MaintenancePlan,
@@ -223,7 +245,7 @@ export function stepObject(
           plan.metadata.annotations?.[PLAN_PREFLIGHT_TAKEN_AT] ??
           plan.metadata.creationTimestamp ??
           new Date(0).toISOString(),
-        ceremony: stepAcknowledgedRung(plan.spec, step.name),
+        ceremony: stepRung(plan, step.name),
       },
       ...(plan.spec.drain ? { drain: plan.spec.drain } : {}),
     },

@@ -1324,3 +1324,164 @@ describe('stepName', () => {
     expect(long).not.toBe(stepName('p'.repeat(200), `${'n'.repeat(99)}m`));
   });
 });
+
+describe('a plan held for approval (docs/approvals.md)', () => {
+  const HOUR = 3600_000;
+
+  /** spec.approval as the backend holds a plan: required, nobody decided yet. */
+  function held(w: World, expiresInMs = HOUR) {
+    return {
+      required: true,
+      rule: 'big-plans',
+      approvers: ['group:default/platform-oncall'],
+      expiresAt: new Date(w.now + expiresInMs).toISOString(),
+      requestedRung: 'typed-name' as const,
+    };
+  }
+
+  /** The decision as the backend writes it on approve. */
+  function approve(
+    w: World,
+    approvedRung: 'typed-name' | 'hazard' | 'preflight' = 'typed-name',
+  ) {
+    const approval = w.get('p').spec.approval!;
+    w.spec('p', {
+      approval: {
+        ...approval,
+        approvedBy: 'user:default/bob',
+        approvedAt: new Date(w.now).toISOString(),
+        approvedRung,
+      },
+    });
+  }
+
+  it('starts no step while awaiting: AwaitingApproval with who and until when, one Event, looked at again at the expiry; a restart keeps waiting', async () => {
+    const w = new World(2);
+    const approval = held(w);
+    w.plan('p', { approval });
+    const { requeueAfterMs } = await w.reconcile();
+    expect(w.creates).toEqual([]);
+    expect(w.get('p').status).toMatchObject({
+      phase: 'AwaitingApproval',
+      counts: { total: 2, pending: 2, running: 0 },
+    });
+    expect(w.get('p').status?.message).toBe(
+      `awaiting approval from group:default/platform-oncall (rule big-plans) until ${approval.expiresAt}; no step starts before`,
+    );
+    expect(requeueAfterMs).toBe(HOUR + 1000);
+    expect(
+      w.events.filter(e => e.startsWith('Normal AwaitingApproval')),
+    ).toHaveLength(1);
+    // Each reconcile is a new reconciler (a restart): still held, nothing written again.
+    const writes = w.writes;
+    w.now += 10 * 60_000;
+    await w.reconcile();
+    expect(w.writes).toBe(writes);
+    expect(w.creates).toEqual([]);
+    expect(
+      w.events.filter(e => e.startsWith('Normal AwaitingApproval')),
+    ).toHaveLength(1);
+  });
+
+  it('approved: an Approved Event naming the approver, then steps start; a step carries no approval and never a rung above the approved one', async () => {
+    const w = new World(1, 1);
+    w.plan('p', {
+      approval: held(w),
+      // The requester acknowledged cp-1 at the hazard rung; the approver saw typed-name.
+      acknowledged: { 'cp-1': 'hazard', 'worker-1': 'typed-name' },
+    });
+    await w.reconcile();
+    expect(w.creates).toEqual([]);
+    approve(w, 'typed-name');
+    await w.reconcile();
+    expect(w.events).toContainEqual(
+      'Normal Approved: approved by user:default/bob at the typed-name rung',
+    );
+    expect(w.creates).toEqual(['p-worker-1']);
+    expect(w.get('p').status?.phase).toBe('Running');
+    const step = w.nms.get('p-worker-1')!;
+    expect(step.spec.approval).toBeUndefined();
+    expect(step.spec.preflight?.ceremony).toBe('typed-name');
+    w.step('worker-1', 'Complete');
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1', 'p-cp-1']);
+    // Held to the approved rung: a hazard at its start or its send is refused.
+    expect(w.nms.get('p-cp-1')!.spec.preflight?.ceremony).toBe('typed-name');
+  });
+
+  it('rejected: Failed with "approval rejected by X: reason", no step started, the rest Skipped', async () => {
+    const w = new World(2);
+    w.plan('p', { approval: held(w) });
+    await w.reconcile();
+    const approval = w.get('p').spec.approval!;
+    w.spec('p', {
+      approval: {
+        ...approval,
+        rejectedBy: 'user:default/bob',
+        rejectedAt: new Date(w.now).toISOString(),
+        rejectReason: 'not this week',
+      },
+    });
+    await w.reconcile();
+    expect(w.creates).toEqual([]);
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Failed',
+      message: 'approval rejected by user:default/bob: not this week',
+      counts: { skipped: 2 },
+    });
+  });
+
+  it('expiry edge: held a millisecond before expiresAt, Failed "approval expired" at it; expired already at creation: Failed at once', async () => {
+    const w = new World(2);
+    const approval = held(w);
+    w.plan('p', { approval });
+    w.now = Date.parse(approval.expiresAt) - 1;
+    await w.reconcile();
+    expect(w.get('p').status?.phase).toBe('AwaitingApproval');
+    w.now += 1;
+    await w.reconcile();
+    expect(w.creates).toEqual([]);
+    expect(w.get('p').status?.phase).toBe('Failed');
+    expect(w.get('p').status?.message).toMatch(/^approval expired at /);
+
+    const late = new World(1);
+    late.plan('p', { approval: held(late, -1) });
+    await late.reconcile();
+    expect(late.creates).toEqual([]);
+    expect(late.get('p').status?.phase).toBe('Failed');
+    expect(late.get('p').status?.message).toMatch(/^approval expired/);
+  });
+
+  it('a renewal that replaced the approval with an undecided one: nothing new starts, the running step goes on; approved again, the next starts', async () => {
+    const w = new World(3);
+    w.plan('p', { approval: held(w) });
+    approve(w);
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1']);
+    // The backend's renewal raised a rung: a new approval, nobody decided.
+    w.spec('p', { approval: held(w, 2 * HOUR) });
+    await w.reconcile();
+    expect(w.get('p').status?.phase).toBe('AwaitingApproval');
+    expect(w.get('p').status?.message).toMatch(
+      /nothing new starts, running: worker-1/,
+    );
+    w.step('worker-1', 'Complete');
+    await w.reconcile();
+    expect(w.steps()).toMatchObject({ 'worker-1': 'Done' });
+    expect(w.creates).toEqual(['p-worker-1']);
+    expect(w.get('p').status?.phase).toBe('AwaitingApproval');
+    approve(w);
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1', 'p-worker-2']);
+  });
+
+  it('a cancel while awaiting ends the plan Cancelled, no step started', async () => {
+    const w = new World(2);
+    w.plan('p', { approval: held(w) });
+    await w.reconcile();
+    w.spec('p', { cancel: { by: 'user:default/ops', reason: 'not needed' } });
+    await w.reconcile();
+    expect(w.creates).toEqual([]);
+    expect(w.get('p').status?.phase).toBe('Cancelled');
+  });
+});

@@ -3,7 +3,7 @@
  * runner (runtime/lifecycle/table.ts) from reconciler.ts:
  *
  *   New ──resolve nodes once (workers, then control plane, each by name)──> Pending
- *   Pending | Running | Waiting | Paused ──advance──> the same four, or
+ *   Pending | AwaitingApproval | Running | Waiting | Paused ──advance──> the same five, or
  *        Complete (every step ended, failures within tolerance)
  *        Failed   (too many failed/refused steps, a gate timed out, the window closed)
  *        Cancelled (spec.cancel, once no step is open)
@@ -16,6 +16,9 @@
  *   cancel     spec.cancel: nothing new starts; onCancel abandon sets abandon on each open
  *              step; once none is open the plan is Cancelled, the rest Skipped
  *   complete   every step ended: Complete
+ *   approval   spec.approval awaits a second person (advanceApproval.ts): AwaitingApproval,
+ *              no step starts (after a renewal replaced it: nothing new starts, running
+ *              steps go on), looked at again at its expiry; rejected or expired: stop
  *   pause      paused (pause.at later than resume.at): Paused, running steps go on
  *   window     outside the window: Waiting (window), looked at again when it opens; past
  *              notAfter with steps left: stop
@@ -41,7 +44,8 @@
  * NodeMaintenance adopts it instead of creating a second one.
  *
  * The rules are named beside this table: advanceEnds.ts (stopping, cancel, complete),
- * advanceWaits.ts (pause, window, capacity, authority), advanceStarts.ts (gates, start);
+ * advanceApproval.ts (approval), advanceWaits.ts (pause, window, capacity, authority),
+ * advanceStarts.ts (gates, start);
  * advanceHelpers.ts holds what they share, steps.ts reads the steps, types.ts the view
  * and the decision.
  */
@@ -56,6 +60,7 @@ import {
 } from '@rackside/plugin-servers-common';
 import { PlanReason } from '../runtime/lifecycle/reasons';
 import { finished, NEW, phaseOf } from '../runtime/lifecycle/table';
+import { approvalRule } from './advanceApproval';
 import { cancelRule, completeRule, stoppingRule } from './advanceEnds';
 import { skipExcluded } from './advanceHelpers';
 import { gatesRule, startRule } from './advanceStarts';
@@ -101,6 +106,7 @@ export const ADVANCE_RULES: ReadonlyArray<[string, AdvanceRule]> = [
   ['stopping', stoppingRule],
   ['cancel', cancelRule],
   ['complete', completeRule],
+  ['approval', approvalRule],
   ['pause', pauseRule],
   ['window', windowRule],
   ['capacity', capacityRule],
@@ -109,7 +115,7 @@ export const ADVANCE_RULES: ReadonlyArray<[string, AdvanceRule]> = [
   ['start', startRule],
 ];
 
-/** Pending, Running, Waiting, Paused: read the steps, then ask the rules in order. */
+/** Pending, AwaitingApproval, Running, Waiting, Paused: read the steps, then ask the rules in order. */
 const advance: PlanRow = async (plan, view) => {
   const now = view.now();
   const before = plan.status?.nodes ?? [];
@@ -316,6 +322,7 @@ const resolve: PlanRow = async (plan, view) => {
 export const planTransitions: Record<PlanPhase | typeof NEW, PlanRow> = {
   [NEW]: resolve,
   Pending: advance,
+  AwaitingApproval: advance,
   Running: advance,
   Waiting: advance,
   Paused: advance,

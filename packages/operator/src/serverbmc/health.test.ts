@@ -642,6 +642,39 @@ describe('a maintenance', () => {
     }
   });
 
+  it('reads nothing for a maintenance held for approval, nor for one abandoned while held', async () => {
+    const bmcs = fakeCache([bmc('w1')]);
+    const nms = fakeCache<any>([]);
+    const fake = fakeReader();
+    const built = monitorOf(bmcs, fake.reader);
+    (built.monitor as any).options.maintenances = nms.cache;
+    built.monitor.start();
+    try {
+      const nm = (name: string, phase: string) => ({
+        metadata: { name, uid: name },
+        spec: { nodeName: 'w1', intent: 'reboot' },
+        status: {
+          phase,
+          // What admission records: the held one was never admitted.
+          ...(name === 'admitted'
+            ? { admission: { verdict: 'allow', at: '2026-01-01T00:00:00Z' } }
+            : {}),
+        },
+      });
+      nms.update(nm('held', 'AwaitingApproval'));
+      nms.update(nm('held', 'Complete'));
+      // A maintenance that did start afterwards is read: the only reading there is.
+      nms.update(nm('admitted', 'Cordoned'));
+      await until(() => built.hardware.length === 1);
+      expect(built.hardware.map(h => h.name)).toEqual(['admitted']);
+      nms.update(nm('admitted', 'Complete'));
+      await until(() => built.hardware.length === 2);
+      expect(built.hardware.map(h => h.name)).toEqual(['admitted', 'admitted']);
+    } finally {
+      built.monitor.pause();
+    }
+  });
+
   it('entriesSince keeps the window and the bound', () => {
     const entries = Array.from({ length: 30 }, (_, i) => ({
       id: String(i),

@@ -290,7 +290,8 @@ export class HealthMonitor {
     const phase = nm.status?.phase;
     const name = nm.metadata.name;
     const node = nm.spec.nodeName;
-    if (!phase || phase === 'Requested') return;
+    // Held for approval, nothing has started: the before-reading is taken once admitted.
+    if (!phase || phase === 'Requested' || phase === 'AwaitingApproval') return;
     if (!this.options.bmcs.get(node)) return;
     const uid = nm.metadata.uid ?? name;
     const hardware = {
@@ -298,8 +299,15 @@ export class HealthMonitor {
       before: nm.status?.hardware?.before ?? this.beforeWritten.get(uid),
     };
     const terminal = isTerminalPhase(phase);
-    // Refused before it started: nothing happened to the hardware.
-    if (terminal && phase === 'Refused' && !hardware?.before) return;
+    // Refused before it started, or ended while held for approval (never admitted):
+    // nothing happened to the hardware.
+    if (
+      terminal &&
+      !hardware?.before &&
+      (phase === 'Refused' || !nm.status?.admission)
+    ) {
+      return;
+    }
     const edge = !hardware?.before && !terminal ? 'before' : 'after';
     if (edge === 'after' && (!terminal || hardware?.after)) return;
     const key = `${name}/${edge}`;

@@ -41,6 +41,20 @@ describe('which maintenances count toward quorum', () => {
     const derivation = deriveQuorum(members, facts);
     expect(derivation).toMatchObject({ ready: 2, goingDown: ['cp-1'] });
   });
+
+  it('counts no reboot held for approval: it is admitted only once approved', () => {
+    expect(quorumMaintenances([m('a', 'cp-1', 'AwaitingApproval')])).toEqual(
+      [],
+    );
+    // Open all the same: it keeps its node busy, as a request not yet admitted does.
+    expect(isOpen(m('a', 'cp-1', 'AwaitingApproval'))).toBe(true);
+    expect(
+      openMaintenanceOf('cp-1', [
+        m('later', 'cp-1', undefined, '2026-01-01T00:00:01Z'),
+        m('held', 'cp-1', 'AwaitingApproval'),
+      ])?.metadata.name,
+    ).toBe('held');
+  });
 });
 
 describe('the open maintenance of a node', () => {

@@ -24,10 +24,13 @@ export interface MaintenanceRecord {
 
 /**
  * Whether the operator has admitted this maintenance: admission writes the first phase
- * (Requested), so an object without `status.phase` has not been checked by anyone yet.
+ * (Requested), so an object without `status.phase` has not been checked by anyone yet. One
+ * held for approval (AwaitingApproval, docs/approvals.md) is not admitted either: it is
+ * admitted from the cluster as it is once approved, and claims no margin before.
  */
 export function isAdmitted(m: MaintenanceRecord): boolean {
-  return m.status?.phase !== undefined;
+  const phase = m.status?.phase;
+  return phase !== undefined && phase !== 'AwaitingApproval';
 }
 
 /** Whether a maintenance is still open: not yet admitted, or admitted and not ended. */

@@ -56,6 +56,8 @@ export const PlanReason = {
   StepsAbandoned: 'StepsAbandoned',
   Paused: 'Paused',
   AuthorizationExpired: 'AuthorizationExpired',
+  AwaitingApproval: 'AwaitingApproval',
+  Approved: 'Approved',
   Stopping: 'Stopping',
   Complete: 'Complete',
   Failed: 'PlanFailed',
