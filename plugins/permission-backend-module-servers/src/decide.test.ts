@@ -5,6 +5,7 @@ import {
   machinesReadPermission,
   machinesReclaimPermission,
   serverActionPermissions,
+  serversApprovePermission,
   serversPermissions,
   serversReadPermission,
 } from '@rackside/plugin-servers-common';
@@ -283,5 +284,75 @@ describe('decideServersPermission', () => {
         'user:default/a',
       ),
     ).toThrow(/not a Rackside permission/);
+  });
+});
+
+describe('servers:approve', () => {
+  const approveConfig = readServersPolicyConfig(
+    new ConfigReader({
+      permission: {
+        rackside: {
+          tiers: {
+            'operate-lead': ['group:default/leads'],
+            admin: ['group:default/admins'],
+          },
+          principals: [
+            {
+              ref: 'group:default/oncall',
+              allow: [
+                {
+                  permission: 'servers:approve',
+                  conditions: {
+                    rule: 'HAS_LABEL',
+                    params: { label: 'rackside.dev/team', value: 'storage' },
+                  },
+                },
+              ],
+            },
+            {
+              ref: 'group:default/no-cp-approvals',
+              deny: [
+                {
+                  permission: 'servers:approve',
+                  conditions: { rule: 'IS_CONTROL_PLANE' },
+                },
+              ],
+            },
+          ],
+        },
+      },
+    }),
+  );
+  const decideApprove = (...principals: string[]) =>
+    decideServersPermission(
+      serversApprovePermission,
+      principals,
+      approveConfig,
+    );
+
+  it('is a server permission at the admin tier by default, like the verbs', () => {
+    expect(serversApprovePermission.name).toBe('servers:approve');
+    expect(isRacksidePermission(serversApprovePermission)).toBe(true);
+    expect(decideApprove('group:default/admins')).toEqual(ALLOW);
+    expect(decideApprove('group:default/leads')).toEqual(DENY);
+    expect(decideApprove('user:default/nobody')).toEqual(DENY);
+  });
+
+  it('takes conditional allow and deny lines over the server rules', () => {
+    const onStorage = {
+      rule: 'HAS_LABEL',
+      resourceType: 'server',
+      params: { label: 'rackside.dev/team', value: 'storage' },
+    };
+    expect(decideApprove('group:default/oncall')).toEqual(
+      conditional(serversApprovePermission, onStorage),
+    );
+    expect(
+      decideApprove('group:default/admins', 'group:default/no-cp-approvals'),
+    ).toEqual(
+      conditional(serversApprovePermission, {
+        not: { rule: 'IS_CONTROL_PLANE', resourceType: 'server', params: {} },
+      }),
+    );
   });
 });

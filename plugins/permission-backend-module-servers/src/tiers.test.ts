@@ -14,12 +14,13 @@ describe('tiers', () => {
       'servers:maintenance-abandon',
       'servers:plan',
       'servers:drain-data',
+      'servers:approve',
       'machines:add',
       'machines:reclaim',
     ]) {
       expect(DEFAULT_TIERS[name]).toBe('admin');
     }
-    expect(Object.keys(DEFAULT_TIERS)).toHaveLength(13);
+    expect(Object.keys(DEFAULT_TIERS)).toHaveLength(14);
   });
 
   it('lets a higher tier hold a lower one, never the reverse', () => {
