@@ -24,10 +24,16 @@ export function CellChip(props: {
   /** Named as MUI's Chip and chips.ts name it, so a chip of chips.ts spreads in. */
   color?: CellChipTone;
   variant?: 'filled' | 'outlined';
+  testId?: string;
 }) {
-  const { label, color = 'default', variant = 'filled' } = props;
+  const { label, color = 'default', variant = 'filled', testId } = props;
   return (
-    <span className={CELL_CHIP_CLASS} data-tone={color} data-variant={variant}>
+    <span
+      className={CELL_CHIP_CLASS}
+      data-tone={color}
+      data-variant={variant}
+      data-testid={testId}
+    >
       {label}
     </span>
   );

@@ -4,6 +4,7 @@ import Box from '@mui/material/Box';
 import LinearProgress from '@mui/material/LinearProgress';
 import Paper from '@mui/material/Paper';
 import TextField from '@mui/material/TextField';
+import ToggleButton from '@mui/material/ToggleButton';
 import Typography from '@mui/material/Typography';
 import { usePermission } from '@backstage/plugin-permission-react';
 import {
@@ -24,6 +25,10 @@ import { useServerSort } from './useServerSort';
 import { useLiveRefresh } from '../hooks/useLiveRefresh';
 import { useServerWindows } from '../hooks/useServerWindows';
 import { FIRST_VIEW } from '../hooks/windowRequests';
+import {
+  AWAITING_APPROVAL_FILTER,
+  AWAITING_APPROVAL_LABEL,
+} from '../ApprovalPanel/approvalText';
 
 export {
   POLL_INTERVAL_MS,
@@ -102,6 +107,23 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
               onChange={e => setFilter(e.target.value)}
               inputProps={{ 'aria-label': `Filter servers of ${cluster}` }}
             />
+            {/* The shared filter's phase=<phase> term, so every window agrees. */}
+            <ToggleButton
+              size="small"
+              value={AWAITING_APPROVAL_FILTER}
+              selected={filter === AWAITING_APPROVAL_FILTER}
+              onChange={() =>
+                setFilter(f =>
+                  f === AWAITING_APPROVAL_FILTER
+                    ? ''
+                    : AWAITING_APPROVAL_FILTER,
+                )
+              }
+              aria-label={`${AWAITING_APPROVAL_LABEL} (filter servers of ${cluster})`}
+              data-testid="awaiting-approval-filter"
+            >
+              {AWAITING_APPROVAL_LABEL}
+            </ToggleButton>
             <Typography variant="body2" color="text.secondary">
               {`${servers.total} of ${servers.all ?? servers.total} servers`}
             </Typography>

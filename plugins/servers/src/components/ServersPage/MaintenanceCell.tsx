@@ -8,6 +8,10 @@ import type {
 import { AppLink, useServersLinks } from '../ui/links';
 import { PageTooltip as Tooltip } from './PageTooltip';
 import {
+  AWAITING_APPROVAL_LABEL,
+  isAwaitingApproval,
+} from '../ApprovalPanel/approvalText';
+import {
   powerOffState,
   powerRecords,
   powerWaitText,
@@ -27,6 +31,7 @@ export function phaseSummary(m: MaintenanceResponse): string {
   }
   if (m.phase === 'Rebooting') return powerWaitText(m)!;
   if (m.phase === 'PoweredOff') return 'Powered off';
+  if (isAwaitingApproval(m.phase)) return AWAITING_APPROVAL_LABEL;
   return m.phase;
 }
 

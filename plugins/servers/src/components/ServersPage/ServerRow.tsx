@@ -15,6 +15,10 @@ import { RowActions } from './RowActions';
 import { AlertsCell } from './AlertsCell';
 import { rowActionsStyles } from './rowActionsStyles';
 import { ROW_HEIGHT } from './tableWindow';
+import {
+  AWAITING_APPROVAL_LABEL,
+  isAwaitingApproval,
+} from '../ApprovalPanel/approvalText';
 
 /**
  * The actions a row offers, in the usual order: the list holds only those
@@ -141,6 +145,13 @@ export const ServerRow = memo(function ServerRowContent(props: {
           <CellChip label="control plane" color="primary" />
         )}
         {server.virtual && <CellChip label="virtual" />}
+        {isAwaitingApproval(server.maintenance?.phase) && (
+          <CellChip
+            label={AWAITING_APPROVAL_LABEL}
+            color="warning"
+            testId="awaiting-approval-chip"
+          />
+        )}
       </td>
       <td>
         <CellChip variant="outlined" {...readyChip(server.ready)} />
