@@ -1,0 +1,626 @@
+// Approvals (docs/approvals.md) attacked from outside the happy path, on a rack with the real
+// operator and the demo backend (e2e/rack/lib/rackPortal.mjs), over HTTP as the users of
+// examples/org.yaml:
+//
+// - a reboot a rule holds stays AwaitingApproval and the node is untouched (not cordoned, no
+//   pod evicted, nothing sent to its machine), while the operator goes on acting on others;
+// - the requester approving their own request is 403; so is an approver the rule names who
+//   lacks servers:approve on the node (on any node, or on that node only);
+// - an approval after the impact grew (a second control-plane member NotReady, so the
+//   reboot of a member went from typed-name to hazard) is 409 naming both rungs;
+// - an approval that expires ends the request Refused ("approval expired"), nothing sent,
+//   and an approval after it is 409;
+// - an operator restarted while a request awaits approval keeps waiting, and acts on the
+//   approval given after;
+// - a plan over the size threshold waits for approval and no step starts before it (one
+//   under the threshold is not held);
+// - two approvers at once: exactly one wins, and the object names the winner.
+//
+// The policy (servers.approvals.rules) and the permission lines are this file's app-config,
+// written in before(). The admission policy on spec.approval is checked in
+// e2e/rack/test/chart.test.mjs (approvals-core's test), not here.
+//
+//   node --test e2e/rack/test/approvals.test.mjs      (RACKSIDE_E2E_KEEP=1 keeps the logs)
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { eventually, startRackPortal } from '../lib/rackPortal.mjs';
+import { POWER_ANNOTATION } from '../rack.mjs';
+
+const CLUSTER = 'plant-a';
+const GUEST = 'user:default/guest'; // plant-admins: requests everything here
+const ENGINEER = 'user:default/engineer'; // servers:approve on workers only
+const CONTRACTOR = 'user:default/contractor'; // servers:approve everywhere
+const VIEWER = 'user:default/viewer'; // named by a rule, read only
+/** Control-plane members added to the fixture's three, so a reboot of one spends margin without consuming it. */
+const EXTRA_MEMBERS = ['cp-4', 'cp-5'];
+/** Workers without machines or pods (tainted: no workload lands), for the plans. */
+const PLAN_WORKERS = ['apw-1', 'apw-2', 'apw-3', 'apw-4', 'apw-5'];
+const REASON = 'approvals rack test: firmware window agreed with the plant';
+
+const CONFIG = `
+servers:
+  approvals:
+    rules:
+      # Selects every request on worker-4; expires after a minute (the expiry test).
+      - name: expires-fast
+        select:
+          nodeLabels: { kubernetes.io/hostname: worker-4 }
+        approvers: [group:default/plant-engineers]
+        expiresAfterMinutes: 1
+      - name: large-plans
+        select:
+          actions: [plan]
+          planSizeAtLeast: 3
+        approvers: [group:default/plant-engineers]
+        expiresAfterMinutes: 240
+      - name: power-verbs
+        select:
+          actions: [reboot, shutdown]
+        approvers:
+          - group:default/plant-admins
+          - group:default/plant-engineers
+          - user:default/viewer
+        expiresAfterMinutes: 240
+permission:
+  rackside:
+    tiers:
+      read: [group:default/plant-viewers, group:default/plant-engineers]
+      operate-lead: []
+      admin: [group:default/plant-admins]
+    principals:
+      - ref: group:default/plant-engineers
+        allow:
+          - permission: servers:approve
+            conditions:
+              not: { rule: IS_CONTROL_PLANE }
+      - ref: user:default/contractor
+        allow: [servers:approve]
+`;
+
+let portal;
+let workDir;
+const tokens = {};
+/** Requests a later test continues: the held reboot of worker-1, the one of cp-1. */
+const held = {};
+
+const api = (user, method, route, body) =>
+  portal.api(tokens[user], method, route, body);
+
+const maintenance = name => portal.getJson('nodemaintenance', name);
+const plan = name => portal.getJson('maintenanceplan', name);
+const node = name => portal.getJson('node', name);
+const schedulable = name => node(name).spec.unschedulable !== true;
+
+/** The pods on a node, as namespace/name@uid. */
+const podsOn = name =>
+  portal
+    .getJson('pods', '-A', '--field-selector', `spec.nodeName=${name}`)
+    .items.map(
+      p => `${p.metadata.namespace}/${p.metadata.name}@${p.metadata.uid}`,
+    )
+    .sort();
+
+const phaseOf = name => maintenance(name).status?.phase;
+
+const waitForPhase = (name, phase, timeoutMs = 90_000) =>
+  eventually(
+    `NodeMaintenance ${name} reaches ${phase}`,
+    () => phaseOf(name) === phase && maintenance(name),
+    { timeoutMs },
+  );
+
+/** The actions with a pre-flight (the others carry a reason only). */
+const PREFLIGHT_ACTIONS = ['drain', 'reboot', 'shutdown'];
+
+/**
+ * A server action as the portal sends it: the pre-flight (with the drain options that let
+ * it proceed, when the node holds pods without a controller or with emptyDir data), then
+ * the request with its token and, on the typed-name rung or above, the node's name.
+ */
+async function requestAction(user, nodeName, action) {
+  const route = `/clusters/${CLUSTER}/servers/${nodeName}`;
+  if (!PREFLIGHT_ACTIONS.includes(action))
+    return api(user, 'POST', `${route}/actions/${action}`, { reason: REASON });
+  let pre = await api(user, 'GET', `${route}/preflight?action=${action}`);
+  assert.equal(pre.status, 200, JSON.stringify(pre.body));
+  let options = {};
+  if (!pre.body.canProceed) {
+    options = { deleteEmptyDirData: true, force: true };
+    pre = await api(
+      user,
+      'GET',
+      `${route}/preflight?action=${action}&deleteEmptyDirData=true&force=true`,
+    );
+    assert.equal(pre.status, 200, JSON.stringify(pre.body));
+  }
+  assert.ok(pre.body.canProceed, `${action} ${nodeName}: ${pre.body.blockers}`);
+  return api(user, 'POST', `${route}/actions/${action}`, {
+    reason: REASON,
+    preflightToken: pre.body.token,
+    ...(pre.body.ceremony.requires.typedName ? { typedName: nodeName } : {}),
+    ...options,
+  });
+}
+
+/** The approval view of a request (`maintenances` or `plans`) as `user` sees it. */
+async function approvalView(user, kind, name) {
+  const view = await api(
+    user,
+    'GET',
+    `/clusters/${CLUSTER}/${kind}/${name}/approval`,
+  );
+  assert.equal(view.status, 200, JSON.stringify(view.body));
+  return view.body;
+}
+
+/**
+ * An approval as the portal's panel sends it: the user's fresh view of the request, then
+ * the decision with that view's pre-flight token (and the typed name at the hazard rung).
+ */
+async function approve(user, kind, name, { typedName } = {}) {
+  const view = await approvalView(user, kind, name);
+  return api(user, 'POST', `/clusters/${CLUSTER}/${kind}/${name}/approval`, {
+    decision: 'approve',
+    reason: REASON,
+    preflightToken: view.now?.token,
+    ...(typedName ? { typedName } : {}),
+  });
+}
+
+/**
+ * Proof that the operator is running and acting after it has seen the held request: a
+ * cordon of worker-3 (no rule selects it) is carried out and returned, so the operator
+ * has had every chance to touch the held node had it meant to.
+ */
+async function operatorActsOnOthers() {
+  const cordon = await requestAction(GUEST, 'worker-3', 'cordon');
+  assert.ok([200, 201].includes(cordon.status), JSON.stringify(cordon.body));
+  assert.equal(cordon.body.approval, undefined, 'no rule holds a cordon');
+  await eventually(
+    'the operator cordons worker-3',
+    () => !schedulable('worker-3'),
+  );
+  const back = await requestAction(GUEST, 'worker-3', 'uncordon');
+  assert.ok([200, 201].includes(back.status), JSON.stringify(back.body));
+  await eventually(
+    'the operator returns worker-3 to service',
+    () => schedulable('worker-3') && phaseOf(cordon.body.name) === 'Complete',
+    { timeoutMs: 90_000 },
+  );
+}
+
+/** A node's facts that a held request must leave as they were. */
+async function snapshotOf(nodeName) {
+  return {
+    schedulable: schedulable(nodeName),
+    pods: podsOn(nodeName),
+    counts: await portal.machineCounts(nodeName),
+  };
+}
+
+async function assertUntouched(nodeName, before, name) {
+  const nm = maintenance(name);
+  assert.equal(nm.status?.phase, 'AwaitingApproval', JSON.stringify(nm.status));
+  assert.equal(nm.status?.cordonedAt, undefined, 'never cordoned');
+  assert.equal(nm.status?.rebootSentAt, undefined, 'no reboot sent');
+  assert.equal(nm.status?.poweredOffAt, undefined, 'no power-off sent');
+  assert.equal(nm.spec.approval?.approvedBy, undefined, 'nobody approved');
+  assert.deepEqual(await snapshotOf(nodeName), before, `${nodeName} untouched`);
+}
+
+/** Adds a kwok Node (the rack's shape) and waits until it is Ready. */
+function addNode(name, { controlPlane }) {
+  const labels = {
+    'kubernetes.io/hostname': name,
+    'kubernetes.io/os': 'linux',
+    'kubernetes.io/arch': 'amd64',
+    type: 'kwok',
+    ...(controlPlane ? { 'node-role.kubernetes.io/control-plane': '' } : {}),
+  };
+  const taints = controlPlane
+    ? [{ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' }]
+    : [{ key: 'rackside.dev/approvals-test', effect: 'NoSchedule' }];
+  const manifest = {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      labels,
+      annotations: {
+        'kwok.x-k8s.io/node': 'fake',
+        'node.alpha.kubernetes.io/ttl': '0',
+      },
+    },
+    spec: { taints },
+  };
+  const file = path.join(workDir, `${name}.json`);
+  fs.writeFileSync(file, JSON.stringify(manifest));
+  portal.kubectl('apply', '-f', file);
+}
+
+const nodeReady = name =>
+  node(name).status?.conditions?.find(c => c.type === 'Ready')?.status ===
+  'True';
+
+/** Powers a node off as the Talos emulator marks it: kwok leaves it alone, NotReady. */
+function markNotReady(name) {
+  portal.kubectl(
+    'annotate',
+    'node',
+    name,
+    `${POWER_ANNOTATION}=off`,
+    '--overwrite',
+  );
+  portal.kubectl(
+    'patch',
+    'node',
+    name,
+    '--subresource=status',
+    '--type=strategic',
+    '-p',
+    JSON.stringify({
+      status: {
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'False',
+            reason: 'ApprovalsTest',
+            message: 'powered off by the approvals rack test',
+          },
+        ],
+      },
+    }),
+  );
+}
+
+/** Ends a request this file left open (abandon), best effort: cleanup, not a check. */
+async function abandon(nodeName) {
+  await requestAction(GUEST, nodeName, 'maintenance-abandon').catch(() => {});
+}
+
+before(
+  async () => {
+    workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rackside-approvals-'));
+    const config = path.join(workDir, 'app-config.approvals.yaml');
+    fs.writeFileSync(config, CONFIG);
+    portal = await startRackPortal({
+      configs: [config],
+      log: msg => process.stderr.write(`${msg}\n`),
+    });
+    for (const user of [GUEST, ENGINEER, CONTRACTOR, VIEWER])
+      tokens[user] = await portal.tokenOf(user);
+    for (const name of EXTRA_MEMBERS) addNode(name, { controlPlane: true });
+    for (const name of PLAN_WORKERS) addNode(name, { controlPlane: false });
+    await eventually(
+      'the added nodes are Ready',
+      () => [...EXTRA_MEMBERS, ...PLAN_WORKERS].every(nodeReady),
+      { timeoutMs: 120_000 },
+    );
+    await eventually(
+      'the Redfish PowerProvider advertises reboot',
+      () => {
+        const pp = portal.getJson('powerproviders', 'default');
+        return (
+          pp.status?.observedGeneration === pp.metadata.generation &&
+          pp.status?.reboot === true
+        );
+      },
+      { timeoutMs: 120_000 },
+    );
+    await eventually(
+      'the backend sees five control-plane members',
+      async () => {
+        const list = await api(GUEST, 'GET', `/clusters/${CLUSTER}/servers`);
+        return list.status === 200 && list.body.quorum?.members === 5;
+      },
+      { timeoutMs: 60_000 },
+    );
+  },
+  { timeout: 900_000 },
+);
+
+after(async () => {
+  await portal?.stop();
+  if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
+});
+
+test(
+  'a reboot a rule holds stays AwaitingApproval: not cordoned, no pod evicted, nothing sent to its machine',
+  { timeout: 300_000 },
+  async () => {
+    const before = await snapshotOf('worker-1');
+    assert.equal(before.schedulable, true);
+    const res = await requestAction(GUEST, 'worker-1', 'reboot');
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.equal(
+      res.body.approval?.rule,
+      'power-verbs',
+      JSON.stringify(res.body),
+    );
+    assert.ok(
+      res.body.approval.approvers.includes('group:default/plant-engineers'),
+    );
+    assert.ok(Date.parse(res.body.approval.expiresAt) > Date.now());
+    held.worker1 = res.body.name;
+
+    const nm = maintenance(held.worker1);
+    assert.equal(nm.spec.approval?.required, true);
+    assert.equal(nm.spec.approval.rule, 'power-verbs');
+    assert.equal(nm.spec.approval.requestedRung, 'typed-name');
+    assert.equal(nm.spec.requestedBy, GUEST);
+    await waitForPhase(held.worker1, 'AwaitingApproval');
+
+    await operatorActsOnOthers();
+    await assertUntouched('worker-1', before, held.worker1);
+  },
+);
+
+test(
+  "the requester's own approval is 403, and so is an approver without servers:approve on the node; nothing is recorded",
+  { timeout: 300_000 },
+  async () => {
+    assert.ok(held.worker1, 'the held reboot of worker-1 (first test)');
+    const before = await snapshotOf('worker-1');
+
+    const own = await approvalView(GUEST, 'maintenances', held.worker1);
+    assert.equal(own.state, 'awaiting');
+    assert.equal(own.mayApprove, false, 'the requester may not approve');
+    const selfApproval = await approve(GUEST, 'maintenances', held.worker1, {
+      typedName: 'worker-1',
+    });
+    assert.equal(selfApproval.status, 403, JSON.stringify(selfApproval.body));
+
+    // The viewer is named by the rule but holds no servers:approve at all.
+    const viewer = await approve(VIEWER, 'maintenances', held.worker1, {
+      typedName: 'worker-1',
+    });
+    assert.equal(viewer.status, 403, JSON.stringify(viewer.body));
+    await assertUntouched('worker-1', before, held.worker1);
+
+    // The engineer may approve on workers only: a control-plane member's reboot is 403.
+    const cp = await requestAction(GUEST, 'cp-1', 'reboot');
+    assert.equal(cp.status, 201, JSON.stringify(cp.body));
+    assert.equal(cp.body.approval?.rule, 'power-verbs');
+    held.cp1 = cp.body.name;
+    await waitForPhase(held.cp1, 'AwaitingApproval');
+    const engineerView = await approvalView(ENGINEER, 'maintenances', held.cp1);
+    assert.equal(engineerView.mayApprove, false);
+    const engineer = await approve(ENGINEER, 'maintenances', held.cp1, {
+      typedName: 'cp-1',
+    });
+    assert.equal(engineer.status, 403, JSON.stringify(engineer.body));
+    const nm = maintenance(held.cp1);
+    assert.equal(nm.spec.approval.approvedBy, undefined);
+    assert.equal(nm.status?.phase, 'AwaitingApproval');
+  },
+);
+
+test(
+  'an approval after the impact grew is 409 with both rungs: a second member NotReady raised the reboot of cp-1 to hazard',
+  { timeout: 300_000 },
+  async () => {
+    assert.ok(held.cp1, 'the held reboot of cp-1 (previous test)');
+    const nm = maintenance(held.cp1);
+    // Five members, quorum three, all ready: rebooting one leaves a margin of one.
+    assert.equal(nm.spec.approval.requestedRung, 'typed-name');
+    const before = await snapshotOf('cp-1');
+
+    markNotReady('cp-4');
+    try {
+      const view = await eventually(
+        "the approver's fresh pre-flight of cp-1 is at the hazard rung",
+        async () => {
+          const v = await approvalView(CONTRACTOR, 'maintenances', held.cp1);
+          return v.rungNow === 'hazard' && v;
+        },
+        { timeoutMs: 60_000 },
+      );
+      assert.equal(view.requestedRung, 'typed-name');
+      const res = await api(
+        CONTRACTOR,
+        'POST',
+        `/clusters/${CLUSTER}/maintenances/${held.cp1}/approval`,
+        {
+          decision: 'approve',
+          reason: REASON,
+          preflightToken: view.now.token,
+          typedName: 'cp-1',
+        },
+      );
+      assert.equal(res.status, 409, JSON.stringify(res.body));
+      assert.equal(res.body.requestedRung, 'typed-name');
+      assert.equal(res.body.rungNow, 'hazard');
+      await assertUntouched('cp-1', before, held.cp1);
+    } finally {
+      portal.kubectl('annotate', 'node', 'cp-4', `${POWER_ANNOTATION}-`);
+      await eventually('cp-4 is Ready again', () => nodeReady('cp-4'), {
+        timeoutMs: 60_000,
+      });
+      await abandon('cp-1');
+    }
+  },
+);
+
+test(
+  'an approval that expires ends the request Refused ("approval expired") with nothing sent; approving it then is 409',
+  { timeout: 300_000 },
+  async () => {
+    const before = await snapshotOf('worker-4');
+    const res = await requestAction(GUEST, 'worker-4', 'reboot');
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.equal(res.body.approval?.rule, 'expires-fast');
+    const expiresAt = Date.parse(res.body.approval.expiresAt);
+    assert.ok(expiresAt - Date.now() <= 60_000 + 5_000, 'a minute to approve');
+    await waitForPhase(res.body.name, 'AwaitingApproval');
+
+    // The operator acts when the approval expires; nothing else happens before.
+    const nm = await waitForPhase(res.body.name, 'Refused', 150_000);
+    assert.match(nm.status.message ?? '', /approval expired/);
+    assert.ok(Date.now() >= expiresAt, 'not refused before it expired');
+    assert.equal(nm.status.cordonedAt, undefined);
+    assert.equal(nm.status.rebootSentAt, undefined);
+    assert.deepEqual(
+      await snapshotOf('worker-4'),
+      before,
+      'worker-4 untouched',
+    );
+
+    const late = await approve(ENGINEER, 'maintenances', res.body.name, {
+      typedName: 'worker-4',
+    });
+    assert.equal(late.status, 409, JSON.stringify(late.body));
+  },
+);
+
+test(
+  'an operator restarted while a request awaits approval keeps waiting, and acts on the approval given after',
+  { timeout: 600_000 },
+  async () => {
+    const before = await snapshotOf('worker-2');
+    const res = await requestAction(GUEST, 'worker-2', 'reboot');
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.equal(res.body.approval?.rule, 'power-verbs');
+    const name = res.body.name;
+    await waitForPhase(name, 'AwaitingApproval');
+
+    await portal.stopOperator();
+    await portal.startOperator();
+    await operatorActsOnOthers();
+    await assertUntouched('worker-2', before, name);
+
+    const approval = await approve(ENGINEER, 'maintenances', name, {
+      typedName: 'worker-2',
+    });
+    assert.equal(approval.status, 200, JSON.stringify(approval.body));
+    assert.equal(approval.body.state, 'approved');
+    const approved = maintenance(name);
+    assert.equal(approved.spec.approval.approvedBy, ENGINEER);
+    await eventually(
+      'the operator cordons worker-2 once approved',
+      () => !schedulable('worker-2') && maintenance(name).status?.cordonedAt,
+      { timeoutMs: 90_000 },
+    );
+    await abandon('worker-2');
+  },
+);
+
+test(
+  'a plan over the size threshold waits for approval and no step starts before it; one under it is not held',
+  { timeout: 600_000 },
+  async () => {
+    const createPlan = async nodes => {
+      const pre = await api(
+        GUEST,
+        'GET',
+        `/clusters/${CLUSTER}/plans/preflight?intent=drain&nodes=${nodes.join(
+          ',',
+        )}`,
+      );
+      assert.equal(pre.status, 200, JSON.stringify(pre.body));
+      assert.ok(pre.body.canProceed, JSON.stringify(pre.body.blockers));
+      return api(GUEST, 'POST', `/clusters/${CLUSTER}/plans`, {
+        intent: 'drain',
+        nodes,
+        maxParallel: 1,
+        reason: REASON,
+        preflightToken: pre.body.token,
+      });
+    };
+
+    // Two nodes: under the threshold, not held; it starts at once.
+    const small = await createPlan(PLAN_WORKERS.slice(3));
+    assert.equal(small.status, 201, JSON.stringify(small.body));
+    assert.equal(small.body.approval, undefined);
+    assert.equal(plan(small.body.name).spec.approval, undefined);
+    await eventually(
+      'the small plan starts a step',
+      () =>
+        (plan(small.body.name).status?.nodes ?? []).some(n => n.maintenance),
+      { timeoutMs: 90_000 },
+    );
+
+    // Three nodes: held.
+    const nodes = PLAN_WORKERS.slice(0, 3);
+    const large = await createPlan(nodes);
+    assert.equal(large.status, 201, JSON.stringify(large.body));
+    assert.equal(large.body.approval?.rule, 'large-plans');
+    const name = large.body.name;
+    assert.equal(plan(name).spec.approval?.required, true);
+    await eventually(
+      'the large plan is AwaitingApproval',
+      () => plan(name).status?.phase === 'AwaitingApproval',
+      { timeoutMs: 90_000 },
+    );
+    await operatorActsOnOthers();
+    const waiting = plan(name);
+    assert.equal(waiting.status.phase, 'AwaitingApproval');
+    assert.ok(
+      (waiting.status.nodes ?? []).every(n => !n.maintenance),
+      `no step started: ${JSON.stringify(waiting.status.nodes)}`,
+    );
+    const onPlanNodes = portal
+      .getJson('nodemaintenances')
+      .items.filter(m => nodes.includes(m.spec.nodeName));
+    assert.deepEqual(onPlanNodes, [], 'no NodeMaintenance on the plan nodes');
+    assert.ok(nodes.every(schedulable), 'no plan node cordoned');
+
+    // The requester may not approve their plan; an engineer may.
+    const own = await approve(GUEST, 'plans', name);
+    assert.equal(own.status, 403, JSON.stringify(own.body));
+    const approval = await approve(ENGINEER, 'plans', name);
+    assert.equal(approval.status, 200, JSON.stringify(approval.body));
+    assert.equal(plan(name).spec.approval.approvedBy, ENGINEER);
+    await eventually(
+      'a step of the approved plan starts',
+      () => (plan(name).status?.nodes ?? []).some(n => n.maintenance),
+      { timeoutMs: 90_000 },
+    );
+    for (const p of [small.body.name, name])
+      await api(GUEST, 'POST', `/clusters/${CLUSTER}/plans/${p}/cancel`, {
+        reason: REASON,
+      });
+  },
+);
+
+test(
+  'two approvers at once: exactly one wins, the other is 409, and the object names the winner',
+  { timeout: 300_000 },
+  async () => {
+    assert.ok(held.worker1, 'the held reboot of worker-1 (first test)');
+    const name = held.worker1;
+    const views = await Promise.all(
+      [ENGINEER, CONTRACTOR].map(u => approvalView(u, 'maintenances', name)),
+    );
+    assert.ok(views.every(v => v.mayApprove === true));
+    const decide = (user, view) =>
+      api(user, 'POST', `/clusters/${CLUSTER}/maintenances/${name}/approval`, {
+        decision: 'approve',
+        reason: REASON,
+        preflightToken: view.now.token,
+        typedName: 'worker-1',
+      });
+    const [engineer, contractor] = await Promise.all([
+      decide(ENGINEER, views[0]),
+      decide(CONTRACTOR, views[1]),
+    ]);
+    const statuses = [engineer.status, contractor.status].sort();
+    assert.deepEqual(
+      statuses,
+      [200, 409],
+      `${JSON.stringify(engineer.body)} ${JSON.stringify(contractor.body)}`,
+    );
+    const winner = engineer.status === 200 ? ENGINEER : CONTRACTOR;
+    const nm = maintenance(name);
+    assert.equal(nm.spec.approval.approvedBy, winner);
+    assert.ok(nm.spec.approval.approvedAt);
+    await eventually(
+      'the operator acts on the approved reboot (cordons worker-1)',
+      () => maintenance(name).status?.cordonedAt,
+      { timeoutMs: 90_000 },
+    );
+    await abandon('worker-1');
+  },
+);
