@@ -15,6 +15,7 @@ describe('servers plugin (new frontend system)', () => {
       import('./alpha/NfsMaintenancePage'),
       import('./alpha/NfsPlanPage'),
       import('./alpha/NfsAddNodePage'),
+      import('./alpha/NfsApprovalsPage'),
     ]);
   });
 
@@ -93,6 +94,37 @@ describe('servers plugin (new frontend system)', () => {
       'href',
       '/servers/maintenances/rack/drain-plan-1-worker-1',
     );
+  });
+
+  it('links the Approvals for me page at /servers/approvals from the Servers page header', async () => {
+    const api = fakeServersApi(serverList([server('worker-1')]));
+    api.listApprovalsForMe.mockResolvedValue([
+      {
+        kind: 'maintenance',
+        cluster: 'rack',
+        name: 'worker-1-reboot-abc',
+        action: 'reboot',
+        nodes: ['worker-1'],
+        rule: 'reboots-need-two',
+        approvers: ['group:default/platform-oncall'],
+        expiresAt: '2026-12-07T14:00:00Z',
+        requestedRung: 'typed-name',
+      },
+    ]);
+    renderTestApp({
+      features: [serversPlugin],
+      initialRouteEntries: ['/servers'],
+      apis: [[serversApiRef, api]],
+    });
+    const link = await screen.findByRole('link', { name: 'Approvals for me' });
+    expect(link).toHaveAttribute('href', '/servers/approvals');
+    fireEvent.click(link);
+    const page = await screen.findByTestId('rackside-approvals-page');
+    expect(
+      await within(page).findByRole('link', {
+        name: 'Open worker-1-reboot-abc to decide',
+      }),
+    ).toHaveAttribute('href', '/servers/maintenances/rack/worker-1-reboot-abc');
   });
 
   it('links a row to its maintenance page and follows the link', async () => {

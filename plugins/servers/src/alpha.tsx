@@ -11,6 +11,7 @@ import { isServerEntity } from './components/EntityServerContent/annotations';
 import { startServersPage } from './components/ServersPage/pageStart';
 import {
   addNodeRouteRef,
+  approvalsRouteRef,
   maintenanceRouteRef,
   planRouteRef,
   serversRouteRef,
@@ -100,6 +101,17 @@ export const addNodePage = PageBlueprint.make({
   },
 });
 
+/** The Approvals for me page at `/servers/approvals`. */
+export const approvalsPage = PageBlueprint.make({
+  name: 'approvals',
+  params: {
+    path: '/servers/approvals',
+    routeRef: approvalsRouteRef,
+    loader: () =>
+      import('./alpha/NfsApprovalsPage').then(m => <m.NfsApprovalsPage />),
+  },
+});
+
 /** The Server tab on catalog entities annotated `rackside.dev/node`. */
 export const entityServerContent = EntityContentBlueprint.make({
   name: 'server',
@@ -129,6 +141,7 @@ export default createFrontendPlugin({
     maintenancePage,
     planPage,
     addNodePage,
+    approvalsPage,
     entityServerContent,
   ],
   routes: {
@@ -136,6 +149,7 @@ export default createFrontendPlugin({
     maintenance: maintenanceRouteRef,
     plan: planRouteRef,
     addNode: addNodeRouteRef,
+    approvals: approvalsRouteRef,
   },
 });
 

@@ -62,6 +62,19 @@ describe('serversPlugin (legacy frontend system)', () => {
     );
   });
 
+  it('serves the Approvals for me page under the Servers route, linked from its header', async () => {
+    const api = fakeServersApi(serverList([server('worker-1')]));
+    await renderAt('/servers', api);
+    expect(
+      await screen.findByRole('link', { name: 'Approvals for me' }),
+    ).toHaveAttribute('href', '/servers/approvals');
+    await renderAt('/servers/approvals', api);
+    expect(
+      await screen.findByTestId('rackside-approvals-page'),
+    ).toBeInTheDocument();
+    expect(api.listApprovalsForMe).toHaveBeenCalled();
+  });
+
   it('serves a maintenance plan page under the Servers route', async () => {
     const api = fakeServersApi(serverList([]));
     api.getPlan.mockResolvedValue({

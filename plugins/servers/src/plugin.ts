@@ -8,6 +8,7 @@ import {
 } from '@backstage/core-plugin-api';
 import {
   legacyAddNodeRouteRef,
+  legacyApprovalsRouteRef,
   legacyMaintenanceRouteRef,
   legacyPlanRouteRef,
   legacyServersRouteRef,
@@ -31,6 +32,7 @@ export const serversPlugin = createPlugin({
     maintenance: legacyMaintenanceRouteRef,
     plan: legacyPlanRouteRef,
     addNode: legacyAddNodeRouteRef,
+    approvals: legacyApprovalsRouteRef,
   },
   apis: [
     createApiFactory({
@@ -51,7 +53,8 @@ export const serversPlugin = createPlugin({
 /**
  * The Servers page, for a `<Route path="/servers" element={<ServersPage />} />`;
  * a maintenance's page is its sub-route `maintenances/:cluster/:name`, the Add
- * node page its sub-route `add-node`.
+ * node page its sub-route `add-node`, the Approvals for me page its sub-route
+ * `approvals`.
  *
  * @public
  */

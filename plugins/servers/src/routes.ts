@@ -23,6 +23,12 @@ export const planRouteRef = createRouteRef({
   params: ['cluster', 'name'],
 });
 
+/**
+ * Route of the Approvals for me page in the new frontend system (`/servers/approvals`):
+ * the requests awaiting an approval the signed-in user may give.
+ */
+export const approvalsRouteRef = createRouteRef();
+
 /** Route of the Add node page in the new frontend system (`/servers/add-node`). */
 export const addNodeRouteRef = createRouteRef();
 
@@ -41,6 +47,13 @@ export const legacyAddNodeRouteRef = createLegacySubRouteRef({
   id: 'servers-add-node',
   parent: legacyServersRouteRef,
   path: '/add-node',
+});
+
+/** The Approvals for me page under the Servers page, for legacy apps. */
+export const legacyApprovalsRouteRef = createLegacySubRouteRef({
+  id: 'servers-approvals',
+  parent: legacyServersRouteRef,
+  path: '/approvals',
 });
 
 /** One maintenance plan's page under the Servers page, for legacy apps. */

@@ -2,6 +2,7 @@ import { useMemo } from 'react';
 import { useRouteRef } from '@backstage/frontend-plugin-api';
 import {
   addNodeRouteRef,
+  approvalsRouteRef,
   maintenanceRouteRef,
   planRouteRef,
   serversRouteRef,
@@ -17,6 +18,7 @@ export function useNfsLinks(): ServersLinks {
   const maintenance = useRouteRef(maintenanceRouteRef);
   const addNode = useRouteRef(addNodeRouteRef);
   const plan = useRouteRef(planRouteRef);
+  const approvals = useRouteRef(approvalsRouteRef);
   return useMemo(
     () => ({
       servers: servers && (() => servers()),
@@ -26,7 +28,8 @@ export function useNfsLinks(): ServersLinks {
       plan:
         plan && ((cluster: string, name: string) => plan({ cluster, name })),
       addNode: addNode && (() => addNode()),
+      approvals: approvals && (() => approvals()),
     }),
-    [servers, maintenance, plan, addNode],
+    [servers, maintenance, plan, addNode, approvals],
   );
 }

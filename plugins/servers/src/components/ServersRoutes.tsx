@@ -3,11 +3,13 @@ import { Route, Routes, useParams } from 'react-router-dom';
 import { useRouteRef as useLegacyRouteRef } from '@backstage/core-plugin-api';
 import {
   legacyAddNodeRouteRef,
+  legacyApprovalsRouteRef,
   legacyMaintenanceRouteRef,
   legacyPlanRouteRef,
   legacyServersRouteRef,
 } from '../routes';
 import { AddNodePage } from './AddNodePage';
+import { ApprovalsPage } from './ApprovalsPage';
 import { ServersLinksProvider, type ServersLinks } from './ui/links';
 import { MaintenancePage } from './MaintenancePage';
 import { PlanPage } from './PlanPage';
@@ -37,14 +39,16 @@ export function LegacyServersRoutes() {
   const maintenance = useLegacyRouteRef(legacyMaintenanceRouteRef);
   const addNode = useLegacyRouteRef(legacyAddNodeRouteRef);
   const plan = useLegacyRouteRef(legacyPlanRouteRef);
+  const approvals = useLegacyRouteRef(legacyApprovalsRouteRef);
   const links = useMemo<ServersLinks>(
     () => ({
       servers: () => servers(),
       maintenance: (cluster, name) => maintenance({ cluster, name }),
       plan: (cluster, name) => plan({ cluster, name }),
       addNode: () => addNode(),
+      approvals: () => approvals(),
     }),
-    [servers, maintenance, plan, addNode],
+    [servers, maintenance, plan, addNode, approvals],
   );
   return (
     <ServersLinksProvider links={links}>
@@ -56,6 +60,10 @@ export function LegacyServersRoutes() {
         />
         <Route path={legacyPlanRouteRef.path} element={<LegacyPlanRoute />} />
         <Route path={legacyAddNodeRouteRef.path} element={<AddNodePage />} />
+        <Route
+          path={legacyApprovalsRouteRef.path}
+          element={<ApprovalsPage />}
+        />
       </Routes>
     </ServersLinksProvider>
   );

@@ -28,6 +28,9 @@ export function showsApproval(request: { phase: string }): boolean {
   return isAwaitingApproval(request.phase) || !!approval;
 }
 
+/** The Approvals for me page's title, and the Servers page's link to it. */
+export const APPROVALS_FOR_ME = 'Approvals for me';
+
 /** The label of the Servers page's chip and filter. */
 export const AWAITING_APPROVAL_LABEL = 'Awaiting approval';
 

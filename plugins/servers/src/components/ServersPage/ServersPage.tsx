@@ -11,6 +11,7 @@ import { AppLink, useServersLinks } from '../ui/links';
 import { ReadDenied } from '../ui/ReadGate';
 import type { PageStart, ServersPageStart } from './pageStart';
 import { FIRST_WINDOW_REQUEST } from '../hooks/windowRequests';
+import { APPROVALS_FOR_ME } from '../ApprovalPanel/approvalText';
 
 /** The text of the Servers page's skip link. */
 export const SKIP_TO_ACTIONS = 'Skip to the first server action';
@@ -74,6 +75,12 @@ export function ServersPage(props: { start?: PageStart }) {
           header={
             <>
               <SkipToActions />
+              {links.approvals && (
+                <Typography variant="body2" gutterBottom>
+                  <AppLink to={links.approvals()}>{APPROVALS_FOR_ME}</AppLink>:
+                  requests held until you, or another approver, approve them.
+                </Typography>
+              )}
               {links.addNode && (
                 <Typography variant="body2" gutterBottom>
                   <AppLink to={links.addNode()}>Add node</AppLink>: machines

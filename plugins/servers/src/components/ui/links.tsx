@@ -17,6 +17,8 @@ export interface ServersLinks {
   plan?: (cluster: string, name: string) => string;
   /** The Add node page. */
   addNode?: () => string;
+  /** The Approvals for me page. */
+  approvals?: () => string;
 }
 
 const ServersLinksContext = createContext<ServersLinks>({});
