@@ -13,8 +13,8 @@ const TESTS =
 // The backend plugin's folders (CONTRIBUTING.md, "Where backend code goes"): the shared
 // folders every feature builds on, and the features, each a leaf.
 const BACKEND = '^plugins/servers-backend/src/';
-const BACKEND_SHARED = `${BACKEND}(cluster|access|preflight|lib|schema)/`;
-const BACKEND_FEATURES = `${BACKEND}(servers|plans|machines|notifications|actions)/`;
+const BACKEND_SHARED = `${BACKEND}(cluster|access|preflight|approval|lib|schema)/`;
+const BACKEND_FEATURES = `${BACKEND}(servers|plans|machines|approvals|notifications|actions)/`;
 // A feature's service interface: the one file of a feature that the MCP actions and the
 // notifications may call it through.
 const BACKEND_SERVICE_INTERFACES = `${BACKEND}(servers/ServersService|plans/PlansService|machines/MachinesService)\\.ts$`;
@@ -73,7 +73,7 @@ module.exports = {
     {
       name: 'backend-shared-imports-no-feature',
       comment:
-        'cluster/, access/, preflight/, lib/ and schema/ are what every backend feature builds on: they import no feature.',
+        'cluster/, access/, preflight/, approval/, lib/ and schema/ are what every backend feature builds on: they import no feature.',
       severity: 'error',
       from: { path: BACKEND_SHARED, pathNot: TESTS },
       to: { path: BACKEND_FEATURES },
@@ -81,9 +81,12 @@ module.exports = {
     {
       name: 'backend-features-are-leaves',
       comment:
-        'servers/, plans/ and machines/ import the shared folders, never another feature: what two features need goes into a shared folder.',
+        'servers/, plans/, machines/ and approvals/ import the shared folders, never another feature: what two features need goes into a shared folder (or is a port there).',
       severity: 'error',
-      from: { path: `${BACKEND}(servers|plans|machines)/`, pathNot: TESTS },
+      from: {
+        path: `${BACKEND}(servers|plans|machines|approvals)/`,
+        pathNot: TESTS,
+      },
       to: { path: BACKEND_FEATURES, pathNot: `${BACKEND}$1/` },
     },
     {

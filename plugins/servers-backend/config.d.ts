@@ -127,6 +127,55 @@ export interface Config {
        */
       allowDataLossDrain?: boolean;
     };
+    /**
+     * Approvals (`docs/approvals.md`): a second person's approval before a request acts.
+     * Without rules nothing is held. A request (a server action that creates a
+     * maintenance, or a plan) that a rule selects is created held: its
+     * `spec.approval` names the rule, the approvers and when the approval expires, and
+     * the operator touches nothing until someone named there, holding `servers:approve`
+     * on every node of the request and other than the requester, approves it with a
+     * fresh pre-flight. The backend refuses to start with a rule it cannot read, naming
+     * the rule and the field.
+     */
+    approvals?: {
+      /** The rules, in order: the first that selects a request holds it. */
+      rules?: Array<{
+        /** Unique, lowercase letters, digits and dashes; shown to users. */
+        name: string;
+        /**
+         * Which requests it holds: every key given must match (an empty or absent
+         * select holds every request).
+         */
+        select?: {
+          /**
+           * The actions: cordon, drain, reboot, shutdown (a server action that creates
+           * a maintenance), power-on, and plan (a maintenance plan).
+           */
+          actions?: string[];
+          /** The intents of the maintenance or plan: cordon, drain, reboot, shutdown. */
+          intents?: string[];
+          /**
+           * The lowest ceremony rung held: reason, preflight, typed-name or hazard (a
+           * plan: its highest step's rung).
+           */
+          rungAtLeast?: 'reason' | 'preflight' | 'typed-name' | 'hazard';
+          /** Labels every pair of which a node of the request carries. */
+          nodeLabels?: { [name: string]: string };
+          /** A node of the request has one of these roles. */
+          roles?: Array<'control-plane' | 'worker'>;
+          /** Plans of at least this many servers (plans only). */
+          planSizeAtLeast?: number;
+        };
+        /**
+         * Who may approve, as catalog refs: `user:default/alice`,
+         * `group:default/platform-oncall` (a member of the group, through the
+         * catalog's ownership refs). At most 50.
+         */
+        approvers: string[];
+        /** How long the approval may wait, in minutes. Defaults to 240. */
+        expiresAfterMinutes?: number;
+      }>;
+    };
     /** Maintenance plans (`docs/plans.md`). */
     plans?: {
       /**

@@ -73,6 +73,99 @@ describe('config schema', () => {
     ).toThrow(/must be number .* at \/servers\/reasonPolicy\/minLength/);
   });
 
+  it('describes servers.approvals.rules (docs/approvals.md), and refuses a wrong type', async () => {
+    const schema = await loadConfigSchema({
+      dependencies: ['@rackside/plugin-servers-backend'],
+    });
+    const appConfig = {
+      data: yaml.parse(
+        fs.readFileSync(
+          path.resolve(__dirname, '../../../app-config.yaml'),
+          'utf8',
+        ),
+      ),
+      context: 'app-config.yaml',
+    };
+    const approvals = {
+      rules: [
+        {
+          name: 'last-margin',
+          select: {
+            actions: ['reboot', 'shutdown', 'plan'],
+            intents: ['reboot'],
+            rungAtLeast: 'hazard',
+            nodeLabels: { 'rackside.dev/storage': 'true' },
+            roles: ['control-plane'],
+            planSizeAtLeast: 40,
+          },
+          approvers: ['group:default/platform-oncall', 'user:default/alice'],
+          expiresAfterMinutes: 120,
+        },
+      ],
+    };
+    expect(() =>
+      schema.process([
+        appConfig,
+        { data: { servers: { approvals } }, context: 'test' },
+      ]),
+    ).not.toThrow();
+    expect(() =>
+      schema.process([
+        appConfig,
+        {
+          data: {
+            servers: {
+              approvals: {
+                rules: [
+                  { ...approvals.rules[0], select: { rungAtLeast: 'refused' } },
+                ],
+              },
+            },
+          },
+          context: 'test',
+        },
+      ]),
+    ).toThrow(/rungAtLeast/);
+    expect(() =>
+      schema.process([
+        appConfig,
+        {
+          data: {
+            servers: { approvals: { rules: [{ name: 'no-approvers' }] } },
+          },
+          context: 'test',
+        },
+      ]),
+    ).toThrow(/approvers/);
+  });
+
+  it('stops the backend at start-up on a rule it cannot read, naming the rule and the field', async () => {
+    await expect(
+      startTestBackend({
+        features: [
+          serversPlugin,
+          mockServices.rootConfig.factory({
+            data: {
+              servers: {
+                approvals: {
+                  rules: [
+                    {
+                      name: 'storage',
+                      select: { actions: ['reboot', 'explode'] },
+                      approvers: ['group:default/storage'],
+                    },
+                  ],
+                },
+              },
+            },
+          }),
+        ],
+      }),
+    ).rejects.toThrow(
+      /servers\.approvals\.rules\[0\] \(storage\)\.select\.actions must each be one of/,
+    );
+  });
+
   it('keeps the cluster token and the pre-flight secret out of the backend log', async () => {
     let written = '';
     const stream = new Writable({

@@ -40,6 +40,12 @@ import { withPodsAtCreation } from './notifications/podsAtCreation';
 import { watchForNotifications } from './notifications/watchNotifications';
 import { catalogWorkloads } from './lib/workloadCatalog';
 import { serverResourceOf } from './access/visibleNodes';
+import { readApprovalRules } from './approval/config';
+import type { ApprovalPolicy } from './approval/heldApproval';
+import { createApprovalsService } from './approvals/createApprovalsService';
+import { createApprovalsRouter } from './approvals/router';
+import { approvalNotifier } from './notifications/approvalNotices';
+import { planApprovalPreflights } from './plans/planApprovalPreflight';
 
 /** `servers.readDecisionReuseMs`: a whole number of milliseconds, 0 or more. */
 function readDecisionReuseMsOf(config: Config): number | undefined {
@@ -81,6 +87,7 @@ export const serversPlugin = createBackendPlugin({
         notifications: notificationService,
         catalog: catalogServiceRef,
         auth: coreServices.auth,
+        userInfo: coreServices.userInfo,
         clusters: clusterRegistryServiceRef,
         machines: machinesRegistryServiceRef,
         actionsRegistry: actionsRegistryServiceRef,
@@ -98,6 +105,7 @@ export const serversPlugin = createBackendPlugin({
         notifications,
         catalog,
         auth,
+        userInfo,
         clusters,
         machines,
         actionsRegistry,
@@ -113,6 +121,15 @@ export const serversPlugin = createBackendPlugin({
           }`,
         );
         const reasonPolicy = readReasonPolicy(config);
+        // Read at start: a rule that cannot be read stops the backend, naming it.
+        const approvalRules = readApprovalRules(config);
+        if (approvalRules.length > 0) {
+          logger.info(
+            `Rackside approvals: ${
+              approvalRules.length
+            } rule(s): ${approvalRules.map(r => r.name).join(', ')}`,
+          );
+        }
         const preflightTokens = new PreflightTokens(
           config.getOptionalString('servers.preflight.secret'),
         );
@@ -193,6 +210,16 @@ export const serversPlugin = createBackendPlugin({
           maintenanceClaims: kubeMaintenanceClaims(configured),
         });
         lifecycle.addShutdownHook(() => watch.stop());
+        // Approvals (docs/approvals.md): told by the replica whose write made the news.
+        const approvals: ApprovalPolicy = {
+          rules: approvalRules,
+          notifier: approvalNotifier(
+            notificationsConfig.enabled
+              ? notificationServiceNotifier(notifications)
+              : silentNotifier(logger),
+            logger,
+          ),
+        };
         const serviceOptions = {
           clusters: notificationsConfig.enabled
             ? withPodsAtCreation(clusters, watch.maintenances, logger)
@@ -201,6 +228,7 @@ export const serversPlugin = createBackendPlugin({
           logger,
           reasonPolicy,
           preflightTokens,
+          approvals,
         };
         // Only the checks around the services ask the permission framework.
         const serverPermissions = new ServerPermissions({
@@ -225,8 +253,24 @@ export const serversPlugin = createBackendPlugin({
           serverPermissions,
           config: readPlansConfig(config),
         });
+        const approvalsService = createApprovalsService({
+          clusters: serviceOptions.clusters,
+          auditor,
+          serverPermissions,
+          preflightTokens,
+          planPreflights: planApprovalPreflights(preflightTokens),
+          userInfo,
+          notifier: approvals.notifier,
+        });
         // Each feature's routes, in the order they were always answered (the servers'
-        // first); the OpenAPI document (schema/openapi.yaml) describes them all.
+        // first, after the approvals': `/plans/:name/approval` is not a plan control);
+        // the OpenAPI document (schema/openapi.yaml) describes them all.
+        httpRouter.use(
+          await createApprovalsRouter({
+            approvals: approvalsService,
+            httpAuth,
+          }),
+        );
         httpRouter.use(await createRouter({ service, httpAuth }));
         httpRouter.use(await createPlansRouter({ plans, httpAuth }));
         httpRouter.addAuthPolicy({ path: '/health', allow: 'unauthenticated' });

@@ -369,9 +369,21 @@ export interface ServerListWindowResponse extends ServerListResponse {
   continue?: string;
 }
 
+/**
+ * What a request created held says of its approval (docs/approvals.md): the rule that
+ * holds it, who may approve (catalog refs of users and groups), until when.
+ */
+export interface HeldApprovalResponse {
+  rule: string;
+  approvers: string[];
+  expiresAt: string;
+}
+
 /** The answer of a successful action: the NodeMaintenance it created or changed. */
 export interface ActionResponse {
   name: string;
+  /** The new maintenance waits for this approval before anything touches the node. */
+  approval?: HeldApprovalResponse;
 }
 
 /** The actions that carry a pre-flight (`GET .../preflight?action=`). */

@@ -10,6 +10,7 @@ export * from './resources';
 export * from './textLimits';
 export * from './api';
 export * from './plansApi';
+export * from './approvalsApi';
 export * from './requestBodies';
 
 // The rules: one file each under rules/ (CONTRIBUTING.md, "Where a new rule goes").

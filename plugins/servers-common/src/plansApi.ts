@@ -4,6 +4,7 @@
  * estimate) with the token that binds it.
  */
 import type {
+  HeldApprovalResponse,
   PlanPreflightAlerts,
   PreflightResponse,
   PreflightQuorumEffect,
@@ -227,11 +228,15 @@ export interface PlanRenewedResponse {
   name: string;
   /** The new end of the plan's authorization. */
   until: string;
+  /** A renewal that raised a rung a rule holds: the new approval no step starts without. */
+  approval?: HeldApprovalResponse;
 }
 
 /** The answer of `POST /clusters/:cluster/plans` (201). */
 export interface PlanCreatedResponse {
   name: string;
+  /** The plan waits for this approval before any step starts (docs/approvals.md). */
+  approval?: HeldApprovalResponse;
 }
 
 /** The plan controls. */

@@ -20,6 +20,7 @@ import {
   serversDrainDataPermission,
   serversReadPermission,
   type ServerAction,
+  type ServerPermission,
 } from '@rackside/plugin-servers-common';
 import {
   serverResourceRefOf,
@@ -168,6 +169,25 @@ export class ServerPermissions {
         `you are not allowed to ${action} ${nodeName} (${serverActionPermissions[action].name})`,
       );
     }
+  }
+
+  /**
+   * Which servers of a cluster `permission` allows the caller on: one conditional
+   * decision, asked afresh (never reused), its conditions applied to each node in memory.
+   */
+  async allowedOn(
+    credentials: BackstageCredentials,
+    permission: ServerPermission,
+    cluster: string,
+  ): Promise<(node: NodeObject) => boolean> {
+    const [decision] = await this.permissions.authorizeConditional(
+      [{ permission }],
+      { credentials },
+    );
+    if (decision.result === AuthorizeResult.ALLOW) return () => true;
+    if (decision.result === AuthorizeResult.DENY) return () => false;
+    return node =>
+      this.applyConditions(decision, serverResourceOf(cluster, node));
   }
 
   /** Authorises a drain option that loses data on one server; 403 otherwise. */

@@ -6,6 +6,7 @@ import {
   powerProviderResource,
   serverBmcResource,
   failedPartsOf,
+  type Approval,
   type ServerHealthRefresh,
   type PowerProvider,
   type RequestFlag,
@@ -100,6 +101,11 @@ function serverBmcRecordOf(obj: RawKubeObject): ServerBmcRecord {
 /** What a row shows of a health reading: its change is the cluster's change signal. */
 function healthSignalKey(b: ServerBmcRecord): string {
   return b.health ? `${b.health.rollup}|${failedPartsOf(b.health)}` : '';
+}
+
+/** The 409 of a decision on a request that changed since it was read. */
+function approvalMovedMessage(kind: string, name: string): string {
+  return `${kind} ${name} changed while the decision was being made (another approver, or the operator): look at it again`;
 }
 
 /** What a page shows of a plan: a status write that changes none of it is no change. */
@@ -541,6 +547,47 @@ export class KubeClusterState implements ClusterState {
         if (attempt >= 2 || !ConflictError.is(error)) throw error;
       }
     }
+  }
+
+  async readMaintenance(name: string): Promise<MaintenanceObject | undefined> {
+    return this.maintenanceClient.find(name);
+  }
+
+  async readPlan(name: string): Promise<PlanObject | undefined> {
+    return this.planClient.find(name);
+  }
+
+  async decideMaintenanceApproval(
+    name: string,
+    resourceVersion: string,
+    approval: Approval,
+  ): Promise<MaintenanceObject> {
+    const current: MaintenanceObject = await this.maintenanceClient.get(name);
+    // An update (the Backstage identity is not granted patch) carrying the version the
+    // decision was checked on: the apiserver refuses it once the object moved, and so
+    // do we before asking. Never retried: a moved request is looked at again.
+    if (current.metadata.resourceVersion !== resourceVersion) {
+      throw new ConflictError(approvalMovedMessage('maintenance', name));
+    }
+    return this.maintenanceClient.update({
+      ...current,
+      spec: { ...current.spec, approval },
+    });
+  }
+
+  async decidePlanApproval(
+    name: string,
+    resourceVersion: string,
+    approval: Approval,
+  ): Promise<PlanObject> {
+    const current: PlanObject = await this.planClient.get(name);
+    if (current.metadata.resourceVersion !== resourceVersion) {
+      throw new ConflictError(approvalMovedMessage('plan', name));
+    }
+    return this.planClient.update({
+      ...current,
+      spec: { ...current.spec, approval },
+    });
   }
 
   /** Calls `listener` (once per burst) when something a page shows changed. */

@@ -1,4 +1,5 @@
 import type {
+  Approval,
   DrainContext,
   ServerHealthRefresh,
   ServerHealth,
@@ -94,6 +95,8 @@ export interface NewMaintenance {
     drain?: Partial<NodeMaintenanceDrainOptions>;
     /** Opt-in healthy return as asked (the apiserver fills the defaults). */
     healthyReturn?: { healthyForSeconds?: number; timeoutSeconds?: number };
+    /** Held for a second person's approval (docs/approvals.md). */
+    approval?: Approval;
   };
 }
 
@@ -205,6 +208,26 @@ export interface ClusterState {
   updatePlanSpec?(
     name: string,
     change: (current: PlanObject) => PlanObject['spec'],
+  ): Promise<PlanObject>;
+  /** One NodeMaintenance as the apiserver has it now (undefined: none). */
+  readMaintenance?(name: string): Promise<MaintenanceObject | undefined>;
+  /** One MaintenancePlan as the apiserver has it now (undefined: none). */
+  readPlan?(name: string): Promise<PlanObject | undefined>;
+  /**
+   * Writes an approval's decision: `spec.approval` of the NodeMaintenance (or
+   * MaintenancePlan) `name`, only if the object is still at `resourceVersion` (the
+   * version the decision's checks read); a ConflictError otherwise, so of two approvers
+   * who read the same request at once exactly one write wins (docs/approvals.md).
+   */
+  decideMaintenanceApproval?(
+    name: string,
+    resourceVersion: string,
+    approval: Approval,
+  ): Promise<MaintenanceObject>;
+  decidePlanApproval?(
+    name: string,
+    resourceVersion: string,
+    approval: Approval,
   ): Promise<PlanObject>;
   /**
    * Each node's Alertmanager alerts (`cluster/nodeAlerts.ts`: read at most every 30 s,

@@ -17,6 +17,9 @@ export const READ_SEVERITY: AuditSeverity = 'low';
 /** The severity of a maintenance plan's request, pause, resume or cancel. */
 export const PLAN_SEVERITY: AuditSeverity = 'high';
 
+/** The severity of an approval's decision (approve, reject) and its refusals. */
+export const APPROVAL_SEVERITY: AuditSeverity = 'high';
+
 /** The severity of a reclaim (creating the request and confirming the reset). */
 export const RECLAIM_SEVERITY: AuditSeverity = 'critical';
 

@@ -33,6 +33,7 @@ export const NOTIFICATION_TOPICS = {
   maintenance: 'Server maintenance',
   reclaim: 'Machine reclaim',
   workloads: 'Workloads on servers under maintenance',
+  approvals: 'Approvals',
 } as const;
 
 /** A notifier over Backstage's notification service (`@backstage/plugin-notifications-node`). */

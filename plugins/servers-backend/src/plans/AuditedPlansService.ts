@@ -14,6 +14,8 @@ import type {
   PlanListResponse,
   PlanPreflightResponse,
   PlanResponse,
+  PlanCreatedResponse,
+  PlanRenewedResponse,
 } from '@rackside/plugin-servers-common';
 import {
   actorOf,
@@ -150,7 +152,7 @@ export class AuditedPlansService implements PlansEdgeService {
     credentials: UserCredentials,
     command: CreatePlanCommand,
     call?: PlanCallContext,
-  ): Promise<{ name: string }> {
+  ): Promise<PlanCreatedResponse> {
     return this.request(
       credentials,
       call,
@@ -181,7 +183,7 @@ export class AuditedPlansService implements PlansEdgeService {
     credentials: UserCredentials,
     command: RenewPlanCommand,
     call?: PlanCallContext,
-  ): Promise<{ name: string; until: string }> {
+  ): Promise<PlanRenewedResponse> {
     return this.request(
       credentials,
       call,

@@ -25,6 +25,8 @@ import {
   type PlanPreflightResponse,
   type PlanResponse,
   type ServerPermission,
+  type PlanCreatedResponse,
+  type PlanRenewedResponse,
 } from '@rackside/plugin-servers-common';
 import { clusterOr404 } from '../cluster/clusterRegistry';
 import type { ClusterRegistry } from '../cluster/types';
@@ -217,7 +219,7 @@ export class AuthorizedPlansService implements PlansService {
     credentials: UserCredentials,
     command: CreatePlanCommand,
     call?: PlanCallContext,
-  ): Promise<{ name: string }> {
+  ): Promise<PlanCreatedResponse> {
     const cluster = clusterOr404(this.clusters, command.cluster);
     await this.requirePlan(credentials);
     const { body } = command;
@@ -271,7 +273,7 @@ export class AuthorizedPlansService implements PlansService {
     credentials: UserCredentials,
     command: RenewPlanCommand,
     call?: PlanCallContext,
-  ): Promise<{ name: string; until: string }> {
+  ): Promise<PlanRenewedResponse> {
     const cluster = clusterOr404(this.clusters, command.cluster);
     await this.requirePlan(credentials);
     const scope = await this.permissions.readScope(credentials);

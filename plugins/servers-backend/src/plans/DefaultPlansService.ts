@@ -14,6 +14,8 @@ import {
   type PlanListResponse,
   type PlanPreflightResponse,
   type PlanResponse,
+  type PlanCreatedResponse,
+  type PlanRenewedResponse,
 } from '@rackside/plugin-servers-common';
 import { alertGatePreview } from './alertGatePreview';
 import type { UserCredentials } from '../lib/credentials';
@@ -141,7 +143,7 @@ export class DefaultPlansService implements PlansService {
     credentials: UserCredentials,
     command: CreatePlanCommand,
     call?: PlanCallContext,
-  ): Promise<{ name: string }> {
+  ): Promise<PlanCreatedResponse> {
     return createPlan(this.ctx, userOf(credentials), command, grantOf(call));
   }
 
@@ -157,7 +159,7 @@ export class DefaultPlansService implements PlansService {
     credentials: UserCredentials,
     command: RenewPlanCommand,
     call?: PlanCallContext,
-  ): Promise<{ name: string; until: string }> {
+  ): Promise<PlanRenewedResponse> {
     return renewPlan(this.ctx, userOf(credentials), command, grantOf(call));
   }
 }

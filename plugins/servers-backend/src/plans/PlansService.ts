@@ -28,6 +28,8 @@ import {
   type PlanListResponse,
   type PlanPreflightResponse,
   type PlanResponse,
+  type PlanCreatedResponse,
+  type PlanRenewedResponse,
 } from '@rackside/plugin-servers-common';
 import type { Request } from 'express';
 import type { z } from 'zod';
@@ -40,6 +42,7 @@ import type { ServerReadScope } from '../access/serverGrant';
 import type { PreflightTokens } from '../preflight/tokens';
 import type { UserCredentials } from '../lib/credentials';
 import type { PlansConfig } from './config';
+import type { ApprovalPolicy } from '../approval/heldApproval';
 import type { PlanPreflightQuery } from './planPreflight';
 import type { PlanPreflightLimiter } from './preflightLimiter';
 
@@ -70,6 +73,8 @@ export interface PlanCommandContext {
   config: PlansConfig;
   /** The per-user rate of plan pre-flights (a plan request takes one). */
   preflights: PlanPreflightLimiter;
+  /** `servers.approvals`: which plans are created (or renewed) held; none if unset. */
+  approvals?: ApprovalPolicy;
 }
 
 /** `POST /clusters/:cluster/plans`, parsed: the body passed its schema. */
@@ -177,7 +182,7 @@ export interface PlansService {
     credentials: UserCredentials,
     command: CreatePlanCommand,
     call?: PlanCallContext,
-  ): Promise<{ name: string }>;
+  ): Promise<PlanCreatedResponse>;
 
   /** `POST /clusters/:cluster/plans/:name/{pause,resume,cancel}`. */
   controlPlan(
@@ -191,7 +196,7 @@ export interface PlansService {
     credentials: UserCredentials,
     command: RenewPlanCommand,
     call?: PlanCallContext,
-  ): Promise<{ name: string; until: string }>;
+  ): Promise<PlanRenewedResponse>;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { ClusterRegistry } from '../cluster/types';
 import type { ReasonPolicy } from '../lib/reasonPolicy';
 import type { PreflightTokens } from '../preflight/tokens';
 import type { ServerPermissions } from '../access/serverPermissions';
+import type { ApprovalPolicy } from '../approval/heldApproval';
 import { AuditedPlansService } from './AuditedPlansService';
 import { AuthorizedPlansService } from './AuthorizedPlansService';
 import { DEFAULT_PLANS_CONFIG, type PlansConfig } from './config';
@@ -24,6 +25,8 @@ export interface PlansServiceOptions {
   serverPermissions: ServerPermissions;
   /** `servers.plans` in app-config; its defaults otherwise. */
   config?: PlansConfig;
+  /** `servers.approvals`: which plans are created (or renewed) held; none if unset. */
+  approvals?: ApprovalPolicy;
 }
 
 export function createPlansService(
@@ -37,6 +40,7 @@ export function createPlansService(
         preflightTokens: options.preflightTokens,
         config,
         preflights: new PlanPreflightLimiter(config.preflightsPerMinute),
+        approvals: options.approvals,
       }),
       options.serverPermissions,
       options.clusters,

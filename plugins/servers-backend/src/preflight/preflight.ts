@@ -158,6 +158,42 @@ export function impactDigest(impact: PreflightImpact): string {
   return canonical;
 }
 
+/**
+ * What is kept on a NodeMaintenance of a pre-flight someone acknowledged: the requester's
+ * (`spec.preflight`), or the approver's (`spec.approval.approverPreflight`).
+ */
+export function preflightRecord(impact: PreflightImpact, token: string) {
+  const level = impact.ceremony.level;
+  if (level === 'refused') {
+    throw new TypeError('a refused action has no pre-flight to record');
+  }
+  const q = impact.quorum;
+  return {
+    takenAt: impact.takenAt,
+    token,
+    ceremony: level,
+    pods: impact.evict
+      .slice(0, 2000)
+      .map(p => ({ namespace: p.namespace, name: p.name })),
+    blockingPDBs: impact.budgets
+      .filter(b => b.blocksNow)
+      .slice(0, 500)
+      .map(b => ({ namespace: b.namespace, name: b.name })),
+    quorum:
+      q.members !== null &&
+      q.quorum !== null &&
+      q.ready !== null &&
+      q.margin !== null
+        ? {
+            members: q.members,
+            quorum: q.quorum,
+            ready: q.ready,
+            margin: q.margin,
+          }
+        : undefined,
+  };
+}
+
 /** A 409 that carries the current pre-flight: the impact changed, aged, or blocks the action. */
 export class PreflightConflictError<
   P = PreflightResponse,

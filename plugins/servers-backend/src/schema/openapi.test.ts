@@ -9,6 +9,7 @@ import { mockServices } from '@backstage/backend-test-utils';
 import {
   actionRequestBodySchema,
   addDiscoveryAddressBodySchema,
+  approvalDecisionBodySchema,
   confirmReclaimBodySchema,
   createReclaimBodySchema,
   joinMachineBodySchema,
@@ -21,6 +22,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { z } from 'zod';
+import type { ApprovalsEdgeService } from '../approvals/ApprovalsService';
+import { createApprovalsRouter } from '../approvals/router';
 import { createMachinesRouter } from '../machines/router';
 import type { PlansEdgeService } from '../plans/PlansService';
 import { createPlansRouter } from '../plans/router';
@@ -59,6 +62,7 @@ const BODY_SCHEMAS: Record<string, z.ZodType> = {
   PlanRequestBody: planRequestBodySchema,
   PlanControlBody: planControlBodySchema,
   PlanRenewBody: planRenewBodySchema,
+  ApprovalDecisionBody: approvalDecisionBodySchema,
 };
 
 /** `method path` of every route an express router answers, nested routers included. */
@@ -95,11 +99,16 @@ async function registeredRoutes(): Promise<string[]> {
     machines: {} as MachinesEdgeService,
     httpAuth,
   });
+  const approvals = await createApprovalsRouter({
+    approvals: {} as ApprovalsEdgeService,
+    httpAuth,
+  });
   // `/openapi.json` is the document itself, which every generated router serves.
   return [
     ...routesOf(servers),
     ...routesOf(plans),
     ...routesOf(machines),
+    ...routesOf(approvals),
   ].filter(route => route !== 'get /openapi.json');
 }
 
@@ -268,6 +277,10 @@ describe('src/schema/openapi.yaml', () => {
       PlanRenewBody: true satisfies Same<
         generated.PlanRenewBody,
         z.input<typeof planRenewBodySchema>
+      >,
+      ApprovalDecisionBody: true satisfies Same<
+        generated.ApprovalDecisionBody,
+        z.input<typeof approvalDecisionBodySchema>
       >,
     };
     expect(Object.keys(same).sort()).toEqual(Object.keys(BODY_SCHEMAS).sort());

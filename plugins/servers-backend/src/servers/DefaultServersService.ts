@@ -30,6 +30,7 @@ import type {
   ClusterState,
 } from '../cluster/types';
 import type { ReasonPolicy } from '../lib/reasonPolicy';
+import type { ApprovalPolicy } from '../approval/heldApproval';
 import type { WorkloadCatalog } from '../lib/workloadCatalog';
 import type { ServerDecisions, ServerGrant } from '../access/serverGrant';
 import { requestAction } from './commands/requestAction';
@@ -61,6 +62,8 @@ export interface DefaultServersServiceOptions {
   logger: LoggerService;
   reasonPolicy: ReasonPolicy;
   preflightTokens: PreflightTokens;
+  /** `servers.approvals`: which new maintenances are created held (NO_APPROVALS if unset). */
+  approvals?: ApprovalPolicy;
   /**
    * The catalog's workloads: a pre-flight also names the catalog entities a drain
    * disrupts and their owners (`affectedEntities`), the people told when it starts.

@@ -20,6 +20,7 @@ import {
   type CeremonyLevel,
   type ClusterListResponse,
   type HealthRefreshResponse,
+  type HeldApprovalResponse,
   type MaintenanceListResponse,
   type MaintenanceResponse,
   type PreflightAction,
@@ -145,6 +146,8 @@ export interface ActionResult {
   name: string;
   /** What the audit record calls it (`created`, `return-to-service-requested`, ...). */
   outcome: string;
+  /** A new maintenance a rule of `servers.approvals.rules` holds (docs/approvals.md). */
+  approval?: HeldApprovalResponse;
 }
 
 export interface ServersService {

@@ -160,7 +160,10 @@ export async function createRouter(
         const result = await service.requestAction(credentials, command, {
           request: req,
         });
-        const answer: ActionResponse = { name: result.name };
+        const answer: ActionResponse = {
+          name: result.name,
+          ...(result.approval ? { approval: result.approval } : {}),
+        };
         res.status(result.status).json(answer);
       } catch (error) {
         if (error instanceof PreflightConflictError) {

@@ -1,5 +1,6 @@
 import { ConflictError, NotFoundError } from '@backstage/errors';
 import type {
+  Approval,
   ServerHealthRefresh,
   PowerProvider,
   RequestFlag,
@@ -94,7 +95,8 @@ export class FakeCluster implements ClusterState {
       this.flags.length +
       this.healthRefreshes.length +
       this.createdPlans.length +
-      this.planUpdates.length
+      this.planUpdates.length +
+      this.approvalWrites.length
     );
   }
 
@@ -244,6 +246,81 @@ export class FakeCluster implements ClusterState {
     m.spec = { ...m.spec, [flag]: value };
     this.listeners.forEach(l => l());
     return m;
+  }
+  /** Each maintenance's and plan's resourceVersion, moved by every decision (as the apiserver does). */
+  private readonly objectVersions = new Map<string, number>();
+  /** The approval decisions that were written, in order. */
+  readonly approvalWrites: Array<{
+    kind: 'maintenance' | 'plan';
+    name: string;
+    approval: Approval;
+  }> = [];
+  private versionOf(key: string): string {
+    return String(this.objectVersions.get(key) ?? 1);
+  }
+  /** Another writer (the operator) moved the object. */
+  touch(kind: 'maintenance' | 'plan', name: string) {
+    const key = `${kind}/${name}`;
+    this.objectVersions.set(key, Number(this.versionOf(key)) + 1);
+  }
+  async readMaintenance(name: string) {
+    const m = this.maintenanceList.find(x => x.metadata.name === name);
+    if (!m) return undefined;
+    return structuredClone({
+      ...m,
+      metadata: {
+        ...m.metadata,
+        resourceVersion: this.versionOf(`maintenance/${name}`),
+      },
+    });
+  }
+  async readPlan(name: string) {
+    const p = this.planList.find(x => x.metadata.name === name);
+    if (!p) return undefined;
+    return structuredClone({
+      ...p,
+      metadata: {
+        ...p.metadata,
+        resourceVersion: this.versionOf(`plan/${name}`),
+      },
+    });
+  }
+  private async decide<O extends { spec: { approval?: Approval } }>(
+    kind: 'maintenance' | 'plan',
+    stored: O | undefined,
+    name: string,
+    resourceVersion: string,
+    approval: Approval,
+  ): Promise<O> {
+    if (!stored) throw new NotFoundError(name);
+    // Yield first, so two decisions at once both read the same version before either writes.
+    await new Promise(resolve => setImmediate(resolve));
+    if (resourceVersion !== this.versionOf(`${kind}/${name}`)) {
+      throw new ConflictError(
+        `Operation cannot be fulfilled on ${kind} "${name}": the object has been modified`,
+      );
+    }
+    stored.spec = { ...stored.spec, approval };
+    this.touch(kind, name);
+    this.approvalWrites.push({ kind, name, approval });
+    this.listeners.forEach(l => l());
+    return stored;
+  }
+  async decideMaintenanceApproval(
+    name: string,
+    resourceVersion: string,
+    approval: Approval,
+  ): Promise<MaintenanceObject> {
+    const m = this.maintenanceList.find(x => x.metadata.name === name);
+    return this.decide('maintenance', m, name, resourceVersion, approval);
+  }
+  async decidePlanApproval(
+    name: string,
+    resourceVersion: string,
+    approval: Approval,
+  ): Promise<PlanObject> {
+    const p = this.planList.find(x => x.metadata.name === name);
+    return this.decide('plan', p, name, resourceVersion, approval);
   }
   onChange(listener: () => void) {
     this.listeners.add(listener);

@@ -13,11 +13,19 @@ import {
   planAuthorizationAt,
   PLAN_PREFLIGHT_TAKEN_AT,
   RACKSIDE_API_VERSION,
+  type PlanCreatedResponse,
 } from '@rackside/plugin-servers-common';
 import { checkReason } from '../../lib/reasonPolicy';
 import { parseRequestBody } from '../../lib/requestBody';
 import { PreflightConflictError } from '../../preflight/preflight';
 import { clusterSnapshot } from '../../cluster/snapshot';
+import {
+  approvalNodesOf,
+  heldApprovalFor,
+  heldApprovalResponse,
+  highestRung,
+  NO_APPROVALS,
+} from '../../approval/heldApproval';
 import {
   acknowledgementOf,
   verifyPlanAcknowledgement,
@@ -42,7 +50,7 @@ export async function createPlan(
   actor: string,
   command: CreatePlanCommand,
   grant: PlanGrant,
-): Promise<{ name: string }> {
+): Promise<PlanCreatedResponse> {
   const { cluster } = grant;
   const { body } = command;
   const reasonProblem = checkReason(ctx.reasonPolicy, body.reason);
@@ -114,6 +122,20 @@ export async function createPlan(
     token,
     body.typedNames ?? [],
   );
+  // A rule of servers.approvals.rules may hold the plan (docs/approvals.md), at the
+  // highest rung of its steps as acknowledged.
+  const policy = ctx.approvals ?? NO_APPROVALS;
+  const acknowledged = acknowledgedRungs(current);
+  const approval = heldApprovalFor(policy, {
+    action: 'plan',
+    intent: body.intent,
+    rung: highestRung(Object.values(acknowledged)),
+    nodes: approvalNodesOf(
+      snap,
+      planned.map(n => n.name),
+    ),
+    planSize: planned.length,
+  });
   const name = planNameFor(body.intent, token);
   const used = () =>
     new PreflightConflictError(
@@ -138,7 +160,8 @@ export async function createPlan(
       },
       spec: {
         ...checked,
-        acknowledged: acknowledgedRungs(current),
+        acknowledged,
+        ...(approval ? { approval } : {}),
         acknowledgements: [
           acknowledgementOf(actor, 'create', current, takenAt),
         ],
@@ -152,6 +175,21 @@ export async function createPlan(
   } catch (error) {
     if (ConflictError.is(error)) throw used();
     throw error;
+  }
+  if (approval) {
+    await policy.notifier.held(
+      {
+        cluster: cluster.name,
+        kind: 'plan',
+        name,
+        intent: body.intent,
+        nodes: planned.map(n => n.name),
+        requestedBy: actor,
+        reason: body.reason.trim(),
+      },
+      approval,
+    );
+    return { name, approval: heldApprovalResponse(approval) };
   }
   return { name };
 }

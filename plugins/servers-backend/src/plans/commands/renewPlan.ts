@@ -4,10 +4,22 @@ import {
   isTerminalPlanPhase,
   planAuthorizationAt,
   renewalAcknowledgement,
+  rungGrewPast,
   serverActionPermissions,
+  type Approval,
+  type PreflightCeremonyLevel,
+  type PlanRenewedResponse,
 } from '@rackside/plugin-servers-common';
 import type { ClusterState, PlanObject } from '../../cluster/types';
 import { checkReason } from '../../lib/reasonPolicy';
+import {
+  approvalNodesOf,
+  heldApprovalFor,
+  heldApprovalResponse,
+  highestRung,
+  NO_APPROVALS,
+  type ApprovalPolicy,
+} from '../../approval/heldApproval';
 import { PreflightConflictError } from '../../preflight/preflight';
 import type { ClusterSnapshot } from '../../cluster/types';
 import {
@@ -55,7 +67,7 @@ export async function renewPlan(
   actor: string,
   command: RenewPlanCommand,
   grant: PlanGrant,
-): Promise<{ name: string; until: string }> {
+): Promise<PlanRenewedResponse> {
   const { cluster } = grant;
   const { body, plan: name } = command;
   const reasonProblem = checkReason(ctx.reasonPolicy, body.reason);
@@ -95,6 +107,10 @@ export async function renewPlan(
     ctx.config.authorizationHours,
     [...(plan.spec.authorization?.excluded ?? []), ...refused],
   );
+  const policy = ctx.approvals ?? NO_APPROVALS;
+  const approval = acknowledgement
+    ? renewedApproval(policy, snap, plan, acknowledgement.rungs)
+    : undefined;
   await cluster.updatePlanSpec!(name, current => {
     if (isTerminalPlanPhase(current.status?.phase) || current.spec.cancel) {
       throw new ConflictError(
@@ -110,9 +126,65 @@ export async function renewPlan(
         current.spec.acknowledgements,
         acknowledgement,
       ),
+      ...(approval ? { approval } : {}),
     };
   });
+  if (approval) {
+    await policy.notifier.held(
+      {
+        cluster: cluster.name,
+        kind: 'plan',
+        name,
+        intent: plan.spec.intent,
+        nodes: stepsOf(plan).map(s => s.name),
+        requestedBy: actor,
+        reason: body.reason.trim(),
+      },
+      approval,
+    );
+    return {
+      name,
+      until: authorization.until,
+      approval: heldApprovalResponse(approval),
+    };
+  }
   return { name, until: authorization.until };
+}
+
+/**
+ * The new, undecided approval a renewal puts on the plan (docs/approvals.md), or
+ * undefined to keep what it has: when a rule holds the plan at the rungs now
+ * acknowledged and the plan had no approval, or its approval covers a lower rung (the
+ * rung grew: the approval given, or asked, no longer covers what the steps would do).
+ */
+function renewedApproval(
+  policy: ApprovalPolicy,
+  snap: ClusterSnapshot,
+  plan: PlanObject,
+  rungs: Record<string, PreflightCeremonyLevel>,
+): Approval | undefined {
+  const rung = highestRung(
+    Object.values({ ...plan.spec.acknowledged, ...rungs }),
+  );
+  const held = heldApprovalFor(policy, {
+    action: 'plan',
+    intent: plan.spec.intent,
+    rung,
+    nodes: approvalNodesOf(
+      snap,
+      stepsOf(plan).map(s => s.name),
+    ),
+    planSize: stepsOf(plan).length,
+  });
+  if (!held) return undefined;
+  const existing = plan.spec.approval;
+  if (
+    existing?.required &&
+    !rungGrewPast(existing.approvedRung ?? existing.requestedRung, rung)
+  ) {
+    return undefined;
+  }
+  return held;
 }
 
 /**

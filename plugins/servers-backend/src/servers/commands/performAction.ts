@@ -10,6 +10,7 @@ import {
   nodeFactsFromNode,
   RACKSIDE_API_VERSION,
   whyNotApplicable,
+  type Approval,
   type ServerAction,
   type HealthyReturnBody,
 } from '@rackside/plugin-servers-common';
@@ -18,42 +19,12 @@ import {
   preflightMaintenanceName,
   usedTokenMessage,
 } from '../../preflight/tokens';
-import { type PreflightImpact } from '../../preflight/preflight';
+import {
+  preflightRecord,
+  type PreflightImpact,
+} from '../../preflight/preflight';
 import type { ClusterState, MaintenanceObject } from '../../cluster/types';
 import { nodeStateOf } from '../view';
-
-/** What is kept on the NodeMaintenance of the pre-flight the requester acknowledged. */
-function preflightRecord(impact: PreflightImpact, token: string) {
-  const level = impact.ceremony.level;
-  if (level === 'refused') {
-    throw new TypeError('a refused action has no pre-flight to record');
-  }
-  const q = impact.quorum;
-  return {
-    takenAt: impact.takenAt,
-    token,
-    ceremony: level,
-    pods: impact.evict
-      .slice(0, 2000)
-      .map(p => ({ namespace: p.namespace, name: p.name })),
-    blockingPDBs: impact.budgets
-      .filter(b => b.blocksNow)
-      .slice(0, 500)
-      .map(b => ({ namespace: b.namespace, name: b.name })),
-    quorum:
-      q.members !== null &&
-      q.quorum !== null &&
-      q.ready !== null &&
-      q.margin !== null
-        ? {
-            members: q.members,
-            quorum: q.quorum,
-            ready: q.ready,
-            margin: q.margin,
-          }
-        : undefined,
-  };
-}
 
 /** The maintenance named after a pre-flight token exists: the token was used. */
 export class PreflightTokenUsedError extends ConflictError {
@@ -81,19 +52,28 @@ export interface PerformActionCommand {
   preflight?: { impact: PreflightImpact; token: string };
   /** Opt-in: Complete only after a healthy return (docs/alerts.md); written into the spec. */
   healthyReturn?: HealthyReturnBody;
+  /**
+   * A rule holds the new maintenance (docs/approvals.md): written into the spec of the
+   * one it creates, so the operator touches nothing until it is approved.
+   */
+  approval?: Approval;
 }
 
 export async function performAction(
   cluster: ClusterState,
   command: PerformActionCommand,
 ): Promise<{ status: number; name: string; outcome: string }> {
-  const { action, node, active, flag, preflight, healthyReturn } = command;
+  const { action, node, active, flag, preflight, healthyReturn, approval } =
+    command;
   const facts = nodeFactsFromNode(node);
   const nodeName = facts.name;
   const conflict = whyNotApplicable(action, nodeStateOf(node, facts, active));
   if (conflict) throw new ConflictError(conflict);
   /** A cordon maintenance (with returnToService: the return of a node cordoned outside). */
-  const asked = healthyReturn ? { healthyReturn } : {};
+  const asked = {
+    ...(healthyReturn ? { healthyReturn } : {}),
+    ...(approval ? { approval } : {}),
+  };
   const createCordon = (extra: { returnToService?: typeof flag } = {}) =>
     cluster.createMaintenance({
       apiVersion: RACKSIDE_API_VERSION,

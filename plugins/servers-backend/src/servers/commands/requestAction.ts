@@ -17,6 +17,8 @@ import {
   nodeFactsFromNode,
   type GuardResult,
   type PreflightAction,
+  type PreflightCeremonyLevel,
+  type ServerAction,
 } from '@rackside/plugin-servers-common';
 import type { NodeObject } from '@rackside/plugin-servers-node';
 import { AUDIT_OUTCOME } from '../../lib/audited';
@@ -38,6 +40,13 @@ import type { ActionResult, ServerActionCommand } from '../ServersService';
 import { clusterSnapshot, powerCheck } from '../../cluster/snapshot';
 import { visibleNode } from '../../access/visibleNodes';
 import { performAction, PreflightTokenUsedError } from './performAction';
+import {
+  approvalNodeOf,
+  heldApprovalFor,
+  heldApprovalResponse,
+  NO_APPROVALS,
+  type ApprovalPolicy,
+} from '../../approval/heldApproval';
 
 /** A guard refusal: 409 with the quorum numbers in the error body. */
 export class QuorumRefusedError extends ConflictError {
@@ -66,7 +75,17 @@ export class QuorumRefusedError extends ConflictError {
 export interface RequestActionContext {
   reasonPolicy: ReasonPolicy;
   preflightTokens: PreflightTokens;
+  /** `servers.approvals`: which new maintenances are created held; none if unset. */
+  approvals?: ApprovalPolicy;
 }
+
+/** The actions whose request creates a NodeMaintenance of that intent, which a rule may hold. */
+const HOLDABLE_ACTIONS: ReadonlySet<ServerAction> = new Set<ServerAction>([
+  'cordon',
+  'drain',
+  'reboot',
+  'shutdown',
+]);
 
 /** One request on its way through the checks. */
 interface Checked {
@@ -98,12 +117,28 @@ export async function requestAction(
     grant.scope.filter,
   );
   const checked: Checked = { command, cluster, snap, node, grant, actor };
-  checkGuardAndCeremony(checked);
+  const level = checkGuardAndCeremony(checked);
   const preflight = isPreflightAction(action)
     ? await checkPreflightToken(ctx.preflightTokens, checked, action)
     : undefined;
+  // A rule of servers.approvals.rules may hold the new maintenance (docs/approvals.md):
+  // with the rung the requester acknowledged, decided before the one create.
+  const policy = ctx.approvals ?? NO_APPROVALS;
+  const approval = HOLDABLE_ACTIONS.has(action)
+    ? heldApprovalFor(policy, {
+        action,
+        intent: action,
+        // A refused pre-flight threw above: its rung is one a request passes.
+        rung:
+          (preflight?.acknowledged.ceremony.level as
+            | PreflightCeremonyLevel
+            | undefined) ?? level,
+        nodes: [approvalNodeOf(node)],
+      })
+    : undefined;
+  let result: ActionResult;
   try {
-    return await performAction(cluster, {
+    result = await performAction(cluster, {
       action,
       node,
       active: snap.activeByNode.get(command.node),
@@ -117,6 +152,7 @@ export async function requestAction(
         token: body.preflightToken ?? '',
       },
       healthyReturn: body.healthyReturn,
+      approval,
     });
   } catch (error) {
     if (error instanceof PreflightTokenUsedError) {
@@ -125,10 +161,29 @@ export async function requestAction(
     }
     throw error;
   }
+  if (approval && result.status === 201) {
+    await policy.notifier.held(
+      {
+        cluster: cluster.name,
+        kind: 'maintenance',
+        name: result.name,
+        intent: action,
+        nodes: [command.node],
+        requestedBy: actor,
+        reason: body.reason.trim(),
+      },
+      approval,
+    );
+    return { ...result, approval: heldApprovalResponse(approval) };
+  }
+  return result;
 }
 
-/** The guard, the capability rule, the agent's rungs and the ceremony the rung asks. */
-function checkGuardAndCeremony(checked: Checked) {
+/**
+ * The guard, the capability rule, the agent's rungs and the ceremony the rung asks;
+ * answers the rung.
+ */
+function checkGuardAndCeremony(checked: Checked): PreflightCeremonyLevel {
   const { command, cluster, snap, node, grant } = checked;
   const { action, body } = command;
   const nodeName = command.node;
@@ -162,6 +217,8 @@ function checkGuardAndCeremony(checked: Checked) {
   if (problems.length) {
     throw new InputError(`ceremony not met: ${problems.join(' ')}`);
   }
+  // A refused verdict threw above: the rung is one a request can pass.
+  return ceremony.level as PreflightCeremonyLevel;
 }
 
 /**

@@ -751,6 +751,9 @@ export const spec = {
           name: {
             type: 'string',
           },
+          approval: {
+            $ref: '#/components/schemas/HeldApproval',
+          },
         },
         required: ['name'],
       },
@@ -1014,6 +1017,9 @@ export const spec = {
           name: {
             type: 'string',
           },
+          approval: {
+            $ref: '#/components/schemas/HeldApproval',
+          },
         },
         required: ['name'],
       },
@@ -1075,8 +1081,256 @@ export const spec = {
           until: {
             type: 'string',
           },
+          approval: {
+            $ref: '#/components/schemas/HeldApproval',
+          },
         },
         required: ['name', 'until'],
+      },
+      HeldApproval: {
+        type: 'object',
+        description:
+          'The request was created held (docs/approvals.md): nothing touches its servers until one of the approvers approves it, before expiresAt.',
+        properties: {
+          rule: {
+            type: 'string',
+          },
+          approvers: {
+            type: 'array',
+            items: {
+              type: 'string',
+            },
+          },
+          expiresAt: {
+            type: 'string',
+          },
+        },
+        required: ['rule', 'approvers', 'expiresAt'],
+      },
+      ApprovalDecisionBody: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          decision: {
+            type: 'string',
+            enum: ['approve', 'reject'],
+          },
+          reason: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 1024,
+          },
+          preflightToken: {
+            type: 'string',
+            maxLength: 4096,
+          },
+          typedName: {
+            type: 'string',
+            maxLength: 253,
+          },
+          typedNames: {
+            type: 'array',
+            maxItems: 500,
+            items: {
+              type: 'string',
+              maxLength: 253,
+            },
+          },
+        },
+        required: ['decision', 'reason'],
+      },
+      ApprovalDecidedResponse: {
+        type: 'object',
+        properties: {
+          state: {
+            type: 'string',
+          },
+        },
+        required: ['state'],
+      },
+      ApprovalRungGrewError: {
+        type: 'object',
+        description:
+          "The request's rung now is above the one its requester acknowledged: it cannot be approved, the requester asks again.",
+        properties: {
+          error: {
+            type: 'object',
+            properties: {
+              name: {
+                type: 'string',
+              },
+              message: {
+                type: 'string',
+              },
+            },
+            required: ['name', 'message'],
+          },
+          requestedRung: {
+            type: 'string',
+          },
+          rungNow: {
+            type: 'string',
+          },
+        },
+        required: ['error', 'requestedRung', 'rungNow'],
+      },
+      ApprovalItem: {
+        type: 'object',
+        properties: {
+          cluster: {
+            type: 'string',
+          },
+          kind: {
+            type: 'string',
+            enum: ['maintenance', 'plan'],
+          },
+          name: {
+            type: 'string',
+          },
+          intent: {
+            type: 'string',
+          },
+          nodes: {
+            type: 'array',
+            items: {
+              type: 'string',
+            },
+          },
+          requestedBy: {
+            type: 'string',
+          },
+          reason: {
+            type: 'string',
+          },
+          createdAt: {
+            type: 'string',
+          },
+          rule: {
+            type: 'string',
+          },
+          approvers: {
+            type: 'array',
+            items: {
+              type: 'string',
+            },
+          },
+          expiresAt: {
+            type: 'string',
+          },
+          requestedRung: {
+            type: 'string',
+          },
+        },
+        required: [
+          'cluster',
+          'kind',
+          'name',
+          'intent',
+          'nodes',
+          'reason',
+          'rule',
+          'approvers',
+          'expiresAt',
+          'requestedRung',
+        ],
+      },
+      ApprovalListResponse: {
+        type: 'object',
+        properties: {
+          items: {
+            type: 'array',
+            items: {
+              $ref: '#/components/schemas/ApprovalItem',
+            },
+          },
+        },
+        required: ['items'],
+      },
+      ApprovalView: {
+        type: 'object',
+        description:
+          "A held request's approval: what the requester acknowledged beside the impact now (`now`, a fresh pre-flight whose token is issued to the caller), and whether the caller may approve.",
+        properties: {
+          cluster: {
+            type: 'string',
+          },
+          kind: {
+            type: 'string',
+            enum: ['maintenance', 'plan'],
+          },
+          name: {
+            type: 'string',
+          },
+          state: {
+            type: 'string',
+            enum: ['none', 'awaiting', 'approved', 'rejected', 'expired'],
+          },
+          rule: {
+            type: 'string',
+          },
+          approvers: {
+            type: 'array',
+            items: {
+              type: 'string',
+            },
+          },
+          expiresAt: {
+            type: 'string',
+          },
+          requestedBy: {
+            type: 'string',
+          },
+          requestedRung: {
+            type: 'string',
+          },
+          acknowledged: {
+            type: 'object',
+            additionalProperties: true,
+          },
+          now: {
+            type: 'object',
+            additionalProperties: true,
+          },
+          rungNow: {
+            type: 'string',
+          },
+          mayApprove: {
+            type: 'boolean',
+          },
+          whyNot: {
+            type: 'string',
+          },
+          decision: {
+            type: 'object',
+            properties: {
+              decision: {
+                type: 'string',
+              },
+              by: {
+                type: 'string',
+              },
+              at: {
+                type: 'string',
+              },
+              reason: {
+                type: 'string',
+              },
+            },
+            required: ['decision', 'by'],
+          },
+        },
+        required: [
+          'cluster',
+          'kind',
+          'name',
+          'state',
+          'rule',
+          'approvers',
+          'expiresAt',
+          'requestedRung',
+          'rungNow',
+          'mayApprove',
+        ],
       },
       MachinesResponse: {
         type: 'object',
@@ -1747,6 +2001,104 @@ export const spec = {
         },
       },
     },
+    '/clusters/{cluster}/maintenances/{name}/approval': {
+      get: {
+        operationId: 'GetMaintenanceApproval',
+        description:
+          "The maintenance's approval beside its impact now (a fresh pre-flight, its token issued to the caller); a user only.",
+        parameters: [
+          {
+            $ref: '#/components/parameters/cluster',
+          },
+          {
+            $ref: '#/components/parameters/maintenanceName',
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'Ok',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/ApprovalView',
+                },
+              },
+            },
+          },
+          '403': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+          '404': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+        },
+      },
+      post: {
+        operationId: 'DecideMaintenanceApproval',
+        description:
+          "Approves (with the fresh pre-flight's token, and the typed name at the hazard rung) or rejects the maintenance; a user only, never the requester, every attempt audited.",
+        parameters: [
+          {
+            $ref: '#/components/parameters/cluster',
+          },
+          {
+            $ref: '#/components/parameters/maintenanceName',
+          },
+        ],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                $ref: '#/components/schemas/ApprovalDecisionBody',
+              },
+            },
+          },
+        },
+        responses: {
+          '200': {
+            description: 'Decided',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/ApprovalDecidedResponse',
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+          '403': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+          '404': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+          '409': {
+            description:
+              'Already decided or expired, the request changed, the pre-flight changed (the new one in `preflight`), or the rung grew (both rungs).',
+            content: {
+              'application/json': {
+                schema: {
+                  oneOf: [
+                    {
+                      $ref: '#/components/schemas/ErrorResponseBody',
+                    },
+                    {
+                      $ref: '#/components/schemas/PreflightChangedError',
+                    },
+                    {
+                      $ref: '#/components/schemas/ApprovalRungGrewError',
+                    },
+                  ],
+                },
+              },
+            },
+          },
+        },
+      },
+    },
     '/clusters/{cluster}/plans': {
       get: {
         operationId: 'ListPlans',
@@ -1953,6 +2305,104 @@ export const spec = {
         },
       },
     },
+    '/clusters/{cluster}/plans/{name}/approval': {
+      get: {
+        operationId: 'GetPlanApproval',
+        description:
+          "The plan's approval beside its impact now (a fresh pre-flight, its token issued to the caller); a user only.",
+        parameters: [
+          {
+            $ref: '#/components/parameters/cluster',
+          },
+          {
+            $ref: '#/components/parameters/planName',
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'Ok',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/ApprovalView',
+                },
+              },
+            },
+          },
+          '403': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+          '404': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+        },
+      },
+      post: {
+        operationId: 'DecidePlanApproval',
+        description:
+          "Approves (with the fresh pre-flight's token, and the typed name at the hazard rung) or rejects the plan; a user only, never the requester, every attempt audited.",
+        parameters: [
+          {
+            $ref: '#/components/parameters/cluster',
+          },
+          {
+            $ref: '#/components/parameters/planName',
+          },
+        ],
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: {
+                $ref: '#/components/schemas/ApprovalDecisionBody',
+              },
+            },
+          },
+        },
+        responses: {
+          '200': {
+            description: 'Decided',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/ApprovalDecidedResponse',
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+          '403': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+          '404': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+          '409': {
+            description:
+              'Already decided or expired, the request changed, the pre-flight changed (the new one in `preflight`), or the rung grew (both rungs).',
+            content: {
+              'application/json': {
+                schema: {
+                  oneOf: [
+                    {
+                      $ref: '#/components/schemas/ErrorResponseBody',
+                    },
+                    {
+                      $ref: '#/components/schemas/PreflightChangedError',
+                    },
+                    {
+                      $ref: '#/components/schemas/ApprovalRungGrewError',
+                    },
+                  ],
+                },
+              },
+            },
+          },
+        },
+      },
+    },
     '/clusters/{cluster}/plans/{name}/renew': {
       post: {
         operationId: 'RenewPlan',
@@ -2057,6 +2507,42 @@ export const spec = {
             $ref: '#/components/responses/ErrorResponse',
           },
           '409': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+        },
+      },
+    },
+    '/approvals': {
+      get: {
+        operationId: 'ListApprovals',
+        description:
+          'The requests awaiting an approval the caller may give; a user only.',
+        parameters: [
+          {
+            name: 'for',
+            in: 'query',
+            required: true,
+            description: 'me (the only list).',
+            schema: {
+              type: 'string',
+            },
+          },
+        ],
+        responses: {
+          '200': {
+            description: 'Ok',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/ApprovalListResponse',
+                },
+              },
+            },
+          },
+          '400': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+          '403': {
             $ref: '#/components/responses/ErrorResponse',
           },
         },

@@ -6,6 +6,10 @@
 import { ActionRequestBody } from '../models/ActionRequestBody.model';
 import { ActionResponse } from '../models/ActionResponse.model';
 import { AddDiscoveryAddressRequestBody } from '../models/AddDiscoveryAddressRequestBody.model';
+import { ApprovalDecidedResponse } from '../models/ApprovalDecidedResponse.model';
+import { ApprovalDecisionBody } from '../models/ApprovalDecisionBody.model';
+import { ApprovalListResponse } from '../models/ApprovalListResponse.model';
+import { ApprovalView } from '../models/ApprovalView.model';
 import { CanReclaimResponse } from '../models/CanReclaimResponse.model';
 import { ClusterListResponse } from '../models/ClusterListResponse.model';
 import { ConfirmReclaimRequestBody } from '../models/ConfirmReclaimRequestBody.model';
@@ -159,6 +163,29 @@ export type GetMaintenance = {
 /**
  * @public
  */
+export type GetMaintenanceApproval = {
+  path: {
+    cluster: string;
+    name: string;
+  };
+  response: ApprovalView | ErrorResponseBody;
+};
+
+/**
+ * @public
+ */
+export type DecideMaintenanceApproval = {
+  path: {
+    cluster: string;
+    name: string;
+  };
+  body: ApprovalDecisionBody;
+  response: ApprovalDecidedResponse | ErrorResponseBody | any;
+};
+
+/**
+ * @public
+ */
 export type ListPlans = {
   path: {
     cluster: string;
@@ -215,6 +242,29 @@ export type GetPlan = {
 /**
  * @public
  */
+export type GetPlanApproval = {
+  path: {
+    cluster: string;
+    name: string;
+  };
+  response: ApprovalView | ErrorResponseBody;
+};
+
+/**
+ * @public
+ */
+export type DecidePlanApproval = {
+  path: {
+    cluster: string;
+    name: string;
+  };
+  body: ApprovalDecisionBody;
+  response: ApprovalDecidedResponse | ErrorResponseBody | any;
+};
+
+/**
+ * @public
+ */
 export type RenewPlan = {
   path: {
     cluster: string;
@@ -235,6 +285,16 @@ export type ControlPlan = {
   };
   body: PlanControlBody;
   response: PlanControlledResponse | ErrorResponseBody;
+};
+
+/**
+ * @public
+ */
+export type ListApprovals = {
+  query: {
+    for: string;
+  };
+  response: ApprovalListResponse | ErrorResponseBody;
 };
 
 /**
@@ -338,12 +398,17 @@ export type EndpointMap = {
   '#post|/clusters/{cluster}/servers/{node}/health/refresh': RequestServerHealthRefresh;
   '#get|/clusters/{cluster}/maintenances': ListMaintenances;
   '#get|/clusters/{cluster}/maintenances/{name}': GetMaintenance;
+  '#get|/clusters/{cluster}/maintenances/{name}/approval': GetMaintenanceApproval;
+  '#post|/clusters/{cluster}/maintenances/{name}/approval': DecideMaintenanceApproval;
   '#get|/clusters/{cluster}/plans': ListPlans;
   '#post|/clusters/{cluster}/plans': CreatePlan;
   '#get|/clusters/{cluster}/plans/preflight': PreflightPlan;
   '#get|/clusters/{cluster}/plans/{name}': GetPlan;
+  '#get|/clusters/{cluster}/plans/{name}/approval': GetPlanApproval;
+  '#post|/clusters/{cluster}/plans/{name}/approval': DecidePlanApproval;
   '#post|/clusters/{cluster}/plans/{name}/renew': RenewPlan;
   '#post|/clusters/{cluster}/plans/{name}/{control}': ControlPlan;
+  '#get|/approvals': ListApprovals;
   '#get|/clusters/{cluster}/machines': ListMachines;
   '#post|/clusters/{cluster}/machines/{uuid}/join': JoinMachine;
   '#post|/clusters/{cluster}/discovery/addresses': AddDiscoveryAddress;
