@@ -48,9 +48,9 @@ export function refName(ref: string): string {
 
 /** The approvers in a sentence: "platform-oncall or alice". */
 export function approversText(approvers: readonly string[]): string {
-  const names = approvers.map(refName);
-  if (names.length <= 1) return names.join('');
-  return `${names.slice(0, -1).join(', ')} or ${names[names.length - 1]}`;
+  const people = approvers.map(refName);
+  if (people.length <= 1) return people.join('');
+  return `${people.slice(0, -1).join(', ')} or ${people[people.length - 1]}`;
 }
 
 /** What the approval says now, in a sentence. */
@@ -133,7 +133,7 @@ function isPlanAcknowledgement(
   return !!a && typeof (a as AcknowledgedPlan).rungs === 'object';
 }
 
-function names(list: readonly string[]): string {
+function listText(list: readonly string[]): string {
   return list.length === 0 ? 'none' : list.join(', ');
 }
 
@@ -181,7 +181,7 @@ export function impactRows(view: ApprovalView): ImpactRow[] {
         row(
           'Budgets blocking now',
           '—',
-          names(
+          listText(
             now.budgets
               .filter(b => b.blocksNow)
               .map(b => `${b.namespace}/${b.name}`),
@@ -202,10 +202,10 @@ export function impactRows(view: ApprovalView): ImpactRow[] {
     row(
       'Budgets in the way',
       snapshot?.blockingPDBs
-        ? names(snapshot.blockingPDBs.map(b => `${b.namespace}/${b.name}`))
+        ? listText(snapshot.blockingPDBs.map(b => `${b.namespace}/${b.name}`))
         : '—',
       server
-        ? names(
+        ? listText(
             server.budgets
               .filter(b => b.blocksNow)
               .map(b => `${b.namespace}/${b.name}`),
