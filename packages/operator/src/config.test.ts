@@ -30,6 +30,8 @@ describe('readConfig', () => {
       identity: 'op-0',
       rebootDeadlineSeconds: 900,
       unansweredDeadlineSeconds: 300,
+      talosImagePrefixes: [],
+      upgradeDeadlineSeconds: 1800,
       reclaimMaintenanceWaitSeconds: 600,
       reclaimMaxTtlSeconds: 3600,
       reclaimReconcileTimeoutSeconds: 120,
@@ -82,6 +84,30 @@ describe('readConfig', () => {
     expect(() => readConfig(['--reboot-deadline-seconds', '0'], {})).toThrow(
       /--reboot-deadline-seconds must be a positive integer/,
     );
+  });
+
+  it('reads the Talos image prefixes an upgrade may install, refusing one it cannot read', () => {
+    expect(
+      readConfig(['--upgrade-deadline-seconds', '600'], {
+        RACKSIDE_TALOS_IMAGE_PREFIXES:
+          'factory.talos.dev/installer/, ghcr.io/siderolabs/installer',
+      }),
+    ).toMatchObject({
+      talosImagePrefixes: [
+        'factory.talos.dev/installer/',
+        'ghcr.io/siderolabs/installer',
+      ],
+      upgradeDeadlineSeconds: 600,
+    });
+    expect(() =>
+      readConfig(
+        ['--talos-image-prefixes', 'factory.talos.dev/,https://evil.example/'],
+        {},
+      ),
+    ).toThrow(/--talos-image-prefixes: .*"https:\/\/evil.example\/"/);
+    expect(() =>
+      readConfig(['--talos-image-prefixes', 'ghcr.io/x:v1.12'], {}),
+    ).toThrow(ConfigError);
   });
 
   it('reads the reclaim and join limits', () => {

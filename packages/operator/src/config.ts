@@ -1,5 +1,6 @@
 import {
   DEFAULT_NODE_ALERT_MATCHERS,
+  isImagePrefix,
   validateAlertMatcherTemplates,
 } from '@rackside/plugin-servers-common';
 import os from 'node:os';
@@ -26,6 +27,13 @@ export interface OperatorConfig {
   rebootDeadlineSeconds: number;
   /** A power verb recorded without the channel's answer is watched this long, never resent. */
   unansweredDeadlineSeconds: number;
+  /**
+   * The Talos installer image prefixes an upgrade may install (docs/upgrades.md); the
+   * operator refuses any other image when it is about to send. Empty: no upgrade is sent.
+   */
+  talosImagePrefixes: string[];
+  /** An upgrade not back on its target version (new boot ID) this long after Talos accepted it fails. */
+  upgradeDeadlineSeconds: number;
   /** A reclaimed machine not back in maintenance mode this long after its reset fails (decision 0002: 600). */
   reclaimMaintenanceWaitSeconds: number;
   /** Upper bound of a MachineReclaim's TTL (spec.ttlMinutes is capped by it; at most 3600). */
@@ -206,6 +214,18 @@ const OPTIONS = [
     ['RACKSIDE_UNANSWERED_DEADLINE_SECONDS'],
     '300',
     'how long a power verb without an answer is watched',
+  ],
+  [
+    'talos-image-prefixes',
+    ['RACKSIDE_TALOS_IMAGE_PREFIXES'],
+    'none',
+    'Talos installer image prefixes an upgrade may install, comma-separated (e.g. factory.talos.dev/installer/); none: no upgrade is sent',
+  ],
+  [
+    'upgrade-deadline-seconds',
+    ['RACKSIDE_UPGRADE_DEADLINE_SECONDS'],
+    '1800',
+    'an upgrade not back on its target version by then fails',
   ],
   [
     'reclaim-maintenance-wait-seconds',
@@ -498,6 +518,18 @@ export function readConfig(
     .map(r => r.trim())
     .filter(Boolean);
   const alerting = readAlerting(text, duration);
+  const talosImagePrefixes = (text('talos-image-prefixes') ?? '')
+    .split(',')
+    .map(p => p.trim())
+    .filter(Boolean);
+  const unreadable = talosImagePrefixes.filter(p => !isImagePrefix(p));
+  if (unreadable.length) {
+    throw new ConfigError(
+      `--talos-image-prefixes: not an image reference prefix (a registry, then repository components, ending with / for any repository below or naming one repository): ${unreadable
+        .map(p => `"${p}"`)
+        .join(', ')}`,
+    );
+  }
   return {
     ...(alerting ? { alerting } : {}),
     kubeconfig: text('kubeconfig'),
@@ -507,6 +539,8 @@ export function readConfig(
     identity: text('identity') ?? `${os.hostname()}-${process.pid}`,
     rebootDeadlineSeconds: integer('reboot-deadline-seconds', 900),
     unansweredDeadlineSeconds: integer('unanswered-deadline-seconds', 300),
+    talosImagePrefixes,
+    upgradeDeadlineSeconds: integer('upgrade-deadline-seconds', 1800),
     reclaimMaintenanceWaitSeconds: integer(
       'reclaim-maintenance-wait-seconds',
       600,

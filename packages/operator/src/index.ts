@@ -56,7 +56,9 @@ async function main() {
     power: {
       rebootSeconds: config.rebootDeadlineSeconds,
       unansweredSeconds: config.unansweredDeadlineSeconds,
+      upgradeSeconds: config.upgradeDeadlineSeconds,
     },
+    upgrades: { imagePrefixes: config.talosImagePrefixes },
     machines: {
       reclaim: {
         maintenanceWaitMs: config.reclaimMaintenanceWaitSeconds * 1000,

@@ -97,6 +97,11 @@ export interface OperatorOptions {
   drain?: DrainRunnerOptions;
   /** How long a reboot may take, and how long a verb without an answer is watched. */
   power?: Partial<PowerDeadlines>;
+  /**
+   * The Talos installer image prefixes an upgrade may install (`--talos-image-prefixes`,
+   * docs/upgrades.md). Absent or empty: every upgrade is refused before anything is sent.
+   */
+  upgrades?: { imagePrefixes: readonly string[] };
   /** Discovery, join and reclaim limits (tests shorten the reclaim deadline and TTL). */
   machines?: MachineControllerSettings;
   /**
@@ -223,6 +228,7 @@ export async function startOperator(
       metrics,
       drain: options.drain,
       alerting,
+      upgrades: options.upgrades,
       beforeStatusWrite: options.beforeStatusWrite,
       returnAlerts: createAlertReads(
         alertmanager,

@@ -16,6 +16,7 @@ import { approvedText, whyAboveApproved } from './approvalRows';
 import { checkNumbers, checkQuorum, refuse, rungOf } from './guardCheck';
 import { DRAINING_INTENTS, VERB_OF_INTENT } from './intents';
 import type { Row } from './types';
+import { upgradeRefusal } from './upgradeRows';
 
 /**
  * The other maintenance that keeps this node busy: the node's open maintenance
@@ -55,6 +56,9 @@ export const admit: Row = async (nm, ports) => {
       return refuse(reason, 'capability', { reason });
     }
   }
+  // An upgrade's image, channel and target (upgradeRows.ts), before anything is drained.
+  const upgradeRefused = upgradeRefusal(nm, ports, 'admission');
+  if (upgradeRefused) return upgradeRefused;
   const others = view
     .maintenances()
     .filter(m => m.metadata.name !== nm.metadata.name);

@@ -2,15 +2,25 @@
  * The intents as the maintenance rows read them: which drain, and the verb each sends.
  */
 import type { MaintenanceIntent } from '@rackside/plugin-servers-common';
+import type { PowerSendVerb } from './types';
 
 /** Intents whose maintenance drains the node after cordoning it. */
 export const DRAINING_INTENTS: readonly MaintenanceIntent[] = [
   'drain',
   'reboot',
   'shutdown',
+  'upgrade',
 ];
 
-/** The power verb an intent sends once drained. */
+/**
+ * The power verb an intent sends once drained, as the capability rule names it: an
+ * upgrade ends with the reboot Talos makes into the new version (upgradeRows.ts).
+ */
 export const VERB_OF_INTENT: Partial<
   Record<MaintenanceIntent, 'reboot' | 'shutdown'>
-> = { reboot: 'reboot', shutdown: 'shutdown' };
+> = { reboot: 'reboot', shutdown: 'shutdown', upgrade: 'reboot' };
+
+/** Where the verb an intent sends is recorded (`status.power`), once drained. */
+export const RECORD_OF_INTENT: Partial<
+  Record<MaintenanceIntent, PowerSendVerb>
+> = { reboot: 'reboot', shutdown: 'shutdown', upgrade: 'upgrade' };

@@ -68,6 +68,8 @@ export interface MaintenanceControllerOptions {
   log: OperatorLog;
   /** Alertmanager for a healthy return a maintenance asks for; absent: Ready only. */
   returnAlerts?: AlertReads;
+  /** The Talos image prefixes an upgrade may install (docs/upgrades.md); absent: none. */
+  upgrades?: { imagePrefixes: readonly string[] };
 }
 
 /** The reconciler's ports, and what the controller's watches reach of them. */
@@ -211,6 +213,7 @@ export function kubeMaintenancePorts(
     admissionLock: new Mutex(),
     ...systemClock,
     returnAlerts: options.returnAlerts,
+    upgrades: options.upgrades,
     onRefused: cause => metrics.refusals.inc({ cause }),
     log,
   };

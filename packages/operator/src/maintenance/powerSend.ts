@@ -27,6 +27,7 @@ export const VERB_TEXT: Record<PowerSendVerb, string> = {
   reboot: 'reboot',
   shutdown: 'shutdown',
   powerOn: 'power-on',
+  upgrade: 'upgrade',
 };
 
 /** The capability rule's name of a verb (servers-common `PowerVerb`). */
@@ -34,6 +35,8 @@ export const OFFER_NAME = {
   reboot: 'reboot',
   shutdown: 'shutdown',
   powerOn: 'power-on',
+  // What the capability rule asks of the channel: the upgrade ends in a reboot.
+  upgrade: 'reboot',
 } as const;
 
 type Conditions = NonNullable<NodeMaintenanceStatus['conditions']>;
@@ -191,6 +194,23 @@ export const afterSend: Record<
                   'The shutdown was accepted; this power channel cannot observe a machine that is off.',
               },
         ),
+      },
+    })),
+  upgrade: (nm, outcome, clock) =>
+    answered(nm, 'upgrade', outcome, clock, record => ({
+      kind: 'transition',
+      to: 'Rebooting',
+      message: `upgrade of ${nm.spec.nodeName} to ${
+        nm.status?.upgrade?.toVersion ?? nm.spec.upgrade?.image
+      } accepted (${
+        record.detail
+      }); waiting for it to come back on it with a new boot ID`,
+      status: {
+        power: powerWith(nm, 'upgrade', record),
+        rebootSentAt: record.sentAt,
+        ...(nm.status?.upgrade
+          ? { upgrade: { ...nm.status.upgrade, sentAt: record.sentAt } }
+          : {}),
       },
     })),
   powerOn: (nm, outcome, clock) =>

@@ -41,7 +41,7 @@ export async function signOfVerb(
       : undefined;
   const wentNotReady =
     wasReady && !ready ? 'the node went NotReady' : undefined;
-  if (verb === 'reboot') return newBoot ?? wentNotReady;
+  if (verb === 'reboot' || verb === 'upgrade') return newBoot ?? wentNotReady;
   const state = await ports.power.powerState(node).catch(() => undefined);
   if (verb === 'shutdown') {
     // Off says something only of a machine that was on: Ready when recorded.
@@ -88,11 +88,13 @@ export async function settleUnanswered(
       ports,
     );
   }
-  const left = timeLeft(
-    record.recordedAt,
-    ports.power.deadlines.unansweredSeconds,
-    ports,
-  );
+  // An upgrade shows itself only when Talos reboots, once its installer has run.
+  const seconds =
+    verb === 'upgrade'
+      ? ports.power.deadlines.upgradeSeconds ??
+        ports.power.deadlines.unansweredSeconds
+      : ports.power.deadlines.unansweredSeconds;
+  const left = timeLeft(record.recordedAt, seconds, ports);
   if (left <= 0) {
     return {
       kind: 'transition',
@@ -101,9 +103,7 @@ export async function settleUnanswered(
         record.recordedAt
       } but no answer of the channel was recorded${
         record.error ? ` (${record.error})` : ''
-      }, and the node shows no sign of it after ${
-        ports.power.deadlines.unansweredSeconds
-      }s. It is not sent again: look at the machine.`,
+      }, and the node shows no sign of it after ${seconds}s. It is not sent again: look at the machine.`,
       event: {
         type: 'Warning',
         reason: MaintenanceReason.PowerVerbUnconfirmed,

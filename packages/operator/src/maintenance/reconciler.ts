@@ -24,6 +24,7 @@ import type {
   ClusterView,
   Decision,
   DrainPort,
+  MachinePorts,
   NodePort,
   PodPort,
   PowerPort,
@@ -88,6 +89,8 @@ export interface ReconcilerPorts extends Clock {
   admissionLock: Mutex;
   /** Alertmanager for a healthy return a maintenance asks for; absent: Ready only. */
   returnAlerts?: AlertReads;
+  /** The Talos image prefixes an upgrade may install (MachinePorts). */
+  upgrades?: MachinePorts['upgrades'];
   onRefused?: (cause: RefusalCause) => void;
   /** The Alertmanager silence held with the maintenance (silenceLease.ts); absent: off. */
   silences?: SilenceLease;
@@ -204,7 +207,11 @@ export class MaintenanceReconciler {
     verb: PowerSendVerb,
   ): Promise<NodeMaintenance | undefined> {
     const outcome = await this.ports.powerSend
-      .send(verb, this.ports.view.node(written.spec.nodeName))
+      .send(
+        verb,
+        this.ports.view.node(written.spec.nodeName),
+        written.spec.upgrade,
+      )
       .catch(
         (error): SendOutcome => ({
           ok: false,

@@ -73,9 +73,10 @@ import {
   holdForApproval,
   withdrawnWhileAwaiting,
 } from './approvalRows';
-import { DRAINING_INTENTS, VERB_OF_INTENT } from './intents';
+import { DRAINING_INTENTS, RECORD_OF_INTENT, VERB_OF_INTENT } from './intents';
 import { poweredOff, rebooting, sendFromDrained } from './powerRows';
 import { returning } from './returningRow';
+import { sendUpgradeFromDrained, upgrading } from './upgradeRows';
 import type { Decision, MachinePorts, Phase, Row } from './types';
 
 export { blockingMaintenance } from './admitRow';
@@ -174,6 +175,7 @@ const draining: Row = async (nm, ports) => {
 const drained: Row = async (nm, ports) => {
   const verb = VERB_OF_INTENT[nm.spec.intent];
   if (verb && !nm.spec.returnToService) {
+    if (nm.spec.intent === 'upgrade') return sendUpgradeFromDrained(nm, ports);
     return sendFromDrained(nm, verb, ports);
   }
   return (
@@ -196,7 +198,8 @@ export const transitions: Record<Phase, Row> = {
   Cordoned: cordoned,
   Draining: draining,
   Drained: drained,
-  Rebooting: rebooting,
+  Rebooting: (nm, ports) =>
+    nm.spec.intent === 'upgrade' ? upgrading(nm, ports) : rebooting(nm, ports),
   PoweredOff: poweredOff,
   Returning: returning,
   Complete: finished,
@@ -247,7 +250,7 @@ export function rowFor(nm: NodeMaintenance): Row {
 export function needsAdmissionLock(nm: NodeMaintenance): boolean {
   const phase = phaseOf(nm);
   if (phase === NEW || phase === 'AwaitingApproval') return true;
-  const verb = VERB_OF_INTENT[nm.spec.intent];
+  const verb = RECORD_OF_INTENT[nm.spec.intent];
   return (
     phase === 'Drained' &&
     !!verb &&

@@ -14,6 +14,7 @@ import type {
   NodeMaintenanceStatus,
   PodLike,
   PowerVerb,
+  UpgradeRequest,
 } from '@rackside/plugin-servers-common';
 import type { DrainOutcome } from './drain/DrainRunner';
 import type { Clock, Done, NEW, Wait } from '../runtime/lifecycle/table';
@@ -58,7 +59,7 @@ export interface DrainPort {
 }
 
 /** The verbs the operator sends, named as in `status.power`. */
-export type PowerSendVerb = 'reboot' | 'shutdown' | 'powerOn';
+export type PowerSendVerb = 'reboot' | 'shutdown' | 'powerOn' | 'upgrade';
 
 /** What became of a sent verb. */
 export type SendOutcome =
@@ -89,6 +90,11 @@ export interface PowerPort {
     rebootSeconds: number;
     /** A recorded verb without an answer fails after this long without a sign. */
     unansweredSeconds: number;
+    /**
+     * From the accepted upgrade to the node back on its target (and how long a recorded
+     * upgrade without an answer is watched); absent: upgradeRows.ts's default.
+     */
+    upgradeSeconds?: number;
   };
 }
 
@@ -98,7 +104,12 @@ export interface PowerPort {
  * reconciler calls it, after the verb is recorded; the rows never send.
  */
 export interface PowerSendPort {
-  send(verb: PowerSendVerb, node: NodeView | undefined): Promise<SendOutcome>;
+  send(
+    verb: PowerSendVerb,
+    node: NodeView | undefined,
+    /** What `upgrade` installs (the maintenance's spec.upgrade). */
+    upgrade?: UpgradeRequest,
+  ): Promise<SendOutcome>;
 }
 
 export interface MachinePorts extends Clock {
@@ -112,6 +123,11 @@ export interface MachinePorts extends Clock {
    * absent when none is configured: the return checks Ready only.
    */
   returnAlerts?: AlertReads;
+  /**
+   * The Talos installer image prefixes an upgrade may install (`--talos-image-prefixes`,
+   * docs/upgrades.md); absent or empty: every upgrade is refused.
+   */
+  upgrades?: { imagePrefixes: readonly string[] };
 }
 
 export type RefusalCause =

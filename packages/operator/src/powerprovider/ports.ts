@@ -62,6 +62,7 @@ export function kubePowerProviderPorts(
     {
       rebootSeconds: options.deadlines?.rebootSeconds ?? 900,
       unansweredSeconds: options.deadlines?.unansweredSeconds ?? 300,
+      upgradeSeconds: options.deadlines?.upgradeSeconds,
     },
   );
 

@@ -11,8 +11,13 @@
 import {
   PowerChannelError,
   type PowerChannel,
+  type PowerNode,
+  type PowerVerbReceipt,
 } from '@rackside/plugin-servers-node';
-import type { ServerBMC } from '@rackside/plugin-servers-common';
+import type {
+  ServerBMC,
+  UpgradeRequest,
+} from '@rackside/plugin-servers-common';
 import type {
   PowerSendPort,
   PowerSendVerb,
@@ -41,6 +46,29 @@ export interface ChannelPowerSendOptions {
   log?(message: string): void;
 }
 
+/**
+ * The channel's call for a verb; undefined where the channel cannot make it. An upgrade
+ * goes over the Talos API (the talos channel's talosconfig, after its identity check),
+ * with the image the maintenance asks for.
+ */
+function callOf(
+  channel: PowerChannel | undefined,
+  verb: PowerSendVerb,
+  upgrade: UpgradeRequest | undefined,
+): ((node: PowerNode) => Promise<PowerVerbReceipt>) | undefined {
+  if (!channel) return undefined;
+  switch (verb) {
+    case 'powerOn':
+      return channel.powerOn?.bind(channel);
+    case 'upgrade': {
+      const send = channel.upgrade?.bind(channel);
+      return send && upgrade ? node => send(node, upgrade) : undefined;
+    }
+    default:
+      return channel[verb].bind(channel);
+  }
+}
+
 export class ChannelPowerSend implements PowerSendPort {
   constructor(
     private readonly built: BuiltChannel,
@@ -50,14 +78,12 @@ export class ChannelPowerSend implements PowerSendPort {
   async send(
     verb: PowerSendVerb,
     node: NodeView | undefined,
+    upgrade?: UpgradeRequest,
   ): Promise<SendOutcome> {
     if (!this.options.leading()) throw new NotLeadingError('send');
     const channel = this.built.currentChannel();
     const name = node?.metadata?.name ?? '';
-    const call =
-      verb === 'powerOn'
-        ? channel?.powerOn?.bind(channel)
-        : channel?.[verb].bind(channel);
+    const call = callOf(channel, verb, upgrade);
     if (!channel || !call) {
       return {
         ok: false,

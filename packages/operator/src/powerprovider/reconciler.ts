@@ -52,6 +52,8 @@ export interface PowerProviderPorts {
 export interface PowerDeadlines {
   rebootSeconds: number;
   unansweredSeconds: number;
+  /** From the accepted upgrade to the node back on its target (maintenance/upgradeRows.ts). */
+  upgradeSeconds?: number;
 }
 
 /** A Node as a power channel addresses it. */

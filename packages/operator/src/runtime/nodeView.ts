@@ -10,7 +10,8 @@ export interface NodeView extends NodeLike {
   metadata?: NodeLike['metadata'];
   spec?: { unschedulable?: boolean };
   status?: NodeLike['status'] & {
-    nodeInfo?: { bootID?: string; systemUUID?: string };
+    /** osImage names a Talos node's version, `Talos (v1.12.0)` (upgrades). */
+    nodeInfo?: { bootID?: string; systemUUID?: string; osImage?: string };
     addresses?: Array<{ type: string; address: string }>;
   };
 }

@@ -4,6 +4,8 @@ import {
   parseImageReference,
   talosVersionOfImage,
   talosVersionOfOsImage,
+  whyForceRefused,
+  whyUpgradeImageRefused,
 } from './upgradeSources';
 
 const FACTORY = 'factory.talos.dev/installer/';
@@ -161,5 +163,35 @@ describe('parseImageReference', () => {
       tag: undefined,
       digest: undefined,
     });
+  });
+});
+
+describe('whyUpgradeImageRefused', () => {
+  it('names the image and the allowed list', () => {
+    expect(
+      whyUpgradeImageRefused('evil.example/installer:v1.12.0', [FACTORY]),
+    ).toBe(
+      'image evil.example/installer:v1.12.0 is not in the allowed list (factory.talos.dev/installer/)',
+    );
+    expect(whyUpgradeImageRefused(`${FACTORY}x:v1.12.0`, [])).toMatch(
+      /no Talos image prefix is allowed/,
+    );
+    expect(whyUpgradeImageRefused(`${FACTORY}x:latest`, [FACTORY])).toMatch(
+      /names no Talos version/,
+    );
+    expect(
+      whyUpgradeImageRefused(`${FACTORY}x:v1.12.0`, [FACTORY]),
+    ).toBeUndefined();
+  });
+});
+
+describe('whyForceRefused', () => {
+  it('takes force only at the hazard rung', () => {
+    expect(whyForceRefused({ force: true }, 'hazard')).toBeUndefined();
+    expect(whyForceRefused({}, 'reason')).toBeUndefined();
+    expect(whyForceRefused({ force: true }, 'typed-name')).toMatch(
+      /only with the hazard ceremony.*typed-name rung/,
+    );
+    expect(whyForceRefused({ force: true }, undefined)).toMatch(/no rung/);
   });
 });

@@ -158,3 +158,38 @@ export function talosVersionOfOsImage(
   const match = /^Talos \((v[^()\s]{1,80})\)$/.exec(osImage ?? '');
   return match && TALOS_VERSION.test(match[1]) ? match[1] : undefined;
 }
+
+/**
+ * Why an upgrade to `image` may not be sent, in the sentence every side uses; undefined
+ * when it may. The backend asks it before it writes, the operator again before it sends.
+ */
+export function whyUpgradeImageRefused(
+  image: string,
+  prefixes: readonly string[],
+): string | undefined {
+  if (!imageAllowed(image, prefixes)) {
+    return `image ${image} is not in the allowed list${
+      prefixes.length
+        ? ` (${prefixes.join(', ')})`
+        : ' (no Talos image prefix is allowed)'
+    }`;
+  }
+  if (!talosVersionOfImage(image)) {
+    return `image ${image} names no Talos version: its tag must be one (e.g. v1.12.0)`;
+  }
+  return undefined;
+}
+
+/**
+ * Why a forced upgrade (Talos skips its own etcd health check) may not go on: only a
+ * request acknowledged at the hazard rung may force. Undefined when it may.
+ */
+export function whyForceRefused(
+  request: { force?: boolean },
+  acknowledged: string | undefined,
+): string | undefined {
+  if (!request.force || acknowledged === 'hazard') return undefined;
+  return `force skips Talos's etcd health check and is taken only with the hazard ceremony (the node's name and a reason typed by a person); this request was acknowledged at the ${
+    acknowledged ?? 'no'
+  } rung`;
+}

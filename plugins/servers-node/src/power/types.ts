@@ -35,10 +35,20 @@ export interface PowerNode {
   systemUUID?: string;
 }
 
+/** A Talos upgrade as a channel sends it (a NodeMaintenance's `spec.upgrade`). */
+export interface PowerUpgradeRequest {
+  /** The installer image; its tag is the version it installs. */
+  image: string;
+  /** Install on the next reboot instead of at once. */
+  stage?: boolean;
+  /** Skip Talos's etcd health check before upgrading a control-plane member. */
+  force?: boolean;
+}
+
 /** What a channel reports once the machine or its BMC accepted a verb. */
 export interface PowerVerbReceipt {
   channel: PowerChannelType;
-  verb: PowerChannelVerb;
+  verb: PowerChannelVerb | 'upgrade';
   node: string;
   /** When the acceptance arrived (ISO 8601). */
   acceptedAt: string;
@@ -82,6 +92,14 @@ export interface PowerChannel {
   powerState?(node: PowerNode): Promise<ObservedPowerState>;
   /** One read of the running kernel's boot ID (changes on every boot). */
   bootId?(node: PowerNode): Promise<string>;
+  /**
+   * Talos MachineService.Upgrade: install an image and reboot into it (talos only). Sent
+   * once, like a verb; the caller judges the version the machine comes back on.
+   */
+  upgrade?(
+    node: PowerNode,
+    request: PowerUpgradeRequest,
+  ): Promise<PowerVerbReceipt>;
   /** Releases connections and sessions. */
   close(): Promise<void>;
 }

@@ -17,6 +17,8 @@ export const MaintenanceReason = {
   PowerVerbFailed: 'PowerVerbFailed',
   PowerVerbUnconfirmed: 'PowerVerbUnconfirmed',
   RebootTimedOut: 'RebootTimedOut',
+  /** Back on another version than the upgrade's (a rollback), or not back by its deadline. */
+  UpgradeFailed: 'UpgradeFailed',
   PowerOnTimedOut: 'PowerOnTimedOut',
   PowerOffConfirmed: 'PowerOffConfirmed',
   PowerOffUnconfirmed: 'PowerOffUnconfirmed',

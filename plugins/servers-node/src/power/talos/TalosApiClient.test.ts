@@ -65,6 +65,7 @@ class FakeTalos {
       'Reboot',
       'Shutdown',
       'Reset',
+      'Upgrade',
       'ApplyConfiguration',
       'EtcdMemberList',
     ]) {
@@ -230,6 +231,31 @@ describe('TalosApiClient', () => {
       ],
       mode: 'SYSTEM_DISK',
     });
+  });
+
+  it('sends Upgrade once with the image, preserving data, staged and forced only when asked', async () => {
+    fake.handlers.Upgrade = () => ({
+      messages: [{ ack: 'Upgrade request received', actorId: 'u-1' }],
+    });
+    await expect(
+      client.upgrade({ image: 'factory.talos.dev/installer/s:v1.12.0' }),
+    ).resolves.toEqual({ actorId: 'u-1' });
+    await client.upgrade({ image: 'r/i:v1', stage: true, force: true });
+    expect(fake.calls).toEqual([
+      {
+        method: 'Upgrade',
+        request: {
+          image: 'factory.talos.dev/installer/s:v1.12.0',
+          preserve: true,
+          stage: false,
+          force: false,
+        },
+      },
+      {
+        method: 'Upgrade',
+        request: { image: 'r/i:v1', preserve: true, stage: true, force: true },
+      },
+    ]);
   });
 
   it('sends ApplyConfiguration with mode AUTO and the bytes of the config', async () => {
@@ -433,6 +459,26 @@ describe('TalosPowerChannel', () => {
       );
     }
     expect(fake.count('Reboot') + fake.count('Shutdown')).toBe(0);
+  });
+
+  it('sends an Upgrade only to the machine that is the node', async () => {
+    fake.handlers.Upgrade = () => ({ messages: [{ actorId: 'up-1' }] });
+    const request = { image: 'factory.talos.dev/installer/s:v1.12.0' };
+    await expect(channel.upgrade(node, request)).resolves.toMatchObject({
+      channel: 'talos',
+      verb: 'upgrade',
+      detail: `upgrade accepted by 127.0.0.1:${fake.port}, actor up-1`,
+    });
+    expect(fake.calls.map(c => c.method)).toEqual(['Get', 'Upgrade']);
+    fake.calls.length = 0;
+    fake.handlers.Get = serveUUID('aff4ec27-02b1-41a8-abfb-83da24f6a621');
+    const error = await channel.upgrade(node, request).catch(e => e);
+    expect(error).toBeInstanceOf(PowerChannelError);
+    expect(error.outcome).toBe('notSent');
+    expect(error.message).toMatch(
+      /^talos: upgrade of node worker-1 not sent: the machine at .* has SMBIOS UUID aff4ec27/,
+    );
+    expect(fake.count('Upgrade')).toBe(0);
   });
 
   it('refuses a verb, notSent, when the UUID cannot be read or the Node has none', async () => {

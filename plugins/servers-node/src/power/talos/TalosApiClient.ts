@@ -106,6 +106,16 @@ export interface TalosActionAck {
   actorId: string;
 }
 
+/** Options of {@link TalosApiClient.upgrade}. */
+export interface TalosUpgradeOptions {
+  /** The installer image, its tag the version it installs. */
+  image: string;
+  /** Install it on the next reboot instead of at once. */
+  stage?: boolean;
+  /** Skip Talos's etcd health check before upgrading a control-plane member. */
+  force?: boolean;
+}
+
 /** One etcd member, as EtcdMemberList reports it. */
 export interface TalosEtcdMember {
   /** The member ID (uint64, in decimal). */
@@ -257,6 +267,24 @@ export class TalosApiClient {
       mode: 'SYSTEM_DISK',
     });
     return { actorId: this.first(reply, 'Reset').actorId ?? '' };
+  }
+
+  /**
+   * Upgrade: install `image` and reboot into it, keeping the machine's data (preserve).
+   * Talos answers at once and runs the installer in the background; an image that fails
+   * to boot is rolled back by Talos to the version it ran.
+   */
+  async upgrade(options: TalosUpgradeOptions): Promise<TalosActionAck> {
+    const reply = await this.unary(
+      method('machine.MachineService', 'Upgrade'),
+      {
+        image: options.image,
+        preserve: true,
+        stage: options.stage ?? false,
+        force: options.force ?? false,
+      },
+    );
+    return { actorId: this.first(reply, 'Upgrade').actorId ?? '' };
   }
 
   /** Applies a machine configuration; mode AUTO lets Talos decide whether to reboot. */

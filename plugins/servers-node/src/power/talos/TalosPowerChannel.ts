@@ -6,6 +6,7 @@ import {
   type PowerChannelVerb,
   type PowerFailureOutcome,
   type PowerNode,
+  type PowerUpgradeRequest,
   type PowerVerbReceipt,
 } from '../types';
 import { parseTalosconfig, type Talosconfig } from './talosconfig';
@@ -79,6 +80,20 @@ export class TalosPowerChannel implements PowerChannel {
     return this.verb(node, 'shutdown', client => client.shutdown());
   }
 
+  /** Upgrade to `request.image`, after the same identity check as a reboot. */
+  async upgrade(
+    node: PowerNode,
+    request: PowerUpgradeRequest,
+  ): Promise<PowerVerbReceipt> {
+    return this.verb(node, 'upgrade', client =>
+      client.upgrade({
+        image: request.image,
+        stage: request.stage,
+        force: request.force,
+      }),
+    );
+  }
+
   async bootId(node: PowerNode): Promise<string> {
     const client = this.clientFor(node, 'read the boot ID of');
     try {
@@ -100,7 +115,7 @@ export class TalosPowerChannel implements PowerChannel {
    */
   private async checkIdentity(
     node: PowerNode,
-    verb: PowerChannelVerb,
+    verb: PowerChannelVerb | 'upgrade',
     client: TalosApiClient,
   ): Promise<void> {
     const refuse = (why: string, cause?: unknown) =>
@@ -139,7 +154,7 @@ export class TalosPowerChannel implements PowerChannel {
 
   private async verb(
     node: PowerNode,
-    verb: PowerChannelVerb,
+    verb: PowerChannelVerb | 'upgrade',
     send: (client: TalosApiClient) => Promise<{ actorId: string }>,
   ): Promise<PowerVerbReceipt> {
     const client = this.clientFor(node, verb);

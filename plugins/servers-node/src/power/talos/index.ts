@@ -6,6 +6,7 @@ export type {
   TalosConnection,
   TalosEtcdMember,
   TalosResetOptions,
+  TalosUpgradeOptions,
   TalosVersion,
 } from './TalosApiClient';
 export { normalizeTalosKey, parseTalosconfig } from './talosconfig';

@@ -315,6 +315,7 @@ describe('Talos API definitions against machinery v1.13.9', () => {
       '/machine.MachineService/Reboot',
       '/machine.MachineService/Reset',
       '/machine.MachineService/Shutdown',
+      '/machine.MachineService/Upgrade',
       '/machine.MachineService/Version',
     ]);
     expect(method('machine.MachineService', 'Read').responseStream).toBe(true);
@@ -327,6 +328,22 @@ describe('Talos API definitions against machinery v1.13.9', () => {
       .encode(apply.fromObject({ data: Buffer.from('x'), mode: 'AUTO' }))
       .finish();
     expect(Buffer.from(bytes).toString('hex')).toBe('0a01782001');
+    // UpgradeRequest{image (1, string), preserve (2) = true, stage (3) = false, force (4) = true}
+    // (a false the client sets is on the wire too: the descriptor has no proto3 syntax)
+    const upgrade = messageType('machine.UpgradeRequest');
+    const upgradeBytes = upgrade
+      .encode(
+        upgrade.fromObject({
+          image: 'r/i:v1',
+          preserve: true,
+          stage: false,
+          force: true,
+        }),
+      )
+      .finish();
+    expect(Buffer.from(upgradeBytes).toString('hex')).toBe(
+      '0a06722f693a7631100118002001',
+    );
     // SystemInformationSpec.uuid is field 5 (tag 0x2a)
     const spec = messageType(
       'talos.resource.definitions.hardware.SystemInformationSpec',

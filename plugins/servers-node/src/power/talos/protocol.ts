@@ -71,6 +71,10 @@ const TALOS_API: Record<string, unknown> = {
               requestType: 'ResetRequest',
               responseType: 'ResetResponse',
             },
+            Upgrade: {
+              requestType: 'UpgradeRequest',
+              responseType: 'UpgradeResponse',
+            },
             ApplyConfiguration: {
               requestType: 'ApplyConfigurationRequest',
               responseType: 'ApplyConfigurationResponse',
@@ -169,6 +173,24 @@ const TALOS_API: Record<string, unknown> = {
           fields: {
             metadata: { type: 'common.Metadata', id: 1 },
             actorId: { type: 'string', id: 2 },
+          },
+        },
+        UpgradeRequest: {
+          fields: {
+            image: { type: 'string', id: 1 },
+            preserve: { type: 'bool', id: 2 },
+            stage: { type: 'bool', id: 3 },
+            force: { type: 'bool', id: 4 },
+          },
+        },
+        UpgradeResponse: {
+          fields: { messages: { rule: 'repeated', type: 'Upgrade', id: 1 } },
+        },
+        Upgrade: {
+          fields: {
+            metadata: { type: 'common.Metadata', id: 1 },
+            ack: { type: 'string', id: 2 },
+            actorId: { type: 'string', id: 3 },
           },
         },
         ApplyConfigurationRequest: {

@@ -34,6 +34,8 @@ export function slimNode(obj: RawKubeObject): NodeObject & RawKubeObject {
       nodeInfo: {
         bootID: node.status?.nodeInfo?.bootID,
         systemUUID: node.status?.nodeInfo?.systemUUID,
+        // A Talos node's version (`Talos (v1.12.0)`): an upgrade is judged by it.
+        osImage: node.status?.nodeInfo?.osImage?.slice(0, 256),
       },
       addresses: (node.status?.addresses ?? []).map(a => ({
         type: a.type,

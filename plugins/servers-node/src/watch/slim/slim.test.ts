@@ -117,7 +117,11 @@ describe('slimNode', () => {
           { type: 'Ready', status: 'True' },
           { type: 'MemoryPressure', status: 'False' },
         ],
-        nodeInfo: { bootID: 'boot-1', systemUUID: 'uuid-1' },
+        nodeInfo: {
+          bootID: 'boot-1',
+          systemUUID: 'uuid-1',
+          osImage: 'Talos',
+        },
         addresses: [{ type: 'InternalIP', address: '10.5.0.2' }],
       },
     });
