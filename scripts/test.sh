@@ -37,19 +37,24 @@ record() { # name status
 add_counts() { # name passed failed
   printf '%s\t%s\t%s\n' "$1" "$2" "$3" >> "$COUNTS"
 }
-# CPU seconds used so far by this shell's finished children (user + sys, from `times`).
-cpu_seconds() {
-  times | sed -n 2p | awk '{
+# CPU seconds used so far by this shell's finished children (user + sys, from `times`),
+# into the variable named $1. `times` runs in this shell, not in a command substitution:
+# a subshell would report its own children, none.
+cpu_seconds_into() {
+  times > "$OUT/times.$LANE"
+  printf -v "$1" '%s' "$(awk 'NR == 2 {
     s = 0
     for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); s += p[1] * 60 + p[2] }
-    printf "%d\n", s }'
+    printf "%d\n", s }' "$OUT/times.$LANE")"
 }
 # Each stage's wall-clock and CPU time, printed when the next one starts and tabled at
 # the end, so a slow run says where its time went and whether it was working or waiting.
 stage_current=""
 stage_end() {
   [ -n "$stage_current" ] || return 0
-  local took=$((SECONDS - stage_started)) cpu=$(( $(cpu_seconds) - stage_cpu ))
+  local took=$((SECONDS - stage_started)) cpu_now
+  cpu_seconds_into cpu_now
+  local cpu=$((cpu_now - stage_cpu))
   printf '%s\t%s\t%s\t%s\n' "$took" "$cpu" "$LANE" "$stage_current" >> "$STAGES"
   echo "--- $stage_current: ${took} s (CPU ${cpu} s)"
   stage_current=""
@@ -59,7 +64,7 @@ stage() {
   echo; echo "=== $* ==="
   stage_current="$*"
   stage_started=$SECONDS
-  stage_cpu=$(cpu_seconds)
+  cpu_seconds_into stage_cpu
 }
 # node --test over FILES, counted from its TAP report (a cancelled test counts as failed).
 node_suite() { # name tap-name concurrency files...
