@@ -1,5 +1,6 @@
 import {
   advertise,
+  approvalSchema,
   DEFAULT_NODE_ALERT_MATCHERS,
   type AlertSnapshot,
   invoke,
@@ -1726,6 +1727,10 @@ describe('held for approval (docs/approvals.md)', () => {
     await c.reconciler().reconcile('m1');
     approve(c, 'm1');
     reject(c, 'm1');
+    // The schema refuses such an object; the operator does not rely on it.
+    expect(
+      approvalSchema.safeParse(c.maintenances.get('m1')!.spec.approval).success,
+    ).toBe(false);
     await c.reconciler().reconcile('m1');
     expect(c.phase('m1')).toBe('Refused');
     untouched(c);
