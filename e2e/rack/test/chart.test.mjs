@@ -115,11 +115,13 @@ test('the defaults render the operator, its roles, the webhook, the attribution 
     'Service/rackside-operator-metrics',
     'Service/rackside-webhook',
     'ServiceAccount/rackside-operator',
+    'ValidatingAdmissionPolicy/rackside-approval',
     'ValidatingAdmissionPolicy/rackside-attribution-machinereclaims',
     'ValidatingAdmissionPolicy/rackside-attribution-maintenanceplans',
     'ValidatingAdmissionPolicy/rackside-attribution-nodemaintenances',
     'ValidatingAdmissionPolicy/rackside-attribution-talosmachines',
     'ValidatingAdmissionPolicy/rackside-requester-required',
+    'ValidatingAdmissionPolicyBinding/rackside-approval',
     'ValidatingAdmissionPolicyBinding/rackside-attribution-machinereclaims',
     'ValidatingAdmissionPolicyBinding/rackside-attribution-maintenanceplans',
     'ValidatingAdmissionPolicyBinding/rackside-attribution-nodemaintenances',
@@ -1188,6 +1190,7 @@ test("with the backend's identity the policies exempt exactly its ServiceAccount
       d.metadata.name !== 'rackside-requester-required',
   );
   assert.deepEqual(docs.map(d => d.metadata.name).sort(), [
+    'rackside-approval',
     'rackside-attribution-machinereclaims',
     'rackside-attribution-maintenanceplans',
     'rackside-attribution-nodemaintenances',
@@ -1213,7 +1216,8 @@ test("with the backend's identity the policies exempt exactly its ServiceAccount
     }
     assert.match(
       condition.expression,
-      policy.metadata.name.includes('attribution')
+      policy.metadata.name.includes('attribution') ||
+        policy.metadata.name === 'rackside-approval'
         ? /^request\.userInfo\.username != "system:serviceaccount:ops:portal"$/
         : /^request\.userInfo\.username == "system:serviceaccount:ops:portal"$/,
     );
@@ -1321,7 +1325,7 @@ test('admission policies: set-up of a kubectl user (ServiceAccount default/ops) 
       `${policies}?labelSelector=app.kubernetes.io/component%3Dadmission-policy`,
     );
     return (
-      items.length === 8 &&
+      items.length === 9 &&
       items.every(p => p.status?.observedGeneration === p.metadata.generation)
     );
   });
