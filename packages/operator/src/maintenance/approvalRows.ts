@@ -34,6 +34,12 @@ const APPROVERS_NAMED = 5;
  */
 const EXPIRY_SLACK_MS = 1000;
 
+/**
+ * The longest wait for an expiry: a far one is looked at again hourly (from the cache,
+ * no apiserver request), and a timer never overflows (setTimeout holds 24.8 days).
+ */
+const LONGEST_WAIT_MS = 60 * 60_000;
+
 /** What the request's approval says at the ports' clock. */
 export function approvalStateOf(
   nm: NodeMaintenance,
@@ -145,7 +151,8 @@ export function awaitingApproval(admit: Row): Row {
           kind: 'wait',
           message: awaitingText(nm.spec.approval!),
           requeueAfterMs:
-            Math.max(0, expiresAt - ports.now()) + EXPIRY_SLACK_MS,
+            Math.min(LONGEST_WAIT_MS, Math.max(0, expiresAt - ports.now())) +
+            EXPIRY_SLACK_MS,
         };
       }
       case 'none':

@@ -1617,11 +1617,18 @@ describe('held for approval (docs/approvals.md)', () => {
     untouched(c);
     // Woken at the expiry (a second past it, a timer may fire early), not before.
     expect(requeueAfterMs).toBe(Date.parse(approval.expiresAt) - now + 1000);
-
     // Woken by something else while nobody decided: it waits, writing nothing.
     await c.reconciler().reconcile('m1');
     expect(c.statusWrites).toHaveLength(1);
     untouched(c);
+  });
+
+  it('a far expiry is looked at again hourly: no timer overflows', async () => {
+    const c = rack();
+    c.create('m1', 'worker-1', 'reboot', { approval: held(30 * 24 * HOUR) });
+    const { requeueAfterMs } = await c.reconciler().reconcile('m1');
+    expect(c.phase('m1')).toBe('AwaitingApproval');
+    expect(requeueAfterMs).toBe(HOUR + 1000);
   });
 
   it('an operator restarted while a request awaits keeps holding it: the state is the object', async () => {
