@@ -1,6 +1,11 @@
 import { createApiRef } from '@backstage/frontend-plugin-api';
 import type {
   ActionRequestBody,
+  ApprovalDecidedResponse,
+  ApprovalDecisionBody,
+  ApprovalItem,
+  ApprovalRequestKind,
+  ApprovalView,
   ActionResponse,
   ClusterSummaryResponse,
   HealthRefreshResponse,
@@ -24,13 +29,6 @@ import type {
   ServerListWindowResponse,
   ServerResponse,
 } from '@rackside/plugin-servers-common';
-import type {
-  ApprovalDecisionBody,
-  ApprovalDecisionResponse,
-  ApprovalItem,
-  ApprovalSubjectKind,
-  ApprovalView,
-} from './approvalTypes';
 
 /**
  * The Rackside backend (`/api/servers`), as the frontend uses it. Failed
@@ -157,7 +155,7 @@ export interface ServersApi {
    */
   getApproval(
     cluster: string,
-    kind: ApprovalSubjectKind,
+    kind: ApprovalRequestKind,
     name: string,
   ): Promise<ApprovalView>;
   /**
@@ -168,10 +166,10 @@ export interface ServersApi {
    */
   decideApproval(
     cluster: string,
-    kind: ApprovalSubjectKind,
+    kind: ApprovalRequestKind,
     name: string,
     body: ApprovalDecisionBody,
-  ): Promise<ApprovalDecisionResponse>;
+  ): Promise<ApprovalDecidedResponse>;
 }
 
 /**

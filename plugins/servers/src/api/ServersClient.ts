@@ -2,6 +2,12 @@ import type { DiscoveryApi, FetchApi } from '@backstage/frontend-plugin-api';
 import { ResponseError } from '@backstage/errors';
 import type {
   ActionRequestBody,
+  ApprovalDecidedResponse,
+  ApprovalDecisionBody,
+  ApprovalItem,
+  ApprovalListResponse,
+  ApprovalRequestKind,
+  ApprovalView,
   ActionResponse,
   ClusterListResponse,
   ClusterSummaryResponse,
@@ -29,14 +35,7 @@ import type {
 } from '@rackside/plugin-servers-common';
 import { enc, ServersBackendHttp } from './backendHttp';
 import { ApprovalRungGrewError, PreflightChangedError } from './errors';
-import type {
-  ApprovalDecisionBody,
-  ApprovalDecisionResponse,
-  ApprovalItem,
-  ApprovalListResponse,
-  ApprovalSubjectKind,
-  ApprovalView,
-} from './approvalTypes';
+
 import type { PreflightOptions, ServersApi } from './ServersApi';
 
 /**
@@ -224,7 +223,7 @@ export class ServersClient implements ServersApi {
 
   getApproval(
     cluster: string,
-    kind: ApprovalSubjectKind,
+    kind: ApprovalRequestKind,
     name: string,
   ): Promise<ApprovalView> {
     return this.http.get(approvalPath(cluster, kind, name));
@@ -232,10 +231,10 @@ export class ServersClient implements ServersApi {
 
   decideApproval(
     cluster: string,
-    kind: ApprovalSubjectKind,
+    kind: ApprovalRequestKind,
     name: string,
     body: ApprovalDecisionBody,
-  ): Promise<ApprovalDecisionResponse> {
+  ): Promise<ApprovalDecidedResponse> {
     return this.http.post(approvalPath(cluster, kind, name), body);
   }
 }
@@ -243,7 +242,7 @@ export class ServersClient implements ServersApi {
 /** The approval of a maintenance or a plan, below the backend's base URL. */
 function approvalPath(
   cluster: string,
-  kind: ApprovalSubjectKind,
+  kind: ApprovalRequestKind,
   name: string,
 ): string {
   const collection = kind === 'plan' ? 'plans' : 'maintenances';

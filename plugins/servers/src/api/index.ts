@@ -10,14 +10,3 @@ export type { DescribedError } from './errors';
 export { machinesApiRef } from './MachinesApi';
 export type { MachinesApi } from './MachinesApi';
 export { MachinesClient } from './MachinesClient';
-export type {
-  AcknowledgedPlan,
-  AcknowledgedSnapshot,
-  ApprovalDecisionBody,
-  ApprovalDecisionResponse,
-  ApprovalItem,
-  ApprovalListResponse,
-  ApprovalStateName,
-  ApprovalSubjectKind,
-  ApprovalView,
-} from './approvalTypes';

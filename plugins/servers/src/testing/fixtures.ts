@@ -5,6 +5,9 @@ import {
   matchesServerFilter,
   SERVER_ACTIONS,
   type ActionOffer,
+  type ApprovalDecisionBody,
+  type ApprovalItem,
+  type ApprovalView,
   type PlanListResponse,
   type PreflightResponse,
   type QuorumSummaryResponse,
@@ -16,12 +19,7 @@ import {
   type ServerListWindowResponse,
   type ServerResponse,
 } from '@rackside/plugin-servers-common';
-import type {
-  ApprovalDecisionBody,
-  ApprovalItem,
-  ApprovalView,
-  ServersApi,
-} from '../api';
+import type { ServersApi } from '../api';
 
 export const DERIVED: QuorumSummaryResponse = {
   derived: true,

@@ -1,8 +1,11 @@
 import '@testing-library/jest-dom';
 import { renderInTestApp } from '@backstage/frontend-test-utils';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import type { MaintenanceResponse } from '@rackside/plugin-servers-common';
-import { serversApiRef, type ApprovalView } from '../../api';
+import type {
+  ApprovalView,
+  MaintenanceResponse,
+} from '@rackside/plugin-servers-common';
+import { serversApiRef } from '../../api';
 import {
   fakeServersApi,
   responseError,
@@ -39,6 +42,9 @@ function awaitingReboot(
 /** Its approval as the backend answers it to an approver. */
 function awaitingView(overrides: Partial<ApprovalView> = {}): ApprovalView {
   return {
+    cluster: 'rack',
+    kind: 'maintenance',
+    name: 'worker-1-reboot-abc',
     state: 'awaiting',
     rule: 'reboots-need-two',
     approvers: ['group:default/platform-oncall', 'user:default/alice'],
@@ -330,9 +336,12 @@ describe('the approval panel on the maintenance page', () => {
     const api = apiWith(
       awaitingView({
         state: 'rejected',
-        rejectedBy: 'user:default/alice',
-        rejectedAt: '2026-12-07T10:30:00Z',
-        rejectReason: 'not during the sale',
+        decision: {
+          decision: 'reject',
+          by: 'user:default/alice',
+          at: '2026-12-07T10:30:00Z',
+          reason: 'not during the sale',
+        },
       }),
       awaitingReboot({
         phase: 'Refused',
@@ -372,8 +381,13 @@ describe('the approval panel on the plan page', () => {
         approvers: ['group:default/platform-oncall'],
         requestedRung: 'preflight',
         rungNow: 'preflight',
+        kind: 'plan',
+        name: 'reboot-plan-1',
         acknowledged: {
-          takenAt: '2026-12-07T09:59:00Z',
+          by: 'user:default/ops',
+          at: '2026-12-07T10:00:00Z',
+          on: 'create',
+          preflightTakenAt: '2026-12-07T09:59:00Z',
           rungs: { 'worker-1': 'preflight', 'worker-2': 'preflight' },
         },
         now: planPreflight(['worker-1', 'worker-2'], { token: 'plan-tok' }),
@@ -411,6 +425,97 @@ describe('the approval panel on the plan page', () => {
         'plan',
         'reboot-plan-1',
         { decision: 'approve', reason: 'go', preflightToken: 'plan-tok' },
+      ),
+    );
+  });
+});
+
+describe('the approval panel at the hazard rung of a plan, and of a cordon', () => {
+  it("asks each hazard step's node name typed out and sends them as typedNames", async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getPlan.mockResolvedValue(
+      plan({
+        phase: 'AwaitingApproval' as ReturnType<typeof plan>['phase'],
+        waiting: undefined,
+      }),
+    );
+    const now = planPreflight(['worker-1', 'cp-1'], { token: 'plan-tok' });
+    now.nodes[1] = {
+      ...now.nodes[1],
+      ceremony: hazardPreflight().ceremony,
+    };
+    api.getApproval.mockResolvedValue(
+      awaitingView({
+        kind: 'plan',
+        name: 'reboot-plan-1',
+        requestedRung: 'hazard',
+        rungNow: 'hazard',
+        acknowledged: undefined,
+        now,
+      }),
+    );
+    await renderWithApi(<PlanPage cluster="rack" name="reboot-plan-1" />, api);
+    const panel = await screen.findByTestId('approval-panel');
+    fireEvent.click(
+      await within(panel).findByRole('checkbox', {
+        name: 'I have reviewed this impact',
+      }),
+    );
+    fireEvent.change(within(panel).getByTestId('approval-reason'), {
+      target: { value: 'etcd team agrees' },
+    });
+    const approve = within(panel).getByRole('button', { name: 'Approve' });
+    expect(approve).toBeDisabled();
+    fireEvent.change(within(panel).getByTestId('plan-typed-name-cp-1'), {
+      target: { value: 'cp-1' },
+    });
+    expect(approve).toBeEnabled();
+    fireEvent.click(approve);
+    await waitFor(() =>
+      expect(api.decideApproval).toHaveBeenCalledWith(
+        'rack',
+        'plan',
+        'reboot-plan-1',
+        {
+          decision: 'approve',
+          reason: 'etcd team agrees',
+          preflightToken: 'plan-tok',
+          typedNames: ['cp-1'],
+        },
+      ),
+    );
+  });
+
+  it('approves a cordon, which has no pre-flight, with a reason alone', async () => {
+    const api = apiWith(
+      awaitingView({
+        requestedRung: 'reason',
+        rungNow: 'reason',
+        acknowledged: undefined,
+        now: undefined,
+      }),
+      awaitingReboot({ intent: 'cordon' }),
+    );
+    await renderMaintenance(api);
+    const panel = await screen.findByTestId('approval-panel');
+    const approve = await within(panel).findByRole('button', {
+      name: 'Approve',
+    });
+    expect(
+      within(panel).queryByRole('checkbox', {
+        name: 'I have reviewed this impact',
+      }),
+    ).not.toBeInTheDocument();
+    fireEvent.change(within(panel).getByTestId('approval-reason'), {
+      target: { value: 'ok for the night shift' },
+    });
+    fireEvent.click(approve);
+    await waitFor(() =>
+      expect(api.decideApproval).toHaveBeenCalledWith(
+        'rack',
+        'maintenance',
+        'worker-1-reboot-abc',
+        { decision: 'approve', reason: 'ok for the night shift' },
       ),
     );
   });

@@ -19,6 +19,8 @@ import TableRow from '@mui/material/TableRow';
 import Typography from '@mui/material/Typography';
 import ExpandMoreIcon from '@mui/icons-material/ExpandMore';
 import type {
+  ApprovalRequestKind,
+  ApprovalView,
   PlanPreflightResponse,
   PreflightResponse,
 } from '@rackside/plugin-servers-common';
@@ -26,8 +28,6 @@ import {
   ApprovalRungGrewError,
   describeError,
   serversApiRef,
-  type ApprovalSubjectKind,
-  type ApprovalView,
   type DescribedError,
 } from '../../api';
 import { useLoader } from '../hooks/useLoader';
@@ -37,6 +37,11 @@ import { PreflightView } from '../dialogs/preflight';
 import { PlanPreflightView } from '../dialogs/PlanPreflightView';
 import { ReasonField } from '../dialogs/ReasonField';
 import { TypedNameField } from '../dialogs/ActionDialogParts';
+import {
+  HazardStepNames,
+  hazardNamesTyped,
+  hazardNodesOf,
+} from '../dialogs/HazardStepNames';
 import {
   ACKNOWLEDGEMENT,
   NOTHING_CHANGED,
@@ -169,7 +174,7 @@ function ImpactComparison(props: { view: ApprovalView; headingId: string }) {
 
 /** The fresh pre-flight in full, folded: the comparison says what changed. */
 function PreflightNow(props: {
-  kind: ApprovalSubjectKind;
+  kind: ApprovalRequestKind;
   now: PreflightResponse | PlanPreflightResponse;
 }) {
   const { kind, now } = props;
@@ -189,34 +194,44 @@ function PreflightNow(props: {
   );
 }
 
-/** The approver's decision: acknowledge, reason, typed name at the hazard rung, Approve or Reject. */
+/**
+ * The approver's decision: acknowledge the impact now, a reason, the typed name at the
+ * hazard rung (a maintenance's node; each hazard step's node of a plan), then Approve or
+ * Reject.
+ */
 function DecisionForm(props: {
   cluster: string;
-  kind: ApprovalSubjectKind;
+  kind: ApprovalRequestKind;
   name: string;
   view: ApprovalView;
-  /** The name the hazard rung asks to be typed (the node; for a plan, its name). */
-  typedTarget: string;
+  /** The node of a maintenance, whose name the hazard rung asks typed out. */
+  node?: string;
   onDecided(): void;
 }) {
-  const { cluster, kind, name, view, typedTarget, onDecided } = props;
+  const { cluster, kind, name, view, node, onDecided } = props;
   const api = useApi(serversApiRef);
   const [acknowledged, setAcknowledged] = useState(false);
   const [reason, setReason] = useState('');
   const [typedName, setTypedName] = useState('');
+  const [typedNames, setTypedNames] = useState<Record<string, string>>({});
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<DecisionError>();
   const hazard = view.rungNow === 'hazard';
   const grew = rungAbove(view.requestedRung, view.rungNow);
+  // A cordon has no pre-flight: nothing to acknowledge, no token to send.
   const token = view.now?.token;
+  const hazardSteps =
+    kind === 'plan' && hazard
+      ? hazardNodesOf(view.now as PlanPreflightResponse | undefined)
+      : [];
   const hasReason = reason.trim().length > 0;
+  const typed =
+    !hazard ||
+    (kind === 'plan'
+      ? hazardNamesTyped(hazardSteps, typedNames)
+      : typedName === node);
   const canApprove =
-    !busy &&
-    !grew &&
-    !!token &&
-    acknowledged &&
-    hasReason &&
-    (!hazard || typedName === typedTarget);
+    !busy && !grew && (!view.now || acknowledged) && hasReason && typed;
 
   const decide = async (decision: 'approve' | 'reject') => {
     setBusy(true);
@@ -225,11 +240,12 @@ function DecisionForm(props: {
       await api.decideApproval(cluster, kind, name, {
         decision,
         reason,
-        ...(decision === 'approve'
-          ? {
-              preflightToken: token,
-              ...(hazard ? { typedName } : {}),
-            }
+        ...(decision === 'approve' && token ? { preflightToken: token } : {}),
+        ...(decision === 'approve' && hazard && kind === 'maintenance'
+          ? { typedName }
+          : {}),
+        ...(decision === 'approve' && hazardSteps.length > 0
+          ? { typedNames: hazardSteps.map(n => typedNames[n]?.trim() ?? '') }
           : {}),
       });
       onDecided();
@@ -252,18 +268,18 @@ function DecisionForm(props: {
           )} rung now. It cannot be approved as it is; reject it so the requester asks again.`}
         </Alert>
       )}
-      {hazard && !grew && (
+      {hazard && !grew && kind === 'maintenance' && (
         <Alert severity="error" sx={{ mb: 2 }}>
           This takes the cluster to the edge of quorum. Type the name and write
           the reason yourself.
         </Alert>
       )}
-      {!grew && (
+      {!grew && view.now && (
         <FormControlLabel
           control={
             <Checkbox
               checked={acknowledged}
-              disabled={busy || !token}
+              disabled={busy}
               onChange={e => setAcknowledged(e.target.checked)}
               inputProps={
                 { 'data-testid': 'approval-ack' } as Record<string, string>
@@ -281,12 +297,17 @@ function DecisionForm(props: {
         autoComplete={hazard ? 'off' : undefined}
         testId="approval-reason"
       />
-      {hazard && !grew && (
-        <TypedNameField
-          node={typedTarget}
-          value={typedName}
-          onChange={setTypedName}
-        />
+      {hazard && !grew && kind === 'maintenance' && node && (
+        <TypedNameField node={node} value={typedName} onChange={setTypedName} />
+      )}
+      {hazard && !grew && kind === 'plan' && (
+        <Box mb={2}>
+          <HazardStepNames
+            hazard={hazardSteps}
+            typed={typedNames}
+            onChange={setTypedNames}
+          />
+        </Box>
       )}
       <Stack direction="row" spacing={1}>
         <Button
@@ -318,19 +339,19 @@ function DecisionForm(props: {
  * The approval of a maintenance or a plan (docs/approvals.md): who must approve and
  * until when, the impact the requester acknowledged beside the impact now, and for an
  * approver the decision. Approving takes the pre-flight again (its token binds the
- * approval) and, at the hazard rung, the typed name; rejecting takes a reason. `version`
- * is anything that changes when the request changes (its phase): the approval is read
- * again then.
+ * approval) and, at the hazard rung, the typed name; rejecting takes a reason. `node` is
+ * a maintenance's node. `version` is anything that changes when the request changes (its
+ * phase): the approval is read again then.
  */
 export function ApprovalPanel(props: {
   cluster: string;
-  kind: ApprovalSubjectKind;
+  kind: ApprovalRequestKind;
   name: string;
-  typedTarget: string;
+  node?: string;
   version?: string;
   onDecided?(): void;
 }) {
-  const { cluster, kind, name, typedTarget, version, onDecided } = props;
+  const { cluster, kind, name, node, version, onDecided } = props;
   const api = useApi(serversApiRef);
   const loaded = useLoader(
     () => api.getApproval(cluster, kind, name),
@@ -381,7 +402,7 @@ export function ApprovalPanel(props: {
                   kind={kind}
                   name={name}
                   view={view}
-                  typedTarget={typedTarget}
+                  node={node}
                   onDecided={() => {
                     loaded.reload();
                     onDecided?.();

@@ -1,14 +1,13 @@
 import {
-  PREFLIGHT_CEREMONY_LEVELS,
+  rungGrewPast,
+  type ApprovalView,
   type CeremonyLevel,
+  type NodeMaintenancePreflight,
+  type PlanAcknowledgement,
   type PlanPreflightResponse,
+  type PreflightCeremonyLevel,
   type PreflightResponse,
 } from '@rackside/plugin-servers-common';
-import type {
-  AcknowledgedPlan,
-  AcknowledgedSnapshot,
-  ApprovalView,
-} from '../../api';
 import { formatTime } from '../ui/maintenanceText';
 
 /** The phase a request waits in until an approver decides (docs/approvals.md). */
@@ -61,13 +60,13 @@ export function approvalStatusText(view: ApprovalView): string {
         view.rule
       }), until ${formatTime(view.expiresAt)}.`;
     case 'approved':
-      return `Approved by ${view.approvedBy ?? 'an approver'}${
-        view.approvedAt ? ` at ${formatTime(view.approvedAt)}` : ''
+      return `Approved by ${view.decision?.by ?? 'an approver'}${
+        view.decision?.at ? ` at ${formatTime(view.decision.at)}` : ''
       } (rule ${view.rule}).`;
     case 'rejected':
-      return `Rejected by ${view.rejectedBy ?? 'an approver'}${
-        view.rejectedAt ? ` at ${formatTime(view.rejectedAt)}` : ''
-      }: ${view.rejectReason ?? 'no reason recorded'}.`;
+      return `Rejected by ${view.decision?.by ?? 'an approver'}${
+        view.decision?.at ? ` at ${formatTime(view.decision.at)}` : ''
+      }: ${view.decision?.reason ?? 'no reason recorded'}.`;
     case 'expired':
       return `The approval expired at ${formatTime(
         view.expiresAt,
@@ -91,15 +90,15 @@ export function rungText(rung: string | undefined): string {
 }
 
 /**
- * Whether the rung now is above the one acknowledged (a refusal is above every rung):
- * the portal's reading of servers-common's rule, to say so before the approver tries.
- * The backend decides.
+ * Whether the rung now is above the one acknowledged (a refusal is above every rung), by
+ * servers-common's rule (`rungGrewPast`), to say so before the approver tries: the
+ * backend applies the same rule and decides.
  */
-export function rungAbove(acknowledged: string, now: string | undefined) {
-  if (!now) return false;
-  if (now === 'refused') return true;
-  const order = PREFLIGHT_CEREMONY_LEVELS as readonly string[];
-  return order.indexOf(now) > order.indexOf(acknowledged);
+export function rungAbove(
+  acknowledged: PreflightCeremonyLevel,
+  now: CeremonyLevel | undefined,
+): boolean {
+  return now !== undefined && rungGrewPast(acknowledged, now);
 }
 
 /** One line of the side-by-side impact: what the requester acknowledged, and now. */
@@ -128,9 +127,9 @@ function isPlanPreflight(
 }
 
 function isPlanAcknowledgement(
-  a: AcknowledgedSnapshot | AcknowledgedPlan | undefined,
-): a is AcknowledgedPlan {
-  return !!a && typeof (a as AcknowledgedPlan).rungs === 'object';
+  a: NodeMaintenancePreflight | PlanAcknowledgement | undefined,
+): a is PlanAcknowledgement {
+  return !!a && typeof (a as PlanAcknowledgement).rungs === 'object';
 }
 
 function listText(list: readonly string[]): string {
@@ -191,7 +190,7 @@ export function impactRows(view: ApprovalView): ImpactRow[] {
     }
     return rows;
   }
-  const snapshot = acknowledged as AcknowledgedSnapshot | undefined;
+  const snapshot = acknowledged as NodeMaintenancePreflight | undefined;
   const server = now as PreflightResponse | undefined;
   rows.push(
     row(
@@ -228,7 +227,9 @@ export function impactTimes(view: ApprovalView): {
   now?: string;
 } {
   return {
-    acknowledged: view.acknowledged?.takenAt,
+    acknowledged: isPlanAcknowledgement(view.acknowledged)
+      ? view.acknowledged.preflightTakenAt
+      : view.acknowledged?.takenAt,
     now: view.now?.takenAt,
   };
 }

@@ -1,7 +1,8 @@
 import '@testing-library/jest-dom';
 import { renderInTestApp } from '@backstage/frontend-test-utils';
 import { fireEvent, screen, waitFor, within } from '@testing-library/react';
-import { serversApiRef, type ApprovalItem } from '../../api';
+import type { ApprovalItem } from '@rackside/plugin-servers-common';
+import { serversApiRef } from '../../api';
 import {
   fakeServersApi,
   responseError,
@@ -15,7 +16,7 @@ function item(overrides: Partial<ApprovalItem> = {}): ApprovalItem {
     kind: 'maintenance',
     cluster: 'plant-a',
     name: 'worker-1-reboot-abc',
-    action: 'reboot',
+    intent: 'reboot',
     nodes: ['worker-1'],
     reason: 'firmware update TICKET-7',
     requestedBy: 'user:default/guest',
@@ -51,7 +52,7 @@ describe('ApprovalsPage', () => {
       item({
         kind: 'plan',
         name: 'reboot-plan-xyz',
-        action: 'reboot',
+        intent: 'reboot',
         nodes: ['worker-1', 'worker-2', 'worker-3'],
         rule: 'big-plans',
         approvers: ['group:default/platform-oncall', 'user:default/alice'],
@@ -126,11 +127,11 @@ describe('ApprovalsPage', () => {
   });
 
   it('writes a request in a few words', () => {
-    expect(requestText(item({ action: 'shutdown' }))).toBe(
+    expect(requestText(item({ intent: 'shutdown' }))).toBe(
       'Shutdown of worker-1',
     );
     expect(
-      requestText(item({ kind: 'plan', action: 'drain', nodes: ['a'] })),
+      requestText(item({ kind: 'plan', intent: 'drain', nodes: ['a'] })),
     ).toBe('Plan: drain of a');
   });
 });

@@ -11,7 +11,8 @@ import TableContainer from '@mui/material/TableContainer';
 import TableHead from '@mui/material/TableHead';
 import TableRow from '@mui/material/TableRow';
 import Typography from '@mui/material/Typography';
-import { describeError, serversApiRef, type ApprovalItem } from '../../api';
+import type { ApprovalItem } from '@rackside/plugin-servers-common';
+import { describeError, serversApiRef } from '../../api';
 import { useLoader } from '../hooks/useLoader';
 import {
   POLL_INTERVAL_MS,
@@ -51,8 +52,8 @@ export function requestText(item: ApprovalItem): string {
   const nodes =
     item.nodes.length === 1 ? item.nodes[0] : `${item.nodes.length} servers`;
   return item.kind === 'plan'
-    ? `Plan: ${item.action} of ${nodes}`
-    : `${item.action[0]?.toUpperCase() ?? ''}${item.action.slice(
+    ? `Plan: ${item.intent} of ${nodes}`
+    : `${item.intent[0]?.toUpperCase() ?? ''}${item.intent.slice(
         1,
       )} of ${nodes}`;
 }
@@ -171,7 +172,7 @@ export function ApprovalsPage() {
                       </Typography>
                     )}
                   </TableCell>
-                  <TableCell>{item.reason ?? '—'}</TableCell>
+                  <TableCell>{item.reason || '—'}</TableCell>
                   <TableCell>{item.rule}</TableCell>
                   <TableCell>{approversText(item.approvers)}</TableCell>
                   <TableCell>{formatTime(item.expiresAt)}</TableCell>

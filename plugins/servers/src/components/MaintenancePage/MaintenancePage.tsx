@@ -75,7 +75,7 @@ export function MaintenanceDetail(props: {
           cluster={cluster}
           kind="maintenance"
           name={m.name}
-          typedTarget={m.nodeName}
+          node={m.nodeName}
           version={m.phase}
         />
       )}

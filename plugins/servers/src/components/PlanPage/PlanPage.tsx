@@ -37,7 +37,6 @@ export function PlanDetail(props: {
           cluster={cluster}
           kind="plan"
           name={plan.name}
-          typedTarget={plan.name}
           version={plan.phase}
           onDecided={onChanged}
         />
