@@ -60,6 +60,19 @@ describe('silenceDuty', () => {
     expect(
       silenceDuty(maintenance({ phase: 'Requested' }), settings, T0),
     ).toEqual({ kind: 'none' });
+    // Held for approval, and withdrawn while held: never cordoned, never silenced.
+    for (const status of [
+      { phase: 'AwaitingApproval' as const },
+      {
+        phase: 'Complete' as const,
+        abandoned: true,
+        completedAt: new Date(T0).toISOString(),
+      },
+    ]) {
+      expect(silenceDuty(maintenance(status), settings, T0)).toEqual({
+        kind: 'none',
+      });
+    }
     expect(
       silenceDuty(maintenance({ phase: 'Refused' }), settings, T0),
     ).toEqual({ kind: 'none' });
