@@ -178,7 +178,7 @@ describe('the CRDs', () => {
     // The plan's own approval node has no transition rule: a renewal replaces it whole.
     expect(
       spec.properties!.approval['x-kubernetes-validations']!.some(v =>
-        /oldSelf/.test(v.rule),
+        /oldSelf/.test(String(v.rule)),
       ),
     ).toBe(false);
     const replace = planApprovalRules()[2].rule;
