@@ -5,7 +5,8 @@
  * decision), the Talos emulator counting every verb it receives.
  *
  * - A held reboot stays AwaitingApproval with its node untouched; an operator restarted
- *   while it waits keeps waiting; approved, it runs (the history names the approver).
+ *   while it waits keeps waiting; an approval the admin writes is refused (the chart's
+ *   policy); approved by the backend, it runs (the history names the approver).
  * - An approval that expires ends Refused with nothing sent; a rejection too.
  * - A plan held for approval starts no step until it is approved.
  */
@@ -165,6 +166,15 @@ describe('a maintenance held for approval', () => {
     ]);
     expect(await env.unschedulable('worker-1')).toBe(false);
     expect(await rack.rebootsByNode()).toEqual(before);
+
+    // Nobody but the backend decides: the admin's forged approval is refused at the
+    // apiserver (the chart's policy), and the maintenance is still held.
+    await expect(decide(env.nms, 'held-reboot', approval())).rejects.toThrow(
+      /spec\.approval is written only by the Rackside backend/,
+    );
+    expect((await env.nms.get('held-reboot')).spec.approval?.approvedBy).toBe(
+      undefined,
+    );
 
     await decide(backend.nms, 'held-reboot', approval());
     const done = await env.phaseIs('held-reboot', 'Complete', 180_000);
