@@ -11,7 +11,7 @@
 //   await portal.api(token, 'POST', '/clusters/plant-a/...', body)  // {status, body} (body parsed)
 //   portal.kubectl(...args), portal.getJson(...args)  // admin kubeconfig
 //   await portal.machineCounts(node)   // what the node's machine received (Talos emulator counts)
-//   await portal.stopOperator(); await portal.startOperator();  // restart the operator process
+//   await portal.stopOperator({ signal: 'SIGKILL' }); await portal.startOperator();  // a crash, a restart
 //   await portal.stop();
 //
 // Users sign in through the guest provider's API, as the browser does; the provider reads
@@ -136,12 +136,15 @@ function spawnPackage(pkgDir, args, { env, logFile }) {
   return child;
 }
 
-/** SIGTERM to a process group, SIGKILL after 15 s; resolves when its leader has exited. */
-async function stopGroup(child) {
+/**
+ * `signal` (SIGTERM unless given) to a process group, SIGKILL after 15 s; resolves when its
+ * leader has exited.
+ */
+async function stopGroup(child, signal = 'SIGTERM') {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise(r => child.once('exit', r));
   try {
-    process.kill(-child.pid, 'SIGTERM');
+    process.kill(-child.pid, signal);
   } catch {
     return;
   }
@@ -326,6 +329,7 @@ export async function startRackPortal({ configs = [], log = () => {} } = {}) {
       return eventually(
         `the guest provider signs in ${userRef}, known to the catalog`,
         async () => {
+          checkAlive(backend, 'the backend', backendLog);
           const token = await guestToken();
           if (!token || subjectOf(token) !== userRef) {
             // The backend's config watcher may miss a write that lands while it is still
@@ -388,8 +392,12 @@ export async function startRackPortal({ configs = [], log = () => {} } = {}) {
           ...all[machine.uuid],
         };
       },
-      /** Stops the operator process (SIGTERM, as a rollout would). */
-      stopOperator: () => stopGroup(operator),
+      /**
+       * Stops the operator process: SIGTERM as a rollout would (it hands its Lease over),
+       * or SIGKILL as a crash would (the next one waits for the Lease to lapse).
+       */
+      stopOperator: ({ signal = 'SIGTERM' } = {}) =>
+        stopGroup(operator, signal),
       /** Starts it again and waits until it is ready. */
       startOperator,
       operatorLog: () => tailOf(operatorLog, 200),

@@ -8,10 +8,11 @@
 //   lacks servers:approve on the node (on any node, or on that node only);
 // - an approval after the impact grew (a second control-plane member NotReady, so the
 //   reboot of a member went from typed-name to hazard) is 409 naming both rungs;
+// - a rejection needs a reason and ends the request Refused with the approver's words;
 // - an approval that expires ends the request Refused ("approval expired"), nothing sent,
 //   and an approval after it is 409;
-// - an operator restarted while a request awaits approval keeps waiting, and acts on the
-//   approval given after;
+// - an operator killed and restarted while a request awaits approval keeps waiting, and
+//   acts on the approval given after;
 // - a plan over the size threshold waits for approval and no step starts before it (one
 //   under the threshold is not held);
 // - two approvers at once: exactly one wins, and the object names the winner.
@@ -83,7 +84,7 @@ permission:
 let portal;
 let workDir;
 const tokens = {};
-/** Requests a later test continues: the held reboot of worker-1, the one of cp-1. */
+/** The held reboots by node, shared by the tests that continue them (heldReboot). */
 const held = {};
 
 const api = (user, method, route, body) =>
@@ -111,6 +112,25 @@ const waitForPhase = (name, phase, timeoutMs = 90_000) =>
     () => phaseOf(name) === phase && maintenance(name),
     { timeoutMs },
   );
+
+/**
+ * The guest's reboot of `nodeName`, held by the rule power-verbs: requested by the first
+ * test that needs it, continued by the next ones.
+ */
+async function heldReboot(nodeName) {
+  if (!held[nodeName]) {
+    const res = await requestAction(GUEST, nodeName, 'reboot');
+    assert.equal(res.status, 201, JSON.stringify(res.body));
+    assert.equal(
+      res.body.approval?.rule,
+      'power-verbs',
+      `the reboot of ${nodeName} is held: ${JSON.stringify(res.body)}`,
+    );
+    held[nodeName] = res.body.name;
+  }
+  await waitForPhase(held[nodeName], 'AwaitingApproval');
+  return held[nodeName];
+}
 
 /** The actions with a pre-flight (the others carry a reason only). */
 const PREFLIGHT_ACTIONS = ['drain', 'reboot', 'shutdown'];
@@ -344,17 +364,17 @@ test(
       res.body.approval.approvers.includes('group:default/plant-engineers'),
     );
     assert.ok(Date.parse(res.body.approval.expiresAt) > Date.now());
-    held.worker1 = res.body.name;
+    held['worker-1'] = res.body.name;
 
-    const nm = maintenance(held.worker1);
+    const nm = maintenance(held['worker-1']);
     assert.equal(nm.spec.approval?.required, true);
     assert.equal(nm.spec.approval.rule, 'power-verbs');
     assert.equal(nm.spec.approval.requestedRung, 'typed-name');
     assert.equal(nm.spec.requestedBy, GUEST);
-    await waitForPhase(held.worker1, 'AwaitingApproval');
+    await waitForPhase(held['worker-1'], 'AwaitingApproval');
 
     await operatorActsOnOthers();
-    await assertUntouched('worker-1', before, held.worker1);
+    await assertUntouched('worker-1', before, held['worker-1']);
   },
 );
 
@@ -362,37 +382,33 @@ test(
   "the requester's own approval is 403, and so is an approver without servers:approve on the node; nothing is recorded",
   { timeout: 300_000 },
   async () => {
-    assert.ok(held.worker1, 'the held reboot of worker-1 (first test)');
+    const name = await heldReboot('worker-1');
     const before = await snapshotOf('worker-1');
 
-    const own = await approvalView(GUEST, 'maintenances', held.worker1);
+    const own = await approvalView(GUEST, 'maintenances', name);
     assert.equal(own.state, 'awaiting');
     assert.equal(own.mayApprove, false, 'the requester may not approve');
-    const selfApproval = await approve(GUEST, 'maintenances', held.worker1, {
+    const selfApproval = await approve(GUEST, 'maintenances', name, {
       typedName: 'worker-1',
     });
     assert.equal(selfApproval.status, 403, JSON.stringify(selfApproval.body));
 
     // The viewer is named by the rule but holds no servers:approve at all.
-    const viewer = await approve(VIEWER, 'maintenances', held.worker1, {
+    const viewer = await approve(VIEWER, 'maintenances', name, {
       typedName: 'worker-1',
     });
     assert.equal(viewer.status, 403, JSON.stringify(viewer.body));
-    await assertUntouched('worker-1', before, held.worker1);
+    await assertUntouched('worker-1', before, name);
 
     // The engineer may approve on workers only: a control-plane member's reboot is 403.
-    const cp = await requestAction(GUEST, 'cp-1', 'reboot');
-    assert.equal(cp.status, 201, JSON.stringify(cp.body));
-    assert.equal(cp.body.approval?.rule, 'power-verbs');
-    held.cp1 = cp.body.name;
-    await waitForPhase(held.cp1, 'AwaitingApproval');
-    const engineerView = await approvalView(ENGINEER, 'maintenances', held.cp1);
+    const cp1 = await heldReboot('cp-1');
+    const engineerView = await approvalView(ENGINEER, 'maintenances', cp1);
     assert.equal(engineerView.mayApprove, false);
-    const engineer = await approve(ENGINEER, 'maintenances', held.cp1, {
+    const engineer = await approve(ENGINEER, 'maintenances', cp1, {
       typedName: 'cp-1',
     });
     assert.equal(engineer.status, 403, JSON.stringify(engineer.body));
-    const nm = maintenance(held.cp1);
+    const nm = maintenance(cp1);
     assert.equal(nm.spec.approval.approvedBy, undefined);
     assert.equal(nm.status?.phase, 'AwaitingApproval');
   },
@@ -402,8 +418,8 @@ test(
   'an approval after the impact grew is 409 with both rungs: a second member NotReady raised the reboot of cp-1 to hazard',
   { timeout: 300_000 },
   async () => {
-    assert.ok(held.cp1, 'the held reboot of cp-1 (previous test)');
-    const nm = maintenance(held.cp1);
+    const cp1 = await heldReboot('cp-1');
+    const nm = maintenance(cp1);
     // Five members, quorum three, all ready: rebooting one leaves a margin of one.
     assert.equal(nm.spec.approval.requestedRung, 'typed-name');
     const before = await snapshotOf('cp-1');
@@ -413,7 +429,7 @@ test(
       const view = await eventually(
         "the approver's fresh pre-flight of cp-1 is at the hazard rung",
         async () => {
-          const v = await approvalView(CONTRACTOR, 'maintenances', held.cp1);
+          const v = await approvalView(CONTRACTOR, 'maintenances', cp1);
           return v.rungNow === 'hazard' && v;
         },
         { timeoutMs: 60_000 },
@@ -422,7 +438,7 @@ test(
       const res = await api(
         CONTRACTOR,
         'POST',
-        `/clusters/${CLUSTER}/maintenances/${held.cp1}/approval`,
+        `/clusters/${CLUSTER}/maintenances/${cp1}/approval`,
         {
           decision: 'approve',
           reason: REASON,
@@ -433,14 +449,45 @@ test(
       assert.equal(res.status, 409, JSON.stringify(res.body));
       assert.equal(res.body.requestedRung, 'typed-name');
       assert.equal(res.body.rungNow, 'hazard');
-      await assertUntouched('cp-1', before, held.cp1);
+      await assertUntouched('cp-1', before, cp1);
     } finally {
       portal.kubectl('annotate', 'node', 'cp-4', `${POWER_ANNOTATION}-`);
       await eventually('cp-4 is Ready again', () => nodeReady('cp-4'), {
         timeoutMs: 60_000,
       });
-      await abandon('cp-1');
     }
+  },
+);
+
+test(
+  "a rejection needs a reason and ends the request Refused with the approver's words, nothing sent",
+  { timeout: 300_000 },
+  async () => {
+    const cp1 = await heldReboot('cp-1');
+    const before = await snapshotOf('cp-1');
+    const route = `/clusters/${CLUSTER}/maintenances/${cp1}/approval`;
+    const silent = await api(CONTRACTOR, 'POST', route, {
+      decision: 'reject',
+      reason: '  ',
+    });
+    assert.equal(silent.status, 400, JSON.stringify(silent.body));
+    assert.equal(maintenance(cp1).spec.approval.rejectedBy, undefined);
+
+    const words = 'not during the audit week, ask again on Monday';
+    const res = await api(CONTRACTOR, 'POST', route, {
+      decision: 'reject',
+      reason: words,
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.equal(res.body.state, 'rejected');
+    const nm = await waitForPhase(cp1, 'Refused');
+    assert.equal(nm.spec.approval.rejectedBy, CONTRACTOR);
+    assert.equal(nm.spec.approval.approvedBy, undefined);
+    assert.ok(nm.status.message.includes(`rejected by ${CONTRACTOR}`));
+    assert.ok(nm.status.message.includes(words));
+    assert.equal(nm.status.cordonedAt, undefined);
+    assert.equal(nm.status.rebootSentAt, undefined);
+    assert.deepEqual(await snapshotOf('cp-1'), before, 'cp-1 untouched');
   },
 );
 
@@ -476,7 +523,7 @@ test(
 );
 
 test(
-  'an operator restarted while a request awaits approval keeps waiting, and acts on the approval given after',
+  'an operator killed and restarted while a request awaits approval keeps waiting, and acts on the approval given after',
   { timeout: 600_000 },
   async () => {
     const before = await snapshotOf('worker-2');
@@ -486,7 +533,8 @@ test(
     const name = res.body.name;
     await waitForPhase(name, 'AwaitingApproval');
 
-    await portal.stopOperator();
+    // Killed, as a crash would: no goodbye, its Lease lapses before the next one leads.
+    await portal.stopOperator({ signal: 'SIGKILL' });
     await portal.startOperator();
     await operatorActsOnOthers();
     await assertUntouched('worker-2', before, name);
@@ -589,8 +637,7 @@ test(
   'two approvers at once: exactly one wins, the other is 409, and the object names the winner',
   { timeout: 300_000 },
   async () => {
-    assert.ok(held.worker1, 'the held reboot of worker-1 (first test)');
-    const name = held.worker1;
+    const name = await heldReboot('worker-1');
     const views = await Promise.all(
       [ENGINEER, CONTRACTOR].map(u => approvalView(u, 'maintenances', name)),
     );
