@@ -40,4 +40,5 @@ export * from './rules/alertGate';
 export * from './rules/healthyReturn';
 export * from './rules/hardwareHealth';
 export * from './rules/upgradeSources';
+export * from './rules/firmwareSources';
 export * from './rules/approvalPolicy';
