@@ -5,7 +5,7 @@
 // backend (packages/backend) run from source. No app bundle is built or needed: the tests
 // speak to /api/servers with users' tokens. Plain ESM, Node 24.
 //
-//   const portal = await startRackPortal({ configs: [file], log });
+//   const portal = await startRackPortal({ configs: [file], net, log });
 //   portal.baseUrl                     // http://localhost:PORT (a free port)
 //   await portal.tokenOf('user:default/engineer')  // that user's Backstage token (guest sign-in)
 //   await portal.api(token, 'POST', '/clusters/plant-a/...', body)  // {status, body} (body parsed)
@@ -19,8 +19,9 @@
 // the backend watches, so tokenOf rewrites it and waits until the provider signs the new user
 // in (the approach of e2e/tests/servers-mcp.e2e.mjs). Earlier tokens stay valid.
 //
-// The rack network is claimed from ~/.cache/rackside/nets (as the Jest rack tests and the
-// browser harness claim theirs), among 150..189, so it never meets theirs.
+// The rack network (`net`, or the first free one of 160..189) is claimed in
+// ~/.cache/rackside/nets, as the Jest rack tests and the browser harness claim theirs, so
+// two racks never share addresses.
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -73,10 +74,16 @@ function alive(pid) {
   }
 }
 
-function claimNet() {
+/**
+ * A rack network no live process holds: `net` when given, else the first free one of
+ * 160..189 (the rack tests of e2e/rack/test take fixed ones from 150, the browser harness
+ * 190 and above).
+ */
+function claimNet(net) {
   const dir = path.join(cacheDir(), 'nets');
   fs.mkdirSync(dir, { recursive: true });
-  for (let n = 150; n < 190; n++) {
+  const [first, last] = net === undefined ? [160, 189] : [net, net];
+  for (let n = first; n <= last; n++) {
     const file = path.join(dir, `${n}.lock`);
     try {
       fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
@@ -87,7 +94,7 @@ function claimNet() {
     }
     return { net: n, release: () => fs.rmSync(file, { force: true }) };
   }
-  throw new Error(`no free rack network in ${dir} (150..189)`);
+  throw new Error(`no free rack network in ${dir} (${first}..${last})`);
 }
 
 function freePort() {
@@ -181,8 +188,12 @@ export const subjectOf = token =>
  * Starts the rack, the operator and the backend. `configs` are app-config files read after
  * the demo's and the rack's (later files win: a list replaces, an object merges).
  */
-export async function startRackPortal({ configs = [], log = () => {} } = {}) {
-  const claim = claimNet();
+export async function startRackPortal({
+  configs = [],
+  net: rackNet,
+  log = () => {},
+} = {}) {
+  const claim = claimNet(rackNet);
   const port = await freePort();
   const baseUrl = `http://localhost:${port}`;
   const workDir = fs.mkdtempSync(

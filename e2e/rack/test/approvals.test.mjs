@@ -18,10 +18,11 @@
 // - two approvers at once: exactly one wins, and the object names the winner.
 //
 // The policy (servers.approvals.rules) and the permission lines are this file's app-config,
-// written in before(). The admission policy on spec.approval is checked in
-// e2e/rack/test/chart.test.mjs (approvals-core's test), not here.
+// written in before(). The admission policy on spec.approval is checked by
+// e2e/rack/test/approval-admission.test.mjs, not here.
 //
-//   node --test e2e/rack/test/approvals.test.mjs      (RACKSIDE_E2E_KEEP=1 keeps the logs)
+//   node --test e2e/rack/test/approvals.test.mjs   (needs e2e/rack/build.sh; the rack network is
+//   RACK_TEST_NET_APPROVALS or a free one of 160..189; RACKSIDE_E2E_KEEP=1 keeps the logs)
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -308,6 +309,9 @@ before(
     fs.writeFileSync(config, CONFIG);
     portal = await startRackPortal({
       configs: [config],
+      net: process.env.RACK_TEST_NET_APPROVALS
+        ? Number(process.env.RACK_TEST_NET_APPROVALS)
+        : undefined,
       log: msg => process.stderr.write(`${msg}\n`),
     });
     for (const user of [GUEST, ENGINEER, CONTRACTOR, VIEWER])
