@@ -391,6 +391,33 @@ test("the backend's user writes the decision once; what was asked stays fixed, a
     undefined,
     /approval is fixed at creation: it cannot be added or removed/,
   );
+  // Not even the backend writes the requester's own decision, in any case of the ref.
+  await backend.post(
+    NM,
+    nodeMaintenance('own-decision', {
+      requestedBy: 'user:default/Guest',
+      approval: HELD,
+    }),
+  );
+  for (const approval of [
+    { ...HELD, ...DECISION, approvedBy: 'user:default/guest' },
+    {
+      ...HELD,
+      rejectedBy: 'user:default/guest',
+      rejectedAt: '2026-08-04T10:06:00Z',
+      rejectReason: 'never mind',
+    },
+  ]) {
+    const own = await backendUpdate(
+      `${NM}/own-decision`,
+      withApproval(approval),
+    );
+    assert.equal(own.status, 422, JSON.stringify(own.body));
+    assert.match(
+      own.body.message,
+      /the requester cannot approve or reject their own request/,
+    );
+  }
   // Added after creation, a running request would be held behind the operator's back.
   await backend.post(
     NM,

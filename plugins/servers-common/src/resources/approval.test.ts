@@ -1,5 +1,9 @@
 import { examples } from './fixtures';
-import { approvalSchema, planApprovalRules } from './approval';
+import {
+  approvalNotByRequester,
+  approvalSchema,
+  planApprovalRules,
+} from './approval';
 import { maintenancePlanCrd } from './maintenancePlan';
 import { nodeMaintenanceCrd, nodeMaintenanceSchema } from './nodeMaintenance';
 import { renderCrd } from './crd';
@@ -120,6 +124,27 @@ describe('approvalSchema', () => {
     ).toBe(false);
   });
 
+  it('refuses, on a request, a decision by its own requester whatever the case', () => {
+    const spec = (approval: object, requestedBy = 'user:default/Engineer') => ({
+      ...examples.nodeMaintenance(),
+      spec: { ...examples.nodeMaintenance().spec, requestedBy, approval },
+    });
+    const refusal = (value: unknown) =>
+      (nodeMaintenanceSchema.safeParse(value).error?.issues ?? []).map(
+        issue => `${issue.path.join('.')}: ${issue.message}`,
+      );
+    expect(refusal(spec({ ...HELD, ...DECISION }))).toEqual([
+      'spec.approval: the requester cannot approve or reject their own request',
+    ]);
+    expect(refusal(spec({ ...HELD, ...REJECTION }))).toEqual([
+      'spec.approval: the requester cannot approve or reject their own request',
+    ]);
+    expect(
+      refusal(spec({ ...HELD, ...DECISION }, 'user:default/guest')),
+    ).toEqual([]);
+    expect(refusal(spec(HELD))).toEqual([]);
+  });
+
   it('is part of a NodeMaintenance spec', () => {
     const nm = nodeMaintenanceSchema.parse({
       ...examples.nodeMaintenance(),
@@ -172,7 +197,7 @@ describe('the CRDs', () => {
   it("give a MaintenancePlan's approval to renewals only, never replacing a rejection", () => {
     const spec = specOf(renderCrd(maintenancePlanCrd));
     const rules = spec['x-kubernetes-validations']!.map(v => v.rule);
-    for (const rule of planApprovalRules()) {
+    for (const rule of [...planApprovalRules(), approvalNotByRequester]) {
       expect(rules).toContain(rule.rule);
     }
     // The plan's own approval node has no transition rule: a renewal replaces it whole.

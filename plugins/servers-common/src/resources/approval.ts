@@ -8,7 +8,13 @@
  */
 import { z } from 'zod';
 import { reasonSchema, timestampSchema } from './common';
-import { kube, uniqueList, withRules, type CelRule } from './kube';
+import {
+  kube,
+  uniqueList,
+  withRules,
+  type CelRule,
+  type CheckedCelRule,
+} from './kube';
 import { PREFLIGHT_CEREMONY_LEVELS, preflightSchema } from './preflight';
 
 /** The most approvers one rule (and so one request) names. */
@@ -192,6 +198,31 @@ export const nodeMaintenanceApprovalSchema = kube(approvalSchema, {
     })),
   ],
 });
+
+const lowerAscii = (text: string) =>
+  text.replace(/[A-Z]/g, letter => letter.toLowerCase());
+
+/**
+ * CEL rule for the spec of a request: whoever approved or rejected it is not who asked for
+ * it (refs compared without case, as the catalog compares them). The backend refuses that
+ * first (`approverRefusal`); the apiserver holds it for any writer.
+ */
+export const approvalNotByRequester: CheckedCelRule<{
+  requestedBy?: string;
+  approval?: Pick<Approval, 'approvedBy' | 'rejectedBy'>;
+}> = {
+  rule: '!has(self.approval) || !has(self.requestedBy) || ((!has(self.approval.approvedBy) || self.approval.approvedBy.lowerAscii() != self.requestedBy.lowerAscii()) && (!has(self.approval.rejectedBy) || self.approval.rejectedBy.lowerAscii() != self.requestedBy.lowerAscii()))',
+  message: 'the requester cannot approve or reject their own request',
+  fieldPath: '.approval',
+  check: spec => {
+    const requester = spec.requestedBy;
+    if (!spec.approval || requester === undefined) return true;
+    return [spec.approval.approvedBy, spec.approval.rejectedBy].every(
+      decider =>
+        decider === undefined || lowerAscii(decider) !== lowerAscii(requester),
+    );
+  },
+};
 
 /** CEL rule for a NodeMaintenance spec: an approval is there from creation or never. */
 export const approvalFixedAtCreation: CelRule = {

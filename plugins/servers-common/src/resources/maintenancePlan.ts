@@ -12,7 +12,11 @@ import {
 } from './common';
 import { racksideObjectSchema, type RacksideObject } from './object';
 import type { CrdDefinition } from './crd';
-import { approvalSchema, planApprovalRules } from './approval';
+import {
+  approvalNotByRequester,
+  approvalSchema,
+  planApprovalRules,
+} from './approval';
 import {
   fixedAtCreation,
   immutable,
@@ -605,6 +609,7 @@ export const maintenancePlanSpecSchema = withRules(z.object(specShape), [
   },
   setOnce('cancel'),
   ...planApprovalRules(),
+  approvalNotByRequester,
 ]).describe('What was asked, by whom and why.');
 
 /** One node of a plan: one step, one NodeMaintenance. */

@@ -29,6 +29,7 @@ import { bmcLogEntriesSchema, HEALTH_ROLLUPS } from './serverBmc';
 import { upgradeRequestSchema, upgradeStatusSchema } from './upgrade';
 import {
   approvalFixedAtCreation,
+  approvalNotByRequester,
   nodeMaintenanceApprovalSchema,
 } from './approval';
 import { preflightSchema } from './preflight';
@@ -209,6 +210,7 @@ export const nodeMaintenanceSpecSchema = withRules(z.object(specShape), [
   fixedAtCreation('healthyReturn'),
   fixedAtCreation('upgrade'),
   approvalFixedAtCreation,
+  approvalNotByRequester,
   ...NODE_MAINTENANCE_REQUEST_FLAGS.map(flag => setOnce(flag)),
   {
     rule: "!has(self.powerOn) || self.intent == 'shutdown'",
