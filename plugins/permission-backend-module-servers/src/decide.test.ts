@@ -7,6 +7,8 @@ import {
   serverActionPermissions,
   serversApprovePermission,
   serversPermissions,
+  serversRebootPermission,
+  serversUpgradePermission,
   serversReadPermission,
 } from '@rackside/plugin-servers-common';
 import {
@@ -352,6 +354,68 @@ describe('servers:approve', () => {
     ).toEqual(
       conditional(serversApprovePermission, {
         not: { rule: 'IS_CONTROL_PLANE', resourceType: 'server', params: {} },
+      }),
+    );
+  });
+});
+
+describe('servers:upgrade', () => {
+  const upgradeConfig = readServersPolicyConfig(
+    new ConfigReader({
+      permission: {
+        rackside: {
+          tiers: { admin: ['group:default/admins'] },
+          principals: [
+            {
+              ref: 'group:default/rebooters',
+              allow: [{ permission: 'servers:reboot' }],
+            },
+            {
+              ref: 'group:default/control-plane-team',
+              allow: [
+                {
+                  permission: 'servers:upgrade',
+                  conditions: { rule: 'IS_CONTROL_PLANE' },
+                },
+              ],
+            },
+          ],
+        },
+      },
+    }),
+  );
+  const decideUpgrade = (
+    permission: typeof serversUpgradePermission,
+    ...principals: string[]
+  ) => decideServersPermission(permission, principals, upgradeConfig);
+
+  it('is a server permission at the admin tier by default, apart from servers:reboot', () => {
+    expect(serversUpgradePermission.name).toBe('servers:upgrade');
+    expect(serversUpgradePermission.resourceType).toBe('server');
+    expect(isRacksidePermission(serversUpgradePermission)).toBe(true);
+    expect(
+      decideUpgrade(serversUpgradePermission, 'group:default/admins'),
+    ).toEqual(ALLOW);
+    // Allowed to reboot is not allowed to change what runs on the machine.
+    expect(
+      decideUpgrade(serversRebootPermission, 'group:default/rebooters'),
+    ).toEqual(ALLOW);
+    expect(
+      decideUpgrade(serversUpgradePermission, 'group:default/rebooters'),
+    ).toEqual(DENY);
+  });
+
+  it('takes a conditional allow line over the server rules', () => {
+    expect(
+      decideUpgrade(
+        serversUpgradePermission,
+        'group:default/control-plane-team',
+      ),
+    ).toEqual(
+      conditional(serversUpgradePermission, {
+        rule: 'IS_CONTROL_PLANE',
+        resourceType: 'server',
+        params: {},
       }),
     );
   });

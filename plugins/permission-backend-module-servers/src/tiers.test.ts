@@ -15,12 +15,13 @@ describe('tiers', () => {
       'servers:plan',
       'servers:drain-data',
       'servers:approve',
+      'servers:upgrade',
       'machines:add',
       'machines:reclaim',
     ]) {
       expect(DEFAULT_TIERS[name]).toBe('admin');
     }
-    expect(Object.keys(DEFAULT_TIERS)).toHaveLength(14);
+    expect(Object.keys(DEFAULT_TIERS)).toHaveLength(15);
   });
 
   it('lets a higher tier hold a lower one, never the reverse', () => {

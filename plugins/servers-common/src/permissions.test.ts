@@ -9,7 +9,7 @@ import {
 import { isResourcePermission } from '@backstage/plugin-permission-common';
 
 describe('permissions', () => {
-  it('defines exactly the fourteen names of the product contract', () => {
+  it('defines exactly the fifteen names of the product contract', () => {
     expect(serversPermissions.map(p => p.name).sort()).toEqual(
       [
         'machines:add',
@@ -26,6 +26,7 @@ describe('permissions', () => {
         'servers:reboot',
         'servers:shutdown',
         'servers:uncordon',
+        'servers:upgrade',
       ].sort(),
     );
   });
@@ -46,6 +47,7 @@ describe('permissions', () => {
       'servers:maintenance-abandon': 'server',
       'servers:drain-data': 'server',
       'servers:approve': 'server',
+      'servers:upgrade': 'server',
       'servers:plan': 'basic',
       'machines:read': 'basic',
       'machines:add': 'basic',

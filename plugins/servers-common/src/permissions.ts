@@ -118,6 +118,17 @@ export const serversApprovePermission = createPermission({
   resourceType: SERVER_RESOURCE_TYPE,
 });
 
+/**
+ * Drain, then install another Talos version (a NodeMaintenance with intent `upgrade`,
+ * docs/upgrades.md). Its own name, apart from `servers:reboot`, so that a deployment can
+ * let people reboot who may not change what runs on the machine.
+ */
+export const serversUpgradePermission = createPermission({
+  name: 'servers:upgrade',
+  attributes: { action: 'update' },
+  resourceType: SERVER_RESOURCE_TYPE,
+});
+
 /** The drain options {@link serversDrainDataPermission} guards. */
 export const DATA_LOSS_DRAIN_OPTIONS = [
   'deleteEmptyDirData',
@@ -166,12 +177,13 @@ export const machinePermissions: BasicPermission[] = [
   machinesReclaimPermission,
 ];
 
-/** All fourteen Rackside permissions, for registration and policy validation. */
+/** All fifteen Rackside permissions, for registration and policy validation. */
 export const serversPermissions = [
   serversReadPermission,
   ...Object.values(serverActionPermissions),
   serversDrainDataPermission,
   serversApprovePermission,
+  serversUpgradePermission,
   ...planPermissions,
   ...machinePermissions,
 ];
