@@ -24,7 +24,7 @@ export const upgradeRequestSchema = z
       .boolean()
       .optional()
       .describe(
-        'Stage the upgrade: Talos installs it on its next reboot instead of at once.',
+        'Stage the upgrade: Talos keeps the image and reboots at once to install it early in the next boot, before anything holds the disk.',
       ),
     force: z
       .boolean()
