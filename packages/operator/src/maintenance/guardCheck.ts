@@ -30,6 +30,8 @@ const ACTION_OF_INTENT: Record<MaintenanceIntent, ServerAction> = {
   shutdown: 'shutdown',
   // The guard and the ceremony judge an upgrade as the reboot it ends with.
   upgrade: 'reboot',
+  // A firmware update is applied with a reset (or by the BMC itself): judged as a reboot.
+  firmware: 'reboot',
 };
 
 /** The guard's verdict with the ready count the refusal and the admission record keep. */
@@ -67,7 +69,12 @@ function admittedBefore(a: NodeMaintenance, b: NodeMaintenance): boolean {
 
 function hasRecordedVerb(nm: NodeMaintenance): boolean {
   const power = nm.status?.power;
-  return !!(power?.reboot || power?.shutdown || power?.upgrade);
+  return !!(
+    power?.reboot ||
+    power?.shutdown ||
+    power?.upgrade ||
+    power?.firmware
+  );
 }
 
 /**

@@ -61,6 +61,7 @@ const INTENT_NOUN: Record<MaintenanceObject['spec']['intent'], string> = {
   reboot: 'reboot',
   shutdown: 'shutdown',
   upgrade: 'Talos upgrade',
+  firmware: 'firmware update',
 };
 
 /** "The drain of worker-3 (plant-a)". */

@@ -40,6 +40,7 @@ export type {
 export { renderCrd } from './crd';
 export * from './nodeMaintenance';
 export * from './upgrade';
+export * from './firmware';
 export * from './approval';
 export * from './powerProvider';
 export * from './serverBmc';

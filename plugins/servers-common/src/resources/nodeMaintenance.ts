@@ -27,6 +27,7 @@ import {
 import type { CrdDefinition } from './crd';
 import { bmcLogEntriesSchema, HEALTH_ROLLUPS } from './serverBmc';
 import { upgradeRequestSchema, upgradeStatusSchema } from './upgrade';
+import { firmwareRequestSchema, firmwareStatusSchema } from './firmware';
 import {
   approvalFixedAtCreation,
   approvalNotByRequester,
@@ -74,6 +75,7 @@ export const RECORDED_POWER_VERBS = [
   'shutdown',
   'powerOn',
   'upgrade',
+  'firmware',
 ] as const;
 
 const nodeNameSchema = objectNameSchema;
@@ -166,7 +168,7 @@ const specShape = {
   intent: kube(z.enum(MAINTENANCE_INTENTS), {
     validations: [immutable('intent')],
   }).describe(
-    'How far the maintenance goes: cordon parks in Cordoned, drain in Drained, reboot returns once the node is back, shutdown parks in PoweredOff until powerOn, upgrade returns once the node is back on the version of spec.upgrade.image.',
+    'How far the maintenance goes: cordon parks in Cordoned, drain in Drained, reboot returns once the node is back, shutdown parks in PoweredOff until powerOn, upgrade returns once the node is back on the version of spec.upgrade.image, firmware returns once the FirmwareInventory of the BMC reports a new version for the components of spec.firmware.',
   ),
   reason: kube(reasonSchema, { validations: [immutable('reason')] }),
   requestedBy: requesterSchema
@@ -187,6 +189,7 @@ const specShape = {
       'Opt-in: Complete only after the node has been Ready for healthyForSeconds and, with Alertmanager configured, none of its alerts fires once the return grace has passed; past timeoutSeconds the maintenance is Failed, naming the alerts. Absent: Complete as soon as the node is schedulable and Ready.',
     ),
   upgrade: upgradeRequestSchema.optional(),
+  firmware: firmwareRequestSchema.optional(),
   returnToService: requestFlagSchema
     .optional()
     .describe('Set to end the maintenance: uncordon and wait for Ready.'),
@@ -209,6 +212,7 @@ export const nodeMaintenanceSpecSchema = withRules(z.object(specShape), [
   fixedAtCreation('drain'),
   fixedAtCreation('healthyReturn'),
   fixedAtCreation('upgrade'),
+  fixedAtCreation('firmware'),
   approvalFixedAtCreation,
   approvalNotByRequester,
   ...NODE_MAINTENANCE_REQUEST_FLAGS.map(flag => setOnce(flag)),
@@ -224,6 +228,14 @@ export const nodeMaintenanceSpecSchema = withRules(z.object(specShape), [
       'upgrade is required with intent upgrade, and applies to no other intent',
     fieldPath: '.upgrade',
     check: spec => (spec.upgrade !== undefined) === (spec.intent === 'upgrade'),
+  },
+  {
+    rule: "has(self.firmware) == (self.intent == 'firmware')",
+    message:
+      'firmware is required with intent firmware, and applies to no other intent',
+    fieldPath: '.firmware',
+    check: spec =>
+      (spec.firmware !== undefined) === (spec.intent === 'firmware'),
   },
 ]).describe('What was asked, by whom and why.');
 
@@ -429,6 +441,7 @@ const statusShape = {
       shutdown: powerVerbRecordSchema.optional(),
       powerOn: powerVerbRecordSchema.optional(),
       upgrade: powerVerbRecordSchema.optional(),
+      firmware: powerVerbRecordSchema.optional(),
     })
     .optional()
     .describe('The power verbs of this maintenance, each sent at most once.'),
@@ -465,6 +478,7 @@ const statusShape = {
       'The guard verdict and quorum numbers at admission: the check right before a power verb is sent compares against them.',
     ),
   upgrade: upgradeStatusSchema.optional(),
+  firmware: firmwareStatusSchema.optional(),
   alerting: nodeMaintenanceAlertingSchema.optional(),
   abandoned: z
     .boolean()

@@ -39,13 +39,14 @@ export function busyNodeRefusal(
  * The action a new NodeMaintenance asks for: its intent, except that a cordon with
  * `returnToService` already set is how a node cordoned outside Rackside is returned to
  * service (the backend writes one for `uncordon` when the node has no open maintenance),
- * and that a Talos upgrade is judged as the reboot it ends with (docs/upgrades.md).
+ * and that a Talos upgrade and a firmware update are judged as the reboot they end with
+ * (docs/upgrades.md).
  */
 export function actionOfRequest(spec: {
   intent: MaintenanceIntent;
   returnToService?: unknown;
 }): ServerAction {
-  if (spec.intent === 'upgrade') return 'reboot';
+  if (spec.intent === 'upgrade' || spec.intent === 'firmware') return 'reboot';
   return spec.intent === 'cordon' && spec.returnToService
     ? 'uncordon'
     : spec.intent;

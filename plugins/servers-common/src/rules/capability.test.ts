@@ -1,6 +1,7 @@
 import {
   advertise,
   invoke,
+  invokeFirmware,
   offerFor,
   type PowerAdvertisement,
   type PowerProviderType,
@@ -187,5 +188,55 @@ describe('reach: a BMC channel acts only on nodes whose BMC is known', () => {
       'reboot',
       'shutdown',
     ]);
+  });
+});
+
+describe('invokeFirmware', () => {
+  const redfish = advertise('redfish', { attendedRack: false });
+  const talos = advertise('talos', { attendedRack: false });
+  const none = advertise('none', { attendedRack: false });
+  const worker = {
+    name: 'worker-1',
+    controlPlane: false,
+    ready: true,
+    virtual: false,
+  } as NodeFacts;
+
+  it('refuses a channel that is not redfish, naming it', () => {
+    expect(invokeFirmware(talos, worker)).toEqual({
+      ok: false,
+      reason:
+        "A firmware update goes through a BMC's Redfish UpdateService, and the power channel is talos.",
+    });
+    expect(invokeFirmware(none, worker).ok).toBe(false);
+  });
+
+  it('refuses a BMC without an UpdateService', () => {
+    expect(
+      invokeFirmware(redfish, worker, {
+        hasServerBmc: true,
+        updateService: false,
+      }),
+    ).toEqual({
+      ok: false,
+      reason:
+        "worker-1's BMC offers no Redfish UpdateService (no SimpleUpdate and no multipart push).",
+    });
+  });
+
+  it('refuses a node whose BMC the channel does not know', () => {
+    expect(invokeFirmware(redfish, worker, { hasServerBmc: false }).ok).toBe(
+      false,
+    );
+  });
+
+  it('allows a redfish BMC with an UpdateService, or not read yet', () => {
+    expect(
+      invokeFirmware(redfish, worker, {
+        hasServerBmc: true,
+        updateService: true,
+      }),
+    ).toEqual({ ok: true });
+    expect(invokeFirmware(redfish, worker)).toEqual({ ok: true });
   });
 });

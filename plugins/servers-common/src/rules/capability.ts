@@ -180,3 +180,41 @@ export function invoke(
       `${String(verb)} is not offered.`,
   };
 }
+
+/**
+ * What is known of a node's BMC for a firmware update: whether it offers an UpdateService
+ * (SimpleUpdate or a multipart push). Absent: not read yet, not checked here (the operator
+ * reads the BMC again before it sends anything).
+ */
+export interface FirmwareReach extends PowerReach {
+  updateService?: boolean;
+}
+
+/**
+ * Whether a firmware update (intent `firmware`, docs/upgrades.md) may be asked of a node's
+ * channel: only a BMC over Redfish updates firmware, only for a node whose ServerBMC it
+ * knows, and only where that BMC offers an UpdateService. A reboot must be possible too:
+ * the update is applied with a reset, and judged as one by the guard.
+ */
+export function invokeFirmware(
+  advertisement: PowerAdvertisement,
+  node?: NodeFacts,
+  reach: FirmwareReach = {},
+): InvokeResult {
+  const name = node?.name ?? 'This node';
+  const notRebootable = whyNotOffered(advertisement, 'reboot', node, reach);
+  if (notRebootable) return { ok: false, reason: notRebootable };
+  if (advertisement.type !== 'redfish') {
+    return {
+      ok: false,
+      reason: `A firmware update goes through a BMC's Redfish UpdateService, and the power channel is ${advertisement.type}.`,
+    };
+  }
+  if (reach.updateService === false) {
+    return {
+      ok: false,
+      reason: `${name}'s BMC offers no Redfish UpdateService (no SimpleUpdate and no multipart push).`,
+    };
+  }
+  return { ok: true };
+}

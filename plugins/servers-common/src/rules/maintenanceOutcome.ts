@@ -14,7 +14,11 @@ export interface MaintenanceEndRecord {
     phase?: string;
     abandoned?: boolean;
     rebootSentAt?: string;
-    power?: { reboot?: { sentAt?: string }; upgrade?: { sentAt?: string } };
+    power?: {
+      reboot?: { sentAt?: string };
+      upgrade?: { sentAt?: string };
+      firmware?: { sentAt?: string };
+    };
     history?: ReadonlyArray<{ phase: string }>;
   };
 }
@@ -42,6 +46,11 @@ export function verbHappened(m: MaintenanceEndRecord): boolean {
     case 'upgrade': {
       // Done only on the target version: a rollback ends Failed, never Complete.
       const sent = m.status?.power?.upgrade?.sentAt;
+      return sent !== undefined && reached('Returning');
+    }
+    case 'firmware': {
+      // Done only once the inventory reported the new version (a failed task is Failed).
+      const sent = m.status?.power?.firmware?.sentAt;
       return sent !== undefined && reached('Returning');
     }
     case 'shutdown':

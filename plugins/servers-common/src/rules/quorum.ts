@@ -57,6 +57,7 @@ export const MAINTENANCE_INTENTS = [
   'reboot',
   'shutdown',
   'upgrade',
+  'firmware',
 ] as const;
 
 /** A NodeMaintenance intent. */
@@ -115,9 +116,9 @@ export function isTerminalPhase(phase: MaintenancePhase): boolean {
 
 /**
  * Whether a maintenance takes its node down. Only a power verb does (an upgrade reboots
- * the node), and it counts from the moment it is admitted until it ends, not from when
- * the verb is sent: once a request has been admitted, the margin it will spend is
- * already spoken for. Which maintenances are handed to {@link deriveQuorum} at all (the
+ * the node, a firmware update is applied with a reset or by the BMC itself), and it counts
+ * from the moment it is admitted until it ends, not from when the verb is sent: once a
+ * request has been admitted, the margin it will spend is already spoken for. Which maintenances are handed to {@link deriveQuorum} at all (the
  * admitted ones) is decided by `quorumMaintenances` (openMaintenance.ts), which every
  * caller uses.
  */
@@ -125,7 +126,8 @@ export function takesNodeDown(maintenance: MaintenanceFacts): boolean {
   return (
     (maintenance.intent === 'reboot' ||
       maintenance.intent === 'shutdown' ||
-      maintenance.intent === 'upgrade') &&
+      maintenance.intent === 'upgrade' ||
+      maintenance.intent === 'firmware') &&
     !isTerminalPhase(maintenance.phase)
   );
 }

@@ -185,6 +185,7 @@ const POWER_RECORD_LABELS: Record<keyof MaintenancePowerRecords, string> = {
   shutdown: 'Shutdown',
   powerOn: 'Power-on',
   upgrade: 'Talos upgrade',
+  firmware: 'Firmware update (SimpleUpdate)',
 };
 
 /**
