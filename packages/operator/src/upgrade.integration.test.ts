@@ -180,6 +180,35 @@ describe('a Talos upgrade', () => {
     },
   );
 
+  it('a control-plane upgrade at the last margin needs the hazard ceremony: Refused without it, sent with it', async () => {
+    const preflight = (ceremony: string) => ({
+      takenAt: new Date().toISOString(),
+      ceremony,
+      quorum: { members: 3, quorum: 2, ready: 3, margin: 1 },
+    });
+    const cp1 = await upgradesOf('cp-1');
+    await env.create('upgrade-cp1', 'cp-1', 'upgrade', {
+      upgrade: { image: IMAGE },
+      preflight: preflight('typed-name'),
+    });
+    const refused = await env.phaseIs('upgrade-cp1', 'Refused');
+    expect(refused.status?.refusal?.reason).toMatch(/hazard ceremony/);
+    expect((await upgradesOf('cp-1')).count).toBe(cp1.count);
+    expect(await env.unschedulable('cp-1')).toBe(false);
+
+    const cp2 = await upgradesOf('cp-2');
+    await env.create('upgrade-cp2', 'cp-2', 'upgrade', {
+      upgrade: { image: IMAGE },
+      preflight: preflight('hazard'),
+    });
+    const complete = await env.phaseIs('upgrade-cp2', 'Complete', 90_000);
+    expect(complete.status?.admission?.verdict).toBe('hazard');
+    expect(complete.status?.upgrade?.cameBackOn).toBe(TARGET);
+    const after = await upgradesOf('cp-2');
+    expect(after.count).toBe(cp2.count + 1);
+    expect(after.version).toBe(TARGET);
+  });
+
   it('is sent once when the operator dies between the send and its record: the successor watches the node', async () => {
     const before = await upgradesOf('worker-5');
     await operator!.stop();
