@@ -302,6 +302,18 @@ async function abandon(nodeName) {
   await requestAction(GUEST, nodeName, 'maintenance-abandon').catch(() => {});
 }
 
+/** A test whose failure keeps the rack's and the processes' logs (their place is printed). */
+function rackTest(name, options, fn) {
+  test(name, options, async t => {
+    try {
+      await fn(t);
+    } catch (error) {
+      portal?.keepLogs();
+      throw error;
+    }
+  });
+}
+
 before(
   async () => {
     workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'rackside-approvals-'));
@@ -351,7 +363,7 @@ after(async () => {
   if (workDir) fs.rmSync(workDir, { recursive: true, force: true });
 });
 
-test(
+rackTest(
   'a reboot a rule holds stays AwaitingApproval: not cordoned, no pod evicted, nothing sent to its machine',
   { timeout: 300_000 },
   async () => {
@@ -382,7 +394,7 @@ test(
   },
 );
 
-test(
+rackTest(
   "the requester's own approval is 403, and so is an approver without servers:approve on the node; nothing is recorded",
   { timeout: 300_000 },
   async () => {
@@ -418,7 +430,7 @@ test(
   },
 );
 
-test(
+rackTest(
   'an approval after the impact grew is 409 with both rungs: a second member NotReady raised the reboot of cp-1 to hazard',
   { timeout: 300_000 },
   async () => {
@@ -463,7 +475,7 @@ test(
   },
 );
 
-test(
+rackTest(
   "a rejection needs a reason and ends the request Refused with the approver's words, nothing sent",
   { timeout: 300_000 },
   async () => {
@@ -495,7 +507,7 @@ test(
   },
 );
 
-test(
+rackTest(
   'an approval that expires ends the request Refused ("approval expired") with nothing sent; approving it then is 409',
   { timeout: 300_000 },
   async () => {
@@ -526,7 +538,7 @@ test(
   },
 );
 
-test(
+rackTest(
   'an operator killed and restarted while a request awaits approval keeps waiting, and acts on the approval given after',
   { timeout: 600_000 },
   async () => {
@@ -559,7 +571,7 @@ test(
   },
 );
 
-test(
+rackTest(
   'a plan over the size threshold waits for approval and no step starts before it; one under it is not held',
   { timeout: 600_000 },
   async () => {
@@ -637,7 +649,7 @@ test(
   },
 );
 
-test(
+rackTest(
   'two approvers at once: exactly one wins, the other is 409, and the object names the winner',
   { timeout: 300_000 },
   async () => {
