@@ -11,6 +11,7 @@ import {
   ceremonyAt,
   hardwareHealthRaise,
   serversPlanPermission,
+  type HeldApprovalResponse,
   type ServerListItem,
 } from '@rackside/plugin-servers-common';
 import { describeError } from '../../api';
@@ -65,7 +66,9 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
     [],
   );
 
-  const [done, setDone] = useState<string | undefined>();
+  const [done, setDone] = useState<
+    { maintenance: string; approval?: HeldApprovalResponse } | undefined
+  >();
   const section = useRef<HTMLElement>(null);
   const { dialog, onAction, closeDialog } = useRowActionDialog(section);
 
@@ -174,16 +177,17 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
           powerVerbs={dialog.server.powerVerbs}
           quorum={servers.quorum}
           onClose={closeDialog}
-          onDone={name => {
+          onDone={(name, approval) => {
             closeDialog();
-            setDone(name);
+            setDone({ maintenance: name, approval });
             reload();
           }}
         />
       )}
       <RequestedNotice
         cluster={cluster}
-        maintenance={done}
+        maintenance={done?.maintenance}
+        approval={done?.approval}
         onClose={() => setDone(undefined)}
       />
     </Paper>

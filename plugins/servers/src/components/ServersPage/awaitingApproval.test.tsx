@@ -7,6 +7,7 @@ import { fakeServersApi, server, serverList } from '../../testing/fixtures';
 import { drainingMaintenance } from '../../testing/drain';
 import { ServersLinksProvider } from '../ui/links';
 import { ClusterSection } from './ClusterSection';
+import { RequestedNotice } from './RequestedNotice';
 
 /** worker-1 waits for an approval of its reboot; worker-2 drains; worker-3 is idle. */
 function servers() {
@@ -80,6 +81,24 @@ describe('Awaiting approval on the Servers page', () => {
     expect(toggle).toHaveAttribute('aria-pressed', 'false');
     await waitFor(() =>
       expect(rowNames()).toEqual(['worker-1', 'worker-2', 'worker-3']),
+    );
+  });
+
+  it('tells the requester who must approve a request a rule held', async () => {
+    await renderInTestApp(
+      <RequestedNotice
+        cluster="rack"
+        maintenance="worker-1-reboot-abc"
+        approval={{
+          rule: 'reboots-need-two',
+          approvers: ['group:default/platform-oncall'],
+          expiresAt: '2026-12-07T14:00:00Z',
+        }}
+        onClose={() => {}}
+      />,
+    );
+    expect(await screen.findByTestId('action-success')).toHaveTextContent(
+      /Requested: NodeMaintenance worker-1-reboot-abc\. Nothing happens until it is approved by platform-oncall \(rule reboots-need-two, until .*\)/,
     );
   });
 });

@@ -8,6 +8,7 @@ import DialogContentText from '@mui/material/DialogContentText';
 import LinearProgress from '@mui/material/LinearProgress';
 import type {
   ActionOffer,
+  HeldApprovalResponse,
   PowerVerb,
   QuorumSummaryResponse,
   ServerAction,
@@ -44,8 +45,11 @@ export interface ActionDialogProps {
   /** The cluster's quorum, to explain a refusal. */
   quorum?: QuorumSummaryResponse;
   onClose(): void;
-  /** Called with the NodeMaintenance the backend created or changed. */
-  onDone(maintenance: string): void;
+  /**
+   * Called with the NodeMaintenance the backend created or changed, and the approval
+   * it waits for when a rule held it (docs/approvals.md).
+   */
+  onDone(maintenance: string, approval?: HeldApprovalResponse): void;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useApi } from '@backstage/frontend-plugin-api';
 import type {
+  HeldApprovalResponse,
   PreflightResponse,
   ServerAction,
 } from '@rackside/plugin-servers-common';
@@ -39,7 +40,7 @@ export function useRequestAction(
   node: string,
   action: ServerAction,
   pre: PreflightState,
-  onDone: (maintenance: string) => void,
+  onDone: (maintenance: string, approval?: HeldApprovalResponse) => void,
 ): ActionRequestState {
   const api = useApi(serversApiRef);
   const [submitting, setSubmitting] = useState(false);
@@ -71,7 +72,9 @@ export function useRequestAction(
             }
           : {}),
       });
-      onDone(result.name);
+      // The approval only when a rule held the request: otherwise as before.
+      if (result.approval) onDone(result.name, result.approval);
+      else onDone(result.name);
     } catch (e) {
       if (PreflightChangedError.is(e)) {
         pre.replace(e.preflight);
