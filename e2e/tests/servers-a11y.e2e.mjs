@@ -4,7 +4,8 @@
 // hazard tier on the control plane, and on a drained row return to service and
 // abandon; power-on and return to service on a row a shutdown powered off), the
 // maintenance page, the Add node page with its dialogs (Reset and add, also
-// with a field the backend refused; Add) and the entity Server tab, and fails
+// with a field the backend refused; Add), the Approvals for me page and the
+// entity Server tab, and fails
 // on a serious or critical violation, and on a moderate or minor one unless it
 // is the demo shell's, listed in MODERATE_NOT_OURS (docs/accessibility.md).
 // Each dialog is opened and closed from the keyboard and focus must come back
@@ -722,6 +723,23 @@ test('the Add node page and its dialogs', { timeout: 240_000 }, async t => {
         /^Add \S+$/,
         'focus back on the Add button',
       );
+    },
+  );
+});
+
+test('the Approvals for me page', { timeout: 240_000 }, async t => {
+  // Nothing awaits the guest's approval here; the list and the approval panel
+  // with a held request are checked in servers-approvals.e2e.mjs.
+  await onCheckedPage(
+    { path: '/tmp/rackside-e2e-a11y-approvals.png', fullPage: true },
+    async (page, found) => {
+      await open(
+        page,
+        '/servers/approvals',
+        page.getByTestId('rackside-approvals-page'),
+      );
+      await page.getByTestId('approvals-empty').waitFor();
+      await check(t, page, 'Approvals for me page', found);
     },
   );
 });
