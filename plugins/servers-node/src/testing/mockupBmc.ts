@@ -187,7 +187,13 @@ export class MockupBmc {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString();
-    const body = text ? JSON.parse(text) : undefined;
+    // A multipart push (a firmware image) is not JSON: kept as its text.
+    let body: any;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = text;
+    }
     const url = new URL(req.url ?? '/', 'http://bmc');
     const resourcePath = url.pathname.replace(/\/+$/, '') || '/';
     const auth = this.authOf(req);

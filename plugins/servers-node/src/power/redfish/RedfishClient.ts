@@ -86,6 +86,25 @@ export interface RedfishResetAction {
 
 type Json = Record<string, any>;
 
+/** What a POSTed action answered (see `RedfishClient.postAction`). */
+export interface RedfishActionAnswer {
+  status: number;
+  /** The `Location` header, as a path on the BMC (a task monitor for an update). */
+  location?: string;
+  body: unknown;
+}
+
+/** A request body sent as it is (a multipart push), with its own content type. */
+export class RedfishRawBody {
+  constructor(readonly contentType: string, readonly bytes: Uint8Array) {}
+}
+
+function bodyOf(body: unknown): string | Uint8Array | undefined {
+  if (body === undefined) return undefined;
+  if (body instanceof RedfishRawBody) return body.bytes;
+  return JSON.stringify(body);
+}
+
 interface Answer {
   status: number;
   headers: { get(name: string): string | null };
@@ -361,6 +380,74 @@ export class RedfishClient {
       });
     }
     return state;
+  }
+
+  /**
+   * POSTs an action (a firmware update: SimpleUpdate, or a multipart push when `body` is a
+   * {@link RedfishRawBody}) and answers its status, the `Location` it names (checked to be
+   * on the BMC, as every link) and its body. Accepts 200, 201, 202 and 204; anything else
+   * is a RedfishError with the BMC's message. Sent once, like a Reset: `beforePost` is
+   * asked right before it leaves.
+   */
+  async postAction(
+    path: string,
+    body: unknown,
+    options: { beforePost?: () => void; signal?: AbortSignal } = {},
+  ): Promise<RedfishActionAnswer> {
+    let target: URL;
+    try {
+      target = this.onBmc(path, 'the action target');
+    } catch (error) {
+      throw notSent(error);
+    }
+    const answer = await this.authorized(
+      'POST',
+      target,
+      body,
+      options.beforePost,
+      { signal: options.signal },
+    );
+    if (![200, 201, 202, 204].includes(answer.status)) {
+      throw this.answerError('POST', pathOf(target), answer);
+    }
+    const location = answer.headers.get('location');
+    return {
+      status: answer.status,
+      location:
+        location === null
+          ? undefined
+          : pathOf(
+              this.onBmc(
+                location,
+                `the Location header of POST ${pathOf(target)}`,
+              ),
+            ),
+      body: answer.body,
+    };
+  }
+
+  /**
+   * GETs a task monitor: 202 while the task runs and 200 once it is done, both with the
+   * Task as body (some BMCs answer a finished task's monitor with 204, or with the
+   * operation's own answer). Bounded like every read (`options.maxBytes`, the request's
+   * deadline and `options.signal`).
+   */
+  async getMonitor(
+    path: string,
+    options: RedfishReadOptions = {},
+  ): Promise<{ status: number; body: unknown }> {
+    const url = this.onBmc(path, 'the task monitor');
+    const answer = await this.authorized(
+      'GET',
+      url,
+      undefined,
+      undefined,
+      options,
+    );
+    if (![200, 202, 204].includes(answer.status)) {
+      throw this.answerError('GET', pathOf(url), answer);
+    }
+    return { status: answer.status, body: answer.body };
   }
 
   /** Ends the session (if any) and closes the connections. A second call does nothing. */
@@ -649,7 +736,11 @@ export class RedfishClient {
       'accept-encoding': 'identity',
       'odata-version': '4.0',
     };
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (body instanceof RedfishRawBody) {
+      headers['content-type'] = body.contentType;
+    } else if (body !== undefined) {
+      headers['content-type'] = 'application/json';
+    }
     if (auth?.kind === 'session') headers['x-auth-token'] = auth.token;
     if (auth?.kind === 'basic') {
       headers.authorization = `Basic ${Buffer.from(
@@ -687,7 +778,7 @@ export class RedfishClient {
       response = await fetch(url, {
         method,
         headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
+        body: bodyOf(body),
         dispatcher: this.dispatcher,
         redirect: 'manual',
         signal,

@@ -26,3 +26,18 @@ export type {
   BmcHealthSummary,
   BmcReadingOptions,
 } from './readHealth';
+export {
+  DEFAULT_FIRMWARE_READ_DEADLINE_MS,
+  multipartUpdateBody,
+  offerOf,
+  readTask,
+  RedfishFirmwareUpdater,
+} from './firmwareUpdate';
+export type {
+  FirmwareImage,
+  FirmwareTaskReading,
+  FirmwareUpdateAccepted,
+  RedfishFirmwareOffer,
+} from './firmwareUpdate';
+export { RedfishRawBody } from './RedfishClient';
+export type { RedfishActionAnswer } from './RedfishClient';
