@@ -108,8 +108,12 @@ wait_for_status() { # name status-file log
 # here, so that they overlap the dependency install, the static checks, the build and the
 # Jest suites that need no rack; the first stage that needs them waits for them
 # (wait_for_tools). On a machine that has them cached this takes a second.
+# The build runs at the lowest CPU priority: it only needs to be done by the first stage
+# that waits for it, while the stages in the foreground (Jest's among them, whose
+# time-bounded tests must not starve) take the CPU first.
 tools_log="$OUT/tools-build.log"
 (
+  renice -n 19 -p "$BASHPID" >/dev/null
   if [ -x e2e/rack/build.sh ]; then
     e2e/rack/build.sh; echo $? > "$OUT/rack-build.status"
   fi
@@ -142,10 +146,12 @@ fi
 
 # create-app's portal for the install-guide test (e2e/portal/portal.mjs basePortal), in the
 # background: on a new machine it is 5 to 10 minutes, most of it `yarn install` waiting on
-# the registry; cached, a second. The install-guide stage waits for it.
+# the registry; cached, a second. Lowest CPU priority, as the tools' build. The
+# install-guide stage waits for it.
 portal_base_log="$OUT/portal-base.log"
 if ls e2e/portal/*.e2e.mjs >/dev/null 2>&1; then
-  ( node --input-type=module -e "(await import('./e2e/portal/portal.mjs')).basePortal()"
+  ( renice -n 19 -p "$BASHPID" >/dev/null
+    node --input-type=module -e "(await import('./e2e/portal/portal.mjs')).basePortal()"
     echo $? > "$OUT/portal-base.status" ) > "$portal_base_log" 2>&1 &
 fi
 
