@@ -136,6 +136,8 @@ export type RefusalCause =
   | 'guard'
   | 'pods'
   | 'capability'
+  /** An upgrade's image not allowed or without a version, or the node already at it. */
+  | 'upgrade'
   | 'attribution'
   | 'approval';
 

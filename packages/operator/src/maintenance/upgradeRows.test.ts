@@ -54,6 +54,8 @@ class Cluster {
   events: Array<{ type: string; reason: string; message: string }> = [];
   sent: Array<{ verb: PowerSendVerb; upgrade?: UpgradeRequest }> = [];
   writes: Array<string | undefined> = [];
+  /** The causes counted in rackside_refusals_total. */
+  refusals: string[] = [];
   channel: PowerProviderType = 'talos';
   prefixes: string[] = [FACTORY];
   sendOutcome: SendOutcome = {
@@ -183,6 +185,7 @@ class Cluster {
       admissionLock: new Mutex(),
       now: () => Date.now(),
       upgrades: { imagePrefixes: this.prefixes },
+      onRefused: cause => this.refusals.push(cause),
     };
   }
 
@@ -272,6 +275,7 @@ describe('intent upgrade', () => {
       'upgrade of worker-2 was not sent: already at v1.12.0.',
     );
     expect(c.sent).toEqual([]);
+    expect(c.refusals).toEqual(['upgrade']);
     expect(c.nodes.get('worker-2')!.spec?.unschedulable).toBeUndefined();
   });
 
@@ -323,6 +327,7 @@ describe('intent upgrade', () => {
       ),
     );
     expect(c.sent).toEqual([]);
+    expect(c.refusals).toEqual(['upgrade']);
   });
 
   it('refuses an upgrade on a channel that is not talos', async () => {
@@ -334,6 +339,7 @@ describe('intent upgrade', () => {
       "upgrade of worker-1 was not sent: a Talos upgrade goes over the talos power channel, and this deployment's is redfish.",
     );
     expect(c.sent).toEqual([]);
+    expect(c.refusals).toEqual(['capability']);
   });
 
   it('refuses force without the hazard rung, and sends it with it', async () => {

@@ -62,7 +62,7 @@ export function upgradeRefusal(
   if (!request) {
     // The CRD's rule requires it; a schema without that rule is not acted on either.
     const reason = `upgrade of ${nodeName} refused: spec.upgrade is missing.`;
-    return refuse(reason, 'capability', { reason });
+    return refuse(reason, 'upgrade', { reason });
   }
   const imageRefused = whyUpgradeImageRefused(
     request.image,
@@ -70,7 +70,7 @@ export function upgradeRefusal(
   );
   if (imageRefused) {
     const reason = `upgrade of ${nodeName} was not sent: ${imageRefused}.${tail}`;
-    return refuse(reason.slice(0, 4096), 'capability', {
+    return refuse(reason.slice(0, 4096), 'upgrade', {
       reason: reason.slice(0, 4096),
     });
   }
@@ -85,7 +85,7 @@ export function upgradeRefusal(
   const running = talosVersionOfNode(ports.view.node(nodeName));
   if (running === target) {
     const reason = `upgrade of ${nodeName} was not sent: already at ${target}.${tail}`;
-    return refuse(reason, 'capability', { reason });
+    return refuse(reason, 'upgrade', { reason });
   }
   return undefined;
 }
