@@ -265,6 +265,25 @@ describe('intent upgrade', () => {
     expect(c.nodes.get('worker-1')!.spec?.unschedulable).toBe(true);
   });
 
+  it('is Failed when the node is not back on the target by the upgrade deadline, and never sends again', async () => {
+    const c = rack();
+    const name = c.create('worker-1', { image: IMAGE });
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Rebooting');
+    const waited = await c.reconcile(name);
+    expect(waited.requeueAfterMs).toBeGreaterThan(1_700_000);
+    // Half an hour later (upgradeSeconds 1800), still on the boot from before.
+    const late = c.ports();
+    late.now = () => Date.now() + 1801 * 1000;
+    await new MaintenanceReconciler(late).reconcile(name);
+    const nm = c.get(name);
+    expect(nm.status?.phase).toBe('Failed');
+    expect(nm.status?.message).toBe(
+      'worker-1 did not come back on v1.12.0 within 1800s of the upgrade (Ready, but with the boot ID from before). The node is left cordoned.',
+    );
+    expect(c.sent).toHaveLength(1);
+  });
+
   it('refuses at admission a node already at the target, touching nothing', async () => {
     const c = rack();
     const name = c.create('worker-2', { image: IMAGE });
