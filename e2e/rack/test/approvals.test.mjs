@@ -9,6 +9,8 @@
 // - an approval after the impact grew (a second control-plane member NotReady, so the
 //   reboot of a member went from typed-name to hazard) is 409 naming both rungs;
 // - a rejection needs a reason and ends the request Refused with the approver's words;
+// - an approved reboot whose impact grew before the verb went out is Refused at the send,
+//   nothing sent (the operator checks again when it acts);
 // - an approval that expires ends the request Refused ("approval expired"), nothing sent,
 //   and an approval after it is 409;
 // - an operator killed and restarted while a request awaits approval keeps waiting, and
@@ -504,6 +506,106 @@ rackTest(
     assert.equal(nm.status.cordonedAt, undefined);
     assert.equal(nm.status.rebootSentAt, undefined);
     assert.deepEqual(await snapshotOf('cp-1'), before, 'cp-1 untouched');
+  },
+);
+
+rackTest(
+  'an approved reboot whose impact grew before the verb went out is Refused at the send, nothing sent',
+  { timeout: 300_000 },
+  async () => {
+    // A Job pod on cp-1 that the drain waits for (rackside.dev/drain: wait-completed, held
+    // Running by the rack until its phase is written), so the approved reboot stands in
+    // Draining while the impact grows.
+    portal.kubectl('create', 'namespace', 'approvals-test');
+    const job = {
+      apiVersion: 'batch/v1',
+      kind: 'Job',
+      metadata: { name: 'cp-1-report', namespace: 'approvals-test' },
+      spec: {
+        backoffLimit: 0,
+        template: {
+          metadata: {
+            labels: { 'rackside.dev/drain': 'wait-completed' },
+            annotations: { 'rack.rackside.dev/hold-running': 'true' },
+          },
+          spec: {
+            restartPolicy: 'Never',
+            nodeSelector: { 'kubernetes.io/hostname': 'cp-1' },
+            tolerations: [
+              {
+                key: 'node-role.kubernetes.io/control-plane',
+                operator: 'Exists',
+                effect: 'NoSchedule',
+              },
+            ],
+            containers: [
+              { name: 'report', image: 'registry.example/report:1' },
+            ],
+          },
+        },
+      },
+    };
+    const jobFile = path.join(workDir, 'cp-1-report.json');
+    fs.writeFileSync(jobFile, JSON.stringify(job));
+    portal.kubectl('apply', '-f', jobFile);
+    const reportPod = await eventually(
+      'the report pod runs on cp-1',
+      () =>
+        portal
+          .getJson('pods', '-n', 'approvals-test')
+          .items.find(
+            p => p.spec.nodeName === 'cp-1' && p.status?.phase === 'Running',
+          )?.metadata.name,
+      { timeoutMs: 60_000 },
+    );
+    const countsBefore = await portal.machineCounts('cp-1');
+
+    held['cp-1'] = undefined; // the rejected one is over: a new request
+    const name = await heldReboot('cp-1');
+    assert.equal(maintenance(name).spec.approval.requestedRung, 'typed-name');
+    const approval = await approve(CONTRACTOR, 'maintenances', name);
+    assert.equal(approval.status, 200, JSON.stringify(approval.body));
+    assert.equal(maintenance(name).spec.approval.approvedRung, 'typed-name');
+    await eventually(
+      'the approved reboot of cp-1 drains, waiting for the report',
+      () =>
+        (maintenance(name).status?.drain?.waitingFor ?? []).includes(
+          `approvals-test/${reportPod}`,
+        ),
+      { timeoutMs: 90_000 },
+    );
+
+    markNotReady('cp-4');
+    try {
+      // The impact grew: rebooting cp-1 now consumes the last margin (hazard). The report
+      // finishes, the drain ends, and the operator checks again before the verb.
+      portal.kubectl(
+        'patch',
+        'pod',
+        reportPod,
+        '-n',
+        'approvals-test',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ status: { phase: 'Succeeded' } }),
+      );
+      const nm = await waitForPhase(name, 'Refused', 90_000);
+      assert.match(nm.status.message, /was not sent/);
+      assert.equal(nm.status.rebootSentAt, undefined);
+      assert.deepEqual(
+        await portal.machineCounts('cp-1'),
+        countsBefore,
+        'nothing sent to cp-1',
+      );
+    } finally {
+      portal.kubectl('annotate', 'node', 'cp-4', `${POWER_ANNOTATION}-`);
+      await eventually('cp-4 is Ready again', () => nodeReady('cp-4'), {
+        timeoutMs: 60_000,
+      });
+      await requestAction(GUEST, 'cp-1', 'uncordon').catch(() => {});
+      portal.kubectl('delete', 'namespace', 'approvals-test', '--wait=false');
+    }
   },
 );
 
