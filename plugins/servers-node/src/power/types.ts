@@ -45,10 +45,42 @@ export interface PowerUpgradeRequest {
   force?: boolean;
 }
 
+/** A Redfish firmware update as a channel sends it (a NodeMaintenance's `spec.firmware`). */
+export interface PowerFirmwareRequest {
+  /** The https URL the BMC fetches (or the channel fetches for a multipart push). */
+  imageURI: string;
+  targets?: string[];
+  applyTime?: 'Immediate' | 'OnReset';
+}
+
+/** One bounded look at a firmware update's task on the BMC. */
+export interface FirmwareTaskReading {
+  /** Redfish TaskState (New, Running, Completed, Exception, ...), cut to 64 characters. */
+  state: string;
+  /** The task ended (successfully or not). */
+  finished: boolean;
+  /** It ended without applying: Exception, Killed, Cancelled, or TaskStatus Critical. */
+  failed: boolean;
+  percent?: number;
+  /** The task's messages, at most 8, each cut to 1024 characters. */
+  messages: string[];
+  /** Its messages ask for a reset to apply the update (ResetRequired, AwaitToActivate). */
+  resetRequired: boolean;
+}
+
+/** One FirmwareInventory member: its link (or Id), name and version. */
+export interface PowerFirmwareComponent {
+  id: string;
+  name: string;
+  version: string;
+}
+
 /** What a channel reports once the machine or its BMC accepted a verb. */
 export interface PowerVerbReceipt {
   channel: PowerChannelType;
-  verb: PowerChannelVerb | 'upgrade';
+  verb: PowerChannelVerb | 'upgrade' | 'firmware';
+  /** The task monitor of an accepted firmware update ('' when the BMC named none). */
+  taskUri?: string;
   node: string;
   /** When the acceptance arrived (ISO 8601). */
   acceptedAt: string;
@@ -100,6 +132,20 @@ export interface PowerChannel {
     node: PowerNode,
     request: PowerUpgradeRequest,
   ): Promise<PowerVerbReceipt>;
+  /**
+   * Redfish UpdateService.SimpleUpdate (or a multipart push where only that is offered) on
+   * the node's BMC (redfish only). Sent once, like a verb; the receipt names the task.
+   */
+  firmwareUpdate?(
+    node: PowerNode,
+    request: PowerFirmwareRequest,
+  ): Promise<PowerVerbReceipt>;
+  /** One bounded read of a firmware update's task monitor. */
+  firmwareTask?(node: PowerNode, taskUri: string): Promise<FirmwareTaskReading>;
+  /** One bounded read of the BMC's FirmwareInventory. */
+  firmwareInventory?(node: PowerNode): Promise<PowerFirmwareComponent[]>;
+  /** Whether the node's BMC offers an UpdateService that takes an update. */
+  firmwareOffered?(node: PowerNode): Promise<boolean>;
   /** Releases connections and sessions. */
   close(): Promise<void>;
 }

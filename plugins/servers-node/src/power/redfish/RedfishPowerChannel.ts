@@ -2,7 +2,10 @@ import { createHash } from 'node:crypto';
 import {
   channelCapabilities,
   PowerChannelError,
+  type FirmwareTaskReading,
   type ObservedPowerState,
+  type PowerFirmwareComponent,
+  type PowerFirmwareRequest,
   type PowerChannel,
   type PowerChannelVerb,
   type PowerNode,
@@ -10,6 +13,8 @@ import {
 } from '../types';
 import { RedfishError } from './errors';
 import { BmcRateLimiter } from './rateLimit';
+import { fetchFirmwareImage } from './firmwareImage';
+import { RedfishFirmwareUpdater, type FirmwareImage } from './firmwareUpdate';
 import { BmcHealthReader } from './readHealth';
 import {
   RedfishClient,
@@ -41,6 +46,11 @@ export interface RedfishPowerChannelOptions {
    * verb is then not sent.
    */
   mayAct?: () => void;
+  /**
+   * Fetches a firmware image for a BMC that takes only a multipart push (the operator has
+   * checked its source first); default: a bounded GET (fetchFirmwareImage).
+   */
+  fetchImage?: (imageURI: string) => Promise<FirmwareImage>;
 }
 
 /**
@@ -112,6 +122,74 @@ export class RedfishPowerChannel implements PowerChannel {
     const reader = new BmcHealthReader(client, systemPath);
     this.healthReaders.set(key, { client, reader });
     return reader;
+  }
+
+  /**
+   * SimpleUpdate (or a multipart push) on the node's BMC, sent once: the leader check
+   * right before the POST, as for a Reset. The receipt names the task monitor.
+   */
+  async firmwareUpdate(
+    node: PowerNode,
+    request: PowerFirmwareRequest,
+  ): Promise<PowerVerbReceipt> {
+    const { client } = await this.locate(node, 'update the firmware of');
+    const fetchImage = this.options.fetchImage ?? fetchFirmwareImage;
+    try {
+      const accepted = await new RedfishFirmwareUpdater(client).update(
+        request,
+        {
+          beforePost: this.options.mayAct,
+          image: () => fetchImage(request.imageURI),
+        },
+      );
+      return {
+        channel: 'redfish',
+        verb: 'firmware',
+        node: node.name,
+        acceptedAt: new Date().toISOString(),
+        taskUri: accepted.taskUri,
+        detail: `${
+          accepted.how === 'simpleUpdate' ? 'SimpleUpdate' : 'multipart push'
+        } accepted by ${client.origin} (HTTP ${accepted.status})${
+          accepted.taskUri ? `, task ${accepted.taskUri}` : ''
+        }`,
+      };
+    } catch (error) {
+      throw this.failure(node, 'update the firmware of', error);
+    }
+  }
+
+  /** One bounded read of a firmware update's task. */
+  async firmwareTask(
+    node: PowerNode,
+    taskUri: string,
+  ): Promise<FirmwareTaskReading> {
+    const { client } = await this.locate(node, 'read the firmware task of');
+    try {
+      return await new RedfishFirmwareUpdater(client).task(taskUri);
+    } catch (error) {
+      throw this.failure(node, 'read the firmware task of', error);
+    }
+  }
+
+  /** One bounded read of the BMC's FirmwareInventory. */
+  async firmwareInventory(node: PowerNode): Promise<PowerFirmwareComponent[]> {
+    const { client } = await this.locate(node, 'read the firmware of');
+    try {
+      return await new RedfishFirmwareUpdater(client).inventory();
+    } catch (error) {
+      throw this.failure(node, 'read the firmware of', error);
+    }
+  }
+
+  /** Whether the node's BMC has an UpdateService that takes an update. */
+  async firmwareOffered(node: PowerNode): Promise<boolean> {
+    const { client } = await this.locate(node, 'read the UpdateService of');
+    try {
+      return (await new RedfishFirmwareUpdater(client).offer()) !== undefined;
+    } catch (error) {
+      throw this.failure(node, 'read the UpdateService of', error);
+    }
   }
 
   async close(): Promise<void> {

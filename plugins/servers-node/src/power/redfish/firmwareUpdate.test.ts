@@ -6,11 +6,8 @@
 import { REPO_ROOT } from '@rackside/rack-testing';
 import type { ServerResponse } from 'node:http';
 import { MockupBmc, mockupDir } from '../../testing';
-import {
-  readTask,
-  RedfishFirmwareUpdater,
-  type FirmwareTaskReading,
-} from './firmwareUpdate';
+import type { FirmwareTaskReading } from '../types';
+import { readTask, RedfishFirmwareUpdater } from './firmwareUpdate';
 import { BmcRateLimiter } from './rateLimit';
 import { RedfishClient } from './RedfishClient';
 

@@ -14,6 +14,7 @@ import {
   type FirmwareRequest,
 } from '@rackside/plugin-servers-common';
 import { Deadline } from '../../http/boundedBody';
+import type { FirmwareTaskReading } from '../types';
 import { RedfishError } from './errors';
 import {
   REDFISH_BODY_LIMITS,
@@ -52,21 +53,6 @@ export interface FirmwareUpdateAccepted {
   /** The task monitor to follow (the Location header, else the Task's TaskMonitor). */
   taskUri: string;
   status: number;
-}
-
-/** One look at the update's task, bounded. */
-export interface FirmwareTaskReading {
-  /** Redfish TaskState (New, Running, Completed, Exception, ...), cut to 64 characters. */
-  state: string;
-  /** The task ended (successfully or not). */
-  finished: boolean;
-  /** It ended without applying: Exception, Killed, Cancelled, or TaskStatus Critical. */
-  failed: boolean;
-  percent?: number;
-  /** The task's messages, at most 8, each cut to 1024 characters. */
-  messages: string[];
-  /** Its messages ask for a reset to apply the update (ResetRequired, AwaitToActivate). */
-  resetRequired: boolean;
 }
 
 const FAILED_STATES = new Set(['Exception', 'Killed', 'Cancelled']);

@@ -35,9 +35,9 @@ export {
 } from './firmwareUpdate';
 export type {
   FirmwareImage,
-  FirmwareTaskReading,
   FirmwareUpdateAccepted,
   RedfishFirmwareOffer,
 } from './firmwareUpdate';
 export { RedfishRawBody } from './RedfishClient';
 export type { RedfishActionAnswer } from './RedfishClient';
+export { fetchFirmwareImage, MAX_FIRMWARE_IMAGE_BYTES } from './firmwareImage';
