@@ -22,6 +22,7 @@ import { ApprovalRungGrewError } from './errors';
 import {
   cachedRequest,
   cachedRequests,
+  freshRequest,
   noRequest,
   visibleRequest,
   type HeldRequest,
@@ -55,7 +56,10 @@ export async function approvalView(
 ): Promise<ApprovalView> {
   const now = ctx.now?.() ?? new Date();
   const snap = await clusterSnapshot(grant.cluster);
-  const request = await cachedRequest(grant.cluster, ref);
+  // Just created, the watch may not have brought it yet: ask the apiserver.
+  const request =
+    (await cachedRequest(grant.cluster, ref)) ??
+    (await freshRequest(grant.cluster, ref));
   if (!request || !visibleRequest(request, snap, grant.scope)) {
     throw noRequest(ref);
   }

@@ -23,6 +23,9 @@ import {
   type ServersTestBackendOptions,
 } from '../testing/testBackend';
 
+// A test backend per test: on a busy machine one start takes seconds.
+jest.setTimeout(30_000);
+
 const REQUESTER = 'user:default/requester';
 const APPROVER = 'user:default/approver';
 const SECOND = 'user:default/second-approver';
@@ -165,7 +168,7 @@ async function approve(
 describe('a request a rule selects', () => {
   it('is created held: spec.approval in the same create, the answer says so, approvers and requester are told', async () => {
     const cluster = rack();
-    const { server, notifications } = await start(cluster);
+    const { server, notifications, events } = await start(cluster);
     const res = await requestDrain(server);
     expect(res.status).toBe(201);
     expect(res.body.approval).toEqual({
@@ -186,6 +189,12 @@ describe('a request a rule selects', () => {
     });
     // Nothing else was written: the operator holds it, nothing touches the node.
     expect(cluster.writes).toBe(1);
+    const created = events.find(e => e.options.eventId === 'server-action');
+    expect(created?.meta).toMatchObject({
+      outcome: 'created',
+      maintenance: res.body.name,
+      approval: { rule: 'drains', expiresAt: res.body.approval.expiresAt },
+    });
     const sent = notifications.map(n => ({
       to: n.recipients,
       title: n.payload.title,

@@ -199,6 +199,9 @@ export class AuditedServersService implements ServersEdgeService {
       ),
       async record => {
         record.extra.maintenance = null;
+        // What an upgrade or a firmware update was to install, refused or not.
+        if (command.upgrade) record.extra.upgrade = { ...command.upgrade };
+        if (command.firmware) record.extra.firmware = { ...command.firmware };
         const result = await this.inner.requestAction(
           credentials,
           command,
@@ -206,6 +209,14 @@ export class AuditedServersService implements ServersEdgeService {
         );
         record.extra.maintenance = result.name;
         record.outcome = result.outcome;
+        // Held for a second person (docs/approvals.md): by which rule, for whom.
+        if (result.approval) {
+          record.extra.approval = {
+            rule: result.approval.rule,
+            approvers: result.approval.approvers,
+            expiresAt: result.approval.expiresAt,
+          };
+        }
         return result;
       },
     );
