@@ -38,7 +38,10 @@ const GUEST = 'user:default/guest'; // plant-admins: requests everything here
 const ENGINEER = 'user:default/engineer'; // servers:approve on workers only
 const CONTRACTOR = 'user:default/contractor'; // servers:approve everywhere
 const VIEWER = 'user:default/viewer'; // named by a rule, read only
-/** Control-plane members added to the fixture's three, so a reboot of one spends margin without consuming it. */
+/**
+ * Control-plane members added to the fixture's three: with five, a reboot of one spends
+ * margin without consuming it (typed-name), and one more NotReady makes it a hazard.
+ */
 const EXTRA_MEMBERS = ['cp-4', 'cp-5'];
 /** Workers without machines or pods (tainted: no workload lands), for the plans. */
 const PLAN_WORKERS = ['apw-1', 'apw-2', 'apw-3', 'apw-4', 'apw-5'];
@@ -70,6 +73,8 @@ servers:
         expiresAfterMinutes: 240
 permission:
   rackside:
+    # The engineers read only, whatever the demo's tiers say: servers:approve is the admin
+    # tier's, and the lines below give it to engineers on workers, to the contractor anywhere.
     tiers:
       read: [group:default/plant-viewers, group:default/plant-engineers]
       operate-lead: []
