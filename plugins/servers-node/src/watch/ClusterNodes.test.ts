@@ -26,7 +26,7 @@ function node(
         },
         { type: 'Ready', status: ready, lastHeartbeatTime: heartbeat },
       ],
-      nodeInfo: { systemUUID: `uuid-${name}` },
+      nodeInfo: { systemUUID: `uuid-${name}`, osImage: 'Talos (v1.11.3)' },
       images: [{ names: ['big'], sizeBytes: 1 }],
     },
   } as any;
@@ -104,9 +104,19 @@ describe('ClusterNodes', () => {
     const a = nodes.get('a')!.node;
     expect(a.status).toEqual({
       conditions: [{ type: 'Ready', status: 'True' }],
-      nodeInfo: { systemUUID: 'uuid-a' },
+      nodeInfo: { systemUUID: 'uuid-a', osImage: 'Talos (v1.11.3)' },
     });
     expect((a.metadata as any).managedFields).toBeUndefined();
+  });
+
+  it('a new OS image (an upgrade came back) is a change with the new version', async () => {
+    const upgraded = node('a');
+    upgraded.status.nodeInfo.osImage = 'Talos (v1.12.0)';
+    kube.put(NODES, upgraded);
+    expect([...(await nextChange(nodes))]).toEqual(['a']);
+    expect(nodes.get('a')!.node.status?.nodeInfo?.osImage).toBe(
+      'Talos (v1.12.0)',
+    );
   });
 
   it('a label change and a removal are changes', async () => {

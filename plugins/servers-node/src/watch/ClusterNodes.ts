@@ -16,13 +16,20 @@ import type { WatchTransport } from './transport';
 /**
  * What a page (and a catalog entity) shows of a Node, and nothing else: name, labels
  * (roles, control plane, virtual and the permission rules read them), schedulability,
- * readiness and the system UUID. A heartbeat (a new resourceVersion, the conditions'
+ * readiness, the system UUID and the OS image (the Talos version column, and what an
+ * upgrade compares its target with). A heartbeat (a new resourceVersion, the conditions'
  * lastHeartbeatTime, managedFields, images, resource usage) changes none of it.
  */
 export function shownNodeOf(raw: RawKubeObject | NodeObject): NodeObject {
   const node = raw as NodeObject;
   const ready = node.status?.conditions?.find(c => c.type === 'Ready');
   const systemUUID = node.status?.nodeInfo?.systemUUID;
+  // Cut as the operator's slim Node cuts it: a version is never this long.
+  const osImage = node.status?.nodeInfo?.osImage?.slice(0, 256);
+  const nodeInfo = {
+    ...(systemUUID !== undefined ? { systemUUID } : {}),
+    ...(osImage !== undefined ? { osImage } : {}),
+  };
   return {
     apiVersion: node.apiVersion ?? 'v1',
     kind: node.kind ?? 'Node',
@@ -36,7 +43,7 @@ export function shownNodeOf(raw: RawKubeObject | NodeObject): NodeObject {
       ...(ready
         ? { conditions: [{ type: 'Ready', status: ready.status }] }
         : {}),
-      ...(systemUUID !== undefined ? { nodeInfo: { systemUUID } } : {}),
+      ...(Object.keys(nodeInfo).length > 0 ? { nodeInfo } : {}),
     },
   } as NodeObject;
 }
@@ -53,6 +60,7 @@ export function shownDigestOf(node: NodeObject): string {
     node.spec?.unschedulable === true,
     node.status?.conditions?.find(c => c.type === 'Ready')?.status ?? null,
     node.status?.nodeInfo?.systemUUID ?? null,
+    node.status?.nodeInfo?.osImage?.slice(0, 256) ?? null,
   ]);
 }
 
