@@ -31,6 +31,7 @@ describe('readConfig', () => {
       rebootDeadlineSeconds: 900,
       unansweredDeadlineSeconds: 300,
       talosImagePrefixes: [],
+      firmwareSources: [],
       upgradeDeadlineSeconds: 1800,
       reclaimMaintenanceWaitSeconds: 600,
       reclaimMaxTtlSeconds: 3600,
@@ -108,6 +109,30 @@ describe('readConfig', () => {
     expect(() =>
       readConfig(['--talos-image-prefixes', 'ghcr.io/x:v1.12'], {}),
     ).toThrow(ConfigError);
+  });
+
+  it('reads the firmware sources, refusing anything but an https origin', () => {
+    expect(
+      readConfig([], {
+        RACKSIDE_FIRMWARE_SOURCES:
+          'https://firmware.example.com, https://10.0.0.5:8443/',
+      }),
+    ).toMatchObject({
+      firmwareSources: [
+        'https://firmware.example.com',
+        'https://10.0.0.5:8443/',
+      ],
+    });
+    for (const bad of [
+      'http://firmware.example.com',
+      'https://firmware.example.com/images',
+      'https://user@firmware.example.com',
+      'firmware.example.com',
+    ]) {
+      expect(() => readConfig(['--firmware-sources', bad], {})).toThrow(
+        /--firmware-sources: not an https origin/,
+      );
+    }
   });
 
   it('reads the reclaim and join limits', () => {

@@ -1,6 +1,7 @@
 import {
   DEFAULT_NODE_ALERT_MATCHERS,
   isImagePrefix,
+  parseFirmwareSource,
   validateAlertMatcherTemplates,
 } from '@rackside/plugin-servers-common';
 import os from 'node:os';
@@ -32,6 +33,12 @@ export interface OperatorConfig {
    * operator refuses any other image when it is about to send. Empty: no upgrade is sent.
    */
   talosImagePrefixes: string[];
+  /**
+   * The https origins a firmware update may fetch its image from (docs/upgrades.md,
+   * "Firmware"); the operator refuses any other image URI when it is about to send.
+   * Empty: no firmware update is sent.
+   */
+  firmwareSources: string[];
   /** An upgrade not back on its target version (new boot ID) this long after Talos accepted it fails. */
   upgradeDeadlineSeconds: number;
   /** A reclaimed machine not back in maintenance mode this long after its reset fails (decision 0002: 600). */
@@ -220,6 +227,12 @@ const OPTIONS = [
     ['RACKSIDE_TALOS_IMAGE_PREFIXES'],
     'none',
     'Talos installer image prefixes an upgrade may install, comma-separated (e.g. factory.talos.dev/installer/); none: no upgrade is sent',
+  ],
+  [
+    'firmware-sources',
+    ['RACKSIDE_FIRMWARE_SOURCES'],
+    'none',
+    'https origins a firmware update may fetch its image from, comma-separated (e.g. https://firmware.example.com); none: no firmware update is sent',
   ],
   [
     'upgrade-deadline-seconds',
@@ -518,6 +531,18 @@ export function readConfig(
     .map(r => r.trim())
     .filter(Boolean);
   const alerting = readAlerting(text, duration);
+  const firmwareSources = (text('firmware-sources') ?? '')
+    .split(',')
+    .map(s => s.trim())
+    .filter(Boolean);
+  const notOrigins = firmwareSources.filter(s => !parseFirmwareSource(s));
+  if (notOrigins.length) {
+    throw new ConfigError(
+      `--firmware-sources: not an https origin (https://host[:port], nothing after it): ${notOrigins
+        .map(s => `"${s}"`)
+        .join(', ')}`,
+    );
+  }
   const talosImagePrefixes = (text('talos-image-prefixes') ?? '')
     .split(',')
     .map(p => p.trim())
@@ -540,6 +565,7 @@ export function readConfig(
     rebootDeadlineSeconds: integer('reboot-deadline-seconds', 900),
     unansweredDeadlineSeconds: integer('unanswered-deadline-seconds', 300),
     talosImagePrefixes,
+    firmwareSources,
     upgradeDeadlineSeconds: integer('upgrade-deadline-seconds', 1800),
     reclaimMaintenanceWaitSeconds: integer(
       'reclaim-maintenance-wait-seconds',

@@ -58,7 +58,10 @@ async function main() {
       unansweredSeconds: config.unansweredDeadlineSeconds,
       upgradeSeconds: config.upgradeDeadlineSeconds,
     },
-    upgrades: { imagePrefixes: config.talosImagePrefixes },
+    upgrades: {
+      imagePrefixes: config.talosImagePrefixes,
+      firmwareSources: config.firmwareSources,
+    },
     machines: {
       reclaim: {
         maintenanceWaitMs: config.reclaimMaintenanceWaitSeconds * 1000,

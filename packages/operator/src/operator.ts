@@ -101,7 +101,11 @@ export interface OperatorOptions {
    * The Talos installer image prefixes an upgrade may install (`--talos-image-prefixes`,
    * docs/upgrades.md). Absent or empty: every upgrade is refused before anything is sent.
    */
-  upgrades?: { imagePrefixes: readonly string[] };
+  upgrades?: {
+    imagePrefixes: readonly string[];
+    /** The https origins a firmware update may fetch its image from (`--firmware-sources`). */
+    firmwareSources?: readonly string[];
+  };
   /** Discovery, join and reclaim limits (tests shorten the reclaim deadline and TTL). */
   machines?: MachineControllerSettings;
   /**

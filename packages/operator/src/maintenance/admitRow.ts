@@ -17,6 +17,7 @@ import { checkNumbers, checkQuorum, refuse, rungOf } from './guardCheck';
 import { DRAINING_INTENTS, VERB_OF_INTENT } from './intents';
 import type { Row } from './types';
 import { upgradeRefusal } from './upgradeRows';
+import { firmwareRefusal } from './firmwareRows';
 
 /**
  * The other maintenance that keeps this node busy: the node's open maintenance
@@ -59,6 +60,9 @@ export const admit: Row = async (nm, ports) => {
   // An upgrade's image, channel and target (upgradeRows.ts), before anything is drained.
   const upgradeRefused = upgradeRefusal(nm, ports, 'admission');
   if (upgradeRefused) return upgradeRefused;
+  // A firmware update's source and channel (firmwareRows.ts), before anything is drained.
+  const firmwareRefused = firmwareRefusal(nm, ports, 'admission');
+  if (firmwareRefused) return firmwareRefused;
   const others = view
     .maintenances()
     .filter(m => m.metadata.name !== nm.metadata.name);

@@ -10,17 +10,30 @@ export const DRAINING_INTENTS: readonly MaintenanceIntent[] = [
   'reboot',
   'shutdown',
   'upgrade',
+  'firmware',
 ];
 
 /**
  * The power verb an intent sends once drained, as the capability rule names it: an
- * upgrade ends with the reboot Talos makes into the new version (upgradeRows.ts).
+ * upgrade ends with the reboot Talos makes into the new version (upgradeRows.ts), a
+ * firmware update with the reset that applies it (firmwareRows.ts).
  */
 export const VERB_OF_INTENT: Partial<
   Record<MaintenanceIntent, 'reboot' | 'shutdown'>
-> = { reboot: 'reboot', shutdown: 'shutdown', upgrade: 'reboot' };
+> = {
+  reboot: 'reboot',
+  shutdown: 'shutdown',
+  upgrade: 'reboot',
+  // A firmware update is applied with a reset (firmwareRows.ts).
+  firmware: 'reboot',
+};
 
 /** Where the verb an intent sends is recorded (`status.power`), once drained. */
 export const RECORD_OF_INTENT: Partial<
   Record<MaintenanceIntent, PowerSendVerb>
-> = { reboot: 'reboot', shutdown: 'shutdown', upgrade: 'upgrade' };
+> = {
+  reboot: 'reboot',
+  shutdown: 'shutdown',
+  upgrade: 'upgrade',
+  firmware: 'firmware',
+};

@@ -69,7 +69,11 @@ export interface MaintenanceControllerOptions {
   /** Alertmanager for a healthy return a maintenance asks for; absent: Ready only. */
   returnAlerts?: AlertReads;
   /** The Talos image prefixes an upgrade may install (docs/upgrades.md); absent: none. */
-  upgrades?: { imagePrefixes: readonly string[] };
+  upgrades?: {
+    imagePrefixes: readonly string[];
+    /** The https origins a firmware update may fetch from (docs/upgrades.md); absent: none. */
+    firmwareSources?: readonly string[];
+  };
 }
 
 /** The reconciler's ports, and what the controller's watches reach of them. */

@@ -80,7 +80,7 @@ export function downNow(nm: NodeMaintenance, ports: MachinePorts): string {
  */
 export function sendTimeRefusal(
   nm: NodeMaintenance,
-  verb: 'reboot' | 'shutdown' | 'upgrade',
+  verb: 'reboot' | 'shutdown' | 'upgrade' | 'firmware',
   ports: MachinePorts,
 ): Decision | undefined {
   const node = ports.view.node(nm.spec.nodeName);

@@ -28,6 +28,7 @@ export const VERB_TEXT: Record<PowerSendVerb, string> = {
   shutdown: 'shutdown',
   powerOn: 'power-on',
   upgrade: 'upgrade',
+  firmware: 'firmware update',
 };
 
 /** The capability rule's name of a verb (servers-common `PowerVerb`). */
@@ -37,6 +38,8 @@ export const OFFER_NAME = {
   powerOn: 'power-on',
   // What the capability rule asks of the channel: the upgrade ends in a reboot.
   upgrade: 'reboot',
+  // A firmware update is applied with a reset: the channel must be able to reboot.
+  firmware: 'reboot',
 } as const;
 
 type Conditions = NonNullable<NodeMaintenanceStatus['conditions']>;
@@ -211,6 +214,23 @@ export const afterSend: Record<
         ...(nm.status?.upgrade
           ? { upgrade: { ...nm.status.upgrade, sentAt: record.sentAt } }
           : {}),
+      },
+    })),
+  // Accepted: the maintenance stays Drained while firmwareRows.ts follows the BMC's task.
+  firmware: (nm, outcome, clock) =>
+    answered(nm, 'firmware', outcome, clock, record => ({
+      kind: 'record',
+      message: `firmware update of ${nm.spec.nodeName} accepted (${record.detail}); following the BMC's task`,
+      status: {
+        power: powerWith(nm, 'firmware', record),
+        firmware: {
+          before: nm.status?.firmware?.before ?? [],
+          ...nm.status?.firmware,
+          taskUri: outcome.ok
+            ? outcome.receipt.taskUri?.slice(0, 512)
+            : undefined,
+          checkedAt: isoOf(clock),
+        },
       },
     })),
   powerOn: (nm, outcome, clock) =>

@@ -211,6 +211,7 @@ export class MaintenanceReconciler {
         verb,
         this.ports.view.node(written.spec.nodeName),
         written.spec.upgrade,
+        written.spec.firmware,
       )
       .catch(
         (error): SendOutcome => ({

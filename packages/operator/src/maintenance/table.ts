@@ -77,6 +77,7 @@ import { DRAINING_INTENTS, RECORD_OF_INTENT, VERB_OF_INTENT } from './intents';
 import { poweredOff, rebooting, sendFromDrained } from './powerRows';
 import { returning } from './returningRow';
 import { sendUpgradeFromDrained, upgrading } from './upgradeRows';
+import { firmwareRebooting, sendFirmwareFromDrained } from './firmwareRows';
 import type { Decision, MachinePorts, Phase, Row } from './types';
 
 export { blockingMaintenance } from './admitRow';
@@ -176,6 +177,9 @@ const drained: Row = async (nm, ports) => {
   const verb = VERB_OF_INTENT[nm.spec.intent];
   if (verb && !nm.spec.returnToService) {
     if (nm.spec.intent === 'upgrade') return sendUpgradeFromDrained(nm, ports);
+    if (nm.spec.intent === 'firmware') {
+      return sendFirmwareFromDrained(nm, ports);
+    }
     return sendFromDrained(nm, verb, ports);
   }
   return (
@@ -198,8 +202,11 @@ export const transitions: Record<Phase, Row> = {
   Cordoned: cordoned,
   Draining: draining,
   Drained: drained,
-  Rebooting: (nm, ports) =>
-    nm.spec.intent === 'upgrade' ? upgrading(nm, ports) : rebooting(nm, ports),
+  Rebooting: (nm, ports) => {
+    if (nm.spec.intent === 'upgrade') return upgrading(nm, ports);
+    if (nm.spec.intent === 'firmware') return firmwareRebooting(nm, ports);
+    return rebooting(nm, ports);
+  },
   PoweredOff: poweredOff,
   Returning: returning,
   Complete: finished,

@@ -14,8 +14,11 @@ import type {
   NodeMaintenanceStatus,
   PodLike,
   PowerVerb,
+  FirmwareComponent,
+  FirmwareRequest,
   UpgradeRequest,
 } from '@rackside/plugin-servers-common';
+import type { FirmwareTaskReading } from '@rackside/plugin-servers-node';
 import type { DrainOutcome } from './drain/DrainRunner';
 import type { Clock, Done, NEW, Wait } from '../runtime/lifecycle/table';
 import type { NodeView } from '../runtime/nodeView';
@@ -59,13 +62,23 @@ export interface DrainPort {
 }
 
 /** The verbs the operator sends, named as in `status.power`. */
-export type PowerSendVerb = 'reboot' | 'shutdown' | 'powerOn' | 'upgrade';
+export type PowerSendVerb =
+  | 'reboot'
+  | 'shutdown'
+  | 'powerOn'
+  | 'upgrade'
+  | 'firmware';
 
 /** What became of a sent verb. */
 export type SendOutcome =
   | {
       ok: true;
-      receipt: { acceptedAt: string; detail: string };
+      receipt: {
+        acceptedAt: string;
+        detail: string;
+        /** The BMC's task monitor of an accepted firmware update. */
+        taskUri?: string;
+      };
       /** The channel will be read for PowerState Off (shutdown). */
       confirmsPowerOff?: boolean;
     }
@@ -85,6 +98,11 @@ export interface PowerPort {
   powerState(node: NodeView | undefined): Promise<'On' | 'Off' | undefined>;
   /** The PowerOffConfirmed readback, or undefined when the channel cannot observe Off. */
   readback(): { windowSeconds: number; intervalSeconds: number } | undefined;
+  /**
+   * The node's BMC firmware, read through the channel (redfish only: the others reject),
+   * each read bounded in size and time (firmwareRows.ts).
+   */
+  firmware?: FirmwareReads;
   deadlines: {
     /** From the accepted reboot to the node back with a new boot ID. */
     rebootSeconds: number;
@@ -98,6 +116,17 @@ export interface PowerPort {
   };
 }
 
+/** Reads of a node's BMC firmware (servers-node's RedfishFirmwareUpdater through the channel). */
+export interface FirmwareReads {
+  /** Whether the BMC offers an UpdateService that takes an update. */
+  offered(node: NodeView | undefined): Promise<boolean>;
+  inventory(node: NodeView | undefined): Promise<FirmwareComponent[]>;
+  task(
+    node: NodeView | undefined,
+    taskUri: string,
+  ): Promise<FirmwareTaskReading>;
+}
+
 /**
  * The one send of a recorded power verb, at the edge (powerprovider/powerSend.ts on the
  * PowerProvider's channel), handed to the NodeMaintenance controller. Only the
@@ -109,6 +138,8 @@ export interface PowerSendPort {
     node: NodeView | undefined,
     /** What `upgrade` installs (the maintenance's spec.upgrade). */
     upgrade?: UpgradeRequest,
+    /** What `firmware` asks the BMC (the maintenance's spec.firmware). */
+    firmware?: FirmwareRequest,
   ): Promise<SendOutcome>;
 }
 
@@ -127,7 +158,14 @@ export interface MachinePorts extends Clock {
    * The Talos installer image prefixes an upgrade may install (`--talos-image-prefixes`,
    * docs/upgrades.md); absent or empty: every upgrade is refused.
    */
-  upgrades?: { imagePrefixes: readonly string[] };
+  upgrades?: {
+    imagePrefixes: readonly string[];
+    /**
+     * The https origins a firmware update may fetch its image from (`--firmware-sources`,
+     * docs/upgrades.md); absent or empty: every firmware update is refused.
+     */
+    firmwareSources?: readonly string[];
+  };
 }
 
 export type RefusalCause =

@@ -15,6 +15,7 @@ import {
   type PowerVerbReceipt,
 } from '@rackside/plugin-servers-node';
 import type {
+  FirmwareRequest,
   ServerBMC,
   UpgradeRequest,
 } from '@rackside/plugin-servers-common';
@@ -55,6 +56,7 @@ function callOf(
   channel: PowerChannel | undefined,
   verb: PowerSendVerb,
   upgrade: UpgradeRequest | undefined,
+  firmware: FirmwareRequest | undefined,
 ): ((node: PowerNode) => Promise<PowerVerbReceipt>) | undefined {
   if (!channel) return undefined;
   switch (verb) {
@@ -63,6 +65,11 @@ function callOf(
     case 'upgrade': {
       const send = channel.upgrade?.bind(channel);
       return send && upgrade ? node => send(node, upgrade) : undefined;
+    }
+    case 'firmware': {
+      // SimpleUpdate (or a push) on the node's BMC: the redfish channel only.
+      const send = channel.firmwareUpdate?.bind(channel);
+      return send && firmware ? node => send(node, firmware) : undefined;
     }
     default:
       return channel[verb].bind(channel);
@@ -79,11 +86,12 @@ export class ChannelPowerSend implements PowerSendPort {
     verb: PowerSendVerb,
     node: NodeView | undefined,
     upgrade?: UpgradeRequest,
+    firmware?: FirmwareRequest,
   ): Promise<SendOutcome> {
     if (!this.options.leading()) throw new NotLeadingError('send');
     const channel = this.built.currentChannel();
     const name = node?.metadata?.name ?? '';
-    const call = callOf(channel, verb, upgrade);
+    const call = callOf(channel, verb, upgrade, firmware);
     if (!channel || !call) {
       return {
         ok: false,
@@ -114,6 +122,9 @@ export class ChannelPowerSend implements PowerSendPort {
         receipt: {
           acceptedAt: receipt.acceptedAt,
           detail: recorded(receipt.detail),
+          ...(receipt.taskUri !== undefined
+            ? { taskUri: receipt.taskUri }
+            : {}),
         },
         // Read back only where the readback is on (a window of 0 turns it off).
         confirmsPowerOff:

@@ -69,6 +69,10 @@ export function powerNodeOf(
   };
 }
 
+function nameOf(node: NodeView | undefined): string {
+  return node?.metadata?.name ?? '';
+}
+
 export class PowerProviderReconciler {
   private channel: PowerChannel | undefined;
   /** The spec the channel was built from (generation), so a change rebuilds it. */
@@ -220,6 +224,31 @@ export class PowerProviderReconciler {
         return channel.powerState(powerNodeOf(node, node.metadata.name));
       },
       readback: () => this.readback(),
+      firmware: {
+        offered: async node => {
+          const channel = this.channel;
+          if (!channel?.firmwareOffered) return false;
+          return channel.firmwareOffered(powerNodeOf(node, nameOf(node)));
+        },
+        inventory: async node => {
+          const channel = this.channel;
+          if (!channel?.firmwareInventory) {
+            throw new Error(
+              `the ${channel?.type ?? 'none'} channel reads no firmware`,
+            );
+          }
+          return channel.firmwareInventory(powerNodeOf(node, nameOf(node)));
+        },
+        task: async (node, taskUri) => {
+          const channel = this.channel;
+          if (!channel?.firmwareTask) {
+            throw new Error(
+              `the ${channel?.type ?? 'none'} channel reads no firmware task`,
+            );
+          }
+          return channel.firmwareTask(powerNodeOf(node, nameOf(node)), taskUri);
+        },
+      },
       deadlines: this.deadlines,
     };
   }

@@ -19,6 +19,7 @@ export const MaintenanceReason = {
   RebootTimedOut: 'RebootTimedOut',
   /** Back on another version than the upgrade's (a rollback), or not back by its deadline. */
   UpgradeFailed: 'UpgradeFailed',
+  FirmwareFailed: 'FirmwareFailed',
   PowerOnTimedOut: 'PowerOnTimedOut',
   PowerOffConfirmed: 'PowerOffConfirmed',
   PowerOffUnconfirmed: 'PowerOffUnconfirmed',

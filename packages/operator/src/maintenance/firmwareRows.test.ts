@@ -1,0 +1,472 @@
+/*
+ * The firmware rows (firmwareRows.ts) through the whole table and reconciler, on an
+ * in-memory cluster with a fake BMC: the checks before anything is sent (attacks first),
+ * the send once, the task followed, the reset it asks for, and the versions judged.
+ */
+import { ConflictError } from '@backstage/errors';
+import {
+  advertise,
+  invoke,
+  nodeFactsFromNode,
+  type FirmwareComponent,
+  type FirmwareRequest,
+  type NodeMaintenance,
+  type NodeMaintenanceStatus,
+  type PowerProviderType,
+} from '@rackside/plugin-servers-common';
+import type { FirmwareTaskReading } from '@rackside/plugin-servers-node';
+import { testNode } from '../testing/nodes';
+import {
+  MaintenanceReconciler,
+  Mutex,
+  type ReconcilerPorts,
+} from './reconciler';
+import type { NodeView, PowerSendVerb, SendOutcome } from './types';
+
+const SOURCE = 'https://fw.example.com';
+const IMAGE = `${SOURCE}/bios-2.5.0.bin`;
+const BIOS = '/redfish/v1/UpdateService/FirmwareInventory/BIOS';
+const BMC = '/redfish/v1/UpdateService/FirmwareInventory/BMC';
+const MONITOR = '/redfish/v1/TaskService/TaskMonitors/1';
+const ACCEPTED_AT = new Date().toISOString();
+
+function node(name: string, cp = false): NodeView {
+  const bootID = `boot-${name}-1`;
+  const base = testNode(name, { cp });
+  return { ...base, status: { ...base.status, nodeInfo: { bootID } } };
+}
+
+const running = (percent: number): FirmwareTaskReading => ({
+  state: 'Running',
+  finished: false,
+  failed: false,
+  percent,
+  messages: [],
+  resetRequired: false,
+});
+const completed = (resetRequired = false): FirmwareTaskReading => ({
+  state: 'Completed',
+  finished: true,
+  failed: false,
+  percent: 100,
+  messages: resetRequired ? ['A reset is required.'] : [],
+  resetRequired,
+});
+
+/** An in-memory cluster whose drains finish at once and whose channel is redfish. */
+class Cluster {
+  nodes = new Map<string, NodeView>();
+  maintenances = new Map<string, NodeMaintenance>();
+  sent: Array<{ verb: PowerSendVerb; firmware?: FirmwareRequest }> = [];
+  writes: Array<string | undefined> = [];
+  refusals: string[] = [];
+  channel: PowerProviderType = 'redfish';
+  sources: string[] = [SOURCE];
+  /** The fake BMC. */
+  updateService = true;
+  inventory: FirmwareComponent[] = [
+    { id: BIOS, name: 'Rack BIOS', version: '2.4.1' },
+    { id: BMC, name: 'Rack BMC', version: '1.12.0' },
+  ];
+  task: FirmwareTaskReading = running(10);
+  taskReads = 0;
+  sendOutcome: SendOutcome = {
+    ok: true,
+    receipt: {
+      acceptedAt: ACCEPTED_AT,
+      detail: 'SimpleUpdate accepted (HTTP 202)',
+      taskUri: MONITOR,
+    },
+  };
+  rv = 1;
+
+  constructor(nodes: NodeView[]) {
+    for (const n of nodes) this.nodes.set(n.metadata!.name!, n);
+  }
+
+  create(nodeName: string, firmware: FirmwareRequest): string {
+    const name = `fw-${nodeName}`;
+    this.maintenances.set(name, {
+      apiVersion: 'rackside.dev/v1alpha1',
+      kind: 'NodeMaintenance',
+      metadata: { name, generation: 1, resourceVersion: String(this.rv++) },
+      spec: {
+        nodeName,
+        intent: 'firmware',
+        reason: 'BIOS 2.5.0',
+        requestedBy: 'kube:admin',
+        firmware,
+      },
+    });
+    return name;
+  }
+
+  get(name: string) {
+    return this.maintenances.get(name)!;
+  }
+
+  setVersion(id: string, version: string) {
+    this.inventory = this.inventory.map(c =>
+      c.id === id ? { ...c, version } : c,
+    );
+  }
+
+  boot(name: string, bootID: string) {
+    const n = this.nodes.get(name)!;
+    this.nodes.set(name, {
+      ...n,
+      status: {
+        ...n.status,
+        conditions: [{ type: 'Ready', status: 'True' }],
+        nodeInfo: { bootID },
+      },
+    });
+  }
+
+  ports(): ReconcilerPorts {
+    return {
+      view: {
+        maintenance: name => this.maintenances.get(name),
+        maintenances: () => [...this.maintenances.values()],
+        node: name => this.nodes.get(name),
+        nodes: () => [...this.nodes.values()],
+      },
+      nodes: {
+        setUnschedulable: async (name, unschedulable) => {
+          const n = this.nodes.get(name)!;
+          this.nodes.set(name, { ...n, spec: { unschedulable } });
+        },
+      },
+      pods: { onNode: async () => [] },
+      power: {
+        check: (verb, n) =>
+          invoke(
+            advertise(this.channel, { attendedRack: false }),
+            verb,
+            n ? nodeFactsFromNode(n) : undefined,
+          ),
+        channelType: () => (this.channel === 'none' ? undefined : this.channel),
+        powerState: async () => undefined,
+        readback: () => undefined,
+        firmware: {
+          offered: async () => this.updateService,
+          inventory: async () => this.inventory.map(c => ({ ...c })),
+          task: async (_n, uri) => {
+            expect(uri).toBe(MONITOR);
+            this.taskReads++;
+            return this.task;
+          },
+        },
+        deadlines: { rebootSeconds: 900, unansweredSeconds: 300 },
+      },
+      powerSend: {
+        send: async (verb, _node, _upgrade, firmware) => {
+          this.sent.push({ verb, ...(firmware ? { firmware } : {}) });
+          if (verb === 'reboot') {
+            return {
+              ok: true,
+              receipt: {
+                acceptedAt: ACCEPTED_AT,
+                detail: 'ResetType ForceRestart',
+              },
+            };
+          }
+          return this.sendOutcome;
+        },
+      },
+      drains: {
+        ensure: () => ({
+          state: 'drained',
+          progress: { total: 0, evicted: 0, pending: 0 },
+        }),
+      },
+      status: {
+        write: async (nm, status: NodeMaintenanceStatus) => {
+          const current = this.maintenances.get(nm.metadata.name)!;
+          if (
+            current.metadata.resourceVersion !== nm.metadata.resourceVersion
+          ) {
+            throw new ConflictError('conflict');
+          }
+          const next = {
+            ...current,
+            metadata: {
+              ...current.metadata,
+              resourceVersion: String(this.rv++),
+            },
+            status,
+          };
+          this.maintenances.set(nm.metadata.name, next);
+          this.writes.push(status.phase);
+          return next;
+        },
+        read: async name => this.maintenances.get(name),
+      },
+      events: { record: async () => undefined },
+      admissionLock: new Mutex(),
+      now: () => Date.now(),
+      upgrades: { imagePrefixes: [], firmwareSources: this.sources },
+      onRefused: cause => this.refusals.push(cause),
+    };
+  }
+
+  reconcile(name: string) {
+    return new MaintenanceReconciler(this.ports()).reconcile(name);
+  }
+}
+
+function rack() {
+  return new Cluster([
+    node('cp-1', true),
+    node('cp-2', true),
+    node('cp-3', true),
+    node('worker-1'),
+    node('worker-2'),
+  ]);
+}
+
+describe('intent firmware: refused before anything is sent', () => {
+  it.each([
+    ['a source outside the list', 'https://evil.example/bios-2.5.0.bin'],
+    ['a look-alike host', 'https://fw.example.com.evil.example/bios-2.5.0.bin'],
+    [
+      'user info in front of the allowed host',
+      'https://fw.example.com@evil.example/b-2.5.0.bin',
+    ],
+    [
+      'plain http from the allowed host',
+      'http://fw.example.com/bios-2.5.0.bin',
+    ],
+    [
+      'another port on the allowed host',
+      'https://fw.example.com:8443/bios-2.5.0.bin',
+    ],
+  ])(
+    '%s, written with kubectl: Refused at admission, the node untouched',
+    async (_, imageURI) => {
+      const c = rack();
+      const name = c.create('worker-1', { imageURI });
+      await c.reconcile(name);
+      const nm = c.get(name);
+      expect(nm.status?.phase).toBe('Refused');
+      expect(nm.status?.message).toMatch(
+        /firmware update of worker-1 was not sent: the firmware image URI .* (is not from an allowed firmware source|is refused)/,
+      );
+      expect(c.sent).toEqual([]);
+      expect(c.nodes.get('worker-1')?.spec?.unschedulable).toBeFalsy();
+      expect(c.refusals).toEqual(['capability']);
+    },
+  );
+
+  it('every source, when none is configured', async () => {
+    const c = rack();
+    c.sources = [];
+    const name = c.create('worker-1', { imageURI: IMAGE });
+    await c.reconcile(name);
+    expect(c.get(name).status?.message).toMatch(
+      /no firmware sources are allowed/,
+    );
+    expect(c.sent).toEqual([]);
+  });
+
+  it('a channel that is not redfish', async () => {
+    const c = rack();
+    c.channel = 'talos';
+    const name = c.create('worker-1', { imageURI: IMAGE });
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Refused');
+    expect(c.get(name).status?.message).toMatch(/power channel is talos/);
+    expect(c.sent).toEqual([]);
+  });
+
+  it('a BMC without an UpdateService: Refused once drained, nothing sent', async () => {
+    const c = rack();
+    c.updateService = false;
+    const name = c.create('worker-1', { imageURI: IMAGE });
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Refused');
+    expect(c.get(name).status?.message).toMatch(
+      /offers no Redfish UpdateService/,
+    );
+    expect(c.sent).toEqual([]);
+  });
+
+  it('the sources are checked again at the moment of sending', async () => {
+    const c = rack();
+    const name = c.create('worker-1', { imageURI: IMAGE });
+    // Admitted and drained under one list, sent under another (the operator restarted).
+    const ports = c.ports();
+    const reconciler = new MaintenanceReconciler({
+      ...ports,
+      drains: {
+        ensure: () =>
+          ({
+            state: 'running',
+            progress: { total: 1, evicted: 0, pending: 1 },
+          } as never),
+      },
+    });
+    await reconciler.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Draining');
+    c.sources = ['https://other.example.com'];
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Refused');
+    expect(c.sent).toEqual([]);
+  });
+});
+
+describe('intent firmware: sent once and followed', () => {
+  it('records the inventory and the update before sending it once, follows the task, and is Complete on the new version', async () => {
+    const c = rack();
+    const firmware: FirmwareRequest = { imageURI: IMAGE, targets: [BIOS] };
+    const name = c.create('worker-1', firmware);
+    await c.reconcile(name);
+    let nm = c.get(name);
+    expect(c.sent).toEqual([{ verb: 'firmware', firmware }]);
+    // Recorded (a Drained write with the record), then the answer, then the task's state.
+    expect(c.writes).toEqual([
+      'Requested',
+      'Cordoned',
+      'Draining',
+      'Drained',
+      'Drained',
+      'Drained',
+      'Drained',
+    ]);
+    expect(nm.status?.phase).toBe('Drained');
+    expect(nm.status?.power?.firmware).toMatchObject({
+      channel: 'redfish',
+      sentAt: ACCEPTED_AT,
+    });
+    expect(nm.status?.firmware).toMatchObject({
+      before: [
+        { id: BIOS, name: 'Rack BIOS', version: '2.4.1' },
+        { id: BMC, name: 'Rack BMC', version: '1.12.0' },
+      ],
+      taskUri: MONITOR,
+      taskState: 'Running',
+      percent: 10,
+    });
+    // Running, a little further: a requeue, no write.
+    c.task = running(12);
+    const writes = c.writes.length;
+    await c.reconcile(name);
+    expect(c.writes.length).toBe(writes);
+    c.task = running(60);
+    await c.reconcile(name);
+    expect(c.get(name).status?.firmware?.percent).toBe(60);
+    // Completed (Immediate): applied at once.
+    c.task = completed();
+    c.setVersion(BIOS, '2.5.0');
+    await c.reconcile(name);
+    nm = c.get(name);
+    expect(nm.status?.phase).toBe('Complete');
+    expect(nm.status?.firmware?.after).toEqual([
+      { id: BIOS, name: 'Rack BIOS', version: '2.5.0' },
+      { id: BMC, name: 'Rack BMC', version: '1.12.0' },
+    ]);
+    expect(nm.status?.history?.map(h => h.message)).toContainEqual(
+      'firmware of worker-1 updated: Rack BIOS 2.4.1 -> 2.5.0',
+    );
+    expect(c.sent).toHaveLength(1);
+  });
+
+  it('sends the reset the BMC asks for once, through the reboot record, and judges after the boot', async () => {
+    const c = rack();
+    const firmware: FirmwareRequest = {
+      imageURI: IMAGE,
+      targets: ['BIOS'],
+      applyTime: 'OnReset',
+    };
+    const name = c.create('worker-1', firmware);
+    await c.reconcile(name);
+    c.task = completed(true);
+    await c.reconcile(name);
+    let nm = c.get(name);
+    expect(nm.status?.phase).toBe('Rebooting');
+    expect(c.sent.map(s => s.verb)).toEqual(['firmware', 'reboot']);
+    expect(nm.status?.power?.reboot?.sentAt).toBe(ACCEPTED_AT);
+    expect(nm.status?.bootIdBefore).toBe('boot-worker-1-1');
+    // Not back yet: waits, nothing sent again.
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Rebooting');
+    c.setVersion(BIOS, '2.5.0');
+    c.boot('worker-1', 'boot-worker-1-2');
+    await c.reconcile(name);
+    nm = c.get(name);
+    expect(nm.status?.phase).toBe('Complete');
+    expect(nm.status?.firmware?.after?.[0].version).toBe('2.5.0');
+    expect(c.sent.map(s => s.verb)).toEqual(['firmware', 'reboot']);
+  });
+
+  it('a failed task is Failed with the BMC message', async () => {
+    const c = rack();
+    const name = c.create('worker-1', { imageURI: IMAGE });
+    await c.reconcile(name);
+    c.task = {
+      state: 'Exception',
+      finished: true,
+      failed: true,
+      messages: ['The image is corrupt.'],
+      resetRequired: false,
+    };
+    await c.reconcile(name);
+    const nm = c.get(name);
+    expect(nm.status?.phase).toBe('Failed');
+    expect(nm.status?.message).toBe(
+      'the firmware task of worker-1 ended Exception: The image is corrupt.. The node is left cordoned.',
+    );
+    expect(nm.status?.firmware?.messages).toEqual(['The image is corrupt.']);
+    expect(c.nodes.get('worker-1')?.spec?.unschedulable).toBe(true);
+    expect(c.sent).toHaveLength(1);
+  });
+
+  it('a completed task whose version did not change is Failed, naming it', async () => {
+    const c = rack();
+    const name = c.create('worker-1', { imageURI: IMAGE, targets: [BIOS] });
+    await c.reconcile(name);
+    c.task = completed();
+    await c.reconcile(name);
+    const nm = c.get(name);
+    expect(nm.status?.phase).toBe('Failed');
+    expect(nm.status?.message).toBe(
+      'firmware update of worker-1 did not apply: the FirmwareInventory reports no new version: Rack BIOS still 2.4.1. The node is left cordoned.',
+    );
+    expect(nm.status?.firmware?.after).toBeDefined();
+  });
+
+  it('an update whose answer was lost is never sent again', async () => {
+    const c = rack();
+    c.sendOutcome = {
+      ok: false,
+      outcome: 'unknown',
+      message: 'socket hang up',
+    };
+    const name = c.create('worker-1', { imageURI: IMAGE });
+    await c.reconcile(name);
+    await c.reconcile(name);
+    const nm = c.get(name);
+    expect(c.sent).toHaveLength(1);
+    expect(nm.status?.phase).toBe('Failed');
+    expect(nm.status?.message).toMatch(
+      /did not apply: the FirmwareInventory reports no new version/,
+    );
+  });
+
+  it('a BMC that refuses the update is Failed with its message, not retried', async () => {
+    const c = rack();
+    c.sendOutcome = {
+      ok: false,
+      outcome: 'refused',
+      message: 'POST answered 400 Bad Request: ImageURI is not https',
+    };
+    const name = c.create('worker-1', { imageURI: IMAGE });
+    await c.reconcile(name);
+    const nm = c.get(name);
+    expect(nm.status?.phase).toBe('Failed');
+    expect(nm.status?.message).toMatch(
+      /firmware update of worker-1 was refused by the channel: POST answered 400 Bad Request: ImageURI is not https/,
+    );
+    expect(c.sent).toHaveLength(1);
+  });
+});
