@@ -28,6 +28,7 @@ export * from './rules/discoveryNetworks';
 export * from './rules/planPhases';
 export * from './rules/planWindow';
 export * from './rules/planNodes';
+export * from './rules/planUpgrade';
 export * from './rules/planAuthority';
 export * from './rules/planRenewal';
 export * from './rules/planGates';

@@ -43,6 +43,8 @@ import {
   TERMINAL_PLAN_PHASES,
   TERMINAL_PLAN_STEP_PHASES,
 } from '../rules/planPhases';
+import { upgradeRequestSchema } from './upgrade';
+import { firmwareRequestSchema } from './firmware';
 
 /** Where MaintenancePlan lives in the API. */
 export const maintenancePlanResource = resourceDescriptor({
@@ -53,7 +55,7 @@ export const maintenancePlanResource = resourceDescriptor({
 });
 
 /** What a plan does to each of its nodes: a NodeMaintenance with this intent. */
-export const PLAN_INTENTS = ['drain', 'reboot'] as const;
+export const PLAN_INTENTS = ['drain', 'reboot', 'upgrade', 'firmware'] as const;
 /** A plan intent. */
 export type PlanIntent = (typeof PLAN_INTENTS)[number];
 
@@ -489,8 +491,18 @@ const specShape = {
   intent: kube(z.enum(PLAN_INTENTS), {
     validations: [immutable('intent')],
   }).describe(
-    'What each step does: a NodeMaintenance with this intent (a drain step is done when its node is Drained; a reboot step when the node is back and returned).',
+    'What each step does: a NodeMaintenance with this intent (a drain step is done when its node is Drained; a reboot, upgrade or firmware step when the node is back and returned).',
   ),
+  upgrade: upgradeRequestSchema
+    .optional()
+    .describe(
+      "The Talos upgrade of every step (intent upgrade only), copied into each step's spec.upgrade. Nodes whose osImage already names the image's version are Skipped when the plan resolves its nodes.",
+    ),
+  firmware: firmwareRequestSchema
+    .optional()
+    .describe(
+      "The Redfish firmware update of every step (intent firmware only), copied into each step's spec.firmware.",
+    ),
   nodes: uniqueList(z.array(objectNameSchema).min(1).max(500))
     .optional()
     .describe('The nodes, by name (or give selector).'),
@@ -592,6 +604,23 @@ export const maintenancePlanSpecSchema = withRules(z.object(specShape), [
   fixedAtCreation('window'),
   fixedAtCreation('drain'),
   fixedAtCreation('requestedBy'),
+  fixedAtCreation('upgrade'),
+  fixedAtCreation('firmware'),
+  {
+    rule: "has(self.upgrade) == (self.intent == 'upgrade')",
+    message:
+      'upgrade is required with intent upgrade, and applies to no other intent',
+    fieldPath: '.upgrade',
+    check: spec => (spec.upgrade !== undefined) === (spec.intent === 'upgrade'),
+  },
+  {
+    rule: "has(self.firmware) == (self.intent == 'firmware')",
+    message:
+      'firmware is required with intent firmware, and applies to no other intent',
+    fieldPath: '.firmware',
+    check: spec =>
+      (spec.firmware !== undefined) === (spec.intent === 'firmware'),
+  },
   changedOnlyByRenewal('acknowledged'),
   changedOnlyByRenewal('acknowledgements'),
   {
@@ -611,6 +640,9 @@ export const maintenancePlanSpecSchema = withRules(z.object(specShape), [
   ...planApprovalRules(),
   approvalNotByRequester,
 ]).describe('What was asked, by whom and why.');
+
+/** A Talos version, as an osImage or an installer image's tag names it. */
+const planTalosVersionSchema = z.string().min(1).max(80);
 
 /** One node of a plan: one step, one NodeMaintenance. */
 const planNodeSchema = withRules(
@@ -633,6 +665,23 @@ const planNodeSchema = withRules(
       .max(1024)
       .optional()
       .describe('Why it ended so, or what the running step waits on.'),
+    talosVersion: z
+      .object({
+        before: planTalosVersionSchema
+          .optional()
+          .describe(
+            "The version the node ran: its osImage when the plan resolved it, then the step's status.upgrade.fromVersion.",
+          ),
+        after: planTalosVersionSchema
+          .optional()
+          .describe(
+            'The version the node came back on (status.upgrade.cameBackOn), or the target for a node that already ran it.',
+          ),
+      })
+      .optional()
+      .describe(
+        'Intent upgrade: the Talos version of this node before and after.',
+      ),
   }),
   [
     terminalPhaseIsFinal(TERMINAL_PLAN_STEP_PHASES, 'a plan step'),
@@ -674,6 +723,28 @@ const statusShape = {
       'The nodes of the plan, in the order they go: workers, then control plane, each by name.',
     ),
   counts: countsSchema.optional(),
+  upgrade: z
+    .object({
+      target: planTalosVersionSchema.describe(
+        "The version the plan installs (its image's tag).",
+      ),
+      atTarget: z
+        .number()
+        .int()
+        .min(0)
+        .describe(
+          'Nodes known to run the target: came back on it, or already ran it.',
+        ),
+      total: z.number().int().min(0).describe('Nodes of the plan.'),
+      summary: z
+        .string()
+        .max(256)
+        .describe('In words: 12 of 40 at v1.12.0 (planUpgradeSummary).'),
+    })
+    .optional()
+    .describe(
+      'Intent upgrade: how many of the nodes run the target version, as planUpgradeSummary counts them.',
+    ),
   waiting: z
     .object({
       on: z.enum(PLAN_WAITS),
@@ -736,7 +807,7 @@ export const maintenancePlanSchema = racksideObjectSchema(
   maintenancePlanSpecSchema,
   maintenancePlanStatusSchema,
 ).describe(
-  'Many servers through one intent (drain or reboot) under one budget: the Rackside operator runs one NodeMaintenance per node, owned by the plan.',
+  'Many servers through one intent (drain, reboot, upgrade or firmware) under one budget: the Rackside operator runs one NodeMaintenance per node, owned by the plan.',
 );
 
 /** A MaintenancePlan (defaults applied). */
@@ -787,5 +858,11 @@ export const maintenancePlanCrd: CrdDefinition = {
       priority: 1,
     },
     { name: 'Reason', type: 'string', jsonPath: '.spec.reason', priority: 1 },
+    {
+      name: 'Versions',
+      type: 'string',
+      jsonPath: '.status.upgrade.summary',
+      priority: 1,
+    },
   ],
 };
