@@ -91,6 +91,16 @@ export function registerServerVerbAction(
             .describe(
               'true: a new NodeMaintenance; false: a request on the open one',
             ),
+          approval: z
+            .object({
+              rule: z.string(),
+              approvers: z.array(z.string()),
+              expiresAt: z.string(),
+            })
+            .optional()
+            .describe(
+              'Present when a rule holds the new maintenance: nothing touches the server until a person named here approves it in the portal (no agent can approve)',
+            ),
         }),
     },
     action: async ({ input, credentials }) => {
@@ -125,7 +135,11 @@ export function registerServerVerbAction(
       );
       const result = await service.requestAction(user, command);
       return {
-        output: { maintenance: result.name, created: result.status === 201 },
+        output: {
+          maintenance: result.name,
+          created: result.status === 201,
+          ...(result.approval ? { approval: result.approval } : {}),
+        },
       };
     },
   });

@@ -8,11 +8,16 @@ import {
   coreServices,
   createServiceFactory,
 } from '@backstage/backend-plugin-api';
-import { mockCredentials } from '@backstage/backend-test-utils';
+import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
 import { actionsRegistryServiceMock } from '@backstage/backend-test-utils/alpha';
+import { ConfigReader } from '@backstage/config';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import request from 'supertest';
 import { registerServersActions } from '../actions';
+import { readApprovalRules } from '../approval/config';
+import { NO_APPROVALS } from '../approval/heldApproval';
+import { PreflightTokens } from '../preflight/tokens';
+import { createServersService } from '../servers/createServersService';
 import {
   clusterRegistryServiceRef,
   staticClusterRegistry,
@@ -777,6 +782,63 @@ describe('a renewal of a held plan', () => {
 });
 
 describe('MCP actions', () => {
+  it('create a held request as the portal does, and say so: the agent learns a person must approve', async () => {
+    const cluster = rack();
+    const service = createServersService({
+      clusters: staticClusterRegistry([cluster]),
+      permissions: mockServices.permissions.mock({
+        authorize: async requests =>
+          requests.map(() => ({ result: AuthorizeResult.ALLOW })) as any,
+        authorizeConditional: async requests =>
+          requests.map(() => ({ result: AuthorizeResult.ALLOW })) as any,
+      }),
+      auditor: mockServices.auditor.mock({
+        createEvent: async () => ({
+          success: async () => {},
+          fail: async () => {},
+        }),
+      }),
+      logger: mockServices.logger.mock(),
+      reasonPolicy: { minLength: 10, maxLength: 500 },
+      preflightTokens: new PreflightTokens('test'),
+      applyConditions: () => true,
+      approvals: {
+        ...NO_APPROVALS,
+        rules: readApprovalRules(
+          new ConfigReader({ servers: { approvals: { rules: RULES } } }),
+        ),
+      },
+    });
+    const registry = actionsRegistryServiceMock();
+    registerServersActions(registry, service);
+    const credentials = mockCredentials.user(REQUESTER);
+    const pre = await registry.invoke({
+      id: 'test:preflight-server-action',
+      input: { cluster: 'plant-a', node: 'worker-1', action: 'drain' },
+      credentials,
+    });
+    const drained = await registry.invoke({
+      id: 'test:drain-server',
+      input: {
+        cluster: 'plant-a',
+        node: 'worker-1',
+        reason: REASON,
+        preflightToken: (pre.output as any).preflight.token,
+      },
+      credentials,
+    });
+    expect(drained.output).toEqual({
+      maintenance: cluster.created[0].metadata.name,
+      created: true,
+      approval: {
+        rule: 'drains',
+        approvers: [APPROVER, SECOND, 'group:default/platform-oncall'],
+        expiresAt: expect.any(String),
+      },
+    });
+    expect(cluster.created[0].spec.approval?.required).toBe(true);
+  });
+
   it('offer no way to approve: no registered action approves or decides', async () => {
     const registry = actionsRegistryServiceMock();
     registerServersActions(registry, {} as any);
