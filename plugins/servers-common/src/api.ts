@@ -23,6 +23,10 @@ import type {
   NodeMaintenanceSpec,
   NodeMaintenanceStatus,
   ServerHealth,
+  FirmwareRequest,
+  FirmwareStatus,
+  UpgradeRequest,
+  UpgradeStatus,
 } from './resources';
 import type { AlertGateInput } from './rules/alertGate';
 import type {
@@ -170,6 +174,24 @@ export interface MaintenanceResponse {
   alerting?: MaintenanceAlerting;
   /** What the BMC said at the start and the end, and the log entries written during it. */
   hardware?: NodeMaintenanceHardware;
+  /** An upgrade: the image asked (`spec.upgrade`) and the versions recorded (`status.upgrade`). */
+  upgrade?: MaintenanceUpgrade;
+  /** A firmware update: the image asked (`spec.firmware`) and the task and inventories (`status.firmware`). */
+  firmware?: MaintenanceFirmware;
+}
+
+/** What a maintenance page shows of a Talos upgrade: what was asked and how far it went. */
+export interface MaintenanceUpgrade {
+  request: UpgradeRequest;
+  /** Absent until the operator recorded the upgrade (Drained, right before it sends). */
+  status?: UpgradeStatus;
+}
+
+/** What a maintenance page shows of a firmware update: what was asked and the BMC's task. */
+export interface MaintenanceFirmware {
+  request: FirmwareRequest;
+  /** Absent until the operator read the inventory before the update. */
+  status?: FirmwareStatus;
 }
 
 /**
@@ -311,6 +333,11 @@ export interface ServerFields {
   alerts?: ServerAlertSummary;
   /** What the node's BMC last said (absent: no ServerBMC, or not read yet). */
   health?: ServerHealthSummary;
+  /**
+   * The Talos version the Node reports (`status.nodeInfo.osImage` "Talos (v1.11.3)",
+   * talosVersionOfOsImage); absent when it names none.
+   */
+  talosVersion?: string;
 }
 
 /** A server as the detail route answers it: every action, offered or not, and why. */
@@ -384,6 +411,18 @@ export interface ActionResponse {
   name: string;
   /** The new maintenance waits for this approval before anything touches the node. */
   approval?: HeldApprovalResponse;
+}
+
+/**
+ * `GET /upgrades/sources`: what this deployment lets an upgrade or a firmware update
+ * install (`servers.upgrades` in app-config, docs/upgrades.md), for the portal to offer
+ * targets from. The backend checks the request against the same lists.
+ */
+export interface UpgradeSourcesResponse {
+  /** Talos installer image prefixes (imageAllowed). */
+  talosImages: string[];
+  /** The https origins firmware images may come from (whyFirmwareSourceRefused). */
+  firmwareSources: string[];
 }
 
 /** The actions that carry a pre-flight (`GET .../preflight?action=`). */

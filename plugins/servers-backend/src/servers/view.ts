@@ -18,6 +18,7 @@ import {
   type NodeState,
   POWER_VERBS,
   SERVER_ACTIONS,
+  talosVersionOfOsImage,
   type MaintenancePhase,
   type NodeFacts,
   type ServerAction,
@@ -87,6 +88,23 @@ export function maintenanceView(m: MaintenanceObject): MaintenanceResponse {
     powerOnSentAt: status.powerOnSentAt,
     alerting: status.alerting,
     ...(status.hardware ? { hardware: status.hardware } : {}),
+    // What an upgrade or a firmware update asked and how far it went (its page shows it).
+    ...(m.spec.upgrade
+      ? {
+          upgrade: {
+            request: m.spec.upgrade,
+            ...(status.upgrade ? { status: status.upgrade } : {}),
+          },
+        }
+      : {}),
+    ...(m.spec.firmware
+      ? {
+          firmware: {
+            request: m.spec.firmware,
+            ...(status.firmware ? { status: status.firmware } : {}),
+          },
+        }
+      : {}),
   };
 }
 
@@ -224,6 +242,9 @@ function serverBase(
     ),
     ...(health ? { health: healthSummaryOf(health) } : {}),
   };
+  // The row's Talos version column and the upgrade dialog's "already there" read this.
+  const talosVersion = talosVersionOfOsImage(node.status?.nodeInfo?.osImage);
+  if (talosVersion) fields.talosVersion = talosVersion;
   const alerts = alertSummaryOfNode(snapshot, facts.name);
   if (alerts) fields.alerts = alerts;
   return { facts, active, fields };
