@@ -14,6 +14,7 @@ import { setCondition } from '../runtime/lifecycle/conditions';
 import { PlanReason } from '../runtime/lifecycle/reasons';
 import { fitPlanStatus } from './statusLimits';
 import { countsOf, iso, STOPPING, withSteps } from './steps';
+import { doneVerb } from './upgradeSteps';
 import type { Advance, PlanDecision } from './types';
 
 /** A status with this phase, message and wait (none: cleared). */
@@ -169,11 +170,7 @@ export function completionText(
   steps: readonly PlanNode[],
 ): string {
   const c = countsOf(steps);
-  const parts = [
-    `${c.done} of ${c.total} ${
-      plan.spec.intent === 'reboot' ? 'rebooted' : 'drained'
-    }`,
-  ];
+  const parts = [`${c.done} of ${c.total} ${doneVerb(plan)}`];
   if (c.failed) parts.push(`${c.failed} failed`);
   if (c.refused) parts.push(`${c.refused} refused`);
   const skipped = new Map<string, number>();

@@ -31,6 +31,7 @@ import type { OperatorLog } from '../runtime/logger';
 import { fitPlanStatus } from './statusLimits';
 import { isoOf, requeueOf, runPasses } from '../runtime/lifecycle/table';
 import { planRowFor, type PlanDecision, type PlanView } from './table';
+import { stepBody } from './upgradeSteps';
 
 export interface PlanPorts {
   view: PlanView & { plan(name: string): MaintenancePlan | undefined };
@@ -248,6 +249,8 @@ export function stepObject(
         ceremony: stepRung(plan, step.name),
       },
       ...(plan.spec.drain ? { drain: plan.spec.drain } : {}),
+      // The upgrade or firmware update every step asks, exactly as the plan says it.
+      ...stepBody(plan),
     },
   };
 }

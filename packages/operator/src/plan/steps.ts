@@ -15,6 +15,13 @@ import {
 } from '@rackside/plugin-servers-common';
 import { createHash } from 'node:crypto';
 import type { PlanView } from './types';
+import {
+  bodyMismatch,
+  doneText,
+  skippedAtTarget,
+  withStepVersions,
+  withUpgradeSummary,
+} from './upgradeSteps';
 
 /** The condition that records a stop that counts cannot recompute (a gate, the window). */
 export const STOPPING = 'Stopping';
@@ -77,7 +84,7 @@ export function runningText(nm: NodeMaintenance): string {
  * Why a NodeMaintenance that names the plan as its controller is not the plan's step:
  * anyone who may create NodeMaintenances can write that owner reference, so a step is
  * adopted only if it is what the plan would have created (its node, the plan's intent,
- * the plan's requester). Undefined when it is.
+ * the plan's requester, the plan's upgrade or firmware body). Undefined when it is.
  */
 export function adoptionMismatch(
   plan: MaintenancePlan,
@@ -98,6 +105,8 @@ export function adoptionMismatch(
       }`,
     );
   }
+  const body = bodyMismatch(plan, nm);
+  if (body) wrong.push(body);
   return wrong.length > 0 ? wrong.join(', ') : undefined;
 }
 
@@ -142,12 +151,16 @@ export function syncStep(
       message: `NodeMaintenance ${name} names this plan as its owner but ${mismatch}: not adopted, nothing is done on ${step.name}`,
     };
   }
-  const running: PlanNode = {
-    ...step,
-    phase: 'Running',
-    maintenance: name,
-    startedAt: step.startedAt ?? nm.metadata.creationTimestamp ?? at,
-  };
+  const running: PlanNode = withStepVersions(
+    plan,
+    {
+      ...step,
+      phase: 'Running',
+      maintenance: name,
+      startedAt: step.startedAt ?? nm.metadata.creationTimestamp ?? at,
+    },
+    nm,
+  );
   const phase = nm.status?.phase;
   const ended = (p: PlanNode['phase'], message: string): PlanNode => ({
     ...running,
@@ -155,7 +168,12 @@ export function syncStep(
     endedAt: nm.status?.completedAt ?? at,
     message,
   });
-  if (phase === 'Refused') return ended('Refused', refusalText(nm));
+  if (phase === 'Refused') {
+    // An upgrade refused because its node reached the target since the plan resolved it.
+    const atTarget = skippedAtTarget(plan, running, nm, view.node(step.name));
+    if (atTarget) return { ...atTarget, endedAt: nm.status?.completedAt ?? at };
+    return ended('Refused', refusalText(nm));
+  }
   if (phase === 'Failed') {
     return ended('Failed', nm.status?.message ?? 'the maintenance failed');
   }
@@ -171,12 +189,7 @@ export function syncStep(
     if (outcome.kind === 'without-verb') {
       return ended('Skipped', outcome.text);
     }
-    return ended(
-      'Done',
-      nm.spec.intent === 'reboot'
-        ? 'rebooted and returned'
-        : 'drained, then returned to service',
-    );
+    return ended('Done', doneText(plan, running));
   }
   if (nm.spec.intent === 'drain' && phase === 'Drained') {
     return ended(
@@ -229,11 +242,11 @@ export function withSteps(
     ended(counts) !== ended(status.counts) || !status.estimate
       ? estimateOf(plan, steps, now) ?? status.estimate
       : status.estimate;
-  return {
+  return withUpgradeSummary(plan, {
     ...status,
     nodes: steps,
     counts,
     ...(estimate ? { estimate } : {}),
     observedGeneration: plan.metadata.generation,
-  };
+  });
 }

@@ -1485,3 +1485,215 @@ describe('a plan held for approval (docs/approvals.md)', () => {
     expect(w.get('p').status?.phase).toBe('Cancelled');
   });
 });
+
+describe('a rolling Talos upgrade (intent upgrade, docs/plans.md)', () => {
+  const IMAGE = 'factory.talos.dev/installer/abc:v1.12.0';
+  /** A world whose nodes run v1.11.3, but for those named, which run the target. */
+  function upgradeWorld(workers: number, atTarget: string[] = []) {
+    const w = new World(workers);
+    for (const [name, node] of w.nodes) {
+      const version = atTarget.includes(name) ? 'v1.12.0' : 'v1.11.3';
+      w.nodes.set(name, {
+        ...node,
+        status: { ...node.status, nodeInfo: { osImage: `Talos (${version})` } },
+      } as NodeView);
+    }
+    return w;
+  }
+  /** The record of an upgrade Talos accepted and the node came back from. */
+  const upgraded = (w: World, cameBackOn = 'v1.12.0') => {
+    const at = new Date(w.now).toISOString();
+    return {
+      history: (
+        [
+          'Requested',
+          'Cordoned',
+          'Draining',
+          'Drained',
+          'Rebooting',
+          'Returning',
+        ] as const
+      ).map(phase => ({ phase, at })),
+      rebootSentAt: at,
+      power: { upgrade: { recordedAt: at, sentAt: at } },
+      upgrade: {
+        image: IMAGE,
+        toVersion: 'v1.12.0',
+        fromVersion: 'v1.11.3',
+        sentAt: at,
+        cameBackOn,
+      },
+    };
+  };
+
+  it('skips the nodes already at the target up front, copies the upgrade into each step and counts the nodes at the target', async () => {
+    const w = upgradeWorld(4, ['worker-2']);
+    w.plan('p', {
+      intent: 'upgrade',
+      upgrade: { image: IMAGE },
+      maxParallel: 2,
+    });
+    await w.reconcile();
+    const status = w.get('p').status!;
+    expect(status.nodes?.[1]).toMatchObject({
+      name: 'worker-2',
+      phase: 'Skipped',
+      message: 'already at v1.12.0',
+      talosVersion: { before: 'v1.12.0', after: 'v1.12.0' },
+    });
+    expect(status.nodes?.[0].talosVersion).toEqual({ before: 'v1.11.3' });
+    // The skipped node takes no place among the maxParallel steps.
+    expect(w.creates).toEqual(['p-worker-1', 'p-worker-3']);
+    expect(w.nms.get('p-worker-1')?.spec).toMatchObject({
+      nodeName: 'worker-1',
+      intent: 'upgrade',
+      upgrade: { image: IMAGE },
+    });
+    expect(status.upgrade).toEqual({
+      target: 'v1.12.0',
+      atTarget: 1,
+      total: 4,
+      summary: '1 of 4 at v1.12.0',
+    });
+    expect(w.events).toContainEqual(
+      expect.stringMatching(
+        /Resolved: 4 node\(s\): .*; 1 already at the target, skipped/,
+      ),
+    );
+
+    w.step('worker-1', 'Complete', upgraded(w));
+    await w.reconcile();
+    expect(w.get('p').status?.nodes?.[0]).toMatchObject({
+      phase: 'Done',
+      message: expect.stringMatching(
+        /^upgraded from v1\.11\.3 to v1\.12\.0 and returned; healthy: /,
+      ),
+      talosVersion: { before: 'v1.11.3', after: 'v1.12.0' },
+    });
+    expect(w.get('p').status?.upgrade?.summary).toBe('2 of 4 at v1.12.0');
+    expect(w.creates).toEqual(['p-worker-1', 'p-worker-3', 'p-worker-4']);
+
+    w.step('worker-3', 'Complete', upgraded(w));
+    w.step('worker-4', 'Complete', upgraded(w));
+    await w.reconcile();
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Complete',
+      message: '3 of 4 upgraded, 1 skipped (already at v1.12.0)',
+      upgrade: { atTarget: 4, total: 4, summary: '4 of 4 at v1.12.0' },
+    });
+  });
+
+  it('a node that reached the target after the plan resolved it is Skipped, not a refusal that stops the plan', async () => {
+    const w = upgradeWorld(2);
+    w.plan('p', { intent: 'upgrade', upgrade: { image: IMAGE } });
+    await w.reconcile();
+    expect(w.creates).toEqual(['p-worker-1']);
+    // Someone upgraded worker-1 by hand: its maintenance refuses, nothing sent.
+    const node = w.nodes.get('worker-1')!;
+    w.nodes.set('worker-1', {
+      ...node,
+      status: { ...node.status, nodeInfo: { osImage: 'Talos (v1.12.0)' } },
+    } as NodeView);
+    w.step('worker-1', 'Refused', {
+      refusal: {
+        reason: 'upgrade of worker-1 was not sent: already at v1.12.0.',
+      },
+    });
+    await w.reconcile();
+    expect(w.get('p').status?.nodes?.[0]).toMatchObject({
+      phase: 'Skipped',
+      message: 'already at v1.12.0',
+      talosVersion: { before: 'v1.11.3', after: 'v1.12.0' },
+    });
+    expect(w.get('p').status?.phase).toBe('Running');
+    expect(w.creates).toEqual(['p-worker-1', 'p-worker-2']);
+  });
+
+  it('any other refusal of an upgrade step stays a refusal: a node not at the target is never counted as skipped', async () => {
+    const w = upgradeWorld(2);
+    w.plan('p', { intent: 'upgrade', upgrade: { image: IMAGE } });
+    await w.reconcile();
+    // The refusal's words say "already at", but the Node does not: the Node decides.
+    w.step('worker-1', 'Refused', {
+      refusal: {
+        reason: 'upgrade of worker-1 was not sent: already at v1.12.0.',
+      },
+    });
+    await w.reconcile();
+    expect(w.get('p').status?.nodes?.[0].phase).toBe('Refused');
+    expect(w.get('p').status?.phase).toBe('Failed');
+    expect(w.get('p').status?.upgrade?.summary).toBe('0 of 2 at v1.12.0');
+  });
+
+  it('a step back on the old version (a rollback) is Failed with both versions and is not counted at the target', async () => {
+    const w = upgradeWorld(2);
+    w.plan('p', { intent: 'upgrade', upgrade: { image: IMAGE } });
+    await w.reconcile();
+    w.step('worker-1', 'Failed', {
+      ...upgraded(w, 'v1.11.3'),
+      message:
+        'worker-1 came back on v1.11.3, not v1.12.0 (Talos rolled the upgrade back). The node is left cordoned.',
+    });
+    await w.reconcile();
+    expect(w.get('p').status?.nodes?.[0]).toMatchObject({
+      phase: 'Failed',
+      message: expect.stringMatching(/Talos rolled the upgrade back/),
+      talosVersion: { before: 'v1.11.3', after: 'v1.11.3' },
+    });
+    expect(w.get('p').status?.upgrade?.summary).toBe('0 of 2 at v1.12.0');
+    expect(w.creates).toEqual(['p-worker-1']);
+  });
+
+  it.each([
+    ['another image', { image: 'factory.talos.dev/installer/evil:v1.12.0' }],
+    ['force the plan did not ask', { image: IMAGE, force: true }],
+    ['no upgrade at all', undefined],
+  ])(
+    'does not adopt a step written under its name with %s',
+    async (_what, upgrade) => {
+      const w = upgradeWorld(1);
+      w.plan('p', { intent: 'upgrade', upgrade: { image: IMAGE } });
+      const forged = stepObject(
+        w.get('p'),
+        { name: 'worker-1', controlPlane: false, phase: 'Pending' },
+        'p-worker-1',
+      );
+      const { upgrade: _own, ...spec } = forged.spec;
+      w.nms.set('p-worker-1', {
+        ...forged,
+        spec: { ...spec, ...(upgrade ? { upgrade } : {}) },
+      });
+      await w.reconcile();
+      expect(w.get('p').status?.nodes?.[0]).toMatchObject({
+        phase: 'Failed',
+        message: expect.stringMatching(
+          /^NodeMaintenance p-worker-1 names this plan as its owner but (asks the upgrade .*, not the plan's|lacks the plan's upgrade): not adopted, nothing is done on worker-1$/,
+        ),
+      });
+      expect(w.creates).toEqual([]);
+    },
+  );
+
+  it('adopts a step that carries exactly the plan’s upgrade, whatever its key order', async () => {
+    const w = upgradeWorld(1);
+    w.plan('p', {
+      intent: 'upgrade',
+      upgrade: { image: IMAGE, stage: true },
+    });
+    const own = stepObject(
+      w.get('p'),
+      { name: 'worker-1', controlPlane: false, phase: 'Pending' },
+      'p-worker-1',
+    );
+    w.nms.set('p-worker-1', {
+      ...own,
+      spec: { ...own.spec, upgrade: { stage: true, image: IMAGE } },
+    });
+    await w.reconcile();
+    expect(w.get('p').status?.nodes?.[0]).toMatchObject({
+      phase: 'Running',
+      maintenance: 'p-worker-1',
+    });
+    expect(w.creates).toEqual([]);
+  });
+});

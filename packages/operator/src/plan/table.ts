@@ -72,6 +72,7 @@ import {
 } from './advanceWaits';
 import { setCondition } from '../runtime/lifecycle/conditions';
 import { checkReturn, needsReturnCheck } from './returnCheck';
+import { resolvedUpgradeStep, withUpgradeSummary } from './upgradeSteps';
 import { countsOf, iso, isTerminalStep, syncStep, withSteps } from './steps';
 import {
   type Advance,
@@ -289,31 +290,41 @@ const resolve: PlanRow = async (plan, view) => {
       },
     };
   }
-  const steps: PlanNode[] = planned.map(n =>
-    n.missing
-      ? {
-          name: n.name,
-          controlPlane: false,
-          phase: 'Skipped',
-          endedAt: at,
-          message: 'no such Node',
-        }
-      : { name: n.name, controlPlane: n.controlPlane, phase: 'Pending' },
-  );
+  const steps: PlanNode[] = planned.map(n => {
+    if (n.missing) {
+      return {
+        name: n.name,
+        controlPlane: false,
+        phase: 'Skipped',
+        endedAt: at,
+        message: 'no such Node',
+      };
+    }
+    const step: PlanNode = {
+      name: n.name,
+      controlPlane: n.controlPlane,
+      phase: 'Pending',
+    };
+    // An upgrade plan leaves out, up front, the nodes that already run its target.
+    return resolvedUpgradeStep(plan, step, view.node(n.name), at) ?? step;
+  });
+  const atTarget = steps.filter(
+    s => s.phase === 'Skipped' && s.message?.startsWith('already at '),
+  ).length;
   const message = `${steps.length} node(s): ${cutList(
     steps.map(s => s.name),
     10,
-  )}`;
+  )}${atTarget > 0 ? `; ${atTarget} already at the target, skipped` : ''}`;
   return {
     kind: 'write',
-    status: {
+    status: withUpgradeSummary(plan, {
       phase: 'Pending',
       message,
       resolvedAt: at,
       nodes: steps,
       counts: countsOf(steps),
       observedGeneration: plan.metadata.generation,
-    },
+    }),
     event: { type: 'Normal', reason: PlanReason.Resolved, message },
   };
 };
