@@ -17,6 +17,8 @@ import { ServersLinksProvider } from '../ui/links';
 import { MaintenancePage } from '../MaintenancePage';
 import { PlanPage } from '../PlanPage';
 import { ApprovalRungGrewError } from '../../api/errors';
+import { phaseColor } from '../MaintenancePage/MaintenanceSection';
+import { planPhaseColor } from '../ui/planText';
 import { impactRows, rungAbove, refName, approversText } from './approvalText';
 
 /** A reboot of worker-1 held until someone approves it. */
@@ -529,6 +531,11 @@ describe('approvalText', () => {
     expect(
       approversText(['group:default/a', 'user:default/b', 'user:x/c']),
     ).toBe('a, b or x/c');
+  });
+
+  it('colours a held maintenance and a held plan as the Servers page chip (warning)', () => {
+    expect(phaseColor('AwaitingApproval')).toBe('warning');
+    expect(planPhaseColor('AwaitingApproval')).toBe('warning');
   });
 
   it('orders rungs as the ladder does, a refusal above all', () => {

@@ -15,6 +15,8 @@ export function phaseColor(
       return 'success';
     case 'PoweredOff':
     case 'Rebooting':
+    // Held until an approver decides: the Servers page's chip has the same colour.
+    case 'AwaitingApproval':
       return 'warning';
     default:
       return 'info';

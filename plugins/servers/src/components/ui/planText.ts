@@ -17,6 +17,7 @@ export function planPhaseColor(phase: PlanPhase | PlanStepPhase): ChipColor {
     case 'Refused':
       return 'error';
     case 'Waiting':
+    case 'AwaitingApproval':
     case 'Paused':
     case 'Cancelled':
       return 'warning';
