@@ -7,6 +7,7 @@ import {
   serverActionPermissions,
   serversApprovePermission,
   serversPermissions,
+  serversFirmwarePermission,
   serversRebootPermission,
   serversUpgradePermission,
   serversReadPermission,
@@ -418,5 +419,76 @@ describe('servers:upgrade', () => {
         params: {},
       }),
     );
+  });
+});
+
+describe('servers:firmware', () => {
+  const firmwareConfig = readServersPolicyConfig(
+    new ConfigReader({
+      permission: {
+        rackside: {
+          tiers: { admin: ['group:default/admins'] },
+          principals: [
+            {
+              ref: 'group:default/os-upgraders',
+              allow: [{ permission: 'servers:upgrade' }],
+            },
+            {
+              ref: 'group:default/hardware-team',
+              allow: [
+                {
+                  permission: 'servers:firmware',
+                  conditions: {
+                    not: { rule: 'IS_CONTROL_PLANE' },
+                  },
+                },
+              ],
+            },
+            {
+              ref: 'user:default/contractor',
+              deny: ['servers:firmware'],
+            },
+          ],
+        },
+      },
+    }),
+  );
+  const decideFirmware = (
+    permission: typeof serversFirmwarePermission,
+    ...principals: string[]
+  ) => decideServersPermission(permission, principals, firmwareConfig);
+
+  it('is a server permission at the admin tier by default, apart from servers:upgrade', () => {
+    expect(serversFirmwarePermission.name).toBe('servers:firmware');
+    expect(serversFirmwarePermission.resourceType).toBe('server');
+    expect(isRacksidePermission(serversFirmwarePermission)).toBe(true);
+    expect(
+      decideFirmware(serversFirmwarePermission, 'group:default/admins'),
+    ).toEqual(ALLOW);
+    // Allowed to change the Talos version is not allowed to flash a BIOS.
+    expect(
+      decideFirmware(serversUpgradePermission, 'group:default/os-upgraders'),
+    ).toEqual(ALLOW);
+    expect(
+      decideFirmware(serversFirmwarePermission, 'group:default/os-upgraders'),
+    ).toEqual(DENY);
+  });
+
+  it('takes conditional allow lines and deny lines over the server rules', () => {
+    expect(
+      decideFirmware(serversFirmwarePermission, 'group:default/hardware-team'),
+    ).toEqual(
+      conditional(serversFirmwarePermission, {
+        not: { rule: 'IS_CONTROL_PLANE', resourceType: 'server', params: {} },
+      }),
+    );
+    // A deny line wins over the admin tier.
+    expect(
+      decideFirmware(
+        serversFirmwarePermission,
+        'group:default/admins',
+        'user:default/contractor',
+      ),
+    ).toEqual(DENY);
   });
 });

@@ -22,7 +22,7 @@ const RACKSIDE_PERMISSION_NAMES: ReadonlySet<string> = new Set(
   serversPermissions.map(p => p.name),
 );
 
-/** Whether a permission is one of Rackside's fifteen (by its name, the contract). */
+/** Whether a permission is one of Rackside's sixteen (by its name, the contract). */
 export function isRacksidePermission(permission: Permission): boolean {
   return RACKSIDE_PERMISSION_NAMES.has(permission.name);
 }

@@ -16,12 +16,13 @@ describe('tiers', () => {
       'servers:drain-data',
       'servers:approve',
       'servers:upgrade',
+      'servers:firmware',
       'machines:add',
       'machines:reclaim',
     ]) {
       expect(DEFAULT_TIERS[name]).toBe('admin');
     }
-    expect(Object.keys(DEFAULT_TIERS)).toHaveLength(15);
+    expect(Object.keys(DEFAULT_TIERS)).toHaveLength(16);
   });
 
   it('lets a higher tier hold a lower one, never the reverse', () => {

@@ -9,7 +9,7 @@ import {
 import { isResourcePermission } from '@backstage/plugin-permission-common';
 
 describe('permissions', () => {
-  it('defines exactly the fifteen names of the product contract', () => {
+  it('defines exactly the sixteen names of the product contract', () => {
     expect(serversPermissions.map(p => p.name).sort()).toEqual(
       [
         'machines:add',
@@ -19,6 +19,7 @@ describe('permissions', () => {
         'servers:cordon',
         'servers:drain',
         'servers:drain-data',
+        'servers:firmware',
         'servers:maintenance-abandon',
         'servers:power-on',
         'servers:plan',
@@ -48,6 +49,7 @@ describe('permissions', () => {
       'servers:drain-data': 'server',
       'servers:approve': 'server',
       'servers:upgrade': 'server',
+      'servers:firmware': 'server',
       'servers:plan': 'basic',
       'machines:read': 'basic',
       'machines:add': 'basic',
@@ -60,6 +62,9 @@ describe('permissions', () => {
       expect(serverActionPermissions[action].name).toBe(`servers:${action}`);
     }
     expect(isServerAction('drain')).toBe(true);
+    // What runs on the machine is changed through the same action route.
+    expect(isServerAction('upgrade')).toBe(true);
+    expect(isServerAction('firmware')).toBe(true);
     expect(isServerAction('toString')).toBe(false);
     expect(isServerAction('delete')).toBe(false);
     expect(machinesReclaimPermission.name).toBe('machines:reclaim');

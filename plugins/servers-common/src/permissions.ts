@@ -129,6 +129,17 @@ export const serversUpgradePermission = createPermission({
   resourceType: SERVER_RESOURCE_TYPE,
 });
 
+/**
+ * Drain, then have the BMC install a firmware image (a NodeMaintenance with intent
+ * `firmware`, docs/upgrades.md). Its own name, apart from `servers:reboot` and
+ * `servers:upgrade`: BIOS and BMC firmware is a different trust than the OS a node runs.
+ */
+export const serversFirmwarePermission = createPermission({
+  name: 'servers:firmware',
+  attributes: { action: 'update' },
+  resourceType: SERVER_RESOURCE_TYPE,
+});
+
 /** The drain options {@link serversDrainDataPermission} guards. */
 export const DATA_LOSS_DRAIN_OPTIONS = [
   'deleteEmptyDirData',
@@ -154,6 +165,8 @@ export const serverActionPermissions = {
   shutdown: serversShutdownPermission,
   'power-on': serversPowerOnPermission,
   'maintenance-abandon': serversMaintenanceAbandonPermission,
+  upgrade: serversUpgradePermission,
+  firmware: serversFirmwarePermission,
 } as const satisfies Record<string, ServerPermission>;
 
 export type ServerAction = keyof typeof serverActionPermissions;
@@ -177,13 +190,13 @@ export const machinePermissions: BasicPermission[] = [
   machinesReclaimPermission,
 ];
 
-/** All fifteen Rackside permissions, for registration and policy validation. */
+/** All sixteen Rackside permissions, for registration and policy validation. */
 export const serversPermissions = [
   serversReadPermission,
+  // The server actions, servers:upgrade and servers:firmware among them.
   ...Object.values(serverActionPermissions),
   serversDrainDataPermission,
   serversApprovePermission,
-  serversUpgradePermission,
   ...planPermissions,
   ...machinePermissions,
 ];

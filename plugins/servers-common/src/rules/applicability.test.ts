@@ -44,6 +44,8 @@ describe('whether an action applies to a node now', () => {
       'drain',
       'reboot',
       'shutdown',
+      'upgrade',
+      'firmware',
     ]);
     expect(whyNotApplicable('uncordon', inService)).toMatch(/in service/);
   });
@@ -54,6 +56,8 @@ describe('whether an action applies to a node now', () => {
       'drain',
       'reboot',
       'shutdown',
+      'upgrade',
+      'firmware',
     ]);
     expect(whyNotApplicable('cordon', cordonedOutside)).toMatch(
       /already cordoned/,

@@ -65,8 +65,9 @@ export interface NodeState {
 /**
  * Why an action does not apply to this node now, or undefined when it does:
  * - nothing applies to a virtual node;
- * - cordon, drain, reboot and shutdown start a maintenance: not while one is open, and
- *   cordon not on a node already cordoned (drain may: abandon restores that cordon);
+ * - cordon, drain, reboot, shutdown, upgrade and firmware start a maintenance: not while
+ *   one is open, and cordon not on a node already cordoned (drain may: abandon restores
+ *   that cordon);
  * - return to service ends the open maintenance (not once it is already ending, nor
  *   while a reboot is out: that returns by itself), or records the return of a node
  *   cordoned outside Rackside; a node in service has none;
@@ -87,6 +88,8 @@ export function whyNotApplicable(
     case 'drain':
     case 'reboot':
     case 'shutdown':
+    case 'upgrade':
+    case 'firmware':
       return open ? busyNodeRefusal(node.name, open) : undefined;
     case 'uncordon':
       if (open) return whyNotReturnToService(open.name, node.name, open);

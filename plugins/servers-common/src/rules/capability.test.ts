@@ -2,6 +2,7 @@ import {
   advertise,
   invoke,
   invokeFirmware,
+  invokeUpgrade,
   offerFor,
   type PowerAdvertisement,
   type PowerProviderType,
@@ -238,5 +239,33 @@ describe('invokeFirmware', () => {
       }),
     ).toEqual({ ok: true });
     expect(invokeFirmware(redfish, worker)).toEqual({ ok: true });
+  });
+});
+
+describe('invokeUpgrade', () => {
+  const talos = advertise('talos', { attendedRack: false });
+  const redfish = advertise('redfish', { attendedRack: false });
+  const none = advertise('none', { attendedRack: false });
+
+  it('allows the talos channel on a real node', () => {
+    expect(invokeUpgrade(talos, node)).toEqual({ ok: true });
+  });
+
+  it('refuses any other channel, naming it', () => {
+    expect(invokeUpgrade(redfish, node)).toEqual({
+      ok: false,
+      reason:
+        "A Talos upgrade goes over the talos power channel, and this deployment's is redfish.",
+    });
+    expect(invokeUpgrade(none, node)).toEqual({
+      ok: false,
+      reason: 'No power channel is configured (PowerProvider type none).',
+    });
+  });
+
+  it('refuses a virtual node: it has no Talos of its own to upgrade', () => {
+    const refused = invokeUpgrade(talos, virtualNode);
+    expect(refused.ok).toBe(false);
+    expect(refused.ok ? '' : refused.reason).toContain('virtual node');
   });
 });

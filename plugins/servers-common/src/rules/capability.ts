@@ -218,3 +218,24 @@ export function invokeFirmware(
   }
   return { ok: true };
 }
+
+/**
+ * Whether a Talos upgrade (intent `upgrade`, docs/upgrades.md) may be asked of a node's
+ * channel: only the talos channel speaks the Talos API with the cluster's credentials,
+ * and it must be able to reboot the node (the upgrade ends with one, and the guard judges
+ * it as one). The operator refuses the same at the moment it acts.
+ */
+export function invokeUpgrade(
+  advertisement: PowerAdvertisement,
+  node?: NodeFacts,
+): InvokeResult {
+  const notRebootable = whyNotOffered(advertisement, 'reboot', node);
+  if (notRebootable) return { ok: false, reason: notRebootable };
+  if (advertisement.type !== 'talos') {
+    return {
+      ok: false,
+      reason: `A Talos upgrade goes over the talos power channel, and this deployment's is ${advertisement.type}.`,
+    };
+  }
+  return { ok: true };
+}

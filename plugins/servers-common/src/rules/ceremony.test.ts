@@ -17,6 +17,9 @@ const LADDER: [ServerAction, Ceremony['level'], boolean, boolean][] = [
   ['drain', 'preflight', true, false],
   ['reboot', 'typed-name', true, true],
   ['shutdown', 'typed-name', true, true],
+  // Each ends with a reboot: the ceremony of one.
+  ['upgrade', 'typed-name', true, true],
+  ['firmware', 'typed-name', true, true],
 ];
 
 describe('ceremonyFor', () => {

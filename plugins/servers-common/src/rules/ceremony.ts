@@ -64,6 +64,9 @@ const ACTION_LEVELS: Record<
   drain: 'preflight',
   reboot: 'typed-name',
   shutdown: 'typed-name',
+  // Each ends with a reboot: the ceremony of one.
+  upgrade: 'typed-name',
+  firmware: 'typed-name',
 };
 
 function requirements(

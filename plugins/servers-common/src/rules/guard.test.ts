@@ -27,16 +27,15 @@ function check(
   return guard({ action, nodeName }, deriveQuorum(nodes, maintenances), nodes);
 }
 
+/** The actions that end with the machine down or rebooted (an upgrade, a firmware update). */
+const MEMBER_DOWN_ACTIONS = ['reboot', 'shutdown', 'upgrade', 'firmware'];
 const NON_POWER_ACTIONS = SERVER_ACTIONS.filter(
-  action => action !== 'reboot' && action !== 'shutdown',
+  action => !MEMBER_DOWN_ACTIONS.includes(action),
 );
 
 describe('takesMemberDown', () => {
-  it('is true for reboot and shutdown only', () => {
-    expect(SERVER_ACTIONS.filter(takesMemberDown)).toEqual([
-      'reboot',
-      'shutdown',
-    ]);
+  it('is true for reboot and shutdown, and an upgrade or firmware update (each ends with a reboot), only', () => {
+    expect(SERVER_ACTIONS.filter(takesMemberDown)).toEqual(MEMBER_DOWN_ACTIONS);
   });
 });
 
@@ -49,7 +48,8 @@ describe('guard: reboot and shutdown of a ready member', () => {
     [4, 'hazard', 3, 1, 0],
     [5, 'allow', 3, 2, 1],
   ])('with %i members: %s', (count, verdict, quorum, margin, marginAfter) => {
-    for (const action of ['reboot', 'shutdown'] as const) {
+    // An upgrade and a firmware update are judged as the reboot they end with.
+    for (const action of MEMBER_DOWN_ACTIONS as ServerAction[]) {
       expect(
         check(action, 'cp-1', [...members(count), worker('w-1')]),
       ).toMatchObject({

@@ -28,6 +28,8 @@ const ACTION_PHRASES: Record<ServerAction, (node: string) => string> = {
   shutdown: node => `Shutting down ${node}`,
   'power-on': node => `Powering on ${node}`,
   'maintenance-abandon': node => `Abandoning the maintenance of ${node}`,
+  upgrade: node => `Upgrading Talos on ${node}`,
+  firmware: node => `Updating the firmware of ${node}`,
 };
 
 /** "Rebooting cp-1", "Returning cp-1 to service", ... */
@@ -36,11 +38,17 @@ export function describeAction(action: ServerAction, nodeName: string): string {
 }
 
 /**
- * Whether the action can take a node down. Only the power verbs that stop a machine do;
+ * Whether the action can take a node down. Only the power verbs that stop a machine do,
+ * and an upgrade or a firmware update, which end with the reboot that applies them;
  * cordon and drain move workloads, the rest bring a node back or change nothing.
  */
 export function takesMemberDown(action: ServerAction): boolean {
-  return action === 'reboot' || action === 'shutdown';
+  return (
+    action === 'reboot' ||
+    action === 'shutdown' ||
+    action === 'upgrade' ||
+    action === 'firmware'
+  );
 }
 
 function numbers(

@@ -21,13 +21,25 @@ import {
 } from '../ApprovalPanel/approvalText';
 
 /**
+ * Actions the row's dialog cannot ask yet: an upgrade and a firmware update name their
+ * target (an image from the allowed list), which the action dialog does not offer. The
+ * backend, the MCP actions and kubectl take them (docs/upgrades.md).
+ */
+const ACTIONS_WITHOUT_ROW_DIALOG: ReadonlySet<ServerAction> = new Set([
+  'upgrade',
+  'firmware',
+]);
+
+/**
  * The actions a row offers, in the usual order: the list holds only those
  * offered (for a power verb the backend has already applied the capability rule
  * and the channel's reach) and allowed for the user.
  */
 export function rowActions(server: ServerListItem): ServerAction[] {
   return SERVER_ACTIONS.filter(
-    action => server.actions?.[action] !== undefined,
+    action =>
+      server.actions?.[action] !== undefined &&
+      !ACTIONS_WITHOUT_ROW_DIALOG.has(action),
   );
 }
 

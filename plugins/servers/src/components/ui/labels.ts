@@ -9,6 +9,8 @@ export const ACTION_LABELS: Record<ServerAction, string> = {
   reboot: 'Reboot',
   shutdown: 'Shut down',
   'power-on': 'Power on',
+  upgrade: 'Upgrade Talos',
+  firmware: 'Update firmware',
 };
 
 /** What an action does, for its dialog. */
@@ -26,4 +28,8 @@ export const ACTION_DESCRIPTIONS: Record<ServerAction, string> = {
     'Drains the node, then asks its power channel to shut it down. The node stays off until it is powered on again.',
   'power-on':
     'Asks the power channel (the BMC) to switch the node on; once it is Ready it returns to service.',
+  upgrade:
+    'Drains the node, then asks Talos to install the chosen installer image and reboot. Rackside waits until the node is back on the new version, then returns it to service.',
+  firmware:
+    "Drains the node, then asks its BMC to install the firmware image and reset. Rackside waits until the BMC's firmware inventory reports the new version, then returns it to service.",
 };
