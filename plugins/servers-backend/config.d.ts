@@ -148,11 +148,14 @@ export interface Config {
          */
         select?: {
           /**
-           * The actions: cordon, drain, reboot, shutdown (a server action that creates
-           * a maintenance), power-on, and plan (a maintenance plan).
+           * The actions: cordon, drain, reboot, shutdown, upgrade, firmware (a server
+           * action that creates a maintenance), power-on, and plan (a maintenance plan).
            */
           actions?: string[];
-          /** The intents of the maintenance or plan: cordon, drain, reboot, shutdown. */
+          /**
+           * The intents of the maintenance or plan: cordon, drain, reboot, shutdown,
+           * upgrade, firmware.
+           */
           intents?: string[];
           /**
            * The lowest ceremony rung held: reason, preflight, typed-name or hazard (a
@@ -175,6 +178,32 @@ export interface Config {
         /** How long the approval may wait, in minutes. Defaults to 240. */
         expiresAfterMinutes?: number;
       }>;
+    };
+    /**
+     * What an upgrade or a firmware update may install (`docs/upgrades.md`, "Allowing
+     * sources"). Nothing is allowed by default: without a list the backend refuses
+     * every upgrade (or firmware update) with 400, naming the empty list. Give the
+     * operator the same lists (its --talos-image-prefixes and --firmware-sources; the
+     * chart's operator.talosImagePrefixes): it refuses anything outside its own at the
+     * moment it acts, whoever wrote the request. The backend refuses to start with an
+     * entry it cannot read, naming it.
+     */
+    upgrades?: {
+      /**
+       * Talos installer image prefixes, e.g. `factory.talos.dev/installer/` (any
+       * schematic's installer) or `ghcr.io/siderolabs/installer:` (any tag of that one
+       * repository). A prefix names a registry host exactly and whole repository path
+       * components: `ghcr.io/siderolabs/` never allows `ghcr.io.evil.example/...` nor
+       * `ghcr.io/siderolabs-evil/...`.
+       */
+      talosImages?: string[];
+      /**
+       * The https origins a BMC may fetch firmware images from (scheme, host and
+       * port, nothing else), e.g. `https://firmware.plant.example`. An image URI is
+       * allowed only when its origin is exactly one of these; user info, backslashes,
+       * percent-encoded or non-ASCII hosts are refused outright.
+       */
+      firmwareSources?: string[];
     };
     /** Maintenance plans (`docs/plans.md`). */
     plans?: {

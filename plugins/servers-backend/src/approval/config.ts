@@ -25,10 +25,19 @@ export const APPROVAL_ACTIONS = [
   'reboot',
   'shutdown',
   'power-on',
+  'upgrade',
+  'firmware',
   'plan',
 ] as const;
 /** The intents a rule may select. */
-export const APPROVAL_INTENTS = ['cordon', 'drain', 'reboot', 'shutdown'];
+export const APPROVAL_INTENTS = [
+  'cordon',
+  'drain',
+  'reboot',
+  'shutdown',
+  'upgrade',
+  'firmware',
+];
 const ROLES = ['control-plane', 'worker'];
 const RULE_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 /** A catalog ref of a user or a group, with or without its namespace. */
