@@ -41,6 +41,7 @@ import { watchForNotifications } from './notifications/watchNotifications';
 import { catalogWorkloads } from './lib/workloadCatalog';
 import { serverResourceOf } from './access/visibleNodes';
 import { readApprovalRules } from './approval/config';
+import { readUpgradeSources } from './lib/upgradeSources';
 import type { ApprovalPolicy } from './approval/heldApproval';
 import { createApprovalsService } from './approvals/createApprovalsService';
 import { createApprovalsRouter } from './approvals/router';
@@ -121,6 +122,9 @@ export const serversPlugin = createBackendPlugin({
           }`,
         );
         const reasonPolicy = readReasonPolicy(config);
+        // Read at start: an entry that is not an image prefix or an https origin stops
+        // the backend, naming it (docs/upgrades.md, "Allowing sources").
+        const upgradeSources = readUpgradeSources(config);
         // Read at start: a rule that cannot be read stops the backend, naming it.
         const approvalRules = readApprovalRules(config);
         if (approvalRules.length > 0) {
@@ -229,6 +233,7 @@ export const serversPlugin = createBackendPlugin({
           reasonPolicy,
           preflightTokens,
           approvals,
+          upgradeSources,
         };
         // Only the checks around the services ask the permission framework.
         const serverPermissions = new ServerPermissions({

@@ -426,9 +426,26 @@ export interface UpgradeSourcesResponse {
 }
 
 /** The actions that carry a pre-flight (`GET .../preflight?action=`). */
-export const PREFLIGHT_ACTIONS = ['drain', 'reboot', 'shutdown'] as const;
+export const PREFLIGHT_ACTIONS = [
+  'drain',
+  'reboot',
+  'shutdown',
+  'upgrade',
+  'firmware',
+] as const;
 /** An action with a pre-flight. */
 export type PreflightAction = (typeof PREFLIGHT_ACTIONS)[number];
+
+/** What a node runs now, as an upgrade's or a firmware update's pre-flight shows it. */
+export interface PreflightVersions {
+  /** The Talos version its Node reports (`osImage` "Talos (v1.11.3)"); absent if none. */
+  talos?: string;
+  /**
+   * The BMC's firmware inventory as of its last health reading (component and version);
+   * absent when no reading listed one.
+   */
+  firmware?: Array<{ name: string; version: string }>;
+}
 
 /** The quorum effect of an action, as the pre-flight shows it. */
 export interface PreflightQuorumEffect {
@@ -496,6 +513,11 @@ export interface PreflightResponse {
   virtualMachines?: DrainVirtualMachine[];
   /** Disruption budgets covering pods to evict; `blocksNow` ones refuse evictions today. */
   budgets: DrainBudget[];
+  /**
+   * An upgrade or a firmware update: what the node runs now, for the person choosing the
+   * target. Absent for other actions (and from answers of older backends).
+   */
+  versions?: PreflightVersions;
   quorum: PreflightQuorumEffect;
   ceremony: Ceremony;
   /** Whether a request with this token would be accepted now; `blockers` say why not. */

@@ -9,6 +9,12 @@ import { parseDiscoveryEndpoint } from './rules/discoveryNetworks';
 import { RECLAIM_TTL_MINUTES } from './resources/machineReclaim';
 import { labelSelectorSchema, PLAN_INTENTS } from './resources/maintenancePlan';
 import { talosAddressSchema } from './resources/talosCluster';
+import {
+  FIRMWARE_APPLY_TIMES,
+  MAX_FIRMWARE_TARGETS,
+} from './resources/firmware';
+import { MAX_IMAGE_REFERENCE_LENGTH } from './rules/upgradeSources';
+import { MAX_FIRMWARE_URI_LENGTH } from './rules/firmwareSources';
 
 /**
  * The message of a field's own type check: `missing` when the field is absent,
@@ -91,7 +97,9 @@ export const actionRequestBodySchema = z.object({
   force: z
     .boolean({ error: 'force must be a boolean' })
     .optional()
-    .describe('Evict pods that no controller recreates; as in the pre-flight'),
+    .describe(
+      "Evict pods that no controller recreates; as in the pre-flight. For an upgrade: skip Talos's etcd health check, only at the hazard rung (the drain then evicts none of those pods)",
+    ),
   allowNodeLocalData: z
     .boolean({ error: 'allowNodeLocalData must be a boolean' })
     .optional()
@@ -103,7 +111,53 @@ export const actionRequestBodySchema = z.object({
     .describe(
       'Opt-in: the maintenance is Complete only after the node has been Ready for healthyForSeconds and none of its alerts fires once the return grace has passed; past timeoutSeconds it is Failed, naming the alerts',
     ),
+  image: z
+    .string({ error: 'image must be a string' })
+    .max(MAX_IMAGE_REFERENCE_LENGTH)
+    .optional()
+    .describe(
+      'upgrade only, and required there: the Talos installer image, its tag the version (e.g. factory.talos.dev/installer/<schematic>:v1.12.0); it must start with one of servers.upgrades.talosImages',
+    ),
+  stage: z
+    .boolean({ error: 'stage must be a boolean' })
+    .optional()
+    .describe(
+      'upgrade only: stage the upgrade (Talos keeps the image and installs it early in the next boot)',
+    ),
+  imageURI: z
+    .string({ error: 'imageURI must be a string' })
+    .max(MAX_FIRMWARE_URI_LENGTH)
+    .optional()
+    .describe(
+      'firmware only, and required there: the https URL of the firmware image the BMC fetches; its origin must be one of servers.upgrades.firmwareSources',
+    ),
+  targets: z
+    .array(z.string({ error: 'targets must be strings' }).min(1).max(512), {
+      error: 'targets must be a list of strings',
+    })
+    .max(MAX_FIRMWARE_TARGETS)
+    .optional()
+    .describe(
+      'firmware only: the FirmwareInventory members to update (their @odata.id or Id); absent: those the BMC chooses for the image',
+    ),
+  applyTime: z
+    .enum(FIRMWARE_APPLY_TIMES, {
+      error: `applyTime must be one of ${FIRMWARE_APPLY_TIMES.join(', ')}`,
+    })
+    .optional()
+    .describe(
+      'firmware only: Immediate (default) or OnReset (applied at the reset the operator sends once the task completes)',
+    ),
 });
+
+/** The fields of an action body that only an upgrade takes. */
+export const UPGRADE_BODY_FIELDS = ['image', 'stage'] as const;
+/** The fields of an action body that only a firmware update takes. */
+export const FIRMWARE_BODY_FIELDS = [
+  'imageURI',
+  'targets',
+  'applyTime',
+] as const;
 
 /** The body of an action request (drain options must match the acknowledged pre-flight). */
 export type ActionRequestBody = z.input<typeof actionRequestBodySchema>;

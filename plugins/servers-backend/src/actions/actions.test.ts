@@ -125,6 +125,9 @@ describe('the registered actions', () => {
       // Powering a server on starts whatever it runs: MCP clients ask before it.
       'power-on-server': [false, true, false],
       'abandon-server-maintenance': [false, true, false],
+      // Each changes what runs on the machine, then reboots it.
+      'upgrade-server': [false, true, false],
+      'update-server-firmware': [false, true, false],
     });
     // The requests ask for the route's body fields, the pre-flight ones for the token.
     const inputOf = (name: string) =>

@@ -13,6 +13,8 @@ import { registerPreflightAction } from './preflight';
 import { registerRebootServerAction } from './rebootServer';
 import { registerShutdownServerAction } from './shutdownServer';
 import { registerUncordonServerAction } from './uncordonServer';
+import { registerUpdateServerFirmwareAction } from './updateServerFirmware';
+import { registerUpgradeServerAction } from './upgradeServer';
 
 /**
  * The plugin's actions in the Backstage actions registry (for MCP clients and other
@@ -38,4 +40,6 @@ export function registerServersActions(
   registerShutdownServerAction(registry, service, policy);
   registerPowerOnServerAction(registry, service, policy);
   registerAbandonServerMaintenanceAction(registry, service, policy);
+  registerUpgradeServerAction(registry, service, policy);
+  registerUpdateServerFirmwareAction(registry, service, policy);
 }

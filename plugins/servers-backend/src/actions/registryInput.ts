@@ -7,6 +7,8 @@ type RegistryZod = typeof registryZod;
 interface FieldJson {
   type?: string;
   maxLength?: number;
+  maxItems?: number;
+  items?: { type?: string };
   description?: string;
 }
 
@@ -44,6 +46,10 @@ export function registryFields(
           field.maxLength === undefined ? text : text.max(field.maxLength);
       } else if (field?.type === 'boolean') {
         built = z3.boolean({ errorMap });
+      } else if (field?.type === 'array' && field.items?.type === 'string') {
+        // A list of texts (a firmware update's targets), bounded as ours is.
+        const list = z3.array(z3.string(), { errorMap });
+        built = field.maxItems === undefined ? list : list.max(field.maxItems);
       } else {
         throw new Error(
           `request body field ${name} (${field?.type}) has no registry form`,

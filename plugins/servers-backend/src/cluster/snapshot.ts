@@ -7,6 +7,8 @@
 import {
   deriveQuorum,
   invoke,
+  invokeFirmware,
+  invokeUpgrade,
   nodeFactsFromNode,
   openMaintenanceByNode,
   powerAdvertisementOf,
@@ -81,6 +83,23 @@ export async function clusterSnapshot(
       cluster.alerts?.(),
     ]);
   return snapshotOf(nodes, maintenances, powerProvider, bmcNodes, bmcs, alerts);
+}
+
+/**
+ * Whether an upgrade (the talos channel) or a firmware update (a BMC over Redfish, for a
+ * node with a ServerBMC) may be asked for this node: servers-common's capability rule.
+ */
+export function installCheck(
+  snapshot: ClusterSnapshot,
+  action: 'upgrade' | 'firmware',
+  facts: NodeFacts,
+): InvokeResult {
+  const advertisement = powerAdvertisementOf(snapshot.powerProvider);
+  return action === 'upgrade'
+    ? invokeUpgrade(advertisement, facts)
+    : invokeFirmware(advertisement, facts, {
+        hasServerBmc: snapshot.bmcNodes.has(facts.name),
+      });
 }
 
 /** Whether a power verb may be asked for this node: servers-common's capability rule. */

@@ -1,7 +1,8 @@
 /*
  * How the plugin's auditor events are graded and where they came from (docs/architecture.md, "The backend"):
  * reads low, cordon, return to service, drain and abandon medium, the power verbs
- * (reboot, shutdown, power-on) and maintenance plans high, reclaims critical.
+ * (reboot, shutdown, power-on), upgrades, firmware updates and maintenance plans high,
+ * reclaims critical.
  */
 import type { AuditorServiceCreateEventOptions } from '@backstage/backend-plugin-api';
 import { POWER_VERBS } from '@rackside/plugin-servers-common';
@@ -23,9 +24,13 @@ export const APPROVAL_SEVERITY: AuditSeverity = 'high';
 /** The severity of a reclaim (creating the request and confirming the reset). */
 export const RECLAIM_SEVERITY: AuditSeverity = 'critical';
 
+/** Actions graded high besides the power verbs: each changes what runs, then reboots. */
+const CHANGES_WHAT_RUNS: readonly string[] = ['upgrade', 'firmware'];
+
 /** The severity of an attempt of a server action (an unknown action is graded medium). */
 export function serverActionSeverity(action: string): AuditSeverity {
-  return (POWER_VERBS as readonly string[]).includes(action)
+  return (POWER_VERBS as readonly string[]).includes(action) ||
+    CHANGES_WHAT_RUNS.includes(action)
     ? 'high'
     : 'medium';
 }

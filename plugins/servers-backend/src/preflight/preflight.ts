@@ -1,6 +1,7 @@
 /*
- * The pre-flight: what a drain, reboot or shutdown of a node would do now, and the
- * digest of what a user acknowledges of it (its token is in tokens.ts).
+ * The pre-flight: what a drain, reboot, shutdown, upgrade or firmware update of a node
+ * would do now (for the last two, with what the node runs now), and the digest of what a
+ * user acknowledges of it (its token is in tokens.ts).
  */
 import { ConflictError } from '@backstage/errors';
 import {
@@ -12,11 +13,13 @@ import {
   planDrain,
   podKey,
   statefulSetsOf,
+  talosVersionOfOsImage,
   type DrainContext,
   type PodDisruptionBudgetLike,
   type PodLike,
   type PreflightAction,
   type PreflightResponse,
+  type PreflightVersions,
 } from '@rackside/plugin-servers-common';
 import crypto from 'node:crypto';
 import type { ClusterSnapshot } from '../cluster/types';
@@ -93,6 +96,7 @@ export function computePreflight(input: PreflightInput): PreflightImpact {
     // Absent where the cluster has no VirtualMachineInstance API (docs/drain.md).
     ...(plan.virtualMachines ? { virtualMachines: plan.virtualMachines } : {}),
     budgets,
+    ...versionsOf(snapshot, node, action),
     workloads: evictedWorkloads(input.pods, plan.evict),
     quorum: {
       verdict: verdict.verdict,
@@ -107,6 +111,34 @@ export function computePreflight(input: PreflightInput): PreflightImpact {
     canProceed: blockers.length === 0,
     blockers,
   };
+}
+
+/**
+ * What the node runs now, for an upgrade (its Talos version) or a firmware update (the
+ * BMC's inventory as last read): shown beside the target, not acknowledged (a reading
+ * that changes does not invalidate the pre-flight; the operator compares again).
+ */
+function versionsOf(
+  snapshot: ClusterSnapshot,
+  nodeName: string,
+  action: PreflightAction,
+): { versions?: PreflightVersions } {
+  if (action === 'upgrade') {
+    const node = snapshot.nodes.find(n => n.metadata?.name === nodeName);
+    const talos = talosVersionOfOsImage(node?.status?.nodeInfo?.osImage);
+    return { versions: talos ? { talos } : {} };
+  }
+  if (action === 'firmware') {
+    const inventory = snapshot.bmcHealth.get(nodeName)?.firmware;
+    return {
+      versions: inventory?.length
+        ? {
+            firmware: inventory.map(({ name, version }) => ({ name, version })),
+          }
+        : {},
+    };
+  }
+  return {};
 }
 
 /**

@@ -30,6 +30,7 @@ import type {
   ClusterState,
 } from '../cluster/types';
 import type { ReasonPolicy } from '../lib/reasonPolicy';
+import type { UpgradeSources } from '../lib/upgradeSources';
 import type { ApprovalPolicy } from '../approval/heldApproval';
 import type { WorkloadCatalog } from '../lib/workloadCatalog';
 import type { ServerDecisions, ServerGrant } from '../access/serverGrant';
@@ -64,6 +65,8 @@ export interface DefaultServersServiceOptions {
   preflightTokens: PreflightTokens;
   /** `servers.approvals`: which new maintenances are created held (NO_APPROVALS if unset). */
   approvals?: ApprovalPolicy;
+  /** `servers.upgrades`: what an upgrade or a firmware update may install (nothing if unset). */
+  upgradeSources?: UpgradeSources;
   /**
    * The catalog's workloads: a pre-flight also names the catalog entities a drain
    * disrupts and their owners (`affectedEntities`), the people told when it starts.

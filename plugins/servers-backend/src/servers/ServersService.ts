@@ -14,8 +14,13 @@
  * (parseActionCommand, parsePreflightQuery); below the edge nothing parses it again.
  */
 import type { BackstageCredentials } from '@backstage/backend-plugin-api';
+import { InputError } from '@backstage/errors';
 import {
   actionRequestBodySchema,
+  FIRMWARE_BODY_FIELDS,
+  UPGRADE_BODY_FIELDS,
+  type FirmwareRequest,
+  type UpgradeRequest,
   type ActionRequestBody,
   type CeremonyLevel,
   type ClusterListResponse,
@@ -85,6 +90,13 @@ export interface ServerActionCommand {
     principal: string;
     refusal(level: CeremonyLevel, action: ServerAction): string | undefined;
   };
+  /**
+   * An upgrade: the Talos upgrade asked (`spec.upgrade`), from the body's image, stage
+   * and force. Its `force` is Talos's, so the body's `force` is not a drain option here.
+   */
+  upgrade?: UpgradeRequest;
+  /** A firmware update: the image and components asked (`spec.firmware`). */
+  firmware?: FirmwareRequest;
 }
 
 /** A server pre-flight asked at the edge (parsePreflightQuery): a known action and options. */
@@ -104,14 +116,74 @@ export function parseActionCommand(
   body: unknown,
   agent?: ServerActionCommand['agent'],
 ): ServerActionCommand {
+  const action = serverActionOr404(target.action);
+  const parsed = parseRequestBody(actionRequestBodySchema, body);
   return {
     cluster: target.cluster,
     node: target.node,
-    action: serverActionOr404(target.action),
-    body: parseRequestBody(actionRequestBodySchema, body),
+    action,
+    ...targetOfAction(action, parsed),
     ...(target.via ? { via: target.via } : {}),
     ...(agent ? { agent } : {}),
   };
+}
+
+/** The first of `fields` set in `body`, if any. */
+function firstSet(
+  body: ActionRequestBody,
+  fields: readonly (keyof ActionRequestBody)[],
+): string | undefined {
+  return fields.find(field => body[field] !== undefined);
+}
+
+/**
+ * What an upgrade or a firmware update installs, taken out of the body (400 naming the
+ * field when it is missing, or set on an action that does not take it). Whether the
+ * deployment allows it is the command's check (requestAction.ts), after the permission.
+ */
+function targetOfAction(
+  action: ServerAction,
+  body: ActionRequestBody,
+): Pick<ServerActionCommand, 'body' | 'upgrade' | 'firmware'> {
+  const foreign = firstSet(body, [
+    ...(action === 'upgrade' ? [] : UPGRADE_BODY_FIELDS),
+    ...(action === 'firmware' ? [] : FIRMWARE_BODY_FIELDS),
+  ]);
+  if (foreign) {
+    const owner = (UPGRADE_BODY_FIELDS as readonly string[]).includes(foreign)
+      ? 'an upgrade'
+      : 'a firmware update';
+    throw new InputError(
+      `${foreign} is taken by ${owner} only, not by ${action}`,
+    );
+  }
+  if (action === 'upgrade') {
+    const { image, stage, force, ...rest } = body;
+    if (!image) throw new InputError('image is required for an upgrade');
+    return {
+      body: rest,
+      upgrade: {
+        image,
+        ...(stage !== undefined ? { stage } : {}),
+        ...(force !== undefined ? { force } : {}),
+      },
+    };
+  }
+  if (action === 'firmware') {
+    const { imageURI, targets, applyTime, ...rest } = body;
+    if (!imageURI) {
+      throw new InputError('imageURI is required for a firmware update');
+    }
+    return {
+      body: rest,
+      firmware: {
+        imageURI,
+        ...(targets !== undefined ? { targets } : {}),
+        ...(applyTime !== undefined ? { applyTime } : {}),
+      },
+    };
+  }
+  return { body };
 }
 
 /** A pre-flight's query string: 400 for an action without a pre-flight or a bad flag. */

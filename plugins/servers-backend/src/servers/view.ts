@@ -33,7 +33,7 @@ import {
 } from '@rackside/plugin-servers-common';
 import type { NodeObject } from '@rackside/plugin-servers-node';
 import { alertSummaryOfNode } from '../cluster/rowKeys';
-import { powerCheck } from '../cluster/snapshot';
+import { installCheck, powerCheck } from '../cluster/snapshot';
 import type {
   ClusterSnapshot,
   MaintenanceObject,
@@ -197,6 +197,11 @@ export function offerOf(
   if (!facts.virtual && isPowerVerb(action)) {
     // The capability rule: only what the channel advertises for this node.
     const allowed = powerCheck(snapshot, action, facts);
+    if (!allowed.ok) return { offered: false, why: allowed.reason };
+  }
+  if (action === 'upgrade' || action === 'firmware') {
+    // The capability rule of what changes what runs: the talos channel, or a BMC's.
+    const allowed = installCheck(snapshot, action, facts);
     if (!allowed.ok) return { offered: false, why: allowed.reason };
   }
   const why = whyNotApplicable(action, nodeStateOf(node, facts, active));

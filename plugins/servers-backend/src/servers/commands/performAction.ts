@@ -1,6 +1,6 @@
 /*
  * What each server action writes, once every check passed (ServersService.requestAction):
- * a new NodeMaintenance (cordon, drain, reboot, shutdown; uncordon of a node cordoned
+ * a new NodeMaintenance (cordon, drain, reboot, shutdown, upgrade, firmware; uncordon of a node cordoned
  * outside Rackside) or a request flag on the node's open one (return to service, abandon,
  * power-on). An action that does not apply to the node's state (servers-common
  * `whyNotApplicable`, the rule the views offer by) is a 409 with the reason.
@@ -11,8 +11,10 @@ import {
   RACKSIDE_API_VERSION,
   whyNotApplicable,
   type Approval,
+  type FirmwareRequest,
   type ServerAction,
   type HealthyReturnBody,
+  type UpgradeRequest,
 } from '@rackside/plugin-servers-common';
 import type { NodeObject } from '@rackside/plugin-servers-node';
 import {
@@ -57,14 +59,27 @@ export interface PerformActionCommand {
    * one it creates, so the operator touches nothing until it is approved.
    */
   approval?: Approval;
+  /** An upgrade: the Talos upgrade asked, written as `spec.upgrade`. */
+  upgrade?: UpgradeRequest;
+  /** A firmware update: the image and components asked, written as `spec.firmware`. */
+  firmware?: FirmwareRequest;
 }
 
 export async function performAction(
   cluster: ClusterState,
   command: PerformActionCommand,
 ): Promise<{ status: number; name: string; outcome: string }> {
-  const { action, node, active, flag, preflight, healthyReturn, approval } =
-    command;
+  const {
+    action,
+    node,
+    active,
+    flag,
+    preflight,
+    healthyReturn,
+    approval,
+    upgrade,
+    firmware,
+  } = command;
   const facts = nodeFactsFromNode(node);
   const nodeName = facts.name;
   const conflict = whyNotApplicable(action, nodeStateOf(node, facts, active));
@@ -116,7 +131,9 @@ export async function performAction(
     }
     case 'drain':
     case 'reboot':
-    case 'shutdown': {
+    case 'shutdown':
+    case 'upgrade':
+    case 'firmware': {
       const { impact, token } = preflight!;
       // Named after the token: a second request with it cannot create another.
       const name = preflightMaintenanceName(nodeName, action, token);
@@ -137,6 +154,9 @@ export async function performAction(
               // Recorded on the maintenance: the operator refuses node-local data without it.
               allowNodeLocalData: impact.options.allowNodeLocalData === true,
             },
+            // What is installed, as parsed and allowed by the command.
+            ...(action === 'upgrade' ? { upgrade } : {}),
+            ...(action === 'firmware' ? { firmware } : {}),
             ...asked,
           },
         })

@@ -15,6 +15,11 @@ import {
   hardwareHealthRaise,
   isPowerVerb,
   nodeFactsFromNode,
+  talosVersionOfImage,
+  talosVersionOfOsImage,
+  whyFirmwareSourceRefused,
+  whyForceRefused,
+  whyUpgradeImageRefused,
   type GuardResult,
   type PreflightAction,
   type PreflightCeremonyLevel,
@@ -37,9 +42,17 @@ import {
   type PreflightTokens,
 } from '../../preflight/tokens';
 import type { ActionResult, ServerActionCommand } from '../ServersService';
-import { clusterSnapshot, powerCheck } from '../../cluster/snapshot';
+import {
+  clusterSnapshot,
+  installCheck,
+  powerCheck,
+} from '../../cluster/snapshot';
 import { visibleNode } from '../../access/visibleNodes';
 import { performAction, PreflightTokenUsedError } from './performAction';
+import {
+  NO_UPGRADE_SOURCES,
+  type UpgradeSources,
+} from '../../lib/upgradeSources';
 import {
   approvalNodeOf,
   heldApprovalFor,
@@ -77,6 +90,8 @@ export interface RequestActionContext {
   preflightTokens: PreflightTokens;
   /** `servers.approvals`: which new maintenances are created held; none if unset. */
   approvals?: ApprovalPolicy;
+  /** `servers.upgrades`: what an upgrade or a firmware update may install; nothing if unset. */
+  upgradeSources?: UpgradeSources;
 }
 
 /** The actions whose request creates a NodeMaintenance of that intent, which a rule may hold. */
@@ -85,6 +100,8 @@ const HOLDABLE_ACTIONS: ReadonlySet<ServerAction> = new Set<ServerAction>([
   'drain',
   'reboot',
   'shutdown',
+  'upgrade',
+  'firmware',
 ]);
 
 /** One request on its way through the checks. */
@@ -107,6 +124,7 @@ export async function requestAction(
   const { cluster } = grant;
   const reasonProblem = checkReason(ctx.reasonPolicy, body.reason);
   if (reasonProblem) throw new InputError(reasonProblem);
+  checkSource(ctx.upgradeSources ?? NO_UPGRADE_SOURCES, command);
   const snap = await clusterSnapshot(cluster);
   // A server the caller may not read is absent to them: no 409 below may name its
   // state or its maintenance.
@@ -118,6 +136,7 @@ export async function requestAction(
   );
   const checked: Checked = { command, cluster, snap, node, grant, actor };
   const level = checkGuardAndCeremony(checked);
+  checkNotAlreadyThere(checked);
   const preflight = isPreflightAction(action)
     ? await checkPreflightToken(ctx.preflightTokens, checked, action)
     : undefined;
@@ -153,6 +172,8 @@ export async function requestAction(
       },
       healthyReturn: body.healthyReturn,
       approval,
+      ...(command.upgrade ? { upgrade: command.upgrade } : {}),
+      ...(command.firmware ? { firmware: command.firmware } : {}),
     });
   } catch (error) {
     if (error instanceof PreflightTokenUsedError) {
@@ -198,6 +219,10 @@ function checkGuardAndCeremony(checked: Checked): PreflightCeremonyLevel {
     const allowed = powerCheck(snap, action, nodeFactsFromNode(node));
     if (!allowed.ok) throw new ConflictError(allowed.reason);
   }
+  // The capability rule of an upgrade (the talos channel) or a firmware update (a BMC
+  // over Redfish): a request no channel here can carry out is a 400, nothing written.
+  const cannot = whyChannelCannot(checked);
+  if (cannot) throw new InputError(cannot);
   // Returning a server whose BMC reports Critical, or whose reading is too old or failed,
   // asks for the typed name (hardwareHealth.ts).
   const ceremony = ceremonyFor(
@@ -217,8 +242,62 @@ function checkGuardAndCeremony(checked: Checked): PreflightCeremonyLevel {
   if (problems.length) {
     throw new InputError(`ceremony not met: ${problems.join(' ')}`);
   }
+  // Talos's force skips its own etcd check: only a request at the hazard rung may.
+  const forceRefused =
+    command.upgrade && whyForceRefused(command.upgrade, ceremony.level);
+  if (forceRefused) throw new InputError(forceRefused);
   // A refused verdict threw above: the rung is one a request can pass.
   return ceremony.level as PreflightCeremonyLevel;
+}
+
+/**
+ * What an upgrade or a firmware update installs must be in the deployment's lists
+ * (`servers.upgrades`): 400 naming the list, before anything is read of the cluster.
+ * The operator asks the same rule again, with its own lists, at the moment it acts.
+ */
+function checkSource(sources: UpgradeSources, command: ServerActionCommand) {
+  const refused = command.upgrade
+    ? whyUpgradeImageRefused(command.upgrade.image, sources.talosImages)
+    : command.firmware &&
+      whyFirmwareSourceRefused(
+        command.firmware.imageURI,
+        sources.firmwareSources,
+      );
+  if (refused) {
+    throw new InputError(
+      `${refused} (${
+        command.upgrade
+          ? 'servers.upgrades.talosImages'
+          : 'servers.upgrades.firmwareSources'
+      })`,
+    );
+  }
+}
+
+/** Why the node's channel cannot carry out this upgrade or firmware update, if it cannot. */
+function whyChannelCannot(checked: Checked): string | undefined {
+  const { command, snap, node } = checked;
+  if (command.action !== 'upgrade' && command.action !== 'firmware') {
+    return undefined;
+  }
+  const answer = installCheck(snap, command.action, nodeFactsFromNode(node));
+  return answer.ok ? undefined : answer.reason;
+}
+
+/**
+ * An upgrade to the version the node already runs (its osImage names it) is a 409: there
+ * is nothing to do, and the operator would refuse it the same way.
+ */
+function checkNotAlreadyThere(checked: Checked) {
+  const { command, node } = checked;
+  if (!command.upgrade) return;
+  const target = talosVersionOfImage(command.upgrade.image);
+  const running = talosVersionOfOsImage(node.status?.nodeInfo?.osImage);
+  if (target && running === target) {
+    throw new ConflictError(
+      `upgrade of ${command.node} refused: already at ${target}`,
+    );
+  }
 }
 
 /**

@@ -600,7 +600,7 @@ export const spec = {
       PreflightResponse: {
         type: 'object',
         description:
-          'What draining, rebooting or shutting down the node would do, and the token an action needs.',
+          'What draining, rebooting, shutting down, upgrading or updating the firmware of the node would do, and the token an action needs.',
         properties: {
           cluster: {
             type: 'string',
@@ -610,7 +610,7 @@ export const spec = {
           },
           action: {
             type: 'string',
-            enum: ['drain', 'reboot', 'shutdown'],
+            enum: ['drain', 'reboot', 'shutdown', 'upgrade', 'firmware'],
           },
           takenAt: {
             type: 'string',
@@ -653,6 +653,11 @@ export const spec = {
             items: {
               type: 'object',
             },
+          },
+          versions: {
+            type: 'object',
+            description:
+              'An upgrade or a firmware update: what the node runs now (talos: the Talos version its Node reports; firmware: the BMC inventory as last read).',
           },
           quorum: {
             type: 'object',
@@ -741,6 +746,38 @@ export const spec = {
                   'Not healthy this long after it came back, Failed (default 900)',
               },
             },
+          },
+          image: {
+            type: 'string',
+            maxLength: 512,
+            description:
+              'upgrade only, and required there: the Talos installer image, its tag the version; it must start with one of servers.upgrades.talosImages',
+          },
+          stage: {
+            type: 'boolean',
+            description: 'upgrade only: stage the upgrade',
+          },
+          imageURI: {
+            type: 'string',
+            maxLength: 2048,
+            description:
+              'firmware only, and required there: the https URL of the firmware image; its origin must be one of servers.upgrades.firmwareSources',
+          },
+          targets: {
+            type: 'array',
+            maxItems: 16,
+            items: {
+              type: 'string',
+              minLength: 1,
+              maxLength: 512,
+            },
+            description:
+              'firmware only: the FirmwareInventory members to update',
+          },
+          applyTime: {
+            type: 'string',
+            enum: ['Immediate', 'OnReset'],
+            description: 'firmware only: when the BMC applies the update',
           },
         },
         required: ['reason'],
@@ -1773,7 +1810,7 @@ export const spec = {
             name: 'action',
             in: 'query',
             required: true,
-            description: 'drain, reboot or shutdown.',
+            description: 'drain, reboot, shutdown, upgrade or firmware.',
             schema: {
               type: 'string',
             },
@@ -1828,7 +1865,7 @@ export const spec = {
             in: 'path',
             required: true,
             description:
-              'A server action (cordon, drain, reboot, shutdown, power-on, return-to-service, ...).',
+              'A server action (cordon, drain, reboot, shutdown, power-on, upgrade, firmware, return-to-service, ...).',
             schema: {
               type: 'string',
             },

@@ -28,4 +28,24 @@ export interface ActionRequestBody {
    * Opt-in: done only after the node has been Ready for healthyForSeconds and none of its alerts fires once the return grace has passed; past timeoutSeconds Failed, naming the alerts.
    */
   healthyReturn?: ActionRequestBodyHealthyReturn;
+  /**
+   * upgrade only, and required there: the Talos installer image, its tag the version; it must start with one of servers.upgrades.talosImages
+   */
+  image?: string;
+  /**
+   * upgrade only: stage the upgrade
+   */
+  stage?: boolean;
+  /**
+   * firmware only, and required there: the https URL of the firmware image; its origin must be one of servers.upgrades.firmwareSources
+   */
+  imageURI?: string;
+  /**
+   * firmware only: the FirmwareInventory members to update
+   */
+  targets?: Array<string>;
+  /**
+   * firmware only: when the BMC applies the update
+   */
+  applyTime?: 'Immediate' | 'OnReset';
 }

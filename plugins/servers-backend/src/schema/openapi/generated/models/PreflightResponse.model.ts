@@ -5,13 +5,13 @@
 // ******************************************************************
 
 /**
- * What draining, rebooting or shutting down the node would do, and the token an action needs.
+ * What draining, rebooting, shutting down, upgrading or updating the firmware of the node would do, and the token an action needs.
  * @public
  */
 export interface PreflightResponse {
   cluster: string;
   node: string;
-  action: 'drain' | 'reboot' | 'shutdown';
+  action: 'drain' | 'reboot' | 'shutdown' | 'upgrade' | 'firmware';
   takenAt: string;
   options: { [key: string]: any };
   evict: Array<{ [key: string]: any }>;
@@ -20,6 +20,10 @@ export interface PreflightResponse {
   mirror: Array<{ [key: string]: any }>;
   finished: Array<{ [key: string]: any }>;
   budgets: Array<{ [key: string]: any }>;
+  /**
+   * An upgrade or a firmware update: what the node runs now (talos: the Talos version its Node reports; firmware: the BMC inventory as last read).
+   */
+  versions?: { [key: string]: any };
   quorum: { [key: string]: any };
   ceremony: { [key: string]: any };
   canProceed: boolean;
