@@ -16,7 +16,7 @@ import { plan, planPreflight, renderWithApi } from '../../__testUtils__/plans';
 import { ServersLinksProvider } from '../ui/links';
 import { MaintenancePage } from '../MaintenancePage';
 import { PlanPage } from '../PlanPage';
-import { ApprovalRungGrewError } from '../../api/errors';
+import { ApprovalRungGrewError, PreflightChangedError } from '../../api/errors';
 import { phaseColor } from '../MaintenancePage/MaintenanceSection';
 import { planPhaseColor } from '../ui/planText';
 import { impactRows, rungAbove, refName, approversText } from './approvalText';
@@ -293,6 +293,65 @@ describe('the approval panel on the maintenance page', () => {
       'the requester acknowledged the typed name rung, it is at the hazard rung now',
     );
     expect(alert).toHaveTextContent('Nothing was changed.');
+  });
+
+  it('reads the approval again when the backend says the impact changed, and asks for the acknowledgement again', async () => {
+    const api = apiWith(awaitingView());
+    api.getApproval
+      .mockResolvedValueOnce(awaitingView())
+      .mockResolvedValue(
+        awaitingView({ now: rebootPreflight({ token: 'tok-newer' }) }),
+      );
+    api.decideApproval.mockRejectedValueOnce(
+      new PreflightChangedError(
+        'The impact changed since the pre-flight was taken',
+        rebootPreflight({ token: 'tok-other' }),
+        await responseError(409, 'Conflict', { message: 'changed' }),
+      ),
+    );
+    await renderMaintenance(api);
+    const panel = await screen.findByTestId('approval-panel');
+    fireEvent.click(
+      await within(panel).findByRole('checkbox', {
+        name: 'I have reviewed this impact',
+      }),
+    );
+    fireEvent.change(within(panel).getByTestId('approval-reason'), {
+      target: { value: 'ok' },
+    });
+    fireEvent.click(within(panel).getByRole('button', { name: 'Approve' }));
+    expect(
+      await within(panel).findByTestId('approval-impact-changed'),
+    ).toHaveTextContent('The impact changed since you looked');
+    await waitFor(() => expect(api.getApproval).toHaveBeenCalledTimes(2));
+    await waitFor(() =>
+      expect(
+        within(panel).getByRole('checkbox', {
+          name: 'I have reviewed this impact',
+        }),
+      ).not.toBeChecked(),
+    );
+    fireEvent.click(
+      within(panel).getByRole('checkbox', {
+        name: 'I have reviewed this impact',
+      }),
+    );
+    fireEvent.change(within(panel).getByTestId('approval-reason'), {
+      target: { value: 'ok, again' },
+    });
+    fireEvent.click(within(panel).getByRole('button', { name: 'Approve' }));
+    await waitFor(() =>
+      expect(api.decideApproval).toHaveBeenLastCalledWith(
+        'rack',
+        'maintenance',
+        'worker-1-reboot-abc',
+        {
+          decision: 'approve',
+          reason: 'ok, again',
+          preflightToken: 'tok-newer',
+        },
+      ),
+    );
   });
 
   it('offers no Approve when the rung now is already above the acknowledged one', async () => {

@@ -27,6 +27,7 @@ import type {
 import {
   ApprovalRungGrewError,
   describeError,
+  PreflightChangedError,
   serversApiRef,
   type DescribedError,
 } from '../../api';
@@ -44,6 +45,7 @@ import {
 } from '../dialogs/HazardStepNames';
 import {
   ACKNOWLEDGEMENT,
+  IMPACT_CHANGED,
   NOTHING_CHANGED,
   TYPED_REASON_HINT,
 } from '../dialogs/ceremonyText';
@@ -207,8 +209,10 @@ function DecisionForm(props: {
   /** The node of a maintenance, whose name the hazard rung asks typed out. */
   node?: string;
   onDecided(): void;
+  /** The backend said the impact changed since this pre-flight (409 with a new one). */
+  onStale(): void;
 }) {
-  const { cluster, kind, name, view, node, onDecided } = props;
+  const { cluster, kind, name, view, node, onDecided, onStale } = props;
   const api = useApi(serversApiRef);
   const [acknowledged, setAcknowledged] = useState(false);
   const [reason, setReason] = useState('');
@@ -250,7 +254,10 @@ function DecisionForm(props: {
       });
       onDecided();
     } catch (e) {
-      setError(decisionErrorOf(e));
+      // The fresh pre-flight went stale (or its impact changed): read the view again,
+      // with a new one to acknowledge.
+      if (PreflightChangedError.is(e)) onStale();
+      else setError(decisionErrorOf(e));
     } finally {
       setBusy(false);
     }
@@ -353,6 +360,7 @@ export function ApprovalPanel(props: {
 }) {
   const { cluster, kind, name, node, version, onDecided } = props;
   const api = useApi(serversApiRef);
+  const [changed, setChanged] = useState(false);
   const loaded = useLoader(
     () => api.getApproval(cluster, kind, name),
     [api, cluster, kind, name, version],
@@ -394,18 +402,35 @@ export function ApprovalPanel(props: {
           )}
           {view.state === 'awaiting' && (
             <>
+              {changed && (
+                <Alert
+                  severity="warning"
+                  sx={{ mb: 2 }}
+                  data-testid="approval-impact-changed"
+                >
+                  <AlertTitle>{IMPACT_CHANGED}</AlertTitle>
+                  This is the impact now. Review it and acknowledge it again.
+                </Alert>
+              )}
               <ImpactComparison view={view} headingId={`${headingId}-impact`} />
               {view.now && <PreflightNow kind={kind} now={view.now} />}
               {view.mayApprove ? (
                 <DecisionForm
+                  // A new pre-flight is a new acknowledgement: the form starts over.
+                  key={view.now?.token ?? 'no-preflight'}
                   cluster={cluster}
                   kind={kind}
                   name={name}
                   view={view}
                   node={node}
                   onDecided={() => {
+                    setChanged(false);
                     loaded.reload();
                     onDecided?.();
+                  }}
+                  onStale={() => {
+                    setChanged(true);
+                    loaded.reload();
                   }}
                 />
               ) : (
