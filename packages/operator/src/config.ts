@@ -24,6 +24,8 @@ export interface OperatorConfig {
   probePort: number;
   workers: number;
   identity: string;
+  /** The node this replica runs on: it hands its Lease over before a verb for it. */
+  nodeName?: string;
   /** A reboot that has not brought the node back (new boot ID) by then fails. */
   rebootDeadlineSeconds: number;
   /** A power verb recorded without the channel's answer is watched this long, never resent. */
@@ -149,6 +151,12 @@ const OPTIONS = [
     ['RACKSIDE_OPERATOR_IDENTITY', 'POD_NAME'],
     'hostname-pid',
     'Lease holder identity',
+  ],
+  [
+    'node-name',
+    ['RACKSIDE_NODE_NAME', 'NODE_NAME'],
+    'none',
+    'the node this replica runs on (the chart sets NODE_NAME from spec.nodeName): the Lease is handed over before a verb for it',
   ],
   [
     'lease-duration',
@@ -562,6 +570,7 @@ export function readConfig(
     probePort,
     workers: integer('workers', 4),
     identity: text('identity') ?? `${os.hostname()}-${process.pid}`,
+    nodeName: text('node-name'),
     rebootDeadlineSeconds: integer('reboot-deadline-seconds', 900),
     unansweredDeadlineSeconds: integer('unanswered-deadline-seconds', 300),
     talosImagePrefixes,

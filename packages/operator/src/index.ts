@@ -51,6 +51,7 @@ async function main() {
   const operator = await startOperator({
     kubeConfig,
     identity: config.identity,
+    nodeName: config.nodeName,
     leaseNamespace: config.namespace,
     workers: config.workers,
     power: {

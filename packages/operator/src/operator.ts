@@ -91,6 +91,12 @@ export interface OperatorOptions {
   alerting?: { alertmanager: AlertmanagerApi; settings: AlertingSettings };
   /** How often a plan held by alerts reads them again (tests shorten it). */
   alertPollMs?: number;
+  /**
+   * The node this replica runs on (`--node-name`, the chart's NODE_NAME from the downward
+   * API): a power verb or an upgrade for it is never recorded by this replica while it
+   * leads; it hands the Lease over first (docs/upgrades.md, "The operator's own node").
+   */
+  nodeName?: string;
   /** Called when leadership is lost after it was held (main exits the process). */
   onLostLeadership?: () => void;
   /** Eviction retry backoff and progress cadence of drains (tests shorten them). */
@@ -233,6 +239,14 @@ export async function startOperator(
       drain: options.drain,
       alerting,
       upgrades: options.upgrades,
+      ownNode: options.nodeName
+        ? {
+            name: options.nodeName,
+            handOver: async reason => {
+              await elector.handOver(reason);
+            },
+          }
+        : undefined,
       beforeStatusWrite: options.beforeStatusWrite,
       returnAlerts: createAlertReads(
         alertmanager,

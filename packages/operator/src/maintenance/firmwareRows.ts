@@ -156,14 +156,14 @@ export function judgeVersions(
     }
     return { changed: true, text: targeted.map(t => line(t.pair!)).join(', ') };
   }
-  const moved = pairs.filter(p => p.before?.version !== p.after.version);
-  if (moved.length === 0) {
+  const updated = pairs.filter(p => p.before?.version !== p.after.version);
+  if (updated.length === 0) {
     return {
       changed: false,
       text: 'the FirmwareInventory reports no new version for any component',
     };
   }
-  return { changed: true, text: moved.map(line).join(', ') };
+  return { changed: true, text: updated.map(line).join(', ') };
 }
 
 /** Reads the inventory after the update and answers Returning or Failed. */

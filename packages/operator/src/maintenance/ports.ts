@@ -74,6 +74,8 @@ export interface MaintenanceControllerOptions {
     /** The https origins a firmware update may fetch from (docs/upgrades.md); absent: none. */
     firmwareSources?: readonly string[];
   };
+  /** The node this replica runs on and the handover of its Lease (ReconcilerPorts). */
+  ownNode?: ReconcilerPorts['ownNode'];
 }
 
 /** The reconciler's ports, and what the controller's watches reach of them. */
@@ -218,6 +220,7 @@ export function kubeMaintenancePorts(
     ...systemClock,
     returnAlerts: options.returnAlerts,
     upgrades: options.upgrades,
+    ownNode: options.ownNode,
     onRefused: cause => metrics.refusals.inc({ cause }),
     log,
   };

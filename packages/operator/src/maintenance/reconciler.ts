@@ -36,6 +36,7 @@ import type {
 import type { OperatorLog } from '../runtime/logger';
 import type { SilenceLease } from './silenceLease';
 import { fitMaintenanceMessage } from './statusLimits';
+import { MaintenanceReason } from '../runtime/lifecycle/reasons';
 
 /** status.history maxItems in the CRD. */
 export const HISTORY_MAX = 50;
@@ -94,6 +95,13 @@ export interface ReconcilerPorts extends Clock {
   onRefused?: (cause: RefusalCause) => void;
   /** The Alertmanager silence held with the maintenance (silenceLease.ts); absent: off. */
   silences?: SilenceLease;
+  /**
+   * The node this replica runs on (`--node-name`, the chart's NODE_NAME) and the handover
+   * of its Lease (docs/upgrades.md, "The operator's own node"): a verb for that node is
+   * never recorded here; this replica hands the Lease over and a peer on another node
+   * records and sends it. Absent: the node is not known, nothing is handed over.
+   */
+  ownNode?: { name: string; handOver(reason: string): Promise<void> };
   log?: OperatorLog;
 }
 
@@ -247,6 +255,10 @@ export class MaintenanceReconciler {
     decision: Decision,
   ): Promise<{ nm?: NodeMaintenance; send?: PowerSendVerb } | undefined> {
     if (decision.kind === 'record') {
+      if (decision.send && nm.spec.nodeName === this.ports.ownNode?.name) {
+        await this.handOver(nm, decision.send);
+        return undefined;
+      }
       const written = await this.write(
         nm,
         recordedStatus(nm, decision),
@@ -267,6 +279,29 @@ export class MaintenanceReconciler {
     );
     if (decision.refusal) this.ports.onRefused?.(decision.refusal);
     return { nm: written };
+  }
+
+  /**
+   * A verb for this replica's own node: nothing is recorded (a record would bind the
+   * send to whoever holds it, and this replica must not take its own node down while it
+   * leads); an Event says why, then the Lease is handed over. The peer that takes it
+   * reconciles the maintenance afresh, from the same phase, and records and sends.
+   */
+  private async handOver(nm: NodeMaintenance, verb: PowerSendVerb) {
+    const node = nm.spec.nodeName;
+    const reason = `${verb} of ${node}: this operator replica runs on ${node}, so it hands the Lease over and another replica sends it`;
+    await this.ports.events
+      .record(nm, 'Normal', MaintenanceReason.LeaderHandover, reason)
+      .catch(error =>
+        this.ports.log?.(`${nm.metadata.name}: event: ${(error as Error).message}`),
+      );
+    this.ports.log?.(`${nm.metadata.name}: ${reason}`, {
+      level: 'warn',
+      kind: 'NodeMaintenance',
+      name: nm.metadata.name,
+      reason: MaintenanceReason.LeaderHandover,
+    });
+    await this.ports.ownNode!.handOver(reason);
   }
 
   private async write(

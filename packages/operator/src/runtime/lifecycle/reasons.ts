@@ -24,6 +24,8 @@ export const MaintenanceReason = {
   PowerOffConfirmed: 'PowerOffConfirmed',
   PowerOffUnconfirmed: 'PowerOffUnconfirmed',
   HealthyReturnFailed: 'HealthyReturnFailed',
+  /** A verb for the node this replica runs on: it hands the Lease over instead of recording it. */
+  LeaderHandover: 'LeaderHandover',
 } as const;
 
 /** Event reasons of a TalosMachine being added. */

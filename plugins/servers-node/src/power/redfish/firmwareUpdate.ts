@@ -96,12 +96,9 @@ export function readTask(
 ): FirmwareTaskReading {
   const task = (body && typeof body === 'object' ? body : {}) as Json;
   // 204 (or 200 without a Task) from a monitor: the operation is done and said nothing.
-  const rawState =
-    typeof task.TaskState === 'string'
-      ? task.TaskState
-      : monitorStatus === 202
-      ? 'Running'
-      : 'Completed';
+  const stateOfStatus = monitorStatus === 202 ? 'Running' : 'Completed';
+  const rawState: string =
+    typeof task.TaskState === 'string' ? task.TaskState : stateOfStatus;
   const state = clip(rawState, 64);
   const list: unknown[] = Array.isArray(task.Messages) ? task.Messages : [];
   const messages: string[] = [];
