@@ -13,9 +13,9 @@ export function phaseColor(
     case 'Drained':
     case 'Complete':
       return 'success';
+    // AwaitingApproval: held until an approver decides, the colour of the Servers page's chip.
     case 'PoweredOff':
     case 'Rebooting':
-    // Held until an approver decides: the Servers page's chip has the same colour.
     case 'AwaitingApproval':
       return 'warning';
     default:
