@@ -293,7 +293,9 @@ export class MaintenanceReconciler {
     await this.ports.events
       .record(nm, 'Normal', MaintenanceReason.LeaderHandover, reason)
       .catch(error =>
-        this.ports.log?.(`${nm.metadata.name}: event: ${(error as Error).message}`),
+        this.ports.log?.(
+          `${nm.metadata.name}: event: ${(error as Error).message}`,
+        ),
       );
     this.ports.log?.(`${nm.metadata.name}: ${reason}`, {
       level: 'warn',

@@ -28,7 +28,7 @@ import {
   type HeldRequest,
 } from './heldRequest';
 import { impactNow } from './impactNow';
-import { standingOf } from './standing';
+import { ownershipRefsOf, standingOf } from './standing';
 
 /** The decision on record of an approval. */
 function decisionOf(request: HeldRequest): ApprovalView['decision'] {
@@ -114,6 +114,7 @@ export async function approvalsForMe(
   grants: readonly ApprovalGrant[],
 ): Promise<ApprovalListResponse> {
   const now = ctx.now?.() ?? new Date();
+  const ownershipRefs = await ownershipRefsOf(ctx, credentials);
   const items: ApprovalItem[] = [];
   for (const grant of grants) {
     const [snap, requests] = await Promise.all([
@@ -125,7 +126,14 @@ export async function approvalsForMe(
       if (!approval || approvalState(approval, now) !== 'awaiting') continue;
       if (request.ended || !visibleRequest(request, snap, grant.scope))
         continue;
-      const standing = await standingOf(ctx, credentials, grant, request, now);
+      const standing = await standingOf(
+        ctx,
+        credentials,
+        grant,
+        request,
+        now,
+        ownershipRefs,
+      );
       if (standing.refusal) continue;
       items.push({
         cluster: grant.cluster.name,

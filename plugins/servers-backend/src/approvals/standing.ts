@@ -42,6 +42,8 @@ export async function standingOf(
   grant: ApprovalGrant,
   request: HeldRequest,
   now: Date,
+  /** The caller's ownership refs, when already read (a list reads them once). */
+  ownershipRefs?: readonly string[],
 ): Promise<Standing> {
   const { approval } = request;
   const state = approvalState(approval, now);
@@ -99,7 +101,7 @@ export async function standingOf(
     approval,
     requestedBy: request.requestedBy,
     approverRef: credentials.principal.userEntityRef,
-    ownershipRefs: await ownershipRefsOf(ctx, credentials),
+    ownershipRefs: ownershipRefs ?? (await ownershipRefsOf(ctx, credentials)),
     principalType: 'user',
   });
   if (refused) return { state, refusal: new NotAllowedError(refused) };
