@@ -73,6 +73,15 @@ describe('readConfig', () => {
     ).toEqual(['cephclusters.ceph.rook.io', 'configmaps']);
   });
 
+  it("reads the node it runs on from the chart's NODE_NAME or --node-name, and knows none otherwise", () => {
+    expect(readConfig([], {}).nodeName).toBeUndefined();
+    expect(readConfig([], { NODE_NAME: 'worker-3' }).nodeName).toBe('worker-3');
+    expect(
+      readConfig(['--node-name', 'worker-4'], { NODE_NAME: 'worker-3' })
+        .nodeName,
+    ).toBe('worker-4');
+  });
+
   it('reads the power deadlines', () => {
     expect(
       readConfig(['--reboot-deadline-seconds', '60'], {

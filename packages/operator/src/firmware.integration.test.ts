@@ -145,4 +145,44 @@ describe('a firmware update', () => {
     expect(await env.unschedulable('worker-2')).toBe(true);
     expect(await simpleUpdates()).toHaveLength(2);
   });
+
+  it('sends the reset an OnReset update asks for once, and reads the new version after it', async () => {
+    const bootBefore = (await env.nodes.get('worker-1')).status?.nodeInfo
+      ?.bootID;
+    await env.create('fw-w1-onreset', 'worker-1', 'firmware', {
+      firmware: {
+        imageURI: `${SOURCE}/bios-2.7.0.bin`,
+        targets: [BIOS],
+        applyTime: 'OnReset',
+      },
+    });
+    const complete = await env.phaseIs('fw-w1-onreset', 'Complete', 120_000);
+    expect(complete.status?.history?.map(h => h.phase)).toEqual([
+      'Requested',
+      'Cordoned',
+      'Draining',
+      'Drained',
+      'Rebooting',
+      'Returning',
+      'Complete',
+    ]);
+    expect(complete.status?.power?.firmware?.sentAt).toBeDefined();
+    expect(complete.status?.power?.reboot?.sentAt).toBeDefined();
+    expect(complete.status?.firmware?.before).toContainEqual({
+      id: BIOS,
+      name: 'Rack BIOS',
+      version: '2.5.0',
+    });
+    expect(complete.status?.firmware?.after).toContainEqual({
+      id: BIOS,
+      name: 'Rack BIOS',
+      version: '2.7.0',
+    });
+    expect(complete.status?.bootIdBefore).toBe(bootBefore);
+    const after = (await env.nodes.get('worker-1')).status?.nodeInfo?.bootID;
+    expect(after).not.toBe(bootBefore);
+    const sent = await simpleUpdates();
+    expect(sent).toHaveLength(3);
+    expect(sent[2].body['@Redfish.OperationApplyTime']).toBe('OnReset');
+  });
 });

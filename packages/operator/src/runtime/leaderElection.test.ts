@@ -195,6 +195,81 @@ describe('LeaderElector', () => {
     await elector.stop();
   });
 
+  it('hands over: not leading before the release goes out, the holder cleared, a peer takes it, and it never campaigns again', async () => {
+    const leases = fakeLeases();
+    const stopped = jest.fn();
+    let leadingWhenReleased: boolean | undefined;
+    /** Every request this replica made to the Lease. */
+    let requests = 0;
+    const elector = new LeaderElector({
+      ...base,
+      store: {
+        read: signal => {
+          requests++;
+          return leases.store.read(signal);
+        },
+        create: (lease, signal) => {
+          requests++;
+          return leases.store.create(lease, signal);
+        },
+        replace: async (lease, signal) => {
+          requests++;
+          if (!lease.spec?.holderIdentity) {
+            leadingWhenReleased = elector.isLeader;
+          }
+          return leases.store.replace(lease, signal);
+        },
+      },
+      retryPeriodMs: 10,
+      onStartedLeading: () => {},
+      onStoppedLeading: stopped,
+    });
+    elector.start();
+    await until('leading', () => elector.isLeader);
+    expect(await elector.handOver('worker-3 is this replica’s node')).toBe(
+      true,
+    );
+    expect(leadingWhenReleased).toBe(false);
+    const requestsAtHandover = requests;
+    expect(elector.isLeader).toBe(false);
+    expect(leases.lease?.spec?.holderIdentity).toBeUndefined();
+    expect(stopped).toHaveBeenCalledWith(
+      'handed over: worker-3 is this replica’s node',
+    );
+    // A peer campaigning now takes the released Lease at once.
+    const peer = new LeaderElector({
+      ...base,
+      identity: 'peer',
+      store: leases.store,
+      retryPeriodMs: 10,
+      onStartedLeading: () => {},
+      onStoppedLeading: () => {},
+    });
+    peer.start();
+    await until('the peer leads', () => peer.isLeader);
+    expect(leases.lease?.spec?.holderIdentity).toBe('peer');
+    // The one that handed over asks nothing more of the Lease (it does not campaign
+    // again: main restarts it) and does not hand over twice. Five retry periods.
+    await new Promise(r => setTimeout(r, 50));
+    expect(await elector.handOver('again')).toBe(false);
+    expect(requests).toBe(requestsAtHandover);
+    await peer.stop();
+    expect(elector.isLeader).toBe(false);
+    expect(stopped).toHaveBeenCalledTimes(1);
+  });
+
+  it('a replica that does not lead hands nothing over and writes nothing', async () => {
+    const leases = fakeLeases();
+    const elector = new LeaderElector({
+      ...base,
+      store: leases.store,
+      onStartedLeading: () => {},
+      onStoppedLeading: () => {},
+    });
+    expect(await elector.handOver('not leading')).toBe(false);
+    expect(leases.calls).toEqual([]);
+  });
+
   it('refuses a renew deadline that is not shorter than the lease duration', () => {
     expect(
       () =>

@@ -212,6 +212,34 @@ export class LeaderElector {
     if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
     this.inFlight?.abort();
     if (!wasLeading) return;
+    await this.release();
+  }
+
+  /**
+   * Steps down so that a peer leads (docs/upgrades.md, "The operator's own node"): this
+   * replica stops acting at once (isLeader is false before the release goes out), clears
+   * the Lease's holder (conditional on the record it read: never a successor's), and ends
+   * as a lost Lease ends: onStoppedLeading, after which main exits and the replica comes
+   * back only as a new process, a standby behind the peer that took the Lease within its
+   * retry period. Answers false when this replica was not leading (nothing done).
+   */
+  async handOver(reason: string): Promise<boolean> {
+    if (!this.isLeader) return false;
+    this.leading = false;
+    this.ended = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.deadlineTimer) clearTimeout(this.deadlineTimer);
+    this.inFlight?.abort();
+    await this.release();
+    if (!this.stopped) {
+      this.options.log?.(`handed lease ${this.options.name} over: ${reason}`);
+      this.options.onStoppedLeading(`handed over: ${reason}`);
+    }
+    return true;
+  }
+
+  /** Clears the holder of the Lease this replica holds, so a peer takes it on its next try. */
+  private async release(): Promise<void> {
     const controller = new AbortController();
     const timeout = setTimeout(() => controller.abort(), this.attemptTimeoutMs);
     try {
