@@ -417,3 +417,75 @@ describe('intent upgrade', () => {
     expect(c.sent).toHaveLength(1);
   });
 });
+
+describe("the operator's own node (docs/upgrades.md)", () => {
+  /** The reconciler of the replica on `own`, whose handovers are counted. */
+  function replicaOn(c: Cluster, own: string) {
+    const handovers: string[] = [];
+    const reconciler = new MaintenanceReconciler({
+      ...c.ports(),
+      ownNode: {
+        name: own,
+        handOver: async reason => {
+          handovers.push(reason);
+        },
+      },
+    });
+    return {
+      handovers,
+      reconcile: (name: string) => reconciler.reconcile(name),
+    };
+  }
+
+  it('the leader on the node records and sends nothing: it hands the Lease over, and the peer that takes it sends once', async () => {
+    const c = rack();
+    const name = c.create('worker-1', { image: IMAGE });
+    const onWorker1 = replicaOn(c, 'worker-1');
+    await onWorker1.reconcile(name);
+    let nm = c.get(name);
+    expect(onWorker1.handovers).toEqual([
+      'upgrade of worker-1: this operator replica runs on worker-1, so it hands the Lease over and another replica sends it',
+    ]);
+    expect(c.sent).toEqual([]);
+    expect(nm.status?.phase).toBe('Drained');
+    expect(nm.status?.power?.upgrade).toBeUndefined();
+    expect(nm.status?.upgrade).toBeUndefined();
+    expect(c.events.map(e => e.reason)).toContain('LeaderHandover');
+
+    // The peer on another node reconciles the same maintenance from Drained.
+    const onWorker2 = replicaOn(c, 'worker-2');
+    await onWorker2.reconcile(name);
+    nm = c.get(name);
+    expect(onWorker2.handovers).toEqual([]);
+    expect(c.sent).toEqual([{ verb: 'upgrade', upgrade: { image: IMAGE } }]);
+    expect(nm.status?.phase).toBe('Rebooting');
+    expect(nm.status?.power?.upgrade?.sentAt).toBe(ACCEPTED_AT);
+  });
+
+  it('a reboot of its own node is handed over too; a verb for another node is sent at once', async () => {
+    const c = rack();
+    const reboot = 'rb-worker-1';
+    c.maintenances.set(reboot, {
+      apiVersion: 'rackside.dev/v1alpha1',
+      kind: 'NodeMaintenance',
+      metadata: { name: reboot, generation: 1, resourceVersion: '1' },
+      spec: {
+        nodeName: 'worker-1',
+        intent: 'reboot',
+        reason: 'kernel',
+        requestedBy: 'user:default/ops',
+      },
+    });
+    const onWorker1 = replicaOn(c, 'worker-1');
+    await onWorker1.reconcile(reboot);
+    expect(onWorker1.handovers).toHaveLength(1);
+    expect(c.get(reboot).status?.power?.reboot).toBeUndefined();
+    expect(c.sent).toEqual([]);
+
+    const other = c.create('cp-1', { image: IMAGE });
+    const onWorker2 = replicaOn(c, 'worker-2');
+    await onWorker2.reconcile(other);
+    expect(onWorker2.handovers).toEqual([]);
+    expect(c.sent.map(s => s.verb)).toEqual(['upgrade']);
+  });
+});
