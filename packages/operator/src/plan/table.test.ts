@@ -1697,3 +1697,39 @@ describe('a rolling Talos upgrade (intent upgrade, docs/plans.md)', () => {
     expect(w.creates).toEqual([]);
   });
 });
+
+describe('a rolling firmware update (intent firmware)', () => {
+  it("copies the plan's firmware update into each step, skips nothing up front and says updated", async () => {
+    const firmware = {
+      imageURI: 'https://firmware.plant.example/bios-2.5.0.bin',
+      applyTime: 'OnReset' as const,
+    };
+    const w = new World(2);
+    w.plan('p', { intent: 'firmware', firmware, maxParallel: 2 });
+    await w.reconcile();
+    expect(w.steps()).toEqual({ 'worker-1': 'Running', 'worker-2': 'Running' });
+    expect(w.nms.get('p-worker-1')?.spec).toMatchObject({
+      intent: 'firmware',
+      firmware,
+    });
+    expect(w.nms.get('p-worker-1')?.spec.upgrade).toBeUndefined();
+    expect(w.get('p').status?.upgrade).toBeUndefined();
+    const at = new Date(w.now).toISOString();
+    const updated = {
+      history: (
+        ['Requested', 'Cordoned', 'Draining', 'Drained', 'Returning'] as const
+      ).map(phase => ({ phase, at })),
+      power: { firmware: { recordedAt: at, sentAt: at } },
+    };
+    w.step('worker-1', 'Complete', updated);
+    w.step('worker-2', 'Complete', updated);
+    await w.reconcile();
+    expect(w.get('p').status?.nodes?.[0].message).toMatch(
+      /^firmware updated and returned/,
+    );
+    expect(w.get('p').status).toMatchObject({
+      phase: 'Complete',
+      message: '2 of 2 updated',
+    });
+  });
+});
