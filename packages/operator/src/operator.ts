@@ -177,6 +177,9 @@ export async function startOperator(
   // Every write of the controllers asks the elector right before it goes out (a replica
   // past its renew deadline, e.g. resumed after a freeze, sends nothing); reads do not.
   let leading = () => false;
+  // The handover of the Lease before a verb for this replica's own node (the elector is
+  // made below, once the controllers it starts and pauses exist).
+  let handOverLease = async (_reason: string) => {};
   const isLeading = () => leading();
   const kc = leaderGatedKubeConfig(options.kubeConfig, isLeading);
   const core = new CoreClient(kc, { fieldManager: OPERATOR_FIELD_MANAGER });
@@ -242,9 +245,7 @@ export async function startOperator(
       ownNode: options.nodeName
         ? {
             name: options.nodeName,
-            handOver: async reason => {
-              await elector.handOver(reason);
-            },
+            handOver: reason => handOverLease(reason),
           }
         : undefined,
       beforeStatusWrite: options.beforeStatusWrite,
@@ -353,6 +354,9 @@ export async function startOperator(
     },
   });
   leading = () => elector.isLeader;
+  handOverLease = async reason => {
+    await elector.handOver(reason);
+  };
   metrics.leadership(() => elector.isLeader);
   // What the chart's alerts need of the objects themselves (runtime/stateMetrics.ts).
   const stopStateMetrics = registerStateMetrics({
