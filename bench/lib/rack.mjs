@@ -31,12 +31,13 @@ function alive(pid) {
 
 /**
  * A rack network number no other live process holds: the same lock files as
- * packages/rack-testing (`~/.cache/rackside/nets/<n>.lock`), from 120 up.
+ * packages/rack-testing (`~/.cache/rackside/nets/<n>.lock`), from 120 to 149 (the
+ * benches' share of the plan in e2e/rack/lib/net.mjs).
  */
 function claimNet() {
   const dir = path.join(cacheDir(), 'nets');
   fs.mkdirSync(dir, { recursive: true });
-  for (let net = 120; net <= 200; net++) {
+  for (let net = 120; net <= 149; net++) {
     const file = path.join(dir, `${net}.lock`);
     try {
       fs.writeFileSync(file, String(process.pid), { flag: 'wx' });

@@ -4,6 +4,17 @@
 // listens on 127.0.<10+net>.<host>; the whole 127.0.0.0/8 block is loopback on Linux, so no
 // setup is needed and several racks (one per test file) can run side by side.
 // Kubernetes control-plane processes (etcd, kube-apiserver, ...) stay on 127.0.0.1 with free ports.
+//
+// Who uses which networks, so that scripts/test.sh's two lanes (run side by side) never
+// put two racks on one network. A claim writes ~/.cache/rackside/nets/<net>.lock with the
+// claimer's pid; a fixed network is one only its suite uses.
+//   0         the demo (scripts/demo.sh) and redfish-update.test.mjs       lane A
+//   1..99     Jest's rack suites, claimed (packages/rack-testing net.ts)   lane A
+//   100..149  browser tests that claim (e2e/tests/harness.mjs claimRackNet)
+//             and the install guide, 120..149 the benches, claimed          lane B
+//   150..159  the rack's node --test suites, fixed (RACK_TEST_NET_*)        lane A
+//   160..189  approvals.test.mjs, claimed (e2e/rack/lib/rackPortal.mjs)     lane A
+//   190..200  browser tests at their fixed offset (RACKSIDE_E2E_NET)        lane B
 
 import net from 'node:net';
 
