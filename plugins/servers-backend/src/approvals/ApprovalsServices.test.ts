@@ -8,7 +8,6 @@
 import { mockCredentials, mockServices } from '@backstage/backend-test-utils';
 import { NotAllowedError, NotFoundError } from '@backstage/errors';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
-import { RACKSIDE_API_VERSION } from '@rackside/plugin-servers-common';
 import { ServerPermissions } from '../access/serverPermissions';
 import { NO_APPROVALS } from '../approval/heldApproval';
 import { staticClusterRegistry } from '../cluster/clusterRegistry';
