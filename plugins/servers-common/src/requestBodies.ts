@@ -7,7 +7,10 @@
 import { z } from 'zod';
 import { parseDiscoveryEndpoint } from './rules/discoveryNetworks';
 import { RECLAIM_TTL_MINUTES } from './resources/machineReclaim';
-import { labelSelectorSchema, PLAN_INTENTS } from './resources/maintenancePlan';
+import {
+  labelSelectorSchema,
+  PLAN_REQUEST_INTENTS,
+} from './resources/maintenancePlan';
 import { talosAddressSchema } from './resources/talosCluster';
 import {
   FIRMWARE_APPLY_TIMES,
@@ -291,8 +294,8 @@ const planReasonField = z.string({
  * checked by the MaintenancePlan schema once the backend has built the spec.
  */
 export const planRequestBodySchema = z.strictObject({
-  intent: z.enum(PLAN_INTENTS, {
-    error: `must be one of ${PLAN_INTENTS.join(', ')}`,
+  intent: z.enum(PLAN_REQUEST_INTENTS, {
+    error: `must be one of ${PLAN_REQUEST_INTENTS.join(', ')}`,
   }),
   nodes: z
     .array(z.string().min(1).max(253))
