@@ -28,6 +28,7 @@ import type {
   ServerListWindowQuery,
   ServerListWindowResponse,
   ServerResponse,
+  UpgradeSourcesResponse,
 } from '@rackside/plugin-servers-common';
 
 /**
@@ -89,6 +90,12 @@ export interface ServersApi {
     action: ServerAction,
     body: ActionRequestBody,
   ): Promise<ActionResponse>;
+  /**
+   * `GET /upgrades/sources`: the Talos installer image prefixes and the firmware image
+   * origins this deployment allows (`servers.upgrades`), which the upgrade and firmware
+   * dialogs offer targets from; empty lists when none is configured.
+   */
+  getUpgradeSources(): Promise<UpgradeSourcesResponse>;
   /**
    * `POST /clusters/:cluster/servers/:node/health/refresh`: asks the operator for a
    * reading of the server's BMC now. At most once a minute a server: a 429

@@ -105,6 +105,18 @@ describe('ServersClient', () => {
     });
   });
 
+  it('reads the allowed upgrade and firmware sources', async () => {
+    const sources = {
+      talosImages: ['factory.talos.dev/installer/'],
+      firmwareSources: ['https://fw.plant.example'],
+    };
+    const { client: c, fetch } = client(jsonResponse(200, sources));
+    await expect(c.getUpgradeSources()).resolves.toEqual(sources);
+    const [url, init] = fetch.mock.calls[0];
+    expect(url).toBe('http://backend/api/servers/upgrades/sources');
+    expect(init?.method ?? 'GET').toBe('GET');
+  });
+
   it("rejects with a ResponseError carrying the backend's message", async () => {
     const { client: c } = client(
       jsonResponse(

@@ -32,6 +32,7 @@ import type {
   ServerListWindowQuery,
   ServerListWindowResponse,
   ServerResponse,
+  UpgradeSourcesResponse,
 } from '@rackside/plugin-servers-common';
 import { enc, ServersBackendHttp } from './backendHttp';
 import { ApprovalRungGrewError, PreflightChangedError } from './errors';
@@ -132,6 +133,10 @@ export class ServersClient implements ServersApi {
       `/clusters/${enc(cluster)}/servers/${enc(node)}/actions/${enc(action)}`,
       body,
     );
+  }
+
+  getUpgradeSources(): Promise<UpgradeSourcesResponse> {
+    return this.http.get('/upgrades/sources');
   }
 
   requestHealthRefresh(

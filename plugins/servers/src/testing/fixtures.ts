@@ -171,6 +171,10 @@ export function fakeServersApi(list: ServerListResponse) {
       throw new Error('no pre-flight in this fake');
     }),
     requestAction: jest.fn(async () => ({ name: 'worker-1-cordon-abc' })),
+    getUpgradeSources: jest.fn(async () => ({
+      talosImages: [] as string[],
+      firmwareSources: [] as string[],
+    })),
     requestHealthRefresh: jest.fn(async () => ({
       requestedAt: '2026-12-06T10:00:00Z',
     })),

@@ -6,10 +6,11 @@ import Typography from '@mui/material/Typography';
 import type { ReactNode } from 'react';
 import { ReadyChip, SchedulableChip } from './ServerStateChips';
 import type { EntityServer } from './useEntityServer';
+import { biosAndBmcOf } from '../ui/versionsText';
 
-function Fact(props: { label: string; children: ReactNode }) {
+function Fact(props: { label: string; children: ReactNode; testId?: string }) {
   return (
-    <Box minWidth={160}>
+    <Box minWidth={160} data-testid={props.testId}>
       <Typography variant="caption" color="text.secondary" component="div">
         {props.label}
       </Typography>
@@ -18,8 +19,13 @@ function Fact(props: { label: string; children: ReactNode }) {
   );
 }
 
-/** The server as the cluster sees it: readiness, schedulability, roles. */
+/**
+ * The server as the cluster sees it: readiness, schedulability, roles, and what it runs
+ * (the Talos version its Node reports; the BIOS and BMC firmware of the BMC's last
+ * reading, whose whole inventory is on the Hardware card).
+ */
 export function StateCard({ cluster, server }: EntityServer) {
+  const { bios, bmc } = biosAndBmcOf(server.health?.firmware ?? []);
   return (
     <Card variant="outlined" data-testid="entity-server-state">
       <CardContent>
@@ -41,6 +47,21 @@ export function StateCard({ cluster, server }: EntityServer) {
               {server.virtual ? ' (virtual)' : ''}
             </Typography>
           </Fact>
+          <Fact label="Talos" testId="entity-server-talos">
+            <Typography variant="body2">
+              {server.talosVersion ?? '—'}
+            </Typography>
+          </Fact>
+          {bios !== undefined && (
+            <Fact label="BIOS" testId="entity-server-bios">
+              <Typography variant="body2">{bios}</Typography>
+            </Fact>
+          )}
+          {bmc !== undefined && (
+            <Fact label="BMC firmware" testId="entity-server-bmc">
+              <Typography variant="body2">{bmc}</Typography>
+            </Fact>
+          )}
           {server.systemUUID && (
             <Fact label="System UUID">
               <Typography variant="body2">{server.systemUUID}</Typography>

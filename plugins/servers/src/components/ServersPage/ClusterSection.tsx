@@ -175,6 +175,7 @@ export function ClusterSection(props: { cluster: string; title?: string }) {
             ),
           }}
           powerVerbs={dialog.server.powerVerbs}
+          talosVersion={dialog.server.talosVersion}
           quorum={servers.quorum}
           onClose={closeDialog}
           onDone={(name, approval) => {

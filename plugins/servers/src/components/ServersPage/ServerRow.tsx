@@ -21,30 +21,18 @@ import {
 } from '../ApprovalPanel/approvalText';
 
 /**
- * Actions the row's dialog cannot ask yet: an upgrade and a firmware update name their
- * target (an image from the allowed list), which the action dialog does not offer. The
- * backend, the MCP actions and kubectl take them (docs/upgrades.md).
- */
-const ACTIONS_WITHOUT_ROW_DIALOG: ReadonlySet<ServerAction> = new Set([
-  'upgrade',
-  'firmware',
-]);
-
-/**
  * The actions a row offers, in the usual order: the list holds only those
  * offered (for a power verb the backend has already applied the capability rule
  * and the channel's reach) and allowed for the user.
  */
 export function rowActions(server: ServerListItem): ServerAction[] {
   return SERVER_ACTIONS.filter(
-    action =>
-      server.actions?.[action] !== undefined &&
-      !ACTIONS_WITHOUT_ROW_DIALOG.has(action),
+    action => server.actions?.[action] !== undefined,
   );
 }
 
 /** The columns of a server row, the selection cell aside. */
-export const COLUMNS = 8;
+export const COLUMNS = 9;
 /** The class of a server's row; the table styles its cells (fixed height). */
 const SERVER_ROW_CLASS = 'rackside-server-row';
 /** The class of a cell's one line of text, cut with an ellipsis. */
@@ -192,6 +180,23 @@ export const ServerRow = memo(function ServerRowContent(props: {
           </span>
         ) : (
           <span className={NO_MAINTENANCE_CLASS} title="No BMC reading">
+            —
+          </span>
+        )}
+      </td>
+      <td data-testid="talos-cell">
+        {server.talosVersion ? (
+          <span
+            className={CELL_TEXT_CLASS}
+            title={`Talos ${server.talosVersion}`}
+          >
+            {server.talosVersion}
+          </span>
+        ) : (
+          <span
+            className={NO_MAINTENANCE_CLASS}
+            title="The node reports no Talos version"
+          >
             —
           </span>
         )}

@@ -41,6 +41,8 @@ const HEADERS: { label: string; sort?: SortKey; width?: string }[] = [
   { label: 'Maintenance', sort: 'phase', width: '152px' },
   // The rollup's chip with the reading's age beneath it: the header is the widest part.
   { label: 'Health', sort: 'health', width: '116px' },
+  // The Talos version the Node reports ("v1.12.0"): what an upgrade changes.
+  { label: 'Talos', width: '96px' },
   // Actions: the rest; what does not fit is behind More actions (RowActions).
   { label: 'Actions' },
 ];

@@ -34,6 +34,18 @@ import {
   MAINTENANCE_ACTIONS,
   type HealthyReturnDraft,
 } from './HealthyReturnField';
+import {
+  CurrentVersions,
+  InstallTargetField,
+  useUpgradeSources,
+} from './InstallTargetField';
+import {
+  installTargetOf,
+  isInstallAction,
+  sourcesOf,
+  withAllowedSource,
+  type InstallDraft,
+} from './installTarget';
 
 export interface ActionDialogProps {
   cluster: string;
@@ -44,6 +56,8 @@ export interface ActionDialogProps {
   powerVerbs?: readonly PowerVerb[];
   /** The cluster's quorum, to explain a refusal. */
   quorum?: QuorumSummaryResponse;
+  /** The Talos version the row shows (an upgrade's "runs now" until the pre-flight says). */
+  talosVersion?: string;
   onClose(): void;
   /**
    * Called with the NodeMaintenance the backend created or changed, and the approval
@@ -54,11 +68,25 @@ export interface ActionDialogProps {
 
 /**
  * The dialog of one action on one server: the reason, and whatever else the
- * ceremony from the server response requires.
+ * ceremony from the server response requires. An upgrade or a firmware update also
+ * asks what to install (from the deployment's allowed sources) and shows what the
+ * server runs now.
  */
 export function ActionDialog(props: ActionDialogProps) {
   const { cluster, node, action, offer, powerVerbs, quorum, onClose, onDone } =
     props;
+  const install = isInstallAction(action) ? action : undefined;
+  const sources = useUpgradeSources(install !== undefined);
+  const allowed = install ? sourcesOf(install, sources.value) : [];
+  const [draftChosen, setDraft] = useState<InstallDraft>({
+    source: '',
+    rest: '',
+    applyTime: 'Immediate',
+  });
+  const draft = withAllowedSource(draftChosen, allowed);
+  const target = install
+    ? installTargetOf(install, draft, allowed)
+    : ({ ok: false } as const);
   const {
     pre,
     needsPreflight,
@@ -77,6 +105,17 @@ export function ActionDialog(props: ActionDialogProps) {
     seconds: '60',
   });
   const healthyReturn = healthyReturnRequest(healthy);
+  // What the node runs now: the pre-flight's reading, else the row's version.
+  const versions = {
+    talos: pre.preflight?.versions?.talos ?? props.talosVersion,
+    firmware: pre.preflight?.versions?.firmware,
+  };
+  // The backend refuses an upgrade to the version the node runs ("already at").
+  const alreadyThere =
+    install === 'upgrade' &&
+    target.ok &&
+    !!versions.talos &&
+    versions.talos === target.version;
   const { submitting, error, send } = useRequestAction(
     cluster,
     node,
@@ -96,7 +135,8 @@ export function ActionDialog(props: ActionDialogProps) {
     preflightReady &&
     reason.trim().length > 0 &&
     (!needsTypedName || typedName === node) &&
-    healthyReturn !== 'invalid';
+    healthyReturn !== 'invalid' &&
+    (!install || (target.ok && !alreadyThere));
 
   const submit = () =>
     send({
@@ -106,6 +146,7 @@ export function ActionDialog(props: ActionDialogProps) {
       ...(healthyReturn && healthyReturn !== 'invalid'
         ? { healthyReturn }
         : {}),
+      ...(install && target.ok ? { install: target.body } : {}),
     });
 
   const label = ACTION_LABELS[action];
@@ -152,7 +193,30 @@ export function ActionDialog(props: ActionDialogProps) {
             {shutdownReturnText(node, powerVerbs)}
           </Alert>
         )}
-        {needsPreflight && !refused && <PreflightStep state={pre} />}
+        {install && !refused && (
+          <>
+            <InstallTargetField
+              action={install}
+              sources={sources}
+              draft={draft}
+              onChange={setDraft}
+              target={target}
+              disabled={submitting}
+            />
+            <CurrentVersions
+              action={install}
+              node={node}
+              versions={versions}
+              target={target}
+            />
+          </>
+        )}
+        {needsPreflight && !refused && (
+          <PreflightStep
+            state={pre}
+            hiddenOptions={install === 'upgrade' ? ['force'] : undefined}
+          />
+        )}
         {!refused && (
           <>
             <ReasonField

@@ -17,8 +17,12 @@ function optionWarningId(option: string): string {
 }
 
 /** The pre-flight part of the dialog: the impact, the options, the acknowledgement. */
-export function PreflightStep(props: { state: PreflightState }) {
-  const { state } = props;
+export function PreflightStep(props: {
+  state: PreflightState;
+  /** Drain options this action does not take (an upgrade's `force` is Talos's). */
+  hiddenOptions?: readonly string[];
+}) {
+  const { state, hiddenOptions = [] } = props;
   const { preflight, options } = state;
   // The options matter only when something is refused, or once one is on;
   // the node-local one only where the pre-flight lists node-local data.
@@ -30,9 +34,10 @@ export function PreflightStep(props: { state: PreflightState }) {
       options.allowNodeLocalData);
   const shownOptions = DRAIN_OPTIONS.filter(
     o =>
-      o.option !== 'allowNodeLocalData' ||
-      options.allowNodeLocalData ||
-      (!!preflight && nodeLocalPods(preflight).length > 0),
+      !hiddenOptions.includes(o.option) &&
+      (o.option !== 'allowNodeLocalData' ||
+        options.allowNodeLocalData ||
+        (!!preflight && nodeLocalPods(preflight).length > 0)),
   );
   return (
     <Box mb={2} data-testid="preflight-step">

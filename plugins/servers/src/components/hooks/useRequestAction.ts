@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useApi } from '@backstage/frontend-plugin-api';
 import type {
+  ActionRequestBody,
   HeldApprovalResponse,
   PreflightResponse,
   ServerAction,
@@ -22,6 +23,8 @@ export interface ActionRequestFields {
   preflight?: PreflightResponse;
   /** Opt-in: Complete only after a healthy return (docs/alerts.md). */
   healthyReturn?: { healthyForSeconds: number };
+  /** An upgrade's image, or a firmware update's image URI and apply time. */
+  install?: Pick<ActionRequestBody, 'image' | 'imageURI' | 'applyTime'>;
 }
 
 export interface ActionRequestState {
@@ -51,6 +54,7 @@ export function useRequestAction(
     typedName,
     preflight,
     healthyReturn,
+    install,
   }: ActionRequestFields) => {
     setSubmitting(true);
     setError(undefined);
@@ -59,12 +63,17 @@ export function useRequestAction(
         reason,
         ...(typedName !== undefined ? { typedName } : {}),
         ...(healthyReturn ? { healthyReturn } : {}),
+        ...(install ?? {}),
         ...(preflight
           ? {
               preflightToken: preflight.token,
-              // The options the acknowledged impact was computed with.
+              // The options the acknowledged impact was computed with. An upgrade's
+              // `force` is Talos's own (it skips etcd's check), never a drain option:
+              // the dialog does not offer it.
               deleteEmptyDirData: preflight.options.deleteEmptyDirData,
-              force: preflight.options.force,
+              ...(action === 'upgrade'
+                ? {}
+                : { force: preflight.options.force }),
               // Only when ticked on purpose; recorded on the maintenance.
               ...(preflight.options.allowNodeLocalData
                 ? { allowNodeLocalData: true }
