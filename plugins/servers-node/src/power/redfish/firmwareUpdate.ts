@@ -65,7 +65,7 @@ function link(resource: Json | undefined, key: string): unknown {
 
 /** A multipart/form-data body as DMTF's MultipartHttpPushUri takes it. */
 export function multipartUpdateBody(
-  parameters: Json,
+  parameters: Record<string, unknown>,
   image: FirmwareImage,
   boundary = `rackside-${Date.now().toString(36)}${Math.random()
     .toString(36)
@@ -135,7 +135,7 @@ export function readTask(
 }
 
 /**
- * A firmware update on one BMC. Sends at most one update per call of {@link update};
+ * A firmware update on one BMC. Sends at most one update per call of `update`;
  * reads never act.
  */
 export class RedfishFirmwareUpdater {
@@ -314,7 +314,9 @@ export class RedfishFirmwareUpdater {
 }
 
 /** How an UpdateService takes an update: SimpleUpdate first, a multipart push else. */
-export function offerOf(service: Json): RedfishFirmwareOffer | undefined {
+export function offerOf(
+  service: Record<string, any>,
+): RedfishFirmwareOffer | undefined {
   const action = service.Actions?.['#UpdateService.SimpleUpdate'];
   if (typeof action?.target === 'string') {
     const support =
