@@ -376,6 +376,18 @@ describe('the approval panel on the maintenance page', () => {
     ).not.toBeInTheDocument();
   });
 
+  it('says a request the guard would refuse now cannot be approved', async () => {
+    const api = apiWith(awaitingView({ rungNow: 'refused' }));
+    await renderMaintenance(api);
+    const panel = await screen.findByTestId('approval-panel');
+    expect(await within(panel).findByTestId('approval-grew')).toHaveTextContent(
+      'It would be refused now',
+    );
+    expect(
+      within(panel).getByRole('button', { name: 'Approve' }),
+    ).toBeDisabled();
+  });
+
   it('says why the caller may not decide, with no decision form', async () => {
     const api = apiWith(
       awaitingView({

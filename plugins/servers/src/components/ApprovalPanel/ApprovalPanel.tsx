@@ -268,11 +268,13 @@ function DecisionForm(props: {
       {grew && (
         <Alert severity="error" sx={{ mb: 2 }} data-testid="approval-grew">
           <AlertTitle>Ask again</AlertTitle>
-          {`The impact grew since the request: acknowledged at the ${rungText(
-            view.requestedRung,
-          )} rung, at the ${rungText(
-            view.rungNow,
-          )} rung now. It cannot be approved as it is; reject it so the requester asks again.`}
+          {view.rungNow === 'refused'
+            ? `It would be refused now (the quorum guard or the pre-flight's blockers): it cannot be approved as it is; reject it so the requester asks again once it can go ahead.`
+            : `The impact grew since the request: acknowledged at the ${rungText(
+                view.requestedRung,
+              )} rung, at the ${rungText(
+                view.rungNow,
+              )} rung now. It cannot be approved as it is; reject it so the requester asks again.`}
         </Alert>
       )}
       {hazard && !grew && kind === 'maintenance' && (
