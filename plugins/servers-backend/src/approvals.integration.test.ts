@@ -181,6 +181,7 @@ async function requestAcknowledged(
   action: string,
   extra: Obj = {},
 ): Promise<request.Response> {
+  let last: unknown;
   return eventually(
     `the ${action} request of ${node} with a pre-flight that holds`,
     async () => {
@@ -188,9 +189,14 @@ async function requestAcknowledged(
       const res = await request(backend!.server)
         .post(`${BASE}/servers/${node}/actions/${action}`)
         .send({ reason: REASON, preflightToken: pre.token, ...extra });
+      last = res.body;
       return res.status === 409 && res.body.preflight ? undefined : res;
     },
-    { timeoutMs: 60_000, intervalMs: 500 },
+    {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+      detail: () => `last answer: ${JSON.stringify(last).slice(0, 1500)}`,
+    },
   );
 }
 
