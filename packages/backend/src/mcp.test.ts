@@ -188,8 +188,10 @@ describe('the demo MCP endpoint over the servers actions', () => {
       'servers.preflight-server-action': [true, false, true],
       'servers.cordon-server': [false, false, false],
       'servers.drain-server': [false, true, false],
+      'servers.upgrade-server': [false, true, false],
+      'servers.update-server-firmware': [false, true, false],
     });
-    expect(Object.keys(hints)).toHaveLength(12);
+    expect(Object.keys(hints)).toHaveLength(14);
 
     const listed = await tool(ADMIN, 'servers.list-servers', {
       cluster: 'plant-a',
