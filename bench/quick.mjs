@@ -53,6 +53,7 @@ export const QUICK_BENCHES = [
   },
   { name: 'operator-memory', rack: true, figure: 'operator (' },
   { name: 'plan', rack: true, figure: 'rolling reboot of ' },
+  { name: 'plan-upgrade', rack: true, figure: 'rolling Talos upgrade of ' },
   { name: 'plan-preflight', rack: true, figure: 'plan pre-flight of ' },
   {
     name: 'servers-list',

@@ -199,6 +199,8 @@ export async function startOperatorProcess(
     nodeArgs = [],
     identity = 'bench-operator',
     readyTimeoutMs = 300_000,
+    /** More of the operator's flags (e.g. --talos-image-prefixes). */
+    args = [],
   } = {},
 ) {
   if (from !== 'build' && from !== 'source')
@@ -237,6 +239,7 @@ export async function startOperatorProcess(
       // port may be taken by a demo running on the same machine.
       '--webhook-port',
       '0',
+      ...args,
     ],
     {
       cwd: build ? build.workdir : path.join(ROOT, 'packages/operator'),
