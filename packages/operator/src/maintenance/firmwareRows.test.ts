@@ -7,6 +7,7 @@ import { ConflictError } from '@backstage/errors';
 import {
   advertise,
   invoke,
+  invokeFirmware,
   nodeFactsFromNode,
   type FirmwareComponent,
   type FirmwareRequest,
@@ -144,6 +145,12 @@ class Cluster {
             advertise(this.channel, { attendedRack: false }),
             verb,
             n ? nodeFactsFromNode(n) : undefined,
+          ),
+        checkFirmware: (n, updateService) =>
+          invokeFirmware(
+            advertise(this.channel, { attendedRack: false }),
+            n ? nodeFactsFromNode(n) : undefined,
+            { updateService },
           ),
         channelType: () => (this.channel === 'none' ? undefined : this.channel),
         powerState: async () => undefined,

@@ -85,14 +85,38 @@ export function firmwareRefusal(
       );
     return refuse(reason, 'capability', { reason });
   }
+  return firmwareCapabilityRefusal(nm, ports, undefined, tail);
+}
+
+/**
+ * The capability rule for a firmware update (servers-common `invokeFirmware`, the rule the
+ * backend applies too): a redfish channel that knows the node's BMC, and, once read, an
+ * UpdateService on it.
+ */
+function firmwareCapabilityRefusal(
+  nm: NodeMaintenance,
+  ports: MachinePorts,
+  updateService: boolean | undefined,
+  tail: string,
+): Decision | undefined {
+  const nodeName = nm.spec.nodeName;
+  const node = ports.view.node(nodeName);
   const channel = ports.power.channelType();
-  if (channel !== 'redfish') {
-    const reason = `firmware update of ${nodeName} was not sent: a firmware update goes through a BMC's Redfish UpdateService, and this deployment's power channel is ${
-      channel ?? 'none'
-    }.${tail}`;
-    return refuse(reason, 'capability', { reason });
-  }
-  return undefined;
+  const result =
+    ports.power.checkFirmware?.(node, updateService) ??
+    (channel === 'redfish'
+      ? { ok: true as const }
+      : {
+          ok: false as const,
+          reason: `A firmware update goes through a BMC's Redfish UpdateService, and the power channel is ${
+            channel ?? 'none'
+          }.`,
+        });
+  if (result.ok) return undefined;
+  const reason = `firmware update of ${nodeName} was not sent: ${result.reason}${tail}`;
+  return refuse(reason.slice(0, 4096), 'capability', {
+    reason: reason.slice(0, 4096),
+  });
 }
 
 /** Seconds from the accepted update to its new versions reported. */
@@ -260,7 +284,10 @@ export async function sendFirmwareFromDrained(
   }
   let before: FirmwareComponent[];
   try {
-    if (!(await reads.offered(node))) {
+    const offered = await reads.offered(node);
+    const incapable = firmwareCapabilityRefusal(nm, ports, offered, ` ${LEFT}`);
+    if (incapable) return incapable;
+    if (!offered) {
       const reason = `firmware update of ${nodeName} was not sent: its BMC offers no Redfish UpdateService (no SimpleUpdate and no multipart push). ${LEFT}`;
       return refuse(reason, 'capability', { reason });
     }

@@ -93,6 +93,14 @@ export type SendOutcome =
 export interface PowerPort {
   /** The capability rule (servers-common `invoke`) for this node now. */
   check(verb: PowerVerb, node: NodeView | undefined): InvokeResult;
+  /**
+   * The capability rule for a firmware update (servers-common `invokeFirmware`): whether
+   * the BMC offers an UpdateService, when it has been read.
+   */
+  checkFirmware?(
+    node: NodeView | undefined,
+    updateService?: boolean,
+  ): InvokeResult;
   channelType(): 'talos' | 'redfish' | undefined;
   /** One read of the machine's power; undefined when the channel cannot see it. */
   powerState(node: NodeView | undefined): Promise<'On' | 'Off' | undefined>;

@@ -8,6 +8,7 @@
 import {
   advertise,
   invoke,
+  invokeFirmware,
   nodeFactsFromNode,
   type PowerAdvertisement,
   type PowerProvider,
@@ -215,6 +216,14 @@ export class PowerProviderReconciler {
           verb,
           node ? nodeFactsFromNode(node) : undefined,
           { hasServerBmc: this.ports.bmc(name) !== undefined },
+        );
+      },
+      checkFirmware: (node, updateService) => {
+        const name = node?.metadata?.name ?? '';
+        return invokeFirmware(
+          this.advertisement(),
+          node ? nodeFactsFromNode(node) : undefined,
+          { hasServerBmc: this.ports.bmc(name) !== undefined, updateService },
         );
       },
       channelType: () => this.channel?.type,
