@@ -17,6 +17,7 @@ import {
 } from '@rackside/plugin-servers-common';
 import type { FirmwareTaskReading } from '@rackside/plugin-servers-node';
 import { testNode } from '../testing/nodes';
+import { judgeVersions } from './firmwareRows';
 import {
   MaintenanceReconciler,
   Mutex,
@@ -475,5 +476,60 @@ describe('intent firmware: sent once and followed', () => {
       /firmware update of worker-1 was refused by the channel: POST answered 400 Bad Request: ImageURI is not https/,
     );
     expect(c.sent).toHaveLength(1);
+  });
+});
+
+describe('judgeVersions', () => {
+  const before = [
+    { id: BIOS, name: 'Rack BIOS', version: '2.4.1' },
+    { id: BMC, name: 'Rack BMC', version: '1.12.0' },
+  ];
+  const bios = (version: string) => [
+    { id: BIOS, name: 'Rack BIOS', version },
+    { id: BMC, name: 'Rack BMC', version: '1.12.0' },
+  ];
+
+  it.each([
+    [
+      'a target that is not in the inventory is not applied',
+      bios('2.5.0'),
+      ['/redfish/v1/UpdateService/FirmwareInventory/NIC'],
+      {
+        changed: false,
+        text: 'the FirmwareInventory has no /redfish/v1/UpdateService/FirmwareInventory/NIC',
+      },
+    ],
+    [
+      'one targeted component unchanged fails the whole update',
+      bios('2.5.0'),
+      [BIOS, BMC],
+      {
+        changed: false,
+        text: 'the FirmwareInventory reports no new version: Rack BMC still 1.12.0',
+      },
+    ],
+    [
+      'an inventory that lost every component is not applied',
+      [],
+      undefined,
+      {
+        changed: false,
+        text: 'the FirmwareInventory reports no new version for any component',
+      },
+    ],
+    [
+      'a target named by its Id',
+      bios('2.5.0'),
+      ['BIOS'],
+      { changed: true, text: 'Rack BIOS 2.4.1 -> 2.5.0' },
+    ],
+    [
+      'no targets: any component that changed',
+      bios('2.5.0'),
+      undefined,
+      { changed: true, text: 'Rack BIOS 2.4.1 -> 2.5.0' },
+    ],
+  ])('%s', (_, after, targets, expected) => {
+    expect(judgeVersions(before, after, targets)).toEqual(expected);
   });
 });
