@@ -364,6 +364,12 @@ test(
         `the rung, then and now: ${rows.join(' | ')}`,
       );
       axe.push(...(await axeFindings(t, page, 'the approval panel')));
+      await page
+        .screenshot({
+          path: SCREENSHOT.replace(/(\.png)?$/, '-panel.png'),
+          fullPage: true,
+        })
+        .catch(() => {});
 
       const ack = panel.getByLabel('I have reviewed this impact');
       const approve = panel.getByRole('button', { name: 'Approve' });
