@@ -13,6 +13,7 @@ import type {
 } from '@backstage/backend-plugin-api';
 import type {
   ClusterListResponse,
+  UpgradeSourcesResponse,
   HealthRefreshResponse,
   MaintenanceListResponse,
   MaintenanceResponse,
@@ -64,6 +65,15 @@ export class AuditedServersService implements ServersEdgeService {
   ): Promise<ClusterListResponse> {
     return this.read(credentials, call, { read: 'clusters' }, () =>
       this.inner.listClusters(credentials, call),
+    );
+  }
+
+  getUpgradeSources(
+    credentials: BackstageCredentials,
+    call?: CallContext,
+  ): Promise<UpgradeSourcesResponse> {
+    return this.read(credentials, call, { read: 'upgrade-sources' }, () =>
+      this.inner.getUpgradeSources(credentials, call),
     );
   }
 

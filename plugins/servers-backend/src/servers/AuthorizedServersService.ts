@@ -10,6 +10,7 @@ import type { BackstageCredentials } from '@backstage/backend-plugin-api';
 import {
   dataLossOptionsOf,
   type ClusterListResponse,
+  type UpgradeSourcesResponse,
   type HealthRefreshResponse,
   type MaintenanceListResponse,
   type MaintenanceResponse,
@@ -47,6 +48,22 @@ export class AuthorizedServersService implements ServersService {
   ): Promise<ClusterListResponse> {
     const scope = await this.permissions.readScope(credentials);
     return this.inner.listClusters(credentials, { ...call, grant: { scope } });
+  }
+
+  /**
+   * No permission of its own: the lists are the deployment's configuration, which the
+   * backend checks every request against anyway. The caller's read scope, as for the
+   * cluster list (403 for a caller who may read no server), is the grant.
+   */
+  async getUpgradeSources(
+    credentials: BackstageCredentials,
+    call?: CallContext,
+  ): Promise<UpgradeSourcesResponse> {
+    const scope = await this.permissions.readScope(credentials);
+    return this.inner.getUpgradeSources(credentials, {
+      ...call,
+      grant: { scope },
+    });
   }
 
   /** `servers:read` and every action's decision on the cluster's servers. */

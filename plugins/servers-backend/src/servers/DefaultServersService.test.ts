@@ -27,6 +27,9 @@ describe('DefaultServersService without a grant', () => {
   it('refuses every read', async () => {
     const { servers } = service();
     await expect(servers.listClusters(user)).rejects.toThrow(NotAllowedError);
+    await expect(servers.getUpgradeSources(user)).rejects.toThrow(
+      NotAllowedError,
+    );
     await expect(servers.listServers(user, 'plant-a')).rejects.toThrow(
       NotAllowedError,
     );

@@ -15,6 +15,7 @@ import {
   offerFor,
   powerAdvertisementOf,
   type ClusterListResponse,
+  type UpgradeSourcesResponse,
   type ClusterSummaryResponse,
   type HealthRefreshResponse,
   type MaintenanceListResponse,
@@ -30,7 +31,7 @@ import type {
   ClusterState,
 } from '../cluster/types';
 import type { ReasonPolicy } from '../lib/reasonPolicy';
-import type { UpgradeSources } from '../lib/upgradeSources';
+import { NO_UPGRADE_SOURCES, type UpgradeSources } from '../lib/upgradeSources';
 import type { ApprovalPolicy } from '../approval/heldApproval';
 import type { WorkloadCatalog } from '../lib/workloadCatalog';
 import type { ServerDecisions, ServerGrant } from '../access/serverGrant';
@@ -140,6 +141,18 @@ export class DefaultServersService implements ServersService {
   private readonly summaries = new ClusterSummaries();
 
   constructor(private readonly options: DefaultServersServiceOptions) {}
+
+  async getUpgradeSources(
+    _credentials: BackstageCredentials,
+    call?: CallContext,
+  ): Promise<UpgradeSourcesResponse> {
+    grantOf(call);
+    const sources = this.options.upgradeSources ?? NO_UPGRADE_SOURCES;
+    return {
+      talosImages: [...sources.talosImages],
+      firmwareSources: [...sources.firmwareSources],
+    };
+  }
 
   async listClusters(
     _credentials: BackstageCredentials,

@@ -34,6 +34,7 @@ import {
   type ServerListResponse,
   type ServerAlertsResponse,
   type ServerResponse,
+  type UpgradeSourcesResponse,
 } from '@rackside/plugin-servers-common';
 import type { Request } from 'express';
 import type { RefusedRequests } from '../lib/audited';
@@ -231,6 +232,16 @@ export interface ServersService {
     credentials: BackstageCredentials,
     call?: CallContext,
   ): Promise<ClusterListResponse>;
+
+  /**
+   * `GET /upgrades/sources`: what an upgrade or a firmware update may install here
+   * (`servers.upgrades`), for the portal to offer targets from. Configuration, not a
+   * server's data: any caller who may read servers reads it (403 for one who may read none).
+   */
+  getUpgradeSources(
+    credentials: BackstageCredentials,
+    call?: CallContext,
+  ): Promise<UpgradeSourcesResponse>;
 
   /**
    * `GET /clusters/:cluster/servers`, serialised: the whole list, or with `query` one

@@ -50,6 +50,14 @@ export async function createRouter(
     );
   });
 
+  router.get('/upgrades/sources', async (req, res) => {
+    res.json(
+      await service.getUpgradeSources(await httpAuth.credentials(req), {
+        request: req,
+      }),
+    );
+  });
+
   // `res` untyped: the answer is sent as the text the list cache keeps (below).
   router.get(
     '/clusters/:cluster/servers',

@@ -4,13 +4,17 @@
  * was asked and what the operator recorded).
  */
 import { createServiceFactory } from '@backstage/backend-plugin-api';
+import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import request from 'supertest';
 import {
   clusterRegistryServiceRef,
   staticClusterRegistry,
 } from '../cluster/clusterRegistry';
 import { FakeCluster, fakeMaintenance, fakeNode } from '../testing/fakeCluster';
-import { startServersTestBackend } from '../testing/testBackend';
+import {
+  startServersTestBackend,
+  type ServersTestBackendOptions,
+} from '../testing/testBackend';
 
 // The first test starts a whole test backend (cold module loads): on a busy machine that
 // alone can pass Jest's default 5 s.
@@ -72,8 +76,12 @@ function rack(): FakeCluster {
   return cluster;
 }
 
-async function start(cluster: FakeCluster) {
+async function start(
+  cluster: FakeCluster,
+  options: Omit<ServersTestBackendOptions, 'features'> = {},
+) {
   return startServersTestBackend({
+    ...options,
     features: [
       createServiceFactory({
         service: clusterRegistryServiceRef,
@@ -154,5 +162,56 @@ describe("a maintenance's upgrade and firmware update", () => {
     expect(res.status).toBe(200);
     expect(res.body.upgrade).toBeUndefined();
     expect(res.body.firmware).toBeUndefined();
+  });
+});
+
+describe('GET /upgrades/sources', () => {
+  const SOURCES = '/api/servers/upgrades/sources';
+
+  it('answers the lists of servers.upgrades, audited as a read', async () => {
+    const { server, events } = await start(rack(), {
+      config: {
+        upgrades: {
+          talosImages: [
+            'factory.talos.dev/installer/',
+            'ghcr.io/siderolabs/installer:',
+          ],
+          firmwareSources: ['https://fw.plant.example'],
+        },
+      },
+    });
+    const res = await request(server).get(SOURCES);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      talosImages: [
+        'factory.talos.dev/installer/',
+        'ghcr.io/siderolabs/installer:',
+      ],
+      firmwareSources: ['https://fw.plant.example'],
+    });
+    expect(events).toHaveLength(1);
+    expect(events[0].options).toMatchObject({
+      eventId: 'server-read',
+      meta: { read: 'upgrade-sources', actor: 'user:default/mock' },
+    });
+    expect(events[0].outcome).toBe('success');
+  });
+
+  it('empty lists when nothing is configured (every upgrade is refused then)', async () => {
+    const { server } = await start(rack());
+    const res = await request(server).get(SOURCES);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ talosImages: [], firmwareSources: [] });
+  });
+
+  it('403 for a caller who may read no server, as the cluster list', async () => {
+    const { server } = await start(rack(), {
+      decisions: { 'servers:read': AuthorizeResult.DENY },
+      read: { result: AuthorizeResult.DENY },
+      config: { upgrades: { talosImages: ['factory.talos.dev/installer/'] } },
+    });
+    const res = await request(server).get(SOURCES);
+    expect(res.status).toBe(403);
+    expect(res.body.talosImages).toBeUndefined();
   });
 });

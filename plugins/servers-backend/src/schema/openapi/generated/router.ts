@@ -419,6 +419,28 @@ export const spec = {
         },
         required: ['cluster', 'node', 'configured', 'items'],
       },
+      UpgradeSourcesResponse: {
+        type: 'object',
+        properties: {
+          talosImages: {
+            type: 'array',
+            description:
+              'Talos installer image prefixes (servers.upgrades.talosImages).',
+            items: {
+              type: 'string',
+            },
+          },
+          firmwareSources: {
+            type: 'array',
+            description:
+              'The https origins firmware images may come from (servers.upgrades.firmwareSources).',
+            items: {
+              type: 'string',
+            },
+          },
+        },
+        required: ['talosImages', 'firmwareSources'],
+      },
       ServerResponse: {
         type: 'object',
         properties: {
@@ -466,6 +488,11 @@ export const spec = {
           },
           systemUUID: {
             type: 'string',
+          },
+          talosVersion: {
+            type: 'string',
+            description:
+              "The Talos version the Node's osImage names (v1.12.0); absent when it names none.",
           },
           health: {
             type: 'object',
@@ -572,6 +599,16 @@ export const spec = {
             type: 'object',
             description:
               'What the BMC said at the start (before) and the end (after), and the log entries written during it.',
+          },
+          upgrade: {
+            type: 'object',
+            description:
+              "An upgrade's request (spec.upgrade) and status (status.upgrade - image, fromVersion, toVersion, sentAt, cameBackOn).",
+          },
+          firmware: {
+            type: 'object',
+            description:
+              "A firmware update's request (spec.firmware) and status (status.firmware - inventory before and after, the BMC's task).",
           },
         },
         required: [
@@ -1646,6 +1683,28 @@ export const spec = {
               'application/json': {
                 schema: {
                   $ref: '#/components/schemas/ClusterListResponse',
+                },
+              },
+            },
+          },
+          '403': {
+            $ref: '#/components/responses/ErrorResponse',
+          },
+        },
+      },
+    },
+    '/upgrades/sources': {
+      get: {
+        operationId: 'GetUpgradeSources',
+        description:
+          'What an upgrade or a firmware update may install here (servers.upgrades in app-config): the Talos installer image prefixes and the firmware image origins, for the portal to offer targets from. Empty lists when none is configured.',
+        responses: {
+          '200': {
+            description: 'Ok',
+            content: {
+              'application/json': {
+                schema: {
+                  $ref: '#/components/schemas/UpgradeSourcesResponse',
                 },
               },
             },

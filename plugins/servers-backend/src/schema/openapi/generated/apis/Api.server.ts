@@ -41,6 +41,7 @@ import { ReclaimResponse } from '../models/ReclaimResponse.model';
 import { ServerAlertsResponse } from '../models/ServerAlertsResponse.model';
 import { ServerListResponse } from '../models/ServerListResponse.model';
 import { ServerResponse } from '../models/ServerResponse.model';
+import { UpgradeSourcesResponse } from '../models/UpgradeSourcesResponse.model';
 
 /**
  * @public
@@ -54,6 +55,13 @@ export type GetHealth = {
  */
 export type ListClusters = {
   response: ClusterListResponse | ErrorResponseBody;
+};
+
+/**
+ * @public
+ */
+export type GetUpgradeSources = {
+  response: UpgradeSourcesResponse | ErrorResponseBody;
 };
 
 /**
@@ -390,6 +398,7 @@ export type ConfirmReclaim = {
 export type EndpointMap = {
   '#get|/health': GetHealth;
   '#get|/clusters': ListClusters;
+  '#get|/upgrades/sources': GetUpgradeSources;
   '#get|/clusters/{cluster}/servers': ListServers;
   '#get|/clusters/{cluster}/servers/{node}': GetServer;
   '#get|/clusters/{cluster}/servers/{node}/alerts': GetServerAlerts;

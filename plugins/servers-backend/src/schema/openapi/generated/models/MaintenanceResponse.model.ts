@@ -37,4 +37,12 @@ export interface MaintenanceResponse {
    * What the BMC said at the start (before) and the end (after), and the log entries written during it.
    */
   hardware?: { [key: string]: any };
+  /**
+   * An upgrade's request (spec.upgrade) and status (status.upgrade - image, fromVersion, toVersion, sentAt, cameBackOn).
+   */
+  upgrade?: { [key: string]: any };
+  /**
+   * A firmware update's request (spec.firmware) and status (status.firmware - inventory before and after, the BMC's task).
+   */
+  firmware?: { [key: string]: any };
 }

@@ -23,6 +23,10 @@ export interface ServerResponse {
   alerts?: ServerAlertSummary;
   systemUUID?: string;
   /**
+   * The Talos version the Node's osImage names (v1.12.0); absent when it names none.
+   */
+  talosVersion?: string;
+  /**
    * ServerHealthDetail: what the node's BMC last said (rollup, readAt, failedParts, parts, logEntries, logEntriesSkipped, firmware, missing, error), absent without a ServerBMC or a reading.
    */
   health?: { [key: string]: any };

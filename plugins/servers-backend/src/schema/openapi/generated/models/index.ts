@@ -56,3 +56,4 @@ export * from '../models/ServerAlertsResponse.model';
 export * from '../models/ServerAlertsResponseStale.model';
 export * from '../models/ServerListResponse.model';
 export * from '../models/ServerResponse.model';
+export * from '../models/UpgradeSourcesResponse.model';
