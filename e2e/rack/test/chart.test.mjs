@@ -304,6 +304,10 @@ test('values.schema.json and the templates reject bad values, naming them', () =
       /extraEnv\/0\/name/,
     ],
     [
+      { operator: { extraEnv: [{ name: 'NODE_NAME', value: 'x' }] } },
+      /extraEnv\/0\/name/,
+    ],
+    [
       { operator: { extraEnv: [{ name: 'A', valu: 'x' }] } },
       /additional properties 'valu'/,
     ],
@@ -483,8 +487,13 @@ test('the pod values users set land on the pod: labels, annotations, priority, p
   const [container] = template.spec.containers;
   assert.deepEqual(
     container.env.map(e => e.name),
-    ['POD_NAME', 'POD_NAMESPACE', 'HTTPS_PROXY', 'FROM_SECRET'],
+    ['POD_NAME', 'POD_NAMESPACE', 'NODE_NAME', 'HTTPS_PROXY', 'FROM_SECRET'],
   );
+  // The node the replica runs on, from the downward API: it hands the Lease over before a
+  // verb for that node (docs/upgrades.md, "The operator's own node").
+  assert.deepEqual(container.env.find(e => e.name === 'NODE_NAME').valueFrom, {
+    fieldRef: { fieldPath: 'spec.nodeName' },
+  });
   assert.deepEqual(container.resources, {
     requests: { cpu: '100m', memory: '256Mi' },
     limits: { memory: '512Mi' },
