@@ -24,6 +24,7 @@ import { DrainOptions, DrainProgress } from './DrainSections';
 import { phaseColor, Section } from './MaintenanceSection';
 import { HardwareSection } from './HardwareSection';
 import { PowerSection } from './PowerSection';
+import { InstallSection } from './InstallSection';
 import { AlertsSection } from './AlertsSection';
 import { Timeline } from './Timeline';
 import { ApprovalPanel, showsApproval } from '../ApprovalPanel';
@@ -154,6 +155,8 @@ export function MaintenanceDetail(props: {
       {m.progress && <DrainProgress progress={m.progress} />}
 
       <PowerSection maintenance={m} />
+
+      <InstallSection maintenance={m} />
 
       <AlertsSection maintenance={m} alerts={alerts} />
 
