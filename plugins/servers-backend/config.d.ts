@@ -108,9 +108,9 @@ export interface Config {
      */
     actions?: {
       /**
-       * Let agents request reboot and shutdown (the typed-name rung) through the
-       * actions registry, with the same permission, guard and pre-flight checks as the
-       * portal. Defaults to false.
+       * Let agents request reboot, shutdown, a Talos upgrade and a firmware update (the
+       * typed-name rung) through the actions registry, with the same permission, guard,
+       * allowed sources and pre-flight checks as the portal. Defaults to false.
        */
       allowPowerVerbs?: boolean;
       /**

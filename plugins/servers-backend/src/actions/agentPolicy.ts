@@ -3,7 +3,7 @@
  * its own: the ceremony ladder's top rungs ask a person to type the node's name, and an
  * agent can type anything. Hazard-rung requests (the last quorum margin) are refused
  * unless `servers.actions.allowHazard` is set; typed-name rung requests (reboot,
- * shutdown) unless `servers.actions.allowPowerVerbs` is set; the drain options that lose
+ * shutdown, upgrade, firmware) unless `servers.actions.allowPowerVerbs` is set; the drain options that lose
  * data (`force`, `deleteEmptyDirData`) unless `servers.actions.allowDataLossDrain` is set.
  * All default to false: a person does these in the portal.
  */
@@ -103,7 +103,7 @@ export function agentRefusal(
     return `${action} of ${node} consumes the last quorum margin (hazard): a person must do it in the portal, where the node's name is typed by hand. Requests through the actions registry (MCP) stop below the hazard rung (servers.actions.allowHazard is off).`;
   }
   if (level === 'typed-name' && !policy.allowPowerVerbs) {
-    return `${action} of ${node} needs the node's name typed by a person: do it in the portal. Requests through the actions registry (MCP) may reboot or shut down only where servers.actions.allowPowerVerbs is true.`;
+    return `${action} of ${node} needs the node's name typed by a person: do it in the portal. Requests through the actions registry (MCP) may reboot, shut down, upgrade or update firmware only where servers.actions.allowPowerVerbs is true.`;
   }
   return undefined;
 }
