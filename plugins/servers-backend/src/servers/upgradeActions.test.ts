@@ -331,6 +331,36 @@ describe('POST .../actions/upgrade', () => {
     });
   });
 
+  it('is held by an approval rule that selects upgrades, like any other request', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster, {
+      config: {
+        upgrades: UPGRADES,
+        approvals: {
+          rules: [
+            {
+              name: 'talos-upgrades',
+              select: { actions: ['upgrade'] },
+              approvers: ['group:default/platform-oncall'],
+            },
+          ],
+        },
+      },
+    });
+    const res = await upgrade(server, 'worker-1', { image: TARGET });
+    expect(res.status).toBe(201);
+    expect(res.body.approval).toMatchObject({ rule: 'talos-upgrades' });
+    expect(cluster.created[0].spec).toMatchObject({
+      intent: 'upgrade',
+      upgrade: { image: TARGET },
+      approval: {
+        required: true,
+        rule: 'talos-upgrades',
+        requestedRung: 'typed-name',
+      },
+    });
+  });
+
   it("takes Talos's force at the hazard rung, and never as a drain option", async () => {
     const cluster = rack();
     const { server } = await start(cluster);
