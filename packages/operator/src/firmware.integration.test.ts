@@ -185,4 +185,47 @@ describe('a firmware update', () => {
     expect(sent).toHaveLength(3);
     expect(sent[2].body['@Redfish.OperationApplyTime']).toBe('OnReset');
   });
+
+  it('sends the update once when the operator dies between the send and its record; the successor settles it from the inventory', async () => {
+    const sentBefore = (await simpleUpdates()).length;
+    await operator!.stop();
+    let reached!: () => void;
+    const atCrashPoint = new Promise<void>(resolve => {
+      reached = resolve;
+    });
+    operator = await env.start({
+      identity: 'doomed',
+      upgrades: { imagePrefixes: [], firmwareSources: [SOURCE] },
+      beforeStatusWrite: async (name, _phase, status) => {
+        if (name === 'fw-crash' && status.power?.firmware?.sentAt) {
+          reached();
+          await new Promise(() => {}); // the process "dies" between the send and its record
+        }
+      },
+    });
+    await env.create('fw-crash', 'worker-1', 'firmware', {
+      firmware: { imageURI: `${SOURCE}/bios-2.8.0.bin`, targets: [BIOS] },
+    });
+    await atCrashPoint;
+    expect(await simpleUpdates()).toHaveLength(sentBefore + 1);
+    const recorded = await env.nms.get('fw-crash');
+    expect(recorded.status?.phase).toBe('Drained');
+    expect(recorded.status?.power?.firmware?.recordedAt).toBeDefined();
+    expect(recorded.status?.power?.firmware?.sentAt).toBeUndefined();
+    await operator.stop();
+
+    operator = await env.start({
+      identity: 'successor',
+      drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
+      power: { rebootSeconds: 60, unansweredSeconds: 60, upgradeSeconds: 90 },
+      upgrades: { imagePrefixes: [], firmwareSources: [SOURCE] },
+    });
+    const complete = await env.phaseIs('fw-crash', 'Complete', 90_000);
+    expect(complete.status?.firmware?.after).toContainEqual({
+      id: BIOS,
+      name: 'Rack BIOS',
+      version: '2.8.0',
+    });
+    expect(await simpleUpdates()).toHaveLength(sentBefore + 1);
+  });
 });

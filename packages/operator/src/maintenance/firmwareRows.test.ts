@@ -81,6 +81,8 @@ class Cluster {
     },
   };
   rv = 1;
+  /** Added to the clock: how far the test has moved time on. */
+  later = 0;
 
   constructor(nodes: NodeView[]) {
     for (const n of nodes) this.nodes.set(n.metadata!.name!, n);
@@ -212,7 +214,7 @@ class Cluster {
       },
       events: { record: async () => undefined },
       admissionLock: new Mutex(),
-      now: () => Date.now(),
+      now: () => Date.now() + this.later,
       upgrades: { imagePrefixes: [], firmwareSources: this.sources },
       onRefused: cause => this.refusals.push(cause),
     };
@@ -452,13 +454,35 @@ describe('intent firmware: sent once and followed', () => {
     };
     const name = c.create('worker-1', { imageURI: IMAGE });
     await c.reconcile(name);
+    // The BMC may still be applying it: the inventory is read again, nothing resent.
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Drained');
+    expect(c.get(name).status?.power?.firmware?.error).toBe('socket hang up');
+    // Past the deadline without a new version: Failed, saying it was not resent.
+    c.later = 3601 * 1000;
     await c.reconcile(name);
     const nm = c.get(name);
     expect(c.sent).toHaveLength(1);
     expect(nm.status?.phase).toBe('Failed');
     expect(nm.status?.message).toMatch(
-      /did not apply: the FirmwareInventory reports no new version/,
+      /no answer of the BMC was recorded, and the FirmwareInventory reports no new version for any component after 3600s\. It is not sent again/,
     );
+  });
+
+  it('an update whose answer was lost goes on once the inventory reports the new version', async () => {
+    const c = rack();
+    c.sendOutcome = {
+      ok: false,
+      outcome: 'unknown',
+      message: 'socket hang up',
+    };
+    const name = c.create('worker-1', { imageURI: IMAGE, targets: [BIOS] });
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Drained');
+    c.setVersion(BIOS, '2.5.0');
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Complete');
+    expect(c.sent).toHaveLength(1);
   });
 
   it('a BMC that refuses the update is Failed with its message, not retried', async () => {

@@ -190,12 +190,17 @@ export function judgeVersions(
   return { changed: true, text: updated.map(line).join(', ') };
 }
 
-/** Reads the inventory after the update and answers Returning or Failed. */
+/**
+ * Reads the inventory after the update and answers Returning or Failed. With `untilDeadline`
+ * (an update whose answer was lost: no task to follow) an unchanged inventory is read again
+ * until the deadline instead of failing at once, since the BMC may still be applying it.
+ */
 async function judgeApplied(
   nm: NodeMaintenance,
   ports: MachinePorts,
   status: FirmwareStatus,
   since: string | undefined,
+  untilDeadline = false,
 ): Promise<Decision> {
   const nodeName = nm.spec.nodeName;
   const node = ports.view.node(nodeName);
@@ -230,6 +235,21 @@ async function judgeApplied(
       message: `firmware of ${nodeName} updated: ${judged.text}`.slice(0, 4096),
       status: { returnedAt: isoOf(ports), firmware: recorded },
     };
+  }
+  if (untilDeadline) {
+    const seconds = firmwareSeconds(ports);
+    const left = timeLeft(since, seconds, ports);
+    if (left > 0) {
+      return {
+        kind: 'wait',
+        message: `the firmware update of ${nodeName} was recorded but its answer was lost; it is not sent again: waiting for the FirmwareInventory to report a new version`,
+        requeueAfterMs: Math.min(left, FIRMWARE_TASK_POLL_MS * 5),
+      };
+    }
+    return failed(
+      `firmware update of ${nodeName} was recorded at ${since} but no answer of the BMC was recorded, and ${judged.text} after ${seconds}s. It is not sent again: look at the BMC. The node is left cordoned.`,
+      recorded,
+    );
   }
   const said = status.messages?.length
     ? ` The BMC said: ${status.messages.join(' ')}`
@@ -268,7 +288,7 @@ export async function sendFirmwareFromDrained(
       // Recorded, and the BMC's answer was lost: nothing tells whether a task runs.
       // Never sent again; the inventory says whether it was applied (an Immediate
       // update), else it fails for a person to look.
-      return judgeApplied(nm, ports, status, record.recordedAt);
+      return judgeApplied(nm, ports, status, record.recordedAt, true);
     }
     return followTask(nm, ports, status, record.sentAt);
   }
