@@ -165,8 +165,9 @@ export class ServerPermissions {
       { credentials },
     );
     if (decision.result !== AuthorizeResult.ALLOW) {
+      const what = action === 'firmware' ? 'update the firmware of' : action;
       throw new NotAllowedError(
-        `you are not allowed to ${action} ${nodeName} (${serverActionPermissions[action].name})`,
+        `you are not allowed to ${what} ${nodeName} (${serverActionPermissions[action].name})`,
       );
     }
   }

@@ -461,7 +461,7 @@ describe('POST .../actions/firmware', () => {
       .send({ reason: REASON, typedName: 'worker-1', imageURI: FIRMWARE });
     expect(res.status).toBe(403);
     expect(res.body.error.message).toBe(
-      'you are not allowed to firmware worker-1 (servers:firmware)',
+      'you are not allowed to update the firmware of worker-1 (servers:firmware)',
     );
     expect(cluster.writes).toBe(0);
   });
