@@ -518,6 +518,12 @@ export interface PreflightResponse {
    * target. Absent for other actions (and from answers of older backends).
    */
   versions?: PreflightVersions;
+  /**
+   * The node's firing Alertmanager alerts as last read: shown, never acknowledged (alerts
+   * come and go on their own; a plan's alert gate holds on them). Absent where the cluster
+   * has no Alertmanager configured (and from answers of older backends).
+   */
+  alerts?: Array<{ alertname: string; severity?: string }>;
   quorum: PreflightQuorumEffect;
   ceremony: Ceremony;
   /** Whether a request with this token would be accepted now; `blockers` say why not. */

@@ -313,6 +313,52 @@ describe('GET .../maintenances/:name/approval', () => {
     });
   });
 
+  it("shows the node's firing alerts and node-local data then and now: an alert that fires after the request is in the impact now only", async () => {
+    const cluster = rack();
+    const alert = (alertname: string, severity: string) => ({
+      fingerprint: `fp-${alertname}`,
+      alertname,
+      severity,
+      state: 'firing' as const,
+      silencedBy: [],
+      startsAt: '2026-01-01T00:00:00Z',
+      labels: { alertname, severity },
+    });
+    cluster.alertsState = {
+      byNode: new Map([['worker-1', [alert('NodeNoisy', 'warning')]]]),
+      alerts: [],
+      readAt: '2026-01-01T00:00:00Z',
+    };
+    const { server } = await start(cluster);
+    const held = await requestDrain(server);
+    expect(held.status).toBe(201);
+    cluster.alertsState = {
+      byNode: new Map([
+        [
+          'worker-1',
+          [alert('NodeNoisy', 'warning'), alert('DiskFailing', 'critical')],
+        ],
+      ]),
+      alerts: [],
+      readAt: '2026-01-01T00:01:00Z',
+    };
+    const res = await view(server, APPROVER, held.body.name);
+    expect(res.status).toBe(200);
+    expect(res.body.acknowledged).toMatchObject({
+      alerts: [{ alertname: 'NodeNoisy', severity: 'warning' }],
+      nodeLocalData: [],
+    });
+    expect(res.body.now).toMatchObject({
+      alerts: [
+        { alertname: 'NodeNoisy', severity: 'warning' },
+        { alertname: 'DiskFailing', severity: 'critical' },
+      ],
+      nodeLocal: [],
+    });
+    // An alert is shown, not acknowledged: the request is still approvable as it was.
+    expect(res.body).toMatchObject({ rungNow: 'preflight', mayApprove: true });
+  });
+
   it('is 404 for an unknown request, a request not held, and an unknown cluster', async () => {
     const cluster = rack();
     const { server } = await start(cluster);

@@ -97,6 +97,7 @@ export function computePreflight(input: PreflightInput): PreflightImpact {
     ...(plan.virtualMachines ? { virtualMachines: plan.virtualMachines } : {}),
     budgets,
     ...versionsOf(snapshot, node, action),
+    ...alertsOf(snapshot, node),
     workloads: evictedWorkloads(input.pods, plan.evict),
     quorum: {
       verdict: verdict.verdict,
@@ -139,6 +140,28 @@ function versionsOf(
     };
   }
   return {};
+}
+
+/**
+ * The node's firing alerts as the cluster's Alertmanager was last read (a silenced or
+ * inhibited one is not firing); none where the cluster has no Alertmanager. Not part of
+ * the digest: alerts come and go on their own, so one that fires after an
+ * acknowledgement does not invalidate it; the approver is shown them beside the
+ * requester's (docs/approvals.md).
+ */
+function alertsOf(
+  snapshot: ClusterSnapshot,
+  nodeName: string,
+): { alerts?: Array<{ alertname: string; severity?: string }> } {
+  if (!snapshot.alerts) return {};
+  const firing = (snapshot.alerts.byNode.get(nodeName) ?? []).filter(
+    a => a.state === 'firing',
+  );
+  return {
+    alerts: firing.map(({ alertname, severity }) =>
+      severity === undefined ? { alertname } : { alertname, severity },
+    ),
+  };
 }
 
 /**
@@ -223,6 +246,24 @@ export function preflightRecord(impact: PreflightImpact, token: string) {
             margin: q.margin,
           }
         : undefined,
+    // Shown to an approver beside the impact now; kept within the resource's limits.
+    ...(impact.alerts
+      ? {
+          alerts: impact.alerts.slice(0, 100).map(a => ({
+            alertname: a.alertname.slice(0, 253),
+            ...(a.severity !== undefined
+              ? { severity: a.severity.slice(0, 63) }
+              : {}),
+          })),
+        }
+      : {}),
+    ...(impact.nodeLocal
+      ? {
+          nodeLocalData: impact.nodeLocal
+            .slice(0, 500)
+            .map(p => ({ namespace: p.namespace, name: p.name })),
+        }
+      : {}),
   };
 }
 

@@ -67,6 +67,25 @@ export const preflightSchema = z
       .describe(
         'Control-plane quorum numbers at the time (absent when none could be derived).',
       ),
+    alerts: z
+      .array(
+        z.object({
+          alertname: z.string().max(253),
+          severity: z.string().max(63).optional(),
+        }),
+      )
+      .max(100)
+      .optional()
+      .describe(
+        "The node's firing Alertmanager alerts at the time (absent when the cluster has no Alertmanager configured).",
+      ),
+    nodeLocalData: z
+      .array(podRefSchema)
+      .max(500)
+      .optional()
+      .describe(
+        'Pods to evict whose data is on the node (evicted because the request allowed node-local data).',
+      ),
   })
   .describe(
     'The pre-flight snapshot the requester acknowledged, kept so what they were shown is recoverable.',

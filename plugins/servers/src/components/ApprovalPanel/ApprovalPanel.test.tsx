@@ -133,6 +133,53 @@ describe('the approval panel on the maintenance page', () => {
     ).toBeInTheDocument();
   });
 
+  it('compares the alerts firing and the node-local data then and now, marking what changed', async () => {
+    const api = apiWith(
+      awaitingView({
+        acknowledged: {
+          takenAt: '2026-12-07T09:59:00Z',
+          ceremony: 'typed-name',
+          pods: [{ namespace: 'shop', name: 'db-0' }],
+          blockingPDBs: [],
+          quorum: { members: 3, quorum: 2, ready: 3, margin: 1 },
+          alerts: [{ alertname: 'NodeNoisy' }],
+          nodeLocalData: [{ namespace: 'shop', name: 'db-0' }],
+        },
+        now: rebootPreflight({
+          token: 'tok-now',
+          alerts: [
+            { alertname: 'NodeNoisy' },
+            { alertname: 'DiskFailing', severity: 'critical' },
+          ],
+          nodeLocal: [
+            {
+              namespace: 'shop',
+              name: 'db-0',
+              terminating: false,
+              nodeLocalData: ['volume data: local PersistentVolume pv-db'],
+            },
+          ],
+        }),
+      }),
+    );
+    await renderMaintenance(api);
+    const panel = await screen.findByTestId('approval-panel');
+    const table = await within(panel).findByRole('table', {
+      name: 'Impact acknowledged and now',
+    });
+    const rows = within(table).getAllByTestId('approval-impact-row');
+    const alerts = rows.find(r => /Alerts firing/.test(r.textContent!));
+    expect(alerts).toHaveTextContent('NodeNoisy');
+    expect(alerts).toHaveTextContent(
+      'DiskFailing (critical), NodeNoisy (changed)',
+    );
+    expect(alerts).toHaveAttribute('data-changed', 'true');
+    const nodeLocal = rows.find(r => /Node-local data/.test(r.textContent!));
+    expect(nodeLocal).toHaveTextContent('shop/db-0');
+    expect(nodeLocal).not.toHaveTextContent('(changed)');
+    expect(nodeLocal).not.toHaveAttribute('data-changed');
+  });
+
   it('approves with the fresh token once the impact is acknowledged and a reason given, every control in the tab order', async () => {
     const api = apiWith(awaitingView());
     await renderMaintenance(api);
@@ -617,6 +664,42 @@ describe('approvalText', () => {
     expect(rungAbove('reason', undefined)).toBe(false);
   });
 
+  it('reads the node-local pods and the alerts as sets: the same ones in another order are unchanged, none is "none"', () => {
+    const rows = impactRows(
+      awaitingView({
+        acknowledged: {
+          takenAt: '2026-12-07T09:59:00Z',
+          ceremony: 'typed-name',
+          alerts: [
+            { alertname: 'NodeNoisy', severity: 'warning' },
+            { alertname: 'DiskFailing' },
+          ],
+          nodeLocalData: [
+            { namespace: 'shop', name: 'db-1' },
+            { namespace: 'shop', name: 'db-0' },
+          ],
+        },
+        now: rebootPreflight({
+          alerts: [
+            { alertname: 'DiskFailing' },
+            { alertname: 'NodeNoisy', severity: 'warning' },
+          ],
+          nodeLocal: [],
+        }),
+      }),
+    );
+    expect(rows.find(r => r.label === 'Alerts firing')).toMatchObject({
+      acknowledged: 'DiskFailing, NodeNoisy (warning)',
+      now: 'DiskFailing, NodeNoisy (warning)',
+      changed: false,
+    });
+    expect(rows.find(r => r.label === 'Node-local data')).toMatchObject({
+      acknowledged: 'shop/db-0, shop/db-1',
+      now: 'none',
+      changed: true,
+    });
+  });
+
   it('marks a line changed only when both sides are known and differ', () => {
     const rows = impactRows(
       awaitingView({
@@ -630,8 +713,15 @@ describe('approvalText', () => {
     );
     const pods = rows.find(r => r.label === 'Pods to evict')!;
     expect(pods).toMatchObject({ acknowledged: '1', now: '0', changed: true });
-    const nodeLocal = rows.find(r => r.label === 'Pods with data on the node')!;
+    const nodeLocal = rows.find(r => r.label === 'Node-local data')!;
     expect(nodeLocal).toMatchObject({ acknowledged: '—', changed: false });
+    // A pre-flight without Alertmanager has no alerts: unknown on both sides.
+    const alerts = rows.find(r => r.label === 'Alerts firing')!;
+    expect(alerts).toMatchObject({
+      acknowledged: '—',
+      now: '—',
+      changed: false,
+    });
     const budgets = rows.find(r => r.label === 'Budgets in the way')!;
     expect(budgets).toMatchObject({ acknowledged: '—', changed: false });
   });

@@ -136,6 +136,22 @@ function listText(list: readonly string[]): string {
   return list.length === 0 ? 'none' : list.join(', ');
 }
 
+/** Pods by namespace/name, sorted so the same set reads the same on both sides. */
+function podsText(pods: ReadonlyArray<{ namespace: string; name: string }>) {
+  return listText(pods.map(p => `${p.namespace}/${p.name}`).sort());
+}
+
+/** Alerts by name and severity, sorted so the same set reads the same on both sides. */
+function alertsText(
+  alerts: ReadonlyArray<{ alertname: string; severity?: string }>,
+) {
+  return listText(
+    alerts
+      .map(a => (a.severity ? `${a.alertname} (${a.severity})` : a.alertname))
+      .sort(),
+  );
+}
+
 function quorumLine(q?: {
   members: number | null;
   quorum: number | null;
@@ -148,9 +164,11 @@ function quorumLine(q?: {
 
 /**
  * The impact the requester acknowledged beside the impact now, line by line: for a
- * maintenance its rung, the pods to evict, the budgets in the way and the quorum (what
- * the request's snapshot kept; what it did not keep is "—"), the pods with data on the
- * node and the alerts now; for a plan the rung of each node's step.
+ * maintenance its rung, the pods to evict, the budgets in the way, the quorum, the pods
+ * whose data is on the node and the node's firing alerts (what the request's snapshot
+ * kept; what it did not keep, as a snapshot older than a field, is "—", and the alerts
+ * of a cluster without Alertmanager are "—" on both sides); for a plan the rung of each
+ * node's step.
  */
 export function impactRows(view: ApprovalView): ImpactRow[] {
   const { acknowledged, now } = view;
@@ -213,9 +231,14 @@ export function impactRows(view: ApprovalView): ImpactRow[] {
     ),
     row('Quorum', quorumLine(snapshot?.quorum), quorumLine(server?.quorum)),
     row(
-      'Pods with data on the node',
-      '—',
-      server ? String(server.nodeLocal?.length ?? 0) : '—',
+      'Node-local data',
+      snapshot?.nodeLocalData ? podsText(snapshot.nodeLocalData) : '—',
+      server ? podsText(server.nodeLocal ?? []) : '—',
+    ),
+    row(
+      'Alerts firing',
+      snapshot?.alerts ? alertsText(snapshot.alerts) : '—',
+      server?.alerts ? alertsText(server.alerts) : '—',
     ),
   );
   return rows;
