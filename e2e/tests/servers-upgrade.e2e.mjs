@@ -24,7 +24,6 @@ import {
   catalogLinkOf,
   eventually,
   formatViolations,
-  openServersPage,
   pickDrainableWorker,
   portalAndBrowser,
   reloadUntil,
@@ -128,23 +127,43 @@ test(
     const TARGET = targetAfter(FROM);
     const IMAGE = `${FACTORY}${SCHEMATIC}:${TARGET}`;
 
-    // 1. The Server tab: Talos, and the BIOS and BMC of the BMC's last reading.
-    const reading = await eventually(
-      `a health reading of ${NODE} with its firmware`,
-      async () => {
-        const health = portal.getJson('serverbmcs', NODE).status?.health;
-        return health?.firmware?.length ? health : undefined;
-      },
-      { timeoutMs: 120_000, everyMs: 2000 },
-    );
-    const firmwareNamed = name =>
-      reading.firmware.find(c => c.name === name)?.version;
+    // 1. The Server tab: Talos, and the BIOS and BMC of the BMC's reading (Refresh asks
+    // the operator for one now; its sweep is every 15 minutes).
     await catalogLinkOf(page, portal, NODE);
     await page.goto(
       `${portal.baseUrl}/catalog/default/resource/plant-a--${NODE}/server`,
     );
+    const card = page.getByTestId('entity-server-hardware');
+    await card.waitFor();
+    await card.getByRole('button', { name: 'Refresh' }).click();
+    const asked = await eventually(
+      'the refresh was requested',
+      () => portal.getJson('serverbmcs', NODE).spec.healthRefresh?.requestedAt,
+    );
+    const reading = await eventually(
+      `the operator's reading of ${NODE}, with its firmware`,
+      async () => {
+        const health = portal.getJson('serverbmcs', NODE).status?.health;
+        return health?.answeredRequestAt === asked && health.firmware?.length
+          ? health
+          : undefined;
+      },
+      { timeoutMs: 120_000, everyMs: 2000 },
+    );
+    // The rack's BMC names them "Rack BIOS" and "Rack BMC" (e2e/rack/lib/redfishUpdate.mjs).
+    const firmwareNamed = name =>
+      reading.firmware.find(c => new RegExp(`\\b${name}\\b`, 'i').test(c.name))
+        ?.version;
     const state = page.getByTestId('entity-server-state');
     await state.waitFor();
+    // The card reads the server again once the answer is there (the tab's one read).
+    await eventually(
+      'the Server tab shows the reading that answers the refresh',
+      async () =>
+        (await state.getByTestId('entity-server-bios').count()) > 0 ||
+        (await state.getByTestId('entity-server-bmc').count()) > 0,
+      { timeoutMs: 90_000, everyMs: 1000 },
+    );
     assert.equal(
       (await state.getByTestId('entity-server-talos').innerText()).replace(
         /\s+/g,
@@ -234,7 +253,10 @@ test(
     );
 
     // The Talos column: each row as its Node's osImage names it.
-    const row = await openServersPage(page, portal, NODE);
+    await page.goto(`${portal.baseUrl}/servers`);
+    const row = serverRow(page, NODE);
+    await signInIfAsked(page, row);
+    await row.waitFor({ timeout: 60_000 });
     const otherRow = serverRow(page, OTHER);
     await reloadUntil(
       page,

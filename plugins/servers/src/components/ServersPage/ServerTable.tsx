@@ -13,7 +13,12 @@ import {
   type ServerSortDirection,
   type ServerSortKey,
 } from '@rackside/plugin-servers-common';
-import { COLUMNS, ServerRow, serverRowStyles } from './ServerRow';
+import {
+  COLUMNS,
+  ServerRow,
+  serverRowStyles,
+  TALOS_COLUMN_CLASS,
+} from './ServerRow';
 import {
   ROW_HEIGHT,
   useOverscanAfterFirstPaint,
@@ -32,7 +37,12 @@ export type SortDirection = ServerSortDirection;
  * and Markers grow with the page. At 1,280 px the percentages of these
  * columns cut "Ready" and "Schedulable" in a create-app portal.
  */
-const HEADERS: { label: string; sort?: SortKey; width?: string }[] = [
+const HEADERS: {
+  label: string;
+  sort?: SortKey;
+  width?: string;
+  className?: string;
+}[] = [
   { label: 'Name', sort: 'name', width: '11%' },
   { label: 'Roles', sort: 'role', width: '100px' },
   { label: 'Markers', width: '10%' },
@@ -41,8 +51,9 @@ const HEADERS: { label: string; sort?: SortKey; width?: string }[] = [
   { label: 'Maintenance', sort: 'phase', width: '152px' },
   // The rollup's chip with the reading's age beneath it: the header is the widest part.
   { label: 'Health', sort: 'health', width: '116px' },
-  // The Talos version the Node reports ("v1.12.0"): what an upgrade changes.
-  { label: 'Talos', width: '96px' },
+  // The Talos version the Node reports ("v1.12.0"): what an upgrade changes. Not drawn
+  // on a narrow page (ServerRow's TALOS_COLUMN_CLASS).
+  { label: 'Talos', width: '88px', className: TALOS_COLUMN_CLASS },
   // Actions: the rest; what does not fit is behind More actions (RowActions).
   { label: 'Actions' },
 ];
@@ -126,7 +137,11 @@ export function ServerTable(props: {
         <TableHead>
           <TableRow>
             {HEADERS.map(h => (
-              <TableCell key={h.label} sx={{ width: h.width }}>
+              <TableCell
+                key={h.label}
+                sx={{ width: h.width }}
+                className={h.className}
+              >
                 {h.sort ? (
                   <TableSortLabel
                     active={sortKey === h.sort}
