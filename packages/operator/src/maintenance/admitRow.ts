@@ -48,6 +48,13 @@ export const admit: Row = async (nm, ports) => {
     const reason = virtualNodeRefusal(nodeName);
     return refuse(reason, 'virtual', { reason });
   }
+  // An upgrade's image, channel and target (upgradeRows.ts), and a firmware update's
+  // source and channel (firmwareRows.ts), before anything is drained; their channel
+  // first, as the backend's view judges them (servers-backend servers/view.ts offerOf).
+  const upgradeRefused = upgradeRefusal(nm, ports, 'admission');
+  if (upgradeRefused) return upgradeRefused;
+  const firmwareRefused = firmwareRefusal(nm, ports, 'admission');
+  if (firmwareRefused) return firmwareRefused;
   const verb = VERB_OF_INTENT[nm.spec.intent];
   if (verb) {
     // The capability rule, whoever made the object: kubectl cannot ask for more.
@@ -57,12 +64,6 @@ export const admit: Row = async (nm, ports) => {
       return refuse(reason, 'capability', { reason });
     }
   }
-  // An upgrade's image, channel and target (upgradeRows.ts), before anything is drained.
-  const upgradeRefused = upgradeRefusal(nm, ports, 'admission');
-  if (upgradeRefused) return upgradeRefused;
-  // A firmware update's source and channel (firmwareRows.ts), before anything is drained.
-  const firmwareRefused = firmwareRefusal(nm, ports, 'admission');
-  if (firmwareRefused) return firmwareRefused;
   const others = view
     .maintenances()
     .filter(m => m.metadata.name !== nm.metadata.name);

@@ -28,10 +28,10 @@ const ACTION_OF_INTENT: Record<MaintenanceIntent, ServerAction> = {
   drain: 'drain',
   reboot: 'reboot',
   shutdown: 'shutdown',
-  // The guard and the ceremony judge an upgrade as the reboot it ends with.
-  upgrade: 'reboot',
-  // A firmware update is applied with a reset (or by the BMC itself): judged as a reboot.
-  firmware: 'reboot',
+  // The guard judges an upgrade and a firmware update as the reboot they end with
+  // (servers-common rules/guard.ts), and names them as the backend's view does.
+  upgrade: 'upgrade',
+  firmware: 'firmware',
 };
 
 /** The guard's verdict with the ready count the refusal and the admission record keep. */

@@ -199,8 +199,9 @@ export function offerOf(
     const allowed = powerCheck(snapshot, action, facts);
     if (!allowed.ok) return { offered: false, why: allowed.reason };
   }
-  if (action === 'upgrade' || action === 'firmware') {
-    // The capability rule of what changes what runs: the talos channel, or a BMC's.
+  if (!facts.virtual && (action === 'upgrade' || action === 'firmware')) {
+    // The capability rule of what changes what runs: the talos channel, or a BMC's. A
+    // virtual node is refused by the applicability rule below, as for the power verbs.
     const allowed = installCheck(snapshot, action, facts);
     if (!allowed.ok) return { offered: false, why: allowed.reason };
   }

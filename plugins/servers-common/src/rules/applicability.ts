@@ -38,15 +38,12 @@ export function busyNodeRefusal(
 /**
  * The action a new NodeMaintenance asks for: its intent, except that a cordon with
  * `returnToService` already set is how a node cordoned outside Rackside is returned to
- * service (the backend writes one for `uncordon` when the node has no open maintenance),
- * and that a Talos upgrade and a firmware update are judged as the reboot they end with
- * (docs/upgrades.md).
+ * service (the backend writes one for `uncordon` when the node has no open maintenance).
  */
 export function actionOfRequest(spec: {
   intent: MaintenanceIntent;
   returnToService?: unknown;
 }): ServerAction {
-  if (spec.intent === 'upgrade' || spec.intent === 'firmware') return 'reboot';
   return spec.intent === 'cordon' && spec.returnToService
     ? 'uncordon'
     : spec.intent;
