@@ -12,6 +12,7 @@ import {
   readVersions,
   startRack,
 } from '../../e2e/rack/rack.mjs';
+import { claimNetIn } from '../../e2e/rack/lib/net.mjs';
 import { log, pool, ROOT, sleep } from './common.mjs';
 import { adminKube } from './kube.mjs';
 
@@ -20,35 +21,13 @@ export const SCALE_LABEL = 'bench.rackside.dev/scale';
 export const CLUSTER = 'plant-a';
 const FIXTURE_NODES = 10; // e2e/rack/fixture/plant-a.yaml: 3 control plane, 6 workers, 1 virtual
 
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return error.code === 'EPERM';
-  }
-}
-
 /**
  * A rack network number no other live process holds: the same lock files as
  * packages/rack-testing (`~/.cache/rackside/nets/<n>.lock`), from 120 to 149 (the
  * benches' share of the plan in e2e/rack/lib/net.mjs).
  */
 function claimNet() {
-  const dir = path.join(cacheDir(), 'nets');
-  fs.mkdirSync(dir, { recursive: true });
-  for (let net = 120; net <= 149; net++) {
-    const file = path.join(dir, `${net}.lock`);
-    try {
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
-    } catch {
-      const owner = Number(fs.readFileSync(file, 'utf8').trim());
-      if (owner && alive(owner)) continue;
-      fs.writeFileSync(file, String(process.pid));
-    }
-    return { net, release: () => fs.rmSync(file, { force: true }) };
-  }
-  throw new Error(`no free rack network in ${dir}`);
+  return claimNetIn(120, 149);
 }
 
 /**

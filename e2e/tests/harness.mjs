@@ -56,6 +56,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { binaries, cacheDir } from '../rack/rack.mjs';
+import { claimNetIn, processAlive } from '../rack/lib/net.mjs';
 
 export const ROOT = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -455,21 +456,6 @@ export async function startPortal(opts = {}) {
   };
 }
 
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return error.code === 'EPERM';
-  }
-}
-
-/**
- * A rack network no live process holds (~/.cache/rackside/nets/<n>.lock, as
- * packages/rack-testing and bench/ claim them), for a browser test whose offset
- * would put it past the last network (200): `startPortal({ offset, net })`.
- * Answers `{ net, release() }`.
- */
 /**
  * Holds the lock of a rack network for this process (as claimRackNet does), so the
  * Jest rack tests and benches, which claim networks from the same directory, never
@@ -485,7 +471,7 @@ function holdRackNet(net) {
     return;
   } catch {
     const owner = Number(fs.readFileSync(file, 'utf8').trim());
-    if (owner && owner !== process.pid && alive(owner)) {
+    if (owner && owner !== process.pid && processAlive(owner)) {
       throw new Error(
         `rack network ${net} is held by process ${owner} (${file}); pick another offset or net`,
       );
@@ -494,21 +480,13 @@ function holdRackNet(net) {
   }
 }
 
+/**
+ * A rack network no live process holds, from 100 to 149 (the plan in
+ * e2e/rack/lib/net.mjs), for a browser test whose offset would put it past the last
+ * network (200): `startPortal({ offset, net })`. Answers `{ net, release() }`.
+ */
 export function claimRackNet() {
-  const dir = path.join(cacheDir(), 'nets');
-  fs.mkdirSync(dir, { recursive: true });
-  for (let n = 100; n < 150; n++) {
-    const file = path.join(dir, `${n}.lock`);
-    try {
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
-    } catch {
-      const owner = Number(fs.readFileSync(file, 'utf8').trim());
-      if (owner && alive(owner)) continue;
-      fs.writeFileSync(file, String(process.pid));
-    }
-    return { net: n, release: () => fs.rmSync(file, { force: true }) };
-  }
-  throw new Error(`no free rack network in ${dir}`);
+  return claimNetIn(100, 149);
 }
 
 export const CHROMIUM =

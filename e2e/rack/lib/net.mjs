@@ -16,7 +16,10 @@
 //   160..189  approvals.test.mjs, claimed (e2e/rack/lib/rackPortal.mjs)     lane A
 //   190..200  browser tests at their fixed offset (RACKSIDE_E2E_NET)        lane B
 
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 
 /** A TCP port free on `host` now (the kernel's choice; whoever binds it next gets it). */
 export function freePort(host = '127.0.0.1') {
@@ -61,4 +64,44 @@ export function parseMachineAddress(addr) {
   const host = Number(m[2]);
   if (net < MIN_NET || net > MAX_NET || host < 1 || host > 254) return null;
   return { net, host };
+}
+
+/** Whether process `pid` is alive (EPERM: alive, another user's). */
+export function processAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return error.code === 'EPERM';
+  }
+}
+
+/** Where the network locks live: `<RACKSIDE_CACHE or ~/.cache/rackside>/nets`. */
+export function netLockDir() {
+  return path.join(
+    process.env.RACKSIDE_CACHE || path.join(os.homedir(), '.cache', 'rackside'),
+    'nets',
+  );
+}
+
+/**
+ * Claims the first rack network of `first`..`last` no live process holds (its lock file
+ * written with this process's pid; a lock whose owner died is taken over). Answers
+ * `{ net, release() }`.
+ */
+export function claimNetIn(first, last) {
+  const dir = netLockDir();
+  fs.mkdirSync(dir, { recursive: true });
+  for (let n = first; n <= last; n++) {
+    const file = path.join(dir, `${n}.lock`);
+    try {
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+    } catch {
+      const owner = Number(fs.readFileSync(file, 'utf8').trim());
+      if (owner && processAlive(owner)) continue;
+      fs.writeFileSync(file, String(process.pid));
+    }
+    return { net: n, release: () => fs.rmSync(file, { force: true }) };
+  }
+  throw new Error(`no free rack network in ${dir} (${first}..${last})`);
 }

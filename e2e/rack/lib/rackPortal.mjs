@@ -31,6 +31,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { binaries, cacheDir, startRack } from '../rack.mjs';
+import { claimNetIn } from './net.mjs';
 
 const ROOT = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
@@ -65,36 +66,12 @@ export async function eventually(
   }
 }
 
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return error.code === 'EPERM';
-  }
-}
-
 /**
  * A rack network no live process holds: `net` when given, else the first free one of
- * 160..189 (the rack tests of e2e/rack/test take fixed ones from 150, the browser harness
- * 190 and above).
+ * 160..189 (the plan in e2e/rack/lib/net.mjs).
  */
 function claimNet(net) {
-  const dir = path.join(cacheDir(), 'nets');
-  fs.mkdirSync(dir, { recursive: true });
-  const [first, last] = net === undefined ? [160, 189] : [net, net];
-  for (let n = first; n <= last; n++) {
-    const file = path.join(dir, `${n}.lock`);
-    try {
-      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
-    } catch {
-      const owner = Number(fs.readFileSync(file, 'utf8').trim());
-      if (owner && alive(owner)) continue;
-      fs.writeFileSync(file, String(process.pid));
-    }
-    return { net: n, release: () => fs.rmSync(file, { force: true }) };
-  }
-  throw new Error(`no free rack network in ${dir} (${first}..${last})`);
+  return net === undefined ? claimNetIn(160, 189) : claimNetIn(net, net);
 }
 
 function freePort() {
