@@ -6,12 +6,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import {
-  cacheDir,
-  fixtureNode,
-  readVersions,
-  startRack,
-} from '../../e2e/rack/rack.mjs';
+import { fixtureNode, readVersions, startRack } from '../../e2e/rack/rack.mjs';
 import { claimNetIn } from '../../e2e/rack/lib/net.mjs';
 import { log, pool, ROOT, sleep } from './common.mjs';
 import { adminKube } from './kube.mjs';

@@ -30,7 +30,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { binaries, cacheDir, startRack } from '../rack.mjs';
+import { binaries, startRack } from '../rack.mjs';
 import { claimNetIn } from './net.mjs';
 
 const ROOT = path.resolve(
