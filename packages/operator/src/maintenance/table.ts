@@ -53,7 +53,11 @@
  *
  * The rows that do not fit here live beside: admitRow.ts ((new)), approvalRows.ts
  * (the hold at (new), AwaitingApproval), returningRow.ts (Returning), powerRows.ts
- * (Drained's send, Rebooting, PoweredOff).
+ * (Drained's send, Rebooting, PoweredOff), and the two intents that change what runs on
+ * the machine, each with its own table in its header: upgradeRows.ts (a Talos upgrade:
+ * sent from Drained, Done in Rebooting only on the target version) and firmwareRows.ts
+ * (a Redfish firmware update: sent from Drained, its task followed there, the reset it
+ * asks for sent once).
  */
 import {
   abandonWouldStrand,
