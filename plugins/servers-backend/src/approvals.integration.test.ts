@@ -158,12 +158,20 @@ const get = (path: string): Promise<Obj> =>
   admin.request({ method: 'GET', path });
 
 /** The pre-flight of `action` on `node`, once the backend's caches have synced. */
+/**
+ * The drain option every drain here asks for: which worker the rack schedules the
+ * fixture's emptyDir pods on varies from run to run, and without it their data blocks
+ * the drain of that worker.
+ */
+const DRAIN_OPTIONS = { deleteEmptyDirData: true };
+
 async function preflight(node: string, action: string): Promise<Obj> {
+  const options = action === 'drain' ? '&deleteEmptyDirData=true' : '';
   return eventually(
     `the ${action} pre-flight of ${node}`,
     async () => {
       const res = await request(backend!.server).get(
-        `${BASE}/servers/${node}/preflight?action=${action}`,
+        `${BASE}/servers/${node}/preflight?action=${action}${options}`,
       );
       return res.status === 200 ? res.body : undefined;
     },
@@ -188,7 +196,12 @@ async function requestAcknowledged(
       const pre = await preflight(node, action);
       const res = await request(backend!.server)
         .post(`${BASE}/servers/${node}/actions/${action}`)
-        .send({ reason: REASON, preflightToken: pre.token, ...extra });
+        .send({
+          reason: REASON,
+          preflightToken: pre.token,
+          ...(action === 'drain' ? DRAIN_OPTIONS : {}),
+          ...extra,
+        });
       last = res.body;
       return res.status === 409 && res.body.preflight ? undefined : res;
     },
