@@ -191,7 +191,24 @@ export function imageEntrypoint(file = DOCKERFILE) {
  * `from` is 'build' or 'source' (see above); `nodeArgs` go to node (e.g. --cpu-prof,
  * --heapsnapshot-signal=SIGUSR2).
  */
-export async function startOperatorProcess(
+export async function startOperatorProcess(rackDir, options = {}) {
+  // freePort() only says the port was free when it asked: another process (the other lane
+  // of scripts/test.sh starts racks and backends) may bind it before the operator does.
+  // Such a start is made again on another port.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOperatorOnce(rackDir, options);
+    } catch (error) {
+      if (!(error instanceof ProbePortTaken) || attempt === 3) throw error;
+      log(`operator: ${error.message}; starting it again on another port`);
+    }
+  }
+}
+
+/** The operator exited at once because its probe port was taken (EADDRINUSE). */
+class ProbePortTaken extends Error {}
+
+async function startOperatorOnce(
   rackDir,
   {
     from = 'build',
@@ -218,10 +235,10 @@ export async function startOperatorProcess(
   const env = build
     ? { NODE_PATH: path.join(ROOT, 'node_modules'), NODE_ENV: 'production' }
     : {};
-  const out = fs.openSync(
-    logFile ?? path.join(rackDir, 'logs', 'operator-bench.log'),
-    'a',
-  );
+  const logPath = logFile ?? path.join(rackDir, 'logs', 'operator-bench.log');
+  const out = fs.openSync(logPath, 'a');
+  // Where this start's output begins in the log (an earlier start's is before it).
+  const logStart = fs.fstatSync(out).size;
   const child = spawn(
     process.execPath,
     [
@@ -258,8 +275,15 @@ export async function startOperatorProcess(
     throw new Error(message);
   };
   for (;;) {
-    if (exited)
-      fail(`the operator exited (${JSON.stringify(exited)}); see its log`);
+    if (exited) {
+      if (build) fs.rmSync(build.dir, { recursive: true, force: true });
+      const output = fs.readFileSync(logPath).subarray(logStart).toString();
+      if (new RegExp(`EADDRINUSE[\\s\\S]*?port: ${port}\\b`).test(output))
+        throw new ProbePortTaken(`its probe port ${port} was taken`);
+      throw new Error(
+        `the operator exited (${JSON.stringify(exited)}); see its log`,
+      );
+    }
     try {
       const r = await fetch(`${url}/readyz`);
       if (r.ok) {
