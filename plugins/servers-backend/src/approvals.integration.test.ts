@@ -26,7 +26,12 @@ import {
 } from '@rackside/rack-testing';
 import request from 'supertest';
 import { serversPlugin } from './plugin';
-import { installRackside } from './testing/rackBackend';
+import {
+  advertiseTalosChannel,
+  installRackside,
+  RACK_DRAIN_OPTIONS,
+  RACK_DRAIN_QUERY,
+} from './testing/rackBackend';
 
 jest.setTimeout(90_000);
 
@@ -56,7 +61,7 @@ beforeAll(async () => {
   rack = await startTestRack({ withTalos: false, withRedfish: false });
   const rackside = await installRackside(rack);
   admin = rackside.admin;
-  await advertiseReboot(admin);
+  await advertiseTalosChannel(admin);
   backend = await startTestBackend({
     features: [
       serversPlugin,
@@ -126,47 +131,13 @@ afterAll(async () => {
   await rack?.stop();
 }, 60_000);
 
-/** What the operator writes for a Talos channel that is Ready: reboot is offered. */
-async function advertiseReboot(kube: KubeHttp): Promise<void> {
-  const path = '/apis/rackside.dev/v1alpha1/powerproviders';
-  const created: Obj = await kube.request({
-    method: 'POST',
-    path,
-    body: {
-      apiVersion: 'rackside.dev/v1alpha1',
-      kind: 'PowerProvider',
-      metadata: { name: 'default' },
-      spec: { type: 'talos', talos: { secretRef: { name: 'talosconfig' } } },
-    },
-  });
-  await kube.request({
-    method: 'PUT',
-    path: `${path}/default/status`,
-    body: {
-      ...created,
-      status: {
-        reboot: true,
-        shutdown: true,
-        observedGeneration: created.metadata.generation,
-      },
-    },
-  });
-}
-
 const as = (user: string) => mockCredentials.user.header(user);
 const get = (path: string): Promise<Obj> =>
   admin.request({ method: 'GET', path });
 
 /** The pre-flight of `action` on `node`, once the backend's caches have synced. */
-/**
- * The drain option every drain here asks for: which worker the rack schedules the
- * fixture's emptyDir pods on varies from run to run, and without it their data blocks
- * the drain of that worker.
- */
-const DRAIN_OPTIONS = { deleteEmptyDirData: true };
-
 async function preflight(node: string, action: string): Promise<Obj> {
-  const options = action === 'drain' ? '&deleteEmptyDirData=true' : '';
+  const options = action === 'drain' ? RACK_DRAIN_QUERY : '';
   return eventually(
     `the ${action} pre-flight of ${node}`,
     async () => {
@@ -199,7 +170,7 @@ async function requestAcknowledged(
         .send({
           reason: REASON,
           preflightToken: pre.token,
-          ...(action === 'drain' ? DRAIN_OPTIONS : {}),
+          ...(action === 'drain' ? RACK_DRAIN_OPTIONS : {}),
           ...extra,
         });
       last = res.body;

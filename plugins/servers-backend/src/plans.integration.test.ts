@@ -20,7 +20,7 @@ import {
 } from '@rackside/rack-testing';
 import request from 'supertest';
 import { serversPlugin } from './plugin';
-import { installRackside } from './testing/rackBackend';
+import { advertiseTalosChannel, installRackside } from './testing/rackBackend';
 
 jest.setTimeout(60_000);
 
@@ -36,7 +36,7 @@ beforeAll(async () => {
   rack = await startTestRack({ withTalos: false, withRedfish: false });
   const rackside = await installRackside(rack);
   admin = rackside.admin;
-  await advertiseReboot(admin);
+  await advertiseTalosChannel(admin);
   backend = await startTestBackend({
     features: [
       serversPlugin,
@@ -70,33 +70,6 @@ afterAll(async () => {
   await backend?.stop();
   await rack?.stop();
 }, 60_000);
-
-/** What the operator writes for a Talos channel that is Ready: reboot is offered. */
-async function advertiseReboot(kube: KubeHttp): Promise<void> {
-  const path = '/apis/rackside.dev/v1alpha1/powerproviders';
-  const created: Obj = await kube.request({
-    method: 'POST',
-    path,
-    body: {
-      apiVersion: 'rackside.dev/v1alpha1',
-      kind: 'PowerProvider',
-      metadata: { name: 'default' },
-      spec: { type: 'talos', talos: { secretRef: { name: 'talosconfig' } } },
-    },
-  });
-  await kube.request({
-    method: 'PUT',
-    path: `${path}/default/status`,
-    body: {
-      ...created,
-      status: {
-        reboot: true,
-        shutdown: true,
-        observedGeneration: created.metadata.generation,
-      },
-    },
-  });
-}
 
 const planOf = (name: string): Promise<Obj> =>
   admin.request({

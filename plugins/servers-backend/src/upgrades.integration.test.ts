@@ -18,7 +18,12 @@ import {
 } from '@rackside/rack-testing';
 import request from 'supertest';
 import { serversPlugin } from './plugin';
-import { installRackside } from './testing/rackBackend';
+import {
+  advertiseTalosChannel,
+  installRackside,
+  RACK_DRAIN_OPTIONS,
+  RACK_DRAIN_QUERY,
+} from './testing/rackBackend';
 
 jest.setTimeout(90_000);
 
@@ -37,7 +42,7 @@ beforeAll(async () => {
   rack = await startTestRack({ withTalos: false, withRedfish: false });
   const rackside = await installRackside(rack);
   admin = rackside.admin;
-  await advertiseTalos(admin);
+  await advertiseTalosChannel(admin);
   backend = await startTestBackend({
     features: [
       serversPlugin,
@@ -74,33 +79,6 @@ afterAll(async () => {
   await rack?.stop();
 }, 60_000);
 
-/** What the operator writes for a Talos channel that is Ready: reboot is offered. */
-async function advertiseTalos(kube: KubeHttp): Promise<void> {
-  const path = '/apis/rackside.dev/v1alpha1/powerproviders';
-  const created: Obj = await kube.request({
-    method: 'POST',
-    path,
-    body: {
-      apiVersion: 'rackside.dev/v1alpha1',
-      kind: 'PowerProvider',
-      metadata: { name: 'default' },
-      spec: { type: 'talos', talos: { secretRef: { name: 'talosconfig' } } },
-    },
-  });
-  await kube.request({
-    method: 'PUT',
-    path: `${path}/default/status`,
-    body: {
-      ...created,
-      status: {
-        reboot: true,
-        shutdown: true,
-        observedGeneration: created.metadata.generation,
-      },
-    },
-  });
-}
-
 /** The NodeMaintenances of `node` in the apiserver. */
 async function maintenancesOf(node: string): Promise<Obj[]> {
   const list: Obj = await admin.request({ method: 'GET', path: NM });
@@ -113,7 +91,7 @@ async function preflight(node: string, action: string): Promise<Obj> {
     `the ${action} pre-flight of ${node}`,
     async () => {
       const res = await request(backend!.server).get(
-        `${BASE}/servers/${node}/preflight?action=${action}`,
+        `${BASE}/servers/${node}/preflight?action=${action}${RACK_DRAIN_QUERY}`,
       );
       return res.status === 200 ? res.body : undefined;
     },
@@ -141,6 +119,7 @@ async function requestAcknowledged(
           reason: REASON,
           preflightToken: pre.token,
           typedName: node,
+          ...RACK_DRAIN_OPTIONS,
           ...body,
         });
       return res.status === 409 && res.body.preflight ? undefined : res;

@@ -157,3 +157,39 @@ export async function startServersBackendOnRack(options: {
     ],
   });
 }
+
+/** What the operator writes for a Talos channel that is Ready: reboot is offered. */
+export async function advertiseTalosChannel(kube: KubeHttp): Promise<void> {
+  const providers = '/apis/rackside.dev/v1alpha1/powerproviders';
+  const created: Obj = await kube.request({
+    method: 'POST',
+    path: providers,
+    body: {
+      apiVersion: 'rackside.dev/v1alpha1',
+      kind: 'PowerProvider',
+      metadata: { name: 'default' },
+      spec: { type: 'talos', talos: { secretRef: { name: 'talosconfig' } } },
+    },
+  });
+  await kube.request({
+    method: 'PUT',
+    path: `${providers}/default/status`,
+    body: {
+      ...created,
+      status: {
+        reboot: true,
+        shutdown: true,
+        observedGeneration: created.metadata.generation,
+      },
+    },
+  });
+}
+
+/**
+ * The drain option a rack test's draining request asks for (a drain, reboot, shutdown,
+ * upgrade or firmware update), with its pre-flight query: which worker the rack schedules
+ * the fixture's emptyDir pods on varies from run to run, and without it their data
+ * refuses the drain of that worker.
+ */
+export const RACK_DRAIN_OPTIONS = { deleteEmptyDirData: true };
+export const RACK_DRAIN_QUERY = '&deleteEmptyDirData=true';
