@@ -47,6 +47,7 @@ import { createApprovalsService } from './approvals/createApprovalsService';
 import { createApprovalsRouter } from './approvals/router';
 import { approvalNotifier } from './notifications/approvalNotices';
 import { planApprovalPreflights } from './plans/planApprovalPreflight';
+import { PlanPreflightLimiter } from './preflight/planPreflightLimiter';
 
 /** `servers.readDecisionReuseMs`: a whole number of milliseconds, 0 or more. */
 function readDecisionReuseMsOf(config: Config): number | undefined {
@@ -253,17 +254,26 @@ export const serversPlugin = createBackendPlugin({
           service,
           readAgentPolicy(config),
         );
+        const plansConfig = readPlansConfig(config);
+        // One per-user limit for every plan pre-flight, an approver's view's included.
+        const planPreflights = new PlanPreflightLimiter(
+          plansConfig.preflightsPerMinute,
+        );
         const plans = createPlansService({
           ...serviceOptions,
           serverPermissions,
-          config: readPlansConfig(config),
+          config: plansConfig,
+          preflights: planPreflights,
         });
         const approvalsService = createApprovalsService({
           clusters: serviceOptions.clusters,
           auditor,
           serverPermissions,
           preflightTokens,
-          planPreflights: planApprovalPreflights(preflightTokens),
+          planPreflights: planApprovalPreflights(
+            preflightTokens,
+            planPreflights,
+          ),
           userInfo,
           notifier: approvals.notifier,
         });

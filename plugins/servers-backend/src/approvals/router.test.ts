@@ -735,6 +735,38 @@ describe('a plan a rule selects', () => {
     });
   });
 
+  it("takes the approver's plan views from the per-user plan pre-flight limit: 429 with Retry-After past it", async () => {
+    const cluster = rack();
+    const { server } = await start(cluster, {
+      config: { plans: { preflightsPerMinute: 2 } },
+    });
+    const pre = await request(server).get(
+      `${BASE}/plans/preflight?intent=drain&nodes=worker-1,worker-2`,
+    );
+    const created = await request(server)
+      .post(`${BASE}/plans`)
+      .send({
+        intent: 'drain',
+        nodes: ['worker-1', 'worker-2'],
+        reason: REASON,
+        preflightToken: pre.body.token,
+      });
+    expect(created.status).toBe(201);
+    const views = [];
+    for (let i = 0; i < 3; i++) {
+      views.push(
+        await request(server)
+          .get(`${BASE}/plans/${created.body.name}/approval`)
+          .set('Authorization', as(APPROVER)),
+      );
+    }
+    expect(views.map(v => v.status)).toEqual([200, 200, 429]);
+    expect(Number(views[2].headers['retry-after'])).toBeGreaterThan(0);
+    expect(views[2].body.error.message).toMatch(
+      /servers\.plans\.preflightsPerMinute/,
+    );
+  });
+
   it('is not held under the size threshold', async () => {
     const cluster = rack();
     const { server } = await start(cluster);

@@ -13,6 +13,10 @@ import { refusedAudited } from '../lib/audited';
 import { jsonBody } from '../lib/jsonBody';
 import { PreflightConflictError } from '../preflight/preflight';
 import { sendPreflightConflict } from '../preflight/preflightHttp';
+import {
+  sendTooManyPlanPreflights,
+  TooManyPlanPreflightsError,
+} from '../preflight/planPreflightLimiter';
 import { createApiRouter } from '../schema/apiRouter';
 import {
   parseApprovalListQuery,
@@ -52,13 +56,22 @@ export async function createApprovalsRouter(
     (kind: ApprovalRequestKind) =>
     async (req: express.Request, res: express.Response) => {
       const credentials = await httpAuth.credentials(req, { allow: ['user'] });
-      res.json(
-        await approvals.getApproval(
-          credentials,
-          { cluster: req.params.cluster, kind, name: req.params.name },
-          { request: req },
-        ),
-      );
+      try {
+        res.json(
+          await approvals.getApproval(
+            credentials,
+            { cluster: req.params.cluster, kind, name: req.params.name },
+            { request: req },
+          ),
+        );
+      } catch (error) {
+        // A plan's view computes a plan pre-flight: the per-user limit applies.
+        if (error instanceof TooManyPlanPreflightsError) {
+          sendTooManyPlanPreflights(req, res, error);
+          return;
+        }
+        throw error;
+      }
     };
 
   const decide =
@@ -97,6 +110,10 @@ export async function createApprovalsRouter(
         }
         if (error instanceof PreflightConflictError) {
           sendPreflightConflict(req, res, error);
+          return;
+        }
+        if (error instanceof TooManyPlanPreflightsError) {
+          sendTooManyPlanPreflights(req, res, error);
           return;
         }
         throw error;

@@ -10,7 +10,7 @@ import { PreflightTokens } from '../preflight/tokens';
 import { FakeCluster, fakeNode } from '../testing/fakeCluster';
 import { DEFAULT_PLANS_CONFIG } from './config';
 import { DefaultPlansService } from './DefaultPlansService';
-import { PlanPreflightLimiter } from './preflightLimiter';
+import { PlanPreflightLimiter } from '../preflight/planPreflightLimiter';
 
 function service() {
   const cluster = new FakeCluster('plant-a', [fakeNode('worker-1')]);

@@ -44,7 +44,7 @@ import type { UserCredentials } from '../lib/credentials';
 import type { PlansConfig } from './config';
 import type { ApprovalPolicy } from '../approval/heldApproval';
 import type { PlanPreflightQuery } from './planPreflight';
-import type { PlanPreflightLimiter } from './preflightLimiter';
+import type { PlanPreflightLimiter } from '../preflight/planPreflightLimiter';
 
 /** What AuthorizedPlansService decided for a call. */
 export interface PlanGrant {

@@ -13,7 +13,7 @@ import { AuthorizedPlansService } from './AuthorizedPlansService';
 import { DEFAULT_PLANS_CONFIG, type PlansConfig } from './config';
 import { DefaultPlansService } from './DefaultPlansService';
 import type { PlansEdgeService } from './PlansService';
-import { PlanPreflightLimiter } from './preflightLimiter';
+import { PlanPreflightLimiter } from '../preflight/planPreflightLimiter';
 
 /** What {@link createPlansService} needs. */
 export interface PlansServiceOptions {
@@ -27,6 +27,11 @@ export interface PlansServiceOptions {
   config?: PlansConfig;
   /** `servers.approvals`: which plans are created (or renewed) held; none if unset. */
   approvals?: ApprovalPolicy;
+  /**
+   * The per-user plan pre-flight limit, shared with the approvals' plan views; one from
+   * `config` if unset.
+   */
+  preflights?: PlanPreflightLimiter;
 }
 
 export function createPlansService(
@@ -39,7 +44,9 @@ export function createPlansService(
         reasonPolicy: options.reasonPolicy,
         preflightTokens: options.preflightTokens,
         config,
-        preflights: new PlanPreflightLimiter(config.preflightsPerMinute),
+        preflights:
+          options.preflights ??
+          new PlanPreflightLimiter(config.preflightsPerMinute),
         approvals: options.approvals,
       }),
       options.serverPermissions,

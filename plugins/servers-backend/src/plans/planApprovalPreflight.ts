@@ -1,9 +1,12 @@
 /*
  * The plans feature's side of the approval port (approval/planPreflightPort.ts): the plan
  * pre-flight of a plan's remaining steps for an approver, and its acknowledgement checked
- * exactly as a creation's and a renewal's are (planAcknowledgement.ts).
+ * exactly as a creation's and a renewal's are (planAcknowledgement.ts). Each approver's
+ * view takes from the same per-user limit as the plan pre-flights (`preflights`): it
+ * computes one.
  */
 import type { PlanPreflightPort } from '../approval/planPreflightPort';
+import type { PlanPreflightLimiter } from '../preflight/planPreflightLimiter';
 import type { PreflightTokens } from '../preflight/tokens';
 import { notStartedNodes } from './commands/renewPlan';
 import { verifyPlanAcknowledgement } from './planAcknowledgement';
@@ -15,9 +18,11 @@ import {
 
 export function planApprovalPreflights(
   preflightTokens: PreflightTokens,
+  preflights: PlanPreflightLimiter,
 ): PlanPreflightPort {
   return {
     async now(cluster, snap, scope, plan, user) {
+      preflights.take(user);
       const present = new Set(snap.nodes.map(n => n.metadata?.name ?? ''));
       // Absent nodes are Skipped by the operator: nothing of theirs to approve.
       const remaining = notStartedNodes(plan).filter(n => present.has(n));

@@ -14,7 +14,7 @@ import { queryFlag, sendPreflightConflict } from '../preflight/preflightHttp';
 import {
   sendTooManyPlanPreflights,
   TooManyPlanPreflightsError,
-} from './preflightLimiter';
+} from '../preflight/planPreflightLimiter';
 import { parsePlanPreflightQuery } from './planPreflight';
 import {
   parseControlPlanCommand,

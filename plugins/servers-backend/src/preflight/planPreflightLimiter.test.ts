@@ -1,7 +1,7 @@
 import {
   PlanPreflightLimiter,
   TooManyPlanPreflightsError,
-} from './preflightLimiter';
+} from './planPreflightLimiter';
 
 describe('PlanPreflightLimiter', () => {
   it('allows perMinute a user in any sixty seconds, each user apart, then frees the oldest', () => {
