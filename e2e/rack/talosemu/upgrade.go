@@ -16,7 +16,7 @@ const StateUpgrading = "upgrading"
 // Outcomes of an upgrade request, as the control API reports them.
 const (
 	UpgradePending    = "pending"    // accepted, the machine has not rebooted into it yet
-	UpgradeStaged     = "staged"     // stage=true: waits for the next reboot
+	UpgradeStaged     = "staged"     // stage=true: kept for the reboot that follows, installed early in that boot
 	UpgradeInstalled  = "installed"  // the machine came back on the new version
 	UpgradeRolledBack = "rolledBack" // the image fails: the machine came back on the old version
 	UpgradeRefused    = "refused"    // answered with an error, nothing changed
@@ -168,10 +168,12 @@ type UpgradeRequest struct {
 	Force    bool
 }
 
-// Upgrade accepts an install of req.Version. Without stage the machine keeps answering for
-// Timing.UpgradeDelay (the installer runs), then reboots and comes back on the new version,
-// or on the old one when the image fails. With stage it waits for the next reboot, whatever
-// causes it. A request while another install is running is refused (recorded all the same).
+// Upgrade accepts an install of req.Version: the machine keeps answering for
+// Timing.UpgradeDelay, then reboots and comes back on the new version, or on the old one when
+// the image fails. Without stage the installer runs in that time; with stage Talos only keeps
+// the image and reboots at once, installing it early in the next boot before anything holds
+// the disk, so to a caller both look the same (the record says which). A request while
+// another install is running is refused (recorded all the same).
 func (m *Machine) Upgrade(req UpgradeRequest) (string, error) {
 	m.mu.Lock()
 	m.count("upgrade")
@@ -186,7 +188,7 @@ func (m *Machine) Upgrade(req UpgradeRequest) (string, error) {
 		return "", fmt.Errorf("%s", rec.Error)
 	}
 	if m.pending != nil {
-		// A newer request replaces a staged one, as the last staged image is the one installed.
+		// An install whose reboot never came (the machine lost power first) is replaced.
 		m.Upgrades[m.pending.record].Result = UpgradeCancelled
 	}
 	rec.Result = UpgradePending
@@ -195,15 +197,14 @@ func (m *Machine) Upgrade(req UpgradeRequest) (string, error) {
 	}
 	m.Upgrades = append(m.Upgrades, rec)
 	m.pending = &pendingUpgrade{record: len(m.Upgrades) - 1, image: req.Image, version: req.Version}
-	if req.Stage {
-		m.mu.Unlock()
-		m.logf("upgrade to %s staged (%s)", req.Version, req.Image)
-		return newActorID(), nil
-	}
 	m.State = StateUpgrading
 	gen := m.gen
 	m.mu.Unlock()
-	m.logf("upgrade to %s (%s): installing", req.Version, req.Image)
+	if req.Stage {
+		m.logf("upgrade to %s (%s): staged, rebooting to install it", req.Version, req.Image)
+	} else {
+		m.logf("upgrade to %s (%s): installing", req.Version, req.Image)
+	}
 	m.after(m.emu.upgradeDelay(), gen, func() {
 		m.mu.Lock()
 		if m.gen != gen {
@@ -270,7 +271,7 @@ type UpgradeHistory struct {
 	UUID     string          `json:"uuid"`
 	NodeName string          `json:"nodeName,omitempty"`
 	Version  string          `json:"version"`
-	Staged   string          `json:"staged,omitempty"` // the version waiting for a reboot
+	Staged   string          `json:"staged,omitempty"` // the version staged, installed at the reboot under way
 	Count    int             `json:"count"`
 	Images   []string        `json:"images"`
 	Requests []UpgradeRecord `json:"requests"`

@@ -189,29 +189,46 @@ func TestUpgradeRefusals(t *testing.T) {
 	}
 }
 
-// A staged upgrade waits for the next reboot, whatever causes it (here Talos's Reboot).
-func TestStagedUpgradeLandsAtTheNextReboot(t *testing.T) {
+// A staged upgrade reboots as Talos does (stage keeps the image and reboots at once; the
+// install runs early in the next boot): after the same delay, on the new version, with no
+// other reboot asked for. A failing image staged rolls back the same way.
+func TestStagedUpgradeRebootsIntoTheNewVersion(t *testing.T) {
 	e := startEnv(t)
-	e.control(t, "PUT", "/upgrade", `{"delayMs": 0}`)
+	e.control(t, "PUT", "/upgrade", `{"delayMs": 200, "failing": ["v1.15.0"]}`)
 	conn := dial(t, e.addr(12), clientTLS(t, e.tcs["plant-a"]))
 	if _, err := machine.NewMachineServiceClient(conn).Upgrade(ctx5(t), &machine.UpgradeRequest{Image: installerV114, Stage: true}); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // longer than the (zero) install delay: nothing may happen
-	if n := e.node(t, "cp-2"); !nodeReady(n) || n.Status.NodeInfo.BootID != "boot-0" {
-		t.Fatalf("a staged upgrade rebooted the machine")
-	}
 	if h := e.upgrades(t, "cp-2"); h.Staged != "v1.14.0" || h.Version != TalosVersion || h.Requests[0].Result != UpgradeStaged {
-		t.Fatalf("history %+v", h)
+		t.Fatalf("history while staged %+v", h)
 	}
-	if _, err := machine.NewMachineServiceClient(conn).Reboot(ctx5(t), &machine.RebootRequest{}); err != nil {
-		t.Fatal(err)
+	if s := e.emu.Find("cp-2").Snapshot(); s.State != StateUpgrading {
+		t.Fatalf("state %q, want upgrading until the reboot", s.State)
 	}
 	if got := e.waitReboot(t, "cp-2", "boot-0"); got != "Talos (v1.14.0)" {
 		t.Fatalf("osImage %q", got)
 	}
-	if h := e.upgrades(t, "cp-2"); h.Staged != "" || h.Version != "v1.14.0" || h.Requests[0].Result != UpgradeInstalled {
-		t.Fatalf("history %+v", h)
+	waitUntil(t, "Version v1.14.0", 3*time.Second, func() bool {
+		v, err := versionOf(t, conn)
+		return err == nil && v == "v1.14.0"
+	})
+	h := e.upgrades(t, "cp-2")
+	if h.Staged != "" || h.Version != "v1.14.0" || h.Count != 1 || h.Requests[0].Result != UpgradeInstalled || !h.Requests[0].Stage || h.Requests[0].To != "v1.14.0" {
+		t.Fatalf("history after the reboot %+v", h)
+	}
+	if s := e.emu.Find("cp-2").Snapshot(); s.Counts["reboot"] != 0 || s.Counts["upgrade"] != 1 {
+		t.Fatalf("the staged upgrade needed another verb: %+v", s.Counts)
+	}
+
+	bootBefore := e.node(t, "cp-2").Status.NodeInfo.BootID
+	if _, err := machine.NewMachineServiceClient(conn).Upgrade(ctx5(t), &machine.UpgradeRequest{Image: installerV115, Stage: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.waitReboot(t, "cp-2", bootBefore); got != "Talos (v1.14.0)" {
+		t.Fatalf("osImage after a failed staged upgrade %q", got)
+	}
+	if h := e.upgrades(t, "cp-2"); h.Requests[1].Result != UpgradeRolledBack || h.Requests[1].To != "v1.14.0" || h.Version != "v1.14.0" || h.Staged != "" {
+		t.Fatalf("history after the rollback %+v", h)
 	}
 }
 
