@@ -13,10 +13,12 @@
 #     the install on: create-app's portal (e2e/portal/portal.mjs basePortal)
 #   install, static checks, build, then the Jest suites that need no rack, all while the
 #     tools build
-#   wait for the tools; release, image, chart
-#   two lanes side by side, each of them waiting on timers and processes for much of its
-#   time:  A: Jest's rack suites (one worker), the rack's own tests, go test
-#          B: the browser tests, the benches, the install guide
+#   wait for the rack's binaries; release pack; then two lanes side by side, each of them
+#   waiting on timers and processes for much of its time:
+#     A (from the moment the rack is built): Jest's rack suites (two workers), the rack's
+#       own tests (after the image and the chart), go test
+#     B (after the rest of the tools, the image, the release tests and the chart): the
+#       browser tests (two files at a time), the benches, the install guide
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -124,9 +126,18 @@ tools_log="$OUT/tools-build.log"
     ; echo $? > "$OUT/registries.status"
 ) > "$tools_log" 2>&1 &
 tools_pid=$!
+# The rack's binaries are built first (lane A needs only them); promtool and the
+# registries after them. Polled, not `wait`ed: the rack's status file is written while
+# the job goes on.
+wait_for_rack() {
+  stage "simulated rack: wait for its background build (e2e/rack/build.sh)"
+  if [ -x e2e/rack/build.sh ]; then
+    while [ ! -s "$OUT/rack-build.status" ] && kill -0 "$tools_pid" 2>/dev/null; do sleep 2; done
+  fi
+}
 wait_for_tools() {
   [ -n "$tools_pid" ] || return 0
-  stage "simulated rack and promtool: wait for their background build (e2e/rack/build.sh, scripts/promtool.sh)"
+  stage "promtool and the registries: wait for their background build (scripts/promtool.sh, scripts/release/registry.sh)"
   wait "$tools_pid"
   tools_pid=""
   cat "$tools_log"
@@ -192,18 +203,102 @@ yarn backstage-cli repo build --all; record "build" $?
 stage "jest: every package, the suites without a rack"
 jest_suite "jest (no rack)" jest-unit --testPathIgnorePatterns '\.integration\.test\.'
 
-# Everything below needs the Go-built tools (helm for the release and the chart, the rack
-# for the integration tests).
-wait_for_tools
+# Everything below needs the Go-built tools: helm (built with the rack) for the release
+# and the chart, the rack for lane A; promtool and the registries for the release tests
+# and lane B.
+wait_for_rack
 
 # --- Release artifacts (issue 36) --------------------------------------------
 # scripts/release.sh packs every publishable package from the build above (no
 # versioning: that is a release's own step) with the chart and SHA256SUMS into
 # dist/release; e2e/release checks each tarball's manifest and imports against
 # its declared dependencies. The create-app install test below installs them.
+# Before lane A starts: `yarn pack` rewrites each package.json for a moment
+# (backstage-cli package prepack), which a Jest worker resolving a package must not see.
 stage "release: pack the packages and the chart (scripts/release.sh --no-version --no-build)"
 scripts/release.sh --no-version --no-build; record "release pack" $?
+stage_end
 # -----------------------------------------------------------------------------
+
+# --- Two lanes side by side --------------------------------------------------------------
+# Each lane's stages wait on timers, reboots and processes for much of their time, so the
+# two together take about as long as the longer one. Lane A starts as soon as the rack is
+# built and the packages are packed, beside the rest of the main lane (promtool and the
+# registries, the image, the release tests, the chart), which then goes on as lane B.
+# Lane B's output streams; lane A's is kept in a file and printed when both are done.
+lane_a() {
+  LANE="A"
+  # Two workers: each waits on its rack (reboots, drains, timers) for most of its time;
+  # one worker used about half a core. Each file's rack claims a network of its own.
+  stage "jest: every package, the suites on a simulated rack (two workers)"
+  jest_suite "jest (rack)" jest-rack --testPathPatterns '\.integration\.test\.' --maxWorkers=2
+
+  if ls e2e/rack/test/*.test.mjs >/dev/null 2>&1; then
+    # The image and chart tests run what the main lane builds (dist/), monitoring's
+    # promtool, the chart tests helm: wait until the main lane says they are there.
+    stage "simulated rack suites: wait for the image, the chart and promtool (main lane)"
+    while [ ! -e "$OUT/artifacts.done" ]; do sleep 2; done
+    stage "node --test: simulated rack"
+    node_suite "rack tests" rack 1 e2e/rack/test/*.test.mjs
+  fi
+
+  for mod in e2e/rack/talosemu; do
+    [ -f "$mod/go.mod" ] || continue
+    stage "go test: $mod"
+    (cd "$mod" && go test -count=1 -json ./... > "$OUT/gotest.json"); local go_status=$?
+    local gp gf
+    gp=$(grep -c '"Action":"pass","Package":"[^"]*","Test"' "$OUT/gotest.json" || true)
+    gf=$(grep -c '"Action":"fail","Package":"[^"]*","Test"' "$OUT/gotest.json" || true)
+    grep -h '"Action":"output"' "$OUT/gotest.json" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n")){if(!l)continue;const o=JSON.parse(l);if(/^(---|ok|FAIL|PASS|\s+\S+_test\.go)/.test(o.Output))process.stdout.write(o.Output)}})'
+    echo "go test: $gp passed, $gf failed"
+    add_counts "go test $mod" "$gp" "$gf"
+    [ "$go_status" -eq 0 ] || [ "$gf" -gt 0 ] || record "go test $mod (exit $go_status)" 1
+  done
+  stage_end
+}
+
+lane_b() {
+  LANE="B"
+  if ls e2e/tests/*.e2e.mjs >/dev/null 2>&1; then
+    stage "node --test: browser tests (headless Chromium on a simulated rack)"
+    node_suite "browser tests" e2e 2 e2e/tests/*.e2e.mjs
+  fi
+
+  # --- Benches (issue 49) ------------------------------------------------------------------
+  # Every bench's --quick on one simulated rack: a bench that no longer starts fails here,
+  # not on the day someone wants its figure. The figures are not judged on a shared
+  # machine (here the other lane runs beside it); each must run to its last line
+  # (bench/README.md).
+  stage "benches: every bench's --quick on one simulated rack (bench/quick.mjs)"
+  node bench/quick.mjs | tee "$OUT/bench.txt"
+  local bench_status=${PIPESTATUS[0]} bp bf
+  read -r bp bf < <(tail -n 1 "$OUT/bench.txt" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
+  add_counts "benches" "${bp:-0}" "${bf:-0}"
+  [ "$bench_status" -eq 0 ] || [ "${bf:-0}" -gt 0 ] || record "benches (exit $bench_status)" 1
+
+  # --- The install guide in a portal made by create-app (issues 36, 46) -------
+  # e2e/portal: @backstage/create-app (pinned) makes a portal, cached untouched with its
+  # node_modules under ~/.cache/rackside/create-app-<version>-r<n> (made in the background
+  # since the install); the test publishes dist/release (the release stage above) to a
+  # Verdaccio it starts and runs docs/install.md's marked code blocks word for word,
+  # type-checks and builds both of its apps, and runs the browser flow in each against a
+  # rack. install-guide.test.mjs first checks, in a second, that every block of the guide
+  # is a step the test runs or is marked an example.
+  if ls e2e/portal/*.e2e.mjs >/dev/null 2>&1; then
+    stage "create-app's portal: wait for its background install (e2e/portal/portal.mjs)"
+    wait_for_status "create-app portal" "$OUT/portal-base.status" "$portal_base_log"
+    stage "node --test: docs/install.md in a portal made by create-app (e2e/portal)"
+    node_suite "install guide tests" portal 1 e2e/portal/*.test.mjs e2e/portal/*.e2e.mjs
+  fi
+  stage_end
+}
+
+echo; echo "=== lane A (Jest's rack suites, the rack's tests, go test) starts beside the main lane; its output follows lane B's ==="
+lanes_started=$SECONDS
+lane_a > "$OUT/lane-a.log" 2>&1 &
+lane_a_pid=$!
+
+wait_for_tools
 
 # --- Operator image (issue 37) -------------------------------------------------------------
 # buildah from Debian's packages (root), a stand-in of node:24.18.0-bookworm-slim built from
@@ -236,82 +331,15 @@ if [ -x e2e/rack/build.sh ]; then
   record "chart lint and package" $?
 fi
 stage_end
+# Lane A's rack suites run the image and the chart.
+touch "$OUT/artifacts.done"
 
-# --- Two lanes side by side --------------------------------------------------------------
-# Each lane's stages wait on timers, reboots and processes for much of their time, so the
-# two together take about as long as the longer one. Lane A's output streams; lane B's is
-# kept in a file and printed when both are done.
-lane_a() {
-  LANE="A"
-  # One worker: the other core is lane B's.
-  stage "jest: every package, the suites on a simulated rack (one worker)"
-  jest_suite "jest (rack)" jest-rack --testPathPatterns '\.integration\.test\.' --maxWorkers=1
-
-  if ls e2e/rack/test/*.test.mjs >/dev/null 2>&1; then
-    stage "node --test: simulated rack"
-    node_suite "rack tests" rack 1 e2e/rack/test/*.test.mjs
-  fi
-
-  for mod in e2e/rack/talosemu; do
-    [ -f "$mod/go.mod" ] || continue
-    stage "go test: $mod"
-    (cd "$mod" && go test -count=1 -json ./... > "$OUT/gotest.json"); local go_status=$?
-    local gp gf
-    gp=$(grep -c '"Action":"pass","Package":"[^"]*","Test"' "$OUT/gotest.json" || true)
-    gf=$(grep -c '"Action":"fail","Package":"[^"]*","Test"' "$OUT/gotest.json" || true)
-    grep -h '"Action":"output"' "$OUT/gotest.json" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n")){if(!l)continue;const o=JSON.parse(l);if(/^(---|ok|FAIL|PASS|\s+\S+_test\.go)/.test(o.Output))process.stdout.write(o.Output)}})'
-    echo "go test: $gp passed, $gf failed"
-    add_counts "go test $mod" "$gp" "$gf"
-    [ "$go_status" -eq 0 ] || [ "$gf" -gt 0 ] || record "go test $mod (exit $go_status)" 1
-  done
-  stage_end
-}
-
-lane_b() {
-  LANE="B"
-  if ls e2e/tests/*.e2e.mjs >/dev/null 2>&1; then
-    stage "node --test: browser tests (headless Chromium on a simulated rack)"
-    node_suite "browser tests" e2e 1 e2e/tests/*.e2e.mjs
-  fi
-
-  # --- Benches (issue 49) ------------------------------------------------------------------
-  # Every bench's --quick on one simulated rack: a bench that no longer starts fails here,
-  # not on the day someone wants its figure. The figures are not judged on a shared
-  # machine (here the other lane runs beside it); each must run to its last line
-  # (bench/README.md).
-  stage "benches: every bench's --quick on one simulated rack (bench/quick.mjs)"
-  node bench/quick.mjs | tee "$OUT/bench.txt"
-  local bench_status=${PIPESTATUS[0]} bp bf
-  read -r bp bf < <(tail -n 1 "$OUT/bench.txt" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p')
-  add_counts "benches" "${bp:-0}" "${bf:-0}"
-  [ "$bench_status" -eq 0 ] || [ "${bf:-0}" -gt 0 ] || record "benches (exit $bench_status)" 1
-
-  # --- The install guide in a portal made by create-app (issues 36, 46) -------
-  # e2e/portal: @backstage/create-app (pinned) makes a portal, cached untouched with its
-  # node_modules under ~/.cache/rackside/create-app-<version>-r<n> (made in the background
-  # since the install); the test publishes dist/release (the release stage above) to a
-  # Verdaccio it starts and runs docs/install.md's marked code blocks word for word,
-  # type-checks and builds both of its apps, and runs the browser flow in each against a
-  # rack. install-guide.test.mjs first checks, in a second, that every block of the guide
-  # is a step the test runs or is marked an example.
-  if ls e2e/portal/*.e2e.mjs >/dev/null 2>&1; then
-    stage "create-app's portal: wait for its background install (e2e/portal/portal.mjs)"
-    wait_for_status "create-app portal" "$OUT/portal-base.status" "$portal_base_log"
-    stage "node --test: docs/install.md in a portal made by create-app (e2e/portal)"
-    node_suite "install guide tests" portal 1 e2e/portal/*.test.mjs e2e/portal/*.e2e.mjs
-  fi
-  stage_end
-}
-
-echo; echo "=== lanes A (Jest's rack suites, the rack's tests, go test) and B (browser tests, benches, install guide), side by side; B's output follows A's ==="
-lanes_started=$SECONDS
-lane_b > "$OUT/lane-b.log" 2>&1 &
-lane_b_pid=$!
-lane_a
-wait "$lane_b_pid"
-echo; echo "=== lane B's output ==="
-cat "$OUT/lane-b.log"
-printf '%s\t%s\t%s\t%s\n' "$((SECONDS - lanes_started))" "-" "main" "lanes A and B, side by side" >> "$STAGES"
+echo; echo "=== lane B (browser tests, benches, install guide), beside lane A ==="
+lane_b
+wait "$lane_a_pid"
+echo; echo "=== lane A's output ==="
+cat "$OUT/lane-a.log"
+printf '%s\t%s\t%s\t%s\n' "$((SECONDS - lanes_started))" "-" "main" "lane A, beside the image, the release tests, the chart and lane B" >> "$STAGES"
 
 echo
 echo "Time per stage (seconds, wall and CPU; total ${SECONDS} s; lanes A and B overlap):"
