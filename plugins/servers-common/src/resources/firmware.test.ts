@@ -80,4 +80,43 @@ describe('spec.firmware of a NodeMaintenance', () => {
     );
     expect(result.success).toBe(true);
   });
+
+  it('takes a version and a sha256 checksum, and no credentials', () => {
+    const checksum = `sha256:${'0a'.repeat(32)}`;
+    const result = parse({
+      intent: 'firmware',
+      firmware: { imageURI: IMAGE, version: '2.5.0', checksum },
+    });
+    expect(result.success).toBe(true);
+    expect(result.data?.spec.firmware).toEqual({
+      imageURI: IMAGE,
+      version: '2.5.0',
+      checksum,
+    });
+    // A request cannot name credentials or a Secret: the schema strips what it
+    // does not know, and the CRD (structural) prunes it at the apiserver.
+    const named = parse({
+      intent: 'firmware',
+      firmware: {
+        imageURI: IMAGE,
+        credentialsSecret: 'other-ns/secret',
+        username: 'u',
+        password: 'p',
+      },
+    });
+    expect(named.data?.spec.firmware).toEqual({ imageURI: IMAGE });
+  });
+
+  it.each([
+    `sha256:${'0A'.repeat(32)}`,
+    `sha256:${'0a'.repeat(31)}`,
+    `md5:${'0a'.repeat(16)}`,
+    '',
+  ])('refuses the checksum %j', checksum => {
+    const result = parse({
+      intent: 'firmware',
+      firmware: { imageURI: IMAGE, checksum },
+    });
+    expect(result.success).toBe(false);
+  });
 });

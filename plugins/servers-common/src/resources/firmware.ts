@@ -6,7 +6,10 @@
 import { z } from 'zod';
 import { timestampSchema } from './common';
 import { HEALTH_LIMITS } from './serverBmc';
-import { MAX_FIRMWARE_URI_LENGTH } from '../rules/firmwareSources';
+import {
+  FIRMWARE_CHECKSUM_PATTERN,
+  MAX_FIRMWARE_URI_LENGTH,
+} from '../rules/firmwareSources';
 
 /** When the BMC applies an update: at once, or on the system's next reset. */
 export const FIRMWARE_APPLY_TIMES = ['Immediate', 'OnReset'] as const;
@@ -41,6 +44,21 @@ export const firmwareRequestSchema = z
       .optional()
       .describe(
         'Immediate (default): applied when the task completes. OnReset: applied at the reset the operator sends once the task completes.',
+      ),
+    version: z
+      .string()
+      .min(1)
+      .max(HEALTH_LIMITS.firmwareVersion)
+      .optional()
+      .describe(
+        'The version the image installs, as the FirmwareInventory reports it. Given: the update is Refused when every targeted component already reports it, Done only when they report it, and a plan skips the nodes already at it.',
+      ),
+    checksum: z
+      .string()
+      .regex(new RegExp(FIRMWARE_CHECKSUM_PATTERN))
+      .optional()
+      .describe(
+        'sha256:<64 lowercase hex> of the image. Given: the operator fetches the image itself and refuses the update before anything is sent when its checksum differs.',
       ),
   })
   .describe('The Redfish firmware update (intent firmware only).');

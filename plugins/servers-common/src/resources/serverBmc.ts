@@ -8,6 +8,7 @@ import {
 } from './common';
 import { racksideObjectSchema, type RacksideObject } from './object';
 import type { CrdDefinition } from './crd';
+import { MAX_FIRMWARE_URI_LENGTH } from '../rules/firmwareSources';
 
 /** Where ServerBMC lives in the API. */
 export const serverBmcResource = resourceDescriptor({
@@ -200,6 +201,39 @@ export const serverHealthSchema = z
   })
   .describe('What the BMC says of the hardware, bounded.');
 
+/** At most this many entries of `status.firmwareHistory` on a ServerBMC (oldest dropped). */
+export const MAX_FIRMWARE_HISTORY = 20;
+
+/** One firmware update that ended, as the ServerBMC's `status.firmwareHistory` keeps it. */
+export const firmwareHistoryEntrySchema = z
+  .object({
+    at: timestampSchema.describe('When the maintenance ended.'),
+    maintenance: z
+      .string()
+      .min(1)
+      .max(253)
+      .describe('The NodeMaintenance that sent the update.'),
+    uid: z
+      .string()
+      .max(128)
+      .optional()
+      .describe(
+        "The NodeMaintenance's uid (an entry is written once per uid).",
+      ),
+    imageURI: z.string().min(1).max(MAX_FIRMWARE_URI_LENGTH),
+    result: z.enum(['Complete', 'Failed']),
+    components: z
+      .array(
+        z.object({
+          id: z.string().min(1).max(HEALTH_LIMITS.firmwareName),
+          before: z.string().max(HEALTH_LIMITS.firmwareVersion).optional(),
+          after: z.string().max(HEALTH_LIMITS.firmwareVersion).optional(),
+        }),
+      )
+      .max(HEALTH_LIMITS.firmware),
+  })
+  .describe('One firmware update of this BMC that ended.');
+
 /** `status` of a ServerBMC. */
 export const serverBmcStatusSchema = z
   .object({
@@ -210,6 +244,13 @@ export const serverBmcStatusSchema = z
     conditions: conditionsSchema.optional(),
     observedGeneration: observedGenerationSchema,
     health: serverHealthSchema.optional(),
+    firmwareHistory: z
+      .array(firmwareHistoryEntrySchema)
+      .max(MAX_FIRMWARE_HISTORY)
+      .optional()
+      .describe(
+        'The firmware updates of this BMC that ended (Complete, or Failed after the update was sent), oldest first; the last 20 are kept.',
+      ),
   })
   .describe('What the operator resolved and read.');
 
@@ -238,6 +279,8 @@ export type ServerHealth = z.infer<typeof serverHealthSchema>;
 export type ServerHealthPart = ServerHealth['parts'][number];
 /** One firmware component. */
 export type ServerFirmwareComponent = ServerHealth['firmware'][number];
+/** One entry of a ServerBMC's `status.firmwareHistory`. */
+export type FirmwareHistoryEntry = z.infer<typeof firmwareHistoryEntrySchema>;
 /** One log-service entry. */
 export type BmcLogEntry = z.infer<typeof bmcLogEntrySchema>;
 /** A request for a reading. */

@@ -1,5 +1,9 @@
 import {
+  firmwareAlreadyAt,
   firmwareSourceAllowed,
+  parseFirmwareSourceEntry,
+  whyFirmwareChecksumMissing,
+  whyFirmwareChecksumRefused,
   MAX_FIRMWARE_URI_LENGTH,
   parseFirmwareSource,
   whyFirmwareSourceRefused,
@@ -97,5 +101,172 @@ describe('firmwareSourceAllowed', () => {
     ).toBe(
       'the firmware image URI "https://evil.example/b-1.bin" is not from an allowed firmware source (allowed: https://fw.example.com, https://10.0.0.5:8443)',
     );
+  });
+});
+
+const SHA = `sha256:${'ab'.repeat(32)}`;
+
+describe('whyFirmwareChecksumRefused', () => {
+  it('takes sha256: and 64 lowercase hex digits', () => {
+    expect(whyFirmwareChecksumRefused(SHA)).toBeUndefined();
+  });
+
+  it.each([
+    ['uppercase hex', `sha256:${'AB'.repeat(32)}`],
+    ['the algorithm in capitals', `SHA256:${'ab'.repeat(32)}`],
+    ['63 digits', `sha256:${'a'.repeat(63)}`],
+    ['65 digits', `sha256:${'a'.repeat(65)}`],
+    ['md5', `md5:${'a'.repeat(32)}`],
+    ['sha512', `sha512:${'a'.repeat(128)}`],
+    ['no algorithm', 'ab'.repeat(32)],
+    ['a trailing newline', `${SHA}\n`],
+    ['a blank before', ` ${SHA}`],
+    ['not hex', `sha256:${'g'.repeat(64)}`],
+  ])('refuses %s', (_what, checksum) => {
+    expect(whyFirmwareChecksumRefused(checksum)).toMatch(
+      /is not sha256:<64 lowercase hex digits>/,
+    );
+  });
+});
+
+describe('parseFirmwareSourceEntry', () => {
+  it('reads an origin string, checksum not required', () => {
+    expect(parseFirmwareSourceEntry('https://fw.example.com/')).toEqual({
+      origin: 'https://fw.example.com',
+      checksumRequired: false,
+    });
+  });
+
+  it('reads an object with checksumRequired', () => {
+    expect(
+      parseFirmwareSourceEntry({
+        origin: 'https://fw.example.com:8443',
+        checksumRequired: true,
+      }),
+    ).toEqual({
+      origin: 'https://fw.example.com:8443',
+      checksumRequired: true,
+    });
+  });
+
+  it.each([
+    [
+      'an object whose origin has a path',
+      { origin: 'https://fw.example.com/images' },
+    ],
+    ['an object with user info', { origin: 'https://u:p@fw.example.com' }],
+    ['an http origin', { origin: 'http://fw.example.com' }],
+    ['an object without origin', { checksumRequired: true }],
+    [
+      'checksumRequired as a string',
+      { origin: 'https://fw.example.com', checksumRequired: 'true' },
+    ],
+    ['an unknown key', { origin: 'https://fw.example.com', username: 'x' }],
+    ['a string with a path', 'https://fw.example.com/images'],
+    ['a list', ['https://fw.example.com']],
+    ['null', null],
+    ['a number', 443],
+  ])('refuses %s', (_what, entry) => {
+    expect(parseFirmwareSourceEntry(entry)).toBeUndefined();
+  });
+});
+
+describe('whyFirmwareChecksumMissing', () => {
+  const sources = [
+    { origin: 'https://fw.example.com', checksumRequired: true },
+    { origin: 'https://open.example.com', checksumRequired: false },
+  ];
+
+  it('refuses an image from a source requiring a checksum without one', () => {
+    expect(
+      whyFirmwareChecksumMissing(
+        { imageURI: 'https://fw.example.com/bios.bin' },
+        sources,
+      ),
+    ).toMatch(/https:\/\/fw.example.com requires a checksum/);
+  });
+
+  it('takes it with a checksum, and a source that requires none without', () => {
+    expect(
+      whyFirmwareChecksumMissing(
+        { imageURI: 'https://fw.example.com/bios.bin', checksum: SHA },
+        sources,
+      ),
+    ).toBeUndefined();
+    expect(
+      whyFirmwareChecksumMissing(
+        { imageURI: 'https://open.example.com/bios.bin' },
+        sources,
+      ),
+    ).toBeUndefined();
+  });
+
+  it('refuses a malformed checksum whatever the source', () => {
+    expect(
+      whyFirmwareChecksumMissing(
+        {
+          imageURI: 'https://open.example.com/bios.bin',
+          checksum: `md5:${'a'.repeat(32)}`,
+        },
+        sources,
+      ),
+    ).toMatch(/not sha256/);
+  });
+});
+
+describe('firmwareAlreadyAt', () => {
+  const inventory = [
+    {
+      id: '/redfish/v1/UpdateService/FirmwareInventory/BIOS',
+      name: 'BIOS',
+      version: '2.5.0',
+    },
+    {
+      id: '/redfish/v1/UpdateService/FirmwareInventory/BMC',
+      name: 'BMC',
+      version: '1.0.0',
+    },
+  ];
+
+  it('says already at when every target reports the version', () => {
+    expect(firmwareAlreadyAt('2.5.0', inventory, ['BIOS'])).toBe(
+      'already at 2.5.0',
+    );
+    expect(
+      firmwareAlreadyAt('2.5.0', inventory, [
+        '/redfish/v1/UpdateService/FirmwareInventory/BIOS',
+      ]),
+    ).toBe('already at 2.5.0');
+  });
+
+  it("matches a health reading (names only) by the target's last segment", () => {
+    expect(
+      firmwareAlreadyAt(
+        '2.5.0',
+        [{ name: 'BIOS', version: '2.5.0' }],
+        ['/redfish/v1/UpdateService/FirmwareInventory/BIOS'],
+      ),
+    ).toBe('already at 2.5.0');
+  });
+
+  it('is not there when a target reports another version or is missing', () => {
+    expect(
+      firmwareAlreadyAt('2.5.0', inventory, ['BIOS', 'BMC']),
+    ).toBeUndefined();
+    expect(firmwareAlreadyAt('2.5.0', inventory, ['NIC'])).toBeUndefined();
+    expect(firmwareAlreadyAt('2.5.1', inventory, ['BIOS'])).toBeUndefined();
+  });
+
+  it('without targets, only when every component reports it', () => {
+    expect(firmwareAlreadyAt('2.5.0', inventory, undefined)).toBeUndefined();
+    expect(firmwareAlreadyAt('1.0.0', [inventory[1]], undefined)).toBe(
+      'already at 1.0.0',
+    );
+  });
+
+  it('says nothing without a version or an inventory', () => {
+    expect(firmwareAlreadyAt(undefined, inventory, ['BIOS'])).toBeUndefined();
+    expect(firmwareAlreadyAt('2.5.0', [], ['BIOS'])).toBeUndefined();
+    expect(firmwareAlreadyAt('2.5.0', undefined, ['BIOS'])).toBeUndefined();
   });
 });

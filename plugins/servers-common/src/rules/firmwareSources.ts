@@ -106,3 +106,136 @@ export function firmwareSourceAllowed(
 ): boolean {
   return whyFirmwareSourceRefused(uri, sources) === undefined;
 }
+
+/**
+ * The checksum of a firmware image as `spec.firmware.checksum` takes it: `sha256:` and 64
+ * lowercase hex digits, nothing else (the CRD's pattern too). Lowercase only, so that the
+ * comparison with what the operator computes is one of text, never of case.
+ */
+export const FIRMWARE_CHECKSUM_PATTERN = '^sha256:[0-9a-f]{64}$';
+
+/** Why a checksum is not one `spec.firmware.checksum` takes, or undefined when it is. */
+export function whyFirmwareChecksumRefused(
+  checksum: string,
+): string | undefined {
+  if (new RegExp(FIRMWARE_CHECKSUM_PATTERN).test(checksum)) return undefined;
+  return `the firmware checksum ${JSON.stringify(
+    checksum.slice(0, 80),
+  )} is not sha256:<64 lowercase hex digits>`;
+}
+
+/**
+ * An allowed firmware source as a deployment lists it: its https origin, and whether a
+ * request for an image from it must carry a checksum (`spec.firmware.checksum`).
+ */
+export interface FirmwareSource {
+  origin: string;
+  checksumRequired: boolean;
+}
+
+/**
+ * Reads one entry of a source list: an origin string (`https://fw.example.com`), or an
+ * object `{origin, checksumRequired?}` (app-config). Undefined when the origin is not an
+ * https origin alone, or the object holds anything else.
+ */
+export function parseFirmwareSourceEntry(
+  entry: unknown,
+): FirmwareSource | undefined {
+  if (typeof entry === 'string') {
+    const origin = parseFirmwareSource(entry);
+    return origin ? { origin, checksumRequired: false } : undefined;
+  }
+  if (!entry || typeof entry !== 'object' || Array.isArray(entry)) {
+    return undefined;
+  }
+  const { origin, checksumRequired, ...rest } = entry as Record<
+    string,
+    unknown
+  >;
+  if (Object.keys(rest).length > 0 || typeof origin !== 'string') {
+    return undefined;
+  }
+  if (checksumRequired !== undefined && typeof checksumRequired !== 'boolean') {
+    return undefined;
+  }
+  const parsed = parseFirmwareSource(origin);
+  return parsed
+    ? { origin: parsed, checksumRequired: checksumRequired === true }
+    : undefined;
+}
+
+/**
+ * Why a firmware request is refused for its checksum under `sources`: its image comes from
+ * a source that requires one and it carries none, or the one it carries is not
+ * `sha256:<64 lowercase hex>`. Undefined when neither (the origin itself is judged by
+ * {@link whyFirmwareSourceRefused}).
+ */
+export function whyFirmwareChecksumMissing(
+  request: { imageURI: string; checksum?: string },
+  sources: readonly FirmwareSource[],
+): string | undefined {
+  if (request.checksum !== undefined) {
+    return whyFirmwareChecksumRefused(request.checksum);
+  }
+  let origin: string | undefined;
+  try {
+    origin = new URL(request.imageURI).origin;
+  } catch {
+    return undefined;
+  }
+  const source = sources.find(s => s.origin === origin);
+  if (source?.checksumRequired) {
+    return `the firmware source ${origin} requires a checksum (sha256:<64 hex>), and the request carries none`;
+  }
+  return undefined;
+}
+
+/** What the version rule reads of one FirmwareInventory component. */
+export interface FirmwareVersionReading {
+  /** Its @odata.id (a maintenance's inventory) or absent (a health reading). */
+  id?: string;
+  name: string;
+  version: string;
+}
+
+/** The component a target names: its @odata.id, its Id (the link's last segment), or its Name. */
+export function firmwareTargetMatches(
+  component: FirmwareVersionReading,
+  target: string,
+): boolean {
+  if (component.id !== undefined) {
+    if (component.id === target) return true;
+    if (component.id.replace(/\/+$/, '').split('/').pop() === target) {
+      return true;
+    }
+  }
+  const last = target.replace(/\/+$/, '').split('/').pop();
+  return component.name === target || component.name === last;
+}
+
+/**
+ * Why a firmware update to `version` has nothing to do: every targeted component (without
+ * targets, every component the inventory lists; at least one) already reports it, in the
+ * words a single update is refused with and a plan skips a node with (`already at 2.5.0`).
+ * Undefined when no version is given, the inventory is empty, or a targeted component is
+ * missing or reports another version.
+ */
+export function firmwareAlreadyAt(
+  version: string | undefined,
+  inventory: readonly FirmwareVersionReading[] | undefined,
+  targets: readonly string[] | undefined,
+): string | undefined {
+  if (version === undefined || !inventory || inventory.length === 0) {
+    return undefined;
+  }
+  if (targets && targets.length > 0) {
+    const all = targets.every(target => {
+      const found = inventory.filter(c => firmwareTargetMatches(c, target));
+      return found.length > 0 && found.every(c => c.version === version);
+    });
+    return all ? `already at ${version}` : undefined;
+  }
+  return inventory.every(c => c.version === version)
+    ? `already at ${version}`
+    : undefined;
+}
