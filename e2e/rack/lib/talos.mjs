@@ -346,6 +346,15 @@ export async function startTalosEmulator({
         body: { version },
       }),
     /**
+     * Makes the machine's Talos Version answer `version` while its Node's osImage follows the
+     * version it runs (two witnesses that disagree); '' clears it.
+     */
+    setReportedVersion: (id, version) =>
+      httpJson(
+        `${controlUrl}/machines/${encodeURIComponent(id)}/reported-version`,
+        { method: 'PUT', body: { version } },
+      ),
+    /**
      * Upgrade knobs: {delayMs} (the installer's run before the reboot) and {failing}
      * (replaces the list of image references or tags whose upgrade rolls back).
      */

@@ -113,6 +113,22 @@ func (e *Emulator) ControlHandler() http.Handler {
 		m.SetVersion(body.Version)
 		writeJSON(w, 200, m.Snapshot())
 	})
+	mux.HandleFunc("PUT /machines/{id}/reported-version", func(w http.ResponseWriter, r *http.Request) {
+		m := e.Find(r.PathValue("id"))
+		if m == nil {
+			errJSON(w, 404, "no such machine")
+			return
+		}
+		var body struct {
+			Version string `json:"version"`
+		}
+		if err := json.NewDecoder(io.LimitReader(r.Body, 4096)).Decode(&body); err != nil || (body.Version != "" && !refTag.MatchString(body.Version)) {
+			errJSON(w, 400, `want {"version": "v1.13.9"}, or {"version": ""} to clear`)
+			return
+		}
+		m.SetReportedVersion(body.Version)
+		writeJSON(w, 200, m.UpgradeHistory())
+	})
 	mux.HandleFunc("GET /upgrade", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, e.upgradeView()) })
 	mux.HandleFunc("PUT /upgrade", func(w http.ResponseWriter, r *http.Request) {
 		var body struct {

@@ -82,6 +82,10 @@ type Machine struct {
 	pending    *pendingUpgrade // the install the next boot applies
 	gen        int             // bumps on every power/mode transition, cancels stale timers
 
+	// ReportedVersion, when set (control API), is what Version answers instead of Version while
+	// the Node's osImage still follows Version: a machine whose two witnesses disagree.
+	ReportedVersion string
+
 	serverCert *tls.Certificate
 	srv        *grpc.Server
 	lis        net.Listener

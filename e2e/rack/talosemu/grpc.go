@@ -123,6 +123,9 @@ func (s *machineService) Version(ctx context.Context, _ *emptypb.Empty) (*machin
 	}
 	m.mu.Lock()
 	tag := m.Version
+	if m.ReportedVersion != "" {
+		tag = m.ReportedVersion
+	}
 	m.mu.Unlock()
 	return &machine.VersionResponse{Messages: []*machine.Version{{
 		Metadata: md,

@@ -266,12 +266,21 @@ func (m *Machine) SetVersion(version string) {
 	}
 }
 
+// SetReportedVersion makes Version answer version whatever the machine runs ("" clears it);
+// the Node's osImage keeps following the version run.
+func (m *Machine) SetReportedVersion(version string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ReportedVersion = version
+}
+
 // UpgradeHistory is the control API's view of a machine's upgrades.
 type UpgradeHistory struct {
 	UUID     string          `json:"uuid"`
 	NodeName string          `json:"nodeName,omitempty"`
 	Version  string          `json:"version"`
-	Staged   string          `json:"staged,omitempty"` // the version staged, installed at the reboot under way
+	Staged   string          `json:"staged,omitempty"`          // the version staged, installed at the reboot under way
+	Reported string          `json:"reportedVersion,omitempty"` // what Version answers instead, when set
 	Count    int             `json:"count"`
 	Images   []string        `json:"images"`
 	Requests []UpgradeRecord `json:"requests"`
@@ -281,7 +290,7 @@ func (m *Machine) UpgradeHistory() UpgradeHistory {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	h := UpgradeHistory{
-		UUID: m.UUID, NodeName: m.NodeName, Version: m.Version, Count: len(m.Upgrades),
+		UUID: m.UUID, NodeName: m.NodeName, Version: m.Version, Reported: m.ReportedVersion, Count: len(m.Upgrades),
 		Images: []string{}, Requests: append([]UpgradeRecord{}, m.Upgrades...),
 	}
 	if m.pending != nil && m.Upgrades[m.pending.record].Result == UpgradeStaged {

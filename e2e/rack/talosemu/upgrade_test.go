@@ -232,6 +232,45 @@ func TestStagedUpgradeRebootsIntoTheNewVersion(t *testing.T) {
 	}
 }
 
+// Version can be made to answer another version than the one the machine runs (and its Node's
+// osImage shows), across an upgrade's reboot, until cleared.
+func TestReportedVersionDiffersFromTheNode(t *testing.T) {
+	e := startEnv(t)
+	e.control(t, "PUT", "/upgrade", `{"delayMs": 0}`)
+	e.control(t, "PUT", "/machines/worker-1/reported-version", `{"version":"v1.13.9"}`)
+	conn := dial(t, e.addr(21), clientTLS(t, e.tcs["plant-a"]))
+	bootBefore := e.node(t, "worker-1").Status.NodeInfo.BootID
+	if _, err := machine.NewMachineServiceClient(conn).Upgrade(ctx5(t), &machine.UpgradeRequest{Image: installerV114}); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.waitReboot(t, "worker-1", bootBefore); got != "Talos (v1.14.0)" {
+		t.Fatalf("osImage %q", got)
+	}
+	waitUntil(t, "answering again", 3*time.Second, func() bool {
+		_, err := versionOf(t, conn)
+		return err == nil
+	})
+	if v, _ := versionOf(t, conn); v != "v1.13.9" {
+		t.Fatalf("Version %q, want the reported v1.13.9", v)
+	}
+	if h := e.upgrades(t, "worker-1"); h.Version != "v1.14.0" || h.Reported != "v1.13.9" {
+		t.Fatalf("history %+v", h)
+	}
+	e.control(t, "PUT", "/machines/worker-1/reported-version", `{"version":""}`)
+	if v, err := versionOf(t, conn); err != nil || v != "v1.14.0" {
+		t.Fatalf("Version after clearing %q %v", v, err)
+	}
+	req, _ := http.NewRequest("PUT", e.ctrl.URL+"/machines/worker-1/reported-version", strings.NewReader(`{"version":"v1 14"}`))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 400 {
+		t.Fatalf("a bad version: %d", resp.StatusCode)
+	}
+}
+
 // A machine's version can be set (a node already at the target), and a fixture entry can
 // start a machine on another version.
 func TestVersionSetAndFromTheFixture(t *testing.T) {

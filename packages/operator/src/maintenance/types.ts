@@ -107,6 +107,12 @@ export interface PowerPort {
   /** The PowerOffConfirmed readback, or undefined when the channel cannot observe Off. */
   readback(): { windowSeconds: number; intervalSeconds: number } | undefined;
   /**
+   * One read of the Talos version the node's machine runs (MachineService.Version, over the
+   * talos channel after its identity check); throws when it cannot be read. Absent: the
+   * channel reads none, and an upgrade cannot be judged done (upgradeRows.ts).
+   */
+  talosVersion?(node: NodeView | undefined): Promise<string>;
+  /**
    * The node's BMC firmware, read through the channel (redfish only: the others reject),
    * each read bounded in size and time (firmwareRows.ts).
    */

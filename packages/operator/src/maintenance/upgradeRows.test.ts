@@ -63,6 +63,13 @@ class Cluster {
     receipt: { acceptedAt: ACCEPTED_AT, detail: 'upgrade accepted, actor u1' },
   };
   crashBefore?: string;
+  /**
+   * What each machine's Talos API answers for its version; absent: the version its
+   * Node's osImage names (the two agree), an Error: Talos does not answer.
+   */
+  talosReports = new Map<string, string | Error>();
+  /** The channel reads Talos versions (false: a port without talosVersion). */
+  readsTalos = true;
   rv = 1;
 
   constructor(nodes: NodeView[]) {
@@ -133,6 +140,16 @@ class Cluster {
         channelType: () => (this.channel === 'none' ? undefined : this.channel),
         powerState: async () => undefined,
         readback: () => undefined,
+        talosVersion: this.readsTalos
+          ? async n => {
+              const reported = this.talosReports.get(n!.metadata!.name!);
+              if (reported instanceof Error) throw reported;
+              return (
+                reported ??
+                /\((v[^)]+)\)/.exec(n!.status!.nodeInfo!.osImage!)![1]
+              );
+            }
+          : undefined,
         deadlines: {
           rebootSeconds: 900,
           unansweredSeconds: 300,
@@ -241,7 +258,7 @@ describe('intent upgrade', () => {
     expect(nm.status?.phase).toBe('Complete');
     expect(nm.status?.upgrade?.cameBackOn).toBe('v1.12.0');
     expect(nm.status?.history?.map(h => h.message)).toContainEqual(
-      'worker-1 is back on v1.12.0 (was v1.11.3): Ready with boot ID boot-worker-1-2',
+      'worker-1 is back on v1.12.0 (was v1.11.3): Ready with boot ID boot-worker-1-2, its Node and Talos both report v1.12.0',
     );
     expect(c.sent).toHaveLength(1);
   });
@@ -415,6 +432,167 @@ describe('intent upgrade', () => {
     await c.reconcile(name);
     expect(c.get(name).status?.phase).toBe('Complete');
     expect(c.sent).toHaveLength(1);
+  });
+});
+
+/** Reconciles as if `seconds` had passed since now (the upgrade deadline is 1800 s). */
+function reconcileLater(c: Cluster, name: string, seconds: number) {
+  const late = c.ports();
+  late.now = () => Date.now() + seconds * 1000;
+  return new MaintenanceReconciler(late).reconcile(name);
+}
+
+describe('an upgrade is judged by the Node and by Talos together', () => {
+  it('both report the target: Returning, then Complete', async () => {
+    const c = rack();
+    const name = c.create('worker-1', { image: IMAGE });
+    await c.reconcile(name);
+    c.boot('worker-1', 'boot-worker-1-2', 'v1.12.0');
+    c.talosReports.set('worker-1', 'v1.12.0');
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Complete');
+    expect(c.get(name).status?.upgrade?.cameBackOn).toBe('v1.12.0');
+  });
+
+  it('both report the old version: Failed, named as a rollback', async () => {
+    const c = rack();
+    const name = c.create('worker-1', { image: IMAGE });
+    await c.reconcile(name);
+    c.boot('worker-1', 'boot-worker-1-2', 'v1.11.3');
+    c.talosReports.set('worker-1', 'v1.11.3');
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Failed');
+    expect(c.get(name).status?.message).toBe(
+      'worker-1 came back on v1.11.3, not v1.12.0 (Talos rolled the upgrade back). The node is left cordoned.',
+    );
+  });
+
+  it.each([
+    ['the Node says the target, Talos the old version', 'v1.12.0', 'v1.11.3'],
+    ['Talos says the target, the Node the old version', 'v1.11.3', 'v1.12.0'],
+    ['Talos says the target, the Node another version', 'v1.11.4', 'v1.12.0'],
+  ])(
+    '%s: holds, says so, and fails at the deadline naming both',
+    async (_case, byNode, byTalos) => {
+      const c = rack();
+      const name = c.create('worker-1', { image: IMAGE });
+      await c.reconcile(name);
+      c.boot('worker-1', 'boot-worker-1-2', byNode);
+      c.talosReports.set('worker-1', byTalos);
+      const held = await c.reconcile(name);
+      let nm = c.get(name);
+      expect(nm.status?.phase).toBe('Rebooting');
+      expect(nm.status?.message).toBe(
+        `worker-1 is back with boot ID boot-worker-1-2; waiting for its Node and Talos to agree on v1.12.0: its Node's osImage says ${byNode}, Talos reports ${byTalos}`,
+      );
+      expect(nm.status?.upgrade?.cameBackOn).toBeUndefined();
+      // Asked again soon: nothing else wakes it when only Talos changes.
+      expect(held.requeueAfterMs).toBe(5_000);
+      // Asked again, nothing new: no write.
+      const writes = c.writes.length;
+      await c.reconcile(name);
+      expect(c.writes).toHaveLength(writes);
+      expect(c.get(name).status?.phase).toBe('Rebooting');
+
+      await reconcileLater(c, name, 1801);
+      nm = c.get(name);
+      expect(nm.status?.phase).toBe('Failed');
+      expect(nm.status?.message).toBe(
+        `worker-1 came back with boot ID boot-worker-1-2, but its versions did not agree on v1.12.0 within 1800s of the upgrade: its Node's osImage says ${byNode}, Talos reports ${byTalos}. The node is left cordoned.`,
+      );
+      expect(c.events.at(-1)).toMatchObject({
+        type: 'Warning',
+        reason: 'UpgradeFailed',
+      });
+      expect(c.sent).toHaveLength(1);
+    },
+  );
+
+  it('disagreeing, then agreeing on the target: Complete', async () => {
+    const c = rack();
+    const name = c.create('worker-1', { image: IMAGE });
+    await c.reconcile(name);
+    c.boot('worker-1', 'boot-worker-1-2', 'v1.12.0');
+    c.talosReports.set('worker-1', 'v1.11.3');
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Rebooting');
+    c.talosReports.delete('worker-1');
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Complete');
+  });
+
+  it('a Node on the target whose osImage names no version is not judged on Talos alone', async () => {
+    const c = rack();
+    const name = c.create('worker-1', { image: IMAGE });
+    await c.reconcile(name);
+    c.boot('worker-1', 'boot-worker-1-2', 'v1.12.0');
+    const n = c.nodes.get('worker-1')!;
+    c.nodes.set('worker-1', {
+      ...n,
+      status: {
+        ...n.status,
+        nodeInfo: { bootID: 'boot-worker-1-2', osImage: 'Talos' },
+      },
+    });
+    c.talosReports.set('worker-1', 'v1.12.0');
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Rebooting');
+    expect(c.get(name).status?.message).toMatch(
+      /its Node's osImage says no version \(osImage "Talos"\), Talos reports v1\.12\.0$/,
+    );
+  });
+
+  it.each([
+    [
+      'Talos does not answer',
+      (c: Cluster) =>
+        c.talosReports.set(
+          'worker-1',
+          new Error(
+            'talos: read the Talos version of node worker-1 at 10.0.0.21:50000 failed: UNAVAILABLE: No connection established',
+          ),
+        ),
+      'talos: read the Talos version of node worker-1 at 10.0.0.21:50000 failed: UNAVAILABLE: No connection established',
+    ],
+    [
+      'the channel reads no Talos version',
+      (c: Cluster) => {
+        c.readsTalos = false;
+      },
+      'the power channel reads no Talos version',
+    ],
+  ])(
+    '%s: never Done on the osImage alone; Failed at the deadline saying Talos did not answer',
+    async (_case, blind, why) => {
+      const c = rack();
+      const name = c.create('worker-1', { image: IMAGE });
+      await c.reconcile(name);
+      c.boot('worker-1', 'boot-worker-1-2', 'v1.12.0');
+      blind(c);
+      await c.reconcile(name);
+      let nm = c.get(name);
+      expect(nm.status?.phase).toBe('Rebooting');
+      expect(nm.status?.message).toBe(
+        `worker-1 is back with boot ID boot-worker-1-2; waiting for its Node and Talos to agree on v1.12.0: its Node's osImage says v1.12.0, and Talos did not answer its version (${why})`,
+      );
+      await reconcileLater(c, name, 1801);
+      nm = c.get(name);
+      expect(nm.status?.phase).toBe('Failed');
+      expect(nm.status?.message).toBe(
+        `worker-1 came back with boot ID boot-worker-1-2, but Talos did not answer its version within 1800s of the upgrade, so it cannot be judged on v1.12.0: its Node's osImage says v1.12.0, and Talos did not answer its version (${why}). The node is left cordoned.`,
+      );
+      expect(nm.status?.upgrade?.cameBackOn).toBeUndefined();
+    },
+  );
+
+  it("quotes at most 300 characters of Talos's error", async () => {
+    const c = rack();
+    const name = c.create('worker-1', { image: IMAGE });
+    await c.reconcile(name);
+    c.boot('worker-1', 'boot-worker-1-2', 'v1.12.0');
+    c.talosReports.set('worker-1', new Error('x'.repeat(100_000)));
+    await c.reconcile(name);
+    expect(c.get(name).status?.message).toMatch(/\(x{300}\)$/);
   });
 });
 

@@ -10,9 +10,11 @@
  *   Drained   -> Rebooting  upgrade recorded, then sent
  *             -> Refused    any of the above, the guard, the ceremony, or force without
  *                           the hazard rung: nothing is sent
- *   Rebooting -> Returning  Ready with a new boot ID, reporting the target version
- *             -> Failed     back on another version (Talos rolled the upgrade back), or
- *                           not back on the target by the upgrade deadline
+ *   Rebooting -> Returning  Ready with a new boot ID, its Node's osImage and the machine's
+ *                           Talos Version both reporting the target
+ *             -> Failed     both report another version (Talos rolled the upgrade back),
+ *                           or by the upgrade deadline: not back, the two disagreeing, or
+ *                           Talos not answering its version
  */
 import {
   isNodeReady,
@@ -21,6 +23,7 @@ import {
   whyForceRefused,
   whyUpgradeImageRefused,
   type NodeMaintenance,
+  type NodeMaintenanceStatus,
   type UpgradeStatus,
 } from '@rackside/plugin-servers-common';
 import { MaintenanceReason } from '../runtime/lifecycle/reasons';
@@ -29,6 +32,7 @@ import { refuse } from './guardCheck';
 import { sendTimeRefusal } from './powerRows';
 import { bootIdOf, recordAndSend, timeLeft } from './powerSend';
 import { settleUnanswered } from './powerSettle';
+import { fitMaintenanceMessage } from './statusLimits';
 import type { Decision, MachinePorts, NodeView, Row } from './types';
 
 /** An upgrade not back on its target this long after Talos accepted it fails (default). */
@@ -128,10 +132,39 @@ export function upgradeSeconds(ports: MachinePorts): number {
   return ports.power.deadlines.upgradeSeconds ?? DEFAULT_UPGRADE_SECONDS;
 }
 
+/** How often a node back with a new boot is asked its version again while it is not judged. */
+export const VERSION_RECHECK_MS = 5_000;
+
+/** The most of Talos's error quoted in a message (the rest is in the operator's log). */
+const TALOS_ERROR_CHARS = 300;
+
+/** What the machine's Talos API answered for its version: the tag, or why it did not. */
+type TalosVersionReading = { version: string } | { unanswered: string };
+
+async function readTalosVersion(
+  ports: MachinePorts,
+  node: NodeView | undefined,
+): Promise<TalosVersionReading> {
+  if (!ports.power.talosVersion) {
+    return { unanswered: 'the power channel reads no Talos version' };
+  }
+  try {
+    return { version: await ports.power.talosVersion(node) };
+  } catch (error) {
+    const text = error instanceof Error ? error.message : String(error);
+    return { unanswered: text.slice(0, TALOS_ERROR_CHARS) };
+  }
+}
+
 /**
  * Rebooting, intent upgrade: parks until the node is Ready with a new boot ID, then
- * judges the version it reports. Talos boots the previous version when the new one fails
- * to come up, so a node back on the old version is a rollback, named as such.
+ * judges the version it came back on by two witnesses, the Node's osImage (the kubelet's
+ * report) and the machine's own Talos API (`Version`, after the channel's identity
+ * check). Done only when both name the target; both naming another version is a
+ * failure (Talos boots the previous version when the new one fails to come up, so the
+ * old version is a rollback, named as such). While they disagree, or Talos does not
+ * answer, the row holds (a gate that cannot see does not pass) until the upgrade
+ * deadline, then fails naming what it saw.
  */
 export const upgrading: Row = async (nm, ports) => {
   const nodeName = nm.spec.nodeName;
@@ -140,49 +173,74 @@ export const upgrading: Row = async (nm, ports) => {
   const upgrade = nm.status?.upgrade;
   const target =
     upgrade?.toVersion ?? talosVersionOfImage(nm.spec.upgrade?.image ?? '');
-  if (isNodeReady(node) && bootId && bootId !== nm.status?.bootIdBefore) {
-    const running = talosVersionOfNode(node);
-    const status =
-      upgrade && running ? { ...upgrade, cameBackOn: running } : upgrade;
-    if (running && running === target) {
-      return {
-        kind: 'transition',
-        to: 'Returning',
-        message: `${nodeName} is back on ${target}${
-          upgrade?.fromVersion ? ` (was ${upgrade.fromVersion})` : ''
-        }: Ready with boot ID ${bootId}`,
-        status: { returnedAt: isoOf(ports), upgrade: status },
-      };
-    }
-    const osImage = node?.status?.nodeInfo?.osImage;
-    const rolledBack =
-      running && running === upgrade?.fromVersion
-        ? ' (Talos rolled the upgrade back)'
-        : '';
-    return {
-      kind: 'transition',
-      to: 'Failed',
-      message: `${nodeName} came back on ${
-        running ??
-        `an unknown version (osImage ${JSON.stringify(osImage ?? '')})`
-      }, not ${target}${rolledBack}. The node is left cordoned.`,
-      status: { upgrade: status },
-      event: { type: 'Warning', reason: MaintenanceReason.UpgradeFailed },
-    };
-  }
   const seconds = upgradeSeconds(ports);
   const left = timeLeft(nm.status?.rebootSentAt, seconds, ports);
-  if (left <= 0) {
-    return {
+  const failed = (message: string, status?: Partial<NodeMaintenanceStatus>) =>
+    ({
       kind: 'transition',
       to: 'Failed',
-      message: `${nodeName} did not come back on ${target} within ${seconds}s of the upgrade (${
+      message: `${message} The node is left cordoned.`,
+      status,
+      event: { type: 'Warning', reason: MaintenanceReason.UpgradeFailed },
+    } as const);
+  if (isNodeReady(node) && bootId && bootId !== nm.status?.bootIdBefore) {
+    const osImage = node?.status?.nodeInfo?.osImage;
+    const byNode = talosVersionOfNode(node);
+    const nodeSays =
+      byNode ?? `no version (osImage ${JSON.stringify(osImage ?? '')})`;
+    const talos = await readTalosVersion(ports, node);
+    if ('version' in talos && byNode && talos.version === byNode) {
+      const running = byNode;
+      const status = upgrade ? { ...upgrade, cameBackOn: running } : upgrade;
+      if (running === target) {
+        return {
+          kind: 'transition',
+          to: 'Returning',
+          message: `${nodeName} is back on ${target}${
+            upgrade?.fromVersion ? ` (was ${upgrade.fromVersion})` : ''
+          }: Ready with boot ID ${bootId}, its Node and Talos both report ${target}`,
+          status: { returnedAt: isoOf(ports), upgrade: status },
+        };
+      }
+      const rolledBack =
+        running === upgrade?.fromVersion
+          ? ' (Talos rolled the upgrade back)'
+          : '';
+      return failed(
+        `${nodeName} came back on ${running}, not ${target}${rolledBack}.`,
+        { upgrade: status },
+      );
+    }
+    const seen =
+      'version' in talos
+        ? `its Node's osImage says ${nodeSays}, Talos reports ${talos.version}`
+        : `its Node's osImage says ${nodeSays}, and Talos did not answer its version (${talos.unanswered})`;
+    if (left <= 0) {
+      return failed(
+        'version' in talos
+          ? `${nodeName} came back with boot ID ${bootId}, but its versions did not agree on ${target} within ${seconds}s of the upgrade: ${seen}.`
+          : `${nodeName} came back with boot ID ${bootId}, but Talos did not answer its version within ${seconds}s of the upgrade, so it cannot be judged on ${target}: ${seen}.`,
+      );
+    }
+    // Said once in status.message (kubectl shows why it holds), then waited on.
+    const message = `${nodeName} is back with boot ID ${bootId}; waiting for its Node and Talos to agree on ${target}: ${seen}`;
+    if (fitMaintenanceMessage(message) !== nm.status?.message) {
+      return { kind: 'record', message, status: {} };
+    }
+    return {
+      kind: 'wait',
+      message,
+      requeueAfterMs: Math.min(left, VERSION_RECHECK_MS),
+    };
+  }
+  if (left <= 0) {
+    return failed(
+      `${nodeName} did not come back on ${target} within ${seconds}s of the upgrade (${
         isNodeReady(node)
           ? 'Ready, but with the boot ID from before'
           : 'not Ready'
-      }). The node is left cordoned.`,
-      event: { type: 'Warning', reason: MaintenanceReason.UpgradeFailed },
-    };
+      }).`,
+    );
   }
   return {
     kind: 'wait',

@@ -233,6 +233,15 @@ export class PowerProviderReconciler {
         return channel.powerState(powerNodeOf(node, node.metadata.name));
       },
       readback: () => this.readback(),
+      talosVersion: async node => {
+        const channel = this.channel;
+        if (!channel?.talosVersion) {
+          throw new Error(
+            `the ${channel?.type ?? 'none'} channel reads no Talos version`,
+          );
+        }
+        return channel.talosVersion(powerNodeOf(node, nameOf(node)));
+      },
       firmware: {
         offered: async node => {
           const channel = this.channel;

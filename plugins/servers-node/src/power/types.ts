@@ -133,6 +133,12 @@ export interface PowerChannel {
     request: PowerUpgradeRequest,
   ): Promise<PowerVerbReceipt>;
   /**
+   * One read of the Talos version the machine runs (MachineService.Version's tag), after
+   * the same identity check as a verb (talos only): with the Node's osImage, what says an
+   * upgrade landed.
+   */
+  talosVersion?(node: PowerNode): Promise<string>;
+  /**
    * Redfish UpdateService.SimpleUpdate (or a multipart push where only that is offered) on
    * the node's BMC (redfish only). Sent once, like a verb; the receipt names the task.
    */

@@ -79,6 +79,28 @@ describe('talos verbs reach only the node they name', () => {
     expect(verbsAt(after, cp2.uuid)).toBe(verbsAt(before, cp2.uuid));
   });
 
+  it('reads the Talos version only from the machine that is the node', async () => {
+    const cp2 = byNode('cp-2');
+    const worker1 = byNode('worker-1');
+    const error = await channel
+      .talosVersion({
+        name: 'cp-2',
+        address: worker1.address,
+        systemUUID: cp2.uuid,
+      })
+      .catch(e => e);
+    expect(error).toBeInstanceOf(PowerChannelError);
+    expect(error.message).toBe(
+      `talos: version read of node cp-2 not sent: the machine at ${worker1.address}:50000 has SMBIOS UUID ${worker1.uuid}, not the Node's system UUID ${cp2.uuid}: the address belongs to another machine`,
+    );
+    const version = await channel.talosVersion({
+      name: 'cp-2',
+      address: cp2.address,
+      systemUUID: cp2.uuid,
+    });
+    expect(version).toMatch(/^v\d+\.\d+\.\d+$/);
+  });
+
   it('sends the verb once when the machine at the address is the node', async () => {
     const worker3 = byNode('worker-3');
     const before = verbsAt(await counts(), worker3.uuid);

@@ -94,6 +94,23 @@ export class TalosPowerChannel implements PowerChannel {
     );
   }
 
+  /**
+   * The Talos version the machine runs (its Version tag), read after the same identity
+   * check as a verb, so the answer is the Node's machine and not whatever took its address.
+   */
+  async talosVersion(node: PowerNode): Promise<string> {
+    const what = 'read the Talos version of';
+    const client = this.clientFor(node, what);
+    await this.checkIdentity(node, 'version read', client);
+    try {
+      const { tag } = await client.version();
+      if (!tag) throw new Error('the Version answer names no tag');
+      return tag;
+    } catch (error) {
+      throw this.failure(node, what, client, error);
+    }
+  }
+
   async bootId(node: PowerNode): Promise<string> {
     const client = this.clientFor(node, 'read the boot ID of');
     try {
@@ -115,7 +132,7 @@ export class TalosPowerChannel implements PowerChannel {
    */
   private async checkIdentity(
     node: PowerNode,
-    verb: PowerChannelVerb | 'upgrade',
+    verb: PowerChannelVerb | 'upgrade' | 'version read',
     client: TalosApiClient,
   ): Promise<void> {
     const refuse = (why: string, cause?: unknown) =>
