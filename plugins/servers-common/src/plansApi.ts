@@ -18,7 +18,11 @@ import type {
 } from './resources/maintenancePlan';
 import type { PlanPhase, PlanStepPhase } from './rules/planPhases';
 import type { AlertGateInput } from './rules/alertGate';
-import type { HealthyReturnBody } from './requestBodies';
+import type {
+  HealthyReturnBody,
+  PlanFirmwareBody,
+  PlanUpgradeBody,
+} from './requestBodies';
 import type { DrainBudget } from './rules/drain';
 
 /** One node of a plan, as the plan page shows it. */
@@ -140,6 +144,13 @@ export type PlanNodeImpact = Omit<PreflightResponse, 'token'> & {
   step: number;
 };
 
+/** A node of a plan that nothing will be asked of: its step is Skipped up front. */
+export interface PlanSkippedNode {
+  node: string;
+  /** In the operator's words: `already at v1.12.0`. */
+  reason: string;
+}
+
 /** One step of a plan as the pre-flight foresees it. */
 export interface PlanPreflightStep {
   /** 0-based. */
@@ -162,14 +173,27 @@ export interface PlanPreflightResponse {
   intent: PlanIntent;
   takenAt: string;
   maxParallel: number;
-  /** Every node's impact, in the order they go. */
+  /** An upgrade plan's installer image (the pre-flight's `image`); the token binds it. */
+  image?: string;
+  /** A firmware plan's image URI (the pre-flight's `imageURI`); the token binds it. */
+  imageURI?: string;
+  /** Every node's impact, in the order they go (the skipped ones are not among them). */
   nodes: PlanNodeImpact[];
+  /**
+   * The nodes of an upgrade plan already at its target, Skipped up front by the same rule
+   * the operator applies (`alreadyAtTarget`): no step, no place among the maxParallel, no
+   * quorum effect, not in the typed count.
+   */
+  skipped?: PlanSkippedNode[];
   steps: PlanPreflightStep[];
   /** The disruption budgets over pods of any node of the plan (each once). */
   budgets: DrainBudget[];
   /** The sum of the steps' estimates (drain time; a reboot adds the machines' boot). */
   estimate: { seconds: number };
-  /** How many servers a reboot plan's requester types (null: no typed count). */
+  /**
+   * How many servers a reboot, upgrade or firmware plan's requester types: the nodes it
+   * will act on, the skipped ones not counted (null: no typed count).
+   */
   typedCount: number | null;
   canProceed: boolean;
   /** Each names its node. */
@@ -182,6 +206,10 @@ export interface PlanPreflightResponse {
 /** The body of `POST /clusters/:cluster/plans` (a product contract). */
 export interface PlanRequestBody {
   intent: PlanIntent;
+  /** Intent upgrade only, and required there: the installer image (and stage). */
+  upgrade?: PlanUpgradeBody;
+  /** Intent firmware only, and required there: the image URI, targets and applyTime. */
+  firmware?: PlanFirmwareBody;
   nodes?: string[];
   selector?: LabelSelector;
   maxParallel?: number;
@@ -199,7 +227,7 @@ export interface PlanRequestBody {
   };
   reason: string;
   preflightToken: string;
-  /** Reboots: the number of servers, typed out. */
+  /** Reboots, upgrades and firmware updates: the number of servers, typed out. */
   typedCount?: number;
   /**
    * The nodes whose step is at the hazard rung of the pre-flight (it consumes the last

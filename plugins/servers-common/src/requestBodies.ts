@@ -14,8 +14,10 @@ import {
 import { talosAddressSchema } from './resources/talosCluster';
 import {
   FIRMWARE_APPLY_TIMES,
+  firmwareRequestSchema,
   MAX_FIRMWARE_TARGETS,
 } from './resources/firmware';
+import { upgradeRequestSchema } from './resources/upgrade';
 import { MAX_IMAGE_REFERENCE_LENGTH } from './rules/upgradeSources';
 import { MAX_FIRMWARE_URI_LENGTH } from './rules/firmwareSources';
 
@@ -289,43 +291,116 @@ const planReasonField = z.string({
 });
 
 /**
+ * A plan's Talos upgrade as Backstage takes it: the MaintenancePlan's `spec.upgrade`
+ * without `force` (Talos's etcd check is skipped only for one node, at the hazard rung,
+ * never for a pool).
+ */
+export const planUpgradeBodySchema = z.strictObject(
+  {
+    image: upgradeRequestSchema.shape.image,
+    stage: upgradeRequestSchema.shape.stage,
+  },
+  {
+    error: issue =>
+      issue.code === 'unrecognized_keys'
+        ? 'upgrade takes only image and stage (no force through Backstage)'
+        : 'upgrade must be an object',
+  },
+);
+
+/** A plan's firmware update: the MaintenancePlan's `spec.firmware`, field for field. */
+export const planFirmwareBodySchema = z.strictObject(
+  firmwareRequestSchema.shape,
+  {
+    error: issue =>
+      issue.code === 'unrecognized_keys'
+        ? `firmware takes only ${Object.keys(firmwareRequestSchema.shape).join(
+            ', ',
+          )}`
+        : 'firmware must be an object',
+  },
+);
+
+/** A plan's Talos upgrade in a request body. */
+export type PlanUpgradeBody = z.input<typeof planUpgradeBodySchema>;
+/** A plan's firmware update in a request body. */
+export type PlanFirmwareBody = z.input<typeof planFirmwareBodySchema>;
+
+/** The body each installing intent carries, and no other intent may. */
+const PLAN_INSTALL_BODIES = {
+  upgrade: 'upgrade',
+  firmware: 'firmware',
+} as const;
+
+/**
  * What `POST /clusters/:cluster/plans` accepts (its typed form is
  * {@link PlanRequestBody}); the spec's parts (selector, gates, window, ...) are
- * checked by the MaintenancePlan schema once the backend has built the spec.
+ * checked by the MaintenancePlan schema once the backend has built the spec. Intent
+ * `upgrade` needs `upgrade`, intent `firmware` needs `firmware`, and neither body goes
+ * with another intent.
  */
-export const planRequestBodySchema = z.strictObject({
-  intent: z.enum(PLAN_REQUEST_INTENTS, {
-    error: `must be one of ${PLAN_REQUEST_INTENTS.join(', ')}`,
-  }),
-  nodes: z
-    .array(z.string().min(1).max(253))
-    .min(1)
-    .max(MAX_PLAN_NODES)
-    .optional(),
-  selector: labelSelectorSchema.optional(),
-  maxParallel: z.unknown().optional(),
-  gates: z.unknown().optional(),
-  healthyReturn: healthyReturnBodySchema.optional(),
-  window: z.unknown().optional(),
-  failurePolicy: z.unknown().optional(),
-  drain: z
-    .strictObject({
-      deleteEmptyDirData: z.boolean().optional(),
-      force: z.boolean().optional(),
-      allowNodeLocalData: z.boolean().optional(),
-    })
-    .optional(),
-  reason: planReasonField,
-  preflightToken: z.string().max(4096).optional(),
-  typedCount: z.number().int().optional(),
-  typedNames: z
-    .array(z.string().max(253))
-    .max(MAX_PLAN_NODES)
-    .optional()
-    .describe(
-      'The names of the nodes whose step consumes the last quorum margin (the hazard rung of the plan pre-flight), each typed out',
-    ),
-});
+export const planRequestBodySchema = z
+  .strictObject({
+    intent: z.enum(PLAN_REQUEST_INTENTS, {
+      error: `must be one of ${PLAN_REQUEST_INTENTS.join(', ')}`,
+    }),
+    upgrade: planUpgradeBodySchema
+      .optional()
+      .describe(
+        'intent upgrade only, and required there: the Talos installer image (its tag the version) and stage; the image must start with one of servers.upgrades.talosImages',
+      ),
+    firmware: planFirmwareBodySchema
+      .optional()
+      .describe(
+        "intent firmware only, and required there: the firmware image's https URI (its origin one of servers.upgrades.firmwareSources), targets and applyTime",
+      ),
+    nodes: z
+      .array(z.string().min(1).max(253))
+      .min(1)
+      .max(MAX_PLAN_NODES)
+      .optional(),
+    selector: labelSelectorSchema.optional(),
+    maxParallel: z.unknown().optional(),
+    gates: z.unknown().optional(),
+    healthyReturn: healthyReturnBodySchema.optional(),
+    window: z.unknown().optional(),
+    failurePolicy: z.unknown().optional(),
+    drain: z
+      .strictObject({
+        deleteEmptyDirData: z.boolean().optional(),
+        force: z.boolean().optional(),
+        allowNodeLocalData: z.boolean().optional(),
+      })
+      .optional(),
+    reason: planReasonField,
+    preflightToken: z.string().max(4096).optional(),
+    typedCount: z.number().int().optional(),
+    typedNames: z
+      .array(z.string().max(253))
+      .max(MAX_PLAN_NODES)
+      .optional()
+      .describe(
+        'The names of the nodes whose step consumes the last quorum margin (the hazard rung of the plan pre-flight), each typed out',
+      ),
+  })
+  .superRefine((body, ctx) => {
+    for (const [intent, field] of Object.entries(PLAN_INSTALL_BODIES)) {
+      const given = body[field] !== undefined;
+      if (body.intent === intent && !given) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [field],
+          message: `${field} is required with intent ${intent}`,
+        });
+      } else if (body.intent !== intent && given) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [field],
+          message: `${field} goes only with intent ${intent}, not ${body.intent}`,
+        });
+      }
+    }
+  });
 
 /** The body of `POST .../plans/:name/{pause,resume,cancel}`. */
 export const planControlBodySchema = z.object({ reason: planReasonField });

@@ -6,9 +6,12 @@
  * typo never leaves a list that silently allows nothing (or something else).
  */
 import type { Config } from '@backstage/config';
+import { InputError } from '@backstage/errors';
 import {
   isImagePrefix,
   parseFirmwareSource,
+  whyFirmwareSourceRefused,
+  whyUpgradeImageRefused,
 } from '@rackside/plugin-servers-common';
 
 /** What an upgrade and a firmware update may install; both empty unless configured. */
@@ -66,4 +69,38 @@ export function readUpgradeSources(config: Config): UpgradeSources {
       'is not an https origin: https://host[:port] and nothing else (no user info, path or query), e.g. https://firmware.plant.example',
     ),
   };
+}
+
+/** What a request installs: a Talos image, or a firmware image's URI (or neither). */
+export interface InstallRequest {
+  upgrade?: { image: string };
+  firmware?: { imageURI: string };
+}
+
+/**
+ * What an upgrade or a firmware update installs must be in the deployment's lists
+ * (`servers.upgrades`): a 400 naming the list, before anything is read of the cluster.
+ * One node's request and a plan's ask it alike; the operator asks the same rules again,
+ * with its own lists, at the moment it acts.
+ */
+export function checkInstallSource(
+  sources: UpgradeSources,
+  request: InstallRequest,
+): void {
+  const refused = request.upgrade
+    ? whyUpgradeImageRefused(request.upgrade.image, sources.talosImages)
+    : request.firmware &&
+      whyFirmwareSourceRefused(
+        request.firmware.imageURI,
+        sources.firmwareSources,
+      );
+  if (refused) {
+    throw new InputError(
+      `${refused} (${
+        request.upgrade
+          ? 'servers.upgrades.talosImages'
+          : 'servers.upgrades.firmwareSources'
+      })`,
+    );
+  }
 }

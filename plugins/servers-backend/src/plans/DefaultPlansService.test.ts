@@ -59,6 +59,7 @@ describe('DefaultPlansService without a grant', () => {
           force: false,
           allowNodeLocalData: false,
         },
+        install: {},
       }),
     ).rejects.toThrow(NotAllowedError);
   });

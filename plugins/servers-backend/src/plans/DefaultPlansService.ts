@@ -24,6 +24,7 @@ import { visibleNames } from '../access/visibleNames';
 import { controlPlan } from './commands/controlPlan';
 import { createPlan } from './commands/createPlan';
 import { renewPlan } from './commands/renewPlan';
+import { checkInstallSource, NO_UPGRADE_SOURCES } from '../lib/upgradeSources';
 import {
   computePlanPreflight,
   planNodes,
@@ -112,6 +113,11 @@ export class DefaultPlansService implements PlansService {
   ): Promise<PlanPreflightResponse> {
     const { scope, cluster } = grantOf(call);
     const { intent, maxParallel } = query;
+    // What an upgrade or a firmware plan installs: the single request's rule and list.
+    checkInstallSource(
+      this.ctx.upgradeSources ?? NO_UPGRADE_SOURCES,
+      query.install,
+    );
     const snap = await clusterSnapshot(cluster);
     const planned = planNodes(cluster.name, snap, scope.filter, query.nodes);
     const user = userOf(credentials);
@@ -124,6 +130,7 @@ export class DefaultPlansService implements PlansService {
       planned,
       maxParallel,
       query.options,
+      query.install,
     );
     // Not bound by the token: alerts come and go, the gate reads them afresh at each step.
     const withAlerts = query.alertGate

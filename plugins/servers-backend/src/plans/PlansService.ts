@@ -45,6 +45,7 @@ import type { PlansConfig } from './config';
 import type { ApprovalPolicy } from '../approval/heldApproval';
 import type { PlanPreflightQuery } from './planPreflight';
 import type { PlanPreflightLimiter } from '../preflight/planPreflightLimiter';
+import type { UpgradeSources } from '../lib/upgradeSources';
 
 /** What AuthorizedPlansService decided for a call. */
 export interface PlanGrant {
@@ -75,6 +76,8 @@ export interface PlanCommandContext {
   preflights: PlanPreflightLimiter;
   /** `servers.approvals`: which plans are created (or renewed) held; none if unset. */
   approvals?: ApprovalPolicy;
+  /** `servers.upgrades`: what an upgrade or a firmware plan may install; nothing if unset. */
+  upgradeSources?: UpgradeSources;
 }
 
 /** `POST /clusters/:cluster/plans`, parsed: the body passed its schema. */

@@ -14,6 +14,7 @@ import { DEFAULT_PLANS_CONFIG, type PlansConfig } from './config';
 import { DefaultPlansService } from './DefaultPlansService';
 import type { PlansEdgeService } from './PlansService';
 import { PlanPreflightLimiter } from '../preflight/planPreflightLimiter';
+import type { UpgradeSources } from '../lib/upgradeSources';
 
 /** What {@link createPlansService} needs. */
 export interface PlansServiceOptions {
@@ -32,6 +33,8 @@ export interface PlansServiceOptions {
    * `config` if unset.
    */
   preflights?: PlanPreflightLimiter;
+  /** `servers.upgrades`: what an upgrade or a firmware plan may install; nothing if unset. */
+  upgradeSources?: UpgradeSources;
 }
 
 export function createPlansService(
@@ -48,6 +51,7 @@ export function createPlansService(
           options.preflights ??
           new PlanPreflightLimiter(config.preflightsPerMinute),
         approvals: options.approvals,
+        upgradeSources: options.upgradeSources,
       }),
       options.serverPermissions,
       options.clusters,

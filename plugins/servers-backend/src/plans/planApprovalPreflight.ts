@@ -12,6 +12,7 @@ import { notStartedNodes } from './commands/renewPlan';
 import { verifyPlanAcknowledgement } from './planAcknowledgement';
 import {
   computePlanPreflight,
+  installOfPlan,
   planNodes,
   signPlanPreflight,
 } from './planPreflight';
@@ -39,6 +40,7 @@ export function planApprovalPreflights(
           force: plan.spec.drain?.force === true,
           allowNodeLocalData: plan.spec.drain?.allowNodeLocalData === true,
         },
+        installOfPlan(plan.spec),
       );
       return signPlanPreflight(preflightTokens, impact, user);
     },

@@ -5,9 +5,13 @@
  */
 import { InputError } from '@backstage/errors';
 import {
+  alreadyAtTarget,
   isPowerVerb,
+  MAX_FIRMWARE_URI_LENGTH,
+  MAX_IMAGE_REFERENCE_LENGTH,
   MAX_PLAN_NODES,
   PLAN_INTENTS,
+  planUpgradeTarget,
   resolvePlanNodes,
   type DrainBudget,
   type NodeFacts,
@@ -16,6 +20,7 @@ import {
   type PlanPreflightResponse,
   type PlanPreflightStep,
   type PlanRequestBody,
+  type PlanSkippedNode,
   type PowerVerb,
   type PreflightCeremonyLevel,
 } from '@rackside/plugin-servers-common';
@@ -26,7 +31,8 @@ import type { ServerReadScope } from '../access/serverGrant';
 import { currentImpacts } from '../preflight/impact';
 import { impactDigest, type PreflightOptions } from '../preflight/preflight';
 import { type PreflightTokens } from '../preflight/tokens';
-import { powerCheck } from '../cluster/snapshot';
+import { installCheck, powerCheck } from '../cluster/snapshot';
+import type { InstallRequest } from '../lib/upgradeSources';
 import { serverResourceOf } from '../access/visibleNodes';
 import { type ClusterSnapshot } from '../cluster/types';
 
@@ -42,6 +48,10 @@ export function planDigest(impact: PlanPreflightImpact): string {
         cluster: impact.cluster,
         intent: impact.intent,
         maxParallel: impact.maxParallel,
+        // What an upgrade or a firmware plan installs, and the nodes it skips for it.
+        image: impact.image,
+        imageURI: impact.imageURI,
+        skipped: (impact.skipped ?? []).map(n => n.node),
         nodes: impact.nodes.map(n => [n.step, impactDigest(n)]),
       }),
     )
@@ -83,6 +93,8 @@ export interface PlanPreflightQuery {
   /** How many at once: 1 unless asked. */
   maxParallel: number;
   options: PreflightOptions;
+  /** What an upgrade (`image`) or a firmware plan (`imageURI`) installs. */
+  install: InstallRequest;
   /** The alert gate the plan would carry: the pre-flight says what would hold it now. */
   alertGate?: AlertGateQuery;
 }
@@ -158,16 +170,73 @@ export function requestedPlanNodes(
   return planNodes(cluster, snap, scope.filter, names);
 }
 
+/** What a plan's spec installs, as its pre-flight is asked for it. */
+export function installOfPlan(spec: {
+  upgrade?: { image: string };
+  firmware?: { imageURI: string };
+}): InstallRequest {
+  return {
+    ...(spec.upgrade ? { upgrade: { image: spec.upgrade.image } } : {}),
+    ...(spec.firmware
+      ? { firmware: { imageURI: spec.firmware.imageURI } }
+      : {}),
+  };
+}
+
+/**
+ * The nodes of an upgrade plan the operator Skips up front, with its words: those whose
+ * Node already names the target (servers-common's `alreadyAtTarget`, the rule the
+ * operator resolves a plan with). None for any other intent.
+ */
+export function skippedUpFront(
+  snap: ClusterSnapshot,
+  intent: PlanIntent,
+  install: InstallRequest,
+  planned: ReadonlyArray<{ name: string }>,
+): PlanSkippedNode[] {
+  const target = planUpgradeTarget({ intent, upgrade: install.upgrade });
+  if (target === undefined) return [];
+  return planned.flatMap(n => {
+    const node = snap.nodes.find(x => x.metadata?.name === n.name);
+    const reason = alreadyAtTarget(target, node?.status?.nodeInfo?.osImage);
+    return reason ? [{ node: n.name, reason }] : [];
+  });
+}
+
+/** The intents whose plan asks the requester to type how many servers it acts on. */
+const TYPED_COUNT_INTENTS: ReadonlySet<PlanIntent> = new Set<PlanIntent>([
+  'reboot',
+  'upgrade',
+  'firmware',
+]);
+
+/**
+ * How many servers the requester of this plan types (null: none): the nodes it acts on,
+ * without those it skips.
+ */
+export function planTypedCount(
+  intent: PlanIntent,
+  acting: number,
+): number | null {
+  return TYPED_COUNT_INTENTS.has(intent) ? acting : null;
+}
+
 /** The plan pre-flight now (every node's impact from the apiserver), without a token. */
 export async function computePlanPreflight(
   cluster: ClusterState,
   snap: ClusterSnapshot,
   scope: ServerReadScope,
   intent: PlanIntent,
-  planned: Array<{ name: string; controlPlane: boolean }>,
+  requested: Array<{ name: string; controlPlane: boolean }>,
   maxParallel: number,
   options: PreflightOptions,
+  install: InstallRequest = {},
 ): Promise<PlanPreflightImpact> {
+  // A node already at the target has no step: it takes no place among the maxParallel,
+  // has no quorum effect and is not drained (the operator Skips it the same way).
+  const skipped = skippedUpFront(snap, intent, install, requested);
+  const skippedNames = new Set(skipped.map(n => n.node));
+  const planned = requested.filter(n => !skippedNames.has(n.name));
   const steps = stepsFor(planned, maxParallel);
   const stepOf = new Map<string, number>();
   steps.forEach((names, i) => names.forEach(n => stepOf.set(n, i)));
@@ -223,19 +292,25 @@ export async function computePlanPreflight(
     ...notOfferedOn(snap, intent, planned).map(
       n => `${n.name}: ${intent} is not offered (${n.reason})`,
     ),
+    ...(planned.length === 0 && skipped.length > 0
+      ? [`nothing to do: every server is ${skipped[0].reason}`]
+      : []),
   ];
   return {
     cluster: cluster.name,
     intent,
     takenAt: new Date().toISOString(),
     maxParallel,
+    ...(install.upgrade ? { image: install.upgrade.image } : {}),
+    ...(install.firmware ? { imageURI: install.firmware.imageURI } : {}),
     nodes: impacts,
+    ...(skipped.length > 0 ? { skipped } : {}),
     steps: planSteps,
     budgets: [...budgets.values()],
     estimate: {
       seconds: planSteps.reduce((sum, s) => sum + s.estimateSeconds, 0),
     },
-    typedCount: intent === 'reboot' ? planned.length : null,
+    typedCount: planTypedCount(intent, planned.length),
     canProceed: blockers.length === 0,
     blockers,
   };
@@ -307,6 +382,7 @@ export function parsePlanPreflightQuery(
     allowNodeLocalData: flag(query.allowNodeLocalData, 'allowNodeLocalData'),
   };
   const intent = planIntentOr400(String(query.intent ?? ''));
+  const install = planInstallQueryOr400(intent, query);
   const maxParallel = maxParallelOr400(asked);
   if (nodes.length === 0) {
     throw new InputError('nodes must name at least one server');
@@ -320,7 +396,49 @@ export function parsePlanPreflightQuery(
     maxParallel,
     ...(alertGate ? { alertGate } : {}),
     options,
+    install,
   };
+}
+
+/**
+ * What the pre-flight of an upgrade plan (`image`) or a firmware plan (`imageURI`) is
+ * asked for: required with its intent, refused with any other (400 naming the field).
+ * Whether the deployment allows it is asked after the permissions, as for one node.
+ */
+function planInstallQueryOr400(
+  intent: PlanIntent,
+  query: Record<string, unknown>,
+): InstallRequest {
+  const fields = [
+    { field: 'image', intent: 'upgrade', max: MAX_IMAGE_REFERENCE_LENGTH },
+    { field: 'imageURI', intent: 'firmware', max: MAX_FIRMWARE_URI_LENGTH },
+  ] as const;
+  const values: Partial<Record<'image' | 'imageURI', string>> = {};
+  for (const { field, intent: own, max } of fields) {
+    const value = query[field];
+    if (value === undefined) {
+      if (intent === own) {
+        throw new InputError(`${field} is required with intent ${own}`);
+      }
+      continue;
+    }
+    if (intent !== own) {
+      throw new InputError(
+        `${field} goes only with intent ${own}, not ${intent}`,
+      );
+    }
+    if (typeof value !== 'string' || value.length === 0 || value.length > max) {
+      throw new InputError(
+        `${field} must be one string of 1 to ${max} characters`,
+      );
+    }
+    values[field] = value;
+  }
+  if (values.image !== undefined) return { upgrade: { image: values.image } };
+  if (values.imageURI !== undefined) {
+    return { firmware: { imageURI: values.imageURI } };
+  }
+  return {};
 }
 
 /** The rung each node of a plan pre-flight puts its step on: what the plan records. */
@@ -345,16 +463,29 @@ export function missingHazardNames(
     .map(n => n.node);
 }
 
-/** The plan's nodes on which the channel does not offer the intent's power verb, and why. */
+/**
+ * The plan's nodes on which the channel does not offer the intent (its power verb, or an
+ * upgrade or a firmware update: the capability rule a single request asks), and why.
+ */
 export function notOfferedOn(
   snap: ClusterSnapshot,
   intent: PlanIntent,
   planned: ReadonlyArray<{ name: string }>,
 ): Array<{ name: string; reason: string }> {
-  if (!isPowerVerb(intent)) return [];
+  const check = (name: string) => {
+    const facts = factsOf(snap, name);
+    if (intent === 'upgrade' || intent === 'firmware') {
+      return installCheck(snap, intent, facts);
+    }
+    return isPowerVerb(intent)
+      ? powerCheck(snap, intent as PowerVerb, facts)
+      : undefined;
+  };
   return planned.flatMap(n => {
-    const check = powerCheck(snap, intent as PowerVerb, factsOf(snap, n.name));
-    return check.ok ? [] : [{ name: n.name, reason: check.reason }];
+    const answer = check(n.name);
+    return !answer || answer.ok
+      ? []
+      : [{ name: n.name, reason: answer.reason }];
   });
 }
 

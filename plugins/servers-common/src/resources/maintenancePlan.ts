@@ -59,11 +59,11 @@ export const PLAN_INTENTS = ['drain', 'reboot', 'upgrade', 'firmware'] as const;
 /** A plan intent. */
 export type PlanIntent = (typeof PLAN_INTENTS)[number];
 /**
- * The intents the backend's plan route takes today: an upgrade or firmware plan carries a
- * body (spec.upgrade, spec.firmware) the route does not take yet, so it is written with
- * kubectl (docs/plans.md, "Rolling upgrades") until the route takes it.
+ * The intents the backend's plan route takes: every plan intent, an upgrade's and a
+ * firmware update's with their body (`upgrade`, `firmware`: docs/plans.md, "Rolling
+ * upgrades").
  */
-export const PLAN_REQUEST_INTENTS = ['drain', 'reboot'] as const;
+export const PLAN_REQUEST_INTENTS = PLAN_INTENTS;
 
 /** The days of a window, as `Intl` writes them in English (`weekday: 'short'`). */
 export const WEEKDAYS = [

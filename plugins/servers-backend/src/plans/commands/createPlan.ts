@@ -1,6 +1,7 @@
 /*
  * `POST /clusters/:cluster/plans`: the checks of a plan request after its permissions
- * were decided and its body parsed at the edge (the reason policy, the nodes as the caller may see them, the
+ * were decided and its body parsed at the edge (the reason policy, what an upgrade or a
+ * firmware plan installs against `servers.upgrades`, the nodes as the caller may see them, the
  * capability rule, the spec, the ceremony, then the acknowledgement (planAcknowledgement.ts:
  * the token against a fresh plan pre-flight, the blockers, the hazard names typed), then
  * the MaintenancePlan with its first acknowledgement on record. Throws the error of the
@@ -16,6 +17,10 @@ import {
   type PlanCreatedResponse,
 } from '@rackside/plugin-servers-common';
 import { checkReason } from '../../lib/reasonPolicy';
+import {
+  checkInstallSource,
+  NO_UPGRADE_SOURCES,
+} from '../../lib/upgradeSources';
 import { parseRequestBody } from '../../lib/requestBody';
 import { PreflightConflictError } from '../../preflight/preflight';
 import { clusterSnapshot } from '../../cluster/snapshot';
@@ -33,11 +38,14 @@ import {
 import {
   acknowledgedRungs,
   computePlanPreflight,
+  installOfPlan,
   notOfferedOn,
   planDrainOf,
   planNameFor,
+  planTypedCount,
   requestedPlanNodes,
   signPlanPreflight,
+  skippedUpFront,
 } from '../planPreflight';
 import type {
   CreatePlanCommand,
@@ -55,13 +63,21 @@ export async function createPlan(
   const { body } = command;
   const reasonProblem = checkReason(ctx.reasonPolicy, body.reason);
   if (reasonProblem) throw new InputError(reasonProblem);
+  // What an upgrade or a firmware plan installs: the single request's rule and list.
+  const install = installOfPlan(body);
+  checkInstallSource(ctx.upgradeSources ?? NO_UPGRADE_SOURCES, install);
   const { scope } = grant;
   const snap = await clusterSnapshot(cluster);
   const planned = requestedPlanNodes(cluster.name, snap, scope, body);
   const drain = planDrainOf(body);
-  // The capability rule, as a single reboot applies it: a plan whose steps the
+  // The nodes already at an upgrade's target: the operator Skips them up front.
+  const skipped = new Set(
+    skippedUpFront(snap, body.intent, install, planned).map(n => n.node),
+  );
+  const acting = planned.filter(n => !skipped.has(n.name));
+  // The capability rule, as a single request applies it: a plan whose steps the
   // channel cannot carry out is refused now, not step by step later.
-  const notOffered = notOfferedOn(snap, body.intent, planned);
+  const notOffered = notOfferedOn(snap, body.intent, acting);
   if (notOffered.length > 0) {
     throw new InputError(
       `${body.intent} is not offered on ${cutList(
@@ -71,7 +87,10 @@ export async function createPlan(
   }
   const spec = {
     intent: body.intent,
+    // Every node, those already at the target too: the plan counts them ("3 of 6 at ...").
     nodes: planned.map(n => n.name),
+    ...(body.upgrade !== undefined ? { upgrade: body.upgrade } : {}),
+    ...(body.firmware !== undefined ? { firmware: body.firmware } : {}),
     ...(body.maxParallel !== undefined
       ? { maxParallel: body.maxParallel }
       : {}),
@@ -90,14 +109,16 @@ export async function createPlan(
   const checked = parseRequestBody(maintenancePlanSpecSchema, spec);
   const maxParallel = checked.maxParallel;
 
-  // Ceremony: reason (above), the acknowledged pre-flight, and for reboots the count.
+  // Ceremony: reason (above), the acknowledged pre-flight, and for the intents that
+  // take a machine down the count of servers it acts on.
   const problems: string[] = [];
   if (!body.preflightToken) {
     problems.push('acknowledge the plan pre-flight (preflightToken).');
   }
-  if (body.intent === 'reboot' && body.typedCount !== planned.length) {
+  const typedCount = planTypedCount(body.intent, acting.length);
+  if (typedCount !== null && body.typedCount !== typedCount) {
     problems.push(
-      `type the number of servers to reboot (${planned.length}) as typedCount.`,
+      `type the number of servers to ${body.intent} (${typedCount}) as typedCount.`,
     );
   }
   if (problems.length) {
@@ -114,6 +135,7 @@ export async function createPlan(
     planned,
     maxParallel,
     drain,
+    install,
   );
   const { takenAt } = verifyPlanAcknowledgement(
     ctx,

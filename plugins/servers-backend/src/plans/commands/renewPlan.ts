@@ -29,6 +29,7 @@ import {
 } from '../planAcknowledgement';
 import {
   computePlanPreflight,
+  installOfPlan,
   planNodes,
   signPlanPreflight,
 } from '../planPreflight';
@@ -223,6 +224,7 @@ async function renewedAcknowledgement(
       force: plan.spec.drain?.force === true,
       allowNodeLocalData: plan.spec.drain?.allowNodeLocalData === true,
     },
+    installOfPlan(plan.spec),
   );
   const verdict = renewalAcknowledgement(
     plan.spec,

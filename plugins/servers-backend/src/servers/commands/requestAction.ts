@@ -17,9 +17,7 @@ import {
   nodeFactsFromNode,
   talosVersionOfImage,
   talosVersionOfOsImage,
-  whyFirmwareSourceRefused,
   whyForceRefused,
-  whyUpgradeImageRefused,
   type GuardResult,
   type PreflightAction,
   type PreflightCeremonyLevel,
@@ -50,6 +48,7 @@ import {
 import { visibleNode } from '../../access/visibleNodes';
 import { performAction, PreflightTokenUsedError } from './performAction';
 import {
+  checkInstallSource,
   NO_UPGRADE_SOURCES,
   type UpgradeSources,
 } from '../../lib/upgradeSources';
@@ -124,7 +123,7 @@ export async function requestAction(
   const { cluster } = grant;
   const reasonProblem = checkReason(ctx.reasonPolicy, body.reason);
   if (reasonProblem) throw new InputError(reasonProblem);
-  checkSource(ctx.upgradeSources ?? NO_UPGRADE_SOURCES, command);
+  checkInstallSource(ctx.upgradeSources ?? NO_UPGRADE_SOURCES, command);
   const snap = await clusterSnapshot(cluster);
   // A server the caller may not read is absent to them: no 409 below may name its
   // state or its maintenance.
@@ -248,30 +247,6 @@ function checkGuardAndCeremony(checked: Checked): PreflightCeremonyLevel {
   if (forceRefused) throw new InputError(forceRefused);
   // A refused verdict threw above: the rung is one a request can pass.
   return ceremony.level as PreflightCeremonyLevel;
-}
-
-/**
- * What an upgrade or a firmware update installs must be in the deployment's lists
- * (`servers.upgrades`): 400 naming the list, before anything is read of the cluster.
- * The operator asks the same rule again, with its own lists, at the moment it acts.
- */
-function checkSource(sources: UpgradeSources, command: ServerActionCommand) {
-  const refused = command.upgrade
-    ? whyUpgradeImageRefused(command.upgrade.image, sources.talosImages)
-    : command.firmware &&
-      whyFirmwareSourceRefused(
-        command.firmware.imageURI,
-        sources.firmwareSources,
-      );
-  if (refused) {
-    throw new InputError(
-      `${refused} (${
-        command.upgrade
-          ? 'servers.upgrades.talosImages'
-          : 'servers.upgrades.firmwareSources'
-      })`,
-    );
-  }
 }
 
 /** Why the node's channel cannot carry out this upgrade or firmware update, if it cannot. */

@@ -931,10 +931,37 @@ export const spec = {
           maxParallel: {
             type: 'number',
           },
+          image: {
+            type: 'string',
+            description:
+              "An upgrade plan's installer image, as asked; the token binds it.",
+          },
+          imageURI: {
+            type: 'string',
+            description:
+              "A firmware plan's image URI, as asked; the token binds it.",
+          },
           nodes: {
             type: 'array',
             items: {
               type: 'object',
+            },
+          },
+          skipped: {
+            type: 'array',
+            description:
+              'The nodes of an upgrade plan already at its target ({node, reason: "already at v1.12.0"}), Skipped up front as the operator skips them: no step, no quorum effect, not in typedCount.',
+            items: {
+              type: 'object',
+              properties: {
+                node: {
+                  type: 'string',
+                },
+                reason: {
+                  type: 'string',
+                },
+              },
+              required: ['node', 'reason'],
             },
           },
           steps: {
@@ -991,10 +1018,65 @@ export const spec = {
       PlanRequestBody: {
         type: 'object',
         additionalProperties: false,
+        description:
+          'Intent upgrade needs upgrade, intent firmware needs firmware, and neither goes with another intent (400 naming the field).',
         properties: {
           intent: {
             type: 'string',
-            enum: ['drain', 'reboot'],
+            enum: ['drain', 'reboot', 'upgrade', 'firmware'],
+          },
+          upgrade: {
+            type: 'object',
+            additionalProperties: false,
+            description:
+              'intent upgrade only, and required there: the Talos installer image (its tag the version; it must start with one of servers.upgrades.talosImages) and stage. No force through Backstage.',
+            properties: {
+              image: {
+                type: 'string',
+                minLength: 1,
+                maxLength: 512,
+              },
+              stage: {
+                type: 'boolean',
+              },
+            },
+            required: ['image'],
+          },
+          firmware: {
+            type: 'object',
+            additionalProperties: false,
+            description:
+              "intent firmware only, and required there: the MaintenancePlan's spec.firmware (the image URI's origin must be one of servers.upgrades.firmwareSources).",
+            properties: {
+              imageURI: {
+                type: 'string',
+                minLength: 1,
+                maxLength: 2048,
+              },
+              targets: {
+                type: 'array',
+                maxItems: 16,
+                items: {
+                  type: 'string',
+                  minLength: 1,
+                  maxLength: 512,
+                },
+              },
+              applyTime: {
+                type: 'string',
+                enum: ['Immediate', 'OnReset'],
+              },
+              version: {
+                type: 'string',
+                minLength: 1,
+                maxLength: 128,
+              },
+              checksum: {
+                type: 'string',
+                pattern: '^sha256:[0-9a-f]{64}$',
+              },
+            },
+            required: ['imageURI'],
           },
           nodes: {
             type: 'array',
@@ -2301,7 +2383,27 @@ export const spec = {
             name: 'intent',
             in: 'query',
             required: true,
-            description: 'drain or reboot.',
+            description: 'drain, reboot, upgrade or firmware.',
+            schema: {
+              type: 'string',
+            },
+          },
+          {
+            name: 'image',
+            in: 'query',
+            required: false,
+            description:
+              'intent upgrade only, and required there: the installer image (inside servers.upgrades.talosImages); the nodes already at its tag are skipped.',
+            schema: {
+              type: 'string',
+            },
+          },
+          {
+            name: 'imageURI',
+            in: 'query',
+            required: false,
+            description:
+              "intent firmware only, and required there: the firmware image's https URI (its origin one of servers.upgrades.firmwareSources).",
             schema: {
               type: 'string',
             },
@@ -2431,6 +2533,9 @@ export const spec = {
           '404': {
             $ref: '#/components/responses/ErrorResponse',
           },
+          '429': {
+            $ref: '#/components/responses/TooManyPreflights',
+          },
         },
       },
       post: {
@@ -2495,6 +2600,9 @@ export const spec = {
                 },
               },
             },
+          },
+          '429': {
+            $ref: '#/components/responses/TooManyPreflights',
           },
         },
       },

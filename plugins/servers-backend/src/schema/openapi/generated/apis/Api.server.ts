@@ -226,6 +226,8 @@ export type PreflightPlan = {
   };
   query: {
     intent: string;
+    image?: string;
+    imageURI?: string;
     nodes?: string;
     maxParallel?: string;
     deleteEmptyDirData?: string;

@@ -1,0 +1,453 @@
+/*
+ * Upgrade and firmware plans through the plan routes on a fake cluster (docs/plans.md,
+ * "Rolling upgrades"): the attacks first (a firmware URI with user info, an image outside
+ * the list, both bodies at once, an intent without its body, force, a user who may reboot
+ * but not upgrade), each refused with nothing written; then the pre-flight that skips the
+ * nodes already at the target, and what an allowed request writes.
+ */
+import { createServiceFactory } from '@backstage/backend-plugin-api';
+import {
+  AuthorizeResult,
+  type PolicyDecision,
+} from '@backstage/plugin-permission-common';
+import { serverConditions } from '@rackside/plugin-servers-node';
+import request from 'supertest';
+import {
+  clusterRegistryServiceRef,
+  staticClusterRegistry,
+} from '../cluster/clusterRegistry';
+import { FakeCluster, fakeNode } from '../testing/fakeCluster';
+import {
+  startServersTestBackend,
+  type ServersTestBackendOptions,
+} from '../testing/testBackend';
+
+// Each test starts a backend; the first start in a cold process is the slow one.
+jest.setTimeout(30_000);
+
+const BASE = '/api/servers/clusters/plant-a/plans';
+const REASON = 'roll the plant onto Talos v1.12.0';
+const TARGET = 'factory.talos.dev/installer/376567988ad3:v1.12.0';
+const FIRMWARE = 'https://firmware.plant.example/bios/r740-2.19.1.exe';
+const UPGRADES = {
+  talosImages: ['factory.talos.dev/installer/'],
+  firmwareSources: ['https://firmware.plant.example'],
+};
+
+/** A node reporting the Talos version it runs, as the kubelet does in osImage. */
+function talosNode(
+  name: string,
+  version: string,
+  options: Parameters<typeof fakeNode>[1] = {},
+) {
+  const node = fakeNode(name, options);
+  node.status!.nodeInfo!.osImage = `Talos (${version})`;
+  return node;
+}
+
+function rack(type: 'talos' | 'redfish' = 'talos'): FakeCluster {
+  const cluster = new FakeCluster('plant-a', [
+    talosNode('cp-1', 'v1.11.3', { controlPlane: true }),
+    talosNode('cp-2', 'v1.11.3', { controlPlane: true }),
+    talosNode('cp-3', 'v1.11.3', { controlPlane: true }),
+    talosNode('worker-1', 'v1.11.3', { labels: { zone: 'a' } }),
+    talosNode('worker-2', 'v1.12.0', { labels: { zone: 'a' } }),
+    talosNode('worker-3', 'v1.11.3', { labels: { zone: 'b' } }),
+  ]);
+  const redfish = type === 'redfish';
+  cluster.provider = {
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'PowerProvider',
+    metadata: { name: 'default', generation: 1 },
+    spec: { type, attendedRack: false } as any,
+    status: {
+      reboot: true,
+      shutdown: redfish,
+      powerOn: redfish,
+      confirmsPowerOff: redfish,
+      observedGeneration: 1,
+    },
+  };
+  if (redfish) cluster.bmcNodes = ['worker-1', 'worker-2', 'worker-3'];
+  return cluster;
+}
+
+async function start(
+  cluster: FakeCluster,
+  options: Omit<ServersTestBackendOptions, 'features'> = {},
+) {
+  return startServersTestBackend({
+    ...options,
+    config: { upgrades: UPGRADES, ...options.config },
+    features: [
+      createServiceFactory({
+        service: clusterRegistryServiceRef,
+        deps: {},
+        factory: () => staticClusterRegistry([cluster]),
+      }),
+    ],
+  });
+}
+
+const upgradeQuery = (nodes: string, image = TARGET) =>
+  `intent=upgrade&image=${encodeURIComponent(image)}&nodes=${nodes}`;
+const firmwareQuery = (nodes: string, imageURI = FIRMWARE) =>
+  `intent=firmware&imageURI=${encodeURIComponent(imageURI)}&nodes=${nodes}`;
+
+async function preflight(server: any, query: string) {
+  return request(server).get(`${BASE}/preflight?${query}`);
+}
+
+async function tokenFor(server: any, query: string) {
+  const res = await preflight(server, query);
+  expect(res.status).toBe(200);
+  return res.body as { token: string; typedCount: number | null };
+}
+
+/** A plan request with a fresh pre-flight of `query`, plus `body`. */
+async function createWith(server: any, query: string, body: object) {
+  const pre = await tokenFor(server, query);
+  return request(server)
+    .post(BASE)
+    .send({
+      reason: REASON,
+      preflightToken: pre.token,
+      typedCount: pre.typedCount ?? undefined,
+      ...body,
+    });
+}
+
+/** Only servers labelled zone=a (a conditional decision). */
+const zoneA = {
+  result: AuthorizeResult.CONDITIONAL,
+  pluginId: 'servers',
+  resourceType: 'server',
+  conditions: serverConditions.hasLabel({ label: 'zone', value: 'a' }),
+} as PolicyDecision;
+
+describe('an upgrade or firmware plan refused, nothing written', () => {
+  it('refuses a firmware URI with user info before an allowed host: 400 naming the list', async () => {
+    const cluster = rack('redfish');
+    const { server } = await start(cluster);
+    const evil = 'https://firmware.plant.example@evil.example/x.bin';
+    const pre = await preflight(server, firmwareQuery('worker-1', evil));
+    expect(pre.status).toBe(400);
+    expect(pre.body.error.message).toContain(
+      'servers.upgrades.firmwareSources',
+    );
+    // The create, with a token of an allowed URI: the body's URI is checked itself.
+    const res = await createWith(server, firmwareQuery('worker-1'), {
+      intent: 'firmware',
+      nodes: ['worker-1'],
+      firmware: { imageURI: evil },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain(
+      'servers.upgrades.firmwareSources',
+    );
+    expect(cluster.writes).toBe(0);
+  });
+
+  it.each([
+    [
+      'a look-alike registry',
+      'factory.talos.dev.evil.example/installer/x:v1.12.0',
+    ],
+    ['another registry', 'ghcr.io/siderolabs/installer:v1.12.0'],
+    ['no version tag', 'factory.talos.dev/installer/376567988ad3'],
+  ])(
+    'refuses an upgrade plan of an image outside the list (%s): 400 naming the list',
+    async (_what, image) => {
+      const cluster = rack();
+      const { server } = await start(cluster);
+      const pre = await preflight(server, upgradeQuery('worker-1', image));
+      expect(pre.status).toBe(400);
+      expect(pre.body.error.message).toContain('servers.upgrades.talosImages');
+      const res = await createWith(server, upgradeQuery('worker-1'), {
+        intent: 'upgrade',
+        nodes: ['worker-1'],
+        upgrade: { image },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toContain('servers.upgrades.talosImages');
+      expect(cluster.writes).toBe(0);
+    },
+  );
+
+  it.each([
+    [
+      'both upgrade and firmware',
+      {
+        intent: 'upgrade',
+        upgrade: { image: TARGET },
+        firmware: { imageURI: FIRMWARE },
+      },
+      'firmware goes only with intent firmware, not upgrade',
+    ],
+    [
+      'intent upgrade without upgrade',
+      { intent: 'upgrade' },
+      'upgrade is required with intent upgrade',
+    ],
+    [
+      'intent firmware without firmware',
+      { intent: 'firmware' },
+      'firmware is required with intent firmware',
+    ],
+    [
+      'an upgrade body on a reboot plan',
+      { intent: 'reboot', upgrade: { image: TARGET } },
+      'upgrade goes only with intent upgrade, not reboot',
+    ],
+    [
+      "Talos's force (only for one node, at the hazard rung)",
+      { intent: 'upgrade', upgrade: { image: TARGET, force: true } },
+      'no force through Backstage',
+    ],
+    [
+      'an upgrade without an image',
+      { intent: 'upgrade', upgrade: { stage: true } },
+      'upgrade.image',
+    ],
+  ])('400 for a body with %s', async (_what, body, message) => {
+    const cluster = rack();
+    const { server } = await start(cluster);
+    const res = await request(server)
+      .post(BASE)
+      .send({
+        reason: REASON,
+        preflightToken: 'x',
+        nodes: ['worker-1'],
+        ...body,
+      });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain(message);
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('400 for a pre-flight of an upgrade without its image, or with a firmware URI', async () => {
+    const { server } = await start(rack());
+    const none = await preflight(server, 'intent=upgrade&nodes=worker-1');
+    expect(none.status).toBe(400);
+    expect(none.body.error.message).toContain('image is required');
+    const both = await preflight(
+      server,
+      `${upgradeQuery('worker-1')}&imageURI=${encodeURIComponent(FIRMWARE)}`,
+    );
+    expect(both.status).toBe(400);
+    expect(both.body.error.message).toContain('imageURI goes only with');
+  });
+
+  it('403 for a user who may reboot but not upgrade, naming the node; nothing written', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster, {
+      decisions: {
+        'servers:reboot': AuthorizeResult.ALLOW,
+        'servers:upgrade': AuthorizeResult.DENY,
+      },
+    });
+    expect(
+      (await preflight(server, 'intent=reboot&nodes=worker-1')).status,
+    ).toBe(200);
+    const pre = await preflight(server, upgradeQuery('worker-1'));
+    expect(pre.status).toBe(403);
+    expect(pre.body.error.message).toContain('worker-1');
+    expect(pre.body.error.message).toContain('servers:upgrade');
+    const res = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'upgrade',
+        nodes: ['worker-1'],
+        upgrade: { image: TARGET },
+        reason: REASON,
+        preflightToken: 'x',
+        typedCount: 1,
+      });
+    expect(res.status).toBe(403);
+    expect(res.body.error.message).toContain('servers:upgrade');
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('403 naming the nodes a resource-scoped servers:firmware refuses', async () => {
+    const cluster = rack('redfish');
+    const { server } = await start(cluster, {
+      conditional: { 'servers:firmware': zoneA },
+    });
+    const refused = await preflight(
+      server,
+      firmwareQuery('worker-1,worker-2,worker-3'),
+    );
+    expect(refused.status).toBe(403);
+    expect(refused.body.error.message).toContain('worker-3');
+    expect(refused.body.error.message).not.toContain('worker-1');
+    expect(refused.body.error.message).toContain('servers:firmware');
+    expect(
+      (await preflight(server, firmwareQuery('worker-1,worker-2'))).status,
+    ).toBe(200);
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('400 for a firmware plan on a channel without an UpdateService (talos); nothing written', async () => {
+    const cluster = rack('talos');
+    const { server } = await start(cluster);
+    const pre = await tokenFor(server, firmwareQuery('worker-1'));
+    expect(pre).toMatchObject({ canProceed: false });
+    const res = await request(server)
+      .post(BASE)
+      .send({
+        intent: 'firmware',
+        nodes: ['worker-1'],
+        firmware: { imageURI: FIRMWARE },
+        reason: REASON,
+        preflightToken: pre.token,
+        typedCount: 1,
+      });
+    expect(res.status).toBe(400);
+    expect(res.body.error.message).toContain('firmware is not offered on');
+    expect(cluster.writes).toBe(0);
+  });
+
+  it('409 for a token of another image: the pre-flight binds what the plan installs', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster);
+    const other = 'factory.talos.dev/installer/376567988ad3:v1.12.1';
+    const res = await createWith(server, upgradeQuery('worker-1', other), {
+      intent: 'upgrade',
+      nodes: ['worker-1'],
+      upgrade: { image: TARGET },
+    });
+    expect(res.status).toBe(409);
+    expect(res.body.preflight.image).toBe(TARGET);
+    expect(cluster.writes).toBe(0);
+  });
+});
+
+describe('an upgrade plan', () => {
+  it('pre-flight: skips the nodes already at the target, out of the steps and the count', async () => {
+    const { server } = await start(rack());
+    const res = await preflight(
+      server,
+      `${upgradeQuery('worker-1,worker-2,worker-3,cp-1')}&maxParallel=2`,
+    );
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      intent: 'upgrade',
+      image: TARGET,
+      skipped: [{ node: 'worker-2', reason: 'already at v1.12.0' }],
+      typedCount: 3,
+      canProceed: true,
+    });
+    expect(res.body.nodes.map((n: any) => [n.node, n.step])).toEqual([
+      ['worker-1', 0],
+      ['worker-3', 0],
+      ['cp-1', 1],
+    ]);
+    expect(res.body.steps.map((s: any) => s.nodes)).toEqual([
+      ['worker-1', 'worker-3'],
+      ['cp-1'],
+    ]);
+  });
+
+  it('pre-flight of nodes all at the target: nothing to do', async () => {
+    const { server } = await start(rack());
+    const res = await preflight(server, upgradeQuery('worker-2'));
+    expect(res.status).toBe(200);
+    expect(res.body.canProceed).toBe(false);
+    expect(res.body.blockers).toEqual([
+      'nothing to do: every server is already at v1.12.0',
+    ]);
+  });
+
+  it('creates the plan with spec.upgrade and every node; the typed count leaves out the skipped', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster);
+    const query = `${upgradeQuery('worker-1,worker-2,worker-3')}&maxParallel=2`;
+    const wrongCount = await createWith(server, query, {
+      intent: 'upgrade',
+      nodes: ['worker-1', 'worker-2', 'worker-3'],
+      maxParallel: 2,
+      upgrade: { image: TARGET },
+      typedCount: 3,
+    });
+    expect(wrongCount.status).toBe(400);
+    expect(wrongCount.body.error.message).toContain(
+      'type the number of servers to upgrade (2)',
+    );
+    expect(cluster.writes).toBe(0);
+    const res = await createWith(server, query, {
+      intent: 'upgrade',
+      nodes: ['worker-1', 'worker-2', 'worker-3'],
+      maxParallel: 2,
+      upgrade: { image: TARGET, stage: true },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.name).toMatch(/^upgrade-plan-/);
+    expect(cluster.createdPlans).toHaveLength(1);
+    expect(cluster.createdPlans[0].spec).toMatchObject({
+      intent: 'upgrade',
+      nodes: ['worker-1', 'worker-2', 'worker-3'],
+      maxParallel: 2,
+      upgrade: { image: TARGET, stage: true },
+      requestedBy: 'user:default/mock',
+    });
+    expect(cluster.createdPlans[0].spec.upgrade).not.toHaveProperty('force');
+  });
+
+  it('is held by an approval rule selecting intent upgrade', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster, {
+      config: {
+        approvals: {
+          rules: [
+            {
+              name: 'talos-upgrades',
+              select: { actions: ['plan'], intents: ['upgrade'] },
+              approvers: ['user:default/approver'],
+            },
+          ],
+        },
+      },
+    });
+    const res = await createWith(server, upgradeQuery('worker-1'), {
+      intent: 'upgrade',
+      nodes: ['worker-1'],
+      upgrade: { image: TARGET },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.approval).toMatchObject({ rule: 'talos-upgrades' });
+    expect(cluster.createdPlans[0].spec.approval).toMatchObject({
+      required: true,
+      rule: 'talos-upgrades',
+    });
+    // A drain plan is not an upgrade: the rule does not hold it.
+    const drain = await createWith(server, 'intent=drain&nodes=worker-3', {
+      intent: 'drain',
+      nodes: ['worker-3'],
+    });
+    expect(drain.status).toBe(201);
+    expect(drain.body.approval).toBeUndefined();
+  });
+});
+
+describe('a firmware plan', () => {
+  it('creates the plan with spec.firmware on a redfish channel', async () => {
+    const cluster = rack('redfish');
+    const { server } = await start(cluster);
+    const res = await createWith(server, firmwareQuery('worker-1,worker-3'), {
+      intent: 'firmware',
+      nodes: ['worker-1', 'worker-3'],
+      firmware: {
+        imageURI: FIRMWARE,
+        targets: ['/redfish/v1/UpdateService/FirmwareInventory/BIOS'],
+        applyTime: 'OnReset',
+      },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body.name).toMatch(/^firmware-plan-/);
+    expect(cluster.createdPlans[0].spec).toMatchObject({
+      intent: 'firmware',
+      nodes: ['worker-1', 'worker-3'],
+      firmware: { imageURI: FIRMWARE, applyTime: 'OnReset' },
+    });
+  });
+});
