@@ -24,6 +24,7 @@ import type {
   PlanUpgradeBody,
 } from './requestBodies';
 import type { DrainBudget } from './rules/drain';
+import type { PlanUpgradeSummary } from './rules/planUpgrade';
 
 /** One node of a plan, as the plan page shows it. */
 export interface PlanStepResponse {
@@ -35,6 +36,8 @@ export interface PlanStepResponse {
   startedAt?: string;
   endedAt?: string;
   message?: string;
+  /** An upgrade plan: the Talos version the node ran before, and came back on. */
+  talosVersion?: { before?: string; after?: string };
 }
 
 /** Who paused, resumed or cancelled a plan, why and when. */
@@ -49,6 +52,17 @@ export interface PlanResponse {
   cluster: string;
   name: string;
   intent: PlanIntent;
+  /** An upgrade plan's installer image (spec.upgrade). */
+  upgrade?: { image: string; stage?: boolean };
+  /** A firmware plan's update (spec.firmware). */
+  firmware?: {
+    imageURI: string;
+    targets?: string[];
+    applyTime?: 'Immediate' | 'OnReset';
+    version?: string;
+  };
+  /** An upgrade plan: how many of its nodes run the target, "12 of 40 at v1.12.0". */
+  versions?: PlanUpgradeSummary;
   /** Pending until the operator has resolved the plan. */
   phase: PlanPhase;
   message?: string;

@@ -5,6 +5,7 @@
 import { InputError, NotFoundError } from '@backstage/errors';
 import {
   isPlanPaused,
+  planUpgradeSummary,
   PLAN_LIST_MAX_LIMIT,
   PLAN_LIST_STATES,
   type PlanCounts,
@@ -33,6 +34,7 @@ export function stepsOf(plan: PlanObject): PlanStepResponse[] {
       ...(n.startedAt ? { startedAt: n.startedAt } : {}),
       ...(n.endedAt ? { endedAt: n.endedAt } : {}),
       ...(n.message ? { message: n.message } : {}),
+      ...(n.talosVersion ? { talosVersion: n.talosVersion } : {}),
     }));
   }
   return (plan.spec.nodes ?? []).map(name => ({
@@ -69,10 +71,39 @@ export function planView(
     s.message ? { ...s, message: said(s.message) } : s,
   );
   const { spec, status } = plan;
+  // The operator's count, from the same rule over the same steps.
+  const versions = planUpgradeSummary(spec, steps);
   return {
     cluster,
     name: plan.metadata.name,
     intent: spec.intent,
+    ...(spec.upgrade
+      ? {
+          upgrade: {
+            image: spec.upgrade.image,
+            ...(spec.upgrade.stage !== undefined
+              ? { stage: spec.upgrade.stage }
+              : {}),
+          },
+        }
+      : {}),
+    ...(spec.firmware
+      ? {
+          firmware: {
+            imageURI: spec.firmware.imageURI,
+            ...(spec.firmware.targets
+              ? { targets: spec.firmware.targets }
+              : {}),
+            ...(spec.firmware.applyTime
+              ? { applyTime: spec.firmware.applyTime }
+              : {}),
+            ...(spec.firmware.version
+              ? { version: spec.firmware.version }
+              : {}),
+          },
+        }
+      : {}),
+    ...(versions ? { versions } : {}),
     phase: status?.phase ?? 'Pending',
     ...(status?.message ? { message: said(status.message) } : {}),
     maxParallel: spec.maxParallel ?? 1,

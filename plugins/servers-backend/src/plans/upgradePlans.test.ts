@@ -393,6 +393,59 @@ describe('an upgrade plan', () => {
     expect(cluster.createdPlans[0].spec.upgrade).not.toHaveProperty('force');
   });
 
+  it('reads back with its image, the versions of each step and "2 of 3 at v1.12.0"', async () => {
+    const cluster = rack();
+    const { server } = await start(cluster);
+    const created = await createWith(
+      server,
+      upgradeQuery('worker-1,worker-2,worker-3'),
+      {
+        intent: 'upgrade',
+        nodes: ['worker-1', 'worker-2', 'worker-3'],
+        upgrade: { image: TARGET },
+      },
+    );
+    expect(created.status).toBe(201);
+    const stored = cluster.planList[0];
+    stored.status = {
+      phase: 'Running',
+      nodes: [
+        {
+          name: 'worker-1',
+          phase: 'Done',
+          talosVersion: { before: 'v1.11.3', after: 'v1.12.0' },
+        },
+        {
+          name: 'worker-2',
+          phase: 'Skipped',
+          message: 'already at v1.12.0',
+          talosVersion: { before: 'v1.12.0', after: 'v1.12.0' },
+        },
+        {
+          name: 'worker-3',
+          phase: 'Running',
+          talosVersion: { before: 'v1.11.3' },
+        },
+      ],
+    } as any;
+    const res = await request(server).get(`${BASE}/${created.body.name}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      intent: 'upgrade',
+      upgrade: { image: TARGET },
+      versions: {
+        target: 'v1.12.0',
+        atTarget: 2,
+        total: 3,
+        text: '2 of 3 at v1.12.0',
+      },
+    });
+    expect(res.body.nodes[0].talosVersion).toEqual({
+      before: 'v1.11.3',
+      after: 'v1.12.0',
+    });
+  });
+
   it('is held by an approval rule selecting intent upgrade', async () => {
     const cluster = rack();
     const { server } = await start(cluster, {

@@ -843,6 +843,20 @@ export const spec = {
           intent: {
             type: 'string',
           },
+          upgrade: {
+            type: 'object',
+            description: "An upgrade plan's spec.upgrade (image, stage).",
+          },
+          firmware: {
+            type: 'object',
+            description:
+              "A firmware plan's spec.firmware (imageURI, targets, applyTime, version).",
+          },
+          versions: {
+            type: 'object',
+            description:
+              'An upgrade plan: target, atTarget, total and text ("12 of 40 at v1.12.0"), as planUpgradeSummary counts the steps\' talosVersion.after.',
+          },
           phase: {
             type: 'string',
           },
@@ -863,6 +877,8 @@ export const spec = {
           },
           nodes: {
             type: 'array',
+            description:
+              "The steps; an upgrade plan's carry talosVersion {before, after}.",
             items: {
               type: 'object',
             },

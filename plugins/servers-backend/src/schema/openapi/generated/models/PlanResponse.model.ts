@@ -11,12 +11,27 @@ export interface PlanResponse {
   cluster: string;
   name: string;
   intent: string;
+  /**
+   * An upgrade plan's spec.upgrade (image, stage).
+   */
+  upgrade?: { [key: string]: any };
+  /**
+   * A firmware plan's spec.firmware (imageURI, targets, applyTime, version).
+   */
+  firmware?: { [key: string]: any };
+  /**
+   * An upgrade plan: target, atTarget, total and text ("12 of 40 at v1.12.0"), as planUpgradeSummary counts the steps' talosVersion.after.
+   */
+  versions?: { [key: string]: any };
   phase: string;
   message?: string;
   maxParallel: number;
   reason: string;
   requestedBy?: string;
   createdAt?: string;
+  /**
+   * The steps; an upgrade plan's carry talosVersion {before, after}.
+   */
   nodes: Array<{ [key: string]: any }>;
   counts: { [key: string]: any };
   failurePolicy: { [key: string]: any };
