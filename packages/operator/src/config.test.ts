@@ -32,6 +32,7 @@ describe('readConfig', () => {
       unansweredDeadlineSeconds: 300,
       talosImagePrefixes: [],
       firmwareSources: [],
+      firmwareChecksumRequired: [],
       upgradeDeadlineSeconds: 1800,
       reclaimMaintenanceWaitSeconds: 600,
       reclaimMaxTtlSeconds: 3600,
@@ -141,6 +142,40 @@ describe('readConfig', () => {
       expect(() => readConfig(['--firmware-sources', bad], {})).toThrow(
         /--firmware-sources: not an https origin/,
       );
+    }
+  });
+
+  it('reads the sources requiring a checksum (allowed sources too), the credentials Secret and the CA file', () => {
+    expect(
+      readConfig(
+        [
+          '--firmware-sources',
+          'https://a.example',
+          '--firmware-sources-requiring-checksum',
+          'https://b.example',
+          '--firmware-source-credentials-secret',
+          'firmware-sources',
+          '--firmware-sources-ca-file',
+          '/etc/rackside/fw-ca.pem',
+        ],
+        {},
+      ),
+    ).toMatchObject({
+      firmwareSources: ['https://a.example', 'https://b.example'],
+      firmwareChecksumRequired: ['https://b.example'],
+      firmwareSourceCredentialsSecret: 'firmware-sources',
+      firmwareSourcesCaFile: '/etc/rackside/fw-ca.pem',
+    });
+    expect(() =>
+      readConfig(
+        ['--firmware-sources-requiring-checksum', 'https://b.example/path'],
+        {},
+      ),
+    ).toThrow(/--firmware-sources-requiring-checksum: not an https origin/);
+    for (const bad of ['other-ns/secret', 'Secret', '../x']) {
+      expect(() =>
+        readConfig(['--firmware-source-credentials-secret', bad], {}),
+      ).toThrow(/--firmware-source-credentials-secret: not a Secret name/);
     }
   });
 

@@ -41,6 +41,18 @@ export interface OperatorConfig {
    * Empty: no firmware update is sent.
    */
   firmwareSources: string[];
+  /**
+   * Those of `firmwareSources` whose images are sent only with a checksum
+   * (`--firmware-sources-requiring-checksum`; they are allowed sources too).
+   */
+  firmwareChecksumRequired: string[];
+  /**
+   * The Secret in the operator's namespace whose `sources.json` holds the firmware sources'
+   * credentials (docs/upgrades.md, "Credentials for a source"); absent: none.
+   */
+  firmwareSourceCredentialsSecret?: string;
+  /** A PEM file of the CAs the firmware sources' certificates are checked against. */
+  firmwareSourcesCaFile?: string;
   /** An upgrade not back on its target version (new boot ID) this long after Talos accepted it fails. */
   upgradeDeadlineSeconds: number;
   /** A reclaimed machine not back in maintenance mode this long after its reset fails (decision 0002: 600). */
@@ -241,6 +253,24 @@ const OPTIONS = [
     ['RACKSIDE_FIRMWARE_SOURCES'],
     'none',
     'https origins a firmware update may fetch its image from, comma-separated (e.g. https://firmware.example.com); none: no firmware update is sent',
+  ],
+  [
+    'firmware-sources-requiring-checksum',
+    ['RACKSIDE_FIRMWARE_SOURCES_REQUIRING_CHECKSUM'],
+    'none',
+    'https origins a firmware update may fetch its image from only with spec.firmware.checksum, comma-separated (allowed like --firmware-sources)',
+  ],
+  [
+    'firmware-source-credentials-secret',
+    ['RACKSIDE_FIRMWARE_SOURCE_CREDENTIALS_SECRET'],
+    'none',
+    "the Secret in the operator's namespace whose key sources.json maps each firmware source's origin to {username, password}",
+  ],
+  [
+    'firmware-sources-ca-file',
+    ['RACKSIDE_FIRMWARE_SOURCES_CA_FILE'],
+    'system CAs',
+    "PEM file of the CAs the firmware sources' certificates are checked against when the operator fetches an image itself",
   ],
   [
     'upgrade-deadline-seconds',
@@ -551,6 +581,35 @@ export function readConfig(
         .join(', ')}`,
     );
   }
+  const firmwareChecksumRequired = (
+    text('firmware-sources-requiring-checksum') ?? ''
+  )
+    .split(',')
+    .map(s => s.trim())
+    .filter(Boolean);
+  const notChecksumOrigins = firmwareChecksumRequired.filter(
+    s => !parseFirmwareSource(s),
+  );
+  if (notChecksumOrigins.length) {
+    throw new ConfigError(
+      `--firmware-sources-requiring-checksum: not an https origin (https://host[:port], nothing after it): ${notChecksumOrigins
+        .map(s => `"${s}"`)
+        .join(', ')}`,
+    );
+  }
+  const firmwareSourceCredentialsSecret = text(
+    'firmware-source-credentials-secret',
+  );
+  if (
+    firmwareSourceCredentialsSecret !== undefined &&
+    !/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(
+      firmwareSourceCredentialsSecret,
+    )
+  ) {
+    throw new ConfigError(
+      `--firmware-source-credentials-secret: not a Secret name: "${firmwareSourceCredentialsSecret}"`,
+    );
+  }
   const talosImagePrefixes = (text('talos-image-prefixes') ?? '')
     .split(',')
     .map(p => p.trim())
@@ -574,7 +633,13 @@ export function readConfig(
     rebootDeadlineSeconds: integer('reboot-deadline-seconds', 900),
     unansweredDeadlineSeconds: integer('unanswered-deadline-seconds', 300),
     talosImagePrefixes,
-    firmwareSources,
+    // A source that requires a checksum is an allowed source too.
+    firmwareSources: [
+      ...new Set([...firmwareSources, ...firmwareChecksumRequired]),
+    ],
+    firmwareChecksumRequired,
+    firmwareSourceCredentialsSecret,
+    firmwareSourcesCaFile: text('firmware-sources-ca-file'),
     upgradeDeadlineSeconds: integer('upgrade-deadline-seconds', 1800),
     reclaimMaintenanceWaitSeconds: integer(
       'reclaim-maintenance-wait-seconds',

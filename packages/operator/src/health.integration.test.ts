@@ -89,8 +89,18 @@ describe('the sweep', () => {
     expect(health.error).toBeUndefined();
     expect(health.firmware).toEqual(
       expect.arrayContaining([
-        { name: 'Rack BIOS', version: '2.4.1', updateable: true },
-        { name: 'Rack BMC', version: '1.12.0', updateable: false },
+        {
+          id: '/redfish/v1/UpdateService/FirmwareInventory/BIOS',
+          name: 'Rack BIOS',
+          version: '2.4.1',
+          updateable: true,
+        },
+        {
+          id: '/redfish/v1/UpdateService/FirmwareInventory/BMC',
+          name: 'Rack BMC',
+          version: '1.12.0',
+          updateable: false,
+        },
       ]),
     );
     expect(health.missing).toEqual([]);

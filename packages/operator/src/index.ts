@@ -62,6 +62,11 @@ async function main() {
     upgrades: {
       imagePrefixes: config.talosImagePrefixes,
       firmwareSources: config.firmwareSources,
+      firmwareChecksumRequired: config.firmwareChecksumRequired,
+      firmwareSourceCredentialsSecret: config.firmwareSourceCredentialsSecret,
+      firmwareSourceCaBundle: config.firmwareSourcesCaFile
+        ? fs.readFileSync(config.firmwareSourcesCaFile, 'utf8')
+        : undefined,
     },
     machines: {
       reclaim: {

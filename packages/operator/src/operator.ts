@@ -14,6 +14,7 @@ import { createOperatorCaches } from './runtime/caches';
 import type { DrainRunnerOptions } from './maintenance/drain/DrainRunner';
 import { createEventRecorder } from './runtime/events';
 import { createSecretReader } from './runtime/kube/secrets';
+import { firmwareSourceCredentialsReader } from './powerprovider/firmwareSourceCredentials';
 import {
   LeaderElector,
   leaderGated,
@@ -111,6 +112,15 @@ export interface OperatorOptions {
     imagePrefixes: readonly string[];
     /** The https origins a firmware update may fetch its image from (`--firmware-sources`). */
     firmwareSources?: readonly string[];
+    /** Those of them sent only with a checksum (`--firmware-sources-requiring-checksum`). */
+    firmwareChecksumRequired?: readonly string[];
+    /**
+     * The Secret in the operator's namespace holding the sources' credentials
+     * (`--firmware-source-credentials-secret`); absent: none.
+     */
+    firmwareSourceCredentialsSecret?: string;
+    /** PEM CA bundle of the firmware sources (`--firmware-sources-ca-file`'s content). */
+    firmwareSourceCaBundle?: string;
   };
   /** Discovery, join and reclaim limits (tests shorten the reclaim deadline and TTL). */
   machines?: MachineControllerSettings;
@@ -205,8 +215,24 @@ export async function startOperator(
   };
 
   // One controller per kind.
+  const credentialsSecret = options.upgrades?.firmwareSourceCredentialsSecret;
   const powerProviders = createPowerProviderController(
-    { kubeConfig: kc, caches, secrets, metrics, deadlines: options.power },
+    {
+      kubeConfig: kc,
+      caches,
+      secrets,
+      metrics,
+      deadlines: options.power,
+      firmwareSourceCredentials: credentialsSecret
+        ? firmwareSourceCredentialsReader({
+            secrets,
+            secretName: credentialsSecret,
+            sources: options.upgrades?.firmwareSources ?? [],
+            log,
+          })
+        : undefined,
+      firmwareSourceCaBundle: options.upgrades?.firmwareSourceCaBundle,
+    },
     ports,
   );
   const serverBmcs = createServerBmcController(

@@ -10,6 +10,7 @@ import {
   invokeFirmware,
   nodeFactsFromNode,
   type FirmwareComponent,
+  type FirmwareHistoryEntry,
   type FirmwareRequest,
   type NodeMaintenance,
   type NodeMaintenanceStatus,
@@ -80,6 +81,16 @@ class Cluster {
       taskUri: MONITOR,
     },
   };
+  /** The BMC's last health reading (its ServerBMC's status.health.firmware). */
+  healthReading?: Array<{ id?: string; name: string; version: string }>;
+  /** Sources whose images are sent only with a checksum. */
+  checksumRequired: string[] = [];
+  /** What the operator's own fetch of the image hashes to. */
+  imageChecksum = `sha256:${'0'.repeat(64)}`;
+  checksumFetches: string[] = [];
+  /** The ServerBMCs' firmware history. */
+  history = new Map<string, FirmwareHistoryEntry[]>();
+  historyWrites = 0;
   rv = 1;
   /** Added to the clock: how far the test has moved time on. */
   later = 0;
@@ -93,7 +104,12 @@ class Cluster {
     this.maintenances.set(name, {
       apiVersion: 'rackside.dev/v1alpha1',
       kind: 'NodeMaintenance',
-      metadata: { name, generation: 1, resourceVersion: String(this.rv++) },
+      metadata: {
+        name,
+        uid: `uid-${name}`,
+        generation: 1,
+        resourceVersion: String(this.rv++),
+      },
       spec: {
         nodeName,
         intent: 'firmware',
@@ -134,6 +150,14 @@ class Cluster {
         maintenances: () => [...this.maintenances.values()],
         node: name => this.nodes.get(name),
         nodes: () => [...this.nodes.values()],
+        firmwareReading: () => this.healthReading,
+      },
+      firmwareHistory: {
+        read: n => this.history.get(n),
+        write: async (n, next) => {
+          this.historyWrites++;
+          this.history.set(n, next);
+        },
       },
       nodes: {
         setUnschedulable: async (name, unschedulable) => {
@@ -165,6 +189,10 @@ class Cluster {
             expect(uri).toBe(MONITOR);
             this.taskReads++;
             return this.task;
+          },
+          checksum: async uri => {
+            this.checksumFetches.push(uri);
+            return this.imageChecksum;
           },
         },
         deadlines: { rebootSeconds: 900, unansweredSeconds: 300 },
@@ -215,7 +243,11 @@ class Cluster {
       events: { record: async () => undefined },
       admissionLock: new Mutex(),
       now: () => Date.now() + this.later,
-      upgrades: { imagePrefixes: [], firmwareSources: this.sources },
+      upgrades: {
+        imagePrefixes: [],
+        firmwareSources: this.sources,
+        firmwareChecksumRequired: this.checksumRequired,
+      },
       onRefused: cause => this.refusals.push(cause),
     };
   }
@@ -555,5 +587,188 @@ describe('judgeVersions', () => {
     ],
   ])('%s', (_, after, targets, expected) => {
     expect(judgeVersions(before, after, targets)).toEqual(expected);
+  });
+});
+
+describe('intent firmware: a target version', () => {
+  it('is Refused at admission when the last health reading already reports it for the targets: nothing drained', async () => {
+    const c = rack();
+    c.healthReading = [
+      { id: BIOS, name: 'Rack BIOS', version: '2.5.0' },
+      { id: BMC, name: 'Rack BMC', version: '1.12.0' },
+    ];
+    const name = c.create('worker-1', {
+      imageURI: IMAGE,
+      targets: [BIOS],
+      version: '2.5.0',
+    });
+    await c.reconcile(name);
+    const nm = c.get(name);
+    expect(nm.status?.phase).toBe('Refused');
+    expect(nm.status?.message).toMatch(
+      /firmware update of worker-1 refused: already at 2\.5\.0 \(the BMC's last health reading/,
+    );
+    expect(c.nodes.get('worker-1')?.spec?.unschedulable).toBeFalsy();
+    expect(c.sent).toEqual([]);
+    expect(c.refusals).toEqual(['upgrade']);
+  });
+
+  it('is Refused before sending when the inventory read at that moment already reports it (the health reading was old)', async () => {
+    const c = rack();
+    c.healthReading = [{ id: BIOS, name: 'Rack BIOS', version: '2.4.1' }];
+    c.setVersion(BIOS, '2.5.0');
+    const name = c.create('worker-1', {
+      imageURI: IMAGE,
+      targets: ['BIOS'],
+      version: '2.5.0',
+    });
+    await c.reconcile(name);
+    const nm = c.get(name);
+    expect(nm.status?.phase).toBe('Refused');
+    expect(nm.status?.message).toMatch(
+      /already at 2\.5\.0 \(the BMC's FirmwareInventory/,
+    );
+    expect(nm.status?.power?.firmware).toBeUndefined();
+    expect(c.sent).toEqual([]);
+  });
+
+  it('is Complete only on the version asked; another new version is Failed naming both', async () => {
+    const c = rack();
+    const name = c.create('worker-1', {
+      imageURI: IMAGE,
+      targets: [BIOS],
+      version: '2.5.0',
+    });
+    await c.reconcile(name);
+    c.task = completed();
+    c.setVersion(BIOS, '2.4.9');
+    await c.reconcile(name);
+    const nm = c.get(name);
+    expect(nm.status?.phase).toBe('Failed');
+    expect(nm.status?.message).toMatch(
+      /firmware update of worker-1 did not reach 2\.5\.0: Rack BIOS 2\.4\.1 -> 2\.4\.9, not 2\.5\.0/,
+    );
+    expect(c.sent).toHaveLength(1);
+  });
+
+  it('without targets, the components that changed must report it', async () => {
+    const c = rack();
+    const name = c.create('worker-1', { imageURI: IMAGE, version: '2.5.0' });
+    await c.reconcile(name);
+    c.task = completed();
+    c.setVersion(BIOS, '2.5.0');
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Complete');
+  });
+
+  it('judgeVersions without a version counts any new version, as before', () => {
+    const before = [{ id: BIOS, name: 'Rack BIOS', version: '2.4.1' }];
+    const after = [{ id: BIOS, name: 'Rack BIOS', version: '2.4.9' }];
+    expect(judgeVersions(before, after, [BIOS]).changed).toBe(true);
+    expect(judgeVersions(before, after, [BIOS], '2.5.0')).toMatchObject({
+      changed: false,
+      otherVersion: true,
+    });
+  });
+});
+
+describe('intent firmware: a checksum', () => {
+  const checksum = `sha256:${'ab'.repeat(32)}`;
+
+  it('a source requiring one, and a request without: Refused at admission, nothing fetched or sent', async () => {
+    const c = rack();
+    c.checksumRequired = [SOURCE];
+    const name = c.create('worker-1', { imageURI: IMAGE });
+    await c.reconcile(name);
+    const nm = c.get(name);
+    expect(nm.status?.phase).toBe('Refused');
+    expect(nm.status?.message).toMatch(
+      /the firmware source https:\/\/fw\.example\.com requires a checksum/,
+    );
+    expect(c.checksumFetches).toEqual([]);
+    expect(c.sent).toEqual([]);
+  });
+
+  it('an image whose sha256 is another: Refused before anything is recorded or sent, both named', async () => {
+    const c = rack();
+    c.checksumRequired = [SOURCE];
+    c.imageChecksum = `sha256:${'cd'.repeat(32)}`;
+    const name = c.create('worker-1', {
+      imageURI: `${IMAGE}?token=x`,
+      checksum,
+    });
+    await c.reconcile(name);
+    const nm = c.get(name);
+    expect(nm.status?.phase).toBe('Refused');
+    expect(nm.status?.message).toContain(
+      `the checksum of ${IMAGE} is sha256:${'cd'.repeat(32)}, not ${checksum}`,
+    );
+    expect(nm.status?.message).not.toContain('token=x');
+    expect(nm.status?.power?.firmware).toBeUndefined();
+    expect(c.checksumFetches).toEqual([`${IMAGE}?token=x`]);
+    expect(c.sent).toEqual([]);
+  });
+
+  it('an image whose sha256 matches: sent once', async () => {
+    const c = rack();
+    c.imageChecksum = checksum;
+    const name = c.create('worker-1', { imageURI: IMAGE, checksum });
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Drained');
+    expect(c.sent).toHaveLength(1);
+    expect(c.checksumFetches).toHaveLength(1);
+  });
+});
+
+describe('intent firmware: the ServerBMC history', () => {
+  it('is written once when the update ends, and not again on another reconcile', async () => {
+    const c = rack();
+    c.history.set('worker-1', []);
+    const name = c.create('worker-1', { imageURI: IMAGE, targets: [BIOS] });
+    await c.reconcile(name);
+    expect(c.history.get('worker-1')).toEqual([]);
+    c.task = completed();
+    c.setVersion(BIOS, '2.5.0');
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Complete');
+    expect(c.history.get('worker-1')).toEqual([
+      {
+        at: expect.any(String),
+        maintenance: name,
+        uid: `uid-${name}`,
+        imageURI: IMAGE,
+        result: 'Complete',
+        components: [{ id: BIOS, before: '2.4.1', after: '2.5.0' }],
+      },
+    ]);
+    await c.reconcile(name);
+    expect(c.historyWrites).toBe(1);
+  });
+
+  it('a Failed update after the send is kept too; a refusal (nothing sent) is not', async () => {
+    const c = rack();
+    c.history.set('worker-1', []);
+    c.history.set('worker-2', []);
+    const name = c.create('worker-1', { imageURI: IMAGE });
+    await c.reconcile(name);
+    c.task = {
+      state: 'Exception',
+      finished: true,
+      failed: true,
+      messages: ['The image is corrupt.'],
+      resetRequired: false,
+    };
+    await c.reconcile(name);
+    expect(c.get(name).status?.phase).toBe('Failed');
+    expect(c.history.get('worker-1')?.[0]).toMatchObject({
+      result: 'Failed',
+      maintenance: name,
+    });
+    const refused = c.create('worker-2', {
+      imageURI: 'https://evil.example/x.bin',
+    });
+    await c.reconcile(refused);
+    expect(c.get(refused).status?.phase).toBe('Refused');
+    expect(c.history.get('worker-2')).toEqual([]);
   });
 });

@@ -8,22 +8,28 @@
  * a reboot (`status.power.reboot`); the update is Done only when the inventory reports a
  * new version for the targeted components.
  *
- *   (new)     -> Refused    the image is outside --firmware-sources, or the channel is
- *                           not redfish
- *   Drained   -> Refused    any of the above, the guard, the ceremony, or a BMC without
- *                           an UpdateService: nothing is sent
+ *   (new)     -> Refused    the image is outside --firmware-sources, its source requires
+ *                           a checksum and it has none, the channel is not redfish, or
+ *                           the BMC's last health reading is already at spec.firmware.version
+ *   Drained   -> Refused    any of the above, the guard, the ceremony, a BMC without an
+ *                           UpdateService, the inventory already at the version, or an
+ *                           image whose sha256 is not spec.firmware.checksum: nothing is sent
  *             -> (record)   inventory before, then SimpleUpdate recorded and sent
  *             -> (record)   the task's state as it moves
  *             -> Rebooting  the task completed and the update applies on reset: the
  *                           reset recorded, then sent
  *             -> Returning  the task completed and the inventory reports the new versions
- *             -> Failed     the task failed, the versions did not change, or no end by
- *                           the deadline
+ *             -> Failed     the task failed, the versions did not change (or changed
+ *                           to another than spec.firmware.version), or no end by the
+ *                           deadline
  *   Rebooting -> Returning  back with a new boot ID, the inventory reporting new versions
  *             -> Failed     back, the versions unchanged; or not back by the deadline
  */
 import {
+  firmwareAlreadyAt,
   isNodeReady,
+  parseFirmwareSource,
+  whyFirmwareChecksumMissing,
   whyFirmwareSourceRefused,
   type FirmwareComponent,
   type FirmwareStatus,
@@ -85,7 +91,62 @@ export function firmwareRefusal(
       );
     return refuse(reason, 'capability', { reason });
   }
-  return firmwareCapabilityRefusal(nm, ports, undefined, tail);
+  const checksumRefused = whyFirmwareChecksumMissing(
+    request,
+    operatorFirmwareSources(ports),
+  );
+  if (checksumRefused) {
+    const reason =
+      `firmware update of ${nodeName} was not sent: ${checksumRefused} (--firmware-sources-requiring-checksum).${tail}`.slice(
+        0,
+        4096,
+      );
+    return refuse(reason, 'capability', { reason });
+  }
+  const incapable = firmwareCapabilityRefusal(nm, ports, undefined, tail);
+  if (incapable) return incapable;
+  if (at === 'admission') {
+    // The BMC's last health reading already reports the version: nothing is drained.
+    // The inventory is read again right before sending (sendFirmwareFromDrained).
+    const already = firmwareAlreadyAt(
+      request.version,
+      ports.view.firmwareReading?.(nodeName),
+      request.targets,
+    );
+    if (already) return alreadyAtRefusal(nodeName, already, 'health', '');
+  }
+  return undefined;
+}
+
+/** The operator's sources as the rule reads them: each origin, and whether it requires a checksum. */
+function operatorFirmwareSources(ports: MachinePorts) {
+  const required = new Set(
+    (ports.upgrades?.firmwareChecksumRequired ?? []).flatMap(source => {
+      const origin = parseFirmwareSource(source);
+      return origin ? [origin] : [];
+    }),
+  );
+  return (ports.upgrades?.firmwareSources ?? []).flatMap(source => {
+    const origin = parseFirmwareSource(source);
+    return origin ? [{ origin, checksumRequired: required.has(origin) }] : [];
+  });
+}
+
+/** Refused: every targeted component already reports the version asked. */
+function alreadyAtRefusal(
+  nodeName: string,
+  already: string,
+  readFrom: 'health' | 'inventory',
+  tail: string,
+): Decision {
+  const reason = `firmware update of ${nodeName} refused: ${already} (${
+    readFrom === 'health'
+      ? "the BMC's last health reading"
+      : "the BMC's FirmwareInventory"
+  } reports it for the targeted components); nothing was sent.${tail}`;
+  return refuse(reason.slice(0, 4096), 'upgrade', {
+    reason: reason.slice(0, 4096),
+  });
 }
 
 /**
@@ -133,6 +194,27 @@ function matches(component: FirmwareComponent, target: string): boolean {
 }
 
 /**
+ * With a version asked (spec.firmware.version), the components that changed must report
+ * it: a different new version is not the update asked, named with both.
+ */
+function notTheVersion(
+  changed: Array<{ after: FirmwareComponent; before?: FirmwareComponent }>,
+  version: string | undefined,
+): string | undefined {
+  if (version === undefined) return undefined;
+  const other = changed.filter(p => p.after.version !== version);
+  if (other.length === 0) return undefined;
+  return other
+    .map(
+      p =>
+        `${p.after.name || p.after.id} ${p.before?.version ?? '(new)'} -> ${
+          p.after.version
+        }, not ${version}`,
+    )
+    .join('; ');
+}
+
+/**
  * Whether the update is applied: every targeted component (every component, without
  * targets: at least one) reports a version other than before. Answers the sentence
  * for the message either way.
@@ -141,7 +223,8 @@ export function judgeVersions(
   before: FirmwareComponent[],
   after: FirmwareComponent[],
   targets: readonly string[] | undefined,
-): { changed: boolean; text: string } {
+  version?: string,
+): { changed: boolean; text: string; otherVersion?: boolean } {
   const pairs = after.map(a => ({
     after: a,
     before: before.find(b => b.id === a.id),
@@ -178,6 +261,11 @@ export function judgeVersions(
           .join(', ')}`,
       };
     }
+    const other = notTheVersion(
+      targeted.map(t => t.pair!),
+      version,
+    );
+    if (other) return { changed: false, otherVersion: true, text: other };
     return { changed: true, text: targeted.map(t => line(t.pair!)).join(', ') };
   }
   const updated = pairs.filter(p => p.before?.version !== p.after.version);
@@ -187,6 +275,8 @@ export function judgeVersions(
       text: 'the FirmwareInventory reports no new version for any component',
     };
   }
+  const other = notTheVersion(updated, version);
+  if (other) return { changed: false, otherVersion: true, text: other };
   return { changed: true, text: updated.map(line).join(', ') };
 }
 
@@ -226,8 +316,19 @@ async function judgeApplied(
       requeueAfterMs: Math.min(left, FIRMWARE_TASK_POLL_MS * 5),
     };
   }
-  const judged = judgeVersions(status.before, after, nm.spec.firmware?.targets);
+  const judged = judgeVersions(
+    status.before,
+    after,
+    nm.spec.firmware?.targets,
+    nm.spec.firmware?.version,
+  );
   const recorded: FirmwareStatus = { ...status, after };
+  if (judged.otherVersion) {
+    return failed(
+      `firmware update of ${nodeName} did not reach ${nm.spec.firmware?.version}: ${judged.text}. The node is left cordoned.`,
+      recorded,
+    );
+  }
   if (judged.changed) {
     return {
       kind: 'transition',
@@ -319,7 +420,58 @@ export async function sendFirmwareFromDrained(
       }). ${LEFT}`,
     );
   }
+  const request = nm.spec.firmware!;
+  // Read from the BMC at the moment it acts: the health reading may be old.
+  const already = firmwareAlreadyAt(request.version, before, request.targets);
+  if (already)
+    return alreadyAtRefusal(nodeName, already, 'inventory', ` ${LEFT}`);
+  const mismatch = await checksumRefusal(nm, ports);
+  if (mismatch) return mismatch;
   return recordAndSend(nm, 'firmware', ports, { firmware: { before } });
+}
+
+/**
+ * With spec.firmware.checksum: the operator fetches the image itself (bounded, hashed as
+ * it streams in) and refuses before anything is recorded or sent when its sha256 is
+ * another. With SimpleUpdate the BMC fetches it again afterwards (docs/upgrades.md,
+ * "Checksums"); a multipart push uploads bytes the channel checks once more.
+ */
+async function checksumRefusal(
+  nm: NodeMaintenance,
+  ports: MachinePorts,
+): Promise<Decision | undefined> {
+  const request = nm.spec.firmware!;
+  if (!request.checksum) return undefined;
+  const nodeName = nm.spec.nodeName;
+  const shown = imageShown(request.imageURI);
+  const checksumOf = ports.power.firmware?.checksum;
+  let got: string;
+  try {
+    if (!checksumOf) throw new Error('the power channel fetches no image');
+    got = await checksumOf(request.imageURI);
+  } catch (error) {
+    const reason = `firmware update of ${nodeName} was not sent: the image ${shown} could not be fetched to check its checksum (${
+      (error as Error).message
+    }). ${LEFT}`;
+    return refuse(reason.slice(0, 4096), 'capability', {
+      reason: reason.slice(0, 4096),
+    });
+  }
+  if (got === request.checksum) return undefined;
+  const reason = `firmware update of ${nodeName} was not sent: the checksum of ${shown} is ${got}, not ${request.checksum}. ${LEFT}`;
+  return refuse(reason.slice(0, 4096), 'capability', {
+    reason: reason.slice(0, 4096),
+  });
+}
+
+/** An image URI as a message shows it: origin and path, never a query. */
+function imageShown(imageURI: string): string {
+  try {
+    const url = new URL(imageURI);
+    return `${url.origin}${url.pathname}`;
+  } catch {
+    return JSON.stringify(imageURI.slice(0, 200));
+  }
 }
 
 async function followTask(

@@ -8,8 +8,10 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import {
   nodeMaintenanceResource,
+  serverBmcResource,
   type NodeMaintenance,
   type NodeMaintenanceStatus,
+  type ServerBMC,
 } from '@rackside/plugin-servers-common';
 import {
   coreResources,
@@ -73,6 +75,8 @@ export interface MaintenanceControllerOptions {
     imagePrefixes: readonly string[];
     /** The https origins a firmware update may fetch from (docs/upgrades.md); absent: none. */
     firmwareSources?: readonly string[];
+    /** Those of them whose images are sent only with a checksum. */
+    firmwareChecksumRequired?: readonly string[];
   };
   /** The node this replica runs on and the handover of its Lease (ReconcilerPorts). */
   ownNode?: ReconcilerPorts['ownNode'];
@@ -98,6 +102,11 @@ export function kubeMaintenancePorts(
   const maintenanceClient = new ResourceClient<NodeMaintenance>(
     kc,
     nodeMaintenanceResource,
+    fieldManager,
+  );
+  const bmcClient = new ResourceClient<ServerBMC>(
+    kc,
+    serverBmcResource,
     fieldManager,
   );
   const nodeClient = new ResourceClient<NodeObject>(
@@ -190,6 +199,7 @@ export function kubeMaintenancePorts(
       node: name => nodes.get(name),
       nodes: () => nodes.list(),
       hardware: name => caches.bmcs.get(name)?.status?.health,
+      firmwareReading: name => caches.bmcs.get(name)?.status?.health?.firmware,
     },
     pods: {
       onNode: nodeName => core.podsOnNode(nodeName),
@@ -221,6 +231,25 @@ export function kubeMaintenancePorts(
     returnAlerts: options.returnAlerts,
     upgrades: options.upgrades,
     ownNode: options.ownNode,
+    firmwareHistory: {
+      read: name => {
+        const bmc = caches.bmcs.get(name);
+        return bmc ? bmc.status?.firmwareHistory ?? [] : undefined;
+      },
+      async write(name, next) {
+        // With the version read: a history someone changed since is not overwritten
+        // (409; the next reconcile reads it again).
+        const resourceVersion = caches.bmcs.get(name)?.metadata.resourceVersion;
+        await bmcClient.patchStatus(
+          name,
+          {
+            metadata: { resourceVersion },
+            status: { firmwareHistory: next },
+          } as never,
+          { type: 'merge' },
+        );
+      },
+    },
     onRefused: cause => metrics.refusals.inc({ cause }),
     log,
   };

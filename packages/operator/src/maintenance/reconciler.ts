@@ -37,6 +37,10 @@ import type { OperatorLog } from '../runtime/logger';
 import type { SilenceLease } from './silenceLease';
 import { fitMaintenanceMessage } from './statusLimits';
 import { MaintenanceReason } from '../runtime/lifecycle/reasons';
+import {
+  recordFirmwareHistory,
+  type FirmwareHistoryPort,
+} from './firmwareHistory';
 
 /** status.history maxItems in the CRD. */
 export const HISTORY_MAX = 50;
@@ -102,6 +106,11 @@ export interface ReconcilerPorts extends Clock {
    * records and sends it. Absent: the node is not known, nothing is handed over.
    */
   ownNode?: { name: string; handOver(reason: string): Promise<void> };
+  /**
+   * The ServerBMC's firmware history (firmwareHistory.ts): a firmware maintenance that
+   * ended leaves its entry there once. Absent: no history is kept.
+   */
+  firmwareHistory?: FirmwareHistoryPort;
   log?: OperatorLog;
 }
 
@@ -169,6 +178,21 @@ export class MaintenanceReconciler {
    * again if a row waits on time rather than on a watch event.
    */
   async reconcile(name: string): Promise<{ requeueAfterMs?: number }> {
+    const result = await this.reconcileTable(name);
+    // After the table (an ended maintenance passes through it at once): a firmware update
+    // that ended leaves its entry on the ServerBMC, once, also after a restart.
+    if (this.ports.firmwareHistory) {
+      await recordFirmwareHistory(
+        this.ports.view.maintenance(name),
+        this.ports.firmwareHistory,
+      );
+    }
+    return result;
+  }
+
+  private async reconcileTable(
+    name: string,
+  ): Promise<{ requeueAfterMs?: number }> {
     type Step = {
       nm?: NodeMaintenance;
       send?: PowerSendVerb;

@@ -36,6 +36,14 @@ export interface ClusterView {
   maintenances(): NodeMaintenance[];
   /** The node's BMC health reading (its ServerBMC's status.health); a healthy return needs it not Critical. */
   hardware?(nodeName: string): HardwareHealthFacts | undefined;
+  /**
+   * The firmware inventory of the node's BMC as its last health reading listed it (its
+   * ServerBMC's status.health.firmware); a firmware update to a version every targeted
+   * component already reports is Refused at admission on it (firmwareRows.ts).
+   */
+  firmwareReading?(
+    nodeName: string,
+  ): ReadonlyArray<{ name: string; version: string }> | undefined;
 }
 
 /** The one node write the machine makes. Idempotent: setting the current value is a no-op. */
@@ -139,6 +147,11 @@ export interface FirmwareReads {
     node: NodeView | undefined,
     taskUri: string,
   ): Promise<FirmwareTaskReading>;
+  /**
+   * The image's `sha256:<64 hex>` as the channel fetches it from its source (bounded,
+   * hashed as it streams in, with the source's credentials); throws when it cannot.
+   */
+  checksum?(imageURI: string): Promise<string>;
 }
 
 /**
@@ -179,6 +192,12 @@ export interface MachinePorts extends Clock {
      * docs/upgrades.md); absent or empty: every firmware update is refused.
      */
     firmwareSources?: readonly string[];
+    /**
+     * Those of `firmwareSources` whose images are sent only with a checksum
+     * (`--firmware-sources-requiring-checksum`): a request from them without
+     * spec.firmware.checksum is refused.
+     */
+    firmwareChecksumRequired?: readonly string[];
   };
 }
 

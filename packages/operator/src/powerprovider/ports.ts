@@ -19,6 +19,7 @@ import type { SecretReader } from '../runtime/kube/secrets';
 import { NotLeadingError } from '../runtime/leaderElection';
 import type { OperatorLog } from '../runtime/logger';
 import type { OperatorMetrics } from '../runtime/metrics';
+import type { FirmwareSourceCredentialsLookup } from './firmwareSourceCredentials';
 import { ChannelPowerSend } from './powerSend';
 import { PowerProviderReconciler, type PowerDeadlines } from './reconciler';
 
@@ -29,6 +30,10 @@ export interface PowerProviderControllerOptions {
   secrets: SecretReader;
   metrics: OperatorMetrics;
   deadlines?: Partial<PowerDeadlines>;
+  /** The firmware sources' credentials, read when the channel acts (firmwareSourceCredentials.ts). */
+  firmwareSourceCredentials?: FirmwareSourceCredentialsLookup;
+  /** PEM CA bundle of the firmware sources; absent: the system's CAs. */
+  firmwareSourceCaBundle?: string;
 }
 
 export function kubePowerProviderPorts(
@@ -58,6 +63,8 @@ export function kubePowerProviderPorts(
       mayAct: () => {
         if (!edge.leading()) throw new NotLeadingError('send');
       },
+      firmwareSourceCredentials: options.firmwareSourceCredentials,
+      firmwareSourceCaBundle: options.firmwareSourceCaBundle,
     },
     {
       rebootSeconds: options.deadlines?.rebootSeconds ?? 900,

@@ -48,6 +48,15 @@ export interface PowerProviderPorts {
    * wait: throws when this replica may no longer act (it lost its leadership).
    */
   mayAct?(): void;
+  /**
+   * The credentials of a firmware source, read fresh from the Secret the chart names when
+   * the channel acts (docs/upgrades.md, "Credentials for a source"); absent: none.
+   */
+  firmwareSourceCredentials?(
+    origin: string,
+  ): Promise<{ username: string; password: string } | undefined>;
+  /** PEM CA bundle the firmware sources' certificates are checked against; absent: the system's. */
+  firmwareSourceCaBundle?: string;
 }
 
 export interface PowerDeadlines {
@@ -138,6 +147,10 @@ export class PowerProviderReconciler {
         await this.credentials(redfish.credentialsSecretRef);
         return new RedfishPowerChannel({
           mayAct: this.ports.mayAct?.bind(this.ports),
+          sourceCredentials: this.ports.firmwareSourceCredentials?.bind(
+            this.ports,
+          ),
+          sourceCaBundle: this.ports.firmwareSourceCaBundle,
           tls: caBundle
             ? { caBundle }
             : { insecureSkipVerify: redfish.insecureSkipVerify },
@@ -256,6 +269,17 @@ export class PowerProviderReconciler {
             );
           }
           return channel.firmwareInventory(powerNodeOf(node, nameOf(node)));
+        },
+        checksum: async imageURI => {
+          const channel = this.channel;
+          if (!channel?.firmwareImageChecksum) {
+            throw new Error(
+              `the ${
+                channel?.type ?? 'none'
+              } channel fetches no firmware image`,
+            );
+          }
+          return channel.firmwareImageChecksum(imageURI);
         },
         task: async (node, taskUri) => {
           const channel = this.channel;

@@ -185,6 +185,13 @@ export const serverHealthSchema = z
     firmware: z
       .array(
         z.object({
+          id: z
+            .string()
+            .max(HEALTH_LIMITS.firmwareName)
+            .optional()
+            .describe(
+              "The component's @odata.id (what a firmware update's targets name).",
+            ),
           name: z.string().max(HEALTH_LIMITS.firmwareName),
           version: z.string().max(HEALTH_LIMITS.firmwareVersion),
           updateable: z.boolean(),
@@ -203,6 +210,8 @@ export const serverHealthSchema = z
 
 /** At most this many entries of `status.firmwareHistory` on a ServerBMC (oldest dropped). */
 export const MAX_FIRMWARE_HISTORY = 20;
+/** At most this many components one history entry lists. */
+export const MAX_FIRMWARE_HISTORY_COMPONENTS = 16;
 
 /** One firmware update that ended, as the ServerBMC's `status.firmwareHistory` keeps it. */
 export const firmwareHistoryEntrySchema = z
@@ -230,7 +239,7 @@ export const firmwareHistoryEntrySchema = z
           after: z.string().max(HEALTH_LIMITS.firmwareVersion).optional(),
         }),
       )
-      .max(HEALTH_LIMITS.firmware),
+      .max(MAX_FIRMWARE_HISTORY_COMPONENTS),
   })
   .describe('One firmware update of this BMC that ended.');
 

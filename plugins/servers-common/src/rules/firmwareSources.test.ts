@@ -1,5 +1,6 @@
 import {
   firmwareAlreadyAt,
+  parseFirmwareSourceCredentials,
   firmwareSourceAllowed,
   parseFirmwareSourceEntry,
   whyFirmwareChecksumMissing,
@@ -268,5 +269,60 @@ describe('firmwareAlreadyAt', () => {
     expect(firmwareAlreadyAt(undefined, inventory, ['BIOS'])).toBeUndefined();
     expect(firmwareAlreadyAt('2.5.0', [], ['BIOS'])).toBeUndefined();
     expect(firmwareAlreadyAt('2.5.0', undefined, ['BIOS'])).toBeUndefined();
+  });
+});
+
+describe('parseFirmwareSourceCredentials', () => {
+  const allowed = ['https://fw.example.com', 'https://10.0.0.5:8443'];
+
+  it('gives each allowed origin its username and password', () => {
+    const parsed = parseFirmwareSourceCredentials(
+      JSON.stringify({
+        'https://fw.example.com': { username: 'fw', password: 's3cret' },
+      }),
+      allowed,
+    );
+    expect(parsed.byOrigin.get('https://fw.example.com')).toEqual({
+      username: 'fw',
+      password: 's3cret',
+    });
+    expect(parsed.ignored).toEqual([]);
+  });
+
+  it('never uses an entry for an origin outside the list, nor one with a path or another port', () => {
+    const parsed = parseFirmwareSourceCredentials(
+      JSON.stringify({
+        'https://evil.example': { username: 'a', password: 'b' },
+        'https://fw.example.com/images': { username: 'a', password: 'b' },
+        'https://fw.example.com:444': { username: 'a', password: 'b' },
+        'http://fw.example.com': { username: 'a', password: 'b' },
+        'fw.example.com': { username: 'a', password: 'b' },
+      }),
+      allowed,
+    );
+    expect(parsed.byOrigin.size).toBe(0);
+    expect(parsed.ignored).toHaveLength(5);
+  });
+
+  it('refuses what is not the document, never quoting a value', () => {
+    expect(() => parseFirmwareSourceCredentials('s3cret', allowed)).toThrow(
+      /is not JSON/,
+    );
+    expect(() => parseFirmwareSourceCredentials('["s3cret"]', allowed)).toThrow(
+      /is not an object/,
+    );
+    let message = '';
+    try {
+      parseFirmwareSourceCredentials(
+        JSON.stringify({
+          'https://fw.example.com': { username: 'a:b', password: 's3cret' },
+        }),
+        allowed,
+      );
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/is not \{username, password\}/);
+    expect(message).not.toMatch(/s3cret|a:b/);
   });
 });

@@ -239,3 +239,73 @@ export function firmwareAlreadyAt(
     ? `already at ${version}`
     : undefined;
 }
+
+/** The key of the credentials Secret that holds the sources' credentials. */
+export const FIRMWARE_SOURCE_CREDENTIALS_KEY = 'sources.json';
+
+/** What a credentials Secret gives the sources it may: origin to username and password. */
+export interface FirmwareSourceCredentialsMap {
+  byOrigin: ReadonlyMap<string, { username: string; password: string }>;
+  /** The Secret's entries left unused: not an allowed source (origins only, never a secret). */
+  ignored: string[];
+}
+
+/**
+ * Reads the `sources.json` key of the firmware sources' credentials Secret:
+ * `{"https://fw.example.com": {"username": "...", "password": "..."}}`. Only an entry
+ * whose key is exactly one of the `allowed` origins is used; any other (a path, another
+ * host, not an origin) is ignored and named, so a Secret can never send credentials to
+ * a source the deployment does not allow. Throws a sentence that never holds a value of
+ * the Secret when it is not such a document.
+ */
+export function parseFirmwareSourceCredentials(
+  text: string,
+  allowed: readonly string[],
+): FirmwareSourceCredentialsMap {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch {
+    throw new Error(
+      `${FIRMWARE_SOURCE_CREDENTIALS_KEY} is not JSON (an object of https origins to {username, password})`,
+    );
+  }
+  if (!document || typeof document !== 'object' || Array.isArray(document)) {
+    throw new Error(
+      `${FIRMWARE_SOURCE_CREDENTIALS_KEY} is not an object of https origins to {username, password}`,
+    );
+  }
+  const origins = new Set(
+    allowed.flatMap(source => {
+      const o = parseFirmwareSource(source);
+      return o ? [o] : [];
+    }),
+  );
+  const byOrigin = new Map<string, { username: string; password: string }>();
+  const ignored: string[] = [];
+  for (const [key, value] of Object.entries(document)) {
+    const origin = parseFirmwareSource(key);
+    const shown = JSON.stringify(key.slice(0, 200));
+    if (!origin || origin !== key.replace(/\/$/, '') || !origins.has(origin)) {
+      ignored.push(shown);
+      continue;
+    }
+    const entry = (value ?? {}) as Record<string, unknown>;
+    if (
+      typeof entry.username !== 'string' ||
+      typeof entry.password !== 'string' ||
+      entry.username === '' ||
+      entry.username.includes(':') ||
+      /[\r\n]/.test(entry.username + entry.password)
+    ) {
+      throw new Error(
+        `${FIRMWARE_SOURCE_CREDENTIALS_KEY}: the entry of ${shown} is not {username, password} (a username without ':' and neither with a line break)`,
+      );
+    }
+    byOrigin.set(origin, {
+      username: entry.username,
+      password: entry.password,
+    });
+  }
+  return { byOrigin, ignored };
+}

@@ -87,6 +87,29 @@ export async function readBoundedBytes(
   response: StreamingResponse,
   limits: BodyLimits,
 ): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  const total = await streamBounded(response, limits, chunk => {
+    chunks.push(chunk);
+  });
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return out;
+}
+
+/**
+ * Hands a response's body to `onChunk` as it streams in, under the same cap and signal
+ * as {@link readBoundedBytes}, keeping none of it (a firmware image's checksum is computed
+ * this way, never holding the image). Answers the number of bytes read.
+ */
+export async function streamBounded(
+  response: StreamingResponse,
+  limits: BodyLimits,
+  onChunk: (chunk: Uint8Array) => void,
+): Promise<number> {
   const { source, maxBytes, signal } = limits;
   const tooLarge = (seen: string) =>
     new BoundedReadError({
@@ -103,9 +126,8 @@ export async function readBoundedBytes(
     await stream?.cancel().catch(() => undefined);
     throw tooLarge(`Content-Length ${declared}`);
   }
-  if (!stream) return new Uint8Array(0);
+  if (!stream) return 0;
   const reader = stream.getReader();
-  const chunks: Uint8Array[] = [];
   let total = 0;
   const onAbort = () => {
     reader.cancel().catch(() => undefined);
@@ -136,20 +158,14 @@ export async function readBoundedBytes(
         await reader.cancel().catch(() => undefined);
         throw tooLarge(`more than ${total} bytes sent`);
       }
-      chunks.push(next.value);
+      onChunk(next.value);
     }
     if (signal?.aborted) throw deadlineError(source, signal);
   } finally {
     signal?.removeEventListener('abort', onAbort);
     reader.releaseLock();
   }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return out;
+  return total;
 }
 
 /** {@link readBoundedBytes} decoded as UTF-8 text. */

@@ -51,6 +51,8 @@ export interface PowerFirmwareRequest {
   imageURI: string;
   targets?: string[];
   applyTime?: 'Immediate' | 'OnReset';
+  /** `sha256:<64 hex>`: the bytes a multipart push uploads are checked against it. */
+  checksum?: string;
 }
 
 /** One bounded look at a firmware update's task on the BMC. */
@@ -146,6 +148,11 @@ export interface PowerChannel {
     node: PowerNode,
     request: PowerFirmwareRequest,
   ): Promise<PowerVerbReceipt>;
+  /**
+   * The image's `sha256:<64 hex>`, computed as the channel fetches it from its source
+   * (bounded, with the source's credentials), before an update is recorded.
+   */
+  firmwareImageChecksum?(imageURI: string): Promise<string>;
   /** One bounded read of a firmware update's task monitor. */
   firmwareTask?(node: PowerNode, taskUri: string): Promise<FirmwareTaskReading>;
   /** One bounded read of the BMC's FirmwareInventory. */

@@ -13,7 +13,13 @@ import {
 } from '../types';
 import { RedfishError } from './errors';
 import { BmcRateLimiter } from './rateLimit';
-import { fetchFirmwareImage } from './firmwareImage';
+import {
+  fetchFirmwareImage,
+  firmwareImageChecksum,
+  sha256Of,
+  type FirmwareImageFetchOptions,
+  type FirmwareSourceCredentials,
+} from './firmwareImage';
 import { RedfishFirmwareUpdater, type FirmwareImage } from './firmwareUpdate';
 import { BmcHealthReader } from './readHealth';
 import {
@@ -50,7 +56,20 @@ export interface RedfishPowerChannelOptions {
    * Fetches a firmware image for a BMC that takes only a multipart push (the operator has
    * checked its source first); default: a bounded GET (fetchFirmwareImage).
    */
-  fetchImage?: (imageURI: string) => Promise<FirmwareImage>;
+  fetchImage?: (
+    imageURI: string,
+    options: FirmwareImageFetchOptions,
+  ) => Promise<FirmwareImage>;
+  /**
+   * The credentials of a firmware source (its https origin), read when the channel acts
+   * (docs/upgrades.md, "Credentials for a source"); undefined: the source takes none.
+   * Sent as SimpleUpdate's Username/Password and as basic auth of the channel's own fetch.
+   */
+  sourceCredentials?: (
+    origin: string,
+  ) => Promise<FirmwareSourceCredentials | undefined>;
+  /** PEM CA bundle a firmware source's certificate is checked against (else the system's). */
+  sourceCaBundle?: string;
 }
 
 /**
@@ -135,11 +154,25 @@ export class RedfishPowerChannel implements PowerChannel {
     const { client } = await this.locate(node, 'update the firmware of');
     const fetchImage = this.options.fetchImage ?? fetchFirmwareImage;
     try {
+      const fetchOptions = await this.sourceFetchOptions(request.imageURI);
       const accepted = await new RedfishFirmwareUpdater(client).update(
         request,
         {
           beforePost: this.options.mayAct,
-          image: () => fetchImage(request.imageURI),
+          sourceCredentials: fetchOptions.credentials,
+          image: async () => {
+            const image = await fetchImage(request.imageURI, fetchOptions);
+            // The very bytes uploaded are checked against the checksum asked.
+            const got = sha256Of(image.bytes);
+            if (request.checksum && got !== request.checksum) {
+              throw new Error(
+                `the checksum of ${imageShown(
+                  request.imageURI,
+                )} is ${got}, not ${request.checksum}`,
+              );
+            }
+            return image;
+          },
         },
       );
       return {
@@ -157,6 +190,31 @@ export class RedfishPowerChannel implements PowerChannel {
     } catch (error) {
       throw this.failure(node, 'update the firmware of', error);
     }
+  }
+
+  /** How this channel fetches from a firmware source: its credentials and CA bundle. */
+  private async sourceFetchOptions(
+    imageURI: string,
+  ): Promise<FirmwareImageFetchOptions> {
+    const origin = new URL(imageURI).origin;
+    const credentials = await this.options.sourceCredentials?.(origin);
+    return {
+      ...(credentials ? { credentials } : {}),
+      ...(this.options.sourceCaBundle
+        ? { caBundle: this.options.sourceCaBundle }
+        : {}),
+    };
+  }
+
+  /**
+   * The image's `sha256:<64 hex>`, fetched by the channel from its source (bounded, with
+   * the source's credentials) and hashed as it streams in.
+   */
+  async firmwareImageChecksum(imageURI: string): Promise<string> {
+    return firmwareImageChecksum(
+      imageURI,
+      await this.sourceFetchOptions(imageURI),
+    );
   }
 
   /** One bounded read of a firmware update's task. */
@@ -305,4 +363,10 @@ export class RedfishPowerChannel implements PowerChannel {
       cause: error,
     });
   }
+}
+
+/** An image URI as a message shows it: origin and path, never a query. */
+function imageShown(imageURI: string): string {
+  const url = new URL(imageURI);
+  return `${url.origin}${url.pathname}`;
 }

@@ -167,6 +167,25 @@ describe('sending an update', () => {
     ]);
   });
 
+  it("passes the source's credentials as SimpleUpdate's Username and Password", async () => {
+    const server = await bmc();
+    server.raw.set(SIMPLE_UPDATE, (_req, res) =>
+      json(res, 202, { TaskState: 'New' }, { location: MONITOR }),
+    );
+    await updaterOf(server).update(
+      { imageURI: IMAGE },
+      { sourceCredentials: { username: 'fw', password: 's3cret' } },
+    );
+    expect(posts(server, SIMPLE_UPDATE).map(r => r.body)).toEqual([
+      {
+        ImageURI: IMAGE,
+        TransferProtocol: 'HTTPS',
+        Username: 'fw',
+        Password: 's3cret',
+      },
+    ]);
+  });
+
   it('sends nothing when the caller may no longer act', async () => {
     const server = await bmc();
     await expect(

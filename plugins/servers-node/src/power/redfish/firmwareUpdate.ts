@@ -234,6 +234,11 @@ export class RedfishFirmwareUpdater {
     options: {
       beforePost?: () => void;
       image?: () => Promise<FirmwareImage>;
+      /**
+       * The image source's credentials (Redfish's SimpleUpdate Username and Password), from
+       * the Secret the chart names; never from the request.
+       */
+      sourceCredentials?: { username: string; password: string };
     } = {},
   ): Promise<FirmwareUpdateAccepted> {
     const offer = await this.offer().catch(error => {
@@ -257,6 +262,12 @@ export class RedfishFirmwareUpdater {
         {
           ImageURI: request.imageURI,
           TransferProtocol: 'HTTPS',
+          ...(options.sourceCredentials
+            ? {
+                Username: options.sourceCredentials.username,
+                Password: options.sourceCredentials.password,
+              }
+            : {}),
           ...targets,
           ...applyTime,
         },

@@ -40,4 +40,13 @@ export type {
 } from './firmwareUpdate';
 export { RedfishRawBody } from './RedfishClient';
 export type { RedfishActionAnswer } from './RedfishClient';
-export { fetchFirmwareImage, MAX_FIRMWARE_IMAGE_BYTES } from './firmwareImage';
+export {
+  fetchFirmwareImage,
+  firmwareImageChecksum,
+  MAX_FIRMWARE_IMAGE_BYTES,
+  sha256Of,
+} from './firmwareImage';
+export type {
+  FirmwareImageFetchOptions,
+  FirmwareSourceCredentials,
+} from './firmwareImage';

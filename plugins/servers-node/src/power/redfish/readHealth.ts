@@ -655,6 +655,10 @@ export class BmcHealthReader {
       return [];
     }
     return inventory.map(item => ({
+      // Its link, which a firmware update's targets name (firmwareAlreadyAt).
+      ...(typeof item['@odata.id'] === 'string'
+        ? { id: clip(item['@odata.id'], HEALTH_LIMITS.firmwareName) }
+        : {}),
       name: clip(item.Name ?? item.Id ?? '', HEALTH_LIMITS.firmwareName),
       version: clip(item.Version ?? '', HEALTH_LIMITS.firmwareVersion),
       updateable: item.Updateable === true,
