@@ -116,6 +116,8 @@ export function kubePlanPorts(
           .sort(),
       objectGate: gate => gates.verdict(gate),
       hardware: name => options.bmcs?.get(name)?.status?.health,
+      firmwareReading: name =>
+        options.bmcs?.get(name)?.status?.health?.firmware,
       alerting: createAlertReads(
         options.alertmanager,
         options.alerting,

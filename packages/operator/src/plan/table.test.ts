@@ -146,6 +146,11 @@ class World {
   alerting?: { snapshot: AlertSnapshot; reads: number };
   /** The BMC health readings by node (ServerBMC status.health). */
   hardware = new Map<string, HardwareHealthFacts>();
+  /** The BMC firmware by node, as the last health reading listed it. */
+  firmware = new Map<
+    string,
+    Array<{ id?: string; name: string; version: string }>
+  >();
 
   ports(): PlanPorts {
     const alerting = this.alerting;
@@ -169,6 +174,7 @@ class World {
         objectGate: (gate: ObjectGate) =>
           this.gates.get(gate.name) ?? { holds: false, message: 'unknown' },
         hardware: name => this.hardware.get(name),
+        firmwareReading: name => this.firmware.get(name),
       },
       writeStatus: async (plan, status, options) => {
         // What the apiserver checks: the status schema (maxLength, maxItems), 422 if not.
@@ -1731,5 +1737,99 @@ describe('a rolling firmware update (intent firmware)', () => {
       phase: 'Complete',
       message: '2 of 2 updated',
     });
+  });
+});
+
+describe('a rolling firmware update to a version', () => {
+  const BIOS = '/redfish/v1/UpdateService/FirmwareInventory/BIOS';
+  const firmware = {
+    imageURI: 'https://firmware.plant.example/bios-2.5.0.bin',
+    targets: [BIOS],
+    version: '2.5.0',
+  };
+  const reading = (version: string) => [
+    { id: BIOS, name: 'Rack BIOS', version },
+    {
+      id: '/redfish/v1/UpdateService/FirmwareInventory/BMC',
+      name: 'Rack BMC',
+      version: '1.12.0',
+    },
+  ];
+
+  it('skips up front the nodes whose BMC already reports the version, and counts N of M at it', async () => {
+    const w = new World(3);
+    w.firmware.set('worker-1', reading('2.4.1'));
+    w.firmware.set('worker-2', reading('2.5.0'));
+    // worker-3: never read: not known to be there, so it is updated.
+    w.plan('p', { intent: 'firmware', firmware, maxParallel: 3 });
+    await w.reconcile();
+    expect(w.steps()).toEqual({
+      'worker-1': 'Running',
+      'worker-2': 'Skipped',
+      'worker-3': 'Running',
+    });
+    expect(w.get('p').status?.nodes?.[1]).toMatchObject({
+      message: 'already at 2.5.0',
+      firmwareVersion: { before: '2.5.0', after: '2.5.0' },
+    });
+    expect(w.get('p').status?.upgrade).toMatchObject({
+      target: '2.5.0',
+      atTarget: 1,
+      total: 3,
+      summary: '1 of 3 at 2.5.0',
+    });
+    expect(w.creates).toEqual(['p-worker-1', 'p-worker-3']);
+    const at = new Date(w.now).toISOString();
+    const updated = {
+      history: (
+        ['Requested', 'Cordoned', 'Draining', 'Drained', 'Returning'] as const
+      ).map(phase => ({ phase, at })),
+      power: { firmware: { recordedAt: at, sentAt: at } },
+      firmware: {
+        before: [{ id: BIOS, name: 'Rack BIOS', version: '2.4.1' }],
+        after: [{ id: BIOS, name: 'Rack BIOS', version: '2.5.0' }],
+      },
+    };
+    w.step('worker-1', 'Complete', updated);
+    // worker-3 was found at the version by its maintenance, right before sending.
+    w.step('worker-3', 'Refused', {
+      refusal: {
+        reason:
+          "firmware update of worker-3 refused: already at 2.5.0 (the BMC's FirmwareInventory reports it for the targeted components); nothing was sent.",
+      },
+    });
+    await w.reconcile();
+    expect(w.get('p').status?.nodes?.[0]).toMatchObject({
+      phase: 'Done',
+      firmwareVersion: { before: '2.4.1', after: '2.5.0' },
+    });
+    expect(w.get('p').status?.nodes?.[2]).toMatchObject({
+      phase: 'Skipped',
+      message: 'already at 2.5.0',
+    });
+    expect(w.get('p').status?.upgrade?.summary).toBe('3 of 3 at 2.5.0');
+    expect(w.get('p').status?.phase).toBe('Complete');
+  });
+
+  it('another refusal of a firmware step stays a refusal, and a plan without a version skips nothing', async () => {
+    const w = new World(2);
+    w.firmware.set('worker-1', reading('2.5.0'));
+    const { version: _v, ...noVersion } = firmware;
+    w.plan('p', { intent: 'firmware', firmware: noVersion, maxParallel: 2 });
+    await w.reconcile();
+    expect(w.steps()).toEqual({ 'worker-1': 'Running', 'worker-2': 'Running' });
+    expect(w.get('p').status?.upgrade).toBeUndefined();
+
+    const v = new World(1);
+    v.plan('p', { intent: 'firmware', firmware, maxParallel: 1 });
+    await v.reconcile();
+    v.step('worker-1', 'Refused', {
+      refusal: {
+        reason:
+          'firmware update of worker-1 was not sent: the checksum of https://firmware.plant.example/bios-2.5.0.bin is sha256:aa, not sha256:bb (already at 2.5.0 (fake)).',
+      },
+    });
+    await v.reconcile();
+    expect(v.get('p').status?.nodes?.[0].phase).toBe('Refused');
   });
 });

@@ -306,7 +306,15 @@ const resolve: PlanRow = async (plan, view) => {
       phase: 'Pending',
     };
     // An upgrade plan leaves out, up front, the nodes that already run its target.
-    return resolvedUpgradeStep(plan, step, view.node(n.name), at) ?? step;
+    return (
+      resolvedUpgradeStep(
+        plan,
+        step,
+        view.node(n.name),
+        at,
+        view.firmwareReading?.(n.name),
+      ) ?? step
+    );
   });
   const atTarget = steps.filter(
     s => s.phase === 'Skipped' && s.message?.startsWith('already at '),

@@ -40,6 +40,13 @@ export interface PlanView extends Clock {
   alerting?: AlertReads;
   /** The node's BMC health reading (its ServerBMC's `status.health`); absent: none. */
   hardware(nodeName: string): HardwareHealthFacts | undefined;
+  /**
+   * The node's BMC firmware as its last health reading listed it (its ServerBMC's
+   * status.health.firmware): a firmware plan with a version skips the nodes already at it.
+   */
+  firmwareReading?(
+    nodeName: string,
+  ): ReadonlyArray<{ id?: string; name: string; version: string }> | undefined;
 }
 
 /** What a row answers. */

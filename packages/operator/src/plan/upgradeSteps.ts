@@ -11,6 +11,9 @@
  */
 import {
   alreadyAtTarget,
+  firmwareAlreadyAt,
+  firmwareAlreadyAtTarget,
+  planFirmwareTarget,
   planUpgradeSummary,
   planUpgradeTarget,
   talosVersionOfOsImage,
@@ -81,7 +84,27 @@ export function resolvedUpgradeStep(
   step: PlanNode,
   node: NodeView | undefined,
   at: string,
+  /** The node's BMC firmware as its last health reading listed it (a firmware plan). */
+  firmwareReading?: ReadonlyArray<{
+    id?: string;
+    name: string;
+    version: string;
+  }>,
 ): PlanNode | undefined {
+  const firmwareTarget = planFirmwareTarget(plan.spec);
+  if (firmwareTarget !== undefined) {
+    // A firmware plan with a version: its BMC already reports it for the targets.
+    const skip = firmwareAlreadyAtTarget(plan.spec, firmwareReading);
+    return skip
+      ? {
+          ...step,
+          phase: 'Skipped',
+          endedAt: at,
+          message: skip,
+          firmwareVersion: { before: firmwareTarget, after: firmwareTarget },
+        }
+      : undefined;
+  }
   const target = planUpgradeTarget(plan.spec);
   if (target === undefined) return undefined;
   const osImage = node?.status?.nodeInfo?.osImage;
@@ -108,6 +131,8 @@ export function withStepVersions(
   step: PlanNode,
   nm: NodeMaintenance,
 ): PlanNode {
+  if (plan.spec.intent === 'firmware')
+    return withFirmwareVersions(plan, step, nm);
   if (plan.spec.intent !== 'upgrade') return step;
   const recorded = nm.status?.upgrade;
   const before = recorded?.fromVersion ?? step.talosVersion?.before;
@@ -116,6 +141,43 @@ export function withStepVersions(
   return {
     ...step,
     talosVersion: {
+      ...(before !== undefined ? { before } : {}),
+      ...(after !== undefined ? { after } : {}),
+    },
+  };
+}
+
+/**
+ * A step of a firmware plan with a version: `before` the version its targeted components
+ * reported when the update was recorded (when they agree), `after` the plan's version
+ * once the inventory read after the update reports it for them.
+ */
+function withFirmwareVersions(
+  plan: MaintenancePlan,
+  step: PlanNode,
+  nm: NodeMaintenance,
+): PlanNode {
+  const target = planFirmwareTarget(plan.spec);
+  const recorded = nm.status?.firmware;
+  if (target === undefined || !recorded) return step;
+  const targets = plan.spec.firmware?.targets;
+  const targeted = recorded.before.filter(
+    c =>
+      !targets?.length ||
+      targets.some(
+        t => c.id === t || c.id.replace(/\/+$/, '').split('/').pop() === t,
+      ),
+  );
+  const versions = [...new Set(targeted.map(c => c.version))];
+  const before = versions.length === 1 ? versions[0] : undefined;
+  const after = firmwareAlreadyAt(target, recorded.after, targets)
+    ? target
+    : undefined;
+  if (before === undefined && after === undefined) return step;
+  return {
+    ...step,
+    firmwareVersion: {
+      ...step.firmwareVersion,
       ...(before !== undefined ? { before } : {}),
       ...(after !== undefined ? { after } : {}),
     },
@@ -136,6 +198,22 @@ export function skippedAtTarget(
 ): PlanNode | undefined {
   if (nm.status?.phase !== 'Refused' || nm.status?.power?.upgrade) {
     return undefined;
+  }
+  const firmwareTarget = planFirmwareTarget(plan.spec);
+  if (firmwareTarget !== undefined) {
+    // Its maintenance found the BMC already at the version (firmwareRows.ts's refusal),
+    // from the health reading or the inventory read right before sending.
+    const skip = `already at ${firmwareTarget}`;
+    const said = nm.status?.refusal?.reason ?? '';
+    if (nm.status?.power?.firmware || !said.includes(`: ${skip} (`)) {
+      return undefined;
+    }
+    return {
+      ...step,
+      phase: 'Skipped',
+      message: skip,
+      firmwareVersion: { ...step.firmwareVersion, after: firmwareTarget },
+    };
   }
   const target = planUpgradeTarget(plan.spec);
   const skip = alreadyAtTarget(target, node?.status?.nodeInfo?.osImage);

@@ -688,6 +688,27 @@ const planNodeSchema = withRules(
       .describe(
         'Intent upgrade: the Talos version of this node before and after.',
       ),
+    firmwareVersion: z
+      .object({
+        before: z
+          .string()
+          .max(128)
+          .optional()
+          .describe(
+            "The version its targeted components reported before (the step's status.firmware.before).",
+          ),
+        after: z
+          .string()
+          .max(128)
+          .optional()
+          .describe(
+            "The version they report after: spec.firmware.version once the step's update reached it, or for a node already at it.",
+          ),
+      })
+      .optional()
+      .describe(
+        'Intent firmware with spec.firmware.version: the firmware version of this node before and after.',
+      ),
   }),
   [
     terminalPhaseIsFinal(TERMINAL_PLAN_STEP_PHASES, 'a plan step'),
@@ -731,9 +752,13 @@ const statusShape = {
   counts: countsSchema.optional(),
   upgrade: z
     .object({
-      target: planTalosVersionSchema.describe(
-        "The version the plan installs (its image's tag).",
-      ),
+      target: z
+        .string()
+        .min(1)
+        .max(128)
+        .describe(
+          "The version the plan installs (its image's tag; a firmware plan's spec.firmware.version).",
+        ),
       atTarget: z
         .number()
         .int()
@@ -749,7 +774,7 @@ const statusShape = {
     })
     .optional()
     .describe(
-      'Intent upgrade: how many of the nodes run the target version, as planUpgradeSummary counts them.',
+      'Intent upgrade (or firmware with spec.firmware.version): how many of the nodes run the target version, as planUpgradeSummary counts them.',
     ),
   waiting: z
     .object({

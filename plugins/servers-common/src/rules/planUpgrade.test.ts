@@ -1,5 +1,7 @@
 import {
   alreadyAtTarget,
+  firmwareAlreadyAtTarget,
+  planFirmwareTarget,
   planUpgradeSummary,
   planUpgradeTarget,
 } from './planUpgrade';
@@ -74,5 +76,56 @@ describe('planUpgradeSummary', () => {
 
   it('is undefined for a plan that installs no version', () => {
     expect(planUpgradeSummary({ intent: 'reboot' }, [{}])).toBeUndefined();
+  });
+});
+
+describe('a firmware plan with a version', () => {
+  const BIOS = '/redfish/v1/UpdateService/FirmwareInventory/BIOS';
+  const firmwarePlan = {
+    intent: 'firmware',
+    firmware: { version: '2.5.0', targets: [BIOS] },
+  };
+
+  it('installs spec.firmware.version; without one, nothing', () => {
+    expect(planFirmwareTarget(firmwarePlan)).toBe('2.5.0');
+    expect(planFirmwareTarget({ intent: 'firmware', firmware: {} })).toBe(
+      undefined,
+    );
+    expect(planFirmwareTarget({ ...firmwarePlan, intent: 'reboot' })).toBe(
+      undefined,
+    );
+    // A Talos plan's target is never a firmware version.
+    expect(planUpgradeTarget(firmwarePlan)).toBeUndefined();
+  });
+
+  it('skips a node whose last health reading reports the version for the targets', () => {
+    expect(
+      firmwareAlreadyAtTarget(firmwarePlan, [
+        { id: BIOS, name: 'Rack BIOS', version: '2.5.0' },
+      ]),
+    ).toBe('already at 2.5.0');
+    expect(
+      firmwareAlreadyAtTarget(firmwarePlan, [
+        { id: BIOS, name: 'Rack BIOS', version: '2.4.1' },
+      ]),
+    ).toBeUndefined();
+    expect(firmwareAlreadyAtTarget(firmwarePlan, undefined)).toBeUndefined();
+  });
+
+  it('counts the steps whose firmware reached the version: N of M at 2.5.0', () => {
+    expect(
+      planUpgradeSummary(firmwarePlan, [
+        { firmwareVersion: { before: '2.4.1', after: '2.5.0' } },
+        { firmwareVersion: { before: '2.5.0', after: '2.5.0' } },
+        { firmwareVersion: { before: '2.4.1' } },
+        // A Talos version is not a firmware version.
+        { talosVersion: { after: '2.5.0' } },
+      ]),
+    ).toEqual({
+      target: '2.5.0',
+      atTarget: 2,
+      total: 4,
+      text: '2 of 4 at 2.5.0',
+    });
   });
 });

@@ -5,17 +5,24 @@
  * and writes the summary into the plan's status; the portal renders the same sentence
  * from the same function. Types only from the resources, so a browser builds no schema.
  */
+import {
+  firmwareAlreadyAt,
+  type FirmwareVersionReading,
+} from './firmwareSources';
 import { talosVersionOfImage, talosVersionOfOsImage } from './upgradeSources';
 
 /** What the rule reads of a plan's spec. */
 export interface PlanUpgradeSpec {
   intent: string;
   upgrade?: { image: string };
+  firmware?: { version?: string; targets?: readonly string[] };
 }
 
 /** What the rule reads of one step: the versions its node ran before and after. */
 export interface PlanUpgradeStep {
   talosVersion?: { before?: string; after?: string };
+  /** Intent firmware: the version of the targeted components before and after. */
+  firmwareVersion?: { before?: string; after?: string };
 }
 
 /**
@@ -42,6 +49,30 @@ export function alreadyAtTarget(
     : undefined;
 }
 
+/**
+ * The version a firmware plan installs: its spec.firmware.version. Undefined for any
+ * other intent, or a firmware plan without one (it skips nothing and counts nothing).
+ */
+export function planFirmwareTarget(spec: PlanUpgradeSpec): string | undefined {
+  if (spec.intent !== 'firmware') return undefined;
+  return spec.firmware?.version;
+}
+
+/**
+ * Why a node is left out of a firmware plan before anything is asked of it: its BMC's
+ * last health reading (its ServerBMC's status.health.firmware) already reports the
+ * plan's version for the targeted components (`already at 2.5.0`, the words a single
+ * update is refused with). Undefined without a version, or when it is not known there.
+ */
+export function firmwareAlreadyAtTarget(
+  spec: PlanUpgradeSpec,
+  reading: readonly FirmwareVersionReading[] | undefined,
+): string | undefined {
+  const target = planFirmwareTarget(spec);
+  if (target === undefined) return undefined;
+  return firmwareAlreadyAt(target, reading, spec.firmware?.targets);
+}
+
 /** How many of an upgrade plan's nodes run its target. */
 export interface PlanUpgradeSummary {
   target: string;
@@ -62,9 +93,14 @@ export function planUpgradeSummary(
   spec: PlanUpgradeSpec,
   steps: readonly PlanUpgradeStep[],
 ): PlanUpgradeSummary | undefined {
-  const target = planUpgradeTarget(spec);
+  const firmware = planFirmwareTarget(spec);
+  const target = planUpgradeTarget(spec) ?? firmware;
   if (target === undefined) return undefined;
-  const atTarget = steps.filter(s => s.talosVersion?.after === target).length;
+  const atTarget = steps.filter(s =>
+    firmware !== undefined
+      ? s.firmwareVersion?.after === target
+      : s.talosVersion?.after === target,
+  ).length;
   const total = steps.length;
   return {
     target,
