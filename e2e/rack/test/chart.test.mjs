@@ -231,6 +231,61 @@ test("operator.planGateReads grants read, and only read, on the kinds a plan's o
   );
 });
 
+test('firmware sources: checksum-only sources, the credentials Secret (by name, release namespace) and the CA bundle reach the operator', () => {
+  const operator = values =>
+    parseYamlDocuments(renderChart(values)).find(
+      d => d.kind === 'Deployment' && d.metadata.name === 'rackside-operator',
+    ).spec.template.spec;
+  const none = operator({});
+  assert.ok(
+    !none.containers[0].args.some(a => a.startsWith('--firmware-source')),
+  );
+  const pod = operator({
+    operator: {
+      firmwareSources: ['https://a.example'],
+      firmwareSourcesRequiringChecksum: ['https://b.example'],
+      firmwareSourceCredentials: { secretName: 'firmware-sources' },
+      firmwareSourcesCaConfigMap: { name: 'fw-ca', key: 'ca.pem' },
+    },
+  });
+  const args = pod.containers[0].args;
+  assert.ok(args.includes('--firmware-sources=https://a.example'));
+  assert.ok(
+    args.includes('--firmware-sources-requiring-checksum=https://b.example'),
+  );
+  assert.ok(
+    args.includes('--firmware-source-credentials-secret=firmware-sources'),
+  );
+  assert.ok(
+    args.includes(
+      '--firmware-sources-ca-file=/etc/rackside/firmware-sources-ca/ca.pem',
+    ),
+  );
+  assert.deepEqual(
+    pod.volumes.find(v => v.name === 'firmware-sources-ca').configMap,
+    { name: 'fw-ca', items: [{ key: 'ca.pem', path: 'ca.pem' }] },
+  );
+  // A Secret elsewhere cannot be named: a name only, read in the release namespace.
+  assert.throws(
+    () =>
+      renderChart({
+        operator: {
+          firmwareSourceCredentials: { secretName: 'other-ns/creds' },
+        },
+      }),
+    /firmwareSourceCredentials\/secretName/,
+  );
+  assert.throws(
+    () =>
+      renderChart({
+        operator: {
+          firmwareSourcesRequiringChecksum: ['https://b.example/path'],
+        },
+      }),
+    /firmwareSourcesRequiringChecksum/,
+  );
+});
+
 test('values.schema.json and the templates reject bad values, naming them', () => {
   const bad = [
     [{ powerProvider: { type: 'ipmi' } }, /powerProvider\/type/],
