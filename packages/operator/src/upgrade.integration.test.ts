@@ -23,7 +23,13 @@ const FAILING_IMAGE = `${FACTORY}${'f'.repeat(64)}:${TARGET}`;
 interface UpgradeHistory {
   version: string;
   count: number;
-  requests: Array<{ image: string; result: string; from: string; to?: string }>;
+  requests: Array<{
+    image: string;
+    result: string;
+    from: string;
+    to?: string;
+    stage?: boolean;
+  }>;
 }
 
 let env: OperatorRack;
@@ -207,6 +213,90 @@ describe('a Talos upgrade', () => {
     const after = await upgradesOf('cp-2');
     expect(after.count).toBe(cp2.count + 1);
     expect(after.version).toBe(TARGET);
+  });
+
+  it('with stage: true, Talos reboots at once into the staged image: Complete on the target', async () => {
+    const before = await upgradesOf('worker-6');
+    const bootBefore = await bootIdOf('worker-6');
+    await env.create('upgrade-w6-staged', 'worker-6', 'upgrade', {
+      upgrade: { image: IMAGE, stage: true },
+    });
+    const complete = await env.phaseIs('upgrade-w6-staged', 'Complete', 90_000);
+    expect(complete.status?.upgrade).toMatchObject({
+      fromVersion: before.version,
+      toVersion: TARGET,
+      cameBackOn: TARGET,
+    });
+    const after = await upgradesOf('worker-6');
+    expect(after.count).toBe(before.count + 1);
+    expect(after.requests.at(-1)).toMatchObject({
+      image: IMAGE,
+      stage: true,
+      result: 'installed',
+      to: TARGET,
+    });
+    expect(await bootIdOf('worker-6')).not.toBe(bootBefore);
+    // No reboot was asked besides the upgrade: the staged install needed none.
+    expect((await rack.powerCounts('worker-6')).reboot).toBe(0);
+  });
+
+  it("is not done while Talos's Version and the Node's osImage disagree: it holds, then completes when they agree", async () => {
+    const before = await upgradesOf('worker-4');
+    expect(before.version).not.toBe(TARGET);
+    const bootBefore = await bootIdOf('worker-4');
+    // Talos keeps answering the old version while the Node will say the target.
+    await rack.control(
+      `/machines/${rack.uuidOf('worker-4')}/reported-version`,
+      {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ version: before.version }),
+      },
+    );
+    await env.create('upgrade-w4-witnesses', 'worker-4', 'upgrade', {
+      upgrade: { image: IMAGE },
+    });
+    const held = await env.waitFor(
+      'upgrade-w4-witnesses holding on the two versions',
+      async () => {
+        const nm = await env.nms.get('upgrade-w4-witnesses');
+        return (
+          /waiting for its Node and Talos to agree/.test(
+            nm.status?.message ?? '',
+          ) && nm
+        );
+      },
+      90_000,
+    );
+    expect(held.status?.phase).toBe('Rebooting');
+    expect(held.status?.message).toMatch(
+      new RegExp(
+        `its Node's osImage says ${TARGET}, Talos reports ${before.version}$`,
+      ),
+    );
+    // The machine is back, on the target by its Node, with a new boot: osImage alone would pass.
+    expect(await osImageOf('worker-4')).toBe(`Talos (${TARGET})`);
+    expect(await bootIdOf('worker-4')).not.toBe(bootBefore);
+    expect(await env.isReady('worker-4')).toBe(true);
+    expect(held.status?.upgrade?.cameBackOn).toBeUndefined();
+    expect(await env.unschedulable('worker-4')).toBe(true);
+
+    await rack.control(
+      `/machines/${rack.uuidOf('worker-4')}/reported-version`,
+      {
+        method: 'PUT',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ version: '' }),
+      },
+    );
+    const complete = await env.phaseIs(
+      'upgrade-w4-witnesses',
+      'Complete',
+      60_000,
+    );
+    expect(complete.status?.upgrade?.cameBackOn).toBe(TARGET);
+    expect(complete.status?.history?.map(h => h.phase)).not.toContain('Failed');
+    expect((await upgradesOf('worker-4')).count).toBe(before.count + 1);
   });
 
   it('is sent once when the operator dies between the send and its record: the successor watches the node', async () => {
