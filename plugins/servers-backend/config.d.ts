@@ -201,9 +201,13 @@ export interface Config {
        * The https origins a BMC may fetch firmware images from (scheme, host and
        * port, nothing else), e.g. `https://firmware.plant.example`. An image URI is
        * allowed only when its origin is exactly one of these; user info, backslashes,
-       * percent-encoded or non-ASCII hosts are refused outright.
+       * percent-encoded or non-ASCII hosts are refused outright. An entry may be an
+       * object `{origin, checksumRequired: true}`: a request for an image from that
+       * origin without `checksum` (sha256:<64 hex>) is refused with 400.
        */
-      firmwareSources?: string[];
+      firmwareSources?: Array<
+        string | { origin: string; checksumRequired?: boolean }
+      >;
     };
     /** Maintenance plans (`docs/plans.md`). */
     plans?: {

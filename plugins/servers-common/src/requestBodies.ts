@@ -19,7 +19,11 @@ import {
 } from './resources/firmware';
 import { upgradeRequestSchema } from './resources/upgrade';
 import { MAX_IMAGE_REFERENCE_LENGTH } from './rules/upgradeSources';
-import { MAX_FIRMWARE_URI_LENGTH } from './rules/firmwareSources';
+import {
+  FIRMWARE_CHECKSUM_PATTERN,
+  MAX_FIRMWARE_URI_LENGTH,
+} from './rules/firmwareSources';
+import { HEALTH_LIMITS } from './resources/serverBmc';
 
 /**
  * The message of a field's own type check: `missing` when the field is absent,
@@ -153,6 +157,23 @@ export const actionRequestBodySchema = z.object({
     .describe(
       'firmware only: Immediate (default) or OnReset (applied at the reset the operator sends once the task completes)',
     ),
+  version: z
+    .string({ error: 'version must be a string' })
+    .min(1)
+    .max(HEALTH_LIMITS.firmwareVersion)
+    .optional()
+    .describe(
+      'firmware only: the version the image installs, as the FirmwareInventory reports it; refused (409) when the targeted components already report it, Done only when they do',
+    ),
+  checksum: z
+    .string({ error: 'checksum must be a string' })
+    .regex(new RegExp(FIRMWARE_CHECKSUM_PATTERN), {
+      error: 'checksum must be sha256:<64 lowercase hex digits>',
+    })
+    .optional()
+    .describe(
+      'firmware only: sha256:<64 lowercase hex> of the image; required for a source of servers.upgrades.firmwareSources with checksumRequired',
+    ),
 });
 
 /** The fields of an action body that only an upgrade takes. */
@@ -162,6 +183,8 @@ export const FIRMWARE_BODY_FIELDS = [
   'imageURI',
   'targets',
   'applyTime',
+  'version',
+  'checksum',
 ] as const;
 
 /** The body of an action request (drain options must match the acknowledged pre-flight). */

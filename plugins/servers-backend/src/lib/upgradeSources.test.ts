@@ -1,5 +1,6 @@
 import { ConfigReader } from '@backstage/config';
 import {
+  checkInstallSource,
   MAX_UPGRADE_SOURCES,
   NO_UPGRADE_SOURCES,
   readUpgradeSources,
@@ -39,7 +40,38 @@ describe('readUpgradeSources', () => {
         'https://firmware.plant.example',
         'https://10.0.0.5:8443',
       ],
+      firmwareChecksumRequired: [],
     });
+  });
+
+  it('reads a source written {origin, checksumRequired}', () => {
+    expect(
+      read({
+        firmwareSources: [
+          'https://open.plant.example',
+          { origin: 'https://firmware.plant.example', checksumRequired: true },
+          { origin: 'https://other.plant.example' },
+        ],
+      }),
+    ).toMatchObject({
+      firmwareSources: [
+        'https://open.plant.example',
+        'https://firmware.plant.example',
+        'https://other.plant.example',
+      ],
+      firmwareChecksumRequired: ['https://firmware.plant.example'],
+    });
+  });
+
+  it.each([
+    [{ origin: 'https://firmware.plant.example/images' }],
+    [{ origin: 'https://firmware.plant.example', checksumRequired: 'yes' }],
+    [{ origin: 'https://firmware.plant.example', username: 'u' }],
+    [{ checksumRequired: true }],
+  ])('stops the start at the source object %j, naming it', entry => {
+    expect(() => read({ firmwareSources: [entry] })).toThrow(
+      'servers.upgrades.firmwareSources[0]',
+    );
   });
 
   it.each([
@@ -91,5 +123,52 @@ describe('readUpgradeSources', () => {
     expect(() => read({ talosImages: 'factory.talos.dev/installer/' })).toThrow(
       /servers\.upgrades\.talosImages/,
     );
+  });
+});
+
+describe('checkInstallSource, a firmware source that requires a checksum', () => {
+  const sources = {
+    talosImages: [],
+    firmwareSources: ['https://fw.plant.example', 'https://open.plant.example'],
+    firmwareChecksumRequired: ['https://fw.plant.example'],
+  };
+  const checksum = `sha256:${'ab'.repeat(32)}`;
+
+  it('refuses a request without one with 400, naming the source', () => {
+    expect(() =>
+      checkInstallSource(sources, {
+        firmware: { imageURI: 'https://fw.plant.example/bios.bin' },
+      }),
+    ).toThrow(
+      /the firmware source https:\/\/fw\.plant\.example requires a checksum .*\(servers\.upgrades\.firmwareSources\)/,
+    );
+  });
+
+  it('takes it with one, and another source without', () => {
+    expect(() =>
+      checkInstallSource(sources, {
+        firmware: { imageURI: 'https://fw.plant.example/bios.bin', checksum },
+      }),
+    ).not.toThrow();
+    expect(() =>
+      checkInstallSource(sources, {
+        firmware: { imageURI: 'https://open.plant.example/bios.bin' },
+      }),
+    ).not.toThrow();
+  });
+
+  it.each([
+    `sha256:${'AB'.repeat(32)}`,
+    `sha256:${'ab'.repeat(31)}`,
+    `md5:${'ab'.repeat(16)}`,
+  ])('refuses the checksum %j whatever the source', bad => {
+    expect(() =>
+      checkInstallSource(sources, {
+        firmware: {
+          imageURI: 'https://open.plant.example/b.bin',
+          checksum: bad,
+        },
+      }),
+    ).toThrow(/is not sha256:<64 lowercase hex digits>/);
   });
 });

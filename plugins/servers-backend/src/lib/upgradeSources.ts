@@ -9,7 +9,8 @@ import type { Config } from '@backstage/config';
 import { InputError } from '@backstage/errors';
 import {
   isImagePrefix,
-  parseFirmwareSource,
+  parseFirmwareSourceEntry,
+  whyFirmwareChecksumMissing,
   whyFirmwareSourceRefused,
   whyUpgradeImageRefused,
 } from '@rackside/plugin-servers-common';
@@ -20,12 +21,18 @@ export interface UpgradeSources {
   talosImages: readonly string[];
   /** `servers.upgrades.firmwareSources`: https origins (whyFirmwareSourceRefused). */
   firmwareSources: readonly string[];
+  /**
+   * Those of them written `{origin, checksumRequired: true}`: a request for an image from
+   * them without a checksum is refused (whyFirmwareChecksumMissing).
+   */
+  firmwareChecksumRequired?: readonly string[];
 }
 
 /** Nothing allowed: every upgrade and firmware update is refused, naming the empty list. */
 export const NO_UPGRADE_SOURCES: UpgradeSources = {
   talosImages: [],
   firmwareSources: [],
+  firmwareChecksumRequired: [],
 };
 
 /** At most this many entries in each list (the refusal names them all). */
@@ -62,19 +69,51 @@ export function readUpgradeSources(config: Config): UpgradeSources {
       isImagePrefix,
       'is not an image prefix: a registry host, then whole repository components, ending with "/" (anything below) or ":" (any tag of that repository), e.g. factory.talos.dev/installer/',
     ),
-    firmwareSources: readList(
-      config,
-      'servers.upgrades.firmwareSources',
-      entry => parseFirmwareSource(entry) !== undefined,
-      'is not an https origin: https://host[:port] and nothing else (no user info, path or query), e.g. https://firmware.plant.example',
-    ),
+    ...readFirmwareSources(config),
+  };
+}
+
+/**
+ * `servers.upgrades.firmwareSources`: each entry an origin string, or
+ * `{origin, checksumRequired}` (servers-common parseFirmwareSourceEntry).
+ */
+function readFirmwareSources(
+  config: Config,
+): Pick<UpgradeSources, 'firmwareSources' | 'firmwareChecksumRequired'> {
+  const key = 'servers.upgrades.firmwareSources';
+  const raw = config.getOptional(key) ?? [];
+  if (!Array.isArray(raw)) {
+    throw new Error(`${key} is not a list`);
+  }
+  if (raw.length > MAX_UPGRADE_SOURCES) {
+    throw new Error(
+      `${key} holds ${raw.length} entries; at most ${MAX_UPGRADE_SOURCES}`,
+    );
+  }
+  const sources = raw.map((entry, i) => {
+    const source = parseFirmwareSourceEntry(entry);
+    if (!source) {
+      throw new Error(
+        `${key}[${i}] ${JSON.stringify(entry)?.slice(
+          0,
+          200,
+        )} is not an https origin: https://host[:port] and nothing else (no user info, path or query), e.g. https://firmware.plant.example, or {origin, checksumRequired} with such an origin`,
+      );
+    }
+    return source;
+  });
+  return {
+    firmwareSources: sources.map(s => s.origin),
+    firmwareChecksumRequired: sources
+      .filter(s => s.checksumRequired)
+      .map(s => s.origin),
   };
 }
 
 /** What a request installs: a Talos image, or a firmware image's URI (or neither). */
 export interface InstallRequest {
   upgrade?: { image: string };
-  firmware?: { imageURI: string };
+  firmware?: { imageURI: string; checksum?: string };
 }
 
 /**
@@ -102,5 +141,18 @@ export function checkInstallSource(
           : 'servers.upgrades.firmwareSources'
       })`,
     );
+  }
+  const required = new Set(sources.firmwareChecksumRequired ?? []);
+  const noChecksum =
+    request.firmware &&
+    whyFirmwareChecksumMissing(
+      request.firmware,
+      sources.firmwareSources.map(origin => ({
+        origin,
+        checksumRequired: required.has(origin),
+      })),
+    );
+  if (noChecksum) {
+    throw new InputError(`${noChecksum} (servers.upgrades.firmwareSources)`);
   }
 }

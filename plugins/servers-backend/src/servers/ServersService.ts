@@ -171,7 +171,7 @@ function targetOfAction(
     };
   }
   if (action === 'firmware') {
-    const { imageURI, targets, applyTime, ...rest } = body;
+    const { imageURI, targets, applyTime, version, checksum, ...rest } = body;
     if (!imageURI) {
       throw new InputError('imageURI is required for a firmware update');
     }
@@ -181,6 +181,8 @@ function targetOfAction(
         imageURI,
         ...(targets !== undefined ? { targets } : {}),
         ...(applyTime !== undefined ? { applyTime } : {}),
+        ...(version !== undefined ? { version } : {}),
+        ...(checksum !== undefined ? { checksum } : {}),
       },
     };
   }

@@ -529,4 +529,59 @@ describe('POST .../actions/firmware', () => {
       meta: { action: 'firmware', firmware: { imageURI: FIRMWARE } },
     });
   });
+  it('refuses 400 an image from a source that requires a checksum when the body has none; takes it with one, version and checksum into spec.firmware', async () => {
+    const cluster = bmcRack();
+    const { server } = await start(cluster, {
+      config: {
+        upgrades: {
+          ...UPGRADES,
+          firmwareSources: [
+            {
+              origin: 'https://firmware.plant.example',
+              checksumRequired: true,
+            },
+          ],
+        },
+      },
+    });
+    const without = await firmware(server, 'worker-1', { imageURI: FIRMWARE });
+    expect(without.status).toBe(400);
+    expect(without.body.error.message).toMatch(
+      /the firmware source https:\/\/firmware\.plant\.example requires a checksum/,
+    );
+    const upper = await firmware(server, 'worker-1', {
+      imageURI: FIRMWARE,
+      checksum: `sha256:${'AB'.repeat(32)}`,
+    });
+    expect(upper.status).toBe(400);
+    expect(upper.body.error.message).toMatch(/checksum must be sha256/);
+    expect(cluster.writes).toBe(0);
+    const checksum = `sha256:${'ab'.repeat(32)}`;
+    const ok = await firmware(server, 'worker-1', {
+      imageURI: FIRMWARE,
+      version: '2.19.1',
+      checksum,
+    });
+    expect(ok.status).toBe(201);
+    expect(cluster.created[0].spec.firmware).toEqual({
+      imageURI: FIRMWARE,
+      version: '2.19.1',
+      checksum,
+    });
+  });
+
+  it('answers 409 "already at" when the BMC\'s last reading reports the version for the targets; nothing written', async () => {
+    const cluster = bmcRack();
+    const { server } = await start(cluster);
+    const res = await firmware(server, 'worker-1', {
+      imageURI: FIRMWARE,
+      targets: ['BIOS'],
+      version: '2.18.0',
+    });
+    expect(res.status).toBe(409);
+    expect(res.body.error.message).toBe(
+      'firmware update of worker-1 refused: already at 2.18.0',
+    );
+    expect(cluster.writes).toBe(0);
+  });
 });

@@ -15,6 +15,7 @@ import {
   hardwareHealthRaise,
   isPowerVerb,
   nodeFactsFromNode,
+  firmwareAlreadyAt,
   talosVersionOfImage,
   talosVersionOfOsImage,
   whyForceRefused,
@@ -264,7 +265,21 @@ function whyChannelCannot(checked: Checked): string | undefined {
  * is nothing to do, and the operator would refuse it the same way.
  */
 function checkNotAlreadyThere(checked: Checked) {
-  const { command, node } = checked;
+  const { command, node, snap } = checked;
+  if (command.firmware) {
+    // A firmware update to the version the BMC's last reading reports for the targets
+    // (servers-common firmwareAlreadyAt, the rule the operator applies too).
+    const already = firmwareAlreadyAt(
+      command.firmware.version,
+      snap.bmcHealth.get(command.node)?.firmware,
+      command.firmware.targets,
+    );
+    if (already) {
+      throw new ConflictError(
+        `firmware update of ${command.node} refused: ${already}`,
+      );
+    }
+  }
   if (!command.upgrade) return;
   const target = talosVersionOfImage(command.upgrade.image);
   const running = talosVersionOfOsImage(node.status?.nodeInfo?.osImage);

@@ -816,6 +816,19 @@ export const spec = {
             enum: ['Immediate', 'OnReset'],
             description: 'firmware only: when the BMC applies the update',
           },
+          version: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 128,
+            description:
+              'firmware only: the version the image installs, as the FirmwareInventory reports it',
+          },
+          checksum: {
+            type: 'string',
+            pattern: '^sha256:[0-9a-f]{64}$',
+            description:
+              'firmware only: sha256 of the image; required for a source with checksumRequired',
+          },
         },
         required: ['reason'],
       },

@@ -48,4 +48,12 @@ export interface ActionRequestBody {
    * firmware only: when the BMC applies the update
    */
   applyTime?: 'Immediate' | 'OnReset';
+  /**
+   * firmware only: the version the image installs, as the FirmwareInventory reports it
+   */
+  version?: string;
+  /**
+   * firmware only: sha256 of the image; required for a source with checksumRequired
+   */
+  checksum?: string;
 }
