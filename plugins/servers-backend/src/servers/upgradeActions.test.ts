@@ -563,10 +563,8 @@ describe('POST .../actions/firmware', () => {
       checksum,
     });
     expect(ok.status).toBe(201);
-    expect(cluster.created[0].spec.firmware).toEqual({
-      imageURI: FIRMWARE,
-      version: '2.19.1',
-      checksum,
+    expect(cluster.created[0].spec).toMatchObject({
+      firmware: { imageURI: FIRMWARE, version: '2.19.1', checksum },
     });
   });
 
