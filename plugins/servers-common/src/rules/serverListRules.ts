@@ -4,6 +4,7 @@
  * the rows it holds: one function each, so a window and the table cannot disagree on
  * which servers match or in which order they come.
  */
+import { compareTalosVersions } from './talosVersionOrder';
 
 /** The columns the Servers table sorts by (as its headers name them). */
 export const SERVER_SORT_KEYS = [
@@ -12,6 +13,7 @@ export const SERVER_SORT_KEYS = [
   'ready',
   'phase',
   'health',
+  'talos',
 ] as const;
 /** A column the Servers table sorts by. */
 export type ServerSortKey = (typeof SERVER_SORT_KEYS)[number];
@@ -29,6 +31,8 @@ export interface ServerOrderFields {
   maintenance?: { phase: string };
   /** The BMC's health reading, if the node has a ServerBMC that was read. */
   health?: { rollup: string };
+  /** The Talos version the Node reports (`v1.12.0`), if it names one. */
+  talosVersion?: string;
 }
 
 /** The order of the Health column, ascending: the worst first, no reading last. */
@@ -100,8 +104,9 @@ function sortValue(server: ServerOrderFields, key: ServerSortKey): string {
 /**
  * The table's order of two servers by a column (`ready`: not ready first, ascending;
  * `phase`: servers without a maintenance first; `health`: Critical, Warning, Unknown,
- * OK, then servers without a reading, ascending), ties broken by name,
- * ascending whatever the direction. For `Array.prototype.sort`.
+ * OK, then servers without a reading, ascending; `talos`: by version, v1.9.0 before
+ * v1.12.0 (compareTalosVersions), servers without one last in either direction), ties
+ * broken by name, ascending whatever the direction. For `Array.prototype.sort`.
  */
 export function compareServers(
   a: ServerOrderFields,
@@ -109,6 +114,17 @@ export function compareServers(
   key: ServerSortKey,
   direction: ServerSortDirection,
 ): number {
+  if (key === 'talos') {
+    // Servers without a version last, in either direction: they are not on the scale.
+    const [va, vb] = [a.talosVersion, b.talosVersion];
+    if (va === undefined || vb === undefined) {
+      if (va !== vb) return va === undefined ? 1 : -1;
+      return collate(a.name, b.name);
+    }
+    const c = compareTalosVersions(va, vb);
+    if (c !== 0) return direction === 'asc' ? c : -c;
+    return collate(a.name, b.name);
+  }
   if (key !== 'name') {
     const c = collate(sortValue(a, key), sortValue(b, key));
     if (c !== 0) return direction === 'asc' ? c : -c;

@@ -124,6 +124,10 @@ export interface ServersApi {
       maxParallel?: number;
       /** The plan's `gates.alerts`: the answer's `alerts` say what would hold it now. */
       alertGate?: PlanAlertGateInput;
+      /** An upgrade plan's installer image (required with intent upgrade). */
+      image?: string;
+      /** A firmware plan's image URI (required with intent firmware). */
+      imageURI?: string;
     } & PreflightOptions,
   ): Promise<PlanPreflightResponse>;
   /**

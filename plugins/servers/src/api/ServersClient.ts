@@ -174,12 +174,16 @@ export class ServersClient implements ServersApi {
       nodes: string[];
       maxParallel?: number;
       alertGate?: PlanAlertGateInput;
+      image?: string;
+      imageURI?: string;
     } & PreflightOptions,
   ): Promise<PlanPreflightResponse> {
     const params = new URLSearchParams({
       intent: query.intent,
       nodes: query.nodes.join(','),
     });
+    if (query.image !== undefined) params.set('image', query.image);
+    if (query.imageURI !== undefined) params.set('imageURI', query.imageURI);
     if (query.maxParallel !== undefined) {
       params.set('maxParallel', String(query.maxParallel));
     }

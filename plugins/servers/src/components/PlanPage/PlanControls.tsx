@@ -90,6 +90,9 @@ function useRenewalPreflight(
         ...(plan.drain?.deleteEmptyDirData ? { deleteEmptyDirData: true } : {}),
         ...(plan.drain?.force ? { force: true } : {}),
         ...(plan.drain?.allowNodeLocalData ? { allowNodeLocalData: true } : {}),
+        // What an upgrade or a firmware plan installs: its pre-flight is asked for it.
+        ...(plan.upgrade ? { image: plan.upgrade.image } : {}),
+        ...(plan.firmware ? { imageURI: plan.firmware.imageURI } : {}),
       })
       .then(
         p => live && setPreflight(p),

@@ -11,10 +11,21 @@ import { AppLink, useServersLinks } from '../ui/links';
 import { formatTime } from '../ui/maintenanceText';
 import { planPhaseColor } from '../ui/planText';
 
-/** Each node's step, in the order the plan takes them, with its maintenance. */
+/** "v1.11.3 → v1.12.0": a step's Talos versions, as far as they are known. */
+export function stepVersionsText(step: PlanResponse['nodes'][number]): string {
+  const { before, after } = step.talosVersion ?? {};
+  if (before === undefined && after === undefined) return '—';
+  return `${before ?? '?'} → ${after ?? '…'}`;
+}
+
+/**
+ * Each node's step, in the order the plan takes them, with its maintenance (and, in an
+ * upgrade plan, the Talos version before and after).
+ */
 export function PlanSteps(props: { cluster: string; plan: PlanResponse }) {
   const { cluster, plan } = props;
   const links = useServersLinks();
+  const upgrade = plan.intent === 'upgrade';
   return (
     <PageSection
       title="Servers, in the order they go"
@@ -29,6 +40,7 @@ export function PlanSteps(props: { cluster: string; plan: PlanResponse }) {
           <TableRow>
             <TableCell>Server</TableCell>
             <TableCell>Step</TableCell>
+            {upgrade && <TableCell>Talos</TableCell>}
             <TableCell>Maintenance</TableCell>
             <TableCell>Started</TableCell>
             <TableCell>Ended</TableCell>
@@ -50,6 +62,11 @@ export function PlanSteps(props: { cluster: string; plan: PlanResponse }) {
                   sx={chipLabelSx(planPhaseColor(step.phase))}
                 />
               </TableCell>
+              {upgrade && (
+                <TableCell data-testid={`plan-step-versions-${step.name}`}>
+                  {stepVersionsText(step)}
+                </TableCell>
+              )}
               <TableCell>
                 {step.maintenance && links.maintenance ? (
                   <AppLink to={links.maintenance(cluster, step.maintenance)}>

@@ -43,6 +43,11 @@ export function PlanSummary(props: { plan: PlanResponse }) {
         aria-label="plan progress"
         sx={{ mb: 2 }}
       />
+      {plan.versions && (
+        <Typography variant="body1" gutterBottom data-testid="plan-versions">
+          {plan.versions.text}
+        </Typography>
+      )}
       <Typography variant="body2">
         {`Rolling ${plan.intent} of ${plan.counts.total} server${
           plan.counts.total === 1 ? '' : 's'
@@ -50,6 +55,28 @@ export function PlanSummary(props: { plan: PlanResponse }) {
           plan.maxParallel
         } at a time (control-plane members one at a time).`}
       </Typography>
+      {plan.upgrade && (
+        <Typography
+          variant="body2"
+          sx={{ wordBreak: 'break-all' }}
+          data-testid="plan-image"
+        >
+          {'Installer image: '}
+          <code>{plan.upgrade.image}</code>
+          {plan.upgrade.stage ? ' (staged)' : ''}
+        </Typography>
+      )}
+      {plan.firmware && (
+        <Typography
+          variant="body2"
+          sx={{ wordBreak: 'break-all' }}
+          data-testid="plan-image-uri"
+        >
+          {'Firmware image: '}
+          <code>{plan.firmware.imageURI}</code>
+          {plan.firmware.applyTime === 'OnReset' ? ' (applied on reset)' : ''}
+        </Typography>
+      )}
       <Typography variant="body2">
         {`Requested by ${plan.requestedBy ?? 'unknown'}${
           plan.createdAt ? ` at ${formatTime(plan.createdAt)}` : ''

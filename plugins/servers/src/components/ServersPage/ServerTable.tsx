@@ -53,7 +53,12 @@ const HEADERS: {
   { label: 'Health', sort: 'health', width: '116px' },
   // The Talos version the Node reports ("v1.12.0"): what an upgrade changes. Not drawn
   // on a narrow page (ServerRow's TALOS_COLUMN_CLASS).
-  { label: 'Talos', width: '88px', className: TALOS_COLUMN_CLASS },
+  {
+    label: 'Talos',
+    sort: 'talos',
+    width: '100px',
+    className: TALOS_COLUMN_CLASS,
+  },
   // Actions: the rest; what does not fit is behind More actions (RowActions).
   { label: 'Actions' },
 ];

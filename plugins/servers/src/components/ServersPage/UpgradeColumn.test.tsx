@@ -57,6 +57,34 @@ describe('the Talos column', () => {
   });
 });
 
+describe('sorting by the Talos column', () => {
+  it('sorts by version, v1.9.0 before v1.12.0, servers without one last either way', async () => {
+    const api = fakeServersApi(
+      serverList([
+        server('a-none'),
+        server('b-12', { talosVersion: 'v1.12.0' }),
+        server('c-9', { talosVersion: 'v1.9.0' }),
+        server('d-11', { talosVersion: 'v1.11.3' }),
+      ]),
+    );
+    renderInTestApp(<ServersPage />, { apis: [[serversApiRef, api]] });
+    await waitFor(() => expect(rowsOf()).toHaveLength(4));
+    const order = () => rowsOf().map(r => r.getAttribute('data-node'));
+    const header = () =>
+      within(screen.getByRole('columnheader', { name: /Talos/ })).getByRole(
+        'button',
+      );
+    fireEvent.click(header());
+    await waitFor(() =>
+      expect(order()).toEqual(['c-9', 'd-11', 'b-12', 'a-none']),
+    );
+    fireEvent.click(header());
+    await waitFor(() =>
+      expect(order()).toEqual(['b-12', 'd-11', 'c-9', 'a-none']),
+    );
+  });
+});
+
 describe('the Upgrade and Firmware row actions', () => {
   it('are offered only where the list says the user may, and open their dialog with the row version', async () => {
     const api = rack();

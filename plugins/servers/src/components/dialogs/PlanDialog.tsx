@@ -17,8 +17,19 @@ import {
   PlanCeremony,
   PlanDrainOptions,
   PlanShapeFields,
+  TYPED_COUNT_VERB,
   type PlanDrainFlags,
 } from './PlanFields';
+import { InstallTargetField, useUpgradeSources } from './InstallTargetField';
+import {
+  installTargetOf,
+  isInstallAction,
+  sourcesOf,
+  withAllowedSource,
+  type InstallDraft,
+  type InstallTarget,
+} from './installTarget';
+import { usePlanIntents } from './usePlanIntents';
 import {
   PlanCreated,
   PlanErrorAlert,
@@ -34,10 +45,36 @@ import {
   type PlanAlertDraft,
 } from './PlanAlertFields';
 
+/** The plan body's part of what an upgrade or a firmware plan installs. */
+function installBodyOf(
+  intent: PlanIntent,
+  target: InstallTarget,
+): Pick<PlanRequestBody, 'upgrade' | 'firmware'> {
+  if (!target.ok) return {};
+  const { image, imageURI, applyTime } = target.body;
+  if (intent === 'upgrade' && image) return { upgrade: { image } };
+  if (intent === 'firmware' && imageURI) {
+    return { firmware: { imageURI, ...(applyTime ? { applyTime } : {}) } };
+  }
+  return {};
+}
+
+/** What the submit button says, by intent. */
+const START: Record<PlanIntent, string> = {
+  drain: 'Start rolling drain',
+  reboot: 'Start rolling reboot',
+  upgrade: 'Start rolling upgrade',
+  firmware: 'Start rolling firmware update',
+};
+
 /**
  * "Plan a rolling drain / reboot" of the selected servers: the plan pre-flight (per
  * node, per step, the estimate) and the ceremony (reason, acknowledgement, and for
- * reboots the number of servers typed). On success it links to the plan's page.
+ * reboots, upgrades and firmware updates the number of servers typed). An upgrade or a
+ * firmware update (offered where the user holds its permission) first asks what to
+ * install with the single server's picker (InstallTargetField); its pre-flight lists the
+ * servers already at the target, which the plan skips. On success it links to the plan's
+ * page.
  */
 export function PlanDialog(props: {
   cluster: string;
@@ -56,12 +93,41 @@ export function PlanDialog(props: {
   const [alertDraft, setAlertDraft] =
     useState<PlanAlertDraft>(EMPTY_ALERT_DRAFT);
   const alertGate = alertGateOf(alertDraft);
+  const intents = usePlanIntents();
+  // What an upgrade or a firmware plan installs: the single server's picker and rule.
+  const install = isInstallAction(intent) ? intent : undefined;
+  const sources = useUpgradeSources(intents.some(isInstallAction));
+  const allowed = install ? sourcesOf(install, sources.value) : [];
+  const [draftChosen, setDraft] = useState<InstallDraft>({
+    source: '',
+    rest: '',
+    applyTime: 'Immediate',
+  });
+  const draft = withAllowedSource(draftChosen, allowed);
+  const target: InstallTarget = install
+    ? installTargetOf(install, draft, allowed)
+    : { ok: false };
+  const installBody = installBodyOf(intent, target);
   const planPreflight = usePlanPreflight(cluster, {
     intent,
     nodes,
     maxParallel,
     drain,
     alertGate,
+    ...(install
+      ? {
+          install: target.ok
+            ? {
+                ...(installBody.upgrade
+                  ? { image: installBody.upgrade.image }
+                  : {}),
+                ...(installBody.firmware
+                  ? { imageURI: installBody.firmware.imageURI }
+                  : {}),
+              }
+            : false,
+        }
+      : {}),
   });
   const { preflight, acknowledged, setAcknowledged } = planPreflight;
   const [reason, setReason] = useState('');
@@ -76,7 +142,15 @@ export function PlanDialog(props: {
   const showOptions =
     anyOption || !!preflight?.nodes.some(n => n.refused.length > 0);
 
-  const countOk = intent !== 'reboot' || Number(typedCount) === nodes.length;
+  // The servers the plan acts on, as the pre-flight counts them (those already at an
+  // upgrade's target left out), for the intents that take machines down.
+  const expectedCount =
+    TYPED_COUNT_VERB[intent] !== undefined
+      ? preflight?.typedCount ?? nodes.length
+      : null;
+  const countOk =
+    expectedCount === null ||
+    (typedCount.trim() !== '' && Number(typedCount) === expectedCount);
   const hazard = hazardNodesOf(preflight);
   const canSubmit =
     !!preflight &&
@@ -99,11 +173,12 @@ export function PlanDialog(props: {
       intent,
       nodes,
       maxParallel,
+      ...installBody,
       ...alertFields,
       ...(anyOption ? { drain } : {}),
       reason,
       preflightToken: preflight.token,
-      ...(intent === 'reboot' ? { typedCount: Number(typedCount) } : {}),
+      ...(expectedCount !== null ? { typedCount: Number(typedCount) } : {}),
       ...(hazard.length > 0
         ? { typedNames: hazard.map(n => typedNames[n]?.trim() ?? '') }
         : {}),
@@ -138,10 +213,20 @@ export function PlanDialog(props: {
             </DialogContentText>
             <PlanShapeFields
               intent={intent}
+              intents={intents}
               onIntent={setIntent}
               maxParallel={maxParallel}
               onMaxParallel={setMaxParallel}
             />
+            {install && (
+              <InstallTargetField
+                action={install}
+                sources={sources}
+                draft={draft}
+                onChange={setDraft}
+                target={target}
+              />
+            )}
             <PlanPreflightStatus state={planPreflight} />
             <PlanAlertFields
               draft={alertDraft}
@@ -155,7 +240,7 @@ export function PlanDialog(props: {
             {preflight?.canProceed && (
               <PlanCeremony
                 intent={intent}
-                nodes={nodes}
+                expectedCount={expectedCount}
                 reason={reason}
                 setReason={setReason}
                 reasonError={
@@ -180,14 +265,12 @@ export function PlanDialog(props: {
         {!created && (
           <Button
             variant="contained"
-            color={intent === 'reboot' ? 'warning' : 'primary'}
+            color={intent === 'drain' ? 'primary' : 'warning'}
             disabled={!canSubmit}
             onClick={submit}
             data-testid="plan-submit"
           >
-            {intent === 'reboot'
-              ? 'Start rolling reboot'
-              : 'Start rolling drain'}
+            {START[intent]}
           </Button>
         )}
       </DialogActions>

@@ -23,10 +23,10 @@ export function PlanCreated(props: { cluster: string; created: string }) {
 
 /** Where the plan pre-flight is: being taken, failed, or replaced by the backend's. */
 export function PlanPreflightStatus(props: { state: PlanPreflightState }) {
-  const { preflight, loadError, changed } = props.state;
+  const { preflight, loadError, changed, waitingForTarget } = props.state;
   return (
     <>
-      {!preflight && !loadError && (
+      {!preflight && !loadError && !waitingForTarget && (
         <LinearProgress aria-label="loading the plan pre-flight" />
       )}
       {loadError && (

@@ -21,9 +21,33 @@ export interface PlanDrainFlags {
   allowNodeLocalData: boolean;
 }
 
+/** How each intent is offered in the plan dialog. */
+export const PLAN_INTENT_LABELS: Record<PlanIntent, string> = {
+  drain: 'Drain',
+  reboot: 'Reboot',
+  upgrade: 'Upgrade Talos',
+  firmware: 'Update firmware',
+};
+
+/** What the requester types the count of, by intent (null: no typed count). */
+export const TYPED_COUNT_VERB: Partial<Record<PlanIntent, string>> = {
+  reboot: 'reboot',
+  upgrade: 'upgrade',
+  firmware: 'update',
+};
+
+/** The hint under the typed count: what typing it confirms. */
+const COUNT_HINT: Partial<Record<PlanIntent, string>> = {
+  reboot: 'Rebooting',
+  upgrade: 'Upgrading',
+  firmware: 'Updating the firmware of',
+};
+
 /** The plan's shape: what each server goes through, and how many at a time. */
 export function PlanShapeFields(props: {
   intent: PlanIntent;
+  /** The intents offered, in order (those the user may ask). */
+  intents: readonly PlanIntent[];
   onIntent(intent: PlanIntent): void;
   maxParallel: number;
   onMaxParallel(n: number): void;
@@ -41,8 +65,14 @@ export function PlanShapeFields(props: {
           value={intent}
           onChange={e => props.onIntent(e.target.value as PlanIntent)}
         >
-          <FormControlLabel value="drain" control={<Radio />} label="Drain" />
-          <FormControlLabel value="reboot" control={<Radio />} label="Reboot" />
+          {props.intents.map(i => (
+            <FormControlLabel
+              key={i}
+              value={i}
+              control={<Radio />}
+              label={PLAN_INTENT_LABELS[i]}
+            />
+          ))}
         </RadioGroup>
       </FormControl>
       <TextField
@@ -108,12 +138,14 @@ export function PlanDrainOptions(props: {
 }
 
 /**
- * The ceremony before a plan starts: a reason, the acknowledgement, for reboots
- * the number of servers typed, and the name of each hazardous step's server.
+ * The ceremony before a plan starts: a reason, the acknowledgement, for reboots,
+ * upgrades and firmware updates the number of servers typed (those the plan acts on, as
+ * the pre-flight counts them), and the name of each hazardous step's server.
  */
 export function PlanCeremony(props: {
   intent: PlanIntent;
-  nodes: string[];
+  /** The number to type (the pre-flight's typedCount); null: none. */
+  expectedCount: number | null;
   reason: string;
   setReason(reason: string): void;
   reasonError?: string;
@@ -128,7 +160,7 @@ export function PlanCeremony(props: {
 }) {
   const {
     intent,
-    nodes,
+    expectedCount,
     reason,
     setReason,
     acknowledged,
@@ -163,10 +195,12 @@ export function PlanCeremony(props: {
         }
         label={ACKNOWLEDGEMENT}
       />
-      {intent === 'reboot' && (
+      {expectedCount !== null && (
         <TextField
           id={countId}
-          label={`Type the number of servers to reboot (${nodes.length})`}
+          label={`Type the number of servers to ${
+            TYPED_COUNT_VERB[intent] ?? intent
+          } (${expectedCount})`}
           value={typedCount}
           onChange={e => setTypedCount(e.target.value)}
           required
@@ -174,8 +208,10 @@ export function PlanCeremony(props: {
           error={typedCount !== '' && !countOk}
           helperText={
             typedCount !== '' && !countOk
-              ? `That is not ${nodes.length}.`
-              : 'Rebooting many servers is confirmed by typing how many.'
+              ? `That is not ${expectedCount}.`
+              : `${
+                  COUNT_HINT[intent] ?? 'Acting on'
+                } many servers is confirmed by typing how many.`
           }
           FormHelperTextProps={LIVE_HELPER_TEXT}
           inputProps={{

@@ -24,7 +24,18 @@ export function stepText(step: PlanPreflightStep): string {
   )}`;
 }
 
-/** The readable plan pre-flight: the estimate, each step, each node, the budgets. */
+/** What the drain estimate leaves out, by intent. */
+const ESTIMATE_NOTE: Partial<Record<PlanPreflightResponse['intent'], string>> =
+  {
+    reboot: ' (each reboot adds its machine’s boot time)',
+    upgrade: ' (each upgrade adds its install and boot time)',
+    firmware: ' (each update adds the BMC’s task and any reset)',
+  };
+
+/**
+ * The readable plan pre-flight: the estimate, the servers already at an upgrade's target
+ * (skipped), each step, each node, the budgets.
+ */
 export function PlanPreflightView(props: { preflight: PlanPreflightResponse }) {
   const p = props.preflight;
   return (
@@ -38,12 +49,21 @@ export function PlanPreflightView(props: { preflight: PlanPreflightResponse }) {
           p.steps.length
         } step${p.steps.length === 1 ? '' : 's'}, about ${durationText(
           p.estimate.seconds,
-        )} of draining in all${
-          p.intent === 'reboot'
-            ? ' (each reboot adds its machine’s boot time)'
-            : ''
-        }.`}
+        )} of draining in all${ESTIMATE_NOTE[p.intent] ?? ''}.`}
       </Typography>
+      {p.skipped && p.skipped.length > 0 && (
+        <Alert severity="info" sx={{ mb: 2 }} data-testid="plan-skipped">
+          <AlertTitle>{`Already there: ${p.skipped.length} skipped`}</AlertTitle>
+          <Box component="ul" m={0} pl={2}>
+            {p.skipped.map(s => (
+              <li key={s.node} data-testid={`plan-skipped-${s.node}`}>
+                {`${s.node}: ${s.reason}`}
+              </li>
+            ))}
+          </Box>
+          Nothing is asked of them: no step, no place among those at a time.
+        </Alert>
+      )}
       {p.blockers.length > 0 && (
         <Alert severity="error" sx={{ mb: 2 }} data-testid="plan-blockers">
           <AlertTitle>The plan cannot start as it is</AlertTitle>

@@ -16,6 +16,11 @@ export interface PlanShape {
   drain: PlanDrainFlags;
   /** The alert gate the plan carries: the pre-flight says which alerts hold it now. */
   alertGate?: PlanAlertGateInput;
+  /**
+   * What an upgrade (`image`) or a firmware plan (`imageURI`) installs; `false` while an
+   * installing intent has no allowed target yet (no pre-flight is taken until it has).
+   */
+  install?: { image?: string; imageURI?: string } | false;
 }
 
 export interface PlanPreflightState {
@@ -23,6 +28,8 @@ export interface PlanPreflightState {
   preflight?: PlanPreflightResponse;
   /** Taking the pre-flight failed: the sentence to show. */
   loadError?: string;
+  /** An upgrade or firmware plan without a target yet: no pre-flight is taken. */
+  waitingForTarget: boolean;
   acknowledged: boolean;
   setAcknowledged(value: boolean): void;
   /** The backend said the impact changed and sent this one instead. */
@@ -41,8 +48,11 @@ export function usePlanPreflight(
   cluster: string,
   shape: PlanShape,
 ): PlanPreflightState {
-  const { intent, nodes, maxParallel, drain, alertGate } = shape;
+  const { intent, nodes, maxParallel, drain, alertGate, install } = shape;
   const alertGateKey = alertGate ? JSON.stringify(alertGate) : '';
+  const waitingForTarget = install === false;
+  const image = install ? install.image : undefined;
+  const imageURI = install ? install.imageURI : undefined;
   const api = useApi(serversApiRef);
   const [preflight, setPreflight] = useState<PlanPreflightResponse>();
   const [loadError, setLoadError] = useState<string>();
@@ -56,6 +66,7 @@ export function usePlanPreflight(
     setLoadError(undefined);
     setAcknowledged(false);
     setChanged(false);
+    if (waitingForTarget) return undefined;
     api
       .planPreflight(cluster, {
         intent,
@@ -64,6 +75,8 @@ export function usePlanPreflight(
         // Only the options that are on, as the single pre-flight asks.
         ...Object.fromEntries(Object.entries(drain).filter(([, on]) => on)),
         ...(alertGateKey ? { alertGate: JSON.parse(alertGateKey) } : {}),
+        ...(image !== undefined ? { image } : {}),
+        ...(imageURI !== undefined ? { imageURI } : {}),
       })
       .then(
         p => !cancelled && setPreflight(p),
@@ -72,7 +85,18 @@ export function usePlanPreflight(
     return () => {
       cancelled = true;
     };
-  }, [api, cluster, intent, maxParallel, nodesKey, drain, alertGateKey]);
+  }, [
+    api,
+    cluster,
+    intent,
+    maxParallel,
+    nodesKey,
+    drain,
+    alertGateKey,
+    waitingForTarget,
+    image,
+    imageURI,
+  ]);
 
   const replace = (next: PlanPreflightResponse) => {
     setPreflight(next);
@@ -83,6 +107,7 @@ export function usePlanPreflight(
   return {
     preflight,
     loadError,
+    waitingForTarget,
     acknowledged,
     setAcknowledged,
     changed,

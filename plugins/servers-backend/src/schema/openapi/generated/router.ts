@@ -1853,7 +1853,8 @@ export const spec = {
             name: 'sort',
             in: 'query',
             required: false,
-            description: 'name, role, ready, phase or health.',
+            description:
+              'name, role, ready, phase, health or talos (by version, v1.9.0 before v1.12.0; servers without one last).',
             schema: {
               type: 'string',
             },

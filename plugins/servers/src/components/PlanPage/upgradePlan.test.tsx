@@ -1,0 +1,76 @@
+/*
+ * The page of an upgrade plan (issue 47): "N of M at vX", the installer image, and each
+ * server's Talos version before and after.
+ */
+import '@testing-library/jest-dom';
+import { screen } from '@testing-library/react';
+import { fakeServersApi, serverList } from '../../testing/fixtures';
+import { plan, renderWithApi } from '../../__testUtils__/plans';
+import { PlanPage } from './PlanPage';
+
+const IMAGE = 'factory.talos.dev/installer/abc123:v1.12.0';
+
+describe('the page of an upgrade plan', () => {
+  it('says how many run the target, the image, and each server before and after', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getPlan.mockResolvedValue(
+      plan({
+        name: 'upgrade-plan-1',
+        intent: 'upgrade',
+        upgrade: { image: IMAGE },
+        versions: {
+          target: 'v1.12.0',
+          atTarget: 2,
+          total: 3,
+          text: '2 of 3 at v1.12.0',
+        },
+        nodes: [
+          {
+            name: 'worker-1',
+            controlPlane: false,
+            phase: 'Done',
+            talosVersion: { before: 'v1.11.3', after: 'v1.12.0' },
+          },
+          {
+            name: 'worker-2',
+            controlPlane: false,
+            phase: 'Skipped',
+            message: 'already at v1.12.0',
+            talosVersion: { before: 'v1.12.0', after: 'v1.12.0' },
+          },
+          {
+            name: 'worker-3',
+            controlPlane: false,
+            phase: 'Running',
+            talosVersion: { before: 'v1.11.3' },
+          },
+        ],
+      }),
+    );
+    await renderWithApi(<PlanPage cluster="rack" name="upgrade-plan-1" />, api);
+    expect(await screen.findByTestId('plan-versions')).toHaveTextContent(
+      '2 of 3 at v1.12.0',
+    );
+    expect(screen.getByTestId('plan-image')).toHaveTextContent(
+      `Installer image: ${IMAGE}`,
+    );
+    expect(screen.getByTestId('plan-step-versions-worker-1')).toHaveTextContent(
+      'v1.11.3 → v1.12.0',
+    );
+    expect(screen.getByTestId('plan-step-worker-2')).toHaveTextContent(
+      'already at v1.12.0',
+    );
+    expect(screen.getByTestId('plan-step-versions-worker-3')).toHaveTextContent(
+      'v1.11.3 → …',
+    );
+  });
+
+  it('shows no versions for a reboot plan', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getPlan.mockResolvedValue(plan());
+    await renderWithApi(<PlanPage cluster="rack" name="reboot-plan-1" />, api);
+    await screen.findByTestId('plan-phase');
+    expect(screen.queryByTestId('plan-versions')).toBeNull();
+    expect(screen.queryByTestId('plan-step-versions-worker-1')).toBeNull();
+  });
+});
