@@ -21,8 +21,11 @@
 //   "Immediate" (default) | "OnReset"}. ImageURI is required and https only. Targets holds
 //   FirmwareInventory members (Updateable ones) and at most one of the proxy's systems
 //   (/redfish/v1/Systems/<id>: whose Reset applies an OnReset update); no member named means
-//   every Updateable member. A body that breaks this is a 400 with a Redfish error body
-//   (`error.code`, `error.@Message.ExtendedInfo`), and no task.
+//   every Updateable member. Username and Password (DMTF's credentials for the image's
+//   source) are taken when both are strings, recorded with the request like every
+//   parameter (what a rack test checks arrived), and otherwise unused. A body that breaks
+//   this is a 400 with a Redfish error body (`error.code`, `error.@Message.ExtendedInfo`),
+//   and no task.
 // * Accepted: 202, `Location: /redfish/v1/TaskService/TaskMonitors/<n>`, the Task as body.
 //   The Task (/redfish/v1/TaskService/Tasks/<n>) is New for the first tenth of the task
 //   duration (default 1500 ms), then Running with PercentComplete, then Completed (TaskStatus
@@ -428,6 +431,18 @@ export function createUpdateService({ systems }) {
         `The value ${parameters.ImageURI} for the parameter ImageURI in the action ${action} is not an https URI.`,
         [parameters.ImageURI, 'ImageURI', action],
       );
+    for (const key of ['Username', 'Password'])
+      if (
+        parameters[key] !== undefined &&
+        (typeof parameters[key] !== 'string' ||
+          typeof parameters[key === 'Username' ? 'Password' : 'Username'] !==
+            'string')
+      )
+        return bad(
+          'Base.1.8.ActionParameterValueFormatError',
+          `The parameters Username and Password of ${action} are strings, given together.`,
+          [key, action],
+        );
     const checked = checkParameters(action, parameters);
     if (checked.refused) return checked.refused;
     return startTask({

@@ -8,9 +8,19 @@
  * inventory for all its systems, so each test names the version it expects from where the
  * one before left it.
  */
+import { CoreV1Api } from '@kubernetes/client-node';
+import { createHash, randomBytes } from 'node:crypto';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import {
+  serverBmcResource,
+  type ServerBMC,
+} from '@rackside/plugin-servers-common';
+import { ResourceClient } from '@rackside/plugin-servers-node';
 import type { Operator } from './operator';
 import { startOperatorRack, type OperatorRack } from './testing/operatorRack';
 import { powerRack, REDFISH_PROVIDER } from './testing/powerRack';
+import { selfSignedServingCertificate } from './webhook/certificates';
 
 jest.setTimeout(180_000);
 
@@ -227,5 +237,253 @@ describe('a firmware update', () => {
       version: '2.8.0',
     });
     expect(await simpleUpdates()).toHaveLength(sentBefore + 1);
+  });
+});
+
+/*
+ * A target version, checksums, a source's credentials and the ServerBMC's history
+ * (docs/upgrades.md, "Firmware updates"). The images the operator fetches itself (for a
+ * checksum, for a multipart push) come from a local https server with a throw-away CA
+ * the operator is given (--firmware-sources-ca-file); the rack's BMC never fetches.
+ */
+describe('a firmware update with a version, a checksum and source credentials', () => {
+  const PASSWORD = `pw-${randomBytes(12).toString('hex')}`;
+  const IMAGE_BYTES = randomBytes(200_000);
+  const IMAGE_SHA = `sha256:${createHash('sha256')
+    .update(IMAGE_BYTES)
+    .digest('hex')}`;
+  let images: https.Server;
+  let local: string;
+  const imageRequests: Array<{ path?: string; authorization?: string }> = [];
+  let bmcs: ResourceClient<ServerBMC>;
+
+  beforeAll(async () => {
+    const tls = await selfSignedServingCertificate(['127.0.0.1']);
+    images = https.createServer(
+      { cert: tls.certPem, key: tls.keyPem },
+      (req, res) => {
+        imageRequests.push({
+          path: req.url,
+          authorization: req.headers.authorization,
+        });
+        if (req.url?.startsWith('/bios-')) {
+          res.writeHead(200, { 'content-type': 'application/octet-stream' });
+          res.end(IMAGE_BYTES);
+          return;
+        }
+        res.writeHead(404).end();
+      },
+    );
+    await new Promise<void>(resolve => images.listen(0, '127.0.0.1', resolve));
+    local = `https://127.0.0.1:${(images.address() as AddressInfo).port}`;
+    bmcs = new ResourceClient<ServerBMC>(env.admin, serverBmcResource);
+    // The credentials Secret in the operator's namespace; one of the same name elsewhere
+    // (another namespace) holds other credentials and must never be read.
+    await env.secret('firmware-sources', {
+      'sources.json': JSON.stringify({
+        [SOURCE]: { username: 'fw-reader', password: PASSWORD },
+        [local]: { username: 'fw-reader', password: PASSWORD },
+        'https://evil.example': { username: 'x', password: 'elsewhere' },
+      }),
+    });
+    await env.core.createNamespacedSecret({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'firmware-sources', namespace: 'default' },
+        stringData: {
+          'sources.json': JSON.stringify({
+            [SOURCE]: { username: 'intruder', password: 'from-default' },
+          }),
+        },
+      },
+    });
+    // worker-2 was left cordoned by the failed update above.
+    await env.nodes.patch(
+      'worker-2',
+      { spec: { unschedulable: false } },
+      { type: 'strategic' },
+    );
+    await operator?.stop();
+    operator = await env.startReady({
+      identity: 'with-credentials',
+      drain: { initialBackoffMs: 200, maxBackoffMs: 1000 },
+      power: { rebootSeconds: 60, unansweredSeconds: 60, upgradeSeconds: 90 },
+      upgrades: {
+        imagePrefixes: [],
+        firmwareSources: [SOURCE, local],
+        firmwareChecksumRequired: [local],
+        firmwareSourceCredentialsSecret: 'firmware-sources',
+        firmwareSourceCaBundle: tls.caPem,
+      },
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await new Promise(resolve => images?.close(resolve));
+  });
+
+  /** Everything a user or an agent can read of a maintenance: its object and Events. */
+  async function readable(name: string): Promise<string> {
+    const events = await env.core.listNamespacedEvent({
+      namespace: 'default',
+      fieldSelector: `involvedObject.name=${name}`,
+    });
+    return JSON.stringify([
+      await env.nms.get(name),
+      events.items.map(e => e.message),
+    ]);
+  }
+
+  it('reaches the version: Complete, the credentials in SimpleUpdate only, the ServerBMC history written once', async () => {
+    const sentBefore = (await simpleUpdates()).length;
+    await env.create('fw-version', 'worker-1', 'firmware', {
+      firmware: {
+        imageURI: `${SOURCE}/bios-2.9.0.bin`,
+        targets: [BIOS],
+        version: '2.9.0',
+      },
+    });
+    const complete = await env.phaseIs('fw-version', 'Complete', 90_000);
+    expect(complete.status?.firmware?.after).toContainEqual({
+      id: BIOS,
+      name: 'Rack BIOS',
+      version: '2.9.0',
+    });
+    const sent = (await simpleUpdates()).slice(sentBefore);
+    expect(sent).toHaveLength(1);
+    expect(sent[0].body).toMatchObject({
+      ImageURI: `${SOURCE}/bios-2.9.0.bin`,
+      Username: 'fw-reader',
+      Password: PASSWORD,
+    });
+    // Never the Secret of another namespace: the code reads its own namespace only, and
+    // the operator's identity may not read Secrets elsewhere.
+    expect(JSON.stringify(sent)).not.toContain('from-default');
+    await expect(
+      env.operatorKc.makeApiClient(CoreV1Api).readNamespacedSecret({
+        name: 'firmware-sources',
+        namespace: 'default',
+      }),
+    ).rejects.toMatchObject({ code: 403 });
+    // Nowhere a user reads, nor in the operator's log.
+    expect(await readable('fw-version')).not.toContain(PASSWORD);
+    expect(env.logs.join('\n')).not.toContain(PASSWORD);
+    const bmc = await env.waitFor(
+      'the history entry of fw-version',
+      async () => {
+        const read = await bmcs.get('worker-1');
+        return (
+          read.status?.firmwareHistory?.some(
+            h => h.maintenance === 'fw-version',
+          ) && read
+        );
+      },
+    );
+    const entries = bmc.status!.firmwareHistory!.filter(
+      h => h.maintenance === 'fw-version',
+    );
+    expect(entries).toEqual([
+      {
+        at: expect.any(String),
+        maintenance: 'fw-version',
+        uid: complete.metadata.uid,
+        imageURI: `${SOURCE}/bios-2.9.0.bin`,
+        result: 'Complete',
+        components: [{ id: BIOS, before: '2.8.0', after: '2.9.0' }],
+      },
+    ]);
+    expect(JSON.stringify(bmc.status)).not.toContain(PASSWORD);
+  });
+
+  it('is Refused "already at" when the BMC reports the version, sending nothing', async () => {
+    const sentBefore = (await simpleUpdates()).length;
+    await env.create('fw-already', 'worker-2', 'firmware', {
+      firmware: {
+        imageURI: `${SOURCE}/bios-2.9.0.bin`,
+        targets: [BIOS],
+        version: '2.9.0',
+      },
+    });
+    const refused = await env.phaseIs('fw-already', 'Refused', 60_000);
+    expect(refused.status?.message).toMatch(
+      /firmware update of worker-2 refused: already at 2\.9\.0 \(the BMC's (last health reading|FirmwareInventory) reports it/,
+    );
+    expect(refused.status?.power?.firmware).toBeUndefined();
+    expect(await simpleUpdates()).toHaveLength(sentBefore);
+  });
+
+  it('refuses an image whose checksum is another before anything is sent, naming both; fetched with the source credentials', async () => {
+    const sentBefore = (await updateRequests()).count;
+    const asked = `sha256:${'0'.repeat(64)}`;
+    await env.create('fw-checksum', 'worker-2', 'firmware', {
+      firmware: {
+        imageURI: `${local}/bios-3.0.0.bin`,
+        targets: [BIOS],
+        checksum: asked,
+      },
+    });
+    const refused = await env.phaseIs('fw-checksum', 'Refused', 60_000);
+    expect(refused.status?.message).toContain(
+      `the checksum of ${local}/bios-3.0.0.bin is ${IMAGE_SHA}, not ${asked}`,
+    );
+    expect(refused.status?.power?.firmware).toBeUndefined();
+    expect((await updateRequests()).count).toBe(sentBefore);
+    expect(imageRequests.at(-1)).toEqual({
+      path: '/bios-3.0.0.bin',
+      authorization: `Basic ${Buffer.from(`fw-reader:${PASSWORD}`).toString(
+        'base64',
+      )}`,
+    });
+    expect(await readable('fw-checksum')).not.toContain(PASSWORD);
+    await env.nodes.patch(
+      'worker-2',
+      { spec: { unschedulable: false } },
+      { type: 'strategic' },
+    );
+  });
+
+  it('refuses an image from a source requiring a checksum without one, at admission: nothing fetched, drained or sent', async () => {
+    const fetched = imageRequests.length;
+    await env.create('fw-no-checksum', 'worker-2', 'firmware', {
+      firmware: { imageURI: `${local}/bios-3.0.0.bin`, targets: [BIOS] },
+    });
+    const refused = await env.phaseIs('fw-no-checksum', 'Refused', 60_000);
+    expect(refused.status?.message).toMatch(/requires a checksum/);
+    expect(await env.unschedulable('worker-2')).toBe(false);
+    expect(imageRequests).toHaveLength(fetched);
+  });
+
+  it('uploads, to a BMC that takes only a multipart push, the very bytes whose checksum matched', async () => {
+    await control('/health/update', { pushOnly: true });
+    try {
+      await env.create('fw-push', 'worker-2', 'firmware', {
+        firmware: {
+          imageURI: `${local}/bios-3.1.0.bin`,
+          targets: [BIOS],
+          checksum: IMAGE_SHA,
+          version: '3.1.0',
+        },
+      });
+      const complete = await env.phaseIs('fw-push', 'Complete', 90_000);
+      expect(complete.status?.firmware?.after).toContainEqual({
+        id: BIOS,
+        name: 'Rack BIOS',
+        version: '3.1.0',
+      });
+      const pushes = (await updateRequests()).requests.filter(
+        r =>
+          r.method === 'POST' && r.path === '/redfish/v1/UpdateService/upload',
+      );
+      expect(pushes.at(-1)?.body.UpdateFile).toEqual({
+        fileName: 'bios-3.1.0.bin',
+        bytes: IMAGE_BYTES.length,
+      });
+      // Fetched twice: once to check before recording, once for the upload (checked again).
+      expect(
+        imageRequests.filter(r => r.path === '/bios-3.1.0.bin'),
+      ).toHaveLength(2);
+    } finally {
+      await control('/health/update', { pushOnly: false });
+    }
   });
 });
