@@ -133,7 +133,7 @@ export function upgradeSeconds(ports: MachinePorts): number {
 }
 
 /** How often a node back with a new boot is asked its version again while it is not judged. */
-export const VERSION_RECHECK_MS = 5_000;
+const VERSION_RECHECK_MS = 5_000;
 
 /** The most of Talos's error quoted in a message (the rest is in the operator's log). */
 const TALOS_ERROR_CHARS = 300;
