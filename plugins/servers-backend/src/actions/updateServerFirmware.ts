@@ -26,7 +26,14 @@ export function registerUpdateServerFirmwareAction(
       description:
         "Drains a server, then asks its BMC (Redfish UpdateService) to fetch and install a firmware image and reset; done when the BMC's firmware inventory reports a new version. Takes the token of a firmware pre-flight the caller reviewed (it shows the inventory as last read) and the node name typed out; refused when the image URI's origin is outside the deployment's allowed sources (servers.upgrades.firmwareSources), when the power channel is not a BMC's, or when it would drop the control plane below quorum.",
       attributes: { destructive: true, idempotent: false },
-      fields: [...PREFLIGHT_REQUEST_FIELDS, 'imageURI', 'targets', 'applyTime'],
+      fields: [
+        ...PREFLIGHT_REQUEST_FIELDS,
+        'imageURI',
+        'targets',
+        'applyTime',
+        'version',
+        'checksum',
+      ],
     },
     policy,
   );
