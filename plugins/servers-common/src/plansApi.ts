@@ -191,12 +191,15 @@ export interface PlanPreflightResponse {
   image?: string;
   /** A firmware plan's image URI (the pre-flight's `imageURI`); the token binds it. */
   imageURI?: string;
+  /** A firmware plan's version (the pre-flight's `version`); the token binds it. */
+  version?: string;
   /** Every node's impact, in the order they go (the skipped ones are not among them). */
   nodes: PlanNodeImpact[];
   /**
-   * The nodes of an upgrade plan already at its target, Skipped up front by the same rule
-   * the operator applies (`alreadyAtTarget`): no step, no place among the maxParallel, no
-   * quorum effect, not in the typed count.
+   * The nodes already at the plan's target, Skipped up front by the rules the operator
+   * applies (an upgrade: `alreadyAtTarget`, the Node's osImage; a firmware plan with a
+   * version: `firmwareAlreadyAtTarget`, the BMC's last health reading): no step, no place
+   * among the maxParallel, no quorum effect, not in the typed count.
    */
   skipped?: PlanSkippedNode[];
   steps: PlanPreflightStep[];

@@ -110,10 +110,18 @@ function readFirmwareSources(
   };
 }
 
-/** What a request installs: a Talos image, or a firmware image's URI (or neither). */
+/**
+ * What a request installs: a Talos image, or a firmware image's URI (with its checksum,
+ * the version it installs and the components it targets, when given), or neither.
+ */
 export interface InstallRequest {
   upgrade?: { image: string };
-  firmware?: { imageURI: string; checksum?: string };
+  firmware?: {
+    imageURI: string;
+    checksum?: string;
+    version?: string;
+    targets?: readonly string[];
+  };
 }
 
 /**

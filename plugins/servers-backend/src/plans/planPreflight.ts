@@ -6,7 +6,10 @@
 import { InputError } from '@backstage/errors';
 import {
   alreadyAtTarget,
+  firmwareAlreadyAtTarget,
+  HEALTH_LIMITS,
   isPowerVerb,
+  MAX_FIRMWARE_TARGETS,
   MAX_FIRMWARE_URI_LENGTH,
   MAX_IMAGE_REFERENCE_LENGTH,
   MAX_PLAN_NODES,
@@ -51,6 +54,7 @@ export function planDigest(impact: PlanPreflightImpact): string {
         // What an upgrade or a firmware plan installs, and the nodes it skips for it.
         image: impact.image,
         imageURI: impact.imageURI,
+        version: impact.version,
         skipped: (impact.skipped ?? []).map(n => n.node),
         nodes: impact.nodes.map(n => [n.step, impactDigest(n)]),
       }),
@@ -173,20 +177,39 @@ export function requestedPlanNodes(
 /** What a plan's spec installs, as its pre-flight is asked for it. */
 export function installOfPlan(spec: {
   upgrade?: { image: string };
-  firmware?: { imageURI: string };
+  firmware?: {
+    imageURI: string;
+    checksum?: string;
+    version?: string;
+    targets?: string[];
+  };
 }): InstallRequest {
+  const { firmware } = spec;
   return {
     ...(spec.upgrade ? { upgrade: { image: spec.upgrade.image } } : {}),
-    ...(spec.firmware
-      ? { firmware: { imageURI: spec.firmware.imageURI } }
+    ...(firmware
+      ? {
+          firmware: {
+            imageURI: firmware.imageURI,
+            ...(firmware.checksum !== undefined
+              ? { checksum: firmware.checksum }
+              : {}),
+            ...(firmware.version !== undefined
+              ? { version: firmware.version }
+              : {}),
+            ...(firmware.targets ? { targets: firmware.targets } : {}),
+          },
+        }
       : {}),
   };
 }
 
 /**
- * The nodes of an upgrade plan the operator Skips up front, with its words: those whose
- * Node already names the target (servers-common's `alreadyAtTarget`, the rule the
- * operator resolves a plan with). None for any other intent.
+ * The nodes of a plan the operator Skips up front, with its words, by the rules it
+ * resolves a plan with: an upgrade's nodes whose Node already names the target
+ * (`alreadyAtTarget`), a firmware plan's (with a version) whose BMC's last health
+ * reading already reports it for the targets (`firmwareAlreadyAtTarget`). None for any
+ * other plan.
  */
 export function skippedUpFront(
   snap: ClusterSnapshot,
@@ -195,10 +218,24 @@ export function skippedUpFront(
   planned: ReadonlyArray<{ name: string }>,
 ): PlanSkippedNode[] {
   const target = planUpgradeTarget({ intent, upgrade: install.upgrade });
-  if (target === undefined) return [];
+  const firmware = install.firmware && {
+    intent,
+    firmware: {
+      ...install.firmware,
+      targets: install.firmware.targets && [...install.firmware.targets],
+    },
+  };
   return planned.flatMap(n => {
-    const node = snap.nodes.find(x => x.metadata?.name === n.name);
-    const reason = alreadyAtTarget(target, node?.status?.nodeInfo?.osImage);
+    let reason: string | undefined;
+    if (target !== undefined) {
+      const node = snap.nodes.find(x => x.metadata?.name === n.name);
+      reason = alreadyAtTarget(target, node?.status?.nodeInfo?.osImage);
+    } else if (firmware) {
+      reason = firmwareAlreadyAtTarget(
+        firmware,
+        snap.bmcHealth.get(n.name)?.firmware,
+      );
+    }
     return reason ? [{ node: n.name, reason }] : [];
   });
 }
@@ -303,6 +340,9 @@ export async function computePlanPreflight(
     maxParallel,
     ...(install.upgrade ? { image: install.upgrade.image } : {}),
     ...(install.firmware ? { imageURI: install.firmware.imageURI } : {}),
+    ...(install.firmware?.version !== undefined
+      ? { version: install.firmware.version }
+      : {}),
     nodes: impacts,
     ...(skipped.length > 0 ? { skipped } : {}),
     steps: planSteps,
@@ -434,11 +474,74 @@ function planInstallQueryOr400(
     }
     values[field] = value;
   }
-  if (values.image !== undefined) return { upgrade: { image: values.image } };
   if (values.imageURI !== undefined) {
-    return { firmware: { imageURI: values.imageURI } };
+    return {
+      firmware: { imageURI: values.imageURI, ...firmwareQueryOr400(query) },
+    };
   }
+  for (const field of ['version', 'targets', 'checksum']) {
+    if (query[field] !== undefined) {
+      throw new InputError(
+        `${field} goes only with intent firmware, not ${intent}`,
+      );
+    }
+  }
+  if (values.image !== undefined) return { upgrade: { image: values.image } };
   return {};
+}
+
+/**
+ * A firmware plan pre-flight's `version` (what the image installs: the servers already at
+ * it are skipped), `targets` (comma-separated FirmwareInventory members) and `checksum`
+ * (a source that requires one is refused without it, as the plan would be), all optional.
+ */
+function firmwareQueryOr400(query: Record<string, unknown>): {
+  version?: string;
+  targets?: string[];
+  checksum?: string;
+} {
+  const { version, targets, checksum } = query;
+  if (
+    checksum !== undefined &&
+    (typeof checksum !== 'string' || checksum.length > 128)
+  ) {
+    throw new InputError('checksum must be one string of sha256:<64 hex>');
+  }
+  const max = HEALTH_LIMITS.firmwareVersion;
+  if (
+    version !== undefined &&
+    (typeof version !== 'string' ||
+      version.length === 0 ||
+      version.length > max)
+  ) {
+    throw new InputError(
+      `version must be one string of 1 to ${max} characters`,
+    );
+  }
+  let list: string[] | undefined;
+  if (targets !== undefined) {
+    list =
+      typeof targets === 'string'
+        ? targets
+            .split(',')
+            .map(t => t.trim())
+            .filter(Boolean)
+        : [];
+    if (
+      list.length === 0 ||
+      list.length > MAX_FIRMWARE_TARGETS ||
+      list.some(t => t.length > 512)
+    ) {
+      throw new InputError(
+        `targets must name 1 to ${MAX_FIRMWARE_TARGETS} components, comma-separated`,
+      );
+    }
+  }
+  return {
+    ...(typeof version === 'string' ? { version } : {}),
+    ...(list ? { targets: list } : {}),
+    ...(typeof checksum === 'string' ? { checksum } : {}),
+  };
 }
 
 /** The rung each node of a plan pre-flight puts its step on: what the plan records. */

@@ -483,6 +483,87 @@ describe('an upgrade plan', () => {
 });
 
 describe('a firmware plan', () => {
+  it('with a version: the pre-flight skips the servers whose BMC already reports it for the targets', async () => {
+    const cluster = rack('redfish');
+    const bios = (version: string) =>
+      ({
+        firmware: [
+          { name: 'BIOS', version, updateable: true },
+          { name: 'iDRAC', version: '7.00.00', updateable: true },
+        ],
+      } as any);
+    cluster.bmcHealth.set('worker-1', bios('2.19.1'));
+    cluster.bmcHealth.set('worker-2', bios('2.18.0'));
+    const { server } = await start(cluster);
+    const query = `${firmwareQuery(
+      'worker-1,worker-2,worker-3',
+    )}&version=2.19.1&targets=BIOS`;
+    const res = await preflight(server, query);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      version: '2.19.1',
+      skipped: [{ node: 'worker-1', reason: 'already at 2.19.1' }],
+      typedCount: 2,
+    });
+    expect(res.body.nodes.map((n: any) => n.node)).toEqual([
+      'worker-2',
+      'worker-3',
+    ]);
+    const created = await createWith(server, query, {
+      intent: 'firmware',
+      nodes: ['worker-1', 'worker-2', 'worker-3'],
+      firmware: { imageURI: FIRMWARE, version: '2.19.1', targets: ['BIOS'] },
+    });
+    expect(created.status).toBe(201);
+    expect(cluster.createdPlans[0].spec.firmware).toEqual({
+      imageURI: FIRMWARE,
+      version: '2.19.1',
+      targets: ['BIOS'],
+    });
+    // version and targets go with a firmware plan only.
+    expect(
+      (await preflight(server, `${upgradeQuery('worker-1')}&version=2.19.1`))
+        .status,
+    ).toBe(400);
+  });
+
+  it('from a source that requires a checksum: 400 without one (pre-flight and plan), taken with one', async () => {
+    const cluster = rack('redfish');
+    const { server } = await start(cluster, {
+      config: {
+        upgrades: {
+          ...UPGRADES,
+          firmwareSources: [
+            {
+              origin: 'https://firmware.plant.example',
+              checksumRequired: true,
+            },
+          ],
+        },
+      },
+    });
+    const pre = await preflight(server, firmwareQuery('worker-1'));
+    expect(pre.status).toBe(400);
+    expect(pre.body.error.message).toContain('requires a checksum');
+    const checksum = `sha256:${'ab'.repeat(32)}`;
+    const query = `${firmwareQuery('worker-1')}&checksum=${checksum}`;
+    const without = await createWith(server, query, {
+      intent: 'firmware',
+      nodes: ['worker-1'],
+      firmware: { imageURI: FIRMWARE },
+    });
+    expect(without.status).toBe(400);
+    expect(without.body.error.message).toContain('requires a checksum');
+    expect(cluster.writes).toBe(0);
+    const res = await createWith(server, query, {
+      intent: 'firmware',
+      nodes: ['worker-1'],
+      firmware: { imageURI: FIRMWARE, checksum },
+    });
+    expect(res.status).toBe(201);
+    expect(cluster.createdPlans[0].spec.firmware).toMatchObject({ checksum });
+  });
+
   it('creates the plan with spec.firmware on a redfish channel', async () => {
     const cluster = rack('redfish');
     const { server } = await start(cluster);

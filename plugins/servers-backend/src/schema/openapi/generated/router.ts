@@ -970,6 +970,11 @@ export const spec = {
             description:
               "A firmware plan's image URI, as asked; the token binds it.",
           },
+          version: {
+            type: 'string',
+            description:
+              "A firmware plan's version, as asked; the token binds it.",
+          },
           nodes: {
             type: 'array',
             items: {
@@ -979,7 +984,7 @@ export const spec = {
           skipped: {
             type: 'array',
             description:
-              'The nodes of an upgrade plan already at its target ({node, reason: "already at v1.12.0"}), Skipped up front as the operator skips them: no step, no quorum effect, not in typedCount.',
+              "The nodes already at the plan's target ({node, reason: \"already at v1.12.0\"}): an upgrade's by their Node's osImage, a firmware plan's with a version by their BMC's last reading; Skipped up front as the operator skips them: no step, no quorum effect, not in typedCount.",
             items: {
               type: 'object',
               properties: {
@@ -2434,6 +2439,36 @@ export const spec = {
             required: false,
             description:
               "intent firmware only, and required there: the firmware image's https URI (its origin one of servers.upgrades.firmwareSources).",
+            schema: {
+              type: 'string',
+            },
+          },
+          {
+            name: 'version',
+            in: 'query',
+            required: false,
+            description:
+              "intent firmware only: the version the image installs; the servers whose BMC's last reading already reports it for the targets are skipped.",
+            schema: {
+              type: 'string',
+            },
+          },
+          {
+            name: 'targets',
+            in: 'query',
+            required: false,
+            description:
+              'intent firmware only, comma-separated FirmwareInventory members (as spec.firmware.targets).',
+            schema: {
+              type: 'string',
+            },
+          },
+          {
+            name: 'checksum',
+            in: 'query',
+            required: false,
+            description:
+              'intent firmware only: sha256:<64 hex> of the image; a source that requires one refuses the pre-flight without it, as it refuses the plan.',
             schema: {
               type: 'string',
             },

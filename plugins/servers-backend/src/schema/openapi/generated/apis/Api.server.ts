@@ -228,6 +228,9 @@ export type PreflightPlan = {
     intent: string;
     image?: string;
     imageURI?: string;
+    version?: string;
+    targets?: string;
+    checksum?: string;
     nodes?: string;
     maxParallel?: string;
     deleteEmptyDirData?: string;

@@ -21,9 +21,13 @@ export interface PlanPreflightResponse {
    * A firmware plan's image URI, as asked; the token binds it.
    */
   imageURI?: string;
+  /**
+   * A firmware plan's version, as asked; the token binds it.
+   */
+  version?: string;
   nodes: Array<{ [key: string]: any }>;
   /**
-   * The nodes of an upgrade plan already at its target ({node, reason: "already at v1.12.0"}), Skipped up front as the operator skips them: no step, no quorum effect, not in typedCount.
+   * The nodes already at the plan's target ({node, reason: "already at v1.12.0"}): an upgrade's by their Node's osImage, a firmware plan's with a version by their BMC's last reading; Skipped up front as the operator skips them: no step, no quorum effect, not in typedCount.
    */
   skipped?: Array<PlanPreflightResponseSkippedItem>;
   steps: Array<{ [key: string]: any }>;
