@@ -233,5 +233,7 @@ describe('notifications of the servers plugin', () => {
     expect(a.payload.description).toContain(
       '(members 3, quorum 2, ready 3, margin 1)',
     );
-  });
+    // Two backends start in this test: Jest's 5 s went by on a busy machine (the test
+    // command runs a rack lane beside these suites). The waits above are for events.
+  }, 30_000);
 });
