@@ -20,7 +20,7 @@ import {
 import { upgradeRequestSchema } from './resources/upgrade';
 import { MAX_IMAGE_REFERENCE_LENGTH } from './rules/upgradeSources';
 import {
-  FIRMWARE_CHECKSUM_PATTERN,
+  FIRMWARE_CHECKSUM,
   MAX_FIRMWARE_URI_LENGTH,
 } from './rules/firmwareSources';
 import { HEALTH_LIMITS } from './resources/serverBmc';
@@ -167,7 +167,7 @@ export const actionRequestBodySchema = z.object({
     ),
   checksum: z
     .string({ error: 'checksum must be a string' })
-    .regex(new RegExp(FIRMWARE_CHECKSUM_PATTERN), {
+    .regex(FIRMWARE_CHECKSUM, {
       error: 'checksum must be sha256:<64 lowercase hex digits>',
     })
     .optional()

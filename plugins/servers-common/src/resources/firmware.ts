@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { timestampSchema } from './common';
 import { HEALTH_LIMITS } from './serverBmc';
 import {
-  FIRMWARE_CHECKSUM_PATTERN,
+  FIRMWARE_CHECKSUM,
   MAX_FIRMWARE_URI_LENGTH,
 } from '../rules/firmwareSources';
 
@@ -55,7 +55,7 @@ export const firmwareRequestSchema = z
       ),
     checksum: z
       .string()
-      .regex(new RegExp(FIRMWARE_CHECKSUM_PATTERN))
+      .regex(FIRMWARE_CHECKSUM)
       .optional()
       .describe(
         'sha256:<64 lowercase hex> of the image. Given: the operator fetches the image itself and refuses the update before anything is sent when its checksum differs.',

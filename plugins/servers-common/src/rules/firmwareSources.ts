@@ -112,13 +112,15 @@ export function firmwareSourceAllowed(
  * lowercase hex digits, nothing else (the CRD's pattern too). Lowercase only, so that the
  * comparison with what the operator computes is one of text, never of case.
  */
-export const FIRMWARE_CHECKSUM_PATTERN = '^sha256:[0-9a-f]{64}$';
+export const FIRMWARE_CHECKSUM = /^sha256:[0-9a-f]{64}$/;
+/** {@link FIRMWARE_CHECKSUM} as the CRD's and the OpenAPI document's pattern. */
+export const FIRMWARE_CHECKSUM_PATTERN = FIRMWARE_CHECKSUM.source;
 
 /** Why a checksum is not one `spec.firmware.checksum` takes, or undefined when it is. */
 export function whyFirmwareChecksumRefused(
   checksum: string,
 ): string | undefined {
-  if (new RegExp(FIRMWARE_CHECKSUM_PATTERN).test(checksum)) return undefined;
+  if (FIRMWARE_CHECKSUM.test(checksum)) return undefined;
   return `the firmware checksum ${JSON.stringify(
     checksum.slice(0, 80),
   )} is not sha256:<64 lowercase hex digits>`;

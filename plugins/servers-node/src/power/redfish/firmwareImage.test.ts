@@ -34,8 +34,8 @@ beforeAll(async () => {
     (req, res) => {
       seen.push({ path: req.url, authorization: req.headers.authorization });
       const route = routes.get(req.url ?? '');
-      if (route) return route(req, res);
-      res.writeHead(404).end();
+      if (route) route(req, res);
+      else res.writeHead(404).end();
     },
   );
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve));
