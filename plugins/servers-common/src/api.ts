@@ -23,6 +23,7 @@ import type {
   NodeMaintenanceSpec,
   NodeMaintenanceStatus,
   ServerHealth,
+  FirmwareHistoryEntry,
   FirmwareRequest,
   FirmwareStatus,
   UpgradeRequest,
@@ -306,6 +307,11 @@ export interface ServerHealthDetail
     Omit<ServerHealth, 'rollup' | 'readAt'> {
   /** The refresh asked for last (`spec.healthRefresh.requestedAt`), answered or not. */
   refreshRequestedAt?: string;
+  /**
+   * The firmware updates of this BMC that ended (its ServerBMC's
+   * `status.firmwareHistory`, oldest first; docs/upgrades.md, "The BMC's firmware history").
+   */
+  firmwareHistory?: FirmwareHistoryEntry[];
 }
 
 /** `POST /clusters/:cluster/servers/:node/health/refresh` (202). */

@@ -11,6 +11,7 @@ import {
   type PowerProvider,
   type RequestFlag,
   type ServerHealth,
+  type FirmwareHistoryEntry,
 } from '@rackside/plugin-servers-common';
 import {
   CoreClient,
@@ -89,12 +90,38 @@ function maintenanceDigest(m: MaintenanceObject): string {
  */
 function serverBmcRecordOf(obj: RawKubeObject): ServerBmcRecord {
   const spec = (obj as { spec?: { healthRefresh?: ServerHealthRefresh } }).spec;
-  const status = (obj as { status?: { health?: ServerHealth } }).status;
+  const status = (
+    obj as {
+      status?: {
+        health?: ServerHealth;
+        firmwareHistory?: FirmwareHistoryEntry[];
+      };
+    }
+  ).status;
   return {
     name: obj.metadata?.name ?? '',
     resourceVersion: obj.metadata?.resourceVersion,
     ...(spec?.healthRefresh ? { healthRefresh: spec.healthRefresh } : {}),
     ...(status?.health ? { health: status.health } : {}),
+    ...(status?.firmwareHistory?.length
+      ? { firmwareHistory: status.firmwareHistory.map(historyEntryOf) }
+      : {}),
+  };
+}
+
+/** One firmware history entry, its fields named one by one (nothing else is kept). */
+function historyEntryOf(entry: FirmwareHistoryEntry): FirmwareHistoryEntry {
+  return {
+    at: entry.at,
+    maintenance: entry.maintenance,
+    ...(entry.uid ? { uid: entry.uid } : {}),
+    imageURI: entry.imageURI,
+    result: entry.result,
+    components: (entry.components ?? []).map(c => ({
+      id: c.id,
+      ...(c.before !== undefined ? { before: c.before } : {}),
+      ...(c.after !== undefined ? { after: c.after } : {}),
+    })),
   };
 }
 

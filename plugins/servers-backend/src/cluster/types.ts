@@ -3,6 +3,7 @@ import type {
   DrainContext,
   ServerHealthRefresh,
   ServerHealth,
+  FirmwareHistoryEntry,
   MaintenancePlanInput,
   MaintenancePlanSpec,
   MaintenancePlanStatus,
@@ -51,6 +52,8 @@ export interface ServerBmcRecord {
   resourceVersion?: string;
   healthRefresh?: ServerHealthRefresh;
   health?: ServerHealth;
+  /** `status.firmwareHistory`: the firmware updates of this BMC that ended. */
+  firmwareHistory?: FirmwareHistoryEntry[];
 }
 
 /**

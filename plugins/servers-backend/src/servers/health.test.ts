@@ -304,6 +304,34 @@ describe('health in the list and the detail', () => {
     });
   });
 
+  it("the detail carries the BMC's firmware history, field by field", async () => {
+    const cluster = rack();
+    const entry = {
+      at: '2026-12-05T10:00:00Z',
+      maintenance: 'bios-2-19',
+      uid: 'u-2',
+      imageURI: 'https://firmware.plant.example/bios-2.19.1.bin',
+      result: 'Complete' as const,
+      components: [
+        {
+          id: '/redfish/v1/UpdateService/FirmwareInventory/BIOS',
+          before: '2.17.0',
+          after: '2.19.1',
+        },
+      ],
+    };
+    cluster.bmcFirmwareHistory.set('worker-1', [entry]);
+    const { server } = await start(cluster);
+    const detail = await request(server).get(
+      '/api/servers/clusters/plant-a/servers/worker-1',
+    );
+    expect(detail.body.health.firmwareHistory).toEqual([entry]);
+    const other = await request(server).get(
+      '/api/servers/clusters/plant-a/servers/worker-2',
+    );
+    expect(other.body.health.firmwareHistory).toBeUndefined();
+  });
+
   it('a window sorts by health (worst first) and filters on it', async () => {
     const { server } = await start(rack());
     const sorted = await request(server).get(

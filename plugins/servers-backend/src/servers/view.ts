@@ -131,7 +131,9 @@ export function healthSummaryOf(health: ServerHealth): ServerHealthSummary {
 export function healthDetailOf(
   health: ServerHealth | undefined,
   refresh: ServerBmcRecord['healthRefresh'],
+  firmwareHistory?: ServerBmcRecord['firmwareHistory'],
 ): ServerHealthDetail | undefined {
+  const history = firmwareHistory?.length ? { firmwareHistory } : {};
   if (!health) {
     return refresh
       ? {
@@ -142,6 +144,7 @@ export function healthDetailOf(
           firmware: [],
           missing: [],
           refreshRequestedAt: refresh.requestedAt,
+          ...history,
         }
       : undefined;
   }
@@ -160,6 +163,7 @@ export function healthDetailOf(
     firmware: health.firmware ?? [],
     missing: health.missing ?? [],
     ...(refresh ? { refreshRequestedAt: refresh.requestedAt } : {}),
+    ...history,
   };
 }
 
@@ -299,6 +303,7 @@ export function serverView(
   const health = healthDetailOf(
     bmc?.health ?? snapshot.bmcHealth.get(facts.name),
     bmc?.healthRefresh,
+    bmc?.firmwareHistory,
   );
   // The detail carries the whole reading in place of the row's summary.
   const { health: _summary, ...rest } = fields;

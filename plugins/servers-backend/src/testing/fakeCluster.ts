@@ -150,6 +150,8 @@ export class FakeCluster implements ClusterState {
   /** The health readings and refresh requests of the ServerBMCs, by node. */
   bmcHealth = new Map<string, ServerHealth>();
   bmcRefresh = new Map<string, ServerHealthRefresh>();
+  /** Each ServerBMC's status.firmwareHistory, by node. */
+  bmcFirmwareHistory = new Map<string, ServerBmcRecord['firmwareHistory']>();
   /** Each ServerBMC's resourceVersion, moved by every write (as the apiserver does). */
   private bmcVersions = new Map<string, number>();
   /** The refresh patches that were accepted. */
@@ -160,11 +162,13 @@ export class FakeCluster implements ClusterState {
   private bmcRecord(name: string): ServerBmcRecord {
     const health = this.bmcHealth.get(name);
     const healthRefresh = this.bmcRefresh.get(name);
+    const firmwareHistory = this.bmcFirmwareHistory.get(name);
     return {
       name,
       resourceVersion: String(this.bmcVersions.get(name) ?? 1),
       ...(health ? { health } : {}),
       ...(healthRefresh ? { healthRefresh } : {}),
+      ...(firmwareHistory ? { firmwareHistory } : {}),
     };
   }
   async serverBmcs(): Promise<ServerBmcRecord[]> {

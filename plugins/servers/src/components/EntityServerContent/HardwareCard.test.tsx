@@ -108,6 +108,53 @@ describe('the Server tab’s Hardware card', () => {
     expect(card).toHaveTextContent('This BMC does not offer: Storage.');
   });
 
+  it('shows the firmware updates of the BMC, newest first', async () => {
+    const bios = '/redfish/v1/UpdateService/FirmwareInventory/BIOS';
+    await renderCard(
+      server('worker-1', {
+        health: {
+          ...reading,
+          firmwareHistory: [
+            {
+              at: '2026-12-01T10:00:00Z',
+              maintenance: 'bios-2-18',
+              uid: 'u-1',
+              imageURI: 'https://firmware.plant.example/bios-2.18.0.bin',
+              result: 'Failed',
+              components: [{ id: bios, before: '2.17.0', after: '2.17.0' }],
+            },
+            {
+              at: '2026-12-05T10:00:00Z',
+              maintenance: 'bios-2-19',
+              uid: 'u-2',
+              imageURI: 'https://firmware.plant.example/bios-2.19.1.bin',
+              result: 'Complete',
+              components: [{ id: bios, before: '2.17.0', after: '2.19.1' }],
+            },
+          ],
+        },
+      }),
+    );
+    const card = screen.getByTestId('entity-server-hardware');
+    const history = within(card).getByRole('table', {
+      name: 'Firmware updates',
+    });
+    const rows = within(history).getAllByRole('row');
+    expect(rows).toHaveLength(3);
+    expect(rows[1]).toHaveTextContent('bios-2-19');
+    expect(rows[1]).toHaveTextContent('Complete');
+    expect(rows[1]).toHaveTextContent('BIOS 2.17.0 → 2.19.1');
+    expect(rows[2]).toHaveTextContent('Failed');
+  });
+
+  it('has no firmware updates table without a history', async () => {
+    await renderCard(server('worker-1', { health: reading }));
+    const card = screen.getByTestId('entity-server-hardware');
+    expect(
+      within(card).queryByRole('table', { name: 'Firmware updates' }),
+    ).toBeNull();
+  });
+
   it('says how many older log entries a long log left unread', async () => {
     await renderCard(
       server('worker-1', { health: { ...reading, logEntriesSkipped: 480 } }),

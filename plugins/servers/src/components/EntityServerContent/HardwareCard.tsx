@@ -117,7 +117,68 @@ function Reading({ health }: { health: ServerHealthDetail }) {
           </TableBody>
         </Table>
       )}
+      {health.firmwareHistory && health.firmwareHistory.length > 0 && (
+        <FirmwareHistory entries={health.firmwareHistory} />
+      )}
     </Stack>
+  );
+}
+
+/** A component as a history row names it: the last segment of its link. */
+function componentName(id: string): string {
+  return id.replace(/\/+$/, '').split('/').pop() || id;
+}
+
+/**
+ * The firmware updates of this BMC that ended (ServerBMC.status.firmwareHistory), newest
+ * first: when, which maintenance, the image, the result, and each component's versions.
+ */
+function FirmwareHistory({
+  entries,
+}: {
+  entries: NonNullable<ServerHealthDetail['firmwareHistory']>;
+}) {
+  return (
+    <>
+      <Typography variant="subtitle2" component="h3">
+        Firmware updates
+      </Typography>
+      <Table size="small" aria-label="Firmware updates">
+        <TableHead>
+          <TableRow>
+            <TableCell>Ended</TableCell>
+            <TableCell>Maintenance</TableCell>
+            <TableCell>Image</TableCell>
+            <TableCell>Result</TableCell>
+            <TableCell>Versions</TableCell>
+          </TableRow>
+        </TableHead>
+        <TableBody>
+          {[...entries].reverse().map(entry => (
+            <TableRow key={entry.uid ?? `${entry.maintenance}-${entry.at}`}>
+              <TableCell>{new Date(entry.at).toLocaleString()}</TableCell>
+              <TableCell>{entry.maintenance}</TableCell>
+              <TableCell sx={{ wordBreak: 'break-all' }}>
+                {entry.imageURI}
+              </TableCell>
+              <TableCell>{entry.result}</TableCell>
+              <TableCell>
+                {entry.components.length === 0
+                  ? '—'
+                  : entry.components
+                      .map(
+                        c =>
+                          `${componentName(c.id)} ${c.before ?? '?'} → ${
+                            c.after ?? '?'
+                          }`,
+                      )
+                      .join(', ')}
+              </TableCell>
+            </TableRow>
+          ))}
+        </TableBody>
+      </Table>
+    </>
   );
 }
 

@@ -497,7 +497,7 @@ export const spec = {
           health: {
             type: 'object',
             description:
-              "ServerHealthDetail: what the node's BMC last said (rollup, readAt, failedParts, parts, logEntries, logEntriesSkipped, firmware, missing, error), absent without a ServerBMC or a reading.",
+              "ServerHealthDetail: what the node's BMC last said (rollup, readAt, failedParts, parts, logEntries, logEntriesSkipped, firmware, missing, error, and firmwareHistory: the ServerBMC's ended firmware updates), absent without a ServerBMC or a reading.",
           },
           actions: {
             type: 'object',

@@ -27,7 +27,7 @@ export interface ServerResponse {
    */
   talosVersion?: string;
   /**
-   * ServerHealthDetail: what the node's BMC last said (rollup, readAt, failedParts, parts, logEntries, logEntriesSkipped, firmware, missing, error), absent without a ServerBMC or a reading.
+   * ServerHealthDetail: what the node's BMC last said (rollup, readAt, failedParts, parts, logEntries, logEntriesSkipped, firmware, missing, error, and firmwareHistory: the ServerBMC's ended firmware updates), absent without a ServerBMC or a reading.
    */
   health?: { [key: string]: any };
   /**
