@@ -60,6 +60,7 @@ export interface PlanResponse {
     targets?: string[];
     applyTime?: 'Immediate' | 'OnReset';
     version?: string;
+    checksum?: string;
   };
   /** An upgrade plan: how many of its nodes run the target, "12 of 40 at v1.12.0". */
   versions?: PlanUpgradeSummary;

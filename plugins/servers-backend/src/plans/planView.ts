@@ -100,6 +100,9 @@ export function planView(
             ...(spec.firmware.version
               ? { version: spec.firmware.version }
               : {}),
+            ...(spec.firmware.checksum
+              ? { checksum: spec.firmware.checksum }
+              : {}),
           },
         }
       : {}),

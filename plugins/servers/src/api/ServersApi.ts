@@ -128,6 +128,10 @@ export interface ServersApi {
       image?: string;
       /** A firmware plan's image URI (required with intent firmware). */
       imageURI?: string;
+      /** A firmware plan's version, targets and checksum, as its spec.firmware has them. */
+      version?: string;
+      targets?: string[];
+      checksum?: string;
     } & PreflightOptions,
   ): Promise<PlanPreflightResponse>;
   /**

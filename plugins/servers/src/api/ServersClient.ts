@@ -176,6 +176,9 @@ export class ServersClient implements ServersApi {
       alertGate?: PlanAlertGateInput;
       image?: string;
       imageURI?: string;
+      version?: string;
+      targets?: string[];
+      checksum?: string;
     } & PreflightOptions,
   ): Promise<PlanPreflightResponse> {
     const params = new URLSearchParams({
@@ -184,6 +187,9 @@ export class ServersClient implements ServersApi {
     });
     if (query.image !== undefined) params.set('image', query.image);
     if (query.imageURI !== undefined) params.set('imageURI', query.imageURI);
+    if (query.version !== undefined) params.set('version', query.version);
+    if (query.targets?.length) params.set('targets', query.targets.join(','));
+    if (query.checksum !== undefined) params.set('checksum', query.checksum);
     if (query.maxParallel !== undefined) {
       params.set('maxParallel', String(query.maxParallel));
     }

@@ -92,7 +92,20 @@ function useRenewalPreflight(
         ...(plan.drain?.allowNodeLocalData ? { allowNodeLocalData: true } : {}),
         // What an upgrade or a firmware plan installs: its pre-flight is asked for it.
         ...(plan.upgrade ? { image: plan.upgrade.image } : {}),
-        ...(plan.firmware ? { imageURI: plan.firmware.imageURI } : {}),
+        ...(plan.firmware
+          ? {
+              imageURI: plan.firmware.imageURI,
+              ...(plan.firmware.version !== undefined
+                ? { version: plan.firmware.version }
+                : {}),
+              ...(plan.firmware.targets?.length
+                ? { targets: plan.firmware.targets }
+                : {}),
+              ...(plan.firmware.checksum !== undefined
+                ? { checksum: plan.firmware.checksum }
+                : {}),
+            }
+          : {}),
       })
       .then(
         p => live && setPreflight(p),

@@ -3,7 +3,7 @@
  * server's Talos version before and after.
  */
 import '@testing-library/jest-dom';
-import { screen } from '@testing-library/react';
+import { fireEvent, screen, waitFor } from '@testing-library/react';
 import { fakeServersApi, serverList } from '../../testing/fixtures';
 import { plan, renderWithApi } from '../../__testUtils__/plans';
 import { PlanPage } from './PlanPage';
@@ -62,6 +62,44 @@ describe('the page of an upgrade plan', () => {
     );
     expect(screen.getByTestId('plan-step-versions-worker-3')).toHaveTextContent(
       'v1.11.3 → …',
+    );
+  });
+
+  it("a renewal's own pre-flight asks for what the plan installs (image; a firmware plan's URI, version, targets, checksum)", async () => {
+    const api = fakeServersApi(serverList([]));
+    const checksum = `sha256:${'ab'.repeat(32)}`;
+    api.getPlan.mockResolvedValue(
+      plan({
+        name: 'firmware-plan-1',
+        intent: 'firmware',
+        firmware: {
+          imageURI: 'https://fw.plant.example/bios/2.20.0.bin',
+          version: '2.20.0',
+          targets: ['BIOS'],
+          checksum,
+        },
+      }),
+    );
+    api.planPreflight.mockRejectedValue(new Error('not needed here'));
+    await renderWithApi(
+      <PlanPage cluster="rack" name="firmware-plan-1" />,
+      api,
+    );
+    expect(await screen.findByTestId('plan-image-uri')).toHaveTextContent(
+      'Firmware image: https://fw.plant.example/bios/2.20.0.bin',
+    );
+    fireEvent.click(screen.getByTestId('plan-renew'));
+    await waitFor(() =>
+      expect(api.planPreflight).toHaveBeenCalledWith('rack', {
+        intent: 'firmware',
+        // The steps not started (worker-2 runs).
+        nodes: ['worker-3'],
+        maxParallel: 2,
+        imageURI: 'https://fw.plant.example/bios/2.20.0.bin',
+        version: '2.20.0',
+        targets: ['BIOS'],
+        checksum,
+      }),
     );
   });
 
