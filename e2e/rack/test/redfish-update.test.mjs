@@ -390,6 +390,21 @@ test('invalid bodies are refused with a 400 and a Redfish error body, and no tas
       },
       'Base.1.8.ActionParameterNotSupported',
     ],
+    [
+      {
+        ImageURI: 'https://firmware.example/bios-2.3.1.bin',
+        Username: 'fw-reader',
+      },
+      'Base.1.8.ActionParameterValueFormatError',
+    ],
+    [
+      {
+        ImageURI: 'https://firmware.example/bios-2.3.1.bin',
+        Username: 'fw-reader',
+        Password: 42,
+      },
+      'Base.1.8.ActionParameterValueFormatError',
+    ],
   ];
   for (const [body, code] of cases)
     assertRedfishError(await simpleUpdate(body), code);
@@ -408,11 +423,13 @@ test('invalid bodies are refused with a 400 and a Redfish error body, and no tas
   });
 });
 
-test('the requests counter shows an update sent once, with its body', async () => {
+test('the requests counter shows an update sent once, with its body (the source credentials too)', async () => {
   await control('POST', '/health/update', { taskMs: 100 });
   const parameters = {
     ImageURI: 'https://firmware.example/rack/bios-3.0.0.bin',
     Targets: [`${INVENTORY}/BIOS`],
+    Username: 'fw-reader',
+    Password: 'source-password',
   };
   const r = await simpleUpdate(parameters);
   await follow(r.headers.location);
