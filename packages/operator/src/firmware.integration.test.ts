@@ -13,12 +13,18 @@ import { createHash, randomBytes } from 'node:crypto';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import {
+  maintenancePlanResource,
   serverBmcResource,
+  type MaintenancePlan,
   type ServerBMC,
 } from '@rackside/plugin-servers-common';
 import { ResourceClient } from '@rackside/plugin-servers-node';
 import type { Operator } from './operator';
-import { startOperatorRack, type OperatorRack } from './testing/operatorRack';
+import {
+  ADMIN_USER,
+  startOperatorRack,
+  type OperatorRack,
+} from './testing/operatorRack';
 import { powerRack, REDFISH_PROVIDER } from './testing/powerRack';
 import { selfSignedServingCertificate } from './webhook/certificates';
 
@@ -486,4 +492,136 @@ describe('a firmware update with a version, a checksum and source credentials', 
       await control('/health/update', { pushOnly: false });
     }
   });
+});
+
+/*
+ * A firmware plan to a version over three workers, one at a time. The rack's proxy keeps
+ * one FirmwareInventory for all its systems, so worker-4's "already there" is its
+ * ServerBMC's last reading, its firmware written by the test as a full sweep would after
+ * an update made elsewhere (BIOS 3.2.0): Skipped up front, nothing asked of it. worker-1 is updated; worker-2's maintenance then reads the shared inventory, at
+ * 3.2.0 already, right before sending: Refused "already at", the plan's step Skipped.
+ */
+describe('a firmware plan to a version', () => {
+  it('skips up front the node whose BMC already reports it, updates the others once, and counts 3 of 3 at 3.2.0', async () => {
+    const plans = new ResourceClient<MaintenancePlan>(
+      env.admin,
+      maintenancePlanResource,
+    );
+    const bmcs = new ResourceClient<ServerBMC>(env.admin, serverBmcResource);
+    await rack.linkBmc('worker-4');
+    const requestedAt = new Date().toISOString();
+    await bmcs.patch('worker-4', {
+      spec: {
+        healthRefresh: { requestedAt, requestedBy: 'user:default/tester' },
+      },
+    } as any);
+    const read = await env.waitFor('a reading of worker-4', async () => {
+      const bmc = await bmcs.get('worker-4');
+      const h = bmc.status?.health;
+      return (
+        h?.answeredRequestAt !== undefined &&
+        Date.parse(h.answeredRequestAt) === Date.parse(requestedAt) &&
+        bmc
+      );
+    });
+    // Its BIOS as a reading after an update made elsewhere would report it.
+    expect(read.status?.health?.error).toBeUndefined();
+    // The reading keeps each component's link, which the targets name.
+    expect(read.status?.health?.firmware).toContainEqual(
+      expect.objectContaining({ id: BIOS, name: 'Rack BIOS' }),
+    );
+    await bmcs.patchStatus(
+      'worker-4',
+      {
+        status: {
+          health: {
+            firmware: [
+              {
+                id: BIOS,
+                name: 'Rack BIOS',
+                version: '3.2.0',
+                updateable: true,
+              },
+              {
+                id: '/redfish/v1/UpdateService/FirmwareInventory/BMC',
+                name: 'Rack BMC',
+                version: '1.12.0',
+                updateable: false,
+              },
+            ],
+          },
+        },
+      } as any,
+      { type: 'merge' },
+    );
+    const sentBefore = (await simpleUpdates()).length;
+    await plans.create({
+      apiVersion: maintenancePlanResource.apiVersion,
+      kind: 'MaintenancePlan',
+      metadata: { name: 'bios-3-2' },
+      spec: {
+        intent: 'firmware',
+        firmware: {
+          imageURI: `${SOURCE}/bios-3.2.0.bin`,
+          targets: [BIOS],
+          version: '3.2.0',
+        },
+        nodes: ['worker-1', 'worker-2', 'worker-4'],
+        maxParallel: 1,
+        reason: 'BIOS 3.2.0',
+        requestedBy: ADMIN_USER,
+        healthyReturn: { healthyForSeconds: 0 },
+      },
+    } as any);
+    const resolved = await env.waitFor('the plan resolved', async () => {
+      const plan = await plans.get('bios-3-2');
+      return plan.status?.nodes && plan;
+    });
+    expect(
+      resolved.status?.nodes?.find(n => n.name === 'worker-4'),
+    ).toMatchObject({
+      phase: 'Skipped',
+      message: 'already at 3.2.0',
+      firmwareVersion: { before: '3.2.0', after: '3.2.0' },
+    });
+    expect(resolved.status?.upgrade?.summary).toBe('1 of 3 at 3.2.0');
+    const done = await env.waitFor(
+      'the plan ended',
+      async () => {
+        const plan = await plans.get('bios-3-2');
+        return (
+          ['Complete', 'Failed'].includes(plan.status?.phase ?? '') && plan
+        );
+      },
+      180_000,
+    );
+    const steps = Object.fromEntries(
+      (done.status?.nodes ?? []).map(n => [n.name, n]),
+    );
+    expect(steps['worker-1']).toMatchObject({
+      phase: 'Done',
+      firmwareVersion: { after: '3.2.0' },
+    });
+    expect(steps['worker-2']).toMatchObject({
+      phase: 'Skipped',
+      message: 'already at 3.2.0',
+    });
+    expect(done.status?.phase).toBe('Complete');
+    expect(done.status?.upgrade?.summary).toBe('3 of 3 at 3.2.0');
+    // One SimpleUpdate: worker-1's.
+    const sent = (await simpleUpdates()).slice(sentBefore);
+    expect(sent).toHaveLength(1);
+    expect(sent[0].body).toMatchObject({
+      ImageURI: `${SOURCE}/bios-3.2.0.bin`,
+      Targets: [BIOS],
+    });
+    // worker-4 was never asked anything.
+    const { items } = await env.nms.list({
+      labelSelector: 'rackside.dev/plan=bios-3-2',
+    });
+    expect(items.map(nm => nm.spec.nodeName).sort()).toEqual([
+      'worker-1',
+      'worker-2',
+    ]);
+  }, 300_000);
 });
