@@ -429,6 +429,12 @@ export interface UpgradeSourcesResponse {
   talosImages: string[];
   /** The https origins firmware images may come from (whyFirmwareSourceRefused). */
   firmwareSources: string[];
+  /**
+   * Those of `firmwareSources` configured with `checksumRequired`: a firmware update from
+   * them is refused without a checksum (whyFirmwareChecksumMissing), so the portal asks
+   * for one.
+   */
+  firmwareChecksumRequired: string[];
 }
 
 /** The actions that carry a pre-flight (`GET .../preflight?action=`). */

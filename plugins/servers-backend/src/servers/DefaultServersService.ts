@@ -151,6 +151,7 @@ export class DefaultServersService implements ServersService {
     return {
       talosImages: [...sources.talosImages],
       firmwareSources: [...sources.firmwareSources],
+      firmwareChecksumRequired: [...(sources.firmwareChecksumRequired ?? [])],
     };
   }
 

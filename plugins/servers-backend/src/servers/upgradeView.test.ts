@@ -176,18 +176,29 @@ describe('GET /upgrades/sources', () => {
             'factory.talos.dev/installer/',
             'ghcr.io/siderolabs/installer:',
           ],
-          firmwareSources: ['https://fw.plant.example'],
+          firmwareSources: [
+            'https://fw.plant.example',
+            { origin: 'https://signed.plant.example', checksumRequired: true },
+            { origin: 'https://open.plant.example', checksumRequired: false },
+          ],
         },
       },
     });
     const res = await request(server).get(SOURCES);
     expect(res.status).toBe(200);
+    // Which sources require a checksum, so the portal asks for one before the backend
+    // refuses the request without it.
     expect(res.body).toEqual({
       talosImages: [
         'factory.talos.dev/installer/',
         'ghcr.io/siderolabs/installer:',
       ],
-      firmwareSources: ['https://fw.plant.example'],
+      firmwareSources: [
+        'https://fw.plant.example',
+        'https://signed.plant.example',
+        'https://open.plant.example',
+      ],
+      firmwareChecksumRequired: ['https://signed.plant.example'],
     });
     expect(events).toHaveLength(1);
     expect(events[0].options).toMatchObject({
@@ -201,7 +212,11 @@ describe('GET /upgrades/sources', () => {
     const { server } = await start(rack());
     const res = await request(server).get(SOURCES);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ talosImages: [], firmwareSources: [] });
+    expect(res.body).toEqual({
+      talosImages: [],
+      firmwareSources: [],
+      firmwareChecksumRequired: [],
+    });
   });
 
   it('403 for a caller who may read no server, as the cluster list', async () => {

@@ -174,6 +174,7 @@ export function fakeServersApi(list: ServerListResponse) {
     getUpgradeSources: jest.fn(async () => ({
       talosImages: [] as string[],
       firmwareSources: [] as string[],
+      firmwareChecksumRequired: [] as string[],
     })),
     requestHealthRefresh: jest.fn(async () => ({
       requestedAt: '2026-12-06T10:00:00Z',

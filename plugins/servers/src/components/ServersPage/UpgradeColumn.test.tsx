@@ -38,6 +38,7 @@ function rack() {
   api.getUpgradeSources.mockResolvedValue({
     talosImages: ['factory.talos.dev/installer/'],
     firmwareSources: ['https://fw.plant.example'],
+    firmwareChecksumRequired: [],
   });
   return api;
 }

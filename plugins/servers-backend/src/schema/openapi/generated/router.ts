@@ -438,8 +438,20 @@ export const spec = {
               type: 'string',
             },
           },
+          firmwareChecksumRequired: {
+            type: 'array',
+            description:
+              'Those of firmwareSources configured with checksumRequired: a firmware update from them is refused without a checksum (sha256:<64 lowercase hex>).',
+            items: {
+              type: 'string',
+            },
+          },
         },
-        required: ['talosImages', 'firmwareSources'],
+        required: [
+          'talosImages',
+          'firmwareSources',
+          'firmwareChecksumRequired',
+        ],
       },
       ServerResponse: {
         type: 'object',

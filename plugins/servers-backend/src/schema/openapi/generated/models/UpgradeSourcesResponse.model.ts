@@ -16,4 +16,8 @@ export interface UpgradeSourcesResponse {
    * The https origins firmware images may come from (servers.upgrades.firmwareSources).
    */
   firmwareSources: Array<string>;
+  /**
+   * Those of firmwareSources configured with checksumRequired: a firmware update from them is refused without a checksum (sha256:<64 lowercase hex>).
+   */
+  firmwareChecksumRequired: Array<string>;
 }
