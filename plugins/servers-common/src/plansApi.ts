@@ -38,6 +38,11 @@ export interface PlanStepResponse {
   message?: string;
   /** An upgrade plan: the Talos version the node ran before, and came back on. */
   talosVersion?: { before?: string; after?: string };
+  /**
+   * A firmware plan with a version: the version its targeted components reported before,
+   * and report after (the plan's version once reached, or for a node already at it).
+   */
+  firmwareVersion?: { before?: string; after?: string };
 }
 
 /** Who paused, resumed or cancelled a plan, why and when. */
@@ -62,7 +67,10 @@ export interface PlanResponse {
     version?: string;
     checksum?: string;
   };
-  /** An upgrade plan: how many of its nodes run the target, "12 of 40 at v1.12.0". */
+  /**
+   * An upgrade plan, or a firmware plan with a version: how many of its nodes run the
+   * target, "12 of 40 at v1.12.0" (planUpgradeSummary).
+   */
   versions?: PlanUpgradeSummary;
   /** Pending until the operator has resolved the plan. */
   phase: PlanPhase;

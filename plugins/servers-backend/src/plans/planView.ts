@@ -23,19 +23,39 @@ import {
   type VisibleNames,
 } from '../access/visibleNames';
 
+/**
+ * A step's versions before and after, field by field: the status is whoever wrote it
+ * (kubectl too), so nothing it holds beside the two reaches the browser. Undefined when
+ * neither is known.
+ */
+function versionPairOf(
+  pair: { before?: string; after?: string } | undefined,
+): { before?: string; after?: string } | undefined {
+  if (!pair?.before && !pair?.after) return undefined;
+  return {
+    ...(pair.before ? { before: pair.before } : {}),
+    ...(pair.after ? { after: pair.after } : {}),
+  };
+}
+
 /** The nodes of a plan as the page shows them: status once resolved, else the spec's. */
 export function stepsOf(plan: PlanObject): PlanStepResponse[] {
   if (plan.status?.nodes?.length) {
-    return plan.status.nodes.map(n => ({
-      name: n.name,
-      controlPlane: n.controlPlane ?? false,
-      phase: n.phase,
-      ...(n.maintenance ? { maintenance: n.maintenance } : {}),
-      ...(n.startedAt ? { startedAt: n.startedAt } : {}),
-      ...(n.endedAt ? { endedAt: n.endedAt } : {}),
-      ...(n.message ? { message: n.message } : {}),
-      ...(n.talosVersion ? { talosVersion: n.talosVersion } : {}),
-    }));
+    return plan.status.nodes.map(n => {
+      const talosVersion = versionPairOf(n.talosVersion);
+      const firmwareVersion = versionPairOf(n.firmwareVersion);
+      return {
+        name: n.name,
+        controlPlane: n.controlPlane ?? false,
+        phase: n.phase,
+        ...(n.maintenance ? { maintenance: n.maintenance } : {}),
+        ...(n.startedAt ? { startedAt: n.startedAt } : {}),
+        ...(n.endedAt ? { endedAt: n.endedAt } : {}),
+        ...(n.message ? { message: n.message } : {}),
+        ...(talosVersion ? { talosVersion } : {}),
+        ...(firmwareVersion ? { firmwareVersion } : {}),
+      };
+    });
   }
   return (plan.spec.nodes ?? []).map(name => ({
     name,

@@ -564,6 +564,76 @@ describe('a firmware plan', () => {
     expect(cluster.createdPlans[0].spec.firmware).toMatchObject({ checksum });
   });
 
+  it('reads back each step\'s firmware version before and after, and "1 of 2 at 2.19.1"; nothing else of the status', async () => {
+    const cluster = rack('redfish');
+    const { server } = await start(cluster);
+    const query = `${firmwareQuery('worker-1,worker-3')}&version=2.19.1`;
+    const created = await createWith(server, query, {
+      intent: 'firmware',
+      nodes: ['worker-1', 'worker-3'],
+      firmware: { imageURI: FIRMWARE, version: '2.19.1' },
+    });
+    expect(created.status).toBe(201);
+    const stored = cluster.planList[0];
+    // Whoever can write the plan's status (kubectl) can put anything there: the answer
+    // carries the versions field by field and nothing it does not name.
+    stored.status = {
+      phase: 'Running',
+      nodes: [
+        {
+          name: 'worker-1',
+          phase: 'Done',
+          firmwareVersion: {
+            before: '2.18.0',
+            after: '2.19.1',
+            bmcPassword: 'hunter2',
+          },
+          bmcSecret: 'hunter2',
+        },
+        {
+          name: 'worker-3',
+          phase: 'Running',
+          firmwareVersion: { before: '2.18.0' },
+          talosVersion: { before: 'v1.11.3', token: 'hunter2' },
+        },
+      ],
+    } as any;
+    const res = await request(server).get(`${BASE}/${created.body.name}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      intent: 'firmware',
+      firmware: { imageURI: FIRMWARE, version: '2.19.1' },
+      versions: {
+        target: '2.19.1',
+        atTarget: 1,
+        total: 2,
+        text: '1 of 2 at 2.19.1',
+      },
+    });
+    expect(res.body.nodes[0]).toEqual({
+      name: 'worker-1',
+      controlPlane: false,
+      phase: 'Done',
+      firmwareVersion: { before: '2.18.0', after: '2.19.1' },
+    });
+    expect(res.body.nodes[1]).toEqual({
+      name: 'worker-3',
+      controlPlane: false,
+      phase: 'Running',
+      firmwareVersion: { before: '2.18.0' },
+      talosVersion: { before: 'v1.11.3' },
+    });
+    expect(JSON.stringify(res.body)).not.toContain('hunter2');
+    // The list answers each plan the same way.
+    const list = await request(server).get(BASE);
+    expect(list.status).toBe(200);
+    expect(list.body.items[0].nodes[0].firmwareVersion).toEqual({
+      before: '2.18.0',
+      after: '2.19.1',
+    });
+    expect(JSON.stringify(list.body)).not.toContain('hunter2');
+  });
+
   it('creates the plan with spec.firmware on a redfish channel', async () => {
     const cluster = rack('redfish');
     const { server } = await start(cluster);

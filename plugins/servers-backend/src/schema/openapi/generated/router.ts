@@ -856,6 +856,55 @@ export const spec = {
         },
         required: ['name'],
       },
+      PlanStepVersions: {
+        type: 'object',
+        description:
+          "A step's version before and after, as far as they are known.",
+        properties: {
+          before: {
+            type: 'string',
+          },
+          after: {
+            type: 'string',
+          },
+        },
+      },
+      PlanStepResponse: {
+        type: 'object',
+        description:
+          "One node of a plan, as the plan page shows it: an upgrade plan's step carries talosVersion (the Talos version the node ran before, and came back on), a firmware plan's with a version firmwareVersion (the version its targeted components reported before, and report after).",
+        properties: {
+          name: {
+            type: 'string',
+          },
+          controlPlane: {
+            type: 'boolean',
+          },
+          phase: {
+            type: 'string',
+          },
+          maintenance: {
+            type: 'string',
+            description: 'The NodeMaintenance of the step, once it started.',
+          },
+          startedAt: {
+            type: 'string',
+          },
+          endedAt: {
+            type: 'string',
+          },
+          message: {
+            type: 'string',
+          },
+          talosVersion: {
+            $ref: '#/components/schemas/PlanStepVersions',
+          },
+          firmwareVersion: {
+            $ref: '#/components/schemas/PlanStepVersions',
+          },
+        },
+        required: ['name', 'controlPlane', 'phase'],
+      },
       PlanResponse: {
         type: 'object',
         properties: {
@@ -880,7 +929,7 @@ export const spec = {
           versions: {
             type: 'object',
             description:
-              'An upgrade plan: target, atTarget, total and text ("12 of 40 at v1.12.0"), as planUpgradeSummary counts the steps\' talosVersion.after.',
+              'An upgrade plan, or a firmware plan with a version: target, atTarget, total and text ("12 of 40 at v1.12.0"), as planUpgradeSummary counts the steps\' talosVersion.after (firmwareVersion.after for a firmware plan).',
           },
           phase: {
             type: 'string',
@@ -903,9 +952,9 @@ export const spec = {
           nodes: {
             type: 'array',
             description:
-              "The steps; an upgrade plan's carry talosVersion {before, after}.",
+              "The steps; an upgrade plan's carry talosVersion {before, after}, a firmware plan's firmwareVersion {before, after}.",
             items: {
-              type: 'object',
+              $ref: '#/components/schemas/PlanStepResponse',
             },
           },
           counts: {

@@ -44,6 +44,8 @@ export * from '../models/PlanRequestBodyFirmware.model';
 export * from '../models/PlanRequestBodyHealthyReturn.model';
 export * from '../models/PlanRequestBodyUpgrade.model';
 export * from '../models/PlanResponse.model';
+export * from '../models/PlanStepResponse.model';
+export * from '../models/PlanStepVersions.model';
 export * from '../models/PreflightChangedError.model';
 export * from '../models/PreflightChangedErrorError.model';
 export * from '../models/PreflightChangedErrorRequest.model';
