@@ -40,6 +40,8 @@ import {
   useUpgradeSources,
 } from './InstallTargetField';
 import {
+  alreadyAtTarget,
+  EMPTY_INSTALL_DRAFT,
   installTargetOf,
   isInstallAction,
   sourcesOf,
@@ -78,14 +80,10 @@ export function ActionDialog(props: ActionDialogProps) {
   const install = isInstallAction(action) ? action : undefined;
   const sources = useUpgradeSources(install !== undefined);
   const allowed = install ? sourcesOf(install, sources.value) : [];
-  const [draftChosen, setDraft] = useState<InstallDraft>({
-    source: '',
-    rest: '',
-    applyTime: 'Immediate',
-  });
+  const [draftChosen, setDraft] = useState<InstallDraft>(EMPTY_INSTALL_DRAFT);
   const draft = withAllowedSource(draftChosen, allowed);
   const target = install
-    ? installTargetOf(install, draft, allowed)
+    ? installTargetOf(install, draft, allowed, sources.value)
     : ({ ok: false } as const);
   const {
     pre,
@@ -110,12 +108,10 @@ export function ActionDialog(props: ActionDialogProps) {
     talos: pre.preflight?.versions?.talos ?? props.talosVersion,
     firmware: pre.preflight?.versions?.firmware,
   };
-  // The backend refuses an upgrade to the version the node runs ("already at").
+  // The backend refuses an upgrade to the version the node runs, and a firmware update to
+  // the version its BMC's last reading reports ("already at").
   const alreadyThere =
-    install === 'upgrade' &&
-    target.ok &&
-    !!versions.talos &&
-    versions.talos === target.version;
+    !!install && alreadyAtTarget(install, target, versions) !== undefined;
   const { submitting, error, send } = useRequestAction(
     cluster,
     node,

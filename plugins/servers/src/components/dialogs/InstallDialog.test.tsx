@@ -18,8 +18,12 @@ const SOURCES = {
     'factory.talos.dev/installer/',
     'ghcr.io/siderolabs/installer:',
   ],
-  firmwareSources: ['https://fw.plant.example'],
+  firmwareSources: ['https://fw.plant.example', 'https://signed.plant.example'],
+  // A source configured with checksumRequired: the backend refuses a request without one.
+  firmwareChecksumRequired: ['https://signed.plant.example'],
 };
+
+const SHA = `sha256:${'9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'}`;
 
 function upgradePreflight(talos?: string) {
   return rebootPreflight({
@@ -30,17 +34,17 @@ function upgradePreflight(talos?: string) {
   });
 }
 
-function firmwarePreflight() {
+function firmwarePreflight(
+  firmware = [
+    { name: 'BIOS', version: '2.19.1' },
+    { name: 'BMC', version: '7.10' },
+  ],
+) {
   return rebootPreflight({
     action: 'firmware',
     ceremony: ceremonyFor('firmware', 'allow'),
     token: 'tok-firmware',
-    versions: {
-      firmware: [
-        { name: 'BIOS', version: '2.19.1' },
-        { name: 'BMC', version: '7.10' },
-      ],
-    },
+    versions: { firmware },
   });
 }
 
@@ -196,6 +200,7 @@ describe('the upgrade dialog', () => {
     api.getUpgradeSources.mockResolvedValue({
       talosImages: [],
       firmwareSources: [],
+      firmwareChecksumRequired: [],
     });
     renderInstall('upgrade', api);
     expect(await screen.findByTestId('install-no-sources')).toHaveTextContent(
@@ -289,5 +294,126 @@ describe('the firmware dialog', () => {
     expect(screen.queryByTestId('install-shown')).toBeNull();
     completeCeremony();
     expect(submit('Update firmware')).toBeDisabled();
+  });
+
+  it("refuses a checksum servers-common's rule refuses (uppercase, short, md5), in its words, and sends nothing", async () => {
+    const api = apiWith(firmwarePreflight());
+    renderInstall('firmware', api);
+    await screen.findByTestId('preflight');
+    typeInto('install-rest', 'bios/2.20.0.bin');
+    completeCeremony();
+    expect(submit('Update firmware')).toBeEnabled();
+    const refused = [
+      SHA.toUpperCase(),
+      `sha256:${'ab'.repeat(31)}`,
+      'md5:9e107d9d372bb6826bd81d3542a419d6',
+    ];
+    for (const checksum of refused) {
+      typeInto('install-checksum', checksum);
+      expect(screen.getByTestId('install-checksum')).toHaveAttribute(
+        'aria-invalid',
+        'true',
+      );
+      expect(
+        screen.getByText(
+          `the firmware checksum ${JSON.stringify(
+            checksum,
+          )} is not sha256:<64 lowercase hex digits>`,
+        ),
+      ).toBeInTheDocument();
+      expect(submit('Update firmware')).toBeDisabled();
+    }
+    typeInto('install-checksum', SHA);
+    expect(screen.getByTestId('install-checksum')).toHaveAttribute(
+      'aria-invalid',
+      'false',
+    );
+    expect(submit('Update firmware')).toBeEnabled();
+    expect(api.requestAction).not.toHaveBeenCalled();
+  });
+
+  it('asks for a checksum where the source requires one: submit waits for a valid one, then version and checksum are sent', async () => {
+    const api = apiWith(firmwarePreflight());
+    api.requestAction.mockResolvedValue({ name: 'worker-1-firmware-abc' });
+    const { onDone } = renderInstall('firmware', api);
+    await screen.findByTestId('preflight');
+    // The open source: the checksum is optional.
+    expect(screen.getByTestId('install-checksum')).not.toBeRequired();
+    fireEvent.mouseDown(
+      screen.getByRole('combobox', { name: /Firmware source/ }),
+    );
+    fireEvent.click(
+      screen.getByRole('option', { name: 'https://signed.plant.example' }),
+    );
+    const checksum = screen.getByTestId('install-checksum');
+    expect(checksum).toBeRequired();
+    expect(screen.getByLabelText(/^Checksum/)).toBe(checksum);
+    expect(
+      screen.getByText(
+        /^Required: https:\/\/signed\.plant\.example accepts only/,
+      ),
+    ).toBeInTheDocument();
+    typeInto('install-rest', 'bios/2.20.0.bin');
+    typeInto('install-version', ' 2.20.0 ');
+    completeCeremony();
+    // Nothing typed yet: not in error, but it cannot be sent.
+    expect(checksum).toHaveAttribute('aria-invalid', 'false');
+    expect(submit('Update firmware')).toBeDisabled();
+    typeInto('install-checksum', SHA.slice(0, -1));
+    expect(submit('Update firmware')).toBeDisabled();
+    typeInto('install-checksum', SHA);
+    expect(submit('Update firmware')).toBeEnabled();
+    fireEvent.click(submit('Update firmware'));
+    await waitFor(() =>
+      expect(onDone).toHaveBeenCalledWith('worker-1-firmware-abc'),
+    );
+    expect(api.requestAction.mock.calls[0][3]).toEqual({
+      reason: 'Talos 1.12 (CVE fixes) CHG-12',
+      typedName: 'worker-1',
+      imageURI: 'https://signed.plant.example/bios/2.20.0.bin',
+      version: '2.20.0',
+      checksum: SHA,
+      preflightToken: 'tok-firmware',
+      deleteEmptyDirData: false,
+      force: false,
+    });
+  });
+
+  it("says the node is already at the target version when every component of the BMC's reading reports it, and does not send", async () => {
+    const api = apiWith(
+      firmwarePreflight([
+        { name: 'BIOS', version: '2.5.0' },
+        { name: 'BMC', version: '2.5.0' },
+      ]),
+    );
+    renderInstall('firmware', api);
+    await screen.findByTestId('preflight');
+    typeInto('install-rest', 'bundle/2.5.0.bin');
+    typeInto('install-version', '2.6.0');
+    completeCeremony();
+    expect(screen.queryByTestId('install-already')).toBeNull();
+    expect(submit('Update firmware')).toBeEnabled();
+    typeInto('install-version', '2.5.0');
+    expect(screen.getByTestId('install-already')).toHaveTextContent(
+      'worker-1 is already at 2.5.0',
+    );
+    expect(submit('Update firmware')).toBeDisabled();
+    expect(api.requestAction).not.toHaveBeenCalled();
+  });
+
+  it('a firmware version the inventory lists for only one component is not "already there" (the request targets every component)', async () => {
+    const api = apiWith(
+      firmwarePreflight([
+        { name: 'BIOS', version: '2.5.0' },
+        { name: 'BMC', version: '7.10' },
+      ]),
+    );
+    renderInstall('firmware', api);
+    await screen.findByTestId('preflight');
+    typeInto('install-rest', 'bios/2.5.0.bin');
+    typeInto('install-version', '2.5.0');
+    completeCeremony();
+    expect(screen.queryByTestId('install-already')).toBeNull();
+    expect(submit('Update firmware')).toBeEnabled();
   });
 });

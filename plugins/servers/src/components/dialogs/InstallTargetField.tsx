@@ -18,6 +18,9 @@ import { describeError, serversApiRef } from '../../api';
 import { useLoader } from '../hooks/useLoader';
 import { LIVE_HELPER_TEXT } from './ReasonField';
 import {
+  alreadyAtTarget,
+  checksumErrorOf,
+  checksumRequiredBy,
   restHint,
   sourcesOf,
   type FirmwareApplyTime,
@@ -54,9 +57,10 @@ export function CurrentVersions(props: {
   target: InstallTarget;
 }) {
   const { action, node, versions, target } = props;
+  // The backend refuses the request in these words (a plan skips the node).
+  const already = alreadyAtTarget(action, target, versions);
   if (action === 'upgrade') {
     const running = versions?.talos;
-    const already = target.ok && !!running && running === target.version;
     return (
       <Box mb={2} data-testid="install-current">
         <Typography variant="body2">
@@ -78,6 +82,11 @@ export function CurrentVersions(props: {
   const inventory = versions?.firmware ?? [];
   return (
     <Box mb={2} data-testid="install-current">
+      {already && (
+        <Alert severity="info" sx={{ mb: 1 }} data-testid="install-already">
+          {`${node} is ${already}: every firmware component the BMC's last reading lists reports it, so there is nothing to update.`}
+        </Alert>
+      )}
       {inventory.length === 0 ? (
         <Typography variant="body2">
           {`The BMC's last reading lists no firmware of ${node}.`}
@@ -118,6 +127,11 @@ export function InstallTargetField(props: {
   disabled?: boolean;
 }) {
   const { action, sources, draft, onChange, target, disabled } = props;
+  // Firmware: the sources the backend says refuse a request without a checksum.
+  const checksumRequired =
+    action === 'firmware' && checksumRequiredBy(draft.source, sources.value);
+  // Shown once something is typed; an empty required field is said by its hint.
+  const checksumError = checksumErrorOf(draft);
   const allowed = sourcesOf(action, sources.value);
   if (sources.loading && !sources.value) {
     return (
@@ -210,6 +224,44 @@ export function InstallTargetField(props: {
           <MenuItem value="Immediate">Immediate</MenuItem>
           <MenuItem value="OnReset">OnReset</MenuItem>
         </TextField>
+      )}
+      {action === 'firmware' && (
+        <>
+          <TextField
+            label="Target version"
+            value={draft.version}
+            onChange={e =>
+              onChange({ ...draft, source, version: e.target.value })
+            }
+            fullWidth
+            disabled={disabled}
+            autoComplete="off"
+            helperText="Optional: the version the BMC's firmware inventory will report once the image is installed, e.g. 2.20.0. With it, servers already there are skipped, and an update is Done only when the inventory reports it."
+            inputProps={{ 'data-testid': 'install-version' }}
+            sx={{ mt: 1, mb: 1 }}
+          />
+          <TextField
+            label="Checksum"
+            value={draft.checksum}
+            onChange={e =>
+              onChange({ ...draft, source, checksum: e.target.value })
+            }
+            fullWidth
+            required={checksumRequired}
+            disabled={disabled}
+            autoComplete="off"
+            error={!!checksumError}
+            helperText={
+              checksumError ??
+              (checksumRequired
+                ? `Required: ${source} accepts only an image whose checksum is given, sha256: and 64 lowercase hex digits`
+                : 'Optional: sha256: and 64 lowercase hex digits of the image; the operator sends nothing to the BMC if the image does not hash to it')
+            }
+            FormHelperTextProps={LIVE_HELPER_TEXT}
+            inputProps={{ 'data-testid': 'install-checksum' }}
+            sx={{ mt: 1, mb: 1 }}
+          />
+        </>
       )}
       {target.ok && (
         <Typography

@@ -22,6 +22,7 @@ import {
 } from './PlanFields';
 import { InstallTargetField, useUpgradeSources } from './InstallTargetField';
 import {
+  EMPTY_INSTALL_DRAFT,
   installTargetOf,
   isInstallAction,
   sourcesOf,
@@ -51,10 +52,17 @@ function installBodyOf(
   target: InstallTarget,
 ): Pick<PlanRequestBody, 'upgrade' | 'firmware'> {
   if (!target.ok) return {};
-  const { image, imageURI, applyTime } = target.body;
+  const { image, imageURI, applyTime, version, checksum } = target.body;
   if (intent === 'upgrade' && image) return { upgrade: { image } };
   if (intent === 'firmware' && imageURI) {
-    return { firmware: { imageURI, ...(applyTime ? { applyTime } : {}) } };
+    return {
+      firmware: {
+        imageURI,
+        ...(applyTime ? { applyTime } : {}),
+        ...(version ? { version } : {}),
+        ...(checksum ? { checksum } : {}),
+      },
+    };
   }
   return {};
 }
@@ -98,14 +106,10 @@ export function PlanDialog(props: {
   const install = isInstallAction(intent) ? intent : undefined;
   const sources = useUpgradeSources(intents.some(isInstallAction));
   const allowed = install ? sourcesOf(install, sources.value) : [];
-  const [draftChosen, setDraft] = useState<InstallDraft>({
-    source: '',
-    rest: '',
-    applyTime: 'Immediate',
-  });
+  const [draftChosen, setDraft] = useState<InstallDraft>(EMPTY_INSTALL_DRAFT);
   const draft = withAllowedSource(draftChosen, allowed);
   const target: InstallTarget = install
-    ? installTargetOf(install, draft, allowed)
+    ? installTargetOf(install, draft, allowed, sources.value)
     : { ok: false };
   const installBody = installBodyOf(intent, target);
   const planPreflight = usePlanPreflight(cluster, {
@@ -121,8 +125,14 @@ export function PlanDialog(props: {
                 ...(installBody.upgrade
                   ? { image: installBody.upgrade.image }
                   : {}),
+                // A firmware plan's version (the servers already there are skipped) and
+                // checksum (a source may refuse the pre-flight without one).
                 ...(installBody.firmware
-                  ? { imageURI: installBody.firmware.imageURI }
+                  ? {
+                      imageURI: installBody.firmware.imageURI,
+                      version: installBody.firmware.version,
+                      checksum: installBody.firmware.checksum,
+                    }
                   : {}),
               }
             : false,

@@ -21,8 +21,10 @@ const PREFIX = 'factory.talos.dev/installer/';
 const IMAGE = `${PREFIX}abc123:v1.12.0`;
 const SOURCES = {
   talosImages: [PREFIX],
-  firmwareSources: ['https://fw.plant.example'],
+  firmwareSources: ['https://fw.plant.example', 'https://signed.plant.example'],
+  firmwareChecksumRequired: ['https://signed.plant.example'],
 };
+const SHA = `sha256:${'9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'}`;
 
 function render(api: ReturnType<typeof fakeServersApi>, denied: string[] = []) {
   const onClose = jest.fn();
@@ -217,6 +219,81 @@ describe('PlanDialog: upgrade and firmware', () => {
       reason: 'BIOS 2.20 (memory training fix)',
       preflightToken: 'plan-token-firmware',
       typedCount: 3,
+    });
+  });
+
+  it('firmware with a target version and a checksum: the pre-flight takes both, lists the servers already there, and the plan carries them', async () => {
+    const api = apiWithSources();
+    const uri = 'https://signed.plant.example/bios/2.5.0.bin';
+    api.planPreflight.mockImplementation(async (_cluster, query) =>
+      query.intent === 'firmware' && query.version === '2.5.0'
+        ? planPreflight(['worker-1', 'worker-3'], {
+            intent: 'firmware',
+            imageURI: uri,
+            skipped: [{ node: 'worker-2', reason: 'already at 2.5.0' }],
+            typedCount: 2,
+            token: 'plan-token-firmware',
+          })
+        : planPreflight(NODES),
+    );
+    api.createPlan.mockResolvedValue({ name: 'firmware-plan-abc' });
+    render(api);
+    fireEvent.click(await screen.findByLabelText('Update firmware'));
+    fireEvent.mouseDown(
+      await screen.findByRole('combobox', { name: /Firmware source/ }),
+    );
+    fireEvent.click(
+      within(screen.getByRole('listbox')).getByRole('option', {
+        name: 'https://signed.plant.example',
+      }),
+    );
+    typeInto('install-rest', 'bios/2.5.0.bin');
+    typeInto('install-version', '2.5.0');
+    // The source requires a checksum: no pre-flight (and no plan) without a valid one.
+    expect(screen.getByTestId('install-checksum')).toBeRequired();
+    typeInto('install-checksum', SHA.toUpperCase());
+    expect(
+      screen.getByText(/is not sha256:<64 lowercase hex digits>/),
+    ).toBeInTheDocument();
+    expect(api.planPreflight).not.toHaveBeenCalledWith(
+      'rack',
+      expect.objectContaining({ intent: 'firmware' }),
+    );
+    expect(screen.getByTestId('plan-submit')).toBeDisabled();
+    typeInto('install-checksum', SHA);
+    await waitFor(() =>
+      expect(api.planPreflight).toHaveBeenLastCalledWith('rack', {
+        intent: 'firmware',
+        nodes: NODES,
+        maxParallel: 1,
+        imageURI: uri,
+        version: '2.5.0',
+        checksum: SHA,
+      }),
+    );
+    const skipped = await screen.findByTestId('plan-skipped');
+    expect(skipped).toHaveTextContent('Already there: 1 skipped');
+    expect(skipped).toHaveTextContent('worker-2: already at 2.5.0');
+    fireEvent.change(screen.getByLabelText(/^Reason/), {
+      target: { value: 'BIOS 2.5 (memory training fix)' },
+    });
+    fireEvent.click(screen.getByLabelText(ACKNOWLEDGEMENT));
+    fireEvent.change(
+      screen.getByLabelText(/Type the number of servers to update \(2\)/),
+      { target: { value: '2' } },
+    );
+    const submit = screen.getByTestId('plan-submit');
+    expect(submit).toBeEnabled();
+    fireEvent.click(submit);
+    await screen.findByRole('link', { name: 'firmware-plan-abc' });
+    expect(api.createPlan).toHaveBeenCalledWith('rack', {
+      intent: 'firmware',
+      nodes: NODES,
+      maxParallel: 1,
+      firmware: { imageURI: uri, version: '2.5.0', checksum: SHA },
+      reason: 'BIOS 2.5 (memory training fix)',
+      preflightToken: 'plan-token-firmware',
+      typedCount: 2,
     });
   });
 

@@ -4,10 +4,14 @@
  * checks are servers-common's rules, the ones the backend and the operator apply again.
  */
 import {
+  firmwareAlreadyAt,
   talosVersionOfImage,
+  whyFirmwareChecksumMissing,
+  whyFirmwareChecksumRefused,
   whyFirmwareSourceRefused,
   whyUpgradeImageRefused,
   type ActionRequestBody,
+  type PreflightVersions,
   type UpgradeSourcesResponse,
 } from '@rackside/plugin-servers-common';
 
@@ -29,7 +33,23 @@ export interface InstallDraft {
   rest: string;
   /** Firmware only. */
   applyTime: FirmwareApplyTime;
+  /**
+   * Firmware only: the version the image installs, as the BMC's FirmwareInventory will
+   * report it (`spec.firmware.version`); empty for none.
+   */
+  version: string;
+  /** Firmware only: `sha256:` and 64 lowercase hex digits (`spec.firmware.checksum`); empty for none. */
+  checksum: string;
 }
+
+/** A draft with nothing chosen yet. */
+export const EMPTY_INSTALL_DRAFT: InstallDraft = {
+  source: '',
+  rest: '',
+  applyTime: 'Immediate',
+  version: '',
+  checksum: '',
+};
 
 /** The allowed sources of an action. */
 export function sourcesOf(
@@ -38,6 +58,14 @@ export function sourcesOf(
 ): string[] {
   if (!sources) return [];
   return action === 'upgrade' ? sources.talosImages : sources.firmwareSources;
+}
+
+/** Whether a request for an image from a firmware source must carry a checksum. */
+export function checksumRequiredBy(
+  source: string,
+  sources: UpgradeSourcesResponse | undefined,
+): boolean {
+  return !!sources?.firmwareChecksumRequired?.includes(source);
 }
 
 /**
@@ -84,13 +112,34 @@ export type InstallTarget =
   | {
       ok: true;
       /** The fields the action body adds. */
-      body: Pick<ActionRequestBody, 'image' | 'imageURI' | 'applyTime'>;
+      body: InstallBody;
       /** The whole image or URI, as the dialog shows it. */
       shown: string;
-      /** An upgrade's Talos version (the image's tag). */
+      /** An upgrade's Talos version (the image's tag), or the firmware version typed. */
       version?: string;
     }
-  | { ok: false; why?: string };
+  | {
+      ok: false;
+      /** Why the source and path are refused (shown under the path). */
+      why?: string;
+      /** Why the checksum is refused or missing (shown under the checksum). */
+      checksumWhy?: string;
+    };
+
+/** The fields an upgrade or a firmware update adds to the action's body. */
+export type InstallBody = Pick<
+  ActionRequestBody,
+  'image' | 'imageURI' | 'applyTime' | 'version' | 'checksum'
+>;
+
+/**
+ * Why the typed checksum is refused, by servers-common's rule (the backend's and the
+ * CRD's): only once something is typed, so an empty field is not shown in error.
+ */
+export function checksumErrorOf(draft: InstallDraft): string | undefined {
+  const typed = draft.checksum.trim();
+  return typed ? whyFirmwareChecksumRefused(typed) : undefined;
+}
 
 /**
  * The target a draft makes, or why it is not one yet (nothing typed: no why) or not
@@ -100,8 +149,11 @@ export function installTargetOf(
   action: InstallAction,
   draft: InstallDraft,
   allowed: readonly string[],
+  sources?: UpgradeSourcesResponse,
 ): InstallTarget {
-  if (!draft.source || draft.rest.trim() === '') return { ok: false };
+  if (!draft.source || draft.rest.trim() === '') {
+    return { ok: false, checksumWhy: checksumErrorOf(draft) };
+  }
   if (action === 'upgrade') {
     const image = imageOf(draft.source, draft.rest);
     const why = whyUpgradeImageRefused(image, allowed);
@@ -115,14 +167,50 @@ export function installTargetOf(
   }
   const imageURI = imageUriOf(draft.source, draft.rest);
   const why = whyFirmwareSourceRefused(imageURI, allowed);
-  if (why) return { ok: false, why };
+  if (why) return { ok: false, why, checksumWhy: checksumErrorOf(draft) };
+  const version = draft.version.trim();
+  const checksum = draft.checksum.trim();
+  // The backend's rule: a checksum that is not sha256:<64 lowercase hex>, or none for a
+  // source that requires one (the sources the backend says require it).
+  const checksumWhy = whyFirmwareChecksumMissing(
+    { imageURI, ...(checksum ? { checksum } : {}) },
+    (sources?.firmwareChecksumRequired ?? []).map(origin => ({
+      origin,
+      checksumRequired: true,
+    })),
+  );
+  if (checksumWhy) return { ok: false, checksumWhy };
   return {
     ok: true,
     body: {
       imageURI,
       // Immediate is the BMC's default: sent only when asked otherwise.
       ...(draft.applyTime === 'OnReset' ? { applyTime: 'OnReset' } : {}),
+      ...(version ? { version } : {}),
+      ...(checksum ? { checksum } : {}),
     },
     shown: imageURI,
+    ...(version ? { version } : {}),
   };
+}
+
+/**
+ * Why the request has nothing to do on this node, in the words the backend refuses it
+ * with ("already at v1.12.0", "already at 2.5.0"): an upgrade to the Talos version the
+ * node runs, or a firmware update to a version every component of the BMC's last reading
+ * reports (servers-common firmwareAlreadyAt; the picker sends no targets). Undefined
+ * otherwise.
+ */
+export function alreadyAtTarget(
+  action: InstallAction,
+  target: InstallTarget,
+  versions: PreflightVersions | undefined,
+): string | undefined {
+  if (!target.ok || !target.version) return undefined;
+  if (action === 'upgrade') {
+    return versions?.talos === target.version
+      ? `already at ${target.version}`
+      : undefined;
+  }
+  return firmwareAlreadyAt(target.version, versions?.firmware, undefined);
 }

@@ -17,10 +17,13 @@ export interface PlanShape {
   /** The alert gate the plan carries: the pre-flight says which alerts hold it now. */
   alertGate?: PlanAlertGateInput;
   /**
-   * What an upgrade (`image`) or a firmware plan (`imageURI`) installs; `false` while an
-   * installing intent has no allowed target yet (no pre-flight is taken until it has).
+   * What an upgrade (`image`) or a firmware plan (`imageURI`, and its `version` and
+   * `checksum` when typed) installs; `false` while an installing intent has no allowed
+   * target yet (no pre-flight is taken until it has).
    */
-  install?: { image?: string; imageURI?: string } | false;
+  install?:
+    | { image?: string; imageURI?: string; version?: string; checksum?: string }
+    | false;
 }
 
 export interface PlanPreflightState {
@@ -53,6 +56,8 @@ export function usePlanPreflight(
   const waitingForTarget = install === false;
   const image = install ? install.image : undefined;
   const imageURI = install ? install.imageURI : undefined;
+  const version = install ? install.version : undefined;
+  const checksum = install ? install.checksum : undefined;
   const api = useApi(serversApiRef);
   const [preflight, setPreflight] = useState<PlanPreflightResponse>();
   const [loadError, setLoadError] = useState<string>();
@@ -77,6 +82,8 @@ export function usePlanPreflight(
         ...(alertGateKey ? { alertGate: JSON.parse(alertGateKey) } : {}),
         ...(image !== undefined ? { image } : {}),
         ...(imageURI !== undefined ? { imageURI } : {}),
+        ...(version !== undefined ? { version } : {}),
+        ...(checksum !== undefined ? { checksum } : {}),
       })
       .then(
         p => !cancelled && setPreflight(p),
@@ -96,6 +103,8 @@ export function usePlanPreflight(
     waitingForTarget,
     image,
     imageURI,
+    version,
+    checksum,
   ]);
 
   const replace = (next: PlanPreflightResponse) => {

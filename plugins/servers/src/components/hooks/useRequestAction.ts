@@ -23,8 +23,11 @@ export interface ActionRequestFields {
   preflight?: PreflightResponse;
   /** Opt-in: Complete only after a healthy return (docs/alerts.md). */
   healthyReturn?: { healthyForSeconds: number };
-  /** An upgrade's image, or a firmware update's image URI and apply time. */
-  install?: Pick<ActionRequestBody, 'image' | 'imageURI' | 'applyTime'>;
+  /** An upgrade's image, or a firmware update's image URI, apply time, version and checksum. */
+  install?: Pick<
+    ActionRequestBody,
+    'image' | 'imageURI' | 'applyTime' | 'version' | 'checksum'
+  >;
 }
 
 export interface ActionRequestState {
