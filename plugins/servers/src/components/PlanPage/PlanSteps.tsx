@@ -11,21 +11,44 @@ import { AppLink, useServersLinks } from '../ui/links';
 import { formatTime } from '../ui/maintenanceText';
 import { planPhaseColor } from '../ui/planText';
 
-/** "v1.11.3 → v1.12.0": a step's Talos versions, as far as they are known. */
-export function stepVersionsText(step: PlanResponse['nodes'][number]): string {
-  const { before, after } = step.talosVersion ?? {};
+type PlanStep = PlanResponse['nodes'][number];
+/** A step's version before and after, as far as they are known. */
+type VersionPair = { before?: string; after?: string };
+
+/**
+ * The version a plan changes, as its steps column shows it: an upgrade plan's Talos
+ * version, a firmware plan's firmware version; undefined for a plan that installs nothing.
+ */
+function versionColumnOf(intent: PlanResponse['intent']):
+  | {
+      label: string;
+      pair: (step: PlanStep) => VersionPair | undefined;
+    }
+  | undefined {
+  if (intent === 'upgrade') {
+    return { label: 'Talos', pair: step => step.talosVersion };
+  }
+  if (intent === 'firmware') {
+    return { label: 'Firmware', pair: step => step.firmwareVersion };
+  }
+  return undefined;
+}
+
+/** "v1.11.3 → v1.12.0": a step's versions before and after, as far as they are known. */
+export function stepVersionsText(pair: VersionPair | undefined): string {
+  const { before, after } = pair ?? {};
   if (before === undefined && after === undefined) return '—';
   return `${before ?? '?'} → ${after ?? '…'}`;
 }
 
 /**
  * Each node's step, in the order the plan takes them, with its maintenance (and, in an
- * upgrade plan, the Talos version before and after).
+ * upgrade or firmware plan, the Talos or firmware version before and after).
  */
 export function PlanSteps(props: { cluster: string; plan: PlanResponse }) {
   const { cluster, plan } = props;
   const links = useServersLinks();
-  const upgrade = plan.intent === 'upgrade';
+  const versions = versionColumnOf(plan.intent);
   return (
     <PageSection
       title="Servers, in the order they go"
@@ -40,7 +63,7 @@ export function PlanSteps(props: { cluster: string; plan: PlanResponse }) {
           <TableRow>
             <TableCell>Server</TableCell>
             <TableCell>Step</TableCell>
-            {upgrade && <TableCell>Talos</TableCell>}
+            {versions && <TableCell>{versions.label}</TableCell>}
             <TableCell>Maintenance</TableCell>
             <TableCell>Started</TableCell>
             <TableCell>Ended</TableCell>
@@ -62,9 +85,9 @@ export function PlanSteps(props: { cluster: string; plan: PlanResponse }) {
                   sx={chipLabelSx(planPhaseColor(step.phase))}
                 />
               </TableCell>
-              {upgrade && (
+              {versions && (
                 <TableCell data-testid={`plan-step-versions-${step.name}`}>
-                  {stepVersionsText(step)}
+                  {stepVersionsText(versions.pair(step))}
                 </TableCell>
               )}
               <TableCell>

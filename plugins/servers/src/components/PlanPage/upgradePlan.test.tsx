@@ -1,9 +1,9 @@
 /*
- * The page of an upgrade plan (issue 47): "N of M at vX", the installer image, and each
- * server's Talos version before and after.
+ * The page of an upgrade or firmware plan (issue 47): "N of M at vX", the installer image,
+ * and each server's Talos (or firmware) version before and after.
  */
 import '@testing-library/jest-dom';
-import { fireEvent, screen, waitFor } from '@testing-library/react';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { fakeServersApi, serverList } from '../../testing/fixtures';
 import { plan, renderWithApi } from '../../__testUtils__/plans';
 import { PlanPage } from './PlanPage';
@@ -54,6 +54,11 @@ describe('the page of an upgrade plan', () => {
     expect(screen.getByTestId('plan-image')).toHaveTextContent(
       `Installer image: ${IMAGE}`,
     );
+    expect(
+      within(screen.getByTestId('plan-steps')).getByRole('columnheader', {
+        name: 'Talos',
+      }),
+    ).toBeInTheDocument();
     expect(screen.getByTestId('plan-step-versions-worker-1')).toHaveTextContent(
       'v1.11.3 → v1.12.0',
     );
@@ -62,6 +67,71 @@ describe('the page of an upgrade plan', () => {
     );
     expect(screen.getByTestId('plan-step-versions-worker-3')).toHaveTextContent(
       'v1.11.3 → …',
+    );
+  });
+
+  it('a firmware plan with a version: "N of M at X" and each server\'s firmware before and after', async () => {
+    const api = fakeServersApi(serverList([]));
+    api.getPlan.mockResolvedValue(
+      plan({
+        name: 'firmware-plan-2',
+        intent: 'firmware',
+        firmware: {
+          imageURI: 'https://fw.plant.example/bios/2.20.0.bin',
+          version: '2.20.0',
+          targets: ['BIOS'],
+        },
+        versions: {
+          target: '2.20.0',
+          atTarget: 2,
+          total: 3,
+          text: '2 of 3 at 2.20.0',
+        },
+        nodes: [
+          {
+            name: 'worker-1',
+            controlPlane: false,
+            phase: 'Done',
+            firmwareVersion: { before: '2.19.1', after: '2.20.0' },
+          },
+          {
+            name: 'worker-2',
+            controlPlane: false,
+            phase: 'Skipped',
+            message: 'already at 2.20.0',
+            firmwareVersion: { after: '2.20.0' },
+          },
+          {
+            name: 'worker-3',
+            controlPlane: false,
+            phase: 'Running',
+            firmwareVersion: { before: '2.19.1' },
+          },
+        ],
+      }),
+    );
+    await renderWithApi(
+      <PlanPage cluster="rack" name="firmware-plan-2" />,
+      api,
+    );
+    expect(await screen.findByTestId('plan-versions')).toHaveTextContent(
+      '2 of 3 at 2.20.0',
+    );
+    const steps = screen.getByTestId('plan-steps');
+    expect(
+      within(steps).getByRole('columnheader', { name: 'Firmware' }),
+    ).toBeInTheDocument();
+    expect(
+      within(steps).queryByRole('columnheader', { name: 'Talos' }),
+    ).toBeNull();
+    expect(screen.getByTestId('plan-step-versions-worker-1')).toHaveTextContent(
+      '2.19.1 → 2.20.0',
+    );
+    expect(screen.getByTestId('plan-step-versions-worker-2')).toHaveTextContent(
+      '? → 2.20.0',
+    );
+    expect(screen.getByTestId('plan-step-versions-worker-3')).toHaveTextContent(
+      '2.19.1 → …',
     );
   });
 
