@@ -236,7 +236,7 @@ export function InstallTargetField(props: {
             fullWidth
             disabled={disabled}
             autoComplete="off"
-            helperText="Optional: the version the BMC's firmware inventory will report once the image is installed, e.g. 2.20.0. With it, servers already there are skipped, and an update is Done only when the inventory reports it."
+            helperText="Optional: the version the BMC's firmware inventory will report once the image is installed, e.g. 2.20.0. With it, a server whose firmware components all report it already is skipped, and the update is Done only when the components it changed report it."
             inputProps={{ 'data-testid': 'install-version' }}
             sx={{ mt: 1, mb: 1 }}
           />
