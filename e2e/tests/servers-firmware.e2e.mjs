@@ -4,8 +4,8 @@
 //   1. a worker's Server tab shows the BIOS and BMC firmware of its BMC's last reading;
 //   2. the row menu's Update firmware opens the dialog: the source from the allowed list,
 //      the image path after it, what the BMC reports now, the pre-flight;
-//   3. sent with the acknowledgement, the typed name and a reason: the NodeMaintenance
-//      carries the image URI as it was shown;
+//   3. sent with the target version typed, the acknowledgement, the typed name and a
+//      reason: the NodeMaintenance carries the image URI as it was shown and the version;
 //   4. the maintenance page follows the BMC's task (its state and percent) and, when the
 //      update is Complete, shows each component's version before and after; the BMC got
 //      exactly one SimpleUpdate. axe on the dialog and the maintenance page.
@@ -263,7 +263,9 @@ test(
     );
     await expectAxeClean(page, 'the firmware dialog', '[role="dialog"]');
 
-    // 3. Sent with the acknowledgement, the typed name and the reason.
+    // 3. Sent with the target version (Done only when the BIOS reports it), the
+    // acknowledgement, the typed name and the reason.
+    await dialog.getByTestId('install-version').fill(TARGET);
     await dialog.getByTestId('preflight-ack').check();
     await dialog.getByTestId('action-reason').fill(REASON);
     await dialog.getByTestId('action-typed-name').fill(NODE);
@@ -280,7 +282,10 @@ test(
             m => m.spec.nodeName === NODE && m.spec.intent === 'firmware',
           ),
     );
-    assert.deepEqual(maintenance.spec.firmware, { imageURI: IMAGE_URI });
+    assert.deepEqual(maintenance.spec.firmware, {
+      imageURI: IMAGE_URI,
+      version: TARGET,
+    });
     assert.equal(maintenance.spec.reason, REASON);
 
     // 4. The maintenance page: the image, the BMC's task as it runs, then the versions.
