@@ -24,7 +24,12 @@ import {
   Mutex,
   type ReconcilerPorts,
 } from './reconciler';
-import type { NodeView, PowerSendVerb, SendOutcome } from './types';
+import type {
+  ChecksumReading,
+  NodeView,
+  PowerSendVerb,
+  SendOutcome,
+} from './types';
 
 const SOURCE = 'https://fw.example.com';
 const IMAGE = `${SOURCE}/bios-2.5.0.bin`;
@@ -87,6 +92,8 @@ class Cluster {
   checksumRequired: string[] = [];
   /** What the operator's own fetch of the image hashes to. */
   imageChecksum = `sha256:${'0'.repeat(64)}`;
+  /** What the background fetch says now; absent: read, imageChecksum. */
+  checksumReading?: ChecksumReading;
   checksumFetches: string[] = [];
   /** The ServerBMCs' firmware history. */
   history = new Map<string, FirmwareHistoryEntry[]>();
@@ -190,9 +197,14 @@ class Cluster {
             this.taskReads++;
             return this.task;
           },
-          checksum: async uri => {
+          checksum: uri => {
             this.checksumFetches.push(uri);
-            return this.imageChecksum;
+            return (
+              this.checksumReading ?? {
+                state: 'read',
+                checksum: this.imageChecksum,
+              }
+            );
           },
         },
         deadlines: { rebootSeconds: 900, unansweredSeconds: 300 },
@@ -706,6 +718,37 @@ describe('intent firmware: a checksum', () => {
     expect(nm.status?.message).not.toContain('token=x');
     expect(nm.status?.power?.firmware).toBeUndefined();
     expect(c.checksumFetches).toEqual([`${IMAGE}?token=x`]);
+    expect(c.sent).toEqual([]);
+  });
+
+  it('while the image is fetched: waits with nothing recorded or sent; then sent once', async () => {
+    const c = rack();
+    c.checksumReading = { state: 'fetching' };
+    const name = c.create('worker-1', { imageURI: IMAGE, checksum });
+    await c.reconcile(name);
+    const waiting = c.get(name);
+    expect(waiting.status?.phase).toBe('Drained');
+    expect(waiting.status?.power?.firmware).toBeUndefined();
+    expect(waiting.status?.firmware).toBeUndefined();
+    expect(c.sent).toEqual([]);
+    c.checksumReading = { state: 'read', checksum };
+    await c.reconcile(name);
+    expect(c.sent).toHaveLength(1);
+  });
+
+  it('an image that could not be fetched: Refused with why, nothing sent', async () => {
+    const c = rack();
+    c.checksumReading = {
+      state: 'failed',
+      message: 'https://fw.example.com answered 404',
+    };
+    const name = c.create('worker-1', { imageURI: IMAGE, checksum });
+    await c.reconcile(name);
+    const nm = c.get(name);
+    expect(nm.status?.phase).toBe('Refused');
+    expect(nm.status?.message).toContain(
+      'could not be fetched to check its checksum (https://fw.example.com answered 404)',
+    );
     expect(c.sent).toEqual([]);
   });
 

@@ -41,7 +41,7 @@ import { refuse } from './guardCheck';
 import { sendTimeRefusal } from './powerRows';
 import { bootIdOf, recordAndSend, timeLeft } from './powerSend';
 import { settleUnanswered } from './powerSettle';
-import type { Decision, MachinePorts, Row } from './types';
+import type { ChecksumReading, Decision, MachinePorts, Row } from './types';
 
 /** A firmware update not applied this long after the BMC accepted it fails (default). */
 export const DEFAULT_FIRMWARE_SECONDS = 3600;
@@ -397,6 +397,9 @@ export async function sendFirmwareFromDrained(
   if (refused) return refused;
   const guarded = sendTimeRefusal(nm, 'firmware', ports);
   if (guarded) return guarded;
+  // Before the BMC's reads: while the image is fetched, the row waits without asking the BMC.
+  const mismatch = checksumRefusal(nm, ports);
+  if (mismatch) return mismatch;
   const reads = ports.power.firmware;
   const node = ports.view.node(nodeName);
   if (!reads) {
@@ -425,40 +428,44 @@ export async function sendFirmwareFromDrained(
   const already = firmwareAlreadyAt(request.version, before, request.targets);
   if (already)
     return alreadyAtRefusal(nodeName, already, 'inventory', ` ${LEFT}`);
-  const mismatch = await checksumRefusal(nm, ports);
-  if (mismatch) return mismatch;
   return recordAndSend(nm, 'firmware', ports, { firmware: { before } });
 }
 
 /**
  * With spec.firmware.checksum: the operator fetches the image itself (bounded, hashed as
  * it streams in) and refuses before anything is recorded or sent when its sha256 is
- * another. With SimpleUpdate the BMC fetches it again afterwards (docs/upgrades.md,
+ * another. The fetch runs in the background (this row holds the admission lock): while
+ * it runs the row waits, and checks everything again when it asks next. With
+ * SimpleUpdate the BMC fetches the image again afterwards (docs/upgrades.md,
  * "Checksums"); a multipart push uploads bytes the channel checks once more.
  */
-async function checksumRefusal(
+function checksumRefusal(
   nm: NodeMaintenance,
   ports: MachinePorts,
-): Promise<Decision | undefined> {
+): Decision | undefined {
   const request = nm.spec.firmware!;
   if (!request.checksum) return undefined;
   const nodeName = nm.spec.nodeName;
   const shown = imageShown(request.imageURI);
   const checksumOf = ports.power.firmware?.checksum;
-  let got: string;
-  try {
-    if (!checksumOf) throw new Error('the power channel fetches no image');
-    got = await checksumOf(request.imageURI);
-  } catch (error) {
-    const reason = `firmware update of ${nodeName} was not sent: the image ${shown} could not be fetched to check its checksum (${
-      (error as Error).message
-    }). ${LEFT}`;
+  const reading: ChecksumReading = checksumOf
+    ? checksumOf(request.imageURI)
+    : { state: 'failed', message: 'the power channel fetches no image' };
+  if (reading.state === 'fetching') {
+    return {
+      kind: 'wait',
+      message: `fetching ${shown} to check its sha256 before the update of ${nodeName} is sent`,
+      requeueAfterMs: FIRMWARE_TASK_POLL_MS,
+    };
+  }
+  if (reading.state === 'failed') {
+    const reason = `firmware update of ${nodeName} was not sent: the image ${shown} could not be fetched to check its checksum (${reading.message}). ${LEFT}`;
     return refuse(reason.slice(0, 4096), 'capability', {
       reason: reason.slice(0, 4096),
     });
   }
-  if (got === request.checksum) return undefined;
-  const reason = `firmware update of ${nodeName} was not sent: the checksum of ${shown} is ${got}, not ${request.checksum}. ${LEFT}`;
+  if (reading.checksum === request.checksum) return undefined;
+  const reason = `firmware update of ${nodeName} was not sent: the checksum of ${shown} is ${reading.checksum}, not ${request.checksum}. ${LEFT}`;
   return refuse(reason.slice(0, 4096), 'capability', {
     reason: reason.slice(0, 4096),
   });

@@ -148,11 +148,19 @@ export interface FirmwareReads {
     taskUri: string,
   ): Promise<FirmwareTaskReading>;
   /**
-   * The image's `sha256:<64 hex>` as the channel fetches it from its source (bounded,
-   * hashed as it streams in, with the source's credentials); throws when it cannot.
+   * What is known now of the image's `sha256:<64 hex>` as the channel fetches it from its
+   * source (bounded, hashed as it streams in, with the source's credentials). Never waits
+   * for the fetch: it runs in the background (powerprovider/imageChecksums.ts), as the
+   * row that asks holds the admission lock.
    */
-  checksum?(imageURI: string): Promise<string>;
+  checksum?(imageURI: string): ChecksumReading;
 }
+
+/** What is known of an image's sha256 now (FirmwareReads.checksum). */
+export type ChecksumReading =
+  | { state: 'fetching' }
+  | { state: 'read'; checksum: string }
+  | { state: 'failed'; message: string };
 
 /**
  * The one send of a recorded power verb, at the edge (powerprovider/powerSend.ts on the

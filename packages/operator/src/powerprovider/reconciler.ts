@@ -26,6 +26,7 @@ import type { PowerPort } from '../maintenance/types';
 import type { NodeView } from '../runtime/nodeView';
 import type { SecretReader } from '../runtime/kube/secrets';
 import { withoutBmcAddresses } from './bmcAddresses';
+import { ImageChecksums } from './imageChecksums';
 import {
   channelStatus,
   channelTable,
@@ -87,6 +88,16 @@ export class PowerProviderReconciler {
   private channel: PowerChannel | undefined;
   /** The spec the channel was built from (generation), so a change rebuilds it. */
   private builtFor: string | undefined;
+  /** Firmware images' sha256, fetched by the channel in the background. */
+  private readonly checksums = new ImageChecksums(async imageURI => {
+    const channel = this.channel;
+    if (!channel?.firmwareImageChecksum) {
+      throw new Error(
+        `the ${channel?.type ?? 'none'} channel fetches no firmware image`,
+      );
+    }
+    return channel.firmwareImageChecksum(imageURI);
+  });
 
   constructor(
     private readonly ports: PowerProviderPorts,
@@ -270,17 +281,7 @@ export class PowerProviderReconciler {
           }
           return channel.firmwareInventory(powerNodeOf(node, nameOf(node)));
         },
-        checksum: async imageURI => {
-          const channel = this.channel;
-          if (!channel?.firmwareImageChecksum) {
-            throw new Error(
-              `the ${
-                channel?.type ?? 'none'
-              } channel fetches no firmware image`,
-            );
-          }
-          return channel.firmwareImageChecksum(imageURI);
-        },
+        checksum: imageURI => this.checksums.read(imageURI),
         task: async (node, taskUri) => {
           const channel = this.channel;
           if (!channel?.firmwareTask) {
