@@ -268,14 +268,18 @@ export async function startPortal(opts = {}) {
   };
 
   try {
-    if (
-      !opts.backendDir &&
-      (process.env.RACKSIDE_E2E_BUILD === '1' || appBundleIsStale())
-    ) {
-      log('building the app bundle (yarn workspace app build)');
-      execFileSync('yarn', ['workspace', 'app', 'build'], {
-        cwd: ROOT,
-        stdio: ['ignore', 'ignore', 'inherit'],
+    if (!opts.backendDir) {
+      // Test files run side by side (scripts/test.sh runs two at a time): one builds
+      // the bundle while the others wait, then find it fresh. Without the lock two
+      // builds wrote the same dist/ at once and one failed.
+      await withAppBuildLock(() => {
+        if (process.env.RACKSIDE_E2E_BUILD === '1' || appBundleIsStale()) {
+          log('building the app bundle (yarn workspace app build)');
+          execFileSync('yarn', ['workspace', 'app', 'build'], {
+            cwd: ROOT,
+            stdio: ['ignore', 'ignore', 'inherit'],
+          });
+        }
       });
     }
 
@@ -454,6 +458,40 @@ export async function startPortal(opts = {}) {
     },
     stop,
   };
+}
+
+/**
+ * Runs `build` holding the app bundle's lock (a pid file under the cache directory),
+ * waiting while a live process (this one included: two portals of one file) holds it;
+ * a lock whose process is gone is taken.
+ */
+async function withAppBuildLock(build) {
+  const file = path.join(cacheDir(), 'app-build.lock');
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  for (;;) {
+    try {
+      fs.writeFileSync(file, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (error) {
+      if (error.code !== 'EEXIST') throw error;
+      let owner = 0;
+      try {
+        owner = Number(fs.readFileSync(file, 'utf8').trim());
+      } catch {
+        continue; // released between the two calls
+      }
+      if (!owner || !processAlive(owner)) {
+        fs.rmSync(file, { force: true });
+        continue;
+      }
+      await new Promise(resolve => setTimeout(resolve, 500));
+    }
+  }
+  try {
+    build();
+  } finally {
+    fs.rmSync(file, { force: true });
+  }
 }
 
 /**
