@@ -453,10 +453,11 @@ export interface PreflightVersions {
   /** The Talos version its Node reports (`osImage` "Talos (v1.11.3)"); absent if none. */
   talos?: string;
   /**
-   * The BMC's firmware inventory as of its last health reading (component and version);
-   * absent when no reading listed one.
+   * The BMC's firmware inventory as of its last health reading (component and version,
+   * and its `@odata.id` where the reading kept it: what a firmware request's `targets`
+   * name); absent when no reading listed one.
    */
-  firmware?: Array<{ name: string; version: string }>;
+  firmware?: Array<{ id?: string; name: string; version: string }>;
 }
 
 /** The quorum effect of an action, as the pre-flight shows it. */

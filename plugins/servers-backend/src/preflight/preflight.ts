@@ -134,7 +134,13 @@ function versionsOf(
     return {
       versions: inventory?.length
         ? {
-            firmware: inventory.map(({ name, version }) => ({ name, version })),
+            // Field by field: the reading's id (its Redfish link, what a request's
+            // targets name) for the portal's Components choice; nothing else of it.
+            firmware: inventory.map(({ id, name, version }) => ({
+              ...(id !== undefined ? { id } : {}),
+              name,
+              version,
+            })),
           }
         : {},
     };

@@ -389,7 +389,12 @@ describe('POST .../actions/firmware', () => {
     cluster.bmcNodes = ['worker-1', 'worker-2'];
     cluster.bmcHealth.set('worker-1', {
       firmware: [
-        { name: 'BIOS', version: '2.18.0', updateable: true },
+        {
+          id: '/redfish/v1/UpdateService/FirmwareInventory/BIOS',
+          name: 'BIOS',
+          version: '2.18.0',
+          updateable: true,
+        },
         { name: 'iDRAC', version: '7.00.00', updateable: true },
       ],
     } as any);
@@ -495,9 +500,15 @@ describe('POST .../actions/firmware', () => {
     const cluster = bmcRack();
     const { server, events } = await start(cluster);
     const pre = await preflightOf(server, 'worker-1', 'firmware');
+    // Each component's id where the reading kept it (what targets name), and nothing
+    // else of the reading (updateable stays on the server).
     expect(pre.versions).toEqual({
       firmware: [
-        { name: 'BIOS', version: '2.18.0' },
+        {
+          id: '/redfish/v1/UpdateService/FirmwareInventory/BIOS',
+          name: 'BIOS',
+          version: '2.18.0',
+        },
         { name: 'iDRAC', version: '7.00.00' },
       ],
     });

@@ -42,6 +42,7 @@ import {
 import {
   alreadyAtTarget,
   EMPTY_INSTALL_DRAFT,
+  firmwareChoicesOf,
   installTargetOf,
   isInstallAction,
   sourcesOf,
@@ -82,9 +83,6 @@ export function ActionDialog(props: ActionDialogProps) {
   const allowed = install ? sourcesOf(install, sources.value) : [];
   const [draftChosen, setDraft] = useState<InstallDraft>(EMPTY_INSTALL_DRAFT);
   const draft = withAllowedSource(draftChosen, allowed);
-  const target = install
-    ? installTargetOf(install, draft, allowed, sources.value)
-    : ({ ok: false } as const);
   const {
     pre,
     needsPreflight,
@@ -108,6 +106,13 @@ export function ActionDialog(props: ActionDialogProps) {
     talos: pre.preflight?.versions?.talos ?? props.talosVersion,
     firmware: pre.preflight?.versions?.firmware,
   };
+  // The Components choice: the components of the BMC's last reading; only ids it lists
+  // are ever sent as targets.
+  const components =
+    install === 'firmware' ? firmwareChoicesOf([versions.firmware]) : [];
+  const target = install
+    ? installTargetOf(install, draft, allowed, sources.value, components)
+    : ({ ok: false } as const);
   // The backend refuses an upgrade to the version the node runs, and a firmware update to
   // the version its BMC's last reading reports ("already at").
   const alreadyThere =
@@ -204,6 +209,16 @@ export function ActionDialog(props: ActionDialogProps) {
               node={node}
               versions={versions}
               target={target}
+              components={
+                install === 'firmware'
+                  ? {
+                      choices: components,
+                      checked: draft.targets,
+                      onChange: targets => setDraft({ ...draft, targets }),
+                      disabled: submitting,
+                    }
+                  : undefined
+              }
             />
           </>
         )}

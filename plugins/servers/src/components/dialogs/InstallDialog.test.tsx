@@ -253,9 +253,10 @@ describe('the firmware dialog', () => {
     api.requestAction.mockResolvedValue({ name: 'worker-1-firmware-abc' });
     const { onDone } = renderInstall('firmware', api);
     await screen.findByTestId('preflight');
-    const now = screen.getByRole('table', { name: 'Firmware of worker-1 now' });
-    expect(within(now).getByText('2.19.1')).toBeInTheDocument();
-    expect(within(now).getByText('7.10')).toBeInTheDocument();
+    // The reading's components, each with its version now, in the Components choice.
+    const now = screen.getByRole('group', { name: 'Components' });
+    expect(within(now).getByText(/2\.19\.1/)).toBeInTheDocument();
+    expect(within(now).getByText(/7\.10/)).toBeInTheDocument();
     expect(
       screen.getByRole('combobox', { name: /Firmware source/ }),
     ).toHaveTextContent('https://fw.plant.example');
@@ -415,5 +416,96 @@ describe('the firmware dialog', () => {
     completeCeremony();
     expect(screen.queryByTestId('install-already')).toBeNull();
     expect(submit('Update firmware')).toBeEnabled();
+  });
+
+  describe('the Components choice', () => {
+    const BIOS = '/redfish/v1/UpdateService/FirmwareInventory/BIOS';
+    const BMC = '/redfish/v1/UpdateService/FirmwareInventory/BMC';
+    // A hostile BMC: an id that is not a link at all, with markup and a comma in it.
+    const HOSTILE = '<img src=x onerror=alert(1)>,/redfish/v1/Systems/1';
+
+    async function openWith(
+      firmware: Array<{ id?: string; name: string; version: string }>,
+    ) {
+      const api = apiWith(firmwarePreflight(firmware as any));
+      api.requestAction.mockResolvedValue({ name: 'worker-1-firmware-abc' });
+      const { onDone } = renderInstall('firmware', api);
+      await screen.findByTestId('preflight');
+      typeInto('install-rest', 'bios/2.5.0.bin');
+      return { api, onDone };
+    }
+    const group = () => screen.getByRole('group', { name: 'Components' });
+    const box = (name: RegExp) =>
+      within(group()).getByRole('checkbox', { name });
+
+    it('sends a hostile id back exactly as the reading gave it, as text, and only because the reading listed it', async () => {
+      const { api, onDone } = await openWith([
+        { id: HOSTILE, name: 'Evil', version: '1.0' },
+        { id: BMC, name: 'BMC', version: '7.10' },
+      ]);
+      // Shown as text, never as markup.
+      expect(group().querySelector('img')).toBeNull();
+      fireEvent.click(box(/^Evil/));
+      completeCeremony();
+      fireEvent.click(submit('Update firmware'));
+      await waitFor(() => expect(onDone).toHaveBeenCalled());
+      expect(api.requestAction.mock.calls[0][3].targets).toEqual([HOSTILE]);
+    });
+
+    it('a component the reading gave no id cannot be checked (it could not be named)', async () => {
+      await openWith([
+        { name: 'CPLD', version: '1.2' },
+        { id: BMC, name: 'BMC', version: '7.10' },
+      ]);
+      expect(box(/^CPLD/)).toBeDisabled();
+      expect(box(/^BMC/)).toBeEnabled();
+    });
+
+    it('checking BIOS only with version 2.5.0, where BIOS is at 2.5.0 and the BMC is not: already at, nothing sent; unchecked, the BMC picks and it can be sent', async () => {
+      const { api } = await openWith([
+        { id: BIOS, name: 'BIOS', version: '2.5.0' },
+        { id: BMC, name: 'BMC', version: '7.10' },
+      ]);
+      typeInto('install-version', '2.5.0');
+      completeCeremony();
+      expect(screen.getByTestId('install-components')).toHaveTextContent(
+        'None checked: the BMC picks (any component that changes counts)',
+      );
+      expect(screen.queryByTestId('install-already')).toBeNull();
+      expect(submit('Update firmware')).toBeEnabled();
+      fireEvent.click(box(/^BIOS \(now 2\.5\.0\)/));
+      expect(screen.getByTestId('install-already')).toHaveTextContent(
+        'worker-1 is already at 2.5.0: every component checked reports it',
+      );
+      expect(submit('Update firmware')).toBeDisabled();
+      // The BMC checked too: it is at 7.10, so there is something to do.
+      fireEvent.click(box(/^BMC/));
+      expect(screen.queryByTestId('install-already')).toBeNull();
+      expect(submit('Update firmware')).toBeEnabled();
+      expect(api.requestAction).not.toHaveBeenCalled();
+    });
+
+    it('sends the checked ids as targets, in the order checked, with the rest of the body', async () => {
+      const { api, onDone } = await openWith([
+        { id: BIOS, name: 'BIOS', version: '2.4.0' },
+        { id: BMC, name: 'BMC', version: '7.10' },
+      ]);
+      fireEvent.click(box(/^BMC/));
+      fireEvent.click(box(/^BIOS/));
+      typeInto('install-version', '2.5.0');
+      completeCeremony();
+      fireEvent.click(submit('Update firmware'));
+      await waitFor(() => expect(onDone).toHaveBeenCalled());
+      expect(api.requestAction.mock.calls[0][3]).toEqual({
+        reason: 'Talos 1.12 (CVE fixes) CHG-12',
+        typedName: 'worker-1',
+        imageURI: 'https://fw.plant.example/bios/2.5.0.bin',
+        version: '2.5.0',
+        targets: [BMC, BIOS],
+        preflightToken: 'tok-firmware',
+        deleteEmptyDirData: false,
+        force: false,
+      });
+    });
   });
 });

@@ -1,5 +1,11 @@
 import Alert from '@mui/material/Alert';
 import Box from '@mui/material/Box';
+import Checkbox from '@mui/material/Checkbox';
+import FormControl from '@mui/material/FormControl';
+import FormControlLabel from '@mui/material/FormControlLabel';
+import FormGroup from '@mui/material/FormGroup';
+import FormHelperText from '@mui/material/FormHelperText';
+import FormLabel from '@mui/material/FormLabel';
 import LinearProgress from '@mui/material/LinearProgress';
 import MenuItem from '@mui/material/MenuItem';
 import Table from '@mui/material/Table';
@@ -24,6 +30,7 @@ import {
   restHint,
   sourcesOf,
   type FirmwareApplyTime,
+  type FirmwareComponentChoice,
   type InstallAction,
   type InstallDraft,
   type InstallTarget,
@@ -55,8 +62,18 @@ export function CurrentVersions(props: {
   /** The pre-flight's reading of what the node runs; the row's version until it is there. */
   versions?: PreflightVersions;
   target: InstallTarget;
+  /**
+   * Firmware: the Components choice (the reading's components as checkboxes); without
+   * it the reading is shown as a table.
+   */
+  components?: {
+    choices: readonly FirmwareComponentChoice[];
+    checked: readonly string[];
+    onChange(checked: string[]): void;
+    disabled?: boolean;
+  };
 }) {
-  const { action, node, versions, target } = props;
+  const { action, node, versions, target, components } = props;
   // The backend refuses the request in these words (a plan skips the node).
   const already = alreadyAtTarget(action, target, versions);
   if (action === 'upgrade') {
@@ -84,14 +101,22 @@ export function CurrentVersions(props: {
     <Box mb={2} data-testid="install-current">
       {already && (
         <Alert severity="info" sx={{ mb: 1 }} data-testid="install-already">
-          {`${node} is ${already}: every firmware component the BMC's last reading lists reports it, so there is nothing to update.`}
+          {`${node} is ${already}: ${
+            target.ok && target.body.targets?.length
+              ? 'every component checked'
+              : "every firmware component the BMC's last reading lists"
+          } reports it, so there is nothing to update.`}
         </Alert>
       )}
-      {inventory.length === 0 ? (
+      {inventory.length === 0 && (
         <Typography variant="body2">
           {`The BMC's last reading lists no firmware of ${node}.`}
         </Typography>
-      ) : (
+      )}
+      {inventory.length > 0 && components && (
+        <FirmwareComponentsField {...components} />
+      )}
+      {inventory.length > 0 && !components && (
         <Table size="small" aria-label={`Firmware of ${node} now`}>
           <TableHead>
             <TableRow>
@@ -110,6 +135,67 @@ export function CurrentVersions(props: {
         </Table>
       )}
     </Box>
+  );
+}
+
+/**
+ * The Components choice of a firmware update: the components the BMC's reading lists
+ * (one server's, or a plan's servers' together) as checkboxes with the version they
+ * report now; the ids checked are the request's `targets`. None checked: no targets, the
+ * BMC picks. A component the reading gave no id cannot be named, so it cannot be checked.
+ */
+export function FirmwareComponentsField(props: {
+  choices: readonly FirmwareComponentChoice[];
+  checked: readonly string[];
+  onChange(checked: string[]): void;
+  disabled?: boolean;
+}) {
+  const { choices, checked, onChange, disabled } = props;
+  const toggle = (id: string, on: boolean) =>
+    onChange(
+      on
+        ? [...checked.filter(x => x !== id), id]
+        : checked.filter(x => x !== id),
+    );
+  return (
+    <FormControl
+      component="fieldset"
+      variant="standard"
+      sx={{ mb: 1 }}
+      data-testid="install-components"
+      aria-describedby="install-components-help"
+    >
+      <FormLabel component="legend">Components</FormLabel>
+      <FormGroup>
+        {choices.map(c => {
+          const now = `now ${c.versions.join(', ')}`;
+          return (
+            <FormControlLabel
+              key={c.id ?? `name:${c.name}`}
+              control={
+                <Checkbox
+                  checked={c.id !== undefined && checked.includes(c.id)}
+                  disabled={disabled || c.id === undefined}
+                  onChange={e =>
+                    c.id !== undefined && toggle(c.id, e.target.checked)
+                  }
+                />
+              }
+              label={
+                c.id === undefined
+                  ? `${c.name} (${now}; the reading gives no link to name it)`
+                  : `${c.name} (${now})`
+              }
+            />
+          );
+        })}
+      </FormGroup>
+      <FormHelperText id="install-components-help">
+        {checked.length === 0
+          ? 'None checked: the BMC picks (any component that changes counts). Check the ones the image updates to name them as targets: "already at" and Done then look at those only.'
+          : 'The checked components are the targets: "already at" and Done look at those only.'}
+      </FormHelperText>
+    </FormControl>
   );
 }
 
@@ -236,7 +322,7 @@ export function InstallTargetField(props: {
             fullWidth
             disabled={disabled}
             autoComplete="off"
-            helperText="Optional: the version the BMC's firmware inventory will report once the image is installed, e.g. 2.20.0. With it, a server whose firmware components all report it already is skipped, and the update is Done only when the components it changed report it."
+            helperText="Optional: the version the BMC's firmware inventory will report once the image is installed, e.g. 2.20.0. With it, a server whose checked components (every component when none is checked) already report it is skipped, and the update is Done only when the components it changed report it."
             inputProps={{ 'data-testid': 'install-version' }}
             sx={{ mt: 1, mb: 1 }}
           />

@@ -40,6 +40,11 @@ export interface InstallDraft {
   version: string;
   /** Firmware only: `sha256:` and 64 lowercase hex digits (`spec.firmware.checksum`); empty for none. */
   checksum: string;
+  /**
+   * Firmware only: the ids (`@odata.id`) of the components checked, as the BMC's reading
+   * lists them (`spec.firmware.targets`); none: the BMC picks.
+   */
+  targets: string[];
 }
 
 /** A draft with nothing chosen yet. */
@@ -49,6 +54,7 @@ export const EMPTY_INSTALL_DRAFT: InstallDraft = {
   applyTime: 'Immediate',
   version: '',
   checksum: '',
+  targets: [],
 };
 
 /** The allowed sources of an action. */
@@ -129,8 +135,58 @@ export type InstallTarget =
 /** The fields an upgrade or a firmware update adds to the action's body. */
 export type InstallBody = Pick<
   ActionRequestBody,
-  'image' | 'imageURI' | 'applyTime' | 'version' | 'checksum'
+  'image' | 'imageURI' | 'applyTime' | 'version' | 'checksum' | 'targets'
 >;
+
+/** A firmware component the person may check: its id, name and the versions read. */
+export interface FirmwareComponentChoice {
+  /** Its `@odata.id` as the BMC's reading gave it; absent: it cannot be targeted. */
+  id?: string;
+  name: string;
+  /** The versions the readings report for it (one per distinct value). */
+  versions: string[];
+}
+
+/**
+ * The components the Components choice offers: every component of the readings (one
+ * server's, or the union of a plan's servers'), one per id (a component without an id
+ * once per name), in the order first read.
+ */
+export function firmwareChoicesOf(
+  readings: ReadonlyArray<PreflightVersions['firmware']>,
+): FirmwareComponentChoice[] {
+  const choices = new Map<string, FirmwareComponentChoice>();
+  for (const reading of readings) {
+    for (const c of reading ?? []) {
+      const key = c.id !== undefined ? `id:${c.id}` : `name:${c.name}`;
+      const seen = choices.get(key);
+      if (!seen) {
+        choices.set(key, {
+          ...(c.id !== undefined ? { id: c.id } : {}),
+          name: c.name,
+          versions: [c.version],
+        });
+      } else if (!seen.versions.includes(c.version)) {
+        seen.versions.push(c.version);
+      }
+    }
+  }
+  return [...choices.values()];
+}
+
+/**
+ * The targets a request carries: the checked ids that the readings list, exactly as
+ * read; anything else (an id no reading lists now, text from elsewhere) is never sent.
+ */
+export function targetsOf(
+  checked: readonly string[],
+  choices: readonly FirmwareComponentChoice[],
+): string[] {
+  const listed = new Set(
+    choices.flatMap(c => (c.id !== undefined ? [c.id] : [])),
+  );
+  return checked.filter(id => listed.has(id));
+}
 
 /**
  * Why the typed checksum is refused, by servers-common's rule (the backend's and the
@@ -150,6 +206,8 @@ export function installTargetOf(
   draft: InstallDraft,
   allowed: readonly string[],
   sources?: UpgradeSourcesResponse,
+  /** Firmware: the components offered; only the checked ones among them are targets. */
+  components: readonly FirmwareComponentChoice[] = [],
 ): InstallTarget {
   if (!draft.source || draft.rest.trim() === '') {
     return { ok: false, checksumWhy: checksumErrorOf(draft) };
@@ -180,6 +238,7 @@ export function installTargetOf(
     })),
   );
   if (checksumWhy) return { ok: false, checksumWhy };
+  const targets = targetsOf(draft.targets, components);
   return {
     ok: true,
     body: {
@@ -188,6 +247,8 @@ export function installTargetOf(
       ...(draft.applyTime === 'OnReset' ? { applyTime: 'OnReset' } : {}),
       ...(version ? { version } : {}),
       ...(checksum ? { checksum } : {}),
+      // None checked: no targets, the BMC picks (any component that changes counts).
+      ...(targets.length > 0 ? { targets } : {}),
     },
     shown: imageURI,
     ...(version ? { version } : {}),
@@ -197,9 +258,9 @@ export function installTargetOf(
 /**
  * Why the request has nothing to do on this node, in the words the backend refuses it
  * with ("already at v1.12.0", "already at 2.5.0"): an upgrade to the Talos version the
- * node runs, or a firmware update to a version every component of the BMC's last reading
- * reports (servers-common firmwareAlreadyAt; the picker sends no targets). Undefined
- * otherwise.
+ * node runs, or a firmware update to a version every targeted component of the BMC's last
+ * reading reports (every component when none is checked: servers-common
+ * firmwareAlreadyAt, the backend's rule). Undefined otherwise.
  */
 export function alreadyAtTarget(
   action: InstallAction,
@@ -212,5 +273,9 @@ export function alreadyAtTarget(
       ? `already at ${target.version}`
       : undefined;
   }
-  return firmwareAlreadyAt(target.version, versions?.firmware, undefined);
+  return firmwareAlreadyAt(
+    target.version,
+    versions?.firmware,
+    target.body.targets,
+  );
 }

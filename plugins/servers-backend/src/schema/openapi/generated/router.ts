@@ -706,7 +706,7 @@ export const spec = {
           versions: {
             type: 'object',
             description:
-              'An upgrade or a firmware update: what the node runs now (talos: the Talos version its Node reports; firmware: the BMC inventory as last read).',
+              "An upgrade or a firmware update: what the node runs now (talos: the Talos version its Node reports; firmware: the BMC inventory as last read, each component's name, version and, where the reading kept it, id: its @odata.id, what a firmware request's targets name).",
           },
           quorum: {
             type: 'object',

@@ -21,7 +21,7 @@ export interface PreflightResponse {
   finished: Array<{ [key: string]: any }>;
   budgets: Array<{ [key: string]: any }>;
   /**
-   * An upgrade or a firmware update: what the node runs now (talos: the Talos version its Node reports; firmware: the BMC inventory as last read).
+   * An upgrade or a firmware update: what the node runs now (talos: the Talos version its Node reports; firmware: the BMC inventory as last read, each component's name, version and, where the reading kept it, id: its @odata.id, what a firmware request's targets name).
    */
   versions?: { [key: string]: any };
   quorum: { [key: string]: any };
