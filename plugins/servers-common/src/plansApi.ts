@@ -172,6 +172,11 @@ export interface PlanSkippedNode {
   node: string;
   /** In the operator's words: `already at v1.12.0`. */
   reason: string;
+  /**
+   * A firmware plan's node: its BMC's last reading (as the single pre-flight's
+   * `versions.firmware`), so the portal's Components choice still lists what it holds.
+   */
+  firmware?: Array<{ id?: string; name: string; version: string }>;
 }
 
 /** One step of a plan as the pre-flight foresees it. */

@@ -226,17 +226,28 @@ export function skippedUpFront(
     },
   };
   return planned.flatMap(n => {
-    let reason: string | undefined;
     if (target !== undefined) {
       const node = snap.nodes.find(x => x.metadata?.name === n.name);
-      reason = alreadyAtTarget(target, node?.status?.nodeInfo?.osImage);
-    } else if (firmware) {
-      reason = firmwareAlreadyAtTarget(
-        firmware,
-        snap.bmcHealth.get(n.name)?.firmware,
-      );
+      const reason = alreadyAtTarget(target, node?.status?.nodeInfo?.osImage);
+      return reason ? [{ node: n.name, reason }] : [];
     }
-    return reason ? [{ node: n.name, reason }] : [];
+    if (!firmware) return [];
+    const reading = snap.bmcHealth.get(n.name)?.firmware;
+    const reason = firmwareAlreadyAtTarget(firmware, reading);
+    if (!reason) return [];
+    // The reading that says so, field by field (the portal's Components choice lists
+    // a skipped node's components too, or checking one could hide it from the choice).
+    return [
+      {
+        node: n.name,
+        reason,
+        firmware: (reading ?? []).map(({ id, name, version }) => ({
+          ...(id !== undefined ? { id } : {}),
+          name,
+          version,
+        })),
+      },
+    ];
   });
 }
 

@@ -488,7 +488,12 @@ describe('a firmware plan', () => {
     const bios = (version: string) =>
       ({
         firmware: [
-          { name: 'BIOS', version, updateable: true },
+          {
+            id: '/redfish/v1/UpdateService/FirmwareInventory/BIOS',
+            name: 'BIOS',
+            version,
+            updateable: true,
+          },
           { name: 'iDRAC', version: '7.00.00', updateable: true },
         ],
       } as any);
@@ -509,6 +514,18 @@ describe('a firmware plan', () => {
       'worker-2',
       'worker-3',
     ]);
+    // The skipped node's reading and a planned node's, field by field (the portal's
+    // Components choice lists both): id where the reading kept it, never updateable.
+    const reading = (version: string) => [
+      {
+        id: '/redfish/v1/UpdateService/FirmwareInventory/BIOS',
+        name: 'BIOS',
+        version,
+      },
+      { name: 'iDRAC', version: '7.00.00' },
+    ];
+    expect(res.body.skipped[0].firmware).toEqual(reading('2.19.1'));
+    expect(res.body.nodes[0].versions).toEqual({ firmware: reading('2.18.0') });
     const created = await createWith(server, query, {
       intent: 'firmware',
       nodes: ['worker-1', 'worker-2', 'worker-3'],

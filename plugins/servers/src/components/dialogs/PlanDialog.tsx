@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import Button from '@mui/material/Button';
 import Dialog from '@mui/material/Dialog';
 import DialogActions from '@mui/material/DialogActions';
@@ -20,13 +20,19 @@ import {
   TYPED_COUNT_VERB,
   type PlanDrainFlags,
 } from './PlanFields';
-import { InstallTargetField, useUpgradeSources } from './InstallTargetField';
+import {
+  FirmwareComponentsField,
+  InstallTargetField,
+  useUpgradeSources,
+} from './InstallTargetField';
 import {
   EMPTY_INSTALL_DRAFT,
   installTargetOf,
   isInstallAction,
   sourcesOf,
   withAllowedSource,
+  withFirmwareChoices,
+  type FirmwareComponentChoice,
   type InstallDraft,
   type InstallTarget,
 } from './installTarget';
@@ -52,7 +58,8 @@ function installBodyOf(
   target: InstallTarget,
 ): Pick<PlanRequestBody, 'upgrade' | 'firmware'> {
   if (!target.ok) return {};
-  const { image, imageURI, applyTime, version, checksum } = target.body;
+  const { image, imageURI, applyTime, version, checksum, targets } =
+    target.body;
   if (intent === 'upgrade' && image) return { upgrade: { image } };
   if (intent === 'firmware' && imageURI) {
     return {
@@ -61,6 +68,7 @@ function installBodyOf(
         ...(applyTime ? { applyTime } : {}),
         ...(version ? { version } : {}),
         ...(checksum ? { checksum } : {}),
+        ...(targets?.length ? { targets } : {}),
       },
     };
   }
@@ -108,8 +116,11 @@ export function PlanDialog(props: {
   const allowed = install ? sourcesOf(install, sources.value) : [];
   const [draftChosen, setDraft] = useState<InstallDraft>(EMPTY_INSTALL_DRAFT);
   const draft = withAllowedSource(draftChosen, allowed);
+  // A firmware plan's Components choice: every component the selected servers' BMC
+  // readings listed in this dialog's pre-flights (planned and skipped servers alike).
+  const [components, setComponents] = useState<FirmwareComponentChoice[]>([]);
   const target: InstallTarget = install
-    ? installTargetOf(install, draft, allowed, sources.value)
+    ? installTargetOf(install, draft, allowed, sources.value, components)
     : { ok: false };
   const installBody = installBodyOf(intent, target);
   const planPreflight = usePlanPreflight(cluster, {
@@ -132,6 +143,7 @@ export function PlanDialog(props: {
                       imageURI: installBody.firmware.imageURI,
                       version: installBody.firmware.version,
                       checksum: installBody.firmware.checksum,
+                      targets: installBody.firmware.targets,
                     }
                   : {}),
               }
@@ -140,6 +152,15 @@ export function PlanDialog(props: {
       : {}),
   });
   const { preflight, acknowledged, setAcknowledged } = planPreflight;
+  useEffect(() => {
+    if (intent !== 'firmware' || !preflight) return;
+    setComponents(seen =>
+      withFirmwareChoices(seen, [
+        ...preflight.nodes.map(n => n.versions?.firmware),
+        ...(preflight.skipped ?? []).map(n => n.firmware),
+      ]),
+    );
+  }, [intent, preflight]);
   const [reason, setReason] = useState('');
   const [typedCount, setTypedCount] = useState('');
   const [typedNames, setTypedNames] = useState<Record<string, string>>({});
@@ -235,6 +256,13 @@ export function PlanDialog(props: {
                 draft={draft}
                 onChange={setDraft}
                 target={target}
+              />
+            )}
+            {install === 'firmware' && components.length > 0 && (
+              <FirmwareComponentsField
+                choices={components}
+                checked={draft.targets}
+                onChange={targets => setDraft({ ...draft, targets })}
               />
             )}
             <PlanPreflightStatus state={planPreflight} />

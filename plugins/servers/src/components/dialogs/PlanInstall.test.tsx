@@ -297,6 +297,114 @@ describe('PlanDialog: upgrade and firmware', () => {
     });
   });
 
+  it("firmware: the Components choice is the union of the servers' readings (the skipped ones too); the checked ids go to the pre-flight and the plan as targets", async () => {
+    const BIOS = '/redfish/v1/UpdateService/FirmwareInventory/BIOS';
+    const BMC = '/redfish/v1/UpdateService/FirmwareInventory/BMC';
+    const uri = 'https://fw.plant.example/bios/2.5.0.bin';
+    const reading = (bios: string) => [
+      { id: BIOS, name: 'BIOS', version: bios },
+      { id: BMC, name: 'BMC', version: '7.10' },
+    ];
+    const withReadings = (
+      p: ReturnType<typeof planPreflight>,
+      readings: Record<string, ReturnType<typeof reading>>,
+    ) => ({
+      ...p,
+      nodes: p.nodes.map(n => ({
+        ...n,
+        ...(readings[n.node]
+          ? { versions: { firmware: readings[n.node] } }
+          : {}),
+      })),
+    });
+    const api = apiWithSources();
+    api.planPreflight.mockImplementation(async (_cluster, query) => {
+      if (query.intent !== 'firmware') return planPreflight(NODES);
+      // BIOS named: worker-2's BIOS is at 2.5.0, so it is skipped, its reading with it.
+      if (query.targets?.join() === BIOS && query.version === '2.5.0') {
+        return withReadings(
+          planPreflight(['worker-1', 'worker-3'], {
+            intent: 'firmware',
+            imageURI: uri,
+            skipped: [
+              {
+                node: 'worker-2',
+                reason: 'already at 2.5.0',
+                firmware: reading('2.5.0'),
+              },
+            ],
+            typedCount: 2,
+            token: 'plan-token-bios',
+          }),
+          { 'worker-1': reading('2.4.0') },
+        );
+      }
+      return withReadings(
+        planPreflight(NODES, {
+          intent: 'firmware',
+          imageURI: uri,
+          typedCount: 3,
+          token: 'plan-token-firmware',
+        }),
+        { 'worker-1': reading('2.4.0'), 'worker-2': reading('2.5.0') },
+      );
+    });
+    api.createPlan.mockResolvedValue({ name: 'firmware-plan-abc' });
+    render(api);
+    fireEvent.click(await screen.findByLabelText('Update firmware'));
+    typeInto('install-rest', 'bios/2.5.0.bin');
+    typeInto('install-version', '2.5.0');
+    const group = await screen.findByRole('group', { name: 'Components' });
+    expect(group).toHaveTextContent(
+      'None checked: the BMC picks (any component that changes counts)',
+    );
+    // One checkbox per id, with every version the servers report.
+    expect(
+      within(group)
+        .getAllByRole('checkbox')
+        .map(b => b.closest('label')?.textContent),
+    ).toEqual(['BIOS (now 2.4.0, 2.5.0)', 'BMC (now 7.10)']);
+    fireEvent.click(within(group).getByRole('checkbox', { name: /^BIOS/ }));
+    await waitFor(() =>
+      expect(api.planPreflight).toHaveBeenLastCalledWith('rack', {
+        intent: 'firmware',
+        nodes: NODES,
+        maxParallel: 1,
+        imageURI: uri,
+        version: '2.5.0',
+        targets: [BIOS],
+      }),
+    );
+    const skipped = await screen.findByTestId('plan-skipped');
+    expect(skipped).toHaveTextContent('worker-2: already at 2.5.0');
+    // The skipped server's components stay in the choice, BIOS still checked.
+    expect(
+      within(screen.getByRole('group', { name: 'Components' })).getByRole(
+        'checkbox',
+        { name: /^BIOS \(now 2\.4\.0, 2\.5\.0\)/ },
+      ),
+    ).toBeChecked();
+    fireEvent.change(screen.getByLabelText(/^Reason/), {
+      target: { value: 'BIOS 2.5 (memory training fix)' },
+    });
+    fireEvent.click(screen.getByLabelText(ACKNOWLEDGEMENT));
+    fireEvent.change(
+      screen.getByLabelText(/Type the number of servers to update \(2\)/),
+      { target: { value: '2' } },
+    );
+    fireEvent.click(screen.getByTestId('plan-submit'));
+    await screen.findByRole('link', { name: 'firmware-plan-abc' });
+    expect(api.createPlan).toHaveBeenCalledWith('rack', {
+      intent: 'firmware',
+      nodes: NODES,
+      maxParallel: 1,
+      firmware: { imageURI: uri, version: '2.5.0', targets: [BIOS] },
+      reason: 'BIOS 2.5 (memory training fix)',
+      preflightToken: 'plan-token-bios',
+      typedCount: 2,
+    });
+  });
+
   it('says which setting is empty when the deployment allows no image', async () => {
     const api = fakeServersApi(serverList([]));
     api.planPreflight.mockResolvedValue(planPreflight(NODES));

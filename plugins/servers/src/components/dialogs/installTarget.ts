@@ -175,6 +175,28 @@ export function firmwareChoicesOf(
 }
 
 /**
+ * The choices seen so far with those of new readings: a plan's Components choice keeps
+ * what earlier pre-flights listed while the next one loads or after it skips a server
+ * (a checked component must not vanish from the choice, nor from the targets, because
+ * the pre-flight it shaped was taken again).
+ */
+export function withFirmwareChoices(
+  seen: readonly FirmwareComponentChoice[],
+  readings: ReadonlyArray<PreflightVersions['firmware']>,
+): FirmwareComponentChoice[] {
+  return firmwareChoicesOf([
+    seen.flatMap(c =>
+      c.versions.map(version => ({
+        ...(c.id !== undefined ? { id: c.id } : {}),
+        name: c.name,
+        version,
+      })),
+    ),
+    ...readings,
+  ]);
+}
+
+/**
  * The targets a request carries: the checked ids that the readings list, exactly as
  * read; anything else (an id no reading lists now, text from elsewhere) is never sent.
  */

@@ -17,12 +17,18 @@ export interface PlanShape {
   /** The alert gate the plan carries: the pre-flight says which alerts hold it now. */
   alertGate?: PlanAlertGateInput;
   /**
-   * What an upgrade (`image`) or a firmware plan (`imageURI`, and its `version` and
-   * `checksum` when typed) installs; `false` while an installing intent has no allowed
-   * target yet (no pre-flight is taken until it has).
+   * What an upgrade (`image`) or a firmware plan (`imageURI`, and its `version`,
+   * `checksum` and `targets` when given) installs; `false` while an installing intent has
+   * no allowed target yet (no pre-flight is taken until it has).
    */
   install?:
-    | { image?: string; imageURI?: string; version?: string; checksum?: string }
+    | {
+        image?: string;
+        imageURI?: string;
+        version?: string;
+        checksum?: string;
+        targets?: string[];
+      }
     | false;
 }
 
@@ -58,6 +64,9 @@ export function usePlanPreflight(
   const imageURI = install ? install.imageURI : undefined;
   const version = install ? install.version : undefined;
   const checksum = install ? install.checksum : undefined;
+  // By value: the dialog builds a new list on every render.
+  const targetsKey =
+    install && install.targets?.length ? JSON.stringify(install.targets) : '';
   const api = useApi(serversApiRef);
   const [preflight, setPreflight] = useState<PlanPreflightResponse>();
   const [loadError, setLoadError] = useState<string>();
@@ -84,6 +93,7 @@ export function usePlanPreflight(
         ...(imageURI !== undefined ? { imageURI } : {}),
         ...(version !== undefined ? { version } : {}),
         ...(checksum !== undefined ? { checksum } : {}),
+        ...(targetsKey ? { targets: JSON.parse(targetsKey) } : {}),
       })
       .then(
         p => !cancelled && setPreflight(p),
@@ -105,6 +115,7 @@ export function usePlanPreflight(
     imageURI,
     version,
     checksum,
+    targetsKey,
   ]);
 
   const replace = (next: PlanPreflightResponse) => {

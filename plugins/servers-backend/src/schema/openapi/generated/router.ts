@@ -1055,6 +1055,26 @@ export const spec = {
                 reason: {
                   type: 'string',
                 },
+                firmware: {
+                  type: 'array',
+                  description:
+                    "A firmware plan's node: its BMC's last reading (name, version and, where the reading kept it, id), as the single pre-flight's versions.firmware.",
+                  items: {
+                    type: 'object',
+                    properties: {
+                      id: {
+                        type: 'string',
+                      },
+                      name: {
+                        type: 'string',
+                      },
+                      version: {
+                        type: 'string',
+                      },
+                    },
+                    required: ['name', 'version'],
+                  },
+                },
               },
               required: ['node', 'reason'],
             },

@@ -36,6 +36,7 @@ export * from '../models/PlanCreatedResponse.model';
 export * from '../models/PlanListResponse.model';
 export * from '../models/PlanPreflightResponse.model';
 export * from '../models/PlanPreflightResponseSkippedItem.model';
+export * from '../models/PlanPreflightResponseSkippedItemFirmwareItem.model';
 export * from '../models/PlanRenewBody.model';
 export * from '../models/PlanRenewedResponse.model';
 export * from '../models/PlanRequestBody.model';
