@@ -3,9 +3,11 @@
 // operator's --firmware-sources the same):
 //   1. a worker's Server tab shows the BIOS and BMC firmware of its BMC's last reading;
 //   2. the row menu's Update firmware opens the dialog: the source from the allowed list,
-//      the image path after it, what the BMC reports now, the pre-flight;
-//   3. sent with the target version typed, the acknowledgement, the typed name and a
-//      reason: the NodeMaintenance carries the image URI as it was shown and the version;
+//      the image path after it, what the BMC reports now (the Components choice), the
+//      pre-flight;
+//   3. sent with the BIOS checked, the target version typed, the acknowledgement, the
+//      typed name and a reason: the NodeMaintenance carries the image URI as it was
+//      shown, the version and the BIOS's id as its one target;
 //   4. the maintenance page follows the BMC's task (its state and percent) and, when the
 //      update is Complete, shows each component's version before and after; the BMC got
 //      exactly one SimpleUpdate. axe on the dialog and the maintenance page.
@@ -242,20 +244,27 @@ test(
       (await dialog.getByTestId('install-apply').inputValue()).trim(),
       'Immediate',
     );
-    // What the BMC reports now (the pre-flight's versions.firmware).
-    const current = dialog.getByRole('table', {
-      name: `Firmware of ${NODE} now`,
-    });
+    // What the BMC reports now (the pre-flight's versions.firmware), as the Components
+    // choice: one checkbox per component, with its version now.
+    const current = dialog.getByRole('group', { name: 'Components' });
     await current.waitFor();
     const currentText = (await current.innerText()).replace(/\s+/g, ' ');
     assert.match(
       currentText,
-      new RegExp(`${escaped(bios.name)} ${escaped(bios.version)}`),
+      new RegExp(`${escaped(bios.name)} \\(now ${escaped(bios.version)}\\)`),
     );
     assert.match(
       currentText,
-      new RegExp(`${escaped(bmc.name)} ${escaped(bmc.version)}`),
+      new RegExp(`${escaped(bmc.name)} \\(now ${escaped(bmc.version)}\\)`),
     );
+    // The BIOS named as the target (its id as the reading gave it).
+    assert.ok(
+      bios.id,
+      `the reading keeps the BIOS's id (${JSON.stringify(bios)})`,
+    );
+    await current
+      .getByRole('checkbox', { name: new RegExp(`^${escaped(bios.name)} `) })
+      .check();
     // The pre-flight, as for a reboot: the quorum effect.
     assert.match(
       await dialog.getByTestId('preflight-quorum').innerText(),
@@ -285,6 +294,7 @@ test(
     assert.deepEqual(maintenance.spec.firmware, {
       imageURI: IMAGE_URI,
       version: TARGET,
+      targets: [bios.id],
     });
     assert.equal(maintenance.spec.reason, REASON);
 
