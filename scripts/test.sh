@@ -9,16 +9,19 @@
 # Ends with one line "N passed, N failed" totalled over every runner.
 #
 # The order, for a 2-core machine (README, "Test command time"):
-#   background from the start: the Go-built tools (rack, promtool, registries), and from
-#     the install on: create-app's portal (e2e/portal/portal.mjs basePortal)
+#   background from the start: the apt packages when missing (podman, runc, chromium),
+#     then the Go-built tools (rack, promtool, registries); from the install on:
+#     create-app's portal (e2e/portal/portal.mjs basePortal)
 #   install, static checks, build, then the Jest suites that need no rack, all while the
 #     tools build
-#   wait for the rack's binaries; release pack; then two lanes side by side, each of them
-#   waiting on timers and processes for much of its time:
-#     A (from the moment the rack is built): Jest's rack suites (two workers), the rack's
-#       own tests (after the image and the chart), go test
-#     B (after the rest of the tools, the image, the release tests and the chart): the
-#       browser tests (two files at a time), the benches, the install guide
+#   wait for the rack's binaries; release pack; then, side by side, each of them waiting
+#   on timers and processes for much of its time:
+#     A: Jest's rack suites (two workers), the rack's own tests (once the artifacts are
+#       made), go test
+#     C (artifacts): wait for promtool and the registries, the operator image, the
+#       release tests, the chart
+#     B: the browser tests (two files at a time), the benches, the install guide (once
+#       the artifacts are made)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
@@ -108,14 +111,26 @@ wait_for_status() { # name status-file log
 # local registries are built from the Go module proxy once per version into
 # ~/.cache/rackside/bin; on a new machine that is about 14 minutes of both cores. They start
 # here, so that they overlap the dependency install, the static checks, the build and the
-# Jest suites that need no rack; the first stage that needs them waits for them
-# (wait_for_tools). On a machine that has them cached this takes a second.
+# Jest suites that need no rack; the stages that need them wait for them (wait_for_rack,
+# wait_for_tools). On a machine that has them cached this takes a second.
 # The build runs at the lowest CPU priority: it only needs to be done by the first stage
 # that waits for it, while the stages in the foreground (Jest's among them, whose
 # time-bounded tests must not starve) take the CPU first.
 tools_log="$OUT/tools-build.log"
+# The image test runs the operator's image with Debian's podman and runc (as root), the
+# browser tests drive Debian's chromium: installed first when missing (on a machine that
+# has them, nothing is done).
+apt_have() { # command package
+  command -v "$1" >/dev/null && return 0
+  command -v apt-get >/dev/null || return 1
+  apt-get install -y "$2" >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y "$2" >/dev/null; }
+}
 (
   renice -n 19 -p "$BASHPID" >/dev/null
+  apt_have podman podman || echo "could not install podman; the image test will fail"
+  apt_have runc runc || echo "could not install runc; the image test will fail"
+  [ -x "${RACKSIDE_E2E_CHROMIUM:-/usr/bin/chromium}" ] || apt_have chromium chromium \
+    || echo "could not install chromium; the browser tests will fail"
   if [ -x e2e/rack/build.sh ]; then
     e2e/rack/build.sh; echo $? > "$OUT/rack-build.status"
   fi
@@ -135,11 +150,11 @@ wait_for_rack() {
     while [ ! -s "$OUT/rack-build.status" ] && kill -0 "$tools_pid" 2>/dev/null; do sleep 2; done
   fi
 }
+# In the artifacts job (not the main shell, so it cannot `wait` on the tools' job): until
+# the job's last status file is written, or the job is gone.
 wait_for_tools() {
-  [ -n "$tools_pid" ] || return 0
   stage "promtool and the registries: wait for their background build (scripts/promtool.sh, scripts/release/registry.sh)"
-  wait "$tools_pid"
-  tools_pid=""
+  while [ ! -s "$OUT/registries.status" ] && kill -0 "$tools_pid" 2>/dev/null; do sleep 2; done
   cat "$tools_log"
   if [ -x e2e/rack/build.sh ]; then
     record "rack build" "$(cat "$OUT/rack-build.status" 2>/dev/null || echo 1)"
@@ -220,12 +235,12 @@ scripts/release.sh --no-version --no-build; record "release pack" $?
 stage_end
 # -----------------------------------------------------------------------------
 
-# --- Two lanes side by side --------------------------------------------------------------
-# Each lane's stages wait on timers, reboots and processes for much of their time, so the
-# two together take about as long as the longer one. Lane A starts as soon as the rack is
-# built and the packages are packed, beside the rest of the main lane (promtool and the
-# registries, the image, the release tests, the chart), which then goes on as lane B.
-# Lane B's output streams; lane A's is kept in a file and printed when both are done.
+# --- Lanes side by side ------------------------------------------------------------------
+# Each lane's stages wait on timers, reboots and processes for much of their time, so
+# together they take about as long as the longest. They start as soon as the rack is built
+# and the packages are packed: lane A and the artifacts job (C) in the background, lane B
+# in the main shell. Lane B's output streams; C's and A's are kept in files and printed
+# when all are done.
 lane_a() {
   LANE="A"
   # Two workers: each waits on its rack (reboots, drains, timers) for most of its time;
@@ -234,9 +249,9 @@ lane_a() {
   jest_suite "jest (rack)" jest-rack --testPathPatterns '\.integration\.test\.' --maxWorkers=2
 
   if ls e2e/rack/test/*.test.mjs >/dev/null 2>&1; then
-    # The image and chart tests run what the main lane builds (dist/), monitoring's
-    # promtool, the chart tests helm: wait until the main lane says they are there.
-    stage "simulated rack suites: wait for the image, the chart and promtool (main lane)"
+    # The image and chart tests run what the artifacts job builds (dist/), monitoring's
+    # promtool, the chart tests helm: wait until the artifacts job says they are there.
+    stage "simulated rack suites: wait for the image, the chart and promtool (artifacts)"
     while [ ! -e "$OUT/artifacts.done" ]; do sleep 2; done
     stage "node --test: simulated rack"
     node_suite "rack tests" rack 1 e2e/rack/test/*.test.mjs
@@ -287,62 +302,66 @@ lane_b() {
   if ls e2e/portal/*.e2e.mjs >/dev/null 2>&1; then
     stage "create-app's portal: wait for its background install (e2e/portal/portal.mjs)"
     wait_for_status "create-app portal" "$OUT/portal-base.status" "$portal_base_log"
+    # The guide pushes the image and the chart the artifacts job makes.
+    stage "install guide: wait for the image and the chart (artifacts)"
+    while [ ! -e "$OUT/artifacts.done" ]; do sleep 2; done
     stage "node --test: docs/install.md in a portal made by create-app (e2e/portal)"
     node_suite "install guide tests" portal 1 e2e/portal/*.test.mjs e2e/portal/*.e2e.mjs
   fi
   stage_end
 }
 
-echo; echo "=== lane A (Jest's rack suites, the rack's tests, go test) starts beside the main lane; its output follows lane B's ==="
+echo; echo "=== lane A (Jest's rack suites, the rack's tests, go test) starts; its output follows lane B's ==="
 lanes_started=$SECONDS
 lane_a > "$OUT/lane-a.log" 2>&1 &
 lane_a_pid=$!
 
-wait_for_tools
+# The operator image, the release tests and the chart need promtool's and the registries'
+# build; they run beside the two lanes. Lane A's rack suites and lane B's install guide
+# wait for them (artifacts.done).
+artifacts() {
+  LANE="C"
+  wait_for_tools
 
-# --- Operator image (issue 37) -------------------------------------------------------------
-# buildah from Debian's packages (root), a stand-in of node:24.18.0-bookworm-slim built from
-# Debian and the npm registry; dist/rackside-operator-<version>.oci.tar, cached by content
-# hash under ~/.cache/rackside/images (e2e/rack/test/image.test.mjs runs it with podman).
-stage "operator image: scripts/image.sh (buildah) into dist/"
-scripts/image.sh; record "operator image" $?
-# The image test runs it with Debian's podman and runc (as root), the browser tests with
-# Debian's chromium.
-apt_have() { # command package
-  command -v "$1" >/dev/null && return 0
-  command -v apt-get >/dev/null || return 1
-  apt-get install -y "$2" >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y "$2" >/dev/null; }
+  # --- Operator image (issue 37) -----------------------------------------------------------
+  # buildah from Debian's packages (root), a stand-in of node:24.18.0-bookworm-slim built
+  # from Debian and the npm registry; dist/rackside-operator-<version>.oci.tar, cached by
+  # content hash under ~/.cache/rackside/images (e2e/rack/test/image.test.mjs runs it with
+  # podman).
+  stage "operator image: scripts/image.sh (buildah) into dist/"
+  scripts/image.sh; record "operator image" $?
+
+  # The release tests after the image: publish.test.mjs pushes that image to its registry.
+  stage "node --test: release tarballs"
+  node_suite "release tests" release 1 e2e/release/*.test.mjs
+
+  # --- Helm chart: lint and package (issue 37) --------------------------------------------
+  # dist/rackside-<version>.tgz; e2e/rack/test/chart-install.test.mjs installs a package of it.
+  if [ -x e2e/rack/build.sh ]; then
+    stage "chart: helm lint --strict and helm package into dist/"
+    helm_bin="$(node --input-type=module -e "const { helmBinary } = await import('./e2e/rack/lib/chart.mjs'); console.log(helmBinary())")"
+    "$helm_bin" lint charts/rackside --strict && "$helm_bin" package charts/rackside --destination dist
+    record "chart lint and package" $?
+  fi
+  stage_end
+  touch "$OUT/artifacts.done"
 }
-apt_have podman podman || echo "could not install podman; the image test will fail"
-apt_have runc runc || echo "could not install runc; the image test will fail"
-[ -x "${RACKSIDE_E2E_CHROMIUM:-/usr/bin/chromium}" ] || apt_have chromium chromium \
-  || echo "could not install chromium; the browser tests will fail"
+artifacts > "$OUT/artifacts.log" 2>&1 &
+artifacts_pid=$!
 
-# The release tests after the image: publish.test.mjs pushes that image to its registry.
-stage "node --test: release tarballs"
-node_suite "release tests" release 1 e2e/release/*.test.mjs
-
-# --- Helm chart: lint and package (issue 37) ----------------------------------------------
-# dist/rackside-<version>.tgz; e2e/rack/test/chart-install.test.mjs installs a package of it.
-if [ -x e2e/rack/build.sh ]; then
-  stage "chart: helm lint --strict and helm package into dist/"
-  helm_bin="$(node --input-type=module -e "const { helmBinary } = await import('./e2e/rack/lib/chart.mjs'); console.log(helmBinary())")"
-  "$helm_bin" lint charts/rackside --strict && "$helm_bin" package charts/rackside --destination dist
-  record "chart lint and package" $?
-fi
-stage_end
-# Lane A's rack suites run the image and the chart.
-touch "$OUT/artifacts.done"
-
-echo; echo "=== lane B (browser tests, benches, install guide), beside lane A ==="
+echo; echo "=== lane B (browser tests, benches, install guide), beside lane A and the artifacts ==="
 lane_b
+wait "$artifacts_pid"
 wait "$lane_a_pid"
+wait "$tools_pid"
+echo; echo "=== the artifacts' output (image, release tests, chart) ==="
+cat "$OUT/artifacts.log"
 echo; echo "=== lane A's output ==="
 cat "$OUT/lane-a.log"
-printf '%s\t%s\t%s\t%s\n' "$((SECONDS - lanes_started))" "-" "main" "lane A, beside the image, the release tests, the chart and lane B" >> "$STAGES"
+printf '%s\t%s\t%s\t%s\n' "$((SECONDS - lanes_started))" "-" "main" "lanes A, B and the artifacts, side by side" >> "$STAGES"
 
 echo
-echo "Time per stage (seconds, wall and CPU; total ${SECONDS} s; lanes A and B overlap):"
+echo "Time per stage (seconds, wall and CPU; total ${SECONDS} s; the lanes overlap):"
 printf '%6s %6s  %-4s  %s\n' wall cpu lane stage
 while IFS=$'\t' read -r took cpu lane name; do
   printf '%6s %6s  %-4s  %s\n' "$took" "$cpu" "$lane" "$name"
