@@ -503,7 +503,7 @@ function planInstallQueryOr400(
 
 /**
  * A firmware plan pre-flight's `version` (what the image installs: the servers already at
- * it are skipped), `targets` (comma-separated FirmwareInventory members) and `checksum`
+ * it are skipped), `targets` (FirmwareInventory members, one parameter each) and `checksum`
  * (a source that requires one is refused without it, as the plan would be), all optional.
  */
 function firmwareQueryOr400(query: Record<string, unknown>): {
@@ -531,22 +531,19 @@ function firmwareQueryOr400(query: Record<string, unknown>): {
   }
   let list: string[] | undefined;
   if (targets !== undefined) {
-    list =
-      typeof targets === 'string'
-        ? targets
-            .split(',')
-            .map(t => t.trim())
-            .filter(Boolean)
-        : [];
+    // One parameter per target (`targets=a&targets=b`), each taken as it is: an id a BMC
+    // wrote may hold a comma, which a comma-separated list would cut in two.
+    const given: unknown[] = Array.isArray(targets) ? targets : [targets];
     if (
-      list.length === 0 ||
-      list.length > MAX_FIRMWARE_TARGETS ||
-      list.some(t => t.length > 512)
+      given.length === 0 ||
+      given.length > MAX_FIRMWARE_TARGETS ||
+      given.some(t => typeof t !== 'string' || t.length === 0 || t.length > 512)
     ) {
       throw new InputError(
-        `targets must name 1 to ${MAX_FIRMWARE_TARGETS} components, comma-separated`,
+        `targets must name 1 to ${MAX_FIRMWARE_TARGETS} components, one targets parameter each`,
       );
     }
+    list = given as string[];
   }
   return {
     ...(typeof version === 'string' ? { version } : {}),

@@ -544,6 +544,36 @@ describe('a firmware plan', () => {
     ).toBe(400);
   });
 
+  it('takes each targets parameter whole: an id a BMC wrote with a comma in it is one target', async () => {
+    const cluster = rack('redfish');
+    const odd = '/redfish/v1/UpdateService/FirmwareInventory/BIOS,Backup';
+    cluster.bmcHealth.set('worker-1', {
+      ...(cluster.bmcHealth.get('worker-1') as any),
+      firmware: [{ id: odd, name: 'BIOS', version: '2.19.1' }],
+    } as any);
+    const { server } = await start(cluster);
+    const base = `${firmwareQuery('worker-1,worker-2')}&version=2.19.1`;
+    const one = await preflight(
+      server,
+      `${base}&targets=${encodeURIComponent(odd)}`,
+    );
+    expect(one.status).toBe(200);
+    // Cut at the comma, the target would name no component worker-1 reports.
+    expect(one.body.skipped).toEqual([
+      expect.objectContaining({
+        node: 'worker-1',
+        reason: 'already at 2.19.1',
+      }),
+    ]);
+    const two = await preflight(
+      server,
+      `${base}&targets=${encodeURIComponent(odd)}&targets=BMC`,
+    );
+    expect(two.status).toBe(200);
+    expect(two.body.skipped ?? []).toEqual([]);
+    expect((await preflight(server, `${base}&targets=`)).status).toBe(400);
+  });
+
   it('from a source that requires a checksum: 400 without one (pre-flight and plan), taken with one', async () => {
     const cluster = rack('redfish');
     const { server } = await start(cluster, {

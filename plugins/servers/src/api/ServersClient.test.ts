@@ -39,6 +39,21 @@ describe('ServersClient', () => {
     ]);
   });
 
+  it("asks a firmware plan's pre-flight with one targets parameter per component, a comma in an id kept", async () => {
+    const { client: c, fetch } = client(jsonResponse(200, {}));
+    await c.planPreflight('rack', {
+      intent: 'firmware',
+      nodes: ['worker-1', 'worker-2'],
+      imageURI: 'https://fw.example/bios.bin',
+      targets: ['/FirmwareInventory/BIOS,Backup', 'BMC'],
+    });
+    const url = new URL(fetch.mock.calls[0][0]);
+    expect(url.searchParams.getAll('targets')).toEqual([
+      '/FirmwareInventory/BIOS,Backup',
+      'BMC',
+    ]);
+  });
+
   it('asks for a window of the servers with its filter, sort and continue', async () => {
     const { client: c, fetch } = client(
       jsonResponse(200, { items: [], total: 0, offset: 0 }),

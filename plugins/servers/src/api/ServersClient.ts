@@ -188,7 +188,8 @@ export class ServersClient implements ServersApi {
     if (query.image !== undefined) params.set('image', query.image);
     if (query.imageURI !== undefined) params.set('imageURI', query.imageURI);
     if (query.version !== undefined) params.set('version', query.version);
-    if (query.targets?.length) params.set('targets', query.targets.join(','));
+    // One parameter per target: an id a BMC wrote may hold a comma.
+    for (const target of query.targets ?? []) params.append('targets', target);
     if (query.checksum !== undefined) params.set('checksum', query.checksum);
     if (query.maxParallel !== undefined) {
       params.set('maxParallel', String(query.maxParallel));

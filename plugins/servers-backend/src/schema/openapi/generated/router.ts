@@ -2539,9 +2539,14 @@ export const spec = {
             in: 'query',
             required: false,
             description:
-              'intent firmware only, comma-separated FirmwareInventory members (as spec.firmware.targets).',
+              'intent firmware only: the FirmwareInventory members (as spec.firmware.targets), one targets parameter each (an id may hold a comma).',
+            style: 'form',
+            explode: true,
             schema: {
-              type: 'string',
+              type: 'array',
+              items: {
+                type: 'string',
+              },
             },
           },
           {

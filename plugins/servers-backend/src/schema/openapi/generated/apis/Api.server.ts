@@ -229,7 +229,7 @@ export type PreflightPlan = {
     image?: string;
     imageURI?: string;
     version?: string;
-    targets?: string;
+    targets?: Array<string>;
     checksum?: string;
     nodes?: string;
     maxParallel?: string;
