@@ -10,26 +10,15 @@ import { registerServersActions } from '.';
 import { PreflightTokens } from '../preflight/tokens';
 import { createServersService } from '../servers/createServersService';
 import { staticClusterRegistry } from '../cluster/clusterRegistry';
-import { FakeCluster, fakeNode, fakePod } from '../testing/fakeCluster';
+import {
+  FakeCluster,
+  fakeNode,
+  fakePod,
+  fakePowerProvider,
+} from '../testing/fakeCluster';
 import type { AgentPolicy } from './agentPolicy';
 
 /** A talos channel: it offers reboot. */
-function talosProvider(): NonNullable<FakeCluster['provider']> {
-  return {
-    apiVersion: 'rackside.dev/v1alpha1',
-    kind: 'PowerProvider',
-    metadata: { name: 'default', generation: 1 },
-    spec: { type: 'talos', attendedRack: false } as any,
-    status: {
-      reboot: true,
-      shutdown: false,
-      powerOn: false,
-      confirmsPowerOff: false,
-      observedGeneration: 1,
-    },
-  };
-}
-
 const REASON = 'replace the failed disk in bay 3';
 
 function setup(
@@ -43,7 +32,7 @@ function setup(
     fakeNode('cp-3', { controlPlane: true, ready: extra.allReady === true }),
     fakeNode('worker-1'),
   ]);
-  if (extra.power) cluster.provider = talosProvider();
+  if (extra.power) cluster.provider = fakePowerProvider('talos');
   cluster.pods.set('worker-1', [fakePod('web-1', 'worker-1')]);
   const audited: Array<{ outcome: string; meta: any; options: any }> = [];
   const service = createServersService({

@@ -13,7 +13,11 @@ import { registerServersActions } from '.';
 import { PreflightTokens } from '../preflight/tokens';
 import { createServersService } from '../servers/createServersService';
 import { staticClusterRegistry } from '../cluster/clusterRegistry';
-import { FakeCluster, fakeNode } from '../testing/fakeCluster';
+import {
+  FakeCluster,
+  fakeNode,
+  fakePowerProvider,
+} from '../testing/fakeCluster';
 import { DEFAULT_AGENT_POLICY, type AgentPolicy } from './agentPolicy';
 
 const REASON = 'roll the plant onto Talos v1.12.0';
@@ -33,20 +37,7 @@ function setup(
     fakeNode('cp-3', { controlPlane: true }),
     worker,
   ]);
-  const redfish = type === 'redfish';
-  cluster.provider = {
-    apiVersion: 'rackside.dev/v1alpha1',
-    kind: 'PowerProvider',
-    metadata: { name: 'default', generation: 1 },
-    spec: { type, attendedRack: false } as any,
-    status: {
-      reboot: true,
-      shutdown: redfish,
-      powerOn: redfish,
-      confirmsPowerOff: redfish,
-      observedGeneration: 1,
-    },
-  };
+  cluster.provider = fakePowerProvider(type);
   cluster.bmcNodes = ['worker-1'];
   const decide = (name: string) => ({
     result: denied.includes(name)

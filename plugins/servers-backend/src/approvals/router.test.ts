@@ -19,10 +19,15 @@ import { NO_APPROVALS } from '../approval/heldApproval';
 import { PreflightTokens } from '../preflight/tokens';
 import { createServersService } from '../servers/createServersService';
 import {
-  clusterRegistryServiceRef,
   staticClusterRegistry,
+  staticClusterRegistryFactory,
 } from '../cluster/clusterRegistry';
-import { FakeCluster, fakeNode, fakePod } from '../testing/fakeCluster';
+import {
+  FakeCluster,
+  fakeNode,
+  fakePod,
+  fakePowerProvider,
+} from '../testing/fakeCluster';
 import {
   startServersTestBackend,
   type ServersTestBackendOptions,
@@ -53,22 +58,6 @@ const RULES = [
 ];
 
 /** A talos channel: it offers reboot. */
-function talosProvider(): NonNullable<FakeCluster['provider']> {
-  return {
-    apiVersion: 'rackside.dev/v1alpha1',
-    kind: 'PowerProvider',
-    metadata: { name: 'default', generation: 1 },
-    spec: { type: 'talos', attendedRack: false } as any,
-    status: {
-      reboot: true,
-      shutdown: false,
-      powerOn: false,
-      confirmsPowerOff: false,
-      observedGeneration: 1,
-    },
-  };
-}
-
 /** Five members (quorum three): a reboot of one is typed-name while all are ready. */
 function rack(): FakeCluster {
   const cluster = new FakeCluster('plant-a', [
@@ -80,7 +69,7 @@ function rack(): FakeCluster {
     fakeNode('worker-1'),
     fakeNode('worker-2'),
   ]);
-  cluster.provider = talosProvider();
+  cluster.provider = fakePowerProvider('talos');
   cluster.pods.set('worker-1', [fakePod('web-1', 'worker-1')]);
   return cluster;
 }
@@ -94,11 +83,7 @@ async function start(
     ...options,
     config: { approvals: { rules: RULES }, ...options.config },
     features: [
-      createServiceFactory({
-        service: clusterRegistryServiceRef,
-        deps: {},
-        factory: () => staticClusterRegistry([cluster]),
-      }),
+      staticClusterRegistryFactory([cluster]),
       // The catalog's ownership refs: the on-call member belongs to platform-oncall.
       createServiceFactory({
         service: coreServices.userInfo,

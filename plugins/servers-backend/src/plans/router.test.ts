@@ -1,4 +1,3 @@
-import { createServiceFactory } from '@backstage/backend-plugin-api';
 import { mockCredentials } from '@backstage/backend-test-utils';
 import {
   AuthorizeResult,
@@ -6,16 +5,14 @@ import {
 } from '@backstage/plugin-permission-common';
 import { serverConditions } from '@rackside/plugin-servers-node';
 import request from 'supertest';
-import {
-  clusterRegistryServiceRef,
-  staticClusterRegistry,
-} from '../cluster/clusterRegistry';
+import { staticClusterRegistryFactory } from '../cluster/clusterRegistry';
 import { planNameFor } from './planPreflight';
 import {
   FakeCluster,
   fakeBudget,
   fakeNode,
   fakePod,
+  fakePowerProvider,
 } from '../testing/fakeCluster';
 import {
   startServersTestBackend,
@@ -37,40 +34,18 @@ function rack(): FakeCluster {
   cluster.pods.set('worker-1', [fakePod('web-1', 'worker-1', { app: 'web' })]);
   cluster.pods.set('worker-2', [fakePod('web-2', 'worker-2', { app: 'web' })]);
   cluster.budgets = [fakeBudget('web', 'web', 1)];
-  cluster.provider = talosProvider();
+  cluster.provider = fakePowerProvider('talos');
   return cluster;
 }
 
 /** A talos channel: it advertises reboot (the capability rule lets reboot plans through). */
-function talosProvider(): NonNullable<FakeCluster['provider']> {
-  return {
-    apiVersion: 'rackside.dev/v1alpha1',
-    kind: 'PowerProvider',
-    metadata: { name: 'default', generation: 1 },
-    spec: { type: 'talos', attendedRack: false } as any,
-    status: {
-      reboot: true,
-      shutdown: false,
-      powerOn: false,
-      confirmsPowerOff: false,
-      observedGeneration: 1,
-    },
-  };
-}
-
 async function start(
   cluster: FakeCluster,
   options: Omit<ServersTestBackendOptions, 'features'> = {},
 ) {
   return startServersTestBackend({
     ...options,
-    features: [
-      createServiceFactory({
-        service: clusterRegistryServiceRef,
-        deps: {},
-        factory: () => staticClusterRegistry([cluster]),
-      }),
-    ],
+    features: [staticClusterRegistryFactory([cluster])],
   });
 }
 

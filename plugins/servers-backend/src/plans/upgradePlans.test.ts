@@ -5,18 +5,18 @@
  * but not upgrade), each refused with nothing written; then the pre-flight that skips the
  * nodes already at the target, and what an allowed request writes.
  */
-import { createServiceFactory } from '@backstage/backend-plugin-api';
 import {
   AuthorizeResult,
   type PolicyDecision,
 } from '@backstage/plugin-permission-common';
 import { serverConditions } from '@rackside/plugin-servers-node';
 import request from 'supertest';
+import { staticClusterRegistryFactory } from '../cluster/clusterRegistry';
 import {
-  clusterRegistryServiceRef,
-  staticClusterRegistry,
-} from '../cluster/clusterRegistry';
-import { FakeCluster, fakeNode } from '../testing/fakeCluster';
+  FakeCluster,
+  fakePowerProvider,
+  fakeTalosNode,
+} from '../testing/fakeCluster';
 import {
   startServersTestBackend,
   type ServersTestBackendOptions,
@@ -34,41 +34,17 @@ const UPGRADES = {
   firmwareSources: ['https://firmware.plant.example'],
 };
 
-/** A node reporting the Talos version it runs, as the kubelet does in osImage. */
-function talosNode(
-  name: string,
-  version: string,
-  options: Parameters<typeof fakeNode>[1] = {},
-) {
-  const node = fakeNode(name, options);
-  node.status!.nodeInfo!.osImage = `Talos (${version})`;
-  return node;
-}
-
 function rack(type: 'talos' | 'redfish' = 'talos'): FakeCluster {
   const cluster = new FakeCluster('plant-a', [
-    talosNode('cp-1', 'v1.11.3', { controlPlane: true }),
-    talosNode('cp-2', 'v1.11.3', { controlPlane: true }),
-    talosNode('cp-3', 'v1.11.3', { controlPlane: true }),
-    talosNode('worker-1', 'v1.11.3', { labels: { zone: 'a' } }),
-    talosNode('worker-2', 'v1.12.0', { labels: { zone: 'a' } }),
-    talosNode('worker-3', 'v1.11.3', { labels: { zone: 'b' } }),
+    fakeTalosNode('cp-1', 'v1.11.3', { controlPlane: true }),
+    fakeTalosNode('cp-2', 'v1.11.3', { controlPlane: true }),
+    fakeTalosNode('cp-3', 'v1.11.3', { controlPlane: true }),
+    fakeTalosNode('worker-1', 'v1.11.3', { labels: { zone: 'a' } }),
+    fakeTalosNode('worker-2', 'v1.12.0', { labels: { zone: 'a' } }),
+    fakeTalosNode('worker-3', 'v1.11.3', { labels: { zone: 'b' } }),
   ]);
-  const redfish = type === 'redfish';
-  cluster.provider = {
-    apiVersion: 'rackside.dev/v1alpha1',
-    kind: 'PowerProvider',
-    metadata: { name: 'default', generation: 1 },
-    spec: { type, attendedRack: false } as any,
-    status: {
-      reboot: true,
-      shutdown: redfish,
-      powerOn: redfish,
-      confirmsPowerOff: redfish,
-      observedGeneration: 1,
-    },
-  };
-  if (redfish) cluster.bmcNodes = ['worker-1', 'worker-2', 'worker-3'];
+  cluster.provider = fakePowerProvider(type);
+  if (type === 'redfish') cluster.bmcNodes = ['worker-1', 'worker-2', 'worker-3'];
   return cluster;
 }
 
@@ -79,13 +55,7 @@ async function start(
   return startServersTestBackend({
     ...options,
     config: { upgrades: UPGRADES, ...options.config },
-    features: [
-      createServiceFactory({
-        service: clusterRegistryServiceRef,
-        deps: {},
-        factory: () => staticClusterRegistry([cluster]),
-      }),
-    ],
+    features: [staticClusterRegistryFactory([cluster])],
   });
 }
 

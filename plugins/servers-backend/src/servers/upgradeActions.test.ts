@@ -4,14 +4,14 @@
  * registry, a source with user info, force without the hazard rung, a missing
  * permission), each refused with nothing written; then what an allowed request writes.
  */
-import { createServiceFactory } from '@backstage/backend-plugin-api';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import request from 'supertest';
+import { staticClusterRegistryFactory } from '../cluster/clusterRegistry';
 import {
-  clusterRegistryServiceRef,
-  staticClusterRegistry,
-} from '../cluster/clusterRegistry';
-import { FakeCluster, fakeNode } from '../testing/fakeCluster';
+  FakeCluster,
+  fakePowerProvider,
+  fakeTalosNode,
+} from '../testing/fakeCluster';
 import {
   startServersTestBackend,
   type ServersTestBackendOptions,
@@ -32,39 +32,15 @@ const UPGRADES = {
   firmwareSources: ['https://firmware.plant.example'],
 };
 
-/** A node reporting the Talos version it runs, as the kubelet does in osImage. */
-function talosNode(
-  name: string,
-  version: string,
-  options: Parameters<typeof fakeNode>[1] = {},
-) {
-  const node = fakeNode(name, options);
-  node.status!.nodeInfo!.osImage = `Talos (${version})`;
-  return node;
-}
-
 function rack(type: 'talos' | 'redfish' = 'talos'): FakeCluster {
   const cluster = new FakeCluster('plant-a', [
-    talosNode('cp-1', 'v1.11.3', { controlPlane: true }),
-    talosNode('cp-2', 'v1.11.3', { controlPlane: true }),
-    talosNode('cp-3', 'v1.11.3', { controlPlane: true }),
-    talosNode('worker-1', 'v1.11.3'),
-    talosNode('worker-2', 'v1.12.0'),
+    fakeTalosNode('cp-1', 'v1.11.3', { controlPlane: true }),
+    fakeTalosNode('cp-2', 'v1.11.3', { controlPlane: true }),
+    fakeTalosNode('cp-3', 'v1.11.3', { controlPlane: true }),
+    fakeTalosNode('worker-1', 'v1.11.3'),
+    fakeTalosNode('worker-2', 'v1.12.0'),
   ]);
-  const redfish = type === 'redfish';
-  cluster.provider = {
-    apiVersion: 'rackside.dev/v1alpha1',
-    kind: 'PowerProvider',
-    metadata: { name: 'default', generation: 1 },
-    spec: { type, attendedRack: false } as any,
-    status: {
-      reboot: true,
-      shutdown: redfish,
-      powerOn: redfish,
-      confirmsPowerOff: redfish,
-      observedGeneration: 1,
-    },
-  };
+  cluster.provider = fakePowerProvider(type);
   return cluster;
 }
 
@@ -75,13 +51,7 @@ async function start(
   return startServersTestBackend({
     config: { upgrades: UPGRADES },
     ...options,
-    features: [
-      createServiceFactory({
-        service: clusterRegistryServiceRef,
-        deps: {},
-        factory: () => staticClusterRegistry([cluster]),
-      }),
-    ],
+    features: [staticClusterRegistryFactory([cluster])],
   });
 }
 

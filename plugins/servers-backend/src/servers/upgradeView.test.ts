@@ -3,13 +3,9 @@
  * version (from the Node's osImage), and a maintenance's upgrade or firmware update (what
  * was asked and what the operator recorded).
  */
-import { createServiceFactory } from '@backstage/backend-plugin-api';
 import { AuthorizeResult } from '@backstage/plugin-permission-common';
 import request from 'supertest';
-import {
-  clusterRegistryServiceRef,
-  staticClusterRegistry,
-} from '../cluster/clusterRegistry';
+import { staticClusterRegistryFactory } from '../cluster/clusterRegistry';
 import { FakeCluster, fakeMaintenance, fakeNode } from '../testing/fakeCluster';
 import {
   startServersTestBackend,
@@ -82,13 +78,7 @@ async function start(
 ) {
   return startServersTestBackend({
     ...options,
-    features: [
-      createServiceFactory({
-        service: clusterRegistryServiceRef,
-        deps: {},
-        factory: () => staticClusterRegistry([cluster]),
-      }),
-    ],
+    features: [staticClusterRegistryFactory([cluster])],
   });
 }
 

@@ -56,6 +56,40 @@ export function fakeNode(
   };
 }
 
+/** A node reporting the Talos version it runs, as the kubelet does in its osImage. */
+export function fakeTalosNode(
+  name: string,
+  version: string,
+  options: Parameters<typeof fakeNode>[1] = {},
+): NodeObject {
+  const node = fakeNode(name, options);
+  node.status!.nodeInfo!.osImage = `Talos (${version})`;
+  return node;
+}
+
+/**
+ * The PowerProvider as the operator reports it ready: the talos channel reboots only,
+ * the redfish channel also shuts down, powers on and confirms power off.
+ */
+export function fakePowerProvider(
+  type: 'talos' | 'redfish' = 'talos',
+): PowerProvider {
+  const redfish = type === 'redfish';
+  return {
+    apiVersion: 'rackside.dev/v1alpha1',
+    kind: 'PowerProvider',
+    metadata: { name: 'default', generation: 1 },
+    spec: { type, attendedRack: false } as any,
+    status: {
+      reboot: true,
+      shutdown: redfish,
+      powerOn: redfish,
+      confirmsPowerOff: redfish,
+      observedGeneration: 1,
+    },
+  };
+}
+
 /** An in-memory ClusterState that records every write. */
 export class FakeCluster implements ClusterState {
   readonly created: NewMaintenance[] = [];
