@@ -1051,3 +1051,24 @@ export function tableOverflow(page) {
     return problems;
   });
 }
+
+/** Fails the test with axe's words when the part of the page has a blocking violation. */
+export async function expectAxeClean(page, what, include) {
+  const { blocking } = await runAxe(page, { include });
+  assert.equal(
+    blocking.length,
+    0,
+    `axe on ${what}:\n${formatViolations(blocking)}`,
+  );
+}
+
+/** Clicks a Servers row's action: its button or, when it does not fit, in More actions. */
+export async function openRowAction(page, row, label) {
+  const button = row.getByRole('button', { name: label });
+  if (await button.isVisible().catch(() => false)) {
+    await button.click();
+    return;
+  }
+  await row.getByTestId('more-actions').click();
+  await page.getByRole('menuitem', { name: label }).click();
+}

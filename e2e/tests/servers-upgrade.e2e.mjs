@@ -23,11 +23,11 @@ import path from 'node:path';
 import {
   catalogLinkOf,
   eventually,
-  formatViolations,
+  expectAxeClean,
+  openRowAction,
   pickDrainableWorker,
   portalAndBrowser,
   reloadUntil,
-  runAxe,
   serverRow,
   signInIfAsked,
   waitForRedfishReboot,
@@ -80,27 +80,6 @@ async function talosControl(portal, pathname, init = {}) {
   });
   assert.ok(res.ok, `Talos emulator ${pathname}: ${res.status}`);
   return res.json();
-}
-
-/** Fails the test with axe's words when the part of the page has a blocking violation. */
-async function expectAxeClean(page, what, include) {
-  const { blocking } = await runAxe(page, { include });
-  assert.equal(
-    blocking.length,
-    0,
-    `axe on ${what}:\n${formatViolations(blocking)}`,
-  );
-}
-
-/** Clicks the row's action, a button or, when it does not fit, in More actions. */
-async function openRowAction(page, row, label) {
-  const button = row.getByRole('button', { name: label });
-  if (await button.isVisible().catch(() => false)) {
-    await button.click();
-    return;
-  }
-  await row.getByTestId('more-actions').click();
-  await page.getByRole('menuitem', { name: label }).click();
 }
 
 test(
