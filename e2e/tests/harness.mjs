@@ -37,7 +37,9 @@
 //   allowEmptyDirEviction(dialog)                  // the action dialog's emptyDir option, new pre-flight
 //   apiAsSignedInUser(page, method, url, body)     // the API with the page's user token
 //   actWithReason(page, row, { action, node, reason })  // Cordon / Return to service from the row
-//   reloadUntil(page, row, what, ready), catalogLinkOf(page, portal, node)
+//   reloadUntil(page, row, what, ready), catalogLinkOf(page, portal, node),
+//   refreshedServerTab(page, portal, node), openRowAction(page, row, label),
+//   expectAxeClean(page, what, include)
 //   waitForRedfishReboot(portal); portal.machineOf(node), portal.machineCounts(uuid)  // the Talos emulator's counts
 //
 // Environment:
@@ -1071,4 +1073,35 @@ export async function openRowAction(page, row, label) {
   }
   await row.getByTestId('more-actions').click();
   await page.getByRole('menuitem', { name: label }).click();
+}
+
+/**
+ * Opens `node`'s Server tab (its catalog entity, linked first), asks its BMC for a
+ * reading with the Hardware card's Refresh (the operator's sweep is every 15 minutes)
+ * and waits for the reading that answers it, with its firmware. Answers the card and
+ * the reading (the ServerBMC's status.health).
+ */
+export async function refreshedServerTab(page, portal, node) {
+  await catalogLinkOf(page, portal, node);
+  await page.goto(
+    `${portal.baseUrl}/catalog/default/resource/plant-a--${node}/server`,
+  );
+  const card = page.getByTestId('entity-server-hardware');
+  await card.waitFor();
+  await card.getByRole('button', { name: 'Refresh' }).click();
+  const asked = await eventually(
+    'the refresh was requested',
+    () => portal.getJson('serverbmcs', node).spec.healthRefresh?.requestedAt,
+  );
+  const reading = await eventually(
+    `the operator's reading of ${node}, with its firmware`,
+    async () => {
+      const health = portal.getJson('serverbmcs', node).status?.health;
+      return health?.answeredRequestAt === asked && health.firmware?.length
+        ? health
+        : undefined;
+    },
+    { timeoutMs: 120_000, everyMs: 2000 },
+  );
+  return { card, reading };
 }

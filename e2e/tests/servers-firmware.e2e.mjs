@@ -22,12 +22,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import {
-  catalogLinkOf,
   eventually,
   expectAxeClean,
   openRowAction,
   pickDrainableWorker,
   portalAndBrowser,
+  refreshedServerTab,
   reloadUntil,
   serverRow,
   signInIfAsked,
@@ -108,27 +108,7 @@ test(
 
     // 1. The Server tab: the BIOS and BMC of the BMC's reading (Refresh asks the
     // operator for one now; its sweep is every 15 minutes).
-    await catalogLinkOf(page, portal, NODE);
-    await page.goto(
-      `${portal.baseUrl}/catalog/default/resource/plant-a--${NODE}/server`,
-    );
-    const card = page.getByTestId('entity-server-hardware');
-    await card.waitFor();
-    await card.getByRole('button', { name: 'Refresh' }).click();
-    const asked = await eventually(
-      'the refresh was requested',
-      () => portal.getJson('serverbmcs', NODE).spec.healthRefresh?.requestedAt,
-    );
-    const reading = await eventually(
-      `the operator's reading of ${NODE}, with its firmware`,
-      async () => {
-        const health = portal.getJson('serverbmcs', NODE).status?.health;
-        return health?.answeredRequestAt === asked && health.firmware?.length
-          ? health
-          : undefined;
-      },
-      { timeoutMs: 120_000, everyMs: 2000 },
-    );
+    const { reading } = await refreshedServerTab(page, portal, NODE);
     // The rack's BMC names them "Rack BIOS" (updateable) and "Rack BMC".
     const componentNamed = name =>
       reading.firmware.find(c => new RegExp(`\\b${name}\\b`, 'i').test(c.name));
