@@ -44,7 +44,8 @@ function rack(type: 'talos' | 'redfish' = 'talos'): FakeCluster {
     fakeTalosNode('worker-3', 'v1.11.3', { labels: { zone: 'b' } }),
   ]);
   cluster.provider = fakePowerProvider(type);
-  if (type === 'redfish') cluster.bmcNodes = ['worker-1', 'worker-2', 'worker-3'];
+  if (type === 'redfish')
+    cluster.bmcNodes = ['worker-1', 'worker-2', 'worker-3'];
   return cluster;
 }
 
